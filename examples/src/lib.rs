@@ -1,0 +1,1 @@
+//! Example operators built on informer-rs generated code.

@@ -1,0 +1,1 @@
+//! `#[derive(Informer)]`: typed informers and listers for kube CRD structs.

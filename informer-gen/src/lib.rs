@@ -1,0 +1,1 @@
+//! informer-gen: emits typed informer factories, accessors and listers for Kubernetes resources.

@@ -1,0 +1,1 @@
+//! Re-exports for derived and generated code only; not covered by semver.

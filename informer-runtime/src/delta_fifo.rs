@@ -1,0 +1,1 @@
+//! TODO(owner): delta_fifo

@@ -1,0 +1,3 @@
+//! Standalone informer-testserver for demos and benchmarks.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! An in-memory Kubernetes API server that speaks the real HTTP protocol.

@@ -1,0 +1,3 @@
+//! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`.
+
+fn main() {}
