@@ -6,6 +6,8 @@
 //! `shared/docs/semantics.md` for the rule IDs (R9, D2, …) cited in comments and tests.
 
 pub mod delta_fifo;
+pub mod discovery;
+pub mod factory;
 pub mod indexer;
 pub mod informer;
 pub mod key;
@@ -17,3 +19,5 @@ pub mod workqueue;
 
 #[doc(hidden)]
 pub mod __private;
+
+pub use factory::{Object, SharedInformerFactory};

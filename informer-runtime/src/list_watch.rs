@@ -1,1 +1,719 @@
-//! TODO(owner): list_watch
+//! LIST and WATCH requests over a `kube::Client`: the only module in the runtime that talks to the API server.
+//!
+//! **Architecture invariant:** nothing else in informer-runtime calls `kube::Client` or `kube::Api`.
+//!
+//! Both requests are built here rather than through kube's `ListParams`/`WatchParams`, because:
+//! - kube's `ListParams` drops `resourceVersion` when it is `"0"` and a `limit` is set, but the first
+//!   paged LIST must send `resourceVersion=0&limit=500` (R2, R3);
+//! - kube's `WatchParams` rejects `timeoutSeconds >= 295`, but each watch asks for 300–600 s (R6).
+//!
+//! # Client requirement
+//!
+//! The `kube::Client` must not time out a response body before the watch does: its
+//! `Config::read_timeout` must be `None` (kube's default) or longer than the longest watch timeout
+//! the reflector may ask for (twice `ReflectorConfig::min_watch_timeout`, 10 min by default, plus 5 s).
+//! The reflector detects dead connections itself (R7).
+//! kube's default client retries 429/503/504 internally (`Config::default_retry`); the reflector's
+//! own handling (R13) then only sees what is left after those retries.
+
+use std::fmt::Write as _;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
+use http_body_util::BodyExt;
+use kube::api::{Api, DynamicObject, PartialObjectMeta};
+use kube::core::{Status, WatchEvent};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+
+/// Why a LIST or WATCH request failed. The [reflector](crate::reflector) classifies these into
+/// the R9–R16 error classes; [`Error::class`] gives the class.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The API server answered with a `Status` (an HTTP error, or an `ERROR` watch event).
+    /// Retryability depends on the code: see [`ErrorClass`].
+    #[error("api error {}: {} ({})", .status.code, .status.reason, .status.message)]
+    Api {
+        /// The `Status` the server sent.
+        status: Box<Status>,
+        /// The `Retry-After` header or `details.retryAfterSeconds`, if any.
+        retry_after: Option<Duration>,
+    },
+    /// The request could not be sent or the response could not be read (connection refused,
+    /// reset, TLS). Retryable.
+    #[error("transport error: {0}")]
+    Transport(#[source] kube::Error),
+    /// A LIST body or a watch line is not valid JSON for the expected type (a malformed line).
+    /// Retryable by re-listing.
+    #[error("cannot decode {what}: {source}")]
+    Decode {
+        /// What was being decoded (`"list"`, `"watch event"`).
+        what: &'static str,
+        /// The serde error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The watch body ended in the middle of a line (a cut chunk). Retryable by re-watching.
+    #[error("watch stream ended inside an event ({0} bytes of an incomplete line)")]
+    CutChunk(usize),
+    /// A watch event carries an object of another kind, or a `Table` (R16). The event is dropped; the
+    /// watch goes on. Not an error of the connection.
+    #[error("unexpected object in {event_type} event: {kind} (expected {expected})")]
+    UnexpectedObject {
+        /// The watch event type.
+        event_type: String,
+        /// The kind that arrived.
+        kind: String,
+        /// The kind this list-watcher serves.
+        expected: String,
+    },
+    /// The request could not be built (an invalid selector or path). Not retryable.
+    #[error("cannot build request: {0}")]
+    BuildRequest(#[source] http::Error),
+}
+
+/// The reflector's view of an [`Error`] (semantics.md R9–R16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// 410 Gone / Expired (R11 on LIST, R12 on WATCH, R4 on a continue page).
+    Expired,
+    /// "Too large resource version" (R11).
+    TooLargeResourceVersion,
+    /// 429 Too Many Requests (R13).
+    TooManyRequests,
+    /// Connection refused (R13).
+    ConnectionRefused,
+    /// 500 Internal Error, including a malformed watch line (R14).
+    InternalError,
+    /// 400/422: the server rejects the request itself, e.g. it does not support watch-list (R19).
+    Invalid,
+    /// The event was dropped; the watch continues (R16).
+    UnexpectedObject,
+    /// The watch body was cut mid-line: treated like a normal close (R9).
+    CutChunk,
+    /// Anything else (R15).
+    Other,
+}
+
+impl Error {
+    /// The error class the reflector acts on.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Api { status, .. } => classify_status(status),
+            Error::Transport(e) if is_connection_refused(e) => ErrorClass::ConnectionRefused,
+            Error::Transport(_) | Error::BuildRequest(_) => ErrorClass::Other,
+            Error::Decode { .. } => ErrorClass::InternalError,
+            Error::CutChunk(_) => ErrorClass::CutChunk,
+            Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,
+        }
+    }
+
+    /// The server's `Retry-After`, used as the minimum delay before the next attempt.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Api { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The parameters of one LIST request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListRequest {
+    /// `resourceVersion`; `None` sends none. Ignored on continue pages.
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch` (`NotOlderThan`, `Exact`).
+    pub resource_version_match: Option<String>,
+    /// `limit`; `None` asks for everything at once.
+    pub limit: Option<u32>,
+    /// `continue` token of the previous page.
+    pub continue_token: Option<String>,
+    /// `labelSelector`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`.
+    pub field_selector: Option<String>,
+}
+
+/// The parameters of one WATCH request. `allowWatchBookmarks=true` is always sent (R5).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WatchRequest {
+    /// `resourceVersion` to start from.
+    pub resource_version: String,
+    /// `timeoutSeconds` (R6; not limited to < 295 s).
+    pub timeout: Duration,
+    /// Watch-list (R17): sends `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`.
+    pub send_initial_events: bool,
+    /// `labelSelector`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector`.
+    pub field_selector: Option<String>,
+}
+
+/// One decoded LIST page.
+#[derive(Debug, Clone)]
+pub struct ListPage<K> {
+    /// The page's objects.
+    pub items: Vec<K>,
+    /// `metadata.resourceVersion` of the list.
+    pub resource_version: String,
+    /// `metadata.continue`, if more pages follow.
+    pub continue_token: Option<String>,
+}
+
+/// A LIST response whose body has arrived but whose items are not decoded yet, so the next page can
+/// be fetched while this one decodes (R3).
+#[derive(Debug)]
+pub struct RawListPage<K> {
+    body: Bytes,
+    /// `metadata.resourceVersion` of the list.
+    pub resource_version: String,
+    /// `metadata.continue`, if more pages follow.
+    pub continue_token: Option<String>,
+    _k: PhantomData<fn() -> K>,
+}
+
+impl<K: DeserializeOwned> RawListPage<K> {
+    /// Decodes the items (the CPU-heavy half of a LIST).
+    pub fn decode(self) -> Result<ListPage<K>> {
+        let list: ItemsOnly<K> =
+            serde_json::from_slice(&self.body).map_err(|source| Error::Decode {
+                what: "list",
+                source,
+            })?;
+        Ok(ListPage {
+            items: list.items.unwrap_or_default(),
+            resource_version: self.resource_version,
+            continue_token: self.continue_token,
+        })
+    }
+}
+
+/// A stream of decoded watch events; errors do not end it (the consumer decides), the end of the
+/// HTTP body does.
+pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>>>;
+
+/// Checks a decoded object before it is handed on (R16); returns the unexpected kind.
+type ObjectCheck<K> = Arc<dyn Fn(&K) -> Option<String> + Send + Sync>;
+
+/// Which representation the server is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Full,
+    Metadata,
+}
+
+/// LIST and WATCH for one resource (optionally one namespace) through a `kube::Client`.
+///
+/// Build it from a `kube::Api`: [`ListWatch::new`] for typed resources, [`ListWatch::dynamic`]
+/// for `DynamicObject`, [`ListWatch::metadata`] for metadata-only (`PartialObjectMeta<K>`) informers.
+/// See the module docs for the client's read-timeout requirement.
+pub struct ListWatch<K> {
+    client: Client,
+    url_path: String,
+    mode: Mode,
+    expected_kind: String,
+    check: Option<ObjectCheck<K>>,
+}
+
+impl<K> Clone for ListWatch<K> {
+    fn clone(&self) -> Self {
+        ListWatch {
+            client: self.client.clone(),
+            url_path: self.url_path.clone(),
+            mode: self.mode,
+            expected_kind: self.expected_kind.clone(),
+            check: self.check.clone(),
+        }
+    }
+}
+
+impl<K> std::fmt::Debug for ListWatch<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListWatch")
+            .field("url_path", &self.url_path)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> ListWatch<K>
+where
+    K: Resource + DeserializeOwned + Send + 'static,
+    K::DynamicType: Default,
+{
+    /// A list-watcher for a typed resource; the namespace (or all namespaces) comes from the `Api`.
+    /// The typed decoder itself rejects objects of another kind (R16).
+    pub fn new(api: Api<K>) -> Self {
+        let kind = K::kind(&K::DynamicType::default()).into_owned();
+        Self::from_parts(
+            api.resource_url().to_string(),
+            api.into_client(),
+            Mode::Full,
+            kind,
+        )
+    }
+}
+
+impl ListWatch<DynamicObject> {
+    /// A list-watcher for dynamic objects of the `ApiResource` the `Api` was built with.
+    /// Events whose `kind` differs from `resource.kind` are dropped (R16).
+    pub fn dynamic(api: Api<DynamicObject>, resource: &kube::discovery::ApiResource) -> Self {
+        let mut lw = Self::from_parts(
+            api.resource_url().to_string(),
+            api.into_client(),
+            Mode::Full,
+            resource.kind.clone(),
+        );
+        let expected = resource.kind.clone();
+        lw.check = Some(Arc::new(move |obj: &DynamicObject| match &obj.types {
+            Some(t) if t.kind != expected => Some(t.kind.clone()),
+            _ => None,
+        }));
+        lw
+    }
+}
+
+impl<K> ListWatch<PartialObjectMeta<K>>
+where
+    K: Resource + Send + 'static,
+    K::DynamicType: Default,
+{
+    /// A metadata-only list-watcher: the server sends `PartialObjectMetadata` (M8).
+    pub fn metadata(api: Api<K>) -> Self {
+        let mut lw = Self::from_parts(
+            api.resource_url().to_string(),
+            api.into_client(),
+            Mode::Metadata,
+            "PartialObjectMetadata".to_string(),
+        );
+        lw.check = Some(Arc::new(|obj: &PartialObjectMeta<K>| match &obj.types {
+            Some(t) if t.kind != "PartialObjectMetadata" => Some(t.kind.clone()),
+            _ => None,
+        }));
+        lw
+    }
+}
+
+impl<K> ListWatch<K>
+where
+    K: DeserializeOwned + Send + 'static,
+{
+    fn from_parts(url_path: String, client: Client, mode: Mode, expected_kind: String) -> Self {
+        ListWatch {
+            client,
+            url_path,
+            mode,
+            expected_kind,
+            check: None,
+        }
+    }
+
+    /// The collection path this list-watcher serves, e.g. `/api/v1/namespaces/ns/configmaps`.
+    pub fn url_path(&self) -> &str {
+        &self.url_path
+    }
+
+    /// Sends one LIST and waits for its whole body, without decoding the items yet.
+    pub async fn list_raw(&self, req: &ListRequest) -> Result<RawListPage<K>> {
+        let mut query = String::new();
+        push_opt(&mut query, "labelSelector", req.label_selector.as_deref());
+        push_opt(&mut query, "fieldSelector", req.field_selector.as_deref());
+        if let Some(limit) = req.limit {
+            push_pair(&mut query, "limit", &limit.to_string());
+        }
+        if let Some(token) = &req.continue_token {
+            // The server rejects resourceVersion together with continue.
+            push_pair(&mut query, "continue", token);
+        } else if let Some(rv) = &req.resource_version {
+            push_pair(&mut query, "resourceVersion", rv);
+            push_opt(
+                &mut query,
+                "resourceVersionMatch",
+                req.resource_version_match.as_deref(),
+            );
+        }
+        let accept = match self.mode {
+            Mode::Full => "application/json",
+            Mode::Metadata => "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+        };
+        let res = self.send(&query, accept).await?;
+        let body = res
+            .into_body()
+            .collect_bytes()
+            .await
+            .map_err(Error::Transport)?;
+        let meta: ListMetaOnly = serde_json::from_slice(&body).map_err(|source| Error::Decode {
+            what: "list",
+            source,
+        })?;
+        Ok(RawListPage {
+            body,
+            resource_version: meta.metadata.resource_version.unwrap_or_default(),
+            continue_token: meta.metadata.continue_.filter(|c| !c.is_empty()),
+            _k: PhantomData,
+        })
+    }
+
+    /// Sends one LIST and decodes it.
+    pub async fn list(&self, req: &ListRequest) -> Result<ListPage<K>> {
+        self.list_raw(req).await?.decode()
+    }
+
+    /// Starts one WATCH. Returns once the response headers have arrived; an HTTP error (410, 429,
+    /// 500, …) is returned here, errors inside the stream arrive as stream items.
+    pub async fn watch(&self, req: &WatchRequest) -> Result<WatchStream<K>> {
+        let mut query = String::new();
+        push_pair(&mut query, "watch", "true");
+        push_pair(&mut query, "resourceVersion", &req.resource_version);
+        push_pair(&mut query, "allowWatchBookmarks", "true");
+        push_pair(
+            &mut query,
+            "timeoutSeconds",
+            &req.timeout.as_secs().max(1).to_string(),
+        );
+        push_opt(&mut query, "labelSelector", req.label_selector.as_deref());
+        push_opt(&mut query, "fieldSelector", req.field_selector.as_deref());
+        if req.send_initial_events {
+            push_pair(&mut query, "sendInitialEvents", "true");
+            push_pair(&mut query, "resourceVersionMatch", "NotOlderThan");
+        }
+        let accept = match self.mode {
+            Mode::Full => "application/json",
+            Mode::Metadata => "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+        };
+        let res = self.send(&query, accept).await?;
+        let lines = LineDecoder {
+            body: res.into_body(),
+            buf: BytesMut::new(),
+            done: false,
+        };
+        let check = self.check.clone();
+        let expected = self.expected_kind.clone();
+        Ok(lines
+            .into_stream()
+            .map(move |line| decode_event::<K>(line?, check.as_ref(), &expected))
+            .boxed())
+    }
+
+    async fn send(
+        &self,
+        query: &str,
+        accept: &'static str,
+    ) -> Result<http::Response<kube::client::Body>> {
+        let uri = format!("{}?{}", self.url_path, query);
+        let req = http::Request::get(uri)
+            .header(http::header::ACCEPT, accept)
+            // Watch bodies are one JSON line per event; see kube's `request_events` on gzip.
+            .header(http::header::ACCEPT_ENCODING, "identity")
+            .body(kube::client::Body::empty())
+            .map_err(Error::BuildRequest)?;
+        let res = self.client.send(req).await.map_err(Error::Transport)?;
+        let code = res.status();
+        if !(code.is_client_error() || code.is_server_error()) {
+            return Ok(res);
+        }
+        let header_retry = res
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body = res
+            .into_body()
+            .collect_bytes()
+            .await
+            .map_err(Error::Transport)?;
+        let status = match serde_json::from_slice::<Status>(&body) {
+            Ok(s) if s.code != 0 => s,
+            _ => {
+                Status::failure(String::from_utf8_lossy(&body).trim(), "").with_code(code.as_u16())
+            }
+        };
+        Err(api_error(status, header_retry))
+    }
+}
+
+/// Builds [`Error::Api`], taking `Retry-After` from the header or from `details.retryAfterSeconds`.
+fn api_error(status: Status, header_retry: Option<Duration>) -> Error {
+    let detail_retry = status
+        .details
+        .as_ref()
+        .map(|d| d.retry_after_seconds)
+        .filter(|s| *s > 0)
+        .map(|s| Duration::from_secs(u64::from(s)));
+    Error::Api {
+        status: Box::new(status),
+        retry_after: header_retry.or(detail_retry),
+    }
+}
+
+/// Decodes one watch line exactly once into `WatchEvent<K>`. Only when that fails is the line looked
+/// at again, to tell an object of another kind (R16) from a malformed line.
+fn decode_event<K: DeserializeOwned>(
+    line: Bytes,
+    check: Option<&ObjectCheck<K>>,
+    expected: &str,
+) -> Result<WatchEvent<K>> {
+    match serde_json::from_slice::<WatchEvent<K>>(&line) {
+        Ok(WatchEvent::Error(status)) => Err(api_error(*status, None)),
+        Ok(ev) => {
+            let (event_type, obj) = match &ev {
+                WatchEvent::Added(o) => ("ADDED", o),
+                WatchEvent::Modified(o) => ("MODIFIED", o),
+                WatchEvent::Deleted(o) => ("DELETED", o),
+                _ => return Ok(ev),
+            };
+            match check.and_then(|c| c(obj)) {
+                Some(kind) => Err(Error::UnexpectedObject {
+                    event_type: event_type.to_string(),
+                    kind,
+                    expected: expected.to_string(),
+                }),
+                None => Ok(ev),
+            }
+        }
+        Err(source) => {
+            if let Ok(probe) = serde_json::from_slice::<EventProbe>(&line)
+                && let Some(kind) = probe.object.kind.filter(|k| k != expected)
+            {
+                return Err(Error::UnexpectedObject {
+                    event_type: probe.type_,
+                    kind,
+                    expected: expected.to_string(),
+                });
+            }
+            if let Ok(status) = serde_json::from_slice::<Status>(&line)
+                && status.code != 0
+            {
+                return Err(api_error(status, None));
+            }
+            Err(Error::Decode {
+                what: "watch event",
+                source,
+            })
+        }
+    }
+}
+
+/// Splits a response body into newline-terminated lines.
+struct LineDecoder {
+    body: kube::client::Body,
+    buf: BytesMut,
+    done: bool,
+}
+
+impl LineDecoder {
+    fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
+        futures::stream::unfold(self, |mut st| async move {
+            let item = st.next_line().await?;
+            Some((item, st))
+        })
+    }
+
+    async fn next_line(&mut self) -> Option<Result<Bytes>> {
+        loop {
+            if let Some(pos) = self.buf.iter().position(|b| *b == b'\n') {
+                let mut line = self.buf.split_to(pos + 1).freeze();
+                line.truncate(pos);
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                return Some(Ok(line));
+            }
+            if self.done {
+                return None;
+            }
+            match self.body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.buf.extend_from_slice(&data);
+                    }
+                }
+                Some(Err(e)) => {
+                    // The connection broke (e.g. a chunk was cut): surface it and end the stream.
+                    self.done = true;
+                    self.buf.clear();
+                    return Some(Err(Error::Transport(e)));
+                }
+                None => {
+                    self.done = true;
+                    let rest = self.buf.iter().filter(|b| !b.is_ascii_whitespace()).count();
+                    self.buf.clear();
+                    if rest > 0 {
+                        return Some(Err(Error::CutChunk(rest)));
+                    }
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// The items of a list body; `null` items decode as empty.
+#[derive(serde::Deserialize)]
+#[serde(bound(deserialize = "K: DeserializeOwned"))]
+struct ItemsOnly<K> {
+    #[serde(default)]
+    items: Option<Vec<K>>,
+}
+
+#[derive(serde::Deserialize)]
+struct ListMetaOnly {
+    #[serde(default)]
+    metadata: ListMetaFields,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ListMetaFields {
+    resource_version: Option<String>,
+    #[serde(rename = "continue")]
+    continue_: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct EventProbe {
+    #[serde(rename = "type")]
+    type_: String,
+    object: ObjectProbe,
+}
+
+#[derive(serde::Deserialize)]
+struct ObjectProbe {
+    kind: Option<String>,
+}
+
+fn classify_status(status: &Status) -> ErrorClass {
+    let too_large = status.details.as_ref().is_some_and(|d| {
+        d.causes
+            .iter()
+            .any(|c| c.reason == "ResourceVersionTooLarge")
+    }) || status
+        .message
+        .to_ascii_lowercase()
+        .contains("too large resource version");
+    if too_large {
+        return ErrorClass::TooLargeResourceVersion;
+    }
+    match status.code {
+        410 => ErrorClass::Expired,
+        429 => ErrorClass::TooManyRequests,
+        500 => ErrorClass::InternalError,
+        400 | 422 => ErrorClass::Invalid,
+        _ if status.reason == "Expired" || status.reason == "Gone" => ErrorClass::Expired,
+        _ => ErrorClass::Other,
+    }
+}
+
+fn is_connection_refused(err: &kube::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    for _ in 0..16 {
+        let Some(e) = cur else { return false };
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        if e.to_string().contains("Connection refused") {
+            return true;
+        }
+        cur = e.source();
+    }
+    false
+}
+
+fn push_opt(query: &mut String, key: &str, value: Option<&str>) {
+    if let Some(v) = value.filter(|v| !v.is_empty()) {
+        push_pair(query, key, v);
+    }
+}
+
+/// Appends `key=value`, percent-encoding everything but RFC 3986 unreserved characters.
+fn push_pair(query: &mut String, key: &str, value: &str) {
+    if !query.is_empty() {
+        query.push('&');
+    }
+    query.push_str(key);
+    query.push('=');
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            query.push(char::from(b));
+        } else {
+            let _ = write!(query, "%{b:02X}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        let mut q = String::new();
+        push_pair(&mut q, "labelSelector", "app in (a,b),!x");
+        push_pair(&mut q, "resourceVersion", "0");
+        assert_eq!(
+            q,
+            "labelSelector=app%20in%20%28a%2Cb%29%2C%21x&resourceVersion=0"
+        );
+    }
+
+    #[test]
+    fn malformed_line_is_a_decode_error() {
+        let err = decode_event::<ConfigMap>(Bytes::from_static(b"{\"type\":"), None, "ConfigMap")
+            .unwrap_err();
+        assert!(matches!(err, Error::Decode { .. }), "{err:?}");
+        assert_eq!(err.class(), ErrorClass::InternalError);
+    }
+
+    #[test]
+    fn r16_other_kind_is_unexpected_object() {
+        let line = br#"{"type":"ADDED","object":{"apiVersion":"meta.k8s.io/v1","kind":"Table","rows":[]}}"#;
+        let err =
+            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        assert_eq!(err.class(), ErrorClass::UnexpectedObject, "{err:?}");
+    }
+
+    #[test]
+    fn error_event_is_classified() {
+        let line = br#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}"#;
+        let err =
+            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        assert_eq!(err.class(), ErrorClass::Expired);
+    }
+
+    #[test]
+    fn r11_too_large_rv_is_classified() {
+        let status =
+            Status::failure("Too large resource version: 99, current: 5", "Timeout").with_code(504);
+        assert_eq!(
+            classify_status(&status),
+            ErrorClass::TooLargeResourceVersion
+        );
+    }
+
+    #[test]
+    fn retry_after_from_details() {
+        let mut status = Status::failure("slow down", "TooManyRequests").with_code(429);
+        status.details = Some(kube::core::response::StatusDetails {
+            name: String::new(),
+            group: String::new(),
+            kind: String::new(),
+            uid: String::new(),
+            causes: Vec::new(),
+            retry_after_seconds: 3,
+        });
+        let err = api_error(status, None);
+        assert_eq!(err.retry_after(), Some(Duration::from_secs(3)));
+        assert_eq!(err.class(), ErrorClass::TooManyRequests);
+    }
+}

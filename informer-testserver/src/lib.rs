@@ -1,1 +1,44 @@
 //! An in-memory Kubernetes API server that speaks the real HTTP protocol.
+//!
+//! `kube::Client`, kube-runtime's `watcher`/`reflector` and `kubectl` work against it unchanged.
+//! Every test, example and benchmark of the workspace runs through it.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), informer_testserver::Error> {
+//! use informer_testserver::{FaultTarget, TestServer};
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//!
+//! let server = TestServer::start().await?;
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("seed".into());
+//! server.create(&cm)?; // same path as an HTTP create: gets an RV and a watch event
+//! let api: kube::Api<ConfigMap> = kube::Api::namespaced(server.client(), "default");
+//! server.faults().fail_next(FaultTarget::Watch, http::StatusCode::TOO_MANY_REQUESTS, Some(1), 1);
+//! # let _ = api;
+//! # Ok(()) }
+//! ```
+//!
+//! See the crate README for the protocol coverage, the deviations from kube-apiserver, and the
+//! measured throughput.
+
+mod crd;
+mod error;
+mod faults;
+mod http;
+mod log;
+mod ops;
+mod patch;
+mod resources;
+mod seed;
+mod selectors;
+mod server;
+mod state;
+mod status;
+mod store;
+
+pub use error::Error;
+pub use faults::{FaultTarget, Faults, GroupResource};
+pub use log::{QueryParams, RequestRecord, Verb};
+pub use resources::{ResourceInfo, builtin_resources};
+pub use server::{TestServer, TestServerBuilder};
+pub use status::ApiError;

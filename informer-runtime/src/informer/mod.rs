@@ -1,1 +1,486 @@
-//! TODO(owner): informer
+//! The shared index informer: one reflector, one delta FIFO and one indexer per type, fanned out to event handlers (H1-H15, Y1-Y5).
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use informer_runtime::informer::{InformerConfig, SharedIndexInformer, handler_fn};
+//! # use informer_runtime::list_watch::ListWatch;
+//! # use k8s_openapi::api::core::v1::ConfigMap;
+//! # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+//! let informer = SharedIndexInformer::new(
+//!     ListWatch::new(kube::Api::<ConfigMap>::all(client)),
+//!     InformerConfig::default(),
+//! )?;
+//! let registration = informer.add_event_handler(
+//!     handler_fn().on_add(|cm: &Arc<ConfigMap>, initial| println!("{:?} {initial}", cm.metadata.name)),
+//! )?;
+//! let cancel = tokio_util::sync::CancellationToken::new();
+//! let task = informer.start(cancel.clone());
+//! registration.wait_for_sync().await;
+//! println!("{} objects", informer.indexer().len());
+//! cancel.cancel();
+//! task.await?;
+//! # Ok(()) }
+//! ```
+
+mod backlog;
+mod handler;
+mod listener;
+mod metrics;
+mod processor;
+mod resync;
+mod run;
+mod stream;
+mod transform;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use backlog::{BACKLOG_START_CAPACITY, DEFAULT_BACKLOG_MAX, OverflowPolicy};
+pub use handler::{
+    DeletedFinalStateUnknown, DeletedObject, FilteringHandler, HandlerFn, ResourceEventHandler,
+    handler_fn,
+};
+pub use listener::{HandlerOptions, HandlerRegistration};
+pub use metrics::{HandlerLabels, InformerMetrics};
+pub use resync::MIN_RESYNC_PERIOD;
+pub use stream::{EventStream, InformerEvent};
+pub use transform::strip_managed_fields;
+
+use crate::delta_fifo::{DeltaFifo, TransformFn};
+use crate::indexer::{Indexer, Indexers};
+use crate::list_watch::ListWatch;
+use crate::reflector::{ReflectorConfig, ReflectorHandle, WatchErrorHandler};
+use processor::{ListenerDefaults, Processor};
+
+/// Why an informer call failed. None of these are retryable: each reports a call made in the
+/// wrong state or a bad argument.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `set_transform` or `set_watch_error_handler` after the informer started (H14).
+    #[error("the informer has already started")]
+    AlreadyStarted,
+    /// `add_event_handler` (or `event_stream`) after the informer stopped (H14).
+    #[error("the informer has stopped")]
+    Stopped,
+    /// `remove_event_handler_and_wait` was awaited from inside the handler being removed, which
+    /// would wait for itself forever (H7).
+    #[error("cannot wait for a handler's removal from inside that handler")]
+    RemoveFromOwnHandler,
+    /// The indexer rejected the index functions (X6: duplicate name, or after stop).
+    #[error(transparent)]
+    Indexer(#[from] crate::indexer::Error),
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Settings of one [`SharedIndexInformer`]; `Default` gives no resync, the namespace index only,
+/// and a [`DEFAULT_BACKLOG_MAX`] coalescing backlog per handler.
+pub struct InformerConfig<K> {
+    /// A name for logs and metric labels; defaults to the list-watcher's URL path.
+    pub name: String,
+    /// The default handler resync period and the initial check period (Y3, Y5: 0 = none).
+    pub resync: Duration,
+    /// The reflector's settings. The informer fills in `resync_period`, `should_resync` and
+    /// `watch_error_handler` itself (R22, Y4, H14).
+    pub reflector: ReflectorConfig,
+    /// Index functions on top of the namespace index (X2, X3).
+    pub indexers: Indexers<K>,
+    /// Whether the namespace index is registered (X3). Default true.
+    pub namespace_index: bool,
+    /// The default backlog maximum of each handler (H10).
+    pub handler_backlog_max: usize,
+    /// The default overflow policy of each handler (H10).
+    pub overflow: OverflowPolicy,
+    /// The base transform applied before objects are stored (D8; see [`strip_managed_fields`]).
+    /// The factory puts its transform here; [`SharedIndexInformer::set_transform`] adds a
+    /// per-informer one that runs after it and never replaces it (F8, M9).
+    pub transform: Option<TransformFn<K>>,
+    /// Metric families to report into; share one across informers to register it once.
+    pub metrics: Option<InformerMetrics>,
+}
+
+impl<K> Default for InformerConfig<K> {
+    fn default() -> Self {
+        InformerConfig {
+            name: String::new(),
+            resync: Duration::ZERO,
+            reflector: ReflectorConfig::default(),
+            indexers: Indexers::default(),
+            namespace_index: true,
+            handler_backlog_max: DEFAULT_BACKLOG_MAX,
+            overflow: OverflowPolicy::default(),
+            transform: None,
+            metrics: None,
+        }
+    }
+}
+
+impl<K> fmt::Debug for InformerConfig<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InformerConfig")
+            .field("name", &self.name)
+            .field("resync", &self.resync)
+            .field("reflector", &self.reflector)
+            .field("indexers", &self.indexers)
+            .field("namespace_index", &self.namespace_index)
+            .field("handler_backlog_max", &self.handler_backlog_max)
+            .field("overflow", &self.overflow)
+            .field("transform", &self.transform.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `run` consumes; taken once (H1).
+struct Pending<K> {
+    list_watch: ListWatch<K>,
+    reflector: ReflectorConfig,
+}
+
+/// Shared state of an informer and its running tasks.
+pub(crate) struct Inner<K> {
+    name: Arc<str>,
+    indexer: Arc<Indexer<K>>,
+    fifo: Arc<DeltaFifo<K>>,
+    /// The config (factory) transform, composed before any `set_transform` one (F8).
+    base_transform: Option<TransformFn<K>>,
+    processor: Arc<Processor<K>>,
+    pending: Mutex<Option<Pending<K>>>,
+    watch_error_handler: Mutex<Option<WatchErrorHandler>>,
+    reflector: Mutex<Option<ReflectorHandle>>,
+    started: AtomicBool,
+    /// Cancelled by [`SharedIndexInformer::stop`] or when the `run` token is cancelled.
+    stop: CancellationToken,
+    /// True once every task of the informer has ended.
+    finished: tokio::sync::watch::Sender<bool>,
+}
+
+/// One list+watch of one resource type, a cache with indices, and any number of event handlers
+/// (client-go's `SharedIndexInformer`).
+///
+/// Cloning is cheap; every clone is the same informer. See the [module docs](self).
+pub struct SharedIndexInformer<K> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for SharedIndexInformer<K> {
+    fn clone(&self) -> Self {
+        SharedIndexInformer { inner: Arc::clone(&self.inner) }
+    }
+}
+
+impl<K> fmt::Debug for SharedIndexInformer<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndexInformer")
+            .field("name", &self.inner.name)
+            .field("started", &self.inner.started.load(Ordering::Relaxed))
+            .field("stopped", &self.inner.stop.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> SharedIndexInformer<K>
+where
+    K: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    /// An informer over `list_watch`. Nothing runs until [`run`](Self::run) or
+    /// [`start`](Self::start). Fails only if `config.indexers` repeats an index name (X6).
+    pub fn new(list_watch: ListWatch<K>, config: InformerConfig<K>) -> Result<Self> {
+        let name: Arc<str> = if config.name.is_empty() {
+            Arc::from(list_watch.url_path())
+        } else {
+            Arc::from(config.name.as_str())
+        };
+        let mut builder = Indexer::builder().indexers(config.indexers);
+        if !config.namespace_index {
+            builder = builder.without_namespace_index();
+        }
+        let indexer = Arc::new(builder.build()?);
+        let mut fifo = DeltaFifo::builder().known_objects(indexer.clone());
+        if let Some(transform) = &config.transform {
+            fifo = fifo.transform(Arc::clone(transform));
+        }
+        let processor = Processor::new(
+            Arc::clone(&name),
+            ListenerDefaults {
+                resync: config.resync,
+                backlog_max: config.handler_backlog_max,
+                overflow: config.overflow,
+            },
+            config.metrics.unwrap_or_default(),
+        );
+        let mut reflector = config.reflector;
+        if reflector.name.is_empty() {
+            reflector.name = name.to_string();
+        }
+        let watch_error_handler = reflector.watch_error_handler.take();
+        Ok(SharedIndexInformer {
+            inner: Arc::new(Inner {
+                name,
+                indexer,
+                fifo: Arc::new(fifo.build()),
+                base_transform: config.transform,
+                processor: Arc::new(processor),
+                pending: Mutex::new(Some(Pending { list_watch, reflector })),
+                watch_error_handler: Mutex::new(watch_error_handler),
+                reflector: Mutex::new(None),
+                started: AtomicBool::new(false),
+                stop: CancellationToken::new(),
+                finished: tokio::sync::watch::Sender::new(false),
+            }),
+        })
+    }
+
+    /// Runs the informer until `cancel` is cancelled or [`stop`](Self::stop) is called, then
+    /// stops every task it started before returning. A second call logs and returns at once (H1).
+    pub async fn run(&self, cancel: CancellationToken) {
+        run::run(Arc::clone(&self.inner), cancel).await
+    }
+
+    /// Spawns [`run`](Self::run) on the current tokio runtime; await the handle to know every
+    /// task has ended.
+    pub fn start(&self, cancel: CancellationToken) -> JoinHandle<()> {
+        let this = self.clone();
+        tokio::spawn(async move { this.run(cancel).await })
+    }
+
+    /// Registers a handler with the informer's defaults (H5-H11). After start it first receives
+    /// a synthetic `on_add(obj, true)` for every cached object (H5). An error after stop (H14).
+    pub fn add_event_handler(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+    ) -> Result<HandlerRegistration<K>> {
+        self.add_event_handler_with(handler, HandlerOptions::default())
+    }
+
+    /// Registers a handler with a name, resync period (Y3) and backlog settings (H10).
+    pub fn add_event_handler_with(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        options: HandlerOptions,
+    ) -> Result<HandlerRegistration<K>> {
+        if self.inner.stop.is_cancelled() {
+            return Err(Error::Stopped);
+        }
+        let indexer = &self.inner.indexer;
+        self.inner.processor.add(Some(Arc::new(handler)), options, || snapshot(indexer))
+    }
+
+    /// Stops delivery to `registration` and returns at once; a call in flight may still finish (H7).
+    pub fn remove_event_handler(&self, registration: &HandlerRegistration<K>) {
+        self.inner.processor.remove(registration);
+    }
+
+    /// Stops delivery and waits until the handler's task has ended (H7). Called from inside
+    /// that same handler (e.g. through `block_on`), it returns [`Error::RemoveFromOwnHandler`]
+    /// instead of deadlocking.
+    pub async fn remove_event_handler_and_wait(
+        &self,
+        registration: &HandlerRegistration<K>,
+    ) -> Result<()> {
+        self.inner.processor.remove_and_wait(registration).await
+    }
+
+    /// The informer's notifications as a `Stream` (for kube-runtime style consumers). It is a
+    /// registration like a handler: late subscribers first get the cache as initial adds (H5);
+    /// the backlog coalesces at the maximum (H10); dropping the stream unregisters it.
+    pub fn event_stream(&self) -> Result<EventStream<K>> {
+        self.event_stream_with(HandlerOptions::default())
+    }
+
+    /// [`event_stream`](Self::event_stream) with a name, resync period and backlog settings.
+    pub fn event_stream_with(&self, options: HandlerOptions) -> Result<EventStream<K>> {
+        if self.inner.stop.is_cancelled() {
+            return Err(Error::Stopped);
+        }
+        let indexer = &self.inner.indexer;
+        let registration = self.inner.processor.add(None, options, || snapshot(indexer))?;
+        Ok(EventStream::new(registration, Arc::clone(&self.inner.processor)))
+    }
+
+    /// Sets the per-informer transform applied before objects are stored (D8; e.g.
+    /// [`strip_managed_fields`]). It runs after the [`InformerConfig::transform`] (the
+    /// factory's), which it never replaces (F8); a second call replaces the first. An error
+    /// after start (H14).
+    pub fn set_transform(&self, transform: impl Fn(&mut K) + Send + Sync + 'static) -> Result<()> {
+        if self.inner.started.load(Ordering::Acquire) {
+            return Err(Error::AlreadyStarted);
+        }
+        let composed: TransformFn<K> = match &self.inner.base_transform {
+            Some(base) => {
+                let base = Arc::clone(base);
+                Arc::new(move |obj: &mut K| {
+                    base(obj);
+                    transform(obj);
+                })
+            }
+            None => Arc::new(transform),
+        };
+        self.inner.fifo.set_transform(Some(composed));
+        Ok(())
+    }
+
+    /// Sets the callback told about every list/watch error (client-go's `SetWatchErrorHandler`).
+    /// An error after start (H14).
+    pub fn set_watch_error_handler(
+        &self,
+        handler: impl Fn(&crate::reflector::Error) + Send + Sync + 'static,
+    ) -> Result<()> {
+        if self.inner.started.load(Ordering::Acquire) {
+            return Err(Error::AlreadyStarted);
+        }
+        *self.inner.watch_error_handler.lock() = Some(Arc::new(handler));
+        Ok(())
+    }
+
+    /// Registers more index functions and back-fills them (X6); an error for a duplicate name
+    /// or after stop.
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
+        Ok(self.inner.indexer.add_indexers(indexers)?)
+    }
+
+    /// The resync check period the reflector ticks at (Y3).
+    pub fn resync_check_period(&self) -> Duration {
+        self.inner.processor.check_period()
+    }
+}
+
+impl<K> SharedIndexInformer<K> {
+    /// The informer's name (for logs and metrics).
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The shared indexer the informer fills (X7: the same `Arc<K>`s handlers receive).
+    pub fn indexer(&self) -> Arc<Indexer<K>> {
+        Arc::clone(&self.inner.indexer)
+    }
+
+    /// True once the first list has been stored and handed to every handler's queue (D7).
+    /// Use [`HandlerRegistration::has_synced`] to also wait for a handler to process it (H6).
+    pub fn has_synced(&self) -> bool {
+        self.inner.processor.gate().is_synced()
+    }
+
+    /// Waits for [`has_synced`](Self::has_synced); returns `false` if the informer stopped first.
+    pub async fn wait_for_sync(&self) -> bool {
+        let mut finished = self.inner.finished.subscribe();
+        tokio::select! {
+            () = self.inner.processor.gate().wait() => true,
+            _ = finished.wait_for(|f| *f) => self.has_synced(),
+        }
+    }
+
+    /// The resource version of the last list, watch event or bookmark (R23); `None` before the
+    /// first list.
+    pub fn last_sync_resource_version(&self) -> Option<String> {
+        self.inner.reflector.lock().as_ref().and_then(ReflectorHandle::last_sync_resource_version)
+    }
+
+    /// The reflector's counters (lists, watches, relists, …), once running.
+    pub fn reflector_handle(&self) -> Option<ReflectorHandle> {
+        self.inner.reflector.lock().clone()
+    }
+
+    /// Asks the informer to stop; [`run`](Self::run) returns once every task has ended (H14).
+    pub fn stop(&self) {
+        self.inner.stop.cancel();
+    }
+
+    /// Whether the informer stopped, or was asked to (H14).
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stop.is_cancelled()
+    }
+
+    /// Whether `run` was called (H1).
+    pub fn is_started(&self) -> bool {
+        self.inner.started.load(Ordering::Acquire)
+    }
+
+    /// Waits until a started informer has stopped and every task it spawned has ended.
+    pub async fn wait_stopped(&self) {
+        let mut finished = self.inner.finished.subscribe();
+        // The sender lives in `inner`, which `self` keeps alive.
+        let _ = finished.wait_for(|f| *f).await;
+    }
+}
+
+/// The cache snapshot a late handler receives as synthetic adds (H5). Called under the
+/// processing lock, so no delta is applied between the snapshot and the registration.
+fn snapshot<K: kube::Resource>(indexer: &Indexer<K>) -> Vec<(crate::key::ObjectKey, Arc<K>)> {
+    indexer
+        .list()
+        .into_iter()
+        .filter_map(|obj| Some((crate::key::ObjectKey::from_resource(&*obj).ok()?, obj)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+    use crate::store::ReflectorStore;
+
+    fn offline_informer(config: InformerConfig<ConfigMap>) -> SharedIndexInformer<ConfigMap> {
+        let url = "http://127.0.0.1:9".parse().unwrap();
+        let client = kube::Client::try_from(kube::Config::new(url)).unwrap();
+        SharedIndexInformer::new(ListWatch::new(kube::Api::all(client)), config).unwrap()
+    }
+
+    fn cm(name: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn f8_set_transform_runs_after_the_config_transform_and_never_replaces_it() {
+        let base: TransformFn<ConfigMap> = Arc::new(|cm: &mut ConfigMap| {
+            cm.metadata.labels.get_or_insert_default().insert("order".into(), "base".into());
+        });
+        let inf = offline_informer(InformerConfig { transform: Some(base), ..Default::default() });
+        inf.set_transform(|cm: &mut ConfigMap| {
+            let labels = cm.metadata.labels.get_or_insert_default();
+            let order = labels.get("order").cloned().unwrap_or_default();
+            labels.insert("order".into(), format!("{order},informer"));
+        })
+        .unwrap();
+        inf.inner.fifo.add(cm("a")).unwrap();
+        let popped = inf.inner.fifo.pop().await.unwrap();
+        let obj = popped.deltas()[0].object().unwrap().clone();
+        assert_eq!(obj.metadata.labels.as_ref().unwrap()["order"], "base,informer");
+    }
+
+    #[tokio::test]
+    async fn h1_h14_state_errors_around_start_and_stop() {
+        let inf = offline_informer(InformerConfig::default());
+        assert!(!inf.is_started());
+        inf.stop();
+        // Stopped before it ran: run returns at once and leaves nothing behind.
+        inf.run(CancellationToken::new()).await;
+        assert!(inf.is_started() && inf.is_stopped());
+        inf.wait_stopped().await;
+        assert!(!inf.wait_for_sync().await, "never synced");
+        assert!(matches!(inf.set_transform(|_| {}), Err(Error::AlreadyStarted)));
+        assert!(matches!(inf.set_watch_error_handler(|_| {}), Err(Error::AlreadyStarted)));
+        assert!(matches!(inf.add_event_handler(handler_fn()), Err(Error::Stopped)));
+        assert!(matches!(inf.event_stream(), Err(Error::Stopped)));
+        assert!(matches!(inf.add_indexers(Indexers::default()), Err(Error::Indexer(_))));
+        // H1: a second run is a no-op.
+        inf.run(CancellationToken::new()).await;
+    }
+}

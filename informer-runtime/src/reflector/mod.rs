@@ -1,1 +1,314 @@
-//! TODO(owner): reflector
+//! The reflector: list, then watch, and keep a [`ReflectorStore`] in step with the API server (semantics.md §1, R1–R23).
+//!
+//! One [`Reflector`] runs list+watch *cycles* until its `CancellationToken` is cancelled:
+//!
+//! 1. Initial state: a paged LIST (R2–R4, R11) or, with [`InitialListStrategy::StreamingList`], a
+//!    watch-list stream (R17–R20), ending in one `store.replace(items, rv)`.
+//! 2. Watch from that RV, re-watching in place after normal ends (R9), 429s (R13) and, inside the
+//!    R14 window, internal errors. Bookmarks go to `store.bookmark` (R5). The resync timer (R22)
+//!    ticks alongside.
+//! 3. Errors that end the cycle (R10, R12, R15) start the next cycle after one backoff delay (R1).
+//!
+//! Retryability of [`Error`]: every variant is retried by the reflector itself except
+//! [`Error::StoreClosed`], which stops it. The errors are reported through
+//! [`ReflectorConfig::watch_error_handler`] and the log; `run` never returns them.
+
+mod backoff;
+mod cycle;
+mod list;
+mod policy;
+mod watch_list;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use kube::Resource;
+use parking_lot::RwLock;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+pub use self::backoff::{Backoff, BackoffConfig};
+use crate::list_watch::{self, ListWatch};
+use crate::store::{ReflectorStore, StoreError};
+
+/// Why a cycle, a watch or a list failed. All variants but [`Error::StoreClosed`] are retried by the
+/// reflector (the comment on each says how); they reach users through the watch error handler.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A LIST failed. 410/"too large RV": relist at once at `""` (R11); otherwise a new cycle after
+    /// backoff (R15).
+    #[error("list failed: {0}")]
+    List(#[source] list_watch::Error),
+    /// A WATCH could not start. 429/connection refused: re-watch at the same RV after backoff (R13);
+    /// 410: relist at the last RV after backoff (R12); otherwise R14/R15.
+    #[error("watch failed to start: {0}")]
+    WatchStart(#[source] list_watch::Error),
+    /// A running watch failed: an `ERROR` event, a malformed line, a cut chunk or a broken connection.
+    /// Handled by class like [`Error::WatchStart`]; a cut chunk or broken connection re-watches (R9).
+    #[error("watch failed: {0}")]
+    Watch(#[source] list_watch::Error),
+    /// A watch event carried an object of another kind or a `Table` and was dropped (R16).
+    #[error("dropped event: {0}")]
+    UnexpectedObject(#[source] list_watch::Error),
+    /// The watch ended within 1 s without any event (R10): a new cycle after backoff.
+    #[error("very short watch: ended after {0:?} without events")]
+    VeryShortWatch(Duration),
+    /// The watch sent nothing for its timeout plus 5 s (R7): treated as a normal close (R9).
+    #[error("watch sent nothing for {0:?}; treating the connection as dead")]
+    DeadWatch(Duration),
+    /// The watch-list stream did not deliver its `initial-events-end` bookmark (R20): falls back to a
+    /// paged LIST in the same cycle and stays on paged LIST.
+    #[error("watch-list stream abandoned: {0}")]
+    WatchListIncomplete(String),
+    /// `store.resync()` failed (R22): ends the current watch; a new cycle after backoff.
+    #[error("resync failed: {0}")]
+    Resync(#[source] StoreError),
+    /// The store was closed: the reflector stops. Not retryable.
+    #[error("store closed")]
+    StoreClosed,
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// How the initial state of a cycle is obtained (R21).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InitialListStrategy {
+    /// A (paged) LIST, then a WATCH from its RV. The default.
+    #[default]
+    ListWatch,
+    /// A watch-list stream (`sendInitialEvents=true`, KEP-3157, R17), falling back to paged LIST (R19, R20).
+    StreamingList,
+}
+
+/// Callback deciding on each resync tick whether to resync (the informer's handlers decide, Y4).
+pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Callback told about every error (client-go `SetWatchErrorHandler`).
+pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
+
+/// The reflector's settings. `Default` gives the values of semantics.md §1.
+#[derive(Clone)]
+pub struct ReflectorConfig {
+    /// A name for logs and spans; defaults to the list-watcher's URL path when empty.
+    pub name: String,
+    /// LIST page size (R3); `0` disables paging. Default 500.
+    pub page_size: u32,
+    /// RV of the first LIST (R2, M6). Default `"0"` (served by the watch cache); `""` forces a quorum read.
+    pub initial_list_rv: String,
+    /// Backoff between cycles and before R13 re-watches (R1).
+    pub backoff: BackoffConfig,
+    /// Initial-list strategy (R21). Default [`InitialListStrategy::ListWatch`].
+    pub strategy: InitialListStrategy,
+    /// Idle time before a watch-list stream without `initial-events-end` is abandoned (R20). Default 30 s.
+    pub watch_list_idle_timeout: Duration,
+    /// Minimum watch timeout; each watch asks for `[m, 2m)` with `m` at least 5 min (R6). Default 5 min.
+    pub min_watch_timeout: Duration,
+    /// Window in which 500s on a watch are retried at once (R14). Default 0: never.
+    pub max_internal_error_retry: Duration,
+    /// Resync period (R22); zero disables the timer. Default 0.
+    pub resync_period: Duration,
+    /// Asked on each resync tick; `None` means always resync.
+    pub should_resync: Option<ShouldResync>,
+    /// Told about every error the reflector handles.
+    pub watch_error_handler: Option<WatchErrorHandler>,
+    /// `labelSelector` for LIST and WATCH.
+    pub label_selector: Option<String>,
+    /// `fieldSelector` for LIST and WATCH.
+    pub field_selector: Option<String>,
+}
+
+impl Default for ReflectorConfig {
+    fn default() -> Self {
+        ReflectorConfig {
+            name: String::new(),
+            page_size: 500,
+            initial_list_rv: "0".to_string(),
+            backoff: BackoffConfig::default(),
+            strategy: InitialListStrategy::ListWatch,
+            watch_list_idle_timeout: Duration::from_secs(30),
+            min_watch_timeout: policy::MIN_WATCH_TIMEOUT_FLOOR,
+            max_internal_error_retry: Duration::ZERO,
+            resync_period: Duration::ZERO,
+            should_resync: None,
+            watch_error_handler: None,
+            label_selector: None,
+            field_selector: None,
+        }
+    }
+}
+
+impl fmt::Debug for ReflectorConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReflectorConfig")
+            .field("name", &self.name)
+            .field("page_size", &self.page_size)
+            .field("initial_list_rv", &self.initial_list_rv)
+            .field("backoff", &self.backoff)
+            .field("strategy", &self.strategy)
+            .field("watch_list_idle_timeout", &self.watch_list_idle_timeout)
+            .field("min_watch_timeout", &self.min_watch_timeout)
+            .field("max_internal_error_retry", &self.max_internal_error_retry)
+            .field("resync_period", &self.resync_period)
+            .field("label_selector", &self.label_selector)
+            .field("field_selector", &self.field_selector)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A snapshot of the reflector's counters (for metrics and tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReflectorCounters {
+    /// List+watch cycles started (the first one included).
+    pub cycles: u64,
+    /// LIST requests sent (every page counts).
+    pub list_requests: u64,
+    /// Complete lists after the first (paged LIST or watch-list): the relists.
+    pub relists: u64,
+    /// WATCH requests sent (watch-list streams included).
+    pub watch_requests: u64,
+    /// Watches restarted within a cycle without relisting (R9, R13, R14).
+    pub rewatches: u64,
+    /// Watch-list streams abandoned for a paged LIST (R19, R20).
+    pub watch_list_fallbacks: u64,
+    /// Resyncs triggered (R22).
+    pub resyncs: u64,
+    /// Errors handled.
+    pub errors: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    cycles: AtomicU64,
+    list_requests: AtomicU64,
+    relists: AtomicU64,
+    watch_requests: AtomicU64,
+    rewatches: AtomicU64,
+    watch_list_fallbacks: AtomicU64,
+    resyncs: AtomicU64,
+    errors: AtomicU64,
+}
+
+#[derive(Default)]
+struct Shared {
+    last_sync_rv: RwLock<Option<String>>,
+    counters: Counters,
+}
+
+fn bump(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A cheap, cloneable view of a running reflector: its last synced RV and counters.
+#[derive(Clone, Default)]
+pub struct ReflectorHandle {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for ReflectorHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReflectorHandle")
+            .field(
+                "last_sync_resource_version",
+                &self.last_sync_resource_version(),
+            )
+            .finish()
+    }
+}
+
+impl ReflectorHandle {
+    /// The RV of the last list, watch event or bookmark the store received (R23); `None` before the first list.
+    pub fn last_sync_resource_version(&self) -> Option<String> {
+        self.shared.last_sync_rv.read().clone()
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> ReflectorCounters {
+        let c = &self.shared.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        ReflectorCounters {
+            cycles: get(&c.cycles),
+            list_requests: get(&c.list_requests),
+            relists: get(&c.relists),
+            watch_requests: get(&c.watch_requests),
+            rewatches: get(&c.rewatches),
+            watch_list_fallbacks: get(&c.watch_list_fallbacks),
+            resyncs: get(&c.resyncs),
+            errors: get(&c.errors),
+        }
+    }
+}
+
+/// Lists and watches one resource into a [`ReflectorStore`] (client-go's `Reflector`).
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use informer_runtime::{list_watch::ListWatch, reflector::*, store::ReflectorStore};
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # async fn f(client: kube::Client, store: Arc<dyn ReflectorStore<ConfigMap>>) {
+/// let lw = ListWatch::new(kube::Api::<ConfigMap>::all(client));
+/// let reflector = Reflector::new(lw, store, ReflectorConfig::default());
+/// let handle = reflector.handle();
+/// let cancel = tokio_util::sync::CancellationToken::new();
+/// tokio::spawn(reflector.run(cancel.clone()));
+/// // … later
+/// println!("{:?}", handle.last_sync_resource_version());
+/// cancel.cancel();
+/// # }
+/// ```
+pub struct Reflector<K> {
+    lw: ListWatch<K>,
+    store: Arc<dyn ReflectorStore<K>>,
+    config: ReflectorConfig,
+    handle: ReflectorHandle,
+}
+
+impl<K> fmt::Debug for Reflector<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reflector")
+            .field("list_watch", &self.lw)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> Reflector<K>
+where
+    K: Resource + DeserializeOwned + Send + Sync + 'static,
+{
+    /// A reflector that fills `store` from `list_watch`.
+    pub fn new(
+        list_watch: ListWatch<K>,
+        store: Arc<dyn ReflectorStore<K>>,
+        mut config: ReflectorConfig,
+    ) -> Self {
+        if config.name.is_empty() {
+            config.name = list_watch.url_path().to_string();
+        }
+        Reflector {
+            lw: list_watch,
+            store,
+            config,
+            handle: ReflectorHandle::default(),
+        }
+    }
+
+    /// A handle to read the last synced RV and the counters, valid after `run` consumed the reflector.
+    pub fn handle(&self) -> ReflectorHandle {
+        self.handle.clone()
+    }
+
+    /// The last synced RV (R23); see [`ReflectorHandle::last_sync_resource_version`].
+    pub fn last_sync_resource_version(&self) -> Option<String> {
+        self.handle.last_sync_resource_version()
+    }
+
+    /// Runs list+watch cycles until `cancel` is cancelled or the store closes. Spawns no task that
+    /// outlives it.
+    pub async fn run(self, cancel: CancellationToken) {
+        let span = tracing::info_span!("reflector", resource = %self.config.name);
+        let _ = tracing::Instrument::instrument(cycle::run(self, cancel), span).await;
+    }
+}

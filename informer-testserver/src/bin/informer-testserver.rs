@@ -1,3 +1,70 @@
-//! Standalone informer-testserver for demos and benchmarks.
+//! Standalone informer-testserver for demos and benchmarks: `cargo run -p informer-testserver --
+//! --port 8080 [--seed DIR] [--token T]` prints where it wrote its kubeconfig and runs until Ctrl-C.
 
-fn main() {}
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use informer_testserver::TestServer;
+
+/// Command-line flags.
+#[derive(Debug, Parser)]
+#[command(name = "informer-testserver", about = "In-memory Kubernetes API server for tests and demos")]
+struct Args {
+    /// Port to listen on (0: a free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: IpAddr,
+    /// A folder of YAML/JSON manifests to load at start (CRDs first).
+    #[arg(long)]
+    seed: Option<PathBuf>,
+    /// Require this bearer token.
+    #[arg(long)]
+    token: Option<String>,
+    /// Where to write the kubeconfig (default: a file in the temp dir named after the port).
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Events kept for watch replay.
+    #[arg(long, default_value_t = 100_000)]
+    history_size: usize,
+    /// Interval of BOOKMARK events, in milliseconds.
+    #[arg(long, default_value_t = 1_000)]
+    bookmark_interval_ms: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
+    let args = Args::parse();
+    let mut builder = TestServer::builder()
+        .port(args.port)
+        .bind_address(args.bind)
+        .history_size(args.history_size)
+        .bookmark_interval(Duration::from_millis(args.bookmark_interval_ms));
+    if let Some(t) = &args.token {
+        builder = builder.bearer_token(t.clone());
+    }
+    let server = builder.start().await.context("starting the server")?;
+    if let Some(dir) = &args.seed {
+        let n = server.seed_dir(dir).with_context(|| format!("seeding from {}", dir.display()))?;
+        eprintln!("seeded {n} objects from {}", dir.display());
+    }
+    let path = args.kubeconfig.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("informer-testserver-{}.kubeconfig", server.addr().port()))
+    });
+    server
+        .write_kubeconfig(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("informer-testserver listening on {}", server.base_url());
+    eprintln!("kubeconfig written to {}", path.display());
+    eprintln!("try: kubectl --kubeconfig {} get pods -A", path.display());
+    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    server.shutdown().await;
+    Ok(())
+}

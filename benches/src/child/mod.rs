@@ -1,0 +1,177 @@
+//! The measured side: one child process runs one (scenario, implementation) pair and reports.
+//!
+//! Children are separate processes so that each measures only itself: the counting allocator and
+//! `VmHWM` start from zero, and neither the server nor the other implementation is counted.
+
+mod decode;
+mod kube_rt;
+mod ours;
+mod track;
+
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use tokio::sync::mpsc;
+
+use crate::alloc::heap_stats;
+use crate::protocol::{ChildMsg, Command, Impl, MIB, Metrics, Scenario};
+use crate::sys::rss;
+
+/// The command line of a child process.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChildSpec {
+    /// The scenario to run.
+    #[arg(long, value_enum)]
+    pub scenario: Scenario,
+    /// The implementation to run it with.
+    #[arg(long = "impl", value_enum)]
+    pub imp: Impl,
+    /// Base URL of the API server.
+    #[arg(long)]
+    pub url: String,
+    /// Number of seeded Pods.
+    #[arg(long)]
+    pub pods: usize,
+    /// Number of namespaces the Pods are spread over.
+    #[arg(long)]
+    pub namespaces: usize,
+    /// Scenario 2: every Pod is updated this many times (generation 1..=rounds).
+    #[arg(long, default_value_t = 2)]
+    pub update_rounds: u64,
+    /// Scenario 2: the generation every Pod has after the updates (the run is done then).
+    #[arg(long, default_value_t = 2)]
+    pub final_generation: u64,
+    /// Scenario 4: the Pod the orchestrator creates once the relist is done.
+    #[arg(long, default_value = "relist-sentinel")]
+    pub sentinel: String,
+    /// Scenario 5: run namespaced queries for at least this long (milliseconds).
+    #[arg(long, default_value_t = 1000)]
+    pub query_ms: u64,
+    /// Page size of every LIST (both implementations default to 500).
+    #[arg(long, default_value_t = 500)]
+    pub page_size: u32,
+}
+
+/// Generous upper bound for any one phase; a stuck child fails instead of hanging the run.
+pub(crate) const PHASE_TIMEOUT_S: u64 = 900;
+
+/// Runs a child: reports [`ChildMsg::Done`] or [`ChildMsg::Failed`] on stdout and returns the
+/// process exit code.
+pub fn main(spec: ChildSpec) -> i32 {
+    let mut io = ChildIo::start();
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            io.send(&ChildMsg::Failed { error: format!("tokio runtime: {e}") });
+            return 1;
+        }
+    };
+    let res = rt.block_on(async {
+        match spec.imp {
+            Impl::Ours => ours::run(&spec, &mut io).await,
+            Impl::Kube | Impl::KubeShared => kube_rt::run(&spec, &mut io).await,
+            Impl::SerdeJson => decode::run(&spec).await,
+        }
+    });
+    let code = match res {
+        Ok(metrics) => {
+            io.send(&ChildMsg::Done { metrics });
+            0
+        }
+        Err(e) => {
+            io.send(&ChildMsg::Failed { error: format!("{e:#}") });
+            1
+        }
+    };
+    // Background tasks (watches) may still run; end the process without waiting for them.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    code
+}
+
+/// The child's two pipes: messages out on stdout, commands in on stdin.
+pub(crate) struct ChildIo {
+    commands: mpsc::UnboundedReceiver<Command>,
+}
+
+impl ChildIo {
+    /// Starts the stdin reader. When stdin closes, the process exits at once: the orchestrator
+    /// is gone (finished, failed or killed), and a child must never outlive it.
+    fn start() -> Self {
+        let (tx, commands) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            for line in stdin.lock().lines() {
+                let Ok(line) = line else { break };
+                match serde_json::from_str::<Command>(line.trim()) {
+                    Ok(cmd) => {
+                        if tx.send(cmd).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => eprintln!("informer-bench child: ignoring command {line:?}: {e}"),
+                }
+            }
+            std::process::exit(3);
+        });
+        ChildIo { commands }
+    }
+
+    /// Writes one message line to stdout.
+    pub(crate) fn send(&self, msg: &ChildMsg) {
+        let mut out = std::io::stdout().lock();
+        // A failed write means the orchestrator is gone; the stdin reader ends the process.
+        if let Ok(line) = serde_json::to_string(msg) {
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+
+    /// Waits for the orchestrator's next command and checks that it is `want`.
+    pub(crate) async fn expect(&mut self, want: Command) -> anyhow::Result<()> {
+        match self.commands.recv().await {
+            Some(cmd) if cmd == want => Ok(()),
+            Some(cmd) => bail!("expected command {want:?}, got {cmd:?}"),
+            None => bail!("stdin closed while waiting for {want:?}"),
+        }
+    }
+
+    /// The scenario-4 handshake: wait for `Mark`, reset the peak counters, report the steady state.
+    pub(crate) async fn mark(&mut self) -> anyhow::Result<Metrics> {
+        self.expect(Command::Mark).await?;
+        crate::alloc::reset_peak();
+        crate::sys::reset_peak_rss();
+        let m = memory_metrics();
+        self.send(&ChildMsg::Marked { metrics: m.clone() });
+        Ok(m)
+    }
+}
+
+/// Heap and RSS now and at their peaks, in MiB, plus the allocation count.
+pub(crate) fn memory_metrics() -> Metrics {
+    let h = heap_stats();
+    let r = rss();
+    Metrics::from([
+        ("heap_mib".to_string(), h.current as f64 / MIB),
+        ("heap_peak_mib".to_string(), h.peak as f64 / MIB),
+        ("rss_mib".to_string(), r.current_kib as f64 / 1024.0),
+        ("rss_peak_mib".to_string(), r.peak_kib as f64 / 1024.0),
+        ("allocations".to_string(), h.allocations as f64),
+    ])
+}
+
+/// A kube client for the server at `url` (no TLS, no auth: the testserver needs neither).
+pub(crate) fn client(url: &str) -> anyhow::Result<kube::Client> {
+    let uri: http::Uri = url.parse().with_context(|| format!("bad server url {url:?}"))?;
+    let mut config = kube::Config::new(uri);
+    // Watches may be open for up to 10 minutes (R6); never cut them on the client side.
+    config.read_timeout = None;
+    kube::Client::try_from(config).context("building the kube client")
+}
+
+/// Waits for `fut`, failing after `secs` seconds with a message naming `what`.
+pub(crate) async fn within<T>(secs: u64, what: &str, fut: impl Future<Output = T>) -> anyhow::Result<T> {
+    tokio::time::timeout(Duration::from_secs(secs), fut)
+        .await
+        .with_context(|| format!("timed out after {secs} s waiting for {what}"))
+}

@@ -1,0 +1,146 @@
+//! The informer-rs side of every scenario: `SharedIndexInformer`, its indexer and listers.
+//!
+//! Each scenario uses the informer the way its documentation shows: `ListWatch::new(Api::all)`,
+//! `InformerConfig::default()` (page size 500, the namespace index), handlers from `handler_fn`,
+//! `set_transform(strip_managed_fields)` for scenario 7a and `ListWatch::metadata` for 7b.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use informer_runtime::informer::{InformerConfig, SharedIndexInformer, handler_fn, strip_managed_fields};
+use informer_runtime::list_watch::ListWatch;
+use informer_runtime::lister::Lister;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::Api;
+use kube::core::{PartialObjectMeta, Selector};
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use super::track::{Sentinel, UpdateTracker, relist_phase, time_queries};
+use super::{ChildIo, ChildSpec, PHASE_TIMEOUT_S, client, memory_metrics, within};
+use crate::protocol::{ChildMsg, Command, Metrics, Scenario};
+
+/// Runs `spec.scenario` with informer-rs and returns the final metrics.
+pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
+    let client = client(&spec.url)?;
+    let api: Api<Pod> = Api::all(client.clone());
+    let cancel = CancellationToken::new();
+    // Dropping the guard at the end of the scenario stops the informer's tasks.
+    let _stop = cancel.clone().drop_guard();
+    let start = Instant::now();
+    match spec.scenario {
+        Scenario::Sync => {
+            let informer = informer(ListWatch::new(api), spec)?;
+            informer.start(cancel);
+            synced(&informer, start).await
+        }
+        Scenario::SyncStrip => {
+            let informer = informer(ListWatch::new(api), spec)?;
+            informer.set_transform(strip_managed_fields::<Pod>)?;
+            informer.start(cancel);
+            synced(&informer, start).await
+        }
+        Scenario::SyncMeta => {
+            let informer: SharedIndexInformer<PartialObjectMeta<Pod>> = informer(ListWatch::metadata(api), spec)?;
+            informer.start(cancel);
+            synced(&informer, start).await
+        }
+        Scenario::Updates => {
+            let informer = informer(ListWatch::new(api), spec)?;
+            let tracker = Arc::new(UpdateTracker::new(spec.pods, spec.final_generation));
+            let handler = tracker.clone();
+            let reg = informer.add_event_handler(handler_fn().on_update(move |_old, new: &Arc<Pod>| handler.on_update(new)))?;
+            informer.start(cancel);
+            let mut m = synced(&informer, start).await?;
+            within(PHASE_TIMEOUT_S, "the handler's initial adds", reg.wait_for_sync()).await?;
+            io.send(&ChildMsg::Synced { metrics: m.clone() });
+            let updates = spec.update_rounds * spec.pods as u64;
+            m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
+            m.extend(memory_metrics());
+            Ok(m)
+        }
+        Scenario::Four => {
+            let informer = informer(ListWatch::new(api), spec)?;
+            let mut registrations = Vec::new();
+            let mut counters = Vec::new();
+            for _ in 0..4 {
+                let seen = Arc::new(AtomicUsize::new(0));
+                let counter = seen.clone();
+                registrations.push(informer.add_event_handler(handler_fn().on_add(move |_pod: &Arc<Pod>, _initial| {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }))?);
+                counters.push(seen);
+            }
+            informer.start(cancel);
+            for reg in &registrations {
+                // Per-handler sync (H6): the informer synced and this handler ran every initial add.
+                within(PHASE_TIMEOUT_S, "the handlers' sync", reg.wait_for_sync()).await?;
+            }
+            let mut m = Metrics::from([
+                ("sync_s".to_string(), start.elapsed().as_secs_f64()),
+                ("objects".to_string(), informer.indexer().len() as f64),
+                ("handler_adds".to_string(), counters.iter().map(|c| c.load(Ordering::Relaxed)).sum::<usize>() as f64),
+            ]);
+            m.extend(memory_metrics());
+            io.send(&ChildMsg::Synced { metrics: m.clone() });
+            io.expect(Command::Proceed).await?;
+            Ok(m)
+        }
+        Scenario::Relist => {
+            let informer = informer(ListWatch::new(api), spec)?;
+            let sentinel = Arc::new(Sentinel::new(&spec.sentinel));
+            let (on_add, on_update) = (sentinel.clone(), sentinel.clone());
+            informer.add_event_handler(
+                handler_fn()
+                    .on_add(move |pod: &Arc<Pod>, _initial| on_add.on_pod(pod))
+                    .on_update(move |_old, pod: &Arc<Pod>| on_update.on_pod(pod)),
+            )?;
+            informer.start(cancel);
+            let sync = synced(&informer, start).await?;
+            io.send(&ChildMsg::Synced { metrics: sync });
+            let indexer = informer.indexer();
+            relist_phase(io, sentinel, || indexer.len()).await
+        }
+        Scenario::NsQuery => {
+            let informer = informer(ListWatch::new(api), spec)?;
+            informer.start(cancel);
+            let mut m = synced(&informer, start).await?;
+            let lister = Lister::from_indexer(informer.indexer());
+            let everything = Selector::default();
+            m.extend(time_queries(spec.namespaces, Duration::from_millis(spec.query_ms), |ns| {
+                // L2: served by the namespace index (X3).
+                lister.namespaced(ns).list(&everything).len()
+            }));
+            Ok(m)
+        }
+        Scenario::Decode => anyhow::bail!("scenario decode has no informer-rs side"),
+    }
+}
+
+/// An informer with the default configuration and the run's page size.
+fn informer<K>(lw: ListWatch<K>, spec: &ChildSpec) -> anyhow::Result<SharedIndexInformer<K>>
+where
+    K: kube::Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let mut config = InformerConfig::default();
+    config.reflector.page_size = spec.page_size;
+    SharedIndexInformer::new(lw, config).context("creating the informer")
+}
+
+/// Waits for the informer's first sync and reports its time, size and memory.
+async fn synced<K>(informer: &SharedIndexInformer<K>, start: Instant) -> anyhow::Result<Metrics>
+where
+    K: kube::Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let ok = within(PHASE_TIMEOUT_S, "the sync", informer.wait_for_sync()).await?;
+    anyhow::ensure!(ok, "the informer stopped before it synced");
+    let mut m = Metrics::from([
+        ("sync_s".to_string(), start.elapsed().as_secs_f64()),
+        ("objects".to_string(), informer.indexer().len() as f64),
+    ]);
+    m.extend(memory_metrics());
+    Ok(m)
+}

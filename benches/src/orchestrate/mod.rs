@@ -1,0 +1,141 @@
+//! The orchestrator: host the server, seed it, run every child, summarise, write the results.
+//!
+//! The informer-testserver runs inside this process, which is separate from every measured child,
+//! so the server's memory and allocations are never counted. Hosting it here (rather than as a
+//! third process) gives the orchestrator the server handle: it seeds through the store path
+//! without HTTP, injects the 410 of scenario 4, and counts watch connections for scenario 3.
+//! Children are started with `kill_on_drop` and exit by themselves when their stdin closes, so
+//! an error, a panic or a Ctrl-C here leaves no process behind.
+
+mod run;
+mod server;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+
+use crate::pods::PodSet;
+use crate::protocol::Scenario;
+use crate::report::{Report, RunConfig, RunRecord};
+use crate::sys::{git_revision, host_facts};
+
+/// The command line of `informer-bench orchestrate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OrchestrateArgs {
+    /// Small sizes (CI proves the harness works in under two minutes).
+    #[arg(long)]
+    pub quick: bool,
+    /// Repetitions per (scenario, implementation) [full: 3, quick: 2].
+    #[arg(long)]
+    pub reps: Option<usize>,
+    /// Seeded Pods [full: 50000, quick: 2000].
+    #[arg(long)]
+    pub pods: Option<usize>,
+    /// Namespaces the Pods are spread over [full: 500, quick: 50].
+    #[arg(long)]
+    pub namespaces: Option<usize>,
+    /// Scenario 2: updates per Pod (the total is this times the Pod count) [2].
+    #[arg(long, default_value_t = 2)]
+    pub update_rounds: u64,
+    /// Only these scenarios (comma-separated; default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub scenarios: Vec<Scenario>,
+    /// Where to write the JSON results.
+    #[arg(long, default_value = "target/bench/results.json")]
+    pub out: PathBuf,
+    /// Give up on a child that says nothing for this long (seconds) [full: 900, quick: 60].
+    #[arg(long)]
+    pub child_timeout_s: Option<u64>,
+}
+
+/// The resolved plan of a run.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) quick: bool,
+    pub(crate) pods: PodSet,
+    pub(crate) reps: usize,
+    pub(crate) update_rounds: u64,
+    pub(crate) scenarios: Vec<Scenario>,
+    pub(crate) child_timeout: Duration,
+    pub(crate) query_ms: u64,
+    pub(crate) page_size: u32,
+}
+
+impl Plan {
+    fn from_args(a: &OrchestrateArgs) -> Self {
+        let (pods, namespaces, reps, timeout, query_ms) =
+            if a.quick { (2_000, 50, 2, 60, 200) } else { (50_000, 500, 3, 900, 1000) };
+        Plan {
+            quick: a.quick,
+            pods: PodSet { n: a.pods.unwrap_or(pods), namespaces: a.namespaces.unwrap_or(namespaces).max(1) },
+            reps: a.reps.unwrap_or(reps).max(1),
+            update_rounds: a.update_rounds.max(1),
+            scenarios: if a.scenarios.is_empty() { Scenario::ALL.to_vec() } else { a.scenarios.clone() },
+            child_timeout: Duration::from_secs(a.child_timeout_s.unwrap_or(timeout)),
+            query_ms,
+            page_size: 500,
+        }
+    }
+}
+
+/// Runs the whole benchmark and returns the report (also printed and written to `args.out`).
+pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
+    let plan = Plan::from_args(&args);
+    let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let host = host_facts();
+    let revision = git_revision();
+    let exe = std::env::current_exe().context("locating the informer-bench binary")?;
+
+    let mut server = server::BenchServer::start(plan.update_rounds as usize * plan.pods.n).await?;
+    eprintln!("informer-bench: server at {}; seeding {} Pods in {} namespaces", server.url(), plan.pods.n, plan.pods.namespaces);
+    let t = Instant::now();
+    let pod_json_bytes = server.seed(&plan.pods).await?;
+    let seed_s = t.elapsed().as_secs_f64();
+    eprintln!("informer-bench: seeded in {seed_s:.1} s ({:.1} KiB JSON per Pod)", pod_json_bytes / 1024.0);
+
+    let mut runner = run::Runner::new(exe, &server, &plan);
+    let mut runs: Vec<RunRecord> = Vec::new();
+    for scenario in &plan.scenarios {
+        for rep in 0..plan.reps {
+            // Interleave the implementations so slow drift on a shared machine hits both alike.
+            for imp in scenario.impls() {
+                let t = Instant::now();
+                let record = runner.run(*scenario, *imp, rep).await;
+                match &record.error {
+                    None => eprintln!("informer-bench: {scenario} / {imp} rep {rep}: ok in {:.1} s", t.elapsed().as_secs_f64()),
+                    Some(e) => eprintln!("informer-bench: {scenario} / {imp} rep {rep}: FAILED: {e}"),
+                }
+                runs.push(record);
+            }
+        }
+    }
+    drop(runner);
+    server.shutdown().await;
+
+    let config = RunConfig {
+        quick: plan.quick,
+        pods: plan.pods.n,
+        namespaces: plan.pods.namespaces,
+        reps: plan.reps,
+        updates: plan.update_rounds * plan.pods.n as u64,
+        page_size: plan.page_size,
+        pod_json_bytes,
+        seed_s,
+    };
+    let report = Report::new(revision, started_unix, host, config, runs);
+    print_table(&report.table());
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let json = serde_json::to_string_pretty(&report)?;
+    std::fs::write(&args.out, json).with_context(|| format!("writing {}", args.out.display()))?;
+    eprintln!("informer-bench: results written to {}", args.out.display());
+    Ok(report)
+}
+
+/// The table is the program's output, so it goes to stdout.
+#[allow(clippy::print_stdout)]
+fn print_table(table: &str) {
+    println!("{table}");
+}

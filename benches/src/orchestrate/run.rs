@@ -1,0 +1,197 @@
+//! One child run: start the process, drive its scenario, collect its metrics, make sure it ends.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, bail};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command as Process};
+
+use super::Plan;
+use super::server::BenchServer;
+use crate::protocol::{ChildMsg, Command, Impl, Metrics, Scenario};
+use crate::report::RunRecord;
+
+/// Runs children one after another against one server.
+pub(crate) struct Runner<'a> {
+    exe: PathBuf,
+    server: &'a BenchServer,
+    plan: &'a Plan,
+    /// The generation the Pods carry after the last scenario-2 run (each run raises it).
+    generation: u64,
+    /// The longest sync seen per implementation (sizes the watch hold of scenario 2).
+    sync_s: HashMap<Impl, f64>,
+}
+
+/// A running child and its pipes.
+struct Running {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    timeout: Duration,
+}
+
+impl Running {
+    async fn next(&mut self) -> anyhow::Result<ChildMsg> {
+        loop {
+            let line = tokio::time::timeout(self.timeout, self.lines.next_line())
+                .await
+                .with_context(|| format!("child said nothing for {} s", self.timeout.as_secs()))?
+                .context("reading the child's stdout")?;
+            let Some(line) = line else {
+                let status = self.child.wait().await.ok();
+                bail!("child exited without a result ({status:?})");
+            };
+            // Anything that is not a protocol line (a stray print from a dependency) is skipped.
+            if let Ok(msg) = serde_json::from_str::<ChildMsg>(&line) {
+                return Ok(msg);
+            }
+        }
+    }
+
+    async fn send(&mut self, cmd: Command) -> anyhow::Result<()> {
+        let mut line = serde_json::to_string(&cmd)?;
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await.context("writing to the child")?;
+        self.stdin.flush().await.context("writing to the child")?;
+        Ok(())
+    }
+
+    /// Ends the child: closing stdin makes it exit; kill it if it has not after a grace period.
+    async fn finish(mut self) {
+        drop(self.stdin);
+        if tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await.is_err() {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+impl<'a> Runner<'a> {
+    pub(crate) fn new(exe: PathBuf, server: &'a BenchServer, plan: &'a Plan) -> Self {
+        Runner { exe, server, plan, generation: 0, sync_s: HashMap::new() }
+    }
+
+    /// Runs (`scenario`, `imp`) once; failures are recorded, never propagated.
+    pub(crate) async fn run(&mut self, scenario: Scenario, imp: Impl, rep: usize) -> RunRecord {
+        let (metrics, error) = match self.run_inner(scenario, imp, rep).await {
+            Ok(m) => {
+                if let Some(s) = m.get("sync_s") {
+                    let longest = self.sync_s.entry(imp).or_insert(0.0);
+                    *longest = longest.max(*s);
+                }
+                (m, None)
+            }
+            Err(e) => (Metrics::new(), Some(format!("{e:#}"))),
+        };
+        RunRecord { scenario, imp, rep, metrics, error }
+    }
+
+    fn spawn(&self, scenario: Scenario, imp: Impl, sentinel: &str) -> anyhow::Result<Running> {
+        let plan = self.plan;
+        let mut child = Process::new(&self.exe)
+            .arg("child")
+            .args(["--scenario", scenario.name(), "--impl", imp.name(), "--url", &self.server.url()])
+            .args(["--pods", &plan.pods.n.to_string(), "--namespaces", &plan.pods.namespaces.to_string()])
+            .args(["--update-rounds", &plan.update_rounds.to_string()])
+            .args(["--final-generation", &(self.generation + plan.update_rounds).to_string()])
+            .args(["--sentinel", sentinel, "--query-ms", &plan.query_ms.to_string()])
+            .args(["--page-size", &plan.page_size.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {}", self.exe.display()))?;
+        let stdin = child.stdin.take().context("child stdin")?;
+        let stdout = child.stdout.take().context("child stdout")?;
+        Ok(Running { child, stdin, lines: BufReader::new(stdout).lines(), timeout: plan.child_timeout })
+    }
+
+    async fn run_inner(&mut self, scenario: Scenario, imp: Impl, rep: usize) -> anyhow::Result<Metrics> {
+        let sentinel = format!("relist-sentinel-{}-{rep}", imp.name());
+        self.server.clear_requests();
+        let mut hold = None;
+        if scenario == Scenario::Updates {
+            // Until the first sync_s is known, assume about 5 ms per Pod (generous).
+            let sync_s = self.sync_s.get(&imp).copied().unwrap_or(self.plan.pods.n as f64 * 0.005);
+            let d = self.server.hold_for(self.plan.update_rounds * self.plan.pods.n as u64, sync_s);
+            self.server.hold_watches(Some(d));
+            hold = Some(d);
+        }
+        let spawned = self.spawn(scenario, imp, &sentinel);
+        let res = match spawned {
+            Ok(mut child) => {
+                let res = self.drive(&mut child, scenario, imp, &sentinel, hold).await;
+                child.finish().await;
+                res
+            }
+            Err(e) => Err(e),
+        };
+        self.server.hold_watches(None);
+        if scenario == Scenario::Relist {
+            self.server.delete_sentinel(&sentinel);
+        }
+        let mut metrics = res?;
+        let counts = self.server.request_counts();
+        metrics.insert("list_requests".into(), counts.lists as f64);
+        metrics.insert("watch_requests".into(), counts.watches as f64);
+        Ok(metrics)
+    }
+
+    /// Follows the child's messages and does the orchestrator's part of `scenario`.
+    async fn drive(
+        &mut self,
+        child: &mut Running,
+        scenario: Scenario,
+        imp: Impl,
+        sentinel: &str,
+        hold: Option<Duration>,
+    ) -> anyhow::Result<Metrics> {
+        let mut extra = Metrics::new();
+        loop {
+            match child.next().await? {
+                ChildMsg::Synced { .. } => match scenario {
+                    Scenario::Updates => {
+                        // The child's watch is held by the server (see `hold_watches`) while the
+                        // updates go in, so they reach the child as one backlog at full speed.
+                        let t = Instant::now();
+                        let first = self.generation + 1;
+                        self.generation += self.plan.update_rounds;
+                        self.server.update_all(&self.plan.pods, first..=self.generation).await?;
+                        extra.insert("producer_s".into(), t.elapsed().as_secs_f64());
+                        // If the held watch was released before the last update went in, part
+                        // of the run was paced by the producer; report by how much.
+                        let released = self.server.first_watch_at().zip(hold).map(|(at, d)| at + d);
+                        let overrun = released
+                            .and_then(|r| SystemTime::now().duration_since(r).ok())
+                            .map_or(0.0, |d| d.as_secs_f64());
+                        extra.insert("hold_overrun_s".into(), overrun);
+                    }
+                    Scenario::Four => {
+                        let want = if imp == Impl::Kube { 4 } else { 1 };
+                        extra.insert("watches".into(), self.server.settled_watches(want).await as f64);
+                        child.send(Command::Proceed).await?;
+                    }
+                    Scenario::Relist => {
+                        child.send(Command::Mark).await?;
+                        match child.next().await? {
+                            ChildMsg::Marked { .. } => {}
+                            other => bail!("expected `marked`, got {other:?}"),
+                        }
+                        self.server.force_relist().await?;
+                        self.server.create_sentinel(sentinel)?;
+                    }
+                    _ => {}
+                },
+                ChildMsg::Marked { .. } => bail!("unexpected `marked`"),
+                ChildMsg::Done { mut metrics } => {
+                    metrics.extend(extra);
+                    return Ok(metrics);
+                }
+                ChildMsg::Failed { error } => bail!("{error}"),
+            }
+        }
+    }
+}

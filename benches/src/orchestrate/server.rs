@@ -1,0 +1,184 @@
+//! The benchmark's informer-testserver: seeding, updates, the forced 410 and watch counting.
+
+use std::ops::RangeInclusive;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, bail};
+use informer_testserver::{FaultTarget, TestServer};
+use serde_json::json;
+
+use crate::pods::{PodSet, namespace_name, pod_json};
+use crate::protocol::GENERATION_ANNOTATION;
+
+/// Request counts seen by the server.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RequestCounts {
+    pub(crate) lists: usize,
+    pub(crate) watches: usize,
+}
+
+/// The server plus what the orchestrator learned about its speed.
+pub(crate) struct BenchServer {
+    server: TestServer,
+    /// Seconds per in-process patch, measured after seeding (sizes the watch hold of scenario 2).
+    patch_s: f64,
+}
+
+impl BenchServer {
+    /// Starts a server whose history can replay `updates` events (scenario 2 replays them all).
+    pub(crate) async fn start(updates: usize) -> anyhow::Result<Self> {
+        let server = TestServer::builder()
+            .history_size(updates + 10_000)
+            // Bookmarks every 5 s (the default) would only add noise to short runs; 60 s keeps them rare.
+            .bookmark_interval(Duration::from_secs(60))
+            .start()
+            .await
+            .context("starting informer-testserver")?;
+        Ok(BenchServer { server, patch_s: 0.0 })
+    }
+
+    /// The base URL children connect to.
+    pub(crate) fn url(&self) -> String {
+        self.server.base_url()
+    }
+
+    /// Creates the namespaces and Pods (through the store path: no HTTP, same events and RVs as
+    /// an HTTP create) and returns the mean JSON size of a Pod.
+    pub(crate) async fn seed(&mut self, pods: &PodSet) -> anyhow::Result<f64> {
+        for n in 0..pods.namespaces {
+            self.server
+                .create_json(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace_name(n)}}))
+                .context("creating a namespace")?;
+        }
+        let mut sampled = (0usize, 0usize);
+        for i in 0..pods.n {
+            let pod = pods.pod_json(i);
+            if i % 97 == 0 {
+                sampled.0 += serde_json::to_vec(&pod)?.len();
+                sampled.1 += 1;
+            }
+            self.server.create_json(pod).with_context(|| format!("creating Pod {i}"))?;
+            if i % 4096 == 4095 {
+                // Let the server's own tasks run between batches.
+                tokio::task::yield_now().await;
+            }
+        }
+        // Calibrate the cost of one patch (re-applying the current generation changes nothing
+        // but the resourceVersion), to size the watch hold of scenario 2.
+        let probe = pods.n.min(500);
+        let t = Instant::now();
+        for i in 0..probe {
+            self.patch_generation(pods, i, 0)?;
+        }
+        self.patch_s = t.elapsed().as_secs_f64() / probe.max(1) as f64;
+        Ok(sampled.0 as f64 / sampled.1.max(1) as f64)
+    }
+
+    fn patch_generation(&self, pods: &PodSet, i: usize, generation: u64) -> anyhow::Result<()> {
+        // A status-update-like change: the generation annotation and the restart time.
+        let patch = json!({"metadata": {"annotations": {
+            GENERATION_ANNOTATION: generation.to_string(),
+            "kubectl.kubernetes.io/restartedAt": format!("2026-11-21T{:02}:{:02}:00Z", generation % 24, i % 60),
+        }}});
+        self.server
+            .patch_json("v1", "Pod", Some(&pods.namespace_of(i)), &pods.name_of(i), &patch)
+            .with_context(|| format!("patching Pod {i}"))?;
+        Ok(())
+    }
+
+    /// Scenario 2: every Pod goes through each generation of `generations`, in rounds.
+    pub(crate) async fn update_all(&self, pods: &PodSet, generations: RangeInclusive<u64>) -> anyhow::Result<()> {
+        for generation in generations {
+            for i in 0..pods.n {
+                self.patch_generation(pods, i, generation)?;
+                if i % 4096 == 4095 {
+                    tokio::task::yield_now().await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Scenario 2: while on, the next WATCH is answered only after `hold`, long enough for the
+    /// updates to go in first. The watch then replays them from the history as one backlog, so
+    /// the child consumes at its own full speed instead of at the producer's.
+    pub(crate) fn hold_watches(&self, hold: Option<Duration>) {
+        self.server.faults().delay(FaultTarget::Watch, hold.unwrap_or(Duration::ZERO));
+    }
+
+    /// How long to hold the child's watch for `updates` updates after a sync of about `sync_s`.
+    pub(crate) fn hold_for(&self, updates: u64, sync_s: f64) -> Duration {
+        Duration::from_secs_f64(sync_s * 1.5 + self.patch_s * updates as f64 * 1.5 + 2.0)
+    }
+
+    /// When the first WATCH since the last [`clear_requests`](Self::clear_requests) arrived.
+    pub(crate) fn first_watch_at(&self) -> Option<SystemTime> {
+        self.server.requests().iter().find(|r| r.is_watch()).map(|r| r.time)
+    }
+
+    /// Forgets the request log (called before each child).
+    pub(crate) fn clear_requests(&self) {
+        self.server.clear_requests();
+    }
+
+    /// LISTs and WATCHes since the last [`clear_requests`](Self::clear_requests).
+    pub(crate) fn request_counts(&self) -> RequestCounts {
+        let log = self.server.requests();
+        RequestCounts {
+            lists: log.iter().filter(|r| r.is_list()).count(),
+            watches: log.iter().filter(|r| r.is_watch()).count(),
+        }
+    }
+
+    /// Scenario 3: open watch connections once they settle (at least `want`, or after 10 s).
+    pub(crate) async fn settled_watches(&self, want: usize) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.server.active_watches() < want && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // A straggler opening a further watch would show up within this grace period.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        self.server.active_watches()
+    }
+
+    /// Scenario 4: sends a 410 ERROR event to the open watch and waits until the client has
+    /// relisted and is watching again (a LIST, then a WATCH, after the 410).
+    pub(crate) async fn force_relist(&self) -> anyhow::Result<()> {
+        let before = self.server.requests().len();
+        self.server.faults().expire_open_watches();
+        let deadline = Instant::now() + Duration::from_secs(300);
+        loop {
+            let log = self.server.requests();
+            let new = log.get(before..).unwrap_or_default();
+            if let Some(list) = new.iter().position(|r| r.is_list())
+                && new[list..].iter().any(|r| r.is_watch())
+                && self.server.active_watches() > 0
+            {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("no relist within 300 s of the forced 410");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Scenario 4: creates the Pod whose arrival tells the child the relist is behind it.
+    pub(crate) fn create_sentinel(&self, name: &str) -> anyhow::Result<()> {
+        let pod = pod_json(&namespace_name(0), name, u64::MAX / 3, 0);
+        self.server.create_json(pod).context("creating the sentinel Pod")?;
+        Ok(())
+    }
+
+    /// Deletes the sentinel again, so every run sees the same Pods.
+    pub(crate) fn delete_sentinel(&self, name: &str) {
+        if let Err(e) = self.server.delete_json("v1", "Pod", Some(&namespace_name(0)), name) {
+            tracing::debug!("deleting the sentinel {name}: {e}");
+        }
+    }
+
+    /// Stops the server.
+    pub(crate) async fn shutdown(self) {
+        self.server.shutdown().await;
+    }
+}

@@ -1,0 +1,166 @@
+//! What the orchestrator and a measured child process say to each other.
+//!
+//! A child is started as `informer-bench child --scenario S --impl I --url U …`. It prints one JSON
+//! [`ChildMsg`] per line on stdout and reads one [`Command`] per line on stdin. When its stdin
+//! closes (the orchestrator ended, however it ended) the child exits at once, so no child outlives
+//! the run.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The metrics one child reports, by name (`sync_s`, `heap_peak_mib`, …).
+pub type Metrics = BTreeMap<String, f64>;
+
+/// A benchmark scenario (the numbering follows issue #7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scenario {
+    /// (1) Initial sync of the seeded Pods.
+    Sync,
+    /// (2) Watch updates after the sync, delivered to one handler.
+    Updates,
+    /// (3) Four consumers of one kind: memory and watch connections.
+    Four,
+    /// (4) Relist after a forced 410: peak heap over the steady store.
+    Relist,
+    /// (5) Namespaced list queries.
+    NsQuery,
+    /// (6) The limit: decoding the same list pages with serde_json alone.
+    Decode,
+    /// (7a) Initial sync with a transform that strips managedFields.
+    SyncStrip,
+    /// (7b) Initial sync of metadata only.
+    SyncMeta,
+}
+
+impl Scenario {
+    /// Every scenario, in report order.
+    pub const ALL: [Scenario; 8] = [
+        Scenario::Sync,
+        Scenario::Updates,
+        Scenario::Four,
+        Scenario::Relist,
+        Scenario::NsQuery,
+        Scenario::Decode,
+        Scenario::SyncStrip,
+        Scenario::SyncMeta,
+    ];
+
+    /// The implementations measured in this scenario.
+    pub fn impls(self) -> &'static [Impl] {
+        match self {
+            Scenario::Decode => &[Impl::SerdeJson],
+            Scenario::Four => &[Impl::Ours, Impl::Kube, Impl::KubeShared],
+            _ => &[Impl::Ours, Impl::Kube],
+        }
+    }
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Sync => "sync",
+            Scenario::Updates => "updates",
+            Scenario::Four => "four",
+            Scenario::Relist => "relist",
+            Scenario::NsQuery => "ns-query",
+            Scenario::Decode => "decode",
+            Scenario::SyncStrip => "sync-strip",
+            Scenario::SyncMeta => "sync-meta",
+        }
+    }
+
+    /// A one-line description for the table.
+    pub fn title(self) -> &'static str {
+        match self {
+            Scenario::Sync => "(1) initial sync",
+            Scenario::Updates => "(2) watch updates to one handler",
+            Scenario::Four => "(3) four consumers of one kind",
+            Scenario::Relist => "(4) relist after a forced 410",
+            Scenario::NsQuery => "(5) namespaced list query",
+            Scenario::Decode => "(6) serde_json decode of the same pages",
+            Scenario::SyncStrip => "(7a) sync, managedFields stripped",
+            Scenario::SyncMeta => "(7b) sync, metadata only",
+        }
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which implementation a child runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Impl {
+    /// informer-rs: `SharedIndexInformer`, its indexer and listers.
+    Ours,
+    /// kube-runtime: `watcher` + `reflector` + `Store`, default config (one reflector per consumer).
+    Kube,
+    /// kube-runtime's shared-stream mode (`store_shared` + `subscribe`, feature `unstable-runtime`).
+    KubeShared,
+    /// serde_json alone, decoding the list pages (scenario 6).
+    SerdeJson,
+}
+
+impl Impl {
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Impl::Ours => "ours",
+            Impl::Kube => "kube",
+            Impl::KubeShared => "kube-shared",
+            Impl::SerdeJson => "serde-json",
+        }
+    }
+}
+
+impl fmt::Display for Impl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One line from a child on stdout.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "msg", rename_all = "kebab-case")]
+pub enum ChildMsg {
+    /// The initial sync finished; the child now waits for the orchestrator where the scenario
+    /// needs it (updates to produce, a 410 to inject, watches to count).
+    Synced {
+        /// Metrics of the sync phase.
+        metrics: Metrics,
+    },
+    /// The answer to [`Command::Mark`]: the peak counters were reset.
+    Marked {
+        /// Metrics at the mark (the steady store).
+        metrics: Metrics,
+    },
+    /// The scenario finished; these are its final metrics. The child exits after this line.
+    Done {
+        /// Every metric of the run.
+        metrics: Metrics,
+    },
+    /// The scenario failed; the child exits non-zero after this line.
+    Failed {
+        /// What went wrong.
+        error: String,
+    },
+}
+
+/// One line from the orchestrator on a child's stdin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Command {
+    /// Reset the peak heap and peak RSS counters and answer [`ChildMsg::Marked`].
+    Mark,
+    /// Go on to the next phase of the scenario (report and exit, for most scenarios).
+    Proceed,
+}
+
+/// The annotation whose value is the update generation of a Pod (scenario 2).
+pub const GENERATION_ANNOTATION: &str = "bench.informer-rs.io/generation";
+
+/// Bytes in a MiB, for metrics reported in MiB.
+pub const MIB: f64 = 1024.0 * 1024.0;

@@ -1,0 +1,313 @@
+//! The results: per-run records, medians and spreads, the goals of issue #7, a table and JSON.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::protocol::{Impl, Metrics, Scenario};
+use crate::stats::Summary;
+use crate::sys::HostFacts;
+
+/// One child run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunRecord {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The implementation.
+    #[serde(rename = "impl")]
+    pub imp: Impl,
+    /// Repetition number, from 0.
+    pub rep: usize,
+    /// The metrics (empty when the run failed).
+    pub metrics: Metrics,
+    /// Why the run failed, if it did.
+    pub error: Option<String>,
+}
+
+/// How the run was configured.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunConfig {
+    /// `--quick`.
+    pub quick: bool,
+    /// Seeded Pods.
+    pub pods: usize,
+    /// Namespaces they are spread over.
+    pub namespaces: usize,
+    /// Repetitions per (scenario, implementation).
+    pub reps: usize,
+    /// Watch updates in scenario 2.
+    pub updates: u64,
+    /// LIST page size of both implementations.
+    pub page_size: u32,
+    /// Mean JSON size of one seeded Pod, in bytes.
+    pub pod_json_bytes: f64,
+    /// Seconds it took to seed the server.
+    pub seed_s: f64,
+}
+
+/// One goal of issue #7, evaluated on this run's medians.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Goal {
+    /// What is compared.
+    pub name: String,
+    /// The measured value (a ratio, or a share).
+    pub value: Option<f64>,
+    /// The target, as text (`<= 0.9x`).
+    pub target: String,
+    /// Whether the target is met (`None` when a side is missing).
+    pub met: Option<bool>,
+}
+
+/// Everything written to the JSON file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Report {
+    /// `git rev-parse HEAD`, with `-dirty` for local changes.
+    pub revision: String,
+    /// Unix time the run started.
+    pub started_unix: u64,
+    /// The host.
+    pub host: HostFacts,
+    /// The configuration.
+    pub config: RunConfig,
+    /// Every child run.
+    pub runs: Vec<RunRecord>,
+    /// Median and spread by scenario, implementation and metric.
+    pub summary: BTreeMap<String, BTreeMap<String, BTreeMap<String, Summary>>>,
+    /// The goals of issue #7.
+    pub goals: Vec<Goal>,
+}
+
+impl Report {
+    /// Builds the summary and the goals from `runs`.
+    pub fn new(revision: String, started_unix: u64, host: HostFacts, config: RunConfig, runs: Vec<RunRecord>) -> Self {
+        let mut samples: BTreeMap<(Scenario, Impl), BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+        for r in runs.iter().filter(|r| r.error.is_none()) {
+            let by_metric = samples.entry((r.scenario, r.imp)).or_default();
+            for (k, v) in &r.metrics {
+                by_metric.entry(k.clone()).or_default().push(*v);
+            }
+        }
+        let mut summary: BTreeMap<String, BTreeMap<String, BTreeMap<String, Summary>>> = BTreeMap::new();
+        for ((scenario, imp), metrics) in samples {
+            let row = summary.entry(scenario.name().to_string()).or_default().entry(imp.name().to_string()).or_default();
+            for (k, v) in metrics {
+                if let Some(s) = Summary::of(&v) {
+                    row.insert(k, s);
+                }
+            }
+        }
+        let mut report = Report { revision, started_unix, host, config, runs, summary, goals: Vec::new() };
+        report.goals = report.evaluate_goals();
+        report
+    }
+
+    /// The median of `metric` for (`scenario`, `imp`).
+    pub fn median(&self, scenario: Scenario, imp: Impl, metric: &str) -> Option<f64> {
+        Some(self.summary.get(scenario.name())?.get(imp.name())?.get(metric)?.median)
+    }
+
+    fn ratio(&self, scenario: Scenario, metric: &str) -> Option<f64> {
+        let ours = self.median(scenario, Impl::Ours, metric)?;
+        let kube = self.median(scenario, Impl::Kube, metric)?;
+        (kube != 0.0).then(|| ours / kube)
+    }
+
+    fn evaluate_goals(&self) -> Vec<Goal> {
+        let goal = |name: &str, value: Option<f64>, target: &str, ok: fn(f64) -> bool| Goal {
+            name: name.to_string(),
+            value,
+            target: target.to_string(),
+            met: value.map(ok),
+        };
+        let sync_throughput = self.median(Scenario::Sync, Impl::Ours, "objects").and_then(|n| {
+            let secs = self.median(Scenario::Sync, Impl::Ours, "sync_s")?;
+            let decode = self.median(Scenario::Decode, Impl::SerdeJson, "objects_per_s")?;
+            Some(n / secs / decode)
+        });
+        let query_speedup = self
+            .median(Scenario::NsQuery, Impl::Kube, "query_us")
+            .zip(self.median(Scenario::NsQuery, Impl::Ours, "query_us"))
+            .map(|(kube, ours)| kube / ours.max(1e-9));
+        vec![
+            goal("(1) sync time, ours/kube", self.ratio(Scenario::Sync, "sync_s"), "<= 0.9x", |v| v <= 0.9),
+            goal("(1) peak heap, ours/kube", self.ratio(Scenario::Sync, "heap_peak_mib"), "<= 0.7x", |v| v <= 0.7),
+            goal("(2) update throughput, ours/kube", self.ratio(Scenario::Updates, "events_per_s"), ">= 1.2x", |v| {
+                v >= 1.2
+            }),
+            goal("(3) four consumers, heap ours/kube", self.ratio(Scenario::Four, "heap_mib"), "<= 0.35x", |v| v <= 0.35),
+            goal("(3) four consumers, watches (ours)", self.median(Scenario::Four, Impl::Ours, "watches"), "== 1", |v| {
+                v == 1.0
+            }),
+            goal(
+                "(4) relist peak / steady store (ours)",
+                self.median(Scenario::Relist, Impl::Ours, "relist_peak_over_steady"),
+                "<= 1.3x",
+                |v| v <= 1.3,
+            ),
+            goal("(5) namespaced query speed-up, kube/ours time", query_speedup, ">= 100x", |v| v >= 100.0),
+            goal("(6) sync throughput / pure decode (ours)", sync_throughput, ">= 0.70", |v| v >= 0.7),
+        ]
+    }
+
+    /// The human-readable table: one block per scenario, one line per metric.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "informer-bench: {} Pods ({:.1} KiB JSON each) in {} namespaces, {} reps, page size {}{}",
+            self.config.pods,
+            self.config.pod_json_bytes / 1024.0,
+            self.config.namespaces,
+            self.config.reps,
+            self.config.page_size,
+            if self.config.quick { ", QUICK" } else { "" },
+        );
+        let _ = writeln!(out, "revision {}; {} x {}; load {:.2}", self.revision, self.host.nproc, self.host.cpu_model, self.host.load_average_1m);
+        let _ = writeln!(out, "cells: median (spread = (max-min)/median)");
+        for scenario in Scenario::ALL {
+            let Some(by_impl) = self.summary.get(scenario.name()) else {
+                continue;
+            };
+            let impls = scenario.impls();
+            let _ = writeln!(out, "\n{}", scenario.title());
+            let mut header = format!("  {:<26}", "metric");
+            for imp in impls {
+                let _ = write!(header, " {:>20}", imp.name());
+            }
+            if impls.contains(&Impl::Kube) {
+                let _ = write!(header, " {:>12}", "ours/kube");
+            }
+            let _ = writeln!(out, "{header}");
+            for metric in table_metrics(scenario) {
+                if !impls.iter().any(|i| by_impl.get(i.name()).is_some_and(|m| m.contains_key(*metric))) {
+                    continue;
+                }
+                let mut line = format!("  {metric:<26}");
+                for imp in impls {
+                    let cell = by_impl.get(imp.name()).and_then(|m| m.get(*metric)).map_or_else(
+                        || "-".to_string(),
+                        |s| format!("{} ±{:.0}%", fmt_num(s.median), s.spread_pct),
+                    );
+                    let _ = write!(line, " {cell:>20}");
+                }
+                if impls.contains(&Impl::Kube) {
+                    let ratio = self.ratio(scenario, metric).map_or_else(|| "-".to_string(), |r| format!("{r:.3}x"));
+                    let _ = write!(line, " {ratio:>12}");
+                }
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        let failures: Vec<&RunRecord> = self.runs.iter().filter(|r| r.error.is_some()).collect();
+        if !failures.is_empty() {
+            let _ = writeln!(out, "\nfailed runs:");
+            for r in failures {
+                let _ = writeln!(out, "  {} / {} rep {}: {}", r.scenario, r.imp, r.rep, r.error.as_deref().unwrap_or(""));
+            }
+        }
+        let _ = writeln!(out, "\ngoals (issue #7):");
+        for g in &self.goals {
+            let value = g.value.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+            let met = match g.met {
+                Some(true) => "met",
+                Some(false) => "MISSED",
+                None => "n/a",
+            };
+            let _ = writeln!(out, "  {:<46} {:>10}  target {:<8} {}", g.name, value, g.target, met);
+        }
+        out
+    }
+}
+
+/// The metrics shown in the table for each scenario (the JSON has all of them).
+fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
+    match scenario {
+        Scenario::Sync | Scenario::SyncStrip | Scenario::SyncMeta => {
+            &["sync_s", "objects", "heap_peak_mib", "heap_mib", "rss_peak_mib", "list_requests", "watch_requests"]
+        }
+        Scenario::Updates => &["events_per_s", "deliver_s", "handler_calls", "producer_s", "heap_peak_mib", "rss_peak_mib"],
+        Scenario::Four => &["heap_mib", "heap_peak_mib", "rss_peak_mib", "watches", "list_requests", "sync_s"],
+        Scenario::Relist => &[
+            "steady_heap_mib",
+            "relist_heap_peak_mib",
+            "relist_peak_over_steady",
+            "heap_after_mib",
+            "steady_rss_mib",
+            "relist_rss_peak_mib",
+        ],
+        Scenario::NsQuery => &["query_us", "results_per_query", "queries", "sync_s"],
+        Scenario::Decode => &[
+            "decode_s",
+            "objects_per_s",
+            "mib_per_s",
+            "json_bytes_per_object",
+            "typed_heap_bytes_per_object",
+            "heap_peak_mib",
+        ],
+    }
+}
+
+/// Three significant digits, without scientific notation for the usual ranges.
+fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(scenario: Scenario, imp: Impl, metrics: &[(&str, f64)]) -> RunRecord {
+        RunRecord {
+            scenario,
+            imp,
+            rep: 0,
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn goals_use_medians_and_ratios() {
+        let host = HostFacts {
+            nproc: 2,
+            memory_mib: 1,
+            cpu_model: "cpu".into(),
+            kernel: "k".into(),
+            rustc: "r".into(),
+            load_average_1m: 0.0,
+        };
+        let config = RunConfig {
+            quick: true,
+            pods: 10,
+            namespaces: 2,
+            reps: 1,
+            updates: 20,
+            page_size: 500,
+            pod_json_bytes: 12000.0,
+            seed_s: 1.0,
+        };
+        let runs = vec![
+            run(Scenario::Sync, Impl::Ours, &[("sync_s", 1.0), ("objects", 100.0), ("heap_peak_mib", 50.0)]),
+            run(Scenario::Sync, Impl::Kube, &[("sync_s", 2.0), ("objects", 100.0), ("heap_peak_mib", 60.0)]),
+            run(Scenario::Decode, Impl::SerdeJson, &[("objects_per_s", 125.0)]),
+            run(Scenario::NsQuery, Impl::Ours, &[("query_us", 2.0)]),
+            run(Scenario::NsQuery, Impl::Kube, &[("query_us", 1000.0)]),
+        ];
+        let report = Report::new("rev".into(), 0, host, config, runs);
+        let by_name = |n: &str| report.goals.iter().find(|g| g.name.starts_with(n)).cloned().expect("goal");
+        assert_eq!(by_name("(1) sync time").value, Some(0.5));
+        assert_eq!(by_name("(1) sync time").met, Some(true));
+        assert_eq!(by_name("(1) peak heap").met, Some(false));
+        assert_eq!(by_name("(5)").value, Some(500.0));
+        assert_eq!(by_name("(6)").value, Some(0.8));
+        assert_eq!(by_name("(2)").met, None);
+        assert!(report.table().contains("(1) initial sync"));
+    }
+}

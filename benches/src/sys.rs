@@ -1,0 +1,87 @@
+//! Facts from the operating system: peak RSS of this process, host description and git revision.
+
+use std::process::Command;
+
+/// Resident set size figures of this process, in KiB, from `/proc/self/status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Rss {
+    /// `VmRSS`: resident now.
+    pub current_kib: u64,
+    /// `VmHWM`: the high-water mark since start or the last [`reset_peak_rss`].
+    pub peak_kib: u64,
+}
+
+/// Reads `VmRSS` and `VmHWM`; zeros where `/proc` is unavailable.
+pub fn rss() -> Rss {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    Rss { current_kib: field("VmRSS:"), peak_kib: field("VmHWM:") }
+}
+
+/// Resets `VmHWM` to the current RSS (writing `5` to `/proc/self/clear_refs`), so the next
+/// [`rss`] reports the peak of the phase that follows. Returns false where the kernel refuses.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// What the benchmark ran on; written next to the results.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HostFacts {
+    /// Logical CPUs available to this process.
+    pub nproc: usize,
+    /// Total memory in MiB (`MemTotal`).
+    pub memory_mib: u64,
+    /// The CPU model string.
+    pub cpu_model: String,
+    /// The kernel release.
+    pub kernel: String,
+    /// The rustc version that built the benchmark, if `rustc` is on the path.
+    pub rustc: String,
+    /// The 1-minute load average when the run started (other work on the machine skews timings).
+    pub load_average_1m: f64,
+}
+
+/// Collects [`HostFacts`] from `/proc` and `rustc -V`.
+pub fn host_facts() -> HostFacts {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let cpu_model = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string()))
+        .unwrap_or_else(|| "unknown".into());
+    let memory_mib = read("/proc/meminfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|r| r.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib / 1024);
+    let load_average_1m =
+        read("/proc/loadavg").split_whitespace().next().and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    HostFacts {
+        nproc: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        memory_mib,
+        cpu_model,
+        kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
+        rustc: command_output("rustc", &["-V"]).unwrap_or_else(|| "unknown".into()),
+        load_average_1m,
+    }
+}
+
+/// The git revision of the working tree (`HEAD`, plus `-dirty` when there are local changes).
+pub fn git_revision() -> String {
+    let Some(head) = command_output("git", &["rev-parse", "HEAD"]) else {
+        return "unknown".into();
+    };
+    let dirty = command_output("git", &["status", "--porcelain", "--untracked-files=no"])
+        .is_some_and(|s| !s.is_empty());
+    if dirty { format!("{head}-dirty") } else { head }
+}
+
+fn command_output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}

@@ -1,0 +1,6 @@
+use informer_derive::Informer;
+
+#[derive(Informer)]
+pub struct Foo;
+
+fn main() {}

@@ -1,0 +1,73 @@
+//! Emits the `InformerFactoryExt` extension trait: group accessors (G1) and the GVR table (G5).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{Paths, docs};
+use crate::model::Model;
+use crate::naming;
+
+/// `pub trait InformerFactoryExt { fn apps(&self) -> … }` and its impl for the runtime factory.
+pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
+    let rt = &paths.rt;
+    let decls = model.groups.values().map(|g| {
+        let (ident, ty, doc) = (
+            naming::ident(&g.accessor),
+            naming::group_type(&g.accessor),
+            docs::group_accessor(g),
+        );
+        quote! {
+            #[doc = #doc]
+            fn #ident(&self) -> self::#ident::#ty;
+        }
+    });
+    let impls = model.groups.values().map(|g| {
+        let (ident, ty) = (naming::ident(&g.accessor), naming::group_type(&g.accessor));
+        quote! {
+            fn #ident(&self) -> self::#ident::#ty {
+                self::#ident::#ty::new(self)
+            }
+        }
+    });
+    let arms = model.groups.values().flat_map(|g| {
+        g.versions.values().flat_map(move |v| {
+            v.kinds.values().map(move |k| {
+                let (gi, vi, ki) = (naming::ident(&g.accessor), naming::ident(&v.name), naming::ident(&k.accessor));
+                let (group, version, plural) = (&k.group, &k.version, &k.plural);
+                quote! {
+                    (#group, #version, #plural) => #rt::Result::Ok(#rt::GenericInformer::new(self.#gi().#vi().#ki().informer())),
+                }
+            })
+        })
+    });
+    quote! {
+        /// Typed group accessors for the runtime's `SharedInformerFactory`: `factory.apps().v1().deployments()`.
+        ///
+        /// Bring it into scope with `use` to call the accessors; options, `start`, `wait_for_cache_sync` and
+        /// `shutdown` stay on the factory itself.
+        pub trait InformerFactoryExt {
+            #(#decls)*
+
+            /// The generic informer for `gvr` (G5, F9): a kind known to this generated code is created on first
+            /// use through its typed accessor; any other resource falls back to `for_resource`.
+            fn informer_for_resource(
+                &self,
+                gvr: &#rt::GroupVersionResource,
+            ) -> #rt::Result<#rt::GenericInformer, #rt::FactoryError>;
+        }
+
+        impl InformerFactoryExt for #rt::SharedInformerFactory {
+            #(#impls)*
+
+            fn informer_for_resource(
+                &self,
+                gvr: &#rt::GroupVersionResource,
+            ) -> #rt::Result<#rt::GenericInformer, #rt::FactoryError> {
+                match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
+                    #(#arms)*
+                    _ => self.for_resource(gvr),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Emits one version module: its handle type with kind accessors, and the kinds' typed handles.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{Paths, docs, kind};
+use crate::model::{Group, Origin, Version};
+use crate::naming;
+
+/// `pub mod v1 { pub struct AppsV1Informers {…} … }`.
+pub(crate) fn version_module(group: &Group, v: &Version, paths: &Paths) -> TokenStream {
+    let rt = &paths.rt;
+    let v_ident = naming::ident(&v.name);
+    let v_ty = naming::version_type(&group.accessor, &v.name);
+    let (mod_doc, handle_doc) = (
+        docs::version_module(group, v),
+        docs::version_handle(group, v),
+    );
+    let accessors = v.kinds.values().map(|k| {
+        let accessor = naming::ident(&k.accessor);
+        let handle = kind::informer_type_path(k);
+        let doc = docs::kind_accessor(k);
+        quote! {
+            #[doc = #doc]
+            pub fn #accessor(&self) -> #handle {
+                #handle::new(&self.factory)
+            }
+        }
+    });
+    let handles = v
+        .kinds
+        .values()
+        .filter(|k| !matches!(k.origin, Origin::Derive { .. }))
+        .map(|k| kind::handles(k, paths));
+    quote! {
+        #[doc = #mod_doc]
+        pub mod #v_ident {
+            #[doc = #handle_doc]
+            #[derive(Clone)]
+            pub struct #v_ty {
+                factory: #rt::SharedInformerFactory,
+            }
+
+            impl #v_ty {
+                /// A handle on `factory`; creates nothing until an informer is requested.
+                pub fn new(factory: &#rt::SharedInformerFactory) -> Self {
+                    Self { factory: #rt::Clone::clone(factory) }
+                }
+
+                #(#accessors)*
+            }
+
+            #(#handles)*
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Typed generator errors; every variant names the input file and the item it is about.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// One problem found in the generator's inputs or configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A Rust source file does not parse.
+    #[error("{path}:{line}:{column}: cannot parse Rust source: {message}")]
+    RustSyntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// 0-based column of the error.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A `#[derive(Informer)]` item in a Rust source lacks a key or has a malformed one.
+    #[error("{path}: `{item}`: {reason}")]
+    DeriveAttr {
+        /// The file.
+        path: PathBuf,
+        /// The struct carrying the derive.
+        item: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A CRD manifest is not valid YAML or misses a field.
+    #[error("{path}: {field}: {reason}")]
+    InvalidCrd {
+        /// The manifest.
+        path: PathBuf,
+        /// The offending field, as a dotted path (`spec.names.kind`), or `<document>` for syntax errors.
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The same group/version/kind is defined by two inputs.
+    #[error("kind `{kind}` in `{group}/{version}` is defined twice: in {first} and in {second}")]
+    DuplicateKind {
+        /// API group.
+        group: String,
+        /// API version.
+        version: String,
+        /// Kind.
+        kind: String,
+        /// The first definition's input.
+        first: String,
+        /// The second definition's input.
+        second: String,
+    },
+    /// A group named in the configuration is not defined by any input.
+    #[error("unknown group `{group}` (named by `{setting}`)")]
+    UnknownGroup {
+        /// The group.
+        group: String,
+        /// The builder setting that names it.
+        setting: &'static str,
+    },
+    /// A kind selected by `include_kind` does not exist in the built-in types.
+    #[error("unknown built-in kind `{kind}` in `{group}/{version}`")]
+    UnknownKind {
+        /// API group.
+        group: String,
+        /// API version.
+        version: String,
+        /// Kind.
+        kind: String,
+    },
+    /// Two groups get the same accessor name (G1); configure one with `group_accessor`.
+    #[error(
+        "groups {groups:?} all map to the accessor `{accessor}()`; set `group_accessor` for one of them"
+    )]
+    GroupAccessorCollision {
+        /// The accessor name.
+        accessor: String,
+        /// The colliding groups.
+        groups: Vec<String>,
+    },
+    /// Two kinds of one group/version get the same accessor (G2); configure one with `kind_accessor`.
+    #[error(
+        "kinds {kinds:?} in `{group}/{version}` all map to the accessor `{accessor}()`; set `kind_accessor` for one of them"
+    )]
+    KindAccessorCollision {
+        /// API group.
+        group: String,
+        /// API version.
+        version: String,
+        /// The accessor name.
+        accessor: String,
+        /// The colliding kinds.
+        kinds: Vec<String>,
+    },
+    /// A configured name is not a valid Rust identifier or Kubernetes name.
+    #[error("invalid {what} `{value}`: {reason}")]
+    InvalidName {
+        /// What the name is for (`group accessor`, `module path`, …).
+        what: &'static str,
+        /// The name.
+        value: String,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// The k8s-openapi sources could not be located.
+    #[error("cannot locate k8s-openapi sources: {reason}")]
+    K8sOpenApi {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Every problem found in one run, in input order; the generator reports them all together.
+#[derive(Debug)]
+pub struct Errors(pub Vec<Error>);
+
+impl fmt::Display for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.len();
+        write!(
+            f,
+            "informer-gen found {n} problem{}",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for e in &self.0 {
+            write!(f, "\n  - {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Errors {}
+
+impl From<Error> for Errors {
+    fn from(e: Error) -> Self {
+        Errors(vec![e])
+    }
+}

@@ -1,1 +1,0 @@
-//! TODO(owner): delta_fifo

@@ -1,0 +1,429 @@
+//! The delta FIFO between the reflector and the informer's processing loop (D1–D9).
+//!
+//! [`DeltaFifo<K>`] is client-go's `DeltaFIFO`: every key holds its own list of [`Delta`]s and
+//! appears in the queue once, in first-enqueue order (D2). The reflector writes into it through
+//! [`ReflectorStore`]; the informer pops one key at a time with [`DeltaFifo::pop`] and processes
+//! the deltas **without** the queue lock held (D9 [ours]), so the reflector never waits on
+//! processing or on handlers.
+//!
+//! ```
+//! # async fn demo() {
+//! use std::sync::Arc;
+//! use informer_runtime::delta_fifo::{Delta, DeltaFifo};
+//! use informer_runtime::indexer::Indexer;
+//! use informer_runtime::store::ReflectorStore;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! # let cm = |n: &str| ConfigMap { metadata: kube::api::ObjectMeta { name: Some(n.into()),
+//! #     namespace: Some("ns".into()), ..Default::default() }, ..Default::default() };
+//!
+//! let store = Arc::new(Indexer::<ConfigMap>::new());
+//! let fifo = DeltaFifo::builder().known_objects(store.clone()).build();
+//! fifo.replace(vec![cm("a"), cm("b")], "10".into()).unwrap();
+//! while !fifo.has_synced() {
+//!     let popped = fifo.pop().await.expect("not closed");
+//!     for delta in popped.deltas() {
+//!         match delta {
+//!             Delta::Deleted(gone) => { store.delete_key(popped.key().as_str()); }
+//!             other => { store.upsert(popped.key().clone(), other.object().unwrap().clone()).unwrap(); }
+//!         }
+//!     }
+//!     popped.done(); // D7: counts as processed only now
+//! }
+//! assert_eq!(store.len(), 2);
+//! # }
+//! ```
+
+mod delta;
+mod known;
+mod queue;
+
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use tokio::sync::Notify;
+
+pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Deltas};
+pub use known::KnownObjects;
+
+use crate::key::ObjectKey;
+use crate::store::{ReflectorStore, StoreError};
+use queue::{PoppedItem, Queue};
+
+/// A transform applied to each object when it is queued by `add`, `update`, `delete` or
+/// `replace` (D8): it mutates in place and must be idempotent. It never runs for `Sync` deltas
+/// of a resync, nor for tombstones.
+pub type TransformFn<K> = Arc<dyn Fn(&mut K) + Send + Sync + 'static>;
+
+/// How the FIFO orders deltas across keys. Only the keyed mode exists today; see
+/// `.notes/fifo-ordered-mode.md` for why it is the default and how the ordered mode would fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FifoMode {
+    /// client-go's `DeltaFIFO`: per-key coalescing, memory bounded by the key count (D2, D11).
+    #[default]
+    Coalescing,
+}
+
+/// The delta FIFO (D1–D9). Share it behind an `Arc`: the reflector writes, one consumer pops.
+pub struct DeltaFifo<K> {
+    queue: Mutex<Queue<K>>,
+    known: Option<Arc<dyn KnownObjects<K>>>,
+    emit_replaced: bool,
+    transform: RwLock<Option<TransformFn<K>>>,
+    /// Wakes the single consumer; `notify_one` keeps a permit, so no wake-up is lost.
+    item_ready: Notify,
+    /// Wakes `wait_synced` callers when `has_synced` flips or the FIFO closes.
+    synced: Notify,
+}
+
+/// Builds a [`DeltaFifo`].
+pub struct DeltaFifoBuilder<K> {
+    known: Option<Arc<dyn KnownObjects<K>>>,
+    emit_replaced: bool,
+    transform: Option<TransformFn<K>>,
+    mode: FifoMode,
+}
+
+impl<K: kube::Resource + Send + Sync + 'static> DeltaFifoBuilder<K> {
+    /// The store the consumer fills (usually the informer's [`Indexer`](crate::indexer::Indexer)):
+    /// needed to ignore unknown deletes (D4), tombstone vanished objects on `replace` (D5) and
+    /// resync (D6). Without it, `resync` does nothing and `replace` only sees queued keys.
+    pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
+        self.known = Some(known);
+        self
+    }
+
+    /// Whether `replace` queues `Replaced` (the default here, as every client-go informer sets)
+    /// or `Sync` (client-go's `DeltaFIFO` default, for compatibility) (D5).
+    pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
+        self.emit_replaced = emit;
+        self
+    }
+
+    /// The transform applied at enqueue time (D8).
+    pub fn transform(mut self, transform: TransformFn<K>) -> Self {
+        self.transform = Some(transform);
+        self
+    }
+
+    /// The ordering mode (only [`FifoMode::Coalescing`] today).
+    pub fn mode(mut self, mode: FifoMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Builds the FIFO.
+    pub fn build(self) -> DeltaFifo<K> {
+        let FifoMode::Coalescing = self.mode;
+        DeltaFifo {
+            queue: Mutex::new(Queue::new()),
+            known: self.known,
+            emit_replaced: self.emit_replaced,
+            transform: RwLock::new(self.transform),
+            item_ready: Notify::new(),
+            synced: Notify::new(),
+        }
+    }
+}
+
+/// One popped key, handed to the single consumer (D9). The queue lock is **not** held while it
+/// lives. Finish it with [`done`](Self::done) after processing (D7 counts it only then) or
+/// [`requeue`](Self::requeue) on failure. Dropping it unfinished counts as `done`.
+pub struct Popped<'a, K: kube::Resource + Send + Sync + 'static> {
+    fifo: &'a DeltaFifo<K>,
+    key: ObjectKey,
+    deltas: Deltas<K>,
+    initial: bool,
+    is_in_initial_list: bool,
+    finished: bool,
+}
+
+impl<K: kube::Resource + Send + Sync + 'static> Popped<'_, K> {
+    /// The key whose deltas these are.
+    pub fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+
+    /// The deltas, oldest first; never empty (D2).
+    pub fn deltas(&self) -> &[Delta<K>] {
+        &self.deltas
+    }
+
+    /// Whether the FIFO had not synced when this key was popped (H3's `is_in_initial_list`).
+    pub fn is_in_initial_list(&self) -> bool {
+        self.is_in_initial_list
+    }
+
+    /// Processing succeeded: the key leaves flight and counts towards `has_synced` (D7).
+    pub fn done(mut self) {
+        self.finish_done();
+    }
+
+    /// Processing failed: put the deltas back (in front of any newer deltas for the key).
+    pub fn requeue(mut self) {
+        self.finished = true;
+        let deltas = std::mem::take(&mut self.deltas);
+        self.fifo.requeue(self.key.clone(), deltas, self.initial);
+    }
+
+    fn finish_done(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            self.fifo.finish(self.initial);
+        }
+    }
+}
+
+impl<K: kube::Resource + Send + Sync + 'static> Drop for Popped<'_, K> {
+    fn drop(&mut self) {
+        self.finish_done();
+    }
+}
+
+impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
+    /// A builder; defaults: no known objects, replaced-emission on, no transform.
+    pub fn builder() -> DeltaFifoBuilder<K> {
+        DeltaFifoBuilder { known: None, emit_replaced: true, transform: None, mode: FifoMode::default() }
+    }
+
+    /// Sets or clears the transform (D8). It applies to objects queued from now on.
+    pub fn set_transform(&self, transform: Option<TransformFn<K>>) {
+        *self.transform.write() = transform;
+    }
+
+    /// Runs the transform (outside the queue lock: it is user code) and shares the object.
+    fn prepare(&self, mut obj: K) -> Arc<K> {
+        let transform = self.transform.read().clone();
+        if let Some(transform) = transform {
+            transform(&mut obj);
+        }
+        Arc::new(obj)
+    }
+
+    fn enqueue(&self, key: ObjectKey, delta: Delta<K>) -> Result<(), StoreError> {
+        let mut queue = self.queue.lock();
+        if queue.closed {
+            return Err(StoreError::Closed);
+        }
+        queue.populated = true;
+        queue.queue_action(key, delta);
+        drop(queue);
+        self.item_ready.notify_one();
+        Ok(())
+    }
+
+    /// Waits for the next key and hands it out (D9). Returns `None` once the FIFO is closed
+    /// (queued deltas are then abandoned, as an informer that stops drops its store).
+    /// One consumer only. Cancel-safe: nothing is taken from the queue unless this resolves.
+    pub async fn pop(&self) -> Option<Popped<'_, K>> {
+        loop {
+            {
+                let mut queue = self.queue.lock();
+                if queue.closed {
+                    return None;
+                }
+                if let Some(PoppedItem { key, deltas, initial, is_in_initial_list }) =
+                    queue.pop_front()
+                {
+                    return Some(Popped {
+                        fifo: self,
+                        key,
+                        deltas,
+                        initial,
+                        is_in_initial_list,
+                        finished: false,
+                    });
+                }
+            }
+            self.item_ready.notified().await;
+        }
+    }
+
+    /// Pops one key and runs `process(key, deltas, is_in_initial_list)` on it without the queue
+    /// lock (D9). On `Err` the deltas are re-queued and the error returned. `None` once closed.
+    pub async fn pop_process<E>(
+        &self,
+        process: impl FnOnce(&ObjectKey, &[Delta<K>], bool) -> Result<(), E>,
+    ) -> Option<Result<(), E>> {
+        let popped = self.pop().await?;
+        match process(popped.key(), popped.deltas(), popped.is_in_initial_list()) {
+            Ok(()) => {
+                popped.done();
+                Some(Ok(()))
+            }
+            Err(err) => {
+                popped.requeue();
+                Some(Err(err))
+            }
+        }
+    }
+
+    fn finish(&self, initial: bool) {
+        let flipped = self.queue.lock().finish(initial);
+        if flipped {
+            self.synced.notify_waiters();
+        }
+    }
+
+    fn requeue(&self, key: ObjectKey, deltas: Deltas<K>, initial: bool) {
+        self.queue.lock().requeue(key, deltas, initial);
+        self.item_ready.notify_one();
+    }
+
+    /// Whether every item of the first `replace` (items plus the tombstones it queued) has been
+    /// popped **and processed**, or an add/update/delete came first (D7).
+    pub fn has_synced(&self) -> bool {
+        self.queue.lock().has_synced()
+    }
+
+    /// Resolves once [`has_synced`](Self::has_synced) is true (`true`), or the FIFO is closed
+    /// before that (`false`). Notification-based, no polling (D7).
+    pub async fn wait_synced(&self) -> bool {
+        loop {
+            let notified = self.synced.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let queue = self.queue.lock();
+                if queue.has_synced() {
+                    return true;
+                }
+                if queue.closed {
+                    return false;
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Closes the FIFO: pending and later `pop`s return `None`, writes fail with
+    /// [`StoreError::Closed`], `wait_synced` resolves.
+    pub fn close(&self) {
+        self.queue.lock().closed = true;
+        self.item_ready.notify_one();
+        self.synced.notify_waiters();
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.queue.lock().closed
+    }
+
+    /// The resource version of the last `replace` or bookmark (D1).
+    pub fn last_resource_version(&self) -> Option<String> {
+        self.queue.lock().last_resource_version.clone()
+    }
+
+    /// The number of queued keys (not deltas: memory is bounded by keys, D9).
+    pub fn len(&self) -> usize {
+        self.queue.lock().order.len()
+    }
+
+    /// Whether no key is queued.
+    pub fn is_empty(&self) -> bool {
+        self.queue.lock().order.is_empty()
+    }
+
+    /// The queued keys, in pop order.
+    pub fn queued_keys(&self) -> Vec<ObjectKey> {
+        self.queue.lock().order.iter().cloned().collect()
+    }
+
+    /// A copy of the deltas queued for `key` (Arc clones), if any.
+    pub fn queued_deltas(&self, key: &str) -> Option<Deltas<K>> {
+        self.queue.lock().items.get(key).map(|q| q.deltas.clone())
+    }
+}
+
+impl<K: kube::Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
+    /// Queues `Added` (D2, D8).
+    fn add(&self, obj: K) -> Result<(), StoreError> {
+        let key = ObjectKey::from_resource(&obj)?;
+        let obj = self.prepare(obj);
+        self.enqueue(key, Delta::Added(obj))
+    }
+
+    /// Queues `Updated` (D2, D8).
+    fn update(&self, obj: K) -> Result<(), StoreError> {
+        let key = ObjectKey::from_resource(&obj)?;
+        let obj = self.prepare(obj);
+        self.enqueue(key, Delta::Updated(obj))
+    }
+
+    /// Queues `Deleted` with the final state, unless the key is neither stored nor queued (D4);
+    /// dedups consecutive deletes (D3).
+    fn delete(&self, obj: K) -> Result<(), StoreError> {
+        let key = ObjectKey::from_resource(&obj)?;
+        {
+            let mut queue = self.queue.lock();
+            if queue.closed {
+                return Err(StoreError::Closed);
+            }
+            queue.populated = true;
+            if !queue.delete_is_known(key.as_str(), self.known.as_deref()) {
+                return Ok(());
+            }
+        }
+        // Only the reflector writes, so the D4 answer cannot go stale while the transform runs.
+        let obj = self.prepare(obj);
+        self.enqueue(key, Delta::Deleted(DeletedObject::Known(obj)))
+    }
+
+    /// D5: `Replaced` (or `Sync`) for every item, then tombstones. Items are keyed and
+    /// transformed before the queue lock is taken. A keyless item fails the whole call.
+    fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError> {
+        let list = items
+            .into_iter()
+            .map(|obj| Ok((ObjectKey::from_resource(&obj)?, self.prepare(obj))))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let mut queue = self.queue.lock();
+        if queue.closed {
+            return Err(StoreError::Closed);
+        }
+        queue.replace(list, self.emit_replaced, self.known.as_deref());
+        queue.last_resource_version = Some(resource_version);
+        let ready = !queue.order.is_empty();
+        drop(queue);
+        if ready {
+            self.item_ready.notify_one();
+        }
+        // An empty first list makes `has_synced` true at once.
+        self.synced.notify_waiters();
+        Ok(())
+    }
+
+    /// D6: `Sync` for every stored key without queued deltas. A no-op without known objects.
+    fn resync(&self) -> Result<(), StoreError> {
+        let Some(known) = self.known.as_deref() else {
+            return Ok(());
+        };
+        let mut queue = self.queue.lock();
+        if queue.closed {
+            return Err(StoreError::Closed);
+        }
+        queue.resync(known);
+        let ready = !queue.order.is_empty();
+        drop(queue);
+        if ready {
+            self.item_ready.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Records the resource version; never reaches handlers (D1).
+    fn bookmark(&self, resource_version: &str) {
+        self.queue.lock().last_resource_version = Some(resource_version.to_owned());
+    }
+}
+
+impl<K> std::fmt::Debug for DeltaFifo<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let queue = self.queue.lock();
+        f.debug_struct("DeltaFifo")
+            .field("queued_keys", &queue.order.len())
+            .field("populated", &queue.populated)
+            .field("initial_remaining", &queue.initial_remaining)
+            .field("closed", &queue.closed)
+            .finish()
+    }
+}

@@ -1,0 +1,242 @@
+//! The FIFO's locked state: per-key delta lists in first-enqueue order, and the D2–D7 rules.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use super::delta::{DeletedFinalStateUnknown, DeletedObject, Delta, Deltas, newest_object, push_dedup};
+use super::known::KnownObjects;
+use crate::key::ObjectKey;
+
+/// A queued key's deltas.
+pub(crate) struct Queued<K> {
+    pub(crate) deltas: Deltas<K>,
+    /// Part of the first `replace`'s population (D7).
+    pub(crate) initial: bool,
+}
+
+/// The key currently handed to the consumer. The queue no longer holds its deltas and the store
+/// may not show them yet, so D4, D5 and D6 consult this instead of the store for that key.
+pub(crate) struct InFlight<K> {
+    pub(crate) key: ObjectKey,
+    /// The newest object of the popped deltas (tombstone `last_known` source, D5).
+    pub(crate) newest: Option<Arc<K>>,
+    /// Whether the key exists once the popped deltas are applied (last delta is not `Deleted`).
+    pub(crate) exists_after: bool,
+}
+
+/// Everything behind the FIFO's mutex.
+pub(crate) struct Queue<K> {
+    pub(crate) items: HashMap<ObjectKey, Queued<K>>,
+    /// Keys in first-enqueue order; exactly the keys of `items` (D2).
+    pub(crate) order: VecDeque<ObjectKey>,
+    /// Something was added, or `replace` was called, at least once (D7).
+    pub(crate) populated: bool,
+    /// Keys of the first `replace` not yet processed (D7).
+    pub(crate) initial_remaining: usize,
+    pub(crate) closed: bool,
+    pub(crate) last_resource_version: Option<String>,
+    pub(crate) in_flight: Option<InFlight<K>>,
+}
+
+/// A popped key, moved out of the queue.
+pub(crate) struct PoppedItem<K> {
+    pub(crate) key: ObjectKey,
+    pub(crate) deltas: Deltas<K>,
+    pub(crate) initial: bool,
+    pub(crate) is_in_initial_list: bool,
+}
+
+impl<K: Send + Sync + 'static> Queue<K> {
+    pub(crate) fn new() -> Self {
+        Queue {
+            items: HashMap::new(),
+            order: VecDeque::new(),
+            populated: false,
+            initial_remaining: 0,
+            closed: false,
+            last_resource_version: None,
+            in_flight: None,
+        }
+    }
+
+    /// `populated && initial_remaining == 0` (D7).
+    pub(crate) fn has_synced(&self) -> bool {
+        self.populated && self.initial_remaining == 0
+    }
+
+    /// Appends `delta` to `key`'s list, queueing the key at the back if it is new (D2), and
+    /// applies the delete dedup (D3).
+    pub(crate) fn queue_action(&mut self, key: ObjectKey, delta: Delta<K>) {
+        match self.items.get_mut(key.as_str()) {
+            Some(queued) => push_dedup(&mut queued.deltas, delta),
+            None => {
+                self.order.push_back(key.clone());
+                self.items.insert(key, Queued { deltas: vec![delta], initial: false });
+            }
+        }
+    }
+
+    /// Whether a `delete` for `key` must be queued: the key is queued, in flight and still
+    /// existing, or in the store (D4).
+    pub(crate) fn delete_is_known(&self, key: &str, known: Option<&dyn KnownObjects<K>>) -> bool {
+        if self.items.contains_key(key) {
+            return true;
+        }
+        if let Some(f) = &self.in_flight
+            && f.key.as_str() == key
+        {
+            return f.exists_after;
+        }
+        known.is_some_and(|k| k.contains_key(key))
+    }
+
+    /// D5: queue each item (`Replaced`, or `Sync` when replaced-emission is off), then a tombstone
+    /// for every queued key absent from the list, then one for every stored key absent from the
+    /// list that has no queued deltas. The first call sets the D7 population.
+    pub(crate) fn replace(
+        &mut self,
+        list: Vec<(ObjectKey, Arc<K>)>,
+        emit_replaced: bool,
+        known: Option<&dyn KnownObjects<K>>,
+    ) {
+        let mut keys: HashSet<ObjectKey> = HashSet::with_capacity(list.len());
+        for (key, obj) in list {
+            keys.insert(key.clone());
+            let delta = if emit_replaced { Delta::Replaced(obj) } else { Delta::Sync(obj) };
+            self.queue_action(key, delta);
+        }
+
+        let mut queued_deletions = 0;
+        // Queued keys absent from the list, in queue order (client-go walks its map).
+        let absent: Vec<ObjectKey> =
+            self.order.iter().filter(|k| !keys.contains(k.as_str())).cloned().collect();
+        for key in absent {
+            let last_known = self.items.get(key.as_str()).and_then(|q| newest_object(&q.deltas));
+            queued_deletions += 1;
+            self.queue_tombstone(key, last_known);
+        }
+
+        // [ours, D9] The in-flight key is neither queued nor reliably in the store yet: judge it
+        // by the state its popped deltas lead to.
+        let mut in_flight_key = None;
+        if let Some(f) = &self.in_flight {
+            in_flight_key = Some(f.key.clone());
+            if f.exists_after
+                && !keys.contains(f.key.as_str())
+                && !self.items.contains_key(f.key.as_str())
+            {
+                let (key, last_known) = (f.key.clone(), f.newest.clone());
+                queued_deletions += 1;
+                self.queue_tombstone(key, last_known);
+            }
+        }
+
+        if let Some(known) = known {
+            for key in known.list_keys() {
+                if keys.contains(key.as_str())
+                    || self.items.get(key.as_str()).is_some_and(|q| !q.deltas.is_empty())
+                    || in_flight_key.as_ref() == Some(&key)
+                {
+                    continue;
+                }
+                // `None` when the object vanished between the two calls (client-go logs and
+                // queues a tombstone without an object).
+                let last_known = known.get_by_key(key.as_str());
+                queued_deletions += 1;
+                self.queue_tombstone(key, last_known);
+            }
+        }
+
+        if !self.populated {
+            self.populated = true;
+            self.initial_remaining = keys.len() + queued_deletions;
+            for queued in self.items.values_mut() {
+                queued.initial = true;
+            }
+        }
+    }
+
+    fn queue_tombstone(&mut self, key: ObjectKey, last_known: Option<Arc<K>>) {
+        let tombstone = DeletedFinalStateUnknown { key: key.clone(), last_known };
+        self.queue_action(key, Delta::Deleted(DeletedObject::Unknown(tombstone)));
+    }
+
+    /// D6: queue `Sync` with the stored object for every stored key without queued deltas
+    /// (and, ours, not in flight), so a stale copy never overtakes pending newer state.
+    pub(crate) fn resync(&mut self, known: &dyn KnownObjects<K>) {
+        for key in known.list_keys() {
+            if self.items.get(key.as_str()).is_some_and(|q| !q.deltas.is_empty())
+                || self.in_flight.as_ref().is_some_and(|f| f.key == key)
+            {
+                continue;
+            }
+            if let Some(obj) = known.get_by_key(key.as_str()) {
+                self.queue_action(key, Delta::Sync(obj));
+            }
+        }
+    }
+
+    /// Takes the first key's deltas and marks the key in flight (D9).
+    pub(crate) fn pop_front(&mut self) -> Option<PoppedItem<K>> {
+        let is_in_initial_list = !self.has_synced();
+        while let Some(key) = self.order.pop_front() {
+            let Some(queued) = self.items.remove(key.as_str()) else {
+                // Cannot happen: `order` and `items` hold the same keys.
+                tracing::error!(%key, "delta FIFO key without deltas; skipping");
+                continue;
+            };
+            self.in_flight = Some(InFlight {
+                key: key.clone(),
+                newest: newest_object(&queued.deltas),
+                exists_after: !matches!(queued.deltas.last(), Some(Delta::Deleted(_))),
+            });
+            return Some(PoppedItem {
+                key,
+                deltas: queued.deltas,
+                initial: queued.initial,
+                is_in_initial_list,
+            });
+        }
+        None
+    }
+
+    /// The consumer processed the popped key. Returns whether `has_synced` flipped to true (D7:
+    /// the count drops only after processing).
+    pub(crate) fn finish(&mut self, initial: bool) -> bool {
+        self.in_flight = None;
+        if initial && self.initial_remaining > 0 {
+            self.initial_remaining -= 1;
+            return self.has_synced();
+        }
+        false
+    }
+
+    /// The consumer failed to process the popped deltas: put them back (client-go
+    /// `AddIfNotPresent`). If the key was queued again meanwhile, the failed (older) deltas go in
+    /// front of the new ones, with the D3 dedup applied at the seam; otherwise the key is queued
+    /// at the back.
+    pub(crate) fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: bool) {
+        self.in_flight = None;
+        if deltas.is_empty() {
+            return;
+        }
+        match self.items.get_mut(key.as_str()) {
+            Some(queued) => {
+                let newer = std::mem::replace(&mut queued.deltas, deltas);
+                for delta in newer {
+                    push_dedup(&mut queued.deltas, delta);
+                }
+                if initial && queued.initial {
+                    // Both halves were counted in the initial population once; the merged key
+                    // is processed once, so drop one count.
+                    self.initial_remaining = self.initial_remaining.saturating_sub(1);
+                }
+                queued.initial |= initial;
+            }
+            None => {
+                self.order.push_back(key.clone());
+                self.items.insert(key, Queued { deltas, initial });
+            }
+        }
+    }
+}

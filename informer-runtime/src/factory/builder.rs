@@ -1,0 +1,179 @@
+//! Factory options (F6) and the builder that sets them.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::ListParams;
+use prometheus_client::registry::Registry;
+
+use super::{AnyObject, SharedInformerFactory};
+use crate::informer::{InformerConfig, InformerMetrics};
+use crate::reflector::ReflectorConfig;
+
+/// Changes the list options of every informer of a factory (F6); applied to both LIST and WATCH.
+/// Only the label and field selectors are carried into requests: paging and resource versions
+/// belong to the reflector (R2, R3).
+pub type ListOptionsTweak = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
+
+/// A transform applied by every informer of a factory before its own transform (F8, D8).
+/// It sees each object type-erased: change metadata through [`AnyObject::meta_mut`], or
+/// downcast with [`AnyObject::as_any_mut`]. It must be idempotent (D8).
+pub type FactoryTransform = Arc<dyn Fn(&mut dyn AnyObject) + Send + Sync>;
+
+/// Builds a [`SharedInformerFactory`]; see [`SharedInformerFactory::builder`].
+///
+/// ```no_run
+/// # use std::time::Duration;
+/// # use informer_runtime::SharedInformerFactory;
+/// # use k8s_openapi::api::core::v1::Pod;
+/// # fn demo(client: kube::Client) {
+/// let mut registry = prometheus_client::registry::Registry::default();
+/// let factory = SharedInformerFactory::builder(client)
+///     .namespace("prod")
+///     .default_resync(Duration::from_secs(600))
+///     .resync_for::<Pod>(Duration::ZERO)
+///     .tweak_list_options(|lp| lp.label_selector = Some("app=web".into()))
+///     .strip_managed_fields()
+///     .metrics(&mut registry)
+///     .build();
+/// # let _ = factory; }
+/// ```
+pub struct SharedInformerFactoryBuilder {
+    client: kube::Client,
+    options: Options,
+}
+
+/// What every informer of one factory shares.
+pub(super) struct Options {
+    pub(super) namespace: Option<String>,
+    default_resync: Duration,
+    custom_resync: HashMap<TypeId, Duration>,
+    tweak: Option<ListOptionsTweak>,
+    transform: Option<FactoryTransform>,
+    reflector: ReflectorConfig,
+    metrics: Option<InformerMetrics>,
+    name: Option<String>,
+}
+
+impl SharedInformerFactoryBuilder {
+    pub(super) fn new(client: kube::Client) -> Self {
+        SharedInformerFactoryBuilder {
+            client,
+            options: Options {
+                namespace: None,
+                default_resync: Duration::ZERO,
+                custom_resync: HashMap::new(),
+                tweak: None,
+                transform: None,
+                reflector: ReflectorConfig::default(),
+                metrics: None,
+                name: None,
+            },
+        }
+    }
+
+    /// Watch one namespace instead of all of them (F6). Cluster-scoped kinds ignore it.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        let ns = namespace.into();
+        self.options.namespace = (!ns.is_empty()).then_some(ns);
+        self
+    }
+
+    /// The resync period of every informer without a per-type period (Y3, Y5; default 0 = none).
+    pub fn default_resync(mut self, period: Duration) -> Self {
+        self.options.default_resync = period;
+        self
+    }
+
+    /// The resync period of the informer for `K` (and of its metadata-only informer) (F2).
+    pub fn resync_for<K: 'static>(mut self, period: Duration) -> Self {
+        self.options.custom_resync.insert(TypeId::of::<K>(), period);
+        self
+    }
+
+    /// Changes the list options of every informer, for both LIST and WATCH (F6): typically a
+    /// label or field selector. Different selectors need different factories (F1).
+    pub fn tweak_list_options(mut self, tweak: impl Fn(&mut ListParams) + Send + Sync + 'static) -> Self {
+        self.options.tweak = Some(Arc::new(tweak));
+        self
+    }
+
+    /// A transform every informer applies before its own one (F8): setting an informer's
+    /// transform later never replaces this one.
+    pub fn transform(mut self, transform: impl Fn(&mut dyn AnyObject) + Send + Sync + 'static) -> Self {
+        self.options.transform = Some(Arc::new(transform));
+        self
+    }
+
+    /// Shorthand for a factory transform that drops `metadata.managedFields` (M8).
+    pub fn strip_managed_fields(self) -> Self {
+        self.transform(|obj: &mut dyn AnyObject| obj.meta_mut().managed_fields = None)
+    }
+
+    /// The reflector settings every informer starts from (page size, backoff, strategy, …).
+    /// The factory fills in the selectors, and the informer its resync hooks.
+    pub fn reflector_config(mut self, config: ReflectorConfig) -> Self {
+        self.options.reflector = config;
+        self
+    }
+
+    /// Registers the informer metrics (handler backlogs, events, restarts) in `registry` and
+    /// reports every informer of this factory there.
+    pub fn metrics(mut self, registry: &mut Registry) -> Self {
+        let metrics = InformerMetrics::new();
+        metrics.register(registry);
+        self.options.metrics = Some(metrics);
+        self
+    }
+
+    /// A unique name for this factory, used as a prefix of every informer's name in logs and
+    /// metric labels (F6 `informer_name`).
+    pub fn informer_name(mut self, name: impl Into<String>) -> Self {
+        self.options.name = Some(name.into());
+        self
+    }
+
+    /// Builds the factory. Nothing runs until [`SharedInformerFactory::start`].
+    pub fn build(self) -> SharedInformerFactory {
+        SharedInformerFactory::from_options(self.client, self.options)
+    }
+}
+
+impl Options {
+    /// The configuration of a new informer (F2): per-type or default resync, the namespace
+    /// index (X3, on by default in `InformerConfig`), the tweaked selectors and the factory transform.
+    pub(super) fn informer_config<K>(&self, type_id: TypeId, label: String) -> InformerConfig<K>
+    where
+        K: kube::Resource + Send + Sync + 'static,
+    {
+        let mut reflector = self.reflector.clone();
+        if let Some(tweak) = &self.tweak {
+            let mut params = ListParams {
+                label_selector: reflector.label_selector.clone(),
+                field_selector: reflector.field_selector.clone(),
+                ..ListParams::default()
+            };
+            tweak(&mut params);
+            reflector.label_selector = params.label_selector.filter(|s| !s.is_empty());
+            reflector.field_selector = params.field_selector.filter(|s| !s.is_empty());
+        }
+        let name = match &self.name {
+            Some(prefix) => format!("{prefix}/{label}"),
+            None => label,
+        };
+        let transform = self.transform.clone().map(|t| {
+            let typed: crate::delta_fifo::TransformFn<K> = Arc::new(move |obj: &mut K| t(obj));
+            typed
+        });
+        InformerConfig {
+            name,
+            resync: self.custom_resync.get(&type_id).copied().unwrap_or(self.default_resync),
+            reflector,
+            transform,
+            metrics: self.metrics.clone(),
+            ..InformerConfig::default()
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Index functions, the set of named indexers, and the built-in namespace index (X2, X3).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::key::ObjectKey;
+
+/// The name of the namespace index every informer registers by default (X3).
+pub const NAMESPACE_INDEX: &str = "namespace";
+
+/// The error type a fallible index function returns (see [`Indexers::with_fallible`]).
+pub type IndexFnError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// An infallible index function: the values under which an object is indexed (X2).
+///
+/// It may return several values, or none (the object is then absent from that index).
+/// Duplicated values are collapsed.
+pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync + 'static>;
+
+/// A fallible index function. An error is returned to the caller of the write or query that ran
+/// it, and the write is not applied. (client-go panics instead.)
+pub type TryIndexFn<K> =
+    Arc<dyn Fn(&K) -> Result<Vec<String>, IndexFnError> + Send + Sync + 'static>;
+
+/// One index function, infallible or fallible.
+pub enum IndexFunc<K> {
+    /// An index function that cannot fail (X2).
+    Infallible(IndexFn<K>),
+    /// An index function whose error is returned to the caller.
+    Fallible(TryIndexFn<K>),
+    /// The built-in namespace index (X3): `metadata.namespace`, or `""` for cluster-scoped
+    /// objects, as client-go's `MetaNamespaceIndexFunc`. Computed without a user call.
+    Namespace(fn(&K) -> Option<&str>),
+}
+
+impl<K> Clone for IndexFunc<K> {
+    fn clone(&self) -> Self {
+        match self {
+            IndexFunc::Infallible(f) => IndexFunc::Infallible(f.clone()),
+            IndexFunc::Fallible(f) => IndexFunc::Fallible(f.clone()),
+            IndexFunc::Namespace(f) => IndexFunc::Namespace(*f),
+        }
+    }
+}
+
+impl<K> IndexFunc<K> {
+    /// Runs the function: the deduplicated values, in first-seen order.
+    pub fn values(&self, obj: &K) -> Result<Vec<String>, IndexFnError> {
+        let mut values = match self {
+            IndexFunc::Infallible(f) => f(obj),
+            IndexFunc::Fallible(f) => f(obj)?,
+            IndexFunc::Namespace(f) => return Ok(vec![f(obj).unwrap_or_default().to_owned()]),
+        };
+        dedup_in_place(&mut values);
+        Ok(values)
+    }
+}
+
+/// Removes repeated values while keeping first-seen order (index functions may repeat a value).
+fn dedup_in_place(values: &mut Vec<String>) {
+    if values.len() < 2 {
+        return;
+    }
+    if values.len() <= 8 {
+        let mut i = 1;
+        while i < values.len() {
+            if values[..i].contains(&values[i]) {
+                values.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    } else {
+        let mut seen = HashSet::with_capacity(values.len());
+        values.retain(|v| seen.insert(v.clone()));
+    }
+}
+
+/// A named index function.
+pub(crate) struct IndexDef<K> {
+    /// The index name used in queries.
+    pub(crate) name: Arc<str>,
+    /// How to compute the object's values.
+    pub(crate) func: IndexFunc<K>,
+}
+
+impl<K> Clone for IndexDef<K> {
+    fn clone(&self) -> Self {
+        IndexDef { name: self.name.clone(), func: self.func.clone() }
+    }
+}
+
+/// A set of named index functions, to pass to [`Indexer::builder`](super::Indexer::builder) or
+/// [`Indexer::add_indexers`](super::Indexer::add_indexers).
+///
+/// ```
+/// use informer_runtime::indexer::Indexers;
+/// use k8s_openapi::api::core::v1::Pod;
+/// let indexers = Indexers::<Pod>::new()
+///     .with("by_node", |pod: &Pod| {
+///         pod.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()
+///     });
+/// assert_eq!(indexers.names().collect::<Vec<_>>(), ["by_node"]);
+/// ```
+pub struct Indexers<K> {
+    pub(crate) defs: Vec<IndexDef<K>>,
+}
+
+impl<K> Default for Indexers<K> {
+    fn default() -> Self {
+        Indexers { defs: Vec::new() }
+    }
+}
+
+impl<K> Clone for Indexers<K> {
+    fn clone(&self) -> Self {
+        Indexers { defs: self.defs.clone() }
+    }
+}
+
+impl<K> std::fmt::Debug for Indexers<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl<K> Indexers<K> {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an infallible index function (X2). A repeated name is reported when the set is used.
+    pub fn with(
+        mut self,
+        name: impl Into<String>,
+        func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.defs.push(IndexDef {
+            name: Arc::from(name.into()),
+            func: IndexFunc::Infallible(Arc::new(func)),
+        });
+        self
+    }
+
+    /// Adds a fallible index function: its error is returned to the caller of the write
+    /// (which is then not applied) or of the query.
+    pub fn with_fallible(
+        mut self,
+        name: impl Into<String>,
+        func: impl Fn(&K) -> Result<Vec<String>, IndexFnError> + Send + Sync + 'static,
+    ) -> Self {
+        self.defs.push(IndexDef {
+            name: Arc::from(name.into()),
+            func: IndexFunc::Fallible(Arc::new(func)),
+        });
+        self
+    }
+
+    /// Adds an already-built [`IndexFunc`].
+    pub fn with_func(mut self, name: impl Into<String>, func: IndexFunc<K>) -> Self {
+        self.defs.push(IndexDef { name: Arc::from(name.into()), func });
+        self
+    }
+
+    /// The index names, in insertion order.
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.defs.iter().map(|d| &*d.name)
+    }
+
+    /// The number of index functions.
+    pub fn len(&self) -> usize {
+        self.defs.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
+    }
+}
+
+/// The namespace index function (X3), as client-go's `MetaNamespaceIndexFunc`: cluster-scoped
+/// objects are indexed under `""`.
+pub(crate) fn namespace_of<K: kube::Resource>(obj: &K) -> Option<&str> {
+    obj.meta().namespace.as_deref()
+}
+
+/// One index: value -> the keys of the objects that have it. A value with no keys is removed (X4).
+pub(crate) type IndexMap = HashMap<Arc<str>, HashSet<ObjectKey>>;
+
+/// Adds `key` under `value`, reusing the interned value string when it exists; returns the
+/// interned value so the object's entry shares it instead of holding a copy (K4).
+pub(crate) fn index_insert(map: &mut IndexMap, value: &str, key: &ObjectKey) -> Arc<str> {
+    if let Some((interned, _)) = map.get_key_value(value) {
+        let interned = interned.clone();
+        if let Some(keys) = map.get_mut(value) {
+            keys.insert(key.clone());
+        }
+        return interned;
+    }
+    let interned: Arc<str> = Arc::from(value);
+    let mut keys = HashSet::with_capacity(1);
+    keys.insert(key.clone());
+    map.insert(interned.clone(), keys);
+    interned
+}
+
+/// Removes `key` from `value`'s set and drops the value once its set is empty (X4, kubernetes#84959).
+pub(crate) fn index_remove(map: &mut IndexMap, value: &str, key: &ObjectKey) {
+    if let Some(keys) = map.get_mut(value) {
+        keys.remove(key.as_str());
+        if keys.is_empty() {
+            map.remove(value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn x2_values_are_deduplicated_in_order() {
+        let f: IndexFunc<()> =
+            IndexFunc::Infallible(Arc::new(|_| vec!["b".into(), "a".into(), "b".into()]));
+        assert_eq!(f.values(&()).unwrap(), ["b", "a"]);
+        let many: Vec<String> = (0..20).map(|i| (i % 5).to_string()).collect();
+        let f: IndexFunc<()> = IndexFunc::Infallible(Arc::new(move |_| many.clone()));
+        assert_eq!(f.values(&()).unwrap(), ["0", "1", "2", "3", "4"]);
+    }
+
+    #[test]
+    fn x2_fallible_error_is_returned() {
+        let f: IndexFunc<()> = IndexFunc::Fallible(Arc::new(|_| Err("boom".into())));
+        assert_eq!(f.values(&()).unwrap_err().to_string(), "boom");
+    }
+
+    #[test]
+    fn x4_empty_value_sets_are_removed() {
+        let mut map = IndexMap::new();
+        let a = ObjectKey::parse("ns/a").unwrap();
+        let b = ObjectKey::parse("ns/b").unwrap();
+        let v1 = index_insert(&mut map, "v", &a);
+        let v2 = index_insert(&mut map, "v", &b);
+        assert!(Arc::ptr_eq(&v1, &v2), "value strings are interned");
+        index_remove(&mut map, "v", &a);
+        assert_eq!(map["v"].len(), 1);
+        index_remove(&mut map, "v", &b);
+        assert!(map.is_empty());
+    }
+}

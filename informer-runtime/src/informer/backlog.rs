@@ -1,0 +1,340 @@
+//! One handler's pending notifications: an ordered queue that coalesces by key at its maximum (H8, H10).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use super::handler::DeletedObject;
+use crate::key::ObjectKey;
+
+/// The initial capacity of a handler backlog, and the capacity it shrinks back to once drained (H10).
+pub const BACKLOG_START_CAPACITY: usize = 1024;
+
+/// The default maximum backlog of one handler before the overflow policy applies (H10).
+pub const DEFAULT_BACKLOG_MAX: usize = 16 * 1024;
+
+/// What happens when a handler's backlog reaches its maximum (H10).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OverflowPolicy {
+    /// Merge the new notification into the pending one for the same key: update+update becomes
+    /// update(first old, last new), add+update becomes add(last), anything ending in delete
+    /// becomes delete(last state), and delete then add stays two notifications. Deletes are
+    /// never dropped, so the backlog is bounded by the number of keys rather than events.
+    #[default]
+    CoalesceByKey,
+    /// Apply backpressure to the whole informer: the delta-processing loop waits before its next
+    /// pop until this handler's backlog is below the maximum. The reflector keeps filling the
+    /// FIFO, whose memory is bounded by the key count (D9). One key's deltas may overshoot the
+    /// maximum by their count.
+    Block,
+}
+
+/// One notification for one handler.
+pub(crate) enum Notification<K> {
+    /// `on_add(obj, is_in_initial_list)`.
+    Add {
+        /// The added object.
+        obj: Arc<K>,
+        /// H3: from the first list or a late handler's synthetic adds.
+        initial: bool,
+    },
+    /// `on_update(old, new)`.
+    Update {
+        /// The previous state.
+        old: Arc<K>,
+        /// The new state.
+        new: Arc<K>,
+    },
+    /// `on_delete(obj)`.
+    Delete(DeletedObject<K>),
+}
+
+impl<K> Notification<K> {
+    /// Whether delivering this notification counts toward the handler's sync (H6).
+    pub(crate) fn is_initial(&self) -> bool {
+        matches!(self, Notification::Add { initial: true, .. })
+    }
+}
+
+impl<K> Clone for Notification<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Notification::Add { obj, initial } => {
+                Notification::Add { obj: Arc::clone(obj), initial: *initial }
+            }
+            Notification::Update { old, new } => {
+                Notification::Update { old: Arc::clone(old), new: Arc::clone(new) }
+            }
+            Notification::Delete(d) => Notification::Delete(d.clone()),
+        }
+    }
+}
+
+/// A queued notification with the key it concerns.
+pub(crate) struct Entry<K> {
+    /// The object's key, used for coalescing and in logs.
+    pub(crate) key: ObjectKey,
+    /// The notification.
+    pub(crate) notification: Notification<K>,
+}
+
+/// What a push did, so the listener can fix its counters.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct PushOutcome {
+    /// Initial adds that were merged away and will never be delivered as adds (H6 accounting).
+    pub(crate) dropped_initial: usize,
+    /// Whether the notification was merged into a pending one (H10).
+    pub(crate) coalesced: bool,
+}
+
+/// The queue itself. Not synchronised: the listener wraps it in a mutex.
+pub(crate) struct Backlog<K> {
+    items: VecDeque<Entry<K>>,
+    /// Sequence number of `items[0]`; entry `i` has sequence `head_seq + i`.
+    head_seq: u64,
+    /// The sequence number of the newest pending entry of each key.
+    last_by_key: HashMap<ObjectKey, u64>,
+    max: usize,
+    policy: OverflowPolicy,
+}
+
+impl<K> Backlog<K> {
+    /// An empty backlog with the start capacity (H10).
+    pub(crate) fn new(max: usize, policy: OverflowPolicy) -> Self {
+        Backlog {
+            items: VecDeque::with_capacity(BACKLOG_START_CAPACITY.min(max.max(1))),
+            head_seq: 0,
+            last_by_key: HashMap::new(),
+            max: max.max(1),
+            policy,
+        }
+    }
+
+    /// The number of pending notifications.
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The configured maximum.
+    pub(crate) fn max(&self) -> usize {
+        self.max
+    }
+
+    /// The current allocated capacity (tests check that it shrinks).
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.items.capacity()
+    }
+
+    /// Appends a notification, coalescing with the key's newest pending entry when the backlog
+    /// is at its maximum under [`OverflowPolicy::CoalesceByKey`].
+    pub(crate) fn push(&mut self, entry: Entry<K>) -> PushOutcome {
+        let mut outcome = PushOutcome::default();
+        let mut entry = entry;
+        let at_max = self.policy == OverflowPolicy::CoalesceByKey && self.items.len() >= self.max;
+        if at_max && let Some(&seq) = self.last_by_key.get(&entry.key) {
+            let idx = usize::try_from(seq - self.head_seq).unwrap_or(usize::MAX);
+            if let Some(slot) = self.items.get_mut(idx) {
+                match merge(&mut slot.notification, entry.notification) {
+                    Ok(dropped_initial) => {
+                        outcome.coalesced = true;
+                        outcome.dropped_initial = dropped_initial;
+                        return outcome;
+                    }
+                    Err(notification) => entry.notification = notification,
+                }
+            }
+        }
+        let seq = self.head_seq + self.items.len() as u64;
+        self.last_by_key.insert(entry.key.clone(), seq);
+        self.items.push_back(entry);
+        outcome
+    }
+
+    /// Removes the oldest notification; gives memory back once drained (H10).
+    pub(crate) fn pop(&mut self) -> Option<Entry<K>> {
+        let entry = self.items.pop_front()?;
+        if self.last_by_key.get(&entry.key) == Some(&self.head_seq) {
+            self.last_by_key.remove(&entry.key);
+        }
+        self.head_seq += 1;
+        if self.items.is_empty() && self.items.capacity() > BACKLOG_START_CAPACITY {
+            self.items.shrink_to(BACKLOG_START_CAPACITY);
+            self.last_by_key.shrink_to(BACKLOG_START_CAPACITY);
+        }
+        Some(entry)
+    }
+
+    /// Drops everything pending and returns how many initial adds were dropped.
+    pub(crate) fn clear(&mut self) -> usize {
+        let dropped = self.items.iter().filter(|e| e.notification.is_initial()).count();
+        self.items = VecDeque::new();
+        self.last_by_key = HashMap::new();
+        dropped
+    }
+}
+
+/// Merges `new` into `pending` following H10's rules. `Ok(n)` means merged, with `n` initial
+/// adds dropped; `Err(new)` means the two must stay separate notifications.
+fn merge<K>(pending: &mut Notification<K>, new: Notification<K>) -> Result<usize, Notification<K>> {
+    match (&mut *pending, new) {
+        // update + update -> update(first old, last new)
+        (Notification::Update { new: last, .. }, Notification::Update { new, .. }) => {
+            *last = new;
+            Ok(0)
+        }
+        // add + update -> add(last), keeping the initial-list flag (H3)
+        (Notification::Add { obj, .. }, Notification::Update { new, .. }) => {
+            *obj = new;
+            Ok(0)
+        }
+        // anything ending in delete -> delete(last state)
+        (Notification::Add { initial, .. }, Notification::Delete(d)) => {
+            let dropped = usize::from(*initial);
+            *pending = Notification::Delete(d);
+            Ok(dropped)
+        }
+        (Notification::Update { .. }, Notification::Delete(d)) => {
+            *pending = Notification::Delete(d);
+            Ok(0)
+        }
+        // delete then add stays two notifications; a delete is never merged away
+        (_, new) => Err(new),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(name: &str) -> ObjectKey {
+        ObjectKey::new(Some("ns"), name)
+    }
+
+    fn add(name: &str, v: u32) -> Entry<u32> {
+        Entry { key: key(name), notification: Notification::Add { obj: Arc::new(v), initial: true } }
+    }
+
+    fn update(name: &str, old: u32, new: u32) -> Entry<u32> {
+        Entry {
+            key: key(name),
+            notification: Notification::Update { old: Arc::new(old), new: Arc::new(new) },
+        }
+    }
+
+    fn delete(name: &str, v: u32) -> Entry<u32> {
+        Entry {
+            key: key(name),
+            notification: Notification::Delete(DeletedObject::Known(Arc::new(v))),
+        }
+    }
+
+    fn render(b: &mut Backlog<u32>) -> Vec<String> {
+        std::iter::from_fn(|| b.pop())
+            .map(|e| match e.notification {
+                Notification::Add { obj, initial } => format!("{} add {obj} {initial}", e.key.name()),
+                Notification::Update { old, new } => format!("{} update {old}->{new}", e.key.name()),
+                Notification::Delete(d) => {
+                    format!("{} delete {}", e.key.name(), d.last_known().map_or(0, |v| **v))
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn h8_below_max_everything_is_kept_in_order() {
+        let mut b = Backlog::new(100, OverflowPolicy::CoalesceByKey);
+        b.push(add("a", 1));
+        b.push(update("a", 1, 2));
+        b.push(update("a", 2, 3));
+        b.push(delete("a", 3));
+        assert_eq!(render(&mut b), ["a add 1 true", "a update 1->2", "a update 2->3", "a delete 3"]);
+    }
+
+    #[test]
+    fn h10_coalesce_update_update_keeps_first_old_and_last_new() {
+        let mut b = Backlog::new(2, OverflowPolicy::CoalesceByKey);
+        b.push(update("a", 1, 2));
+        b.push(update("b", 1, 2));
+        for v in 3..10 {
+            let out = b.push(update("a", v - 1, v));
+            assert!(out.coalesced);
+        }
+        assert_eq!(b.len(), 2);
+        assert_eq!(render(&mut b), ["a update 1->9", "b update 1->2"]);
+    }
+
+    #[test]
+    fn h10_coalesce_add_update_is_add_last_and_delete_wins() {
+        let mut b = Backlog::new(1, OverflowPolicy::CoalesceByKey);
+        b.push(add("a", 1));
+        assert_eq!(b.push(update("a", 1, 2)), PushOutcome { dropped_initial: 0, coalesced: true });
+        assert_eq!(render(&mut b), ["a add 2 true"]);
+
+        b.push(add("a", 1));
+        b.push(update("a", 1, 2));
+        assert_eq!(b.push(delete("a", 2)), PushOutcome { dropped_initial: 1, coalesced: true });
+        assert_eq!(render(&mut b), ["a delete 2"]);
+
+        b.push(update("a", 1, 2));
+        b.push(delete("a", 2));
+        assert_eq!(render(&mut b), ["a delete 2"]);
+    }
+
+    #[test]
+    fn h10_delete_then_add_stays_two_and_deletes_are_never_dropped() {
+        let mut b = Backlog::new(1, OverflowPolicy::CoalesceByKey);
+        b.push(delete("a", 1));
+        let out = b.push(add("a", 2));
+        assert!(!out.coalesced);
+        b.push(update("a", 2, 3));
+        b.push(delete("a", 3));
+        b.push(delete("b", 7));
+        assert_eq!(render(&mut b), ["a delete 1", "a delete 3", "b delete 7"]);
+    }
+
+    #[test]
+    fn h10_backlog_is_bounded_by_key_count_under_a_storm() {
+        let mut b = Backlog::new(8, OverflowPolicy::CoalesceByKey);
+        for round in 0..10_000u32 {
+            let name = format!("k{}", round % 5);
+            b.push(update(&name, round, round + 1));
+        }
+        assert!(b.len() <= 8, "len {}", b.len());
+        // Every key is still represented with its newest state.
+        let out = render(&mut b);
+        for k in 0..5u32 {
+            let newest = (0..10_000u32).filter(|r| r % 5 == k).max().unwrap() + 1;
+            assert!(out.iter().any(|l| l.starts_with(&format!("k{k} ")) && l.ends_with(&format!("->{newest}"))));
+        }
+    }
+
+    #[test]
+    fn h10_block_policy_never_coalesces() {
+        let mut b = Backlog::new(1, OverflowPolicy::Block);
+        b.push(update("a", 1, 2));
+        assert!(!b.push(update("a", 2, 3)).coalesced);
+        assert_eq!(b.len(), 2);
+    }
+
+    #[test]
+    fn h10_capacity_shrinks_once_drained() {
+        let mut b = Backlog::new(100_000, OverflowPolicy::CoalesceByKey);
+        for i in 0..10_000u32 {
+            b.push(update(&i.to_string(), i, i));
+        }
+        assert!(b.capacity() >= 10_000);
+        while b.pop().is_some() {}
+        assert!(b.capacity() <= 2 * BACKLOG_START_CAPACITY, "cap {}", b.capacity());
+        assert!(b.last_by_key.is_empty());
+    }
+
+    #[test]
+    fn h6_clear_reports_dropped_initial_adds() {
+        let mut b = Backlog::new(10, OverflowPolicy::CoalesceByKey);
+        b.push(add("a", 1));
+        b.push(add("b", 1));
+        b.push(update("a", 1, 2));
+        assert_eq!(b.clear(), 2);
+        assert_eq!(b.len(), 0);
+    }
+}

@@ -1,0 +1,434 @@
+//! One registered handler: its backlog, counters, task loop and public [`HandlerRegistration`] (H6-H11).
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use tokio::sync::{Notify, watch};
+
+use super::backlog::{Backlog, Entry, Notification, OverflowPolicy};
+use super::handler::ResourceEventHandler;
+use super::metrics::HandlerMetrics;
+use super::resync::HandlerResync;
+
+/// Pending notifications above which a slow call is logged (H10).
+const SLOW_CALL_PENDING: usize = 1024;
+/// A call slower than this is logged when the backlog is above [`SLOW_CALL_PENDING`] (H10).
+const SLOW_CALL: Duration = Duration::from_millis(100);
+/// At most one slow-handler warning per handler per this interval.
+const SLOW_WARN_INTERVAL: Duration = Duration::from_secs(1);
+
+thread_local! {
+    /// The listener whose handler is running on this thread, if any (H7 self-removal check).
+    static CURRENT_HANDLER: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// The listener id whose handler call is running on this thread.
+pub(crate) fn current_handler() -> Option<u64> {
+    CURRENT_HANDLER.with(Cell::get)
+}
+
+/// Options for one registration: name, resync period and backlog limits.
+///
+/// ```
+/// # use informer_runtime::informer::{HandlerOptions, OverflowPolicy};
+/// # use std::time::Duration;
+/// let opts = HandlerOptions::new()
+///     .name("pod-controller")
+///     .resync(Duration::from_secs(30))
+///     .backlog_max(10_000)
+///     .overflow(OverflowPolicy::CoalesceByKey);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct HandlerOptions {
+    pub(crate) name: Option<String>,
+    pub(crate) resync: Option<Duration>,
+    pub(crate) backlog_max: Option<usize>,
+    pub(crate) overflow: Option<OverflowPolicy>,
+}
+
+impl HandlerOptions {
+    /// Default options: a generated name, the informer's default resync and backlog settings.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The name used in logs and metric labels.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The resync period (0 = none); defaults to the informer's (Y3).
+    pub fn resync(mut self, period: Duration) -> Self {
+        self.resync = Some(period);
+        self
+    }
+
+    /// The backlog size at which the overflow policy applies (H10).
+    pub fn backlog_max(mut self, max: usize) -> Self {
+        self.backlog_max = Some(max);
+        self
+    }
+
+    /// The overflow policy (H10); defaults to the informer's.
+    pub fn overflow(mut self, policy: OverflowPolicy) -> Self {
+        self.overflow = Some(policy);
+        self
+    }
+}
+
+/// Whether the informer's own store has synced (D7), as a flag plus a notification.
+#[derive(Debug, Default)]
+pub(crate) struct SyncGate {
+    synced: AtomicBool,
+    notify: Notify,
+}
+
+impl SyncGate {
+    /// Whether the store has synced.
+    pub(crate) fn is_synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
+    /// Marks the store as synced and wakes every waiter.
+    pub(crate) fn set(&self) {
+        self.synced.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Waits until [`set`](Self::set) was called.
+    pub(crate) async fn wait(&self) {
+        loop {
+            let mut notified = pin!(self.notify.notified());
+            notified.as_mut().enable();
+            if self.is_synced() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// The queue half of a listener.
+struct Queue<K> {
+    backlog: Backlog<K>,
+    closed: bool,
+}
+
+/// One registered handler or event stream.
+pub(crate) struct Listener<K> {
+    pub(crate) id: u64,
+    pub(crate) name: Arc<str>,
+    queue: Mutex<Queue<K>>,
+    policy: OverflowPolicy,
+    /// Wakes the single consumer (task or stream); permit semantics, so no wake-up is lost.
+    wake: Notify,
+    /// Wakes the processing loop waiting for space under [`OverflowPolicy::Block`].
+    space: Notify,
+    /// Initial adds queued but not yet returned from (H6).
+    pending_initial: AtomicUsize,
+    initial_done: Notify,
+    pub(crate) resync: Mutex<HandlerResync>,
+    /// Whether a task was spawned for this listener (stream listeners have none).
+    pub(crate) spawned: AtomicBool,
+    /// True once the consumer will never call the handler again (H7).
+    finished: watch::Sender<bool>,
+    pub(crate) metrics: HandlerMetrics,
+    last_slow_warning: Mutex<Option<Instant>>,
+}
+
+impl<K> Listener<K> {
+    /// A new, open listener.
+    pub(crate) fn new(
+        id: u64,
+        name: Arc<str>,
+        backlog_max: usize,
+        policy: OverflowPolicy,
+        resync: HandlerResync,
+        metrics: HandlerMetrics,
+    ) -> Self {
+        Listener {
+            id,
+            name,
+            queue: Mutex::new(Queue { backlog: Backlog::new(backlog_max, policy), closed: false }),
+            policy,
+            wake: Notify::new(),
+            space: Notify::new(),
+            pending_initial: AtomicUsize::new(0),
+            initial_done: Notify::new(),
+            resync: Mutex::new(resync),
+            spawned: AtomicBool::new(false),
+            finished: watch::Sender::new(false),
+            metrics,
+            last_slow_warning: Mutex::new(None),
+        }
+    }
+
+    /// Queues a notification (never blocks; H9). Ignored once the listener is closed.
+    pub(crate) fn push(&self, entry: Entry<K>) {
+        let initial = entry.notification.is_initial();
+        let outcome = {
+            let mut queue = self.queue.lock();
+            if queue.closed {
+                return;
+            }
+            if initial {
+                self.pending_initial.fetch_add(1, Ordering::AcqRel);
+            }
+            let outcome = queue.backlog.push(entry);
+            self.metrics.pending.set(i64::try_from(queue.backlog.len()).unwrap_or(i64::MAX));
+            outcome
+        };
+        if outcome.coalesced {
+            self.metrics.coalesced.inc();
+        }
+        if outcome.dropped_initial > 0 {
+            self.finish_initial(outcome.dropped_initial);
+        }
+        self.wake.notify_one();
+    }
+
+    /// The next notification, or `None` once closed. Single consumer.
+    pub(crate) async fn next(&self) -> Option<Entry<K>> {
+        loop {
+            {
+                let mut queue = self.queue.lock();
+                if queue.closed {
+                    return None;
+                }
+                if let Some(entry) = queue.backlog.pop() {
+                    let len = queue.backlog.len();
+                    self.metrics.pending.set(i64::try_from(len).unwrap_or(i64::MAX));
+                    if self.policy == OverflowPolicy::Block && len < queue.backlog.max() {
+                        self.space.notify_waiters();
+                    }
+                    return Some(entry);
+                }
+            }
+            self.wake.notified().await;
+        }
+    }
+
+    /// The number of pending notifications (H10 gauge).
+    pub(crate) fn pending(&self) -> usize {
+        self.queue.lock().backlog.len()
+    }
+
+    /// Marks `n` initial adds as delivered (or dropped) and wakes sync waiters at zero (H6).
+    pub(crate) fn finish_initial(&self, n: usize) {
+        // Saturating: `close` may have reset the counter while a call was in flight.
+        let before = self
+            .pending_initial
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_sub(n)))
+            .unwrap_or(0);
+        if before > 0 && before <= n {
+            self.initial_done.notify_waiters();
+        }
+    }
+
+    /// Whether every queued initial add has been returned from (H6).
+    pub(crate) fn initial_delivered(&self) -> bool {
+        self.pending_initial.load(Ordering::Acquire) == 0
+    }
+
+    /// Waits until [`initial_delivered`](Self::initial_delivered) (H6, notification-based).
+    pub(crate) async fn wait_initial_delivered(&self) {
+        loop {
+            let mut notified = pin!(self.initial_done.notified());
+            notified.as_mut().enable();
+            if self.initial_delivered() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Waits while a [`OverflowPolicy::Block`] backlog is at its maximum (H10).
+    pub(crate) async fn wait_for_space(&self) {
+        if self.policy != OverflowPolicy::Block {
+            return;
+        }
+        loop {
+            let mut notified = pin!(self.space.notified());
+            notified.as_mut().enable();
+            {
+                let queue = self.queue.lock();
+                if queue.closed || queue.backlog.len() < queue.backlog.max() {
+                    return;
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Stops delivery: drops everything pending and wakes the consumer so it exits (H7).
+    pub(crate) fn close(&self) {
+        {
+            let mut queue = self.queue.lock();
+            queue.closed = true;
+            queue.backlog.clear();
+            self.pending_initial.store(0, Ordering::Release);
+            self.metrics.pending.set(0);
+        }
+        self.initial_done.notify_waiters();
+        self.wake.notify_one();
+        self.space.notify_waiters();
+        if !self.spawned.load(Ordering::Acquire) {
+            self.finished.send_replace(true);
+        }
+    }
+
+    /// Whether the listener was closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.queue.lock().closed
+    }
+
+    /// Waits until the consumer has stopped calling the handler (H7).
+    pub(crate) async fn wait_finished(&self) {
+        let mut rx = self.finished.subscribe();
+        // The sender lives in `self`, so `wait_for` cannot fail while we borrow it.
+        let _ = rx.wait_for(|finished| *finished).await;
+    }
+
+    /// Logs a slow call when the backlog is large (H10), at most once per interval.
+    fn note_call_duration(&self, elapsed: Duration) {
+        if elapsed <= SLOW_CALL {
+            return;
+        }
+        let pending = self.pending();
+        if pending <= SLOW_CALL_PENDING {
+            return;
+        }
+        let mut last = self.last_slow_warning.lock();
+        if last.is_some_and(|at| at.elapsed() < SLOW_WARN_INTERVAL) {
+            return;
+        }
+        *last = Some(Instant::now());
+        tracing::warn!(
+            handler = %self.name,
+            pending,
+            elapsed_ms = elapsed.as_millis() as u64,
+            "slow event handler is falling behind (H10)"
+        );
+    }
+}
+
+/// The body of a handler's task: delivers notifications one at a time, in order (H8, H9),
+/// catching panics (H11), until the listener is closed.
+pub(crate) async fn run_listener<K: Send + Sync + 'static>(
+    listener: Arc<Listener<K>>,
+    handler: Arc<dyn ResourceEventHandler<K>>,
+) {
+    while let Some(entry) = listener.next().await {
+        deliver(&listener, handler.as_ref(), &entry);
+        // Yield between calls so a busy handler cannot starve other tasks on this worker.
+        tokio::task::yield_now().await;
+    }
+    listener.finished.send_replace(true);
+}
+
+/// Calls the handler for one notification with panic isolation (H11) and H6/H10 bookkeeping.
+pub(crate) fn deliver<K: 'static>(listener: &Listener<K>, handler: &dyn ResourceEventHandler<K>, entry: &Entry<K>) {
+    let started = Instant::now();
+    CURRENT_HANDLER.with(|c| c.set(Some(listener.id)));
+    let result = catch_unwind(AssertUnwindSafe(|| match &entry.notification {
+        Notification::Add { obj, initial } => handler.on_add(obj, *initial),
+        Notification::Update { old, new } => handler.on_update(old, new),
+        Notification::Delete(obj) => handler.on_delete(obj),
+    }));
+    CURRENT_HANDLER.with(|c| c.set(None));
+    if let Err(panic) = result {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "non-string panic payload".to_string());
+        listener.metrics.panics.inc();
+        tracing::error!(
+            handler = %listener.name,
+            key = %entry.key,
+            panic = %message,
+            "event handler panicked; continuing with the next notification (H11)"
+        );
+    }
+    // A panicking initial add still counts as delivered (H11, H6).
+    if entry.notification.is_initial() {
+        listener.finish_initial(1);
+    }
+    listener.note_call_duration(started.elapsed());
+}
+
+/// The handle returned when a handler is registered: identity, per-handler sync (H6) and
+/// backlog observability (H10).
+///
+/// Cloning is cheap and every clone refers to the same registration. Pass it to
+/// [`SharedIndexInformer::remove_event_handler`](super::SharedIndexInformer::remove_event_handler)
+/// to stop delivery (H7).
+pub struct HandlerRegistration<K> {
+    pub(crate) listener: Arc<Listener<K>>,
+    pub(crate) gate: Arc<SyncGate>,
+}
+
+impl<K> Clone for HandlerRegistration<K> {
+    fn clone(&self) -> Self {
+        HandlerRegistration { listener: Arc::clone(&self.listener), gate: Arc::clone(&self.gate) }
+    }
+}
+
+impl<K> std::fmt::Debug for HandlerRegistration<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerRegistration")
+            .field("name", &self.listener.name)
+            .field("id", &self.listener.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> HandlerRegistration<K> {
+    /// The handler's name (from [`HandlerOptions::name`] or generated).
+    pub fn name(&self) -> &str {
+        &self.listener.name
+    }
+
+    /// True once the informer has synced **and** this handler has returned from every initial
+    /// add, including the synthetic adds of a late handler (H6, M10).
+    pub fn has_synced(&self) -> bool {
+        self.gate.is_synced() && self.listener.initial_delivered()
+    }
+
+    /// Waits until [`has_synced`](Self::has_synced); notification-based, no polling (H6).
+    pub async fn wait_for_sync(&self) {
+        self.gate.wait().await;
+        self.listener.wait_initial_delivered().await;
+    }
+
+    /// Notifications waiting in this handler's backlog (H10).
+    pub fn pending(&self) -> usize {
+        self.listener.pending()
+    }
+
+    /// Handler calls that panicked so far (H11).
+    pub fn panics(&self) -> u64 {
+        self.listener.metrics.panics.get()
+    }
+
+    /// Notifications merged because the backlog was at its maximum (H10).
+    pub fn coalesced(&self) -> u64 {
+        self.listener.metrics.coalesced.get()
+    }
+
+    /// The resync period in force for this handler (Y3; 0 = none).
+    pub fn resync_period(&self) -> Duration {
+        self.listener.resync.lock().period()
+    }
+
+    /// Whether the registration was removed or the informer stopped (H7).
+    pub fn is_removed(&self) -> bool {
+        self.listener.is_closed()
+    }
+}

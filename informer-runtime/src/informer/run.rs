@@ -1,0 +1,315 @@
+//! The informer's run loop: start the reflector, pop the FIFO, apply each key's deltas to the store and notify (H1-H4, D9), then stop everything.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use super::Inner;
+use super::backlog::Notification;
+use super::processor::ProcessorState;
+use crate::delta_fifo::{Delta, DeletedObject};
+use crate::indexer::Indexer;
+use crate::key::ObjectKey;
+use crate::reflector::{Reflector, ShouldResync};
+use crate::store::ReflectorStore;
+
+/// The body of `SharedIndexInformer::run`.
+pub(super) async fn run<K>(inner: Arc<Inner<K>>, cancel: CancellationToken)
+where
+    K: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+{
+    if inner.started.swap(true, Ordering::AcqRel) {
+        tracing::info!(informer = %inner.name, "informer already started; ignoring run (H1)");
+        return;
+    }
+    let Some(pending) = inner.pending.lock().take() else { return };
+    if inner.stop.is_cancelled() || cancel.is_cancelled() {
+        shutdown(&inner, Vec::new()).await;
+        return;
+    }
+
+    inner.processor.start(tokio::runtime::Handle::current());
+    let mut config = pending.reflector;
+    config.resync_period = inner.processor.check_period();
+    let processor = Arc::clone(&inner.processor);
+    let should_resync: ShouldResync = Arc::new(move || processor.should_resync());
+    config.should_resync = Some(should_resync);
+    config.watch_error_handler = inner.watch_error_handler.lock().clone();
+    let store: Arc<dyn ReflectorStore<K>> = inner.fifo.clone();
+    let reflector = Reflector::new(pending.list_watch, store, config);
+    *inner.reflector.lock() = Some(reflector.handle());
+    tracing::debug!(informer = %inner.name, "informer starting");
+
+    let stop = inner.stop.clone();
+    let reflector_task = tokio::spawn(reflector.run(stop.clone()));
+    let sync_task = tokio::spawn({
+        let inner = Arc::clone(&inner);
+        let stop = stop.clone();
+        async move {
+            tokio::select! {
+                synced = inner.fifo.wait_synced() => if synced { inner.processor.gate().set() },
+                () = stop.cancelled() => {}
+            }
+        }
+    });
+
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            () = stop.cancelled() => break,
+            more = process_next(&inner) => if !more { break },
+        }
+    }
+    shutdown(&inner, vec![reflector_task, sync_task]).await;
+}
+
+/// Waits for room in blocking handlers (H10), pops one key and processes it. `false` once the
+/// FIFO is closed.
+async fn process_next<K>(inner: &Inner<K>) -> bool
+where
+    K: kube::Resource + Send + Sync + 'static,
+{
+    inner.processor.wait_for_space().await;
+    let Some(popped) = inner.fifo.pop().await else { return false };
+    {
+        // H5: the lock serialises this key's store update and distribution with handler
+        // registration snapshots. D9: the FIFO's lock is not held here.
+        let state = inner.processor.lock();
+        process_deltas(
+            &inner.indexer,
+            &state,
+            popped.key(),
+            popped.deltas(),
+            popped.is_in_initial_list(),
+        );
+    }
+    popped.done();
+    if !inner.processor.gate().is_synced() && inner.fifo.has_synced() {
+        inner.processor.gate().set();
+    }
+    true
+}
+
+/// Applies one key's deltas to the store, then notifies (H2): store first, so a lister call in
+/// a handler sees at least this state.
+pub(super) fn process_deltas<K>(
+    indexer: &Indexer<K>,
+    state: &ProcessorState<K>,
+    key: &ObjectKey,
+    deltas: &[Delta<K>],
+    is_in_initial_list: bool,
+) where
+    K: kube::Resource + Send + Sync + 'static,
+{
+    for delta in deltas {
+        match delta {
+            Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
+                let old = match indexer.upsert(key.clone(), Arc::clone(obj)) {
+                    Ok(old) => old,
+                    Err(err) => {
+                        tracing::error!(%key, error = %err, "cannot store object; delta dropped");
+                        continue;
+                    }
+                };
+                match old {
+                    Some(old) => {
+                        // H4: an unchanged RV is a resync; only handlers due for one get it.
+                        let is_sync = matches!(delta, Delta::Sync(_)) || same_rv(&*old, &**obj);
+                        let new = Arc::clone(obj);
+                        state.distribute(key, Notification::Update { old, new }, is_sync);
+                    }
+                    None => {
+                        let n = Notification::Add { obj: Arc::clone(obj), initial: is_in_initial_list };
+                        state.distribute(key, n, false);
+                    }
+                }
+            }
+            Delta::Deleted(deleted) => {
+                let removed = indexer.delete_key(key.as_str());
+                // A tombstone without a last state gets the object we just removed (D5, H12).
+                let deleted = match (deleted, removed) {
+                    (DeletedObject::Unknown(t), Some(removed)) if t.last_known.is_none() => {
+                        let mut t = t.clone();
+                        t.last_known = Some(removed);
+                        DeletedObject::Unknown(t)
+                    }
+                    (d, _) => d.clone(),
+                };
+                state.distribute(key, Notification::Delete(deleted), false);
+            }
+        }
+    }
+}
+
+/// Whether two states carry the same, non-empty resource version (H4).
+fn same_rv<K: kube::Resource>(old: &K, new: &K) -> bool {
+    match (&old.meta().resource_version, &new.meta().resource_version) {
+        (Some(a), Some(b)) => !a.is_empty() && a == b,
+        _ => false,
+    }
+}
+
+/// Stops every task and marks the informer stopped (H14, no task left behind).
+async fn shutdown<K>(inner: &Inner<K>, tasks: Vec<tokio::task::JoinHandle<()>>)
+where
+    K: kube::Resource + Send + Sync + 'static,
+{
+    inner.stop.cancel();
+    inner.fifo.close();
+    for task in tasks {
+        if let Err(err) = task.await {
+            tracing::error!(informer = %inner.name, error = %err, "informer task failed");
+        }
+    }
+    for task in inner.processor.stop() {
+        if let Err(err) = task.await {
+            tracing::error!(informer = %inner.name, error = %err, "handler task failed");
+        }
+    }
+    inner.indexer.stop();
+    inner.finished.send_replace(true);
+    tracing::debug!(informer = %inner.name, "informer stopped");
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::delta_fifo::DeltaFifo;
+    use crate::informer::backlog::OverflowPolicy;
+    use crate::informer::handler::handler_fn;
+    use crate::informer::listener::HandlerOptions;
+    use crate::informer::metrics::InformerMetrics;
+    use crate::informer::processor::{ListenerDefaults, Processor};
+
+    fn cm(name: &str, rv: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                resource_version: Some(rv.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    struct Fixture {
+        indexer: Arc<Indexer<ConfigMap>>,
+        fifo: DeltaFifo<ConfigMap>,
+        processor: Processor<ConfigMap>,
+    }
+
+    impl Fixture {
+        fn new(resync: Duration) -> Self {
+            let indexer = Arc::new(Indexer::new());
+            let fifo = DeltaFifo::builder().known_objects(indexer.clone()).build();
+            let processor = Processor::new(
+                Arc::from("test"),
+                ListenerDefaults {
+                    resync,
+                    backlog_max: 100,
+                    overflow: OverflowPolicy::CoalesceByKey,
+                },
+                InformerMetrics::new(),
+            );
+            processor.start(tokio::runtime::Handle::current());
+            Fixture { indexer, fifo, processor }
+        }
+
+        async fn drain(&self) {
+            while !self.fifo.is_empty() {
+                let popped = self.fifo.pop().await.unwrap();
+                let state = self.processor.lock();
+                process_deltas(
+                    &self.indexer,
+                    &state,
+                    popped.key(),
+                    popped.deltas(),
+                    popped.is_in_initial_list(),
+                );
+                drop(state);
+                popped.done();
+            }
+        }
+    }
+
+    fn recorder(
+        indexer: Arc<Indexer<ConfigMap>>,
+    ) -> (crate::informer::HandlerFn<ConfigMap>, mpsc::UnboundedReceiver<String>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (t2, t3) = (tx.clone(), tx.clone());
+        let h = handler_fn::<ConfigMap>()
+            .on_add(move |o, initial| {
+                // H2: the store shows the object before the handler runs.
+                let stored = indexer.get_by_key(&format!("ns/{}", o.metadata.name.as_deref().unwrap_or("")));
+                let seen = stored.is_some_and(|s| Arc::ptr_eq(&s, o));
+                let _ = tx.send(format!("add {:?} {initial} stored={seen}", o.metadata.name));
+            })
+            .on_update(move |old, new| {
+                let _ = t2.send(format!("update {:?} {:?}->{:?}", new.metadata.name, old.metadata.resource_version, new.metadata.resource_version));
+            })
+            .on_delete(move |d| {
+                let rv = d.last_known().and_then(|o| o.metadata.resource_version.clone());
+                let _ = t3.send(format!("delete {} tombstone={} last={rv:?}", d.key().unwrap(), d.is_tombstone()));
+            });
+        (h, rx)
+    }
+
+    async fn recv(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
+        tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap().unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn h2_h3_h4_d5_relist_is_silent_for_unchanged_objects_and_tombstones_vanished_ones() {
+        let f = Fixture::new(Duration::ZERO);
+        let (h, mut rx) = recorder(f.indexer.clone());
+        f.processor.add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new).unwrap();
+        f.fifo.replace(vec![cm("a", "1"), cm("b", "1"), cm("c", "1")], "1".into()).unwrap();
+        f.drain().await;
+        assert!(f.fifo.has_synced());
+        for name in ["a", "b", "c"] {
+            assert_eq!(recv(&mut rx).await, format!("add Some(\"{name}\") true stored=true"));
+        }
+        // A relist: a unchanged, b changed, c gone.
+        f.fifo.replace(vec![cm("a", "1"), cm("b", "2")], "2".into()).unwrap();
+        f.drain().await;
+        assert_eq!(recv(&mut rx).await, "update Some(\"b\") Some(\"1\")->Some(\"2\")");
+        assert_eq!(recv(&mut rx).await, "delete ns/c tombstone=true last=Some(\"1\")");
+        f.fifo.add(cm("d", "3")).unwrap();
+        f.drain().await;
+        assert_eq!(recv(&mut rx).await, "add Some(\"d\") false stored=true", "H4: nothing for a");
+        assert_eq!(f.indexer.len(), 3);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn y1_y4_resync_replays_the_cached_object_to_due_handlers_only() {
+        let f = Fixture::new(Duration::from_secs(1));
+        let (h, mut rx) = recorder(f.indexer.clone());
+        let (h0, mut rx0) = recorder(f.indexer.clone());
+        f.processor.add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new).unwrap();
+        f.processor.add(Some(Arc::new(h0)), HandlerOptions::new().resync(Duration::ZERO), Vec::new).unwrap();
+        f.fifo.add(cm("a", "1")).unwrap();
+        f.drain().await;
+        recv(&mut rx).await;
+        recv(&mut rx0).await;
+        // Mark every handler that is due one period from now (Y4), then resync the store (D6).
+        let later = std::time::Instant::now() + Duration::from_secs(2);
+        for l in &f.processor.lock().listeners_for_test() {
+            l.resync.lock().tick(later);
+        }
+        f.fifo.resync().unwrap();
+        f.fifo.add(cm("z", "9")).unwrap();
+        f.drain().await;
+        assert_eq!(recv(&mut rx).await, "update Some(\"a\") Some(\"1\")->Some(\"1\")");
+        assert_eq!(recv(&mut rx0).await, "add Some(\"z\") false stored=true", "resync-0 handler skipped");
+    }
+}

@@ -1,0 +1,235 @@
+//! The watch-list initial state (KEP-3157, R17–R20): one stream delivers the initial objects, then live events.
+
+use std::collections::HashMap;
+
+use futures::StreamExt;
+use kube::Resource;
+use kube::core::WatchEvent;
+use serde::de::DeserializeOwned;
+use tokio::time::Instant;
+use tracing::{Instrument, info, warn};
+
+use super::cycle::{ActiveWatch, Ctx, Next};
+use super::{Error, bump};
+use crate::key::ObjectKey;
+use crate::list_watch::{self, ErrorClass};
+use crate::store::StoreError;
+
+/// The annotation on the bookmark that ends the initial events (R17).
+pub(super) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// How the watch-list phase ended.
+pub(super) enum Outcome<K> {
+    /// `replace` ran; keep using the same connection for live events (R17).
+    Synced(ActiveWatch<K>),
+    /// Do a paged LIST in this cycle (R19, R20).
+    Fallback,
+    /// End the phase (cancelled, store closed, or a retryable error).
+    End(Next),
+}
+
+/// The objects received so far, keyed so MODIFIED/DELETED during the initial phase apply in place.
+struct Collected<K> {
+    items: Vec<Option<K>>,
+    index: HashMap<ObjectKey, usize>,
+}
+
+impl<K: Resource> Collected<K> {
+    fn upsert(&mut self, obj: K) {
+        let Ok(key) = ObjectKey::from_resource(&obj) else {
+            warn!("dropping an initial event without a name");
+            return;
+        };
+        match self.index.get(&key) {
+            Some(&i) => self.items[i] = Some(obj),
+            None => {
+                self.index.insert(key, self.items.len());
+                self.items.push(Some(obj));
+            }
+        }
+    }
+
+    fn remove(&mut self, obj: &K) {
+        if let Ok(key) = ObjectKey::from_resource(obj)
+            && let Some(i) = self.index.remove(&key)
+        {
+            self.items[i] = None;
+        }
+    }
+}
+
+/// Runs the watch-list stream until its `initial-events-end` bookmark (R17). Expired or too-large
+/// RVs retry once at `""` (R19); "unsupported" (400/422) and non-retriable errors fall back to a paged
+/// LIST, as does an idle or ended stream (R20, which also disables streaming for good).
+pub(super) async fn initial<K>(ctx: &mut Ctx<K>) -> Outcome<K>
+where
+    K: Resource + DeserializeOwned + Send + Sync + 'static,
+{
+    let started = Instant::now();
+    let mut retried_at_empty = false;
+    'stream: loop {
+        let req = ctx.watch_request(ctx.rv.watch_list_rv(), true);
+        bump(&ctx.shared.counters.watch_requests);
+        let span = tracing::info_span!("watch_list", rv = %req.resource_version, items = tracing::field::Empty);
+        let res = tokio::select! {
+            _ = ctx.cancel.cancelled() => return Outcome::End(Next::Cancelled),
+            res = ctx.lw.watch(&req).instrument(span.clone()) => res,
+        };
+        let mut stream = match res {
+            Ok(s) => s,
+            Err(e) => {
+                let class = e.class();
+                let retry_after = e.retry_after();
+                let transport = matches!(e, list_watch::Error::Transport(_));
+                ctx.report(Error::WatchStart(e));
+                match class {
+                    ErrorClass::Expired | ErrorClass::TooLargeResourceVersion
+                        if !retried_at_empty =>
+                    {
+                        ctx.rv.unavailable = true;
+                        retried_at_empty = true;
+                        continue 'stream;
+                    }
+                    ErrorClass::Invalid => {
+                        warn!(
+                            "the server does not support watch-list; using paged LIST from now on"
+                        );
+                        ctx.streaming_disabled = true;
+                        bump(&ctx.shared.counters.watch_list_fallbacks);
+                        return Outcome::Fallback;
+                    }
+                    ErrorClass::Expired
+                    | ErrorClass::TooLargeResourceVersion
+                    | ErrorClass::TooManyRequests
+                    | ErrorClass::ConnectionRefused
+                    | ErrorClass::InternalError => {
+                        return Outcome::End(Next::NewCycle {
+                            min_delay: retry_after,
+                        });
+                    }
+                    _ if transport => {
+                        return Outcome::End(Next::NewCycle {
+                            min_delay: retry_after,
+                        });
+                    }
+                    _ => {
+                        bump(&ctx.shared.counters.watch_list_fallbacks);
+                        return Outcome::Fallback;
+                    }
+                }
+            }
+        };
+        let idle = ctx.config.watch_list_idle_timeout;
+        let mut got = Collected {
+            items: Vec::new(),
+            index: HashMap::new(),
+        };
+        // Only object events count as progress: a server that sends plain progress bookmarks but
+        // never the end bookmark must still be abandoned (M3).
+        let mut deadline = Instant::now() + idle;
+        loop {
+            let item = tokio::select! {
+                _ = ctx.cancel.cancelled() => return Outcome::End(Next::Cancelled),
+                item = tokio::time::timeout_at(deadline, stream.next()) => item,
+            };
+            if matches!(
+                item,
+                Ok(Some(Ok(WatchEvent::Added(_)
+                    | WatchEvent::Modified(_)
+                    | WatchEvent::Deleted(_))))
+            ) {
+                deadline = Instant::now() + idle;
+            }
+            let ev = match item {
+                Err(_) => {
+                    return fallback(
+                        ctx,
+                        format!("no object event for {idle:?} before `{INITIAL_EVENTS_END}`"),
+                    );
+                }
+                Ok(None) => {
+                    return fallback(ctx, format!("stream ended before `{INITIAL_EVENTS_END}`"));
+                }
+                Ok(Some(Ok(ev))) => ev,
+                Ok(Some(Err(e))) => {
+                    let class = e.class();
+                    let retry_after = e.retry_after();
+                    let transport = matches!(e, list_watch::Error::Transport(_));
+                    if class == ErrorClass::UnexpectedObject {
+                        ctx.report(Error::UnexpectedObject(e)); // R16
+                        continue;
+                    }
+                    ctx.report(Error::Watch(e));
+                    match class {
+                        ErrorClass::Expired | ErrorClass::TooLargeResourceVersion
+                            if !retried_at_empty =>
+                        {
+                            ctx.rv.unavailable = true;
+                            retried_at_empty = true;
+                            continue 'stream;
+                        }
+                        ErrorClass::Invalid | ErrorClass::Other if !transport => {
+                            bump(&ctx.shared.counters.watch_list_fallbacks);
+                            return Outcome::Fallback;
+                        }
+                        _ => {
+                            return Outcome::End(Next::NewCycle {
+                                min_delay: retry_after,
+                            });
+                        }
+                    }
+                }
+            };
+            match ev {
+                WatchEvent::Added(o) | WatchEvent::Modified(o) => got.upsert(o),
+                WatchEvent::Deleted(o) => got.remove(&o),
+                WatchEvent::Bookmark(b) => {
+                    let end = b
+                        .metadata
+                        .annotations
+                        .get(INITIAL_EVENTS_END)
+                        .map(String::as_str)
+                        == Some("true");
+                    if !end {
+                        continue;
+                    }
+                    let rv = b.metadata.resource_version;
+                    let items: Vec<K> = got.items.into_iter().flatten().collect();
+                    let n = items.len();
+                    span.record("items", n);
+                    match ctx.store.replace(items, rv.clone()) {
+                        Err(StoreError::Closed) => return Outcome::End(Next::Stop),
+                        Err(e) => warn!(error = %e, "store refused part of the watch-list"),
+                        Ok(()) => {}
+                    }
+                    ctx.rv.listed(rv.clone(), false);
+                    ctx.set_rv(rv.clone());
+                    ctx.count_list_done();
+                    let elapsed = started.elapsed();
+                    if elapsed.as_secs() >= 10 {
+                        info!(?elapsed, objects = n, rv = %rv, "slow watch-list"); // R23
+                    } else {
+                        info!(objects = n, rv = %rv, "watch-list synced");
+                    }
+                    return Outcome::Synced(ActiveWatch {
+                        stream,
+                        start_rv: rv,
+                        timeout: req.timeout,
+                    });
+                }
+                WatchEvent::Error(_) => {}
+            }
+        }
+    }
+}
+
+/// R20: abandon the stream, count it, and stay on paged LIST until restarted.
+fn fallback<K>(ctx: &mut Ctx<K>, reason: String) -> Outcome<K>
+where
+    K: Resource + DeserializeOwned + Send + Sync + 'static,
+{
+    ctx.streaming_disabled = true;
+    bump(&ctx.shared.counters.watch_list_fallbacks);
+    ctx.report(Error::WatchListIncomplete(reason));
+    Outcome::Fallback
+}

@@ -1,0 +1,417 @@
+//! Delta FIFO behaviour tests, one per semantics rule (D1–D9). Run: `cargo test -p informer-runtime --test delta_fifo`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::FutureExt;
+use informer_runtime::delta_fifo::{DeletedObject, Delta, DeltaFifo, DeltaType, KnownObjects};
+use informer_runtime::indexer::Indexer;
+use informer_runtime::store::{ReflectorStore, StoreError};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::ObjectMeta;
+
+/// A ConfigMap whose resourceVersion marks its version.
+fn cm(name: &str, rv: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("ns".into()),
+            resource_version: Some(rv.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn rv(obj: &ConfigMap) -> &str {
+    obj.metadata.resource_version.as_deref().unwrap_or("")
+}
+
+/// A delta as `(type, rv)`, with `~` for a tombstone's rv and `-` for a tombstone without state.
+fn show(delta: &Delta<ConfigMap>) -> (DeltaType, String) {
+    let rv = match delta {
+        Delta::Deleted(DeletedObject::Unknown(t)) => match &t.last_known {
+            Some(o) => format!("~{}", rv(o)),
+            None => "-".into(),
+        },
+        other => rv(other.object().unwrap()).to_owned(),
+    };
+    (delta.kind(), rv)
+}
+
+fn fifo_with_store() -> (DeltaFifo<ConfigMap>, Arc<Indexer<ConfigMap>>) {
+    let store = Arc::new(Indexer::<ConfigMap>::new());
+    let fifo = DeltaFifo::builder().known_objects(store.clone()).build();
+    (fifo, store)
+}
+
+/// Pops one key without waiting: its key and deltas, marked done.
+fn pop_now(fifo: &DeltaFifo<ConfigMap>) -> (String, Vec<(DeltaType, String)>) {
+    let popped = fifo.pop().now_or_never().expect("an item is queued").expect("not closed");
+    let out = (popped.key().to_string(), popped.deltas().iter().map(show).collect());
+    popped.done();
+    out
+}
+
+/// The informer's processing (H2): apply every delta to the store.
+fn apply(store: &Indexer<ConfigMap>, key: &str, deltas: &[Delta<ConfigMap>]) {
+    for delta in deltas {
+        match delta {
+            Delta::Deleted(_) => drop(store.delete_key(key)),
+            other => drop(store.add(other.object().unwrap().clone()).unwrap()),
+        }
+    }
+}
+
+fn d(kind: DeltaType, rv: &str) -> (DeltaType, String) {
+    (kind, rv.to_owned())
+}
+
+use DeltaType::{Added, Deleted, Replaced, Sync, Updated};
+
+#[test]
+fn d2_a1_b1_a2_pops_a1_a2_then_b1() {
+    let (fifo, _) = fifo_with_store();
+    fifo.add(cm("a", "1")).unwrap();
+    fifo.add(cm("b", "1")).unwrap();
+    fifo.update(cm("a", "2")).unwrap();
+    assert_eq!(fifo.len(), 2, "a key appears in the queue once");
+    assert_eq!(pop_now(&fifo), ("ns/a".into(), vec![d(Added, "1"), d(Updated, "2")]));
+    assert_eq!(pop_now(&fifo), ("ns/b".into(), vec![d(Added, "1")]));
+    assert!(fifo.is_empty());
+}
+
+#[test]
+fn d3_two_deletes_keep_older_unless_tombstone() {
+    let (fifo, _) = fifo_with_store();
+    fifo.add(cm("a", "1")).unwrap();
+    fifo.delete(cm("a", "2")).unwrap();
+    fifo.delete(cm("a", "3")).unwrap();
+    assert_eq!(pop_now(&fifo).1, [d(Added, "1"), d(Deleted, "2")], "the older real delete is kept");
+
+    // Older is a tombstone (from replace): the newer, real delete replaces it.
+    fifo.add(cm("b", "1")).unwrap();
+    fifo.replace(vec![], "5".into()).unwrap();
+    assert_eq!(fifo.queued_deltas("ns/b").unwrap().iter().map(show).collect::<Vec<_>>(), [d(Added, "1"), d(Deleted, "~1")]);
+    fifo.delete(cm("b", "4")).unwrap();
+    assert_eq!(pop_now(&fifo).1, [d(Added, "1"), d(Deleted, "4")]);
+}
+
+#[test]
+fn d3_only_consecutive_deletes_merge() {
+    let (fifo, _) = fifo_with_store();
+    fifo.add(cm("a", "1")).unwrap();
+    fifo.delete(cm("a", "2")).unwrap();
+    fifo.add(cm("a", "3")).unwrap();
+    fifo.delete(cm("a", "4")).unwrap();
+    assert_eq!(pop_now(&fifo).1, [d(Added, "1"), d(Deleted, "2"), d(Added, "3"), d(Deleted, "4")]);
+}
+
+#[test]
+fn d4_unknown_delete_is_ignored() {
+    let (fifo, store) = fifo_with_store();
+    fifo.delete(cm("ghost", "1")).unwrap();
+    assert!(fifo.is_empty());
+    // Known through the store: queued.
+    store.add(Arc::new(cm("stored", "1"))).unwrap();
+    fifo.delete(cm("stored", "2")).unwrap();
+    assert_eq!(pop_now(&fifo), ("ns/stored".into(), vec![d(Deleted, "2")]));
+    // Without known objects, only queued keys count.
+    let bare = DeltaFifo::<ConfigMap>::builder().build();
+    bare.delete(cm("x", "1")).unwrap();
+    assert!(bare.is_empty());
+    bare.add(cm("x", "1")).unwrap();
+    bare.delete(cm("x", "2")).unwrap();
+    assert_eq!(pop_now(&bare).1, [d(Added, "1"), d(Deleted, "2")]);
+}
+
+#[test]
+fn d5_replace_queues_items_then_tombstones_for_queued_and_known_keys() {
+    let (fifo, store) = fifo_with_store();
+    store.add(Arc::new(cm("stored", "1"))).unwrap();
+    store.add(Arc::new(cm("kept", "1"))).unwrap();
+    fifo.add(cm("queued", "2")).unwrap();
+    fifo.update(cm("queued", "3")).unwrap();
+    fifo.replace(vec![cm("kept", "4"), cm("new", "4")], "4".into()).unwrap();
+    assert_eq!(fifo.last_resource_version().as_deref(), Some("4"));
+    let mut popped = Vec::new();
+    while !fifo.is_empty() {
+        popped.push(pop_now(&fifo));
+    }
+    assert_eq!(
+        popped,
+        [
+            ("ns/queued".into(), vec![d(Added, "2"), d(Updated, "3"), d(Deleted, "~3")]),
+            ("ns/kept".into(), vec![d(Replaced, "4")]),
+            ("ns/new".into(), vec![d(Replaced, "4")]),
+            ("ns/stored".into(), vec![d(Deleted, "~1")]),
+        ]
+    );
+}
+
+#[test]
+fn d5_replace_emits_sync_when_replaced_emission_is_off() {
+    let store = Arc::new(Indexer::<ConfigMap>::new());
+    let fifo = DeltaFifo::builder().known_objects(store).emit_delta_type_replaced(false).build();
+    fifo.replace(vec![cm("a", "1")], "1".into()).unwrap();
+    assert_eq!(pop_now(&fifo).1, [d(Sync, "1")]);
+}
+
+/// A store whose `get_by_key` fails for listed keys: the tombstone then carries no state (D5).
+struct Flaky;
+impl KnownObjects<ConfigMap> for Flaky {
+    fn list_keys(&self) -> Vec<informer_runtime::key::ObjectKey> {
+        vec![informer_runtime::key::ObjectKey::parse("ns/vanished").unwrap()]
+    }
+    fn get_by_key(&self, _: &str) -> Option<Arc<ConfigMap>> {
+        None
+    }
+}
+
+#[test]
+fn d5_tombstone_without_state_when_lookup_fails() {
+    let fifo = DeltaFifo::builder().known_objects(Arc::new(Flaky)).build();
+    fifo.replace(vec![], "1".into()).unwrap();
+    assert_eq!(pop_now(&fifo), ("ns/vanished".into(), vec![d(Deleted, "-")]));
+}
+
+#[test]
+fn d6_resync_only_for_keys_without_queued_deltas() {
+    let (fifo, store) = fifo_with_store();
+    store.add(Arc::new(cm("idle", "1"))).unwrap();
+    store.add(Arc::new(cm("busy", "1"))).unwrap();
+    fifo.update(cm("busy", "2")).unwrap();
+    fifo.resync().unwrap();
+    assert_eq!(pop_now(&fifo), ("ns/busy".into(), vec![d(Updated, "2")]), "no stale Sync behind the update");
+    assert_eq!(pop_now(&fifo), ("ns/idle".into(), vec![d(Sync, "1")]));
+    assert!(fifo.is_empty());
+}
+
+#[tokio::test]
+async fn d7_has_synced_flips_only_after_the_last_initial_item_is_processed() {
+    let (fifo, store) = fifo_with_store();
+    let fifo = Arc::new(fifo);
+    assert!(!fifo.has_synced());
+    fifo.replace(vec![cm("a", "1"), cm("b", "1")], "1".into()).unwrap();
+    let waiter = tokio::spawn({
+        let fifo = fifo.clone();
+        async move { fifo.wait_synced().await }
+    });
+    let first = fifo.pop().await.unwrap();
+    assert!(first.is_in_initial_list());
+    apply(&store, first.key().as_str(), first.deltas());
+    first.done();
+    let second = fifo.pop().await.unwrap();
+    assert!(second.is_in_initial_list());
+    apply(&store, second.key().as_str(), second.deltas());
+    assert!(!fifo.has_synced(), "popped but not yet processed");
+    assert!(!waiter.is_finished());
+    second.done();
+    assert!(fifo.has_synced());
+    assert!(tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap());
+    // Later items are not part of the initial list.
+    fifo.add(cm("c", "2")).unwrap();
+    assert!(!fifo.pop().await.unwrap().is_in_initial_list());
+}
+
+#[test]
+fn d7_counts_tombstones_and_add_before_replace_syncs_at_once() {
+    let store = Arc::new(Indexer::<ConfigMap>::new());
+    store.add(Arc::new(cm("gone", "1"))).unwrap();
+    let fifo = DeltaFifo::builder().known_objects(store).build();
+    fifo.replace(vec![cm("a", "2")], "2".into()).unwrap();
+    pop_now(&fifo);
+    assert!(!fifo.has_synced(), "the tombstone is part of the initial population");
+    pop_now(&fifo);
+    assert!(fifo.has_synced());
+
+    let (fifo, _) = fifo_with_store();
+    fifo.add(cm("a", "1")).unwrap();
+    assert!(fifo.has_synced(), "an add before any replace means synced");
+    let (fifo, _) = fifo_with_store();
+    fifo.replace(vec![], "1".into()).unwrap();
+    assert!(fifo.has_synced(), "an empty first list means synced");
+    assert!(fifo.wait_synced().now_or_never().unwrap());
+}
+
+#[test]
+fn d8_transform_runs_at_enqueue_but_not_for_sync_or_tombstones() {
+    let store = Arc::new(Indexer::<ConfigMap>::new());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let fifo = DeltaFifo::builder()
+        .known_objects(store.clone())
+        .emit_delta_type_replaced(false)
+        .transform(Arc::new(move |obj: &mut ConfigMap| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            obj.metadata.managed_fields = None;
+            obj.metadata.annotations.get_or_insert_default().insert("t".into(), "1".into());
+        }))
+        .build();
+    fifo.add(cm("a", "1")).unwrap();
+    fifo.update(cm("a", "2")).unwrap();
+    // Replace items are transformed even when emitted as Sync.
+    fifo.replace(vec![cm("b", "1")], "3".into()).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    let a = fifo.queued_deltas("ns/a").unwrap();
+    assert!(a.iter().all(|d| d.object().unwrap().metadata.annotations.is_some()));
+    while let Some(Some(p)) = fifo.pop().now_or_never() {
+        apply(&store, p.key().as_str(), p.deltas());
+        p.done();
+    }
+    // A resync re-queues stored (already transformed) objects without running it again.
+    fifo.resync().unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    // The tombstone for `a` is not transformed either.
+    fifo.replace(vec![], "4".into()).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    // A real delete is (client-go transforms every non-tombstone, non-Sync delta).
+    store.add(Arc::new(cm("c", "1"))).unwrap();
+    fifo.delete(cm("c", "5")).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    // The same transform applied twice is harmless (idempotent, D8).
+    fifo.set_transform(None);
+    fifo.add(cm("d", "1")).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn d9_processing_runs_without_the_queue_lock() {
+    let (fifo, store) = fifo_with_store();
+    fifo.add(cm("a", "1")).unwrap();
+    // Writing into the FIFO from inside processing would deadlock if pop held the lock.
+    let res = fifo
+        .pop_process(|key, deltas, _| {
+            apply(&store, key.as_str(), deltas);
+            fifo.update(cm("a", "2")).map_err(|e| e.to_string())?;
+            assert_eq!(fifo.len(), 1);
+            Ok::<(), String>(())
+        })
+        .await;
+    assert_eq!(res, Some(Ok(())));
+    assert_eq!(pop_now(&fifo).1, [d(Updated, "2")]);
+}
+
+#[tokio::test]
+async fn d9_in_flight_key_counts_as_known() {
+    let (fifo, store) = fifo_with_store();
+    fifo.add(cm("a", "1")).unwrap();
+    let popped = fifo.pop().await.unwrap();
+    // Not yet in the store, not queued: a delete must still be queued (D4 with D9).
+    fifo.delete(cm("a", "2")).unwrap();
+    // A resync must not queue a stale copy for the in-flight key (D6 with D9).
+    fifo.resync().unwrap();
+    apply(&store, popped.key().as_str(), popped.deltas());
+    popped.done();
+    assert_eq!(pop_now(&fifo), ("ns/a".into(), vec![d(Deleted, "2")]));
+    store.delete_key("ns/a");
+
+    // A relist without the in-flight key tombstones it with the in-flight state (D5 with D9).
+    fifo.add(cm("b", "1")).unwrap();
+    let popped = fifo.pop().await.unwrap();
+    fifo.replace(vec![], "9".into()).unwrap();
+    apply(&store, popped.key().as_str(), popped.deltas());
+    popped.done();
+    assert_eq!(pop_now(&fifo), ("ns/b".into(), vec![d(Deleted, "~1")]));
+    assert!(fifo.is_empty(), "no second tombstone from the store");
+}
+
+#[tokio::test]
+async fn d9_failed_processing_requeues_in_front_of_newer_deltas() {
+    let (fifo, _) = fifo_with_store();
+    fifo.add(cm("a", "1")).unwrap();
+    fifo.add(cm("b", "1")).unwrap();
+    let res = fifo
+        .pop_process(|_, _, _| {
+            fifo.update(cm("a", "2")).unwrap();
+            Err::<(), _>("boom")
+        })
+        .await;
+    assert_eq!(res, Some(Err("boom")));
+    assert_eq!(pop_now(&fifo), ("ns/b".into(), vec![d(Added, "1")]));
+    assert_eq!(pop_now(&fifo), ("ns/a".into(), vec![d(Added, "1"), d(Updated, "2")]));
+
+    // Without newer deltas the key goes to the back.
+    fifo.add(cm("c", "1")).unwrap();
+    fifo.add(cm("e", "1")).unwrap();
+    let p = fifo.pop().await.unwrap();
+    p.requeue();
+    assert_eq!(fifo.queued_keys().iter().map(|k| k.to_string()).collect::<Vec<_>>(), ["ns/e", "ns/c"]);
+}
+
+#[tokio::test]
+async fn d9_requeue_keeps_has_synced_false_until_processed() {
+    let (fifo, _) = fifo_with_store();
+    fifo.replace(vec![cm("a", "1")], "1".into()).unwrap();
+    fifo.add(cm("b", "1")).unwrap();
+    fifo.pop().await.unwrap().requeue();
+    pop_now(&fifo); // b, not initial
+    assert!(!fifo.has_synced(), "the failed initial item is still pending");
+    pop_now(&fifo); // a
+    assert!(fifo.has_synced());
+}
+
+#[tokio::test]
+async fn close_wakes_pop_and_rejects_writes() {
+    let (fifo, _) = fifo_with_store();
+    let fifo = Arc::new(fifo);
+    let popper = tokio::spawn({
+        let fifo = fifo.clone();
+        async move { fifo.pop().await.is_none() }
+    });
+    let waiter = tokio::spawn({
+        let fifo = fifo.clone();
+        async move { fifo.wait_synced().await }
+    });
+    tokio::task::yield_now().await;
+    fifo.close();
+    assert!(tokio::time::timeout(Duration::from_secs(5), popper).await.unwrap().unwrap());
+    assert!(!tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap());
+    assert_eq!(fifo.add(cm("a", "1")), Err(StoreError::Closed));
+    assert_eq!(fifo.replace(vec![], "1".into()), Err(StoreError::Closed));
+    assert!(fifo.is_closed());
+}
+
+#[tokio::test]
+async fn pop_waits_for_an_item() {
+    let (fifo, _) = fifo_with_store();
+    let fifo = Arc::new(fifo);
+    let popper = tokio::spawn({
+        let fifo = fifo.clone();
+        async move { fifo.pop().await.map(|p| p.key().to_string()) }
+    });
+    tokio::task::yield_now().await;
+    fifo.add(cm("a", "1")).unwrap();
+    let key = tokio::time::timeout(Duration::from_secs(5), popper).await.unwrap().unwrap();
+    assert_eq!(key.as_deref(), Some("ns/a"));
+}
+
+#[test]
+fn d1_bookmark_records_the_rv_and_queues_nothing() {
+    let (fifo, _) = fifo_with_store();
+    fifo.bookmark("42");
+    assert_eq!(fifo.last_resource_version().as_deref(), Some("42"));
+    assert!(fifo.is_empty());
+    assert!(!fifo.has_synced(), "a bookmark is not a list");
+}
+
+#[test]
+fn x1_keyless_objects_are_errors() {
+    let (fifo, _) = fifo_with_store();
+    assert!(matches!(fifo.add(ConfigMap::default()), Err(StoreError::Key(_))));
+    assert!(matches!(fifo.replace(vec![ConfigMap::default()], "1".into()), Err(StoreError::Key(_))));
+    assert!(fifo.is_empty());
+}
+
+#[test]
+fn x1_tombstone_key_is_unwrapped() {
+    let (fifo, store) = fifo_with_store();
+    store.add(Arc::new(cm("a", "1"))).unwrap();
+    fifo.replace(vec![], "1".into()).unwrap();
+    let deltas = fifo.queued_deltas("ns/a").unwrap();
+    let Delta::Deleted(gone) = &deltas[0] else { panic!("expected a delete") };
+    assert!(gone.is_tombstone());
+    assert_eq!(gone.key().unwrap().as_str(), "ns/a");
+    assert!(Arc::ptr_eq(gone.last_known().unwrap(), &store.get_by_key("ns/a").unwrap()));
+}

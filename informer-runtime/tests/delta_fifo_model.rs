@@ -1,0 +1,295 @@
+//! Model-based property tests: random reflector writes, resyncs and pops (some failing, some
+//! interleaved with writes while a key is in flight) against a model of the API server and of
+//! the informer's processing (H2: store first, then add/update/delete notification).
+//!
+//! Checked after every step: `has_synced` (D7), every notification is valid for the handler's
+//! view and shows the store already updated (H2), no key's version ever goes backwards (D6, D9).
+//! Checked at the end, after draining: store == server, handler view == server, and every index
+//! equals a brute-force recomputation (X4). Run: `cargo test -p informer-runtime --test delta_fifo_model`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use futures::FutureExt;
+use informer_runtime::delta_fifo::{Delta, DeltaFifo, Popped};
+use informer_runtime::indexer::{Indexer, Indexers, NAMESPACE_INDEX};
+use informer_runtime::key::ObjectKey;
+use informer_runtime::store::ReflectorStore;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::ObjectMeta;
+use proptest::prelude::*;
+
+const NAMES: usize = 6;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Create(usize),
+    Modify(usize),
+    Remove(usize),
+    /// Relist: bit i of `present` keeps/creates object i, bit i of `changed` gives it a new version.
+    Relist { present: u8, changed: u8 },
+    Resync,
+    /// Pop one key and process it at once.
+    Pop,
+    /// Pop one key and keep it in flight while later ops run.
+    BeginPop,
+    /// Process the in-flight key.
+    EndPop,
+    /// Fail the in-flight key's processing: requeue it.
+    FailPop,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0..NAMES).prop_map(Op::Create),
+        3 => (0..NAMES).prop_map(Op::Modify),
+        2 => (0..NAMES).prop_map(Op::Remove),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(present, changed)| Op::Relist { present, changed }),
+        1 => Just(Op::Resync),
+        3 => Just(Op::Pop),
+        2 => Just(Op::BeginPop),
+        2 => Just(Op::EndPop),
+        1 => Just(Op::FailPop),
+    ]
+}
+
+fn name(i: usize) -> String {
+    format!("o{i}")
+}
+
+fn key(i: usize) -> String {
+    format!("{}/{}", if i % 2 == 0 { "a" } else { "b" }, name(i))
+}
+
+fn object(i: usize, version: u64) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name(i)),
+            namespace: Some(if i % 2 == 0 { "a" } else { "b" }.into()),
+            resource_version: Some(version.to_string()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn version(obj: &ConfigMap) -> u64 {
+    obj.metadata.resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+fn by_parity(cm: &ConfigMap) -> Vec<String> {
+    vec![if version(cm) % 2 == 0 { "even" } else { "odd" }.to_owned()]
+}
+
+/// Multi-valued: the distinct decimal digits of the version.
+fn by_digit(cm: &ConfigMap) -> Vec<String> {
+    version(cm).to_string().chars().map(String::from).collect()
+}
+
+struct Harness {
+    store: Arc<Indexer<ConfigMap>>,
+    /// The API server: name index -> version.
+    server: BTreeMap<usize, u64>,
+    next_version: u64,
+    /// The handler's view, built only from notifications.
+    handler: BTreeMap<String, u64>,
+    /// Highest version seen per key (never regresses).
+    high_water: BTreeMap<String, u64>,
+    populated: bool,
+    /// Keys of the first replace not yet processed (D7).
+    initial_pending: BTreeSet<String>,
+}
+
+impl Harness {
+    fn bump(&mut self) -> u64 {
+        self.next_version += 1;
+        self.next_version
+    }
+
+    /// The informer's processing of one popped key (H2), with checks on each notification.
+    fn process(&mut self, key: &ObjectKey, deltas: &[Delta<ConfigMap>]) {
+        assert!(!deltas.is_empty());
+        for delta in deltas {
+            match delta {
+                Delta::Deleted(gone) => {
+                    self.store.delete_key(key.as_str());
+                    // Notification after the store shows the change (H2).
+                    assert!(self.store.get_by_key(key.as_str()).is_none());
+                    let seen = self.handler.remove(key.as_str());
+                    assert!(seen.is_some(), "delete for {key} the handler never saw");
+                    if let Some(last) = gone.last_known() {
+                        assert!(version(last) >= seen.unwrap_or(0), "tombstone older than handler state");
+                    }
+                }
+                other => {
+                    let obj = other.object().unwrap().clone();
+                    let old = self.store.add(obj.clone()).unwrap();
+                    assert!(Arc::ptr_eq(&self.store.get_by_key(key.as_str()).unwrap(), &obj), "H2 store first");
+                    let v = version(&obj);
+                    match (old, self.handler.get(key.as_str())) {
+                        (Some(old), Some(&seen)) => assert_eq!(version(&old), seen, "update's old object"),
+                        (None, None) => {}
+                        (old, seen) => panic!("store/handler disagree on {key}: {old:?} vs {seen:?}"),
+                    }
+                    let high = self.high_water.entry(key.to_string()).or_default();
+                    assert!(v >= *high, "{key} went back from {high} to {v}");
+                    *high = v;
+                    self.handler.insert(key.to_string(), v);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, fifo: &DeltaFifo<ConfigMap>, popped: Popped<'_, ConfigMap>) {
+        self.process(popped.key(), popped.deltas());
+        self.initial_pending.remove(popped.key().as_str());
+        popped.done();
+        let _ = fifo;
+    }
+}
+
+fn run(ops: Vec<Op>) {
+    let store = Arc::new(
+        Indexer::builder()
+            .indexers(Indexers::new().with("parity", by_parity).with("digit", by_digit))
+            .build()
+            .unwrap(),
+    );
+    let fifo = DeltaFifo::builder().known_objects(store.clone()).build();
+    let mut h = Harness {
+        store,
+        server: BTreeMap::new(),
+        next_version: 0,
+        handler: BTreeMap::new(),
+        high_water: BTreeMap::new(),
+        populated: false,
+        initial_pending: BTreeSet::new(),
+    };
+    let mut in_flight: Option<Popped<'_, ConfigMap>> = None;
+
+    for op in ops {
+        match op {
+            Op::Create(i) if !h.server.contains_key(&i) => {
+                let v = h.bump();
+                h.server.insert(i, v);
+                fifo.add(object(i, v)).unwrap();
+                h.populated = true;
+            }
+            Op::Modify(i) if h.server.contains_key(&i) => {
+                let v = h.bump();
+                h.server.insert(i, v);
+                fifo.update(object(i, v)).unwrap();
+                h.populated = true;
+            }
+            Op::Remove(i) if h.server.contains_key(&i) => {
+                let v = h.server.remove(&i).unwrap_or(0);
+                fifo.delete(object(i, v)).unwrap();
+                h.populated = true;
+            }
+            Op::Relist { present, changed } => {
+                let mut list = Vec::new();
+                let mut server = BTreeMap::new();
+                for i in 0..NAMES {
+                    if present & (1 << i) == 0 {
+                        continue;
+                    }
+                    let v = match h.server.get(&i) {
+                        Some(&v) if changed & (1 << i) == 0 => v,
+                        _ => h.bump(),
+                    };
+                    server.insert(i, v);
+                    list.push(object(i, v));
+                }
+                let rv = h.next_version.to_string();
+                fifo.replace(list, rv).unwrap();
+                if !h.populated {
+                    h.populated = true;
+                    h.initial_pending = server.keys().map(|&i| key(i)).collect();
+                }
+                h.server = server;
+            }
+            Op::Resync => fifo.resync().unwrap(),
+            Op::Pop if in_flight.is_none() && !fifo.is_empty() => {
+                let popped = fifo.pop().now_or_never().flatten().expect("queued item");
+                h.finish(&fifo, popped);
+            }
+            Op::BeginPop if in_flight.is_none() && !fifo.is_empty() => {
+                in_flight = fifo.pop().now_or_never().flatten();
+                assert!(in_flight.is_some());
+            }
+            Op::EndPop => {
+                if let Some(popped) = in_flight.take() {
+                    h.finish(&fifo, popped);
+                }
+            }
+            Op::FailPop => {
+                if let Some(popped) = in_flight.take() {
+                    popped.requeue();
+                }
+            }
+            _ => {}
+        }
+        assert_eq!(fifo.has_synced(), h.populated && h.initial_pending.is_empty(), "D7");
+    }
+
+    // Drain.
+    if let Some(popped) = in_flight.take() {
+        h.finish(&fifo, popped);
+    }
+    while !fifo.is_empty() {
+        let popped = fifo.pop().now_or_never().flatten().expect("queued item");
+        h.finish(&fifo, popped);
+    }
+    assert_eq!(fifo.has_synced(), h.populated);
+
+    let expected: BTreeMap<String, u64> = h.server.iter().map(|(&i, &v)| (key(i), v)).collect();
+    let stored: BTreeMap<String, u64> =
+        h.store.list().iter().map(|o| (ObjectKey::from_resource(&**o).unwrap().to_string(), version(o))).collect();
+    assert_eq!(stored, expected, "store == server");
+    assert_eq!(h.handler, expected, "handler view == server");
+    check_indices(&h.store);
+}
+
+/// Every index equals a brute-force recomputation from the stored objects, with no empty values.
+fn check_indices(store: &Indexer<ConfigMap>) {
+    type IndexFn = fn(&ConfigMap) -> Vec<String>;
+    let namespace: IndexFn = |cm| vec![cm.metadata.namespace.clone().unwrap_or_default()];
+    for (index, func) in [(NAMESPACE_INDEX, namespace), ("parity", by_parity as IndexFn), ("digit", by_digit)] {
+        let mut expected: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for obj in store.list() {
+            let k = ObjectKey::from_resource(&*obj).unwrap().to_string();
+            for v in func(&obj) {
+                expected.entry(v).or_default().insert(k.clone());
+            }
+        }
+        let mut actual: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for v in store.list_index_values(index).unwrap() {
+            let keys: BTreeSet<String> = store.index_keys(index, &v).unwrap().iter().map(|k| k.to_string()).collect();
+            assert!(!keys.is_empty(), "empty value `{v}` left in `{index}` (X4)");
+            actual.insert(v.to_string(), keys);
+        }
+        assert_eq!(actual, expected, "index `{index}`");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn d2_d7_x4_h2_random_sequences_match_the_model(ops in proptest::collection::vec(op(), 1..60)) {
+        run(ops);
+    }
+}
+
+#[test]
+fn d7_first_relist_then_in_flight_failure_regression() {
+    run(vec![
+        Op::Relist { present: 0b11, changed: 0 },
+        Op::BeginPop,
+        Op::Create(2),
+        Op::FailPop,
+        Op::Pop,
+        Op::Pop,
+        Op::Pop,
+    ]);
+}

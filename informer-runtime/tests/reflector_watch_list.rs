@@ -1,0 +1,147 @@
+//! Reflector watch-list (streaming initial list) against informer-testserver over real HTTP: R17–R20.
+
+mod reflector_support;
+
+use informer_runtime::reflector::{InitialListStrategy, ReflectorConfig};
+use informer_testserver::TestServer;
+use reflector_support::*;
+
+fn streaming() -> ReflectorConfig {
+    ReflectorConfig {
+        strategy: InitialListStrategy::StreamingList,
+        ..fast_config()
+    }
+}
+
+#[tokio::test]
+async fn r21_default_strategy_is_list_watch() {
+    assert_eq!(
+        ReflectorConfig::default().strategy,
+        InitialListStrategy::ListWatch
+    );
+}
+
+#[tokio::test]
+async fn r17_watch_list_replaces_once_then_live_events_on_the_same_connection() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 5);
+    let r = start(&server, streaming());
+    wait_replaces(&r.store, 1).await;
+    r.store.with(|s| {
+        assert_eq!(s.objects.len(), 5);
+        assert!(
+            matches!(&s.ops[0], Op::Replace { items: 5, .. }),
+            "initial events are collected, not added one by one: {:?}",
+            s.ops
+        );
+    });
+    server.create(&cm("live")).expect("create");
+    r.store
+        .wait_for("the live add", WAIT, |s| {
+            s.ops.contains(&Op::Add("default/live".into()))
+        })
+        .await;
+
+    assert!(lists(&server).is_empty(), "no LIST with watch-list");
+    let w = watches(&server);
+    assert_eq!(w.len(), 1, "R17: live events arrive on the same connection");
+    assert_eq!(w[0].query.send_initial_events, Some(true));
+    assert_eq!(
+        w[0].query.resource_version_match.as_deref(),
+        Some("NotOlderThan")
+    );
+    assert_eq!(
+        w[0].query.resource_version.as_deref(),
+        Some(""),
+        "R17: consistent read"
+    );
+    assert!(w[0].query.allow_watch_bookmarks);
+    assert_eq!(r.store.with(|s| s.replaces()), 1, "exactly one replace");
+    assert_eq!(r.handle.counters().watch_list_fallbacks, 0);
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn r18_resumed_watch_does_not_send_initial_events_again() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    let r = start(&server, streaming());
+    wait_replaces(&r.store, 1).await;
+    server.create(&cm("live")).expect("create");
+    r.store
+        .wait_for("the live add", WAIT, |s| {
+            s.objects.contains_key("default/live")
+        })
+        .await;
+    let last = r.handle.last_sync_resource_version().expect("rv");
+    server.faults().close_open_watches();
+    wait_log(&server, "the resumed watch", |log| {
+        log.iter().filter(|x| x.is_watch()).count() >= 2
+    })
+    .await;
+    let w = watches(&server);
+    assert_eq!(w[1].query.send_initial_events, None, "R18");
+    assert_eq!(w[1].query.resource_version_match, None);
+    assert_eq!(w[1].query.resource_version.as_deref(), Some(last.as_str()));
+    server.create(&cm("after")).expect("create");
+    r.store
+        .wait_for("the add after resume", WAIT, |s| {
+            s.objects.contains_key("default/after")
+        })
+        .await;
+    assert_eq!(
+        r.store.with(|s| s.replaces()),
+        1,
+        "no duplicated initial state (M13)"
+    );
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn r20_suppressed_end_bookmark_falls_back_to_paged_list_after_idle_timeout() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 4);
+    server.faults().suppress_initial_events_end(true);
+    let started = tokio::time::Instant::now();
+    let r = start(&server, streaming());
+    wait_replaces(&r.store, 1).await;
+    let waited = started.elapsed();
+    assert!(
+        waited >= std::time::Duration::from_millis(900),
+        "idle timeout is 1 s: {waited:?}"
+    );
+    r.store.with(|s| assert_eq!(s.objects.len(), 4));
+
+    let lists = lists(&server);
+    assert_eq!(lists.len(), 1, "{:#?}", summary(&lists));
+    assert_eq!(lists[0].query.limit, Some(500), "paged LIST (R3)");
+    assert_eq!(r.handle.counters().watch_list_fallbacks, 1);
+    assert!(
+        r.errors().iter().any(|e| e.contains("WatchListIncomplete")),
+        "{:?}",
+        r.errors()
+    );
+
+    // The informer stays on paged LIST: a relist after a 410 uses LIST, not another stream.
+    wait_log(&server, "the watch after the list", |log| {
+        log.iter().filter(|x| x.is_watch()).count() >= 2
+    })
+    .await;
+    server.faults().expire_open_watches();
+    wait_replaces(&r.store, 2).await;
+    let w = watches(&server);
+    assert_eq!(
+        w.iter()
+            .filter(|x| x.query.send_initial_events == Some(true))
+            .count(),
+        1,
+        "{:#?}",
+        summary(&server.requests())
+    );
+    assert_eq!(lists_len(&server), 2);
+    r.stop().await;
+}
+
+fn lists_len(server: &TestServer) -> usize {
+    lists(server).len()
+}

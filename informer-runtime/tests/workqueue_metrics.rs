@@ -1,0 +1,198 @@
+//! Workqueue metrics (W7): exposed names are exactly client-go's and values follow the queue.
+//!
+//! Runs on paused tokio time (no sockets), so durations are exact.
+
+use std::time::Duration;
+
+use informer_runtime::workqueue::{RateLimitingQueue, WorkQueue, WorkQueueMetrics};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::registry::Registry;
+
+fn render(registry: &Registry) -> String {
+    let mut text = String::new();
+    encode(&mut text, registry).expect("writing to a String cannot fail");
+    text
+}
+
+/// The value of the series `metric{labels}` in the text exposition, if present.
+fn value(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .map(|v| v.trim().parse().expect("metric values are numbers"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn w7_named_queue_exports_client_go_metrics_with_values() {
+    let mut registry = Registry::default();
+    let metrics = WorkQueueMetrics::new(&mut registry);
+    let q: RateLimitingQueue<&str> = RateLimitingQueue::builder()
+        .name("pods")
+        .metrics(&metrics)
+        .build();
+
+    q.add("a");
+    q.add("b");
+    q.add("a"); // collapsed: not counted
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let a = q.get().await.unwrap(); // waited 1 s in the queue
+    // Hold "a" in processing for 2.2 s: the 500 ms refresher last ran 2.0 s after the get.
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    let text = render(&registry);
+    assert_eq!(value(&text, r#"workqueue_depth{name="pods"}"#), Some(1.0));
+    assert_eq!(
+        value(&text, r#"workqueue_adds_total{name="pods"}"#),
+        Some(2.0)
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"workqueue_queue_duration_seconds_count{name="pods"}"#
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"workqueue_queue_duration_seconds_sum{name="pods"}"#
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&text, r#"workqueue_unfinished_work_seconds{name="pods"}"#),
+        Some(2.0)
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"workqueue_longest_running_processor_seconds{name="pods"}"#
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"workqueue_work_duration_seconds_count{name="pods"}"#
+        ),
+        Some(0.0)
+    );
+
+    q.add_rate_limited(a);
+    q.done(&a);
+    let text = render(&registry);
+    assert_eq!(
+        value(&text, r#"workqueue_retries_total{name="pods"}"#),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"workqueue_work_duration_seconds_count{name="pods"}"#
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&text, r#"workqueue_work_duration_seconds_sum{name="pods"}"#),
+        Some(2.2)
+    );
+    // The 2.2 s run falls in the le=10 bucket but not le=1.
+    assert!(text.contains(r#"workqueue_work_duration_seconds_bucket{le="1.0",name="pods"} 0"#));
+    assert!(text.contains(r#"workqueue_work_duration_seconds_bucket{le="10.0",name="pods"} 1"#));
+
+    // Nothing in flight any more: the gauges fall back to zero at the next refresh.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let text = render(&registry);
+    assert_eq!(
+        value(&text, r#"workqueue_unfinished_work_seconds{name="pods"}"#),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"workqueue_longest_running_processor_seconds{name="pods"}"#
+        ),
+        Some(0.0)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn w7_exposed_names_are_exactly_client_go_names() {
+    let mut registry = Registry::default();
+    let metrics = WorkQueueMetrics::new(&mut registry);
+    let _q: WorkQueue<u8> = WorkQueue::builder().name("q").metrics(&metrics).build();
+    let text = render(&registry);
+    let mut types: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .collect();
+    types.sort_unstable();
+    assert_eq!(
+        types,
+        [
+            "workqueue_adds counter",
+            "workqueue_depth gauge",
+            "workqueue_longest_running_processor_seconds gauge",
+            "workqueue_queue_duration_seconds histogram",
+            "workqueue_retries counter",
+            "workqueue_unfinished_work_seconds gauge",
+            "workqueue_work_duration_seconds histogram",
+        ]
+    );
+    // OpenMetrics names a counter family without `_total` and its sample with it.
+    for sample in [
+        r#"workqueue_adds_total{name="q"} 0"#,
+        r#"workqueue_retries_total{name="q"} 0"#,
+        r#"workqueue_depth{name="q"} 0"#,
+        r#"workqueue_queue_duration_seconds_count{name="q"} 0"#,
+        r#"workqueue_work_duration_seconds_count{name="q"} 0"#,
+        r#"workqueue_unfinished_work_seconds{name="q"} 0.0"#,
+        r#"workqueue_longest_running_processor_seconds{name="q"} 0.0"#,
+    ] {
+        assert!(text.contains(sample), "missing {sample} in\n{text}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn w7_unnamed_queues_record_nothing_and_queues_share_one_registry() {
+    let mut registry = Registry::default();
+    let metrics = WorkQueueMetrics::new(&mut registry);
+    let unnamed: WorkQueue<u8> = WorkQueue::builder().metrics(&metrics).build();
+    let one: WorkQueue<u8> = WorkQueue::builder().name("one").metrics(&metrics).build();
+    let two: WorkQueue<u8> = WorkQueue::builder().name("two").metrics(&metrics).build();
+    unnamed.add(1);
+    one.add(1);
+    two.add(1);
+    two.add(2);
+    let text = render(&registry);
+    assert_eq!(
+        value(&text, r#"workqueue_adds_total{name="one"}"#),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&text, r#"workqueue_adds_total{name="two"}"#),
+        Some(2.0)
+    );
+    assert_eq!(text.matches("workqueue_adds_total{").count(), 2);
+    assert_eq!(text.matches("# TYPE workqueue_adds counter").count(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn w7_refresher_task_ends_on_shutdown() {
+    let rt = tokio::runtime::Handle::current();
+    let before = rt.metrics().num_alive_tasks();
+    let mut registry = Registry::default();
+    let metrics = WorkQueueMetrics::new(&mut registry);
+    let q: RateLimitingQueue<u8> = RateLimitingQueue::builder()
+        .name("q")
+        .metrics(&metrics)
+        .build();
+    // The delay timer and the metrics refresher.
+    assert_eq!(rt.metrics().num_alive_tasks(), before + 2);
+    q.shut_down();
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while rt.metrics().num_alive_tasks() != before {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("background tasks did not end after shutdown");
+}

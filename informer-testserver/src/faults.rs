@@ -1,0 +1,303 @@
+//! Fault switches, flipped at run time through [`TestServer::faults`](crate::TestServer::faults).
+//!
+//! Every switch is read by the request path; none needs a restart. `reset()` turns all of them off.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use http::StatusCode;
+use tokio::sync::watch;
+
+/// Which requests a fault applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FaultTarget {
+    /// LIST requests (collection GET without `watch`).
+    List,
+    /// WATCH requests.
+    Watch,
+    /// GET of a single object.
+    Get,
+    /// Writes: create, update, patch, delete.
+    Write,
+    /// Every resource request (not discovery).
+    Any,
+}
+
+impl FaultTarget {
+    /// Whether a request of verb `verb` is covered.
+    pub(crate) fn covers(self, verb: crate::Verb) -> bool {
+        use crate::Verb;
+        match self {
+            FaultTarget::Any => !matches!(verb, Verb::Discovery | Verb::Other),
+            FaultTarget::List => verb == Verb::List,
+            FaultTarget::Watch => verb == Verb::Watch,
+            FaultTarget::Get => verb == Verb::Get,
+            FaultTarget::Write => matches!(
+                verb,
+                Verb::Create | Verb::Update | Verb::Patch | Verb::Delete | Verb::DeleteCollection
+            ),
+        }
+    }
+}
+
+/// A resource named for [`Faults::forbid`]: group and plural (`""`, `"pods"`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupResource {
+    /// API group (`""` for core).
+    pub group: String,
+    /// Plural resource name.
+    pub resource: String,
+}
+
+impl GroupResource {
+    /// A group/resource pair.
+    pub fn new(group: &str, resource: &str) -> Self {
+        GroupResource {
+            group: group.to_owned(),
+            resource: resource.to_owned(),
+        }
+    }
+}
+
+/// A pending injected failure.
+#[derive(Debug, Clone)]
+struct FailNext {
+    target: FaultTarget,
+    code: StatusCode,
+    retry_after: Option<u64>,
+    remaining: usize,
+}
+
+/// How open watches are told to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Kick {
+    /// Nothing yet.
+    #[default]
+    None,
+    /// End normally (EOF).
+    Close,
+    /// Send an ERROR event with a 410 Status, then end.
+    Gone,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    fail: Vec<FailNext>,
+    delays: Vec<(FaultTarget, Duration)>,
+    close_watches_after: Option<usize>,
+    too_large_next_list: usize,
+    cut_next_watch_chunk: bool,
+    malformed_next_watch_event: bool,
+    gone_next_watch: usize,
+    forbidden: BTreeSet<GroupResource>,
+}
+
+/// Runtime fault switches. Obtain with [`TestServer::faults`](crate::TestServer::faults).
+#[derive(Debug)]
+pub struct Faults {
+    state: Mutex<State>,
+    chunk_armed: AtomicBool,
+    suppress_end: AtomicBool,
+    stall: watch::Sender<bool>,
+    kick: watch::Sender<(u64, Kick)>,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            state: Mutex::default(),
+            chunk_armed: AtomicBool::new(false),
+            suppress_end: AtomicBool::new(false),
+            stall: watch::Sender::new(false),
+            kick: watch::Sender::new((0, Kick::None)),
+        }
+    }
+}
+
+impl Faults {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Every watch (open or future) ends normally after sending `n` events (bookmarks not
+    /// counted); `None` turns it off.
+    pub fn close_watches_after(&self, n: Option<usize>) {
+        self.lock().close_watches_after = n;
+    }
+
+    /// The next `count` requests matching `target` fail with `code` (410, 429, 500, 503, 504...)
+    /// and a Status body; `retry_after` adds a `Retry-After` header and `details.retryAfterSeconds`.
+    /// A 410 on a watch is answered as HTTP 410; see [`Faults::expire_next_watch`] for the
+    /// in-stream ERROR event the real server sends.
+    pub fn fail_next(&self, target: FaultTarget, code: StatusCode, retry_after: Option<u64>, count: usize) {
+        self.lock().fail.push(FailNext {
+            target,
+            code,
+            retry_after,
+            remaining: count,
+        });
+    }
+
+    /// The next LIST answers 504 Timeout "Too large resource version" (cause
+    /// `ResourceVersionTooLarge`), as kube-apiserver's watch cache does.
+    pub fn too_large_resource_version_next_list(&self) {
+        self.lock().too_large_next_list += 1;
+    }
+
+    /// Delays every request matching `target` by `delay` before it is answered
+    /// (`Duration::ZERO` removes the delay for that target).
+    pub fn delay(&self, target: FaultTarget, delay: Duration) {
+        let mut st = self.lock();
+        st.delays.retain(|(t, _)| *t != target);
+        if !delay.is_zero() {
+            st.delays.push((target, delay));
+        }
+    }
+
+    /// The next watch event sent by any watch is cut in the middle of its JSON and the
+    /// connection is dropped.
+    pub fn cut_next_watch_chunk(&self) {
+        self.lock().cut_next_watch_chunk = true;
+        self.chunk_armed.store(true, Ordering::SeqCst);
+    }
+
+    /// The next watch event line sent by any watch is malformed JSON (the stream continues).
+    pub fn malformed_next_watch_event(&self) {
+        self.lock().malformed_next_watch_event = true;
+        self.chunk_armed.store(true, Ordering::SeqCst);
+    }
+
+    /// The next WATCH request gets HTTP 200 then an ERROR event with a 410 Expired Status, as
+    /// kube-apiserver answers a too old resourceVersion.
+    pub fn expire_next_watch(&self) {
+        self.lock().gone_next_watch += 1;
+    }
+
+    /// While on, `sendInitialEvents` watches never send the `k8s.io/initial-events-end` bookmark.
+    pub fn suppress_initial_events_end(&self, on: bool) {
+        self.suppress_end.store(on, Ordering::SeqCst);
+    }
+
+    /// While on, LIST requests never answer (they complete once it is switched off).
+    pub fn stall_list(&self, on: bool) {
+        self.stall.send_replace(on);
+    }
+
+    /// Every request on `resource` answers 403 Forbidden until [`Faults::allow`].
+    pub fn forbid(&self, resource: GroupResource) {
+        self.lock().forbidden.insert(resource);
+    }
+
+    /// Undoes [`Faults::forbid`].
+    pub fn allow(&self, resource: &GroupResource) {
+        self.lock().forbidden.remove(resource);
+    }
+
+    /// Ends every open watch now, normally (EOF), as a server-side timeout would.
+    pub fn close_open_watches(&self) {
+        self.kick.send_modify(|(n, k)| {
+            *n += 1;
+            *k = Kick::Close;
+        });
+    }
+
+    /// Sends an ERROR event with a 410 Expired Status to every open watch, then ends them.
+    pub fn expire_open_watches(&self) {
+        self.kick.send_modify(|(n, k)| {
+            *n += 1;
+            *k = Kick::Gone;
+        });
+    }
+
+    /// Turns every switch off (open watches are not touched).
+    pub fn reset(&self) {
+        *self.lock() = State::default();
+        self.chunk_armed.store(false, Ordering::SeqCst);
+        self.suppress_end.store(false, Ordering::SeqCst);
+        self.stall.send_replace(false);
+    }
+
+    // ---- read side, used by the request path ----
+
+    /// Takes an injected failure for `verb`, if one is pending.
+    pub(crate) fn take_failure(&self, verb: crate::Verb) -> Option<(StatusCode, Option<u64>)> {
+        let mut st = self.lock();
+        let idx = st.fail.iter().position(|f| f.target.covers(verb) && f.remaining > 0)?;
+        let f = &mut st.fail[idx];
+        f.remaining -= 1;
+        let out = (f.code, f.retry_after);
+        if f.remaining == 0 {
+            st.fail.remove(idx);
+        }
+        Some(out)
+    }
+
+    /// The delay to apply to `verb`.
+    pub(crate) fn delay_for(&self, verb: crate::Verb) -> Option<Duration> {
+        self.lock()
+            .delays
+            .iter()
+            .filter(|(t, _)| t.covers(verb))
+            .map(|(_, d)| *d)
+            .max()
+    }
+
+    pub(crate) fn take_too_large(&self) -> bool {
+        let mut st = self.lock();
+        if st.too_large_next_list > 0 {
+            st.too_large_next_list -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn take_gone_watch(&self) -> bool {
+        let mut st = self.lock();
+        if st.gone_next_watch > 0 {
+            st.gone_next_watch -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn close_after(&self) -> Option<usize> {
+        self.lock().close_watches_after
+    }
+
+    /// Takes the armed watch-chunk fault: (cut, malformed).
+    pub(crate) fn take_chunk_fault(&self) -> (bool, bool) {
+        if !self.chunk_armed.load(Ordering::Relaxed) {
+            return (false, false);
+        }
+        let mut st = self.lock();
+        let out = (
+            std::mem::take(&mut st.cut_next_watch_chunk),
+            std::mem::take(&mut st.malformed_next_watch_event),
+        );
+        self.chunk_armed.store(false, Ordering::SeqCst);
+        out
+    }
+
+    pub(crate) fn end_suppressed(&self) -> bool {
+        self.suppress_end.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn is_forbidden(&self, group: &str, resource: &str) -> bool {
+        self.lock()
+            .forbidden
+            .iter()
+            .any(|g| g.group == group && g.resource == resource)
+    }
+
+    pub(crate) fn stall_rx(&self) -> watch::Receiver<bool> {
+        self.stall.subscribe()
+    }
+
+    pub(crate) fn kick_rx(&self) -> watch::Receiver<(u64, Kick)> {
+        self.kick.subscribe()
+    }
+}

@@ -1,0 +1,149 @@
+//! GET, POST, PUT, PATCH, DELETE and DELETE-collection of objects and their status subresource.
+
+use std::sync::Arc;
+
+use axum::body::to_bytes;
+use axum::extract::Request;
+use axum::response::Response;
+use bytes::{BufMut, Bytes, BytesMut};
+use http::{StatusCode, header};
+use serde_json::Value;
+
+use super::list::selectors;
+use super::{Mode, Target, json_response, object_bytes};
+use crate::log::{QueryParams, Verb};
+use crate::ops::{self, Part, Preconditions};
+use crate::patch::PatchKind;
+use crate::state::Shared;
+use crate::status::ApiError;
+
+/// Largest accepted request body.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+fn part(t: &Target) -> Result<Part, ApiError> {
+    match t.subresource.as_deref() {
+        None => Ok(Part::Main),
+        Some("status") if t.info.status_subresource => Ok(Part::Status),
+        Some(other) => Err(ApiError::new(
+            404,
+            "NotFound",
+            format!("the server could not find the requested resource ({}/{other})", t.info.plural),
+        )),
+    }
+}
+
+async fn body_bytes(req: Request) -> Result<Bytes, ApiError> {
+    to_bytes(req.into_body(), MAX_BODY)
+        .await
+        .map_err(|e| ApiError::bad_request(format!("unable to read the request body: {e}")))
+}
+
+fn body_json(body: &[u8]) -> Result<Value, ApiError> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the object provided is unrecognized or malformed JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request("the object provided must be a JSON object"));
+    }
+    Ok(v)
+}
+
+fn need_verb(t: &Target, verb: &str) -> Result<(), ApiError> {
+    if t.info.allows(verb) {
+        Ok(())
+    } else {
+        Err(ApiError::method_not_allowed(&format!("{verb} {}", t.info.plural)))
+    }
+}
+
+/// Serves every non-list, non-watch resource verb.
+pub(crate) async fn handle(sh: &Arc<Shared>, t: &Target, verb: Verb, q: &QueryParams, mode: Mode, req: Request) -> Result<Response, ApiError> {
+    let ns = t.namespace.as_deref();
+    let p = part(t)?;
+    let ok = |status: StatusCode, obj: &crate::store::Stored| json_response(status, object_bytes(obj, &t.info, mode));
+    match verb {
+        Verb::Get => {
+            let name = t.name.as_deref().unwrap_or_default();
+            let key = if t.info.namespaced { (ns.unwrap_or_default().to_owned(), name.to_owned()) } else { (String::new(), name.to_owned()) };
+            let obj = sh.store.get(&t.info.storage_key(), &key).ok_or_else(|| ApiError::not_found(&t.info, name))?;
+            Ok(ok(StatusCode::OK, &obj))
+        }
+        Verb::Create => {
+            need_verb(t, "create")?;
+            if t.name.is_some() || (t.info.namespaced && ns.is_none()) {
+                return Err(ApiError::method_not_allowed(&format!("create {}", t.info.plural)));
+            }
+            let body = body_json(&body_bytes(req).await?)?;
+            let obj = ops::create(sh, &t.info, ns, body, q.dry_run)?;
+            Ok(ok(StatusCode::CREATED, &obj))
+        }
+        Verb::Update => {
+            need_verb(t, "update")?;
+            let name = t.name.as_deref().unwrap_or_default();
+            let body = body_json(&body_bytes(req).await?)?;
+            let obj = ops::update(sh, &t.info, ns, name, body, p)?;
+            Ok(ok(StatusCode::OK, &obj))
+        }
+        Verb::Patch => {
+            need_verb(t, "patch")?;
+            let name = t.name.as_deref().unwrap_or_default();
+            let ct = req
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            let kind = PatchKind::from_content_type(&ct)?;
+            let body = body_bytes(req).await?;
+            let existed = sh.store.get(&t.info.storage_key(), &(if t.info.namespaced { ns.unwrap_or_default().to_owned() } else { String::new() }, name.to_owned())).is_some();
+            let obj = ops::patch(sh, &t.info, ns, name, kind, &body, p)?;
+            let status = if existed { StatusCode::OK } else { StatusCode::CREATED };
+            Ok(ok(status, &obj))
+        }
+        Verb::Delete => {
+            need_verb(t, "delete")?;
+            let name = t.name.as_deref().unwrap_or_default();
+            let body = body_bytes(req).await?;
+            let pre = preconditions(&body)?;
+            let obj = ops::delete(sh, &t.info, ns, name, &pre)?;
+            Ok(ok(StatusCode::OK, &obj))
+        }
+        Verb::DeleteCollection => {
+            need_verb(t, "deletecollection")?;
+            let sel = selectors(t, q)?;
+            let deleted = ops::delete_collection(sh, &t.info, ns, &sel)?;
+            let mut buf = BytesMut::new();
+            buf.put_slice(
+                format!(
+                    "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"resourceVersion\":\"{}\"}},\"items\":[",
+                    t.info.list_kind(),
+                    t.info.api_version(),
+                    sh.store.current_rv()
+                )
+                .as_bytes(),
+            );
+            for (i, o) in deleted.iter().enumerate() {
+                if i > 0 {
+                    buf.put_u8(b',');
+                }
+                buf.put_slice(&object_bytes(o, &t.info, mode));
+            }
+            buf.put_slice(b"]}");
+            Ok(json_response(StatusCode::OK, buf.freeze()))
+        }
+        _ => Err(ApiError::method_not_allowed(&t.info.plural)),
+    }
+}
+
+/// Reads `DeleteOptions.preconditions` from an optional body.
+fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Preconditions::default());
+    }
+    let v = body_json(body)?;
+    let pre = v.get("preconditions");
+    let text = |k: &str| pre.and_then(|p| p.get(k)).and_then(Value::as_str).map(str::to_owned);
+    Ok(Preconditions {
+        uid: text("uid"),
+        resource_version: text("resourceVersion"),
+    })
+}

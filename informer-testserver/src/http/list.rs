@@ -1,0 +1,158 @@
+//! LIST: resourceVersion semantics ("", "0", specific with NotOlderThan/Exact), limit/continue
+//! with consistent pages, selectors, and metadata-only lists.
+
+use std::sync::Arc;
+
+use axum::response::Response;
+use bytes::{BufMut, Bytes, BytesMut};
+use http::StatusCode;
+
+use super::{Mode, Target, json_response, object_bytes};
+use crate::log::QueryParams;
+use crate::selectors::{FieldSelector, LabelSelector, Selectors, field_paths};
+use crate::state::Shared;
+use crate::status::ApiError;
+use crate::store::{ListRead, ObjKey};
+
+/// Parses the selectors of a request (400 on a bad one).
+pub(crate) fn selectors(t: &Target, q: &QueryParams) -> Result<Selectors, ApiError> {
+    Ok(Selectors {
+        labels: LabelSelector::parse(q.label_selector.as_deref().unwrap_or_default())?,
+        fields: FieldSelector::parse(
+            q.field_selector.as_deref().unwrap_or_default(),
+            field_paths(&t.info.group, &t.info.kind),
+        )?,
+    })
+}
+
+/// Parses a resourceVersion query value.
+pub(crate) fn parse_rv(s: &str) -> Result<u64, ApiError> {
+    s.parse::<u64>()
+        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {s:?}")))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Encodes a continue token (the list RV and the last key).
+fn encode_continue(rv: u64, key: &ObjKey) -> String {
+    hex(format!("{rv}\0{}\0{}", key.0, key.1).as_bytes())
+}
+
+fn decode_continue(tok: &str) -> Result<(u64, ObjKey), ApiError> {
+    let bad = || ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    let raw = unhex(tok).ok_or_else(bad)?;
+    let text = String::from_utf8(raw).map_err(|_| bad())?;
+    let mut parts = text.split('\0');
+    let (Some(rv), Some(ns), Some(name), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return Err(bad());
+    };
+    Ok((rv.parse().map_err(|_| bad())?, (ns.to_owned(), name.to_owned())))
+}
+
+/// Where a list reads and from which key.
+fn read_point(sh: &Shared, q: &QueryParams) -> Result<(Option<u64>, Option<ObjKey>), ApiError> {
+    let rv = q.resource_version.as_deref().unwrap_or_default();
+    let rvm = q.resource_version_match.as_deref().unwrap_or_default();
+    if let Some(tok) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
+        if !rv.is_empty() && rv != "0" {
+            return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
+        }
+        if !rvm.is_empty() {
+            return Err(ApiError::bad_request("resourceVersionMatch is forbidden when continue is provided"));
+        }
+        let (at, key) = decode_continue(tok)?;
+        if !sh.store.continue_valid(at) {
+            return Err(ApiError::expired(
+                "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+            ));
+        }
+        return Ok((Some(at), Some(key)));
+    }
+    match (rv, rvm) {
+        ("", "") => Ok((None, None)),
+        ("", _) => Err(ApiError::bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided")),
+        ("0", "" | "NotOlderThan") => Ok((None, None)),
+        ("0", "Exact") => Err(ApiError::bad_request("resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"")),
+        (n, "Exact") => Ok((Some(parse_rv(n)?), None)),
+        (n, "NotOlderThan") => {
+            let want = parse_rv(n)?;
+            let cur = sh.store.current_rv();
+            if want > cur {
+                return Err(ApiError::too_large_rv(want, cur));
+            }
+            Ok((None, None))
+        }
+        // Legacy semantics without a match: paged lists are exact, unpaged are "not older than".
+        (n, "") => {
+            let want = parse_rv(n)?;
+            let cur = sh.store.current_rv();
+            if want > cur {
+                return Err(ApiError::too_large_rv(want, cur));
+            }
+            Ok((q.limit.filter(|l| *l > 0).map(|_| want), None))
+        }
+        (_, other) => Err(ApiError::bad_request(format!(
+            "resourceVersionMatch: Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\""
+        ))),
+    }
+}
+
+/// Serves a LIST.
+pub(crate) fn list(sh: &Arc<Shared>, t: &Target, q: &QueryParams, mode: Mode) -> Result<Response, ApiError> {
+    let sel = selectors(t, q)?;
+    let (at, start_after) = read_point(sh, q)?;
+    let filter = |o: &crate::store::Stored| sel.matches(o);
+    let read = ListRead {
+        namespace: t.namespace.as_deref(),
+        at,
+        start_after,
+        limit: q.limit.and_then(|l| usize::try_from(l).ok()),
+        filter: &filter,
+    };
+    let page = sh.store.list(&t.info.storage_key(), &read)?;
+    let (kind, api_version) = match mode {
+        Mode::Metadata => ("PartialObjectMetadataList".to_owned(), "meta.k8s.io/v1".to_owned()),
+        Mode::Full => (t.info.list_kind(), t.info.api_version()),
+    };
+    let cont = page.next.as_ref().map(|k| encode_continue(page.rv, k));
+    let size: usize = page.items.iter().map(|o| o.json.len() + 1).sum();
+    let mut buf = BytesMut::with_capacity(size + 256);
+    buf.put_slice(format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":\"{}\"", page.rv).as_bytes());
+    if let Some(c) = &cont {
+        buf.put_slice(format!(",\"continue\":\"{c}\"").as_bytes());
+    }
+    buf.put_slice(b"},\"items\":[");
+    for (i, o) in page.items.iter().enumerate() {
+        if i > 0 {
+            buf.put_u8(b',');
+        }
+        buf.put_slice(&object_bytes(o, &t.info, mode));
+    }
+    buf.put_slice(b"]}");
+    Ok(json_response(StatusCode::OK, Bytes::from(buf)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip() {
+        let key = ("ns".to_owned(), "pod-1".to_owned());
+        let tok = encode_continue(42, &key);
+        assert_eq!(decode_continue(&tok).expect("decode"), (42, key));
+        assert_eq!(decode_continue("zz").expect_err("bad").code, 400);
+    }
+}

@@ -1,0 +1,280 @@
+//! The HTTP front end: one dispatcher that authenticates, classifies, applies faults, routes
+//! Kubernetes paths by hand (namespaces and resources overlap too much for a static router),
+//! logs, and answers every failure with a `Status` body.
+
+mod crud;
+mod discovery;
+mod list;
+mod watch;
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode, header};
+
+use crate::log::{QueryParams, RequestRecord, Verb};
+use crate::resources::ResourceInfo;
+use crate::state::Shared;
+use crate::status::ApiError;
+use crate::store::Stored;
+
+/// Builds the router.
+pub(crate) fn router(sh: Arc<Shared>) -> Router {
+    Router::new().fallback(dispatch).with_state(sh)
+}
+
+/// How objects are rendered, from the Accept header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Full objects (also answers Table requests: kubectl accepts a plain list).
+    Full,
+    /// `meta.k8s.io/v1` PartialObjectMetadata(List).
+    Metadata,
+}
+
+impl Mode {
+    fn from_accept(accept: &str) -> Self {
+        let first = accept.split(',').next().unwrap_or_default();
+        if first.contains("as=PartialObjectMetadata") {
+            Mode::Metadata
+        } else {
+            Mode::Full
+        }
+    }
+}
+
+/// A parsed resource path.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) info: Arc<ResourceInfo>,
+    pub(crate) namespace: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) subresource: Option<String>,
+}
+
+/// What a path addresses.
+enum Route {
+    Version,
+    Health,
+    OpenApiV2,
+    OpenApiV3(String),
+    CoreVersions,
+    Groups,
+    Group(String),
+    Resources(String, String),
+    Resource(Target),
+}
+
+fn route(sh: &Shared, path: &str) -> Result<Route, ApiError> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["version"] => return Ok(Route::Version),
+        ["healthz" | "livez" | "readyz", ..] => return Ok(Route::Health),
+        ["openapi", "v2"] | ["swagger.json"] => return Ok(Route::OpenApiV2),
+        ["openapi", "v3", rest @ ..] => return Ok(Route::OpenApiV3(rest.join("/"))),
+        ["api"] => return Ok(Route::CoreVersions),
+        ["apis"] => return Ok(Route::Groups),
+        ["apis", g] => return Ok(Route::Group((*g).to_owned())),
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return Err(ApiError::no_route(path)),
+    };
+    if !sh.registry().has_version(group, version) {
+        return Err(ApiError::no_route(path));
+    }
+    if rest.is_empty() {
+        return Ok(Route::Resources(group.to_owned(), version.to_owned()));
+    }
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, plural, more @ ..] if *plural != "status" && *plural != "finalize" => {
+            (Some((*ns).to_owned()), std::iter::once(*plural).chain(more.iter().copied()).collect::<Vec<_>>())
+        }
+        other => (None, other.to_vec()),
+    };
+    let plural = rest[0];
+    let info = sh
+        .registry()
+        .get(group, version, plural)
+        .ok_or_else(|| ApiError::no_route(path))?;
+    if namespace.is_some() && !info.namespaced {
+        return Err(ApiError::no_route(path));
+    }
+    let (name, subresource) = match rest.as_slice() {
+        [_] => (None, None),
+        [_, n] => (Some((*n).to_owned()), None),
+        [_, n, s] => (Some((*n).to_owned()), Some((*s).to_owned())),
+        _ => return Err(ApiError::no_route(path)),
+    };
+    Ok(Route::Resource(Target { info, namespace, name, subresource }))
+}
+
+fn verb_of(method: &Method, route: &Route, q: &QueryParams) -> Verb {
+    match route {
+        Route::Resource(t) => match (method, t.name.is_some()) {
+            (&Method::GET, false) if q.watch => Verb::Watch,
+            (&Method::GET, false) => Verb::List,
+            (&Method::GET, true) => Verb::Get,
+            (&Method::POST, _) => Verb::Create,
+            (&Method::PUT, _) => Verb::Update,
+            (&Method::PATCH, _) => Verb::Patch,
+            (&Method::DELETE, true) => Verb::Delete,
+            (&Method::DELETE, false) => Verb::DeleteCollection,
+            _ => Verb::Other,
+        },
+        _ => Verb::Discovery,
+    }
+}
+
+fn authorized(sh: &Shared, req: &Request) -> bool {
+    let Some(token) = &sh.settings.token else { return true };
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .is_some_and(|t| t.trim() == token)
+}
+
+async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
+    let time = SystemTime::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let query = QueryParams::parse(req.uri().query().unwrap_or_default());
+    let routed = route(&sh, &path);
+    let verb = match &routed {
+        Ok(r) => verb_of(&method, r, &query),
+        Err(_) => Verb::Other,
+    };
+    let public = matches!(routed, Ok(Route::Version | Route::Health));
+    let resp = if !public && !authorized(&sh, &req) {
+        error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"))
+    } else {
+        match routed {
+            Ok(r) => match serve(&sh, r, verb, &query, req).await {
+                Ok(resp) => resp,
+                Err(e) => error_response(&e),
+            },
+            Err(e) => error_response(&e),
+        }
+    };
+    sh.log.push(RequestRecord {
+        method,
+        path,
+        query,
+        verb,
+        status: resp.status(),
+        time,
+    });
+    resp
+}
+
+async fn serve(sh: &Arc<Shared>, route: Route, verb: Verb, q: &QueryParams, req: Request) -> Result<Response, ApiError> {
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    match route {
+        Route::Version => Ok(json_response(StatusCode::OK, discovery::version())),
+        Route::Health => Ok(Response::new(Body::from("ok"))),
+        Route::OpenApiV2 => Ok(json_response(StatusCode::OK, discovery::openapi_v2())),
+        Route::OpenApiV3(rest) => discovery::openapi_v3(sh, &rest).map(|b| json_response(StatusCode::OK, b)),
+        Route::CoreVersions => Ok(discovery::core_versions(sh, &accept, req.headers().get(header::HOST))),
+        Route::Groups => Ok(discovery::groups(sh, &accept)),
+        Route::Group(g) => discovery::group(sh, &g).map(|b| json_response(StatusCode::OK, b)),
+        Route::Resources(g, v) => Ok(json_response(StatusCode::OK, discovery::resources(sh, &g, &v))),
+        Route::Resource(t) => {
+            apply_faults(sh, &t, verb).await?;
+            let mode = Mode::from_accept(&accept);
+            match verb {
+                Verb::List => list::list(sh, &t, q, mode),
+                Verb::Watch => watch::watch(sh, &t, q, mode),
+                _ => crud::handle(sh, &t, verb, q, mode, req).await,
+            }
+        }
+    }
+}
+
+/// Forbidden resources, injected failures, delays, stalls and too-large-RV, in that order.
+async fn apply_faults(sh: &Arc<Shared>, t: &Target, verb: Verb) -> Result<(), ApiError> {
+    let faults = &sh.faults;
+    if faults.is_forbidden(&t.info.group, &t.info.plural) {
+        let verb_name = format!("{verb:?}").to_lowercase();
+        let scope = match &t.namespace {
+            Some(ns) => format!(" in the namespace \"{ns}\""),
+            None => " at the cluster scope".to_owned(),
+        };
+        return Err(ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "{} is forbidden: User \"system:anonymous\" cannot {verb_name} resource \"{}\" in API group \"{}\"{scope}",
+                t.info.group_resource(),
+                t.info.plural,
+                t.info.group
+            ),
+        )
+        .with_details(serde_json::json!({"group": t.info.group, "kind": t.info.plural})));
+    }
+    if let Some(d) = faults.delay_for(verb) {
+        tokio::time::sleep(d).await;
+    }
+    if let Some((code, retry_after)) = faults.take_failure(verb) {
+        return Err(ApiError::injected(code.as_u16(), retry_after));
+    }
+    if verb == Verb::List {
+        let mut stall = faults.stall_rx();
+        while *stall.borrow_and_update() {
+            tokio::select! {
+                changed = stall.changed() => if changed.is_err() { break },
+                () = sh.shutdown.cancelled() => return Err(ApiError::new(503, "ServiceUnavailable", "server shutting down")),
+            }
+        }
+        if faults.take_too_large() {
+            let cur = sh.store.current_rv();
+            return Err(ApiError::too_large_rv(cur + 1000, cur));
+        }
+    }
+    Ok(())
+}
+
+/// A JSON response.
+pub(crate) fn json_response(status: StatusCode, body: Bytes) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+/// A Status response for an error.
+pub(crate) fn error_response(err: &ApiError) -> Response {
+    let mut resp = json_response(err.status_code(), err.body());
+    if let Some(v) = err.retry_after_header() {
+        resp.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    resp
+}
+
+/// The bytes of an object as served through `info` in `mode`.
+pub(crate) fn object_bytes(obj: &Stored, info: &ResourceInfo, mode: Mode) -> Bytes {
+    if mode == Mode::Metadata {
+        return obj.metadata_json();
+    }
+    if obj.api_version == info.api_version() || obj.api_version.is_empty() {
+        return obj.json.clone();
+    }
+    // Served through another version of the same group: relabel (no schema conversion).
+    match obj.value() {
+        Ok(mut v) => {
+            v["apiVersion"] = serde_json::Value::String(info.api_version());
+            Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+        }
+        Err(_) => obj.json.clone(),
+    }
+}

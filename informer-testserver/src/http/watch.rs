@@ -1,0 +1,333 @@
+//! WATCH: chunked newline-delimited `WatchEvent` JSON. Replay from the bounded history (410 ERROR
+//! event when too old), synthetic ADDED for RV ""/"0", `sendInitialEvents` with the
+//! `k8s.io/initial-events-end` bookmark, periodic bookmarks, `timeoutSeconds`, selector
+//! transitions, and the watch-chunk faults. A watcher that falls behind the broadcast buffer is
+//! closed (the client re-watches), never buffered without bound.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::{BufMut, Bytes, BytesMut};
+use http::{HeaderValue, StatusCode, header};
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::time::{Instant, Interval, MissedTickBehavior};
+
+use super::list::{parse_rv, selectors};
+use super::{Mode, Target, object_bytes};
+use crate::faults::Kick;
+use crate::log::QueryParams;
+use crate::selectors::Selectors;
+use crate::state::Shared;
+use crate::status::ApiError;
+use crate::store::{Event, EventType, Stored, WatchFrom, WatchStart};
+
+/// Chunks are cut at about this size so a fast stream is not one write per event.
+const CHUNK: usize = 256 * 1024;
+
+/// Serves a WATCH.
+pub(crate) fn watch(sh: &Arc<Shared>, t: &Target, q: &QueryParams, mode: Mode) -> Result<Response, ApiError> {
+    let sel = selectors(t, q)?;
+    let rv = q.resource_version.as_deref().unwrap_or_default();
+    let rvm = q.resource_version_match.as_deref().unwrap_or_default();
+    let initial_events = q.send_initial_events == Some(true);
+    if initial_events && rvm != "NotOlderThan" {
+        return Err(ApiError::bad_request(
+            "sendInitialEvents: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    if !rvm.is_empty() && q.send_initial_events.is_none() {
+        return Err(ApiError::bad_request(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ));
+    }
+    let from = if initial_events {
+        WatchFrom::Now { initial: true }
+    } else {
+        match rv {
+            "" | "0" => WatchFrom::Now { initial: q.send_initial_events != Some(false) },
+            n => WatchFrom::After(parse_rv(n)?),
+        }
+    };
+    let res = t.info.storage_key();
+    let (start, error_first) = match sh.store.watch(&res, t.namespace.as_deref(), from) {
+        Ok(s) => (s, None),
+        // The real server answers 200 and sends the 410 as an ERROR event.
+        Err(e) => (sh.store.watch(&res, t.namespace.as_deref(), WatchFrom::Now { initial: false })?, Some(e)),
+    };
+    let error_first = match (error_first, sh.faults.take_gone_watch()) {
+        (Some(e), _) => Some(e),
+        (None, true) => Some(ApiError::expired(format!("too old resource version: {rv} ({})", sh.store.current_rv()))),
+        (None, false) => None,
+    };
+    let WatchStart { initial, replay, rx, rv: start_rv } = start;
+    let mut ticker = tokio::time::interval_at(
+        Instant::now() + sh.settings.bookmark_interval,
+        sh.settings.bookmark_interval.max(Duration::from_millis(1)),
+    );
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    sh.active_watches.fetch_add(1, Ordering::SeqCst);
+    let w = Watcher {
+        guard: ActiveGuard(sh.clone()),
+        sh: sh.clone(),
+        res,
+        info_kind: t.info.kind.clone(),
+        info: t.info.clone(),
+        ns: t.namespace.clone(),
+        sel,
+        mode,
+        initial: initial.into_iter(),
+        replay: replay.into_iter(),
+        end_bookmark: initial_events.then_some(start_rv),
+        rx,
+        last_rv: start_rv,
+        bookmarks: q.allow_watch_bookmarks,
+        ticker,
+        deadline: q.timeout_seconds.map(|s| Instant::now() + Duration::from_secs(s)),
+        kick: sh.faults.kick_rx(),
+        sent: 0,
+        state: Phase::Running,
+        error_first,
+    };
+    let stream = futures::stream::unfold(w, |mut w| async move {
+        let item = w.next_chunk().await?;
+        Some((item, w))
+    });
+    let mut resp = Response::new(Body::from_stream(stream));
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Ok(resp)
+}
+
+/// Decrements the open-watch count when the stream is dropped.
+struct ActiveGuard(Arc<Shared>);
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        self.0.active_watches.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    /// Send an error on the next poll (the cut-chunk fault), then end.
+    Abort,
+    Done,
+}
+
+struct Watcher {
+    #[allow(dead_code)] // held for its Drop
+    guard: ActiveGuard,
+    sh: Arc<Shared>,
+    res: Arc<str>,
+    info: Arc<crate::resources::ResourceInfo>,
+    info_kind: String,
+    ns: Option<String>,
+    sel: Selectors,
+    mode: Mode,
+    initial: std::vec::IntoIter<Arc<Stored>>,
+    replay: std::vec::IntoIter<Arc<Event>>,
+    end_bookmark: Option<u64>,
+    rx: tokio::sync::broadcast::Receiver<Arc<Event>>,
+    last_rv: u64,
+    bookmarks: bool,
+    ticker: Interval,
+    deadline: Option<Instant>,
+    kick: tokio::sync::watch::Receiver<(u64, Kick)>,
+    sent: usize,
+    state: Phase,
+    error_first: Option<ApiError>,
+}
+
+type Chunk = Result<Bytes, std::io::Error>;
+
+impl Watcher {
+    /// Whether the close-after-N fault has been reached.
+    fn limit_reached(&self) -> bool {
+        self.sh.faults.close_after().is_some_and(|n| self.sent >= n)
+    }
+
+    /// Appends one event line; applies the chunk faults. Returns false when the stream must stop
+    /// after this chunk.
+    fn push_event(&mut self, buf: &mut BytesMut, kind: &str, obj: &Stored) -> bool {
+        let body = object_bytes(obj, &self.info, self.mode);
+        let (cut, malformed) = self.sh.faults.take_chunk_fault();
+        if malformed {
+            buf.put_slice(format!("{{\"type\":\"{kind}\",\"object\":{{\"kind\":\n").as_bytes());
+        }
+        let mut line = BytesMut::with_capacity(body.len() + 32);
+        line.put_slice(b"{\"type\":\"");
+        line.put_slice(kind.as_bytes());
+        line.put_slice(b"\",\"object\":");
+        line.put_slice(&body);
+        line.put_slice(b"}\n");
+        if cut {
+            buf.put_slice(&line[..line.len() / 2]);
+            self.state = Phase::Abort;
+            return false;
+        }
+        buf.put_slice(&line);
+        self.sent += 1;
+        if self.limit_reached() {
+            self.state = Phase::Done;
+            return false;
+        }
+        true
+    }
+
+    fn bookmark(&self, rv: u64, end: bool) -> Bytes {
+        let (kind, api_version) = match self.mode {
+            Mode::Metadata => ("PartialObjectMetadata".to_owned(), "meta.k8s.io/v1".to_owned()),
+            Mode::Full => (self.info_kind.clone(), self.info.api_version()),
+        };
+        let ann = if end { ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" } else { "" };
+        Bytes::from(format!(
+            "{{\"type\":\"BOOKMARK\",\"object\":{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":\"{rv}\",\"creationTimestamp\":null{ann}}}}}}}\n"
+        ))
+    }
+
+    fn error_event(err: &ApiError) -> Bytes {
+        let mut out = b"{\"type\":\"ERROR\",\"object\":".to_vec();
+        out.extend_from_slice(&err.body());
+        out.extend_from_slice(b"}\n");
+        Bytes::from(out)
+    }
+
+    /// The event type to send for a live event, after namespace and selector filtering.
+    fn classify(&self, ev: &Event) -> Option<EventType> {
+        if *ev.res != *self.res {
+            return None;
+        }
+        if let Some(ns) = &self.ns {
+            if ev.obj.namespace != *ns {
+                return None;
+            }
+        }
+        if self.sel.is_empty() {
+            return Some(ev.kind);
+        }
+        let now = self.sel.matches(&ev.obj);
+        let before = ev.prev.as_ref().is_some_and(|p| self.sel.matches(p));
+        match ev.kind {
+            EventType::Added => now.then_some(EventType::Added),
+            EventType::Deleted => (before || now).then_some(EventType::Deleted),
+            EventType::Modified => match (before, now) {
+                (true, true) => Some(EventType::Modified),
+                (false, true) => Some(EventType::Added),
+                (true, false) => Some(EventType::Deleted),
+                (false, false) => None,
+            },
+        }
+    }
+
+    /// Handles one live event into `buf`; false when the stream must stop after this chunk.
+    fn push_live(&mut self, buf: &mut BytesMut, ev: &Event) -> bool {
+        self.last_rv = self.last_rv.max(ev.rv);
+        match self.classify(ev) {
+            Some(kind) => self.push_event(buf, kind.as_str(), &ev.obj),
+            None => true,
+        }
+    }
+
+    async fn next_chunk(&mut self) -> Option<Chunk> {
+        match self.state {
+            Phase::Done => return None,
+            Phase::Abort => {
+                self.state = Phase::Done;
+                return Some(Err(std::io::Error::other("watch chunk cut by fault injection")));
+            }
+            Phase::Running => {}
+        }
+        if let Some(err) = self.error_first.take() {
+            self.state = Phase::Done;
+            return Some(Ok(Self::error_event(&err)));
+        }
+        let mut buf = BytesMut::new();
+        // Initial state and replay, in chunks.
+        while buf.len() < CHUNK {
+            let Some(obj) = self.initial.next() else { break };
+            if self.sel.matches(&obj) && !self.push_event(&mut buf, "ADDED", &obj) {
+                return Some(Ok(buf.freeze()));
+            }
+        }
+        while buf.len() < CHUNK {
+            let Some(ev) = self.replay.next() else { break };
+            if !self.push_live(&mut buf, &ev) {
+                return Some(Ok(buf.freeze()));
+            }
+        }
+        if !buf.is_empty() {
+            return Some(Ok(buf.freeze()));
+        }
+        if let Some(rv) = self.end_bookmark.take() {
+            if !self.sh.faults.end_suppressed() {
+                return Some(Ok(self.bookmark(rv, true)));
+            }
+        }
+        loop {
+            let deadline = self.deadline;
+            tokio::select! {
+                biased;
+                () = self.sh.shutdown.cancelled() => return None,
+                changed = self.kick.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                    let (_, kick) = *self.kick.borrow_and_update();
+                    match kick {
+                        Kick::None => {}
+                        Kick::Close => return None,
+                        Kick::Gone => {
+                            self.state = Phase::Done;
+                            let err = ApiError::expired(format!("too old resource version: {} ({})", self.last_rv, self.sh.store.current_rv()));
+                            return Some(Ok(Self::error_event(&err)));
+                        }
+                    }
+                }
+                () = async { if let Some(d) = deadline { tokio::time::sleep_until(d).await } else { std::future::pending::<()>().await } } => {
+                    return None;
+                }
+                r = self.rx.recv() => match r {
+                    Ok(ev) => {
+                        if !self.push_live(&mut buf, &ev) {
+                            return Some(Ok(buf.freeze()));
+                        }
+                        while buf.len() < CHUNK {
+                            match self.rx.try_recv() {
+                                Ok(ev) => {
+                                    if !self.push_live(&mut buf, &ev) {
+                                        return Some(Ok(buf.freeze()));
+                                    }
+                                }
+                                Err(TryRecvError::Lagged(_)) => {
+                                    tracing::debug!(res = %self.res, "closing a watcher that fell behind");
+                                    self.state = Phase::Done;
+                                    break;
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                        if !buf.is_empty() {
+                            return Some(Ok(buf.freeze()));
+                        }
+                        if self.state == Phase::Done {
+                            return None;
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => {
+                        tracing::debug!(res = %self.res, "closing a watcher that fell behind");
+                        return None;
+                    }
+                    Err(RecvError::Closed) => return None,
+                },
+                _ = self.ticker.tick(), if self.bookmarks => {
+                    return Some(Ok(self.bookmark(self.last_rv, false)));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! The [`TestServer`] handle: start, stop, addresses, clients, kubeconfig, faults and the log.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use axum::body::Body;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::task::{JoinHandle, JoinSet};
+use tower::Service;
+
+use crate::error::Error;
+use crate::faults::Faults;
+use crate::log::RequestRecord;
+use crate::state::{Settings, Shared};
+
+/// Client read timeout: longer than the longest watch the project asks for (10 min) plus slack.
+const CLIENT_READ_TIMEOUT: Duration = Duration::from_secs(12 * 60);
+
+/// Configures a [`TestServer`] before it starts.
+#[derive(Debug, Clone)]
+pub struct TestServerBuilder {
+    token: Option<String>,
+    history_size: usize,
+    bookmark_interval: Duration,
+    port: u16,
+    bind: IpAddr,
+    watch_buffer: usize,
+}
+
+impl Default for TestServerBuilder {
+    fn default() -> Self {
+        TestServerBuilder {
+            token: None,
+            history_size: 100_000,
+            bookmark_interval: Duration::from_secs(1),
+            port: 0,
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            watch_buffer: 65_536,
+        }
+    }
+}
+
+impl TestServerBuilder {
+    /// Requires `Authorization: Bearer <token>` on every request except /version and health
+    /// checks (401 Status otherwise). The handle's client and kubeconfig carry it.
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// How many events the history keeps for watch replay and consistent pages (default
+    /// 100 000). Older resourceVersions answer 410.
+    pub fn history_size(mut self, n: usize) -> Self {
+        self.history_size = n;
+        self
+    }
+
+    /// Interval of BOOKMARK events on watches with `allowWatchBookmarks=true` (default 1 s; kube-apiserver uses about 1 min). A watch whose client went away is
+    /// noticed on the next write, so bookmarks also bound how long it stays counted in
+    /// [`TestServer::active_watches`].
+    pub fn bookmark_interval(mut self, d: Duration) -> Self {
+        self.bookmark_interval = d;
+        self
+    }
+
+    /// Port to bind (default 0: a free port).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Address to bind (default 127.0.0.1).
+    pub fn bind_address(mut self, ip: IpAddr) -> Self {
+        self.bind = ip;
+        self
+    }
+
+    /// How many events a watcher may fall behind before it is closed (default 65 536).
+    pub fn watch_buffer(mut self, n: usize) -> Self {
+        self.watch_buffer = n;
+        self
+    }
+
+    /// Binds and starts serving on the current tokio runtime.
+    pub async fn start(self) -> Result<TestServer, Error> {
+        let settings = Settings {
+            token: self.token.clone(),
+            bookmark_interval: self.bookmark_interval,
+        };
+        let sh = Shared::new(settings, self.history_size, self.watch_buffer);
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            let info = sh.resolve_kind("v1", "Namespace")?;
+            let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            crate::ops::create(&sh, &info, None, obj, false)?;
+        }
+        let listener = TcpListener::bind((self.bind, self.port)).await.map_err(Error::Bind)?;
+        let addr = listener.local_addr().map_err(Error::Bind)?;
+        let client = kube::Client::try_from(config_for(addr, self.token.as_deref())).map_err(Error::Client)?;
+        let task = tokio::spawn(accept_loop(listener, sh.clone()));
+        tracing::debug!(%addr, "informer-testserver listening");
+        Ok(TestServer {
+            sh,
+            addr,
+            client,
+            task: Some(task),
+        })
+    }
+}
+
+/// The client configuration for a server at `addr`.
+fn config_for(addr: SocketAddr, token: Option<&str>) -> kube::Config {
+    let url = format!("http://{addr}")
+        .parse::<http::Uri>()
+        .unwrap_or_else(|_| http::Uri::from_static("http://127.0.0.1"));
+    let mut config = kube::Config::new(url);
+    config.read_timeout = Some(CLIENT_READ_TIMEOUT);
+    config.default_namespace = "default".to_owned();
+    if let Some(token) = token {
+        // AuthInfo keeps the token in a secrecy type; deserializing avoids depending on it.
+        if let Ok(auth) = serde_json::from_value(serde_json::json!({"token": token})) {
+            config.auth_info = auth;
+        }
+    }
+    config
+}
+
+/// Accepts connections until shutdown; dropping the task drops every connection.
+async fn accept_loop(listener: TcpListener, sh: Arc<Shared>) {
+    let router = crate::http::router(sh.clone());
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            () = sh.shutdown.cancelled() => break,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let router = router.clone();
+                let svc = hyper::service::service_fn(move |req: http::Request<Incoming>| {
+                    let mut router = router.clone();
+                    async move { router.call(req.map(Body::new)).await }
+                });
+                conns.spawn(async move {
+                    let conn = hyper::server::conn::http1::Builder::new()
+                        .keep_alive(true)
+                        .serve_connection(TokioIo::new(stream), svc);
+                    if let Err(e) = conn.await {
+                        tracing::trace!(error = %e, "connection ended with an error");
+                    }
+                });
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+    conns.abort_all();
+}
+
+/// An in-memory Kubernetes API server on a local port. Dropping it (or
+/// [`shutdown`](TestServer::shutdown)) stops it and closes every connection.
+pub struct TestServer {
+    pub(crate) sh: Arc<Shared>,
+    addr: SocketAddr,
+    client: kube::Client,
+    task: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestServer").field("addr", &self.addr).finish_non_exhaustive()
+    }
+}
+
+impl TestServer {
+    /// Starts a server with default settings on 127.0.0.1 and a free port.
+    pub async fn start() -> Result<TestServer, Error> {
+        Self::builder().start().await
+    }
+
+    /// A builder for non-default settings.
+    pub fn builder() -> TestServerBuilder {
+        TestServerBuilder::default()
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A ready client (plain HTTP, read timeout 12 min, bearer token if configured).
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// The configuration behind [`client`](TestServer::client), for building custom clients.
+    pub fn kube_config(&self) -> kube::Config {
+        config_for(self.addr, self.sh.settings.token.as_deref())
+    }
+
+    /// Writes a kubeconfig for this server to `path` (usable with `kubectl --kubeconfig`).
+    pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
+        let user = match &self.sh.settings.token {
+            Some(t) => format!("\n    token: \"{}\"", t.replace('\\', "\\\\").replace('"', "\\\"")),
+            None => " {}".to_owned(),
+        };
+        let text = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: informer-testserver\n  cluster:\n    server: {}\nusers:\n- name: informer-testserver\n  user:{user}\ncontexts:\n- name: informer-testserver\n  context:\n    cluster: informer-testserver\n    user: informer-testserver\n    namespace: default\ncurrent-context: informer-testserver\n",
+            self.base_url()
+        );
+        std::fs::write(path, text)
+    }
+
+    /// The fault switches.
+    pub fn faults(&self) -> &Faults {
+        &self.sh.faults
+    }
+
+    /// Every request served so far, in arrival order of their answers.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.sh.log.snapshot()
+    }
+
+    /// Empties the request log.
+    pub fn clear_requests(&self) {
+        self.sh.log.clear();
+    }
+
+    /// Open watch connections.
+    pub fn active_watches(&self) -> usize {
+        self.sh.active_watches.load(Ordering::SeqCst)
+    }
+
+    /// The current global resourceVersion.
+    pub fn current_resource_version(&self) -> u64 {
+        self.sh.store.current_rv()
+    }
+
+    /// The oldest resourceVersion still served for watches and exact lists.
+    pub fn oldest_resource_version(&self) -> u64 {
+        self.sh.store.floor()
+    }
+
+    /// Drops the event history up to and including `rv` (clamped to the current RV): watches
+    /// and exact/continued lists from older RVs then get 410 Expired.
+    pub fn compact(&self, rv: u64) {
+        self.sh.store.compact(rv);
+    }
+
+    /// Compacts everything up to the current RV.
+    pub fn compact_all(&self) {
+        self.sh.store.compact(u64::MAX);
+    }
+
+    /// Makes every continue token issued so far answer 410 Expired.
+    pub fn expire_continue_tokens(&self) {
+        self.sh.store.expire_continue_tokens();
+    }
+
+    /// Stops the server and closes every connection.
+    pub async fn shutdown(mut self) {
+        self.sh.shutdown.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.sh.shutdown.cancel();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! State shared by the HTTP handlers and the [`TestServer`](crate::TestServer) handle.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::faults::Faults;
+use crate::log::RequestLog;
+use crate::resources::{Registry, ResourceInfo};
+use crate::status::ApiError;
+use crate::store::Store;
+
+/// Settings fixed at start.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    /// Required bearer token, if any.
+    pub(crate) token: Option<String>,
+    /// Interval of periodic BOOKMARK events.
+    pub(crate) bookmark_interval: Duration,
+}
+
+/// Everything the server shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) store: Store,
+    pub(crate) registry: RwLock<Registry>,
+    pub(crate) faults: Faults,
+    pub(crate) log: RequestLog,
+    pub(crate) settings: Settings,
+    pub(crate) active_watches: AtomicUsize,
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl Shared {
+    pub(crate) fn new(settings: Settings, history_size: usize, watch_buffer: usize) -> Arc<Self> {
+        Arc::new(Shared {
+            store: Store::new(history_size, watch_buffer),
+            registry: RwLock::new(Registry::with_builtins()),
+            faults: Faults::default(),
+            log: RequestLog::default(),
+            settings,
+            active_watches: AtomicUsize::new(0),
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
+        self.registry.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Resolves an `apiVersion` + `kind` to a served resource.
+    pub(crate) fn resolve_kind(&self, api_version: &str, kind: &str) -> Result<Arc<ResourceInfo>, ApiError> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        self.registry().by_kind(group, version, kind).ok_or_else(|| {
+            ApiError::new(
+                404,
+                "NotFound",
+                format!("the server could not find the requested resource: no matches for kind {kind:?} in version {api_version:?}"),
+            )
+        })
+    }
+}
