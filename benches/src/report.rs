@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::orchestrate::sizes::PodSizes;
 use crate::protocol::{Impl, Metrics, Scenario};
 use crate::stats::Summary;
 use crate::sys::HostFacts;
@@ -40,6 +41,8 @@ pub struct RunConfig {
     pub page_size: u32,
     /// Mean JSON size of one seeded Pod, in bytes.
     pub pod_json_bytes: f64,
+    /// Heap bytes of one decoded Pod in each cached shape.
+    pub pod_sizes: PodSizes,
     /// Seconds it took to seed the server.
     pub seed_s: f64,
 }
@@ -162,6 +165,14 @@ impl Report {
             if self.config.quick { ", QUICK" } else { "" },
         );
         let _ = writeln!(out, "revision {}; {} x {}; load {:.2}", self.revision, self.host.nproc, self.host.cpu_model, self.host.load_average_1m);
+        let s = &self.config.pod_sizes;
+        let _ = writeln!(
+            out,
+            "one Pod in memory: {:.1} KiB typed, {:.1} KiB without managedFields, {:.1} KiB metadata only",
+            s.typed_heap_bytes / 1024.0,
+            s.typed_heap_no_managed_fields_bytes / 1024.0,
+            s.metadata_only_heap_bytes / 1024.0,
+        );
         let _ = writeln!(out, "cells: median (spread = (max-min)/median)");
         for scenario in Scenario::ALL {
             let Some(by_impl) = self.summary.get(scenario.name()) else {
@@ -291,6 +302,12 @@ mod tests {
             updates: 20,
             page_size: 500,
             pod_json_bytes: 12000.0,
+            pod_sizes: PodSizes {
+                json_bytes: 12000.0,
+                typed_heap_bytes: 1.0,
+                typed_heap_no_managed_fields_bytes: 1.0,
+                metadata_only_heap_bytes: 1.0,
+            },
             seed_s: 1.0,
         };
         let runs = vec![

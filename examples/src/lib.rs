@@ -1,1 +1,7 @@
 //! Example operators built on informer-rs generated code.
+
+pub mod crd;
+
+/// informer-gen output for the example CRD and built-ins; regenerate with `cargo codegen`.
+#[rustfmt::skip]
+pub mod generated;

@@ -52,8 +52,8 @@ fn informer(input: &Input<'_>) -> TokenStream {
     );
     let index_fns = input.indexes.iter().map(|i| index_fn(input, i));
     let index_entries = input.indexes.iter().map(|i| {
-        let (name, method) = (&i.name, &i.method);
-        quote!((#name, #method as fn(&#res) -> #p::Vec<#p::String>))
+        let (name, func) = (&i.name, index_fn_ident(i));
+        quote!((#name, #func as fn(&#res) -> #p::Vec<#p::String>))
     });
     let get_informer = if input.indexes.is_empty() {
         quote!(self.factory.informer_for::<#res>())
@@ -90,8 +90,13 @@ fn informer(input: &Input<'_>) -> TokenStream {
     }
 }
 
+/// The local index function's name; prefixed so it never shadows a user function of the same name.
+fn index_fn_ident(index: &Index) -> syn::Ident {
+    format_ident!("__informer_index_{}", index.name)
+}
+
 fn index_fn(input: &Input<'_>, index: &Index) -> TokenStream {
-    let (res, krate, method) = (&input.resource, &input.krate, &index.method);
+    let (res, krate, func) = (&input.resource, &input.krate, index_fn_ident(index));
     let p = quote!(#krate::__private);
     let body = match &index.source {
         Source::Path(members) => {
@@ -104,7 +109,7 @@ fn index_fn(input: &Input<'_>, index: &Index) -> TokenStream {
         Source::Function(path) => quote_spanned!(path.span()=> #path(obj)),
     };
     quote! {
-        fn #method(obj: &#res) -> #p::Vec<#p::String> {
+        fn #func(obj: &#res) -> #p::Vec<#p::String> {
             #body
         }
     }
@@ -154,7 +159,7 @@ fn lister(input: &Input<'_>) -> TokenStream {
         impl #lister {
             /// A lister over `indexer` (usually `informer.indexer()`).
             #vis fn new(indexer: #p::Arc<#p::Indexer<#res>>) -> Self {
-                Self { inner: #p::Lister::new(indexer) }
+                Self { inner: #p::Lister::from_indexer(indexer) }
             }
 
             /// Every cached object matching `selector` (L1).

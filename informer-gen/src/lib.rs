@@ -24,6 +24,7 @@
 //! ```
 
 mod builder;
+pub mod config;
 mod emit;
 pub mod error;
 pub mod input;

@@ -5,6 +5,7 @@
 //! runtime item generated code needs lands; never rename without regenerating.
 
 pub use core::clone::Clone;
+pub use core::option::Option;
 pub use core::result::Result;
 pub use std::string::String;
 pub use std::sync::Arc;
@@ -13,7 +14,12 @@ pub use std::vec::Vec;
 pub use kube::Resource;
 pub use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector};
 
+pub use kube::core::GroupVersionResource;
+
+pub use crate::factory::{GenericInformer, Object, SharedInformerFactory};
 pub use crate::indexer::Indexer;
+pub use crate::informer::SharedIndexInformer;
+pub use crate::lister::{Error as ListerError, Lister, NamespacedLister};
 
 /// Values of a field-path index (`#[informer(index(name = "…", path = a.b))]`): a string field gives
 /// itself, `Option` gives zero or one value, collections give one value per element (X2).

@@ -21,3 +21,6 @@ pub mod workqueue;
 pub mod __private;
 
 pub use factory::{Object, SharedInformerFactory};
+
+#[cfg(feature = "derive")]
+pub use informer_derive::Informer;

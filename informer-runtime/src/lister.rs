@@ -71,7 +71,10 @@ pub struct GroupResource {
 impl GroupResource {
     /// A group/resource pair.
     pub fn new(group: impl Into<String>, resource: impl Into<String>) -> Self {
-        GroupResource { group: group.into(), resource: resource.into() }
+        GroupResource {
+            group: group.into(),
+            resource: resource.into(),
+        }
     }
 
     /// The group/resource of a statically typed kind, from `kube::Resource` (plural).
@@ -117,7 +120,9 @@ impl<K> Clone for Lister<K> {
 
 impl<K> fmt::Debug for Lister<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lister").field("group_resource", &*self.group_resource).finish()
+        f.debug_struct("Lister")
+            .field("group_resource", &*self.group_resource)
+            .finish()
     }
 }
 
@@ -126,16 +131,20 @@ static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
 
 /// Whether `selector` can match nothing: one of its expressions is `key in ()` (L1).
 fn matches_nothing(selector: &Selector) -> bool {
-    selector.clone().into_iter().any(|e| matches!(e, Expression::In(_, ref v) if v.is_empty()))
+    if selector.selects_all() {
+        return false;
+    }
+    selector
+        .clone()
+        .into_iter()
+        .any(|e| matches!(e, Expression::In(_, ref v) if v.is_empty()))
 }
 
-/// Filters `objs` by `selector`; the empty selector skips matching (L1).
+/// Filters `objs` by `selector`; the empty selector skips matching (L1). Callers check
+/// [`matches_nothing`] first, before collecting anything.
 fn select<K: kube::Resource>(objs: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>> {
     if selector.selects_all() {
         return objs;
-    }
-    if matches_nothing(selector) {
-        return Vec::new();
     }
     objs.into_iter()
         .filter(|o| selector.matches(o.meta().labels.as_ref().unwrap_or(&NO_LABELS)))
@@ -209,7 +218,9 @@ impl<K: kube::Resource + Send + Sync + 'static> Lister<K> {
     where
         K::Scope: ClusterScope,
     {
-        self.indexer.get_by_key(name).ok_or_else(|| self.not_found(name))
+        self.indexer
+            .get_by_key(name)
+            .ok_or_else(|| self.not_found(name))
     }
 
     /// A lister restricted to namespace `namespace` (L2). `""` means all namespaces, as
@@ -225,11 +236,17 @@ impl<K: kube::Resource + Send + Sync + 'static> Lister<K> {
     where
         K::Scope: NamespaceScope,
     {
-        NamespacedLister { lister: self.clone(), namespace: Arc::from(namespace) }
+        NamespacedLister {
+            lister: self.clone(),
+            namespace: Arc::from(namespace),
+        }
     }
 
     fn not_found(&self, name: &str) -> Error {
-        Error::NotFound { group_resource: (*self.group_resource).clone(), name: name.to_owned() }
+        Error::NotFound {
+            group_resource: (*self.group_resource).clone(),
+            name: name.to_owned(),
+        }
     }
 
     /// The objects in `namespace` via the namespace index, or a scan (warned once) without it (L2).
@@ -264,7 +281,10 @@ pub struct NamespacedLister<K> {
 
 impl<K> Clone for NamespacedLister<K> {
     fn clone(&self) -> Self {
-        NamespacedLister { lister: self.lister.clone(), namespace: self.namespace.clone() }
+        NamespacedLister {
+            lister: self.lister.clone(),
+            namespace: self.namespace.clone(),
+        }
     }
 }
 
@@ -294,7 +314,10 @@ impl<K: kube::Resource + Send + Sync + 'static> NamespacedLister<K> {
     /// The object `namespace/name`; a miss is [`Error::NotFound`] (L3).
     pub fn get(&self, name: &str) -> Result<Arc<K>> {
         let key = ObjectKey::new(Some(&self.namespace), name);
-        self.lister.indexer.get(&key).ok_or_else(|| self.lister.not_found(name))
+        self.lister
+            .indexer
+            .get(&key)
+            .ok_or_else(|| self.lister.not_found(name))
     }
 
     /// The objects of this namespace under `value` in index `index_name`.
@@ -303,7 +326,9 @@ impl<K: kube::Resource + Send + Sync + 'static> NamespacedLister<K> {
             return self.lister.by_index(index_name, value);
         }
         if self.lister.indexer.has_index(NAMESPACE_INDEX) {
-            return self.lister.by_indices(&[(index_name, value), (NAMESPACE_INDEX, &self.namespace)]);
+            return self
+                .lister
+                .by_indices(&[(index_name, value), (NAMESPACE_INDEX, &self.namespace)]);
         }
         let objs = self.lister.by_index(index_name, value)?;
         Ok(objs

@@ -35,7 +35,7 @@ fn show(delta: &Delta<ConfigMap>) -> (DeltaType, String) {
             Some(o) => format!("~{}", rv(o)),
             None => "-".into(),
         },
-        other => rv(other.object().unwrap()).to_owned(),
+        other => rv(other.object().expect("test fixture")).to_owned(),
     };
     (delta.kind(), rv)
 }
@@ -48,8 +48,15 @@ fn fifo_with_store() -> (DeltaFifo<ConfigMap>, Arc<Indexer<ConfigMap>>) {
 
 /// Pops one key without waiting: its key and deltas, marked done.
 fn pop_now(fifo: &DeltaFifo<ConfigMap>) -> (String, Vec<(DeltaType, String)>) {
-    let popped = fifo.pop().now_or_never().expect("an item is queued").expect("not closed");
-    let out = (popped.key().to_string(), popped.deltas().iter().map(show).collect());
+    let popped = fifo
+        .pop()
+        .now_or_never()
+        .expect("an item is queued")
+        .expect("not closed");
+    let out = (
+        popped.key().to_string(),
+        popped.deltas().iter().map(show).collect(),
+    );
     popped.done();
     out
 }
@@ -59,7 +66,11 @@ fn apply(store: &Indexer<ConfigMap>, key: &str, deltas: &[Delta<ConfigMap>]) {
     for delta in deltas {
         match delta {
             Delta::Deleted(_) => drop(store.delete_key(key)),
-            other => drop(store.add(other.object().unwrap().clone()).unwrap()),
+            other => drop(
+                store
+                    .add(other.object().expect("test fixture").clone())
+                    .expect("test fixture"),
+            ),
         }
     }
 }
@@ -77,7 +88,10 @@ fn d2_a1_b1_a2_pops_a1_a2_then_b1() {
     fifo.add(cm("b", "1")).unwrap();
     fifo.update(cm("a", "2")).unwrap();
     assert_eq!(fifo.len(), 2, "a key appears in the queue once");
-    assert_eq!(pop_now(&fifo), ("ns/a".into(), vec![d(Added, "1"), d(Updated, "2")]));
+    assert_eq!(
+        pop_now(&fifo),
+        ("ns/a".into(), vec![d(Added, "1"), d(Updated, "2")])
+    );
     assert_eq!(pop_now(&fifo), ("ns/b".into(), vec![d(Added, "1")]));
     assert!(fifo.is_empty());
 }
@@ -88,12 +102,23 @@ fn d3_two_deletes_keep_older_unless_tombstone() {
     fifo.add(cm("a", "1")).unwrap();
     fifo.delete(cm("a", "2")).unwrap();
     fifo.delete(cm("a", "3")).unwrap();
-    assert_eq!(pop_now(&fifo).1, [d(Added, "1"), d(Deleted, "2")], "the older real delete is kept");
+    assert_eq!(
+        pop_now(&fifo).1,
+        [d(Added, "1"), d(Deleted, "2")],
+        "the older real delete is kept"
+    );
 
     // Older is a tombstone (from replace): the newer, real delete replaces it.
     fifo.add(cm("b", "1")).unwrap();
     fifo.replace(vec![], "5".into()).unwrap();
-    assert_eq!(fifo.queued_deltas("ns/b").unwrap().iter().map(show).collect::<Vec<_>>(), [d(Added, "1"), d(Deleted, "~1")]);
+    assert_eq!(
+        fifo.queued_deltas("ns/b")
+            .unwrap()
+            .iter()
+            .map(show)
+            .collect::<Vec<_>>(),
+        [d(Added, "1"), d(Deleted, "~1")]
+    );
     fifo.delete(cm("b", "4")).unwrap();
     assert_eq!(pop_now(&fifo).1, [d(Added, "1"), d(Deleted, "4")]);
 }
@@ -105,7 +130,15 @@ fn d3_only_consecutive_deletes_merge() {
     fifo.delete(cm("a", "2")).unwrap();
     fifo.add(cm("a", "3")).unwrap();
     fifo.delete(cm("a", "4")).unwrap();
-    assert_eq!(pop_now(&fifo).1, [d(Added, "1"), d(Deleted, "2"), d(Added, "3"), d(Deleted, "4")]);
+    assert_eq!(
+        pop_now(&fifo).1,
+        [
+            d(Added, "1"),
+            d(Deleted, "2"),
+            d(Added, "3"),
+            d(Deleted, "4")
+        ]
+    );
 }
 
 #[test]
@@ -133,7 +166,8 @@ fn d5_replace_queues_items_then_tombstones_for_queued_and_known_keys() {
     store.add(Arc::new(cm("kept", "1"))).unwrap();
     fifo.add(cm("queued", "2")).unwrap();
     fifo.update(cm("queued", "3")).unwrap();
-    fifo.replace(vec![cm("kept", "4"), cm("new", "4")], "4".into()).unwrap();
+    fifo.replace(vec![cm("kept", "4"), cm("new", "4")], "4".into())
+        .unwrap();
     assert_eq!(fifo.last_resource_version().as_deref(), Some("4"));
     let mut popped = Vec::new();
     while !fifo.is_empty() {
@@ -142,7 +176,10 @@ fn d5_replace_queues_items_then_tombstones_for_queued_and_known_keys() {
     assert_eq!(
         popped,
         [
-            ("ns/queued".into(), vec![d(Added, "2"), d(Updated, "3"), d(Deleted, "~3")]),
+            (
+                "ns/queued".into(),
+                vec![d(Added, "2"), d(Updated, "3"), d(Deleted, "~3")]
+            ),
             ("ns/kept".into(), vec![d(Replaced, "4")]),
             ("ns/new".into(), vec![d(Replaced, "4")]),
             ("ns/stored".into(), vec![d(Deleted, "~1")]),
@@ -153,7 +190,10 @@ fn d5_replace_queues_items_then_tombstones_for_queued_and_known_keys() {
 #[test]
 fn d5_replace_emits_sync_when_replaced_emission_is_off() {
     let store = Arc::new(Indexer::<ConfigMap>::new());
-    let fifo = DeltaFifo::builder().known_objects(store).emit_delta_type_replaced(false).build();
+    let fifo = DeltaFifo::builder()
+        .known_objects(store)
+        .emit_delta_type_replaced(false)
+        .build();
     fifo.replace(vec![cm("a", "1")], "1".into()).unwrap();
     assert_eq!(pop_now(&fifo).1, [d(Sync, "1")]);
 }
@@ -162,7 +202,7 @@ fn d5_replace_emits_sync_when_replaced_emission_is_off() {
 struct Flaky;
 impl KnownObjects<ConfigMap> for Flaky {
     fn list_keys(&self) -> Vec<informer_runtime::key::ObjectKey> {
-        vec![informer_runtime::key::ObjectKey::parse("ns/vanished").unwrap()]
+        vec![informer_runtime::key::ObjectKey::parse("ns/vanished").expect("test fixture")]
     }
     fn get_by_key(&self, _: &str) -> Option<Arc<ConfigMap>> {
         None
@@ -173,7 +213,10 @@ impl KnownObjects<ConfigMap> for Flaky {
 fn d5_tombstone_without_state_when_lookup_fails() {
     let fifo = DeltaFifo::builder().known_objects(Arc::new(Flaky)).build();
     fifo.replace(vec![], "1".into()).unwrap();
-    assert_eq!(pop_now(&fifo), ("ns/vanished".into(), vec![d(Deleted, "-")]));
+    assert_eq!(
+        pop_now(&fifo),
+        ("ns/vanished".into(), vec![d(Deleted, "-")])
+    );
 }
 
 #[test]
@@ -183,7 +226,11 @@ fn d6_resync_only_for_keys_without_queued_deltas() {
     store.add(Arc::new(cm("busy", "1"))).unwrap();
     fifo.update(cm("busy", "2")).unwrap();
     fifo.resync().unwrap();
-    assert_eq!(pop_now(&fifo), ("ns/busy".into(), vec![d(Updated, "2")]), "no stale Sync behind the update");
+    assert_eq!(
+        pop_now(&fifo),
+        ("ns/busy".into(), vec![d(Updated, "2")]),
+        "no stale Sync behind the update"
+    );
     assert_eq!(pop_now(&fifo), ("ns/idle".into(), vec![d(Sync, "1")]));
     assert!(fifo.is_empty());
 }
@@ -193,7 +240,8 @@ async fn d7_has_synced_flips_only_after_the_last_initial_item_is_processed() {
     let (fifo, store) = fifo_with_store();
     let fifo = Arc::new(fifo);
     assert!(!fifo.has_synced());
-    fifo.replace(vec![cm("a", "1"), cm("b", "1")], "1".into()).unwrap();
+    fifo.replace(vec![cm("a", "1"), cm("b", "1")], "1".into())
+        .unwrap();
     let waiter = tokio::spawn({
         let fifo = fifo.clone();
         async move { fifo.wait_synced().await }
@@ -209,7 +257,12 @@ async fn d7_has_synced_flips_only_after_the_last_initial_item_is_processed() {
     assert!(!waiter.is_finished());
     second.done();
     assert!(fifo.has_synced());
-    assert!(tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .unwrap()
+            .unwrap()
+    );
     // Later items are not part of the initial list.
     fifo.add(cm("c", "2")).unwrap();
     assert!(!fifo.pop().await.unwrap().is_in_initial_list());
@@ -222,7 +275,10 @@ fn d7_counts_tombstones_and_add_before_replace_syncs_at_once() {
     let fifo = DeltaFifo::builder().known_objects(store).build();
     fifo.replace(vec![cm("a", "2")], "2".into()).unwrap();
     pop_now(&fifo);
-    assert!(!fifo.has_synced(), "the tombstone is part of the initial population");
+    assert!(
+        !fifo.has_synced(),
+        "the tombstone is part of the initial population"
+    );
     pop_now(&fifo);
     assert!(fifo.has_synced());
 
@@ -246,7 +302,10 @@ fn d8_transform_runs_at_enqueue_but_not_for_sync_or_tombstones() {
         .transform(Arc::new(move |obj: &mut ConfigMap| {
             counter.fetch_add(1, Ordering::SeqCst);
             obj.metadata.managed_fields = None;
-            obj.metadata.annotations.get_or_insert_default().insert("t".into(), "1".into());
+            obj.metadata
+                .annotations
+                .get_or_insert_default()
+                .insert("t".into(), "1".into());
         }))
         .build();
     fifo.add(cm("a", "1")).unwrap();
@@ -255,7 +314,10 @@ fn d8_transform_runs_at_enqueue_but_not_for_sync_or_tombstones() {
     fifo.replace(vec![cm("b", "1")], "3".into()).unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     let a = fifo.queued_deltas("ns/a").unwrap();
-    assert!(a.iter().all(|d| d.object().unwrap().metadata.annotations.is_some()));
+    assert!(
+        a.iter()
+            .all(|d| d.object().unwrap().metadata.annotations.is_some())
+    );
     while let Some(Some(p)) = fifo.pop().now_or_never() {
         apply(&store, p.key().as_str(), p.deltas());
         p.done();
@@ -330,14 +392,23 @@ async fn d9_failed_processing_requeues_in_front_of_newer_deltas() {
         .await;
     assert_eq!(res, Some(Err("boom")));
     assert_eq!(pop_now(&fifo), ("ns/b".into(), vec![d(Added, "1")]));
-    assert_eq!(pop_now(&fifo), ("ns/a".into(), vec![d(Added, "1"), d(Updated, "2")]));
+    assert_eq!(
+        pop_now(&fifo),
+        ("ns/a".into(), vec![d(Added, "1"), d(Updated, "2")])
+    );
 
     // Without newer deltas the key goes to the back.
     fifo.add(cm("c", "1")).unwrap();
     fifo.add(cm("e", "1")).unwrap();
     let p = fifo.pop().await.unwrap();
     p.requeue();
-    assert_eq!(fifo.queued_keys().iter().map(|k| k.to_string()).collect::<Vec<_>>(), ["ns/e", "ns/c"]);
+    assert_eq!(
+        fifo.queued_keys()
+            .iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>(),
+        ["ns/e", "ns/c"]
+    );
 }
 
 #[tokio::test]
@@ -347,7 +418,10 @@ async fn d9_requeue_keeps_has_synced_false_until_processed() {
     fifo.add(cm("b", "1")).unwrap();
     fifo.pop().await.unwrap().requeue();
     pop_now(&fifo); // b, not initial
-    assert!(!fifo.has_synced(), "the failed initial item is still pending");
+    assert!(
+        !fifo.has_synced(),
+        "the failed initial item is still pending"
+    );
     pop_now(&fifo); // a
     assert!(fifo.has_synced());
 }
@@ -366,8 +440,18 @@ async fn close_wakes_pop_and_rejects_writes() {
     });
     tokio::task::yield_now().await;
     fifo.close();
-    assert!(tokio::time::timeout(Duration::from_secs(5), popper).await.unwrap().unwrap());
-    assert!(!tokio::time::timeout(Duration::from_secs(5), waiter).await.unwrap().unwrap());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), popper)
+            .await
+            .unwrap()
+            .unwrap()
+    );
+    assert!(
+        !tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .unwrap()
+            .unwrap()
+    );
     assert_eq!(fifo.add(cm("a", "1")), Err(StoreError::Closed));
     assert_eq!(fifo.replace(vec![], "1".into()), Err(StoreError::Closed));
     assert!(fifo.is_closed());
@@ -383,7 +467,10 @@ async fn pop_waits_for_an_item() {
     });
     tokio::task::yield_now().await;
     fifo.add(cm("a", "1")).unwrap();
-    let key = tokio::time::timeout(Duration::from_secs(5), popper).await.unwrap().unwrap();
+    let key = tokio::time::timeout(Duration::from_secs(5), popper)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(key.as_deref(), Some("ns/a"));
 }
 
@@ -399,8 +486,14 @@ fn d1_bookmark_records_the_rv_and_queues_nothing() {
 #[test]
 fn x1_keyless_objects_are_errors() {
     let (fifo, _) = fifo_with_store();
-    assert!(matches!(fifo.add(ConfigMap::default()), Err(StoreError::Key(_))));
-    assert!(matches!(fifo.replace(vec![ConfigMap::default()], "1".into()), Err(StoreError::Key(_))));
+    assert!(matches!(
+        fifo.add(ConfigMap::default()),
+        Err(StoreError::Key(_))
+    ));
+    assert!(matches!(
+        fifo.replace(vec![ConfigMap::default()], "1".into()),
+        Err(StoreError::Key(_))
+    ));
     assert!(fifo.is_empty());
 }
 
@@ -410,8 +503,33 @@ fn x1_tombstone_key_is_unwrapped() {
     store.add(Arc::new(cm("a", "1"))).unwrap();
     fifo.replace(vec![], "1".into()).unwrap();
     let deltas = fifo.queued_deltas("ns/a").unwrap();
-    let Delta::Deleted(gone) = &deltas[0] else { panic!("expected a delete") };
+    let Delta::Deleted(gone) = &deltas[0] else {
+        panic!("expected a delete")
+    };
     assert!(gone.is_tombstone());
     assert_eq!(gone.key().unwrap().as_str(), "ns/a");
-    assert!(Arc::ptr_eq(gone.last_known().unwrap(), &store.get_by_key("ns/a").unwrap()));
+    assert!(Arc::ptr_eq(
+        gone.last_known().unwrap(),
+        &store.get_by_key("ns/a").unwrap()
+    ));
+}
+
+#[tokio::test]
+async fn d7_wait_synced_wakes_on_a_write_before_any_replace() {
+    let (fifo, _) = fifo_with_store();
+    let fifo = Arc::new(fifo);
+    let waiter = tokio::spawn({
+        let fifo = fifo.clone();
+        async move { fifo.wait_synced().await }
+    });
+    tokio::task::yield_now().await;
+    // An unknown delete is ignored but still counts as a write (client-go sets `populated`).
+    fifo.delete(cm("ghost", "1")).expect("open");
+    assert!(fifo.is_empty());
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("woken")
+            .expect("joined")
+    );
 }

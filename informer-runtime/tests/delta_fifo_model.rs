@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use futures::FutureExt;
-use informer_runtime::delta_fifo::{Delta, DeltaFifo, Popped};
+use informer_runtime::delta_fifo::{Delta, DeltaFifo, FifoMode, Popped};
 use informer_runtime::indexer::{Indexer, Indexers, NAMESPACE_INDEX};
 use informer_runtime::key::ObjectKey;
 use informer_runtime::store::ReflectorStore;
@@ -27,7 +27,10 @@ enum Op {
     Modify(usize),
     Remove(usize),
     /// Relist: bit i of `present` keeps/creates object i, bit i of `changed` gives it a new version.
-    Relist { present: u8, changed: u8 },
+    Relist {
+        present: u8,
+        changed: u8,
+    },
     Resync,
     /// Pop one key and process it at once.
     Pop,
@@ -58,14 +61,18 @@ fn name(i: usize) -> String {
 }
 
 fn key(i: usize) -> String {
-    format!("{}/{}", if i % 2 == 0 { "a" } else { "b" }, name(i))
+    format!(
+        "{}/{}",
+        if i.is_multiple_of(2) { "a" } else { "b" },
+        name(i)
+    )
 }
 
 fn object(i: usize, version: u64) -> ConfigMap {
     ConfigMap {
         metadata: ObjectMeta {
             name: Some(name(i)),
-            namespace: Some(if i % 2 == 0 { "a" } else { "b" }.into()),
+            namespace: Some(if i.is_multiple_of(2) { "a" } else { "b" }.into()),
             resource_version: Some(version.to_string()),
             ..Default::default()
         },
@@ -74,11 +81,22 @@ fn object(i: usize, version: u64) -> ConfigMap {
 }
 
 fn version(obj: &ConfigMap) -> u64 {
-    obj.metadata.resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0)
+    obj.metadata
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 fn by_parity(cm: &ConfigMap) -> Vec<String> {
-    vec![if version(cm) % 2 == 0 { "even" } else { "odd" }.to_owned()]
+    vec![
+        if version(cm).is_multiple_of(2) {
+            "even"
+        } else {
+            "odd"
+        }
+        .to_owned(),
+    ]
 }
 
 /// Multi-valued: the distinct decimal digits of the version.
@@ -118,18 +136,31 @@ impl Harness {
                     let seen = self.handler.remove(key.as_str());
                     assert!(seen.is_some(), "delete for {key} the handler never saw");
                     if let Some(last) = gone.last_known() {
-                        assert!(version(last) >= seen.unwrap_or(0), "tombstone older than handler state");
+                        assert!(
+                            version(last) >= seen.unwrap_or(0),
+                            "tombstone older than handler state"
+                        );
                     }
                 }
                 other => {
-                    let obj = other.object().unwrap().clone();
-                    let old = self.store.add(obj.clone()).unwrap();
-                    assert!(Arc::ptr_eq(&self.store.get_by_key(key.as_str()).unwrap(), &obj), "H2 store first");
+                    let obj = other.object().expect("test fixture").clone();
+                    let old = self.store.add(obj.clone()).expect("test fixture");
+                    assert!(
+                        Arc::ptr_eq(
+                            &self.store.get_by_key(key.as_str()).expect("test fixture"),
+                            &obj
+                        ),
+                        "H2 store first"
+                    );
                     let v = version(&obj);
                     match (old, self.handler.get(key.as_str())) {
-                        (Some(old), Some(&seen)) => assert_eq!(version(&old), seen, "update's old object"),
+                        (Some(old), Some(&seen)) => {
+                            assert_eq!(version(&old), seen, "update's old object")
+                        }
                         (None, None) => {}
-                        (old, seen) => panic!("store/handler disagree on {key}: {old:?} vs {seen:?}"),
+                        (old, seen) => {
+                            panic!("store/handler disagree on {key}: {old:?} vs {seen:?}")
+                        }
                     }
                     let high = self.high_water.entry(key.to_string()).or_default();
                     assert!(v >= *high, "{key} went back from {high} to {v}");
@@ -148,14 +179,21 @@ impl Harness {
     }
 }
 
-fn run(ops: Vec<Op>) {
+fn run(ops: Vec<Op>, mode: FifoMode) {
     let store = Arc::new(
         Indexer::builder()
-            .indexers(Indexers::new().with("parity", by_parity).with("digit", by_digit))
+            .indexers(
+                Indexers::new()
+                    .with("parity", by_parity)
+                    .with("digit", by_digit),
+            )
             .build()
-            .unwrap(),
+            .expect("test fixture"),
     );
-    let fifo = DeltaFifo::builder().known_objects(store.clone()).build();
+    let fifo = DeltaFifo::builder()
+        .known_objects(store.clone())
+        .mode(mode)
+        .build();
     let mut h = Harness {
         store,
         server: BTreeMap::new(),
@@ -172,18 +210,18 @@ fn run(ops: Vec<Op>) {
             Op::Create(i) if !h.server.contains_key(&i) => {
                 let v = h.bump();
                 h.server.insert(i, v);
-                fifo.add(object(i, v)).unwrap();
+                fifo.add(object(i, v)).expect("test fixture");
                 h.populated = true;
             }
             Op::Modify(i) if h.server.contains_key(&i) => {
                 let v = h.bump();
                 h.server.insert(i, v);
-                fifo.update(object(i, v)).unwrap();
+                fifo.update(object(i, v)).expect("test fixture");
                 h.populated = true;
             }
             Op::Remove(i) if h.server.contains_key(&i) => {
                 let v = h.server.remove(&i).unwrap_or(0);
-                fifo.delete(object(i, v)).unwrap();
+                fifo.delete(object(i, v)).expect("test fixture");
                 h.populated = true;
             }
             Op::Relist { present, changed } => {
@@ -201,14 +239,14 @@ fn run(ops: Vec<Op>) {
                     list.push(object(i, v));
                 }
                 let rv = h.next_version.to_string();
-                fifo.replace(list, rv).unwrap();
+                fifo.replace(list, rv).expect("test fixture");
                 if !h.populated {
                     h.populated = true;
                     h.initial_pending = server.keys().map(|&i| key(i)).collect();
                 }
                 h.server = server;
             }
-            Op::Resync => fifo.resync().unwrap(),
+            Op::Resync => fifo.resync().expect("test fixture"),
             Op::Pop if in_flight.is_none() && !fifo.is_empty() => {
                 let popped = fifo.pop().now_or_never().flatten().expect("queued item");
                 h.finish(&fifo, popped);
@@ -229,7 +267,11 @@ fn run(ops: Vec<Op>) {
             }
             _ => {}
         }
-        assert_eq!(fifo.has_synced(), h.populated && h.initial_pending.is_empty(), "D7");
+        assert_eq!(
+            fifo.has_synced(),
+            h.populated && h.initial_pending.is_empty(),
+            "D7"
+        );
     }
 
     // Drain.
@@ -243,8 +285,19 @@ fn run(ops: Vec<Op>) {
     assert_eq!(fifo.has_synced(), h.populated);
 
     let expected: BTreeMap<String, u64> = h.server.iter().map(|(&i, &v)| (key(i), v)).collect();
-    let stored: BTreeMap<String, u64> =
-        h.store.list().iter().map(|o| (ObjectKey::from_resource(&**o).unwrap().to_string(), version(o))).collect();
+    let stored: BTreeMap<String, u64> = h
+        .store
+        .list()
+        .iter()
+        .map(|o| {
+            (
+                ObjectKey::from_resource(&**o)
+                    .expect("test fixture")
+                    .to_string(),
+                version(o),
+            )
+        })
+        .collect();
     assert_eq!(stored, expected, "store == server");
     assert_eq!(h.handler, expected, "handler view == server");
     check_indices(&h.store);
@@ -254,17 +307,28 @@ fn run(ops: Vec<Op>) {
 fn check_indices(store: &Indexer<ConfigMap>) {
     type IndexFn = fn(&ConfigMap) -> Vec<String>;
     let namespace: IndexFn = |cm| vec![cm.metadata.namespace.clone().unwrap_or_default()];
-    for (index, func) in [(NAMESPACE_INDEX, namespace), ("parity", by_parity as IndexFn), ("digit", by_digit)] {
+    for (index, func) in [
+        (NAMESPACE_INDEX, namespace),
+        ("parity", by_parity as IndexFn),
+        ("digit", by_digit),
+    ] {
         let mut expected: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for obj in store.list() {
-            let k = ObjectKey::from_resource(&*obj).unwrap().to_string();
+            let k = ObjectKey::from_resource(&*obj)
+                .expect("test fixture")
+                .to_string();
             for v in func(&obj) {
                 expected.entry(v).or_default().insert(k.clone());
             }
         }
         let mut actual: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for v in store.list_index_values(index).unwrap() {
-            let keys: BTreeSet<String> = store.index_keys(index, &v).unwrap().iter().map(|k| k.to_string()).collect();
+        for v in store.list_index_values(index).expect("test fixture") {
+            let keys: BTreeSet<String> = store
+                .index_keys(index, &v)
+                .expect("test fixture")
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
             assert!(!keys.is_empty(), "empty value `{v}` left in `{index}` (X4)");
             actual.insert(v.to_string(), keys);
         }
@@ -273,23 +337,37 @@ fn check_indices(store: &Indexer<ConfigMap>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
 
     #[test]
     fn d2_d7_x4_h2_random_sequences_match_the_model(ops in proptest::collection::vec(op(), 1..60)) {
-        run(ops);
+        run(ops, FifoMode::Coalescing);
+    }
+
+    /// D11: handlers cannot tell the ordered mode apart; the same model holds.
+    #[test]
+    fn d10_d11_ordered_mode_matches_the_same_model(ops in proptest::collection::vec(op(), 1..60)) {
+        run(ops, FifoMode::Ordered);
     }
 }
 
 #[test]
 fn d7_first_relist_then_in_flight_failure_regression() {
-    run(vec![
-        Op::Relist { present: 0b11, changed: 0 },
-        Op::BeginPop,
-        Op::Create(2),
-        Op::FailPop,
-        Op::Pop,
-        Op::Pop,
-        Op::Pop,
-    ]);
+    for mode in [FifoMode::Coalescing, FifoMode::Ordered] {
+        run(
+            vec![
+                Op::Relist {
+                    present: 0b11,
+                    changed: 0,
+                },
+                Op::BeginPop,
+                Op::Create(2),
+                Op::FailPop,
+                Op::Pop,
+                Op::Pop,
+                Op::Pop,
+            ],
+            mode,
+        );
+    }
 }

@@ -324,3 +324,37 @@ async fn metadata_informer_is_shared_and_separate_from_the_typed_one() {
     );
     factory.shutdown().await;
 }
+
+#[tokio::test]
+async fn factory_metrics_report_reflector_counters_sync_state_and_cache_size() {
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("a", "one", &[])).unwrap();
+    server.create(&cm("a", "two", &[])).unwrap();
+    let mut registry = prometheus_client::registry::Registry::default();
+    let factory = SharedInformerFactory::builder(server.client()).metrics(&mut registry).build();
+    let cms = factory.informer_for::<ConfigMap>();
+    cms.add_event_handler_with(
+        handler_fn::<ConfigMap>(),
+        informer_runtime::informer::HandlerOptions::new().name("noop"),
+    )
+    .unwrap();
+    factory.start();
+    synced(&factory).await;
+    eventually("the watch", || server.active_watches() == 1).await;
+    let rv = cms.last_sync_resource_version().expect("synced informers have an RV");
+
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    for expected in [
+        "informer_list_requests_total{informer=\"v1/configmaps\"} 1".to_string(),
+        "informer_watch_requests_total{informer=\"v1/configmaps\"} 1".to_string(),
+        "informer_relists_total{informer=\"v1/configmaps\"} 0".to_string(),
+        "informer_synced{informer=\"v1/configmaps\"} 1".to_string(),
+        "informer_cached_objects{informer=\"v1/configmaps\"} 2".to_string(),
+        format!("informer_last_resource_version{{informer=\"v1/configmaps\"}} {rv}"),
+        "informer_handler_pending{informer=\"v1/configmaps\",handler=\"noop\"} 0".to_string(),
+    ] {
+        assert!(text.contains(&expected), "missing `{expected}` in:\n{text}");
+    }
+    factory.shutdown().await;
+}

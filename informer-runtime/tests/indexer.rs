@@ -14,7 +14,12 @@ fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> Arc<ConfigMap> {
         metadata: ObjectMeta {
             name: Some(name.into()),
             namespace: Some(ns.into()),
-            labels: Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
             ..Default::default()
         },
         ..Default::default()
@@ -22,22 +27,36 @@ fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> Arc<ConfigMap> {
 }
 
 fn label(cm: &ConfigMap, key: &str) -> Option<String> {
-    cm.metadata.labels.as_ref().and_then(|l| l.get(key).cloned())
+    cm.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(key).cloned())
 }
 
 /// A multi-valued index: the comma-separated values of label `tags`.
 fn by_tag(cm: &ConfigMap) -> Vec<String> {
     label(cm, "tags")
-        .map(|t| t.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect())
+        .map(|t| {
+            t.split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn tag_indexer() -> Indexer<ConfigMap> {
-    Indexer::builder().indexers(Indexers::new().with("by_tag", by_tag)).build().unwrap()
+    Indexer::builder()
+        .indexers(Indexers::new().with("by_tag", by_tag))
+        .build()
+        .expect("test fixture")
 }
 
 fn sorted_names(objs: Vec<Arc<ConfigMap>>) -> Vec<String> {
-    let mut names: Vec<String> = objs.iter().map(|o| o.metadata.name.clone().unwrap()).collect();
+    let mut names: Vec<String> = objs
+        .iter()
+        .map(|o| o.metadata.name.clone().expect("test fixture"))
+        .collect();
     names.sort();
     names
 }
@@ -52,10 +71,19 @@ fn sorted_values(values: Vec<Arc<str>>) -> Vec<String> {
 fn x1_object_without_name_is_an_error_not_a_panic() {
     let indexer = Indexer::<ConfigMap>::new();
     let nameless = Arc::new(ConfigMap::default());
-    assert!(matches!(indexer.add(nameless.clone()), Err(Error::Key(KeyError::MissingName))));
-    assert!(matches!(indexer.delete(&nameless), Err(Error::Key(KeyError::MissingName))));
+    assert!(matches!(
+        indexer.add(nameless.clone()),
+        Err(Error::Key(KeyError::MissingName))
+    ));
+    assert!(matches!(
+        indexer.delete(&nameless),
+        Err(Error::Key(KeyError::MissingName))
+    ));
     assert!(indexer.replace(vec![cm("a", "x", &[]), nameless]).is_err());
-    assert!(indexer.is_empty(), "a failed replace leaves the store unchanged");
+    assert!(
+        indexer.is_empty(),
+        "a failed replace leaves the store unchanged"
+    );
 }
 
 #[test]
@@ -63,14 +91,28 @@ fn x2_multi_valued_index_follows_value_changes() {
     let indexer = tag_indexer();
     indexer.add(cm("ns", "a", &[("tags", "red,blue")])).unwrap();
     indexer.add(cm("ns", "b", &[("tags", "blue")])).unwrap();
-    assert_eq!(sorted_names(indexer.by_index("by_tag", "blue").unwrap()), ["a", "b"]);
-    assert_eq!(sorted_names(indexer.by_index("by_tag", "red").unwrap()), ["a"]);
+    assert_eq!(
+        sorted_names(indexer.by_index("by_tag", "blue").unwrap()),
+        ["a", "b"]
+    );
+    assert_eq!(
+        sorted_names(indexer.by_index("by_tag", "red").unwrap()),
+        ["a"]
+    );
 
-    indexer.update(cm("ns", "a", &[("tags", "green,blue")])).unwrap();
-    assert_eq!(sorted_names(indexer.by_index("by_tag", "green").unwrap()), ["a"]);
+    indexer
+        .update(cm("ns", "a", &[("tags", "green,blue")]))
+        .unwrap();
+    assert_eq!(
+        sorted_names(indexer.by_index("by_tag", "green").unwrap()),
+        ["a"]
+    );
     assert!(indexer.by_index("by_tag", "red").unwrap().is_empty());
     // X4: the emptied value is gone, not left with an empty set.
-    assert_eq!(sorted_values(indexer.list_index_values("by_tag").unwrap()), ["blue", "green"]);
+    assert_eq!(
+        sorted_values(indexer.list_index_values("by_tag").unwrap()),
+        ["blue", "green"]
+    );
 }
 
 #[test]
@@ -85,19 +127,26 @@ fn x2_index_function_with_no_values_leaves_object_unindexed() {
 fn x2_fallible_index_function_error_is_returned_and_write_not_applied() {
     let indexer = Indexer::<ConfigMap>::builder()
         .indexers(Indexers::new().with_fallible("strict", |cm: &ConfigMap| {
-            label(cm, "app").map(|v| vec![v]).ok_or_else(|| "missing label `app`".into())
+            label(cm, "app")
+                .map(|v| vec![v])
+                .ok_or_else(|| "missing label `app`".into())
         }))
         .build()
         .unwrap();
     indexer.add(cm("ns", "a", &[("app", "web")])).unwrap();
     let err = indexer.update(cm("ns", "a", &[])).unwrap_err();
     match &err {
-        Error::IndexFn { index, key, .. } => assert_eq!((index.as_str(), key.as_str()), ("strict", "ns/a")),
+        Error::IndexFn { index, key, .. } => {
+            assert_eq!((index.as_str(), key.as_str()), ("strict", "ns/a"))
+        }
         other => panic!("unexpected {other:?}"),
     }
     assert!(err.to_string().contains("missing label `app`"));
     // The old object and its entries are untouched (atomic, X8).
-    assert_eq!(label(&indexer.get_by_key("ns/a").unwrap(), "app").as_deref(), Some("web"));
+    assert_eq!(
+        label(&indexer.get_by_key("ns/a").unwrap(), "app").as_deref(),
+        Some("web")
+    );
     assert_eq!(indexer.by_index("strict", "web").unwrap().len(), 1);
     assert!(indexer.add(cm("ns", "b", &[])).is_err());
     assert_eq!(indexer.len(), 1);
@@ -109,11 +158,19 @@ fn x3_namespace_index_is_registered_by_default_and_optional() {
     assert_eq!(indexer.index_names(), [NAMESPACE_INDEX]);
     indexer.add(cm("a", "x", &[])).unwrap();
     indexer.add(cm("b", "y", &[])).unwrap();
-    assert_eq!(sorted_names(indexer.by_index(NAMESPACE_INDEX, "a").unwrap()), ["x"]);
+    assert_eq!(
+        sorted_names(indexer.by_index(NAMESPACE_INDEX, "a").unwrap()),
+        ["x"]
+    );
 
-    let bare = Indexer::<ConfigMap>::builder().without_namespace_index().build().unwrap();
+    let bare = Indexer::<ConfigMap>::builder()
+        .without_namespace_index()
+        .build()
+        .unwrap();
     assert!(bare.index_names().is_empty());
-    assert!(matches!(bare.by_index(NAMESPACE_INDEX, "a"), Err(Error::UnknownIndex(n)) if n == NAMESPACE_INDEX));
+    assert!(
+        matches!(bare.by_index(NAMESPACE_INDEX, "a"), Err(Error::UnknownIndex(n)) if n == NAMESPACE_INDEX)
+    );
 }
 
 #[test]
@@ -123,10 +180,18 @@ fn x4_delete_removes_entries_and_empty_values() {
     indexer.add(cm("ns", "b", &[("tags", "y")])).unwrap();
     let removed = indexer.delete_key("ns/a").unwrap();
     assert_eq!(removed.metadata.name.as_deref(), Some("a"));
-    assert_eq!(sorted_values(indexer.list_index_values("by_tag").unwrap()), ["y"]);
+    assert_eq!(
+        sorted_values(indexer.list_index_values("by_tag").unwrap()),
+        ["y"]
+    );
     indexer.delete(&cm("ns", "b", &[])).unwrap();
     assert!(indexer.list_index_values("by_tag").unwrap().is_empty());
-    assert!(indexer.list_index_values(NAMESPACE_INDEX).unwrap().is_empty());
+    assert!(
+        indexer
+            .list_index_values(NAMESPACE_INDEX)
+            .unwrap()
+            .is_empty()
+    );
     assert!(indexer.delete_key("ns/b").is_none());
 }
 
@@ -135,7 +200,10 @@ fn x4_add_returns_previous_object_for_h2() {
     let indexer = Indexer::<ConfigMap>::new();
     let first = cm("ns", "a", &[]);
     assert!(indexer.add(first.clone()).unwrap().is_none());
-    let old = indexer.update(cm("ns", "a", &[("v", "2")])).unwrap().unwrap();
+    let old = indexer
+        .update(cm("ns", "a", &[("v", "2")]))
+        .unwrap()
+        .unwrap();
     assert!(Arc::ptr_eq(&old, &first));
 }
 
@@ -145,11 +213,20 @@ fn x4_replace_rebuilds_every_index() {
     indexer.add(cm("ns", "a", &[("tags", "old")])).unwrap();
     indexer.add(cm("ns", "b", &[("tags", "old")])).unwrap();
     indexer
-        .replace(vec![cm("ns2", "b", &[("tags", "new")]), cm("ns2", "c", &[("tags", "new,x")])])
+        .replace(vec![
+            cm("ns2", "b", &[("tags", "new")]),
+            cm("ns2", "c", &[("tags", "new,x")]),
+        ])
         .unwrap();
     assert_eq!(sorted_names(indexer.list()), ["b", "c"]);
-    assert_eq!(sorted_values(indexer.list_index_values("by_tag").unwrap()), ["new", "x"]);
-    assert_eq!(sorted_values(indexer.list_index_values(NAMESPACE_INDEX).unwrap()), ["ns2"]);
+    assert_eq!(
+        sorted_values(indexer.list_index_values("by_tag").unwrap()),
+        ["new", "x"]
+    );
+    assert_eq!(
+        sorted_values(indexer.list_index_values(NAMESPACE_INDEX).unwrap()),
+        ["ns2"]
+    );
     assert!(indexer.get_by_key("ns/a").is_none());
 }
 
@@ -159,18 +236,40 @@ fn x5_queries_and_unknown_index() {
     indexer.add(cm("ns", "a", &[("tags", "x,y")])).unwrap();
     indexer.add(cm("ns", "b", &[("tags", "y,z")])).unwrap();
     indexer.add(cm("ns", "c", &[("tags", "z")])).unwrap();
-    let mut keys: Vec<String> =
-        indexer.index_keys("by_tag", "y").unwrap().iter().map(|k| k.to_string()).collect();
+    let mut keys: Vec<String> = indexer
+        .index_keys("by_tag", "y")
+        .unwrap()
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
     keys.sort();
     assert_eq!(keys, ["ns/a", "ns/b"]);
     // index(name, obj): union without duplicates over the probe's values (b appears under y and z once).
     let probe = cm("other", "probe", &[("tags", "y,z")]);
-    assert_eq!(sorted_names(indexer.index("by_tag", &probe).unwrap()), ["a", "b", "c"]);
-    assert_eq!(sorted_values(indexer.list_index_values("by_tag").unwrap()), ["x", "y", "z"]);
-    assert!(matches!(indexer.by_index("nope", "x"), Err(Error::UnknownIndex(_))));
-    assert!(matches!(indexer.index_keys("nope", "x"), Err(Error::UnknownIndex(_))));
-    assert!(matches!(indexer.list_index_values("nope"), Err(Error::UnknownIndex(_))));
-    assert!(matches!(indexer.index("nope", &probe), Err(Error::UnknownIndex(_))));
+    assert_eq!(
+        sorted_names(indexer.index("by_tag", &probe).unwrap()),
+        ["a", "b", "c"]
+    );
+    assert_eq!(
+        sorted_values(indexer.list_index_values("by_tag").unwrap()),
+        ["x", "y", "z"]
+    );
+    assert!(matches!(
+        indexer.by_index("nope", "x"),
+        Err(Error::UnknownIndex(_))
+    ));
+    assert!(matches!(
+        indexer.index_keys("nope", "x"),
+        Err(Error::UnknownIndex(_))
+    ));
+    assert!(matches!(
+        indexer.list_index_values("nope"),
+        Err(Error::UnknownIndex(_))
+    ));
+    assert!(matches!(
+        indexer.index("nope", &probe),
+        Err(Error::UnknownIndex(_))
+    ));
     assert!(indexer.by_index("by_tag", "absent").unwrap().is_empty());
 }
 
@@ -179,15 +278,21 @@ fn x6_add_indexers_backfills_1000_items() {
     let indexer = Indexer::<ConfigMap>::new();
     for i in 0..1000 {
         let parity = if i % 2 == 0 { "even" } else { "odd" };
-        indexer.add(cm("ns", &format!("cm-{i}"), &[("parity", parity)])).unwrap();
+        indexer
+            .add(cm("ns", &format!("cm-{i}"), &[("parity", parity)]))
+            .unwrap();
     }
     indexer
-        .add_indexers(Indexers::new().with("parity", |cm: &ConfigMap| label(cm, "parity").into_iter().collect()))
+        .add_indexers(Indexers::new().with("parity", |cm: &ConfigMap| {
+            label(cm, "parity").into_iter().collect()
+        }))
         .unwrap();
     assert_eq!(indexer.by_index("parity", "even").unwrap().len(), 500);
     assert_eq!(indexer.by_index("parity", "odd").unwrap().len(), 500);
     // Later writes maintain the back-filled index.
-    indexer.update(cm("ns", "cm-0", &[("parity", "odd")])).unwrap();
+    indexer
+        .update(cm("ns", "cm-0", &[("parity", "odd")]))
+        .unwrap();
     assert_eq!(indexer.by_index("parity", "odd").unwrap().len(), 501);
     indexer.delete_key("ns/cm-1");
     assert_eq!(indexer.by_index("parity", "odd").unwrap().len(), 500);
@@ -200,20 +305,30 @@ fn x6_duplicate_index_name_and_stopped_are_errors() {
     assert!(matches!(dup, Err(Error::DuplicateIndex(n)) if n == "by_tag"));
     let twice = indexer.add_indexers(Indexers::new().with("n", by_tag).with("n", by_tag));
     assert!(matches!(twice, Err(Error::DuplicateIndex(n)) if n == "n"));
-    assert_eq!(indexer.index_names(), [NAMESPACE_INDEX, "by_tag"], "a failed call adds nothing");
-    let ns_dup = Indexer::<ConfigMap>::builder().indexers(Indexers::new().with(NAMESPACE_INDEX, by_tag)).build();
+    assert_eq!(
+        indexer.index_names(),
+        [NAMESPACE_INDEX, "by_tag"],
+        "a failed call adds nothing"
+    );
+    let ns_dup = Indexer::<ConfigMap>::builder()
+        .indexers(Indexers::new().with(NAMESPACE_INDEX, by_tag))
+        .build();
     assert!(matches!(ns_dup, Err(Error::DuplicateIndex(_))));
 
     indexer.stop();
     assert!(indexer.is_stopped());
-    assert!(matches!(indexer.add_indexers(Indexers::new().with("late", by_tag)), Err(Error::Stopped)));
+    assert!(matches!(
+        indexer.add_indexers(Indexers::new().with("late", by_tag)),
+        Err(Error::Stopped)
+    ));
 }
 
 #[test]
 fn x6_failing_backfill_adds_no_index() {
     let indexer = Indexer::<ConfigMap>::new();
     indexer.add(cm("ns", "a", &[])).unwrap();
-    let res = indexer.add_indexers(Indexers::new().with_fallible("bad", |_: &ConfigMap| Err("no".into())));
+    let res = indexer
+        .add_indexers(Indexers::new().with_fallible("bad", |_: &ConfigMap| Err("no".into())));
     assert!(matches!(res, Err(Error::IndexFn { .. })));
     assert!(!indexer.has_index("bad"));
 }
@@ -226,8 +341,14 @@ fn x7_every_read_returns_the_same_arc() {
     let key = ObjectKey::parse("ns/a").unwrap();
     assert!(Arc::ptr_eq(&indexer.get(&key).unwrap(), &obj));
     assert!(Arc::ptr_eq(&indexer.list()[0], &obj));
-    assert!(Arc::ptr_eq(&indexer.by_index("by_tag", "t").unwrap()[0], &obj));
-    assert!(Arc::ptr_eq(&indexer.by_indices(&[("by_tag", "t")]).unwrap()[0], &obj));
+    assert!(Arc::ptr_eq(
+        &indexer.by_index("by_tag", "t").unwrap()[0],
+        &obj
+    ));
+    assert!(Arc::ptr_eq(
+        &indexer.by_indices(&[("by_tag", "t")]).unwrap()[0],
+        &obj
+    ));
 }
 
 #[test]
@@ -236,9 +357,16 @@ fn x8_and_query_across_indices() {
     indexer.add(cm("a", "1", &[("tags", "x,y")])).unwrap();
     indexer.add(cm("a", "2", &[("tags", "x")])).unwrap();
     indexer.add(cm("b", "3", &[("tags", "x,y")])).unwrap();
-    let hits = indexer.by_indices(&[("by_tag", "x"), ("by_tag", "y"), (NAMESPACE_INDEX, "a")]).unwrap();
+    let hits = indexer
+        .by_indices(&[("by_tag", "x"), ("by_tag", "y"), (NAMESPACE_INDEX, "a")])
+        .unwrap();
     assert_eq!(sorted_names(hits), ["1"]);
-    assert!(indexer.by_indices(&[("by_tag", "x"), (NAMESPACE_INDEX, "c")]).unwrap().is_empty());
+    assert!(
+        indexer
+            .by_indices(&[("by_tag", "x"), (NAMESPACE_INDEX, "c")])
+            .unwrap()
+            .is_empty()
+    );
     assert!(indexer.by_indices(&[]).unwrap().is_empty());
     assert!(matches!(
         indexer.by_indices(&[("by_tag", "absent"), ("nope", "x")]),
@@ -274,7 +402,9 @@ fn x8_index_functions_run_outside_the_write_lock() {
 fn x8_concurrent_readers_always_see_consistent_object_and_index_entries() {
     let indexer: Arc<Indexer<ConfigMap>> = Arc::new(
         Indexer::builder()
-            .indexers(Indexers::new().with("by_v", |cm: &ConfigMap| label(cm, "v").into_iter().collect()))
+            .indexers(Indexers::new().with("by_v", |cm: &ConfigMap| {
+                label(cm, "v").into_iter().collect()
+            }))
             .build()
             .unwrap(),
     );
@@ -291,18 +421,28 @@ fn x8_concurrent_readers_always_see_consistent_object_and_index_entries() {
                     for obj in &objs {
                         let v = label(obj, "v").unwrap();
                         let key = ObjectKey::from_resource(&**obj).unwrap();
-                        assert!(view.index_keys("by_v", &v).unwrap().contains(&key), "object without its entry");
+                        assert!(
+                            view.index_keys("by_v", &v).unwrap().contains(&key),
+                            "object without its entry"
+                        );
                         *by_v.entry(v).or_default() += 1;
                     }
                     for v in view.list_index_values("by_v").unwrap() {
                         let hits = view.by_index("by_v", &v).unwrap();
                         assert!(!hits.is_empty(), "empty value set left behind");
-                        assert_eq!(hits.len(), by_v.get(&*v).copied().unwrap_or(0), "entry without its object");
+                        assert_eq!(
+                            hits.len(),
+                            by_v.get(&*v).copied().unwrap_or(0),
+                            "entry without its object"
+                        );
                         for hit in hits {
                             assert_eq!(label(&hit, "v").as_deref(), Some(&*v));
                         }
                     }
-                    assert_eq!(view.by_index(NAMESPACE_INDEX, "ns").unwrap().len(), objs.len());
+                    assert_eq!(
+                        view.by_index(NAMESPACE_INDEX, "ns").unwrap().len(),
+                        objs.len()
+                    );
                     checks.fetch_add(1, Ordering::Relaxed);
                 }
             })
@@ -315,7 +455,17 @@ fn x8_concurrent_readers_always_see_consistent_object_and_index_entries() {
             0..=5 => drop(indexer.add(cm("ns", &name, &[("v", &v)])).unwrap()),
             6..=8 => drop(indexer.delete_key(&format!("ns/{name}"))),
             _ => indexer
-                .replace((0..20).map(|i| cm("ns", &format!("o{i}"), &[("v", &((i + round) % 5).to_string())])).collect())
+                .replace(
+                    (0..20)
+                        .map(|i| {
+                            cm(
+                                "ns",
+                                &format!("o{i}"),
+                                &[("v", &((i + round) % 5).to_string())],
+                            )
+                        })
+                        .collect(),
+                )
                 .unwrap(),
         }
     }

@@ -127,6 +127,7 @@ async fn m7_d5_h12_objects_deleted_while_disconnected_reach_every_handler_as_tom
     tokio::time::timeout(WAIT, reg2.wait_for_sync()).await.unwrap();
 
     // Disconnect: the watch gets 410 (R12) and the relist that follows is held by the server.
+    wait_until("the watch", || server.active_watches() == 1).await;
     server.faults().stall_list(true);
     server.faults().expire_open_watches();
     tokio::time::timeout(WAIT, watch_failed.notified()).await.expect("watch error reported");
@@ -257,7 +258,7 @@ async fn h4_relist_over_unchanged_objects_is_silent_for_resync_zero_handlers() {
     let (cancel, task) = start(&inf);
     tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap();
     let lists_before = server.requests().iter().filter(|r| r.is_list()).count();
-
+    wait_until("the watch", || server.active_watches() == 1).await;
     server.faults().expire_open_watches();
     tokio::time::timeout(WAIT, watch_failed.notified()).await.unwrap();
     wait_until("a relist", || server.requests().iter().filter(|r| r.is_list()).count() > lists_before).await;
@@ -312,6 +313,16 @@ impl Gate {
     }
 }
 
+/// Opens the gate when dropped, so a failing test unblocks the handler's worker thread and the
+/// runtime can shut down instead of hanging.
+struct OpenOnDrop(Arc<Gate>);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
 impl informer_runtime::informer::ResourceEventHandler<ConfigMap> for Gate {
     fn on_add(&self, obj: &Arc<ConfigMap>, initial: bool) {
         self.block();
@@ -335,6 +346,7 @@ async fn h9_h10_m1_m2_sleeping_handler_does_not_delay_fast_one_and_its_backlog_i
     seed(&w, 5).await;
     let inf = informer(server.client(), |c| c.handler_backlog_max = 8);
     let slow = Gate::new();
+    let _guard = OpenOnDrop(slow.clone());
     let slow_reg = inf.add_event_handler_with(slow.clone(), HandlerOptions::new().name("slow")).unwrap();
     let fast = Recorder::new();
     let fast_reg = inf.add_event_handler_with(fast.clone(), HandlerOptions::new().name("fast")).unwrap();
@@ -423,6 +435,7 @@ async fn h6_m10_per_handler_has_synced_waits_for_that_handlers_initial_adds() {
     seed(&w, 4).await;
     let inf = informer(server.client(), |_| {});
     let slow = Gate::new();
+    let _guard = OpenOnDrop(slow.clone());
     let slow_reg = inf.add_event_handler(slow.clone()).unwrap();
     let (cancel, task) = start(&inf);
     assert!(tokio::time::timeout(WAIT, inf.wait_for_sync()).await.unwrap());

@@ -176,7 +176,10 @@ async fn r11_410_on_first_list_relists_at_empty_rv_then_unavailable_is_cleared()
 
     // The next relist (after a watch 410, R12) is at the last RV again, not "".
     let last = r.handle.last_sync_resource_version().expect("synced");
-    wait_log(&server, "the first watch", |log| log.iter().any(|x| x.is_watch())).await;
+    wait_log(&server, "the first watch", |log| {
+        log.iter().any(|x| x.is_watch())
+    })
+    .await;
     server.faults().expire_open_watches();
     wait_replaces(&r.store, 2).await;
     let lists = lists(&server);

@@ -240,3 +240,56 @@ async fn r10_very_short_empty_watch_ends_the_cycle() {
     assert_eq!(lists(&server).len(), 2);
     r.stop().await;
 }
+
+#[tokio::test]
+async fn r14_internal_error_inside_the_window_rewatches_at_once() {
+    let server = TestServer::start().await.expect("server");
+    let config = ReflectorConfig {
+        max_internal_error_retry: Duration::from_secs(30),
+        ..fast_config()
+    };
+    let r = synced_with_event(&server, config).await;
+    server.faults().fail_next(
+        FaultTarget::Watch,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        None,
+        1,
+    );
+    server.faults().close_open_watches();
+    wait_log(&server, "the watch after the 500", |log| {
+        let w: Vec<_> = log.iter().filter(|x| x.is_watch()).collect();
+        w.len() >= 3 && w[2].status == StatusCode::OK
+    })
+    .await;
+    assert_eq!(lists(&server).len(), 1, "R14: no relist inside the window");
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn r15_internal_error_without_window_relists() {
+    let server = TestServer::start().await.expect("server");
+    let r = synced_with_event(&server, fast_config()).await;
+    server.faults().fail_next(
+        FaultTarget::Watch,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        None,
+        1,
+    );
+    server.faults().close_open_watches();
+    wait_replaces(&r.store, 2).await;
+    assert_eq!(
+        lists(&server).len(),
+        2,
+        "R14 window 0 → R15: a new cycle relists"
+    );
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn closed_store_stops_the_reflector() {
+    let server = TestServer::start().await.expect("server");
+    let r = synced_with_event(&server, fast_config()).await;
+    r.store.close();
+    server.create(&cm("too-late")).expect("create");
+    r.ended().await;
+}

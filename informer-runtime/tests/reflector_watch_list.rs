@@ -145,3 +145,28 @@ async fn r20_suppressed_end_bookmark_falls_back_to_paged_list_after_idle_timeout
 fn lists_len(server: &TestServer) -> usize {
     lists(server).len()
 }
+
+#[tokio::test]
+async fn r19_unsupported_watch_list_uses_paged_list_for_good() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    server.faults().fail_next(
+        informer_testserver::FaultTarget::Watch,
+        http::StatusCode::UNPROCESSABLE_ENTITY,
+        None,
+        1,
+    );
+    let r = start(&server, streaming());
+    wait_replaces(&r.store, 1).await;
+    let l = lists(&server);
+    assert_eq!(l.len(), 1, "R19: paged LIST in the same cycle");
+    assert_eq!(l[0].query.limit, Some(500));
+    assert_eq!(r.handle.counters().cycles, 1);
+    assert_eq!(r.handle.counters().watch_list_fallbacks, 1);
+    wait_log(&server, "the watch after the list", |log| {
+        log.iter().filter(|x| x.is_watch()).count() >= 2
+    })
+    .await;
+    assert_eq!(watches(&server)[1].query.send_initial_events, None);
+    r.stop().await;
+}

@@ -34,7 +34,10 @@ async fn w7_named_queue_exports_client_go_metrics_with_values() {
     q.add("b");
     q.add("a"); // collapsed: not counted
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let a = q.get().await.unwrap(); // waited 1 s in the queue
+    let a = tokio::time::timeout(Duration::from_secs(60), q.get())
+        .await
+        .unwrap()
+        .unwrap(); // waited 1 s in the queue
     // Hold "a" in processing for 2.2 s: the 500 ms refresher last ran 2.0 s after the get.
     tokio::time::sleep(Duration::from_millis(2200)).await;
     let text = render(&registry);
@@ -188,11 +191,15 @@ async fn w7_refresher_task_ends_on_shutdown() {
     // The delay timer and the metrics refresher.
     assert_eq!(rt.metrics().num_alive_tasks(), before + 2);
     q.shut_down();
-    tokio::time::timeout(Duration::from_secs(5), async {
-        while rt.metrics().num_alive_tasks() != before {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("background tasks did not end after shutdown");
+    // Bounded by yields, not by time: a yield loop keeps a paused clock from advancing.
+    let mut yields = 0;
+    while rt.metrics().num_alive_tasks() != before && yields < 1_000 {
+        tokio::task::yield_now().await;
+        yields += 1;
+    }
+    assert_eq!(
+        rt.metrics().num_alive_tasks(),
+        before,
+        "background tasks did not end after shutdown"
+    );
 }

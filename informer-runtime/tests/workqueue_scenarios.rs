@@ -207,7 +207,9 @@ async fn w4_controller_loop_retries_with_backoff_then_forgets() {
     let mut attempts = HashMap::new();
     let mut times = Vec::new();
     q.add("a");
-    while let Some(key) = q.get().await {
+    // A virtual-time limit turns a broken timer into a failure instead of a hang.
+    let next = || tokio::time::timeout(Duration::from_secs(3600), q.get());
+    while let Some(key) = next().await.unwrap() {
         times.push(start.elapsed());
         let n = attempts.entry(key).or_insert(0u32);
         *n += 1;
@@ -222,4 +224,42 @@ async fn w4_controller_loop_retries_with_backoff_then_forgets() {
     let ms = Duration::from_millis;
     assert_eq!(times, [ms(0), ms(5), ms(15), ms(35)]);
     assert_eq!(q.num_requeues(&"a"), 0);
+}
+
+/// W5/W6 through the queue: with the default controller limiter, consecutive failures of one
+/// key are retried after 5 ms, 10 ms, 20 ms, …, and from the 19th failure on after exactly the
+/// 1000 s cap.
+#[tokio::test(start_paused = true)]
+async fn w5_w6_default_queue_retries_double_until_the_1000s_cap() {
+    let q: RateLimitingQueue<&str> = RateLimitingQueue::builder().build();
+    let next = || tokio::time::timeout(Duration::from_secs(7_200), q.get());
+    q.add("key");
+    let mut last = tokio::time::Instant::now();
+    let mut gaps = Vec::new();
+    while let Some(key) = next().await.unwrap() {
+        let now = tokio::time::Instant::now();
+        gaps.push(now - last);
+        last = now;
+        if gaps.len() <= 22 {
+            q.add_rate_limited(key); // another failure
+        } else {
+            q.shut_down();
+        }
+        q.done(&key);
+    }
+    // gaps[0] is the initial add; gaps[n] follows the n-th failure.
+    let expected: Vec<Duration> = std::iter::once(Duration::ZERO)
+        .chain(
+            (0..22u32)
+                .map(|n| Duration::from_millis(5 * 2u64.pow(n)).min(Duration::from_secs(1000))),
+        )
+        .collect();
+    assert_eq!(gaps, expected);
+    assert_eq!(gaps[18], Duration::from_millis(655_360));
+    assert_eq!(
+        gaps[19],
+        Duration::from_secs(1000),
+        "the 19th failure hits the cap"
+    );
+    assert_eq!(q.num_requeues(&"key"), 22);
 }

@@ -12,7 +12,9 @@ fn invalid(name: &str, why: &str) -> ApiError {
         "Invalid",
         format!("CustomResourceDefinition.apiextensions.k8s.io \"{name}\" is invalid: {why}"),
     )
-    .with_details(json!({"name": name, "group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition"}))
+    .with_details(
+        json!({"name": name, "group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition"}),
+    )
 }
 
 fn text<'a>(v: &'a Value, path: &[&str]) -> &'a str {
@@ -34,17 +36,35 @@ pub(crate) fn prepare(v: &mut Value) -> Result<(), ApiError> {
     let kind = text(v, &["spec", "names", "kind"]).to_owned();
     let scope = text(v, &["spec", "scope"]).to_owned();
     if group.is_empty() || plural.is_empty() || kind.is_empty() {
-        return Err(invalid(&name, "spec.group, spec.names.plural and spec.names.kind are required"));
+        return Err(invalid(
+            &name,
+            "spec.group, spec.names.plural and spec.names.kind are required",
+        ));
     }
     if name != format!("{plural}.{group}") {
-        return Err(invalid(&name, &format!("metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group")));
+        return Err(invalid(
+            &name,
+            &format!(
+                "metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"
+            ),
+        ));
     }
     if scope != "Namespaced" && scope != "Cluster" {
-        return Err(invalid(&name, "spec.scope: Unsupported value: must be Namespaced or Cluster"));
+        return Err(invalid(
+            &name,
+            "spec.scope: Unsupported value: must be Namespaced or Cluster",
+        ));
     }
-    let versions = v.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = v
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if versions.is_empty() {
-        return Err(invalid(&name, "spec.versions: Invalid value: must have exactly one version marked as storage version"));
+        return Err(invalid(
+            &name,
+            "spec.versions: Invalid value: must have exactly one version marked as storage version",
+        ));
     }
     let storage: Vec<&str> = versions
         .iter()
@@ -52,9 +72,15 @@ pub(crate) fn prepare(v: &mut Value) -> Result<(), ApiError> {
         .map(|ver| text(ver, &["name"]))
         .collect();
     if storage.len() != 1 {
-        return Err(invalid(&name, "spec.versions: Invalid value: must have exactly one version marked as storage version"));
+        return Err(invalid(
+            &name,
+            "spec.versions: Invalid value: must have exactly one version marked as storage version",
+        ));
     }
-    let mut names = v.pointer("/spec/names").cloned().unwrap_or_else(|| json!({}));
+    let mut names = v
+        .pointer("/spec/names")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
     if names.get("singular").is_none() {
         names["singular"] = Value::String(kind.to_lowercase());
     }
@@ -62,9 +88,7 @@ pub(crate) fn prepare(v: &mut Value) -> Result<(), ApiError> {
         names["listKind"] = Value::String(format!("{kind}List"));
     }
     let now = crate::ops::now();
-    let cond = |t: &str, reason: &str, msg: &str| {
-        json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": msg})
-    };
+    let cond = |t: &str, reason: &str, msg: &str| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": msg});
     v["status"] = json!({
         "acceptedNames": names,
         "conditions": [
@@ -88,13 +112,22 @@ pub(crate) fn resources(v: &Value) -> Vec<ResourceInfo> {
     let strings = |p: &str| -> Vec<String> {
         v.pointer(p)
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let short_names = strings("/spec/names/shortNames");
     let categories = strings("/spec/names/categories");
     let namespaced = text(v, &["spec", "scope"]) == "Namespaced";
-    let versions = v.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = v
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     versions
         .iter()
         .filter(|ver| ver.get("served").and_then(Value::as_bool) != Some(false))
@@ -108,10 +141,19 @@ pub(crate) fn resources(v: &Value) -> Vec<ResourceInfo> {
             status_subresource: ver.pointer("/subresources/status").is_some(),
             short_names: short_names.clone(),
             categories: categories.clone(),
-            verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
+            verbs: [
+                "create",
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "update",
+                "watch",
+            ]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
             custom: true,
         })
         .collect()
@@ -119,7 +161,10 @@ pub(crate) fn resources(v: &Value) -> Vec<ResourceInfo> {
 
 /// (group, plural) of a CRD.
 pub(crate) fn group_plural(v: &Value) -> (String, String) {
-    (text(v, &["spec", "group"]).to_owned(), text(v, &["spec", "names", "plural"]).to_owned())
+    (
+        text(v, &["spec", "group"]).to_owned(),
+        text(v, &["spec", "names", "plural"]).to_owned(),
+    )
 }
 
 #[cfg(test)]
@@ -137,7 +182,10 @@ mod tests {
                                   {"name": "v1beta1", "served": false, "storage": false}]}
         });
         prepare(&mut crd).expect("valid");
-        assert_eq!(crd.pointer("/status/conditions/1/type"), Some(&json!("Established")));
+        assert_eq!(
+            crd.pointer("/status/conditions/1/type"),
+            Some(&json!("Established"))
+        );
         let res = resources(&crd);
         assert_eq!(res.len(), 1);
         assert!(res[0].status_subresource && res[0].namespaced);

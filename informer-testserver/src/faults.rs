@@ -118,7 +118,9 @@ impl Default for Faults {
 
 impl Faults {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Every watch (open or future) ends normally after sending `n` events (bookmarks not
@@ -131,7 +133,13 @@ impl Faults {
     /// and a Status body; `retry_after` adds a `Retry-After` header and `details.retryAfterSeconds`.
     /// A 410 on a watch is answered as HTTP 410; see [`Faults::expire_next_watch`] for the
     /// in-stream ERROR event the real server sends.
-    pub fn fail_next(&self, target: FaultTarget, code: StatusCode, retry_after: Option<u64>, count: usize) {
+    pub fn fail_next(
+        &self,
+        target: FaultTarget,
+        code: StatusCode,
+        retry_after: Option<u64>,
+        count: usize,
+    ) {
         self.lock().fail.push(FailNext {
             target,
             code,
@@ -224,7 +232,10 @@ impl Faults {
     /// Takes an injected failure for `verb`, if one is pending.
     pub(crate) fn take_failure(&self, verb: crate::Verb) -> Option<(StatusCode, Option<u64>)> {
         let mut st = self.lock();
-        let idx = st.fail.iter().position(|f| f.target.covers(verb) && f.remaining > 0)?;
+        let idx = st
+            .fail
+            .iter()
+            .position(|f| f.target.covers(verb) && f.remaining > 0)?;
         let f = &mut st.fail[idx];
         f.remaining -= 1;
         let out = (f.code, f.retry_after);

@@ -163,7 +163,9 @@ pub(crate) struct RequestLog(Mutex<Vec<RequestRecord>>);
 
 impl RequestLog {
     fn lock(&self) -> MutexGuard<'_, Vec<RequestRecord>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(crate) fn push(&self, rec: RequestRecord) {
@@ -185,7 +187,9 @@ mod tests {
 
     #[test]
     fn parses_query() {
-        let q = QueryParams::parse("labelSelector=app%3Dweb%2Ctier+in+%28a%29&limit=500&watch=1&resourceVersion=&sendInitialEvents=true");
+        let q = QueryParams::parse(
+            "labelSelector=app%3Dweb%2Ctier+in+%28a%29&limit=500&watch=1&resourceVersion=&sendInitialEvents=true",
+        );
         assert_eq!(q.label_selector.as_deref(), Some("app=web,tier in (a)"));
         assert_eq!(q.limit, Some(500));
         assert!(q.watch);

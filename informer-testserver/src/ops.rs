@@ -53,13 +53,16 @@ fn meta_mut(v: &mut Value) -> Result<&mut Map<String, Value>, ApiError> {
     if !m.is_object() {
         *m = json!({});
     }
-    m.as_object_mut().ok_or_else(|| ApiError::bad_request("metadata must be an object"))
+    m.as_object_mut()
+        .ok_or_else(|| ApiError::bad_request("metadata must be an object"))
 }
 
 /// Checks/sets apiVersion and kind of a written body against the endpoint.
 fn check_type(info: &ResourceInfo, v: &mut Value) -> Result<(), ApiError> {
     let Some(obj) = v.as_object_mut() else {
-        return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
     };
     match obj.get("kind").and_then(Value::as_str) {
         Some(k) if k != info.kind => {
@@ -85,47 +88,91 @@ fn check_type(info: &ResourceInfo, v: &mut Value) -> Result<(), ApiError> {
 }
 
 fn check_name(info: &ResourceInfo, name: &str) -> Result<(), ApiError> {
-    if name.is_empty() || name == "." || name == ".." || name.contains('/') || name.contains('%') || name.len() > 253 {
-        return Err(ApiError::invalid(info, name, &format!("metadata.name: Invalid value: {name:?}: a valid name must not be empty or contain '/' or '%'")));
+    if name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains('/')
+        || name.contains('%')
+        || name.len() > 253
+    {
+        return Err(ApiError::invalid(
+            info,
+            name,
+            &format!(
+                "metadata.name: Invalid value: {name:?}: a valid name must not be empty or contain '/' or '%'"
+            ),
+        ));
     }
     Ok(())
 }
 
 fn key(info: &ResourceInfo, ns: Option<&str>, name: &str) -> ObjKey {
-    let ns = if info.namespaced { ns.unwrap_or_default() } else { "" };
+    let ns = if info.namespaced {
+        ns.unwrap_or_default()
+    } else {
+        ""
+    };
     (ns.to_owned(), name.to_owned())
 }
 
 fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let bytes = uuid::Uuid::new_v4().into_bytes();
-    bytes[..5].iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
+    bytes[..5]
+        .iter()
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect()
 }
 
 /// Creates an object.
-pub(crate) fn create(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, mut body: Value, dry_run: bool) -> Result<Arc<Stored>, ApiError> {
+pub(crate) fn create(
+    sh: &Shared,
+    info: &Arc<ResourceInfo>,
+    ns: Option<&str>,
+    mut body: Value,
+    dry_run: bool,
+) -> Result<Arc<Stored>, ApiError> {
     check_type(info, &mut body)?;
     let body_has_spec = body.get("spec").is_some();
     let m = meta_mut(&mut body)?;
-    if m.get("resourceVersion").and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
-        return Err(ApiError::bad_request("resourceVersion should not be set on objects to be created"));
+    if m.get("resourceVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Err(ApiError::bad_request(
+            "resourceVersion should not be set on objects to be created",
+        ));
     }
-    let mut name = m.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let mut name = m
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     if name.is_empty() {
         match m.get("generateName").and_then(Value::as_str) {
             Some(prefix) if !prefix.is_empty() => name = format!("{prefix}{}", random_suffix()),
-            _ => return Err(ApiError::invalid(info, "", "metadata.name: Required value: name or generateName is required")),
+            _ => {
+                return Err(ApiError::invalid(
+                    info,
+                    "",
+                    "metadata.name: Required value: name or generateName is required",
+                ));
+            }
         }
     }
     check_name(info, &name)?;
     m.insert("name".into(), Value::String(name.clone()));
     if info.namespaced {
         let Some(ns) = ns else {
-            return Err(ApiError::bad_request("a namespace is required to create a namespaced object"));
+            return Err(ApiError::bad_request(
+                "a namespace is required to create a namespaced object",
+            ));
         };
         match m.get("namespace").and_then(Value::as_str) {
             Some(b) if !b.is_empty() && b != ns => {
-                return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
             }
             _ => {}
         }
@@ -133,7 +180,10 @@ pub(crate) fn create(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, mu
     } else {
         m.remove("namespace");
     }
-    m.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+    m.insert(
+        "uid".into(),
+        Value::String(uuid::Uuid::new_v4().to_string()),
+    );
     m.insert("creationTimestamp".into(), Value::String(now()));
     // Like the registry strategies: kinds with a spec (and every custom resource) track generation.
     let tracks_generation = info.custom || body_has_spec;
@@ -156,18 +206,29 @@ pub(crate) fn create(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, mu
     }
     let k = key(info, ns, &name);
     let res = info.storage_key();
-    let mutation = sh.store.mutate(&res, &k, field_paths(&info.group, &info.kind), |cur, _| {
-        if cur.is_some() {
-            return Err(ApiError::already_exists(info, &name));
-        }
-        Ok(if dry_run { Change::Preview(body) } else { Change::Put(body) })
-    })?;
+    let mutation = sh
+        .store
+        .mutate(&res, &k, field_paths(&info.group, &info.kind), |cur, _| {
+            if cur.is_some() {
+                return Err(ApiError::already_exists(info, &name));
+            }
+            Ok(if dry_run {
+                Change::Preview(body)
+            } else {
+                Change::Put(body)
+            })
+        })?;
     after_write(sh, info, &mutation.obj, mutation.event)?;
     Ok(mutation.obj)
 }
 
 /// Carries over what clients cannot change and decides the change of an update.
-fn finish_update(info: &ResourceInfo, old: &Value, mut new: Value, part: Part) -> Result<Change, ApiError> {
+fn finish_update(
+    info: &ResourceInfo,
+    old: &Value,
+    mut new: Value,
+    part: Part,
+) -> Result<Change, ApiError> {
     if part == Part::Status {
         let mut out = old.clone();
         match new.get_mut("status").map(Value::take) {
@@ -191,7 +252,13 @@ fn finish_update(info: &ResourceInfo, old: &Value, mut new: Value, part: Part) -
     }
     let old_meta = meta(old).cloned().unwrap_or_default();
     let m = meta_mut(&mut new)?;
-    for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+    for field in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+    ] {
         match old_meta.get(field) {
             Some(v) => {
                 m.insert(field.into(), v.clone());
@@ -201,8 +268,17 @@ fn finish_update(info: &ResourceInfo, old: &Value, mut new: Value, part: Part) -
             }
         }
     }
-    m.insert("resourceVersion".into(), old_meta.get("resourceVersion").cloned().unwrap_or(Value::Null));
-    if m.get("finalizers").and_then(Value::as_array).is_some_and(Vec::is_empty) {
+    m.insert(
+        "resourceVersion".into(),
+        old_meta
+            .get("resourceVersion")
+            .cloned()
+            .unwrap_or(Value::Null),
+    );
+    if m.get("finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+    {
         m.remove("finalizers");
     }
     let deleting = m.contains_key("deletionTimestamp");
@@ -220,7 +296,11 @@ fn finish_update(info: &ResourceInfo, old: &Value, mut new: Value, part: Part) -
         strip(old) != strip(&new)
     };
     if spec_changed && old_meta.contains_key("generation") {
-        let g = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0) + 1;
+        let g = old_meta
+            .get("generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            + 1;
         new["metadata"]["generation"] = json!(g);
     }
     if deleting && no_finalizers {
@@ -233,41 +313,58 @@ fn finish_update(info: &ResourceInfo, old: &Value, mut new: Value, part: Part) -
 }
 
 /// Replaces an object (PUT); `body_rv` mismatch answers 409.
-pub(crate) fn update(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, name: &str, mut body: Value, part: Part) -> Result<Arc<Stored>, ApiError> {
+pub(crate) fn update(
+    sh: &Shared,
+    info: &Arc<ResourceInfo>,
+    ns: Option<&str>,
+    name: &str,
+    mut body: Value,
+    part: Part,
+) -> Result<Arc<Stored>, ApiError> {
     check_type(info, &mut body)?;
     let m = meta_mut(&mut body)?;
     match m.get("name").and_then(Value::as_str) {
         Some(n) if n != name => {
-            return Err(ApiError::bad_request(format!("the name of the object ({n}) does not match the name on the URL ({name})")));
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({name})"
+            )));
         }
         _ => {}
     }
     m.insert("name".into(), Value::String(name.to_owned()));
     if info.namespaced {
-        if let (Some(b), Some(ns)) = (m.get("namespace").and_then(Value::as_str), ns) {
-            if !b.is_empty() && b != ns {
-                return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
-            }
+        if let (Some(b), Some(ns)) = (m.get("namespace").and_then(Value::as_str), ns)
+            && !b.is_empty()
+            && b != ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
         }
-        m.insert("namespace".into(), Value::String(ns.unwrap_or_default().to_owned()));
+        m.insert(
+            "namespace".into(),
+            Value::String(ns.unwrap_or_default().to_owned()),
+        );
     }
-    let want_rv = m.get("resourceVersion").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    let want_rv = m
+        .get("resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
     let is_crd = is_crd(info);
     let res = info.storage_key();
     let mutation = sh.store.mutate(&res, &key(info, ns, name), field_paths(&info.group, &info.kind), |cur, _| {
         let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
-        if let Some(rv) = &want_rv {
-            if *rv != cur.rv.to_string() {
+        if let Some(rv) = &want_rv
+            && *rv != cur.rv.to_string() {
                 return Err(ApiError::conflict(info, name, "the object has been modified; please apply your changes to the latest version and try again"));
             }
-        }
         let old = cur.value()?;
         let mut change = finish_update(info, &old, body, part)?;
-        if is_crd {
-            if let Change::Put(v) = &mut change {
+        if is_crd
+            && let Change::Put(v) = &mut change {
                 crd::prepare(v)?;
             }
-        }
         Ok(change)
     })?;
     after_write(sh, info, &mutation.obj, mutation.event)?;
@@ -275,8 +372,20 @@ pub(crate) fn update(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, na
 }
 
 /// Patches an object; an apply patch creates it when missing.
-pub(crate) fn patch(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, name: &str, kind: PatchKind, body: &[u8], part: Part) -> Result<Arc<Stored>, ApiError> {
-    if sh.store.get(&info.storage_key(), &key(info, ns, name)).is_none() {
+pub(crate) fn patch(
+    sh: &Shared,
+    info: &Arc<ResourceInfo>,
+    ns: Option<&str>,
+    name: &str,
+    kind: PatchKind,
+    body: &[u8],
+    part: Part,
+) -> Result<Arc<Stored>, ApiError> {
+    if sh
+        .store
+        .get(&info.storage_key(), &key(info, ns, name))
+        .is_none()
+    {
         if kind == PatchKind::Apply && part == Part::Main {
             let mut v = patch::parse_apply(body)?;
             if let Ok(m) = meta_mut(&mut v) {
@@ -302,11 +411,10 @@ pub(crate) fn patch(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, nam
         }
         check_type(info, &mut new)?;
         let mut change = finish_update(info, &old, new, part)?;
-        if is_crd {
-            if let Change::Put(v) = &mut change {
+        if is_crd
+            && let Change::Put(v) = &mut change {
                 crd::prepare(v)?;
             }
-        }
         Ok(change)
     })?;
     after_write(sh, info, &mutation.obj, mutation.event)?;
@@ -314,7 +422,13 @@ pub(crate) fn patch(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, nam
 }
 
 /// Deletes an object: with finalizers it only gets a deletionTimestamp.
-pub(crate) fn delete(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, name: &str, pre: &Preconditions) -> Result<Arc<Stored>, ApiError> {
+pub(crate) fn delete(
+    sh: &Shared,
+    info: &Arc<ResourceInfo>,
+    ns: Option<&str>,
+    name: &str,
+    pre: &Preconditions,
+) -> Result<Arc<Stored>, ApiError> {
     let res = info.storage_key();
     let mutation = sh.store.mutate(&res, &key(info, ns, name), field_paths(&info.group, &info.kind), |cur, _| {
         let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
@@ -325,11 +439,10 @@ pub(crate) fn delete(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, na
                 return Err(ApiError::conflict(info, name, &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {have}")));
             }
         }
-        if let Some(rv) = &pre.resource_version {
-            if *rv != cur.rv.to_string() {
+        if let Some(rv) = &pre.resource_version
+            && *rv != cur.rv.to_string() {
                 return Err(ApiError::conflict(info, name, &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", cur.rv)));
             }
-        }
         let has_finalizers = meta(&v).and_then(|m| m.get("finalizers")).and_then(Value::as_array).is_some_and(|f| !f.is_empty());
         if has_finalizers {
             if meta(&v).is_some_and(|m| m.contains_key("deletionTimestamp")) {
@@ -347,9 +460,17 @@ pub(crate) fn delete(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, na
 }
 
 /// Deletes every matching object of a collection.
-pub(crate) fn delete_collection(sh: &Shared, info: &Arc<ResourceInfo>, ns: Option<&str>, sel: &Selectors) -> Result<Vec<Arc<Stored>>, ApiError> {
+pub(crate) fn delete_collection(
+    sh: &Shared,
+    info: &Arc<ResourceInfo>,
+    ns: Option<&str>,
+    sel: &Selectors,
+) -> Result<Vec<Arc<Stored>>, ApiError> {
     let mut out = Vec::new();
-    for obj in sh.store.all(&info.storage_key(), ns.filter(|_| info.namespaced)) {
+    for obj in sh
+        .store
+        .all(&info.storage_key(), ns.filter(|_| info.namespaced))
+    {
         if !sel.matches(&obj) {
             continue;
         }
@@ -368,14 +489,23 @@ fn is_crd(info: &ResourceInfo) -> bool {
 }
 
 /// Side effects of a committed write: CRD (un)registration and namespace cleanup.
-fn after_write(sh: &Shared, info: &Arc<ResourceInfo>, obj: &Arc<Stored>, event: Option<EventType>) -> Result<(), ApiError> {
+fn after_write(
+    sh: &Shared,
+    info: &Arc<ResourceInfo>,
+    obj: &Arc<Stored>,
+    event: Option<EventType>,
+) -> Result<(), ApiError> {
     let Some(event) = event else { return Ok(()) };
     if is_crd(info) {
         let v = obj.value()?;
         let (group, plural) = crd::group_plural(&v);
         let served = {
             let mut reg = sh.registry_mut();
-            let served = reg.all().into_iter().filter(|r| r.custom && r.group == group && r.plural == plural).collect::<Vec<_>>();
+            let served = reg
+                .all()
+                .into_iter()
+                .filter(|r| r.custom && r.group == group && r.plural == plural)
+                .collect::<Vec<_>>();
             reg.remove_custom(&group, &plural);
             if event != EventType::Deleted {
                 for r in crd::resources(&v) {
@@ -389,10 +519,17 @@ fn after_write(sh: &Shared, info: &Arc<ResourceInfo>, obj: &Arc<Stored>, event: 
             if let Some(r) = served.first() {
                 for o in sh.store.all(&r.storage_key(), None) {
                     let ns = (!o.namespace.is_empty()).then_some(o.namespace.as_str());
-                    let _ = sh.store.mutate(&r.storage_key(), &key(r, ns, &o.name), &[], |cur, _| match cur {
-                        Some(c) => Ok(Change::Delete(c.value()?)),
-                        None => Ok(Change::Noop),
-                    });
+                    let _ =
+                        sh.store
+                            .mutate(
+                                &r.storage_key(),
+                                &key(r, ns, &o.name),
+                                &[],
+                                |cur, _| match cur {
+                                    Some(c) => Ok(Change::Delete(c.value()?)),
+                                    None => Ok(Change::Noop),
+                                },
+                            );
                 }
             }
         }

@@ -41,7 +41,8 @@ impl PatchKind {
 
 /// Parses a patch body that must be JSON.
 fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))
 }
 
 /// Parses an apply body (YAML, which includes JSON).
@@ -49,8 +50,10 @@ pub(crate) fn parse_apply(body: &[u8]) -> Result<Value, ApiError> {
     if let Ok(v) = serde_json::from_slice::<Value>(body) {
         return Ok(v);
     }
-    let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-    serde_saphyr::from_str::<Value>(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
+    let text = std::str::from_utf8(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    serde_saphyr::from_str::<Value>(text)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
 }
 
 /// Applies `body` of kind `kind` to `target`.
@@ -59,7 +62,9 @@ pub(crate) fn apply(kind: PatchKind, target: &mut Value, body: &[u8]) -> Result<
         PatchKind::Merge => {
             let p = parse_json(body)?;
             if !p.is_object() {
-                return Err(ApiError::bad_request("error decoding patch: merge patch must be a JSON object"));
+                return Err(ApiError::bad_request(
+                    "error decoding patch: merge patch must be a JSON object",
+                ));
             }
             json_patch::merge(target, &p);
         }
@@ -67,20 +72,28 @@ pub(crate) fn apply(kind: PatchKind, target: &mut Value, body: &[u8]) -> Result<
             let p: json_patch::Patch = serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
             json_patch::patch(target, &p).map_err(|e| {
-                ApiError::new(422, "Invalid", format!("the server rejected our request due to an error in our request: {e}"))
+                ApiError::new(
+                    422,
+                    "Invalid",
+                    format!("the server rejected our request due to an error in our request: {e}"),
+                )
             })?;
         }
         PatchKind::Strategic => {
             let p = parse_json(body)?;
             if !p.is_object() {
-                return Err(ApiError::bad_request("error decoding patch: strategic merge patch must be a JSON object"));
+                return Err(ApiError::bad_request(
+                    "error decoding patch: strategic merge patch must be a JSON object",
+                ));
             }
             strategic_merge(target, &p);
         }
         PatchKind::Apply => {
             let p = parse_apply(body)?;
             if !p.is_object() {
-                return Err(ApiError::bad_request("error decoding apply configuration: not an object"));
+                return Err(ApiError::bad_request(
+                    "error decoding apply configuration: not an object",
+                ));
             }
             strategic_merge(target, &p);
         }
@@ -88,7 +101,15 @@ pub(crate) fn apply(kind: PatchKind, target: &mut Value, body: &[u8]) -> Result<
     Ok(())
 }
 
-const MERGE_KEYS: &[&str] = &["name", "containerPort", "port", "mountPath", "devicePath", "ip", "type"];
+const MERGE_KEYS: &[&str] = &[
+    "name",
+    "containerPort",
+    "port",
+    "mountPath",
+    "devicePath",
+    "ip",
+    "type",
+];
 
 /// Strategic merge of `patch` into `target` (see the module docs for what is approximated).
 pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
@@ -103,7 +124,9 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
     if !target.is_object() {
         *target = Value::Object(Map::new());
     }
-    let Some(t) = target.as_object_mut() else { return };
+    let Some(t) = target.as_object_mut() else {
+        return;
+    };
     if let Some(Value::Array(keep)) = p.get("$retainKeys") {
         let keep: Vec<&str> = keep.iter().filter_map(Value::as_str).collect();
         t.retain(|k, _| keep.contains(&k.as_str()) || p.contains_key(k));
@@ -145,7 +168,10 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
 }
 
 fn merge_list(field: &str, target: &mut Vec<Value>, patch: &[Value]) {
-    if patch.iter().any(|e| e.get("$patch").and_then(Value::as_str) == Some("replace")) {
+    if patch
+        .iter()
+        .any(|e| e.get("$patch").and_then(Value::as_str) == Some("replace"))
+    {
         *target = patch
             .iter()
             .filter(|e| e.get("$patch").is_none())
@@ -164,9 +190,10 @@ fn merge_list(field: &str, target: &mut Vec<Value>, patch: &[Value]) {
     let all_objects = !patch.is_empty() && patch.iter().all(Value::is_object);
     let key = all_objects
         .then(|| {
-            MERGE_KEYS
-                .iter()
-                .find(|k| patch.iter().all(|e| e.get(**k).is_some()) && target.iter().all(|e| e.get(**k).is_some()))
+            MERGE_KEYS.iter().find(|k| {
+                patch.iter().all(|e| e.get(**k).is_some())
+                    && target.iter().all(|e| e.get(**k).is_some())
+            })
         })
         .flatten();
     let Some(key) = key else {
@@ -215,18 +242,36 @@ mod tests {
                                  "containers": [{"name": "b", "image": "z"}, {"name": "a", "$patch": "delete"}]},
                        "metadata": {"finalizers": ["f2"], "labels": {"old": null}}});
         strategic_merge(&mut t, &p);
-        assert_eq!(t, json!({"spec": {"containers": [{"name": "b", "image": "z"}]},
-                             "metadata": {"finalizers": ["f1", "f2"], "labels": {"k": "v"}}}));
+        assert_eq!(
+            t,
+            json!({"spec": {"containers": [{"name": "b", "image": "z"}]},
+                             "metadata": {"finalizers": ["f1", "f2"], "labels": {"k": "v"}}})
+        );
     }
 
     #[test]
     fn json_and_merge_patch() {
         let mut t = json!({"a": 1, "b": [1, 2]});
-        apply(PatchKind::Json, &mut t, br#"[{"op":"add","path":"/b/-","value":3}]"#).expect("json patch");
+        apply(
+            PatchKind::Json,
+            &mut t,
+            br#"[{"op":"add","path":"/b/-","value":3}]"#,
+        )
+        .expect("json patch");
         apply(PatchKind::Merge, &mut t, br#"{"a":null,"c":"x"}"#).expect("merge");
         assert_eq!(t, json!({"b": [1, 2, 3], "c": "x"}));
-        let err = apply(PatchKind::Json, &mut t, br#"[{"op":"test","path":"/c","value":"y"}]"#).expect_err("test op");
+        let err = apply(
+            PatchKind::Json,
+            &mut t,
+            br#"[{"op":"test","path":"/c","value":"y"}]"#,
+        )
+        .expect_err("test op");
         assert_eq!(err.code, 422);
-        assert_eq!(apply(PatchKind::Merge, &mut t, b"{nope").expect_err("bad").code, 400);
+        assert_eq!(
+            apply(PatchKind::Merge, &mut t, b"{nope")
+                .expect_err("bad")
+                .code,
+            400
+        );
     }
 }

@@ -145,6 +145,7 @@ const fn b(
 
 /// Every listable resource of k8s-openapi 0.29 / Kubernetes 1.37 (generated from its `ListableResource`
 /// impls; `tests/resource_table.rs` cross-checks it against the crate).
+#[rustfmt::skip]
 static BUILTINS: &[Builtin] = &[
     b("", "v1", "ComponentStatus", "componentstatuses", false, false, &["cs"], &[], READ_ONLY),
     b("", "v1", "ConfigMap", "configmaps", true, false, &["cm"], &[], ALL_VERBS),
@@ -313,12 +314,22 @@ impl Registry {
     }
 
     /// Looks a resource up by group, version and plural.
-    pub(crate) fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+    pub(crate) fn get(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<Arc<ResourceInfo>> {
         self.groups.get(group)?.get(version)?.get(plural).cloned()
     }
 
     /// Looks a resource up by group, version and kind.
-    pub(crate) fn by_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+    pub(crate) fn by_kind(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Option<Arc<ResourceInfo>> {
         self.groups
             .get(group)?
             .get(version)?
@@ -329,7 +340,9 @@ impl Registry {
 
     /// Whether the group/version exists.
     pub(crate) fn has_version(&self, group: &str, version: &str) -> bool {
-        self.groups.get(group).is_some_and(|g| g.contains_key(version))
+        self.groups
+            .get(group)
+            .is_some_and(|g| g.contains_key(version))
     }
 
     /// Versions of a group, preferred first.
@@ -345,7 +358,11 @@ impl Registry {
 
     /// Non-core group names, in order.
     pub(crate) fn group_names(&self) -> Vec<String> {
-        self.groups.keys().filter(|g| !g.is_empty()).cloned().collect()
+        self.groups
+            .keys()
+            .filter(|g| !g.is_empty())
+            .cloned()
+            .collect()
     }
 
     /// Resources of one group/version.
@@ -369,7 +386,11 @@ impl Registry {
 
 /// A (group, version, kind, plural, namespaced) row of the built-in table, for cross-checks in tests.
 pub fn builtin_resources() -> Vec<ResourceInfo> {
-    Registry::with_builtins().all().into_iter().map(|r| (*r).clone()).collect()
+    Registry::with_builtins()
+        .all()
+        .into_iter()
+        .map(|r| (*r).clone())
+        .collect()
 }
 
 #[cfg(test)]
@@ -388,7 +409,12 @@ mod tests {
         let reg = Registry::with_builtins();
         let pods = reg.get("", "v1", "pods").expect("pods");
         assert!(pods.namespaced && pods.status_subresource);
-        assert_eq!(reg.by_kind("apps", "v1", "Deployment").expect("deploy").plural, "deployments");
+        assert_eq!(
+            reg.by_kind("apps", "v1", "Deployment")
+                .expect("deploy")
+                .plural,
+            "deployments"
+        );
         assert_eq!(reg.versions("autoscaling"), ["v2", "v1"]);
     }
 }

@@ -17,8 +17,14 @@ use crate::server::TestServer;
 use crate::status::ApiError;
 
 fn type_meta(obj: &Value) -> Result<(String, String), Error> {
-    let av = obj.get("apiVersion").and_then(Value::as_str).ok_or(Error::MissingTypeMeta)?;
-    let kind = obj.get("kind").and_then(Value::as_str).ok_or(Error::MissingTypeMeta)?;
+    let av = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .ok_or(Error::MissingTypeMeta)?;
+    let kind = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or(Error::MissingTypeMeta)?;
     Ok((av.to_owned(), kind.to_owned()))
 }
 
@@ -33,7 +39,10 @@ fn namespace_of(info: &ResourceInfo, obj: &Value) -> Option<String> {
 }
 
 fn name_of(obj: &Value) -> String {
-    obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned()
+    obj.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 impl TestServer {
@@ -51,14 +60,20 @@ impl TestServer {
     fn to_value<K: Resource<DynamicType = ()> + Serialize>(obj: &K) -> Result<Value, Error> {
         let mut v = serde_json::to_value(obj)?;
         if let Some(o) = v.as_object_mut() {
-            o.insert("apiVersion".into(), Value::String(K::api_version(&()).into_owned()));
+            o.insert(
+                "apiVersion".into(),
+                Value::String(K::api_version(&()).into_owned()),
+            );
             o.insert("kind".into(), Value::String(K::kind(&()).into_owned()));
         }
         Ok(v)
     }
 
     /// Creates a typed object (namespace `default` when a namespaced object has none).
-    pub fn create<K: Resource<DynamicType = ()> + Serialize>(&self, obj: &K) -> Result<Value, Error> {
+    pub fn create<K: Resource<DynamicType = ()> + Serialize>(
+        &self,
+        obj: &K,
+    ) -> Result<Value, Error> {
         let info = self.typed_info::<K>()?;
         let v = Self::to_value(obj)?;
         let ns = namespace_of(&info, &v);
@@ -66,7 +81,10 @@ impl TestServer {
     }
 
     /// Replaces a typed object; a set `metadata.resourceVersion` must be current (409 otherwise).
-    pub fn update<K: Resource<DynamicType = ()> + Serialize>(&self, obj: &K) -> Result<Value, Error> {
+    pub fn update<K: Resource<DynamicType = ()> + Serialize>(
+        &self,
+        obj: &K,
+    ) -> Result<Value, Error> {
         let info = self.typed_info::<K>()?;
         let v = Self::to_value(obj)?;
         let ns = namespace_of(&info, &v);
@@ -75,30 +93,54 @@ impl TestServer {
     }
 
     /// Replaces the status of a typed object (the `status` subresource).
-    pub fn update_status<K: Resource<DynamicType = ()> + Serialize>(&self, obj: &K) -> Result<Value, Error> {
+    pub fn update_status<K: Resource<DynamicType = ()> + Serialize>(
+        &self,
+        obj: &K,
+    ) -> Result<Value, Error> {
         let info = self.typed_info::<K>()?;
         let v = Self::to_value(obj)?;
         let ns = namespace_of(&info, &v);
         let name = name_of(&v);
-        let part = if info.status_subresource { Part::Status } else { Part::Main };
+        let part = if info.status_subresource {
+            Part::Status
+        } else {
+            Part::Main
+        };
         Ok(ops::update(&self.sh, &info, ns.as_deref(), &name, v, part)?.value()?)
     }
 
     /// Deletes a typed object (with finalizers it only gets a deletionTimestamp).
-    pub fn delete<K: Resource<DynamicType = ()>>(&self, namespace: Option<&str>, name: &str) -> Result<Value, Error> {
+    pub fn delete<K: Resource<DynamicType = ()>>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, Error> {
         let info = self.typed_info::<K>()?;
         Ok(ops::delete(&self.sh, &info, namespace, name, &Preconditions::default())?.value()?)
     }
 
     /// Reads a typed object (`Error::Api` with code 404 when missing).
-    pub fn get<K: Resource<DynamicType = ()> + DeserializeOwned>(&self, namespace: Option<&str>, name: &str) -> Result<K, Error> {
+    pub fn get<K: Resource<DynamicType = ()> + DeserializeOwned>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<K, Error> {
         let info = self.typed_info::<K>()?;
         let v = self.get_info(&info, namespace, name)?;
         Ok(serde_json::from_value(v)?)
     }
 
-    fn get_info(&self, info: &ResourceInfo, namespace: Option<&str>, name: &str) -> Result<Value, Error> {
-        let ns = if info.namespaced { namespace.unwrap_or("default") } else { "" };
+    fn get_info(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, Error> {
+        let ns = if info.namespaced {
+            namespace.unwrap_or("default")
+        } else {
+            ""
+        };
         let obj = self
             .sh
             .store
@@ -126,20 +168,48 @@ impl TestServer {
     }
 
     /// Applies a JSON merge patch to an object.
-    pub fn patch_json(&self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str, merge_patch: &Value) -> Result<Value, Error> {
+    pub fn patch_json(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+        merge_patch: &Value,
+    ) -> Result<Value, Error> {
         let info = self.sh.resolve_kind(api_version, kind)?;
         let body = serde_json::to_vec(merge_patch)?;
-        Ok(ops::patch(&self.sh, &info, namespace, name, PatchKind::Merge, &body, Part::Main)?.value()?)
+        Ok(ops::patch(
+            &self.sh,
+            &info,
+            namespace,
+            name,
+            PatchKind::Merge,
+            &body,
+            Part::Main,
+        )?
+        .value()?)
     }
 
     /// Reads an object as JSON.
-    pub fn get_json(&self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Result<Value, Error> {
+    pub fn get_json(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, Error> {
         let info = self.sh.resolve_kind(api_version, kind)?;
         self.get_info(&info, namespace, name)
     }
 
     /// Deletes an object.
-    pub fn delete_json(&self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Result<Value, Error> {
+    pub fn delete_json(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, Error> {
         let info = self.sh.resolve_kind(api_version, kind)?;
         Ok(ops::delete(&self.sh, &info, namespace, name, &Preconditions::default())?.value()?)
     }
@@ -152,7 +222,16 @@ impl TestServer {
         let ns = namespace_of(&info, &obj);
         let name = name_of(&obj);
         let body = serde_json::to_vec(&obj)?;
-        Ok(ops::patch(&self.sh, &info, ns.as_deref(), &name, PatchKind::Apply, &body, Part::Main)?.value()?)
+        Ok(ops::patch(
+            &self.sh,
+            &info,
+            ns.as_deref(),
+            &name,
+            PatchKind::Apply,
+            &body,
+            Part::Main,
+        )?
+        .value()?)
     }
 
     /// Applies every document of a (multi-document) YAML text; returns the stored objects.
@@ -165,18 +244,28 @@ impl TestServer {
     /// objects can follow). Returns the number of objects applied.
     pub fn seed_dir(&self, dir: &Path) -> Result<usize, Error> {
         let mut files: Vec<_> = std::fs::read_dir(dir)
-            .map_err(|source| Error::Io { path: dir.to_owned(), source })?
+            .map_err(|source| Error::Io {
+                path: dir.to_owned(),
+                source,
+            })?
             .filter_map(Result::ok)
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json"))
+            .filter(|p| {
+                p.extension()
+                    .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+            })
             .collect();
         files.sort();
         let mut docs = Vec::new();
         for f in &files {
-            let text = std::fs::read_to_string(f).map_err(|source| Error::Io { path: f.clone(), source })?;
+            let text = std::fs::read_to_string(f).map_err(|source| Error::Io {
+                path: f.clone(),
+                source,
+            })?;
             docs.extend(parse_yaml_docs(&text, f)?);
         }
-        let is_crd = |d: &Value| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
+        let is_crd =
+            |d: &Value| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
         docs.sort_by_key(|d| !is_crd(d));
         let n = docs.len();
         for d in docs {
@@ -219,7 +308,10 @@ mod tests {
             Path::new(""),
         )
         .expect("yaml");
-        let names: Vec<_> = docs.iter().map(|d| d["kind"].as_str().unwrap_or_default().to_owned()).collect();
+        let names: Vec<_> = docs
+            .iter()
+            .map(|d| d["kind"].as_str().unwrap_or_default().to_owned())
+            .collect();
         assert_eq!(names, ["ConfigMap", "A", "B"]);
         assert_eq!(docs[0]["metadata"]["name"], "cfg");
     }

@@ -53,8 +53,14 @@ impl LabelSelector {
             Req::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
             Req::Exists(k) => labels.contains_key(k),
             Req::DoesNotExist(k) => !labels.contains_key(k),
-            Req::Gt(k, n) => labels.get(k).and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v > *n),
-            Req::Lt(k, n) => labels.get(k).and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v < *n),
+            Req::Gt(k, n) => labels
+                .get(k)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|v| v > *n),
+            Req::Lt(k, n) => labels
+                .get(k)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|v| v < *n),
         })
     }
 }
@@ -91,15 +97,25 @@ fn parse_req(part: &str) -> Result<Req, String> {
             check_key(k)?;
             check_value(v)?;
             let vals = vec![v.to_owned()];
-            return Ok(if neg { Req::NotIn(k.to_owned(), vals) } else { Req::In(k.to_owned(), vals) });
+            return Ok(if neg {
+                Req::NotIn(k.to_owned(), vals)
+            } else {
+                Req::In(k.to_owned(), vals)
+            });
         }
     }
     for (op, gt) in [(">", true), ("<", false)] {
         if let Some((k, v)) = part.split_once(op) {
             let k = k.trim();
             check_key(k)?;
-            let n = v.trim().parse::<i64>().map_err(|_| format!("for 'Gt', 'Lt' operators, the value must be an integer: {v:?}"))?;
-            return Ok(if gt { Req::Gt(k.to_owned(), n) } else { Req::Lt(k.to_owned(), n) });
+            let n = v.trim().parse::<i64>().map_err(|_| {
+                format!("for 'Gt', 'Lt' operators, the value must be an integer: {v:?}")
+            })?;
+            return Ok(if gt {
+                Req::Gt(k.to_owned(), n)
+            } else {
+                Req::Lt(k.to_owned(), n)
+            });
         }
     }
     let words: Vec<&str> = part.splitn(2, char::is_whitespace).collect();
@@ -111,7 +127,9 @@ fn parse_req(part: &str) -> Result<Req, String> {
         } else if let Some(l) = rest.strip_prefix("in") {
             (false, l)
         } else {
-            return Err(format!("found '{rest}', expected: in, notin, =, ==, !=, gt, lt"));
+            return Err(format!(
+                "found '{rest}', expected: in, notin, =, ==, !=, gt, lt"
+            ));
         };
         check_key(key)?;
         let list = list.trim();
@@ -123,7 +141,11 @@ fn parse_req(part: &str) -> Result<Req, String> {
         for v in &vals {
             check_value(v)?;
         }
-        return Ok(if neg { Req::NotIn(key.to_owned(), vals) } else { Req::In(key.to_owned(), vals) });
+        return Ok(if neg {
+            Req::NotIn(key.to_owned(), vals)
+        } else {
+            Req::In(key.to_owned(), vals)
+        });
     }
     check_key(part)?;
     Ok(Req::Exists(part.to_owned()))
@@ -138,9 +160,12 @@ fn check_key(key: &str) -> Result<(), String> {
     if let Some(p) = prefix {
         let ok = !p.is_empty()
             && p.len() <= 253
-            && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
         if !ok {
-            return Err(format!("invalid label key {key:?}: prefix part must be a DNS subdomain"));
+            return Err(format!(
+                "invalid label key {key:?}: prefix part must be a DNS subdomain"
+            ));
         }
     }
     if name.is_empty() || name.len() > 63 || !name_chars_ok(name) {
@@ -166,7 +191,8 @@ fn check_value(v: &str) -> Result<(), String> {
 
 fn name_chars_ok(s: &str) -> bool {
     let alnum = |c: char| c.is_ascii_alphanumeric();
-    s.chars().all(|c| alnum(c) || c == '-' || c == '_' || c == '.')
+    s.chars()
+        .all(|c| alnum(c) || c == '-' || c == '_' || c == '.')
         && s.chars().next().is_some_and(alnum)
         && s.chars().last().is_some_and(alnum)
 }
@@ -192,11 +218,18 @@ impl FieldSelector {
             } else if let Some((f, v)) = part.split_once('=') {
                 (f, false, v)
             } else {
-                return Err(ApiError::bad_request(format!("invalid selector: '{s}'; can't understand '{part}'")));
+                return Err(ApiError::bad_request(format!(
+                    "invalid selector: '{s}'; can't understand '{part}'"
+                )));
             };
             let field = field.trim();
-            if field != "metadata.name" && field != "metadata.namespace" && !supported.contains(&field) {
-                return Err(ApiError::bad_request(format!("field label not supported: {field}")));
+            if field != "metadata.name"
+                && field != "metadata.namespace"
+                && !supported.contains(&field)
+            {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {field}"
+                )));
             }
             out.push((field.to_owned(), neg, value.trim().to_owned()));
         }
@@ -210,7 +243,9 @@ impl FieldSelector {
 
     /// Whether the object satisfies every requirement.
     pub(crate) fn matches(&self, obj: &Stored) -> bool {
-        self.0.iter().all(|(f, neg, v)| (obj.field(f).unwrap_or_default() == v) != *neg)
+        self.0
+            .iter()
+            .all(|(f, neg, v)| (obj.field(f).unwrap_or_default() == v) != *neg)
     }
 }
 
@@ -278,7 +313,10 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
     }
 
     #[test]
@@ -297,12 +335,27 @@ mod tests {
 
     #[test]
     fn bad_selectors_are_rejected() {
-        for s in ["app=we b", "app in web", "-bad=x", "a=b=c=", "app in (x", "Bad/key=x"] {
+        for s in [
+            "app=we b",
+            "app in web",
+            "-bad=x",
+            "a=b=c=",
+            "app in (x",
+            "Bad/key=x",
+        ] {
             let err = LabelSelector::parse(s).expect_err(s);
             assert_eq!(err.code, 400, "{s}");
         }
-        assert_eq!(FieldSelector::parse("spec.foo=x", &[]).expect_err("f").code, 400);
-        assert_eq!(FieldSelector::parse("metadata.name", &[]).expect_err("f").code, 400);
+        assert_eq!(
+            FieldSelector::parse("spec.foo=x", &[]).expect_err("f").code,
+            400
+        );
+        assert_eq!(
+            FieldSelector::parse("metadata.name", &[])
+                .expect_err("f")
+                .code,
+            400
+        );
         assert!(FieldSelector::parse("metadata.name=x,metadata.namespace!=y", &[]).is_ok());
     }
 }

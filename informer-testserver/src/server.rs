@@ -98,9 +98,12 @@ impl TestServerBuilder {
             let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
             crate::ops::create(&sh, &info, None, obj, false)?;
         }
-        let listener = TcpListener::bind((self.bind, self.port)).await.map_err(Error::Bind)?;
+        let listener = TcpListener::bind((self.bind, self.port))
+            .await
+            .map_err(Error::Bind)?;
         let addr = listener.local_addr().map_err(Error::Bind)?;
-        let client = kube::Client::try_from(config_for(addr, self.token.as_deref())).map_err(Error::Client)?;
+        let client = kube::Client::try_from(config_for(addr, self.token.as_deref()))
+            .map_err(Error::Client)?;
         let task = tokio::spawn(accept_loop(listener, sh.clone()));
         tracing::debug!(%addr, "informer-testserver listening");
         Ok(TestServer {
@@ -120,6 +123,8 @@ fn config_for(addr: SocketAddr, token: Option<&str>) -> kube::Config {
     let mut config = kube::Config::new(url);
     config.read_timeout = Some(CLIENT_READ_TIMEOUT);
     config.default_namespace = "default".to_owned();
+    // kube retries 429/503/504 up to 15 times by default; injected faults must reach the caller.
+    config.default_retry = false;
     if let Some(token) = token {
         // AuthInfo keeps the token in a secrecy type; deserializing avoids depending on it.
         if let Ok(auth) = serde_json::from_value(serde_json::json!({"token": token})) {
@@ -170,7 +175,9 @@ pub struct TestServer {
 
 impl std::fmt::Debug for TestServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TestServer").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("TestServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }
 
@@ -195,7 +202,10 @@ impl TestServer {
         format!("http://{}", self.addr)
     }
 
-    /// A ready client (plain HTTP, read timeout 12 min, bearer token if configured).
+    /// A ready client: plain HTTP, read timeout 12 min, bearer token if configured, and kube's
+    /// default retry layer (429/503/504 retried up to 15 times) **disabled**, so injected
+    /// failures reach the caller. Set `default_retry = true` on [`kube_config`](Self::kube_config)
+    /// to test with it.
     pub fn client(&self) -> kube::Client {
         self.client.clone()
     }
@@ -208,7 +218,10 @@ impl TestServer {
     /// Writes a kubeconfig for this server to `path` (usable with `kubectl --kubeconfig`).
     pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
         let user = match &self.sh.settings.token {
-            Some(t) => format!("\n    token: \"{}\"", t.replace('\\', "\\\\").replace('"', "\\\"")),
+            Some(t) => format!(
+                "\n    token: \"{}\"",
+                t.replace('\\', "\\\\").replace('"', "\\\"")
+            ),
             None => " {}".to_owned(),
         };
         let text = format!(

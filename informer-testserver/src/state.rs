@@ -47,15 +47,23 @@ impl Shared {
     }
 
     pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
-        self.registry.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.registry
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(crate) fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
-        self.registry.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.registry
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Resolves an `apiVersion` + `kind` to a served resource.
-    pub(crate) fn resolve_kind(&self, api_version: &str, kind: &str) -> Result<Arc<ResourceInfo>, ApiError> {
+    pub(crate) fn resolve_kind(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Arc<ResourceInfo>, ApiError> {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         self.registry().by_kind(group, version, kind).ok_or_else(|| {
             ApiError::new(

@@ -53,8 +53,12 @@ impl ApiError {
 
     /// 404 NotFound for an object.
     pub(crate) fn not_found(info: &ResourceInfo, name: &str) -> Self {
-        Self::new(404, "NotFound", format!("{} \"{name}\" not found", info.group_resource()))
-            .with_details(json!({"name": name, "group": info.group, "kind": info.plural}))
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", info.group_resource()),
+        )
+        .with_details(json!({"name": name, "group": info.group, "kind": info.plural}))
     }
 
     /// 404 NotFound for a path that serves nothing.
@@ -65,8 +69,12 @@ impl ApiError {
 
     /// 409 AlreadyExists.
     pub(crate) fn already_exists(info: &ResourceInfo, name: &str) -> Self {
-        Self::new(409, "AlreadyExists", format!("{} \"{name}\" already exists", info.group_resource()))
-            .with_details(json!({"name": name, "group": info.group, "kind": info.plural}))
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", info.group_resource()),
+        )
+        .with_details(json!({"name": name, "group": info.group, "kind": info.plural}))
     }
 
     /// 409 Conflict on a stale resourceVersion or failed precondition.
@@ -74,7 +82,10 @@ impl ApiError {
         Self::new(
             409,
             "Conflict",
-            format!("Operation cannot be fulfilled on {} \"{name}\": {why}", info.group_resource()),
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                info.group_resource()
+            ),
         )
         .with_details(json!({"name": name, "group": info.group, "kind": info.plural}))
     }
@@ -110,12 +121,22 @@ impl ApiError {
 
     /// 405 MethodNotAllowed.
     pub(crate) fn method_not_allowed(what: &str) -> Self {
-        Self::new(405, "MethodNotAllowed", format!("the server does not allow this method on the requested resource ({what})"))
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            format!("the server does not allow this method on the requested resource ({what})"),
+        )
     }
 
     /// 415 UnsupportedMediaType.
     pub(crate) fn unsupported_media_type(ct: &str) -> Self {
-        Self::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {ct:?})"))
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {ct:?})"
+            ),
+        )
     }
 
     /// 500 InternalError.
@@ -132,10 +153,22 @@ impl ApiError {
             404 => ("NotFound", "injected not found"),
             409 => ("Conflict", "injected conflict"),
             410 => ("Expired", "too old resource version (injected)"),
-            429 => ("TooManyRequests", "the server has received too many requests and has asked us to try again later (injected)"),
-            500 => ("InternalError", "an error on the server (\"injected\") has prevented the request from succeeding"),
-            503 => ("ServiceUnavailable", "the server is currently unable to handle the request (injected)"),
-            504 => ("Timeout", "the server was unable to return a response in the time allotted (injected)"),
+            429 => (
+                "TooManyRequests",
+                "the server has received too many requests and has asked us to try again later (injected)",
+            ),
+            500 => (
+                "InternalError",
+                "an error on the server (\"injected\") has prevented the request from succeeding",
+            ),
+            503 => (
+                "ServiceUnavailable",
+                "the server is currently unable to handle the request (injected)",
+            ),
+            504 => (
+                "Timeout",
+                "the server was unable to return a response in the time allotted (injected)",
+            ),
             _ => ("Unknown", "injected failure"),
         };
         let mut err = Self::new(code, reason, message).with_retry_after(retry_after);

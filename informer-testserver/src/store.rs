@@ -39,7 +39,11 @@ pub(crate) struct Stored {
 
 impl Stored {
     /// Serializes `value` and extracts the selector fields named in `field_paths`.
-    pub(crate) fn from_value(value: &Value, rv: u64, field_paths: &[&'static str]) -> Result<Self, ApiError> {
+    pub(crate) fn from_value(
+        value: &Value,
+        rv: u64,
+        field_paths: &[&'static str],
+    ) -> Result<Self, ApiError> {
         let json = serde_json::to_vec(value).map_err(|e| ApiError::internal(e.to_string()))?;
         let meta = value.get("metadata");
         let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -257,11 +261,15 @@ impl Store {
     }
 
     fn read(&self) -> RwLockReadGuard<'_, State> {
-        self.state.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, State> {
-        self.state.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The current global resourceVersion.
@@ -307,7 +315,8 @@ impl Store {
         let cur = st.collections.get(res).and_then(|c| c.get(key)).cloned();
         let (obj, kind) = match f(cur.as_ref(), next)? {
             Change::Noop => {
-                let obj = cur.ok_or_else(|| ApiError::internal("no-op change on a missing object"))?;
+                let obj =
+                    cur.ok_or_else(|| ApiError::internal("no-op change on a missing object"))?;
                 return Ok(Mutation { obj, event: None });
             }
             Change::Preview(mut value) => {
@@ -322,7 +331,11 @@ impl Store {
                     .entry(res.clone())
                     .or_default()
                     .insert(key.clone(), obj.clone());
-                let kind = if cur.is_some() { EventType::Modified } else { EventType::Added };
+                let kind = if cur.is_some() {
+                    EventType::Modified
+                } else {
+                    EventType::Added
+                };
                 (obj, kind)
             }
             Change::Delete(mut value) => {
@@ -350,7 +363,10 @@ impl Store {
         }
         // No receivers is fine; lagging receivers are detected on their side.
         let _ = self.tx.send(ev);
-        Ok(Mutation { obj, event: Some(kind) })
+        Ok(Mutation {
+            obj,
+            event: Some(kind),
+        })
     }
 
     /// Drops history up to `rv` (clamped to the current RV) so older RVs answer 410.
@@ -396,7 +412,12 @@ impl Store {
             st.history
                 .range(start..)
                 .filter(|e| &*e.res == res)
-                .map(|e| ((e.obj.namespace.clone(), e.obj.name.clone()), e.prev.as_ref()))
+                .map(|e| {
+                    (
+                        (e.obj.namespace.clone(), e.obj.name.clone()),
+                        e.prev.as_ref(),
+                    )
+                })
                 .collect()
         } else {
             Vec::new()
@@ -416,7 +437,6 @@ impl Store {
             .range((lower.clone(), Bound::Unbounded))
             .take_while(|(k, _)| in_ns(k))
             .filter(|(k, _)| !overrides.contains_key(k))
-            .map(|(k, v)| (k, v))
             .peekable();
         let mut past = overrides
             .iter()
@@ -438,22 +458,37 @@ impl Store {
                 (None, Some(_)) => false,
                 (Some((a, _)), Some((b, _))) => a < b,
             };
-            let item = if take_current { current.next() } else { past.next() };
+            let item = if take_current {
+                current.next()
+            } else {
+                past.next()
+            };
             let Some((_, obj)) = item else { break };
             if !(req.filter)(obj) {
                 continue;
             }
             if items.len() == limit {
-                next = items.last().map(|o: &Arc<Stored>| (o.namespace.clone(), o.name.clone()));
+                next = items
+                    .last()
+                    .map(|o: &Arc<Stored>| (o.namespace.clone(), o.name.clone()));
                 break;
             }
             items.push(obj.clone());
         }
-        Ok(Page { items, rv: at, next })
+        Ok(Page {
+            items,
+            rv: at,
+            next,
+        })
     }
 
     /// Subscribes a watcher, taking its starting material atomically with the subscription.
-    pub(crate) fn watch(&self, res: &str, namespace: Option<&str>, from: WatchFrom) -> Result<WatchStart, ApiError> {
+    pub(crate) fn watch(
+        &self,
+        res: &str,
+        namespace: Option<&str>,
+        from: WatchFrom,
+    ) -> Result<WatchStart, ApiError> {
         let st = self.read();
         let rx = self.tx.subscribe();
         match from {
@@ -471,11 +506,19 @@ impl Store {
                 } else {
                     Vec::new()
                 };
-                Ok(WatchStart { initial, replay: Vec::new(), rx, rv: st.rv })
+                Ok(WatchStart {
+                    initial,
+                    replay: Vec::new(),
+                    rx,
+                    rv: st.rv,
+                })
             }
             WatchFrom::After(rv) => {
                 if rv < st.floor {
-                    return Err(ApiError::expired(format!("too old resource version: {rv} ({})", st.floor)));
+                    return Err(ApiError::expired(format!(
+                        "too old resource version: {rv} ({})",
+                        st.floor
+                    )));
                 }
                 let start = st.history.partition_point(|e| e.rv <= rv);
                 let replay = st
@@ -484,7 +527,12 @@ impl Store {
                     .filter(|e| &*e.res == res)
                     .cloned()
                     .collect();
-                Ok(WatchStart { initial: Vec::new(), replay, rx, rv: st.rv.max(rv) })
+                Ok(WatchStart {
+                    initial: Vec::new(),
+                    replay,
+                    rx,
+                    rv: st.rv.max(rv),
+                })
             }
         }
     }
@@ -505,7 +553,11 @@ mod tests {
     fn put(store: &Store, res: &Arc<str>, name: &str, data: &str) -> u64 {
         let key = ("ns".to_owned(), name.to_owned());
         let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns"}, "data": {"a": data}});
-        store.mutate(res, &key, &[], |_, _| Ok(Change::Put(v))).expect("put").obj.rv
+        store
+            .mutate(res, &key, &[], |_, _| Ok(Change::Put(v)))
+            .expect("put")
+            .obj
+            .rv
     }
 
     #[test]
@@ -517,14 +569,26 @@ mod tests {
         put(&store, &res, "a", "2");
         put(&store, &res, "c", "1");
         let key = ("ns".to_owned(), "b".to_owned());
-        let last = store.mutate(&res, &key, &[], |cur, _| Ok(Change::Delete(cur.expect("b").value()?))).expect("del");
+        let last = store
+            .mutate(&res, &key, &[], |cur, _| {
+                Ok(Change::Delete(cur.expect("b").value()?))
+            })
+            .expect("del");
         assert_eq!(last.event, Some(EventType::Deleted));
         let all = |_: &Stored| true;
-        let read = ListRead { namespace: None, at: Some(rv), start_after: None, limit: None, filter: &all };
+        let read = ListRead {
+            namespace: None,
+            at: Some(rv),
+            start_after: None,
+            limit: None,
+            filter: &all,
+        };
         let page = store.list(&res, &read).expect("list");
         let names: Vec<_> = page.items.iter().map(|o| (o.name.as_str(), o.rv)).collect();
         assert_eq!(names, [("a", 1), ("b", 2)]);
-        let now = store.list(&res, &ListRead { at: None, ..read }).expect("list");
+        let now = store
+            .list(&res, &ListRead { at: None, ..read })
+            .expect("list");
         let names: Vec<_> = now.items.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(names, ["a", "c"]);
     }
@@ -537,11 +601,24 @@ mod tests {
             put(&store, &res, &format!("o{i}"), "x");
         }
         let all = |_: &Stored| true;
-        let read = ListRead { namespace: Some("ns"), at: None, start_after: None, limit: Some(2), filter: &all };
+        let read = ListRead {
+            namespace: Some("ns"),
+            at: None,
+            start_after: None,
+            limit: Some(2),
+            filter: &all,
+        };
         let page = store.list(&res, &read).expect("page");
         assert_eq!(page.items.len(), 2);
         assert_eq!(page.next, Some(("ns".into(), "o1".into())));
         assert!(store.watch(&res, None, WatchFrom::After(1)).is_err());
-        assert_eq!(store.watch(&res, None, WatchFrom::After(2)).expect("watch").replay.len(), 3);
+        assert_eq!(
+            store
+                .watch(&res, None, WatchFrom::After(2))
+                .expect("watch")
+                .replay
+                .len(),
+            3
+        );
     }
 }

@@ -1,3 +1,47 @@
 //! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`.
+//!
+//! This file only parses flags and dispatches; each chore lives in its own module.
 
-fn main() {}
+mod bench;
+mod codegen;
+mod tidy;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+
+/// informer-rs project chores.
+#[derive(Debug, Parser)]
+#[command(name = "xtask")]
+struct Flags {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+/// One chore.
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Regenerate every checked-in generated file (`cargo codegen`); `--check` fails when any is stale.
+    Codegen {
+        /// Do not write; fail and print the command to run when output is stale.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Benchmark informer-rs against kube-runtime (release build; see BENCHMARKS.md).
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Flags::parse().cmd {
+        Cmd::Codegen { check } => codegen::generate(check),
+        Cmd::Bench(args) => bench::run(args),
+    }
+}
+
+/// The workspace root (the parent of `xtask/`).
+pub(crate) fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}

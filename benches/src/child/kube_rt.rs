@@ -33,7 +33,10 @@ const SHARED_BUFFER: usize = 1024;
 pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
     let client = client(&spec.url)?;
     let api: Api<Pod> = Api::all(client.clone());
-    let config = watcher::Config::default().page_size(spec.page_size);
+    let mut config = watcher::Config::default().page_size(spec.page_size);
+    if let Some(selector) = &spec.label_selector {
+        config = config.labels(selector);
+    }
     let start = Instant::now();
     match (spec.scenario, spec.imp) {
         (Scenario::Sync, _) => {
@@ -51,7 +54,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             synced(&store, start, "sync").await
         }
         (Scenario::Updates, _) => {
-            let tracker = Arc::new(UpdateTracker::new(spec.pods, spec.final_generation));
+            let tracker = Arc::new(UpdateTracker::new(spec.objects, spec.final_generation));
             let handler = tracker.clone();
             let (store, _task) = reflect(watcher(api, config).default_backoff(), move |ev| {
                 if let watcher::Event::Apply(pod) = ev {
@@ -60,7 +63,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             });
             let mut m = synced(&store, start, "sync").await?;
             io.send(&ChildMsg::Synced { metrics: m.clone() });
-            let updates = spec.update_rounds * spec.pods as u64;
+            let updates = spec.update_rounds * spec.objects as u64;
             m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
             m.extend(memory_metrics());
             Ok(m)
@@ -176,7 +179,7 @@ async fn four_shared(
     within(PHASE_TIMEOUT_S, "the shared sync", store.wait_until_ready()).await??;
     for (rx, _) in &mut subscribers {
         // Each subscriber gets every object once after the initial list (the InitDone broadcast).
-        let want = spec.pods;
+        let want = spec.objects;
         within(PHASE_TIMEOUT_S, "the subscribers", rx.wait_for(|n| *n >= want)).await??;
     }
     let mut m = Metrics::from([

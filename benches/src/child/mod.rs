@@ -36,6 +36,12 @@ pub struct ChildSpec {
     /// Number of namespaces the Pods are spread over.
     #[arg(long)]
     pub namespaces: usize,
+    /// Objects the cache holds once synced (the Pods the selector matches).
+    #[arg(long)]
+    pub objects: usize,
+    /// A label selector for both LIST and WATCH (scenarios 3 and 4 watch a subset).
+    #[arg(long)]
+    pub label_selector: Option<String>,
     /// Scenario 2: every Pod is updated this many times (generation 1..=rounds).
     #[arg(long, default_value_t = 2)]
     pub update_rounds: u64,
@@ -59,6 +65,13 @@ pub(crate) const PHASE_TIMEOUT_S: u64 = 900;
 /// Runs a child: reports [`ChildMsg::Done`] or [`ChildMsg::Failed`] on stdout and returns the
 /// process exit code.
 pub fn main(spec: ChildSpec) -> i32 {
+    if std::env::var_os("RUST_LOG").is_some() {
+        // Logs go to stderr, which the orchestrator passes through; stdout is the protocol.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let mut io = ChildIo::start();
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

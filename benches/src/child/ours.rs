@@ -50,14 +50,14 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
         }
         Scenario::Updates => {
             let informer = informer(ListWatch::new(api), spec)?;
-            let tracker = Arc::new(UpdateTracker::new(spec.pods, spec.final_generation));
+            let tracker = Arc::new(UpdateTracker::new(spec.objects, spec.final_generation));
             let handler = tracker.clone();
             let reg = informer.add_event_handler(handler_fn().on_update(move |_old, new: &Arc<Pod>| handler.on_update(new)))?;
             informer.start(cancel);
             let mut m = synced(&informer, start).await?;
             within(PHASE_TIMEOUT_S, "the handler's initial adds", reg.wait_for_sync()).await?;
             io.send(&ChildMsg::Synced { metrics: m.clone() });
-            let updates = spec.update_rounds * spec.pods as u64;
+            let updates = spec.update_rounds * spec.objects as u64;
             m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
             m.extend(memory_metrics());
             Ok(m)
@@ -127,6 +127,7 @@ where
 {
     let mut config = InformerConfig::default();
     config.reflector.page_size = spec.page_size;
+    config.reflector.label_selector = spec.label_selector.clone();
     SharedIndexInformer::new(lw, config).context("creating the informer")
 }
 

@@ -9,6 +9,7 @@
 
 mod run;
 mod server;
+pub mod sizes;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 
 use crate::pods::PodSet;
-use crate::protocol::Scenario;
+use crate::protocol::{Impl, Scenario};
 use crate::report::{Report, RunConfig, RunRecord};
 use crate::sys::{git_revision, host_facts};
 
@@ -41,6 +42,9 @@ pub struct OrchestrateArgs {
     /// Only these scenarios (comma-separated; default: all).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub scenarios: Vec<Scenario>,
+    /// Only these implementations (comma-separated; default: all). Useful with a profiler.
+    #[arg(long = "impls", value_enum, value_delimiter = ',')]
+    pub impls: Vec<Impl>,
     /// Where to write the JSON results.
     #[arg(long, default_value = "target/bench/results.json")]
     pub out: PathBuf,
@@ -93,13 +97,15 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let pod_json_bytes = server.seed(&plan.pods).await?;
     let seed_s = t.elapsed().as_secs_f64();
     eprintln!("informer-bench: seeded in {seed_s:.1} s ({:.1} KiB JSON per Pod)", pod_json_bytes / 1024.0);
+    let pod_sizes = sizes::measure(&plan.pods, 200)?;
+    eprintln!("informer-bench: one Pod in memory: {pod_sizes:?}");
 
     let mut runner = run::Runner::new(exe, &server, &plan);
     let mut runs: Vec<RunRecord> = Vec::new();
     for scenario in &plan.scenarios {
         for rep in 0..plan.reps {
             // Interleave the implementations so slow drift on a shared machine hits both alike.
-            for imp in scenario.impls() {
+            for imp in scenario.impls().iter().filter(|i| args.impls.is_empty() || args.impls.contains(i)) {
                 let t = Instant::now();
                 let record = runner.run(*scenario, *imp, rep).await;
                 match &record.error {
@@ -121,6 +127,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         updates: plan.update_rounds * plan.pods.n as u64,
         page_size: plan.page_size,
         pod_json_bytes,
+        pod_sizes,
         seed_s,
     };
     let report = Report::new(revision, started_unix, host, config, runs);

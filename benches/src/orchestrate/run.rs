@@ -11,6 +11,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command as Process};
 
 use super::Plan;
 use super::server::BenchServer;
+use crate::pods::SUBSET_SELECTOR;
 use crate::protocol::{ChildMsg, Command, Impl, Metrics, Scenario};
 use crate::report::RunRecord;
 
@@ -90,10 +91,28 @@ impl<'a> Runner<'a> {
 
     fn spawn(&self, scenario: Scenario, imp: Impl, sentinel: &str) -> anyhow::Result<Running> {
         let plan = self.plan;
-        let mut child = Process::new(&self.exe)
+        // Scenarios 3 and 4 hold several copies of the store at once; they watch a subset.
+        let subset = matches!(scenario, Scenario::Four | Scenario::Relist).then_some(());
+        let objects = if subset.is_some() { plan.pods.subset_len() } else { plan.pods.n };
+        // INFORMER_BENCH_WRAP="heaptrack -o /tmp/ht" (for example) runs every child under a
+        // profiler; the wrapper must exec the command it is given and pass stdin/stdout through.
+        let wrap: Vec<String> = std::env::var("INFORMER_BENCH_WRAP")
+            .map(|w| w.split_whitespace().map(String::from).collect())
+            .unwrap_or_default();
+        let mut process = match wrap.split_first() {
+            Some((program, args)) => {
+                let mut p = Process::new(program);
+                p.args(args).arg(&self.exe);
+                p
+            }
+            None => Process::new(&self.exe),
+        };
+        let mut child = process
             .arg("child")
             .args(["--scenario", scenario.name(), "--impl", imp.name(), "--url", &self.server.url()])
             .args(["--pods", &plan.pods.n.to_string(), "--namespaces", &plan.pods.namespaces.to_string()])
+            .args(subset.iter().flat_map(|_| ["--label-selector", SUBSET_SELECTOR]))
+            .args(["--objects", &objects.to_string()])
             .args(["--update-rounds", &plan.update_rounds.to_string()])
             .args(["--final-generation", &(self.generation + plan.update_rounds).to_string()])
             .args(["--sentinel", sentinel, "--query-ms", &plan.query_ms.to_string()])

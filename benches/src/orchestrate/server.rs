@@ -144,6 +144,15 @@ impl BenchServer {
     /// Scenario 4: sends a 410 ERROR event to the open watch and waits until the client has
     /// relisted and is watching again (a LIST, then a WATCH, after the 410).
     pub(crate) async fn force_relist(&self) -> anyhow::Result<()> {
+        // The client may report "synced" a moment before its watch is open; a 410 sent to no
+        // watch would be lost, so wait for the watch first.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.server.active_watches() == 0 {
+            if Instant::now() > deadline {
+                bail!("the child opened no watch within 60 s of its sync");
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let before = self.server.requests().len();
         self.server.faults().expire_open_watches();
         let deadline = Instant::now() + Duration::from_secs(300);
@@ -165,7 +174,8 @@ impl BenchServer {
 
     /// Scenario 4: creates the Pod whose arrival tells the child the relist is behind it.
     pub(crate) fn create_sentinel(&self, name: &str) -> anyhow::Result<()> {
-        let pod = pod_json(&namespace_name(0), name, u64::MAX / 3, 0);
+        // Seed 0 puts it in shard 0, inside the subset the relist scenario watches.
+        let pod = pod_json(&namespace_name(0), name, 0, 0);
         self.server.create_json(pod).context("creating the sentinel Pod")?;
         Ok(())
     }

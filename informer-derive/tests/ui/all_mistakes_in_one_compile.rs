@@ -1,3 +1,5 @@
+//! UI test: all mistakes in one compile.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: bad group.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

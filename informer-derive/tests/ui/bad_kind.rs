@@ -1,3 +1,5 @@
+//! UI test: bad kind.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: bad plural.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

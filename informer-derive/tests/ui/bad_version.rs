@@ -1,3 +1,5 @@
+//! UI test: bad version.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

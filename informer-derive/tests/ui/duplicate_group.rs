@@ -1,3 +1,5 @@
+//! UI test: duplicate group.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: enum input.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

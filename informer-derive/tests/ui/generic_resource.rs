@@ -1,3 +1,5 @@
+//! UI test: generic resource.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: group not a string.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: index bad owner kind.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: index duplicate name.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: index missing name.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: index name not an identifier.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: index not a list.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: index reserved name.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: index with two sources.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: index without source.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

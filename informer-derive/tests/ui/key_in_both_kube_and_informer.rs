@@ -1,3 +1,5 @@
+//! UI test: key in both kube and informer.
+
 use informer_derive::Informer;
 use kube::CustomResource;
 use schemars::JsonSchema;

@@ -1,3 +1,5 @@
+//! UI test: kube crd missing kind.
+
 use informer_derive::Informer;
 use kube::CustomResource;
 use schemars::JsonSchema;

@@ -1,3 +1,5 @@
+//! UI test: missing attribute.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

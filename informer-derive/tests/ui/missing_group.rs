@@ -1,3 +1,5 @@
+//! UI test: missing group.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

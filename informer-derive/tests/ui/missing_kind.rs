@@ -1,3 +1,5 @@
+//! UI test: missing kind.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

@@ -1,3 +1,5 @@
+//! UI test: missing version.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

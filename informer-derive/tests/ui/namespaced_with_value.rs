@@ -1,3 +1,5 @@
+//! UI test: namespaced with value.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

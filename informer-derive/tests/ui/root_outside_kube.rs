@@ -1,3 +1,5 @@
+//! UI test: root outside kube.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

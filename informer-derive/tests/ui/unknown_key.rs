@@ -1,3 +1,5 @@
+//! UI test: unknown key.
+
 use informer_derive::Informer;
 
 #[derive(Informer)]

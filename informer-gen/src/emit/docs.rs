@@ -6,7 +6,7 @@ fn group_name(group: &Group) -> String {
     if group.name.is_empty() {
         "core (`\"\"`)".to_owned()
     } else {
-        format!(" `{}`", group.name)
+        format!("`{}`", group.name)
     }
 }
 
@@ -14,14 +14,14 @@ fn gv(group: &str, version: &str) -> String {
     if group.is_empty() {
         version.to_owned()
     } else {
-        format!(" {group}/{version}")
+        format!("{group}/{version}")
     }
 }
 
 /// Doc of a group module.
 pub(crate) fn group_module(group: &Group) -> String {
     format!(
-        "Informers and listers for the {} API group.",
+        " Informers and listers for the {} API group.",
         group_name(group)
     )
 }

@@ -35,7 +35,7 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
                 let (gi, vi, ki) = (naming::ident(&g.accessor), naming::ident(&v.name), naming::ident(&k.accessor));
                 let (group, version, plural) = (&k.group, &k.version, &k.plural);
                 quote! {
-                    (#group, #version, #plural) => #rt::Result::Ok(#rt::GenericInformer::new(self.#gi().#vi().#ki().informer())),
+                    (#group, #version, #plural) => #rt::Option::Some(#rt::GenericInformer::new(self.#gi().#vi().#ki().informer())),
                 }
             })
         })
@@ -49,11 +49,12 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
             #(#decls)*
 
             /// The generic informer for `gvr` (G5, F9): a kind known to this generated code is created on first
-            /// use through its typed accessor; any other resource falls back to `for_resource`.
+            /// use through its typed accessor; any other resource is looked up with `find_by_resource`.
+            /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery.
             fn informer_for_resource(
                 &self,
                 gvr: &#rt::GroupVersionResource,
-            ) -> #rt::Result<#rt::GenericInformer, #rt::FactoryError>;
+            ) -> #rt::Option<#rt::GenericInformer>;
         }
 
         impl InformerFactoryExt for #rt::SharedInformerFactory {
@@ -62,10 +63,10 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
             fn informer_for_resource(
                 &self,
                 gvr: &#rt::GroupVersionResource,
-            ) -> #rt::Result<#rt::GenericInformer, #rt::FactoryError> {
+            ) -> #rt::Option<#rt::GenericInformer> {
                 match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
                     #(#arms)*
-                    _ => self.for_resource(gvr),
+                    _ => self.find_by_resource(gvr),
                 }
             }
         }

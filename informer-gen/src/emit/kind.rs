@@ -108,7 +108,7 @@ pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
         impl #lister {
             /// A lister over `indexer` (usually `informer.indexer()`).
             pub fn new(indexer: #rt::Arc<#rt::Indexer<#res>>) -> Self {
-                Self { inner: #rt::Lister::new(indexer) }
+                Self { inner: #rt::Lister::from_indexer(indexer) }
             }
 
             /// Every cached object matching `selector` (L1).

@@ -37,7 +37,10 @@ pub struct DeletedFinalStateUnknown<K> {
 
 impl<K> Clone for DeletedFinalStateUnknown<K> {
     fn clone(&self) -> Self {
-        DeletedFinalStateUnknown { key: self.key.clone(), last_known: self.last_known.clone() }
+        DeletedFinalStateUnknown {
+            key: self.key.clone(),
+            last_known: self.last_known.clone(),
+        }
     }
 }
 
@@ -146,10 +149,10 @@ pub type Deltas<K> = Vec<Delta<K>>;
 /// which case the newer one is kept because it carries more information.
 pub(crate) fn push_dedup<K>(deltas: &mut Deltas<K>, delta: Delta<K>) {
     if let (Some(Delta::Deleted(older)), Delta::Deleted(_)) = (deltas.last(), &delta) {
-        if older.is_tombstone() {
-            if let Some(last) = deltas.last_mut() {
-                *last = delta;
-            }
+        if older.is_tombstone()
+            && let Some(last) = deltas.last_mut()
+        {
+            *last = delta;
         }
         // Otherwise the older, real final state is kept and `delta` is dropped.
         return;
@@ -160,4 +163,71 @@ pub(crate) fn push_dedup<K>(deltas: &mut Deltas<K>, delta: Delta<K>) {
 /// The newest object among `deltas`, unwrapping a tombstone (D5's `last_known` source).
 pub(crate) fn newest_object<K>(deltas: &[Delta<K>]) -> Option<Arc<K>> {
     deltas.last().and_then(|d| d.object().cloned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tomb(key: &str) -> Delta<u32> {
+        Delta::Deleted(DeletedObject::Unknown(DeletedFinalStateUnknown {
+            key: ObjectKey::parse(key).unwrap(),
+            last_known: None,
+        }))
+    }
+
+    fn kinds(deltas: &Deltas<u32>) -> Vec<(DeltaType, bool)> {
+        deltas
+            .iter()
+            .map(|d| (d.kind(), d.is_tombstone()))
+            .collect()
+    }
+
+    #[test]
+    fn d3_older_real_delete_wins_over_newer() {
+        let mut deltas = vec![Delta::Deleted(DeletedObject::Known(Arc::new(1)))];
+        push_dedup(
+            &mut deltas,
+            Delta::Deleted(DeletedObject::Known(Arc::new(2))),
+        );
+        push_dedup(&mut deltas, tomb("a"));
+        assert_eq!(deltas.len(), 1);
+        assert_eq!(**deltas[0].object().unwrap(), 1);
+    }
+
+    #[test]
+    fn d3_newer_delete_replaces_older_tombstone() {
+        let mut deltas = vec![Delta::Added(Arc::new(1)), tomb("a")];
+        push_dedup(
+            &mut deltas,
+            Delta::Deleted(DeletedObject::Known(Arc::new(2))),
+        );
+        assert_eq!(
+            kinds(&deltas),
+            [(DeltaType::Added, false), (DeltaType::Deleted, false)]
+        );
+        assert_eq!(**deltas[1].object().unwrap(), 2);
+        // Tombstone after tombstone: the newer one is kept.
+        let mut deltas = vec![tomb("a")];
+        push_dedup(&mut deltas, tomb("b"));
+        assert_eq!(deltas.len(), 1);
+        let Delta::Deleted(DeletedObject::Unknown(t)) = &deltas[0] else {
+            panic!()
+        };
+        assert_eq!(t.key.as_str(), "b");
+    }
+
+    #[test]
+    fn d2_non_delete_deltas_are_never_merged() {
+        let mut deltas = Vec::new();
+        for d in [
+            Delta::Added(Arc::new(1)),
+            Delta::Updated(Arc::new(2)),
+            Delta::Sync(Arc::new(2)),
+        ] {
+            push_dedup(&mut deltas, d);
+        }
+        assert_eq!(deltas.len(), 3);
+        assert_eq!(newest_object(&deltas).map(|o| *o), Some(2));
+    }
 }

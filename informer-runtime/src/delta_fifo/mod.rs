@@ -6,6 +6,9 @@
 //! the deltas **without** the queue lock held (D9 [ours]), so the reflector never waits on
 //! processing or on handlers.
 //!
+//! [`FifoMode::Ordered`] swaps the keyed queue for client-go's `RealFIFO` log (D10) behind the
+//! same API; the keyed mode is the default (D11, see `.notes/fifo-ordered-mode.md`).
+//!
 //! ```
 //! # async fn demo() {
 //! use std::sync::Arc;
@@ -33,9 +36,11 @@
 //! # }
 //! ```
 
+mod backlog;
 mod delta;
+mod keyed;
 mod known;
-mod queue;
+mod ordered;
 
 use std::sync::Arc;
 
@@ -47,26 +52,42 @@ pub use known::KnownObjects;
 
 use crate::key::ObjectKey;
 use crate::store::{ReflectorStore, StoreError};
-use queue::{PoppedItem, Queue};
+use backlog::{Backlog, PoppedItem};
+use keyed::KeyedQueue;
+use ordered::OrderedQueue;
 
 /// A transform applied to each object when it is queued by `add`, `update`, `delete` or
 /// `replace` (D8): it mutates in place and must be idempotent. It never runs for `Sync` deltas
 /// of a resync, nor for tombstones.
 pub type TransformFn<K> = Arc<dyn Fn(&mut K) + Send + Sync + 'static>;
 
-/// How the FIFO orders deltas across keys. Only the keyed mode exists today; see
-/// `.notes/fifo-ordered-mode.md` for why it is the default and how the ordered mode would fit.
+/// How the FIFO orders deltas across keys (D10, D11). Both modes hand out the same
+/// [`Popped`] (one key's deltas, oldest first), so the consumer cannot tell them apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum FifoMode {
-    /// client-go's `DeltaFIFO`: per-key coalescing, memory bounded by the key count (D2, D11).
+    /// client-go's `DeltaFIFO` (the default): per-key coalescing in first-enqueue order, delete
+    /// dedup, memory bounded by the key count (D2–D6, D11).
     #[default]
     Coalescing,
+    /// client-go's `RealFIFO` (D10): a log of every delta in arrival order, deletes always
+    /// queued, relist tombstones before the listed items. Memory grows with the event count:
+    /// unlike client-go, writers are never blocked at 2000 queued deltas, because the reflector
+    /// writes from async code that must not block a worker thread. A failed key's deltas go back
+    /// to the front of the log.
+    Ordered,
+}
+
+/// The FIFO's state behind its mutex: what both modes share, plus the mode's queue.
+struct Locked<K> {
+    closed: bool,
+    last_resource_version: Option<String>,
+    backlog: Box<dyn Backlog<K>>,
 }
 
 /// The delta FIFO (D1–D9). Share it behind an `Arc`: the reflector writes, one consumer pops.
 pub struct DeltaFifo<K> {
-    queue: Mutex<Queue<K>>,
+    queue: Mutex<Locked<K>>,
     known: Option<Arc<dyn KnownObjects<K>>>,
     emit_replaced: bool,
     transform: RwLock<Option<TransformFn<K>>>,
@@ -106,7 +127,7 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifoBuilder<K> {
         self
     }
 
-    /// The ordering mode (only [`FifoMode::Coalescing`] today).
+    /// The ordering mode (default [`FifoMode::Coalescing`]).
     pub fn mode(mut self, mode: FifoMode) -> Self {
         self.mode = mode;
         self
@@ -114,9 +135,16 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifoBuilder<K> {
 
     /// Builds the FIFO.
     pub fn build(self) -> DeltaFifo<K> {
-        let FifoMode::Coalescing = self.mode;
+        let backlog: Box<dyn Backlog<K>> = match self.mode {
+            FifoMode::Coalescing => Box::new(KeyedQueue::new()),
+            FifoMode::Ordered => Box::new(OrderedQueue::new()),
+        };
         DeltaFifo {
-            queue: Mutex::new(Queue::new()),
+            queue: Mutex::new(Locked {
+                closed: false,
+                last_resource_version: None,
+                backlog,
+            }),
             known: self.known,
             emit_replaced: self.emit_replaced,
             transform: RwLock::new(self.transform),
@@ -133,7 +161,7 @@ pub struct Popped<'a, K: kube::Resource + Send + Sync + 'static> {
     fifo: &'a DeltaFifo<K>,
     key: ObjectKey,
     deltas: Deltas<K>,
-    initial: bool,
+    initial: usize,
     is_in_initial_list: bool,
     finished: bool,
 }
@@ -183,7 +211,12 @@ impl<K: kube::Resource + Send + Sync + 'static> Drop for Popped<'_, K> {
 impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// A builder; defaults: no known objects, replaced-emission on, no transform.
     pub fn builder() -> DeltaFifoBuilder<K> {
-        DeltaFifoBuilder { known: None, emit_replaced: true, transform: None, mode: FifoMode::default() }
+        DeltaFifoBuilder {
+            known: None,
+            emit_replaced: true,
+            transform: None,
+            mode: FifoMode::default(),
+        }
     }
 
     /// Sets or clears the transform (D8). It applies to objects queued from now on.
@@ -205,10 +238,13 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
         if queue.closed {
             return Err(StoreError::Closed);
         }
-        queue.populated = true;
-        queue.queue_action(key, delta);
+        let flipped = populate(&mut *queue.backlog);
+        queue.backlog.queue_action(key, delta);
         drop(queue);
         self.item_ready.notify_one();
+        if flipped {
+            self.synced.notify_waiters();
+        }
         Ok(())
     }
 
@@ -222,8 +258,12 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
                 if queue.closed {
                     return None;
                 }
-                if let Some(PoppedItem { key, deltas, initial, is_in_initial_list }) =
-                    queue.pop_front()
+                if let Some(PoppedItem {
+                    key,
+                    deltas,
+                    initial,
+                    is_in_initial_list,
+                }) = queue.backlog.pop_front()
                 {
                     return Some(Popped {
                         fifo: self,
@@ -258,22 +298,22 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
         }
     }
 
-    fn finish(&self, initial: bool) {
-        let flipped = self.queue.lock().finish(initial);
+    fn finish(&self, initial: usize) {
+        let flipped = self.queue.lock().backlog.finish(initial);
         if flipped {
             self.synced.notify_waiters();
         }
     }
 
-    fn requeue(&self, key: ObjectKey, deltas: Deltas<K>, initial: bool) {
-        self.queue.lock().requeue(key, deltas, initial);
+    fn requeue(&self, key: ObjectKey, deltas: Deltas<K>, initial: usize) {
+        self.queue.lock().backlog.requeue(key, deltas, initial);
         self.item_ready.notify_one();
     }
 
     /// Whether every item of the first `replace` (items plus the tombstones it queued) has been
     /// popped **and processed**, or an add/update/delete came first (D7).
     pub fn has_synced(&self) -> bool {
-        self.queue.lock().has_synced()
+        self.queue.lock().backlog.has_synced()
     }
 
     /// Resolves once [`has_synced`](Self::has_synced) is true (`true`), or the FIFO is closed
@@ -285,7 +325,7 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
             notified.as_mut().enable();
             {
                 let queue = self.queue.lock();
-                if queue.has_synced() {
+                if queue.backlog.has_synced() {
                     return true;
                 }
                 if queue.closed {
@@ -314,25 +354,34 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
         self.queue.lock().last_resource_version.clone()
     }
 
-    /// The number of queued keys (not deltas: memory is bounded by keys, D9).
+    /// Queued units: keys in the keyed mode (memory is bounded by keys, D9), deltas in the
+    /// ordered mode.
     pub fn len(&self) -> usize {
-        self.queue.lock().order.len()
+        self.queue.lock().backlog.len()
     }
 
-    /// Whether no key is queued.
+    /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.queue.lock().order.is_empty()
+        self.queue.lock().backlog.len() == 0
     }
 
     /// The queued keys, in pop order.
     pub fn queued_keys(&self) -> Vec<ObjectKey> {
-        self.queue.lock().order.iter().cloned().collect()
+        self.queue.lock().backlog.queued_keys()
     }
 
     /// A copy of the deltas queued for `key` (Arc clones), if any.
     pub fn queued_deltas(&self, key: &str) -> Option<Deltas<K>> {
-        self.queue.lock().items.get(key).map(|q| q.deltas.clone())
+        self.queue.lock().backlog.queued_deltas(key)
     }
+}
+
+/// Marks the backlog populated (D7: a write before any `replace` means synced at once) and
+/// returns whether that made `has_synced` true, so waiters can be woken.
+fn populate<K>(backlog: &mut dyn Backlog<K>) -> bool {
+    let was_synced = backlog.has_synced();
+    backlog.mark_populated();
+    !was_synced && backlog.has_synced()
 }
 
 impl<K: kube::Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
@@ -359,8 +408,15 @@ impl<K: kube::Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<
             if queue.closed {
                 return Err(StoreError::Closed);
             }
-            queue.populated = true;
-            if !queue.delete_is_known(key.as_str(), self.known.as_deref()) {
+            let flipped = populate(&mut *queue.backlog);
+            if !queue
+                .backlog
+                .delete_is_known(key.as_str(), self.known.as_deref())
+            {
+                drop(queue);
+                if flipped {
+                    self.synced.notify_waiters();
+                }
                 return Ok(());
             }
         }
@@ -380,9 +436,11 @@ impl<K: kube::Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<
         if queue.closed {
             return Err(StoreError::Closed);
         }
-        queue.replace(list, self.emit_replaced, self.known.as_deref());
+        queue
+            .backlog
+            .replace(list, self.emit_replaced, self.known.as_deref());
         queue.last_resource_version = Some(resource_version);
-        let ready = !queue.order.is_empty();
+        let ready = queue.backlog.len() > 0;
         drop(queue);
         if ready {
             self.item_ready.notify_one();
@@ -401,8 +459,8 @@ impl<K: kube::Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<
         if queue.closed {
             return Err(StoreError::Closed);
         }
-        queue.resync(known);
-        let ready = !queue.order.is_empty();
+        queue.backlog.resync(known);
+        let ready = queue.backlog.len() > 0;
         drop(queue);
         if ready {
             self.item_ready.notify_one();
@@ -420,9 +478,9 @@ impl<K> std::fmt::Debug for DeltaFifo<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let queue = self.queue.lock();
         f.debug_struct("DeltaFifo")
-            .field("queued_keys", &queue.order.len())
-            .field("populated", &queue.populated)
-            .field("initial_remaining", &queue.initial_remaining)
+            .field("queued", &queue.backlog.len())
+            .field("synced", &queue.backlog.has_synced())
+            .field("initial_remaining", &queue.backlog.initial_remaining())
             .field("closed", &queue.closed)
             .finish()
     }

@@ -55,6 +55,7 @@ pub(super) struct Options {
     reflector: ReflectorConfig,
     metrics: Option<InformerMetrics>,
     name: Option<String>,
+    pub(super) collector: Option<super::metrics::Slot>,
 }
 
 impl SharedInformerFactoryBuilder {
@@ -70,6 +71,7 @@ impl SharedInformerFactoryBuilder {
                 reflector: ReflectorConfig::default(),
                 metrics: None,
                 name: None,
+                collector: None,
             },
         }
     }
@@ -119,12 +121,17 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// Registers the informer metrics (handler backlogs, events, restarts) in `registry` and
-    /// reports every informer of this factory there.
+    /// Registers the informer metrics in `registry` and reports every informer of this factory
+    /// there: per handler the backlog gauge, panics and coalesced notifications (H10, H11); per
+    /// informer the reflector's LIST/WATCH requests, relists, rewatches, watch-list fallbacks and
+    /// errors, the last resource version, the sync state and the cache size.
     pub fn metrics(mut self, registry: &mut Registry) -> Self {
         let metrics = InformerMetrics::new();
         metrics.register(registry);
         self.options.metrics = Some(metrics);
+        let slot = super::metrics::Slot::default();
+        registry.register_collector(Box::new(super::metrics::FactoryCollector { slot: slot.clone() }));
+        self.options.collector = Some(slot);
         self
     }
 

@@ -121,6 +121,7 @@ pub(super) trait Control: Send + Sync {
     fn wait_stopped(&self) -> BoxFuture<'static, ()>;
     fn last_error(&self) -> Option<String>;
     fn generic(&self) -> GenericInformer;
+    fn snapshot(&self, id: &InformerId) -> super::metrics::Snapshot;
 }
 
 struct Controlled<K> {
@@ -174,6 +175,17 @@ where
 
     fn generic(&self) -> GenericInformer {
         GenericInformer::with_group_resource(Arc::clone(&self.informer), self.group_resource.clone())
+    }
+
+    fn snapshot(&self, id: &InformerId) -> super::metrics::Snapshot {
+        let handle = self.informer.reflector_handle();
+        super::metrics::Snapshot {
+            name: id.to_string(),
+            counters: handle.as_ref().map(|h| h.counters()).unwrap_or_default(),
+            last_resource_version: handle.and_then(|h| h.last_sync_resource_version()),
+            synced: self.informer.has_synced(),
+            cached: self.informer.indexer().len(),
+        }
     }
 }
 

@@ -23,6 +23,7 @@
 mod builder;
 mod entry;
 mod generic;
+mod metrics;
 mod scope;
 
 use std::any::TypeId;
@@ -95,6 +96,9 @@ fn describe_unsynced(list: &[Unsynced]) -> String {
     parts.join(", ")
 }
 
+/// A named index function without captures, as generated code declares them (X2).
+pub type StaticIndexer<K> = (&'static str, fn(&K) -> Vec<String>);
+
 /// Every Kubernetes type the factory can build a typed informer for: a `kube::Resource` with a
 /// static type (k8s-openapi types, kube `CustomResource`s) and a known scope.
 pub trait Object:
@@ -137,6 +141,17 @@ struct Inner {
     cancel: CancellationToken,
 }
 
+impl Inner {
+    /// What every informer reports to the metrics collector, taken outside the factory lock.
+    fn snapshots(&self) -> Vec<metrics::Snapshot> {
+        let controls: Vec<(InformerId, Arc<dyn Control>)> = {
+            let state = self.state.lock();
+            state.informers.iter().map(|(id, e)| (id.clone(), e.control.clone())).collect()
+        };
+        controls.iter().map(|(id, c)| c.snapshot(id)).collect()
+    }
+}
+
 #[derive(Default)]
 struct State {
     informers: HashMap<InformerId, Entry>,
@@ -166,14 +181,18 @@ impl SharedInformerFactory {
     }
 
     fn from_options(client: kube::Client, options: Options) -> Self {
-        SharedInformerFactory {
-            inner: Arc::new(Inner {
-                client,
-                options,
-                state: Mutex::new(State::default()),
-                cancel: CancellationToken::new(),
-            }),
+        let collector = options.collector.clone();
+        let inner = Arc::new(Inner {
+            client,
+            options,
+            state: Mutex::new(State::default()),
+            cancel: CancellationToken::new(),
+        });
+        if let Some(slot) = collector {
+            // Set once, right after the factory exists; the builder made a fresh slot.
+            let _ = slot.set(Arc::downgrade(&inner));
         }
+        SharedInformerFactory { inner }
     }
 
     /// The informer for `K`, created on first use (F1, F2). Every call returns the same `Arc`
@@ -188,7 +207,7 @@ impl SharedInformerFactory {
     /// alone. Generated code for declarative indexes calls this.
     pub fn informer_for_with_indexers<K: Object>(
         &self,
-        indexers: &[(&'static str, fn(&K) -> Vec<String>)],
+        indexers: &[StaticIndexer<K>],
     ) -> Arc<SharedIndexInformer<K>> {
         let id = InformerId::of::<K>();
         let informer = self.get_or_create(id, |options| {
@@ -412,7 +431,7 @@ impl SharedInformerFactory {
 
 fn add_missing_indexers<K: Object>(
     informer: &SharedIndexInformer<K>,
-    indexers: &[(&'static str, fn(&K) -> Vec<String>)],
+    indexers: &[StaticIndexer<K>],
 ) {
     if indexers.is_empty() {
         return;

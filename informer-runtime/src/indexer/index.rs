@@ -86,7 +86,10 @@ pub(crate) struct IndexDef<K> {
 
 impl<K> Clone for IndexDef<K> {
     fn clone(&self) -> Self {
-        IndexDef { name: self.name.clone(), func: self.func.clone() }
+        IndexDef {
+            name: self.name.clone(),
+            func: self.func.clone(),
+        }
     }
 }
 
@@ -114,7 +117,9 @@ impl<K> Default for Indexers<K> {
 
 impl<K> Clone for Indexers<K> {
     fn clone(&self) -> Self {
-        Indexers { defs: self.defs.clone() }
+        Indexers {
+            defs: self.defs.clone(),
+        }
     }
 }
 
@@ -159,7 +164,10 @@ impl<K> Indexers<K> {
 
     /// Adds an already-built [`IndexFunc`].
     pub fn with_func(mut self, name: impl Into<String>, func: IndexFunc<K>) -> Self {
-        self.defs.push(IndexDef { name: Arc::from(name.into()), func });
+        self.defs.push(IndexDef {
+            name: Arc::from(name.into()),
+            func,
+        });
         self
     }
 

@@ -120,7 +120,9 @@ impl<K: kube::Resource + Send + Sync + 'static> IndexerBuilder<K> {
         }
         defs.extend(self.indexers.defs);
         check_unique(&[], &defs)?;
-        Ok(Indexer { state: RwLock::new(State::empty(Arc::from(defs), 0)) })
+        Ok(Indexer {
+            state: RwLock::new(State::empty(Arc::from(defs), 0)),
+        })
     }
 }
 
@@ -147,12 +149,17 @@ impl<K: kube::Resource + Send + Sync + 'static> Indexer<K> {
             name: Arc::from(NAMESPACE_INDEX),
             func: IndexFunc::Namespace(index::namespace_of::<K>),
         }];
-        Indexer { state: RwLock::new(State::empty(Arc::from(defs), 0)) }
+        Indexer {
+            state: RwLock::new(State::empty(Arc::from(defs), 0)),
+        }
     }
 
     /// A builder, to add index functions or turn the namespace index off.
     pub fn builder() -> IndexerBuilder<K> {
-        IndexerBuilder { namespace_index: true, indexers: Indexers::new() }
+        IndexerBuilder {
+            namespace_index: true,
+            indexers: Indexers::new(),
+        }
     }
 
     /// Inserts or replaces `obj` under its key and returns the previous object (so the caller
@@ -237,7 +244,10 @@ impl<K: kube::Resource + Send + Sync + 'static> Indexer<K> {
         check_unique(&state.defs, &indexers.defs)?;
         let mut computed: HashMap<ObjectKey, Computed> = HashMap::with_capacity(state.items.len());
         for (key, entry) in &state.items {
-            computed.insert(key.clone(), compute(&indexers.defs, &*entry.obj, key.as_str())?);
+            computed.insert(
+                key.clone(),
+                compute(&indexers.defs, &*entry.obj, key.as_str())?,
+            );
         }
         let mut state = RwLockUpgradableReadGuard::upgrade(state);
         state.extend_indices(indexers.defs, computed);
@@ -264,7 +274,9 @@ impl<K: kube::Resource + Send + Sync + 'static> Indexer<K> {
             };
             let values = defs[i].func.values(obj).map_err(|source| Error::IndexFn {
                 index: index_name.to_owned(),
-                key: ObjectKey::from_resource(obj).map(|k| k.to_string()).unwrap_or_default(),
+                key: ObjectKey::from_resource(obj)
+                    .map(|k| k.to_string())
+                    .unwrap_or_default(),
                 source,
             })?;
             let view = self.read();
@@ -281,7 +293,9 @@ impl<K: kube::Resource + Send + Sync + 'static> Indexer<K> {
 impl<K> Indexer<K> {
     /// A consistent read-only view holding the read lock (X8).
     pub fn read(&self) -> ReadView<'_, K> {
-        ReadView { state: self.state.read() }
+        ReadView {
+            state: self.state.read(),
+        }
     }
 
     /// The object stored under `key`.
@@ -302,6 +316,12 @@ impl<K> Indexer<K> {
     /// Every stored object, in unspecified order.
     pub fn list(&self) -> Vec<Arc<K>> {
         self.read().list()
+    }
+
+    /// Every stored `(key, object)` pair, in unspecified order: a snapshot for synthetic adds (H5)
+    /// without re-keying each object.
+    pub fn entries(&self) -> Vec<(ObjectKey, Arc<K>)> {
+        self.read().entries()
     }
 
     /// Every stored key, in unspecified order.
@@ -355,7 +375,10 @@ impl<K> std::fmt::Debug for Indexer<K> {
         let state = self.state.read();
         f.debug_struct("Indexer")
             .field("len", &state.items.len())
-            .field("indices", &state.defs.iter().map(|d| &*d.name).collect::<Vec<_>>())
+            .field(
+                "indices",
+                &state.defs.iter().map(|d| &*d.name).collect::<Vec<_>>(),
+            )
             .field("stopped", &state.stopped)
             .finish()
     }

@@ -49,7 +49,12 @@ impl<K> State<K> {
     /// An empty state with these index definitions.
     pub(crate) fn empty(defs: Arc<[IndexDef<K>]>, capacity: usize) -> Self {
         let indices = defs.iter().map(|_| IndexMap::new()).collect();
-        State { defs, items: HashMap::with_capacity(capacity), indices, stopped: false }
+        State {
+            defs,
+            items: HashMap::with_capacity(capacity),
+            indices,
+            stopped: false,
+        }
     }
 
     /// The position of the index called `name`.
@@ -138,7 +143,10 @@ impl<K> State<K> {
             let mut values: Vec<Box<[Arc<str>]>> = std::mem::take(&mut entry.values).into_vec();
             let added = computed.get(key.as_str());
             for j in 0..(indices.len() - first_new) {
-                let vals = added.and_then(|c| c.get(j)).map(Vec::as_slice).unwrap_or_default();
+                let vals = added
+                    .and_then(|c| c.get(j))
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
                 let interned: Vec<Arc<str>> = vals
                     .iter()
                     .map(|v| index_insert(&mut indices[first_new + j], v, key))
@@ -147,5 +155,55 @@ impl<K> State<K> {
             }
             entry.values = values.into_boxed_slice();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::indexer::index::IndexFunc;
+
+    fn state() -> State<Vec<&'static str>> {
+        let defs: Vec<IndexDef<Vec<&'static str>>> = vec![IndexDef {
+            name: Arc::from("tags"),
+            func: IndexFunc::Infallible(Arc::new(|v: &Vec<&'static str>| {
+                v.iter().map(|s| s.to_string()).collect()
+            })),
+        }];
+        State::empty(Arc::from(defs), 0)
+    }
+
+    fn put(state: &mut State<Vec<&'static str>>, key: &str, tags: Vec<&'static str>) {
+        let values = compute(&state.defs.clone(), &tags, key).unwrap();
+        state.upsert(ObjectKey::parse(key).unwrap(), Arc::new(tags), values);
+    }
+
+    #[test]
+    fn k4_entries_share_value_strings_with_the_index() {
+        let mut st = state();
+        put(&mut st, "a", vec!["x"]);
+        put(&mut st, "b", vec!["x", "y"]);
+        let (interned, _) = st.indices[0].get_key_value("x").unwrap();
+        for entry in st.items.values() {
+            assert!(Arc::ptr_eq(&entry.values[0][0], interned));
+        }
+    }
+
+    #[test]
+    fn x4_update_keeps_unchanged_values_and_drops_empty_ones() {
+        let mut st = state();
+        put(&mut st, "a", vec!["x", "y"]);
+        let before = st.indices[0].get_key_value("x").unwrap().0.clone();
+        put(&mut st, "a", vec!["x", "z"]);
+        assert!(Arc::ptr_eq(
+            st.indices[0].get_key_value("x").unwrap().0,
+            &before
+        ));
+        let mut values: Vec<&str> = st.indices[0].keys().map(|k| &**k).collect();
+        values.sort();
+        assert_eq!(values, ["x", "z"]);
+        assert!(st.remove("a").is_some());
+        assert!(st.indices[0].is_empty());
+        assert!(st.items.is_empty());
     }
 }

@@ -39,6 +39,15 @@ impl<K> ReadView<'_, K> {
         self.state.items.values().map(|e| e.obj.clone()).collect()
     }
 
+    /// Every stored `(key, object)` pair, in unspecified order (keys are shared, not rebuilt).
+    pub fn entries(&self) -> Vec<(ObjectKey, Arc<K>)> {
+        self.state
+            .items
+            .iter()
+            .map(|(k, e)| (k.clone(), e.obj.clone()))
+            .collect()
+    }
+
     /// Every stored key, in unspecified order.
     pub fn list_keys(&self) -> Vec<ObjectKey> {
         self.state.items.keys().cloned().collect()
@@ -63,7 +72,10 @@ impl<K> ReadView<'_, K> {
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>> {
         let i = self.state.position(index_name)?;
         Ok(match self.state.indices[i].get(value) {
-            Some(keys) => keys.iter().filter_map(|k| self.get_by_key(k.as_str())).collect(),
+            Some(keys) => keys
+                .iter()
+                .filter_map(|k| self.get_by_key(k.as_str()))
+                .collect(),
             None => Vec::new(),
         })
     }
@@ -86,7 +98,9 @@ impl<K> ReadView<'_, K> {
     /// The number of objects under `value` in index `index_name`, without collecting them.
     pub fn count_by_index(&self, index_name: &str, value: &str) -> Result<usize> {
         let i = self.state.position(index_name)?;
-        Ok(self.state.indices[i].get(value).map_or(0, |keys| keys.len()))
+        Ok(self.state.indices[i]
+            .get(value)
+            .map_or(0, |keys| keys.len()))
     }
 
     /// The objects filed under **every** given `(index, value)` pair: an AND across indices
@@ -124,7 +138,11 @@ impl<K> ReadView<'_, K> {
             [] => Vec::new(),
             [one] => index
                 .get(one.as_str())
-                .map(|keys| keys.iter().filter_map(|k| self.get_by_key(k.as_str())).collect())
+                .map(|keys| {
+                    keys.iter()
+                        .filter_map(|k| self.get_by_key(k.as_str()))
+                        .collect()
+                })
                 .unwrap_or_default(),
             many => {
                 let mut seen: HashSet<&str> = HashSet::new();
@@ -146,11 +164,14 @@ impl<K> ReadView<'_, K> {
     /// [`Indexer::index`](super::Indexer::index), which runs it before locking.
     pub fn index(&self, index_name: &str, obj: &K) -> Result<Vec<Arc<K>>> {
         let i = self.state.position(index_name)?;
-        let values = self.state.defs[i].func.values(obj).map_err(|source| Error::IndexFn {
-            index: index_name.to_owned(),
-            key: String::new(),
-            source,
-        })?;
+        let values = self.state.defs[i]
+            .func
+            .values(obj)
+            .map_err(|source| Error::IndexFn {
+                index: index_name.to_owned(),
+                key: String::new(),
+                source,
+            })?;
         Ok(self.union_of_values(i, &values))
     }
 }

@@ -318,18 +318,24 @@ impl<K> Listener<K> {
     }
 }
 
-/// The body of a handler's task: delivers notifications one at a time, in order (H8, H9),
+/// The body of a handler's thread: delivers notifications one at a time, in order (H8),
 /// catching panics (H11), until the listener is closed.
-pub(crate) async fn run_listener<K: Send + Sync + 'static>(
+///
+/// It runs on its own blocking-pool thread (H9): handler calls are synchronous and may block,
+/// and a blocked tokio worker could otherwise strand other tasks queued on it (tokio's LIFO
+/// slot is not stealable), including other handlers and the processing loop (M2).
+pub(crate) fn run_listener<K: Send + Sync + 'static>(
+    runtime: &tokio::runtime::Handle,
     listener: Arc<Listener<K>>,
     handler: Arc<dyn ResourceEventHandler<K>>,
-) {
-    while let Some(entry) = listener.next().await {
-        deliver(&listener, handler.as_ref(), &entry);
-        // Yield between calls so a busy handler cannot starve other tasks on this worker.
-        tokio::task::yield_now().await;
-    }
-    listener.finished.send_replace(true);
+) -> tokio::task::JoinHandle<()> {
+    let rt = runtime.clone();
+    runtime.spawn_blocking(move || {
+        while let Some(entry) = rt.block_on(listener.next()) {
+            deliver(&listener, handler.as_ref(), &entry);
+        }
+        listener.finished.send_replace(true);
+    })
 }
 
 /// Calls the handler for one notification with panic isolation (H11) and H6/H10 bookkeeping.

@@ -350,6 +350,16 @@ where
     pub fn resync_check_period(&self) -> Duration {
         self.inner.processor.check_period()
     }
+
+    /// The resource version of the last list, watch event or bookmark (R23); `None` before the
+    /// first list.
+    pub fn last_sync_resource_version(&self) -> Option<String> {
+        let reflector = self.inner.reflector.lock().clone();
+        // The FIFO records a list's RV inside `replace`, a moment before the reflector does.
+        reflector
+            .and_then(|r| r.last_sync_resource_version())
+            .or_else(|| self.inner.fifo.last_resource_version())
+    }
 }
 
 impl<K> SharedIndexInformer<K> {
@@ -376,12 +386,6 @@ impl<K> SharedIndexInformer<K> {
             () = self.inner.processor.gate().wait() => true,
             _ = finished.wait_for(|f| *f) => self.has_synced(),
         }
-    }
-
-    /// The resource version of the last list, watch event or bookmark (R23); `None` before the
-    /// first list.
-    pub fn last_sync_resource_version(&self) -> Option<String> {
-        self.inner.reflector.lock().as_ref().and_then(ReflectorHandle::last_sync_resource_version)
     }
 
     /// The reflector's counters (lists, watches, relists, …), once running.

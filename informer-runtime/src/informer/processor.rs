@@ -1,4 +1,4 @@
-//! The fan-out from delta processing to every handler's own queue and task (H5, H7, H9, Y3, Y4).
+//! The fan-out from delta processing to every handler's own queue and thread (H5, H7, H9, Y3, Y4).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -162,7 +162,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
 
     fn spawn(&self, runtime: &Handle, listener: &Arc<Listener<K>>, handler: Arc<dyn ResourceEventHandler<K>>) {
         listener.spawned.store(true, Ordering::Release);
-        let task = runtime.spawn(run_listener(Arc::clone(listener), handler));
+        let task = run_listener(runtime, Arc::clone(listener), handler);
         let mut tasks = self.tasks.lock();
         tasks.retain(|t| !t.is_finished());
         tasks.push(task);

@@ -126,7 +126,12 @@ where
     /// Logs and counts an error and hands it to the watch error handler.
     pub(super) fn report(&self, err: Error) {
         bump(&self.shared.counters.errors);
-        warn!(error = %err, "reflector error");
+        match &err {
+            // R16: an event of the wrong kind is logged as an error.
+            Error::UnexpectedObject(_) => tracing::error!(error = %err, "dropped watch event"),
+            Error::DeadWatch(_) | Error::VeryShortWatch(_) => info!(error = %err, "watch ended"),
+            _ => warn!(error = %err, "reflector error"),
+        }
         if let Some(h) = &self.config.watch_error_handler {
             h(&err);
         }

@@ -288,6 +288,13 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
+    /// `get` under a virtual-time limit, so a broken timer fails the test instead of hanging it.
+    async fn get<T: Hash + Eq + Clone + Send + Sync + 'static>(q: &DelayingQueue<T>) -> Option<T> {
+        tokio::time::timeout(Duration::from_secs(86_400), q.get())
+            .await
+            .expect("no item within a virtual day")
+    }
+
     #[tokio::test(start_paused = true)]
     async fn w3_zero_delay_is_a_plain_add() {
         let q = DelayingQueue::new();
@@ -306,7 +313,7 @@ mod tests {
         assert_eq!(q.len(), 0);
         assert_eq!(q.waiting_len(), 3);
         for (want, at) in [("a", 10), ("b", 20), ("c", 30)] {
-            assert_eq!(q.get().await, Some(want));
+            assert_eq!(get(&q).await, Some(want));
             assert_eq!(start.elapsed(), at * MS);
         }
         assert_eq!(q.waiting_len(), 0);
@@ -320,7 +327,7 @@ mod tests {
         q.add_after("x", 100 * MS); // later: ignored
         q.add_after("x", 20 * MS); // earlier: wins
         assert_eq!(q.waiting_len(), 1);
-        assert_eq!(q.get().await, Some("x"));
+        assert_eq!(get(&q).await, Some("x"));
         assert_eq!(start.elapsed(), 20 * MS);
         q.done(&"x");
         // The stale 50 ms entry must not add the item a second time.
@@ -336,15 +343,19 @@ mod tests {
         assert_eq!(rt.metrics().num_alive_tasks(), before + 1);
         q.add_after("late", Duration::from_secs(10));
         q.shut_down();
-        tokio::time::timeout(Duration::from_secs(1), async {
-            while rt.metrics().num_alive_tasks() != before {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .expect("the timer task outlived the shutdown");
+        // Bounded by yields, not by time: a yield loop keeps a paused clock from advancing.
+        let mut yields = 0;
+        while rt.metrics().num_alive_tasks() != before && yields < 1_000 {
+            tokio::task::yield_now().await;
+            yields += 1;
+        }
+        assert_eq!(
+            rt.metrics().num_alive_tasks(),
+            before,
+            "the timer task outlived the shutdown"
+        );
         q.add_after("ignored", MS);
-        assert_eq!(q.get().await, None);
+        assert_eq!(get(&q).await, None);
         tokio::time::sleep(Duration::from_secs(20)).await;
         assert_eq!(q.len(), 0);
     }
@@ -356,13 +367,17 @@ mod tests {
         let q = DelayingQueue::new();
         q.add_after(1u8, Duration::from_secs(3600));
         drop(q);
-        tokio::time::timeout(Duration::from_secs(1), async {
-            while rt.metrics().num_alive_tasks() != before {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .expect("the timer task outlived its queue");
+        // Bounded by yields, not by time: a yield loop keeps a paused clock from advancing.
+        let mut yields = 0;
+        while rt.metrics().num_alive_tasks() != before && yields < 1_000 {
+            tokio::task::yield_now().await;
+            yields += 1;
+        }
+        assert_eq!(
+            rt.metrics().num_alive_tasks(),
+            before,
+            "the timer task outlived its queue"
+        );
     }
 
     #[test]

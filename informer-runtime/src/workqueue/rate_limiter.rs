@@ -78,7 +78,7 @@ where
     ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1000))
 }
 
-/// Caps the delays of any limiter at `max` (W6 [ours]); client-go's bucket has no cap.
+/// Caps the delays of any limiter at `max` (W6, ours); client-go's bucket has no cap.
 pub fn with_max_delay<L>(limiter: L, max: Duration) -> MaxDelayRateLimiter<L> {
     MaxDelayRateLimiter {
         inner: limiter,
@@ -324,7 +324,7 @@ impl<T> fmt::Debug for MaxOfRateLimiter<T> {
     }
 }
 
-/// A limiter whose delays never exceed a maximum (W6 [ours]); built by [`with_max_delay`].
+/// A limiter whose delays never exceed a maximum (W6, ours); built by [`with_max_delay`].
 #[derive(Debug)]
 pub struct MaxDelayRateLimiter<L> {
     inner: L,

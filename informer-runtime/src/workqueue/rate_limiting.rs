@@ -82,6 +82,13 @@ impl<T> fmt::Debug for RateLimitingQueue<T> {
     }
 }
 
+impl<T: Hash + Eq + Clone + Send + Sync + 'static> Default for RateLimitingQueue<T> {
+    /// An unnamed queue with the default controller limiter; panics outside a tokio runtime.
+    fn default() -> Self {
+        Self::builder().build()
+    }
+}
+
 impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
     /// Creates an unnamed queue without metrics that uses `limiter`.
     ///
@@ -198,6 +205,15 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
+    /// `get` under a virtual-time limit, so a broken timer fails the test instead of hanging it.
+    async fn get<T: Hash + Eq + Clone + Send + Sync + 'static>(
+        q: &RateLimitingQueue<T>,
+    ) -> Option<T> {
+        tokio::time::timeout(Duration::from_secs(86_400), q.get())
+            .await
+            .expect("no item within a virtual day")
+    }
+
     #[tokio::test(start_paused = true)]
     async fn w4_add_rate_limited_waits_for_the_limiter_delay() {
         let q = RateLimitingQueue::new(ItemExponentialFailureRateLimiter::new(
@@ -208,11 +224,11 @@ mod tests {
         q.add_rate_limited("a");
         assert_eq!(q.num_requeues(&"a"), 1);
         assert_eq!(q.len(), 0);
-        assert_eq!(q.get().await, Some("a"));
+        assert_eq!(get(&q).await, Some("a"));
         assert_eq!(start.elapsed(), 10 * MS);
         q.add_rate_limited("a");
         q.done(&"a");
-        assert_eq!(q.get().await, Some("a"));
+        assert_eq!(get(&q).await, Some("a"));
         assert_eq!(start.elapsed(), 30 * MS);
         assert_eq!(q.num_requeues(&"a"), 2);
         q.forget(&"a");

@@ -3,7 +3,9 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use informer_runtime::key::ObjectKey;
@@ -39,6 +41,7 @@ impl<K> Recorded<K> {
 
 /// A store that applies operations to a map and records them.
 pub struct RecordingStore<K> {
+    closed: std::sync::atomic::AtomicBool,
     state: Mutex<Recorded<K>>,
     changed: tokio::sync::watch::Sender<u64>,
 }
@@ -46,6 +49,7 @@ pub struct RecordingStore<K> {
 impl<K: Resource + Send + 'static> RecordingStore<K> {
     pub fn new() -> Arc<Self> {
         Arc::new(RecordingStore {
+            closed: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(Recorded {
                 objects: BTreeMap::new(),
                 ops: Vec::new(),
@@ -54,18 +58,26 @@ impl<K: Resource + Send + 'static> RecordingStore<K> {
         })
     }
 
-    fn key(obj: &K) -> Result<String, StoreError> {
+    /// From now on every write answers `StoreError::Closed`, as a closed DeltaFifo does.
+    pub fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn key(&self, obj: &K) -> Result<String, StoreError> {
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::Closed);
+        }
         Ok(ObjectKey::from_resource(obj)?.to_string())
     }
 
     fn record(&self, f: impl FnOnce(&mut Recorded<K>)) {
-        f(&mut self.state.lock().unwrap());
+        f(&mut self.state.lock());
         self.changed.send_modify(|v| *v += 1);
     }
 
     /// Runs `f` on the recorded state.
     pub fn with<R>(&self, f: impl FnOnce(&Recorded<K>) -> R) -> R {
-        f(&self.state.lock().unwrap())
+        f(&self.state.lock())
     }
 
     /// Waits until `cond` holds (checked after every store operation), or panics after `timeout`.
@@ -96,7 +108,7 @@ impl<K: Resource + Send + 'static> RecordingStore<K> {
 
 impl<K: Resource + Send + 'static> ReflectorStore<K> for RecordingStore<K> {
     fn add(&self, obj: K) -> Result<(), StoreError> {
-        let key = Self::key(&obj)?;
+        let key = self.key(&obj)?;
         self.record(|r| {
             r.ops.push(Op::Add(key.clone()));
             r.objects.insert(key, obj);
@@ -105,7 +117,7 @@ impl<K: Resource + Send + 'static> ReflectorStore<K> for RecordingStore<K> {
     }
 
     fn update(&self, obj: K) -> Result<(), StoreError> {
-        let key = Self::key(&obj)?;
+        let key = self.key(&obj)?;
         self.record(|r| {
             r.ops.push(Op::Update(key.clone()));
             r.objects.insert(key, obj);
@@ -114,7 +126,7 @@ impl<K: Resource + Send + 'static> ReflectorStore<K> for RecordingStore<K> {
     }
 
     fn delete(&self, obj: K) -> Result<(), StoreError> {
-        let key = Self::key(&obj)?;
+        let key = self.key(&obj)?;
         self.record(|r| {
             r.ops.push(Op::Delete(key.clone()));
             r.objects.remove(&key);
@@ -125,7 +137,7 @@ impl<K: Resource + Send + 'static> ReflectorStore<K> for RecordingStore<K> {
     fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError> {
         let mut map = BTreeMap::new();
         for obj in items {
-            map.insert(Self::key(&obj)?, obj);
+            map.insert(self.key(&obj)?, obj);
         }
         self.record(|r| {
             r.ops.push(Op::Replace {
@@ -138,6 +150,9 @@ impl<K: Resource + Send + 'static> ReflectorStore<K> for RecordingStore<K> {
     }
 
     fn resync(&self) -> Result<(), StoreError> {
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::Closed);
+        }
         self.record(|r| r.ops.push(Op::Resync));
         Ok(())
     }
@@ -196,8 +211,16 @@ impl Running {
             .expect("reflector task did not panic");
     }
 
+    /// Waits for the reflector to end by itself (without cancelling it).
+    pub async fn ended(self) {
+        tokio::time::timeout(WAIT, self.task)
+            .await
+            .expect("reflector ends by itself")
+            .expect("reflector task did not panic");
+    }
+
     pub fn errors(&self) -> Vec<String> {
-        self.errors.lock().unwrap().clone()
+        self.errors.lock().clone()
     }
 }
 
@@ -206,7 +229,7 @@ pub fn start(server: &TestServer, mut config: ReflectorConfig) -> Running {
     let errors = Arc::new(Mutex::new(Vec::new()));
     let errors2 = errors.clone();
     config.watch_error_handler = Some(Arc::new(move |e: &Error| {
-        errors2.lock().unwrap().push(format!("{e:?}"));
+        errors2.lock().push(format!("{e:?}"));
     }));
     let store = RecordingStore::<ConfigMap>::new();
     // kube's default client retries 429/503/504 itself (`Config::default_retry`); switch that off

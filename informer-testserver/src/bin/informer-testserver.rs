@@ -11,7 +11,10 @@ use informer_testserver::TestServer;
 
 /// Command-line flags.
 #[derive(Debug, Parser)]
-#[command(name = "informer-testserver", about = "In-memory Kubernetes API server for tests and demos")]
+#[command(
+    name = "informer-testserver",
+    about = "In-memory Kubernetes API server for tests and demos"
+)]
 struct Args {
     /// Port to listen on (0: a free port).
     #[arg(long, default_value_t = 0)]
@@ -52,11 +55,16 @@ async fn main() -> anyhow::Result<()> {
     }
     let server = builder.start().await.context("starting the server")?;
     if let Some(dir) = &args.seed {
-        let n = server.seed_dir(dir).with_context(|| format!("seeding from {}", dir.display()))?;
+        let n = server
+            .seed_dir(dir)
+            .with_context(|| format!("seeding from {}", dir.display()))?;
         eprintln!("seeded {n} objects from {}", dir.display());
     }
     let path = args.kubeconfig.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("informer-testserver-{}.kubeconfig", server.addr().port()))
+        std::env::temp_dir().join(format!(
+            "informer-testserver-{}.kubeconfig",
+            server.addr().port()
+        ))
     });
     server
         .write_kubeconfig(&path)
@@ -64,7 +72,9 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("informer-testserver listening on {}", server.base_url());
     eprintln!("kubeconfig written to {}", path.display());
     eprintln!("try: kubectl --kubeconfig {} get pods -A", path.display());
-    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
     server.shutdown().await;
     Ok(())
 }

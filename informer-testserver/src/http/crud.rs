@@ -27,7 +27,10 @@ fn part(t: &Target) -> Result<Part, ApiError> {
         Some(other) => Err(ApiError::new(
             404,
             "NotFound",
-            format!("the server could not find the requested resource ({}/{other})", t.info.plural),
+            format!(
+                "the server could not find the requested resource ({}/{other})",
+                t.info.plural
+            ),
         )),
     }
 }
@@ -39,10 +42,15 @@ async fn body_bytes(req: Request) -> Result<Bytes, ApiError> {
 }
 
 fn body_json(body: &[u8]) -> Result<Value, ApiError> {
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("the object provided is unrecognized or malformed JSON: {e}")))?;
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the object provided is unrecognized or malformed JSON: {e}"
+        ))
+    })?;
     if !v.is_object() {
-        return Err(ApiError::bad_request("the object provided must be a JSON object"));
+        return Err(ApiError::bad_request(
+            "the object provided must be a JSON object",
+        ));
     }
     Ok(v)
 }
@@ -51,26 +59,48 @@ fn need_verb(t: &Target, verb: &str) -> Result<(), ApiError> {
     if t.info.allows(verb) {
         Ok(())
     } else {
-        Err(ApiError::method_not_allowed(&format!("{verb} {}", t.info.plural)))
+        Err(ApiError::method_not_allowed(&format!(
+            "{verb} {}",
+            t.info.plural
+        )))
     }
 }
 
 /// Serves every non-list, non-watch resource verb.
-pub(crate) async fn handle(sh: &Arc<Shared>, t: &Target, verb: Verb, q: &QueryParams, mode: Mode, req: Request) -> Result<Response, ApiError> {
+pub(crate) async fn handle(
+    sh: &Arc<Shared>,
+    t: &Target,
+    verb: Verb,
+    q: &QueryParams,
+    mode: Mode,
+    req: Request,
+) -> Result<Response, ApiError> {
     let ns = t.namespace.as_deref();
     let p = part(t)?;
-    let ok = |status: StatusCode, obj: &crate::store::Stored| json_response(status, object_bytes(obj, &t.info, mode));
+    let ok = |status: StatusCode, obj: &crate::store::Stored| {
+        json_response(status, object_bytes(obj, &t.info, mode))
+    };
     match verb {
         Verb::Get => {
             let name = t.name.as_deref().unwrap_or_default();
-            let key = if t.info.namespaced { (ns.unwrap_or_default().to_owned(), name.to_owned()) } else { (String::new(), name.to_owned()) };
-            let obj = sh.store.get(&t.info.storage_key(), &key).ok_or_else(|| ApiError::not_found(&t.info, name))?;
+            let key = if t.info.namespaced {
+                (ns.unwrap_or_default().to_owned(), name.to_owned())
+            } else {
+                (String::new(), name.to_owned())
+            };
+            let obj = sh
+                .store
+                .get(&t.info.storage_key(), &key)
+                .ok_or_else(|| ApiError::not_found(&t.info, name))?;
             Ok(ok(StatusCode::OK, &obj))
         }
         Verb::Create => {
             need_verb(t, "create")?;
             if t.name.is_some() || (t.info.namespaced && ns.is_none()) {
-                return Err(ApiError::method_not_allowed(&format!("create {}", t.info.plural)));
+                return Err(ApiError::method_not_allowed(&format!(
+                    "create {}",
+                    t.info.plural
+                )));
             }
             let body = body_json(&body_bytes(req).await?)?;
             let obj = ops::create(sh, &t.info, ns, body, q.dry_run)?;
@@ -94,9 +124,26 @@ pub(crate) async fn handle(sh: &Arc<Shared>, t: &Target, verb: Verb, q: &QueryPa
                 .to_owned();
             let kind = PatchKind::from_content_type(&ct)?;
             let body = body_bytes(req).await?;
-            let existed = sh.store.get(&t.info.storage_key(), &(if t.info.namespaced { ns.unwrap_or_default().to_owned() } else { String::new() }, name.to_owned())).is_some();
+            let existed = sh
+                .store
+                .get(
+                    &t.info.storage_key(),
+                    &(
+                        if t.info.namespaced {
+                            ns.unwrap_or_default().to_owned()
+                        } else {
+                            String::new()
+                        },
+                        name.to_owned(),
+                    ),
+                )
+                .is_some();
             let obj = ops::patch(sh, &t.info, ns, name, kind, &body, p)?;
-            let status = if existed { StatusCode::OK } else { StatusCode::CREATED };
+            let status = if existed {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            };
             Ok(ok(status, &obj))
         }
         Verb::Delete => {
@@ -141,7 +188,11 @@ fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
     }
     let v = body_json(body)?;
     let pre = v.get("preconditions");
-    let text = |k: &str| pre.and_then(|p| p.get(k)).and_then(Value::as_str).map(str::to_owned);
+    let text = |k: &str| {
+        pre.and_then(|p| p.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     Ok(Preconditions {
         uid: text("uid"),
         resource_version: text("resourceVersion"),

@@ -48,7 +48,8 @@ fn wants_aggregated(accept: &str) -> bool {
 
 fn aggregated_response(body: Value) -> Response {
     let mut resp = json_response(StatusCode::OK, bytes(&body));
-    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(AGGREGATED));
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(AGGREGATED));
     resp
 }
 
@@ -123,7 +124,11 @@ pub(crate) fn resources(sh: &Shared, group: &str, version: &str) -> Bytes {
         .iter()
         .flat_map(|r| r.discovery_entries())
         .collect();
-    let gv = if group.is_empty() { version.to_owned() } else { format!("{group}/{version}") };
+    let gv = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
     bytes(&json!({
         "kind": "APIResourceList",
         "apiVersion": "v1",
@@ -166,18 +171,35 @@ fn aggregated_group(sh: &Shared, group: &str) -> Value {
             })
         })
         .collect();
-    let metadata = if group.is_empty() { json!({"creationTimestamp": null}) } else { json!({"name": group, "creationTimestamp": null}) };
+    let metadata = if group.is_empty() {
+        json!({"creationTimestamp": null})
+    } else {
+        json!({"name": group, "creationTimestamp": null})
+    };
     json!({"metadata": metadata, "versions": versions})
 }
 
-/// `/openapi/v2`: a valid document without definitions (clients then skip schema validation).
-pub(crate) fn openapi_v2() -> Bytes {
-    bytes(&json!({
-        "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": GIT_VERSION},
-        "paths": {},
-        "definitions": {},
-    }))
+/// `/openapi/v2`: a valid document without definitions (kubectl then skips client-side schema
+/// validation of the kind). kubectl asks for protobuf; an empty message is a valid empty
+/// `openapi_v2.Document`.
+pub(crate) fn openapi_v2(accept: &str) -> Response {
+    if accept.contains("protobuf") {
+        let mut resp = json_response(StatusCode::OK, Bytes::new());
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/com.github.proto-openapi.spec.v2.v1.0+protobuf"),
+        );
+        return resp;
+    }
+    json_response(
+        StatusCode::OK,
+        bytes(&json!({
+            "swagger": "2.0",
+            "info": {"title": "Kubernetes", "version": GIT_VERSION},
+            "paths": {},
+            "definitions": {},
+        })),
+    )
 }
 
 /// `/openapi/v3` (the index of group-versions) and `/openapi/v3/{api/v1|apis/g/v}`: every kind
@@ -190,13 +212,22 @@ pub(crate) fn openapi_v3(sh: &Shared, rest: &str) -> Result<Bytes, ApiError> {
             gvs.push((g.clone(), v));
         }
     }
-    let path_of = |g: &str, v: &str| if g.is_empty() { format!("api/{v}") } else { format!("apis/{g}/{v}") };
+    let path_of = |g: &str, v: &str| {
+        if g.is_empty() {
+            format!("api/{v}")
+        } else {
+            format!("apis/{g}/{v}")
+        }
+    };
     if rest.is_empty() {
         let paths: serde_json::Map<String, Value> = gvs
             .iter()
             .map(|(g, v)| {
                 let p = path_of(g, v);
-                (p.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{p}?hash=0")}))
+                (
+                    p.clone(),
+                    json!({"serverRelativeURL": format!("/openapi/v3/{p}?hash=0")}),
+                )
             })
             .collect();
         return Ok(bytes(&json!({"paths": paths})));
@@ -210,7 +241,11 @@ pub(crate) fn openapi_v3(sh: &Shared, rest: &str) -> Result<Bytes, ApiError> {
         // kubectl checks PATCH operations for a `fieldValidation` parameter to decide that the
         // server validates fields itself (and skips client-side schema validation).
         let gvk_one = json!({"group": r.group, "version": r.version, "kind": r.kind});
-        let base = if r.group.is_empty() { format!("/api/{}", r.version) } else { format!("/apis/{}/{}", r.group, r.version) };
+        let base = if r.group.is_empty() {
+            format!("/api/{}", r.version)
+        } else {
+            format!("/apis/{}/{}", r.group, r.version)
+        };
         let item = if r.namespaced {
             format!("{base}/namespaces/{{namespace}}/{}/{{name}}", r.plural)
         } else {
@@ -226,7 +261,12 @@ pub(crate) fn openapi_v3(sh: &Shared, rest: &str) -> Result<Bytes, ApiError> {
             }}),
         );
         let gvk = json!([{"group": r.group, "version": r.version, "kind": r.kind}]);
-        let name = format!("{}.{}.{}", if r.group.is_empty() { "core" } else { &r.group }, r.version, r.kind);
+        let name = format!(
+            "{}.{}.{}",
+            if r.group.is_empty() { "core" } else { &r.group },
+            r.version,
+            r.kind
+        );
         schemas.insert(
             name,
             json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-group-version-kind": gvk}),

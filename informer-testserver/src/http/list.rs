@@ -36,7 +36,7 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -51,14 +51,23 @@ fn encode_continue(rv: u64, key: &ObjKey) -> String {
 }
 
 fn decode_continue(tok: &str) -> Result<(u64, ObjKey), ApiError> {
-    let bad = || ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    let bad = || {
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        )
+    };
     let raw = unhex(tok).ok_or_else(bad)?;
     let text = String::from_utf8(raw).map_err(|_| bad())?;
     let mut parts = text.split('\0');
-    let (Some(rv), Some(ns), Some(name), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+    let (Some(rv), Some(ns), Some(name), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
         return Err(bad());
     };
-    Ok((rv.parse().map_err(|_| bad())?, (ns.to_owned(), name.to_owned())))
+    Ok((
+        rv.parse().map_err(|_| bad())?,
+        (ns.to_owned(), name.to_owned()),
+    ))
 }
 
 /// Where a list reads and from which key.
@@ -67,10 +76,14 @@ fn read_point(sh: &Shared, q: &QueryParams) -> Result<(Option<u64>, Option<ObjKe
     let rvm = q.resource_version_match.as_deref().unwrap_or_default();
     if let Some(tok) = q.continue_token.as_deref().filter(|t| !t.is_empty()) {
         if !rv.is_empty() && rv != "0" {
-            return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
         }
         if !rvm.is_empty() {
-            return Err(ApiError::bad_request("resourceVersionMatch is forbidden when continue is provided"));
+            return Err(ApiError::bad_request(
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
         }
         let (at, key) = decode_continue(tok)?;
         if !sh.store.continue_valid(at) {
@@ -82,9 +95,13 @@ fn read_point(sh: &Shared, q: &QueryParams) -> Result<(Option<u64>, Option<ObjKe
     }
     match (rv, rvm) {
         ("", "") => Ok((None, None)),
-        ("", _) => Err(ApiError::bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided")),
+        ("", _) => Err(ApiError::bad_request(
+            "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        )),
         ("0", "" | "NotOlderThan") => Ok((None, None)),
-        ("0", "Exact") => Err(ApiError::bad_request("resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"")),
+        ("0", "Exact") => Err(ApiError::bad_request(
+            "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"",
+        )),
         (n, "Exact") => Ok((Some(parse_rv(n)?), None)),
         (n, "NotOlderThan") => {
             let want = parse_rv(n)?;
@@ -110,7 +127,12 @@ fn read_point(sh: &Shared, q: &QueryParams) -> Result<(Option<u64>, Option<ObjKe
 }
 
 /// Serves a LIST.
-pub(crate) fn list(sh: &Arc<Shared>, t: &Target, q: &QueryParams, mode: Mode) -> Result<Response, ApiError> {
+pub(crate) fn list(
+    sh: &Arc<Shared>,
+    t: &Target,
+    q: &QueryParams,
+    mode: Mode,
+) -> Result<Response, ApiError> {
     let sel = selectors(t, q)?;
     let (at, start_after) = read_point(sh, q)?;
     let filter = |o: &crate::store::Stored| sel.matches(o);
@@ -123,7 +145,10 @@ pub(crate) fn list(sh: &Arc<Shared>, t: &Target, q: &QueryParams, mode: Mode) ->
     };
     let page = sh.store.list(&t.info.storage_key(), &read)?;
     let (kind, api_version) = match mode {
-        Mode::Metadata => ("PartialObjectMetadataList".to_owned(), "meta.k8s.io/v1".to_owned()),
+        Mode::Metadata => (
+            "PartialObjectMetadataList".to_owned(),
+            "meta.k8s.io/v1".to_owned(),
+        ),
         Mode::Full => (t.info.list_kind(), t.info.api_version()),
     };
     let cont = page.next.as_ref().map(|k| encode_continue(page.rv, k));

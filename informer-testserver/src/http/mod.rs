@@ -71,7 +71,11 @@ enum Route {
 }
 
 fn route(sh: &Shared, path: &str) -> Result<Route, ApiError> {
-    let segs: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
+    let segs: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
     let (group, version, rest) = match segs.as_slice() {
         ["version"] => return Ok(Route::Version),
         ["healthz" | "livez" | "readyz", ..] => return Ok(Route::Health),
@@ -91,9 +95,12 @@ fn route(sh: &Shared, path: &str) -> Result<Route, ApiError> {
         return Ok(Route::Resources(group.to_owned(), version.to_owned()));
     }
     let (namespace, rest) = match rest {
-        ["namespaces", ns, plural, more @ ..] if *plural != "status" && *plural != "finalize" => {
-            (Some((*ns).to_owned()), std::iter::once(*plural).chain(more.iter().copied()).collect::<Vec<_>>())
-        }
+        ["namespaces", ns, plural, more @ ..] if *plural != "status" && *plural != "finalize" => (
+            Some((*ns).to_owned()),
+            std::iter::once(*plural)
+                .chain(more.iter().copied())
+                .collect::<Vec<_>>(),
+        ),
         other => (None, other.to_vec()),
     };
     let plural = rest[0];
@@ -110,7 +117,12 @@ fn route(sh: &Shared, path: &str) -> Result<Route, ApiError> {
         [_, n, s] => (Some((*n).to_owned()), Some((*s).to_owned())),
         _ => return Err(ApiError::no_route(path)),
     };
-    Ok(Route::Resource(Target { info, namespace, name, subresource }))
+    Ok(Route::Resource(Target {
+        info,
+        namespace,
+        name,
+        subresource,
+    }))
 }
 
 fn verb_of(method: &Method, route: &Route, q: &QueryParams) -> Verb {
@@ -131,7 +143,9 @@ fn verb_of(method: &Method, route: &Route, q: &QueryParams) -> Verb {
 }
 
 fn authorized(sh: &Shared, req: &Request) -> bool {
-    let Some(token) = &sh.settings.token else { return true };
+    let Some(token) = &sh.settings.token else {
+        return true;
+    };
     req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
@@ -172,7 +186,13 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
     resp
 }
 
-async fn serve(sh: &Arc<Shared>, route: Route, verb: Verb, q: &QueryParams, req: Request) -> Result<Response, ApiError> {
+async fn serve(
+    sh: &Arc<Shared>,
+    route: Route,
+    verb: Verb,
+    q: &QueryParams,
+    req: Request,
+) -> Result<Response, ApiError> {
     let accept = req
         .headers()
         .get(header::ACCEPT)
@@ -182,12 +202,21 @@ async fn serve(sh: &Arc<Shared>, route: Route, verb: Verb, q: &QueryParams, req:
     match route {
         Route::Version => Ok(json_response(StatusCode::OK, discovery::version())),
         Route::Health => Ok(Response::new(Body::from("ok"))),
-        Route::OpenApiV2 => Ok(json_response(StatusCode::OK, discovery::openapi_v2())),
-        Route::OpenApiV3(rest) => discovery::openapi_v3(sh, &rest).map(|b| json_response(StatusCode::OK, b)),
-        Route::CoreVersions => Ok(discovery::core_versions(sh, &accept, req.headers().get(header::HOST))),
+        Route::OpenApiV2 => Ok(discovery::openapi_v2(&accept)),
+        Route::OpenApiV3(rest) => {
+            discovery::openapi_v3(sh, &rest).map(|b| json_response(StatusCode::OK, b))
+        }
+        Route::CoreVersions => Ok(discovery::core_versions(
+            sh,
+            &accept,
+            req.headers().get(header::HOST),
+        )),
         Route::Groups => Ok(discovery::groups(sh, &accept)),
         Route::Group(g) => discovery::group(sh, &g).map(|b| json_response(StatusCode::OK, b)),
-        Route::Resources(g, v) => Ok(json_response(StatusCode::OK, discovery::resources(sh, &g, &v))),
+        Route::Resources(g, v) => Ok(json_response(
+            StatusCode::OK,
+            discovery::resources(sh, &g, &v),
+        )),
         Route::Resource(t) => {
             apply_faults(sh, &t, verb).await?;
             let mode = Mode::from_accept(&accept);
@@ -247,8 +276,10 @@ async fn apply_faults(sh: &Arc<Shared>, t: &Target, verb: Verb) -> Result<(), Ap
 pub(crate) fn json_response(status: StatusCode, body: Bytes) -> Response {
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     resp
 }
 

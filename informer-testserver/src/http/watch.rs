@@ -28,7 +28,12 @@ use crate::store::{Event, EventType, Stored, WatchFrom, WatchStart};
 const CHUNK: usize = 256 * 1024;
 
 /// Serves a WATCH.
-pub(crate) fn watch(sh: &Arc<Shared>, t: &Target, q: &QueryParams, mode: Mode) -> Result<Response, ApiError> {
+pub(crate) fn watch(
+    sh: &Arc<Shared>,
+    t: &Target,
+    q: &QueryParams,
+    mode: Mode,
+) -> Result<Response, ApiError> {
     let sel = selectors(t, q)?;
     let rv = q.resource_version.as_deref().unwrap_or_default();
     let rvm = q.resource_version_match.as_deref().unwrap_or_default();
@@ -47,7 +52,9 @@ pub(crate) fn watch(sh: &Arc<Shared>, t: &Target, q: &QueryParams, mode: Mode) -
         WatchFrom::Now { initial: true }
     } else {
         match rv {
-            "" | "0" => WatchFrom::Now { initial: q.send_initial_events != Some(false) },
+            "" | "0" => WatchFrom::Now {
+                initial: q.send_initial_events != Some(false),
+            },
             n => WatchFrom::After(parse_rv(n)?),
         }
     };
@@ -55,14 +62,29 @@ pub(crate) fn watch(sh: &Arc<Shared>, t: &Target, q: &QueryParams, mode: Mode) -
     let (start, error_first) = match sh.store.watch(&res, t.namespace.as_deref(), from) {
         Ok(s) => (s, None),
         // The real server answers 200 and sends the 410 as an ERROR event.
-        Err(e) => (sh.store.watch(&res, t.namespace.as_deref(), WatchFrom::Now { initial: false })?, Some(e)),
+        Err(e) => (
+            sh.store.watch(
+                &res,
+                t.namespace.as_deref(),
+                WatchFrom::Now { initial: false },
+            )?,
+            Some(e),
+        ),
     };
     let error_first = match (error_first, sh.faults.take_gone_watch()) {
         (Some(e), _) => Some(e),
-        (None, true) => Some(ApiError::expired(format!("too old resource version: {rv} ({})", sh.store.current_rv()))),
+        (None, true) => Some(ApiError::expired(format!(
+            "too old resource version: {rv} ({})",
+            sh.store.current_rv()
+        ))),
         (None, false) => None,
     };
-    let WatchStart { initial, replay, rx, rv: start_rv } = start;
+    let WatchStart {
+        initial,
+        replay,
+        rx,
+        rv: start_rv,
+    } = start;
     let mut ticker = tokio::time::interval_at(
         Instant::now() + sh.settings.bookmark_interval,
         sh.settings.bookmark_interval.max(Duration::from_millis(1)),
@@ -85,7 +107,9 @@ pub(crate) fn watch(sh: &Arc<Shared>, t: &Target, q: &QueryParams, mode: Mode) -
         last_rv: start_rv,
         bookmarks: q.allow_watch_bookmarks,
         ticker,
-        deadline: q.timeout_seconds.map(|s| Instant::now() + Duration::from_secs(s)),
+        deadline: q
+            .timeout_seconds
+            .map(|s| Instant::now() + Duration::from_secs(s)),
         kick: sh.faults.kick_rx(),
         sent: 0,
         state: Phase::Running,
@@ -97,8 +121,10 @@ pub(crate) fn watch(sh: &Arc<Shared>, t: &Target, q: &QueryParams, mode: Mode) -
     });
     let mut resp = Response::new(Body::from_stream(stream));
     *resp.status_mut() = StatusCode::OK;
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     Ok(resp)
 }
 
@@ -181,10 +207,17 @@ impl Watcher {
 
     fn bookmark(&self, rv: u64, end: bool) -> Bytes {
         let (kind, api_version) = match self.mode {
-            Mode::Metadata => ("PartialObjectMetadata".to_owned(), "meta.k8s.io/v1".to_owned()),
+            Mode::Metadata => (
+                "PartialObjectMetadata".to_owned(),
+                "meta.k8s.io/v1".to_owned(),
+            ),
             Mode::Full => (self.info_kind.clone(), self.info.api_version()),
         };
-        let ann = if end { ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" } else { "" };
+        let ann = if end {
+            ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"
+        } else {
+            ""
+        };
         Bytes::from(format!(
             "{{\"type\":\"BOOKMARK\",\"object\":{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":\"{rv}\",\"creationTimestamp\":null{ann}}}}}}}\n"
         ))
@@ -202,10 +235,10 @@ impl Watcher {
         if *ev.res != *self.res {
             return None;
         }
-        if let Some(ns) = &self.ns {
-            if ev.obj.namespace != *ns {
-                return None;
-            }
+        if let Some(ns) = &self.ns
+            && ev.obj.namespace != *ns
+        {
+            return None;
         }
         if self.sel.is_empty() {
             return Some(ev.kind);
@@ -238,7 +271,9 @@ impl Watcher {
             Phase::Done => return None,
             Phase::Abort => {
                 self.state = Phase::Done;
-                return Some(Err(std::io::Error::other("watch chunk cut by fault injection")));
+                return Some(Err(std::io::Error::other(
+                    "watch chunk cut by fault injection",
+                )));
             }
             Phase::Running => {}
         }
@@ -249,7 +284,9 @@ impl Watcher {
         let mut buf = BytesMut::new();
         // Initial state and replay, in chunks.
         while buf.len() < CHUNK {
-            let Some(obj) = self.initial.next() else { break };
+            let Some(obj) = self.initial.next() else {
+                break;
+            };
             if self.sel.matches(&obj) && !self.push_event(&mut buf, "ADDED", &obj) {
                 return Some(Ok(buf.freeze()));
             }
@@ -263,10 +300,10 @@ impl Watcher {
         if !buf.is_empty() {
             return Some(Ok(buf.freeze()));
         }
-        if let Some(rv) = self.end_bookmark.take() {
-            if !self.sh.faults.end_suppressed() {
-                return Some(Ok(self.bookmark(rv, true)));
-            }
+        if let Some(rv) = self.end_bookmark.take()
+            && !self.sh.faults.end_suppressed()
+        {
+            return Some(Ok(self.bookmark(rv, true)));
         }
         loop {
             let deadline = self.deadline;

@@ -12,9 +12,11 @@
 //! The `kube::Client` must not time out a response body before the watch does: its
 //! `Config::read_timeout` must be `None` (kube's default) or longer than the longest watch timeout
 //! the reflector may ask for (twice `ReflectorConfig::min_watch_timeout`, 10 min by default, plus 5 s).
-//! The reflector detects dead connections itself (R7).
+//! The reflector detects dead connections itself (R7). [`read_timeout_fits`] checks a `kube::Config`.
 //! kube's default client retries 429/503/504 internally (`Config::default_retry`); the reflector's
 //! own handling (R13) then only sees what is left after those retries.
+
+mod decode;
 
 use std::fmt::Write as _;
 use std::marker::PhantomData;
@@ -22,13 +24,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
 use futures::stream::BoxStream;
-use futures::{Stream, StreamExt};
-use http_body_util::BodyExt;
 use kube::api::{Api, DynamicObject, PartialObjectMeta};
 use kube::core::{Status, WatchEvent};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
+
+use self::decode::{ItemsOnly, LineDecoder, ListMetaOnly, decode_event};
 
 /// Why a LIST or WATCH request failed. The [reflector](crate::reflector) classifies these into
 /// the R9–R16 error classes; [`Error::class`] gives the class.
@@ -49,7 +52,9 @@ pub enum Error {
     Transport(#[source] kube::Error),
     /// A LIST body or a watch line is not valid JSON for the expected type (a malformed line).
     /// Retryable by re-listing.
-    #[error("cannot decode {what}: {source}")]
+    // The serde message can quote object contents (Secret data), so only its position is shown;
+    // the message stays reachable through `source()`.
+    #[error("cannot decode {what} at line {}, column {}", .source.line(), .source.column())]
     Decode {
         /// What was being decoded (`"list"`, `"watch event"`).
         what: &'static str,
@@ -285,7 +290,8 @@ where
     K: Resource + Send + 'static,
     K::DynamicType: Default,
 {
-    /// A metadata-only list-watcher: the server sends `PartialObjectMetadata` (M8).
+    /// A metadata-only list-watcher: the server sends `PartialObjectMetadata` (M8). Objects of
+    /// `K`'s own kind are accepted too (a server that ignores the `as=` media type parameter).
     pub fn metadata(api: Api<K>) -> Self {
         let mut lw = Self::from_parts(
             api.resource_url().to_string(),
@@ -293,9 +299,14 @@ where
             Mode::Metadata,
             "PartialObjectMetadata".to_string(),
         );
-        lw.check = Some(Arc::new(|obj: &PartialObjectMeta<K>| match &obj.types {
-            Some(t) if t.kind != "PartialObjectMetadata" => Some(t.kind.clone()),
-            _ => None,
+        let own_kind = K::kind(&K::DynamicType::default()).into_owned();
+        lw.check = Some(Arc::new(move |obj: &PartialObjectMeta<K>| {
+            match &obj.types {
+                Some(t) if t.kind != "PartialObjectMetadata" && t.kind != own_kind => {
+                    Some(t.kind.clone())
+                }
+                _ => None,
+            }
         }));
         lw
     }
@@ -392,6 +403,7 @@ where
         let lines = LineDecoder {
             body: res.into_body(),
             buf: BytesMut::new(),
+            scanned: 0,
             done: false,
         };
         let check = self.check.clone();
@@ -440,6 +452,15 @@ where
     }
 }
 
+/// Whether a client built from `config` can carry the reflector's watches: its read timeout must be
+/// unset or longer than the longest watch (twice `min_watch_timeout`, raised to 5 min, R6) plus the
+/// 5 s dead-connection grace (R7). Check user-supplied configurations with this before building
+/// the `kube::Client` (a built `Client` no longer exposes its timeouts).
+pub fn read_timeout_fits(config: &kube::Config, min_watch_timeout: Duration) -> bool {
+    let longest = min_watch_timeout.max(Duration::from_secs(300)) * 2 + Duration::from_secs(5);
+    config.read_timeout.is_none_or(|t| t > longest)
+}
+
 /// Builds [`Error::Api`], taking `Retry-After` from the header or from `details.retryAfterSeconds`.
 fn api_error(status: Status, header_retry: Option<Duration>) -> Error {
     let detail_retry = status
@@ -452,142 +473,6 @@ fn api_error(status: Status, header_retry: Option<Duration>) -> Error {
         status: Box::new(status),
         retry_after: header_retry.or(detail_retry),
     }
-}
-
-/// Decodes one watch line exactly once into `WatchEvent<K>`. Only when that fails is the line looked
-/// at again, to tell an object of another kind (R16) from a malformed line.
-fn decode_event<K: DeserializeOwned>(
-    line: Bytes,
-    check: Option<&ObjectCheck<K>>,
-    expected: &str,
-) -> Result<WatchEvent<K>> {
-    match serde_json::from_slice::<WatchEvent<K>>(&line) {
-        Ok(WatchEvent::Error(status)) => Err(api_error(*status, None)),
-        Ok(ev) => {
-            let (event_type, obj) = match &ev {
-                WatchEvent::Added(o) => ("ADDED", o),
-                WatchEvent::Modified(o) => ("MODIFIED", o),
-                WatchEvent::Deleted(o) => ("DELETED", o),
-                _ => return Ok(ev),
-            };
-            match check.and_then(|c| c(obj)) {
-                Some(kind) => Err(Error::UnexpectedObject {
-                    event_type: event_type.to_string(),
-                    kind,
-                    expected: expected.to_string(),
-                }),
-                None => Ok(ev),
-            }
-        }
-        Err(source) => {
-            if let Ok(probe) = serde_json::from_slice::<EventProbe>(&line)
-                && let Some(kind) = probe.object.kind.filter(|k| k != expected)
-            {
-                return Err(Error::UnexpectedObject {
-                    event_type: probe.type_,
-                    kind,
-                    expected: expected.to_string(),
-                });
-            }
-            if let Ok(status) = serde_json::from_slice::<Status>(&line)
-                && status.code != 0
-            {
-                return Err(api_error(status, None));
-            }
-            Err(Error::Decode {
-                what: "watch event",
-                source,
-            })
-        }
-    }
-}
-
-/// Splits a response body into newline-terminated lines.
-struct LineDecoder {
-    body: kube::client::Body,
-    buf: BytesMut,
-    done: bool,
-}
-
-impl LineDecoder {
-    fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
-        futures::stream::unfold(self, |mut st| async move {
-            let item = st.next_line().await?;
-            Some((item, st))
-        })
-    }
-
-    async fn next_line(&mut self) -> Option<Result<Bytes>> {
-        loop {
-            if let Some(pos) = self.buf.iter().position(|b| *b == b'\n') {
-                let mut line = self.buf.split_to(pos + 1).freeze();
-                line.truncate(pos);
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                return Some(Ok(line));
-            }
-            if self.done {
-                return None;
-            }
-            match self.body.frame().await {
-                Some(Ok(frame)) => {
-                    if let Ok(data) = frame.into_data() {
-                        self.buf.extend_from_slice(&data);
-                    }
-                }
-                Some(Err(e)) => {
-                    // The connection broke (e.g. a chunk was cut): surface it and end the stream.
-                    self.done = true;
-                    self.buf.clear();
-                    return Some(Err(Error::Transport(e)));
-                }
-                None => {
-                    self.done = true;
-                    let rest = self.buf.iter().filter(|b| !b.is_ascii_whitespace()).count();
-                    self.buf.clear();
-                    if rest > 0 {
-                        return Some(Err(Error::CutChunk(rest)));
-                    }
-                    return None;
-                }
-            }
-        }
-    }
-}
-
-/// The items of a list body; `null` items decode as empty.
-#[derive(serde::Deserialize)]
-#[serde(bound(deserialize = "K: DeserializeOwned"))]
-struct ItemsOnly<K> {
-    #[serde(default)]
-    items: Option<Vec<K>>,
-}
-
-#[derive(serde::Deserialize)]
-struct ListMetaOnly {
-    #[serde(default)]
-    metadata: ListMetaFields,
-}
-
-#[derive(serde::Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct ListMetaFields {
-    resource_version: Option<String>,
-    #[serde(rename = "continue")]
-    continue_: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
-struct EventProbe {
-    #[serde(rename = "type")]
-    type_: String,
-    object: ObjectProbe,
-}
-
-#[derive(serde::Deserialize)]
-struct ObjectProbe {
-    kind: Option<String>,
 }
 
 fn classify_status(status: &Status) -> ErrorClass {
@@ -657,6 +542,45 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
     #[test]
+    fn read_timeout_must_exceed_the_longest_watch() {
+        let mut config = kube::Config::new(http::Uri::from_static("http://127.0.0.1:9"));
+        config.read_timeout = None;
+        assert!(read_timeout_fits(&config, Duration::ZERO));
+        config.read_timeout = Some(Duration::from_secs(295));
+        assert!(
+            !read_timeout_fits(&config, Duration::ZERO),
+            "kube's old 295 s default is too short"
+        );
+        config.read_timeout = Some(Duration::from_secs(12 * 60));
+        assert!(read_timeout_fits(&config, Duration::from_secs(300)));
+        assert!(!read_timeout_fits(&config, Duration::from_secs(400)));
+    }
+
+    #[tokio::test]
+    async fn connection_refused_is_classified_for_r13() {
+        // Bind and drop a listener to get a local port nobody listens on.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let uri: http::Uri = format!("http://127.0.0.1:{port}").parse().unwrap();
+        let mut config = kube::Config::new(uri);
+        config.default_retry = false;
+        let client = kube::Client::try_from(config).unwrap();
+        let lw = ListWatch::new(Api::<ConfigMap>::all(client));
+        let req = WatchRequest {
+            timeout: Duration::from_secs(300),
+            ..Default::default()
+        };
+        let err = match lw.watch(&req).await {
+            Ok(_) => panic!("nothing listens on {port}"),
+            Err(e) => e,
+        };
+        assert_eq!(err.class(), ErrorClass::ConnectionRefused, "{err:?}");
+    }
+
+    #[test]
     fn query_values_are_percent_encoded() {
         let mut q = String::new();
         push_pair(&mut q, "labelSelector", "app in (a,b),!x");
@@ -665,30 +589,6 @@ mod tests {
             q,
             "labelSelector=app%20in%20%28a%2Cb%29%2C%21x&resourceVersion=0"
         );
-    }
-
-    #[test]
-    fn malformed_line_is_a_decode_error() {
-        let err = decode_event::<ConfigMap>(Bytes::from_static(b"{\"type\":"), None, "ConfigMap")
-            .unwrap_err();
-        assert!(matches!(err, Error::Decode { .. }), "{err:?}");
-        assert_eq!(err.class(), ErrorClass::InternalError);
-    }
-
-    #[test]
-    fn r16_other_kind_is_unexpected_object() {
-        let line = br#"{"type":"ADDED","object":{"apiVersion":"meta.k8s.io/v1","kind":"Table","rows":[]}}"#;
-        let err =
-            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
-        assert_eq!(err.class(), ErrorClass::UnexpectedObject, "{err:?}");
-    }
-
-    #[test]
-    fn error_event_is_classified() {
-        let line = br#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}"#;
-        let err =
-            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
-        assert_eq!(err.class(), ErrorClass::Expired);
     }
 
     #[test]

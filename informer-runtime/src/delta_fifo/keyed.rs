@@ -1,9 +1,12 @@
-//! The FIFO's locked state: per-key delta lists in first-enqueue order, and the D2–D7 rules.
+//! The keyed (coalescing) FIFO mode: per-key delta lists in first-enqueue order, and the D2–D7 rules.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use super::delta::{DeletedFinalStateUnknown, DeletedObject, Delta, Deltas, newest_object, push_dedup};
+use super::backlog::{Backlog, InFlight, PoppedItem};
+use super::delta::{
+    DeletedFinalStateUnknown, DeletedObject, Delta, Deltas, newest_object, push_dedup,
+};
 use super::known::KnownObjects;
 use crate::key::ObjectKey;
 
@@ -14,18 +17,8 @@ pub(crate) struct Queued<K> {
     pub(crate) initial: bool,
 }
 
-/// The key currently handed to the consumer. The queue no longer holds its deltas and the store
-/// may not show them yet, so D4, D5 and D6 consult this instead of the store for that key.
-pub(crate) struct InFlight<K> {
-    pub(crate) key: ObjectKey,
-    /// The newest object of the popped deltas (tombstone `last_known` source, D5).
-    pub(crate) newest: Option<Arc<K>>,
-    /// Whether the key exists once the popped deltas are applied (last delta is not `Deleted`).
-    pub(crate) exists_after: bool,
-}
-
-/// Everything behind the FIFO's mutex.
-pub(crate) struct Queue<K> {
+/// The keyed queue (client-go's `DeltaFIFO`).
+pub(crate) struct KeyedQueue<K> {
     pub(crate) items: HashMap<ObjectKey, Queued<K>>,
     /// Keys in first-enqueue order; exactly the keys of `items` (D2).
     pub(crate) order: VecDeque<ObjectKey>,
@@ -33,52 +26,80 @@ pub(crate) struct Queue<K> {
     pub(crate) populated: bool,
     /// Keys of the first `replace` not yet processed (D7).
     pub(crate) initial_remaining: usize,
-    pub(crate) closed: bool,
-    pub(crate) last_resource_version: Option<String>,
     pub(crate) in_flight: Option<InFlight<K>>,
 }
 
-/// A popped key, moved out of the queue.
-pub(crate) struct PoppedItem<K> {
-    pub(crate) key: ObjectKey,
-    pub(crate) deltas: Deltas<K>,
-    pub(crate) initial: bool,
-    pub(crate) is_in_initial_list: bool,
-}
-
-impl<K: Send + Sync + 'static> Queue<K> {
+impl<K> KeyedQueue<K> {
     pub(crate) fn new() -> Self {
-        Queue {
+        KeyedQueue {
             items: HashMap::new(),
             order: VecDeque::new(),
             populated: false,
             initial_remaining: 0,
-            closed: false,
-            last_resource_version: None,
             in_flight: None,
         }
     }
 
-    /// `populated && initial_remaining == 0` (D7).
-    pub(crate) fn has_synced(&self) -> bool {
-        self.populated && self.initial_remaining == 0
-    }
-
     /// Appends `delta` to `key`'s list, queueing the key at the back if it is new (D2), and
     /// applies the delete dedup (D3).
-    pub(crate) fn queue_action(&mut self, key: ObjectKey, delta: Delta<K>) {
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>) {
         match self.items.get_mut(key.as_str()) {
             Some(queued) => push_dedup(&mut queued.deltas, delta),
             None => {
                 self.order.push_back(key.clone());
-                self.items.insert(key, Queued { deltas: vec![delta], initial: false });
+                self.items.insert(
+                    key,
+                    Queued {
+                        deltas: vec![delta],
+                        initial: false,
+                    },
+                );
             }
         }
     }
 
+    fn queue_tombstone(&mut self, key: ObjectKey, last_known: Option<Arc<K>>) {
+        let tombstone = DeletedFinalStateUnknown {
+            key: key.clone(),
+            last_known,
+        };
+        self.push(key, Delta::Deleted(DeletedObject::Unknown(tombstone)));
+    }
+}
+
+impl<K: Send + Sync + 'static> Backlog<K> for KeyedQueue<K> {
+    /// `populated && initial_remaining == 0` (D7).
+    fn has_synced(&self) -> bool {
+        self.populated && self.initial_remaining == 0
+    }
+
+    fn mark_populated(&mut self) {
+        self.populated = true;
+    }
+
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    fn queued_keys(&self) -> Vec<ObjectKey> {
+        self.order.iter().cloned().collect()
+    }
+
+    fn queued_deltas(&self, key: &str) -> Option<Deltas<K>> {
+        self.items.get(key).map(|q| q.deltas.clone())
+    }
+
+    fn initial_remaining(&self) -> usize {
+        self.initial_remaining
+    }
+
+    fn queue_action(&mut self, key: ObjectKey, delta: Delta<K>) {
+        self.push(key, delta);
+    }
+
     /// Whether a `delete` for `key` must be queued: the key is queued, in flight and still
     /// existing, or in the store (D4).
-    pub(crate) fn delete_is_known(&self, key: &str, known: Option<&dyn KnownObjects<K>>) -> bool {
+    fn delete_is_known(&self, key: &str, known: Option<&dyn KnownObjects<K>>) -> bool {
         if self.items.contains_key(key) {
             return true;
         }
@@ -93,7 +114,7 @@ impl<K: Send + Sync + 'static> Queue<K> {
     /// D5: queue each item (`Replaced`, or `Sync` when replaced-emission is off), then a tombstone
     /// for every queued key absent from the list, then one for every stored key absent from the
     /// list that has no queued deltas. The first call sets the D7 population.
-    pub(crate) fn replace(
+    fn replace(
         &mut self,
         list: Vec<(ObjectKey, Arc<K>)>,
         emit_replaced: bool,
@@ -102,16 +123,27 @@ impl<K: Send + Sync + 'static> Queue<K> {
         let mut keys: HashSet<ObjectKey> = HashSet::with_capacity(list.len());
         for (key, obj) in list {
             keys.insert(key.clone());
-            let delta = if emit_replaced { Delta::Replaced(obj) } else { Delta::Sync(obj) };
+            let delta = if emit_replaced {
+                Delta::Replaced(obj)
+            } else {
+                Delta::Sync(obj)
+            };
             self.queue_action(key, delta);
         }
 
         let mut queued_deletions = 0;
         // Queued keys absent from the list, in queue order (client-go walks its map).
-        let absent: Vec<ObjectKey> =
-            self.order.iter().filter(|k| !keys.contains(k.as_str())).cloned().collect();
+        let absent: Vec<ObjectKey> = self
+            .order
+            .iter()
+            .filter(|k| !keys.contains(k.as_str()))
+            .cloned()
+            .collect();
         for key in absent {
-            let last_known = self.items.get(key.as_str()).and_then(|q| newest_object(&q.deltas));
+            let last_known = self
+                .items
+                .get(key.as_str())
+                .and_then(|q| newest_object(&q.deltas));
             queued_deletions += 1;
             self.queue_tombstone(key, last_known);
         }
@@ -134,7 +166,10 @@ impl<K: Send + Sync + 'static> Queue<K> {
         if let Some(known) = known {
             for key in known.list_keys() {
                 if keys.contains(key.as_str())
-                    || self.items.get(key.as_str()).is_some_and(|q| !q.deltas.is_empty())
+                    || self
+                        .items
+                        .get(key.as_str())
+                        .is_some_and(|q| !q.deltas.is_empty())
                     || in_flight_key.as_ref() == Some(&key)
                 {
                     continue;
@@ -156,16 +191,14 @@ impl<K: Send + Sync + 'static> Queue<K> {
         }
     }
 
-    fn queue_tombstone(&mut self, key: ObjectKey, last_known: Option<Arc<K>>) {
-        let tombstone = DeletedFinalStateUnknown { key: key.clone(), last_known };
-        self.queue_action(key, Delta::Deleted(DeletedObject::Unknown(tombstone)));
-    }
-
     /// D6: queue `Sync` with the stored object for every stored key without queued deltas
     /// (and, ours, not in flight), so a stale copy never overtakes pending newer state.
-    pub(crate) fn resync(&mut self, known: &dyn KnownObjects<K>) {
+    fn resync(&mut self, known: &dyn KnownObjects<K>) {
         for key in known.list_keys() {
-            if self.items.get(key.as_str()).is_some_and(|q| !q.deltas.is_empty())
+            if self
+                .items
+                .get(key.as_str())
+                .is_some_and(|q| !q.deltas.is_empty())
                 || self.in_flight.as_ref().is_some_and(|f| f.key == key)
             {
                 continue;
@@ -177,7 +210,7 @@ impl<K: Send + Sync + 'static> Queue<K> {
     }
 
     /// Takes the first key's deltas and marks the key in flight (D9).
-    pub(crate) fn pop_front(&mut self) -> Option<PoppedItem<K>> {
+    fn pop_front(&mut self) -> Option<PoppedItem<K>> {
         let is_in_initial_list = !self.has_synced();
         while let Some(key) = self.order.pop_front() {
             let Some(queued) = self.items.remove(key.as_str()) else {
@@ -185,15 +218,11 @@ impl<K: Send + Sync + 'static> Queue<K> {
                 tracing::error!(%key, "delta FIFO key without deltas; skipping");
                 continue;
             };
-            self.in_flight = Some(InFlight {
-                key: key.clone(),
-                newest: newest_object(&queued.deltas),
-                exists_after: !matches!(queued.deltas.last(), Some(Delta::Deleted(_))),
-            });
+            self.in_flight = Some(InFlight::of(key.clone(), &queued.deltas));
             return Some(PoppedItem {
                 key,
                 deltas: queued.deltas,
-                initial: queued.initial,
+                initial: usize::from(queued.initial),
                 is_in_initial_list,
             });
         }
@@ -202,9 +231,9 @@ impl<K: Send + Sync + 'static> Queue<K> {
 
     /// The consumer processed the popped key. Returns whether `has_synced` flipped to true (D7:
     /// the count drops only after processing).
-    pub(crate) fn finish(&mut self, initial: bool) -> bool {
+    fn finish(&mut self, initial: usize) -> bool {
         self.in_flight = None;
-        if initial && self.initial_remaining > 0 {
+        if initial > 0 && self.initial_remaining > 0 {
             self.initial_remaining -= 1;
             return self.has_synced();
         }
@@ -215,7 +244,8 @@ impl<K: Send + Sync + 'static> Queue<K> {
     /// `AddIfNotPresent`). If the key was queued again meanwhile, the failed (older) deltas go in
     /// front of the new ones, with the D3 dedup applied at the seam; otherwise the key is queued
     /// at the back.
-    pub(crate) fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: bool) {
+    fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: usize) {
+        let initial = initial > 0;
         self.in_flight = None;
         if deltas.is_empty() {
             return;

@@ -1,0 +1,53 @@
+//! The in-memory cost of one benchmark Pod, measured with the counting allocator.
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::core::PartialObjectMeta;
+use serde::de::DeserializeOwned;
+
+use crate::alloc::heap_stats;
+use crate::pods::PodSet;
+
+/// Heap bytes per decoded Pod in its three cached shapes, and JSON bytes per Pod.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PodSizes {
+    /// Serialized JSON.
+    pub json_bytes: f64,
+    /// A typed `Pod` (k8s-openapi), as both caches hold it.
+    pub typed_heap_bytes: f64,
+    /// The same with `metadata.managedFields` removed (scenario 7a).
+    pub typed_heap_no_managed_fields_bytes: f64,
+    /// `PartialObjectMeta<Pod>` decoded from the full object (scenario 7b keeps this much).
+    pub metadata_only_heap_bytes: f64,
+}
+
+/// Decodes `n` Pods of `set` in each shape and reports the mean heap per object. Meaningful only
+/// when [`CountingAlloc`](crate::alloc::CountingAlloc) is the global allocator.
+pub fn measure(set: &PodSet, n: usize) -> Result<PodSizes, serde_json::Error> {
+    let n = n.min(set.n).max(1);
+    let docs: Vec<Vec<u8>> = (0..n).map(|i| serde_json::to_vec(&set.pod_json(i))).collect::<Result<_, _>>()?;
+    let json_bytes = docs.iter().map(Vec::len).sum::<usize>() as f64 / n as f64;
+    let typed = per_object::<Pod>(&docs, |_| {})?;
+    let stripped = per_object::<Pod>(&docs, |p| p.metadata.managed_fields = None)?;
+    let meta = per_object::<PartialObjectMeta<Pod>>(&docs, |_| {})?;
+    Ok(PodSizes {
+        json_bytes,
+        typed_heap_bytes: typed,
+        typed_heap_no_managed_fields_bytes: stripped,
+        metadata_only_heap_bytes: meta,
+    })
+}
+
+fn per_object<K: DeserializeOwned>(docs: &[Vec<u8>], mut transform: impl FnMut(&mut K)) -> Result<f64, serde_json::Error> {
+    let before = heap_stats().current;
+    // The Vec's buffer counts: a store holds each object in an `Arc<K>`, the same inline size
+    // plus two counters.
+    let mut kept: Vec<K> = Vec::with_capacity(docs.len());
+    for d in docs {
+        let mut obj: K = serde_json::from_slice(d)?;
+        transform(&mut obj);
+        kept.push(obj);
+    }
+    let bytes = heap_stats().current.saturating_sub(before);
+    drop(kept);
+    Ok(bytes as f64 / docs.len() as f64)
+}

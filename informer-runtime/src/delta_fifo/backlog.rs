@@ -1,0 +1,71 @@
+//! The interface both FIFO modes implement behind the FIFO's mutex (keyed D2–D7, ordered D10).
+
+use std::sync::Arc;
+
+use super::delta::{Delta, Deltas};
+use super::known::KnownObjects;
+use crate::key::ObjectKey;
+
+/// The key currently handed to the consumer. The queue no longer holds its deltas and the store
+/// may not show them yet, so D4, D5 and D6 consult this instead of the store for that key (D9).
+pub(crate) struct InFlight<K> {
+    pub(crate) key: ObjectKey,
+    /// The newest object of the popped deltas (tombstone `last_known` source, D5).
+    pub(crate) newest: Option<Arc<K>>,
+    /// Whether the key exists once the popped deltas are applied (last delta is not `Deleted`).
+    pub(crate) exists_after: bool,
+}
+
+impl<K> InFlight<K> {
+    pub(crate) fn of(key: ObjectKey, deltas: &[Delta<K>]) -> Self {
+        InFlight {
+            key,
+            newest: super::delta::newest_object(deltas),
+            exists_after: !matches!(deltas.last(), Some(Delta::Deleted(_))),
+        }
+    }
+}
+
+/// A popped run of one key's deltas, moved out of the queue.
+pub(crate) struct PoppedItem<K> {
+    pub(crate) key: ObjectKey,
+    pub(crate) deltas: Deltas<K>,
+    /// How many of these deltas (the oldest ones) belong to the first `replace`'s population (D7).
+    pub(crate) initial: usize,
+    pub(crate) is_in_initial_list: bool,
+}
+
+/// One FIFO mode's queue. All methods run under the FIFO's mutex and must not call user code.
+pub(crate) trait Backlog<K>: Send {
+    /// Whether the first `replace`'s population was processed, or a write came first (D7).
+    fn has_synced(&self) -> bool;
+    /// A write happened: with no `replace` before it, `has_synced` is true at once (D7).
+    fn mark_populated(&mut self);
+    /// Queues one delta for `key` (D2/D3 keyed, plain append ordered).
+    fn queue_action(&mut self, key: ObjectKey, delta: Delta<K>);
+    /// Whether a `delete` for `key` must be queued (D4 keyed; always, D10 ordered).
+    fn delete_is_known(&self, key: &str, known: Option<&dyn KnownObjects<K>>) -> bool;
+    /// A relist (D5 keyed, D10 ordered).
+    fn replace(
+        &mut self,
+        list: Vec<(ObjectKey, Arc<K>)>,
+        emit_replaced: bool,
+        known: Option<&dyn KnownObjects<K>>,
+    );
+    /// A resync of stored keys without queued deltas (D6).
+    fn resync(&mut self, known: &dyn KnownObjects<K>);
+    /// Takes the next key's deltas and marks the key in flight (D9).
+    fn pop_front(&mut self) -> Option<PoppedItem<K>>;
+    /// The popped deltas were processed; returns whether `has_synced` flipped (D7).
+    fn finish(&mut self, initial: usize) -> bool;
+    /// The popped deltas failed processing: put them back.
+    fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: usize);
+    /// Queued units: keys (keyed) or deltas (ordered).
+    fn len(&self) -> usize;
+    /// The distinct queued keys, in pop order of their first delta.
+    fn queued_keys(&self) -> Vec<ObjectKey>;
+    /// The deltas queued for `key`, oldest first.
+    fn queued_deltas(&self, key: &str) -> Option<Deltas<K>>;
+    /// The number of first-`replace` deltas or keys still to process (for `Debug`).
+    fn initial_remaining(&self) -> usize;
+}
