@@ -55,6 +55,11 @@ impl Scenario {
         }
     }
 
+    /// Whether the scenario watches the subset of [`SUBSET_SELECTOR`](crate::pods::SUBSET_SELECTOR).
+    pub fn uses_subset(self) -> bool {
+        matches!(self, Scenario::Updates | Scenario::Four | Scenario::Relist)
+    }
+
     /// The command-line name.
     pub fn name(self) -> &'static str {
         match self {

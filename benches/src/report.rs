@@ -37,6 +37,8 @@ pub struct RunConfig {
     pub reps: usize,
     /// Watch updates in scenario 2.
     pub updates: u64,
+    /// Pods in the subset that scenarios 2, 3 and 4 watch.
+    pub subset: usize,
     /// LIST page size of both implementations.
     pub page_size: u32,
     /// Mean JSON size of one seeded Pod, in bytes.
@@ -156,10 +158,12 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "informer-bench: {} Pods ({:.1} KiB JSON each) in {} namespaces, {} reps, page size {}{}",
+            "informer-bench: {} Pods ({:.1} KiB JSON each) in {} namespaces (scenarios 2-4: {} of them, {} updates), {} reps, page size {}{}",
             self.config.pods,
             self.config.pod_json_bytes / 1024.0,
             self.config.namespaces,
+            self.config.subset,
+            self.config.updates,
             self.config.reps,
             self.config.page_size,
             if self.config.quick { ", QUICK" } else { "" },
@@ -300,6 +304,7 @@ mod tests {
             namespaces: 2,
             reps: 1,
             updates: 20,
+            subset: 4,
             page_size: 500,
             pod_json_bytes: 12000.0,
             pod_sizes: PodSizes {

@@ -43,7 +43,7 @@ pub async fn install(client: &kube::Client) -> anyhow::Result<()> {
 pub async fn create_samples(client: &kube::Client, samples: &[(&str, &str)]) -> anyhow::Result<()> {
     let foos: Api<Foo> = Api::namespaced(client.clone(), NAMESPACE);
     for (name, message) in samples {
-        let foo = Foo::new(name, FooSpec { message: message.to_string() });
+        let foo = Foo::new(name, FooSpec { message: message.to_string(), node_name: None });
         foos.create(&PostParams::default(), &foo).await?;
     }
     Ok(())

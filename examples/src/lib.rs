@@ -5,3 +5,7 @@ pub mod crd;
 /// informer-gen output for the example CRD and built-ins; regenerate with `cargo codegen`.
 #[rustfmt::skip]
 pub mod generated;
+
+pub mod demo;
+pub mod metrics;
+pub mod operator;

@@ -91,7 +91,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let revision = git_revision();
     let exe = std::env::current_exe().context("locating the informer-bench binary")?;
 
-    let mut server = server::BenchServer::start(plan.update_rounds as usize * plan.pods.n).await?;
+    let mut server = server::BenchServer::start(plan.update_rounds as usize * plan.pods.subset_len()).await?;
     eprintln!("informer-bench: server at {}; seeding {} Pods in {} namespaces", server.url(), plan.pods.n, plan.pods.namespaces);
     let t = Instant::now();
     let pod_json_bytes = server.seed(&plan.pods).await?;
@@ -124,7 +124,8 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         pods: plan.pods.n,
         namespaces: plan.pods.namespaces,
         reps: plan.reps,
-        updates: plan.update_rounds * plan.pods.n as u64,
+        updates: plan.update_rounds * plan.pods.subset_len() as u64,
+        subset: plan.pods.subset_len(),
         page_size: plan.page_size,
         pod_json_bytes,
         pod_sizes,

@@ -91,8 +91,8 @@ impl<'a> Runner<'a> {
 
     fn spawn(&self, scenario: Scenario, imp: Impl, sentinel: &str) -> anyhow::Result<Running> {
         let plan = self.plan;
-        // Scenarios 3 and 4 hold several copies of the store at once; they watch a subset.
-        let subset = matches!(scenario, Scenario::Four | Scenario::Relist).then_some(());
+        // Scenarios 2, 3 and 4 can hold several copies of the store at once; they watch a subset.
+        let subset = scenario.uses_subset().then_some(());
         let objects = if subset.is_some() { plan.pods.subset_len() } else { plan.pods.n };
         // INFORMER_BENCH_WRAP="heaptrack -o /tmp/ht" (for example) runs every child under a
         // profiler; the wrapper must exec the command it is given and pass stdin/stdout through.
@@ -134,8 +134,9 @@ impl<'a> Runner<'a> {
         let mut hold = None;
         if scenario == Scenario::Updates {
             // Until the first sync_s is known, assume about 5 ms per Pod (generous).
-            let sync_s = self.sync_s.get(&imp).copied().unwrap_or(self.plan.pods.n as f64 * 0.005);
-            let d = self.server.hold_for(self.plan.update_rounds * self.plan.pods.n as u64, sync_s);
+            let share = self.plan.pods.subset_len() as f64 / self.plan.pods.n.max(1) as f64;
+            let sync_s = self.sync_s.get(&imp).map_or(self.plan.pods.subset_len() as f64 * 0.005, |s| s * share);
+            let d = self.server.hold_for(self.plan.update_rounds * self.plan.pods.subset_len() as u64, sync_s);
             self.server.hold_watches(Some(d));
             hold = Some(d);
         }
@@ -178,7 +179,7 @@ impl<'a> Runner<'a> {
                         let t = Instant::now();
                         let first = self.generation + 1;
                         self.generation += self.plan.update_rounds;
-                        self.server.update_all(&self.plan.pods, first..=self.generation).await?;
+                        self.server.update_subset(&self.plan.pods, first..=self.generation).await?;
                         extra.insert("producer_s".into(), t.elapsed().as_secs_f64());
                         // If the held watch was released before the last update went in, part
                         // of the run was paced by the producer; report by how much.

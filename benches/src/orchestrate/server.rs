@@ -86,10 +86,10 @@ impl BenchServer {
         Ok(())
     }
 
-    /// Scenario 2: every Pod goes through each generation of `generations`, in rounds.
-    pub(crate) async fn update_all(&self, pods: &PodSet, generations: RangeInclusive<u64>) -> anyhow::Result<()> {
+    /// Scenario 2: every Pod of the subset goes through each generation of `generations`, in rounds.
+    pub(crate) async fn update_subset(&self, pods: &PodSet, generations: RangeInclusive<u64>) -> anyhow::Result<()> {
         for generation in generations {
-            for i in 0..pods.n {
+            for i in pods.subset() {
                 self.patch_generation(pods, i, generation)?;
                 if i % 4096 == 4095 {
                     tokio::task::yield_now().await;

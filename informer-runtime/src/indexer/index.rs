@@ -76,23 +76,6 @@ fn dedup_in_place(values: &mut Vec<String>) {
     }
 }
 
-/// A named index function.
-pub(crate) struct IndexDef<K> {
-    /// The index name used in queries.
-    pub(crate) name: Arc<str>,
-    /// How to compute the object's values.
-    pub(crate) func: IndexFunc<K>,
-}
-
-impl<K> Clone for IndexDef<K> {
-    fn clone(&self) -> Self {
-        IndexDef {
-            name: self.name.clone(),
-            func: self.func.clone(),
-        }
-    }
-}
-
 /// A set of named index functions, to pass to [`Indexer::builder`](super::Indexer::builder) or
 /// [`Indexer::add_indexers`](super::Indexer::add_indexers).
 ///
@@ -184,6 +167,23 @@ impl<K> Indexers<K> {
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.defs.is_empty()
+    }
+}
+
+/// A named index function.
+pub(crate) struct IndexDef<K> {
+    /// The index name used in queries.
+    pub(crate) name: Arc<str>,
+    /// How to compute the object's values.
+    pub(crate) func: IndexFunc<K>,
+}
+
+impl<K> Clone for IndexDef<K> {
+    fn clone(&self) -> Self {
+        IndexDef {
+            name: self.name.clone(),
+            func: self.func.clone(),
+        }
     }
 }
 
