@@ -72,8 +72,17 @@ pub fn pod_json(namespace: &str, name: &str, seed: u64, generation: u64) -> Valu
     let app = APPS[(h % APPS.len() as u64) as usize];
     let rs_hash = format!("{:08x}", (h >> 8) as u32 & 0x7fff_ffff);
     let uid = uuid_of(h);
-    let ip = format!("10.{}.{}.{}", (h >> 16) % 250, (h >> 24) % 250, 2 + (h >> 32) % 250);
-    let node = format!("ip-10-0-{}-{}.eu-west-1.compute.internal", (h >> 40) % 250, (h >> 48) % 250);
+    let ip = format!(
+        "10.{}.{}.{}",
+        (h >> 16) % 250,
+        (h >> 24) % 250,
+        2 + (h >> 32) % 250
+    );
+    let node = format!(
+        "ip-10-0-{}-{}.eu-west-1.compute.internal",
+        (h >> 40) % 250,
+        (h >> 48) % 250
+    );
     let created = "2026-11-20T08:14:03Z";
     let started = format!("2026-11-20T08:14:{:02}Z", 5 + (h % 50));
     let restarted = format!("2026-11-21T{:02}:{:02}:00Z", generation % 24, (h >> 4) % 60);
@@ -123,10 +132,25 @@ pub fn pod_json(namespace: &str, name: &str, seed: u64, generation: u64) -> Valu
 
 /// Application names; they only vary the bytes a little.
 const APPS: [&str; 8] = [
-    "checkout", "cart", "catalog", "payments", "search", "recommend", "shipping", "accounts",
+    "checkout",
+    "cart",
+    "catalog",
+    "payments",
+    "search",
+    "recommend",
+    "shipping",
+    "accounts",
 ];
 
-fn container(name: &str, image: String, port: u16, env: Value, mounts: Value, cpu: &str, mem: &str) -> Value {
+fn container(
+    name: &str,
+    image: String,
+    port: u16,
+    env: Value,
+    mounts: Value,
+    cpu: &str,
+    mem: &str,
+) -> Value {
     json!({
         "name": name,
         "image": image,
@@ -214,7 +238,8 @@ fn spec(app: &str, tag: &str, node: &str, h: u64) -> Value {
         env_var("OUTPUT_HOST", "logs.observability.svc.cluster.local"),
         env_var("OUTPUT_PORT", "24224"),
     ]);
-    let log_mounts = json!([{"name": "tmp", "mountPath": "/var/log/app", "readOnly": true}, sa_mount]);
+    let log_mounts =
+        json!([{"name": "tmp", "mountPath": "/var/log/app", "readOnly": true}, sa_mount]);
     json!({
         "initContainers": [{
             "name": "istio-init",
@@ -268,7 +293,7 @@ fn spec(app: &str, tag: &str, node: &str, h: u64) -> Value {
             {"key": "workload", "operator": "Equal", "value": "storefront", "effect": "NoSchedule"},
         ],
         "priority": 0,
-        "enableServiceLinks": (h % 2 == 0),
+        "enableServiceLinks": h.is_multiple_of(2),
         "preemptionPolicy": "PreemptLowerPriority",
     })
 }
@@ -276,7 +301,12 @@ fn spec(app: &str, tag: &str, node: &str, h: u64) -> Value {
 fn status(app: &str, tag: &str, ip: &str, started: &str, generation: u64, h: u64) -> Value {
     let host_ip = format!("10.0.{}.{}", (h >> 40) % 250, (h >> 48) % 250);
     let cond = |ty: &str, at: &str| json!({"type": ty, "status": "True", "lastTransitionTime": at});
-    let ready_at = format!("2026-11-21T{:02}:{:02}:{:02}Z", generation % 24, (h >> 6) % 60, (generation + h) % 60);
+    let ready_at = format!(
+        "2026-11-21T{:02}:{:02}:{:02}Z",
+        generation % 24,
+        (h >> 6) % 60,
+        (generation + h) % 60
+    );
     let running = |name: &str, image: String, image_id: String, restarts: u64| {
         json!({
             "name": name,
@@ -423,7 +453,13 @@ fn mix(x: u64) -> u64 {
 }
 
 fn hex64(x: u64) -> String {
-    format!("{:016x}{:016x}{:016x}{:016x}", mix(x), mix(x ^ 1), mix(x ^ 2), mix(x ^ 3))
+    format!(
+        "{:016x}{:016x}{:016x}{:016x}",
+        mix(x),
+        mix(x ^ 1),
+        mix(x ^ 2),
+        mix(x ^ 3)
+    )
 }
 
 fn uuid_of(h: u64) -> String {
@@ -452,20 +488,36 @@ mod tests {
 
     #[test]
     fn pods_are_realistic_size_and_round_trip_through_the_typed_pod() {
-        let set = PodSet { n: 10, namespaces: 3 };
+        let set = PodSet {
+            n: 10,
+            namespaces: 3,
+        };
         for i in 0..10 {
             let v = set.pod_json(i);
             let bytes = serde_json::to_vec(&v).expect("serialize");
-            assert!((10 * 1024..=16 * 1024).contains(&bytes.len()), "pod {i} is {} bytes", bytes.len());
+            assert!(
+                (10 * 1024..=16 * 1024).contains(&bytes.len()),
+                "pod {i} is {} bytes",
+                bytes.len()
+            );
             let pod: Pod = serde_json::from_value(v.clone()).expect("typed pod");
             // Nothing is lost through the typed struct: every field we emit is a real Pod field.
             assert_eq!(serde_json::to_value(&pod).expect("to_value"), v, "pod {i}");
             let mf = serde_json::to_vec(&v["metadata"]["managedFields"]).expect("serialize");
-            assert!((2 * 1024..=4 * 1024).contains(&mf.len()), "managedFields are {} bytes", mf.len());
+            assert!(
+                (2 * 1024..=4 * 1024).contains(&mf.len()),
+                "managedFields are {} bytes",
+                mf.len()
+            );
         }
         assert_ne!(set.name_of(1), set.name_of(2));
         assert_eq!(set.namespace_of(4), "bench-001");
-        let shards = (0..10).filter(|i| set.pod_json(*i)["metadata"]["labels"]["shard"] == "0" || set.pod_json(*i)["metadata"]["labels"]["shard"] == "1").count();
+        let shards = (0..10)
+            .filter(|i| {
+                set.pod_json(*i)["metadata"]["labels"]["shard"] == "0"
+                    || set.pod_json(*i)["metadata"]["labels"]["shard"] == "1"
+            })
+            .count();
         assert_eq!(shards, set.subset_len());
     }
 }

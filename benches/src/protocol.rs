@@ -12,7 +12,19 @@ use std::fmt;
 pub type Metrics = BTreeMap<String, f64>;
 
 /// A benchmark scenario (the numbering follows issue #7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scenario {
     /// (1) Initial sync of the seeded Pods.
@@ -96,7 +108,19 @@ impl fmt::Display for Scenario {
 }
 
 /// Which implementation a child runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Impl {
     /// informer-rs: `SharedIndexInformer`, its indexer and listers.

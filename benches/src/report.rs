@@ -83,7 +83,13 @@ pub struct Report {
 
 impl Report {
     /// Builds the summary and the goals from `runs`.
-    pub fn new(revision: String, started_unix: u64, host: HostFacts, config: RunConfig, runs: Vec<RunRecord>) -> Self {
+    pub fn new(
+        revision: String,
+        started_unix: u64,
+        host: HostFacts,
+        config: RunConfig,
+        runs: Vec<RunRecord>,
+    ) -> Self {
         let mut samples: BTreeMap<(Scenario, Impl), BTreeMap<String, Vec<f64>>> = BTreeMap::new();
         for r in runs.iter().filter(|r| r.error.is_none()) {
             let by_metric = samples.entry((r.scenario, r.imp)).or_default();
@@ -91,23 +97,42 @@ impl Report {
                 by_metric.entry(k.clone()).or_default().push(*v);
             }
         }
-        let mut summary: BTreeMap<String, BTreeMap<String, BTreeMap<String, Summary>>> = BTreeMap::new();
+        let mut summary: BTreeMap<String, BTreeMap<String, BTreeMap<String, Summary>>> =
+            BTreeMap::new();
         for ((scenario, imp), metrics) in samples {
-            let row = summary.entry(scenario.name().to_string()).or_default().entry(imp.name().to_string()).or_default();
+            let row = summary
+                .entry(scenario.name().to_string())
+                .or_default()
+                .entry(imp.name().to_string())
+                .or_default();
             for (k, v) in metrics {
                 if let Some(s) = Summary::of(&v) {
                     row.insert(k, s);
                 }
             }
         }
-        let mut report = Report { revision, started_unix, host, config, runs, summary, goals: Vec::new() };
+        let mut report = Report {
+            revision,
+            started_unix,
+            host,
+            config,
+            runs,
+            summary,
+            goals: Vec::new(),
+        };
         report.goals = report.evaluate_goals();
         report
     }
 
     /// The median of `metric` for (`scenario`, `imp`).
     pub fn median(&self, scenario: Scenario, imp: Impl, metric: &str) -> Option<f64> {
-        Some(self.summary.get(scenario.name())?.get(imp.name())?.get(metric)?.median)
+        Some(
+            self.summary
+                .get(scenario.name())?
+                .get(imp.name())?
+                .get(metric)?
+                .median,
+        )
     }
 
     fn ratio(&self, scenario: Scenario, metric: &str) -> Option<f64> {
@@ -123,33 +148,66 @@ impl Report {
             target: target.to_string(),
             met: value.map(ok),
         };
-        let sync_throughput = self.median(Scenario::Sync, Impl::Ours, "objects").and_then(|n| {
-            let secs = self.median(Scenario::Sync, Impl::Ours, "sync_s")?;
-            let decode = self.median(Scenario::Decode, Impl::SerdeJson, "objects_per_s")?;
-            Some(n / secs / decode)
-        });
+        let sync_throughput = self
+            .median(Scenario::Sync, Impl::Ours, "objects")
+            .and_then(|n| {
+                let secs = self.median(Scenario::Sync, Impl::Ours, "sync_s")?;
+                let decode = self.median(Scenario::Decode, Impl::SerdeJson, "objects_per_s")?;
+                Some(n / secs / decode)
+            });
         let query_speedup = self
             .median(Scenario::NsQuery, Impl::Kube, "query_us")
             .zip(self.median(Scenario::NsQuery, Impl::Ours, "query_us"))
             .map(|(kube, ours)| kube / ours.max(1e-9));
         vec![
-            goal("(1) sync time, ours/kube", self.ratio(Scenario::Sync, "sync_s"), "<= 0.9x", |v| v <= 0.9),
-            goal("(1) peak heap, ours/kube", self.ratio(Scenario::Sync, "heap_peak_mib"), "<= 0.7x", |v| v <= 0.7),
-            goal("(2) update throughput, ours/kube", self.ratio(Scenario::Updates, "events_per_s"), ">= 1.2x", |v| {
-                v >= 1.2
-            }),
-            goal("(3) four consumers, heap ours/kube", self.ratio(Scenario::Four, "heap_mib"), "<= 0.35x", |v| v <= 0.35),
-            goal("(3) four consumers, watches (ours)", self.median(Scenario::Four, Impl::Ours, "watches"), "== 1", |v| {
-                v == 1.0
-            }),
+            goal(
+                "(1) sync time, ours/kube",
+                self.ratio(Scenario::Sync, "sync_s"),
+                "<= 0.9x",
+                |v| v <= 0.9,
+            ),
+            goal(
+                "(1) peak heap, ours/kube",
+                self.ratio(Scenario::Sync, "heap_peak_mib"),
+                "<= 0.7x",
+                |v| v <= 0.7,
+            ),
+            goal(
+                "(2) update throughput, ours/kube",
+                self.ratio(Scenario::Updates, "events_per_s"),
+                ">= 1.2x",
+                |v| v >= 1.2,
+            ),
+            goal(
+                "(3) four consumers, heap ours/kube",
+                self.ratio(Scenario::Four, "heap_mib"),
+                "<= 0.35x",
+                |v| v <= 0.35,
+            ),
+            goal(
+                "(3) four consumers, watches (ours)",
+                self.median(Scenario::Four, Impl::Ours, "watches"),
+                "== 1",
+                |v| v == 1.0,
+            ),
             goal(
                 "(4) relist peak / steady store (ours)",
                 self.median(Scenario::Relist, Impl::Ours, "relist_peak_over_steady"),
                 "<= 1.3x",
                 |v| v <= 1.3,
             ),
-            goal("(5) namespaced query speed-up, kube/ours time", query_speedup, ">= 100x", |v| v >= 100.0),
-            goal("(6) sync throughput / pure decode (ours)", sync_throughput, ">= 0.70", |v| v >= 0.7),
+            goal(
+                "(5) namespaced query speed-up, kube/ours time",
+                query_speedup,
+                ">= 100x",
+                |v| v >= 100.0,
+            ),
+            goal(
+                "(6) sync throughput / pure decode (ours)",
+                sync_throughput,
+                ">= 0.70",
+                |v| v >= 0.7,
+            ),
         ]
     }
 
@@ -168,7 +226,11 @@ impl Report {
             self.config.page_size,
             if self.config.quick { ", QUICK" } else { "" },
         );
-        let _ = writeln!(out, "revision {}; {} x {}; load {:.2}", self.revision, self.host.nproc, self.host.cpu_model, self.host.load_average_1m);
+        let _ = writeln!(
+            out,
+            "revision {}; {} x {}; load {:.2}",
+            self.revision, self.host.nproc, self.host.cpu_model, self.host.load_average_1m
+        );
         let s = &self.config.pod_sizes;
         let _ = writeln!(
             out,
@@ -193,19 +255,28 @@ impl Report {
             }
             let _ = writeln!(out, "{header}");
             for metric in table_metrics(scenario) {
-                if !impls.iter().any(|i| by_impl.get(i.name()).is_some_and(|m| m.contains_key(*metric))) {
+                if !impls.iter().any(|i| {
+                    by_impl
+                        .get(i.name())
+                        .is_some_and(|m| m.contains_key(*metric))
+                }) {
                     continue;
                 }
                 let mut line = format!("  {metric:<26}");
                 for imp in impls {
-                    let cell = by_impl.get(imp.name()).and_then(|m| m.get(*metric)).map_or_else(
-                        || "-".to_string(),
-                        |s| format!("{} ±{:.0}%", fmt_num(s.median), s.spread_pct),
-                    );
+                    let cell = by_impl
+                        .get(imp.name())
+                        .and_then(|m| m.get(*metric))
+                        .map_or_else(
+                            || "-".to_string(),
+                            |s| format!("{} ±{:.0}%", fmt_num(s.median), s.spread_pct),
+                        );
                     let _ = write!(line, " {cell:>20}");
                 }
                 if impls.contains(&Impl::Kube) {
-                    let ratio = self.ratio(scenario, metric).map_or_else(|| "-".to_string(), |r| format!("{r:.3}x"));
+                    let ratio = self
+                        .ratio(scenario, metric)
+                        .map_or_else(|| "-".to_string(), |r| format!("{r:.3}x"));
                     let _ = write!(line, " {ratio:>12}");
                 }
                 let _ = writeln!(out, "{line}");
@@ -215,18 +286,31 @@ impl Report {
         if !failures.is_empty() {
             let _ = writeln!(out, "\nfailed runs:");
             for r in failures {
-                let _ = writeln!(out, "  {} / {} rep {}: {}", r.scenario, r.imp, r.rep, r.error.as_deref().unwrap_or(""));
+                let _ = writeln!(
+                    out,
+                    "  {} / {} rep {}: {}",
+                    r.scenario,
+                    r.imp,
+                    r.rep,
+                    r.error.as_deref().unwrap_or("")
+                );
             }
         }
         let _ = writeln!(out, "\ngoals (issue #7):");
         for g in &self.goals {
-            let value = g.value.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+            let value = g
+                .value
+                .map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
             let met = match g.met {
                 Some(true) => "met",
                 Some(false) => "MISSED",
                 None => "n/a",
             };
-            let _ = writeln!(out, "  {:<46} {:>10}  target {:<8} {}", g.name, value, g.target, met);
+            let _ = writeln!(
+                out,
+                "  {:<46} {:>10}  target {:<8} {}",
+                g.name, value, g.target, met
+            );
         }
         out
     }
@@ -235,11 +319,32 @@ impl Report {
 /// The metrics shown in the table for each scenario (the JSON has all of them).
 fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
     match scenario {
-        Scenario::Sync | Scenario::SyncStrip | Scenario::SyncMeta => {
-            &["sync_s", "objects", "heap_peak_mib", "heap_mib", "rss_peak_mib", "list_requests", "watch_requests"]
-        }
-        Scenario::Updates => &["events_per_s", "deliver_s", "handler_calls", "producer_s", "heap_peak_mib", "rss_peak_mib"],
-        Scenario::Four => &["heap_mib", "heap_peak_mib", "rss_peak_mib", "watches", "list_requests", "sync_s"],
+        Scenario::Sync | Scenario::SyncStrip | Scenario::SyncMeta => &[
+            "sync_s",
+            "objects",
+            "heap_peak_mib",
+            "heap_mib",
+            "rss_peak_mib",
+            "list_requests",
+            "watch_requests",
+        ],
+        Scenario::Updates => &[
+            "events_per_s",
+            "deliver_s",
+            "handler_calls",
+            "producer_s",
+            "steady_heap_mib",
+            "heap_peak_mib",
+            "rss_peak_mib",
+        ],
+        Scenario::Four => &[
+            "heap_mib",
+            "heap_peak_mib",
+            "rss_peak_mib",
+            "watches",
+            "list_requests",
+            "sync_s",
+        ],
         Scenario::Relist => &[
             "steady_heap_mib",
             "relist_heap_peak_mib",
@@ -316,14 +421,33 @@ mod tests {
             seed_s: 1.0,
         };
         let runs = vec![
-            run(Scenario::Sync, Impl::Ours, &[("sync_s", 1.0), ("objects", 100.0), ("heap_peak_mib", 50.0)]),
-            run(Scenario::Sync, Impl::Kube, &[("sync_s", 2.0), ("objects", 100.0), ("heap_peak_mib", 60.0)]),
-            run(Scenario::Decode, Impl::SerdeJson, &[("objects_per_s", 125.0)]),
+            run(
+                Scenario::Sync,
+                Impl::Ours,
+                &[("sync_s", 1.0), ("objects", 100.0), ("heap_peak_mib", 50.0)],
+            ),
+            run(
+                Scenario::Sync,
+                Impl::Kube,
+                &[("sync_s", 2.0), ("objects", 100.0), ("heap_peak_mib", 60.0)],
+            ),
+            run(
+                Scenario::Decode,
+                Impl::SerdeJson,
+                &[("objects_per_s", 125.0)],
+            ),
             run(Scenario::NsQuery, Impl::Ours, &[("query_us", 2.0)]),
             run(Scenario::NsQuery, Impl::Kube, &[("query_us", 1000.0)]),
         ];
         let report = Report::new("rev".into(), 0, host, config, runs);
-        let by_name = |n: &str| report.goals.iter().find(|g| g.name.starts_with(n)).cloned().expect("goal");
+        let by_name = |n: &str| {
+            report
+                .goals
+                .iter()
+                .find(|g| g.name.starts_with(n))
+                .cloned()
+                .expect("goal")
+        };
         assert_eq!(by_name("(1) sync time").value, Some(0.5));
         assert_eq!(by_name("(1) sync time").met, Some(true));
         assert_eq!(by_name("(1) peak heap").met, Some(false));

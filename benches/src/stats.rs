@@ -24,10 +24,24 @@ impl Summary {
         }
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
         let (min, max) = (v[0], v[n - 1]);
-        let spread_pct = if median == 0.0 { 0.0 } else { (max - min) / median.abs() * 100.0 };
-        Some(Summary { median, min, max, spread_pct, n })
+        let spread_pct = if median == 0.0 {
+            0.0
+        } else {
+            (max - min) / median.abs() * 100.0
+        };
+        Some(Summary {
+            median,
+            min,
+            max,
+            spread_pct,
+            n,
+        })
     }
 }
 

@@ -21,7 +21,10 @@ pub fn rss() -> Rss {
             .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or(0)
     };
-    Rss { current_kib: field("VmRSS:"), peak_kib: field("VmHWM:") }
+    Rss {
+        current_kib: field("VmRSS:"),
+        peak_kib: field("VmHWM:"),
+    }
 }
 
 /// Resets `VmHWM` to the current RSS (writing `5` to `/proc/self/clear_refs`), so the next
@@ -52,15 +55,21 @@ pub fn host_facts() -> HostFacts {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
     let cpu_model = read("/proc/cpuinfo")
         .lines()
-        .find_map(|l| l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string()))
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|r| r.trim_start_matches([' ', '\t', ':']).to_string())
+        })
         .unwrap_or_else(|| "unknown".into());
     let memory_mib = read("/proc/meminfo")
         .lines()
         .find_map(|l| l.strip_prefix("MemTotal:"))
         .and_then(|r| r.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kib| kib / 1024);
-    let load_average_1m =
-        read("/proc/loadavg").split_whitespace().next().and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let load_average_1m = read("/proc/loadavg")
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0);
     HostFacts {
         nproc: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_mib,
@@ -83,5 +92,7 @@ pub fn git_revision() -> String {
 
 fn command_output(program: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(program).args(args).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }

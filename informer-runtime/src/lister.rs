@@ -193,7 +193,7 @@ impl<K: kube::Resource + Send + Sync + 'static> Lister<K> {
         Ok(self.indexer.by_index(index_name, value)?)
     }
 
-    /// The objects under every `(index, value)` pair (an AND query, X8 [ours]).
+    /// The objects under every `(index, value)` pair (an AND query, X8 \[ours\]).
     pub fn by_indices(&self, pairs: &[(&str, &str)]) -> Result<Vec<Arc<K>>> {
         Ok(self.indexer.by_indices(pairs)?)
     }

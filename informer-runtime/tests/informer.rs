@@ -35,7 +35,10 @@ fn start(
 /// Stops an informer and proves its run task (and so every task it spawned) ended.
 async fn stop(cancel: CancellationToken, task: tokio::task::JoinHandle<()>) {
     cancel.cancel();
-    tokio::time::timeout(WAIT, task).await.expect("informer did not stop").expect("run task");
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("informer did not stop")
+        .expect("run task");
 }
 
 async fn seed(w: &Writer, n: usize) {
@@ -54,22 +57,36 @@ async fn h2_h3_x7_initial_sync_with_paging_and_lister_get_inside_on_add() {
     let rec = Recorder::with_indexer(inf.indexer());
     let reg = inf.add_event_handler(rec.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap();
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .unwrap();
     assert!(inf.has_synced());
     let events = rec.events();
     assert_eq!(events.len(), 250);
     for ev in &events {
         match ev {
-            Ev::Add { initial, in_store, same_arc, .. } => {
+            Ev::Add {
+                initial,
+                in_store,
+                same_arc,
+                ..
+            } => {
                 assert!(initial, "H3: {ev:?}");
-                assert!(in_store, "H2: the store shows the object inside on_add: {ev:?}");
+                assert!(
+                    in_store,
+                    "H2: the store shows the object inside on_add: {ev:?}"
+                );
                 assert!(same_arc, "X7: handler and indexer share the Arc: {ev:?}");
             }
             other => panic!("unexpected {other:?}"),
         }
     }
     // R3: the first list at RV "0" was paged by 100.
-    let lists: Vec<_> = server.requests().into_iter().filter(|r| r.is_list()).collect();
+    let lists: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_list())
+        .collect();
     assert_eq!(lists.len(), 3, "{lists:?}");
     assert_eq!(lists[0].query.limit, Some(100));
     assert_eq!(inf.indexer().len(), 250);
@@ -86,7 +103,11 @@ async fn h2_h12_live_add_update_delete() {
     let rec = Recorder::with_indexer(inf.indexer());
     inf.add_event_handler(rec.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    assert!(tokio::time::timeout(WAIT, inf.wait_for_sync()).await.unwrap());
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
 
     // One step at a time, so the store still holds the added object when on_add runs.
     let created = w.create("a", "1").await;
@@ -98,11 +119,22 @@ async fn h2_h12_live_add_update_delete() {
     let rv = |o: &ConfigMap| o.metadata.resource_version.clone().unwrap();
     assert_eq!(
         events[0],
-        Ev::Add { key: "default/a".into(), rv: rv(&created), initial: false, in_store: true, same_arc: true }
+        Ev::Add {
+            key: "default/a".into(),
+            rv: rv(&created),
+            initial: false,
+            in_store: true,
+            same_arc: true
+        }
     );
     assert_eq!(
         events[1],
-        Ev::Update { key: "default/a".into(), old_rv: rv(&created), new_rv: rv(&updated), ptr_eq: false }
+        Ev::Update {
+            key: "default/a".into(),
+            old_rv: rv(&created),
+            new_rv: rv(&updated),
+            ptr_eq: false
+        }
     );
     assert!(matches!(&events[2], Ev::Delete { key, tombstone: false, .. } if key == "default/a"));
     assert!(inf.indexer().is_empty());
@@ -118,37 +150,54 @@ async fn m7_d5_h12_objects_deleted_while_disconnected_reach_every_handler_as_tom
     let inf = informer(server.client(), |_| {});
     let watch_failed = Arc::new(Notify::new());
     let wf = watch_failed.clone();
-    inf.set_watch_error_handler(move |_| wf.notify_one()).unwrap();
+    inf.set_watch_error_handler(move |_| wf.notify_one())
+        .unwrap();
     let (r1, r2) = (Recorder::new(), Recorder::new());
     let reg1 = inf.add_event_handler(r1.clone()).unwrap();
     let reg2 = inf.add_event_handler(r2.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg1.wait_for_sync()).await.unwrap();
-    tokio::time::timeout(WAIT, reg2.wait_for_sync()).await.unwrap();
+    tokio::time::timeout(WAIT, reg1.wait_for_sync())
+        .await
+        .unwrap();
+    tokio::time::timeout(WAIT, reg2.wait_for_sync())
+        .await
+        .unwrap();
 
     // Disconnect: the watch gets 410 (R12) and the relist that follows is held by the server.
     wait_until("the watch", || server.active_watches() == 1).await;
     server.faults().stall_list(true);
     server.faults().expire_open_watches();
-    tokio::time::timeout(WAIT, watch_failed.notified()).await.expect("watch error reported");
+    tokio::time::timeout(WAIT, watch_failed.notified())
+        .await
+        .expect("watch error reported");
     w.delete("cm-0001").await;
     w.delete("cm-0003").await;
     server.faults().stall_list(false);
 
     for rec in [&r1, &r2] {
-        let events = rec.wait_for("two tombstones", |e| e.iter().filter(|e| matches!(e, Ev::Delete { .. })).count() == 2).await;
+        let events = rec
+            .wait_for("two tombstones", |e| {
+                e.iter().filter(|e| matches!(e, Ev::Delete { .. })).count() == 2
+            })
+            .await;
         let deletes: BTreeSet<_> = events
             .iter()
             .filter_map(|e| match e {
                 Ev::Delete { key, tombstone, rv } => {
                     assert!(tombstone, "M7: inferred by the relist: {e:?}");
-                    assert!(rv.is_some(), "D5: the tombstone carries the last known state");
+                    assert!(
+                        rv.is_some(),
+                        "D5: the tombstone carries the last known state"
+                    );
                     Some(key.clone())
                 }
                 _ => None,
             })
             .collect();
-        assert_eq!(deletes, BTreeSet::from(["default/cm-0001".to_string(), "default/cm-0003".to_string()]));
+        assert_eq!(
+            deletes,
+            BTreeSet::from(["default/cm-0001".to_string(), "default/cm-0003".to_string()])
+        );
     }
     assert_eq!(inf.indexer().len(), 3);
     stop(cancel, task).await;
@@ -162,7 +211,11 @@ async fn h5_late_handler_gets_synthetic_adds_then_live_events_without_duplicates
     seed(&w, 50).await;
     let inf = informer(server.client(), |_| {});
     let (cancel, task) = start(&inf);
-    assert!(tokio::time::timeout(WAIT, inf.wait_for_sync()).await.unwrap());
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
 
     // A writer keeps creating and updating while the late handler registers.
     let writer = tokio::spawn({
@@ -176,11 +229,15 @@ async fn h5_late_handler_gets_synthetic_adds_then_live_events_without_duplicates
     });
     let late = Recorder::new();
     let reg = inf.add_event_handler(late.clone()).unwrap();
-    tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap();
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .unwrap();
     writer.await.unwrap();
     let sentinel = w.create("zz-sentinel", "0").await;
     let events = late
-        .wait_for("the sentinel", |e| e.iter().any(|e| e.key() == "default/zz-sentinel"))
+        .wait_for("the sentinel", |e| {
+            e.iter().any(|e| e.key() == "default/zz-sentinel")
+        })
         .await;
 
     // Every key's first event is an add, and a key is never added twice (no duplicates).
@@ -192,14 +249,27 @@ async fn h5_late_handler_gets_synthetic_adds_then_live_events_without_duplicates
                 assert!(seen.insert(key.clone()), "H5: duplicate add for {key}");
                 synthetic += usize::from(*initial);
             }
-            other => assert!(seen.contains(other.key()), "H5: event before add: {other:?}"),
+            other => assert!(
+                seen.contains(other.key()),
+                "H5: event before add: {other:?}"
+            ),
         }
     }
-    assert!(synthetic >= 50, "H3/H5: the snapshot arrives as initial adds");
+    assert!(
+        synthetic >= 50,
+        "H3/H5: the snapshot arrives as initial adds"
+    );
     // No event lost: the late handler's last view equals the cache.
-    let view: BTreeMap<_, _> = late.last_view().into_iter().map(|(k, v)| (k, v.unwrap())).collect();
+    let view: BTreeMap<_, _> = late
+        .last_view()
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap()))
+        .collect();
     assert_eq!(view, cache_state(&inf.indexer()));
-    assert_eq!(view.get("default/zz-sentinel"), sentinel.metadata.resource_version.as_ref());
+    assert_eq!(
+        view.get("default/zz-sentinel"),
+        sentinel.metadata.resource_version.as_ref()
+    );
     assert_eq!(view.len(), 111);
     stop(cancel, task).await;
 }
@@ -213,14 +283,19 @@ async fn y1_y3_y4_resync_every_period_and_resync_zero_handler_gets_nothing() {
     let inf = informer(server.client(), |c| c.resync = Duration::from_secs(1));
     let (every, never) = (Recorder::new(), Recorder::new());
     let reg = inf.add_event_handler(every.clone()).unwrap();
-    let reg0 = inf.add_event_handler_with(never.clone(), HandlerOptions::new().resync(Duration::ZERO)).unwrap();
+    let reg0 = inf
+        .add_event_handler_with(never.clone(), HandlerOptions::new().resync(Duration::ZERO))
+        .unwrap();
     assert_eq!(reg.resync_period(), Duration::from_secs(1));
     assert_eq!(reg0.resync_period(), Duration::ZERO);
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap();
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .unwrap();
     let synced_at = Instant::now();
 
-    let resyncs = |e: &[Ev], key: &str| e.iter().filter(|e| e.is_resync() && e.key() == key).count();
+    let resyncs =
+        |e: &[Ev], key: &str| e.iter().filter(|e| e.is_resync() && e.key() == key).count();
     let events = every
         .wait_for("two resyncs of every object", |e| {
             (0..3).all(|i| resyncs(e, &format!("default/cm-{i:04}")) >= 2)
@@ -229,11 +304,22 @@ async fn y1_y3_y4_resync_every_period_and_resync_zero_handler_gets_nothing() {
     let elapsed = synced_at.elapsed().as_secs_f64();
     for i in 0..3 {
         let n = resyncs(&events, &format!("default/cm-{i:04}"));
-        assert!(n as f64 <= elapsed + 1.0, "Y4: at most one resync per period: {n} in {elapsed:.1}s");
+        assert!(
+            n as f64 <= elapsed + 1.0,
+            "Y4: at most one resync per period: {n} in {elapsed:.1}s"
+        );
     }
-    assert!(events.iter().all(|e| !matches!(e, Ev::Update { .. }) || e.is_resync()));
+    assert!(
+        events
+            .iter()
+            .all(|e| !matches!(e, Ev::Update { .. }) || e.is_resync())
+    );
     // Y1: a resync replays the cached object itself.
-    assert!(events.iter().any(|e| matches!(e, Ev::Update { ptr_eq: true, .. })));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Ev::Update { ptr_eq: true, .. }))
+    );
     assert_eq!(never.len(), 3, "resync-0 handler: only the initial adds");
     assert_eq!(
         server.requests().iter().filter(|r| r.is_list()).count(),
@@ -252,23 +338,43 @@ async fn h4_relist_over_unchanged_objects_is_silent_for_resync_zero_handlers() {
     let inf = informer(server.client(), |_| {});
     let watch_failed = Arc::new(Notify::new());
     let wf = watch_failed.clone();
-    inf.set_watch_error_handler(move |_| wf.notify_one()).unwrap();
+    inf.set_watch_error_handler(move |_| wf.notify_one())
+        .unwrap();
     let rec = Recorder::new();
     let reg = inf.add_event_handler(rec.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap();
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .unwrap();
     let lists_before = server.requests().iter().filter(|r| r.is_list()).count();
     wait_until("the watch", || server.active_watches() == 1).await;
     server.faults().expire_open_watches();
-    tokio::time::timeout(WAIT, watch_failed.notified()).await.unwrap();
-    wait_until("a relist", || server.requests().iter().filter(|r| r.is_list()).count() > lists_before).await;
+    tokio::time::timeout(WAIT, watch_failed.notified())
+        .await
+        .unwrap();
+    wait_until("a relist", || {
+        server.requests().iter().filter(|r| r.is_list()).count() > lists_before
+    })
+    .await;
     // The second sentinel is created after the first was delivered, so its delta is queued
     // after every Replaced delta of the relist: anything the relist produced arrives before it.
     w.create("sentinel-1", "0").await;
-    rec.wait_for("sentinel 1", |e| e.iter().any(|e| e.key() == "default/sentinel-1")).await;
+    rec.wait_for("sentinel 1", |e| {
+        e.iter().any(|e| e.key() == "default/sentinel-1")
+    })
+    .await;
     w.create("sentinel-2", "0").await;
-    let events = rec.wait_for("sentinel 2", |e| e.iter().any(|e| e.key() == "default/sentinel-2")).await;
-    assert_eq!(events.len(), 12, "H4: unchanged objects stayed silent: {:?}", &events[10..]);
+    let events = rec
+        .wait_for("sentinel 2", |e| {
+            e.iter().any(|e| e.key() == "default/sentinel-2")
+        })
+        .await;
+    assert_eq!(
+        events.len(),
+        12,
+        "H4: unchanged objects stayed silent: {:?}",
+        &events[10..]
+    );
     assert!(events.iter().all(|e| matches!(e, Ev::Add { .. })));
     stop(cancel, task).await;
 }
@@ -347,12 +453,21 @@ async fn h9_h10_m1_m2_sleeping_handler_does_not_delay_fast_one_and_its_backlog_i
     let inf = informer(server.client(), |c| c.handler_backlog_max = 8);
     let slow = Gate::new();
     let _guard = OpenOnDrop(slow.clone());
-    let slow_reg = inf.add_event_handler_with(slow.clone(), HandlerOptions::new().name("slow")).unwrap();
+    let slow_reg = inf
+        .add_event_handler_with(slow.clone(), HandlerOptions::new().name("slow"))
+        .unwrap();
     let fast = Recorder::new();
-    let fast_reg = inf.add_event_handler_with(fast.clone(), HandlerOptions::new().name("fast")).unwrap();
+    let fast_reg = inf
+        .add_event_handler_with(fast.clone(), HandlerOptions::new().name("fast"))
+        .unwrap();
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, fast_reg.wait_for_sync()).await.unwrap();
-    assert!(!slow_reg.has_synced(), "M10: the slow handler is still in its first add");
+    tokio::time::timeout(WAIT, fast_reg.wait_for_sync())
+        .await
+        .unwrap();
+    assert!(
+        !slow_reg.has_synced(),
+        "M10: the slow handler is still in its first add"
+    );
 
     let mut max_pending = 0;
     for round in 1..=20 {
@@ -363,7 +478,8 @@ async fn h9_h10_m1_m2_sleeping_handler_does_not_delay_fast_one_and_its_backlog_i
     }
     w.delete("cm-0002").await;
     // H9: the fast handler got every update and the delete while the slow one is stuck.
-    fast.wait_for("all updates and the delete", |e| e.len() == 5 + 100 + 1).await;
+    fast.wait_for("all updates and the delete", |e| e.len() == 5 + 100 + 1)
+        .await;
     assert_eq!(slow.calls.load(Ordering::SeqCst), 1);
     // H10: the gauge rose to the maximum and stayed there; coalescing kept the delete.
     max_pending = max_pending.max(slow_reg.pending());
@@ -371,13 +487,30 @@ async fn h9_h10_m1_m2_sleeping_handler_does_not_delay_fast_one_and_its_backlog_i
     assert!(slow_reg.pending() <= 8);
     assert!(slow_reg.coalesced() > 0);
     slow.open();
-    tokio::time::timeout(WAIT, slow_reg.wait_for_sync()).await.unwrap();
-    let events = slow.rec.wait_for("the delete", |e| e.iter().any(|e| matches!(e, Ev::Delete { .. }))).await;
+    tokio::time::timeout(WAIT, slow_reg.wait_for_sync())
+        .await
+        .unwrap();
+    let events = slow
+        .rec
+        .wait_for("the delete", |e| {
+            e.iter().any(|e| matches!(e, Ev::Delete { .. }))
+        })
+        .await;
     let view = slow.rec.last_view();
-    assert_eq!(view.get("default/cm-0002"), Some(&None), "coalescing never drops deletes: {events:?}");
-    let cache: BTreeMap<_, _> = cache_state(&inf.indexer()).into_iter().map(|(k, v)| (k, Some(v))).collect();
+    assert_eq!(
+        view.get("default/cm-0002"),
+        Some(&None),
+        "coalescing never drops deletes: {events:?}"
+    );
+    let cache: BTreeMap<_, _> = cache_state(&inf.indexer())
+        .into_iter()
+        .map(|(k, v)| (k, Some(v)))
+        .collect();
     let live: BTreeMap<_, _> = view.into_iter().filter(|(_, v)| v.is_some()).collect();
-    assert_eq!(live, cache, "the slow handler converges on the newest state");
+    assert_eq!(
+        live, cache,
+        "the slow handler converges on the newest state"
+    );
     stop(cancel, task).await;
 }
 
@@ -398,7 +531,9 @@ async fn h11_panicking_handler_does_not_stop_the_others() {
     inf.add_event_handler(rec.clone()).unwrap();
     let (cancel, task) = start(&inf);
     // H11 + H6: panicking initial adds still count as delivered.
-    tokio::time::timeout(WAIT, panicky.wait_for_sync()).await.unwrap();
+    tokio::time::timeout(WAIT, panicky.wait_for_sync())
+        .await
+        .unwrap();
     assert_eq!(panicky.panics(), 3);
     w.create("after", "0").await;
     rec.wait_for("live add", |e| e.len() == 4).await;
@@ -438,9 +573,16 @@ async fn h6_m10_per_handler_has_synced_waits_for_that_handlers_initial_adds() {
     let _guard = OpenOnDrop(slow.clone());
     let slow_reg = inf.add_event_handler(slow.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    assert!(tokio::time::timeout(WAIT, inf.wait_for_sync()).await.unwrap());
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
     assert!(inf.has_synced(), "D7: the store synced");
-    assert!(!slow_reg.has_synced(), "H6: this handler has not returned from its initial adds");
+    assert!(
+        !slow_reg.has_synced(),
+        "H6: this handler has not returned from its initial adds"
+    );
     let waiter = tokio::spawn({
         let reg = slow_reg.clone();
         async move { reg.wait_for_sync().await }
@@ -459,17 +601,22 @@ async fn k1_m8_metadata_only_informer() {
     let w = Writer::new(server.client(), "default");
     seed(&w, 3).await;
     let lw = ListWatch::metadata(Api::<ConfigMap>::all(server.client()));
-    let inf = SharedIndexInformer::<PartialObjectMeta<ConfigMap>>::new(lw, Default::default()).unwrap();
+    let inf =
+        SharedIndexInformer::<PartialObjectMeta<ConfigMap>>::new(lw, Default::default()).unwrap();
     let names = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let n = names.clone();
     let reg = inf
-        .add_event_handler(handler_fn().on_add(move |o: &Arc<PartialObjectMeta<ConfigMap>>, _| {
-            n.lock().push(o.metadata.name.clone().unwrap_or_default())
-        }))
+        .add_event_handler(
+            handler_fn().on_add(move |o: &Arc<PartialObjectMeta<ConfigMap>>, _| {
+                n.lock().push(o.metadata.name.clone().unwrap_or_default())
+            }),
+        )
         .unwrap();
     let cancel = CancellationToken::new();
     let task = inf.start(cancel.clone());
-    tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap();
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .unwrap();
     let mut got = names.lock().clone();
     got.sort();
     assert_eq!(got, ["cm-0000", "cm-0001", "cm-0002"]);
@@ -488,26 +635,49 @@ async fn h1_h14_run_once_errors_after_start_and_stop_and_no_task_left_behind() {
     let rec = Recorder::new();
     let reg = inf.add_event_handler(rec.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap();
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .unwrap();
     // H1: a second run returns at once and lists nothing.
-    tokio::time::timeout(WAIT, inf.run(CancellationToken::new())).await.expect("H1: second run is a no-op");
+    tokio::time::timeout(WAIT, inf.run(CancellationToken::new()))
+        .await
+        .expect("H1: second run is a no-op");
     assert_eq!(server.requests().iter().filter(|r| r.is_list()).count(), 1);
     // H14: no transform or watch error handler after start.
     assert!(inf.set_transform(strip_managed_fields).is_err());
     assert!(inf.set_watch_error_handler(|_| {}).is_err());
-    assert!(inf.indexer().list().iter().all(|o| o.metadata.managed_fields.is_none()));
+    assert!(
+        inf.indexer()
+            .list()
+            .iter()
+            .all(|o| o.metadata.managed_fields.is_none())
+    );
 
     let watches_before = server.requests().iter().filter(|r| r.is_watch()).count();
     stop(cancel, task).await;
     assert!(inf.is_stopped());
-    tokio::time::timeout(WAIT, inf.wait_stopped()).await.unwrap();
+    tokio::time::timeout(WAIT, inf.wait_stopped())
+        .await
+        .unwrap();
     assert!(reg.is_removed(), "handler tasks ended with the informer");
-    assert!(matches!(inf.add_event_handler(Recorder::new()), Err(informer_runtime::informer::Error::Stopped)));
-    assert!(inf.add_indexers(Default::default()).is_err(), "X6: add_indexers after stop");
+    assert!(matches!(
+        inf.add_event_handler(Recorder::new()),
+        Err(informer_runtime::informer::Error::Stopped)
+    ));
+    assert!(
+        inf.add_indexers(Default::default()).is_err(),
+        "X6: add_indexers after stop"
+    );
     // Nothing is left behind: the server sees the watch closed and no new one.
-    wait_until("the server to see the watch closed", || server.active_watches() == 0).await;
+    wait_until("the server to see the watch closed", || {
+        server.active_watches() == 0
+    })
+    .await;
     w.create("after-stop", "0").await;
-    assert_eq!(server.requests().iter().filter(|r| r.is_watch()).count(), watches_before);
+    assert_eq!(
+        server.requests().iter().filter(|r| r.is_watch()).count(),
+        watches_before
+    );
     assert_eq!(rec.len(), 2);
 }
 
@@ -519,16 +689,34 @@ async fn event_stream_yields_initial_adds_then_live_events() {
     seed(&w, 2).await;
     let inf = informer(server.client(), |_| {});
     let (cancel, task) = start(&inf);
-    assert!(tokio::time::timeout(WAIT, inf.wait_for_sync()).await.unwrap());
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
     let mut stream = inf.event_stream().unwrap();
-    let mut next = async || tokio::time::timeout(WAIT, stream.next()).await.unwrap().unwrap();
+    let mut next = async || {
+        tokio::time::timeout(WAIT, stream.next())
+            .await
+            .unwrap()
+            .unwrap()
+    };
     for _ in 0..2 {
-        assert!(matches!(next().await, InformerEvent::Added { is_in_initial_list: true, .. }));
+        assert!(matches!(
+            next().await,
+            InformerEvent::Added {
+                is_in_initial_list: true,
+                ..
+            }
+        ));
     }
     w.set("cm-0000", "1").await;
     w.delete("cm-0001").await;
     assert!(matches!(next().await, InformerEvent::Updated { .. }));
-    assert!(matches!(next().await, InformerEvent::Deleted(DeletedObject::Known(_))));
+    assert!(matches!(
+        next().await,
+        InformerEvent::Deleted(DeletedObject::Known(_))
+    ));
     drop(stream);
     stop(cancel, task).await;
 }

@@ -44,8 +44,12 @@ async fn r9_r12_d5_h10_cache_and_handlers_converge_on_the_server_under_faults() 
         w.create(&format!("k{i:02}"), "0").await;
         *p = true;
     }
-    tokio::time::timeout(WAIT, reg1.wait_for_sync()).await.unwrap();
-    tokio::time::timeout(WAIT, reg2.wait_for_sync()).await.unwrap();
+    tokio::time::timeout(WAIT, reg1.wait_for_sync())
+        .await
+        .unwrap();
+    tokio::time::timeout(WAIT, reg2.wait_for_sync())
+        .await
+        .unwrap();
 
     server.faults().close_watches_after(Some(40));
     for op in 0..OPS {
@@ -74,14 +78,31 @@ async fn r9_r12_d5_h10_cache_and_handlers_converge_on_the_server_under_faults() 
     assert_eq!(truth.len(), present.iter().filter(|p| **p).count());
     let indexer = inf.indexer();
     // Handlers are notified after the store (H2), so re-checking on each event is enough.
-    plain.wait_for("the cache to equal the server", |_| cache_state(&indexer) == truth).await;
-    let expected: BTreeMap<String, Option<String>> =
-        truth.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+    plain
+        .wait_for("the cache to equal the server", |_| {
+            cache_state(&indexer) == truth
+        })
+        .await;
+    let expected: BTreeMap<String, Option<String>> = truth
+        .iter()
+        .map(|(k, v)| (k.clone(), Some(v.clone())))
+        .collect();
     for (name, rec) in [("plain", &plain), ("coalescing", &coalescing)] {
         rec.wait_for(name, |e| live(view_of(e)) == expected).await;
     }
     let counters = inf.reflector_handle().unwrap().counters();
-    assert!(counters.watch_requests > 10, "faults forced re-watches: {counters:?}");
+    println!(
+        "{counters:?}; coalesced by the small backlog: {}",
+        reg2.coalesced()
+    );
+    assert!(
+        counters.watch_requests > 10,
+        "faults forced re-watches: {counters:?}"
+    );
+    assert!(
+        counters.relists >= 1,
+        "the 410 forced a relist: {counters:?}"
+    );
     cancel.cancel();
     tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
 }

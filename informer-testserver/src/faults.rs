@@ -91,6 +91,7 @@ struct State {
     cut_next_watch_chunk: bool,
     malformed_next_watch_event: bool,
     gone_next_watch: usize,
+    expire_next_continue: usize,
     forbidden: BTreeSet<GroupResource>,
 }
 
@@ -183,6 +184,13 @@ impl Faults {
         self.lock().gone_next_watch += 1;
     }
 
+    /// The next LIST that carries a `continue` token answers 410 Expired, as when etcd compacted
+    /// past the token. (To expire every token issued so far instead, see
+    /// [`TestServer::expire_continue_tokens`](crate::TestServer::expire_continue_tokens).)
+    pub fn expire_continue_tokens(&self) {
+        self.lock().expire_next_continue += 1;
+    }
+
     /// While on, `sendInitialEvents` watches never send the `k8s.io/initial-events-end` bookmark.
     pub fn suppress_initial_events_end(&self, on: bool) {
         self.suppress_end.store(on, Ordering::SeqCst);
@@ -259,6 +267,16 @@ impl Faults {
         let mut st = self.lock();
         if st.too_large_next_list > 0 {
             st.too_large_next_list -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn take_expired_continue(&self) -> bool {
+        let mut st = self.lock();
+        if st.expire_next_continue > 0 {
+            st.expire_next_continue -= 1;
             true
         } else {
             false

@@ -507,6 +507,7 @@ fn after_write(
                 .filter(|r| r.custom && r.group == group && r.plural == plural)
                 .collect::<Vec<_>>();
             reg.remove_custom(&group, &plural);
+            sh.resources_removed.send_modify(|n| *n = n.wrapping_add(1));
             if event != EventType::Deleted {
                 for r in crd::resources(&v) {
                     reg.insert(r);

@@ -241,9 +241,53 @@ impl TestServer {
         self.sh.log.snapshot()
     }
 
+    /// Waits until `cond` holds for the request log (checked on every new request) or `timeout`
+    /// passes. Returns the log either way: `Ok` when the condition held, `Err` on timeout.
+    pub async fn wait_for_requests(
+        &self,
+        timeout: Duration,
+        cond: impl Fn(&[RequestRecord]) -> bool,
+    ) -> Result<Vec<RequestRecord>, Vec<RequestRecord>> {
+        let mut rx = self.sh.changed.subscribe();
+        let wait = async {
+            loop {
+                rx.borrow_and_update();
+                let log = self.requests();
+                if cond(&log) {
+                    return log;
+                }
+                if rx.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait)
+            .await
+            .map_err(|_| self.requests())
+    }
+
+    /// Waits until [`active_watches`](Self::active_watches) equals `n` or `timeout` passes;
+    /// returns whether it did.
+    pub async fn wait_for_active_watches(&self, n: usize, timeout: Duration) -> bool {
+        let mut rx = self.sh.changed.subscribe();
+        let wait = async {
+            loop {
+                rx.borrow_and_update();
+                if self.active_watches() == n {
+                    return;
+                }
+                if rx.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.is_ok()
+    }
+
     /// Empties the request log.
     pub fn clear_requests(&self) {
         self.sh.log.clear();
+        self.sh.notify();
     }
 
     /// Open watch connections.

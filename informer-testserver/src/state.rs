@@ -31,6 +31,10 @@ pub(crate) struct Shared {
     pub(crate) settings: Settings,
     pub(crate) active_watches: AtomicUsize,
     pub(crate) shutdown: CancellationToken,
+    /// Bumped whenever the request log or the open-watch count changes.
+    pub(crate) changed: tokio::sync::watch::Sender<u64>,
+    /// Bumped whenever a served resource goes away (its CRD was deleted or changed).
+    pub(crate) resources_removed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Shared {
@@ -43,7 +47,14 @@ impl Shared {
             settings,
             active_watches: AtomicUsize::new(0),
             shutdown: CancellationToken::new(),
+            changed: tokio::sync::watch::Sender::new(0),
+            resources_removed: tokio::sync::watch::Sender::new(0),
         })
+    }
+
+    /// Wakes everyone waiting for a log or watch-count change.
+    pub(crate) fn notify(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {

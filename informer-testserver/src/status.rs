@@ -100,6 +100,16 @@ impl ApiError {
         .with_details(json!({"name": name, "group": info.group, "kind": info.kind}))
     }
 
+    /// 422 Invalid ListOptions, as kube-apiserver's query-parameter validation answers.
+    pub(crate) fn invalid_list_options(field: &str, detail: &str) -> Self {
+        Self::new(
+            422,
+            "Invalid",
+            format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: {detail}"),
+        )
+        .with_details(json!({"group": "meta.k8s.io", "kind": "ListOptions", "causes": [{"reason": "FieldValueForbidden", "message": detail, "field": field}]}))
+    }
+
     /// 410 Expired (too old resource version, expired continue token).
     pub(crate) fn expired(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)

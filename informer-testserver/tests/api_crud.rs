@@ -1,4 +1,6 @@
 //! kube `Api` CRUD, list and watch against the test server, for a built-in kind and a CRD.
+// Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
@@ -11,6 +13,13 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
     Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<TestServer>();
+    send_sync::<informer_testserver::Faults>();
+    send_sync::<informer_testserver::RequestRecord>();
 };
 
 #[tokio::test]
@@ -133,7 +142,11 @@ async fn watch_replays_from_a_resource_version_and_follows() {
     assert!(matches!(next().await, Some(WatchEvent::Deleted(_))));
     assert_eq!(server.active_watches(), 1);
     drop(stream);
-    assert!(wait_until(Duration::from_secs(5), || server.active_watches() == 0).await);
+    assert!(
+        server
+            .wait_for_active_watches(0, Duration::from_secs(5))
+            .await
+    );
 }
 
 #[tokio::test]
@@ -201,10 +214,29 @@ async fn crd_makes_its_resource_served_and_deleting_it_removes_it() {
             .len(),
         1
     );
+    let watches_before = server.active_watches();
     crds.delete("widgets.example.com", &DeleteParams::default())
         .await
         .unwrap();
     assert_eq!(api_code(widgets.list(&ListParams::default()).await), 404);
+    // The open watch on the removed resource ends (after its pending and DELETED events).
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .unwrap()
+        {
+            Some(Ok(
+                WatchEvent::Modified(_) | WatchEvent::Deleted(_) | WatchEvent::Bookmark(_),
+            )) => {}
+            None => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(
+        server
+            .wait_for_active_watches(watches_before - 1, Duration::from_secs(5))
+            .await
+    );
 }
 
 #[tokio::test]

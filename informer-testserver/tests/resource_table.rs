@@ -45,12 +45,18 @@ fn table_matches_k8s_openapi() {
     check::<k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>(&mut seen);
     check::<k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration>(&mut seen);
     check::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy>(&mut seen);
-    check::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>(&mut seen);
+    check::<k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>(
+        &mut seen,
+    );
     check::<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration>(&mut seen);
     check::<k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>(&mut seen);
-    check::<k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding>(&mut seen);
+    check::<k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding>(
+        &mut seen,
+    );
     check::<k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>(&mut seen);
-    check::<k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding>(&mut seen);
+    check::<k8s_openapi::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding>(
+        &mut seen,
+    );
     check::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>(&mut seen);
     check::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>(&mut seen);
     check::<k8s_openapi::api::apps::v1::ControllerRevision>(&mut seen);
@@ -124,7 +130,13 @@ fn table_matches_k8s_openapi() {
         .collect();
     let missing: Vec<_> = seen.difference(&table).collect();
     let extra: Vec<_> = table.difference(&seen).collect();
-    assert!(missing.is_empty(), "in k8s-openapi but not in the table: {missing:#?}");
-    assert!(extra.is_empty(), "in the table but not in k8s-openapi: {extra:#?}");
+    assert!(
+        missing.is_empty(),
+        "in k8s-openapi but not in the table: {missing:#?}"
+    );
+    assert!(
+        extra.is_empty(),
+        "in the table but not in k8s-openapi: {extra:#?}"
+    );
     assert_eq!(seen.len(), 93);
 }

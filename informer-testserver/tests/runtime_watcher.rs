@@ -1,5 +1,7 @@
 //! kube-runtime's `watcher` + `reflector` against the test server: it syncs, follows changes,
 //! and recovers from every fault switch.
+// Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
@@ -7,8 +9,8 @@ use std::time::Duration;
 
 use common::*;
 use futures::StreamExt;
-use informer_testserver::{FaultTarget, GroupResource, TestServer, Verb};
 use http::StatusCode;
+use informer_testserver::{FaultTarget, GroupResource, TestServer, Verb};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
@@ -52,7 +54,11 @@ fn start(server: &TestServer, config: watcher::Config) -> Running {
 }
 
 fn names_in(store: &Store<ConfigMap>) -> Vec<String> {
-    let mut v: Vec<String> = store.state().iter().filter_map(|c| c.metadata.name.clone()).collect();
+    let mut v: Vec<String> = store
+        .state()
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
     v.sort();
     v
 }
@@ -63,11 +69,18 @@ async fn expect_names(store: &Store<ConfigMap>, want: &[&str]) {
 }
 
 async fn synced(bookmarks: Duration, config: watcher::Config) -> (TestServer, Running) {
-    let server = TestServer::builder().bookmark_interval(bookmarks).start().await.unwrap();
+    let server = TestServer::builder()
+        .bookmark_interval(bookmarks)
+        .start()
+        .await
+        .unwrap();
     server.create(&cm("a", &[])).unwrap();
     server.create(&cm("b", &[])).unwrap();
     let r = start(&server, config);
-    tokio::time::timeout(Duration::from_secs(15), r.store.wait_until_ready()).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(15), r.store.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
     expect_names(&r.store, &["a", "b"]).await;
     (server, r)
 }
@@ -92,9 +105,20 @@ async fn syncs_and_follows_changes() {
     follows(&server, &r, "c").await;
     server.delete::<ConfigMap>(Some("default"), "a").unwrap();
     expect_names(&r.store, &["b", "c"]).await;
-    server.patch_json("v1", "ConfigMap", Some("default"), "b", &serde_json::json!({"data": {"n": "1"}})).unwrap();
+    server
+        .patch_json(
+            "v1",
+            "ConfigMap",
+            Some("default"),
+            "b",
+            &serde_json::json!({"data": {"n": "1"}}),
+        )
+        .unwrap();
     let ok = wait_until(Duration::from_secs(10), || {
-        r.store.state().iter().any(|c| c.data.as_ref().is_some_and(|d| d.contains_key("n")))
+        r.store
+            .state()
+            .iter()
+            .any(|c| c.data.as_ref().is_some_and(|d| d.contains_key("n")))
     })
     .await;
     assert!(ok);
@@ -103,9 +127,17 @@ async fn syncs_and_follows_changes() {
 
 #[tokio::test]
 async fn streaming_list_syncs() {
-    let (server, r) = synced(Duration::from_millis(200), watcher::Config::default().streaming_lists()).await;
+    let (server, r) = synced(
+        Duration::from_millis(200),
+        watcher::Config::default().streaming_lists(),
+    )
+    .await;
     follows(&server, &r, "c").await;
-    let watches: Vec<_> = server.requests().into_iter().filter(|q| q.verb == Verb::Watch).collect();
+    let watches: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|q| q.verb == Verb::Watch)
+        .collect();
     assert_eq!(watches[0].query.send_initial_events, Some(true));
     assert!(server.requests().iter().all(|q| q.verb != Verb::List));
 }
@@ -118,33 +150,59 @@ async fn recovers_from_close_after_n_events() {
     follows(&server, &r, "d").await;
     server.faults().close_watches_after(None);
     follows(&server, &r, "e").await;
-    assert!(server.requests().iter().filter(|q| q.verb == Verb::Watch).count() >= 3);
+    assert!(
+        server
+            .requests()
+            .iter()
+            .filter(|q| q.verb == Verb::Watch)
+            .count()
+            >= 3
+    );
 }
 
 #[tokio::test]
 async fn recovers_from_410_on_watch_and_list() {
     let (server, r) = default_synced().await;
     // HTTP 410 on the next watch start, then an in-stream 410 ERROR event.
-    server.faults().fail_next(FaultTarget::Watch, StatusCode::GONE, None, 1);
+    server
+        .faults()
+        .fail_next(FaultTarget::Watch, StatusCode::GONE, None, 1);
     server.faults().close_open_watches();
     follows(&server, &r, "c").await;
     server.faults().expire_next_watch();
-    server.faults().fail_next(FaultTarget::List, StatusCode::GONE, None, 1);
+    server
+        .faults()
+        .fail_next(FaultTarget::List, StatusCode::GONE, None, 1);
     server.faults().expire_open_watches();
     follows(&server, &r, "d").await;
-    let lists = server.requests().iter().filter(|q| q.verb == Verb::List && q.status == StatusCode::GONE).count();
+    let lists = server
+        .requests()
+        .iter()
+        .filter(|q| q.verb == Verb::List && q.status == StatusCode::GONE)
+        .count();
     assert_eq!(lists, 1);
 }
 
 #[tokio::test]
 async fn recovers_from_429_and_500_with_retry_after() {
     let (server, r) = default_synced().await;
-    server.faults().fail_next(FaultTarget::Watch, StatusCode::TOO_MANY_REQUESTS, Some(1), 2);
+    server.faults().fail_next(
+        FaultTarget::Watch,
+        StatusCode::TOO_MANY_REQUESTS,
+        Some(1),
+        2,
+    );
     server.faults().close_open_watches();
     follows(&server, &r, "c").await;
-    let with_header = server.requests().iter().filter(|q| q.status == StatusCode::TOO_MANY_REQUESTS).count();
+    let with_header = server
+        .requests()
+        .iter()
+        .filter(|q| q.status == StatusCode::TOO_MANY_REQUESTS)
+        .count();
     assert_eq!(with_header, 2);
-    server.faults().fail_next(FaultTarget::Any, StatusCode::INTERNAL_SERVER_ERROR, None, 2);
+    server
+        .faults()
+        .fail_next(FaultTarget::Any, StatusCode::INTERNAL_SERVER_ERROR, None, 2);
     server.faults().expire_open_watches();
     follows(&server, &r, "d").await;
 }
@@ -163,12 +221,21 @@ async fn recovers_from_a_cut_chunk_and_a_malformed_event() {
 async fn recovers_from_delays_and_too_large_resource_version() {
     let server = TestServer::start().await.unwrap();
     server.create(&cm("a", &[])).unwrap();
-    server.faults().delay(FaultTarget::List, Duration::from_millis(300));
+    server
+        .faults()
+        .delay(FaultTarget::List, Duration::from_millis(300));
     server.faults().too_large_resource_version_next_list();
     let r = start(&server, watcher::Config::default());
-    tokio::time::timeout(Duration::from_secs(10), r.store.wait_until_ready()).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), r.store.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
     expect_names(&r.store, &["a"]).await;
-    let lists: Vec<_> = server.requests().into_iter().filter(|q| q.verb == Verb::List).collect();
+    let lists: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|q| q.verb == Verb::List)
+        .collect();
     assert_eq!(lists[0].status, StatusCode::GATEWAY_TIMEOUT);
     assert_eq!(lists[1].status, StatusCode::OK);
     follows(&server, &r, "c").await;
@@ -183,21 +250,34 @@ async fn stalled_list_blocks_sync_until_released() {
     let waited = tokio::time::timeout(Duration::from_millis(500), r.store.wait_until_ready()).await;
     assert!(waited.is_err(), "synced although the LIST stalls");
     server.faults().stall_list(false);
-    tokio::time::timeout(Duration::from_secs(10), r.store.wait_until_ready()).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), r.store.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
     expect_names(&r.store, &["a"]).await;
 }
 
 #[tokio::test]
 async fn suppressed_initial_events_end_blocks_streaming_sync() {
-    let server = TestServer::builder().bookmark_interval(Duration::from_millis(100)).start().await.unwrap();
+    let server = TestServer::builder()
+        .bookmark_interval(Duration::from_millis(100))
+        .start()
+        .await
+        .unwrap();
     server.create(&cm("a", &[])).unwrap();
     server.faults().suppress_initial_events_end(true);
     let r = start(&server, watcher::Config::default().streaming_lists());
     let waited = tokio::time::timeout(Duration::from_millis(800), r.store.wait_until_ready()).await;
-    assert!(waited.is_err(), "synced without the initial-events-end bookmark");
+    assert!(
+        waited.is_err(),
+        "synced without the initial-events-end bookmark"
+    );
     server.faults().suppress_initial_events_end(false);
     server.faults().close_open_watches();
-    tokio::time::timeout(Duration::from_secs(10), r.store.wait_until_ready()).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), r.store.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
     expect_names(&r.store, &["a"]).await;
 }
 
@@ -208,7 +288,12 @@ async fn forbidden_resource_recovers_when_allowed() {
     let gr = GroupResource::new("", "configmaps");
     server.faults().forbid(gr.clone());
     let r = start(&server, watcher::Config::default());
-    assert!(wait_until(Duration::from_secs(5), || server.requests().iter().any(|q| q.status == StatusCode::FORBIDDEN)).await);
+    let log = server
+        .wait_for_requests(Duration::from_secs(5), |log| {
+            log.iter().any(|q| q.status == StatusCode::FORBIDDEN)
+        })
+        .await;
+    assert!(log.is_ok());
     assert!(names_in(&r.store).is_empty());
     server.faults().allow(&gr);
     expect_names(&r.store, &["a"]).await;

@@ -1,6 +1,8 @@
 //! Throughput measurements (ignored by default; run in release):
 //! `cargo test -p informer-testserver --release --test throughput -- --ignored --nocapture --test-threads 1`
 //! The figures go into the crate README.
+// Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
+#![allow(clippy::unwrap_used)]
 
 use std::time::{Duration, Instant};
 
@@ -48,7 +50,9 @@ fn bench_pod(i: usize) -> Value {
 }
 
 async fn get_bytes(server: &TestServer, path: &str) -> bytes::Bytes {
-    let req = http::Request::get(path).body(kube::client::Body::from(Vec::new())).unwrap();
+    let req = http::Request::get(path)
+        .body(kube::client::Body::from(Vec::new()))
+        .unwrap();
     let resp = server.client().send(req).await.unwrap();
     assert_eq!(resp.status(), 200);
     resp.into_body().collect().await.unwrap().to_bytes()
@@ -67,7 +71,10 @@ async fn list_50k_pods_in_pages_of_500() {
         server.create_json(bench_pod(i)).unwrap();
     }
     let seed = t.elapsed();
-    println!("seed: 50000 pods through the store in {seed:?} ({:.0} writes/s)", 50_000.0 / seed.as_secs_f64());
+    println!(
+        "seed: 50000 pods through the store in {seed:?} ({:.0} writes/s)",
+        50_000.0 / seed.as_secs_f64()
+    );
     for round in 0..3 {
         let t = Instant::now();
         let (mut bytes, mut items, mut pages) = (0, 0, 0);
@@ -100,17 +107,27 @@ async fn list_50k_pods_in_pages_of_500() {
         bytes += body.len();
         // Find the continue token without a full parse: it sits in the list metadata at the front.
         let head = std::str::from_utf8(&body[..body.len().min(600)]).unwrap();
-        match head.split("\"continue\":\"").nth(1).and_then(|r| r.split('"').next()) {
+        match head
+            .split("\"continue\":\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+        {
             Some(c) => cont = c.to_owned(),
             None => break,
         }
     }
     let d = t.elapsed();
-    println!("list, raw bytes only: {:.1} MB in {d:?} = {:.0} MB/s", bytes as f64 / 1e6, mbps(bytes, d));
+    println!(
+        "list, raw bytes only: {:.1} MB in {d:?} = {:.0} MB/s",
+        bytes as f64 / 1e6,
+        mbps(bytes, d)
+    );
 }
 
 async fn count_events(server: &TestServer, path: String, want: usize) -> (usize, usize) {
-    let req = http::Request::get(path).body(kube::client::Body::from(Vec::new())).unwrap();
+    let req = http::Request::get(path)
+        .body(kube::client::Body::from(Vec::new()))
+        .unwrap();
     let resp = server.client().send(req).await.unwrap();
     let mut body = resp.into_body().into_data_stream();
     let (mut lines, mut bytes) = (0, 0);
@@ -127,22 +144,20 @@ async fn count_events(server: &TestServer, path: String, want: usize) -> (usize,
 async fn watch_100k_events_to_several_watchers() {
     const N: usize = 100_000;
     const WATCHERS: usize = 4;
-    let server = TestServer::builder().history_size(2 * N).watch_buffer(2 * N).start().await.unwrap();
+    let server = TestServer::builder()
+        .history_size(2 * N)
+        .watch_buffer(2 * N)
+        .start()
+        .await
+        .unwrap();
     let start_rv = server.current_resource_version();
 
     // Live fan-out: watchers are connected before the writes.
-    let mut tasks = Vec::new();
-    for _ in 0..WATCHERS {
-        let path = format!("/api/v1/pods?watch=true&resourceVersion={start_rv}");
-        let s = TestServer::client(&server);
-        let _ = s;
-        tasks.push(path);
-    }
     let server = std::sync::Arc::new(server);
-    let handles: Vec<_> = tasks
-        .into_iter()
-        .map(|path| {
+    let handles: Vec<_> = (0..WATCHERS)
+        .map(|_| {
             let server = server.clone();
+            let path = format!("/api/v1/pods?watch=true&resourceVersion={start_rv}");
             tokio::spawn(async move { count_events(&server, path, N).await })
         })
         .collect();

@@ -1,5 +1,7 @@
 //! WATCH over HTTP: start points, replay, 410 ERROR events, bookmarks, timeoutSeconds,
 //! sendInitialEvents, selectors, metadata-only watches and slow watchers.
+// Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
@@ -18,10 +20,18 @@ async fn unset_and_zero_start_with_synthetic_added_then_follow() {
     let server = TestServer::start().await.unwrap();
     server.create(&cm("a", &[])).unwrap();
     server.create(&cm("b", &[])).unwrap();
-    for q in ["watch=true", "watch=true&resourceVersion=0", "watch=1&resourceVersion="] {
+    for q in [
+        "watch=true",
+        "watch=true&resourceVersion=0",
+        "watch=1&resourceVersion=",
+    ] {
         let mut w = Lines::open(&server, &format!("{CMS}?{q}")).await;
         assert_eq!(w.status, 200);
-        assert_eq!(w.take(2).await, [("ADDED".into(), "a".into()), ("ADDED".into(), "b".into())], "{q}");
+        assert_eq!(
+            w.take(2).await,
+            [("ADDED".into(), "a".into()), ("ADDED".into(), "b".into())],
+            "{q}"
+        );
     }
     let mut w = Lines::open(&server, &format!("{CMS}?watch=true")).await;
     assert_eq!(w.take(2).await.len(), 2);
@@ -35,9 +45,23 @@ async fn specific_rv_replays_history_and_too_old_gets_a_410_error_event() {
     server.create(&cm("a", &[])).unwrap();
     let rv = server.current_resource_version();
     server.create(&cm("b", &[])).unwrap();
-    server.patch_json("v1", "ConfigMap", Some("default"), "a", &serde_json::json!({"data": {"x": "1"}})).unwrap();
+    server
+        .patch_json(
+            "v1",
+            "ConfigMap",
+            Some("default"),
+            "a",
+            &serde_json::json!({"data": {"x": "1"}}),
+        )
+        .unwrap();
     let mut w = Lines::open(&server, &format!("{CMS}?watch=true&resourceVersion={rv}")).await;
-    assert_eq!(w.take(2).await, [("ADDED".into(), "b".into()), ("MODIFIED".into(), "a".into())]);
+    assert_eq!(
+        w.take(2).await,
+        [
+            ("ADDED".into(), "b".into()),
+            ("MODIFIED".into(), "a".into())
+        ]
+    );
 
     for i in 0..10 {
         server.create(&cm(&format!("more-{i}"), &[])).unwrap();
@@ -49,12 +73,21 @@ async fn specific_rv_replays_history_and_too_old_gets_a_410_error_event() {
     assert_eq!(ev["object"]["kind"], "Status");
     assert_eq!(ev["object"]["code"], 410);
     assert_eq!(ev["object"]["reason"], "Expired");
-    assert!(ev["object"]["message"].as_str().unwrap().starts_with("too old resource version"));
+    assert!(
+        ev["object"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("too old resource version")
+    );
     assert!(w.next().await.is_none());
 
     // kube surfaces it as WatchEvent::Error with code 410.
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
-    let mut s = api.watch(&WatchParams::default(), &rv.to_string()).await.unwrap().boxed();
+    let mut s = api
+        .watch(&WatchParams::default(), &rv.to_string())
+        .await
+        .unwrap()
+        .boxed();
     match s.try_next().await.unwrap() {
         Some(WatchEvent::Error(e)) => assert_eq!(e.code, 410),
         other => panic!("unexpected {other:?}"),
@@ -69,10 +102,18 @@ async fn specific_rv_replays_history_and_too_old_gets_a_410_error_event() {
 
 #[tokio::test]
 async fn bookmarks_and_timeout_seconds() {
-    let server = TestServer::builder().bookmark_interval(Duration::from_millis(50)).start().await.unwrap();
+    let server = TestServer::builder()
+        .bookmark_interval(Duration::from_millis(50))
+        .start()
+        .await
+        .unwrap();
     server.create(&cm("a", &[])).unwrap();
     let rv = server.current_resource_version();
-    let mut w = Lines::open(&server, &format!("{CMS}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=1")).await;
+    let mut w = Lines::open(
+        &server,
+        &format!("{CMS}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=1"),
+    )
+    .await;
     let started = Instant::now();
     let ev = w.next().await.unwrap();
     assert_eq!(ev["type"], "BOOKMARK");
@@ -82,17 +123,30 @@ async fn bookmarks_and_timeout_seconds() {
     server.create(&cm("b", &[])).unwrap();
     assert_eq!(w.next_event().await.unwrap()["type"], "ADDED");
     let ev = w.next().await.unwrap();
-    assert_eq!(ev["object"]["metadata"]["resourceVersion"], (rv + 1).to_string());
+    assert_eq!(
+        ev["object"]["metadata"]["resourceVersion"],
+        (rv + 1).to_string()
+    );
     // timeoutSeconds ends the stream normally; any value is accepted (kube caps at 295, we do not).
     while w.next().await.is_some() {}
     assert_eq!(w.ended, Some(Ok(())));
     let took = started.elapsed();
-    assert!(took >= Duration::from_millis(900) && took < Duration::from_secs(5), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
     let w = Lines::open(&server, &format!("{CMS}?watch=true&timeoutSeconds=600")).await;
     assert_eq!(w.status, 200);
 
     // Without allowWatchBookmarks there are none.
-    let mut w = Lines::open(&server, &format!("{CMS}?watch=true&resourceVersion={}&timeoutSeconds=1", rv + 1)).await;
+    let mut w = Lines::open(
+        &server,
+        &format!(
+            "{CMS}?watch=true&resourceVersion={}&timeoutSeconds=1",
+            rv + 1
+        ),
+    )
+    .await;
     assert!(w.next().await.is_none());
 }
 
@@ -109,7 +163,10 @@ async fn send_initial_events_ends_with_the_annotated_bookmark() {
         assert_eq!(w.take(3).await.len(), 3);
         let end = w.next().await.unwrap();
         assert_eq!(end["type"], "BOOKMARK");
-        assert_eq!(end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+        assert_eq!(
+            end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+            "true"
+        );
         assert_eq!(end["object"]["metadata"]["resourceVersion"], rv.to_string());
     }
     // Same connection keeps the live events.
@@ -118,19 +175,39 @@ async fn send_initial_events_ends_with_the_annotated_bookmark() {
     assert_eq!(w.next().await.unwrap()["type"], "BOOKMARK");
     server.create(&cm("d", &[])).unwrap();
     assert_eq!(w.take(1).await, [("ADDED".into(), "d".into())]);
-    // sendInitialEvents needs resourceVersionMatch=NotOlderThan.
-    let (code, st) = raw(&server, "GET", &format!("{CMS}?watch=true&sendInitialEvents=true"), None, b"").await;
-    assert_eq!((code, st["reason"].as_str()), (400, Some("BadRequest")));
+    // sendInitialEvents needs resourceVersionMatch=NotOlderThan (422, like kube-apiserver).
+    let (code, st) = raw(
+        &server,
+        "GET",
+        &format!("{CMS}?watch=true&sendInitialEvents=true"),
+        None,
+        b"",
+    )
+    .await;
+    assert_eq!((code, st["reason"].as_str()), (422, Some("Invalid")));
+    let q = "watch=true&resourceVersionMatch=NotOlderThan";
+    let (code, _) = raw(&server, "GET", &format!("{CMS}?{q}"), None, b"").await;
+    assert_eq!(code, 422);
 
     // kube's streaming-list params work end to end.
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
-    let mut s = api.watch(&WatchParams::streaming_lists(), "0").await.unwrap().boxed();
+    let mut s = api
+        .watch(&WatchParams::streaming_lists(), "0")
+        .await
+        .unwrap()
+        .boxed();
     let mut added = 0;
     loop {
         match s.try_next().await.unwrap() {
             Some(WatchEvent::Added(_)) => added += 1,
             Some(WatchEvent::Bookmark(b)) => {
-                assert_eq!(b.metadata.annotations.get("k8s.io/initial-events-end").map(String::as_str), Some("true"));
+                assert_eq!(
+                    b.metadata
+                        .annotations
+                        .get("k8s.io/initial-events-end")
+                        .map(String::as_str),
+                    Some("true")
+                );
                 break;
             }
             other => panic!("unexpected {other:?}"),
@@ -143,12 +220,40 @@ async fn send_initial_events_ends_with_the_annotated_bookmark() {
 async fn label_selector_transitions_on_watch() {
     let server = TestServer::start().await.unwrap();
     let rv = server.current_resource_version();
-    let mut w = Lines::open(&server, &format!("{CMS}?watch=true&resourceVersion={rv}&labelSelector=app%3Dweb")).await;
+    let mut w = Lines::open(
+        &server,
+        &format!("{CMS}?watch=true&resourceVersion={rv}&labelSelector=app%3Dweb"),
+    )
+    .await;
     server.create(&cm("other", &[("app", "db")])).unwrap();
     server.create(&cm("a", &[("app", "web")])).unwrap();
-    server.patch_json("v1", "ConfigMap", Some("default"), "other", &serde_json::json!({"metadata": {"labels": {"app": "web"}}})).unwrap();
-    server.patch_json("v1", "ConfigMap", Some("default"), "a", &serde_json::json!({"metadata": {"labels": {"app": "db"}}})).unwrap();
-    server.patch_json("v1", "ConfigMap", Some("default"), "other", &serde_json::json!({"data": {"z": "1"}})).unwrap();
+    server
+        .patch_json(
+            "v1",
+            "ConfigMap",
+            Some("default"),
+            "other",
+            &serde_json::json!({"metadata": {"labels": {"app": "web"}}}),
+        )
+        .unwrap();
+    server
+        .patch_json(
+            "v1",
+            "ConfigMap",
+            Some("default"),
+            "a",
+            &serde_json::json!({"metadata": {"labels": {"app": "db"}}}),
+        )
+        .unwrap();
+    server
+        .patch_json(
+            "v1",
+            "ConfigMap",
+            Some("default"),
+            "other",
+            &serde_json::json!({"data": {"z": "1"}}),
+        )
+        .unwrap();
     assert_eq!(
         w.take(4).await,
         [
@@ -158,7 +263,14 @@ async fn label_selector_transitions_on_watch() {
             ("MODIFIED".into(), "other".into()),
         ]
     );
-    let (code, _) = raw(&server, "GET", &format!("{CMS}?watch=true&labelSelector=a%3D%3D%3Db"), None, b"").await;
+    let (code, _) = raw(
+        &server,
+        "GET",
+        &format!("{CMS}?watch=true&labelSelector=a%3D%3D%3Db"),
+        None,
+        b"",
+    )
+    .await;
     assert_eq!(code, 400);
 }
 
@@ -167,7 +279,11 @@ async fn metadata_only_watch() {
     let server = TestServer::start().await.unwrap();
     server.create(&cm("a", &[("app", "x")])).unwrap();
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
-    let mut s = api.watch_metadata(&WatchParams::default(), "0").await.unwrap().boxed();
+    let mut s = api
+        .watch_metadata(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
     match s.try_next().await.unwrap() {
         Some(WatchEvent::Added(m)) => {
             assert_eq!(m.types.as_ref().unwrap().kind, "PartialObjectMetadata");
@@ -179,7 +295,11 @@ async fn metadata_only_watch() {
 
 #[tokio::test]
 async fn a_watcher_that_cannot_keep_up_is_closed() {
-    let server = TestServer::builder().watch_buffer(16).start().await.unwrap();
+    let server = TestServer::builder()
+        .watch_buffer(16)
+        .start()
+        .await
+        .unwrap();
     let rv = server.current_resource_version();
     let mut w = Lines::open(&server, &format!("{CMS}?watch=true&resourceVersion={rv}")).await;
     assert!(wait_until(Duration::from_secs(5), || server.active_watches() == 1).await);
@@ -190,7 +310,10 @@ async fn a_watcher_that_cannot_keep_up_is_closed() {
         c.data = Some([("blob".to_owned(), big.clone())].into());
         server.create(&c).unwrap();
     }
-    assert!(wait_until(Duration::from_secs(10), || server.active_watches() == 0).await, "watcher not closed");
+    assert!(
+        wait_until(Duration::from_secs(10), || server.active_watches() == 0).await,
+        "watcher not closed"
+    );
     let mut n = 0;
     while w.next().await.is_some() {
         n += 1;

@@ -14,7 +14,10 @@ use informer_benches::orchestrate::{OrchestrateArgs, orchestrate};
 static GLOBAL: CountingAlloc = CountingAlloc;
 
 #[derive(Debug, Parser)]
-#[command(name = "informer-bench", about = "Benchmark informer-rs against kube-runtime")]
+#[command(
+    name = "informer-bench",
+    about = "Benchmark informer-rs against kube-runtime"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -31,7 +34,9 @@ enum Cmd {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().cmd {
         Cmd::Orchestrate(args) => {
-            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
             rt.block_on(orchestrate(args))?;
             Ok(())
         }

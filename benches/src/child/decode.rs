@@ -27,8 +27,12 @@ pub(crate) async fn run(spec: &ChildSpec) -> anyhow::Result<Metrics> {
         if let Some(token) = continue_token.take() {
             lp = lp.continue_token(&token);
         }
-        let text = client.request_text(request.list(&lp)?).await.context("LIST page")?;
-        let page: ObjectList<Pod> = serde_json::from_str(&text).context("decoding a page to find `continue`")?;
+        let text = client
+            .request_text(request.list(&lp)?)
+            .await
+            .context("LIST page")?;
+        let page: ObjectList<Pod> =
+            serde_json::from_str(&text).context("decoding a page to find `continue`")?;
         pages.push(text.into_bytes());
         match page.metadata.continue_ {
             Some(token) if !token.is_empty() => continue_token = Some(token),
@@ -52,9 +56,15 @@ pub(crate) async fn run(spec: &ChildSpec) -> anyhow::Result<Metrics> {
         ("objects_per_s".to_string(), objects as f64 / secs),
         ("json_mib".to_string(), bytes as f64 / MIB),
         ("mib_per_s".to_string(), bytes as f64 / MIB / secs),
-        ("json_bytes_per_object".to_string(), bytes as f64 / objects.max(1) as f64),
+        (
+            "json_bytes_per_object".to_string(),
+            bytes as f64 / objects.max(1) as f64,
+        ),
         ("typed_heap_mib".to_string(), typed_heap as f64 / MIB),
-        ("typed_heap_bytes_per_object".to_string(), typed_heap as f64 / objects.max(1) as f64),
+        (
+            "typed_heap_bytes_per_object".to_string(),
+            typed_heap as f64 / objects.max(1) as f64,
+        ),
     ]);
     m.extend(memory_metrics());
     drop(decoded);

@@ -44,7 +44,9 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             synced(&store, start, "sync").await
         }
         (Scenario::SyncStrip, _) => {
-            let stream = watcher(api, config).default_backoff().modify(|p: &mut Pod| p.managed_fields_mut().clear());
+            let stream = watcher(api, config)
+                .default_backoff()
+                .modify(|p: &mut Pod| p.managed_fields_mut().clear());
             let (store, _task) = reflect(stream, |_| {});
             synced(&store, start, "sync").await
         }
@@ -62,6 +64,13 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
                 }
             });
             let mut m = synced(&store, start, "sync").await?;
+            // From here on, `heap_peak_mib` is the peak of the update phase.
+            m.insert(
+                "steady_heap_mib".into(),
+                m.get("heap_mib").copied().unwrap_or(0.0),
+            );
+            crate::alloc::reset_peak();
+            crate::sys::reset_peak_rss();
             io.send(&ChildMsg::Synced { metrics: m.clone() });
             let updates = spec.update_rounds * spec.objects as u64;
             m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
@@ -73,7 +82,10 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             let mut stores = Vec::new();
             let mut tasks = Vec::new();
             for _ in 0..4 {
-                let (store, task) = reflect(watcher(api.clone(), config.clone()).default_backoff(), |_| {});
+                let (store, task) = reflect(
+                    watcher(api.clone(), config.clone()).default_backoff(),
+                    |_| {},
+                );
                 stores.push(store);
                 tasks.push(task);
             }
@@ -105,10 +117,16 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
         (Scenario::NsQuery, _) => {
             let (store, _task) = reflect(watcher(api, config).default_backoff(), |_| {});
             let mut m = synced(&store, start, "sync").await?;
-            m.extend(time_queries(spec.namespaces, Duration::from_millis(spec.query_ms), |ns| {
-                // kube-runtime has no index: a namespaced query is a scan of the whole store (K3).
-                store.state_filter(|p| p.metadata.namespace.as_deref() == Some(ns)).len()
-            }));
+            m.extend(time_queries(
+                spec.namespaces,
+                Duration::from_millis(spec.query_ms),
+                |ns| {
+                    // kube-runtime has no index: a namespaced query is a scan of the whole store (K3).
+                    store
+                        .state_filter(|p| p.metadata.namespace.as_deref() == Some(ns))
+                        .len()
+                },
+            ));
             Ok(m)
         }
         (Scenario::Decode, _) => anyhow::bail!("scenario decode has no kube-runtime side"),
@@ -117,7 +135,10 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
 
 /// Spawns `stream` into a reflector over a fresh store; `handler` sees every event after the store
 /// applied it (kube-runtime's place for application logic).
-fn reflect<K, S>(stream: S, mut handler: impl FnMut(&watcher::Event<K>) + Send + 'static) -> (Store<K>, JoinHandle<()>)
+fn reflect<K, S>(
+    stream: S,
+    mut handler: impl FnMut(&watcher::Event<K>) + Send + 'static,
+) -> (Store<K>, JoinHandle<()>)
 where
     K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
     S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
@@ -139,7 +160,9 @@ async fn synced<K>(store: &Store<K>, start: Instant, what: &str) -> anyhow::Resu
 where
     K: Resource<DynamicType = ()> + Clone + 'static,
 {
-    within(PHASE_TIMEOUT_S, what, store.wait_until_ready()).await?.context("reflector dropped")?;
+    within(PHASE_TIMEOUT_S, what, store.wait_until_ready())
+        .await?
+        .context("reflector dropped")?;
     let mut m = Metrics::from([
         ("sync_s".to_string(), start.elapsed().as_secs_f64()),
         ("objects".to_string(), store.len() as f64),
@@ -161,26 +184,39 @@ async fn four_shared(
     let mut subscribers = Vec::new();
     for i in 0..4 {
         // Subscribers must exist before the root stream starts (kube-rs#1630).
-        let sub = writer.subscribe().context("store_shared writer must be subscribable")?;
+        let sub = writer
+            .subscribe()
+            .context("store_shared writer must be subscribable")?;
         let (tx, rx) = tokio::sync::watch::channel(0usize);
-        subscribers.push((rx, tokio::spawn(async move {
-            let mut seen = 0usize;
-            let mut sub = std::pin::pin!(sub);
-            while let Some(_pod) = sub.next().await {
-                seen += 1;
-                let _ = tx.send(seen);
-            }
-            tracing::debug!("subscriber {i} ended after {seen} objects");
-        })));
+        subscribers.push((
+            rx,
+            tokio::spawn(async move {
+                let mut seen = 0usize;
+                let mut sub = std::pin::pin!(sub);
+                while let Some(_pod) = sub.next().await {
+                    seen += 1;
+                    let _ = tx.send(seen);
+                }
+                tracing::debug!("subscriber {i} ended after {seen} objects");
+            }),
+        ));
     }
     let _root = tokio::spawn(
-        watcher(api, config).default_backoff().reflect_shared(writer).for_each(|_| ready(())),
+        watcher(api, config)
+            .default_backoff()
+            .reflect_shared(writer)
+            .for_each(|_| ready(())),
     );
     within(PHASE_TIMEOUT_S, "the shared sync", store.wait_until_ready()).await??;
     for (rx, _) in &mut subscribers {
         // Each subscriber gets every object once after the initial list (the InitDone broadcast).
         let want = spec.objects;
-        within(PHASE_TIMEOUT_S, "the subscribers", rx.wait_for(|n| *n >= want)).await??;
+        within(
+            PHASE_TIMEOUT_S,
+            "the subscribers",
+            rx.wait_for(|n| *n >= want),
+        )
+        .await??;
     }
     let mut m = Metrics::from([
         ("sync_s".to_string(), start.elapsed().as_secs_f64()),

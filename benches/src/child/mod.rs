@@ -73,10 +73,15 @@ pub fn main(spec: ChildSpec) -> i32 {
             .try_init();
     }
     let mut io = ChildIo::start();
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
-            io.send(&ChildMsg::Failed { error: format!("tokio runtime: {e}") });
+            io.send(&ChildMsg::Failed {
+                error: format!("tokio runtime: {e}"),
+            });
             return 1;
         }
     };
@@ -93,7 +98,9 @@ pub fn main(spec: ChildSpec) -> i32 {
             0
         }
         Err(e) => {
-            io.send(&ChildMsg::Failed { error: format!("{e:#}") });
+            io.send(&ChildMsg::Failed {
+                error: format!("{e:#}"),
+            });
             1
         }
     };
@@ -175,7 +182,9 @@ pub(crate) fn memory_metrics() -> Metrics {
 
 /// A kube client for the server at `url` (no TLS, no auth: the testserver needs neither).
 pub(crate) fn client(url: &str) -> anyhow::Result<kube::Client> {
-    let uri: http::Uri = url.parse().with_context(|| format!("bad server url {url:?}"))?;
+    let uri: http::Uri = url
+        .parse()
+        .with_context(|| format!("bad server url {url:?}"))?;
     let mut config = kube::Config::new(uri);
     // Watches may be open for up to 10 minutes (R6); never cut them on the client side.
     config.read_timeout = None;
@@ -183,7 +192,11 @@ pub(crate) fn client(url: &str) -> anyhow::Result<kube::Client> {
 }
 
 /// Waits for `fut`, failing after `secs` seconds with a message naming `what`.
-pub(crate) async fn within<T>(secs: u64, what: &str, fut: impl Future<Output = T>) -> anyhow::Result<T> {
+pub(crate) async fn within<T>(
+    secs: u64,
+    what: &str,
+    fut: impl Future<Output = T>,
+) -> anyhow::Result<T> {
     tokio::time::timeout(Duration::from_secs(secs), fut)
         .await
         .with_context(|| format!("timed out after {secs} s waiting for {what}"))

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use informer_runtime::informer::{InformerConfig, SharedIndexInformer, handler_fn, strip_managed_fields};
+use informer_runtime::informer::{
+    InformerConfig, SharedIndexInformer, handler_fn, strip_managed_fields,
+};
 use informer_runtime::list_watch::ListWatch;
 use informer_runtime::lister::Lister;
 use k8s_openapi::api::core::v1::Pod;
@@ -44,7 +46,8 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             synced(&informer, start).await
         }
         Scenario::SyncMeta => {
-            let informer: SharedIndexInformer<PartialObjectMeta<Pod>> = informer(ListWatch::metadata(api), spec)?;
+            let informer: SharedIndexInformer<PartialObjectMeta<Pod>> =
+                informer(ListWatch::metadata(api), spec)?;
             informer.start(cancel);
             synced(&informer, start).await
         }
@@ -52,10 +55,24 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             let informer = informer(ListWatch::new(api), spec)?;
             let tracker = Arc::new(UpdateTracker::new(spec.objects, spec.final_generation));
             let handler = tracker.clone();
-            let reg = informer.add_event_handler(handler_fn().on_update(move |_old, new: &Arc<Pod>| handler.on_update(new)))?;
+            let reg = informer.add_event_handler(
+                handler_fn().on_update(move |_old, new: &Arc<Pod>| handler.on_update(new)),
+            )?;
             informer.start(cancel);
             let mut m = synced(&informer, start).await?;
-            within(PHASE_TIMEOUT_S, "the handler's initial adds", reg.wait_for_sync()).await?;
+            within(
+                PHASE_TIMEOUT_S,
+                "the handler's initial adds",
+                reg.wait_for_sync(),
+            )
+            .await?;
+            // From here on, `heap_peak_mib` is the peak of the update phase.
+            m.insert(
+                "steady_heap_mib".into(),
+                m.get("heap_mib").copied().unwrap_or(0.0),
+            );
+            crate::alloc::reset_peak();
+            crate::sys::reset_peak_rss();
             io.send(&ChildMsg::Synced { metrics: m.clone() });
             let updates = spec.update_rounds * spec.objects as u64;
             m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
@@ -69,9 +86,11 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             for _ in 0..4 {
                 let seen = Arc::new(AtomicUsize::new(0));
                 let counter = seen.clone();
-                registrations.push(informer.add_event_handler(handler_fn().on_add(move |_pod: &Arc<Pod>, _initial| {
-                    counter.fetch_add(1, Ordering::Relaxed);
-                }))?);
+                registrations.push(informer.add_event_handler(handler_fn().on_add(
+                    move |_pod: &Arc<Pod>, _initial| {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    },
+                ))?);
                 counters.push(seen);
             }
             informer.start(cancel);
@@ -82,7 +101,13 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             let mut m = Metrics::from([
                 ("sync_s".to_string(), start.elapsed().as_secs_f64()),
                 ("objects".to_string(), informer.indexer().len() as f64),
-                ("handler_adds".to_string(), counters.iter().map(|c| c.load(Ordering::Relaxed)).sum::<usize>() as f64),
+                (
+                    "handler_adds".to_string(),
+                    counters
+                        .iter()
+                        .map(|c| c.load(Ordering::Relaxed))
+                        .sum::<usize>() as f64,
+                ),
             ]);
             m.extend(memory_metrics());
             io.send(&ChildMsg::Synced { metrics: m.clone() });
@@ -110,10 +135,14 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             let mut m = synced(&informer, start).await?;
             let lister = Lister::from_indexer(informer.indexer());
             let everything = Selector::default();
-            m.extend(time_queries(spec.namespaces, Duration::from_millis(spec.query_ms), |ns| {
-                // L2: served by the namespace index (X3).
-                lister.namespaced(ns).list(&everything).len()
-            }));
+            m.extend(time_queries(
+                spec.namespaces,
+                Duration::from_millis(spec.query_ms),
+                |ns| {
+                    // L2: served by the namespace index (X3).
+                    lister.namespaced(ns).list(&everything).len()
+                },
+            ));
             Ok(m)
         }
         Scenario::Decode => anyhow::bail!("scenario decode has no informer-rs side"),

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Pod;
 use tokio::sync::Notify;
 
-use crate::pods::namespace_name;
 use super::{ChildIo, PHASE_TIMEOUT_S, memory_metrics, within};
+use crate::pods::namespace_name;
 use crate::protocol::{GENERATION_ANNOTATION, Metrics};
 
 /// Scenario 2's handler state: counts update notifications and knows when every Pod has reached
@@ -32,7 +32,12 @@ struct TrackerInner {
 impl UpdateTracker {
     /// A tracker waiting for `expected` Pods to reach `final_generation`.
     pub(crate) fn new(expected: usize, final_generation: u64) -> Self {
-        UpdateTracker { final_generation, expected, inner: Mutex::default(), done: Notify::new() }
+        UpdateTracker {
+            final_generation,
+            expected,
+            inner: Mutex::default(),
+            done: Notify::new(),
+        }
     }
 
     /// The handler body: one update notification for `pod`.
@@ -87,7 +92,10 @@ pub(crate) struct Sentinel {
 impl Sentinel {
     /// Watches for a Pod named `name`.
     pub(crate) fn new(name: &str) -> Self {
-        Sentinel { name: name.to_string(), seen: Notify::new() }
+        Sentinel {
+            name: name.to_string(),
+            seen: Notify::new(),
+        }
     }
 
     /// The handler body: an added or updated Pod.
@@ -106,7 +114,11 @@ impl Sentinel {
 
 /// Scenario 5: runs `query` over every namespace, round after round, until `min` has passed, and
 /// reports the mean time per query and the objects each returned.
-pub(crate) fn time_queries(namespaces: usize, min: Duration, mut query: impl FnMut(&str) -> usize) -> Metrics {
+pub(crate) fn time_queries(
+    namespaces: usize,
+    min: Duration,
+    mut query: impl FnMut(&str) -> usize,
+) -> Metrics {
     let names: Vec<String> = (0..namespaces.max(1)).map(namespace_name).collect();
     let start = Instant::now();
     let (mut queries, mut results) = (0u64, 0u64);
@@ -123,7 +135,10 @@ pub(crate) fn time_queries(namespaces: usize, min: Duration, mut query: impl FnM
     Metrics::from([
         ("queries".to_string(), queries as f64),
         ("query_us".to_string(), secs * 1e6 / queries as f64),
-        ("results_per_query".to_string(), results as f64 / queries as f64),
+        (
+            "results_per_query".to_string(),
+            results as f64 / queries as f64,
+        ),
     ])
 }
 
@@ -141,13 +156,21 @@ pub(crate) async fn relist_phase(
     let get = |m: &Metrics, k: &str| m.get(k).copied().unwrap_or(0.0);
     Ok(Metrics::from([
         ("steady_heap_mib".to_string(), get(&steady, "heap_mib")),
-        ("relist_heap_peak_mib".to_string(), get(&after, "heap_peak_mib")),
-        ("relist_peak_over_steady".to_string(), get(&after, "heap_peak_mib") / get(&steady, "heap_mib").max(1e-9)),
+        (
+            "relist_heap_peak_mib".to_string(),
+            get(&after, "heap_peak_mib"),
+        ),
+        (
+            "relist_peak_over_steady".to_string(),
+            get(&after, "heap_peak_mib") / get(&steady, "heap_mib").max(1e-9),
+        ),
         ("heap_after_mib".to_string(), get(&after, "heap_mib")),
         ("steady_rss_mib".to_string(), get(&steady, "rss_mib")),
-        ("relist_rss_peak_mib".to_string(), get(&after, "rss_peak_mib")),
+        (
+            "relist_rss_peak_mib".to_string(),
+            get(&after, "rss_peak_mib"),
+        ),
         ("relist_s".to_string(), t.elapsed().as_secs_f64()),
         ("objects".to_string(), len() as f64),
     ]))
 }
-

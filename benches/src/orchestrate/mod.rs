@@ -68,14 +68,24 @@ pub(crate) struct Plan {
 
 impl Plan {
     fn from_args(a: &OrchestrateArgs) -> Self {
-        let (pods, namespaces, reps, timeout, query_ms) =
-            if a.quick { (2_000, 50, 2, 60, 200) } else { (50_000, 500, 3, 900, 1000) };
+        let (pods, namespaces, reps, timeout, query_ms) = if a.quick {
+            (2_000, 50, 2, 60, 200)
+        } else {
+            (50_000, 500, 3, 900, 1000)
+        };
         Plan {
             quick: a.quick,
-            pods: PodSet { n: a.pods.unwrap_or(pods), namespaces: a.namespaces.unwrap_or(namespaces).max(1) },
+            pods: PodSet {
+                n: a.pods.unwrap_or(pods),
+                namespaces: a.namespaces.unwrap_or(namespaces).max(1),
+            },
             reps: a.reps.unwrap_or(reps).max(1),
             update_rounds: a.update_rounds.max(1),
-            scenarios: if a.scenarios.is_empty() { Scenario::ALL.to_vec() } else { a.scenarios.clone() },
+            scenarios: if a.scenarios.is_empty() {
+                Scenario::ALL.to_vec()
+            } else {
+                a.scenarios.clone()
+            },
             child_timeout: Duration::from_secs(a.child_timeout_s.unwrap_or(timeout)),
             query_ms,
             page_size: 500,
@@ -86,17 +96,28 @@ impl Plan {
 /// Runs the whole benchmark and returns the report (also printed and written to `args.out`).
 pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let plan = Plan::from_args(&args);
-    let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let host = host_facts();
     let revision = git_revision();
     let exe = std::env::current_exe().context("locating the informer-bench binary")?;
 
-    let mut server = server::BenchServer::start(plan.update_rounds as usize * plan.pods.subset_len()).await?;
-    eprintln!("informer-bench: server at {}; seeding {} Pods in {} namespaces", server.url(), plan.pods.n, plan.pods.namespaces);
+    let mut server =
+        server::BenchServer::start(plan.update_rounds as usize * plan.pods.subset_len()).await?;
+    eprintln!(
+        "informer-bench: server at {}; seeding {} Pods in {} namespaces",
+        server.url(),
+        plan.pods.n,
+        plan.pods.namespaces
+    );
     let t = Instant::now();
     let pod_json_bytes = server.seed(&plan.pods).await?;
     let seed_s = t.elapsed().as_secs_f64();
-    eprintln!("informer-bench: seeded in {seed_s:.1} s ({:.1} KiB JSON per Pod)", pod_json_bytes / 1024.0);
+    eprintln!(
+        "informer-bench: seeded in {seed_s:.1} s ({:.1} KiB JSON per Pod)",
+        pod_json_bytes / 1024.0
+    );
     let pod_sizes = sizes::measure(&plan.pods, 200)?;
     eprintln!("informer-bench: one Pod in memory: {pod_sizes:?}");
 
@@ -105,12 +126,21 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     for scenario in &plan.scenarios {
         for rep in 0..plan.reps {
             // Interleave the implementations so slow drift on a shared machine hits both alike.
-            for imp in scenario.impls().iter().filter(|i| args.impls.is_empty() || args.impls.contains(i)) {
+            for imp in scenario
+                .impls()
+                .iter()
+                .filter(|i| args.impls.is_empty() || args.impls.contains(i))
+            {
                 let t = Instant::now();
                 let record = runner.run(*scenario, *imp, rep).await;
                 match &record.error {
-                    None => eprintln!("informer-bench: {scenario} / {imp} rep {rep}: ok in {:.1} s", t.elapsed().as_secs_f64()),
-                    Some(e) => eprintln!("informer-bench: {scenario} / {imp} rep {rep}: FAILED: {e}"),
+                    None => eprintln!(
+                        "informer-bench: {scenario} / {imp} rep {rep}: ok in {:.1} s",
+                        t.elapsed().as_secs_f64()
+                    ),
+                    Some(e) => {
+                        eprintln!("informer-bench: {scenario} / {imp} rep {rep}: FAILED: {e}")
+                    }
                 }
                 runs.push(record);
             }

@@ -55,7 +55,10 @@ impl Running {
     async fn send(&mut self, cmd: Command) -> anyhow::Result<()> {
         let mut line = serde_json::to_string(&cmd)?;
         line.push('\n');
-        self.stdin.write_all(line.as_bytes()).await.context("writing to the child")?;
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .context("writing to the child")?;
         self.stdin.flush().await.context("writing to the child")?;
         Ok(())
     }
@@ -63,7 +66,10 @@ impl Running {
     /// Ends the child: closing stdin makes it exit; kill it if it has not after a grace period.
     async fn finish(mut self) {
         drop(self.stdin);
-        if tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(10), self.child.wait())
+            .await
+            .is_err()
+        {
             let _ = self.child.kill().await;
         }
     }
@@ -71,7 +77,13 @@ impl Running {
 
 impl<'a> Runner<'a> {
     pub(crate) fn new(exe: PathBuf, server: &'a BenchServer, plan: &'a Plan) -> Self {
-        Runner { exe, server, plan, generation: 0, sync_s: HashMap::new() }
+        Runner {
+            exe,
+            server,
+            plan,
+            generation: 0,
+            sync_s: HashMap::new(),
+        }
     }
 
     /// Runs (`scenario`, `imp`) once; failures are recorded, never propagated.
@@ -86,14 +98,24 @@ impl<'a> Runner<'a> {
             }
             Err(e) => (Metrics::new(), Some(format!("{e:#}"))),
         };
-        RunRecord { scenario, imp, rep, metrics, error }
+        RunRecord {
+            scenario,
+            imp,
+            rep,
+            metrics,
+            error,
+        }
     }
 
     fn spawn(&self, scenario: Scenario, imp: Impl, sentinel: &str) -> anyhow::Result<Running> {
         let plan = self.plan;
         // Scenarios 2, 3 and 4 can hold several copies of the store at once; they watch a subset.
         let subset = scenario.uses_subset().then_some(());
-        let objects = if subset.is_some() { plan.pods.subset_len() } else { plan.pods.n };
+        let objects = if subset.is_some() {
+            plan.pods.subset_len()
+        } else {
+            plan.pods.n
+        };
         // INFORMER_BENCH_WRAP="heaptrack -o /tmp/ht" (for example) runs every child under a
         // profiler; the wrapper must exec the command it is given and pass stdin/stdout through.
         let wrap: Vec<String> = std::env::var("INFORMER_BENCH_WRAP")
@@ -109,13 +131,37 @@ impl<'a> Runner<'a> {
         };
         let mut child = process
             .arg("child")
-            .args(["--scenario", scenario.name(), "--impl", imp.name(), "--url", &self.server.url()])
-            .args(["--pods", &plan.pods.n.to_string(), "--namespaces", &plan.pods.namespaces.to_string()])
-            .args(subset.iter().flat_map(|_| ["--label-selector", SUBSET_SELECTOR]))
+            .args([
+                "--scenario",
+                scenario.name(),
+                "--impl",
+                imp.name(),
+                "--url",
+                &self.server.url(),
+            ])
+            .args([
+                "--pods",
+                &plan.pods.n.to_string(),
+                "--namespaces",
+                &plan.pods.namespaces.to_string(),
+            ])
+            .args(
+                subset
+                    .iter()
+                    .flat_map(|_| ["--label-selector", SUBSET_SELECTOR]),
+            )
             .args(["--objects", &objects.to_string()])
             .args(["--update-rounds", &plan.update_rounds.to_string()])
-            .args(["--final-generation", &(self.generation + plan.update_rounds).to_string()])
-            .args(["--sentinel", sentinel, "--query-ms", &plan.query_ms.to_string()])
+            .args([
+                "--final-generation",
+                &(self.generation + plan.update_rounds).to_string(),
+            ])
+            .args([
+                "--sentinel",
+                sentinel,
+                "--query-ms",
+                &plan.query_ms.to_string(),
+            ])
             .args(["--page-size", &plan.page_size.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -125,18 +171,34 @@ impl<'a> Runner<'a> {
             .with_context(|| format!("starting {}", self.exe.display()))?;
         let stdin = child.stdin.take().context("child stdin")?;
         let stdout = child.stdout.take().context("child stdout")?;
-        Ok(Running { child, stdin, lines: BufReader::new(stdout).lines(), timeout: plan.child_timeout })
+        Ok(Running {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            timeout: plan.child_timeout,
+        })
     }
 
-    async fn run_inner(&mut self, scenario: Scenario, imp: Impl, rep: usize) -> anyhow::Result<Metrics> {
+    async fn run_inner(
+        &mut self,
+        scenario: Scenario,
+        imp: Impl,
+        rep: usize,
+    ) -> anyhow::Result<Metrics> {
         let sentinel = format!("relist-sentinel-{}-{rep}", imp.name());
         self.server.clear_requests();
         let mut hold = None;
         if scenario == Scenario::Updates {
             // Until the first sync_s is known, assume about 5 ms per Pod (generous).
             let share = self.plan.pods.subset_len() as f64 / self.plan.pods.n.max(1) as f64;
-            let sync_s = self.sync_s.get(&imp).map_or(self.plan.pods.subset_len() as f64 * 0.005, |s| s * share);
-            let d = self.server.hold_for(self.plan.update_rounds * self.plan.pods.subset_len() as u64, sync_s);
+            let sync_s = self
+                .sync_s
+                .get(&imp)
+                .map_or(self.plan.pods.subset_len() as f64 * 0.005, |s| s * share);
+            let d = self.server.hold_for(
+                self.plan.update_rounds * self.plan.pods.subset_len() as u64,
+                sync_s,
+            );
             self.server.hold_watches(Some(d));
             hold = Some(d);
         }
@@ -179,7 +241,9 @@ impl<'a> Runner<'a> {
                         let t = Instant::now();
                         let first = self.generation + 1;
                         self.generation += self.plan.update_rounds;
-                        self.server.update_subset(&self.plan.pods, first..=self.generation).await?;
+                        self.server
+                            .update_subset(&self.plan.pods, first..=self.generation)
+                            .await?;
                         extra.insert("producer_s".into(), t.elapsed().as_secs_f64());
                         // If the held watch was released before the last update went in, part
                         // of the run was paced by the producer; report by how much.
@@ -191,7 +255,10 @@ impl<'a> Runner<'a> {
                     }
                     Scenario::Four => {
                         let want = if imp == Impl::Kube { 4 } else { 1 };
-                        extra.insert("watches".into(), self.server.settled_watches(want).await as f64);
+                        extra.insert(
+                            "watches".into(),
+                            self.server.settled_watches(want).await as f64,
+                        );
                         child.send(Command::Proceed).await?;
                     }
                     Scenario::Relist => {

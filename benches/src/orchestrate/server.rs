@@ -34,7 +34,10 @@ impl BenchServer {
             .start()
             .await
             .context("starting informer-testserver")?;
-        Ok(BenchServer { server, patch_s: 0.0 })
+        Ok(BenchServer {
+            server,
+            patch_s: 0.0,
+        })
     }
 
     /// The base URL children connect to.
@@ -57,7 +60,9 @@ impl BenchServer {
                 sampled.0 += serde_json::to_vec(&pod)?.len();
                 sampled.1 += 1;
             }
-            self.server.create_json(pod).with_context(|| format!("creating Pod {i}"))?;
+            self.server
+                .create_json(pod)
+                .with_context(|| format!("creating Pod {i}"))?;
             if i % 4096 == 4095 {
                 // Let the server's own tasks run between batches.
                 tokio::task::yield_now().await;
@@ -81,13 +86,23 @@ impl BenchServer {
             "kubectl.kubernetes.io/restartedAt": format!("2026-11-21T{:02}:{:02}:00Z", generation % 24, i % 60),
         }}});
         self.server
-            .patch_json("v1", "Pod", Some(&pods.namespace_of(i)), &pods.name_of(i), &patch)
+            .patch_json(
+                "v1",
+                "Pod",
+                Some(&pods.namespace_of(i)),
+                &pods.name_of(i),
+                &patch,
+            )
             .with_context(|| format!("patching Pod {i}"))?;
         Ok(())
     }
 
     /// Scenario 2: every Pod of the subset goes through each generation of `generations`, in rounds.
-    pub(crate) async fn update_subset(&self, pods: &PodSet, generations: RangeInclusive<u64>) -> anyhow::Result<()> {
+    pub(crate) async fn update_subset(
+        &self,
+        pods: &PodSet,
+        generations: RangeInclusive<u64>,
+    ) -> anyhow::Result<()> {
         for generation in generations {
             for i in pods.subset() {
                 self.patch_generation(pods, i, generation)?;
@@ -103,7 +118,9 @@ impl BenchServer {
     /// updates to go in first. The watch then replays them from the history as one backlog, so
     /// the child consumes at its own full speed instead of at the producer's.
     pub(crate) fn hold_watches(&self, hold: Option<Duration>) {
-        self.server.faults().delay(FaultTarget::Watch, hold.unwrap_or(Duration::ZERO));
+        self.server
+            .faults()
+            .delay(FaultTarget::Watch, hold.unwrap_or(Duration::ZERO));
     }
 
     /// How long to hold the child's watch for `updates` updates after a sync of about `sync_s`.
@@ -113,7 +130,11 @@ impl BenchServer {
 
     /// When the first WATCH since the last [`clear_requests`](Self::clear_requests) arrived.
     pub(crate) fn first_watch_at(&self) -> Option<SystemTime> {
-        self.server.requests().iter().find(|r| r.is_watch()).map(|r| r.time)
+        self.server
+            .requests()
+            .iter()
+            .find(|r| r.is_watch())
+            .map(|r| r.time)
     }
 
     /// Forgets the request log (called before each child).
@@ -176,13 +197,18 @@ impl BenchServer {
     pub(crate) fn create_sentinel(&self, name: &str) -> anyhow::Result<()> {
         // Seed 0 puts it in shard 0, inside the subset the relist scenario watches.
         let pod = pod_json(&namespace_name(0), name, 0, 0);
-        self.server.create_json(pod).context("creating the sentinel Pod")?;
+        self.server
+            .create_json(pod)
+            .context("creating the sentinel Pod")?;
         Ok(())
     }
 
     /// Deletes the sentinel again, so every run sees the same Pods.
     pub(crate) fn delete_sentinel(&self, name: &str) {
-        if let Err(e) = self.server.delete_json("v1", "Pod", Some(&namespace_name(0)), name) {
+        if let Err(e) = self
+            .server
+            .delete_json("v1", "Pod", Some(&namespace_name(0)), name)
+        {
             tracing::debug!("deleting the sentinel {name}: {e}");
         }
     }

@@ -24,7 +24,9 @@ pub struct PodSizes {
 /// when [`CountingAlloc`](crate::alloc::CountingAlloc) is the global allocator.
 pub fn measure(set: &PodSet, n: usize) -> Result<PodSizes, serde_json::Error> {
     let n = n.min(set.n).max(1);
-    let docs: Vec<Vec<u8>> = (0..n).map(|i| serde_json::to_vec(&set.pod_json(i))).collect::<Result<_, _>>()?;
+    let docs: Vec<Vec<u8>> = (0..n)
+        .map(|i| serde_json::to_vec(&set.pod_json(i)))
+        .collect::<Result<_, _>>()?;
     let json_bytes = docs.iter().map(Vec::len).sum::<usize>() as f64 / n as f64;
     let typed = per_object::<Pod>(&docs, |_| {})?;
     let stripped = per_object::<Pod>(&docs, |p| p.metadata.managed_fields = None)?;
@@ -37,7 +39,10 @@ pub fn measure(set: &PodSet, n: usize) -> Result<PodSizes, serde_json::Error> {
     })
 }
 
-fn per_object<K: DeserializeOwned>(docs: &[Vec<u8>], mut transform: impl FnMut(&mut K)) -> Result<f64, serde_json::Error> {
+fn per_object<K: DeserializeOwned>(
+    docs: &[Vec<u8>],
+    mut transform: impl FnMut(&mut K),
+) -> Result<f64, serde_json::Error> {
     let before = heap_stats().current;
     // The Vec's buffer counts: a store holds each object in an `Arc<K>`, the same inline size
     // plus two counters.

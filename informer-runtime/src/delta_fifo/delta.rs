@@ -6,7 +6,7 @@ use crate::key::{KeyError, ObjectKey};
 
 /// The kind of change a [`Delta`] records (D1).
 ///
-/// Bookmarks are not deltas: [`DeltaFifo::bookmark`](super::DeltaFifo::bookmark) only records
+/// Bookmarks are not deltas: [`ReflectorStore::bookmark`](crate::store::ReflectorStore::bookmark) only records
 /// the resource version and never reaches handlers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeltaType {

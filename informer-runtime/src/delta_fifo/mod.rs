@@ -3,7 +3,7 @@
 //! [`DeltaFifo<K>`] is client-go's `DeltaFIFO`: every key holds its own list of [`Delta`]s and
 //! appears in the queue once, in first-enqueue order (D2). The reflector writes into it through
 //! [`ReflectorStore`]; the informer pops one key at a time with [`DeltaFifo::pop`] and processes
-//! the deltas **without** the queue lock held (D9 [ours]), so the reflector never waits on
+//! the deltas **without** the queue lock held (D9 \[ours\]), so the reflector never waits on
 //! processing or on handlers.
 //!
 //! [`FifoMode::Ordered`] swaps the keyed queue for client-go's `RealFIFO` log (D10) behind the

@@ -364,7 +364,7 @@ impl<K> Indexer<K> {
         self.read().list_index_values(index_name)
     }
 
-    /// The objects filed under **every** `(index, value)` pair (X8 [ours]).
+    /// The objects filed under **every** `(index, value)` pair (X8 \[ours\]).
     pub fn by_indices(&self, pairs: &[(&str, &str)]) -> Result<Vec<Arc<K>>> {
         self.read().by_indices(pairs)
     }

@@ -104,7 +104,7 @@ impl<K> ReadView<'_, K> {
     }
 
     /// The objects filed under **every** given `(index, value)` pair: an AND across indices
-    /// (X8 [ours]; client-go has none). Cost is O(smallest matching set × number of pairs).
+    /// (X8 \[ours\]; client-go has none). Cost is O(smallest matching set × number of pairs).
     /// An empty list of pairs matches nothing.
     pub fn by_indices(&self, pairs: &[(&str, &str)]) -> Result<Vec<Arc<K>>> {
         let positions = pairs

@@ -58,12 +58,14 @@ impl<K> Notification<K> {
 impl<K> Clone for Notification<K> {
     fn clone(&self) -> Self {
         match self {
-            Notification::Add { obj, initial } => {
-                Notification::Add { obj: Arc::clone(obj), initial: *initial }
-            }
-            Notification::Update { old, new } => {
-                Notification::Update { old: Arc::clone(old), new: Arc::clone(new) }
-            }
+            Notification::Add { obj, initial } => Notification::Add {
+                obj: Arc::clone(obj),
+                initial: *initial,
+            },
+            Notification::Update { old, new } => Notification::Update {
+                old: Arc::clone(old),
+                new: Arc::clone(new),
+            },
             Notification::Delete(d) => Notification::Delete(d.clone()),
         }
     }
@@ -166,7 +168,11 @@ impl<K> Backlog<K> {
 
     /// Drops everything pending and returns how many initial adds were dropped.
     pub(crate) fn clear(&mut self) -> usize {
-        let dropped = self.items.iter().filter(|e| e.notification.is_initial()).count();
+        let dropped = self
+            .items
+            .iter()
+            .filter(|e| e.notification.is_initial())
+            .count();
         self.items = VecDeque::new();
         self.last_by_key = HashMap::new();
         dropped
@@ -211,13 +217,22 @@ mod tests {
     }
 
     fn add(name: &str, v: u32) -> Entry<u32> {
-        Entry { key: key(name), notification: Notification::Add { obj: Arc::new(v), initial: true } }
+        Entry {
+            key: key(name),
+            notification: Notification::Add {
+                obj: Arc::new(v),
+                initial: true,
+            },
+        }
     }
 
     fn update(name: &str, old: u32, new: u32) -> Entry<u32> {
         Entry {
             key: key(name),
-            notification: Notification::Update { old: Arc::new(old), new: Arc::new(new) },
+            notification: Notification::Update {
+                old: Arc::new(old),
+                new: Arc::new(new),
+            },
         }
     }
 
@@ -231,10 +246,18 @@ mod tests {
     fn render(b: &mut Backlog<u32>) -> Vec<String> {
         std::iter::from_fn(|| b.pop())
             .map(|e| match e.notification {
-                Notification::Add { obj, initial } => format!("{} add {obj} {initial}", e.key.name()),
-                Notification::Update { old, new } => format!("{} update {old}->{new}", e.key.name()),
+                Notification::Add { obj, initial } => {
+                    format!("{} add {obj} {initial}", e.key.name())
+                }
+                Notification::Update { old, new } => {
+                    format!("{} update {old}->{new}", e.key.name())
+                }
                 Notification::Delete(d) => {
-                    format!("{} delete {}", e.key.name(), d.last_known().map_or(0, |v| **v))
+                    format!(
+                        "{} delete {}",
+                        e.key.name(),
+                        d.last_known().map_or(0, |v| **v)
+                    )
                 }
             })
             .collect()
@@ -247,7 +270,15 @@ mod tests {
         b.push(update("a", 1, 2));
         b.push(update("a", 2, 3));
         b.push(delete("a", 3));
-        assert_eq!(render(&mut b), ["a add 1 true", "a update 1->2", "a update 2->3", "a delete 3"]);
+        assert_eq!(
+            render(&mut b),
+            [
+                "a add 1 true",
+                "a update 1->2",
+                "a update 2->3",
+                "a delete 3"
+            ]
+        );
     }
 
     #[test]
@@ -267,12 +298,24 @@ mod tests {
     fn h10_coalesce_add_update_is_add_last_and_delete_wins() {
         let mut b = Backlog::new(1, OverflowPolicy::CoalesceByKey);
         b.push(add("a", 1));
-        assert_eq!(b.push(update("a", 1, 2)), PushOutcome { dropped_initial: 0, coalesced: true });
+        assert_eq!(
+            b.push(update("a", 1, 2)),
+            PushOutcome {
+                dropped_initial: 0,
+                coalesced: true
+            }
+        );
         assert_eq!(render(&mut b), ["a add 2 true"]);
 
         b.push(add("a", 1));
         b.push(update("a", 1, 2));
-        assert_eq!(b.push(delete("a", 2)), PushOutcome { dropped_initial: 1, coalesced: true });
+        assert_eq!(
+            b.push(delete("a", 2)),
+            PushOutcome {
+                dropped_initial: 1,
+                coalesced: true
+            }
+        );
         assert_eq!(render(&mut b), ["a delete 2"]);
 
         b.push(update("a", 1, 2));
@@ -304,7 +347,11 @@ mod tests {
         let out = render(&mut b);
         for k in 0..5u32 {
             let newest = (0..10_000u32).filter(|r| r % 5 == k).max().unwrap() + 1;
-            assert!(out.iter().any(|l| l.starts_with(&format!("k{k} ")) && l.ends_with(&format!("->{newest}"))));
+            assert!(
+                out.iter().any(
+                    |l| l.starts_with(&format!("k{k} ")) && l.ends_with(&format!("->{newest}"))
+                )
+            );
         }
     }
 
@@ -324,7 +371,11 @@ mod tests {
         }
         assert!(b.capacity() >= 10_000);
         while b.pop().is_some() {}
-        assert!(b.capacity() <= 2 * BACKLOG_START_CAPACITY, "cap {}", b.capacity());
+        assert!(
+            b.capacity() <= 2 * BACKLOG_START_CAPACITY,
+            "cap {}",
+            b.capacity()
+        );
         assert!(b.last_by_key.is_empty());
     }
 

@@ -65,7 +65,11 @@ pub struct HandlerFn<K> {
 
 /// Starts a closure handler with no callbacks; chain `on_add`, `on_update`, `on_delete`.
 pub fn handler_fn<K>() -> HandlerFn<K> {
-    HandlerFn { on_add: None, on_update: None, on_delete: None }
+    HandlerFn {
+        on_add: None,
+        on_update: None,
+        on_delete: None,
+    }
 }
 
 impl<K> HandlerFn<K> {
@@ -130,7 +134,10 @@ pub struct FilteringHandler<K, H> {
 impl<K, H> FilteringHandler<K, H> {
     /// Wraps `inner` so it only sees objects for which `predicate` returns true.
     pub fn new(predicate: impl Fn(&K) -> bool + Send + Sync + 'static, inner: H) -> Self {
-        FilteringHandler { predicate: Box::new(predicate), inner }
+        FilteringHandler {
+            predicate: Box::new(predicate),
+            inner,
+        }
     }
 
     /// The wrapped handler.
@@ -193,11 +200,15 @@ mod tests {
             self.0.lock().push(format!("add {} {initial}", obj.name));
         }
         fn on_update(&self, old: &Arc<Obj>, new: &Arc<Obj>) {
-            self.0.lock().push(format!("update {} {}", old.name, new.name));
+            self.0
+                .lock()
+                .push(format!("update {} {}", old.name, new.name));
         }
         fn on_delete(&self, obj: &DeletedObject<Obj>) {
             let name = obj.last_known().map_or("?", |o| o.name);
-            self.0.lock().push(format!("delete {name} {}", obj.is_tombstone()));
+            self.0
+                .lock()
+                .push(format!("delete {name} {}", obj.is_tombstone()));
         }
     }
 

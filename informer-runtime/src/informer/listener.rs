@@ -155,7 +155,10 @@ impl<K> Listener<K> {
         Listener {
             id,
             name,
-            queue: Mutex::new(Queue { backlog: Backlog::new(backlog_max, policy), closed: false }),
+            queue: Mutex::new(Queue {
+                backlog: Backlog::new(backlog_max, policy),
+                closed: false,
+            }),
             policy,
             wake: Notify::new(),
             space: Notify::new(),
@@ -181,7 +184,9 @@ impl<K> Listener<K> {
                 self.pending_initial.fetch_add(1, Ordering::AcqRel);
             }
             let outcome = queue.backlog.push(entry);
-            self.metrics.pending.set(i64::try_from(queue.backlog.len()).unwrap_or(i64::MAX));
+            self.metrics
+                .pending
+                .set(i64::try_from(queue.backlog.len()).unwrap_or(i64::MAX));
             outcome
         };
         if outcome.coalesced {
@@ -203,7 +208,9 @@ impl<K> Listener<K> {
                 }
                 if let Some(entry) = queue.backlog.pop() {
                     let len = queue.backlog.len();
-                    self.metrics.pending.set(i64::try_from(len).unwrap_or(i64::MAX));
+                    self.metrics
+                        .pending
+                        .set(i64::try_from(len).unwrap_or(i64::MAX));
                     if self.policy == OverflowPolicy::Block && len < queue.backlog.max() {
                         self.space.notify_waiters();
                     }
@@ -212,6 +219,11 @@ impl<K> Listener<K> {
             }
             self.wake.notified().await;
         }
+    }
+
+    /// The overflow policy of this listener (H10).
+    pub(crate) fn policy(&self) -> OverflowPolicy {
+        self.policy
     }
 
     /// The number of pending notifications (H10 gauge).
@@ -224,7 +236,9 @@ impl<K> Listener<K> {
         // Saturating: `close` may have reset the counter while a call was in flight.
         let before = self
             .pending_initial
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_sub(n)))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                Some(v.saturating_sub(n))
+            })
             .unwrap_or(0);
         if before > 0 && before <= n {
             self.initial_done.notify_waiters();
@@ -339,7 +353,11 @@ pub(crate) fn run_listener<K: Send + Sync + 'static>(
 }
 
 /// Calls the handler for one notification with panic isolation (H11) and H6/H10 bookkeeping.
-pub(crate) fn deliver<K: 'static>(listener: &Listener<K>, handler: &dyn ResourceEventHandler<K>, entry: &Entry<K>) {
+pub(crate) fn deliver<K: 'static>(
+    listener: &Listener<K>,
+    handler: &dyn ResourceEventHandler<K>,
+    entry: &Entry<K>,
+) {
     let started = Instant::now();
     CURRENT_HANDLER.with(|c| c.set(Some(listener.id)));
     let result = catch_unwind(AssertUnwindSafe(|| match &entry.notification {
@@ -382,7 +400,10 @@ pub struct HandlerRegistration<K> {
 
 impl<K> Clone for HandlerRegistration<K> {
     fn clone(&self) -> Self {
-        HandlerRegistration { listener: Arc::clone(&self.listener), gate: Arc::clone(&self.gate) }
+        HandlerRegistration {
+            listener: Arc::clone(&self.listener),
+            gate: Arc::clone(&self.gate),
+        }
     }
 }
 

@@ -172,7 +172,9 @@ pub struct SharedIndexInformer<K> {
 
 impl<K> Clone for SharedIndexInformer<K> {
     fn clone(&self) -> Self {
-        SharedIndexInformer { inner: Arc::clone(&self.inner) }
+        SharedIndexInformer {
+            inner: Arc::clone(&self.inner),
+        }
     }
 }
 
@@ -228,7 +230,10 @@ where
                 fifo: Arc::new(fifo.build()),
                 base_transform: config.transform,
                 processor: Arc::new(processor),
-                pending: Mutex::new(Some(Pending { list_watch, reflector })),
+                pending: Mutex::new(Some(Pending {
+                    list_watch,
+                    reflector,
+                })),
                 watch_error_handler: Mutex::new(watch_error_handler),
                 reflector: Mutex::new(None),
                 started: AtomicBool::new(false),
@@ -270,7 +275,9 @@ where
             return Err(Error::Stopped);
         }
         let indexer = &self.inner.indexer;
-        self.inner.processor.add(Some(Arc::new(handler)), options, || snapshot(indexer))
+        self.inner
+            .processor
+            .add(Some(Arc::new(handler)), options, || snapshot(indexer))
     }
 
     /// Stops delivery to `registration` and returns at once; a call in flight may still finish (H7).
@@ -301,8 +308,14 @@ where
             return Err(Error::Stopped);
         }
         let indexer = &self.inner.indexer;
-        let registration = self.inner.processor.add(None, options, || snapshot(indexer))?;
-        Ok(EventStream::new(registration, Arc::clone(&self.inner.processor)))
+        let registration = self
+            .inner
+            .processor
+            .add(None, options, || snapshot(indexer))?;
+        Ok(EventStream::new(
+            registration,
+            Arc::clone(&self.inner.processor),
+        ))
     }
 
     /// Sets the per-informer transform applied before objects are stored (D8; e.g.
@@ -454,9 +467,15 @@ mod tests {
     #[tokio::test]
     async fn f8_set_transform_runs_after_the_config_transform_and_never_replaces_it() {
         let base: TransformFn<ConfigMap> = Arc::new(|cm: &mut ConfigMap| {
-            cm.metadata.labels.get_or_insert_default().insert("order".into(), "base".into());
+            cm.metadata
+                .labels
+                .get_or_insert_default()
+                .insert("order".into(), "base".into());
         });
-        let inf = offline_informer(InformerConfig { transform: Some(base), ..Default::default() });
+        let inf = offline_informer(InformerConfig {
+            transform: Some(base),
+            ..Default::default()
+        });
         inf.set_transform(|cm: &mut ConfigMap| {
             let labels = cm.metadata.labels.get_or_insert_default();
             let order = labels.get("order").cloned().unwrap_or_default();
@@ -466,7 +485,30 @@ mod tests {
         inf.inner.fifo.add(cm("a")).unwrap();
         let popped = inf.inner.fifo.pop().await.unwrap();
         let obj = popped.deltas()[0].object().unwrap().clone();
-        assert_eq!(obj.metadata.labels.as_ref().unwrap()["order"], "base,informer");
+        assert_eq!(
+            obj.metadata.labels.as_ref().unwrap()["order"],
+            "base,informer"
+        );
+    }
+
+    /// Compile-time checks that the public handles and futures can cross threads.
+    #[allow(dead_code)]
+    fn public_handles_are_send_and_sync() {
+        fn send_sync<T: Send + Sync>(_: &T) {}
+        fn send<T: Send>(_: &T) {}
+        fn all(inf: &SharedIndexInformer<ConfigMap>, reg: &HandlerRegistration<ConfigMap>) {
+            send_sync(inf);
+            send_sync(reg);
+            send(&inf.run(CancellationToken::new()));
+            send(&inf.wait_for_sync());
+            send(&inf.wait_stopped());
+            send(&inf.remove_event_handler_and_wait(reg));
+            send(&reg.wait_for_sync());
+            if let Ok(stream) = inf.event_stream() {
+                send(&stream);
+            }
+        }
+        let _ = all;
     }
 
     #[tokio::test]
@@ -479,11 +521,23 @@ mod tests {
         assert!(inf.is_started() && inf.is_stopped());
         inf.wait_stopped().await;
         assert!(!inf.wait_for_sync().await, "never synced");
-        assert!(matches!(inf.set_transform(|_| {}), Err(Error::AlreadyStarted)));
-        assert!(matches!(inf.set_watch_error_handler(|_| {}), Err(Error::AlreadyStarted)));
-        assert!(matches!(inf.add_event_handler(handler_fn()), Err(Error::Stopped)));
+        assert!(matches!(
+            inf.set_transform(|_| {}),
+            Err(Error::AlreadyStarted)
+        ));
+        assert!(matches!(
+            inf.set_watch_error_handler(|_| {}),
+            Err(Error::AlreadyStarted)
+        ));
+        assert!(matches!(
+            inf.add_event_handler(handler_fn()),
+            Err(Error::Stopped)
+        ));
         assert!(matches!(inf.event_stream(), Err(Error::Stopped)));
-        assert!(matches!(inf.add_indexers(Indexers::default()), Err(Error::Indexer(_))));
+        assert!(matches!(
+            inf.add_indexers(Indexers::default()),
+            Err(Error::Indexer(_))
+        ));
         // H1: a second run is a no-op.
         inf.run(CancellationToken::new()).await;
     }

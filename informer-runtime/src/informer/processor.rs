@@ -40,13 +40,24 @@ impl<K> ProcessorState<K> {
     /// Queues a notification for every handler; a resync (`is_sync`) only for handlers the last
     /// tick marked as due (H4, Y4). Never blocks (H9, D9).
     pub(crate) fn distribute(&self, key: &ObjectKey, notification: Notification<K>, is_sync: bool) {
-        let mut targets = self.listeners.iter().filter(|l| !is_sync || l.resync.lock().is_due());
-        let Some(mut current) = targets.next() else { return };
+        let mut targets = self
+            .listeners
+            .iter()
+            .filter(|l| !is_sync || l.resync.lock().is_due());
+        let Some(mut current) = targets.next() else {
+            return;
+        };
         for next in targets {
-            current.push(Entry { key: key.clone(), notification: notification.clone() });
+            current.push(Entry {
+                key: key.clone(),
+                notification: notification.clone(),
+            });
             current = next;
         }
-        current.push(Entry { key: key.clone(), notification });
+        current.push(Entry {
+            key: key.clone(),
+            notification,
+        });
     }
 
     /// The registered listeners (tests drive their resync state directly).
@@ -69,7 +80,11 @@ pub(crate) struct Processor<K> {
 
 impl<K: Send + Sync + 'static> Processor<K> {
     /// A processor with no listeners.
-    pub(crate) fn new(informer: Arc<str>, defaults: ListenerDefaults, metrics: InformerMetrics) -> Self {
+    pub(crate) fn new(
+        informer: Arc<str>,
+        defaults: ListenerDefaults,
+        metrics: InformerMetrics,
+    ) -> Self {
         let clock = ResyncClock::new(defaults.resync);
         Processor {
             informer,
@@ -115,7 +130,9 @@ impl<K: Send + Sync + 'static> Processor<K> {
             return Err(Error::Stopped);
         }
         let now = Instant::now();
-        let admitted = state.clock.admit(options.resync.unwrap_or(self.defaults.resync), &name);
+        let admitted = state
+            .clock
+            .admit(options.resync.unwrap_or(self.defaults.resync), &name);
         let check_period = state.clock.check_period();
         if admitted.check_period_changed {
             for l in &state.listeners {
@@ -132,7 +149,10 @@ impl<K: Send + Sync + 'static> Processor<K> {
         ));
         if state.runtime.is_some() {
             for (key, obj) in snapshot() {
-                listener.push(Entry { key, notification: Notification::Add { obj, initial: true } });
+                listener.push(Entry {
+                    key,
+                    notification: Notification::Add { obj, initial: true },
+                });
             }
         }
         if let Some(handler) = handler {
@@ -144,7 +164,10 @@ impl<K: Send + Sync + 'static> Processor<K> {
         state.listeners.push(Arc::clone(&listener));
         drop(state);
         tracing::debug!(informer = %self.informer, handler = %name, "event handler registered");
-        Ok(HandlerRegistration { listener, gate: Arc::clone(&self.gate) })
+        Ok(HandlerRegistration {
+            listener,
+            gate: Arc::clone(&self.gate),
+        })
     }
 
     /// Marks the processor as running: freezes the check period (Y3) and spawns the task of every
@@ -160,7 +183,12 @@ impl<K: Send + Sync + 'static> Processor<K> {
         state.runtime = Some(runtime);
     }
 
-    fn spawn(&self, runtime: &Handle, listener: &Arc<Listener<K>>, handler: Arc<dyn ResourceEventHandler<K>>) {
+    fn spawn(
+        &self,
+        runtime: &Handle,
+        listener: &Arc<Listener<K>>,
+        handler: Arc<dyn ResourceEventHandler<K>>,
+    ) {
         listener.spawned.store(true, Ordering::Release);
         let task = run_listener(runtime, Arc::clone(listener), handler);
         let mut tasks = self.tasks.lock();
@@ -182,7 +210,10 @@ impl<K: Send + Sync + 'static> Processor<K> {
 
     /// H7: waits until the registration's task has ended; an error when called from inside
     /// that handler, where waiting would deadlock.
-    pub(crate) async fn remove_and_wait(&self, registration: &HandlerRegistration<K>) -> Result<()> {
+    pub(crate) async fn remove_and_wait(
+        &self,
+        registration: &HandlerRegistration<K>,
+    ) -> Result<()> {
         if current_handler() == Some(registration.listener.id) {
             return Err(Error::RemoveFromOwnHandler);
         }
@@ -193,7 +224,23 @@ impl<K: Send + Sync + 'static> Processor<K> {
 
     /// Waits until every [`OverflowPolicy::Block`] handler has room (H10).
     pub(crate) async fn wait_for_space(&self) {
-        let blocking: Vec<_> = self.state.lock().listeners.to_vec();
+        // Usually no handler uses `Block`: then this costs one lock and no allocation.
+        let blocking: Vec<_> = {
+            let state = self.state.lock();
+            if !state
+                .listeners
+                .iter()
+                .any(|l| l.policy() == OverflowPolicy::Block)
+            {
+                return;
+            }
+            state
+                .listeners
+                .iter()
+                .filter(|l| l.policy() == OverflowPolicy::Block)
+                .cloned()
+                .collect()
+        };
         for l in blocking {
             l.wait_for_space().await;
         }

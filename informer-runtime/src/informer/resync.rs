@@ -22,7 +22,12 @@ impl HandlerResync {
     /// A handler that asked for `requested` under the given check period.
     pub(crate) fn new(requested: Duration, check_period: Duration, now: Instant) -> Self {
         let period = determine_period(requested, check_period);
-        HandlerResync { requested, period, next: now + period, due: false }
+        HandlerResync {
+            requested,
+            period,
+            next: now + period,
+            due: false,
+        }
     }
 
     /// The period in force (0 = no resync).
@@ -71,7 +76,10 @@ impl ResyncClock {
     /// A clock with the informer's default period (Y5: 0 means no resync); raised to the
     /// minimum when positive.
     pub(crate) fn new(default_period: Duration) -> Self {
-        ResyncClock { check_period: clamp_min(default_period, "informer"), started: false }
+        ResyncClock {
+            check_period: clamp_min(default_period, "informer"),
+            started: false,
+        }
     }
 
     /// The check period in force.
@@ -110,7 +118,10 @@ impl ResyncClock {
                 "the informer's resync check period is 0, so per-handler resync is off (Y3)"
             );
         }
-        Admitted { requested, check_period_changed: changed }
+        Admitted {
+            requested,
+            check_period_changed: changed,
+        }
     }
 }
 
@@ -160,7 +171,11 @@ mod tests {
     fn y3_smaller_handler_before_start_lowers_the_check_period() {
         let mut clock = ResyncClock::new(10 * S);
         let now = Instant::now();
-        let mut slow = HandlerResync::new(clock.admit(30 * S, "slow").requested, clock.check_period(), now);
+        let mut slow = HandlerResync::new(
+            clock.admit(30 * S, "slow").requested,
+            clock.check_period(),
+            now,
+        );
         let a = clock.admit(2 * S, "fast");
         assert!(a.check_period_changed);
         assert_eq!(clock.check_period(), 2 * S);
@@ -175,7 +190,13 @@ mod tests {
         let mut clock = ResyncClock::new(10 * S);
         clock.start();
         let a = clock.admit(2 * S, "late");
-        assert_eq!(a, Admitted { requested: 10 * S, check_period_changed: false });
+        assert_eq!(
+            a,
+            Admitted {
+                requested: 10 * S,
+                check_period_changed: false
+            }
+        );
         assert_eq!(clock.check_period(), 10 * S);
     }
 

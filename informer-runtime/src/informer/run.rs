@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::Inner;
 use super::backlog::Notification;
 use super::processor::ProcessorState;
-use crate::delta_fifo::{Delta, DeletedObject};
+use crate::delta_fifo::{DeletedObject, Delta};
 use crate::indexer::Indexer;
 use crate::key::ObjectKey;
 use crate::reflector::{Reflector, ShouldResync};
@@ -25,7 +25,9 @@ where
         tracing::info!(informer = %inner.name, "informer already started; ignoring run (H1)");
         return;
     }
-    let Some(pending) = inner.pending.lock().take() else { return };
+    let Some(pending) = inner.pending.lock().take() else {
+        return;
+    };
     if inner.stop.is_cancelled() || cancel.is_cancelled() {
         shutdown(&inner, Vec::new()).await;
         return;
@@ -73,7 +75,9 @@ where
     K: kube::Resource + Send + Sync + 'static,
 {
     inner.processor.wait_for_space().await;
-    let Some(popped) = inner.fifo.pop().await else { return false };
+    let Some(popped) = inner.fifo.pop().await else {
+        return false;
+    };
     {
         // H5: the lock serialises this key's store update and distribution with handler
         // registration snapshots. D9: the FIFO's lock is not held here.
@@ -122,7 +126,10 @@ pub(super) fn process_deltas<K>(
                         state.distribute(key, Notification::Update { old, new }, is_sync);
                     }
                     None => {
-                        let n = Notification::Add { obj: Arc::clone(obj), initial: is_in_initial_list };
+                        let n = Notification::Add {
+                            obj: Arc::clone(obj),
+                            initial: is_in_initial_list,
+                        };
                         state.distribute(key, n, false);
                     }
                 }
@@ -222,7 +229,11 @@ mod tests {
                 InformerMetrics::new(),
             );
             processor.start(tokio::runtime::Handle::current());
-            Fixture { indexer, fifo, processor }
+            Fixture {
+                indexer,
+                fifo,
+                processor,
+            }
         }
 
         async fn drain(&self) {
@@ -244,49 +255,84 @@ mod tests {
 
     fn recorder(
         indexer: Arc<Indexer<ConfigMap>>,
-    ) -> (crate::informer::HandlerFn<ConfigMap>, mpsc::UnboundedReceiver<String>) {
+    ) -> (
+        crate::informer::HandlerFn<ConfigMap>,
+        mpsc::UnboundedReceiver<String>,
+    ) {
         let (tx, rx) = mpsc::unbounded_channel();
         let (t2, t3) = (tx.clone(), tx.clone());
         let h = handler_fn::<ConfigMap>()
             .on_add(move |o, initial| {
                 // H2: the store shows the object before the handler runs.
-                let stored = indexer.get_by_key(&format!("ns/{}", o.metadata.name.as_deref().unwrap_or("")));
+                let stored =
+                    indexer.get_by_key(&format!("ns/{}", o.metadata.name.as_deref().unwrap_or("")));
                 let seen = stored.is_some_and(|s| Arc::ptr_eq(&s, o));
                 let _ = tx.send(format!("add {:?} {initial} stored={seen}", o.metadata.name));
             })
             .on_update(move |old, new| {
-                let _ = t2.send(format!("update {:?} {:?}->{:?}", new.metadata.name, old.metadata.resource_version, new.metadata.resource_version));
+                let _ = t2.send(format!(
+                    "update {:?} {:?}->{:?}",
+                    new.metadata.name, old.metadata.resource_version, new.metadata.resource_version
+                ));
             })
             .on_delete(move |d| {
-                let rv = d.last_known().and_then(|o| o.metadata.resource_version.clone());
-                let _ = t3.send(format!("delete {} tombstone={} last={rv:?}", d.key().unwrap(), d.is_tombstone()));
+                let rv = d
+                    .last_known()
+                    .and_then(|o| o.metadata.resource_version.clone());
+                let _ = t3.send(format!(
+                    "delete {} tombstone={} last={rv:?}",
+                    d.key().unwrap(),
+                    d.is_tombstone()
+                ));
             });
         (h, rx)
     }
 
     async fn recv(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
-        tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap().unwrap()
+        tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn h2_h3_h4_d5_relist_is_silent_for_unchanged_objects_and_tombstones_vanished_ones() {
         let f = Fixture::new(Duration::ZERO);
         let (h, mut rx) = recorder(f.indexer.clone());
-        f.processor.add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new).unwrap();
-        f.fifo.replace(vec![cm("a", "1"), cm("b", "1"), cm("c", "1")], "1".into()).unwrap();
+        f.processor
+            .add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new)
+            .unwrap();
+        f.fifo
+            .replace(vec![cm("a", "1"), cm("b", "1"), cm("c", "1")], "1".into())
+            .unwrap();
         f.drain().await;
         assert!(f.fifo.has_synced());
         for name in ["a", "b", "c"] {
-            assert_eq!(recv(&mut rx).await, format!("add Some(\"{name}\") true stored=true"));
+            assert_eq!(
+                recv(&mut rx).await,
+                format!("add Some(\"{name}\") true stored=true")
+            );
         }
         // A relist: a unchanged, b changed, c gone.
-        f.fifo.replace(vec![cm("a", "1"), cm("b", "2")], "2".into()).unwrap();
+        f.fifo
+            .replace(vec![cm("a", "1"), cm("b", "2")], "2".into())
+            .unwrap();
         f.drain().await;
-        assert_eq!(recv(&mut rx).await, "update Some(\"b\") Some(\"1\")->Some(\"2\")");
-        assert_eq!(recv(&mut rx).await, "delete ns/c tombstone=true last=Some(\"1\")");
+        assert_eq!(
+            recv(&mut rx).await,
+            "update Some(\"b\") Some(\"1\")->Some(\"2\")"
+        );
+        assert_eq!(
+            recv(&mut rx).await,
+            "delete ns/c tombstone=true last=Some(\"1\")"
+        );
         f.fifo.add(cm("d", "3")).unwrap();
         f.drain().await;
-        assert_eq!(recv(&mut rx).await, "add Some(\"d\") false stored=true", "H4: nothing for a");
+        assert_eq!(
+            recv(&mut rx).await,
+            "add Some(\"d\") false stored=true",
+            "H4: nothing for a"
+        );
         assert_eq!(f.indexer.len(), 3);
     }
 
@@ -295,8 +341,16 @@ mod tests {
         let f = Fixture::new(Duration::from_secs(1));
         let (h, mut rx) = recorder(f.indexer.clone());
         let (h0, mut rx0) = recorder(f.indexer.clone());
-        f.processor.add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new).unwrap();
-        f.processor.add(Some(Arc::new(h0)), HandlerOptions::new().resync(Duration::ZERO), Vec::new).unwrap();
+        f.processor
+            .add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new)
+            .unwrap();
+        f.processor
+            .add(
+                Some(Arc::new(h0)),
+                HandlerOptions::new().resync(Duration::ZERO),
+                Vec::new,
+            )
+            .unwrap();
         f.fifo.add(cm("a", "1")).unwrap();
         f.drain().await;
         recv(&mut rx).await;
@@ -309,7 +363,14 @@ mod tests {
         f.fifo.resync().unwrap();
         f.fifo.add(cm("z", "9")).unwrap();
         f.drain().await;
-        assert_eq!(recv(&mut rx).await, "update Some(\"a\") Some(\"1\")->Some(\"1\")");
-        assert_eq!(recv(&mut rx0).await, "add Some(\"z\") false stored=true", "resync-0 handler skipped");
+        assert_eq!(
+            recv(&mut rx).await,
+            "update Some(\"a\") Some(\"1\")->Some(\"1\")"
+        );
+        assert_eq!(
+            recv(&mut rx0).await,
+            "add Some(\"z\") false stored=true",
+            "resync-0 handler skipped"
+        );
     }
 }

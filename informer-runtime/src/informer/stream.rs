@@ -35,13 +35,17 @@ pub enum InformerEvent<K> {
 impl<K> Clone for InformerEvent<K> {
     fn clone(&self) -> Self {
         match self {
-            InformerEvent::Added { obj, is_in_initial_list } => InformerEvent::Added {
+            InformerEvent::Added {
+                obj,
+                is_in_initial_list,
+            } => InformerEvent::Added {
                 obj: Arc::clone(obj),
                 is_in_initial_list: *is_in_initial_list,
             },
-            InformerEvent::Updated { old, new } => {
-                InformerEvent::Updated { old: Arc::clone(old), new: Arc::clone(new) }
-            }
+            InformerEvent::Updated { old, new } => InformerEvent::Updated {
+                old: Arc::clone(old),
+                new: Arc::clone(new),
+            },
             InformerEvent::Deleted(d) => InformerEvent::Deleted(d.clone()),
         }
     }
@@ -50,14 +54,19 @@ impl<K> Clone for InformerEvent<K> {
 impl<K: std::fmt::Debug> std::fmt::Debug for InformerEvent<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            InformerEvent::Added { obj, is_in_initial_list } => f
+            InformerEvent::Added {
+                obj,
+                is_in_initial_list,
+            } => f
                 .debug_struct("Added")
                 .field("obj", obj)
                 .field("is_in_initial_list", is_in_initial_list)
                 .finish(),
-            InformerEvent::Updated { old, new } => {
-                f.debug_struct("Updated").field("old", old).field("new", new).finish()
-            }
+            InformerEvent::Updated { old, new } => f
+                .debug_struct("Updated")
+                .field("old", old)
+                .field("new", new)
+                .finish(),
             InformerEvent::Deleted(d) => f.debug_tuple("Deleted").field(d).finish(),
         }
     }
@@ -77,9 +86,10 @@ impl<K> InformerEvent<K> {
 impl<K> From<Notification<K>> for InformerEvent<K> {
     fn from(n: Notification<K>) -> Self {
         match n {
-            Notification::Add { obj, initial } => {
-                InformerEvent::Added { obj, is_in_initial_list: initial }
-            }
+            Notification::Add { obj, initial } => InformerEvent::Added {
+                obj,
+                is_in_initial_list: initial,
+            },
             Notification::Update { old, new } => InformerEvent::Updated { old, new },
             Notification::Delete(d) => InformerEvent::Deleted(d),
         }
@@ -108,7 +118,11 @@ impl<K: Send + Sync + 'static> EventStream<K> {
             }
             Some((InformerEvent::from(entry.notification), listener))
         });
-        EventStream { inner: Box::pin(inner), registration, processor }
+        EventStream {
+            inner: Box::pin(inner),
+            registration,
+            processor,
+        }
     }
 }
 
@@ -116,6 +130,17 @@ impl<K> EventStream<K> {
     /// The underlying registration: per-subscriber sync (H6) and backlog gauge (H10).
     pub fn registration(&self) -> &HandlerRegistration<K> {
         &self.registration
+    }
+}
+
+impl<K: Send + Sync + 'static> EventStream<K> {
+    /// The objects each event touched (the new state, or a deleted object's last known state),
+    /// as shared `Arc`s: the shape kube-runtime's shared-stream triggers (for example
+    /// `Controller::for_shared_stream`) consume. A tombstone without a last state is skipped.
+    pub fn objects(self) -> impl Stream<Item = Arc<K>> + Send + 'static {
+        futures::StreamExt::filter_map(self, |event| {
+            futures::future::ready(event.object().map(Arc::clone))
+        })
     }
 }
 
@@ -135,6 +160,8 @@ impl<K> Drop for EventStream<K> {
 
 impl<K> std::fmt::Debug for EventStream<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventStream").field("registration", &self.registration).finish()
+        f.debug_struct("EventStream")
+            .field("registration", &self.registration)
+            .finish()
     }
 }

@@ -54,20 +54,32 @@ pub struct Writer {
 
 impl Writer {
     pub fn new(client: kube::Client, ns: &str) -> Self {
-        Writer { api: Api::namespaced(client, ns), ns: ns.to_string() }
+        Writer {
+            api: Api::namespaced(client, ns),
+            ns: ns.to_string(),
+        }
     }
 
     pub async fn create(&self, name: &str, v: &str) -> ConfigMap {
-        self.api.create(&PostParams::default(), &cm(&self.ns, name, v)).await.expect("create")
+        self.api
+            .create(&PostParams::default(), &cm(&self.ns, name, v))
+            .await
+            .expect("create")
     }
 
     pub async fn set(&self, name: &str, v: &str) -> ConfigMap {
         let patch = serde_json::json!({ "data": { "v": v } });
-        self.api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await.expect("patch")
+        self.api
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .expect("patch")
     }
 
     pub async fn delete(&self, name: &str) {
-        self.api.delete(name, &DeleteParams::default()).await.expect("delete");
+        self.api
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("delete");
     }
 }
 
@@ -76,7 +88,10 @@ pub fn informer(
     client: kube::Client,
     configure: impl FnOnce(&mut InformerConfig<ConfigMap>),
 ) -> SharedIndexInformer<ConfigMap> {
-    let mut config = InformerConfig::<ConfigMap> { name: "configmaps".into(), ..Default::default() };
+    let mut config = InformerConfig::<ConfigMap> {
+        name: "configmaps".into(),
+        ..Default::default()
+    };
     config.reflector.backoff = BackoffConfig {
         initial: Duration::from_millis(20),
         cap: Duration::from_millis(200),
@@ -101,9 +116,18 @@ pub enum Ev {
         same_arc: bool,
     },
     /// on_update
-    Update { key: String, old_rv: String, new_rv: String, ptr_eq: bool },
+    Update {
+        key: String,
+        old_rv: String,
+        new_rv: String,
+        ptr_eq: bool,
+    },
     /// on_delete
-    Delete { key: String, rv: Option<String>, tombstone: bool },
+    Delete {
+        key: String,
+        rv: Option<String>,
+        tombstone: bool,
+    },
 }
 
 impl Ev {
@@ -123,7 +147,9 @@ fn rv(obj: &ConfigMap) -> String {
 }
 
 fn key(obj: &ConfigMap) -> String {
-    ObjectKey::from_resource(obj).map(|k| k.to_string()).unwrap_or_default()
+    ObjectKey::from_resource(obj)
+        .map(|k| k.to_string())
+        .unwrap_or_default()
 }
 
 /// Records every call; tests wait on conditions over the recorded events.
@@ -135,7 +161,11 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new() -> Arc<Self> {
-        Arc::new(Recorder { events: Mutex::new(Vec::new()), changed: watch::Sender::new(0), indexer: None })
+        Arc::new(Recorder {
+            events: Mutex::new(Vec::new()),
+            changed: watch::Sender::new(0),
+            indexer: None,
+        })
     }
 
     /// A recorder that also checks the store from inside `on_add` (H2, X7).
@@ -165,7 +195,12 @@ impl Recorder {
         let mut rx = self.changed.subscribe();
         let res = tokio::time::timeout(WAIT, rx.wait_for(|_| pred(&self.events.lock()))).await;
         let events = self.events();
-        assert!(res.is_ok(), "timed out waiting for {what}; {} events: {:?}", events.len(), tail(&events));
+        assert!(
+            res.is_ok(),
+            "timed out waiting for {what}; {} events: {:?}",
+            events.len(),
+            tail(&events)
+        );
         events
     }
 

@@ -81,12 +81,13 @@ fn read_point(sh: &Shared, q: &QueryParams) -> Result<(Option<u64>, Option<ObjKe
             ));
         }
         if !rvm.is_empty() {
-            return Err(ApiError::bad_request(
-                "resourceVersionMatch is forbidden when continue is provided",
+            return Err(ApiError::invalid_list_options(
+                "resourceVersionMatch",
+                "Forbidden: resourceVersionMatch is forbidden when continue is provided",
             ));
         }
         let (at, key) = decode_continue(tok)?;
-        if !sh.store.continue_valid(at) {
+        if !sh.store.continue_valid(at) || sh.faults.take_expired_continue() {
             return Err(ApiError::expired(
                 "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
             ));
@@ -95,12 +96,14 @@ fn read_point(sh: &Shared, q: &QueryParams) -> Result<(Option<u64>, Option<ObjKe
     }
     match (rv, rvm) {
         ("", "") => Ok((None, None)),
-        ("", _) => Err(ApiError::bad_request(
-            "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ("", _) => Err(ApiError::invalid_list_options(
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
         )),
         ("0", "" | "NotOlderThan") => Ok((None, None)),
-        ("0", "Exact") => Err(ApiError::bad_request(
-            "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"",
+        ("0", "Exact") => Err(ApiError::invalid_list_options(
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
         )),
         (n, "Exact") => Ok((Some(parse_rv(n)?), None)),
         (n, "NotOlderThan") => {
@@ -120,9 +123,12 @@ fn read_point(sh: &Shared, q: &QueryParams) -> Result<(Option<u64>, Option<ObjKe
             }
             Ok((q.limit.filter(|l| *l > 0).map(|_| want), None))
         }
-        (_, other) => Err(ApiError::bad_request(format!(
-            "resourceVersionMatch: Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\""
-        ))),
+        (_, other) => Err(ApiError::invalid_list_options(
+            "resourceVersionMatch",
+            &format!(
+                "Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+            ),
+        )),
     }
 }
 
@@ -133,6 +139,12 @@ pub(crate) fn list(
     q: &QueryParams,
     mode: Mode,
 ) -> Result<Response, ApiError> {
+    if q.send_initial_events == Some(true) {
+        return Err(ApiError::invalid_list_options(
+            "sendInitialEvents",
+            "Forbidden: sendInitialEvents is forbidden for list",
+        ));
+    }
     let sel = selectors(t, q)?;
     let (at, start_after) = read_point(sh, q)?;
     let filter = |o: &crate::store::Stored| sel.matches(o);

@@ -183,6 +183,7 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
         status: resp.status(),
         time,
     });
+    sh.notify();
     resp
 }
 

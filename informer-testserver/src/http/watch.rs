@@ -38,14 +38,23 @@ pub(crate) fn watch(
     let rv = q.resource_version.as_deref().unwrap_or_default();
     let rvm = q.resource_version_match.as_deref().unwrap_or_default();
     let initial_events = q.send_initial_events == Some(true);
-    if initial_events && rvm != "NotOlderThan" {
-        return Err(ApiError::bad_request(
-            "sendInitialEvents: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+    // kube-apiserver's ListOptions validation for watches (422 Invalid).
+    if q.send_initial_events.is_some() && rvm != "NotOlderThan" {
+        return Err(ApiError::invalid_list_options(
+            "resourceVersionMatch",
+            "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
         ));
     }
     if !rvm.is_empty() && q.send_initial_events.is_none() {
-        return Err(ApiError::bad_request(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        return Err(ApiError::invalid_list_options(
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ));
+    }
+    if !rvm.is_empty() && rvm != "NotOlderThan" {
+        return Err(ApiError::invalid_list_options(
+            "resourceVersionMatch",
+            &format!("Unsupported value: {rvm:?}: supported values: \"NotOlderThan\""),
         ));
     }
     let from = if initial_events {
@@ -91,6 +100,7 @@ pub(crate) fn watch(
     );
     ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
     sh.active_watches.fetch_add(1, Ordering::SeqCst);
+    sh.notify();
     let w = Watcher {
         guard: ActiveGuard(sh.clone()),
         sh: sh.clone(),
@@ -107,9 +117,12 @@ pub(crate) fn watch(
         last_rv: start_rv,
         bookmarks: q.allow_watch_bookmarks,
         ticker,
+        // timeoutSeconds=0 means "server default", which here is "no deadline".
         deadline: q
             .timeout_seconds
+            .filter(|s| *s > 0)
             .map(|s| Instant::now() + Duration::from_secs(s)),
+        removed: sh.resources_removed.subscribe(),
         kick: sh.faults.kick_rx(),
         sent: 0,
         state: Phase::Running,
@@ -134,6 +147,7 @@ struct ActiveGuard(Arc<Shared>);
 impl Drop for ActiveGuard {
     fn drop(&mut self) {
         self.0.active_watches.fetch_sub(1, Ordering::SeqCst);
+        self.0.notify();
     }
 }
 
@@ -164,6 +178,7 @@ struct Watcher {
     ticker: Interval,
     deadline: Option<Instant>,
     kick: tokio::sync::watch::Receiver<(u64, Kick)>,
+    removed: tokio::sync::watch::Receiver<u64>,
     sent: usize,
     state: Phase,
     error_first: Option<ApiError>,
@@ -310,6 +325,14 @@ impl Watcher {
             tokio::select! {
                 biased;
                 () = self.sh.shutdown.cancelled() => return None,
+                changed = self.removed.changed() => {
+                    // Like kube-apiserver, watches of a resource that stopped being served end.
+                    let info = &self.info;
+                    let gone = self.sh.registry().get(&info.group, &info.version, &info.plural).is_none();
+                    if changed.is_err() || gone {
+                        return None;
+                    }
+                }
                 changed = self.kick.changed() => {
                     if changed.is_err() {
                         return None;

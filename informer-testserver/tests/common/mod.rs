@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests (each test starts its own server).
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -122,12 +122,31 @@ use informer_testserver::TestServer;
 use serde_json::Value;
 
 /// Sends a raw request; returns the status code and the JSON body (Null if not JSON).
-pub async fn raw(server: &TestServer, method: &str, path: &str, ct: Option<&str>, body: &[u8]) -> (u16, Value) {
-    raw_with(server, method, path, &[("content-type", ct.unwrap_or("application/json"))], body).await
+pub async fn raw(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    ct: Option<&str>,
+    body: &[u8],
+) -> (u16, Value) {
+    raw_with(
+        server,
+        method,
+        path,
+        &[("content-type", ct.unwrap_or("application/json"))],
+        body,
+    )
+    .await
 }
 
 /// Sends a raw request with extra headers.
-pub async fn raw_with(server: &TestServer, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, Value) {
+pub async fn raw_with(
+    server: &TestServer,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Value) {
     let mut req = http::Request::builder().method(method).uri(path);
     for (k, v) in headers {
         req = req.header(*k, *v);
@@ -136,7 +155,10 @@ pub async fn raw_with(server: &TestServer, method: &str, path: &str, headers: &[
     let resp = server.client().send(req).await.unwrap();
     let status = resp.status().as_u16();
     let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
 }
 
 /// GET returning JSON (asserts 200).
@@ -150,7 +172,16 @@ pub async fn get_ok(server: &TestServer, path: &str) -> Value {
 pub fn names(list: &Value) -> Vec<String> {
     list["items"]
         .as_array()
-        .map(|a| a.iter().map(|i| i["metadata"]["name"].as_str().unwrap_or_default().to_owned()).collect())
+        .map(|a| {
+            a.iter()
+                .map(|i| {
+                    i["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -178,8 +209,17 @@ impl Lines {
         let req = req.body(kube::client::Body::from(Vec::new())).unwrap();
         let resp = server.client().send(req).await.unwrap();
         let status = resp.status().as_u16();
-        let body = resp.into_body().into_data_stream().map(|r| r.map_err(|e| e.to_string())).boxed();
-        Lines { status, body, buf: Vec::new(), ended: None }
+        let body = resp
+            .into_body()
+            .into_data_stream()
+            .map(|r| r.map_err(|e| e.to_string()))
+            .boxed();
+        Lines {
+            status,
+            body,
+            buf: Vec::new(),
+            ended: None,
+        }
     }
 
     /// The next raw line (without the newline), or None at end of stream.
@@ -222,7 +262,13 @@ impl Lines {
         let mut out = Vec::new();
         for _ in 0..n {
             let ev = self.next_event().await.expect("stream ended early");
-            out.push((ev["type"].as_str().unwrap_or_default().to_owned(), ev["object"]["metadata"]["name"].as_str().unwrap_or_default().to_owned()));
+            out.push((
+                ev["type"].as_str().unwrap_or_default().to_owned(),
+                ev["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            ));
         }
         out
     }

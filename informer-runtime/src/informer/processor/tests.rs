@@ -31,33 +31,47 @@ fn key(name: &str) -> ObjectKey {
 
 fn add(p: &Processor<Obj>, name: &str, initial: bool) {
     let obj = Arc::new(name.to_string());
-    p.lock().distribute(&key(name), Notification::Add { obj, initial }, false);
+    p.lock()
+        .distribute(&key(name), Notification::Add { obj, initial }, false);
 }
 
 fn update(p: &Processor<Obj>, name: &str, v: &str, is_sync: bool) {
     let new = Arc::new(format!("{name}={v}"));
     let old = Arc::clone(&new);
-    p.lock().distribute(&key(name), Notification::Update { old, new }, is_sync);
+    p.lock()
+        .distribute(&key(name), Notification::Update { old, new }, is_sync);
 }
 
 fn delete(p: &Processor<Obj>, name: &str) {
     let obj = DeletedObject::Known(Arc::new(name.to_string()));
-    p.lock().distribute(&key(name), Notification::Delete(obj), false);
+    p.lock()
+        .distribute(&key(name), Notification::Delete(obj), false);
 }
 
 /// A handler that reports every call on a channel as a string.
-fn recording() -> (Arc<dyn ResourceEventHandler<Obj>>, mpsc::UnboundedReceiver<String>) {
+fn recording() -> (
+    Arc<dyn ResourceEventHandler<Obj>>,
+    mpsc::UnboundedReceiver<String>,
+) {
     let (tx, rx) = mpsc::unbounded_channel();
     let (t1, t2, t3) = (tx.clone(), tx.clone(), tx);
     let h = handler_fn::<Obj>()
         .on_add(move |o, initial| drop(t1.send(format!("add {o} {initial}"))))
         .on_update(move |_, n| drop(t2.send(format!("update {n}"))))
-        .on_delete(move |d| drop(t3.send(format!("delete {}", d.last_known().map_or("?", |o| o.as_str())))));
+        .on_delete(move |d| {
+            drop(t3.send(format!(
+                "delete {}",
+                d.last_known().map_or("?", |o| o.as_str())
+            )))
+        });
     (Arc::new(h), rx)
 }
 
 async fn recv(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
-    timeout(WAIT, rx.recv()).await.expect("timed out").expect("closed")
+    timeout(WAIT, rx.recv())
+        .await
+        .expect("timed out")
+        .expect("closed")
 }
 
 async fn recv_n(rx: &mut mpsc::UnboundedReceiver<String>, n: usize) -> Vec<String> {
@@ -78,7 +92,14 @@ struct Gated {
 impl Gated {
     fn new() -> (Arc<Self>, mpsc::UnboundedReceiver<String>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Arc::new(Gated { open: std::sync::Mutex::new(false), cv: std::sync::Condvar::new(), tx }), rx)
+        (
+            Arc::new(Gated {
+                open: std::sync::Mutex::new(false),
+                cv: std::sync::Condvar::new(),
+                tx,
+            }),
+            rx,
+        )
     }
     fn open(&self) {
         *self.open.lock().unwrap() = true;
@@ -102,7 +123,10 @@ impl ResourceEventHandler<Obj> for Gated {
         self.wait();
     }
     fn on_delete(&self, obj: &DeletedObject<Obj>) {
-        let _ = self.tx.send(format!("start delete {}", obj.last_known().map_or("?", |o| o.as_str())));
+        let _ = self.tx.send(format!(
+            "start delete {}",
+            obj.last_known().map_or("?", |o| o.as_str())
+        ));
         self.wait();
     }
 }
@@ -115,9 +139,16 @@ fn start(p: &Processor<Obj>) {
 async fn h8_h9_slow_handler_does_not_delay_a_fast_one() {
     let p = processor(1000);
     let (slow, mut slow_rx) = Gated::new();
-    let slow_reg = p.add(Some(slow.clone()), HandlerOptions::new().name("slow"), Vec::new).unwrap();
+    let slow_reg = p
+        .add(
+            Some(slow.clone()),
+            HandlerOptions::new().name("slow"),
+            Vec::new,
+        )
+        .unwrap();
     let (fast, mut fast_rx) = recording();
-    p.add(Some(fast), HandlerOptions::new().name("fast"), Vec::new).unwrap();
+    p.add(Some(fast), HandlerOptions::new().name("fast"), Vec::new)
+        .unwrap();
     start(&p);
     for i in 0..50 {
         add(&p, &format!("o{i}"), false);
@@ -126,7 +157,11 @@ async fn h8_h9_slow_handler_does_not_delay_a_fast_one() {
     let expected: Vec<String> = (0..50).map(|i| format!("add o{i} false")).collect();
     assert_eq!(got, expected, "H8: in distribution order");
     assert_eq!(recv(&mut slow_rx).await, "start o0");
-    assert_eq!(slow_reg.pending(), 49, "H10: the slow handler's own backlog holds the rest");
+    assert_eq!(
+        slow_reg.pending(),
+        49,
+        "H10: the slow handler's own backlog holds the rest"
+    );
     slow.open();
     for i in 1..50 {
         assert_eq!(recv(&mut slow_rx).await, format!("start o{i}"));
@@ -140,7 +175,13 @@ async fn h8_h9_slow_handler_does_not_delay_a_fast_one() {
 async fn h10_gauge_stops_at_max_and_coalescing_keeps_deletes() {
     let p = processor(4);
     let (slow, mut slow_rx) = Gated::new();
-    let reg = p.add(Some(slow.clone()), HandlerOptions::new().name("slow"), Vec::new).unwrap();
+    let reg = p
+        .add(
+            Some(slow.clone()),
+            HandlerOptions::new().name("slow"),
+            Vec::new,
+        )
+        .unwrap();
     start(&p);
     add(&p, "first", false);
     assert_eq!(recv(&mut slow_rx).await, "start first");
@@ -158,7 +199,15 @@ async fn h10_gauge_stops_at_max_and_coalescing_keeps_deletes() {
     assert!(reg.coalesced() >= 4000);
     slow.open();
     let got = recv_n(&mut slow_rx, 4).await;
-    assert_eq!(got, ["start k0=999", "start k1=999", "start delete k2", "start k3=999"]);
+    assert_eq!(
+        got,
+        [
+            "start k0=999",
+            "start k1=999",
+            "start delete k2",
+            "start k3=999"
+        ]
+    );
     for t in p.stop() {
         timeout(WAIT, t).await.unwrap().unwrap();
     }
@@ -173,9 +222,21 @@ async fn h11_panicking_handler_is_isolated_and_counted() {
         }
     });
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let panicky_reg = p.add(Some(Arc::new(panicky)), HandlerOptions::new().name("panicky"), Vec::new).unwrap();
+    let panicky_reg = p
+        .add(
+            Some(Arc::new(panicky)),
+            HandlerOptions::new().name("panicky"),
+            Vec::new,
+        )
+        .unwrap();
     let after = handler_fn::<Obj>().on_add(move |o, _| drop(tx.send(o.to_string())));
-    let other_reg = p.add(Some(Arc::new(after)), HandlerOptions::new().name("other"), Vec::new).unwrap();
+    let other_reg = p
+        .add(
+            Some(Arc::new(after)),
+            HandlerOptions::new().name("other"),
+            Vec::new,
+        )
+        .unwrap();
     start(&p);
     add(&p, "a", true);
     add(&p, "boom", true);
@@ -194,7 +255,9 @@ async fn h11_panicking_handler_is_isolated_and_counted() {
 async fn h6_per_handler_sync_waits_for_that_handlers_initial_adds() {
     let p = processor(100);
     let (slow, mut slow_rx) = Gated::new();
-    let slow_reg = p.add(Some(slow.clone()), HandlerOptions::new(), Vec::new).unwrap();
+    let slow_reg = p
+        .add(Some(slow.clone()), HandlerOptions::new(), Vec::new)
+        .unwrap();
     let (fast, mut fast_rx) = recording();
     let fast_reg = p.add(Some(fast), HandlerOptions::new(), Vec::new).unwrap();
     start(&p);
@@ -206,7 +269,10 @@ async fn h6_per_handler_sync_waits_for_that_handlers_initial_adds() {
     timeout(WAIT, fast_reg.wait_for_sync()).await.unwrap();
     assert!(fast_reg.has_synced());
     assert_eq!(recv(&mut slow_rx).await, "start a");
-    assert!(!slow_reg.has_synced(), "M10: synced store, handler still busy");
+    assert!(
+        !slow_reg.has_synced(),
+        "M10: synced store, handler still busy"
+    );
     let waiter = tokio::spawn({
         let reg = slow_reg.clone();
         async move { reg.wait_for_sync().await }
@@ -225,11 +291,17 @@ async fn h5_late_handler_gets_the_snapshot_as_initial_adds_then_live_events() {
     let (h, mut rx) = recording();
     let reg = p
         .add(Some(h), HandlerOptions::new(), || {
-            vec![(key("x"), Arc::new("x".to_string())), (key("y"), Arc::new("y".to_string()))]
+            vec![
+                (key("x"), Arc::new("x".to_string())),
+                (key("y"), Arc::new("y".to_string())),
+            ]
         })
         .unwrap();
     update(&p, "x", "2", false);
-    assert_eq!(recv_n(&mut rx, 3).await, ["add x true", "add y true", "update x=2"]);
+    assert_eq!(
+        recv_n(&mut rx, 3).await,
+        ["add x true", "add y true", "update x=2"]
+    );
     timeout(WAIT, reg.wait_for_sync()).await.unwrap();
     let _ = p.stop();
 }
@@ -242,10 +314,16 @@ async fn h7_removed_handler_receives_nothing_more_and_self_removal_errors() {
     let reg = p.add(Some(h), HandlerOptions::new(), Vec::new).unwrap();
     add(&p, "a", false);
     assert_eq!(recv(&mut rx).await, "add a false");
-    timeout(WAIT, p.remove_and_wait(&reg)).await.unwrap().unwrap();
+    timeout(WAIT, p.remove_and_wait(&reg))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(reg.is_removed());
     add(&p, "b", false);
-    assert!(rx.recv().await.is_none(), "the handler was dropped with its task");
+    assert!(
+        rx.recv().await.is_none(),
+        "the handler was dropped with its task"
+    );
 
     // Awaiting removal from inside the same handler errors instead of deadlocking.
     let (tx, mut results) = mpsc::unbounded_channel();
@@ -256,7 +334,9 @@ async fn h7_removed_handler_receives_nothing_more_and_self_removal_errors() {
         let res = futures::executor::block_on(p2.remove_and_wait(&reg));
         let _ = tx.send(res.map_err(|e| e.to_string()));
     });
-    let reg = p.add(Some(Arc::new(selfish)), HandlerOptions::new(), Vec::new).unwrap();
+    let reg = p
+        .add(Some(Arc::new(selfish)), HandlerOptions::new(), Vec::new)
+        .unwrap();
     *slot.lock().unwrap() = Some(reg.clone());
     add(&p, "c", false);
     let res = timeout(WAIT, results.recv()).await.unwrap().unwrap();
@@ -270,7 +350,11 @@ async fn h10_block_policy_waits_for_space() {
     let p = processor(2);
     let (slow, mut slow_rx) = Gated::new();
     let reg = p
-        .add(Some(slow.clone()), HandlerOptions::new().overflow(OverflowPolicy::Block), Vec::new)
+        .add(
+            Some(slow.clone()),
+            HandlerOptions::new().overflow(OverflowPolicy::Block),
+            Vec::new,
+        )
         .unwrap();
     start(&p);
     add(&p, "a", false);
@@ -279,7 +363,10 @@ async fn h10_block_policy_waits_for_space() {
     add(&p, "c", false);
     assert_eq!(reg.pending(), 2);
     let mut wait = Box::pin(p.wait_for_space());
-    assert!(futures::poll!(wait.as_mut()).is_pending(), "full: the processing loop must wait");
+    assert!(
+        futures::poll!(wait.as_mut()).is_pending(),
+        "full: the processing loop must wait"
+    );
     slow.open();
     timeout(WAIT, wait).await.unwrap();
     let _ = p.stop();
@@ -289,25 +376,47 @@ async fn h10_block_policy_waits_for_space() {
 async fn h4_y4_sync_notifications_go_only_to_due_handlers() {
     let p = Arc::new(Processor::new(
         Arc::from("test"),
-        ListenerDefaults { resync: Duration::from_secs(1), backlog_max: 100, overflow: OverflowPolicy::CoalesceByKey },
+        ListenerDefaults {
+            resync: Duration::from_secs(1),
+            backlog_max: 100,
+            overflow: OverflowPolicy::CoalesceByKey,
+        },
         InformerMetrics::new(),
     ));
     let (h1, mut rx1) = recording();
     let r1 = p.add(Some(h1), HandlerOptions::new(), Vec::new).unwrap();
     let (h0, mut rx0) = recording();
-    let r0 = p.add(Some(h0), HandlerOptions::new().resync(Duration::ZERO), Vec::new).unwrap();
-    assert_eq!((r1.resync_period(), r0.resync_period()), (Duration::from_secs(1), Duration::ZERO));
+    let r0 = p
+        .add(
+            Some(h0),
+            HandlerOptions::new().resync(Duration::ZERO),
+            Vec::new,
+        )
+        .unwrap();
+    assert_eq!(
+        (r1.resync_period(), r0.resync_period()),
+        (Duration::from_secs(1), Duration::ZERO)
+    );
     start(&p);
     // Nobody is due before the first period passed: a sync update reaches nobody.
     assert!(!p.should_resync());
     update(&p, "a", "1", true);
     // Force the handler due by ticking its state in the future.
     let later = Instant::now() + Duration::from_secs(2);
-    assert!(p.lock().listeners.iter().any(|l| l.resync.lock().tick(later)));
+    assert!(
+        p.lock()
+            .listeners
+            .iter()
+            .any(|l| l.resync.lock().tick(later))
+    );
     update(&p, "a", "2", true);
     update(&p, "a", "3", false);
     assert_eq!(recv_n(&mut rx1, 2).await, ["update a=2", "update a=3"]);
-    assert_eq!(recv(&mut rx0).await, "update a=3", "resync-0 handler gets only the real update");
+    assert_eq!(
+        recv(&mut rx0).await,
+        "update a=3",
+        "resync-0 handler gets only the real update"
+    );
     let _ = p.stop();
 }
 
@@ -317,5 +426,8 @@ async fn h14_add_after_stop_is_an_error() {
     start(&p);
     assert!(p.stop().is_empty());
     let (h, _rx) = recording();
-    assert!(matches!(p.add(Some(h), HandlerOptions::new(), Vec::new), Err(Error::Stopped)));
+    assert!(matches!(
+        p.add(Some(h), HandlerOptions::new(), Vec::new),
+        Err(Error::Stopped)
+    ));
 }

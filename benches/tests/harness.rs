@@ -1,0 +1,45 @@
+//! The harness end to end at toy size: every scenario runs for every implementation and reports.
+//!
+//! This proves the orchestration (server, seeding, child processes, the scenario handshakes, the
+//! report) works; the numbers at this size mean nothing. `cargo xtask bench --quick` is the
+//! release-mode version CI runs.
+
+use std::process::Command;
+
+#[test]
+fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("harness-results.json");
+    let _ = std::fs::remove_file(&out);
+    let status = Command::new(env!("CARGO_BIN_EXE_informer-bench"))
+        .args([
+            "orchestrate",
+            "--quick",
+            "--pods",
+            "40",
+            "--namespaces",
+            "4",
+            "--reps",
+            "1",
+        ])
+        .args(["--child-timeout-s", "120", "--out"])
+        .arg(&out)
+        .status()
+        .expect("run informer-bench");
+    assert!(status.success(), "orchestrate failed: {status}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("results file")).expect("results JSON");
+    let runs = report["runs"].as_array().expect("runs");
+    // 8 scenarios: 2 implementations each, 3 for `four`, 1 for `decode`.
+    assert_eq!(runs.len(), 16, "{runs:#?}");
+    let failed: Vec<_> = runs.iter().filter(|r| !r["error"].is_null()).collect();
+    assert!(failed.is_empty(), "failed runs: {failed:#?}");
+    for r in runs {
+        let objects = r["metrics"]["objects"].as_f64();
+        if r["scenario"] != "updates" {
+            assert!(objects.is_some_and(|n| n > 0.0), "no objects in {r}");
+        }
+    }
+    assert_eq!(report["summary"]["four"]["ours"]["watches"]["median"], 1.0);
+    assert_eq!(report["summary"]["four"]["kube"]["watches"]["median"], 4.0);
+    assert!(report["revision"].is_string() && report["host"]["nproc"].as_u64() > Some(0));
+}
