@@ -84,11 +84,17 @@ async fn run_on_cluster(args: &Args) -> anyhow::Result<()> {
         }
         None => kube::Config::infer().await?,
     };
-    println!("operator: running against {} (Ctrl-C to stop)", config.cluster_url);
+    println!(
+        "operator: running against {} (Ctrl-C to stop)",
+        config.cluster_url
+    );
     let client = kube::Client::try_from(config)?;
     let operator = Operator::new(
         client,
-        OperatorConfig { namespace: args.namespace.clone(), ..Default::default() },
+        OperatorConfig {
+            namespace: args.namespace.clone(),
+            ..Default::default()
+        },
     )?;
     let cancel = CancellationToken::new();
     let metrics = tokio::spawn(informer_examples::metrics::serve(
@@ -108,22 +114,39 @@ async fn run_embedded(args: &Args) -> anyhow::Result<()> {
     let token = format!("demo-{:016x}", rand_token());
     let server = TestServer::builder().bearer_token(token).start().await?;
     let client = server.client();
-    println!("[1/6] embedded API server at {} (bearer token required)", server.base_url());
+    println!(
+        "[1/6] embedded API server at {} (bearer token required)",
+        server.base_url()
+    );
 
     demo::install(&client).await?;
-    println!("[2/6] installed CRD foos.example.com and namespace {}", demo::NAMESPACE);
-    demo::create_samples(&client, &[("alpha", "hello"), ("beta", "hola"), ("gamma", "salut")]).await?;
+    println!(
+        "[2/6] installed CRD foos.example.com and namespace {}",
+        demo::NAMESPACE
+    );
+    demo::create_samples(
+        &client,
+        &[("alpha", "hello"), ("beta", "hola"), ("gamma", "salut")],
+    )
+    .await?;
     println!("[3/6] created Foos alpha, beta, gamma; starting the operator");
 
     let operator = Operator::new(
         client.clone(),
-        OperatorConfig { namespace: Some(demo::NAMESPACE.into()), ..Default::default() },
+        OperatorConfig {
+            namespace: Some(demo::NAMESPACE.into()),
+            ..Default::default()
+        },
     )?;
     let cancel = CancellationToken::new();
     let run = tokio::spawn(Arc::clone(&operator).run(cancel.clone()));
 
     let state = demo::wait_converged(&client).await?;
-    println!("[4/6] converged: {} Foos ready, ConfigMaps {:?}", state.foos.len(), state.config_maps);
+    println!(
+        "[4/6] converged: {} Foos ready, ConfigMaps {:?}",
+        state.foos.len(),
+        state.config_maps
+    );
 
     demo::set_message(&client, "beta", "bonjour").await?;
     demo::delete_foo(&client, "gamma").await?;

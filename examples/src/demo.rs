@@ -32,7 +32,10 @@ pub async fn install(client: &kube::Client) -> anyhow::Result<()> {
     crds.create(&PostParams::default(), &Foo::crd()).await?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns = Namespace {
-        metadata: ObjectMeta { name: Some(NAMESPACE.into()), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some(NAMESPACE.into()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     namespaces.create(&PostParams::default(), &ns).await?;
@@ -43,7 +46,13 @@ pub async fn install(client: &kube::Client) -> anyhow::Result<()> {
 pub async fn create_samples(client: &kube::Client, samples: &[(&str, &str)]) -> anyhow::Result<()> {
     let foos: Api<Foo> = Api::namespaced(client.clone(), NAMESPACE);
     for (name, message) in samples {
-        let foo = Foo::new(name, FooSpec { message: message.to_string(), node_name: None });
+        let foo = Foo::new(
+            name,
+            FooSpec {
+                message: message.to_string(),
+                node_name: None,
+            },
+        );
         foos.create(&PostParams::default(), &foo).await?;
     }
     Ok(())
@@ -53,7 +62,8 @@ pub async fn create_samples(client: &kube::Client, samples: &[(&str, &str)]) -> 
 pub async fn set_message(client: &kube::Client, name: &str, message: &str) -> anyhow::Result<()> {
     let foos: Api<Foo> = Api::namespaced(client.clone(), NAMESPACE);
     let patch = serde_json::json!({ "spec": { "message": message } });
-    foos.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    foos.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
     Ok(())
 }
 
@@ -83,7 +93,12 @@ pub async fn observe(client: &kube::Client) -> anyhow::Result<DemoState> {
         .into_iter()
         .filter(|cm| cm.owner_references().iter().any(|o| o.kind == "Foo"))
         .map(|cm| {
-            let message = cm.data.as_ref().and_then(|d| d.get("message")).cloned().unwrap_or_default();
+            let message = cm
+                .data
+                .as_ref()
+                .and_then(|d| d.get("message"))
+                .cloned()
+                .unwrap_or_default();
             (cm.name_any(), message)
         })
         .collect();
@@ -113,7 +128,9 @@ pub async fn wait_converged(client: &kube::Client) -> anyhow::Result<DemoState> 
             return Ok(state);
         }
         if tokio::time::Instant::now() >= deadline {
-            anyhow::bail!("the operator did not converge within {STEP_TIMEOUT:?}; last state: {state:?}");
+            anyhow::bail!(
+                "the operator did not converge within {STEP_TIMEOUT:?}; last state: {state:?}"
+            );
         }
     }
 }

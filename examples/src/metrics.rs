@@ -18,7 +18,9 @@ pub async fn serve(
     registry: Arc<Mutex<Registry>>,
     cancel: CancellationToken,
 ) -> anyhow::Result<()> {
-    let app = Router::new().route("/metrics", get(metrics)).with_state(registry);
+    let app = Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(registry);
     let listener = tokio::net::TcpListener::bind(addr).await?;
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { cancel.cancelled().await })
@@ -32,7 +34,10 @@ async fn metrics(State(registry): State<Arc<Mutex<Registry>>>) -> impl IntoRespo
     match encoded {
         Ok(()) => (
             StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
             body,
         )
             .into_response(),

@@ -36,7 +36,10 @@ pub struct OperatorConfig {
 
 impl Default for OperatorConfig {
     fn default() -> Self {
-        OperatorConfig { namespace: None, workers: 2 }
+        OperatorConfig {
+            namespace: None,
+            workers: 2,
+        }
     }
 }
 
@@ -77,7 +80,10 @@ impl Operator {
         }
         let factory = builder.build();
         let queue_metrics = WorkQueueMetrics::new(&mut registry);
-        let queue = RateLimitingQueue::builder().name("foos").metrics(&queue_metrics).build();
+        let queue = RateLimitingQueue::builder()
+            .name("foos")
+            .metrics(&queue_metrics)
+            .build();
 
         let foos = factory.example().v1().foos();
         let config_maps = factory.core().v1().config_maps();
@@ -111,7 +117,10 @@ impl Operator {
         let enqueue_owner = move |cm: &ConfigMap| {
             for owner in cm.metadata.owner_references.iter().flatten() {
                 if owner.kind == "Foo" && owner.api_version == "example.com/v1" {
-                    q.add(ObjectKey::new(cm.metadata.namespace.as_deref(), &owner.name));
+                    q.add(ObjectKey::new(
+                        cm.metadata.namespace.as_deref(),
+                        &owner.name,
+                    ));
                 }
             }
         };
@@ -155,7 +164,9 @@ impl Operator {
     /// drains the queue and shuts every informer down.
     pub async fn run(self: Arc<Self>, cancel: CancellationToken) -> anyhow::Result<()> {
         self.factory.start();
-        self.factory.wait_for_cache_sync_timeout(Duration::from_secs(60)).await?;
+        self.factory
+            .wait_for_cache_sync_timeout(Duration::from_secs(60))
+            .await?;
         tracing::info!(
             foos = self.foos.list(&Default::default()).len(),
             config_maps = self.config_maps.list(&Default::default()).len(),
@@ -219,7 +230,10 @@ impl Operator {
         match self.config_maps.namespaced(ns).get(&cm_name) {
             Err(err) if err.is_not_found() => {
                 match cm_api.create(&PostParams::default(), &desired).await {
-                    Ok(_) => println!("  created   ConfigMap {ns}/{cm_name}: {:?}", foo.spec.message),
+                    Ok(_) => println!(
+                        "  created   ConfigMap {ns}/{cm_name}: {:?}",
+                        foo.spec.message
+                    ),
                     // The cache lags our own create; the next event reconciles again.
                     Err(kube::Error::Api(s)) if s.code == 409 => {}
                     Err(err) => return Err(err.into()),
@@ -229,8 +243,13 @@ impl Operator {
             Err(err) => return Err(err.into()),
             Ok(existing) if existing.data != desired.data => {
                 let patch = serde_json::json!({ "data": desired.data });
-                cm_api.patch(&cm_name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
-                println!("  updated   ConfigMap {ns}/{cm_name}: {:?}", foo.spec.message);
+                cm_api
+                    .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+                println!(
+                    "  updated   ConfigMap {ns}/{cm_name}: {:?}",
+                    foo.spec.message
+                );
                 self.stats.writes.fetch_add(1, Ordering::Relaxed);
             }
             Ok(_) => {}
@@ -245,7 +264,11 @@ impl Operator {
             let foo_api: Api<Foo> = Api::namespaced(self.client.clone(), ns);
             let patch = serde_json::json!({ "status": status });
             foo_api
-                .patch_status(key.name(), &PatchParams::apply(MANAGER), &Patch::Merge(&patch))
+                .patch_status(
+                    key.name(),
+                    &PatchParams::apply(MANAGER),
+                    &Patch::Merge(&patch),
+                )
                 .await?;
             println!("  status    Foo {ns}/{} is ready", key.name());
         }
@@ -267,7 +290,13 @@ fn desired_config_map(foo: &Foo, name: &str) -> anyhow::Result<ConfigMap> {
             name: Some(name.to_string()),
             namespace: foo.metadata.namespace.clone(),
             owner_references: Some(vec![owner]),
-            labels: Some([("app.kubernetes.io/managed-by".to_string(), MANAGER.to_string())].into()),
+            labels: Some(
+                [(
+                    "app.kubernetes.io/managed-by".to_string(),
+                    MANAGER.to_string(),
+                )]
+                .into(),
+            ),
             ..Default::default()
         },
         data: Some([("message".to_string(), foo.spec.message.clone())].into()),

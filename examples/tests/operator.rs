@@ -10,16 +10,26 @@ use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn operator_converges_follows_edits_and_cleans_up_deleted_foos() {
-    let server = TestServer::builder().bearer_token("test-token").start().await.unwrap();
-    let client = server.client();
-    demo::install(&client).await.unwrap();
-    demo::create_samples(&client, &[("alpha", "hello"), ("beta", "hola"), ("gamma", "salut")])
+    let server = TestServer::builder()
+        .bearer_token("test-token")
+        .start()
         .await
         .unwrap();
+    let client = server.client();
+    demo::install(&client).await.unwrap();
+    demo::create_samples(
+        &client,
+        &[("alpha", "hello"), ("beta", "hola"), ("gamma", "salut")],
+    )
+    .await
+    .unwrap();
 
     let operator = Operator::new(
         client.clone(),
-        OperatorConfig { namespace: Some(demo::NAMESPACE.into()), workers: 3 },
+        OperatorConfig {
+            namespace: Some(demo::NAMESPACE.into()),
+            workers: 3,
+        },
     )
     .unwrap();
     let cancel = CancellationToken::new();
@@ -28,7 +38,13 @@ async fn operator_converges_follows_edits_and_cleans_up_deleted_foos() {
     let state = demo::wait_converged(&client).await.unwrap();
     assert_eq!(state.foos.len(), 3);
     assert!(state.foos.values().all(|(_, ready)| *ready));
-    assert_eq!(state.config_maps.get(&config_map_name("beta")).map(String::as_str), Some("hola"));
+    assert_eq!(
+        state
+            .config_maps
+            .get(&config_map_name("beta"))
+            .map(String::as_str),
+        Some("hola")
+    );
 
     demo::set_message(&client, "beta", "bonjour").await.unwrap();
     demo::delete_foo(&client, "gamma").await.unwrap();
@@ -50,19 +66,31 @@ async fn operator_converges_follows_edits_and_cleans_up_deleted_foos() {
     // The server notices closed connections asynchronously: wait for it, with a deadline.
     let deadline = tokio::time::Instant::now() + demo::STEP_TIMEOUT;
     while server.active_watches() != 0 {
-        assert!(tokio::time::Instant::now() < deadline, "the operator left watches open");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the operator left watches open"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
 
 #[tokio::test]
 async fn operator_refuses_the_server_without_its_token() {
-    let server = TestServer::builder().bearer_token("right").start().await.unwrap();
+    let server = TestServer::builder()
+        .bearer_token("right")
+        .start()
+        .await
+        .unwrap();
     let mut config = server.kube_config();
     config.auth_info.token = Some("wrong".to_string().into());
     let client = kube::Client::try_from(config).unwrap();
-    let err = demo::install(&client).await.expect_err("401 without the token");
-    assert!(err.to_string().contains("401") || err.to_string().to_lowercase().contains("unauthorized"), "{err}");
+    let err = demo::install(&client)
+        .await
+        .expect_err("401 without the token");
+    assert!(
+        err.to_string().contains("401") || err.to_string().to_lowercase().contains("unauthorized"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -74,18 +102,35 @@ async fn generated_accessors_share_informers_and_the_typed_index_answers() {
     let server = TestServer::start().await.unwrap();
     let client = server.client();
     demo::install(&client).await.unwrap();
-    for (name, node) in [("a", Some("n1")), ("b", Some("n2")), ("c", Some("n1")), ("d", None)] {
-        let mut foo = Foo::new(name, FooSpec { message: name.into(), node_name: node.map(Into::into) });
+    for (name, node) in [
+        ("a", Some("n1")),
+        ("b", Some("n2")),
+        ("c", Some("n1")),
+        ("d", None),
+    ] {
+        let mut foo = Foo::new(
+            name,
+            FooSpec {
+                message: name.into(),
+                node_name: node.map(Into::into),
+            },
+        );
         foo.metadata.namespace = Some(demo::NAMESPACE.into());
         server.create(&foo).unwrap();
     }
     let factory = SharedInformerFactory::new(client);
     let foos = factory.example().v1().foos();
-    assert!(Arc::ptr_eq(&foos.informer(), &factory.example().v1().foos().informer()));
+    assert!(Arc::ptr_eq(
+        &foos.informer(),
+        &factory.example().v1().foos().informer()
+    ));
     // Built-ins come through the same factory (semantics §9 shape).
     let deployments = factory.apps().v1().deployments();
     factory.start();
-    factory.wait_for_cache_sync_timeout(demo::STEP_TIMEOUT).await.unwrap();
+    factory
+        .wait_for_cache_sync_timeout(demo::STEP_TIMEOUT)
+        .await
+        .unwrap();
 
     let mut on_n1: Vec<String> = foos
         .lister()
@@ -97,8 +142,17 @@ async fn generated_accessors_share_informers_and_the_typed_index_answers() {
     on_n1.sort();
     assert_eq!(on_n1, vec!["a".to_string(), "c".to_string()]);
     let c = foos.lister().namespaced(demo::NAMESPACE).get("c").unwrap();
-    assert!(Arc::ptr_eq(&c, &foos.informer().indexer().get_by_key("demo/c").unwrap()));
-    assert!(foos.lister().namespaced(demo::NAMESPACE).get("zzz").unwrap_err().is_not_found());
+    assert!(Arc::ptr_eq(
+        &c,
+        &foos.informer().indexer().get_by_key("demo/c").unwrap()
+    ));
+    assert!(
+        foos.lister()
+            .namespaced(demo::NAMESPACE)
+            .get("zzz")
+            .unwrap_err()
+            .is_not_found()
+    );
     assert!(deployments.lister().list(&Default::default()).is_empty());
     factory.shutdown().await;
 }

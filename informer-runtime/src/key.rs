@@ -127,17 +127,26 @@ mod tests {
         };
         assert_eq!(ObjectKey::from_resource(&cm).unwrap().as_str(), "ns/a");
         let node = Node {
-            metadata: ObjectMeta { name: Some("n1".into()), ..Default::default() },
+            metadata: ObjectMeta {
+                name: Some("n1".into()),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let key = ObjectKey::from_resource(&node).unwrap();
-        assert_eq!((key.as_str(), key.namespace(), key.name()), ("n1", None, "n1"));
+        assert_eq!(
+            (key.as_str(), key.namespace(), key.name()),
+            ("n1", None, "n1")
+        );
     }
 
     #[test]
     fn x1_missing_name_is_an_error() {
         let cm = ConfigMap {
-            metadata: ObjectMeta { generate_name: Some("x-".into()), ..Default::default() },
+            metadata: ObjectMeta {
+                generate_name: Some("x-".into()),
+                ..Default::default()
+            },
             ..Default::default()
         };
         assert_eq!(ObjectKey::from_resource(&cm), Err(KeyError::MissingName));

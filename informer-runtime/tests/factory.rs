@@ -21,7 +21,12 @@ fn cm(ns: &str, name: &str, labels: &[(&str, &str)]) -> ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.into()),
             namespace: Some(ns.into()),
-            labels: Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+            labels: Some(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
             ..Default::default()
         },
         data: Some(BTreeMap::from([("k".to_string(), "v".to_string())])),
@@ -52,7 +57,10 @@ async fn synced(factory: &SharedInformerFactory) {
 async fn eventually(what: &str, cond: impl Fn() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !cond() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -80,7 +88,10 @@ async fn f1_two_accessors_share_one_informer_and_one_watch() {
     let factory = SharedInformerFactory::new(server.client());
     let first = factory.informer_for::<ConfigMap>();
     let second = factory.informer_for::<ConfigMap>();
-    assert!(Arc::ptr_eq(&first, &second), "F1: the same Arc for the same type");
+    assert!(
+        Arc::ptr_eq(&first, &second),
+        "F1: the same Arc for the same type"
+    );
 
     // Two consumers, one informer: both handlers see the object, over one LIST and one WATCH.
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -96,7 +107,12 @@ async fn f1_two_accessors_share_one_informer_and_one_watch() {
     synced(&factory).await;
     let mut seen = Vec::new();
     for _ in 0..2 {
-        seen.push(tokio::time::timeout(WAIT, rx.recv()).await.unwrap().unwrap());
+        seen.push(
+            tokio::time::timeout(WAIT, rx.recv())
+                .await
+                .unwrap()
+                .unwrap(),
+        );
     }
     seen.sort();
     assert_eq!(seen, vec![(0, Some("one".into())), (1, Some("one".into()))]);
@@ -116,7 +132,11 @@ async fn f3_second_start_lists_nothing_new_and_starts_late_informers() {
     factory.start();
     synced(&factory).await;
     factory.start();
-    assert_eq!(list_requests(&server, "configmaps"), 1, "F3: start is idempotent");
+    assert_eq!(
+        list_requests(&server, "configmaps"),
+        1,
+        "F3: start is idempotent"
+    );
 
     // An informer asked for after start runs on the next start() only.
     let secrets = factory.informer_for::<Secret>();
@@ -144,11 +164,20 @@ async fn f4_sync_timeout_names_the_forbidden_resource_and_its_error() {
         .wait_for_cache_sync_timeout(Duration::from_secs(3))
         .await
         .expect_err("secrets are forbidden, so they never sync");
-    let Error::CacheSyncTimeout(unsynced) = &err else { panic!("unexpected error {err}") };
-    assert_eq!(unsynced.len(), 1, "only the forbidden informer is unsynced: {err}");
+    let Error::CacheSyncTimeout(unsynced) = &err else {
+        panic!("unexpected error {err}")
+    };
+    assert_eq!(
+        unsynced.len(),
+        1,
+        "only the forbidden informer is unsynced: {err}"
+    );
     assert_eq!(unsynced[0].id, InformerId::of::<Secret>());
     let last = unsynced[0].last_error.clone().unwrap_or_default();
-    assert!(last.contains("403") || last.to_lowercase().contains("forbidden"), "{last}");
+    assert!(
+        last.contains("403") || last.to_lowercase().contains("forbidden"),
+        "{last}"
+    );
     let message = err.to_string();
     assert!(message.contains("v1/secrets"), "{message}");
     factory.shutdown().await;
@@ -178,7 +207,10 @@ async fn f9_for_resource_builds_a_dynamic_informer_for_a_crd_created_at_run_time
     let gvr = GroupVersionResource::gvr("example.com", "v1", "foos");
     let missing = factory.for_resource(&gvr).await.expect_err("no CRD yet");
     assert!(matches!(missing, Error::NoInformerFound(_)), "{missing}");
-    assert_eq!(missing.to_string(), "no informer found for example.com/v1/foos");
+    assert_eq!(
+        missing.to_string(),
+        "no informer found for example.com/v1/foos"
+    );
 
     server.create_json(foo_crd()).unwrap();
     server
@@ -193,9 +225,18 @@ async fn f9_for_resource_builds_a_dynamic_informer_for_a_crd_created_at_run_time
     assert!(foos.wait_for_sync().await);
     let lister = foos.lister();
     let bar = lister.namespaced("ns").get("bar").unwrap();
-    let dynamic = bar.as_any().downcast_ref::<DynamicObject>().expect("a DynamicObject");
+    let dynamic = bar
+        .as_any()
+        .downcast_ref::<DynamicObject>()
+        .expect("a DynamicObject");
     assert_eq!(dynamic.data["spec"]["size"], 3);
-    assert!(lister.namespaced("ns").get("nope").unwrap_err().is_not_found());
+    assert!(
+        lister
+            .namespaced("ns")
+            .get("nope")
+            .unwrap_err()
+            .is_not_found()
+    );
     assert!(Arc::ptr_eq(
         &foos.informer::<DynamicObject>().unwrap(),
         &again.informer::<DynamicObject>().unwrap()
@@ -228,15 +269,31 @@ async fn f7_stop_informer_closes_its_watch_while_others_keep_running() {
 
     assert!(factory.stop_informer::<Secret>().await);
     assert!(secrets.is_stopped());
-    assert!(!factory.stop_informer::<Secret>().await, "already forgotten");
-    eventually("F7: the stopped informer's watch is closed", || server.active_watches() == 1).await;
+    assert!(
+        !factory.stop_informer::<Secret>().await,
+        "already forgotten"
+    );
+    eventually("F7: the stopped informer's watch is closed", || {
+        server.active_watches() == 1
+    })
+    .await;
 
     server.create(&cm("a", "after-stop", &[])).unwrap();
-    let name = tokio::time::timeout(WAIT, rx.recv()).await.unwrap().unwrap();
-    assert_eq!(name.as_deref(), Some("after-stop"), "the other informer keeps running");
+    let name = tokio::time::timeout(WAIT, rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        name.as_deref(),
+        Some("after-stop"),
+        "the other informer keeps running"
+    );
 
     let fresh = factory.informer_for::<Secret>();
-    assert!(!Arc::ptr_eq(&fresh, &secrets), "F7: a later accessor creates a fresh informer");
+    assert!(
+        !Arc::ptr_eq(&fresh, &secrets),
+        "F7: a later accessor creates a fresh informer"
+    );
     factory.shutdown().await;
 }
 
@@ -244,8 +301,12 @@ async fn f7_stop_informer_closes_its_watch_while_others_keep_running() {
 async fn f6_namespace_and_tweaked_label_selector_apply_to_list_and_watch() {
     let server = TestServer::start().await.unwrap();
     server.create(&cm("a", "match", &[("app", "web")])).unwrap();
-    server.create(&cm("a", "other-label", &[("app", "db")])).unwrap();
-    server.create(&cm("b", "other-ns", &[("app", "web")])).unwrap();
+    server
+        .create(&cm("a", "other-label", &[("app", "db")]))
+        .unwrap();
+    server
+        .create(&cm("b", "other-ns", &[("app", "web")]))
+        .unwrap();
     let factory = SharedInformerFactory::builder(server.client())
         .namespace("a")
         .tweak_list_options(|lp| lp.label_selector = Some("app=web".into()))
@@ -254,13 +315,22 @@ async fn f6_namespace_and_tweaked_label_selector_apply_to_list_and_watch() {
     factory.start();
     synced(&factory).await;
     eventually("the watch", || server.active_watches() == 1).await;
-    let names: Vec<_> = cms.indexer().list().iter().map(|c| c.metadata.name.clone()).collect();
+    let names: Vec<_> = cms
+        .indexer()
+        .list()
+        .iter()
+        .map(|c| c.metadata.name.clone())
+        .collect();
     assert_eq!(names, vec![Some("match".to_string())]);
     let log = server.requests();
     let list = log.iter().find(|r| r.is_list()).unwrap();
     let watch = log.iter().find(|r| r.is_watch()).unwrap();
     for req in [list, watch] {
-        assert!(req.path.contains("/namespaces/a/configmaps"), "{}", req.path);
+        assert!(
+            req.path.contains("/namespaces/a/configmaps"),
+            "{}",
+            req.path
+        );
         assert_eq!(req.query.label_selector.as_deref(), Some("app=web"));
     }
     factory.shutdown().await;
@@ -298,10 +368,16 @@ async fn f8_factory_transform_runs_before_the_store() {
     let cms = factory.informer_for::<ConfigMap>();
     factory.start();
     synced(&factory).await;
-    let stored = Lister::from_indexer(cms.indexer()).namespaced("a").get("one").unwrap();
+    let stored = Lister::from_indexer(cms.indexer())
+        .namespaced("a")
+        .get("one")
+        .unwrap();
     assert_eq!(stored.metadata.managed_fields, None);
     let annotations = stored.metadata.annotations.clone().unwrap_or_default();
-    assert_eq!(annotations.get("seen-by").map(String::as_str), Some("factory"));
+    assert_eq!(
+        annotations.get("seen-by").map(String::as_str),
+        Some("factory")
+    );
     factory.shutdown().await;
 }
 
@@ -311,7 +387,10 @@ async fn metadata_informer_is_shared_and_separate_from_the_typed_one() {
     server.create(&cm("a", "one", &[])).unwrap();
     let factory = SharedInformerFactory::new(server.client());
     let meta = factory.metadata_informer_for::<ConfigMap>();
-    assert!(Arc::ptr_eq(&meta, &factory.metadata_informer_for::<ConfigMap>()));
+    assert!(Arc::ptr_eq(
+        &meta,
+        &factory.metadata_informer_for::<ConfigMap>()
+    ));
     factory.start();
     synced(&factory).await;
     let objs = meta.indexer().list();
@@ -331,7 +410,9 @@ async fn factory_metrics_report_reflector_counters_sync_state_and_cache_size() {
     server.create(&cm("a", "one", &[])).unwrap();
     server.create(&cm("a", "two", &[])).unwrap();
     let mut registry = prometheus_client::registry::Registry::default();
-    let factory = SharedInformerFactory::builder(server.client()).metrics(&mut registry).build();
+    let factory = SharedInformerFactory::builder(server.client())
+        .metrics(&mut registry)
+        .build();
     let cms = factory.informer_for::<ConfigMap>();
     cms.add_event_handler_with(
         handler_fn::<ConfigMap>(),
@@ -341,7 +422,9 @@ async fn factory_metrics_report_reflector_counters_sync_state_and_cache_size() {
     factory.start();
     synced(&factory).await;
     eventually("the watch", || server.active_watches() == 1).await;
-    let rv = cms.last_sync_resource_version().expect("synced informers have an RV");
+    let rv = cms
+        .last_sync_resource_version()
+        .expect("synced informers have an RV");
 
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();

@@ -169,6 +169,13 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let json = serde_json::to_string_pretty(&report)?;
     std::fs::write(&args.out, json).with_context(|| format!("writing {}", args.out.display()))?;
     eprintln!("informer-bench: results written to {}", args.out.display());
+    // Missed goals are results; a run that failed is a broken harness (CI fails on it).
+    let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
+    anyhow::ensure!(
+        failed == 0,
+        "{failed} of {} runs failed (see the table)",
+        report.runs.len()
+    );
     Ok(report)
 }
 

@@ -97,14 +97,20 @@ impl SharedInformerFactoryBuilder {
 
     /// Changes the list options of every informer, for both LIST and WATCH (F6): typically a
     /// label or field selector. Different selectors need different factories (F1).
-    pub fn tweak_list_options(mut self, tweak: impl Fn(&mut ListParams) + Send + Sync + 'static) -> Self {
+    pub fn tweak_list_options(
+        mut self,
+        tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
+    ) -> Self {
         self.options.tweak = Some(Arc::new(tweak));
         self
     }
 
     /// A transform every informer applies before its own one (F8): setting an informer's
     /// transform later never replaces this one.
-    pub fn transform(mut self, transform: impl Fn(&mut dyn AnyObject) + Send + Sync + 'static) -> Self {
+    pub fn transform(
+        mut self,
+        transform: impl Fn(&mut dyn AnyObject) + Send + Sync + 'static,
+    ) -> Self {
         self.options.transform = Some(Arc::new(transform));
         self
     }
@@ -130,7 +136,9 @@ impl SharedInformerFactoryBuilder {
         metrics.register(registry);
         self.options.metrics = Some(metrics);
         let slot = super::metrics::Slot::default();
-        registry.register_collector(Box::new(super::metrics::FactoryCollector { slot: slot.clone() }));
+        registry.register_collector(Box::new(super::metrics::FactoryCollector {
+            slot: slot.clone(),
+        }));
         self.options.collector = Some(slot);
         self
     }
@@ -176,7 +184,11 @@ impl Options {
         });
         InformerConfig {
             name,
-            resync: self.custom_resync.get(&type_id).copied().unwrap_or(self.default_resync),
+            resync: self
+                .custom_resync
+                .get(&type_id)
+                .copied()
+                .unwrap_or(self.default_resync),
             reflector,
             transform,
             metrics: self.metrics.clone(),

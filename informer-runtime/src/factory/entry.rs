@@ -33,7 +33,11 @@ impl InformerId {
     /// The id of the typed informer for `K`.
     pub fn of<K: kube::Resource<DynamicType = ()> + 'static>() -> Self {
         let gvr = gvr_of::<K>();
-        InformerId { key: IdKey::Typed(TypeId::of::<K>()), label: label(&gvr, ""), gvr: Some(gvr) }
+        InformerId {
+            key: IdKey::Typed(TypeId::of::<K>()),
+            label: label(&gvr, ""),
+            gvr: Some(gvr),
+        }
     }
 
     /// The id of the metadata-only informer for `K`.
@@ -97,7 +101,9 @@ impl PartialOrd for InformerId {
 }
 impl Ord for InformerId {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.label.cmp(&other.label).then_with(|| self.key.cmp(&other.key))
+        self.label
+            .cmp(&other.label)
+            .then_with(|| self.key.cmp(&other.key))
     }
 }
 impl fmt::Display for InformerId {
@@ -174,7 +180,10 @@ where
     }
 
     fn generic(&self) -> GenericInformer {
-        GenericInformer::with_group_resource(Arc::clone(&self.informer), self.group_resource.clone())
+        GenericInformer::with_group_resource(
+            Arc::clone(&self.informer),
+            self.group_resource.clone(),
+        )
     }
 
     fn snapshot(&self, id: &InformerId) -> super::metrics::Snapshot {
@@ -200,7 +209,13 @@ pub(super) struct Entry {
 impl Entry {
     pub(super) fn new<K>(id: &InformerId, informer: Arc<SharedIndexInformer<K>>) -> Self
     where
-        K: kube::Resource + Clone + serde::de::DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K: kube::Resource
+            + Clone
+            + serde::de::DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
     {
         let last_error = Arc::new(Mutex::new(None));
         let recorder = Arc::clone(&last_error);
@@ -229,7 +244,9 @@ impl Entry {
     }
 
     pub(super) fn downcast<K: Send + Sync + 'static>(&self) -> Option<Arc<SharedIndexInformer<K>>> {
-        Arc::clone(&self.informer).downcast::<SharedIndexInformer<K>>().ok()
+        Arc::clone(&self.informer)
+            .downcast::<SharedIndexInformer<K>>()
+            .ok()
     }
 
     pub(super) fn is_started(&self) -> bool {

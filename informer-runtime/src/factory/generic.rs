@@ -100,7 +100,10 @@ where
         }
     }
     fn get_by_key(&self, key: &str) -> Option<Arc<dyn AnyObject>> {
-        self.informer.indexer().get_by_key(key).map(|o| o as Arc<dyn AnyObject>)
+        self.informer
+            .indexer()
+            .get_by_key(key)
+            .map(|o| o as Arc<dyn AnyObject>)
     }
 }
 
@@ -160,7 +163,13 @@ impl GenericInformer {
         group_resource: GroupResource,
     ) -> Self
     where
-        K: kube::Resource + Clone + serde::de::DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K: kube::Resource
+            + Clone
+            + serde::de::DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
     {
         GenericInformer {
             erased: Arc::new(Typed { informer }),
@@ -171,7 +180,10 @@ impl GenericInformer {
     /// The typed informer behind this handle, if its objects are `K` (e.g. `DynamicObject` for
     /// informers created through discovery).
     pub fn informer<K: Send + Sync + 'static>(&self) -> Option<Arc<SharedIndexInformer<K>>> {
-        self.erased.informer_any().downcast::<SharedIndexInformer<K>>().ok()
+        self.erased
+            .informer_any()
+            .downcast::<SharedIndexInformer<K>>()
+            .ok()
     }
 
     /// The informer's name.
@@ -196,7 +208,9 @@ impl GenericInformer {
 
     /// A type-erased lister over the informer's cache.
     pub fn lister(&self) -> GenericLister {
-        GenericLister { informer: self.clone() }
+        GenericLister {
+            informer: self.clone(),
+        }
     }
 }
 
@@ -214,12 +228,18 @@ impl GenericLister {
 
     /// The object stored under the key `name` (cluster-scoped resources, L4).
     pub fn get(&self, name: &str) -> lister::Result<Arc<dyn AnyObject>> {
-        self.informer.erased.get_by_key(name).ok_or_else(|| self.not_found(name))
+        self.informer
+            .erased
+            .get_by_key(name)
+            .ok_or_else(|| self.not_found(name))
     }
 
     /// A lister restricted to `namespace` (L2).
     pub fn namespaced(&self, namespace: &str) -> GenericNamespaceLister {
-        GenericNamespaceLister { lister: self.clone(), namespace: namespace.to_owned() }
+        GenericNamespaceLister {
+            lister: self.clone(),
+            namespace: namespace.to_owned(),
+        }
     }
 
     fn not_found(&self, name: &str) -> lister::Error {
@@ -240,7 +260,10 @@ pub struct GenericNamespaceLister {
 impl GenericNamespaceLister {
     /// The objects in this namespace whose labels match `selector`, via the namespace index.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<dyn AnyObject>> {
-        select(self.lister.informer.erased.list_namespace(&self.namespace), selector)
+        select(
+            self.lister.informer.erased.list_namespace(&self.namespace),
+            selector,
+        )
     }
 
     /// The object `namespace/name`; a miss is `NotFound` (L3).

@@ -32,21 +32,45 @@ pub(super) struct FactoryCollector {
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedInformerFactory").finish_non_exhaustive()
+        f.debug_struct("SharedInformerFactory")
+            .finish_non_exhaustive()
     }
 }
 
 type Counter = fn(&ReflectorCounters) -> u64;
+type GaugeOf = fn(&Snapshot) -> i64;
 
 const COUNTERS: [(&str, &str, Counter); 6] = [
-    ("informer_list_requests", "LIST requests sent by the informer's reflector", |c| c.list_requests),
-    ("informer_relists", "Relists after the first list (R11, R12, R15)", |c| c.relists),
-    ("informer_watch_requests", "WATCH requests sent by the informer's reflector", |c| c.watch_requests),
-    ("informer_rewatches", "Watches restarted without a relist (R9, R13)", |c| c.rewatches),
-    ("informer_watch_list_fallbacks", "Watch-list streams abandoned for a paged LIST (R19, R20)", |c| {
-        c.watch_list_fallbacks
-    }),
-    ("informer_reflector_errors", "List and watch errors the reflector handled", |c| c.errors),
+    (
+        "informer_list_requests",
+        "LIST requests sent by the informer's reflector",
+        |c| c.list_requests,
+    ),
+    (
+        "informer_relists",
+        "Relists after the first list (R11, R12, R15)",
+        |c| c.relists,
+    ),
+    (
+        "informer_watch_requests",
+        "WATCH requests sent by the informer's reflector",
+        |c| c.watch_requests,
+    ),
+    (
+        "informer_rewatches",
+        "Watches restarted without a relist (R9, R13)",
+        |c| c.rewatches,
+    ),
+    (
+        "informer_watch_list_fallbacks",
+        "Watch-list streams abandoned for a paged LIST (R19, R20)",
+        |c| c.watch_list_fallbacks,
+    ),
+    (
+        "informer_reflector_errors",
+        "List and watch errors the reflector handled",
+        |c| c.errors,
+    ),
 ];
 
 impl Collector for FactoryCollector {
@@ -62,13 +86,17 @@ impl Collector for FactoryCollector {
                 ConstCounter::new(read(&s.counters)).encode(family.encode_family(&labels)?)?;
             }
         }
-        let gauges: [(&str, &str, fn(&Snapshot) -> i64); 3] = [
-            ("informer_synced", "1 once the informer's first list has been processed (D7)", |s| {
-                i64::from(s.synced)
-            }),
-            ("informer_cached_objects", "Objects in the informer's store", |s| {
-                i64::try_from(s.cached).unwrap_or(i64::MAX)
-            }),
+        let gauges: [(&str, &str, GaugeOf); 3] = [
+            (
+                "informer_synced",
+                "1 once the informer's first list has been processed (D7)",
+                |s| i64::from(s.synced),
+            ),
+            (
+                "informer_cached_objects",
+                "Objects in the informer's store",
+                |s| i64::try_from(s.cached).unwrap_or(i64::MAX),
+            ),
             (
                 "informer_last_resource_version",
                 "The last synced resourceVersion, when it is numeric (R23); -1 before the first list",

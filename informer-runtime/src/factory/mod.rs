@@ -146,7 +146,11 @@ impl Inner {
     fn snapshots(&self) -> Vec<metrics::Snapshot> {
         let controls: Vec<(InformerId, Arc<dyn Control>)> = {
             let state = self.state.lock();
-            state.informers.iter().map(|(id, e)| (id.clone(), e.control.clone())).collect()
+            state
+                .informers
+                .iter()
+                .map(|(id, e)| (id.clone(), e.control.clone()))
+                .collect()
         };
         controls.iter().map(|(id, c)| c.snapshot(id)).collect()
     }
@@ -224,7 +228,9 @@ impl SharedInformerFactory {
 
     /// The metadata-only informer for `K` (M8): objects are `PartialObjectMeta<K>`, fetched with
     /// the server's `PartialObjectMetadata` representation. Shared like typed informers (F1).
-    pub fn metadata_informer_for<K: Object>(&self) -> Arc<SharedIndexInformer<PartialObjectMeta<K>>> {
+    pub fn metadata_informer_for<K: Object>(
+        &self,
+    ) -> Arc<SharedIndexInformer<PartialObjectMeta<K>>> {
         let id = InformerId::metadata_of::<K>();
         self.get_or_create(id, |options| {
             let api = K::Scope::constrain(
@@ -252,12 +258,13 @@ impl SharedInformerFactory {
             } else {
                 kube::discovery::Scope::Cluster
             };
-            let mut api = Api::<DynamicObject>::dynamic(self.inner.client.clone(), resource, &scope);
+            let mut api =
+                Api::<DynamicObject>::dynamic(self.inner.client.clone(), resource, &scope);
             if let Some(ns) = options.namespace.as_deref() {
                 api = api.constrain(ns);
             }
-            let config =
-                options.informer_config::<DynamicObject>(TypeId::of::<DynamicObject>(), gvr_label(&gvr));
+            let config = options
+                .informer_config::<DynamicObject>(TypeId::of::<DynamicObject>(), gvr_label(&gvr));
             SharedIndexInformer::new(ListWatch::dynamic(api, resource), config)
         })
     }
@@ -269,11 +276,13 @@ impl SharedInformerFactory {
         if let Some(existing) = self.find_by_resource(gvr) {
             return Ok(existing);
         }
-        let (resource, namespaced) =
-            crate::discovery::discover(&self.inner.client, gvr)
-                .await
-                .map_err(|source| Error::Discovery { gvr: gvr_label(gvr), source })?
-                .ok_or_else(|| Error::NoInformerFound(gvr_label(gvr)))?;
+        let (resource, namespaced) = crate::discovery::discover(&self.inner.client, gvr)
+            .await
+            .map_err(|source| Error::Discovery {
+                gvr: gvr_label(gvr),
+                source,
+            })?
+            .ok_or_else(|| Error::NoInformerFound(gvr_label(gvr)))?;
         let group_resource = crate::lister::GroupResource::new(&gvr.group, &gvr.resource);
         Ok(GenericInformer::with_group_resource(
             self.dynamic_informer(&resource, namespaced),
@@ -309,11 +318,12 @@ impl SharedInformerFactory {
     /// `HandlerRegistration::wait_for_sync` for that (H6).
     pub async fn wait_for_cache_sync(&self) -> HashMap<InformerId, bool> {
         let waits = self.started_controls();
-        let results = futures::future::join_all(waits.into_iter().map(|(id, control)| async move {
-            let synced = control.wait_for_sync().await;
-            (id, synced)
-        }))
-        .await;
+        let results =
+            futures::future::join_all(waits.into_iter().map(|(id, control)| async move {
+                let synced = control.wait_for_sync().await;
+                (id, synced)
+            }))
+            .await;
         results.into_iter().collect()
     }
 
@@ -331,7 +341,10 @@ impl SharedInformerFactory {
         let unsynced: Vec<Unsynced> = controls
             .into_iter()
             .filter(|(_, c)| !c.has_synced())
-            .map(|(id, c)| Unsynced { id, last_error: c.last_error() })
+            .map(|(id, c)| Unsynced {
+                id,
+                last_error: c.last_error(),
+            })
             .collect();
         if unsynced.is_empty() {
             return Ok(());
@@ -346,7 +359,11 @@ impl SharedInformerFactory {
             let mut state = self.inner.state.lock();
             state.shut_down = true;
             self.inner.cancel.cancel();
-            state.informers.values().map(|e| e.control.clone()).collect::<Vec<_>>()
+            state
+                .informers
+                .values()
+                .map(|e| e.control.clone())
+                .collect::<Vec<_>>()
         };
         futures::future::join_all(tasks.iter().map(|c| c.wait_stopped())).await;
     }
@@ -411,7 +428,13 @@ impl SharedInformerFactory {
         create: impl FnOnce(&Options) -> crate::informer::Result<SharedIndexInformer<K>>,
     ) -> Arc<SharedIndexInformer<K>>
     where
-        K: kube::Resource + Clone + serde::de::DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+        K: kube::Resource
+            + Clone
+            + serde::de::DeserializeOwned
+            + fmt::Debug
+            + Send
+            + Sync
+            + 'static,
     {
         let mut state = self.inner.state.lock();
         if let Some(existing) = state.informers.get(&id).and_then(|e| e.downcast::<K>()) {
@@ -419,10 +442,10 @@ impl SharedInformerFactory {
         }
         // The factory passes no index functions at creation (accessor indexers are added after,
         // see `add_missing_indexers`), and a duplicate index name is the only way `new` fails.
-        let informer = Arc::new(
-            create(&self.inner.options)
-                .expect("bug: an informer without extra indexers cannot have duplicate index names"),
-        );
+        let informer =
+            Arc::new(create(&self.inner.options).expect(
+                "bug: an informer without extra indexers cannot have duplicate index names",
+            ));
         let entry = Entry::new(&id, Arc::clone(&informer));
         state.informers.insert(id, entry);
         informer
@@ -473,4 +496,3 @@ fn gvr_label(gvr: &GroupVersionResource) -> String {
         format!("{}/{}/{}", gvr.group, gvr.version, gvr.resource)
     }
 }
-

@@ -281,5 +281,15 @@ impl<K> Processor<K> {
     }
 }
 
+impl<K> Drop for Processor<K> {
+    /// Closes every listener, so handler threads end even when the informer is dropped
+    /// without being stopped (a runtime shutting down waits for blocking-pool threads).
+    fn drop(&mut self) {
+        for l in self.state.get_mut().listeners.drain(..) {
+            l.close();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
