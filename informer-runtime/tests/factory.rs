@@ -441,3 +441,43 @@ async fn factory_metrics_report_reflector_counters_sync_state_and_cache_size() {
     }
     factory.shutdown().await;
 }
+
+#[tokio::test]
+async fn f8_factory_and_informer_transforms_compose_in_order() {
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("a", "one", &[])).unwrap();
+    let factory = SharedInformerFactory::builder(server.client())
+        .transform(|obj: &mut dyn AnyObject| {
+            obj.meta_mut()
+                .annotations
+                .get_or_insert_default()
+                .insert("order".into(), "factory".into());
+        })
+        .build();
+    let cms = factory.informer_for::<ConfigMap>();
+    // M9: setting the informer's own transform must not replace the factory's.
+    cms.set_transform(|cm: &mut ConfigMap| {
+        let order = cm.metadata.annotations.get_or_insert_default();
+        let seen = order.get("order").cloned().unwrap_or_default();
+        order.insert("order".into(), format!("{seen},informer"));
+    })
+    .unwrap();
+    factory.start();
+    synced(&factory).await;
+    let stored = Lister::from_indexer(cms.indexer())
+        .namespaced("a")
+        .get("one")
+        .unwrap();
+    let order = stored
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get("order"))
+        .cloned();
+    assert_eq!(
+        order.as_deref(),
+        Some("factory,informer"),
+        "F8: factory first, then informer"
+    );
+    factory.shutdown().await;
+}
