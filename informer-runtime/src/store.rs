@@ -15,16 +15,32 @@ pub enum StoreError {
 
 /// What the reflector writes into: in the informer this is the [`DeltaFifo`](crate::delta_fifo::DeltaFifo).
 ///
-/// Objects are passed by value so the receiver can run the transform in place (D8) and wrap
-/// the result in an `Arc` once, without a deep clone (X7).
+/// Objects are passed by value so the receiver can wrap them in an `Arc` once, without a deep
+/// clone (X7).
+///
+/// # Transform contract (D8, M8)
+///
+/// The reflector calls [`transform`](Self::transform) on every object it decodes, as soon as it
+/// is decoded (each LIST page, each watch-list initial event, each `ADDED`/`MODIFIED` event) and
+/// before it is buffered, so a large initial list is never held untransformed. Objects the
+/// reflector passes to [`add`](Self::add), [`update`](Self::update) and
+/// [`replace`](Self::replace) have therefore already been transformed exactly once; the store
+/// must not transform them again. [`delete`](Self::delete) objects are *not* pre-transformed:
+/// the store transforms them itself only if it queues a real `Deleted` (D4, D8).
 pub trait ReflectorStore<K>: Send + Sync + 'static {
-    /// A watch `ADDED` event.
+    /// Called by the reflector on every decoded object before it is buffered or passed to
+    /// `add`, `update` or `replace` (never for `DELETED` events). The default does nothing.
+    fn transform(&self, obj: &mut K) {
+        let _ = obj;
+    }
+    /// A watch `ADDED` event; `obj` was already passed through [`transform`](Self::transform).
     fn add(&self, obj: K) -> Result<(), StoreError>;
-    /// A watch `MODIFIED` event.
+    /// A watch `MODIFIED` event; `obj` was already passed through [`transform`](Self::transform).
     fn update(&self, obj: K) -> Result<(), StoreError>;
-    /// A watch `DELETED` event, carrying the object's last state.
+    /// A watch `DELETED` event, carrying the object's last state (not pre-transformed).
     fn delete(&self, obj: K) -> Result<(), StoreError>;
-    /// The complete state at `resource_version`, from a LIST or a watch-list stream (D5, R17).
+    /// The complete state at `resource_version`, from a LIST or a watch-list stream (D5, R17);
+    /// every item was already passed through [`transform`](Self::transform).
     fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError>;
     /// Queue a resync of every cached object that has no pending deltas (D6, R22).
     fn resync(&self) -> Result<(), StoreError>;

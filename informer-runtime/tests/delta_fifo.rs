@@ -533,3 +533,60 @@ async fn d7_wait_synced_wakes_on_a_write_before_any_replace() {
             .expect("joined")
     );
 }
+
+#[test]
+fn d8_behind_a_reflector_objects_are_transformed_at_decode_and_not_again() {
+    let store = Arc::new(Indexer::<ConfigMap>::new());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let fifo = DeltaFifo::builder()
+        .known_objects(store.clone())
+        .transform(Arc::new(move |obj: &mut ConfigMap| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            obj.metadata
+                .annotations
+                .get_or_insert_default()
+                .insert("t".into(), "1".into());
+        }))
+        .build();
+    // What the reflector does: transform each decoded object, then hand it over.
+    let mut a = cm("a", "1");
+    ReflectorStore::transform(&fifo, &mut a);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    fifo.replace(vec![a], "1".into()).unwrap();
+    let mut b = cm("b", "2");
+    ReflectorStore::transform(&fifo, &mut b);
+    fifo.add(b).unwrap();
+    let mut a2 = cm("a", "3");
+    ReflectorStore::transform(&fifo, &mut a2);
+    fifo.update(a2).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 3, "not transformed twice");
+    for key in ["ns/a", "ns/b"] {
+        assert!(
+            fifo.queued_deltas(key).unwrap().iter().all(|d| d
+                .object()
+                .unwrap()
+                .metadata
+                .annotations
+                .is_some())
+        );
+    }
+    while let Some(Some(p)) = fifo.pop().now_or_never() {
+        apply(&store, p.key().as_str(), p.deltas());
+        p.done();
+    }
+    // DELETED events are not pre-transformed: the FIFO transforms a real delete itself (D4)...
+    fifo.delete(cm("b", "4")).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    let deltas = fifo.queued_deltas("ns/b").unwrap();
+    assert!(
+        deltas
+            .iter()
+            .all(|d| d.object().unwrap().metadata.annotations.is_some())
+    );
+    // ...but not an ignored one, nor resync Syncs or tombstones.
+    fifo.delete(cm("zz", "5")).unwrap();
+    fifo.resync().unwrap();
+    fifo.replace(vec![], "6".into()).unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+}

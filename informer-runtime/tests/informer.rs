@@ -496,21 +496,26 @@ async fn h9_h10_m1_m2_sleeping_handler_does_not_delay_fast_one_and_its_backlog_i
             e.iter().any(|e| matches!(e, Ev::Delete { .. }))
         })
         .await;
-    let view = slow.rec.last_view();
     assert_eq!(
-        view.get("default/cm-0002"),
+        slow.rec.last_view().get("default/cm-0002"),
         Some(&None),
         "coalescing never drops deletes: {events:?}"
     );
+    // Other keys' coalesced updates may still arrive after the delete: wait for the newest state.
     let cache: BTreeMap<_, _> = cache_state(&inf.indexer())
         .into_iter()
         .map(|(k, v)| (k, Some(v)))
         .collect();
-    let live: BTreeMap<_, _> = view.into_iter().filter(|(_, v)| v.is_some()).collect();
-    assert_eq!(
-        live, cache,
-        "the slow handler converges on the newest state"
-    );
+    wait_until("the slow handler to converge on the newest state", || {
+        let live: BTreeMap<_, _> = slow
+            .rec
+            .last_view()
+            .into_iter()
+            .filter(|(_, v)| v.is_some())
+            .collect();
+        live == cache
+    })
+    .await;
     stop(cancel, task).await;
 }
 
@@ -653,6 +658,11 @@ async fn h1_h14_run_once_errors_after_start_and_stop_and_no_task_left_behind() {
             .all(|o| o.metadata.managed_fields.is_none())
     );
 
+    // The watch starts after the sync; count watches only once the server has seen it.
+    wait_until("the server to see the watch", || {
+        server.active_watches() == 1
+    })
+    .await;
     let watches_before = server.requests().iter().filter(|r| r.is_watch()).count();
     stop(cancel, task).await;
     assert!(inf.is_stopped());

@@ -90,13 +90,13 @@ impl<K> DeletedObject<K> {
 /// One recorded change of one key (D1). Only [`Delta::Deleted`] can carry a tombstone.
 #[derive(Debug)]
 pub enum Delta<K> {
-    /// A watch `ADDED` event (transformed at enqueue, D8).
+    /// A watch `ADDED` event (transformed once, at decode or enqueue, D8).
     Added(Arc<K>),
-    /// A watch `MODIFIED` event (transformed at enqueue, D8).
+    /// A watch `MODIFIED` event (transformed once, at decode or enqueue, D8).
     Updated(Arc<K>),
     /// A deletion, with the final state or a tombstone.
     Deleted(DeletedObject<K>),
-    /// A `replace` item with replaced-emission on (transformed at enqueue, D8).
+    /// A `replace` item with replaced-emission on (transformed once, at decode or enqueue, D8).
     Replaced(Arc<K>),
     /// A resync of the stored object (not transformed, D8), or a `replace` item with
     /// replaced-emission off (transformed).

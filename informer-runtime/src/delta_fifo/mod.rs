@@ -43,6 +43,7 @@ mod known;
 mod ordered;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
@@ -56,9 +57,10 @@ use backlog::{Backlog, PoppedItem};
 use keyed::KeyedQueue;
 use ordered::OrderedQueue;
 
-/// A transform applied to each object when it is queued by `add`, `update`, `delete` or
-/// `replace` (D8): it mutates in place and must be idempotent. It never runs for `Sync` deltas
-/// of a resync, nor for tombstones.
+/// A transform applied to each object queued by `add`, `update`, `delete` or `replace` (D8): it
+/// mutates in place and must be idempotent. It never runs for `Sync` deltas of a resync, nor for
+/// tombstones. Behind a reflector it runs earlier, as each object is decoded (see
+/// [`DeltaFifo`]'s transform timing), so it runs once per object either way.
 pub type TransformFn<K> = Arc<dyn Fn(&mut K) + Send + Sync + 'static>;
 
 /// How the FIFO orders deltas across keys (D10, D11). Both modes hand out the same
@@ -86,11 +88,24 @@ struct Locked<K> {
 }
 
 /// The delta FIFO (D1–D9). Share it behind an `Arc`: the reflector writes, one consumer pops.
+///
+/// # Transform timing (D8, M8)
+///
+/// Used directly, the FIFO runs its transform when `add`, `update`, `delete` or `replace`
+/// queues an object. Behind a [`Reflector`](crate::reflector::Reflector), the reflector calls
+/// [`ReflectorStore::transform`] on each object as soon as it is decoded, so a large LIST is
+/// never held untransformed. The first such call switches the FIFO to *pre-transformed* mode for
+/// good: from then on `add`, `update` and `replace` take their objects as already transformed and
+/// do not transform them again. `delete` always transforms itself, and only when it queues a real
+/// `Deleted` (D4), since the reflector never pre-transforms `DELETED` events.
 pub struct DeltaFifo<K> {
     queue: Mutex<Locked<K>>,
     known: Option<Arc<dyn KnownObjects<K>>>,
     emit_replaced: bool,
     transform: RwLock<Option<TransformFn<K>>>,
+    /// Set by the first [`ReflectorStore::transform`] call: `add`, `update` and `replace` objects
+    /// arrive already transformed (see the type docs).
+    pretransformed: AtomicBool,
     /// Wakes the single consumer; `notify_one` keeps a permit, so no wake-up is lost.
     item_ready: Notify,
     /// Wakes `wait_synced` callers when `has_synced` flips or the FIFO closes.
@@ -148,6 +163,7 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifoBuilder<K> {
             known: self.known,
             emit_replaced: self.emit_replaced,
             transform: RwLock::new(self.transform),
+            pretransformed: AtomicBool::new(false),
             item_ready: Notify::new(),
             synced: Notify::new(),
         }
@@ -224,11 +240,19 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
         *self.transform.write() = transform;
     }
 
-    /// Runs the transform (outside the queue lock: it is user code) and shares the object.
-    fn prepare(&self, mut obj: K) -> Arc<K> {
+    /// Runs the transform (outside the queue lock: it is user code).
+    fn apply_transform(&self, obj: &mut K) {
         let transform = self.transform.read().clone();
         if let Some(transform) = transform {
-            transform(&mut obj);
+            transform(obj);
+        }
+    }
+
+    /// Shares an `add`/`update`/`replace` object, transforming it unless the reflector already
+    /// did (pre-transformed mode, D8).
+    fn prepare(&self, mut obj: K) -> Arc<K> {
+        if !self.pretransformed.load(Ordering::Acquire) {
+            self.apply_transform(&mut obj);
         }
         Arc::new(obj)
     }
@@ -385,6 +409,13 @@ fn populate<K>(backlog: &mut dyn Backlog<K>) -> bool {
 }
 
 impl<K: kube::Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
+    /// Runs the transform on a freshly decoded object (D8, M8) and switches to pre-transformed
+    /// mode, so `add`, `update` and `replace` do not run it a second time.
+    fn transform(&self, obj: &mut K) {
+        self.pretransformed.store(true, Ordering::Release);
+        self.apply_transform(obj);
+    }
+
     /// Queues `Added` (D2, D8).
     fn add(&self, obj: K) -> Result<(), StoreError> {
         let key = ObjectKey::from_resource(&obj)?;
@@ -421,12 +452,15 @@ impl<K: kube::Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<
             }
         }
         // Only the reflector writes, so the D4 answer cannot go stale while the transform runs.
-        let obj = self.prepare(obj);
+        // The reflector never pre-transforms deletes, so this is the only transform they get.
+        let mut obj = obj;
+        self.apply_transform(&mut obj);
+        let obj = Arc::new(obj);
         self.enqueue(key, Delta::Deleted(DeletedObject::Known(obj)))
     }
 
-    /// D5: `Replaced` (or `Sync`) for every item, then tombstones. Items are keyed and
-    /// transformed before the queue lock is taken. A keyless item fails the whole call.
+    /// D5: `Replaced` (or `Sync`) for every item, then tombstones. Items are keyed and (unless
+    /// pre-transformed) transformed before the queue lock is taken. A keyless item fails the whole call.
     fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError> {
         let list = items
             .into_iter()

@@ -356,12 +356,16 @@ where
     /// Applies one watch event to the store and records its RV (R5, R8). Err means the store closed.
     fn apply(&mut self, ev: WatchEvent<K>, gate: &mut EventRvGate) -> Result<(), StoreError> {
         let (res, rv, is_added) = match ev {
-            WatchEvent::Added(o) => {
+            // D8: added/modified objects are transformed as soon as they are decoded; deleted
+            // ones are left to the store, which transforms only a real `Deleted` (D4).
+            WatchEvent::Added(mut o) => {
                 let rv = o.meta().resource_version.clone();
+                self.store.transform(&mut o);
                 (self.store.add(o), rv, true)
             }
-            WatchEvent::Modified(o) => {
+            WatchEvent::Modified(mut o) => {
                 let rv = o.meta().resource_version.clone();
+                self.store.transform(&mut o);
                 (self.store.update(o), rv, false)
             }
             WatchEvent::Deleted(o) => {

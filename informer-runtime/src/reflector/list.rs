@@ -126,7 +126,12 @@ where
             tokio::spawn(async move { lw.list_raw(&req).await }.in_current_span())
         }));
         let decoded = page.decode()?;
-        items.extend(decoded.items);
+        // D8/M8: transform each object as soon as its page is decoded, so the whole list is
+        // never held untransformed.
+        items.extend(decoded.items.into_iter().map(|mut obj| {
+            ctx.store.transform(&mut obj);
+            obj
+        }));
         let elapsed = started.elapsed();
         steps.push((pages, elapsed, items.len()));
         let rate = items.len() as f64 / elapsed.as_secs_f64().max(1e-3);
@@ -161,7 +166,10 @@ where
                     limit: None,
                     ..base.clone()
                 };
-                let page = ctx.lw.list(&full).await?;
+                let mut page = ctx.lw.list(&full).await?;
+                for obj in &mut page.items {
+                    ctx.store.transform(obj); // D8
+                }
                 return Ok(Listed {
                     items: page.items,
                     resource_version: page.resource_version,

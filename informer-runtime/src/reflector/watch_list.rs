@@ -181,7 +181,10 @@ where
                 }
             };
             match ev {
-                WatchEvent::Added(o) | WatchEvent::Modified(o) => got.upsert(o),
+                WatchEvent::Added(mut o) | WatchEvent::Modified(mut o) => {
+                    ctx.store.transform(&mut o); // D8/M8: transform as soon as decoded
+                    got.upsert(o);
+                }
                 WatchEvent::Deleted(o) => got.remove(&o),
                 WatchEvent::Bookmark(b) => {
                     let end = b
