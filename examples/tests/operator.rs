@@ -63,15 +63,10 @@ async fn operator_converges_follows_edits_and_cleans_up_deleted_foos() {
     assert_eq!(operator.stats().writes.load(Ordering::Relaxed), 4);
     cancel.cancel();
     run.await.unwrap().unwrap();
-    // The server notices closed connections asynchronously: wait for it, with a deadline.
-    let deadline = tokio::time::Instant::now() + demo::STEP_TIMEOUT;
-    while server.active_watches() != 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the operator left watches open"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    assert!(
+        server.wait_for_active_watches(0, demo::STEP_TIMEOUT).await,
+        "the operator shut every informer down"
+    );
 }
 
 #[tokio::test]

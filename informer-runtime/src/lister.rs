@@ -143,11 +143,24 @@ fn matches_nothing(selector: &Selector) -> bool {
 /// Filters `objs` by `selector`; the empty selector skips matching (L1). Callers check
 /// [`matches_nothing`] first, before collecting anything.
 fn select<K: kube::Resource>(objs: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>> {
+    select_by(objs, selector, |o| o.meta())
+}
+
+/// [`select`] for any shared object whose metadata `meta` reaches (also type-erased ones),
+/// including the [`matches_nothing`] shortcut.
+pub(crate) fn select_by<T>(
+    objs: Vec<T>,
+    selector: &Selector,
+    meta: impl Fn(&T) -> &kube::api::ObjectMeta,
+) -> Vec<T> {
     if selector.selects_all() {
         return objs;
     }
+    if matches_nothing(selector) {
+        return Vec::new();
+    }
     objs.into_iter()
-        .filter(|o| selector.matches(o.meta().labels.as_ref().unwrap_or(&NO_LABELS)))
+        .filter(|o| selector.matches(meta(o).labels.as_ref().unwrap_or(&NO_LABELS)))
         .collect()
 }
 

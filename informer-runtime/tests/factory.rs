@@ -52,19 +52,6 @@ async fn synced(factory: &SharedInformerFactory) {
         .expect("caches sync");
 }
 
-/// Polls `cond` until it holds; the server learns of opened and closed connections
-/// asynchronously, so its counters are awaited rather than read once.
-async fn eventually(what: &str, cond: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !cond() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 fn list_requests(server: &TestServer, path_part: &str) -> usize {
     server
         .requests()
@@ -116,7 +103,10 @@ async fn f1_two_accessors_share_one_informer_and_one_watch() {
     }
     seen.sort();
     assert_eq!(seen, vec![(0, Some("one".into())), (1, Some("one".into()))]);
-    eventually("one open watch", || server.active_watches() == 1).await;
+    assert!(
+        server.wait_for_active_watches(1, WAIT).await,
+        "one open watch"
+    );
     assert_eq!(list_requests(&server, "configmaps"), 1);
     assert_eq!(watch_requests(&server, "configmaps"), 1);
     factory.shutdown().await;
@@ -265,7 +255,10 @@ async fn f7_stop_informer_closes_its_watch_while_others_keep_running() {
     .unwrap();
     factory.start();
     synced(&factory).await;
-    eventually("two open watches", || server.active_watches() == 2).await;
+    assert!(
+        server.wait_for_active_watches(2, WAIT).await,
+        "two open watches"
+    );
 
     assert!(factory.stop_informer::<Secret>().await);
     assert!(secrets.is_stopped());
@@ -273,10 +266,10 @@ async fn f7_stop_informer_closes_its_watch_while_others_keep_running() {
         !factory.stop_informer::<Secret>().await,
         "already forgotten"
     );
-    eventually("F7: the stopped informer's watch is closed", || {
-        server.active_watches() == 1
-    })
-    .await;
+    assert!(
+        server.wait_for_active_watches(1, WAIT).await,
+        "F7: the stopped informer's watch is closed"
+    );
 
     server.create(&cm("a", "after-stop", &[])).unwrap();
     let name = tokio::time::timeout(WAIT, rx.recv())
@@ -314,7 +307,7 @@ async fn f6_namespace_and_tweaked_label_selector_apply_to_list_and_watch() {
     let cms = factory.informer_for::<ConfigMap>();
     factory.start();
     synced(&factory).await;
-    eventually("the watch", || server.active_watches() == 1).await;
+    assert!(server.wait_for_active_watches(1, WAIT).await, "the watch");
     let names: Vec<_> = cms
         .indexer()
         .list()
@@ -346,7 +339,10 @@ async fn f5_shutdown_waits_for_every_task_and_later_starts_do_nothing() {
     let other = factory.clone();
     tokio::join!(factory.shutdown(), other.shutdown());
     assert!(cms.is_stopped());
-    eventually("F5: every watch closed", || server.active_watches() == 0).await;
+    assert!(
+        server.wait_for_active_watches(0, WAIT).await,
+        "F5: every watch closed"
+    );
     let late = factory.informer_for::<Secret>();
     factory.start();
     assert!(!late.is_started(), "F3: nothing starts after shutdown");
@@ -414,14 +410,21 @@ async fn factory_metrics_report_reflector_counters_sync_state_and_cache_size() {
         .metrics(&mut registry)
         .build();
     let cms = factory.informer_for::<ConfigMap>();
-    cms.add_event_handler_with(
-        handler_fn::<ConfigMap>(),
-        informer_runtime::informer::HandlerOptions::new().name("noop"),
-    )
-    .unwrap();
+    let noop = cms
+        .add_event_handler_with(
+            handler_fn::<ConfigMap>(),
+            informer_runtime::informer::HandlerOptions::new().name("noop"),
+        )
+        .unwrap();
     factory.start();
     synced(&factory).await;
-    eventually("the watch", || server.active_watches() == 1).await;
+    // H6: the handler has returned from every initial add, so its backlog gauge is back to 0.
+    assert!(
+        tokio::time::timeout(WAIT, noop.wait_for_sync())
+            .await
+            .is_ok()
+    );
+    assert!(server.wait_for_active_watches(1, WAIT).await, "the watch");
     let rv = cms
         .last_sync_resource_version()
         .expect("synced informers have an RV");

@@ -35,7 +35,7 @@ impl InformerId {
         let gvr = gvr_of::<K>();
         InformerId {
             key: IdKey::Typed(TypeId::of::<K>()),
-            label: label(&gvr, ""),
+            label: gvr_label(&gvr, ""),
             gvr: Some(gvr),
         }
     }
@@ -45,7 +45,7 @@ impl InformerId {
         let gvr = gvr_of::<K>();
         InformerId {
             key: IdKey::Metadata(TypeId::of::<K>()),
-            label: label(&gvr, " (metadata)"),
+            label: gvr_label(&gvr, " (metadata)"),
             gvr: Some(gvr),
         }
     }
@@ -54,7 +54,7 @@ impl InformerId {
     pub fn resource(gvr: &GroupVersionResource) -> Self {
         InformerId {
             key: IdKey::Resource(gvr.group.clone(), gvr.version.clone(), gvr.resource.clone()),
-            label: label(gvr, ""),
+            label: gvr_label(gvr, ""),
             gvr: Some(gvr.clone()),
         }
     }
@@ -74,7 +74,8 @@ fn gvr_of<K: kube::Resource<DynamicType = ()>>() -> GroupVersionResource {
     GroupVersionResource::gvr(&K::group(&()), &K::version(&()), &K::plural(&()))
 }
 
-fn label(gvr: &GroupVersionResource, suffix: &str) -> Arc<str> {
+/// `group/version/resource` (`version/resource` for the core group), plus `suffix`.
+pub(super) fn gvr_label(gvr: &GroupVersionResource, suffix: &str) -> Arc<str> {
     let base = if gvr.group.is_empty() {
         format!("{}/{}", gvr.version, gvr.resource)
     } else {

@@ -1,12 +1,11 @@
 //! Type-erased informers and listers for `for_resource` (F9) and factory-wide transforms (F8).
 
 use std::any::Any;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
 use kube::api::ObjectMeta;
-use kube::core::{Selector, SelectorExt};
+use kube::core::Selector;
 
 use crate::indexer::NAMESPACE_INDEX;
 use crate::informer::SharedIndexInformer;
@@ -277,13 +276,6 @@ impl GenericNamespaceLister {
     }
 }
 
-static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
-
 fn select(objs: Vec<Arc<dyn AnyObject>>, selector: &Selector) -> Vec<Arc<dyn AnyObject>> {
-    if selector.selects_all() {
-        return objs;
-    }
-    objs.into_iter()
-        .filter(|o| selector.matches(o.meta().labels.as_ref().unwrap_or(&NO_LABELS)))
-        .collect()
+    lister::select_by(objs, selector, |o| o.meta())
 }

@@ -214,12 +214,13 @@ impl SharedInformerFactory {
         indexers: &[StaticIndexer<K>],
     ) -> Arc<SharedIndexInformer<K>> {
         let id = InformerId::of::<K>();
+        let name = id.to_string();
         let informer = self.get_or_create(id, |options| {
             let api = K::Scope::constrain(
                 Api::<K>::all(self.inner.client.clone()),
                 options.namespace.as_deref(),
             );
-            let config = options.informer_config::<K>(TypeId::of::<K>(), type_label::<K>());
+            let config = options.informer_config::<K>(TypeId::of::<K>(), name);
             SharedIndexInformer::new(ListWatch::new(api), config)
         });
         add_missing_indexers(&informer, indexers);
@@ -232,13 +233,13 @@ impl SharedInformerFactory {
         &self,
     ) -> Arc<SharedIndexInformer<PartialObjectMeta<K>>> {
         let id = InformerId::metadata_of::<K>();
+        let name = id.to_string();
         self.get_or_create(id, |options| {
             let api = K::Scope::constrain(
                 Api::<K>::all(self.inner.client.clone()),
                 options.namespace.as_deref(),
             );
-            let label = format!("{}(metadata)", type_label::<K>());
-            let config = options.informer_config::<PartialObjectMeta<K>>(TypeId::of::<K>(), label);
+            let config = options.informer_config::<PartialObjectMeta<K>>(TypeId::of::<K>(), name);
             SharedIndexInformer::new(ListWatch::metadata(api), config)
         })
     }
@@ -252,6 +253,7 @@ impl SharedInformerFactory {
     ) -> Arc<SharedIndexInformer<DynamicObject>> {
         let gvr = GroupVersionResource::gvr(&resource.group, &resource.version, &resource.plural);
         let id = InformerId::resource(&gvr);
+        let name = id.to_string();
         self.get_or_create(id, |options| {
             let scope = if namespaced {
                 kube::discovery::Scope::Namespaced
@@ -263,8 +265,8 @@ impl SharedInformerFactory {
             if let Some(ns) = options.namespace.as_deref() {
                 api = api.constrain(ns);
             }
-            let config = options
-                .informer_config::<DynamicObject>(TypeId::of::<DynamicObject>(), gvr_label(&gvr));
+            let config =
+                options.informer_config::<DynamicObject>(TypeId::of::<DynamicObject>(), name);
             SharedIndexInformer::new(ListWatch::dynamic(api, resource), config)
         })
     }
@@ -478,21 +480,6 @@ fn add_missing_indexers<K: Object>(
     }
 }
 
-fn type_label<K: kube::Resource<DynamicType = ()>>() -> String {
-    let group = K::group(&());
-    let version = K::version(&());
-    let plural = K::plural(&());
-    if group.is_empty() {
-        format!("{version}/{plural}")
-    } else {
-        format!("{group}/{version}/{plural}")
-    }
-}
-
 fn gvr_label(gvr: &GroupVersionResource) -> String {
-    if gvr.group.is_empty() {
-        format!("{}/{}", gvr.version, gvr.resource)
-    } else {
-        format!("{}/{}/{}", gvr.group, gvr.version, gvr.resource)
-    }
+    entry::gvr_label(gvr, "").to_string()
 }
