@@ -118,11 +118,26 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         "informer-bench: seeded in {seed_s:.1} s ({:.1} KiB JSON per Pod)",
         pod_json_bytes / 1024.0
     );
+    server.warm_up(plan.page_size).await?;
     let pod_sizes = sizes::measure(&plan.pods, 200)?;
     eprintln!("informer-bench: one Pod in memory: {pod_sizes:?}");
 
     let mut runner = run::Runner::new(exe, &server, &plan);
     let mut runs: Vec<RunRecord> = Vec::new();
+    // One untimed child first: the very first child of a run was consistently 40-70% slower than
+    // the rest (whichever implementation it was), which only widened the spread.
+    if let Some(scenario) = plan.scenarios.first()
+        && let Some(imp) = scenario
+            .impls()
+            .iter()
+            .find(|i| args.impls.is_empty() || args.impls.contains(i))
+    {
+        let record = runner.run(*scenario, *imp, 0).await;
+        eprintln!(
+            "informer-bench: warm-up run ({scenario} / {imp}) discarded{}",
+            record.error.map(|e| format!(": {e}")).unwrap_or_default()
+        );
+    }
     for scenario in &plan.scenarios {
         for rep in 0..plan.reps {
             // Interleave the implementations so slow drift on a shared machine hits both alike.

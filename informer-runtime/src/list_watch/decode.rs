@@ -15,7 +15,7 @@ pub(super) fn decode_event<K: DeserializeOwned>(
     check: Option<&ObjectCheck<K>>,
     expected: &str,
 ) -> Result<WatchEvent<K>> {
-    match serde_json::from_slice::<WatchEvent<K>>(&line) {
+    match super::sized::from_slice::<WatchEvent<K>>(&line) {
         Ok(WatchEvent::Error(status)) => Err(api_error(*status, None)),
         Ok(ev) => {
             let (event_type, obj) = match &ev {

@@ -17,6 +17,7 @@
 //! own handling (R13) then only sees what is left after those retries.
 
 mod decode;
+mod sized;
 
 use std::fmt::Write as _;
 use std::marker::PhantomData;
@@ -187,8 +188,9 @@ pub struct RawListPage<K> {
 impl<K: DeserializeOwned> RawListPage<K> {
     /// Decodes the items (the CPU-heavy half of a LIST).
     pub fn decode(self) -> Result<ListPage<K>> {
+        // M8: exactly sized `Vec`s (see `sized`).
         let list: ItemsOnly<K> =
-            serde_json::from_slice(&self.body).map_err(|source| Error::Decode {
+            sized::from_slice(&self.body).map_err(|source| Error::Decode {
                 what: "list",
                 source,
             })?;
