@@ -189,11 +189,10 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// Decodes the items (the CPU-heavy half of a LIST).
     pub fn decode(self) -> Result<ListPage<K>> {
         // M8: exactly sized `Vec`s (see `sized`).
-        let list: ItemsOnly<K> =
-            sized::from_slice(&self.body).map_err(|source| Error::Decode {
-                what: "list",
-                source,
-            })?;
+        let list: ItemsOnly<K> = sized::from_slice(&self.body).map_err(|source| Error::Decode {
+            what: "list",
+            source,
+        })?;
         Ok(ListPage {
             items: list.items.unwrap_or_default(),
             resource_version: self.resource_version,
