@@ -1,5 +1,7 @@
 //! The interface between the reflector and the queue it fills (client-go's `cache.Store` as the reflector sees it).
 
+use std::sync::Arc;
+
 use crate::key::KeyError;
 
 /// Why a [`ReflectorStore`] refused an operation.
@@ -39,9 +41,32 @@ pub trait ReflectorStore<K>: Send + Sync + 'static {
     fn update(&self, obj: K) -> Result<(), StoreError>;
     /// A watch `DELETED` event, carrying the object's last state (not pre-transformed).
     fn delete(&self, obj: K) -> Result<(), StoreError>;
+    /// Wraps a listed object (already passed through [`transform`](Self::transform)) in the `Arc`
+    /// it will be shared as. The reflector calls it on each object of a LIST or watch-list as soon
+    /// as it is decoded and transformed, so a relist never holds a second decoded copy of the
+    /// whole list (M8, X7). The default is `Arc::new(obj)`.
+    ///
+    /// A store that caches objects may instead return the `Arc` it already holds for the same
+    /// object (same key, UID and resourceVersion: the same content, since the server changes the
+    /// resourceVersion on every write) and drop `obj`; [`DeltaFifo`](crate::delta_fifo::DeltaFifo)
+    /// does, so an unchanged object costs nothing extra during a relist.
+    fn share(&self, obj: K) -> Arc<K> {
+        Arc::new(obj)
+    }
     /// The complete state at `resource_version`, from a LIST or a watch-list stream (D5, R17);
-    /// every item was already passed through [`transform`](Self::transform).
-    fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError>;
+    /// every item was already passed through [`transform`](Self::transform) and
+    /// [`share`](Self::share). This is what the reflector calls.
+    fn replace_shared(
+        &self,
+        items: Vec<Arc<K>>,
+        resource_version: String,
+    ) -> Result<(), StoreError>;
+    /// [`replace_shared`](Self::replace_shared) for owned objects (each goes through
+    /// [`share`](Self::share) first).
+    fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError> {
+        let items = items.into_iter().map(|obj| self.share(obj)).collect();
+        self.replace_shared(items, resource_version)
+    }
     /// Queue a resync of every cached object that has no pending deltas (D6, R22).
     fn resync(&self) -> Result<(), StoreError>;
     /// A BOOKMARK: the store has seen everything up to `resource_version` (R5). Never reaches handlers.

@@ -590,3 +590,77 @@ fn d8_behind_a_reflector_objects_are_transformed_at_decode_and_not_again() {
     fifo.replace(vec![], "6".into()).unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 4);
 }
+
+/// `cm` with a UID.
+fn cm_uid(name: &str, rv: &str, uid: &str) -> ConfigMap {
+    let mut obj = cm(name, rv);
+    obj.metadata.uid = Some(uid.into());
+    obj
+}
+
+#[test]
+fn m8_share_reuses_the_cached_arc_only_for_the_same_uid_and_resource_version() {
+    let (fifo, store) = fifo_with_store();
+    fifo.replace(
+        vec![
+            cm_uid("a", "1", "ua"),
+            cm_uid("b", "1", "ub"),
+            cm_uid("c", "1", "uc"),
+        ],
+        "1".into(),
+    )
+    .unwrap();
+    while let Some(Some(p)) = fifo.pop().now_or_never() {
+        apply(&store, p.key().as_str(), p.deltas());
+        p.done();
+    }
+    let cached = |name: &str| store.get_by_key(&format!("ns/{name}")).expect("cached");
+
+    // X7: an unchanged object is the cached Arc itself, not a second copy.
+    let same = fifo.share(cm_uid("a", "1", "ua"));
+    assert!(Arc::ptr_eq(&same, &cached("a")));
+    // A new resourceVersion, a recreated object (new UID), an empty resourceVersion or an
+    // unknown key get their own Arc.
+    for (obj, why) in [
+        (cm_uid("b", "2", "ub"), "changed"),
+        (cm_uid("c", "1", "uc2"), "recreated"),
+        (cm_uid("a", "", "ua"), "no resourceVersion"),
+        (cm_uid("d", "1", "ud"), "unknown"),
+    ] {
+        let name = obj.metadata.name.clone().unwrap();
+        let shared = fifo.share(obj);
+        if let Some(old) = store.get_by_key(&format!("ns/{name}")) {
+            assert!(!Arc::ptr_eq(&shared, &old), "{why}");
+        }
+        assert_eq!(
+            shared.metadata.name.as_deref(),
+            Some(name.as_str()),
+            "{why}"
+        );
+    }
+
+    // A relist through `replace` queues the cached Arc for the unchanged object (D5 still
+    // queues `Replaced` for it) and the new decode for the changed one.
+    fifo.replace(
+        vec![cm_uid("a", "1", "ua"), cm_uid("b", "2", "ub")],
+        "2".into(),
+    )
+    .unwrap();
+    let a = fifo.queued_deltas("ns/a").expect("queued");
+    assert_eq!(
+        a.iter().map(show).collect::<Vec<_>>(),
+        vec![d(Replaced, "1")]
+    );
+    assert!(Arc::ptr_eq(a[0].object().unwrap(), &cached("a")));
+    let b = fifo.queued_deltas("ns/b").expect("queued");
+    assert_eq!(
+        b.iter().map(show).collect::<Vec<_>>(),
+        vec![d(Replaced, "2")]
+    );
+    assert!(!Arc::ptr_eq(b[0].object().unwrap(), &cached("b")));
+
+    // Without known objects nothing is reused.
+    let bare = DeltaFifo::<ConfigMap>::builder().build();
+    let fresh = bare.share(cm_uid("a", "1", "ua"));
+    assert!(!Arc::ptr_eq(&fresh, &cached("a")));
+}

@@ -728,3 +728,68 @@ async fn event_stream_yields_initial_adds_then_live_events() {
     drop(stream);
     stop(cancel, task).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn x7_m8_relist_keeps_the_cached_arc_of_every_unchanged_object() {
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    seed(&w, 20).await;
+    let inf = informer(server.client(), |c| c.reflector.page_size = 7);
+    let rec = Recorder::with_indexer(inf.indexer());
+    let reg = inf.add_event_handler(rec.clone()).unwrap();
+    let (cancel, task) = start(&inf);
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .unwrap();
+    let before: BTreeMap<String, Arc<ConfigMap>> = inf
+        .indexer()
+        .entries()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    assert_eq!(before.len(), 20);
+
+    // Break the watch while LISTs stall, change one object while the relist waits, then let it
+    // answer: the relist carries 19 unchanged objects and one changed one.
+    wait_until("the watch", || server.active_watches() == 1).await;
+    let lists_before = server.requests().iter().filter(|r| r.is_list()).count();
+    server.faults().stall_list(true);
+    server.faults().expire_open_watches();
+    // Once the server has ended the watch, no event reaches the informer but through the
+    // relist, which (stalled) reads the state only after `stall_list(false)`.
+    wait_until("the watch to end", || server.active_watches() == 0).await;
+    let changed = w.set("cm-0007", "1").await;
+    let changed_rv = changed.metadata.resource_version.clone().unwrap();
+    server.faults().stall_list(false);
+    rec.wait_for("the changed object", |e| {
+        e.iter()
+            .any(|e| matches!(e, Ev::Update { key, new_rv, .. } if key == "default/cm-0007" && *new_rv == changed_rv))
+    })
+    .await;
+    assert!(server.requests().iter().filter(|r| r.is_list()).count() > lists_before);
+    // Everything the relist queued is processed before a later object's Added.
+    w.create("sentinel", "0").await;
+    rec.wait_for("the sentinel", |e| {
+        e.iter().any(|e| e.key() == "default/sentinel")
+    })
+    .await;
+
+    let after = inf.indexer();
+    for (key, old) in &before {
+        let now = after.get_by_key(key).expect("still cached");
+        if key == "default/cm-0007" {
+            assert!(
+                !Arc::ptr_eq(old, &now),
+                "the changed object is the new decode"
+            );
+            assert_eq!(now.metadata.resource_version.as_ref(), Some(&changed_rv));
+        } else {
+            assert!(
+                Arc::ptr_eq(old, &now),
+                "{key}: an unchanged object keeps its cached Arc across the relist (X7, M8)"
+            );
+        }
+    }
+    stop(cancel, task).await;
+}

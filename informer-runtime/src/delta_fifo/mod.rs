@@ -257,6 +257,23 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
         Arc::new(obj)
     }
 
+    /// The known object that `obj` is an unchanged copy of: same key, same UID and the same
+    /// non-empty resourceVersion. The server changes the resourceVersion on every write, so the
+    /// two have the same content (before the transform, which ran on both).
+    fn cached_same(&self, obj: &K) -> Option<Arc<K>> {
+        let known = self.known.as_deref()?;
+        let meta = obj.meta();
+        let rv = meta
+            .resource_version
+            .as_deref()
+            .filter(|rv| !rv.is_empty())?;
+        let key = ObjectKey::from_resource(obj).ok()?;
+        let cached = known.get_by_key(key.as_str())?;
+        let cached_meta = cached.meta();
+        (cached_meta.resource_version.as_deref() == Some(rv) && cached_meta.uid == meta.uid)
+            .then_some(cached)
+    }
+
     fn enqueue(&self, key: ObjectKey, delta: Delta<K>) -> Result<(), StoreError> {
         let mut queue = self.queue.lock();
         if queue.closed {
@@ -459,12 +476,28 @@ impl<K: kube::Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<
         self.enqueue(key, Delta::Deleted(DeletedObject::Known(obj)))
     }
 
-    /// D5: `Replaced` (or `Sync`) for every item, then tombstones. Items are keyed and (unless
-    /// pre-transformed) transformed before the queue lock is taken. A keyless item fails the whole call.
-    fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError> {
+    /// Transforms the object unless the reflector already did (D8), then shares it. If the known
+    /// objects hold the same object (same key, same UID, same non-empty resourceVersion), their
+    /// `Arc` is returned and `obj` dropped: a relist then costs memory only for what changed
+    /// (M8, X7). A reused object keeps the transform it was cached with; the transform cannot
+    /// change once the informer runs (H14), and D8 requires it to be idempotent.
+    fn share(&self, obj: K) -> Arc<K> {
+        if let Some(cached) = self.cached_same(&obj) {
+            return cached;
+        }
+        self.prepare(obj)
+    }
+
+    /// D5: `Replaced` (or `Sync`) for every item, then tombstones. Items are keyed before the
+    /// queue lock is taken. A keyless item fails the whole call.
+    fn replace_shared(
+        &self,
+        items: Vec<Arc<K>>,
+        resource_version: String,
+    ) -> Result<(), StoreError> {
         let list = items
             .into_iter()
-            .map(|obj| Ok((ObjectKey::from_resource(&obj)?, self.prepare(obj))))
+            .map(|obj| Ok((ObjectKey::from_resource(&*obj)?, obj)))
             .collect::<Result<Vec<_>, StoreError>>()?;
         let mut queue = self.queue.lock();
         if queue.closed {

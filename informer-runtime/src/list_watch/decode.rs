@@ -4,7 +4,15 @@ use bytes::{Bytes, BytesMut};
 use futures::Stream;
 use http_body_util::BodyExt;
 use kube::core::{Status, WatchEvent};
-use serde::de::DeserializeOwned;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
+    Visitor,
+};
 
 use super::{Error, ObjectCheck, Result, api_error};
 
@@ -115,21 +123,136 @@ impl LineDecoder {
     }
 }
 
-/// The items of a list body; `null` items decode as empty.
-#[derive(serde::Deserialize)]
-#[serde(bound(deserialize = "K: DeserializeOwned"))]
-pub(super) struct ItemsOnly<K> {
-    #[serde(default)]
-    pub(super) items: Option<Vec<K>>,
+/// Decodes a list body's `items` one at a time into `each`, so the caller can transform and share
+/// every object before the next one is decoded (M8); every other field is skipped. `null` or
+/// missing items are an empty list.
+pub(super) struct EachItem<'f, K, F> {
+    pub(super) each: &'f mut F,
+    pub(super) _k: PhantomData<fn() -> K>,
 }
 
-#[derive(serde::Deserialize)]
-pub(super) struct ListMetaOnly {
-    #[serde(default)]
-    pub(super) metadata: ListMetaFields,
+impl<'de, K: DeserializeOwned, F: FnMut(K)> DeserializeSeed<'de> for EachItem<'_, K, F> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_map(self)
+    }
 }
 
-#[derive(serde::Deserialize, Default)]
+impl<'de, K: DeserializeOwned, F: FnMut(K)> Visitor<'de> for EachItem<'_, K, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(field) = map.next_key::<Cow<'de, str>>()? {
+            if field == "items" {
+                map.next_value_seed(ItemsValue::<K, F> {
+                    each: &mut *self.each,
+                    _k: PhantomData,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `items` value: `null` or an array of objects.
+struct ItemsValue<'f, K, F> {
+    each: &'f mut F,
+    _k: PhantomData<fn() -> K>,
+}
+
+impl<'de, K: DeserializeOwned, F: FnMut(K)> DeserializeSeed<'de> for ItemsValue<'_, K, F> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_option(self)
+    }
+}
+
+impl<'de, K: DeserializeOwned, F: FnMut(K)> Visitor<'de> for ItemsValue<'_, K, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of objects or null")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_seq(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(obj) = seq.next_element::<K>()? {
+            (self.each)(obj);
+        }
+        Ok(())
+    }
+}
+
+/// The marker error [`list_meta`] stops the parse with once it has the list metadata.
+const STOP: &str = "informer-rs: list metadata read";
+
+/// Reads `metadata.resourceVersion` and `metadata.continue` of a list body. The API server writes
+/// `metadata` before `items`, so the parse stops there instead of walking megabytes of items
+/// that [`EachItem`] decodes anyway; a body with `items` first is walked to its end. A malformed
+/// body is an error here only up to the metadata; the rest fails when the items are decoded.
+pub(super) fn list_meta(body: &[u8]) -> serde_json::Result<ListMetaFields> {
+    let found = RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let res = MetaSeed(&found).deserialize(&mut de);
+    if let Some(meta) = found.into_inner() {
+        return Ok(meta);
+    }
+    res?;
+    de.end()?;
+    Ok(ListMetaFields::default())
+}
+
+struct MetaSeed<'c>(&'c RefCell<Option<ListMetaFields>>);
+
+impl<'de> DeserializeSeed<'de> for MetaSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MetaSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(field) = map.next_key::<Cow<'de, str>>()? {
+            if field == "metadata" {
+                let meta: Option<ListMetaFields> = map.next_value()?;
+                *self.0.borrow_mut() = Some(meta.unwrap_or_default());
+                // Stop here: `list_meta` takes the stashed metadata and ignores this error.
+                return Err(de::Error::custom(STOP));
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(serde::Deserialize, Default, Debug)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct ListMetaFields {
     pub(super) resource_version: Option<String>,
@@ -177,5 +300,74 @@ mod tests {
         let err =
             decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
         assert_eq!(err.class(), ErrorClass::Expired);
+    }
+    #[test]
+    fn list_meta_stops_at_metadata_and_handles_other_layouts() {
+        // The apiserver's layout: metadata first. The items after it are not even looked at,
+        // so garbage there does not fail this step (the item decode reports it).
+        let body = br#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"12","continue":"abc"},"items":[{not json"#;
+        let meta = list_meta(body).unwrap();
+        assert_eq!(meta.resource_version.as_deref(), Some("12"));
+        assert_eq!(meta.continue_.as_deref(), Some("abc"));
+        // Items first: walked, then metadata read.
+        let body = br#"{"items":[{"metadata":{"name":"a"}}],"metadata":{"resourceVersion":"7"}}"#;
+        assert_eq!(
+            list_meta(body).unwrap().resource_version.as_deref(),
+            Some("7")
+        );
+        // No or null metadata: empty.
+        assert!(
+            list_meta(br#"{"items":[]}"#)
+                .unwrap()
+                .resource_version
+                .is_none()
+        );
+        assert!(
+            list_meta(br#"{"metadata":null}"#)
+                .unwrap()
+                .resource_version
+                .is_none()
+        );
+        // Malformed before the metadata, or not an object: a real error, not the stop marker.
+        for bad in [
+            &br#"{"kind":"#[..],
+            b"[1,2]",
+            b"{\"metadata\":{\"resourceVersion\":5}}",
+        ] {
+            let err = list_meta(bad).unwrap_err();
+            assert!(!err.to_string().contains(STOP), "{err}");
+        }
+    }
+
+    #[test]
+    fn each_item_hands_out_items_in_order_and_accepts_null_or_missing_items() {
+        let decode = |body: &[u8]| {
+            let mut names = Vec::new();
+            let mut each = |cm: ConfigMap| names.push(cm.metadata.name.unwrap_or_default());
+            super::super::sized::from_slice_seed(
+                body,
+                EachItem {
+                    each: &mut each,
+                    _k: PhantomData,
+                },
+            )
+            .map(|()| names)
+        };
+        let body = br#"{"metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"a"},"data":{"k":"v"}},{"metadata":{"name":"b"}}],"kind":"ConfigMapList"}"#;
+        assert_eq!(decode(body).unwrap(), ["a", "b"]);
+        assert!(decode(br#"{"items":null}"#).unwrap().is_empty());
+        assert!(decode(br#"{"metadata":{}}"#).unwrap().is_empty());
+        // A bad item is an error; the items before it were already handed out.
+        let mut seen = 0;
+        let mut each = |_: ConfigMap| seen += 1;
+        let res = super::super::sized::from_slice_seed(
+            br#"{"items":[{"metadata":{"name":"a"}},{"metadata":{"name":7}}]}"#,
+            EachItem {
+                each: &mut each,
+                _k: PhantomData,
+            },
+        );
+        assert!(res.is_err());
+        assert_eq!(seen, 1);
     }
 }

@@ -32,7 +32,7 @@ use kube::core::{Status, WatchEvent};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
-use self::decode::{ItemsOnly, LineDecoder, ListMetaOnly, decode_event};
+use self::decode::{EachItem, LineDecoder, decode_event, list_meta};
 
 /// Why a LIST or WATCH request failed. The [reflector](crate::reflector) classifies these into
 /// the R9–R16 error classes; [`Error::class`] gives the class.
@@ -188,16 +188,32 @@ pub struct RawListPage<K> {
 impl<K: DeserializeOwned> RawListPage<K> {
     /// Decodes the items (the CPU-heavy half of a LIST).
     pub fn decode(self) -> Result<ListPage<K>> {
-        // M8: exactly sized `Vec`s (see `sized`).
-        let list: ItemsOnly<K> = sized::from_slice(&self.body).map_err(|source| Error::Decode {
+        let mut items = Vec::new();
+        let (resource_version, continue_token) = self.decode_each(|obj| items.push(obj))?;
+        Ok(ListPage {
+            items,
+            resource_version,
+            continue_token,
+        })
+    }
+
+    /// Decodes the items one at a time, handing each to `each` before the next is decoded, so
+    /// the page never exists twice (decoded and converted); returns the resourceVersion and
+    /// continue token. On a decode error the items already handed out stay with `each`.
+    pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
+        // M8: exactly sized `Vec`s inside every object (see `sized`).
+        sized::from_slice_seed(
+            &self.body,
+            EachItem {
+                each: &mut each,
+                _k: PhantomData,
+            },
+        )
+        .map_err(|source| Error::Decode {
             what: "list",
             source,
         })?;
-        Ok(ListPage {
-            items: list.items.unwrap_or_default(),
-            resource_version: self.resource_version,
-            continue_token: self.continue_token,
-        })
+        Ok((self.resource_version, self.continue_token))
     }
 }
 
@@ -361,14 +377,14 @@ where
             .collect_bytes()
             .await
             .map_err(Error::Transport)?;
-        let meta: ListMetaOnly = serde_json::from_slice(&body).map_err(|source| Error::Decode {
+        let meta = list_meta(&body).map_err(|source| Error::Decode {
             what: "list",
             source,
         })?;
         Ok(RawListPage {
             body,
-            resource_version: meta.metadata.resource_version.unwrap_or_default(),
-            continue_token: meta.metadata.continue_.filter(|c| !c.is_empty()),
+            resource_version: meta.resource_version.unwrap_or_default(),
+            continue_token: meta.continue_.filter(|c| !c.is_empty()),
             _k: PhantomData,
         })
     }

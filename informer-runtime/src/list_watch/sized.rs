@@ -32,6 +32,15 @@ use serde::de::{
 
 /// Decodes `bytes` as `T` like `serde_json::from_slice`, with exactly sized `Vec`s.
 pub(crate) fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> serde_json::Result<T> {
+    from_slice_seed(bytes, std::marker::PhantomData::<T>)
+}
+
+/// [`from_slice`] through a seed, for decoders that consume part of the document as it is
+/// read (a list's items one by one) instead of building it whole.
+pub(crate) fn from_slice_seed<'a, S: DeserializeSeed<'a>>(
+    bytes: &'a [u8],
+    seed: S,
+) -> serde_json::Result<S::Value> {
     let hints = Hints {
         lens: array_lengths(bytes),
         next: Cell::new(0),
@@ -40,16 +49,17 @@ pub(crate) fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> serde_json::Resul
     // Validating UTF-8 once for the whole body is cheaper than `from_slice`'s string-by-string
     // check; invalid input takes the slice path, whose error names the position.
     match std::str::from_utf8(bytes) {
-        Ok(text) => decode(serde_json::Deserializer::from_str(text), &hints),
-        Err(_) => decode(serde_json::Deserializer::from_slice(bytes), &hints),
+        Ok(text) => decode(serde_json::Deserializer::from_str(text), &hints, seed),
+        Err(_) => decode(serde_json::Deserializer::from_slice(bytes), &hints, seed),
     }
 }
 
-fn decode<'de, R: serde_json::de::Read<'de>, T: DeserializeOwned>(
+fn decode<'de, R: serde_json::de::Read<'de>, S: DeserializeSeed<'de>>(
     mut de: serde_json::Deserializer<R>,
     hints: &Hints,
-) -> serde_json::Result<T> {
-    let value = T::deserialize(Wrap { de: &mut de, hints })?;
+    seed: S,
+) -> serde_json::Result<S::Value> {
+    let value = seed.deserialize(Wrap { de: &mut de, hints })?;
     de.end()?;
     Ok(value)
 }

@@ -443,7 +443,7 @@ mod tests {
                 .push(format!("delete {}", o.metadata.name.unwrap_or_default()));
             Ok(())
         }
-        fn replace(&self, items: Vec<ConfigMap>, rv: String) -> Result<(), StoreError> {
+        fn replace_shared(&self, items: Vec<Arc<ConfigMap>>, rv: String) -> Result<(), StoreError> {
             self.0.lock().push(format!("replace {} {rv}", items.len()));
             Ok(())
         }

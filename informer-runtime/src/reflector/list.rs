@@ -1,9 +1,12 @@
-//! The paged initial list (R2–R4, R11, R23): pages are fetched one ahead of the page being decoded.
+//! The paged initial list (R2–R4, R11, R23): pages are fetched and decoded one ahead of the page
+//! being consumed.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Resource;
 use serde::de::DeserializeOwned;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tracing::{Instrument, debug, info};
@@ -12,7 +15,7 @@ use super::cycle::{Ctx, Next};
 use super::policy::list_limit;
 use super::{Error, bump};
 use crate::list_watch::{self, ErrorClass, ListRequest, ListWatch, RawListPage};
-use crate::store::StoreError;
+use crate::store::{ReflectorStore, StoreError};
 
 /// A list that runs longer than this logs every page at info level and a step trace at the end (R23).
 const LONG_LIST: Duration = Duration::from_secs(10);
@@ -42,7 +45,7 @@ where
                 span.record("items", listed.items.len());
                 span.record("list_rv", listed.resource_version.as_str());
                 let list_rv = listed.resource_version.clone();
-                match ctx.store.replace(listed.items, list_rv.clone()) {
+                match ctx.store.replace_shared(listed.items, list_rv.clone()) {
                     Err(StoreError::Closed) => return Err(Next::Stop),
                     Err(e) => tracing::warn!(error = %e, "store refused part of the list"),
                     Ok(()) => {}
@@ -75,13 +78,13 @@ where
 
 /// A complete list.
 struct Listed<K> {
-    items: Vec<K>,
+    items: Vec<Arc<K>>,
     resource_version: String,
     /// The server answered with more than one page (R3).
     paginated: bool,
 }
 
-/// Aborts the prefetch task when the list is dropped (cancelled), so no task outlives the reflector.
+/// Aborts a page task when the list is dropped (cancelled), so no task outlives the reflector.
 struct AbortOnDrop<T>(Option<JoinHandle<T>>);
 
 impl<T> Drop for AbortOnDrop<T> {
@@ -92,9 +95,64 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// Fetches all pages at `rv`. Page N+1 is fetched by a task while page N decodes, and at most one
-/// page is in flight beyond the one being consumed (R3). A 410 on page 2 or later repeats the list
-/// once, unpaged, at `rv` (R4).
+/// One LIST page, fetched and then decoded on its own task.
+struct PageTask<K> {
+    /// The page's resourceVersion and continue token, sent as soon as its body has arrived and
+    /// before it is decoded, so the next page's fetch can start. Dropped unsent if the fetch fails.
+    meta: oneshot::Receiver<(String, Option<String>)>,
+    /// The page's objects, transformed (D8) and shared through the store (M8).
+    items: AbortOnDrop<list_watch::Result<Vec<Arc<K>>>>,
+}
+
+impl<K> PageTask<K>
+where
+    K: Resource + DeserializeOwned + Send + Sync + 'static,
+{
+    fn spawn(ctx: &Ctx<K>, req: ListRequest) -> Self {
+        bump(&ctx.shared.counters.list_requests);
+        let lw: ListWatch<K> = ctx.lw.clone();
+        let store = ctx.store.clone();
+        let (tx, meta) = oneshot::channel();
+        let task = async move {
+            let page: RawListPage<K> = lw.list_raw(&req).await?;
+            // The receiver is gone only if the list was abandoned.
+            let _ = tx.send((page.resource_version.clone(), page.continue_token.clone()));
+            let mut items = Vec::new();
+            page.decode_each(|obj| items.push(transform_and_share(&*store, obj)))?;
+            Ok(items)
+        };
+        PageTask {
+            meta,
+            items: AbortOnDrop(Some(tokio::spawn(task.in_current_span()))),
+        }
+    }
+
+    /// Waits for the page's objects (or the error that ended its fetch or decode).
+    async fn items(mut self) -> list_watch::Result<Vec<Arc<K>>> {
+        let Some(handle) = self.items.0.take() else {
+            return Ok(Vec::new());
+        };
+        match handle.await {
+            Ok(res) => res,
+            // The task only fails if it panicked or the runtime shuts down.
+            Err(e) => Err(list_watch::Error::Transport(kube::Error::Service(e.into()))),
+        }
+    }
+}
+
+/// D8/M8: transform each object as soon as it is decoded, then share it through the store (which
+/// reuses its cached `Arc` for an unchanged object), so the list is never held untransformed,
+/// nor twice.
+fn transform_and_share<K: 'static>(store: &dyn ReflectorStore<K>, mut obj: K) -> Arc<K> {
+    store.transform(&mut obj);
+    store.share(obj)
+}
+
+/// Fetches all pages at `rv`. Each page is fetched and decoded on its own task; the next page's
+/// fetch starts as soon as this page's body (and so its continue token) has arrived, so page N+1
+/// downloads and decodes while page N decodes, on another core, and at most one page is in
+/// flight beyond the one being consumed (R3). A 410 on page 2 or later repeats the list once,
+/// unpaged, at `rv` (R4).
 async fn list_all<K>(ctx: &Ctx<K>, rv: &str, limit: Option<u32>) -> list_watch::Result<Listed<K>>
 where
     K: Resource + DeserializeOwned + Send + Sync + 'static,
@@ -107,35 +165,49 @@ where
         field_selector: ctx.config.field_selector.clone(),
         ..Default::default()
     };
-    bump(&ctx.shared.counters.list_requests);
-    let mut page: RawListPage<K> = ctx.lw.list_raw(&base).await?;
-    let list_rv = page.resource_version.clone();
-    let mut items: Vec<K> = Vec::new();
-    let mut pages = 1u32;
+    let mut current = PageTask::spawn(ctx, base.clone());
+    let mut list_rv = String::new();
+    let mut items: Vec<Arc<K>> = Vec::new();
+    let mut pages = 0u32;
     let mut steps: Vec<(u32, Duration, usize)> = Vec::new();
     loop {
-        // Start the next fetch before decoding this page (pipelining, one page ahead).
-        let mut next = AbortOnDrop(page.continue_token.clone().map(|token| {
-            bump(&ctx.shared.counters.list_requests);
-            let lw: ListWatch<K> = ctx.lw.clone();
-            let req = ListRequest {
-                resource_version: None,
-                continue_token: Some(token),
-                ..base.clone()
-            };
-            tokio::spawn(async move { lw.list_raw(&req).await }.in_current_span())
-        }));
-        let decoded = page.decode()?;
-        // D8/M8: transform each object as soon as its page is decoded, so the whole list is
-        // never held untransformed.
-        items.extend(decoded.items.into_iter().map(|mut obj| {
-            ctx.store.transform(&mut obj);
-            obj
-        }));
+        pages += 1;
+        // Once this page has arrived, start fetching the next one (pipelining, one page ahead).
+        let next = match (&mut current.meta).await {
+            Ok((page_rv, token)) => {
+                if pages == 1 {
+                    list_rv = page_rv;
+                }
+                token.map(|token| {
+                    let req = ListRequest {
+                        resource_version: None,
+                        continue_token: Some(token),
+                        ..base.clone()
+                    };
+                    PageTask::spawn(ctx, req)
+                })
+            }
+            // The fetch failed: `items()` returns its error.
+            Err(_) => None,
+        };
+        match current.items().await {
+            Ok(page) => items.extend(page),
+            Err(e) if pages > 1 && e.class() == ErrorClass::Expired => {
+                // R4: the continue token expired: one unpaged LIST at the original RV.
+                info!(
+                    page = pages,
+                    "continue token expired; listing once without paging"
+                );
+                ctx.report(Error::List(e));
+                drop(items);
+                return list_unpaged(ctx, base).await;
+            }
+            Err(e) => return Err(e),
+        }
         let elapsed = started.elapsed();
         steps.push((pages, elapsed, items.len()));
-        let rate = items.len() as f64 / elapsed.as_secs_f64().max(1e-3);
         if elapsed >= LONG_LIST {
+            let rate = items.len() as f64 / elapsed.as_secs_f64().max(1e-3);
             info!(
                 page = pages,
                 objects = items.len(),
@@ -145,39 +217,10 @@ where
         } else {
             debug!(page = pages, objects = items.len(), "listed page");
         }
-        let Some(handle) = next.0.take() else { break };
-        let fetched = match handle.await {
-            Ok(res) => res,
-            // The task only fails if it panicked or the runtime shuts down.
-            Err(e) => return Err(list_watch::Error::Transport(kube::Error::Service(e.into()))),
-        };
-        pages += 1;
-        page = match fetched {
-            Ok(p) => p,
-            Err(e) if e.class() == ErrorClass::Expired => {
-                // R4: the continue token expired: one unpaged LIST at the original RV.
-                info!(
-                    page = pages,
-                    "continue token expired; listing once without paging"
-                );
-                ctx.report(Error::List(e));
-                bump(&ctx.shared.counters.list_requests);
-                let full = ListRequest {
-                    limit: None,
-                    ..base.clone()
-                };
-                let mut page = ctx.lw.list(&full).await?;
-                for obj in &mut page.items {
-                    ctx.store.transform(obj); // D8
-                }
-                return Ok(Listed {
-                    items: page.items,
-                    resource_version: page.resource_version,
-                    paginated: false,
-                });
-            }
-            Err(e) => return Err(e),
-        };
+        match next {
+            Some(next) => current = next,
+            None => break,
+        }
     }
     let elapsed = started.elapsed();
     if elapsed >= LONG_LIST {
@@ -188,5 +231,26 @@ where
         items,
         resource_version: list_rv,
         paginated: pages > 1,
+    })
+}
+
+/// R4: the whole list in one response, decoded object by object.
+async fn list_unpaged<K>(ctx: &Ctx<K>, base: ListRequest) -> list_watch::Result<Listed<K>>
+where
+    K: Resource + DeserializeOwned + Send + Sync + 'static,
+{
+    bump(&ctx.shared.counters.list_requests);
+    let full = ListRequest {
+        limit: None,
+        ..base
+    };
+    let page: RawListPage<K> = ctx.lw.list_raw(&full).await?;
+    let mut items = Vec::new();
+    let (resource_version, _) =
+        page.decode_each(|obj| items.push(transform_and_share(&*ctx.store, obj)))?;
+    Ok(Listed {
+        items,
+        resource_version,
+        paginated: false,
     })
 }

@@ -1,6 +1,7 @@
 //! The watch-list initial state (KEP-3157, R17–R20): one stream delivers the initial objects, then live events.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use futures::StreamExt;
 use kube::Resource;
@@ -30,13 +31,13 @@ pub(super) enum Outcome<K> {
 
 /// The objects received so far, keyed so MODIFIED/DELETED during the initial phase apply in place.
 struct Collected<K> {
-    items: Vec<Option<K>>,
+    items: Vec<Option<Arc<K>>>,
     index: HashMap<ObjectKey, usize>,
 }
 
 impl<K: Resource> Collected<K> {
-    fn upsert(&mut self, obj: K) {
-        let Ok(key) = ObjectKey::from_resource(&obj) else {
+    fn upsert(&mut self, obj: Arc<K>) {
+        let Ok(key) = ObjectKey::from_resource(&*obj) else {
             warn!("dropping an initial event without a name");
             return;
         };
@@ -182,8 +183,10 @@ where
             };
             match ev {
                 WatchEvent::Added(mut o) | WatchEvent::Modified(mut o) => {
-                    ctx.store.transform(&mut o); // D8/M8: transform as soon as decoded
-                    got.upsert(o);
+                    // D8/M8: transform as soon as decoded, then share (an unchanged object
+                    // reuses the cached `Arc`).
+                    ctx.store.transform(&mut o);
+                    got.upsert(ctx.store.share(o));
                 }
                 WatchEvent::Deleted(o) => got.remove(&o),
                 WatchEvent::Bookmark(b) => {
@@ -197,10 +200,10 @@ where
                         continue;
                     }
                     let rv = b.metadata.resource_version;
-                    let items: Vec<K> = got.items.into_iter().flatten().collect();
+                    let items: Vec<Arc<K>> = got.items.into_iter().flatten().collect();
                     let n = items.len();
                     span.record("items", n);
-                    match ctx.store.replace(items, rv.clone()) {
+                    match ctx.store.replace_shared(items, rv.clone()) {
                         Err(StoreError::Closed) => return Outcome::End(Next::Stop),
                         Err(e) => warn!(error = %e, "store refused part of the watch-list"),
                         Ok(()) => {}

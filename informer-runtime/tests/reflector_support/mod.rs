@@ -106,7 +106,7 @@ impl<K: Resource + Send + 'static> RecordingStore<K> {
     }
 }
 
-impl<K: Resource + Send + 'static> ReflectorStore<K> for RecordingStore<K> {
+impl<K: Resource + Clone + Send + 'static> ReflectorStore<K> for RecordingStore<K> {
     fn add(&self, obj: K) -> Result<(), StoreError> {
         let key = self.key(&obj)?;
         self.record(|r| {
@@ -134,10 +134,14 @@ impl<K: Resource + Send + 'static> ReflectorStore<K> for RecordingStore<K> {
         Ok(())
     }
 
-    fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError> {
+    fn replace_shared(
+        &self,
+        items: Vec<Arc<K>>,
+        resource_version: String,
+    ) -> Result<(), StoreError> {
         let mut map = BTreeMap::new();
         for obj in items {
-            map.insert(self.key(&obj)?, obj);
+            map.insert(self.key(&obj)?, Arc::unwrap_or_clone(obj));
         }
         self.record(|r| {
             r.ops.push(Op::Replace {
