@@ -83,7 +83,7 @@ impl LineDecoder {
 
     async fn next_line(&mut self) -> Option<Result<Bytes>> {
         loop {
-            if let Some(off) = self.buf[self.scanned..].iter().position(|b| *b == b'\n') {
+            if let Some(off) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let pos = self.scanned + off;
                 self.scanned = 0;
                 let mut line = self.buf.split_to(pos + 1).freeze();

@@ -117,6 +117,11 @@ where
             let page: RawListPage<K> = lw.list_raw(&req).await?;
             // The receiver is gone only if the list was abandoned.
             let _ = tx.send((page.resource_version.clone(), page.continue_token.clone()));
+            // Decoded right here on a tokio worker, as kube-runtime's watcher decodes its pages:
+            // the work is bounded by the page size (about 100 ms for 500 Pods). On the blocking
+            // pool instead, the cached objects would live in malloc arenas of threads that never
+            // allocate again, so the memory freed when watch updates replace them is never
+            // reused: 1.8x kube-runtime's RSS after 20 000 updates (benchmark scenario 2).
             let mut items = Vec::new();
             page.decode_each(|obj| items.push(transform_and_share(&*store, obj)))?;
             Ok(items)
