@@ -112,10 +112,19 @@ fn check(indexer: &Indexer<ConfigMap>, model: &BTreeMap<String, Arc<ConfigMap>>,
                 .map(|k| k.to_string())
                 .collect();
             assert!(!keys.is_empty(), "X4: empty value `{v}` in `{index}`");
-            assert_eq!(
-                view.by_index(index, &v).expect("registered").len(),
-                keys.len()
-            );
+            let found = view.by_index(index, &v).expect("registered");
+            assert_eq!(found.len(), keys.len());
+            for obj in &found {
+                let k = format!(
+                    "{}/{}",
+                    obj.metadata.namespace.as_deref().unwrap_or_default(),
+                    obj.metadata.name.as_deref().unwrap_or_default()
+                );
+                assert!(
+                    keys.contains(&k) && Arc::ptr_eq(obj, &model[&k]),
+                    "X5/X7: `{index}={v}` returns the current object of {k}"
+                );
+            }
             actual.insert(v.to_string(), keys);
         }
         assert_eq!(actual, expected, "index `{index}`");

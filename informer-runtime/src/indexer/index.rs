@@ -193,31 +193,49 @@ pub(crate) fn namespace_of<K: kube::Resource>(obj: &K) -> Option<&str> {
     obj.meta().namespace.as_deref()
 }
 
-/// One index: value -> the keys of the objects that have it. A value with no keys is removed (X4).
-pub(crate) type IndexMap = HashMap<Arc<str>, HashSet<ObjectKey>>;
+/// One index: value -> the objects filed under it, by key. Each key carries the object's `Arc`,
+/// so a query clones it straight from the set instead of looking the key up again in the items
+/// map: one memory access per result instead of three dependent ones (hash the key string, probe
+/// the map, touch the object), which is what makes a namespaced list over a large cache cost
+/// O(result) in practice, not only on paper (X5). Every write that replaces an object
+/// re-points its entries (see `State::upsert`). A value with no keys is removed (X4).
+pub(crate) type IndexMap<K> = HashMap<Arc<str>, HashMap<ObjectKey, Arc<K>>>;
 
-/// Adds `key` under `value`, reusing the interned value string when it exists; returns the
-/// interned value so the object's entry shares it instead of holding a copy (K4).
-pub(crate) fn index_insert(map: &mut IndexMap, value: &str, key: &ObjectKey) -> Arc<str> {
+/// Files `obj` under `value` (replacing what `key` pointed to there), reusing the interned value
+/// string when it exists; returns the interned value so the object's entry shares it instead of
+/// holding a copy (K4).
+pub(crate) fn index_insert<K>(
+    map: &mut IndexMap<K>,
+    value: &str,
+    key: &ObjectKey,
+    obj: &Arc<K>,
+) -> Arc<str> {
     if let Some((interned, _)) = map.get_key_value(value) {
         let interned = interned.clone();
-        if let Some(keys) = map.get_mut(value) {
-            keys.insert(key.clone());
+        if let Some(objs) = map.get_mut(value) {
+            objs.insert(key.clone(), obj.clone());
         }
         return interned;
     }
     let interned: Arc<str> = Arc::from(value);
-    let mut keys = HashSet::with_capacity(1);
-    keys.insert(key.clone());
-    map.insert(interned.clone(), keys);
+    let mut objs = HashMap::with_capacity(1);
+    objs.insert(key.clone(), obj.clone());
+    map.insert(interned.clone(), objs);
     interned
 }
 
+/// Points `key`'s entry under `value` at `obj`, the object's new version (the value is unchanged).
+pub(crate) fn index_refresh<K>(map: &mut IndexMap<K>, value: &str, key: &str, obj: &Arc<K>) {
+    if let Some(slot) = map.get_mut(value).and_then(|objs| objs.get_mut(key)) {
+        *slot = obj.clone();
+    }
+}
+
 /// Removes `key` from `value`'s set and drops the value once its set is empty (X4, kubernetes#84959).
-pub(crate) fn index_remove(map: &mut IndexMap, value: &str, key: &ObjectKey) {
-    if let Some(keys) = map.get_mut(value) {
-        keys.remove(key.as_str());
-        if keys.is_empty() {
+pub(crate) fn index_remove<K>(map: &mut IndexMap<K>, value: &str, key: &ObjectKey) {
+    if let Some(objs) = map.get_mut(value) {
+        objs.remove(key.as_str());
+        if objs.is_empty() {
             map.remove(value);
         }
     }
@@ -248,8 +266,8 @@ mod tests {
         let mut map = IndexMap::new();
         let a = ObjectKey::parse("ns/a").unwrap();
         let b = ObjectKey::parse("ns/b").unwrap();
-        let v1 = index_insert(&mut map, "v", &a);
-        let v2 = index_insert(&mut map, "v", &b);
+        let v1 = index_insert(&mut map, "v", &a, &Arc::new(1));
+        let v2 = index_insert(&mut map, "v", &b, &Arc::new(2));
         assert!(Arc::ptr_eq(&v1, &v2), "value strings are interned");
         index_remove(&mut map, "v", &a);
         assert_eq!(map["v"].len(), 1);

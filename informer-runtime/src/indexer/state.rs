@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::index::{IndexDef, IndexMap, index_insert, index_remove};
+use super::index::{IndexDef, IndexMap, index_insert, index_refresh, index_remove};
 use super::{Error, Result};
 use crate::key::ObjectKey;
 
@@ -28,7 +28,7 @@ pub(crate) struct State<K> {
     pub(crate) defs: Arc<[IndexDef<K>]>,
     pub(crate) items: HashMap<ObjectKey, Entry<K>>,
     /// Parallel to `defs`.
-    pub(crate) indices: Vec<IndexMap>,
+    pub(crate) indices: Vec<IndexMap<K>>,
     pub(crate) stopped: bool,
 }
 
@@ -80,6 +80,9 @@ impl<K> State<K> {
                     let unchanged = old_values.len() == new_values.len()
                         && old_values.iter().zip(new_values).all(|(a, b)| **a == **b);
                     if unchanged {
+                        for v in old_values.iter() {
+                            index_refresh(&mut indices[i], v, key.as_str(), &obj);
+                        }
                         continue;
                     }
                     for old in old_values.iter() {
@@ -90,8 +93,11 @@ impl<K> State<K> {
                     let interned: Vec<Arc<str>> = new_values
                         .iter()
                         .map(|n| match old_values.iter().find(|o| ***o == **n) {
-                            Some(o) => o.clone(),
-                            None => index_insert(&mut indices[i], n, &key),
+                            Some(o) => {
+                                index_refresh(&mut indices[i], o, key.as_str(), &obj);
+                                o.clone()
+                            }
+                            None => index_insert(&mut indices[i], n, &key, &obj),
                         })
                         .collect();
                     entry.values[i] = interned.into_boxed_slice();
@@ -104,7 +110,7 @@ impl<K> State<K> {
                     .enumerate()
                     .map(|(i, vals)| {
                         vals.iter()
-                            .map(|v| index_insert(&mut indices[i], v, &key))
+                            .map(|v| index_insert(&mut indices[i], v, &key, &obj))
                             .collect::<Vec<_>>()
                             .into_boxed_slice()
                     })
@@ -149,7 +155,7 @@ impl<K> State<K> {
                     .unwrap_or_default();
                 let interned: Vec<Arc<str>> = vals
                     .iter()
-                    .map(|v| index_insert(&mut indices[first_new + j], v, key))
+                    .map(|v| index_insert(&mut indices[first_new + j], v, key, &entry.obj))
                     .collect();
                 values.push(interned.into_boxed_slice());
             }

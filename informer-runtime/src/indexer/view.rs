@@ -72,10 +72,7 @@ impl<K> ReadView<'_, K> {
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>> {
         let i = self.state.position(index_name)?;
         Ok(match self.state.indices[i].get(value) {
-            Some(keys) => keys
-                .iter()
-                .filter_map(|k| self.get_by_key(k.as_str()))
-                .collect(),
+            Some(objs) => objs.values().cloned().collect(),
             None => Vec::new(),
         })
     }
@@ -85,7 +82,7 @@ impl<K> ReadView<'_, K> {
         let i = self.state.position(index_name)?;
         Ok(self.state.indices[i]
             .get(value)
-            .map(|keys| keys.iter().cloned().collect())
+            .map(|objs| objs.keys().cloned().collect())
             .unwrap_or_default())
     }
 
@@ -100,7 +97,7 @@ impl<K> ReadView<'_, K> {
         let i = self.state.position(index_name)?;
         Ok(self.state.indices[i]
             .get(value)
-            .map_or(0, |keys| keys.len()))
+            .map_or(0, |objs| objs.len()))
     }
 
     /// The objects filed under **every** given `(index, value)` pair: an AND across indices
@@ -125,8 +122,8 @@ impl<K> ReadView<'_, K> {
         };
         Ok(smallest
             .iter()
-            .filter(|k| rest.iter().all(|s| s.contains(k.as_str())))
-            .filter_map(|k| self.get_by_key(k.as_str()))
+            .filter(|(k, _)| rest.iter().all(|s| s.contains_key(k.as_str())))
+            .map(|(_, obj)| obj.clone())
             .collect())
     }
 
@@ -138,19 +135,15 @@ impl<K> ReadView<'_, K> {
             [] => Vec::new(),
             [one] => index
                 .get(one.as_str())
-                .map(|keys| {
-                    keys.iter()
-                        .filter_map(|k| self.get_by_key(k.as_str()))
-                        .collect()
-                })
+                .map(|objs| objs.values().cloned().collect())
                 .unwrap_or_default(),
             many => {
                 let mut seen: HashSet<&str> = HashSet::new();
                 let mut out = Vec::new();
                 for v in many {
-                    for k in index.get(v.as_str()).into_iter().flatten() {
+                    for (k, obj) in index.get(v.as_str()).into_iter().flatten() {
                         if seen.insert(k.as_str()) {
-                            out.extend(self.get_by_key(k.as_str()));
+                            out.push(obj.clone());
                         }
                     }
                 }
