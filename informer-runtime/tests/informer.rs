@@ -47,19 +47,49 @@ async fn seed(w: &Writer, n: usize) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn h2_h3_x7_initial_sync_with_paging_and_lister_get_inside_on_add() {
+/// A testserver seeded with `n` ConfigMaps, and a started informer listing them `page_size` at a
+/// time whose recording handler (with the indexer, for H2/X7 checks) has synced.
+struct Synced {
+    server: TestServer,
+    w: Writer,
+    inf: SharedIndexInformer<ConfigMap>,
+    rec: Arc<Recorder>,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+async fn seeded_and_synced(n: usize, page_size: u32) -> Synced {
     init_tracing();
     let server = TestServer::start().await.expect("testserver");
     let w = Writer::new(server.client(), "default");
-    seed(&w, 250).await;
-    let inf = informer(server.client(), |c| c.reflector.page_size = 100);
+    seed(&w, n).await;
+    let inf = informer(server.client(), |c| c.reflector.page_size = page_size);
     let rec = Recorder::with_indexer(inf.indexer());
-    let reg = inf.add_event_handler(rec.clone()).unwrap();
+    let reg = inf.add_event_handler(rec.clone()).expect("handler");
     let (cancel, task) = start(&inf);
     tokio::time::timeout(WAIT, reg.wait_for_sync())
         .await
-        .unwrap();
+        .expect("synced");
+    Synced {
+        server,
+        w,
+        inf,
+        rec,
+        cancel,
+        task,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn h2_h3_x7_initial_sync_with_paging_and_lister_get_inside_on_add() {
+    let Synced {
+        server,
+        inf,
+        rec,
+        cancel,
+        task,
+        ..
+    } = seeded_and_synced(250, 100).await;
     assert!(inf.has_synced());
     let events = rec.events();
     assert_eq!(events.len(), 250);
@@ -731,17 +761,14 @@ async fn event_stream_yields_initial_adds_then_live_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn x7_m8_relist_keeps_the_cached_arc_of_every_unchanged_object() {
-    init_tracing();
-    let server = TestServer::start().await.expect("testserver");
-    let w = Writer::new(server.client(), "default");
-    seed(&w, 20).await;
-    let inf = informer(server.client(), |c| c.reflector.page_size = 7);
-    let rec = Recorder::with_indexer(inf.indexer());
-    let reg = inf.add_event_handler(rec.clone()).unwrap();
-    let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg.wait_for_sync())
-        .await
-        .unwrap();
+    let Synced {
+        server,
+        w,
+        inf,
+        rec,
+        cancel,
+        task,
+    } = seeded_and_synced(20, 7).await;
     let before: BTreeMap<String, Arc<ConfigMap>> = inf
         .indexer()
         .entries()
