@@ -1,10 +1,11 @@
-//! Helpers shared by the informer integration tests: object builders, a recording handler with condition waits, informer setup.
+//! Helpers shared by the informer integration tests: object builders, a recording handler with
+//! condition waits, informer setup, start and stop, a seeded and synced informer.
 
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use informer_runtime::indexer::Indexer;
 use informer_runtime::informer::{
@@ -13,11 +14,13 @@ use informer_runtime::informer::{
 use informer_runtime::key::ObjectKey;
 use informer_runtime::list_watch::ListWatch;
 use informer_runtime::reflector::BackoffConfig;
+use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// How long any condition may take before a test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -274,4 +277,72 @@ pub async fn server_state(client: kube::Client) -> BTreeMap<String, String> {
 /// The informer cache as key -> RV.
 pub fn cache_state(indexer: &Indexer<ConfigMap>) -> BTreeMap<String, String> {
     indexer.list().iter().map(|o| (key(o), rv(o))).collect()
+}
+
+/// Starts `informer`, returning the cancel token and the run task.
+pub fn start(
+    informer: &SharedIndexInformer<ConfigMap>,
+) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let cancel = CancellationToken::new();
+    let task = informer.start(cancel.clone());
+    (cancel, task)
+}
+
+/// Stops an informer and proves its run task (and so every task it spawned) ended.
+pub async fn stop(cancel: CancellationToken, task: tokio::task::JoinHandle<()>) {
+    cancel.cancel();
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("informer did not stop")
+        .expect("run task");
+}
+
+/// Creates `cm-0000`..`cm-{n-1}` in the writer's namespace.
+pub async fn seed(w: &Writer, n: usize) {
+    for i in 0..n {
+        w.create(&format!("cm-{i:04}"), "0").await;
+    }
+}
+
+/// A testserver seeded with `n` ConfigMaps, and a started informer listing them `page_size` at a
+/// time whose recording handler (with the indexer, for H2/X7 checks) has synced.
+pub struct Synced {
+    pub server: TestServer,
+    pub w: Writer,
+    pub inf: SharedIndexInformer<ConfigMap>,
+    pub rec: Arc<Recorder>,
+    pub cancel: CancellationToken,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+pub async fn seeded_and_synced(n: usize, page_size: u32) -> Synced {
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    seed(&w, n).await;
+    let inf = informer(server.client(), |c| c.reflector.page_size = page_size);
+    let rec = Recorder::with_indexer(inf.indexer());
+    let reg = inf.add_event_handler(rec.clone()).expect("handler");
+    let (cancel, task) = start(&inf);
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .expect("synced");
+    Synced {
+        server,
+        w,
+        inf,
+        rec,
+        cancel,
+        task,
+    }
+}
+
+/// Waits for a condition on server state that has no notification (the request log).
+pub async fn wait_until(what: &str, cond: impl Fn() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
