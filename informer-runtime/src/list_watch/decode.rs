@@ -4,8 +4,6 @@ use bytes::{Bytes, BytesMut};
 use futures::Stream;
 use http_body_util::BodyExt;
 use kube::core::{Status, WatchEvent};
-use std::borrow::Cow;
-use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -123,6 +121,17 @@ impl LineDecoder {
     }
 }
 
+/// The fields of a list object the decoders look at; every other field is `Other` and skipped.
+/// An identifier, so reading a key allocates nothing.
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum ListField {
+    Metadata,
+    Items,
+    #[serde(other)]
+    Other,
+}
+
 /// Decodes a list body's `items` one at a time into `each`, so the caller can transform and share
 /// every object before the next one is decoded (M8); every other field is skipped. `null` or
 /// missing items are an empty list.
@@ -147,14 +156,15 @@ impl<'de, K: DeserializeOwned, F: FnMut(K)> Visitor<'de> for EachItem<'_, K, F> 
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(field) = map.next_key::<Cow<'de, str>>()? {
-            if field == "items" {
-                map.next_value_seed(ItemsValue::<K, F> {
+        while let Some(field) = map.next_key::<ListField>()? {
+            match field {
+                ListField::Items => map.next_value_seed(ItemsValue::<K, F> {
                     each: &mut *self.each,
                     _k: PhantomData,
-                })?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+                })?,
+                ListField::Metadata | ListField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
         Ok(())
@@ -210,10 +220,10 @@ const STOP: &str = "informer-rs: list metadata read";
 /// that [`EachItem`] decodes anyway; a body with `items` first is walked to its end. A malformed
 /// body is an error here only up to the metadata; the rest fails when the items are decoded.
 pub(super) fn list_meta(body: &[u8]) -> serde_json::Result<ListMetaFields> {
-    let found = RefCell::new(None);
+    let mut found = None;
     let mut de = serde_json::Deserializer::from_slice(body);
-    let res = MetaSeed(&found).deserialize(&mut de);
-    if let Some(meta) = found.into_inner() {
+    let res = MetaSeed(&mut found).deserialize(&mut de);
+    if let Some(meta) = found {
         return Ok(meta);
     }
     res?;
@@ -221,7 +231,8 @@ pub(super) fn list_meta(body: &[u8]) -> serde_json::Result<ListMetaFields> {
     Ok(ListMetaFields::default())
 }
 
-struct MetaSeed<'c>(&'c RefCell<Option<ListMetaFields>>);
+/// Stashes the list metadata in its slot, then stops the parse.
+struct MetaSeed<'s>(&'s mut Option<ListMetaFields>);
 
 impl<'de> DeserializeSeed<'de> for MetaSeed<'_> {
     type Value = ();
@@ -239,10 +250,10 @@ impl<'de> Visitor<'de> for MetaSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(field) = map.next_key::<Cow<'de, str>>()? {
-            if field == "metadata" {
+        while let Some(field) = map.next_key::<ListField>()? {
+            if let ListField::Metadata = field {
                 let meta: Option<ListMetaFields> = map.next_value()?;
-                *self.0.borrow_mut() = Some(meta.unwrap_or_default());
+                *self.0 = Some(meta.unwrap_or_default());
                 // Stop here: `list_meta` takes the stashed metadata and ignores this error.
                 return Err(de::Error::custom(STOP));
             }

@@ -201,6 +201,14 @@ fn bump(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
 }
 
+/// D8/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, then
+/// shared through the store (which reuses its cached `Arc` for an unchanged object), so an
+/// initial list is never held untransformed, nor twice.
+fn transform_and_share<K: 'static>(store: &dyn ReflectorStore<K>, mut obj: K) -> Arc<K> {
+    store.transform(&mut obj);
+    store.share(obj)
+}
+
 /// A cheap, cloneable view of a running reflector: its last synced RV and counters.
 #[derive(Clone, Default)]
 pub struct ReflectorHandle {

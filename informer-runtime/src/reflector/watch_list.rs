@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, info, warn};
 
 use super::cycle::{ActiveWatch, Ctx, Next};
-use super::{Error, bump};
+use super::{Error, bump, transform_and_share};
 use crate::key::ObjectKey;
 use crate::list_watch::{self, ErrorClass};
 use crate::store::StoreError;
@@ -182,11 +182,8 @@ where
                 }
             };
             match ev {
-                WatchEvent::Added(mut o) | WatchEvent::Modified(mut o) => {
-                    // D8/M8: transform as soon as decoded, then share (an unchanged object
-                    // reuses the cached `Arc`).
-                    ctx.store.transform(&mut o);
-                    got.upsert(ctx.store.share(o));
+                WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                    got.upsert(transform_and_share(&*ctx.store, o));
                 }
                 WatchEvent::Deleted(o) => got.remove(&o),
                 WatchEvent::Bookmark(b) => {
