@@ -44,6 +44,7 @@ mod check;
 mod ctxt;
 mod expand;
 mod fallback;
+mod projection;
 mod symbol;
 
 use proc_macro::TokenStream;
@@ -69,4 +70,33 @@ fn derive(input: &syn::DeriveInput) -> proc_macro2::TokenStream {
         }
         (Ok(()), None) => unreachable!("check returned no model without recording an error"),
     }
+}
+
+/// Derives a projection: a slim struct decoded straight from the wire of a source kind (P4-P6).
+///
+/// ```ignore
+/// #[derive(Projection, Clone, Debug)]
+/// #[projection(of = k8s_openapi::api::core::v1::Pod)]
+/// pub struct PodView {
+///     pub metadata: informer_runtime::projection::SlimMeta,
+///     pub spec: Option<PodSpecView>,
+/// }
+/// ```
+///
+/// | key | meaning |
+/// |---|---|
+/// | `of = Type` | required: the type this struct projects (a `kube::Resource` for a top-level projection) |
+/// | `nested` | never an object of its own, even with a `metadata` field |
+/// | `index(name = "…", path = a.b)` | an index over a field path of the projection |
+/// | `index(name = "…", function = path::to::f)` | an index computed by `fn(&Self) -> Vec<String>` |
+/// | `crate = "path"` | path of `informer_runtime` (default `::informer_runtime`) |
+///
+/// Each field must exist in the source type under the same name, with a type that can hold it
+/// (`informer_runtime::projection::ProjectFrom`); mistakes are compile errors at the field. A
+/// struct with a `metadata` field is a top-level projection: it implements `Meta` and `Object`
+/// with `Source = of`, so `factory.informer_for::<PodView>()` lists and watches Pods into it.
+#[proc_macro_derive(Projection, attributes(projection))]
+pub fn derive_projection(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    projection::derive(&input).into()
 }

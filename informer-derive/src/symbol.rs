@@ -23,6 +23,9 @@ pub(crate) const NAME: Symbol = Symbol("name");
 pub(crate) const PATH: Symbol = Symbol("path");
 pub(crate) const OWNER: Symbol = Symbol("owner");
 pub(crate) const FUNCTION: Symbol = Symbol("function");
+pub(crate) const PROJECTION: Symbol = Symbol("projection");
+pub(crate) const OF: Symbol = Symbol("of");
+pub(crate) const NESTED: Symbol = Symbol("nested");
 
 impl PartialEq<Symbol> for Ident {
     fn eq(&self, word: &Symbol) -> bool {

@@ -11,7 +11,15 @@ pub use std::string::String;
 pub use std::sync::Arc;
 pub use std::vec::Vec;
 
+pub use core::default::Default;
+pub use core::fmt;
 pub use kube::Resource;
+pub use kube::api::ObjectMeta;
+pub use serde;
+
+pub use crate::factory::StaticIndexer;
+pub use crate::object::{HasScope, Meta};
+pub use crate::projection::__derive as projection;
 pub use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector};
 
 pub use kube::core::GroupVersionResource;
@@ -37,6 +45,18 @@ impl IndexValues for str {
 impl IndexValues for String {
     fn push_index_values(&self, out: &mut Vec<String>) {
         out.push(self.clone());
+    }
+}
+
+impl IndexValues for crate::projection::IStr {
+    fn push_index_values(&self, out: &mut Vec<String>) {
+        out.push(self.as_str().to_owned());
+    }
+}
+
+impl<T: IndexValues + ?Sized> IndexValues for Box<T> {
+    fn push_index_values(&self, out: &mut Vec<String>) {
+        (**self).push_index_values(out);
     }
 }
 

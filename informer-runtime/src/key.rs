@@ -51,10 +51,9 @@ impl ObjectKey {
     }
 
     /// The key of a Kubernetes object, from its `metadata.namespace` and `metadata.name`.
-    pub fn from_resource<K: kube::Resource>(obj: &K) -> Result<Self, KeyError> {
-        let meta = obj.meta();
-        match meta.name.as_deref() {
-            Some(name) if !name.is_empty() => Ok(Self::new(meta.namespace.as_deref(), name)),
+    pub fn from_resource<K: crate::object::Meta>(obj: &K) -> Result<Self, KeyError> {
+        match obj.object_name() {
+            Some(name) if !name.is_empty() => Ok(Self::new(obj.object_namespace(), name)),
             _ => Err(KeyError::MissingName),
         }
     }

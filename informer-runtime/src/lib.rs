@@ -13,6 +13,8 @@ pub mod informer;
 pub mod key;
 pub mod list_watch;
 pub mod lister;
+pub mod object;
+pub mod projection;
 pub mod reflector;
 pub mod store;
 pub mod workqueue;
@@ -21,6 +23,7 @@ pub mod workqueue;
 pub mod __private;
 
 pub use factory::{Object, SharedInformerFactory};
+pub use object::Meta;
 
 #[cfg(feature = "derive")]
-pub use informer_derive::Informer;
+pub use informer_derive::{Informer, Projection};

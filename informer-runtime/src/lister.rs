@@ -20,15 +20,15 @@
 //! assert_eq!(err.to_string(), "configmaps \"missing\" not found");
 //! ```
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kube::core::{ClusterResourceScope, DynamicResourceScope, Expression, Selector, SelectorExt};
+use kube::core::{ClusterResourceScope, DynamicResourceScope, Selector};
 
 use crate::indexer::{self, Indexer, NAMESPACE_INDEX};
 use crate::key::ObjectKey;
+use crate::object::{HasScope, LabelMatcher, Meta};
 
 pub use kube::core::NamespaceScope;
 
@@ -126,24 +126,15 @@ impl<K> fmt::Debug for Lister<K> {
     }
 }
 
-/// The empty label set objects without labels are matched against.
-static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
-
 /// Whether `selector` can match nothing: one of its expressions is `key in ()` (L1).
 fn matches_nothing(selector: &Selector) -> bool {
-    if selector.selects_all() {
-        return false;
-    }
-    selector
-        .clone()
-        .into_iter()
-        .any(|e| matches!(e, Expression::In(_, ref v) if v.is_empty()))
+    !selector.selects_all() && LabelMatcher::new(selector).matches_nothing()
 }
 
 /// Filters `objs` by `selector`; the empty selector skips matching (L1). Callers check
 /// [`matches_nothing`] first, before collecting anything.
-fn select<K: kube::Resource>(objs: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>> {
-    select_by(objs, selector, |o| o.meta())
+fn select<K: Meta>(objs: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>> {
+    select_by(objs, selector, |o| &**o as &dyn Meta)
 }
 
 /// [`select`] for any shared object whose metadata `meta` reaches (also type-erased ones),
@@ -151,20 +142,24 @@ fn select<K: kube::Resource>(objs: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<
 pub(crate) fn select_by<T>(
     objs: Vec<T>,
     selector: &Selector,
-    meta: impl Fn(&T) -> &kube::api::ObjectMeta,
+    meta: impl Fn(&T) -> &dyn Meta,
 ) -> Vec<T> {
     if selector.selects_all() {
         return objs;
     }
-    if matches_nothing(selector) {
+    let matcher = LabelMatcher::new(selector);
+    if matcher.matches_nothing() {
         return Vec::new();
     }
     objs.into_iter()
-        .filter(|o| selector.matches(meta(o).labels.as_ref().unwrap_or(&NO_LABELS)))
+        .filter(|o| {
+            let m = meta(o);
+            matcher.matches(|key| m.object_label(key))
+        })
         .collect()
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> Lister<K> {
+impl<K: crate::object::Meta> Lister<K> {
     /// A lister over `indexer`, reporting misses for `group_resource` (L3).
     pub fn new(indexer: Arc<Indexer<K>>, group_resource: GroupResource) -> Self {
         Lister {
@@ -174,12 +169,13 @@ impl<K: kube::Resource + Send + Sync + 'static> Lister<K> {
         }
     }
 
-    /// A lister over `indexer`, taking the group and plural from `kube::Resource`.
+    /// A lister over `indexer`, taking the group and plural from the object's source kind
+    /// (the kind itself, or a projection's source).
     pub fn from_indexer(indexer: Arc<Indexer<K>>) -> Self
     where
-        K: kube::Resource<DynamicType = ()>,
+        K: crate::factory::Object,
     {
-        Self::new(indexer, GroupResource::of::<K>())
+        Self::new(indexer, GroupResource::of::<K::Source>())
     }
 
     /// The indexer behind this lister.
@@ -229,7 +225,8 @@ impl<K: kube::Resource + Send + Sync + 'static> Lister<K> {
     /// ```
     pub fn get(&self, name: &str) -> Result<Arc<K>>
     where
-        K::Scope: ClusterScope,
+        K: HasScope,
+        <K as HasScope>::Scope: ClusterScope,
     {
         self.indexer
             .get_by_key(name)
@@ -247,7 +244,8 @@ impl<K: kube::Resource + Send + Sync + 'static> Lister<K> {
     /// ```
     pub fn namespaced(&self, namespace: &str) -> NamespacedLister<K>
     where
-        K::Scope: NamespaceScope,
+        K: HasScope,
+        <K as HasScope>::Scope: NamespaceScope,
     {
         NamespacedLister {
             lister: self.clone(),
@@ -279,7 +277,7 @@ impl<K: kube::Resource + Send + Sync + 'static> Lister<K> {
                 self.indexer
                     .list()
                     .into_iter()
-                    .filter(|o| o.meta().namespace.as_deref() == Some(namespace))
+                    .filter(|o| o.object_namespace() == Some(namespace))
                     .collect()
             }
         }
@@ -310,7 +308,7 @@ impl<K> fmt::Debug for NamespacedLister<K> {
     }
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> NamespacedLister<K> {
+impl<K: crate::object::Meta> NamespacedLister<K> {
     /// The namespace this lister is restricted to.
     pub fn namespace(&self) -> &str {
         &self.namespace
@@ -346,7 +344,7 @@ impl<K: kube::Resource + Send + Sync + 'static> NamespacedLister<K> {
         let objs = self.lister.by_index(index_name, value)?;
         Ok(objs
             .into_iter()
-            .filter(|o| o.meta().namespace.as_deref() == Some(&*self.namespace))
+            .filter(|o| o.object_namespace() == Some(&*self.namespace))
             .collect())
     }
 }

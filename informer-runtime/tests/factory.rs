@@ -355,10 +355,11 @@ async fn f8_factory_transform_runs_before_the_store() {
     let factory = SharedInformerFactory::builder(server.client())
         .strip_managed_fields()
         .transform(|obj: &mut dyn AnyObject| {
-            obj.meta_mut()
-                .annotations
-                .get_or_insert_default()
-                .insert("seen-by".into(), "factory".into());
+            if let Some(meta) = obj.object_meta_mut() {
+                meta.annotations
+                    .get_or_insert_default()
+                    .insert("seen-by".into(), "factory".into());
+            }
         })
         .build();
     let cms = factory.informer_for::<ConfigMap>();
@@ -451,10 +452,11 @@ async fn f8_factory_and_informer_transforms_compose_in_order() {
     server.create(&cm("a", "one", &[])).unwrap();
     let factory = SharedInformerFactory::builder(server.client())
         .transform(|obj: &mut dyn AnyObject| {
-            obj.meta_mut()
-                .annotations
-                .get_or_insert_default()
-                .insert("order".into(), "factory".into());
+            if let Some(meta) = obj.object_meta_mut() {
+                meta.annotations
+                    .get_or_insert_default()
+                    .insert("order".into(), "factory".into());
+            }
         })
         .build();
     let cms = factory.informer_for::<ConfigMap>();

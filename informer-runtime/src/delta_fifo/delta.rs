@@ -62,7 +62,7 @@ impl<K> Clone for DeletedObject<K> {
     }
 }
 
-impl<K: kube::Resource> DeletedObject<K> {
+impl<K: crate::object::Meta> DeletedObject<K> {
     /// The key, unwrapping tombstones (X1: the key function sees through tombstones).
     pub fn key(&self) -> Result<ObjectKey, KeyError> {
         match self {

@@ -120,7 +120,7 @@ pub struct DeltaFifoBuilder<K> {
     mode: FifoMode,
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> DeltaFifoBuilder<K> {
+impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
     /// The store the consumer fills (usually the informer's [`Indexer`](crate::indexer::Indexer)):
     /// needed to ignore unknown deletes (D4), tombstone vanished objects on `replace` (D5) and
     /// resync (D6). Without it, `resync` does nothing and `replace` only sees queued keys.
@@ -173,7 +173,7 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifoBuilder<K> {
 /// One popped key, handed to the single consumer (D9). The queue lock is **not** held while it
 /// lives. Finish it with [`done`](Self::done) after processing (D7 counts it only then) or
 /// [`requeue`](Self::requeue) on failure. Dropping it unfinished counts as `done`.
-pub struct Popped<'a, K: kube::Resource + Send + Sync + 'static> {
+pub struct Popped<'a, K: crate::object::Meta> {
     fifo: &'a DeltaFifo<K>,
     key: ObjectKey,
     deltas: Deltas<K>,
@@ -182,7 +182,7 @@ pub struct Popped<'a, K: kube::Resource + Send + Sync + 'static> {
     finished: bool,
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> Popped<'_, K> {
+impl<K: crate::object::Meta> Popped<'_, K> {
     /// The key whose deltas these are.
     pub fn key(&self) -> &ObjectKey {
         &self.key
@@ -218,13 +218,13 @@ impl<K: kube::Resource + Send + Sync + 'static> Popped<'_, K> {
     }
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> Drop for Popped<'_, K> {
+impl<K: crate::object::Meta> Drop for Popped<'_, K> {
     fn drop(&mut self) {
         self.finish_done();
     }
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
+impl<K: crate::object::Meta> DeltaFifo<K> {
     /// A builder; defaults: no known objects, replaced-emission on, no transform.
     pub fn builder() -> DeltaFifoBuilder<K> {
         DeltaFifoBuilder {
@@ -262,15 +262,10 @@ impl<K: kube::Resource + Send + Sync + 'static> DeltaFifo<K> {
     /// two have the same content (before the transform, which ran on both).
     fn cached_same(&self, obj: &K) -> Option<Arc<K>> {
         let known = self.known.as_deref()?;
-        let meta = obj.meta();
-        let rv = meta
-            .resource_version
-            .as_deref()
-            .filter(|rv| !rv.is_empty())?;
+        let rv = obj.object_resource_version().filter(|rv| !rv.is_empty())?;
         let key = ObjectKey::from_resource(obj).ok()?;
         let cached = known.get_by_key(key.as_str())?;
-        let cached_meta = cached.meta();
-        (cached_meta.resource_version.as_deref() == Some(rv) && cached_meta.uid == meta.uid)
+        (cached.object_resource_version() == Some(rv) && cached.object_uid() == obj.object_uid())
             .then_some(cached)
     }
 
@@ -425,7 +420,7 @@ fn populate<K>(backlog: &mut dyn Backlog<K>) -> bool {
     !was_synced && backlog.has_synced()
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> ReflectorStore<K> for DeltaFifo<K> {
+impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
     /// Runs the transform on a freshly decoded object (D8, M8) and switches to pre-transformed
     /// mode, so `add`, `update` and `replace` do not run it a second time.
     fn transform(&self, obj: &mut K) {

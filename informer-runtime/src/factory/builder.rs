@@ -117,7 +117,11 @@ impl SharedInformerFactoryBuilder {
 
     /// Shorthand for a factory transform that drops `metadata.managedFields` (M8).
     pub fn strip_managed_fields(self) -> Self {
-        self.transform(|obj: &mut dyn AnyObject| obj.meta_mut().managed_fields = None)
+        self.transform(|obj: &mut dyn AnyObject| {
+            if let Some(meta) = obj.object_meta_mut() {
+                meta.managed_fields = None;
+            }
+        })
     }
 
     /// The reflector settings every informer starts from (page size, backoff, strategy, …).
@@ -161,7 +165,7 @@ impl Options {
     /// index (X3, on by default in `InformerConfig`), the tweaked selectors and the factory transform.
     pub(super) fn informer_config<K>(&self, type_id: TypeId, label: String) -> InformerConfig<K>
     where
-        K: kube::Resource + Send + Sync + 'static,
+        K: crate::object::Meta,
     {
         let mut reflector = self.reflector.clone();
         if let Some(tweak) = &self.tweak {

@@ -30,12 +30,19 @@ enum IdKey {
 }
 
 impl InformerId {
-    /// The id of the typed informer for `K`.
-    pub fn of<K: kube::Resource<DynamicType = ()> + 'static>() -> Self {
-        let gvr = gvr_of::<K>();
+    /// The id of the typed informer for `K`. A projection (P4) has its own informer, apart from
+    /// its source kind's, and its label names it: `v1/pods (projection PodView)`.
+    pub fn of<K: super::Object>() -> Self {
+        let gvr = gvr_of::<K::Source>();
+        let suffix = if TypeId::of::<K>() == TypeId::of::<K::Source>() {
+            String::new()
+        } else {
+            let full = std::any::type_name::<K>();
+            format!(" (projection {})", full.rsplit("::").next().unwrap_or(full))
+        };
         InformerId {
             key: IdKey::Typed(TypeId::of::<K>()),
-            label: gvr_label(&gvr, ""),
+            label: gvr_label(&gvr, &suffix),
             gvr: Some(gvr),
         }
     }
@@ -140,7 +147,7 @@ struct Controlled<K> {
 
 impl<K> Control for Controlled<K>
 where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    K: crate::object::Meta + Clone + serde::de::DeserializeOwned + fmt::Debug,
 {
     fn start(&self, parent: &CancellationToken) {
         if !self.started.swap(true, Ordering::AcqRel) {
@@ -210,13 +217,7 @@ pub(super) struct Entry {
 impl Entry {
     pub(super) fn new<K>(id: &InformerId, informer: Arc<SharedIndexInformer<K>>) -> Self
     where
-        K: kube::Resource
-            + Clone
-            + serde::de::DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
+        K: crate::object::Meta + Clone + serde::de::DeserializeOwned + fmt::Debug,
     {
         let last_error = Arc::new(Mutex::new(None));
         let recorder = Arc::clone(&last_error);

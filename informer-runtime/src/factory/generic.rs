@@ -4,35 +4,27 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use kube::api::ObjectMeta;
 use kube::core::Selector;
 
 use crate::indexer::NAMESPACE_INDEX;
 use crate::informer::SharedIndexInformer;
 use crate::lister::{self, GroupResource};
+use crate::object::Meta;
 
-/// Any cached Kubernetes object, type-erased: its metadata, and a downcast to the concrete type.
+/// Any cached object, type-erased: its metadata ([`Meta`]), and a downcast to the concrete type.
 ///
-/// Implemented for every `kube::Resource`; a `Arc<K>` from a cache converts into an
-/// `Arc<dyn AnyObject>` without copying the object (X7).
-pub trait AnyObject: Any + Send + Sync {
-    /// The object's metadata.
-    fn meta(&self) -> &ObjectMeta;
-    /// The object's metadata, mutably (for factory transforms, F8).
-    fn meta_mut(&mut self) -> &mut ObjectMeta;
+/// Implemented for every [`Meta`] type (every `kube::Resource`, and projections); an `Arc<K>` from a
+/// cache converts into an `Arc<dyn AnyObject>` without copying the object (X7). Factory-wide
+/// transforms (F8) reach the full `ObjectMeta` through [`Meta::object_meta_mut`], which is `None`
+/// for projections.
+pub trait AnyObject: Meta + Any {
     /// The object as `Any`, to downcast to its concrete type.
     fn as_any(&self) -> &dyn Any;
     /// The object as mutable `Any`, to downcast to its concrete type.
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> AnyObject for K {
-    fn meta(&self) -> &ObjectMeta {
-        kube::Resource::meta(self)
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        kube::Resource::meta_mut(self)
-    }
+impl<K: Meta> AnyObject for K {
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -44,8 +36,8 @@ impl<K: kube::Resource + Send + Sync + 'static> AnyObject for K {
 impl fmt::Debug for dyn AnyObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AnyObject")
-            .field("namespace", &self.meta().namespace)
-            .field("name", &self.meta().name)
+            .field("namespace", &self.object_namespace())
+            .field("name", &self.object_name())
             .finish_non_exhaustive()
     }
 }
@@ -67,7 +59,7 @@ struct Typed<K> {
 
 impl<K> Erased for Typed<K>
 where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    K: crate::object::Meta + Clone + serde::de::DeserializeOwned + fmt::Debug,
 {
     fn informer_any(&self) -> Arc<dyn Any + Send + Sync> {
         self.informer.clone()
@@ -93,7 +85,7 @@ where
                 indexer
                     .list()
                     .into_iter()
-                    .filter(|o| o.meta().namespace.as_deref() == Some(namespace))
+                    .filter(|o| o.object_namespace() == Some(namespace))
                     .collect(),
             ),
         }
@@ -106,7 +98,7 @@ where
     }
 }
 
-fn erase<K: kube::Resource + Send + Sync + 'static>(objs: Vec<Arc<K>>) -> Vec<Arc<dyn AnyObject>> {
+fn erase<K: crate::object::Meta>(objs: Vec<Arc<K>>) -> Vec<Arc<dyn AnyObject>> {
     objs.into_iter().map(|o| o as Arc<dyn AnyObject>).collect()
 }
 
@@ -121,7 +113,7 @@ fn erase<K: kube::Resource + Send + Sync + 'static>(objs: Vec<Arc<K>>) -> Vec<Ar
 /// factory.start();
 /// foos.wait_for_sync().await;
 /// for obj in foos.lister().list(&Default::default()) {
-///     println!("{:?}", obj.meta().name);
+///     println!("{:?}", obj.object_name());
 /// }
 /// let typed = foos.informer::<DynamicObject>().expect("for_resource builds DynamicObject informers");
 /// # let _ = typed; Ok(()) }
@@ -145,15 +137,9 @@ impl GenericInformer {
     /// Type-erases a typed informer (F9).
     pub fn new<K>(informer: Arc<SharedIndexInformer<K>>) -> Self
     where
-        K: kube::Resource<DynamicType = ()>
-            + Clone
-            + serde::de::DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
+        K: super::Object,
     {
-        Self::with_group_resource(informer, GroupResource::of::<K>())
+        Self::with_group_resource(informer, GroupResource::of::<K::Source>())
     }
 
     /// Type-erases any informer, naming its resource for `NotFound` errors (L3).
@@ -162,13 +148,7 @@ impl GenericInformer {
         group_resource: GroupResource,
     ) -> Self
     where
-        K: kube::Resource
-            + Clone
-            + serde::de::DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Meta + Clone + serde::de::DeserializeOwned + fmt::Debug,
     {
         GenericInformer {
             erased: Arc::new(Typed { informer }),
@@ -277,5 +257,5 @@ impl GenericNamespaceLister {
 }
 
 fn select(objs: Vec<Arc<dyn AnyObject>>, selector: &Selector) -> Vec<Arc<dyn AnyObject>> {
-    lister::select_by(objs, selector, |o| o.meta())
+    lister::select_by(objs, selector, |o| &**o as &dyn Meta)
 }

@@ -45,6 +45,7 @@ pub use scope::ScopeKind;
 use crate::indexer::Indexers;
 use crate::informer::SharedIndexInformer;
 use crate::list_watch::ListWatch;
+use crate::object::{HasScope, Meta};
 use builder::Options;
 use entry::{Control, Entry};
 
@@ -99,28 +100,45 @@ fn describe_unsynced(list: &[Unsynced]) -> String {
 /// A named index function without captures, as generated code declares them (X2).
 pub type StaticIndexer<K> = (&'static str, fn(&K) -> Vec<String>);
 
-/// Every Kubernetes type the factory can build a typed informer for: a `kube::Resource` with a
-/// static type (k8s-openapi types, kube `CustomResource`s) and a known scope.
+/// Every type the factory can build a typed informer for.
+///
+/// Two kinds of types are objects:
+/// - every `kube::Resource` with a static type and a known scope (k8s-openapi types, kube
+///   `CustomResource`s): its own [`Source`](Object::Source), through a blanket impl;
+/// - projections (`#[derive(Projection)]`, P4): a slim struct decoded straight from the wire
+///   of its source kind, whose endpoint the informer lists and watches.
 pub trait Object:
-    kube::Resource<DynamicType = (), Scope: ScopeKind>
-    + Clone
-    + serde::de::DeserializeOwned
-    + fmt::Debug
-    + Send
-    + Sync
-    + 'static
+    Meta + HasScope<Scope: ScopeKind> + Clone + serde::de::DeserializeOwned + fmt::Debug
 {
+    /// The kind whose endpoint is listed and watched, and whose group, version and plural name
+    /// the informer (F1) and its lister's errors (L3): `Self` for Kubernetes types, the source
+    /// kind for projections (P6: same key, UID and resourceVersion as the source object).
+    type Source: kube::Resource<DynamicType = (), Scope = <Self as HasScope>::Scope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + fmt::Debug
+        + Send
+        + Sync
+        + 'static;
+
+    /// Indexes the type declares for itself (a projection's `#[projection(index(...))]`), which
+    /// [`SharedInformerFactory::informer_for`] registers (X2). None for Kubernetes types.
+    fn indexers() -> &'static [StaticIndexer<Self>] {
+        &[]
+    }
 }
 
-impl<T> Object for T where
+impl<T> Object for T
+where
     T: kube::Resource<DynamicType = (), Scope: ScopeKind>
         + Clone
         + serde::de::DeserializeOwned
         + fmt::Debug
         + Send
         + Sync
-        + 'static
+        + 'static,
 {
+    type Source = T;
 }
 
 /// One informer per resource type, shared by every caller (client-go's `SharedInformerFactory`).
@@ -202,7 +220,7 @@ impl SharedInformerFactory {
     /// The informer for `K`, created on first use (F1, F2). Every call returns the same `Arc`
     /// until [`stop_informer`](Self::stop_informer) forgets it.
     pub fn informer_for<K: Object>(&self) -> Arc<SharedIndexInformer<K>> {
-        self.informer_for_with_indexers::<K>(&[])
+        self.informer_for_with_indexers::<K>(K::indexers())
     }
 
     /// Like [`informer_for`](Self::informer_for), and also makes sure `indexers` are registered:
@@ -216,12 +234,12 @@ impl SharedInformerFactory {
         let id = InformerId::of::<K>();
         let name = id.to_string();
         let informer = self.get_or_create(id, |options| {
-            let api = K::Scope::constrain(
-                Api::<K>::all(self.inner.client.clone()),
+            let api = <K as HasScope>::Scope::constrain(
+                Api::<K::Source>::all(self.inner.client.clone()),
                 options.namespace.as_deref(),
             );
             let config = options.informer_config::<K>(TypeId::of::<K>(), name);
-            SharedIndexInformer::new(ListWatch::new(api), config)
+            SharedIndexInformer::new(ListWatch::of_source(api), config)
         });
         add_missing_indexers(&informer, indexers);
         informer
@@ -231,15 +249,16 @@ impl SharedInformerFactory {
     /// the server's `PartialObjectMetadata` representation. Shared like typed informers (F1).
     pub fn metadata_informer_for<K: Object>(
         &self,
-    ) -> Arc<SharedIndexInformer<PartialObjectMeta<K>>> {
-        let id = InformerId::metadata_of::<K>();
+    ) -> Arc<SharedIndexInformer<PartialObjectMeta<K::Source>>> {
+        let id = InformerId::metadata_of::<K::Source>();
         let name = id.to_string();
         self.get_or_create(id, |options| {
-            let api = K::Scope::constrain(
-                Api::<K>::all(self.inner.client.clone()),
+            let api = <K as HasScope>::Scope::constrain(
+                Api::<K::Source>::all(self.inner.client.clone()),
                 options.namespace.as_deref(),
             );
-            let config = options.informer_config::<PartialObjectMeta<K>>(TypeId::of::<K>(), name);
+            let config = options
+                .informer_config::<PartialObjectMeta<K::Source>>(TypeId::of::<K::Source>(), name);
             SharedIndexInformer::new(ListWatch::metadata(api), config)
         })
     }
@@ -430,13 +449,7 @@ impl SharedInformerFactory {
         create: impl FnOnce(&Options) -> crate::informer::Result<SharedIndexInformer<K>>,
     ) -> Arc<SharedIndexInformer<K>>
     where
-        K: kube::Resource
-            + Clone
-            + serde::de::DeserializeOwned
-            + fmt::Debug
-            + Send
-            + Sync
-            + 'static,
+        K: Meta + Clone + serde::de::DeserializeOwned + fmt::Debug,
     {
         let mut state = self.inner.state.lock();
         if let Some(existing) = state.informers.get(&id).and_then(|e| e.downcast::<K>()) {

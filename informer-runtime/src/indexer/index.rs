@@ -189,8 +189,8 @@ impl<K> Clone for IndexDef<K> {
 
 /// The namespace index function (X3), as client-go's `MetaNamespaceIndexFunc`: cluster-scoped
 /// objects are indexed under `""`.
-pub(crate) fn namespace_of<K: kube::Resource>(obj: &K) -> Option<&str> {
-    obj.meta().namespace.as_deref()
+pub(crate) fn namespace_of<K: crate::object::Meta>(obj: &K) -> Option<&str> {
+    obj.object_namespace()
 }
 
 /// One index: value -> the objects filed under it, by key. Each key carries the object's `Arc`,

@@ -95,7 +95,7 @@ pub struct IndexerBuilder<K> {
     indexers: Indexers<K>,
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> IndexerBuilder<K> {
+impl<K: crate::object::Meta> IndexerBuilder<K> {
     /// Do not register the [`NAMESPACE_INDEX`] (X3). Namespaced listers then fall back to a
     /// scan (L2).
     pub fn without_namespace_index(mut self) -> Self {
@@ -136,13 +136,13 @@ fn check_unique<K>(existing: &[IndexDef<K>], new: &[IndexDef<K>]) -> Result<()> 
     Ok(())
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> Default for Indexer<K> {
+impl<K: crate::object::Meta> Default for Indexer<K> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<K: kube::Resource + Send + Sync + 'static> Indexer<K> {
+impl<K: crate::object::Meta> Indexer<K> {
     /// An empty indexer with the [`NAMESPACE_INDEX`] registered (X3).
     pub fn new() -> Self {
         let defs = vec![IndexDef {

@@ -190,7 +190,7 @@ impl<K> fmt::Debug for SharedIndexInformer<K> {
 
 impl<K> SharedIndexInformer<K>
 where
-    K: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    K: crate::object::Meta + Clone + DeserializeOwned + fmt::Debug,
 {
     /// An informer over `list_watch`. Nothing runs until [`run`](Self::run) or
     /// [`start`](Self::start). Fails only if `config.indexers` repeats an index name (X6).
@@ -431,7 +431,7 @@ impl<K> SharedIndexInformer<K> {
 
 /// The cache snapshot a late handler receives as synthetic adds (H5). Called under the
 /// processing lock, so no delta is applied between the snapshot and the registration.
-fn snapshot<K: kube::Resource>(indexer: &Indexer<K>) -> Vec<(crate::key::ObjectKey, Arc<K>)> {
+fn snapshot<K: crate::object::Meta>(indexer: &Indexer<K>) -> Vec<(crate::key::ObjectKey, Arc<K>)> {
     indexer
         .list()
         .into_iter()

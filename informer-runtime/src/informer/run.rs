@@ -19,7 +19,7 @@ use crate::store::ReflectorStore;
 /// The body of `SharedIndexInformer::run`.
 pub(super) async fn run<K>(inner: Arc<Inner<K>>, cancel: CancellationToken)
 where
-    K: kube::Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
+    K: crate::object::Meta + Clone + DeserializeOwned + fmt::Debug,
 {
     if inner.started.swap(true, Ordering::AcqRel) {
         tracing::info!(informer = %inner.name, "informer already started; ignoring run (H1)");
@@ -72,7 +72,7 @@ where
 /// FIFO is closed.
 async fn process_next<K>(inner: &Inner<K>) -> bool
 where
-    K: kube::Resource + Send + Sync + 'static,
+    K: crate::object::Meta,
 {
     inner.processor.wait_for_space().await;
     let Some(popped) = inner.fifo.pop().await else {
@@ -106,7 +106,7 @@ pub(super) fn process_deltas<K>(
     deltas: &[Delta<K>],
     is_in_initial_list: bool,
 ) where
-    K: kube::Resource + Send + Sync + 'static,
+    K: crate::object::Meta,
 {
     for delta in deltas {
         match delta {
@@ -152,8 +152,8 @@ pub(super) fn process_deltas<K>(
 }
 
 /// Whether two states carry the same, non-empty resource version (H4).
-fn same_rv<K: kube::Resource>(old: &K, new: &K) -> bool {
-    match (&old.meta().resource_version, &new.meta().resource_version) {
+fn same_rv<K: crate::object::Meta>(old: &K, new: &K) -> bool {
+    match (old.object_resource_version(), new.object_resource_version()) {
         (Some(a), Some(b)) => !a.is_empty() && a == b,
         _ => false,
     }
@@ -162,7 +162,7 @@ fn same_rv<K: kube::Resource>(old: &K, new: &K) -> bool {
 /// Stops every task and marks the informer stopped (H14, no task left behind).
 async fn shutdown<K>(inner: &Inner<K>, tasks: Vec<tokio::task::JoinHandle<()>>)
 where
-    K: kube::Resource + Send + Sync + 'static,
+    K: crate::object::Meta,
 {
     inner.stop.cancel();
     inner.fifo.close();

@@ -4,8 +4,12 @@
 ///
 /// Idempotent, as D8 requires. Use it as `informer.set_transform(strip_managed_fields)` or as
 /// `InformerConfig::transform`.
-pub fn strip_managed_fields<K: kube::Resource>(obj: &mut K) {
-    obj.meta_mut().managed_fields = None;
+///
+/// Objects without a full `ObjectMeta` (projections) keep no managedFields and are left as they are.
+pub fn strip_managed_fields<K: crate::object::Meta>(obj: &mut K) {
+    if let Some(meta) = obj.object_meta_mut() {
+        meta.managed_fields = None;
+    }
 }
 
 #[cfg(test)]

@@ -283,6 +283,27 @@ where
     }
 }
 
+impl<K> ListWatch<K>
+where
+    K: DeserializeOwned + Send + 'static,
+{
+    /// A list-watcher that reads `S`'s endpoint (from the `Api`) into `K`: `S` itself for typed
+    /// resources ([`ListWatch::new`]), or a projection of `S` (P4), whose decoder skips every field
+    /// it does not declare and rejects objects of another kind (R16).
+    pub fn of_source<S>(api: Api<S>) -> Self
+    where
+        S: Resource<DynamicType = ()>,
+    {
+        let kind = S::kind(&()).into_owned();
+        Self::from_parts(
+            api.resource_url().to_string(),
+            api.into_client(),
+            Mode::Full,
+            kind,
+        )
+    }
+}
+
 impl ListWatch<DynamicObject> {
     /// A list-watcher for dynamic objects of the `ApiResource` the `Api` was built with.
     /// Events whose `kind` differs from `resource.kind` are dropped (R16).

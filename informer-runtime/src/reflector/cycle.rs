@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::Resource;
+
 use kube::core::WatchEvent;
 use rand::Rng;
 use serde::de::DeserializeOwned;
@@ -71,7 +71,7 @@ enum Decision {
 
 pub(super) async fn run<K>(r: Reflector<K>, cancel: CancellationToken)
 where
-    K: Resource + DeserializeOwned + Send + Sync + 'static,
+    K: crate::object::Meta + DeserializeOwned,
 {
     let mut ctx = Ctx {
         backoff: Backoff::new(r.config.backoff.clone()),
@@ -110,7 +110,7 @@ where
 
 impl<K> Ctx<K>
 where
-    K: Resource + DeserializeOwned + Send + Sync + 'static,
+    K: crate::object::Meta + DeserializeOwned,
 {
     /// Sleeps unless cancelled first; false if cancelled.
     pub(super) async fn sleep(&self, d: Duration) -> bool {
@@ -359,17 +359,17 @@ where
             // D8: added/modified objects are transformed as soon as they are decoded; deleted
             // ones are left to the store, which transforms only a real `Deleted` (D4).
             WatchEvent::Added(mut o) => {
-                let rv = o.meta().resource_version.clone();
+                let rv = o.object_resource_version().map(str::to_owned);
                 self.store.transform(&mut o);
                 (self.store.add(o), rv, true)
             }
             WatchEvent::Modified(mut o) => {
-                let rv = o.meta().resource_version.clone();
+                let rv = o.object_resource_version().map(str::to_owned);
                 self.store.transform(&mut o);
                 (self.store.update(o), rv, false)
             }
             WatchEvent::Deleted(o) => {
-                let rv = o.meta().resource_version.clone();
+                let rv = o.object_resource_version().map(str::to_owned);
                 (self.store.delete(o), rv, false)
             }
             WatchEvent::Bookmark(b) => {

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::Resource;
 use serde::de::DeserializeOwned;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -24,7 +23,7 @@ const LONG_LIST: Duration = Duration::from_secs(10);
 /// unavailable and lists again at once at `""` (R11); other errors end the cycle (R15).
 pub(super) async fn list_and_replace<K>(ctx: &mut Ctx<K>) -> Result<(), Next>
 where
-    K: Resource + DeserializeOwned + Send + Sync + 'static,
+    K: crate::object::Meta + DeserializeOwned,
 {
     loop {
         let rv = ctx.rv.relist_rv(&ctx.config.initial_list_rv);
@@ -104,7 +103,7 @@ struct PageTask<K> {
 
 impl<K> PageTask<K>
 where
-    K: Resource + DeserializeOwned + Send + Sync + 'static,
+    K: crate::object::Meta + DeserializeOwned,
 {
     fn spawn(ctx: &Ctx<K>, req: ListRequest) -> Self {
         bump(&ctx.shared.counters.list_requests);
@@ -160,7 +159,7 @@ where
 /// unpaged, at `rv` (R4).
 async fn list_all<K>(ctx: &Ctx<K>, rv: &str, limit: Option<u32>) -> list_watch::Result<Listed<K>>
 where
-    K: Resource + DeserializeOwned + Send + Sync + 'static,
+    K: crate::object::Meta + DeserializeOwned,
 {
     let started = Instant::now();
     let base = ListRequest {
@@ -242,7 +241,7 @@ where
 /// R4: the whole list in one response, decoded object by object.
 async fn list_unpaged<K>(ctx: &Ctx<K>, base: ListRequest) -> list_watch::Result<Listed<K>>
 where
-    K: Resource + DeserializeOwned + Send + Sync + 'static,
+    K: crate::object::Meta + DeserializeOwned,
 {
     bump(&ctx.shared.counters.list_requests);
     let full = ListRequest {

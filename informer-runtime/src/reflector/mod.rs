@@ -24,7 +24,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use kube::Resource;
 use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
@@ -284,7 +283,7 @@ impl<K> fmt::Debug for Reflector<K> {
 
 impl<K> Reflector<K>
 where
-    K: Resource + DeserializeOwned + Send + Sync + 'static,
+    K: crate::object::Meta + DeserializeOwned,
 {
     /// A reflector that fills `store` from `list_watch`.
     pub fn new(

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use kube::Resource;
+
 use kube::core::WatchEvent;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
@@ -35,7 +35,7 @@ struct Collected<K> {
     index: HashMap<ObjectKey, usize>,
 }
 
-impl<K: Resource> Collected<K> {
+impl<K: crate::object::Meta> Collected<K> {
     fn upsert(&mut self, obj: Arc<K>) {
         let Ok(key) = ObjectKey::from_resource(&*obj) else {
             warn!("dropping an initial event without a name");
@@ -64,7 +64,7 @@ impl<K: Resource> Collected<K> {
 /// LIST, as does an idle or ended stream (R20, which also disables streaming for good).
 pub(super) async fn initial<K>(ctx: &mut Ctx<K>) -> Outcome<K>
 where
-    K: Resource + DeserializeOwned + Send + Sync + 'static,
+    K: crate::object::Meta + DeserializeOwned,
 {
     let started = Instant::now();
     let mut retried_at_empty = false;
@@ -229,7 +229,7 @@ where
 /// R20: abandon the stream, count it, and stay on paged LIST until restarted.
 fn fallback<K>(ctx: &mut Ctx<K>, reason: String) -> Outcome<K>
 where
-    K: Resource + DeserializeOwned + Send + Sync + 'static,
+    K: crate::object::Meta + DeserializeOwned,
 {
     ctx.streaming_disabled = true;
     bump(&ctx.shared.counters.watch_list_fallbacks);

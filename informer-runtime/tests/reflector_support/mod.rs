@@ -46,7 +46,7 @@ pub struct RecordingStore<K> {
     changed: tokio::sync::watch::Sender<u64>,
 }
 
-impl<K: Resource + Send + 'static> RecordingStore<K> {
+impl<K: Resource + Send + Sync + 'static> RecordingStore<K> {
     pub fn new() -> Arc<Self> {
         Arc::new(RecordingStore {
             closed: std::sync::atomic::AtomicBool::new(false),
@@ -106,7 +106,7 @@ impl<K: Resource + Send + 'static> RecordingStore<K> {
     }
 }
 
-impl<K: Resource + Clone + Send + 'static> ReflectorStore<K> for RecordingStore<K> {
+impl<K: Resource + Clone + Send + Sync + 'static> ReflectorStore<K> for RecordingStore<K> {
     fn add(&self, obj: K) -> Result<(), StoreError> {
         let key = self.key(&obj)?;
         self.record(|r| {

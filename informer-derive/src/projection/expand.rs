@@ -1,0 +1,188 @@
+//! Emits a projection's decoder, its compile-time field checks and, for top-level projections,
+//! its `Meta`/`HasScope`/`Object` impls. Every path goes through `__private`.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::{IndexBody, Model};
+
+pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
+    let de = deserialize(m);
+    let checks = checks(m);
+    let object = if m.object { object(m) } else { quote!() };
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        const _: () = {
+            #de
+            #checks
+            #object
+        };
+    }
+}
+
+fn deserialize(m: &Model<'_>) -> TokenStream {
+    let ident = &m.input.ident;
+    let krate = &m.krate;
+    let p = quote!(#krate::__private);
+    let d = quote!(#p::projection);
+    let of = &m.of;
+    let names: Vec<&str> = m.fields.iter().map(|f| f.normalized.as_str()).collect();
+    let locals: Vec<_> = (0..m.fields.len())
+        .map(|i| format_ident!("__field{}", i))
+        .collect();
+    let inner: Vec<&syn::Type> = m
+        .fields
+        .iter()
+        .map(|f| f.option_inner.unwrap_or(f.ty))
+        .collect();
+    let idx: Vec<Literal> = (0..m.fields.len()).map(Literal::usize_unsuffixed).collect();
+    let finish: Vec<TokenStream> = m
+        .fields
+        .iter()
+        .zip(&locals)
+        .map(|(f, local)| {
+            let name = f.ident;
+            if f.option_inner.is_some() {
+                quote!(#name: #local)
+            } else {
+                quote_spanned!(f.ty.span()=> #name: #p::Option::unwrap_or_default(#local))
+            }
+        })
+        .collect();
+    let check_kind = m.object;
+    let kind_arm = if m.object {
+        quote! {
+            #d::Key::Kind => #d::check_kind(
+                &mut __map,
+                &<#of as #p::Resource>::kind(&()),
+            )?,
+        }
+    } else {
+        quote!()
+    };
+    let expecting = format!("an object to project into `{ident}`");
+    quote! {
+        impl<'de> #p::serde::Deserialize<'de> for #ident {
+            fn deserialize<__D>(__deserializer: __D) -> #p::Result<Self, __D::Error>
+            where
+                __D: #p::serde::Deserializer<'de>,
+            {
+                struct __Visitor;
+                impl<'de> #p::serde::de::Visitor<'de> for __Visitor {
+                    type Value = #ident;
+                    fn expecting(&self, f: &mut #p::fmt::Formatter<'_>) -> #p::fmt::Result {
+                        f.write_str(#expecting)
+                    }
+                    fn visit_map<__A>(self, mut __map: __A) -> #p::Result<#ident, __A::Error>
+                    where
+                        __A: #p::serde::de::MapAccess<'de>,
+                    {
+                        #( let mut #locals: #p::Option<#inner> = #p::Option::None; )*
+                        while let #p::Option::Some(__key) = __map.next_key_seed(#d::KeySeed {
+                            names: &[#(#names),*],
+                            check_kind: #check_kind,
+                        })? {
+                            match __key {
+                                #( #d::Key::Field(#idx) => {
+                                    #locals = __map.next_value::<#p::Option<#inner>>()?;
+                                } )*
+                                #kind_arm
+                                _ => {
+                                    __map.next_value::<#p::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                        }
+                        #p::Result::Ok(#ident { #(#finish),* })
+                    }
+                }
+                __deserializer.deserialize_map(__Visitor)
+            }
+        }
+    }
+}
+
+/// P5: every field exists in the source under its name and can hold the source field's type.
+fn checks(m: &Model<'_>) -> TokenStream {
+    let (ident, of) = (&m.input.ident, &m.of);
+    let krate = &m.krate;
+    let p = quote!(#krate::__private);
+    let d = quote!(#p::projection);
+    let each = m.fields.iter().map(|f| {
+        let (name, ty) = (f.ident, f.ty);
+        let access = quote_spanned!(name.span()=> &__source.#name);
+        quote_spanned!(ty.span()=> #d::check_field::<#ty, _>(#access);)
+    });
+    quote! {
+        impl #d::ProjectFrom<#of> for #ident {}
+        fn __informer_projection_checks(__source: &#of) {
+            #(#each)*
+        }
+    }
+}
+
+fn object(m: &Model<'_>) -> TokenStream {
+    let (ident, of) = (&m.input.ident, &m.of);
+    let krate = &m.krate;
+    let p = quote!(#krate::__private);
+    let d = quote!(#p::projection);
+    let meta_ty = m
+        .fields
+        .iter()
+        .find(|f| f.ident == "metadata")
+        .map(|f| f.ty.span())
+        .unwrap_or_else(proc_macro2::Span::call_site);
+    let pm = quote_spanned!(meta_ty=> #d::ProjectedMeta);
+    let indexers = m.indexes.iter().map(|(name, body)| {
+        let call = match body {
+            IndexBody::Path(members) => {
+                let span = members
+                    .first()
+                    .map_or_else(proc_macro2::Span::call_site, |m| m.span());
+                quote_spanned!(span=> #p::index_values(&obj #(.#members)*))
+            }
+            IndexBody::Function(path) => quote_spanned!(path.span()=> #path(obj)),
+        };
+        quote! {
+            (#name, {
+                fn __index(obj: &#ident) -> #p::Vec<#p::String> { #call }
+                __index as fn(&#ident) -> #p::Vec<#p::String>
+            })
+        }
+    });
+    quote! {
+        impl #p::Meta for #ident {
+            fn object_name(&self) -> #p::Option<&str> {
+                #pm::name(&self.metadata)
+            }
+            fn object_namespace(&self) -> #p::Option<&str> {
+                #pm::namespace(&self.metadata)
+            }
+            fn object_uid(&self) -> #p::Option<&str> {
+                #pm::uid(&self.metadata)
+            }
+            fn object_resource_version(&self) -> #p::Option<&str> {
+                #pm::resource_version(&self.metadata)
+            }
+            fn object_label(&self, key: &str) -> #p::Option<&str> {
+                #pm::label(&self.metadata, key)
+            }
+            fn object_meta(&self) -> #p::Option<&#p::ObjectMeta> {
+                #pm::full(&self.metadata)
+            }
+            fn object_meta_mut(&mut self) -> #p::Option<&mut #p::ObjectMeta> {
+                #pm::full_mut(&mut self.metadata)
+            }
+        }
+        impl #p::HasScope for #ident {
+            type Scope = <#of as #p::Resource>::Scope;
+        }
+        impl #p::Object for #ident {
+            type Source = #of;
+            fn indexers() -> &'static [#p::StaticIndexer<Self>] {
+                &[#(#indexers),*]
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! What the cache reads of an object: its identity, resourceVersion and labels ([`Meta`]).
+//!
+//! The runtime is generic over this trait rather than over `kube::Resource`, whose `meta()` hands
+//! out a full `ObjectMeta`: a projection (P4, P6) keeps a slim, interned metadata of its own and
+//! still has the source object's key, UID and resourceVersion. Every `kube::Resource` implements
+//! [`Meta`] through its `ObjectMeta`; `#[derive(Projection)]` implements it for projections.
+
+use kube::api::ObjectMeta;
+use kube::core::{Expression, Selector};
+
+/// The metadata the cache needs from an object (X1 keys, R* resourceVersions, L1 label selection,
+/// M8 reuse of unchanged objects).
+///
+/// The methods carry an `object_` prefix so that they never clash with `kube::ResourceExt`'s
+/// `name_any()`, `namespace()` or `uid()` on types that implement both.
+pub trait Meta: Send + Sync + 'static {
+    /// `metadata.name`.
+    fn object_name(&self) -> Option<&str>;
+    /// `metadata.namespace`; `None` for cluster-scoped objects.
+    fn object_namespace(&self) -> Option<&str>;
+    /// `metadata.uid`.
+    fn object_uid(&self) -> Option<&str>;
+    /// `metadata.resourceVersion`.
+    fn object_resource_version(&self) -> Option<&str>;
+    /// The value of the label `key`, if the object has it.
+    fn object_label(&self, key: &str) -> Option<&str>;
+    /// The full `ObjectMeta`, for objects that keep one (every `kube::Resource`); projections
+    /// return `None`.
+    fn object_meta(&self) -> Option<&ObjectMeta> {
+        None
+    }
+    /// The full `ObjectMeta`, mutably, for transforms (D8, F8); projections return `None`.
+    fn object_meta_mut(&mut self) -> Option<&mut ObjectMeta> {
+        None
+    }
+}
+
+impl<K: kube::Resource + Send + Sync + 'static> Meta for K {
+    fn object_name(&self) -> Option<&str> {
+        kube::Resource::meta(self).name.as_deref()
+    }
+    fn object_namespace(&self) -> Option<&str> {
+        kube::Resource::meta(self).namespace.as_deref()
+    }
+    fn object_uid(&self) -> Option<&str> {
+        kube::Resource::meta(self).uid.as_deref()
+    }
+    fn object_resource_version(&self) -> Option<&str> {
+        kube::Resource::meta(self).resource_version.as_deref()
+    }
+    fn object_label(&self, key: &str) -> Option<&str> {
+        kube::Resource::meta(self)
+            .labels
+            .as_ref()?
+            .get(key)
+            .map(String::as_str)
+    }
+    fn object_meta(&self) -> Option<&ObjectMeta> {
+        Some(kube::Resource::meta(self))
+    }
+    fn object_meta_mut(&mut self) -> Option<&mut ObjectMeta> {
+        Some(kube::Resource::meta_mut(self))
+    }
+}
+
+/// The scope of an object's kind: `NamespaceResourceScope`, `ClusterResourceScope` or
+/// `DynamicResourceScope`. Listers offer `namespaced(ns)` or `get(name)` by it (L4).
+///
+/// Every `kube::Resource` has its own; a projection has its source kind's.
+pub trait HasScope {
+    /// The scope type.
+    type Scope;
+}
+
+impl<K: kube::Resource> HasScope for K {
+    type Scope = <K as kube::Resource>::Scope;
+}
+
+/// A label selector prepared for matching many objects through [`Meta::object_label`], with
+/// exactly `kube::core::Selector`'s semantics (L1): every expression must hold.
+#[derive(Debug, Clone)]
+pub(crate) struct LabelMatcher {
+    exprs: Vec<Expression>,
+}
+
+impl LabelMatcher {
+    /// The expressions of `selector`.
+    pub(crate) fn new(selector: &Selector) -> Self {
+        LabelMatcher {
+            exprs: selector.clone().into_iter().collect(),
+        }
+    }
+
+    /// Whether no object can match: one expression is `key in ()` (L1).
+    pub(crate) fn matches_nothing(&self) -> bool {
+        self.exprs
+            .iter()
+            .any(|e| matches!(e, Expression::In(_, v) if v.is_empty()))
+    }
+
+    /// Whether the labels that `label` looks up satisfy every expression.
+    pub(crate) fn matches<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.exprs.iter().all(|e| match e {
+            Expression::In(key, values) => label(key).is_some_and(|v| values.contains(v)),
+            Expression::NotIn(key, values) => label(key).is_none_or(|v| !values.contains(v)),
+            Expression::Exists(key) => label(key).is_some(),
+            Expression::DoesNotExist(key) => label(key).is_none(),
+            Expression::Equal(key, value) => label(key) == Some(value.as_str()),
+            Expression::NotEqual(key, value) => label(key) != Some(value.as_str()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::core::SelectorExt;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// Looks `key` up in an optional label map.
+    fn map_label<'a>(labels: Option<&'a BTreeMap<String, String>>, key: &str) -> Option<&'a str> {
+        labels?.get(key).map(String::as_str)
+    }
+
+    fn selector_strategy() -> impl Strategy<Value = Selector> {
+        let key = prop::sample::select(vec!["a", "b", "c"]);
+        let val = prop::sample::select(vec!["1", "2", "3"]);
+        let set = prop::collection::btree_set(val.clone().prop_map(String::from), 0..3);
+        let expr = prop_oneof![
+            (key.clone(), set.clone()).prop_map(|(k, s)| Expression::In(k.into(), s)),
+            (key.clone(), set).prop_map(|(k, s)| Expression::NotIn(k.into(), s)),
+            key.clone().prop_map(|k| Expression::Exists(k.into())),
+            key.clone().prop_map(|k| Expression::DoesNotExist(k.into())),
+            (key.clone(), val.clone()).prop_map(|(k, v)| Expression::Equal(k.into(), v.into())),
+            (key, val).prop_map(|(k, v)| Expression::NotEqual(k.into(), v.into())),
+        ];
+        prop::collection::vec(expr, 0..4).prop_map(Selector::from_iter)
+    }
+
+    proptest! {
+        /// L1: matching through `object_label` agrees with kube's `Selector::matches` on maps.
+        #[test]
+        fn label_matcher_agrees_with_kube_selector(
+            selector in selector_strategy(),
+            labels in prop::collection::btree_map(
+                prop::sample::select(vec!["a", "b", "c"]).prop_map(String::from),
+                prop::sample::select(vec!["1", "2", "3"]).prop_map(String::from),
+                0..3,
+            ),
+        ) {
+            let matcher = LabelMatcher::new(&selector);
+            prop_assert_eq!(
+                matcher.matches(|k| map_label(Some(&labels), k)),
+                selector.matches(&labels)
+            );
+        }
+    }
+}

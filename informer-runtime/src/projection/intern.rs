@@ -1,0 +1,281 @@
+//! Interned strings ([`IStr`]): equal strings of the cache share one allocation (P3).
+
+use std::borrow::Borrow;
+use std::collections::HashSet;
+use std::fmt;
+use std::hash::BuildHasher;
+use std::ops::Deref;
+use std::sync::{Arc, LazyLock};
+
+use parking_lot::Mutex;
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
+
+/// An interned, immutable string: 16 bytes inline, and one shared allocation per distinct value
+/// across every cached object (P3).
+///
+/// Use it in projections for strings that repeat across objects: label and annotation keys and
+/// values, namespaces, owner kinds and names, images, condition types and reasons. Unique strings
+/// (names, UIDs, resourceVersions) are cheaper as `Box<str>`. Deserializing an `IStr` looks the
+/// text up in the process-wide [`Interner`] and allocates only for a value not seen before.
+///
+/// ```
+/// use informer_runtime::projection::IStr;
+/// let a = IStr::new("app.kubernetes.io/name");
+/// let b: IStr = serde_json::from_str("\"app.kubernetes.io/name\"").unwrap();
+/// assert_eq!(a, b);
+/// assert!(IStr::ptr_eq(&a, &b));
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IStr(Arc<str>);
+
+impl IStr {
+    /// The interned copy of `s`.
+    pub fn new(s: &str) -> Self {
+        INTERNER.intern(s)
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `a` and `b` share one allocation.
+    pub fn ptr_eq(a: &IStr, b: &IStr) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl Default for IStr {
+    fn default() -> Self {
+        IStr::new("")
+    }
+}
+
+impl Deref for IStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for IStr {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for IStr {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for IStr {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for IStr {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl From<&str> for IStr {
+    fn from(s: &str) -> Self {
+        IStr::new(s)
+    }
+}
+
+impl From<String> for IStr {
+    fn from(s: String) -> Self {
+        IStr::new(&s)
+    }
+}
+
+impl From<&IStr> for String {
+    fn from(s: &IStr) -> Self {
+        s.as_str().to_owned()
+    }
+}
+
+impl fmt::Debug for IStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for IStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for IStr {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for IStr {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = IStr;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<IStr, E> {
+                Ok(IStr::new(s))
+            }
+        }
+        deserializer.deserialize_str(V)
+    }
+}
+
+/// The process-wide string interner behind [`IStr`].
+///
+/// Sharded by hash so that page decodes on several workers rarely contend. A shard drops the
+/// strings no object uses any more whenever it has doubled since its last sweep, so the interner
+/// holds at most about twice the strings in use (plus a small constant per shard) and its memory
+/// follows the cache down when objects leave it (P3). [`Interner::sweep`] frees them at once.
+pub struct Interner {
+    shards: Box<[Mutex<Shard>]>,
+    hasher: std::hash::RandomState,
+}
+
+struct Shard {
+    set: HashSet<Arc<str>>,
+    sweep_at: usize,
+}
+
+/// A shard sweeps when it reaches this many strings, at the least.
+const MIN_SWEEP: usize = 64;
+const SHARDS: usize = 32;
+
+static INTERNER: LazyLock<Interner> = LazyLock::new(|| Interner {
+    shards: (0..SHARDS)
+        .map(|_| {
+            Mutex::new(Shard {
+                set: HashSet::new(),
+                sweep_at: MIN_SWEEP,
+            })
+        })
+        .collect(),
+    hasher: std::hash::RandomState::new(),
+});
+
+/// How many strings the interner holds and their bytes (for tests, benchmarks and metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InternerStats {
+    /// Distinct strings held.
+    pub strings: usize,
+    /// Their text, in bytes.
+    pub bytes: usize,
+}
+
+impl Interner {
+    /// The process-wide interner.
+    pub fn global() -> &'static Interner {
+        &INTERNER
+    }
+
+    fn shard(&self, s: &str) -> &Mutex<Shard> {
+        let h = self.hasher.hash_one(s) as usize;
+        &self.shards[h % self.shards.len()]
+    }
+
+    fn intern(&self, s: &str) -> IStr {
+        let mut shard = self.shard(s).lock();
+        if let Some(found) = shard.set.get(s) {
+            return IStr(Arc::clone(found));
+        }
+        let new: Arc<str> = Arc::from(s);
+        shard.set.insert(Arc::clone(&new));
+        if shard.set.len() >= shard.sweep_at {
+            shard.sweep();
+        }
+        IStr(new)
+    }
+
+    /// Drops every string that no [`IStr`] refers to any more.
+    pub fn sweep(&self) {
+        for shard in self.shards.iter() {
+            shard.lock().sweep();
+        }
+    }
+
+    /// The strings held now (including unused ones not swept yet).
+    pub fn stats(&self) -> InternerStats {
+        let mut stats = InternerStats::default();
+        for shard in self.shards.iter() {
+            let shard = shard.lock();
+            stats.strings += shard.set.len();
+            stats.bytes += shard.set.iter().map(|s| s.len()).sum::<usize>();
+        }
+        stats
+    }
+}
+
+impl Shard {
+    fn sweep(&mut self) {
+        // Only the set holds a string whose strong count is 1; nothing can clone it without
+        // this shard's lock, which the caller holds.
+        self.set.retain(|s| Arc::strong_count(s) > 1);
+        self.set.shrink_to(self.set.len() * 2);
+        self.sweep_at = (self.set.len() * 2).max(MIN_SWEEP);
+    }
+}
+
+impl fmt::Debug for Interner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Interner")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p3_equal_strings_share_one_allocation() {
+        let a = IStr::new("p3-shared-value");
+        let b = IStr::from(String::from("p3-shared-value"));
+        let c: IStr = serde_json::from_str("\"p3-shared-value\"").unwrap();
+        assert!(IStr::ptr_eq(&a, &b) && IStr::ptr_eq(&a, &c));
+        assert_eq!(serde_json::to_string(&c).unwrap(), "\"p3-shared-value\"");
+    }
+
+    #[test]
+    fn p3_unused_strings_are_released_and_the_set_stays_bounded() {
+        let prefix = "p3-release-";
+        let held: Vec<IStr> = (0..100)
+            .map(|i| IStr::new(&format!("{prefix}held-{i}")))
+            .collect();
+        // Intern and drop far more strings than the shards' sweep thresholds.
+        for i in 0..50_000 {
+            drop(IStr::new(&format!("{prefix}dropped-{i}")));
+        }
+        let count = |pat: &str| {
+            Interner::global()
+                .shards
+                .iter()
+                .map(|s| s.lock().set.iter().filter(|k| k.starts_with(pat)).count())
+                .sum::<usize>()
+        };
+        // Amortised sweeping keeps at most about twice the live strings per shard.
+        assert!(count(&format!("{prefix}dropped-")) <= SHARDS * MIN_SWEEP * 2);
+        Interner::global().sweep();
+        assert_eq!(count(&format!("{prefix}dropped-")), 0);
+        assert_eq!(count(&format!("{prefix}held-")), 100);
+        // The held strings are still the interned ones.
+        assert!(IStr::ptr_eq(
+            &held[7],
+            &IStr::new(&format!("{prefix}held-7"))
+        ));
+    }
+}
