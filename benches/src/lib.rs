@@ -13,6 +13,7 @@ pub mod alloc;
 pub mod child;
 pub mod orchestrate;
 pub mod pods;
+pub mod projection;
 pub mod protocol;
 pub mod report;
 pub mod stats;

@@ -63,6 +63,7 @@ impl Scenario {
         match self {
             Scenario::Decode => &[Impl::SerdeJson],
             Scenario::Four => &[Impl::Ours, Impl::Kube, Impl::KubeShared],
+            Scenario::Sync | Scenario::Updates => &[Impl::Ours, Impl::Kube, Impl::OursProjection],
             _ => &[Impl::Ours, Impl::Kube],
         }
     }
@@ -131,6 +132,9 @@ pub enum Impl {
     KubeShared,
     /// serde_json alone, decoding the list pages (scenario 6).
     SerdeJson,
+    /// informer-rs caching the controller projection [`PodView`](crate::projection::PodView)
+    /// instead of the k8s-openapi `Pod` (P4): same informer, same endpoint.
+    OursProjection,
 }
 
 impl Impl {
@@ -141,6 +145,7 @@ impl Impl {
             Impl::Kube => "kube",
             Impl::KubeShared => "kube-shared",
             Impl::SerdeJson => "serde-json",
+            Impl::OursProjection => "ours-projection",
         }
     }
 }

@@ -159,6 +159,10 @@ impl Report {
             .median(Scenario::NsQuery, Impl::Kube, "query_us")
             .zip(self.median(Scenario::NsQuery, Impl::Ours, "query_us"))
             .map(|(kube, ours)| kube / ours.max(1e-9));
+        let projection_speedup = self
+            .median(Scenario::Sync, Impl::Ours, "sync_s")
+            .zip(self.median(Scenario::Sync, Impl::OursProjection, "sync_s"))
+            .map(|(typed, projected)| typed / projected.max(1e-9));
         vec![
             goal(
                 "(1) sync time, ours/kube",
@@ -208,6 +212,18 @@ impl Report {
                 ">= 0.70",
                 |v| v >= 0.7,
             ),
+            goal(
+                "(8) projection: bytes per cached Pod",
+                Some(self.config.pod_sizes.projection_heap_bytes).filter(|b| *b > 0.0),
+                "<= 2048",
+                |v| v <= 2048.0,
+            ),
+            goal(
+                "(8) projection: sync speed-up over the typed Pod (ours)",
+                projection_speedup,
+                ">= 2x",
+                |v| v >= 2.0,
+            ),
         ]
     }
 
@@ -234,10 +250,11 @@ impl Report {
         let s = &self.config.pod_sizes;
         let _ = writeln!(
             out,
-            "one Pod in memory: {:.1} KiB typed, {:.1} KiB without managedFields, {:.1} KiB metadata only",
+            "one Pod in memory: {:.1} KiB typed, {:.1} KiB without managedFields, {:.1} KiB metadata only, {:.2} KiB projection",
             s.typed_heap_bytes / 1024.0,
             s.typed_heap_no_managed_fields_bytes / 1024.0,
             s.metadata_only_heap_bytes / 1024.0,
+            s.projection_heap_bytes / 1024.0,
         );
         let _ = writeln!(out, "cells: median (spread = (max-min)/median)");
         for scenario in Scenario::ALL {
@@ -324,6 +341,7 @@ fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
             "objects",
             "heap_peak_mib",
             "heap_mib",
+            "heap_bytes_per_object",
             "rss_peak_mib",
             "list_requests",
             "watch_requests",
@@ -417,6 +435,7 @@ mod tests {
                 typed_heap_bytes: 1.0,
                 typed_heap_no_managed_fields_bytes: 1.0,
                 metadata_only_heap_bytes: 1.0,
+                projection_heap_bytes: 1.0,
             },
             seed_s: 1.0,
         };

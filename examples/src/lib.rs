@@ -12,3 +12,4 @@ pub mod generated;
 pub mod demo;
 pub mod metrics;
 pub mod operator;
+pub mod views;

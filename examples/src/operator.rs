@@ -12,7 +12,7 @@ use informer_runtime::informer::{DeletedObject, HandlerOptions, handler_fn};
 use informer_runtime::key::ObjectKey;
 use informer_runtime::workqueue::{RateLimitingQueue, WorkQueueMetrics};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Resource;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use prometheus_client::registry::Registry;
@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::crd::{Foo, FooStatus};
 use crate::generated::InformerFactoryExt;
 use crate::generated::core::v1::ConfigMapLister;
+use crate::views::PodSummary;
 
 /// The field manager the operator writes with.
 const MANAGER: &str = "informer-rs-example";
@@ -87,9 +88,15 @@ impl Operator {
 
         let foos = factory.example().v1().foos();
         let config_maps = factory.core().v1().config_maps();
-        // Informers the example only counts, to show several kinds sharing one factory.
+        // Informers the example only counts, to show several kinds sharing one factory. Pods are
+        // cached as a projection (P4): the informer watches /api/v1/pods but keeps ~1 KiB a Pod.
         factory.apps().v1().deployments().informer();
-        factory.core().v1().pods().informer();
+        factory
+            .core()
+            .v1()
+            .pods()
+            .projected::<PodSummary>()
+            .informer();
 
         let q = queue.clone();
         let enqueue_foo = move |foo: &Foo| {
@@ -171,7 +178,7 @@ impl Operator {
             foos = self.foos.list(&Default::default()).len(),
             config_maps = self.config_maps.list(&Default::default()).len(),
             deployments = self.factory.informer_for::<Deployment>().indexer().len(),
-            pods = self.factory.informer_for::<Pod>().indexer().len(),
+            pods = self.factory.informer_for::<PodSummary>().indexer().len(),
             "caches synced"
         );
         let mut workers = Vec::new();

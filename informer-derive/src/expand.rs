@@ -86,6 +86,15 @@ fn informer(input: &Input<'_>) -> TokenStream {
             #vis fn lister(&self) -> #lister {
                 #lister::new(self.informer().indexer())
             }
+
+            /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+            /// watches this kind's endpoint and caches only `P`'s fields.
+            #vis fn projected<P>(&self) -> #p::Projected<P>
+            where
+                P: #p::Object<Source = #res>,
+            {
+                #p::Projected::new(&self.factory)
+            }
         }
     }
 }

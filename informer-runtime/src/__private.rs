@@ -17,7 +17,7 @@ pub use kube::Resource;
 pub use kube::api::ObjectMeta;
 pub use serde;
 
-pub use crate::factory::StaticIndexer;
+pub use crate::factory::{Projected, StaticIndexer};
 pub use crate::object::{HasScope, Meta};
 pub use crate::projection::__derive as projection;
 pub use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector};

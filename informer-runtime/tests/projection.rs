@@ -374,3 +374,43 @@ fn p7_sizes_stay_put() {
     }
     assert!(source_of::<PodView>().ends_with("::Pod"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r17_p6_a_projection_syncs_through_a_watch_list_stream_and_follows_live_events() {
+    let server = TestServer::start().await.expect("testserver");
+    for i in 0..3 {
+        server
+            .create_json(pod_json("prod", &format!("web-{i}"), "n1", "web"))
+            .unwrap();
+    }
+    let config = informer_runtime::reflector::ReflectorConfig {
+        strategy: informer_runtime::reflector::InitialListStrategy::StreamingList,
+        ..Default::default()
+    };
+    let factory = SharedInformerFactory::builder(server.client())
+        .reflector_config(config)
+        .build();
+    let informer = factory.informer_for::<PodView>();
+    factory.start();
+    factory
+        .wait_for_cache_sync_timeout(WAIT)
+        .await
+        .expect("projection informer syncs from the stream");
+    assert_eq!(informer.indexer().len(), 3);
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| !(r.path == "/api/v1/pods" && r.is_list())),
+        "R17: the initial list came from the watch-list stream, not a LIST"
+    );
+    server
+        .create_json(pod_json("prod", "web-9", "n3", "web"))
+        .unwrap();
+    let lister = Lister::from_indexer(informer.indexer().clone());
+    wait_until("the live add", || {
+        lister.by_index("by_node", "n3").is_ok_and(|v| v.len() == 1)
+    })
+    .await;
+    factory.shutdown().await;
+}

@@ -23,7 +23,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::track::{Sentinel, UpdateTracker, relist_phase, time_queries};
 use super::{ChildIo, ChildSpec, PHASE_TIMEOUT_S, client, memory_metrics, within};
-use crate::protocol::{ChildMsg, Command, Metrics, Scenario};
+use crate::projection::PodView;
+use crate::protocol::{ChildMsg, Command, GENERATION_ANNOTATION, Metrics, Scenario};
 
 /// Runs `spec.scenario` with informer-rs and returns the final metrics.
 pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
@@ -152,7 +153,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
 /// An informer with the default configuration and the run's page size.
 fn informer<K>(lw: ListWatch<K>, spec: &ChildSpec) -> anyhow::Result<SharedIndexInformer<K>>
 where
-    K: kube::Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: informer_runtime::Meta + Clone + DeserializeOwned + Debug,
 {
     let mut config = InformerConfig::default();
     config.reflector.page_size = spec.page_size;
@@ -163,7 +164,7 @@ where
 /// Waits for the informer's first sync and reports its time, size and memory.
 async fn synced<K>(informer: &SharedIndexInformer<K>, start: Instant) -> anyhow::Result<Metrics>
 where
-    K: kube::Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: informer_runtime::Meta + Clone + DeserializeOwned + Debug,
 {
     let ok = within(PHASE_TIMEOUT_S, "the sync", informer.wait_for_sync()).await?;
     anyhow::ensure!(ok, "the informer stopped before it synced");
@@ -172,5 +173,61 @@ where
         ("objects".to_string(), informer.indexer().len() as f64),
     ]);
     m.extend(memory_metrics());
+    let objects = informer.indexer().len().max(1) as f64;
+    if let Some(heap) = m.get("heap_mib").copied() {
+        // Everything the process holds after the sync, per cached object: the cache, its
+        // indices and the interned strings (a few MiB of runtime and client are included).
+        m.insert(
+            "heap_bytes_per_object".into(),
+            heap * 1024.0 * 1024.0 / objects,
+        );
+    }
     Ok(m)
+}
+
+/// Runs `spec.scenario` with informer-rs caching the controller projection [`PodView`] (P4).
+pub(crate) async fn run_projection(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
+    let client = client(&spec.url)?;
+    let api: Api<Pod> = Api::all(client.clone());
+    let cancel = CancellationToken::new();
+    let _stop = cancel.clone().drop_guard();
+    let start = Instant::now();
+    let lw = ListWatch::<PodView>::of_source(api);
+    match spec.scenario {
+        Scenario::Sync => {
+            let informer = informer(lw, spec)?;
+            informer.start(cancel);
+            synced(&informer, start).await
+        }
+        Scenario::Updates => {
+            let informer = informer(lw, spec)?;
+            let tracker = Arc::new(UpdateTracker::new(spec.objects, spec.final_generation));
+            let handler = tracker.clone();
+            let reg = informer.add_event_handler(handler_fn().on_update(
+                move |_old, new: &Arc<PodView>| {
+                    handler.on_generation(new.metadata.annotations.get(GENERATION_ANNOTATION))
+                },
+            ))?;
+            informer.start(cancel);
+            let mut m = synced(&informer, start).await?;
+            within(
+                PHASE_TIMEOUT_S,
+                "the handler's initial adds",
+                reg.wait_for_sync(),
+            )
+            .await?;
+            m.insert(
+                "steady_heap_mib".into(),
+                m.get("heap_mib").copied().unwrap_or(0.0),
+            );
+            crate::alloc::reset_peak();
+            crate::sys::reset_peak_rss();
+            io.send(&ChildMsg::Synced { metrics: m.clone() });
+            let updates = spec.update_rounds * spec.objects as u64;
+            m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
+            m.extend(memory_metrics());
+            Ok(m)
+        }
+        other => anyhow::bail!("scenario {other} has no projection variant"),
+    }
 }

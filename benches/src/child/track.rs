@@ -46,9 +46,13 @@ impl UpdateTracker {
             .metadata
             .annotations
             .as_ref()
-            .and_then(|a| a.get(GENERATION_ANNOTATION))
-            .and_then(|g| g.parse::<u64>().ok())
-            .unwrap_or(0);
+            .and_then(|a| a.get(GENERATION_ANNOTATION));
+        self.on_generation(generation.map(String::as_str));
+    }
+
+    /// The handler body for a Pod whose generation annotation is `generation`.
+    pub(crate) fn on_generation(&self, generation: Option<&str>) {
+        let generation = generation.and_then(|g| g.parse::<u64>().ok()).unwrap_or(0);
         let now = Instant::now();
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         inner.events += 1;

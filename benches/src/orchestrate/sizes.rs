@@ -18,6 +18,10 @@ pub struct PodSizes {
     pub typed_heap_no_managed_fields_bytes: f64,
     /// `PartialObjectMeta<Pod>` decoded from the full object (scenario 7b keeps this much).
     pub metadata_only_heap_bytes: f64,
+    /// The controller projection [`PodView`](crate::projection::PodView), decoded from the full
+    /// object (P4), with its share of the interned strings.
+    #[serde(default)]
+    pub projection_heap_bytes: f64,
 }
 
 /// Decodes `n` Pods of `set` in each shape and reports the mean heap per object. Meaningful only
@@ -31,11 +35,15 @@ pub fn measure(set: &PodSet, n: usize) -> Result<PodSizes, serde_json::Error> {
     let typed = per_object::<Pod>(&docs, |_| {})?;
     let stripped = per_object::<Pod>(&docs, |p| p.metadata.managed_fields = None)?;
     let meta = per_object::<PartialObjectMeta<Pod>>(&docs, |_| {})?;
+    // Interned strings count for the objects that first used them, as in a cache.
+    informer_runtime::projection::Interner::global().sweep();
+    let projection = per_object::<crate::projection::PodView>(&docs, |_| {})?;
     Ok(PodSizes {
         json_bytes,
         typed_heap_bytes: typed,
         typed_heap_no_managed_fields_bytes: stripped,
         metadata_only_heap_bytes: meta,
+        projection_heap_bytes: projection,
     })
 }
 

@@ -65,6 +65,16 @@ pub mod v1 {
         pub fn lister(&self) -> DeploymentLister {
             DeploymentLister::new(self.informer().indexer())
         }
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// watches this kind's endpoint and caches only `P`'s fields.
+        pub fn projected<P>(&self) -> ::informer_runtime::__private::Projected<P>
+        where
+            P: ::informer_runtime::__private::Object<
+                Source = ::k8s_openapi::api::apps::v1::Deployment,
+            >,
+        {
+            ::informer_runtime::__private::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `apps/v1` kind `Deployment` (resource `deployments`, namespaced).
     #[derive(Clone)]

@@ -77,6 +77,16 @@ pub mod v1 {
         pub fn lister(&self) -> ConfigMapLister {
             ConfigMapLister::new(self.informer().indexer())
         }
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// watches this kind's endpoint and caches only `P`'s fields.
+        pub fn projected<P>(&self) -> ::informer_runtime::__private::Projected<P>
+        where
+            P: ::informer_runtime::__private::Object<
+                Source = ::k8s_openapi::api::core::v1::ConfigMap,
+            >,
+        {
+            ::informer_runtime::__private::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `v1` kind `ConfigMap` (resource `configmaps`, namespaced).
     #[derive(Clone)]
@@ -178,6 +188,16 @@ pub mod v1 {
         pub fn lister(&self) -> NamespaceLister {
             NamespaceLister::new(self.informer().indexer())
         }
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// watches this kind's endpoint and caches only `P`'s fields.
+        pub fn projected<P>(&self) -> ::informer_runtime::__private::Projected<P>
+        where
+            P: ::informer_runtime::__private::Object<
+                Source = ::k8s_openapi::api::core::v1::Namespace,
+            >,
+        {
+            ::informer_runtime::__private::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `v1` kind `Namespace` (resource `namespaces`, cluster-scoped).
     #[derive(Clone)]
@@ -255,6 +275,16 @@ pub mod v1 {
         pub fn lister(&self) -> NodeLister {
             NodeLister::new(self.informer().indexer())
         }
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// watches this kind's endpoint and caches only `P`'s fields.
+        pub fn projected<P>(&self) -> ::informer_runtime::__private::Projected<P>
+        where
+            P: ::informer_runtime::__private::Object<
+                Source = ::k8s_openapi::api::core::v1::Node,
+            >,
+        {
+            ::informer_runtime::__private::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `v1` kind `Node` (resource `nodes`, cluster-scoped).
     #[derive(Clone)]
@@ -327,6 +357,16 @@ pub mod v1 {
         /// A typed lister over this informer's cache.
         pub fn lister(&self) -> PodLister {
             PodLister::new(self.informer().indexer())
+        }
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// watches this kind's endpoint and caches only `P`'s fields.
+        pub fn projected<P>(&self) -> ::informer_runtime::__private::Projected<P>
+        where
+            P: ::informer_runtime::__private::Object<
+                Source = ::k8s_openapi::api::core::v1::Pod,
+            >,
+        {
+            ::informer_runtime::__private::Projected::new(&self.factory)
         }
     }
     /// Typed lister over the informer cache of `v1` kind `Pod` (resource `pods`, namespaced).

@@ -112,7 +112,7 @@ fn checks(m: &Model<'_>) -> TokenStream {
     let each = m.fields.iter().map(|f| {
         let (name, ty) = (f.ident, f.ty);
         let access = quote_spanned!(name.span()=> &__source.#name);
-        quote_spanned!(ty.span()=> #d::check_field::<#ty, _>(#access);)
+        quote_spanned!(ty.span()=> #d::SourceField(#access).holds::<#ty>();)
     });
     quote! {
         impl #d::ProjectFrom<#of> for #ident {}

@@ -97,6 +97,15 @@ pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
             pub fn lister(&self) -> #lister {
                 #lister::new(self.informer().indexer())
             }
+
+            /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+            /// watches this kind's endpoint and caches only `P`'s fields.
+            pub fn projected<P>(&self) -> #rt::Projected<P>
+            where
+                P: #rt::Object<Source = #res>,
+            {
+                #rt::Projected::new(&self.factory)
+            }
         }
 
         #[doc = #lister_doc]

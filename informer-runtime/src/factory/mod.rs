@@ -24,6 +24,7 @@ mod builder;
 mod entry;
 mod generic;
 mod metrics;
+mod projected;
 mod scope;
 
 use std::any::TypeId;
@@ -40,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 pub use builder::{FactoryTransform, ListOptionsTweak, SharedInformerFactoryBuilder};
 pub use entry::InformerId;
 pub use generic::{AnyObject, GenericInformer, GenericLister, GenericNamespaceLister};
+pub use projected::Projected;
 pub use scope::ScopeKind;
 
 use crate::indexer::Indexers;

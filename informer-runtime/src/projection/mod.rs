@@ -173,8 +173,14 @@ impl ProjectedMeta for ObjectMeta {
 pub mod __derive {
     pub use super::*;
 
-    /// Compiles only if `P` can hold a source field of type `S` (P5).
-    pub fn check_field<P: ProjectFrom<S>, S>(_source_field: &S) {}
+    /// A source field, its type fixed by the argument, so that [`SourceField::holds`] reports an
+    /// incompatible projection type through [`ProjectFrom`]'s message (P5).
+    pub struct SourceField<'a, S>(pub &'a S);
+
+    impl<S> SourceField<'_, S> {
+        /// Compiles only if `P` can hold this source field.
+        pub fn holds<P: ProjectFrom<S>>(self) {}
+    }
 
     /// What a JSON key of a projected object is.
     pub enum Key {
