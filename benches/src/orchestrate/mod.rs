@@ -36,7 +36,7 @@ pub struct OrchestrateArgs {
     /// Namespaces the Pods are spread over [full: 500, quick: 50].
     #[arg(long)]
     pub namespaces: Option<usize>,
-    /// Scenario 2: updates per Pod (the total is this times the Pod count) [2].
+    /// Scenario 2: updates per Pod (the total is this times the Pod count) \[2\].
     #[arg(long, default_value_t = 2)]
     pub update_rounds: u64,
     /// Only these scenarios (comma-separated; default: all).

@@ -18,7 +18,7 @@ use crate::reflector::ReflectorConfig;
 pub type ListOptionsTweak = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
 
 /// A transform applied by every informer of a factory before its own transform (F8, D8).
-/// It sees each object type-erased: change metadata through [`AnyObject::meta_mut`], or
+/// It sees each object type-erased: change metadata through [`Meta::object_meta_mut`](crate::object::Meta::object_meta_mut), or
 /// downcast with [`AnyObject::as_any_mut`]. It must be idempotent (D8).
 pub type FactoryTransform = Arc<dyn Fn(&mut dyn AnyObject) + Send + Sync>;
 

@@ -350,7 +350,7 @@ impl SharedInformerFactory {
         results.into_iter().collect()
     }
 
-    /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) with a deadline ([ours], F4): on
+    /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) with a deadline (\[ours\], F4): on
     /// timeout, [`Error::CacheSyncTimeout`] names each informer that had not synced and the last
     /// error its reflector reported (for example a 403 from RBAC).
     pub async fn wait_for_cache_sync_timeout(&self, timeout: Duration) -> Result<()> {
@@ -391,7 +391,7 @@ impl SharedInformerFactory {
         futures::future::join_all(tasks.iter().map(|c| c.wait_stopped())).await;
     }
 
-    /// Stops the informer for `K`, drops its store, and forgets it ([ours], F7): a later
+    /// Stops the informer for `K`, drops its store, and forgets it (\[ours\], F7): a later
     /// accessor call creates a fresh informer. Returns once its tasks have ended; `false` if the
     /// factory had no informer for `K`.
     pub async fn stop_informer<K: Object>(&self) -> bool {
