@@ -22,7 +22,7 @@ use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 
-use super::track::{Sentinel, UpdateTracker, relist_phase, time_queries};
+use super::track::{Sentinel, UpdateTracker, relist_phase, time_queries, update_phase};
 use super::{ChildIo, ChildSpec, PHASE_TIMEOUT_S, client, memory_metrics, within};
 use crate::protocol::{ChildMsg, Command, Impl, Metrics, Scenario};
 
@@ -63,19 +63,8 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
                     handler.on_update(pod);
                 }
             });
-            let mut m = synced(&store, start, "sync").await?;
-            // From here on, `heap_peak_mib` is the peak of the update phase.
-            m.insert(
-                "steady_heap_mib".into(),
-                m.get("heap_mib").copied().unwrap_or(0.0),
-            );
-            crate::alloc::reset_peak();
-            crate::sys::reset_peak_rss();
-            io.send(&ChildMsg::Synced { metrics: m.clone() });
-            let updates = spec.update_rounds * spec.objects as u64;
-            m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
-            m.extend(memory_metrics());
-            Ok(m)
+            let m = synced(&store, start, "sync").await?;
+            update_phase(m, &tracker, spec, io).await
         }
         (Scenario::Four, Impl::KubeShared) => four_shared(api, config, spec, io, start).await,
         (Scenario::Four, _) => {

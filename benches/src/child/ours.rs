@@ -21,7 +21,7 @@ use kube::core::{PartialObjectMeta, Selector};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::track::{Sentinel, UpdateTracker, relist_phase, time_queries};
+use super::track::{Sentinel, UpdateTracker, relist_phase, time_queries, update_phase};
 use super::{ChildIo, ChildSpec, PHASE_TIMEOUT_S, client, memory_metrics, within};
 use crate::projection::PodView;
 use crate::protocol::{ChildMsg, Command, GENERATION_ANNOTATION, Metrics, Scenario};
@@ -60,25 +60,14 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
                 handler_fn().on_update(move |_old, new: &Arc<Pod>| handler.on_update(new)),
             )?;
             informer.start(cancel);
-            let mut m = synced(&informer, start).await?;
+            let m = synced(&informer, start).await?;
             within(
                 PHASE_TIMEOUT_S,
                 "the handler's initial adds",
                 reg.wait_for_sync(),
             )
             .await?;
-            // From here on, `heap_peak_mib` is the peak of the update phase.
-            m.insert(
-                "steady_heap_mib".into(),
-                m.get("heap_mib").copied().unwrap_or(0.0),
-            );
-            crate::alloc::reset_peak();
-            crate::sys::reset_peak_rss();
-            io.send(&ChildMsg::Synced { metrics: m.clone() });
-            let updates = spec.update_rounds * spec.objects as u64;
-            m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
-            m.extend(memory_metrics());
-            Ok(m)
+            update_phase(m, &tracker, spec, io).await
         }
         Scenario::Four => {
             let informer = informer(ListWatch::new(api), spec)?;
@@ -209,24 +198,14 @@ pub(crate) async fn run_projection(spec: &ChildSpec, io: &mut ChildIo) -> anyhow
                 },
             ))?;
             informer.start(cancel);
-            let mut m = synced(&informer, start).await?;
+            let m = synced(&informer, start).await?;
             within(
                 PHASE_TIMEOUT_S,
                 "the handler's initial adds",
                 reg.wait_for_sync(),
             )
             .await?;
-            m.insert(
-                "steady_heap_mib".into(),
-                m.get("heap_mib").copied().unwrap_or(0.0),
-            );
-            crate::alloc::reset_peak();
-            crate::sys::reset_peak_rss();
-            io.send(&ChildMsg::Synced { metrics: m.clone() });
-            let updates = spec.update_rounds * spec.objects as u64;
-            m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
-            m.extend(memory_metrics());
-            Ok(m)
+            update_phase(m, &tracker, spec, io).await
         }
         other => anyhow::bail!("scenario {other} has no projection variant"),
     }

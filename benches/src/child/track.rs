@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Pod;
 use tokio::sync::Notify;
 
-use super::{ChildIo, PHASE_TIMEOUT_S, memory_metrics, within};
+use super::{ChildIo, ChildSpec, PHASE_TIMEOUT_S, memory_metrics, within};
 use crate::pods::namespace_name;
-use crate::protocol::{GENERATION_ANNOTATION, Metrics};
+use crate::protocol::{ChildMsg, GENERATION_ANNOTATION, Metrics};
 
 /// Scenario 2's handler state: counts update notifications and knows when every Pod has reached
 /// the final generation. Completion is by final state, not by count, so an implementation that
@@ -144,6 +144,28 @@ pub(crate) fn time_queries(
             results as f64 / queries as f64,
         ),
     ])
+}
+
+/// Scenario 2 after the sync: records the steady heap, resets the peaks (so `heap_peak_mib` is the
+/// peak of the update phase), tells the orchestrator to produce the updates, and waits until the
+/// handler saw every Pod reach the final generation.
+pub(crate) async fn update_phase(
+    mut m: Metrics,
+    tracker: &UpdateTracker,
+    spec: &ChildSpec,
+    io: &mut ChildIo,
+) -> anyhow::Result<Metrics> {
+    m.insert(
+        "steady_heap_mib".into(),
+        m.get("heap_mib").copied().unwrap_or(0.0),
+    );
+    crate::alloc::reset_peak();
+    crate::sys::reset_peak_rss();
+    io.send(&ChildMsg::Synced { metrics: m.clone() });
+    let updates = spec.update_rounds * spec.objects as u64;
+    m.extend(within(PHASE_TIMEOUT_S, "the updates", tracker.finished(updates)).await?);
+    m.extend(memory_metrics());
+    Ok(m)
 }
 
 /// Scenario 4 after the sync: mark the steady state, wait for the sentinel that follows the
