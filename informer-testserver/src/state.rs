@@ -19,6 +19,8 @@ pub(crate) struct Settings {
     pub(crate) token: Option<String>,
     /// Interval of periodic BOOKMARK events.
     pub(crate) bookmark_interval: Duration,
+    /// Keep stored objects compressed.
+    pub(crate) compress_objects: bool,
 }
 
 /// Everything the server shares.
@@ -40,7 +42,8 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn new(settings: Settings, history_size: usize, watch_buffer: usize) -> Arc<Self> {
         Arc::new(Shared {
-            store: Store::new(history_size, watch_buffer),
+            store: Store::new(history_size, watch_buffer)
+                .compress_objects(settings.compress_objects),
             registry: RwLock::new(Registry::with_builtins()),
             faults: Faults::default(),
             log: RequestLog::default(),

@@ -164,7 +164,7 @@ pub(crate) fn list(
         Mode::Full => (t.info.list_kind(), t.info.api_version()),
     };
     let cont = page.next.as_ref().map(|k| encode_continue(page.rv, k));
-    let size: usize = page.items.iter().map(|o| o.json.len() + 1).sum();
+    let size: usize = page.items.iter().map(|o| o.json_len() + 1).sum();
     let mut buf = BytesMut::with_capacity(size + 256);
     buf.put_slice(format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":\"{}\"", page.rv).as_bytes());
     if let Some(c) = &cont {

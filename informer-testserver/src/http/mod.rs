@@ -299,7 +299,7 @@ pub(crate) fn object_bytes(obj: &Stored, info: &ResourceInfo, mode: Mode) -> Byt
         return obj.metadata_json();
     }
     if obj.api_version == info.api_version() || obj.api_version.is_empty() {
-        return obj.json.clone();
+        return obj.json();
     }
     // Served through another version of the same group: relabel (no schema conversion).
     match obj.value() {
@@ -307,6 +307,6 @@ pub(crate) fn object_bytes(obj: &Stored, info: &ResourceInfo, mode: Mode) -> Byt
             v["apiVersion"] = serde_json::Value::String(info.api_version());
             Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
         }
-        Err(_) => obj.json.clone(),
+        Err(_) => obj.json(),
     }
 }
