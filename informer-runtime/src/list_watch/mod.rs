@@ -32,7 +32,7 @@ use kube::core::{Status, WatchEvent};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
-use self::decode::{EachItem, LineDecoder, decode_event, list_meta};
+use self::decode::{EachItem, LineDecoder, check_list_kind, decode_event, list_meta};
 
 /// Why a LIST or WATCH request failed. The [reflector](crate::reflector) classifies these into
 /// the R9–R16 error classes; [`Error::class`] gives the class.
@@ -80,6 +80,17 @@ pub enum Error {
     /// The request could not be built (an invalid selector or path). Not retryable.
     #[error("cannot build request: {0}")]
     BuildRequest(#[source] http::Error),
+    /// A 2xx LIST answer that is not a list of the expected kind (M14): a `Status` reporting
+    /// success, a body without `items`, or a list of another kind. It is never read as an empty
+    /// list (that would delete every cached object); retryable by a new cycle after backoff
+    /// (R15). A 2xx with a failure `Status` is an [`Error::Api`] instead.
+    #[error("LIST answered {what} instead of a {expected}")]
+    NotAList {
+        /// What arrived (`"a PodList"`, `"a list without items"`); never object contents.
+        what: String,
+        /// The list kind expected.
+        expected: String,
+    },
 }
 
 /// The reflector's view of an [`Error`] (semantics.md R9–R16).
@@ -111,7 +122,9 @@ impl Error {
         match self {
             Error::Api { status, .. } => classify_status(status),
             Error::Transport(e) if is_connection_refused(e) => ErrorClass::ConnectionRefused,
-            Error::Transport(_) | Error::BuildRequest(_) => ErrorClass::Other,
+            Error::Transport(_) | Error::BuildRequest(_) | Error::NotAList { .. } => {
+                ErrorClass::Other
+            }
             Error::Decode { .. } => ErrorClass::InternalError,
             Error::CutChunk(_) => ErrorClass::CutChunk,
             Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,
@@ -178,6 +191,8 @@ pub struct ListPage<K> {
 #[derive(Debug)]
 pub struct RawListPage<K> {
     body: Bytes,
+    /// The list kinds this page may have (M14).
+    list_kinds: Arc<[String]>,
     /// `metadata.resourceVersion` of the list.
     pub resource_version: String,
     /// `metadata.continue`, if more pages follow.
@@ -200,9 +215,12 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// Decodes the items one at a time, handing each to `each` before the next is decoded, so
     /// the page never exists twice (decoded and converted); returns the resourceVersion and
     /// continue token. On a decode error the items already handed out stay with `each`.
+    ///
+    /// A body without `items`, or whose `kind` is not the expected list kind, is an error
+    /// (M14), never an empty list; `items: null` is an empty list.
     pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
         // M8: exactly sized `Vec`s inside every object (see `sized`).
-        sized::from_slice_seed(
+        let shape = sized::from_slice_seed(
             &self.body,
             EachItem {
                 each: &mut each,
@@ -213,6 +231,15 @@ impl<K: DeserializeOwned> RawListPage<K> {
             what: "list",
             source,
         })?;
+        if let Some(err) = check_list_kind(&self.body, shape.kind.as_deref(), &self.list_kinds) {
+            return Err(err);
+        }
+        if !shape.has_items {
+            return Err(Error::NotAList {
+                what: "a body without `items`".to_string(),
+                expected: self.list_kinds.first().cloned().unwrap_or_default(),
+            });
+        }
         Ok((self.resource_version, self.continue_token))
     }
 }
@@ -241,6 +268,8 @@ pub struct ListWatch<K> {
     url_path: String,
     mode: Mode,
     expected_kind: String,
+    /// The `kind`s a LIST answer may have (M14); the first is the one named in errors.
+    list_kinds: Arc<[String]>,
     check: Option<ObjectCheck<K>>,
 }
 
@@ -251,6 +280,7 @@ impl<K> Clone for ListWatch<K> {
             url_path: self.url_path.clone(),
             mode: self.mode,
             expected_kind: self.expected_kind.clone(),
+            list_kinds: Arc::clone(&self.list_kinds),
             check: self.check.clone(),
         }
     }
@@ -317,6 +347,11 @@ where
             "PartialObjectMetadata".to_string(),
         );
         let own_kind = K::kind(&K::DynamicType::default()).into_owned();
+        // A server that ignores `as=` answers with the full list.
+        lw.list_kinds = Arc::from([
+            "PartialObjectMetadataList".to_string(),
+            format!("{own_kind}List"),
+        ]);
         lw.check = Some(Arc::new(move |obj: &PartialObjectMeta<K>| {
             match &obj.types {
                 Some(t) if t.kind != "PartialObjectMetadata" && t.kind != own_kind => {
@@ -338,6 +373,7 @@ where
             client,
             url_path,
             mode,
+            list_kinds: Arc::from([format!("{expected_kind}List")]),
             expected_kind,
             check: None,
         }
@@ -381,8 +417,14 @@ where
             what: "list",
             source,
         })?;
+        // M14: a Status or a list of another kind with a 2xx is an error before anything else
+        // (the apiserver writes `kind` first; a later `kind` is checked by `decode_each`).
+        if let Some(err) = check_list_kind(&body, meta.kind.as_deref(), &self.list_kinds) {
+            return Err(err);
+        }
         Ok(RawListPage {
             body,
+            list_kinds: Arc::clone(&self.list_kinds),
             resource_version: meta.resource_version.unwrap_or_default(),
             continue_token: meta.continue_.filter(|c| !c.is_empty()),
             _k: PhantomData,

@@ -1,0 +1,101 @@
+//! Informers against a hostile or broken API server (issue 14): answers that are well-formed HTTP
+//! but break the API contract must never reach the cache as data (M14), and failures must never
+//! freeze the informer or leave a waiter hanging.
+//!
+//! Run with `cargo test -p informer-runtime --test informer_hostile`.
+
+mod informer_support;
+
+use informer_support::*;
+use informer_testserver::{FaultTarget, HostileResponse, TestServer};
+
+/// The LIST requests the server has answered so far.
+fn list_log(server: &TestServer) -> Vec<informer_testserver::RequestRecord> {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_list())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn m14_r11_relist_answered_200_with_a_410_status_is_a_410_and_deletes_nothing() {
+    let s = seeded_and_synced(5, 500).await;
+    wait_until("the watch", || s.server.active_watches() == 1).await;
+    // The relist after the watch's 410 (R12) gets HTTP 200 with a 410 Status body.
+    s.server.faults().hostile_next(
+        FaultTarget::List,
+        HostileResponse::ListStatusBody {
+            code: 410,
+            reason: "Expired".into(),
+        },
+        1,
+    );
+    s.server.faults().expire_open_watches();
+    // Handled as a 410 on LIST, the next LIST goes at once at "" (R11). Read as an empty list
+    // instead, the cache is wiped: every object gets a delete.
+    wait_until("a quorum relist or a delete", || {
+        list_log(&s.server).len() >= 3
+            || s.rec
+                .events()
+                .iter()
+                .any(|e| matches!(e, Ev::Delete { .. }))
+    })
+    .await;
+    let deletes: Vec<Ev> = s
+        .rec
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e, Ev::Delete { .. }))
+        .collect();
+    assert!(deletes.is_empty(), "M14: live objects deleted: {deletes:?}");
+    let lists = list_log(&s.server);
+    assert_eq!(
+        lists[2].query.resource_version.as_deref(),
+        Some(""),
+        "R11: a 410 Status relists at \"\""
+    );
+    wait_until("the relist stored", || {
+        s.inf
+            .reflector_handle()
+            .is_some_and(|h| h.counters().relists >= 1)
+    })
+    .await;
+    assert_eq!(s.inf.indexer().len(), 5);
+    stop(s.cancel, s.task).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn m14_d7_first_list_answered_200_without_items_does_not_sync_an_empty_cache() {
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    seed(&w, 5).await;
+    server
+        .faults()
+        .hostile_next(FaultTarget::List, HostileResponse::ListWithoutItems, 1);
+    let inf = informer(server.client(), |_| {});
+    let rec = Recorder::new();
+    let reg = inf.add_event_handler(rec.clone()).expect("handler");
+    let (cancel, task) = start(&inf);
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .expect("synced");
+    // H6: synced means this handler has returned from every initial add.
+    assert_eq!(
+        inf.indexer().len(),
+        5,
+        "M14: synced on a list without items: {:?}",
+        rec.events()
+    );
+    assert!(
+        rec.events()
+            .iter()
+            .all(|e| matches!(e, Ev::Add { initial: true, .. })),
+        "{:?}",
+        rec.events()
+    );
+    let lists = list_log(&server);
+    assert_eq!(lists.len(), 2, "the bad answer, then a real list");
+    stop(cancel, task).await;
+}
