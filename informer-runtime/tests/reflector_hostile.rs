@@ -45,3 +45,86 @@ async fn m14_list_of_another_kind_is_an_error_not_an_empty_list() {
     wait_error(&r, "PodList").await;
     r.stop().await;
 }
+
+#[tokio::test]
+async fn m15_repeated_continue_token_ends_the_list_with_an_error_and_backs_off() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 10);
+    server.faults().hostile_next(
+        FaultTarget::List,
+        HostileResponse::EndlessContinue { same_token: true },
+        usize::MAX,
+    );
+    let config = informer_runtime::reflector::ReflectorConfig {
+        page_size: 4,
+        ..fast_config()
+    };
+    let r = start(&server, config);
+    wait_error(&r, "repeated").await;
+    wait_log(&server, "the next cycle's first page", |log| {
+        log.iter().filter(|x| x.is_list()).count() >= 3
+    })
+    .await;
+    let lists = lists(&server);
+    // Page 1, then page 2 whose token repeats page 1's: the list ends there.
+    assert!(lists[0].query.continue_token.is_none());
+    assert_eq!(
+        lists[1].query.continue_token.as_deref(),
+        Some("hostile-repeat")
+    );
+    assert!(
+        lists[2].query.continue_token.is_none(),
+        "M15: a new list, not page 3: {:#?}",
+        summary(&lists)
+    );
+    let gap = lists[2]
+        .time
+        .duration_since(lists[1].time)
+        .unwrap_or_default();
+    assert!(
+        gap >= std::time::Duration::from_millis(45),
+        "R1: the next cycle after a backoff: {gap:?}"
+    );
+    assert_eq!(r.store.with(|s| s.replaces()), 0, "nothing stored");
+    // The server heals: the next cycle lists everything.
+    server.faults().reset();
+    r.store
+        .wait_for("10 objects", WAIT, |s| s.objects.len() == 10)
+        .await;
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn m15_page_cap_ends_a_list_whose_tokens_never_repeat() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 10);
+    server.faults().hostile_next(
+        FaultTarget::List,
+        HostileResponse::EndlessContinue { same_token: false },
+        usize::MAX,
+    );
+    let config = informer_runtime::reflector::ReflectorConfig {
+        page_size: 4,
+        max_list_pages: 3,
+        ..fast_config()
+    };
+    let r = start(&server, config);
+    wait_error(&r, "EndlessList { pages: 3,").await;
+    wait_log(&server, "the next cycle's first page", |log| {
+        log.iter().filter(|x| x.is_list()).count() >= 4
+    })
+    .await;
+    let lists = lists(&server);
+    assert!(
+        lists[1].query.continue_token.is_some() && lists[2].query.continue_token.is_some(),
+        "{:#?}",
+        summary(&lists)
+    );
+    assert!(
+        lists[3].query.continue_token.is_none(),
+        "M15: at most 3 pages, then a new list: {:#?}",
+        summary(&lists)
+    );
+    assert_eq!(r.store.with(|s| s.replaces()), 0, "nothing stored");
+    r.stop().await;
+}

@@ -1,6 +1,7 @@
 //! The paged initial list (R2–R4, R11, R23): pages are fetched and decoded one ahead of the page
 //! being consumed.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -56,9 +57,11 @@ where
                 return Ok(());
             }
             Err(e) => {
-                let class = e.class();
-                let retry_after = e.retry_after();
-                ctx.report(Error::List(e));
+                let (class, retry_after) = match &e {
+                    Error::List(e) => (e.class(), e.retry_after()),
+                    _ => (ErrorClass::Other, None),
+                };
+                ctx.report(e);
                 let expired = matches!(
                     class,
                     ErrorClass::Expired | ErrorClass::TooLargeResourceVersion
@@ -157,8 +160,9 @@ where
 /// fetch starts as soon as this page's body (and so its continue token) has arrived, so page N+1
 /// downloads and decodes while page N decodes, on another core, and at most one page is in
 /// flight beyond the one being consumed (R3). A 410 on page 2 or later repeats the list once,
-/// unpaged, at `rv` (R4).
-async fn list_all<K>(ctx: &Ctx<K>, rv: &str, limit: Option<u32>) -> list_watch::Result<Listed<K>>
+/// unpaged, at `rv` (R4). A repeated `continue` token, or more than `max_list_pages` pages,
+/// abandons the list (M15).
+async fn list_all<K>(ctx: &Ctx<K>, rv: &str, limit: Option<u32>) -> Result<Listed<K>, Error>
 where
     K: Resource + DeserializeOwned + Send + Sync + 'static,
 {
@@ -175,6 +179,9 @@ where
     let mut items: Vec<Arc<K>> = Vec::new();
     let mut pages = 0u32;
     let mut steps: Vec<(u32, Duration, usize)> = Vec::new();
+    // M15: every token this list was given; a repeat means the server pages in a circle.
+    let mut tokens: HashSet<String> = HashSet::new();
+    let max_pages = ctx.config.max_list_pages;
     loop {
         pages += 1;
         // Once this page has arrived, start fetching the next one (pipelining, one page ahead).
@@ -183,14 +190,26 @@ where
                 if pages == 1 {
                     list_rv = page_rv;
                 }
-                token.map(|token| {
-                    let req = ListRequest {
-                        resource_version: None,
-                        continue_token: Some(token),
-                        ..base.clone()
-                    };
-                    PageTask::spawn(ctx, req)
-                })
+                match token {
+                    Some(token) if !tokens.insert(token.clone()) => {
+                        return Err(endless(pages, "the server repeated a continue token"));
+                    }
+                    Some(_) if max_pages != 0 && pages >= max_pages => {
+                        return Err(endless(
+                            pages,
+                            "the server asks for more than max_list_pages pages",
+                        ));
+                    }
+                    Some(token) => {
+                        let req = ListRequest {
+                            resource_version: None,
+                            continue_token: Some(token),
+                            ..base.clone()
+                        };
+                        Some(PageTask::spawn(ctx, req))
+                    }
+                    None => None,
+                }
             }
             // The fetch failed: `items()` returns its error.
             Err(_) => None,
@@ -205,9 +224,9 @@ where
                 );
                 ctx.report(Error::List(e));
                 drop(items);
-                return list_unpaged(ctx, base).await;
+                return list_unpaged(ctx, base).await.map_err(Error::List);
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(Error::List(e)),
         }
         let elapsed = started.elapsed();
         steps.push((pages, elapsed, items.len()));
@@ -237,6 +256,14 @@ where
         resource_version: list_rv,
         paginated: pages > 1,
     })
+}
+
+/// M15: the error that abandons an endless list; the pages read so far are dropped with it.
+fn endless(pages: u32, reason: &str) -> Error {
+    Error::EndlessList {
+        pages,
+        reason: reason.to_string(),
+    }
 }
 
 /// R4: the whole list in one response, decoded object by object.

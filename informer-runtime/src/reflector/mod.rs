@@ -65,10 +65,25 @@ pub enum Error {
     /// `store.resync()` failed (R22): ends the current watch; a new cycle after backoff.
     #[error("resync failed: {0}")]
     Resync(#[source] StoreError),
+    /// A paged LIST did not end (M15): the server repeated a `continue` token, or sent more than
+    /// [`ReflectorConfig::max_list_pages`] pages. The pages read so far are dropped; a new cycle
+    /// after backoff (R15).
+    #[error("paged list abandoned after {pages} pages: {reason}")]
+    EndlessList {
+        /// Pages received in this list.
+        pages: u32,
+        /// Why the list was abandoned.
+        reason: String,
+    },
     /// The store was closed: the reflector stops. Not retryable.
     #[error("store closed")]
     StoreClosed,
 }
+
+/// The default of [`ReflectorConfig::max_list_pages`]: 10 000 pages, 5 million objects at the
+/// default page size (the largest clusters Kubernetes supports hold 150 000 Pods), so only a
+/// server that never ends a list reaches it.
+pub const DEFAULT_MAX_LIST_PAGES: u32 = 10_000;
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -96,6 +111,10 @@ pub struct ReflectorConfig {
     pub name: String,
     /// LIST page size (R3); `0` disables paging. Default 500.
     pub page_size: u32,
+    /// The most pages one LIST may take before it is abandoned as endless (M15); `0` means no
+    /// limit. Default [`DEFAULT_MAX_LIST_PAGES`]. A repeated `continue` token ends a list
+    /// whatever this is.
+    pub max_list_pages: u32,
     /// RV of the first LIST (R2, M6). Default `"0"` (served by the watch cache); `""` forces a quorum read.
     pub initial_list_rv: String,
     /// Backoff between cycles and before R13 re-watches (R1).
@@ -125,6 +144,7 @@ impl Default for ReflectorConfig {
         ReflectorConfig {
             name: String::new(),
             page_size: 500,
+            max_list_pages: DEFAULT_MAX_LIST_PAGES,
             initial_list_rv: "0".to_string(),
             backoff: BackoffConfig::default(),
             strategy: InitialListStrategy::ListWatch,
@@ -145,6 +165,7 @@ impl fmt::Debug for ReflectorConfig {
         f.debug_struct("ReflectorConfig")
             .field("name", &self.name)
             .field("page_size", &self.page_size)
+            .field("max_list_pages", &self.max_list_pages)
             .field("initial_list_rv", &self.initial_list_rv)
             .field("backoff", &self.backoff)
             .field("strategy", &self.strategy)
