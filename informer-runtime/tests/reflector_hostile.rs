@@ -128,3 +128,50 @@ async fn m15_page_cap_ends_a_list_whose_tokens_never_repeat() {
     assert_eq!(r.store.with(|s| s.replaces()), 0, "nothing stored");
     r.stop().await;
 }
+
+#[tokio::test]
+async fn m16_watch_line_without_newline_is_cut_at_16_mib_and_ends_the_watch() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    // 17 MiB of one event line, then silence on an open connection.
+    server.faults().hostile_next(
+        FaultTarget::Watch,
+        HostileResponse::UnterminatedWatchLine { len: 17 << 20 },
+        1,
+    );
+    let r = start(&server, fast_config());
+    wait_replaces(&r.store, 1).await;
+    wait_error(&r, "16777216").await;
+    // A broken stream ends the cycle: relist after backoff, then a healthy watch.
+    wait_replaces(&r.store, 2).await;
+    wait_log(&server, "the second watch", |log| {
+        log.iter().filter(|x| x.is_watch()).count() >= 2
+    })
+    .await;
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn m16_watch_line_cap_is_configurable() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    server.faults().hostile_next(
+        FaultTarget::Watch,
+        HostileResponse::UnterminatedWatchLine { len: 2 << 20 },
+        1,
+    );
+    let config = informer_runtime::reflector::ReflectorConfig {
+        max_watch_line_bytes: 1 << 20,
+        ..fast_config()
+    };
+    let r = start(&server, config);
+    wait_error(&r, "LineTooLong { limit: 1048576 }").await;
+    let text = r
+        .errors()
+        .into_iter()
+        .find(|e| e.contains("LineTooLong"))
+        .unwrap_or_default();
+    assert!(text.starts_with("Watch("), "ends a running watch: {text}");
+    wait_replaces(&r.store, 2).await;
+    r.stop().await;
+}

@@ -69,6 +69,8 @@ pub(super) struct LineDecoder {
     /// `buf[..scanned]` holds no newline, so a large event split over many frames is scanned once.
     pub(super) scanned: usize,
     pub(super) done: bool,
+    /// The longest line accepted (M16); a longer one ends the stream with an error.
+    pub(super) max_line: usize,
 }
 
 impl LineDecoder {
@@ -83,6 +85,9 @@ impl LineDecoder {
         loop {
             if let Some(off) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let pos = self.scanned + off;
+                if pos > self.max_line {
+                    return Some(Err(self.too_long()));
+                }
                 self.scanned = 0;
                 let mut line = self.buf.split_to(pos + 1).freeze();
                 line.truncate(pos);
@@ -92,6 +97,10 @@ impl LineDecoder {
                 return Some(Ok(line));
             }
             self.scanned = self.buf.len();
+            if self.buf.len() > self.max_line {
+                // M16: a line without a newline must not grow without limit.
+                return Some(Err(self.too_long()));
+            }
             if self.done {
                 return None;
             }
@@ -117,6 +126,18 @@ impl LineDecoder {
                     return None;
                 }
             }
+        }
+    }
+}
+
+impl LineDecoder {
+    /// Ends the stream because a line passed `max_line` bytes (M16).
+    fn too_long(&mut self) -> Error {
+        self.done = true;
+        self.buf = BytesMut::new();
+        self.scanned = 0;
+        Error::LineTooLong {
+            limit: self.max_line,
         }
     }
 }

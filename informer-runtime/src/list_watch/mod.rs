@@ -66,6 +66,16 @@ pub enum Error {
     /// The watch body ended in the middle of a line (a cut chunk). Retryable by re-watching.
     #[error("watch stream ended inside an event ({0} bytes of an incomplete line)")]
     CutChunk(usize),
+    /// A watch line grew past [`WatchRequest::max_line_bytes`] without a newline (M16). The
+    /// stream is treated as broken and ends here; retryable like a malformed line (R14, else a
+    /// new cycle after backoff, R15).
+    #[error(
+        "watch line longer than {limit} bytes without a newline; treating the stream as broken"
+    )]
+    LineTooLong {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// A watch event carries an object of another kind, or a `Table` (R16). The event is dropped; the
     /// watch goes on. Not an error of the connection.
     #[error("unexpected object in {event_type} event: {kind} (expected {expected})")]
@@ -125,7 +135,7 @@ impl Error {
             Error::Transport(_) | Error::BuildRequest(_) | Error::NotAList { .. } => {
                 ErrorClass::Other
             }
-            Error::Decode { .. } => ErrorClass::InternalError,
+            Error::Decode { .. } | Error::LineTooLong { .. } => ErrorClass::InternalError,
             Error::CutChunk(_) => ErrorClass::CutChunk,
             Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,
         }
@@ -173,7 +183,15 @@ pub struct WatchRequest {
     pub label_selector: Option<String>,
     /// `fieldSelector`.
     pub field_selector: Option<String>,
+    /// The longest event line accepted, in bytes (M16); `None` means
+    /// [`DEFAULT_MAX_WATCH_LINE_BYTES`]. A longer line ends the stream with
+    /// [`Error::LineTooLong`].
+    pub max_line_bytes: Option<usize>,
 }
+
+/// The default longest watch event line: 16 MiB, the limit of client-go's streaming decoder
+/// (an etcd object is at most 1.5 MiB by default, so only a broken stream gets there).
+pub const DEFAULT_MAX_WATCH_LINE_BYTES: usize = 16 << 20;
 
 /// One decoded LIST page.
 #[derive(Debug, Clone)]
@@ -464,6 +482,7 @@ where
             buf: BytesMut::new(),
             scanned: 0,
             done: false,
+            max_line: req.max_line_bytes.unwrap_or(DEFAULT_MAX_WATCH_LINE_BYTES),
         };
         let check = self.check.clone();
         let expected = self.expected_kind.clone();

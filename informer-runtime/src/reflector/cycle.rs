@@ -152,6 +152,7 @@ where
             send_initial_events,
             label_selector: self.config.label_selector.clone(),
             field_selector: self.config.field_selector.clone(),
+            max_line_bytes: Some(self.config.max_watch_line_bytes),
         }
     }
 

@@ -30,6 +30,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 pub use self::backoff::{Backoff, BackoffConfig};
+pub use crate::list_watch::DEFAULT_MAX_WATCH_LINE_BYTES;
 use crate::list_watch::{self, ListWatch};
 use crate::store::{ReflectorStore, StoreError};
 
@@ -123,6 +124,9 @@ pub struct ReflectorConfig {
     pub strategy: InitialListStrategy,
     /// Idle time before a watch-list stream without `initial-events-end` is abandoned (R20). Default 30 s.
     pub watch_list_idle_timeout: Duration,
+    /// The longest watch event line accepted, in bytes (M16): a longer line ends the watch as
+    /// a broken stream. Default [`DEFAULT_MAX_WATCH_LINE_BYTES`] (16 MiB, as client-go).
+    pub max_watch_line_bytes: usize,
     /// Minimum watch timeout; each watch asks for `[m, 2m)` with `m` at least 5 min (R6). Default 5 min.
     pub min_watch_timeout: Duration,
     /// Window in which 500s on a watch are retried at once (R14). Default 0: never.
@@ -149,6 +153,7 @@ impl Default for ReflectorConfig {
             backoff: BackoffConfig::default(),
             strategy: InitialListStrategy::ListWatch,
             watch_list_idle_timeout: Duration::from_secs(30),
+            max_watch_line_bytes: DEFAULT_MAX_WATCH_LINE_BYTES,
             min_watch_timeout: policy::MIN_WATCH_TIMEOUT_FLOOR,
             max_internal_error_retry: Duration::ZERO,
             resync_period: Duration::ZERO,
@@ -170,6 +175,7 @@ impl fmt::Debug for ReflectorConfig {
             .field("backoff", &self.backoff)
             .field("strategy", &self.strategy)
             .field("watch_list_idle_timeout", &self.watch_list_idle_timeout)
+            .field("max_watch_line_bytes", &self.max_watch_line_bytes)
             .field("min_watch_timeout", &self.min_watch_timeout)
             .field("max_internal_error_retry", &self.max_internal_error_retry)
             .field("resync_period", &self.resync_period)
