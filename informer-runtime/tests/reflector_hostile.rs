@@ -175,3 +175,74 @@ async fn m16_watch_line_cap_is_configurable() {
     wait_replaces(&r.store, 2).await;
     r.stop().await;
 }
+
+#[tokio::test]
+async fn d_list_answered_with_a_redirect_reports_the_http_status() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    server
+        .faults()
+        .hostile_next(FaultTarget::List, HostileResponse::Redirect(302), 1);
+    let r = start(&server, fast_config());
+    wait_replaces(&r.store, 1).await;
+    let errors = r.errors();
+    assert!(
+        errors.iter().any(|e| e.contains("302")),
+        "the error names the HTTP status: {errors:#?}"
+    );
+    assert!(
+        !errors.iter().any(|e| e.contains("Decode")),
+        "not a body decode error: {errors:#?}"
+    );
+    assert_eq!(r.store.with(|s| s.objects.len()), 3);
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn d_watch_answered_with_a_redirect_reports_the_http_status() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    server
+        .faults()
+        .hostile_next(FaultTarget::Watch, HostileResponse::Redirect(307), 1);
+    let r = start(&server, fast_config());
+    wait_error(&r, "307").await;
+    let errors = r.errors();
+    assert!(
+        errors[0].starts_with("WatchStart("),
+        "the watch did not start: {errors:#?}"
+    );
+    wait_log(&server, "a watch that works", |log| {
+        log.iter()
+            .any(|x| x.is_watch() && x.status == http::StatusCode::OK)
+    })
+    .await;
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn d_r15_error_event_without_a_status_says_what_arrived_but_not_its_contents() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    server.faults().hostile_next(
+        FaultTarget::Watch,
+        HostileResponse::WatchErrorObject(
+            r#"{"kind":"Secret","apiVersion":"v1","metadata":{"name":"db"},"data":{"password":"czNjcjN0"}}"#
+                .into(),
+        ),
+        1,
+    );
+    let r = start(&server, fast_config());
+    wait_error(&r, "Secret").await;
+    let errors = r.errors();
+    let text = errors
+        .iter()
+        .find(|e| e.contains("Secret"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(!text.contains("czNjcjN0"), "object contents: {text}");
+    assert!(!text.contains("api error 0"), "{text}");
+    // R15: the next cycle relists.
+    wait_replaces(&r.store, 2).await;
+    r.stop().await;
+}

@@ -22,6 +22,11 @@ pub(super) fn decode_event<K: DeserializeOwned>(
     expected: &str,
 ) -> Result<WatchEvent<K>> {
     match super::sized::from_slice::<WatchEvent<K>>(&line) {
+        // Every field of `Status` has a default, so any object decodes as one; a real Status
+        // has a code or a status.
+        Ok(WatchEvent::Error(status)) if status.code == 0 && status.status.is_none() => {
+            Err(error_event_not_status(&line))
+        }
         Ok(WatchEvent::Error(status)) => Err(api_error(*status, None)),
         Ok(ev) => {
             let (event_type, obj) = match &ev {
@@ -60,6 +65,27 @@ pub(super) fn decode_event<K: DeserializeOwned>(
             })
         }
     }
+}
+
+/// The error for an `ERROR` event whose object is not a `Status`: names the object's kind and
+/// apiVersion only; the line itself (maybe a Secret) is logged at debug level at most.
+fn error_event_not_status(line: &[u8]) -> Error {
+    tracing::debug!(line = %String::from_utf8_lossy(line), "watch ERROR event without a Status");
+    let what = match serde_json::from_slice::<EventProbe>(line) {
+        Ok(EventProbe {
+            object:
+                ObjectProbe {
+                    kind: Some(kind),
+                    api_version,
+                },
+            ..
+        }) => match api_version {
+            Some(v) => format!("a {v} {kind}"),
+            None => format!("a {kind}"),
+        },
+        _ => "an object without a kind".to_string(),
+    };
+    Error::ErrorEventNotStatus { what }
 }
 
 /// Splits a response body into newline-terminated lines.
@@ -375,6 +401,8 @@ struct EventProbe {
 #[derive(serde::Deserialize)]
 struct ObjectProbe {
     kind: Option<String>,
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
 }
 
 #[cfg(test)]
@@ -406,6 +434,22 @@ mod tests {
             decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
         assert_eq!(err.class(), ErrorClass::Expired);
     }
+    #[test]
+    fn error_event_without_status_names_the_kind_only() {
+        let line = br#"{"type":"ERROR","object":{"kind":"Secret","apiVersion":"v1","data":{"p":"czNjcjN0"}}}"#;
+        let err =
+            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "watch ERROR event carries a v1 Secret, not a Status"
+        );
+        assert_eq!(err.class(), ErrorClass::Other, "R15");
+        let line = br#"{"type":"ERROR","object":{}}"#;
+        let err =
+            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        assert!(err.to_string().contains("without a kind"), "{err}");
+    }
+
     #[test]
     fn list_meta_stops_at_metadata_and_handles_other_layouts() {
         // The apiserver's layout: metadata first. The items after it are not even looked at,

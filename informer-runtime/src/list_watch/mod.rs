@@ -90,6 +90,27 @@ pub enum Error {
     /// The request could not be built (an invalid selector or path). Not retryable.
     #[error("cannot build request: {0}")]
     BuildRequest(#[source] http::Error),
+    /// The server answered with an HTTP status that is neither a success nor an error: a 3xx
+    /// redirect (from a proxy or load balancer in front of the API server; the client follows
+    /// none) or a stray 1xx. The body is not read. Retryable by a new cycle after backoff (R15).
+    #[error(
+        "unexpected HTTP status {code} from the API server{}",
+        .location.as_deref().map(|l| format!(" (redirect to {l}, not followed)")).unwrap_or_default()
+    )]
+    UnexpectedStatus {
+        /// The HTTP status code.
+        code: u16,
+        /// The `Location` header without its query string, if any.
+        location: Option<String>,
+    },
+    /// A watch `ERROR` event whose object is not a `Status` (a broken server or proxy). Only
+    /// what kind of object arrived is kept, never its contents (it may be a Secret). Retryable
+    /// by a new cycle after backoff (R15), as client-go does.
+    #[error("watch ERROR event carries {what}, not a Status")]
+    ErrorEventNotStatus {
+        /// What arrived, e.g. `"a v1 Secret"`.
+        what: String,
+    },
     /// A 2xx LIST answer that is not a list of the expected kind (M14): a `Status` reporting
     /// success, a body without `items`, or a list of another kind. It is never read as an empty
     /// list (that would delete every cached object); retryable by a new cycle after backoff
@@ -132,9 +153,11 @@ impl Error {
         match self {
             Error::Api { status, .. } => classify_status(status),
             Error::Transport(e) if is_connection_refused(e) => ErrorClass::ConnectionRefused,
-            Error::Transport(_) | Error::BuildRequest(_) | Error::NotAList { .. } => {
-                ErrorClass::Other
-            }
+            Error::Transport(_)
+            | Error::BuildRequest(_)
+            | Error::NotAList { .. }
+            | Error::UnexpectedStatus { .. }
+            | Error::ErrorEventNotStatus { .. } => ErrorClass::Other,
             Error::Decode { .. } | Error::LineTooLong { .. } => ErrorClass::InternalError,
             Error::CutChunk(_) => ErrorClass::CutChunk,
             Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,
@@ -506,8 +529,20 @@ where
             .map_err(Error::BuildRequest)?;
         let res = self.client.send(req).await.map_err(Error::Transport)?;
         let code = res.status();
-        if !(code.is_client_error() || code.is_server_error()) {
+        if code.is_success() {
             return Ok(res);
+        }
+        if !(code.is_client_error() || code.is_server_error()) {
+            // A redirect's body is an HTML page, never an API object: say what the status was.
+            let location = res
+                .headers()
+                .get(http::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(|l| l.split('?').next().unwrap_or_default().to_string());
+            return Err(Error::UnexpectedStatus {
+                code: code.as_u16(),
+                location,
+            });
         }
         let header_retry = res
             .headers()
