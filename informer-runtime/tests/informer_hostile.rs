@@ -99,3 +99,31 @@ async fn m14_d7_first_list_answered_200_without_items_does_not_sync_an_empty_cac
     assert_eq!(lists.len(), 2, "the bad answer, then a real list");
     stop(cancel, task).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn item8_list_item_without_a_name_is_dropped_alone() {
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    seed(&w, 5).await;
+    server.faults().hostile_next(
+        FaultTarget::List,
+        HostileResponse::ListExtraItem(
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"namespace":"default","resourceVersion":"1"},"data":{"k":"v"}}"#
+                .into(),
+        ),
+        1,
+    );
+    let inf = informer(server.client(), |_| {});
+    let rec = Recorder::new();
+    let reg = inf.add_event_handler(rec.clone()).expect("handler");
+    let (cancel, task) = start(&inf);
+    // Rejecting the whole list (while its RV is recorded) leaves the informer unsynced and empty.
+    let synced = tokio::time::timeout(WAIT, reg.wait_for_sync()).await;
+    assert!(synced.is_ok(), "never synced: {:?}", rec.events());
+    assert_eq!(inf.indexer().len(), 5, "the five good items are cached");
+    let counters = inf.reflector_handle().expect("running").counters();
+    assert_eq!(counters.invalid_objects, 1, "the bad item is counted");
+    assert_eq!(list_log(&server).len(), 1, "no relist needed");
+    stop(cancel, task).await;
+}

@@ -384,7 +384,12 @@ where
         };
         match res {
             Err(StoreError::Closed) => return Err(StoreError::Closed),
-            Err(e) => warn!(error = %e, "dropping watch event the store refused"),
+            Err(e) => {
+                if matches!(e, StoreError::Key(_)) {
+                    bump(&self.shared.counters.invalid_objects);
+                }
+                warn!(error = %e, "dropping watch event the store refused");
+            }
             Ok(()) => {}
         }
         if gate.admit(is_added)

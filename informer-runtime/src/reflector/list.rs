@@ -14,7 +14,7 @@ use tracing::{Instrument, debug, info};
 
 use super::cycle::{Ctx, Next};
 use super::policy::list_limit;
-use super::{Error, bump, transform_and_share};
+use super::{Error, Shared, bump, transform_and_share};
 use crate::list_watch::{self, ErrorClass, ListRequest, ListWatch, RawListPage};
 use crate::store::{ReflectorStore, StoreError};
 
@@ -113,6 +113,7 @@ where
         bump(&ctx.shared.counters.list_requests);
         let lw: ListWatch<K> = ctx.lw.clone();
         let store = ctx.store.clone();
+        let shared = Arc::clone(&ctx.shared);
         let (tx, meta) = oneshot::channel();
         let task = async move {
             let page: RawListPage<K> = lw.list_raw(&req).await?;
@@ -123,7 +124,7 @@ where
             // pool instead, the cached objects would live in malloc arenas of threads that never
             // allocate again, so the memory freed when watch updates replace them is never
             // reused: 1.8x kube-runtime's RSS after 20 000 updates (benchmark scenario 2).
-            decode_shared(&*store, page).map(|(items, _)| items)
+            decode_shared(&*store, &shared, page).map(|(items, _)| items)
         };
         PageTask {
             meta,
@@ -145,14 +146,16 @@ where
 /// (D8, M8); returns the objects and the list's resourceVersion.
 fn decode_shared<K>(
     store: &dyn ReflectorStore<K>,
+    shared: &Shared,
     page: RawListPage<K>,
 ) -> list_watch::Result<(Vec<Arc<K>>, String)>
 where
-    K: DeserializeOwned + 'static,
+    K: Resource + DeserializeOwned + 'static,
 {
     let mut items = Vec::new();
-    let (resource_version, _) =
-        page.decode_each(|obj| items.push(transform_and_share(store, obj)))?;
+    let (resource_version, _) = page.decode_each(|obj| {
+        items.extend(transform_and_share(store, shared, obj));
+    })?;
     Ok((items, resource_version))
 }
 
@@ -277,7 +280,7 @@ where
         ..base
     };
     let page: RawListPage<K> = ctx.lw.list_raw(&full).await?;
-    let (items, resource_version) = decode_shared(&*ctx.store, page)?;
+    let (items, resource_version) = decode_shared(&*ctx.store, &ctx.shared, page)?;
     Ok(Listed {
         items,
         resource_version,

@@ -28,8 +28,10 @@ use kube::Resource;
 use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
+use tracing::warn;
 
 pub use self::backoff::{Backoff, BackoffConfig};
+use crate::key::ObjectKey;
 pub use crate::list_watch::DEFAULT_MAX_WATCH_LINE_BYTES;
 use crate::list_watch::{self, ListWatch};
 use crate::store::{ReflectorStore, StoreError};
@@ -204,6 +206,9 @@ pub struct ReflectorCounters {
     pub resyncs: u64,
     /// Errors handled.
     pub errors: u64,
+    /// Listed or watched objects dropped because they have no key (no `metadata.name`); only
+    /// that object is dropped, never the rest of its list.
+    pub invalid_objects: u64,
 }
 
 #[derive(Default)]
@@ -216,6 +221,7 @@ struct Counters {
     watch_list_fallbacks: AtomicU64,
     resyncs: AtomicU64,
     errors: AtomicU64,
+    invalid_objects: AtomicU64,
 }
 
 #[derive(Default)]
@@ -231,9 +237,27 @@ fn bump(c: &AtomicU64) {
 /// D8/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, then
 /// shared through the store (which reuses its cached `Arc` for an unchanged object), so an
 /// initial list is never held untransformed, nor twice.
-fn transform_and_share<K: 'static>(store: &dyn ReflectorStore<K>, mut obj: K) -> Arc<K> {
+///
+/// Item 8: an object without a key (no `metadata.name`) is dropped here, alone, and counted,
+/// so it can neither make the store refuse the whole list nor reach the store at all. `None`
+/// when the object was dropped.
+fn transform_and_share<K: Resource + 'static>(
+    store: &dyn ReflectorStore<K>,
+    shared: &Shared,
+    mut obj: K,
+) -> Option<Arc<K>> {
+    if let Err(e) = ObjectKey::from_resource(&obj) {
+        bump(&shared.counters.invalid_objects);
+        // The object's contents stay out of the log; its namespace helps find the culprit.
+        warn!(
+            namespace = obj.meta().namespace.as_deref().unwrap_or_default(),
+            error = %e,
+            "dropping a listed object without a name"
+        );
+        return None;
+    }
     store.transform(&mut obj);
-    store.share(obj)
+    Some(store.share(obj))
 }
 
 /// A cheap, cloneable view of a running reflector: its last synced RV and counters.
@@ -272,6 +296,7 @@ impl ReflectorHandle {
             watch_list_fallbacks: get(&c.watch_list_fallbacks),
             resyncs: get(&c.resyncs),
             errors: get(&c.errors),
+            invalid_objects: get(&c.invalid_objects),
         }
     }
 }

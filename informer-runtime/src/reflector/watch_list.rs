@@ -183,7 +183,9 @@ where
             };
             match ev {
                 WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                    got.upsert(transform_and_share(&*ctx.store, o));
+                    if let Some(obj) = transform_and_share(&*ctx.store, &ctx.shared, o) {
+                        got.upsert(obj);
+                    }
                 }
                 WatchEvent::Deleted(o) => got.remove(&o),
                 WatchEvent::Bookmark(b) => {
