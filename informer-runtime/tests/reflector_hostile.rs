@@ -246,3 +246,48 @@ async fn d_r15_error_event_without_a_status_says_what_arrived_but_not_its_conten
     wait_replaces(&r.store, 2).await;
     r.stop().await;
 }
+
+#[tokio::test]
+async fn item7_r1_retry_after_on_list_is_capped_by_the_backoff_maximum() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    server.faults().fail_next(
+        FaultTarget::List,
+        http::StatusCode::TOO_MANY_REQUESTS,
+        Some(3600),
+        1,
+    );
+    // fast_config: backoff cap 400 ms, no jitter.
+    let r = start(&server, fast_config());
+    wait_replaces(&r.store, 1).await;
+    let lists = lists(&server);
+    let gap = lists[1]
+        .time
+        .duration_since(lists[0].time)
+        .unwrap_or_default();
+    assert!(
+        gap >= std::time::Duration::from_millis(350) && gap < std::time::Duration::from_secs(5),
+        "Retry-After 3600 s waits the backoff maximum (400 ms): {gap:?}"
+    );
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn item7_r13_retry_after_on_watch_is_capped_by_the_backoff_maximum() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    server.faults().fail_next(
+        FaultTarget::Watch,
+        http::StatusCode::TOO_MANY_REQUESTS,
+        Some(3600),
+        1,
+    );
+    let r = start(&server, fast_config());
+    wait_log(&server, "the watch after the 429", |log| {
+        log.iter()
+            .any(|x| x.is_watch() && x.status == http::StatusCode::OK)
+    })
+    .await;
+    assert_eq!(lists(&server).len(), 1, "R13: no relist");
+    r.stop().await;
+}

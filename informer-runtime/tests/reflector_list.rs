@@ -199,7 +199,10 @@ async fn r15_list_429_retries_after_backoff_and_honours_retry_after() {
     server
         .faults()
         .fail_next(FaultTarget::List, StatusCode::TOO_MANY_REQUESTS, Some(1), 1);
-    let r = start(&server, fast_config());
+    // Retry-After is capped at the backoff maximum (item 7): raise it above 1 s.
+    let mut config = fast_config();
+    config.backoff.cap = Duration::from_secs(2);
+    let r = start(&server, config);
     wait_replaces(&r.store, 1).await;
     let lists = lists(&server);
     let ok = lists

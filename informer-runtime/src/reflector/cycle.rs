@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, warn};
 
 use super::policy::{
-    DEAD_WATCH_GRACE, EventRvGate, RetryWindow, RvState, VERY_SHORT_WATCH, watch_timeout,
+    DEAD_WATCH_GRACE, EventRvGate, RetryWindow, RvState, VERY_SHORT_WATCH, retry_after_floor,
+    watch_timeout,
 };
 use super::{
     Backoff, Error, InitialListStrategy, Reflector, ReflectorConfig, Shared, bump, list, watch_list,
@@ -88,8 +89,10 @@ where
     let mut pending: Option<Option<Duration>> = None;
     loop {
         if let Some(min_delay) = pending {
-            // R1: every cycle after the first starts after one backoff delay; Retry-After is a minimum.
-            let delay = ctx.backoff.next_delay().max(min_delay.unwrap_or_default());
+            // R1: every cycle after the first starts after one backoff delay; Retry-After is a
+            // minimum, capped at the backoff maximum (item 7).
+            let floor = retry_after_floor(min_delay, ctx.config.backoff.cap);
+            let delay = ctx.backoff.next_delay().max(floor);
             debug!(?delay, "backing off before the next list+watch cycle");
             if !ctx.sleep(delay).await {
                 break;
@@ -282,10 +285,8 @@ where
             ErrorClass::Expired => Decision::End(Next::new_cycle(retry_after)),
             // R13: re-watch at the same RV after backoff; Retry-After is the minimum delay.
             ErrorClass::TooManyRequests | ErrorClass::ConnectionRefused => {
-                let delay = self
-                    .backoff
-                    .next_delay()
-                    .max(retry_after.unwrap_or_default());
+                let floor = retry_after_floor(retry_after, self.config.backoff.cap);
+                let delay = self.backoff.next_delay().max(floor);
                 Decision::Rewatch(Some(delay))
             }
             // R14: retry at once inside the window, else R15.

@@ -77,6 +77,20 @@ pub(crate) fn watch_timeout(min_watch_timeout: Duration, unit: f64) -> Duration 
     Duration::from_secs(min + extra)
 }
 
+/// The minimum delay a server's `Retry-After` imposes (R1, R13, item 7): the value, capped at
+/// the backoff maximum `cap`, so `Retry-After: 3600` cannot silence an informer for an hour.
+pub(crate) fn retry_after_floor(retry_after: Option<Duration>, cap: Duration) -> Duration {
+    let asked = retry_after.unwrap_or_default();
+    if asked > cap {
+        tracing::info!(
+            retry_after = ?asked,
+            ?cap,
+            "server's Retry-After exceeds the backoff maximum; waiting the maximum"
+        );
+    }
+    asked.min(cap)
+}
+
 /// Tracks which watch event RVs may be recorded (R8): a watch started at `""` or `"0"` delivers
 /// synthetic ADDED events out of RV order, so nothing is recorded before the first non-ADDED event.
 #[derive(Debug, Clone, Copy)]
@@ -194,6 +208,17 @@ mod tests {
         }
         assert_eq!(watch_timeout(Duration::from_secs(400), 0.0).as_secs(), 400);
         assert!(watch_timeout(Duration::from_secs(400), 0.9999).as_secs() < 800);
+    }
+
+    #[test]
+    fn item7_retry_after_is_capped_by_the_backoff_maximum() {
+        let cap = Duration::from_secs(30);
+        assert_eq!(retry_after_floor(None, cap), Duration::ZERO);
+        assert_eq!(
+            retry_after_floor(Some(Duration::from_secs(7)), cap),
+            Duration::from_secs(7)
+        );
+        assert_eq!(retry_after_floor(Some(Duration::from_secs(3600)), cap), cap);
     }
 
     #[test]
