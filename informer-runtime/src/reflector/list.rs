@@ -51,7 +51,7 @@ where
                     Err(e) => tracing::warn!(error = %e, "store refused part of the list"),
                     Ok(()) => {}
                 }
-                ctx.rv.listed(list_rv.clone(), listed.paginated);
+                ctx.rv.listed(&rv, list_rv.clone(), listed.paginated);
                 ctx.set_rv(list_rv);
                 ctx.count_list_done();
                 return Ok(());

@@ -48,10 +48,15 @@ impl RvState {
         self.last_synced.clone().unwrap_or_default()
     }
 
-    /// Records a successful list at `rv` (clears "unavailable", R11).
-    pub(crate) fn listed(&mut self, rv: String, paginated: bool) {
+    /// Records a successful list that asked for `requested_rv` and returned `rv` (clears
+    /// "unavailable", R11). Only a `"0"` list that came back paged says the server has no watch
+    /// cache (R3, as client-go's `paginatedResult`); a paged list at `""` is a quorum read that
+    /// is always paged, and must not make later relists at a concrete RV paged (item 3).
+    pub(crate) fn listed(&mut self, requested_rv: &str, rv: String, paginated: bool) {
         self.unavailable = false;
-        self.paginated_result |= paginated;
+        if requested_rv == "0" && paginated {
+            self.paginated_result = true;
+        }
         self.last_synced = Some(rv);
     }
 }
@@ -160,11 +165,11 @@ mod tests {
         let mut st = RvState::default();
         assert_eq!(st.relist_rv("0"), "0", "first list at \"0\"");
         assert_eq!(st.relist_rv(""), "", "first-list RV is configurable (M6)");
-        st.listed("42".into(), false);
+        st.listed("0", "42".into(), false);
         assert_eq!(st.relist_rv("0"), "42", "relist at the last synced RV");
         st.unavailable = true;
         assert_eq!(st.relist_rv("0"), "", "R11: quorum read after unavailable");
-        st.listed("50".into(), false);
+        st.listed("", "50".into(), false);
         assert!(!st.unavailable, "cleared by the next successful list");
         assert_eq!(st.relist_rv("0"), "50");
     }
@@ -173,10 +178,23 @@ mod tests {
     fn r17_watch_list_rv() {
         let mut st = RvState::default();
         assert_eq!(st.watch_list_rv(), "");
-        st.listed("7".into(), false);
+        st.listed("", "7".into(), false);
         assert_eq!(st.watch_list_rv(), "7");
         st.unavailable = true;
         assert_eq!(st.watch_list_rv(), "");
+    }
+
+    #[test]
+    fn item3_only_a_paged_list_at_0_makes_relists_paged() {
+        let mut st = RvState::default();
+        st.listed("", "10".into(), true);
+        assert!(!st.paginated_result, "a quorum list is always paged");
+        st.listed("10", "11".into(), true);
+        assert!(!st.paginated_result);
+        st.listed("0", "12".into(), false);
+        assert!(!st.paginated_result, "the watch cache served \"0\" whole");
+        st.listed("0", "13".into(), true);
+        assert!(st.paginated_result, "R3: no watch cache: keep paging");
     }
 
     #[test]

@@ -207,7 +207,7 @@ where
                         Err(e) => warn!(error = %e, "store refused part of the watch-list"),
                         Ok(()) => {}
                     }
-                    ctx.rv.listed(rv.clone(), false);
+                    ctx.rv.listed(&req.resource_version, rv.clone(), false);
                     ctx.set_rv(rv.clone());
                     ctx.count_list_done();
                     let elapsed = started.elapsed();
