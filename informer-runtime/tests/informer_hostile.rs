@@ -127,3 +127,64 @@ async fn item8_list_item_without_a_name_is_dropped_alone() {
     assert_eq!(list_log(&server).len(), 1, "no relist needed");
     stop(cancel, task).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn item1_h6_wait_for_sync_returns_false_when_the_informer_stops_before_it_synced() {
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    seed(&w, 3).await;
+    server
+        .faults()
+        .forbid(informer_testserver::GroupResource::new("", "configmaps"));
+    let inf = informer(server.client(), |_| {});
+    let reg = inf.add_event_handler(Recorder::new()).expect("handler");
+    let stream = inf.event_stream().expect("stream");
+    let (cancel, task) = start(&inf);
+    let waiters = {
+        let (reg, sreg) = (reg.clone(), stream.registration().clone());
+        tokio::spawn(async move { (reg.wait_for_sync().await, sreg.wait_for_sync().await) })
+    };
+    wait_until("two forbidden LISTs", || {
+        list_log(&server)
+            .iter()
+            .filter(|r| r.status == http::StatusCode::FORBIDDEN)
+            .count()
+            >= 2
+    })
+    .await;
+    stop(cancel, task).await;
+    let res = tokio::time::timeout(WAIT, waiters).await;
+    let Ok(Ok((handler, stream_reg))) = res else {
+        panic!("wait_for_sync still waiting after stop: {res:?}");
+    };
+    assert!(!handler, "the handler registration never synced");
+    assert!(!stream_reg, "the stream registration never synced");
+    assert!(!reg.has_synced());
+    // A registration made after the stop cannot exist (H14); one removed before the sync
+    // answers at once too.
+    drop(stream);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn item1_h7_wait_for_sync_returns_false_when_the_registration_is_removed_before_sync() {
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    server.faults().stall_list(true);
+    let inf = informer(server.client(), |_| {});
+    let reg = inf.add_event_handler(Recorder::new()).expect("handler");
+    let (cancel, task) = start(&inf);
+    let waiter = {
+        let reg = reg.clone();
+        tokio::spawn(async move { reg.wait_for_sync().await })
+    };
+    wait_until("the stalled LIST", || {
+        !list_log(&server).is_empty() || inf.is_started()
+    })
+    .await;
+    inf.remove_event_handler(&reg);
+    let res = tokio::time::timeout(WAIT, waiter).await;
+    assert!(matches!(res, Ok(Ok(false))), "removed before sync: {res:?}");
+    server.faults().stall_list(false);
+    stop(cancel, task).await;
+}

@@ -396,7 +396,7 @@ impl<K> SharedIndexInformer<K> {
     pub async fn wait_for_sync(&self) -> bool {
         let mut finished = self.inner.finished.subscribe();
         tokio::select! {
-            () = self.inner.processor.gate().wait() => true,
+            synced = self.inner.processor.gate().wait() => synced,
             _ = finished.wait_for(|f| *f) => self.has_synced(),
         }
     }
