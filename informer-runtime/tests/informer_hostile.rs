@@ -188,3 +188,70 @@ async fn item1_h7_wait_for_sync_returns_false_when_the_registration_is_removed_b
     server.faults().stall_list(false);
     stop(cancel, task).await;
 }
+
+/// A transform that panics on objects named `bad_name`.
+fn panicking_transform(
+    bad_name: &'static str,
+) -> impl Fn(&mut k8s_openapi::api::core::v1::ConfigMap) + Send + Sync + 'static {
+    move |cm| {
+        if cm.metadata.name.as_deref() == Some(bad_name) {
+            panic!("transform cannot handle {bad_name}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn item5_panicking_transform_on_the_list_drops_only_that_object() {
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    seed(&w, 5).await;
+    let inf = informer(server.client(), |_| {});
+    inf.set_transform(panicking_transform("cm-0002"))
+        .expect("before start");
+    let rec = Recorder::new();
+    let reg = inf.add_event_handler(rec.clone()).expect("handler");
+    let (cancel, task) = start(&inf);
+    let synced = tokio::time::timeout(WAIT, reg.wait_for_sync()).await;
+    assert!(
+        matches!(synced, Ok(true)),
+        "a panicking transform must not stop the list: {synced:?}, lists: {}",
+        list_log(&server).len()
+    );
+    assert_eq!(inf.indexer().len(), 4);
+    assert!(inf.indexer().get_by_key("default/cm-0002").is_none());
+    let counters = inf.reflector_handle().expect("running").counters();
+    assert_eq!(counters.transform_panics, 1);
+    assert_eq!(list_log(&server).len(), 1, "not retried");
+    stop(cancel, task).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn item5_panicking_transform_on_a_watch_event_drops_only_that_event() {
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    seed(&w, 2).await;
+    let inf = informer(server.client(), |_| {});
+    inf.set_transform(panicking_transform("bad"))
+        .expect("before start");
+    let rec = Recorder::new();
+    let reg = inf.add_event_handler(rec.clone()).expect("handler");
+    let (cancel, task) = start(&inf);
+    tokio::time::timeout(WAIT, reg.wait_for_sync())
+        .await
+        .expect("synced");
+    wait_until("the watch", || server.active_watches() == 1).await;
+    w.create("bad", "1").await;
+    w.create("good", "1").await;
+    // The reflector outlives the panic: the next event still arrives.
+    rec.wait_for("the add after the panic", |e| {
+        e.iter().any(|e| e.key() == "default/good")
+    })
+    .await;
+    assert!(inf.indexer().get_by_key("default/bad").is_none());
+    let counters = inf.reflector_handle().expect("running").counters();
+    assert_eq!(counters.transform_panics, 1);
+    assert_eq!(list_log(&server).len(), 1, "no relist");
+    stop(cancel, task).await;
+}

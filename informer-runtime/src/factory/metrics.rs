@@ -40,7 +40,7 @@ impl std::fmt::Debug for Inner {
 type Counter = fn(&ReflectorCounters) -> u64;
 type GaugeOf = fn(&Snapshot) -> i64;
 
-const COUNTERS: [(&str, &str, Counter); 7] = [
+const COUNTERS: [(&str, &str, Counter); 8] = [
     (
         "informer_list_requests",
         "LIST requests sent by the informer's reflector",
@@ -75,6 +75,11 @@ const COUNTERS: [(&str, &str, Counter); 7] = [
         "informer_invalid_objects",
         "Listed or watched objects dropped for having no name",
         |c| c.invalid_objects,
+    ),
+    (
+        "informer_transform_panics",
+        "Objects dropped because the transform panicked on them",
+        |c| c.transform_panics,
     ),
 ];
 

@@ -17,8 +17,10 @@ use super::policy::{
     watch_timeout,
 };
 use super::{
-    Backoff, Error, InitialListStrategy, Reflector, ReflectorConfig, Shared, bump, list, watch_list,
+    Backoff, Error, InitialListStrategy, Reflector, ReflectorConfig, Shared, bump, guard_transform,
+    guard_transform_owned, list, watch_list,
 };
+use crate::key::ObjectKey;
 use crate::list_watch::{self, ErrorClass, ListWatch, WatchRequest, WatchStream};
 use crate::store::{ReflectorStore, StoreError};
 
@@ -357,22 +359,43 @@ where
 
     /// Applies one watch event to the store and records its RV (R5, R8). Err means the store closed.
     fn apply(&mut self, ev: WatchEvent<K>, gate: &mut EventRvGate) -> Result<(), StoreError> {
+        // Item 5: a panicking transform drops that event only (`guard_transform`); its RV is
+        // still recorded, so the watch goes on past it.
         let (res, rv, is_added) = match ev {
             // D8: added/modified objects are transformed as soon as they are decoded; deleted
             // ones are left to the store, which transforms only a real `Deleted` (D4).
             WatchEvent::Added(mut o) => {
                 let rv = o.meta().resource_version.clone();
-                self.store.transform(&mut o);
-                (self.store.add(o), rv, true)
+                let store = &self.store;
+                let res = if guard_transform(&self.shared, &mut o, |o| store.transform(o)) {
+                    store.add(o)
+                } else {
+                    Ok(())
+                };
+                (res, rv, true)
             }
             WatchEvent::Modified(mut o) => {
                 let rv = o.meta().resource_version.clone();
-                self.store.transform(&mut o);
-                (self.store.update(o), rv, false)
+                let store = &self.store;
+                let res = if guard_transform(&self.shared, &mut o, |o| store.transform(o)) {
+                    store.update(o)
+                } else {
+                    Ok(())
+                };
+                (res, rv, false)
             }
             WatchEvent::Deleted(o) => {
                 let rv = o.meta().resource_version.clone();
-                (self.store.delete(o), rv, false)
+                // The store transforms a real `Deleted` inside `delete` (outside its lock).
+                let res = match ObjectKey::from_resource(&o) {
+                    Ok(key) => {
+                        let store = &self.store;
+                        guard_transform_owned(&self.shared, &key, o, |o| store.delete(o))
+                            .unwrap_or(Ok(()))
+                    }
+                    Err(e) => Err(StoreError::Key(e)),
+                };
+                (res, rv, false)
             }
             WatchEvent::Bookmark(b) => {
                 // R5: a bookmark only advances the RV and tells the store; handlers never see it.

@@ -209,6 +209,8 @@ pub struct ReflectorCounters {
     /// Listed or watched objects dropped because they have no key (no `metadata.name`); only
     /// that object is dropped, never the rest of its list.
     pub invalid_objects: u64,
+    /// Objects dropped because the transform panicked on them (item 5).
+    pub transform_panics: u64,
 }
 
 #[derive(Default)]
@@ -222,6 +224,7 @@ struct Counters {
     resyncs: AtomicU64,
     errors: AtomicU64,
     invalid_objects: AtomicU64,
+    transform_panics: AtomicU64,
 }
 
 #[derive(Default)]
@@ -256,8 +259,62 @@ fn transform_and_share<K: Resource + 'static>(
         );
         return None;
     }
-    store.transform(&mut obj);
+    if !guard_transform(shared, &mut obj, |o| store.transform(o)) {
+        return None;
+    }
     Some(store.share(obj))
+}
+
+/// Item 5: runs `f`, a store call that runs the user's transform on `obj`, and catches a panic
+/// in it, so a bad transform costs that one object: it is logged at error level with the
+/// object's namespace and name (its contents never), counted in
+/// [`ReflectorCounters::transform_panics`], and the caller drops the object. Without this a
+/// panic ends the reflector task on the watch path, and fails (and retries) the whole list on
+/// the list path. False if `f` panicked.
+fn guard_transform<K: Resource>(shared: &Shared, obj: &mut K, f: impl FnOnce(&mut K)) -> bool {
+    // Only `obj`, which the caller drops after a panic, can be left half-transformed.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *obj))) {
+        Ok(()) => true,
+        Err(payload) => {
+            let meta = obj.meta();
+            let who = ObjectKey::new(
+                meta.namespace.as_deref(),
+                meta.name.as_deref().unwrap_or(""),
+            );
+            report_transform_panic(shared, &who, &*payload);
+            false
+        }
+    }
+}
+
+/// [`guard_transform`] for a store call that takes the object (a delete, transformed inside
+/// the store); `key` names it in the log. `None` if `f` panicked.
+fn guard_transform_owned<K, R>(
+    shared: &Shared,
+    key: &ObjectKey,
+    obj: K,
+    f: impl FnOnce(K) -> R,
+) -> Option<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(obj))) {
+        Ok(res) => Some(res),
+        Err(payload) => {
+            report_transform_panic(shared, key, &*payload);
+            None
+        }
+    }
+}
+
+/// Logs and counts a transform panic (item 5).
+fn report_transform_panic(shared: &Shared, key: &ObjectKey, payload: &(dyn std::any::Any + Send)) {
+    bump(&shared.counters.transform_panics);
+    tracing::error!(%key, "the transform panicked; dropping this object (item 5)");
+    // A panic message is the transform's own text, which may quote the object.
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::debug!(%key, %message, "transform panic message");
 }
 
 /// A cheap, cloneable view of a running reflector: its last synced RV and counters.
@@ -297,6 +354,7 @@ impl ReflectorHandle {
             resyncs: get(&c.resyncs),
             errors: get(&c.errors),
             invalid_objects: get(&c.invalid_objects),
+            transform_panics: get(&c.transform_panics),
         }
     }
 }
