@@ -251,12 +251,8 @@ fn transform_and_share<K: Resource + 'static>(
 ) -> Option<Arc<K>> {
     if let Err(e) = ObjectKey::from_resource(&obj) {
         bump(&shared.counters.invalid_objects);
-        // The object's contents stay out of the log; its namespace helps find the culprit.
-        warn!(
-            namespace = obj.meta().namespace.as_deref().unwrap_or_default(),
-            error = %e,
-            "dropping a listed object without a name"
-        );
+        // The object's contents stay out of the log.
+        warn!(error = %e, "dropping a listed object without a name");
         return None;
     }
     if !guard_transform(shared, &mut obj, |o| store.transform(o)) {
@@ -267,7 +263,7 @@ fn transform_and_share<K: Resource + 'static>(
 
 /// Item 5: runs `f`, a store call that runs the user's transform on `obj`, and catches a panic
 /// in it, so a bad transform costs that one object: it is logged at error level with the
-/// object's namespace and name (its contents never), counted in
+/// object's key (its contents never), counted in
 /// [`ReflectorCounters::transform_panics`], and the caller drops the object. Without this a
 /// panic ends the reflector task on the watch path, and fails (and retries) the whole list on
 /// the list path. False if `f` panicked.
@@ -276,11 +272,9 @@ fn guard_transform<K: Resource>(shared: &Shared, obj: &mut K, f: impl FnOnce(&mu
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *obj))) {
         Ok(()) => true,
         Err(payload) => {
-            let meta = obj.meta();
-            let who = ObjectKey::new(
-                meta.namespace.as_deref(),
-                meta.name.as_deref().unwrap_or(""),
-            );
+            // The key as the half-run transform left it.
+            let who = ObjectKey::from_resource(&*obj)
+                .unwrap_or_else(|_| ObjectKey::new(None, "<no name>"));
             report_transform_panic(shared, &who, &*payload);
             false
         }
