@@ -369,26 +369,31 @@ pub(super) fn check_list_kind(
     if expected.iter().any(|e| e == kind) {
         return None;
     }
+    let not_a_list = |what: String| Error::NotAList {
+        what,
+        expected: expected.first().cloned().unwrap_or_default(),
+    };
     if kind == "Status" {
-        if let Ok(status) = serde_json::from_slice::<Status>(body)
-            && (status.is_failure() || status.code >= 300)
-        {
-            tracing::warn!(
-                code = status.code,
-                reason = %status.reason,
-                "the server answered a LIST with a success code and a failure Status"
-            );
-            return Some(api_error(status, None));
-        }
-        return Some(Error::NotAList {
-            what: "a Success Status".to_string(),
-            expected: expected.first().cloned().unwrap_or_default(),
+        return Some(match serde_json::from_slice::<Status>(body) {
+            Ok(status) if status.is_failure() || status.code >= 300 => {
+                tracing::warn!(
+                    code = status.code,
+                    reason = %status.reason,
+                    "the server answered a LIST with a success code and a failure Status"
+                );
+                api_error(status, None)
+            }
+            Ok(_) => not_a_list("a Success Status".to_string()),
+            Err(_) => not_a_list("a Status that cannot be read".to_string()),
         });
     }
-    Some(Error::NotAList {
-        what: format!("a {kind}"),
-        expected: expected.first().cloned().unwrap_or_default(),
-    })
+    // A CRD may name its list kind freely (`spec.names.listKind`), and a dynamic informer does
+    // not know it: only a kind that follows the `…List` convention of another kind is known
+    // to be wrong. Anything else must still have `items` (`decode_each` checks).
+    if kind.ends_with("List") {
+        return Some(not_a_list(format!("a {kind}")));
+    }
+    None
 }
 
 #[derive(serde::Deserialize)]
@@ -503,6 +508,10 @@ mod tests {
         let err = check_list_kind(b"", Some("PodList"), &expected).unwrap();
         assert!(matches!(err, Error::NotAList { .. }), "{err:?}");
         assert!(err.to_string().contains("PodList"), "{err}");
+        assert!(
+            check_list_kind(b"", Some("FooCollection"), &expected).is_none(),
+            "a CRD's own listKind: items decide"
+        );
         let gone = br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old","reason":"Expired","code":410}"#;
         let err = check_list_kind(gone, Some("Status"), &expected).unwrap();
         assert_eq!(

@@ -112,7 +112,8 @@ pub enum Error {
         what: String,
     },
     /// A 2xx LIST answer that is not a list of the expected kind (M14): a `Status` reporting
-    /// success, a body without `items`, or a list of another kind. It is never read as an empty
+    /// success, a body without `items`, or a list of another kind (a `…List` kind other than the
+    /// expected one; a CRD's custom `listKind` passes if it has `items`). It is never read as an empty
     /// list (that would delete every cached object); retryable by a new cycle after backoff
     /// (R15). A 2xx with a failure `Status` is an [`Error::Api`] instead.
     #[error("LIST answered {what} instead of a {expected}")]
