@@ -199,7 +199,10 @@ async fn r15_list_429_retries_after_backoff_and_honours_retry_after() {
     server
         .faults()
         .fail_next(FaultTarget::List, StatusCode::TOO_MANY_REQUESTS, Some(1), 1);
-    let r = start(&server, fast_config());
+    // Retry-After is capped at the backoff maximum (item 7): raise it above 1 s.
+    let mut config = fast_config();
+    config.backoff.cap = Duration::from_secs(2);
+    let r = start(&server, config);
     wait_replaces(&r.store, 1).await;
     let lists = lists(&server);
     let ok = lists
@@ -242,5 +245,41 @@ async fn selectors_are_sent_on_list_and_watch() {
             Some("metadata.namespace=default")
         );
     }
+    r.stop().await;
+}
+
+#[tokio::test]
+async fn item3_r3_a_paged_quorum_list_does_not_make_later_relists_paged() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 1200);
+    // The first LIST ("0") gets 410, so the first list that succeeds is the paged one at "" (R11).
+    server
+        .faults()
+        .fail_next(FaultTarget::List, StatusCode::GONE, None, 1);
+    let r = start(&server, fast_config());
+    wait_replaces(&r.store, 1).await;
+    let first = lists(&server);
+    assert_eq!(first.len(), 4, "410, then 3 pages: {:#?}", summary(&first));
+    assert_eq!(first[1].query.resource_version.as_deref(), Some(""));
+    let last = r.handle.last_sync_resource_version().expect("synced");
+    wait_log(&server, "the first watch", |log| {
+        log.iter().any(|x| x.is_watch())
+    })
+    .await;
+    // R12: the watch's 410 relists at the last RV, which the watch cache serves unpaged (R3).
+    server.faults().expire_open_watches();
+    wait_replaces(&r.store, 2).await;
+    let lists = lists(&server);
+    let relist = &lists[4];
+    assert_eq!(
+        relist.query.resource_version.as_deref(),
+        Some(last.as_str())
+    );
+    assert_eq!(
+        relist.query.limit,
+        None,
+        "R3: a paged list at \"\" is no reason to page a concrete RV: {:#?}",
+        summary(&lists)
+    );
     r.stop().await;
 }

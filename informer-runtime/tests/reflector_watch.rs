@@ -132,7 +132,10 @@ async fn r12_error_event_410_relists_at_last_rv() {
 #[tokio::test]
 async fn r13_429_on_watch_start_rewatches_same_rv_without_list() {
     let server = TestServer::start().await.expect("server");
-    let r = synced_with_event(&server, fast_config()).await;
+    // Retry-After is capped at the backoff maximum (item 7): raise it above 1 s.
+    let mut config = fast_config();
+    config.backoff.cap = Duration::from_secs(2);
+    let r = synced_with_event(&server, config).await;
     let last = r.handle.last_sync_resource_version().expect("rv");
     server.faults().fail_next(
         FaultTarget::Watch,

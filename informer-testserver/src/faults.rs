@@ -3,7 +3,7 @@
 //! Every switch is read by the request path; none needs a restart. `reset()` turns all of them off.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -61,6 +61,56 @@ impl GroupResource {
     }
 }
 
+/// A response that is well-formed HTTP but breaks the API contract, armed with
+/// [`Faults::hostile_next`]. Each one stands for something a broken proxy, an aggregated API
+/// server or a faulty apiserver has been seen to send; the client must turn every one of them
+/// into a clear error (semantics.md M14-M16), never into data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostileResponse {
+    /// LIST: HTTP 200 whose body is a `Status` with this code and reason (M14), as a proxy that
+    /// passes an error on as a success.
+    ListStatusBody {
+        /// The Status `code` (e.g. 410).
+        code: u16,
+        /// The Status `reason` (e.g. `"Expired"`).
+        reason: String,
+    },
+    /// LIST: HTTP 200 with a list of the right kind and resourceVersion but no `items` (M14).
+    ListWithoutItems,
+    /// LIST: HTTP 200 with an empty list whose `kind` is this one (M14), e.g. `"PodList"`.
+    ListOfKind(String),
+    /// LIST: the real page, but its `continue` token never ends the list (M15): always the
+    /// same token (`same_token`), or a fresh one on every page. A request that carries such a
+    /// token is served from the start again.
+    EndlessContinue {
+        /// Repeat one token instead of issuing a new one per page.
+        same_token: bool,
+    },
+    /// LIST: the real page with this raw JSON object put first in `items` (e.g. an item
+    /// without `metadata.name`).
+    ListExtraItem(String),
+    /// WATCH: HTTP 200, then `len` bytes of one event line that never ends (no newline, M16),
+    /// then silence with the connection left open.
+    UnterminatedWatchLine {
+        /// How many bytes of the line to send.
+        len: usize,
+    },
+    /// WATCH: HTTP 200, then one `ERROR` event whose object is this raw JSON (not a `Status`),
+    /// then the stream ends.
+    WatchErrorObject(String),
+    /// Any request: this 3xx status with a `Location` header and a small HTML body.
+    Redirect(u16),
+}
+
+/// A pending hostile response.
+#[derive(Debug, Clone)]
+struct Hostile {
+    target: FaultTarget,
+    response: HostileResponse,
+    remaining: usize,
+}
+
 /// A pending injected failure.
 #[derive(Debug, Clone)]
 struct FailNext {
@@ -93,6 +143,7 @@ struct State {
     gone_next_watch: usize,
     expire_next_continue: usize,
     forbidden: BTreeSet<GroupResource>,
+    hostile: Vec<Hostile>,
 }
 
 /// Runtime fault switches. Obtain with [`TestServer::faults`](crate::TestServer::faults).
@@ -103,6 +154,8 @@ pub struct Faults {
     suppress_end: AtomicBool,
     stall: watch::Sender<bool>,
     kick: watch::Sender<(u64, Kick)>,
+    /// Numbers the tokens of [`HostileResponse::EndlessContinue`].
+    hostile_tokens: AtomicU64,
 }
 
 impl Default for Faults {
@@ -113,6 +166,7 @@ impl Default for Faults {
             suppress_end: AtomicBool::new(false),
             stall: watch::Sender::new(false),
             kick: watch::Sender::new((0, Kick::None)),
+            hostile_tokens: AtomicU64::new(0),
         }
     }
 }
@@ -145,6 +199,18 @@ impl Faults {
             target,
             code,
             retry_after,
+            remaining: count,
+        });
+    }
+
+    /// The next `count` requests matching `target` get `response` instead of a proper answer
+    /// (see [`HostileResponse`]; `usize::MAX` for "until [`Faults::reset`]"). A response that
+    /// only makes sense for LIST or WATCH is given only to that verb; other requests are served
+    /// normally and do not use up the count.
+    pub fn hostile_next(&self, target: FaultTarget, response: HostileResponse, count: usize) {
+        self.lock().hostile.push(Hostile {
+            target,
+            response,
             remaining: count,
         });
     }
@@ -251,6 +317,33 @@ impl Faults {
             st.fail.remove(idx);
         }
         Some(out)
+    }
+
+    /// Takes a hostile response for `verb`, if one is pending and applies to that verb.
+    pub(crate) fn take_hostile(&self, verb: crate::Verb) -> Option<HostileResponse> {
+        use crate::Verb;
+        let mut st = self.lock();
+        let idx = st.hostile.iter().position(|h| {
+            let fits = match &h.response {
+                HostileResponse::Redirect(_) => true,
+                HostileResponse::UnterminatedWatchLine { .. }
+                | HostileResponse::WatchErrorObject(_) => verb == Verb::Watch,
+                _ => verb == Verb::List,
+            };
+            fits && h.target.covers(verb) && h.remaining > 0
+        })?;
+        let h = &mut st.hostile[idx];
+        h.remaining -= 1;
+        let out = h.response.clone();
+        if h.remaining == 0 {
+            st.hostile.remove(idx);
+        }
+        Some(out)
+    }
+
+    /// A fresh token for [`HostileResponse::EndlessContinue`].
+    pub(crate) fn next_hostile_token(&self) -> u64 {
+        self.hostile_tokens.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The delay to apply to `verb`.

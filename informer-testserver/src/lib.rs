@@ -37,7 +37,7 @@ mod status;
 mod store;
 
 pub use error::Error;
-pub use faults::{FaultTarget, Faults, GroupResource};
+pub use faults::{FaultTarget, Faults, GroupResource, HostileResponse};
 pub use log::{QueryParams, RequestRecord, Verb};
 pub use resources::{ResourceInfo, builtin_resources};
 pub use server::{TestServer, TestServerBuilder};

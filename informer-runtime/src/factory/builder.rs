@@ -12,9 +12,14 @@ use super::{AnyObject, SharedInformerFactory};
 use crate::informer::{InformerConfig, InformerMetrics};
 use crate::reflector::ReflectorConfig;
 
-/// Changes the list options of every informer of a factory (F6); applied to both LIST and WATCH.
-/// Only the label and field selectors are carried into requests: paging and resource versions
-/// belong to the reflector (R2, R3).
+/// Changes the list options of every informer of a factory (F6). The tweak starts from the
+/// factory's reflector settings and what it sets is honoured (item 12): the label and field
+/// selectors go on every LIST and WATCH, `limit` is the page size (R3, `None` = unpaged) and
+/// `resource_version` the RV of the first LIST (R2, M6). `continue_token` and `version_match`
+/// cannot be honoured (the reflector pages and matches versions itself):
+/// [`SharedInformerFactoryBuilder::try_build`] rejects a tweak that sets them. The deprecated
+/// `timeout` has no effect, as in kube (watch timeouts are R6's, set through
+/// `ReflectorConfig::min_watch_timeout`).
 pub type ListOptionsTweak = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
 
 /// A transform applied by every informer of a factory before its own transform (F8, D8).
@@ -96,7 +101,8 @@ impl SharedInformerFactoryBuilder {
     }
 
     /// Changes the list options of every informer, for both LIST and WATCH (F6): typically a
-    /// label or field selector. Different selectors need different factories (F1).
+    /// label or field selector. Different selectors need different factories (F1). What else a
+    /// tweak may set, and how it is honoured, is on [`ListOptionsTweak`].
     pub fn tweak_list_options(
         mut self,
         tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
@@ -154,13 +160,58 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// Builds the factory. Nothing runs until [`SharedInformerFactory::start`].
+    /// Builds the factory. Nothing runs until [`SharedInformerFactory::start`]. A list option
+    /// the factory cannot honour (see [`ListOptionsTweak`]) is logged as an error and ignored;
+    /// [`try_build`](Self::try_build) rejects it instead.
     pub fn build(self) -> SharedInformerFactory {
+        if let Err(err) = self.options.check_tweak() {
+            tracing::error!(error = %err, "ignoring list options the factory cannot honour");
+        }
         SharedInformerFactory::from_options(self.client, self.options)
+    }
+
+    /// [`build`](Self::build), but a tweak that sets a list option the factory cannot honour
+    /// (`continue_token`, `version_match`) is an [`Error::UnsupportedListOption`](super::Error::UnsupportedListOption).
+    pub fn try_build(self) -> super::Result<SharedInformerFactory> {
+        self.options.check_tweak()?;
+        Ok(SharedInformerFactory::from_options(
+            self.client,
+            self.options,
+        ))
     }
 }
 
 impl Options {
+    /// The list options after the tweak, starting from the reflector settings; `None` without
+    /// a tweak.
+    fn tweaked(&self) -> Option<ListParams> {
+        let tweak = self.tweak.as_ref()?;
+        let r = &self.reflector;
+        let mut params = ListParams {
+            label_selector: r.label_selector.clone(),
+            field_selector: r.field_selector.clone(),
+            limit: (r.page_size != 0).then_some(r.page_size),
+            resource_version: Some(r.initial_list_rv.clone()),
+            ..ListParams::default()
+        };
+        tweak(&mut params);
+        Some(params)
+    }
+
+    /// Item 12: a tweak may only set options the reflector can honour.
+    fn check_tweak(&self) -> super::Result<()> {
+        let Some(params) = self.tweaked() else {
+            return Ok(());
+        };
+        if params.continue_token.is_some() {
+            return Err(super::Error::UnsupportedListOption("continue_token"));
+        }
+        if params.version_match.is_some() {
+            return Err(super::Error::UnsupportedListOption("version_match"));
+        }
+        Ok(())
+    }
+
     /// The configuration of a new informer (F2): per-type or default resync, the namespace
     /// index (X3, on by default in `InformerConfig`), the tweaked selectors and the factory transform.
     pub(super) fn informer_config<K>(&self, type_id: TypeId, label: String) -> InformerConfig<K>
@@ -168,15 +219,14 @@ impl Options {
         K: crate::object::Meta,
     {
         let mut reflector = self.reflector.clone();
-        if let Some(tweak) = &self.tweak {
-            let mut params = ListParams {
-                label_selector: reflector.label_selector.clone(),
-                field_selector: reflector.field_selector.clone(),
-                ..ListParams::default()
-            };
-            tweak(&mut params);
+        if let Some(params) = self.tweaked() {
+            // Item 12: every option the tweak can set that the reflector can honour.
             reflector.label_selector = params.label_selector.filter(|s| !s.is_empty());
             reflector.field_selector = params.field_selector.filter(|s| !s.is_empty());
+            reflector.page_size = params.limit.unwrap_or(0);
+            if let Some(rv) = params.resource_version {
+                reflector.initial_list_rv = rv;
+            }
         }
         let name = match &self.name {
             Some(prefix) => format!("{prefix}/{label}"),

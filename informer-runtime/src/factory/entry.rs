@@ -221,9 +221,10 @@ impl Entry {
     {
         let last_error = Arc::new(Mutex::new(None));
         let recorder = Arc::clone(&last_error);
-        // Remember the reflector's last error for `wait_for_cache_sync_timeout`. The informer has
-        // not started, so this cannot fail; a user's own handler set later replaces it.
-        if let Err(err) = informer.set_watch_error_handler(move |e: &crate::reflector::Error| {
+        // Remember the reflector's last error for `wait_for_cache_sync_timeout`, next to (never
+        // instead of) the watch error handler of the reflector config or `set_watch_error_handler`
+        // (item 12). The informer has not started, so this cannot fail.
+        if let Err(err) = informer.observe_watch_errors(move |e: &crate::reflector::Error| {
             *recorder.lock() = Some(e.to_string());
         }) {
             tracing::debug!(error = %err, "could not install the factory's watch error recorder");

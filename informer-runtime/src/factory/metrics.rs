@@ -40,7 +40,7 @@ impl std::fmt::Debug for Inner {
 type Counter = fn(&ReflectorCounters) -> u64;
 type GaugeOf = fn(&Snapshot) -> i64;
 
-const COUNTERS: [(&str, &str, Counter); 6] = [
+const COUNTERS: [(&str, &str, Counter); 8] = [
     (
         "informer_list_requests",
         "LIST requests sent by the informer's reflector",
@@ -70,6 +70,16 @@ const COUNTERS: [(&str, &str, Counter); 6] = [
         "informer_reflector_errors",
         "List and watch errors the reflector handled",
         |c| c.errors,
+    ),
+    (
+        "informer_invalid_objects",
+        "Listed or watched objects dropped for having no name",
+        |c| c.invalid_objects,
+    ),
+    (
+        "informer_transform_panics",
+        "Objects dropped because the transform panicked on them",
+        |c| c.transform_panics,
     ),
 ];
 

@@ -74,6 +74,10 @@ pub enum Error {
     /// The factory was shut down, so it starts nothing more (F3).
     #[error("the informer factory has been shut down")]
     ShutDown,
+    /// `tweak_list_options` sets a list option the reflector owns and cannot honour
+    /// (`continue_token`, `version_match`; item 12). Not retryable: fix the tweak.
+    #[error("tweak_list_options sets `{0}`, which the informers cannot honour")]
+    UnsupportedListOption(&'static str),
 }
 
 /// `Result` with this module's [`Error`].

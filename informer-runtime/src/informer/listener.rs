@@ -82,10 +82,12 @@ impl HandlerOptions {
     }
 }
 
-/// Whether the informer's own store has synced (D7), as a flag plus a notification.
+/// Whether the informer's own store has synced (D7), as a flag plus a notification; closed when
+/// the informer stops, so waiters never outlive it (item 1).
 #[derive(Debug, Default)]
 pub(crate) struct SyncGate {
     synced: AtomicBool,
+    closed: AtomicBool,
     notify: Notify,
 }
 
@@ -101,13 +103,24 @@ impl SyncGate {
         self.notify.notify_waiters();
     }
 
-    /// Waits until [`set`](Self::set) was called.
-    pub(crate) async fn wait(&self) {
+    /// Marks the informer as stopped and wakes every waiter; a gate that never synced stays
+    /// unsynced.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Waits until [`set`](Self::set) (true) or [`close`](Self::close) (false) was called,
+    /// whichever comes first; true if both.
+    pub(crate) async fn wait(&self) -> bool {
         loop {
             let mut notified = pin!(self.notify.notified());
             notified.as_mut().enable();
             if self.is_synced() {
-                return;
+                return true;
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return false;
             }
             notified.await;
         }
@@ -248,6 +261,19 @@ impl<K> Listener<K> {
     /// Whether every queued initial add has been returned from (H6).
     pub(crate) fn initial_delivered(&self) -> bool {
         self.pending_initial.load(Ordering::Acquire) == 0
+    }
+
+    /// Waits until the listener is closed (removed, or the informer stopped). `close` wakes
+    /// the `initial_done` waiters, so that notification serves here too.
+    pub(crate) async fn wait_closed(&self) {
+        loop {
+            let mut notified = pin!(self.initial_done.notified());
+            notified.as_mut().enable();
+            if self.is_closed() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Waits until [`initial_delivered`](Self::initial_delivered) (H6, notification-based).
@@ -429,9 +455,23 @@ impl<K> HandlerRegistration<K> {
     }
 
     /// Waits until [`has_synced`](Self::has_synced); notification-based, no polling (H6).
-    pub async fn wait_for_sync(&self) {
-        self.gate.wait().await;
+    ///
+    /// Returns true once synced, or false if the informer stopped (or this registration was
+    /// removed) before the informer synced, like client-go's `WaitForCacheSync` on stop; it
+    /// never waits for an informer that will not sync any more (item 1). An
+    /// [`EventStream`](super::EventStream) waits through its
+    /// [`registration`](super::EventStream::registration).
+    pub async fn wait_for_sync(&self) -> bool {
+        let synced = tokio::select! {
+            synced = self.gate.wait() => synced,
+            () = self.listener.wait_closed() => self.gate.is_synced(),
+        };
+        if !synced {
+            return false;
+        }
+        // Closing the listener counts its initial adds as delivered, so this ends on removal too.
         self.listener.wait_initial_delivered().await;
+        self.has_synced()
     }
 
     /// Notifications waiting in this handler's backlog (H10).

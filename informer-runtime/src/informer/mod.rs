@@ -154,6 +154,9 @@ pub(crate) struct Inner<K> {
     processor: Arc<Processor<K>>,
     pending: Mutex<Option<Pending<K>>>,
     watch_error_handler: Mutex<Option<WatchErrorHandler>>,
+    /// Told about every error besides the user's handler, never replacing it (the factory
+    /// records the last error here, item 12).
+    error_observer: Mutex<Option<WatchErrorHandler>>,
     reflector: Mutex<Option<ReflectorHandle>>,
     started: AtomicBool,
     /// Cancelled by [`SharedIndexInformer::stop`] or when the `run` token is cancelled.
@@ -235,6 +238,7 @@ where
                     reflector,
                 })),
                 watch_error_handler: Mutex::new(watch_error_handler),
+                error_observer: Mutex::new(None),
                 reflector: Mutex::new(None),
                 started: AtomicBool::new(false),
                 stop: CancellationToken::new(),
@@ -353,6 +357,19 @@ where
         Ok(())
     }
 
+    /// Sets a callback told about every list/watch error next to the watch error handler,
+    /// which it never replaces (item 12); for the factory's bookkeeping. An error after start.
+    pub(crate) fn observe_watch_errors(
+        &self,
+        observer: impl Fn(&crate::reflector::Error) + Send + Sync + 'static,
+    ) -> Result<()> {
+        if self.inner.started.load(Ordering::Acquire) {
+            return Err(Error::AlreadyStarted);
+        }
+        *self.inner.error_observer.lock() = Some(Arc::new(observer));
+        Ok(())
+    }
+
     /// Registers more index functions and back-fills them (X6); an error for a duplicate name
     /// or after stop.
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
@@ -396,7 +413,7 @@ impl<K> SharedIndexInformer<K> {
     pub async fn wait_for_sync(&self) -> bool {
         let mut finished = self.inner.finished.subscribe();
         tokio::select! {
-            () = self.inner.processor.gate().wait() => true,
+            synced = self.inner.processor.gate().wait() => synced,
             _ = finished.wait_for(|f| *f) => self.has_synced(),
         }
     }

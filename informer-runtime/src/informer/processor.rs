@@ -258,6 +258,8 @@ impl<K: Send + Sync + 'static> Processor<K> {
         for l in &listeners {
             l.close();
         }
+        // Item 1: whoever waits for a sync that can no longer come gets an answer.
+        self.gate.close();
         std::mem::take(&mut *self.tasks.lock())
     }
 }

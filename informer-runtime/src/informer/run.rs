@@ -39,7 +39,17 @@ where
     let processor = Arc::clone(&inner.processor);
     let should_resync: ShouldResync = Arc::new(move || processor.should_resync());
     config.should_resync = Some(should_resync);
-    config.watch_error_handler = inner.watch_error_handler.lock().clone();
+    // The user's handler (from the config or `set_watch_error_handler`) and the factory's
+    // observer both hear every error; neither replaces the other (item 12).
+    let handler = inner.watch_error_handler.lock().clone();
+    let observer = inner.error_observer.lock().clone();
+    config.watch_error_handler = match (handler, observer) {
+        (Some(h), Some(o)) => Some(Arc::new(move |e: &crate::reflector::Error| {
+            o(e);
+            h(e);
+        })),
+        (h, o) => h.or(o),
+    };
     let store: Arc<dyn ReflectorStore<K>> = inner.fifo.clone();
     let reflector = Reflector::new(pending.list_watch, store, config);
     *inner.reflector.lock() = Some(reflector.handle());

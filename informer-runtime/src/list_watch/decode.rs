@@ -22,6 +22,11 @@ pub(super) fn decode_event<K: DeserializeOwned>(
     expected: &str,
 ) -> Result<WatchEvent<K>> {
     match super::sized::from_slice::<WatchEvent<K>>(&line) {
+        // Every field of `Status` has a default, so any object decodes as one; a real Status
+        // has a code or a status.
+        Ok(WatchEvent::Error(status)) if status.code == 0 && status.status.is_none() => {
+            Err(error_event_not_status(&line))
+        }
         Ok(WatchEvent::Error(status)) => Err(api_error(*status, None)),
         Ok(ev) => {
             let (event_type, obj) = match &ev {
@@ -62,6 +67,27 @@ pub(super) fn decode_event<K: DeserializeOwned>(
     }
 }
 
+/// The error for an `ERROR` event whose object is not a `Status`: names the object's kind and
+/// apiVersion only; the line itself (maybe a Secret) is logged at debug level at most.
+fn error_event_not_status(line: &[u8]) -> Error {
+    tracing::debug!(line = %String::from_utf8_lossy(line), "watch ERROR event without a Status");
+    let what = match serde_json::from_slice::<EventProbe>(line) {
+        Ok(EventProbe {
+            object:
+                ObjectProbe {
+                    kind: Some(kind),
+                    api_version,
+                },
+            ..
+        }) => match api_version {
+            Some(v) => format!("a {v} {kind}"),
+            None => format!("a {kind}"),
+        },
+        _ => "an object without a kind".to_string(),
+    };
+    Error::ErrorEventNotStatus { what }
+}
+
 /// Splits a response body into newline-terminated lines.
 pub(super) struct LineDecoder {
     pub(super) body: kube::client::Body,
@@ -69,6 +95,8 @@ pub(super) struct LineDecoder {
     /// `buf[..scanned]` holds no newline, so a large event split over many frames is scanned once.
     pub(super) scanned: usize,
     pub(super) done: bool,
+    /// The longest line accepted (M16); a longer one ends the stream with an error.
+    pub(super) max_line: usize,
 }
 
 impl LineDecoder {
@@ -83,6 +111,9 @@ impl LineDecoder {
         loop {
             if let Some(off) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let pos = self.scanned + off;
+                if pos > self.max_line {
+                    return Some(Err(self.too_long()));
+                }
                 self.scanned = 0;
                 let mut line = self.buf.split_to(pos + 1).freeze();
                 line.truncate(pos);
@@ -92,6 +123,10 @@ impl LineDecoder {
                 return Some(Ok(line));
             }
             self.scanned = self.buf.len();
+            if self.buf.len() > self.max_line {
+                // M16: a line without a newline must not grow without limit.
+                return Some(Err(self.too_long()));
+            }
             if self.done {
                 return None;
             }
@@ -121,53 +156,81 @@ impl LineDecoder {
     }
 }
 
+impl LineDecoder {
+    /// Ends the stream because a line passed `max_line` bytes (M16).
+    fn too_long(&mut self) -> Error {
+        self.done = true;
+        self.buf = BytesMut::new();
+        self.scanned = 0;
+        Error::LineTooLong {
+            limit: self.max_line,
+        }
+    }
+}
+
 /// The fields of a list object the decoders look at; every other field is `Other` and skipped.
 /// An identifier, so reading a key allocates nothing.
 #[derive(serde::Deserialize)]
 #[serde(field_identifier, rename_all = "lowercase")]
 enum ListField {
+    Kind,
     Metadata,
     Items,
     #[serde(other)]
     Other,
 }
 
+/// What [`EachItem`] saw of a list body besides its items, so the caller can tell a list from
+/// something else that arrived with a 2xx (M14).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct ListShape {
+    /// The body's `kind`, if it has one.
+    pub(super) kind: Option<String>,
+    /// Whether the body has an `items` field (an array or `null`).
+    pub(super) has_items: bool,
+}
+
 /// Decodes a list body's `items` one at a time into `each`, so the caller can transform and share
-/// every object before the next one is decoded (M8); every other field is skipped. `null` or
-/// missing items are an empty list.
+/// every object before the next one is decoded (M8); every other field but `kind` is skipped.
+/// `null` items are an empty list; whether `items` was there at all is in the [`ListShape`].
 pub(super) struct EachItem<'f, K, F> {
     pub(super) each: &'f mut F,
     pub(super) _k: PhantomData<fn() -> K>,
 }
 
 impl<'de, K: DeserializeOwned, F: FnMut(K)> DeserializeSeed<'de> for EachItem<'_, K, F> {
-    type Value = ();
+    type Value = ListShape;
 
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<ListShape, D::Error> {
         de.deserialize_map(self)
     }
 }
 
 impl<'de, K: DeserializeOwned, F: FnMut(K)> Visitor<'de> for EachItem<'_, K, F> {
-    type Value = ();
+    type Value = ListShape;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a list object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListShape, A::Error> {
+        let mut shape = ListShape::default();
         while let Some(field) = map.next_key::<ListField>()? {
             match field {
-                ListField::Items => map.next_value_seed(ItemsValue::<K, F> {
-                    each: &mut *self.each,
-                    _k: PhantomData,
-                })?,
+                ListField::Items => {
+                    shape.has_items = true;
+                    map.next_value_seed(ItemsValue::<K, F> {
+                        each: &mut *self.each,
+                        _k: PhantomData,
+                    })?
+                }
+                ListField::Kind => shape.kind = map.next_value()?,
                 ListField::Metadata | ListField::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
-        Ok(())
+        Ok(shape)
     }
 }
 
@@ -215,24 +278,37 @@ impl<'de, K: DeserializeOwned, F: FnMut(K)> Visitor<'de> for ItemsValue<'_, K, F
 /// The marker error [`list_meta`] stops the parse with once it has the list metadata.
 const STOP: &str = "informer-rs: list metadata read";
 
-/// Reads `metadata.resourceVersion` and `metadata.continue` of a list body. The API server writes
-/// `metadata` before `items`, so the parse stops there instead of walking megabytes of items
-/// that [`EachItem`] decodes anyway; a body with `items` first is walked to its end. A malformed
-/// body is an error here only up to the metadata; the rest fails when the items are decoded.
+/// Reads `metadata.resourceVersion` and `metadata.continue` of a list body, and its `kind` if that
+/// comes first (M14). The API server writes `kind` and `metadata` before `items`, so the parse
+/// stops at `metadata` instead of walking megabytes of items that [`EachItem`] decodes anyway; a
+/// body with `items` first is walked to its end. A malformed body is an error here only up to
+/// the metadata; the rest fails when the items are decoded.
 pub(super) fn list_meta(body: &[u8]) -> serde_json::Result<ListMetaFields> {
     let mut found = None;
+    let mut kind = None;
     let mut de = serde_json::Deserializer::from_slice(body);
-    let res = MetaSeed(&mut found).deserialize(&mut de);
-    if let Some(meta) = found {
+    let res = MetaSeed {
+        slot: &mut found,
+        kind: &mut kind,
+    }
+    .deserialize(&mut de);
+    if let Some(mut meta) = found {
+        meta.kind = kind;
         return Ok(meta);
     }
     res?;
     de.end()?;
-    Ok(ListMetaFields::default())
+    Ok(ListMetaFields {
+        kind,
+        ..ListMetaFields::default()
+    })
 }
 
-/// Stashes the list metadata in its slot, then stops the parse.
-struct MetaSeed<'s>(&'s mut Option<ListMetaFields>);
+/// Stashes the list metadata in its slot (and the `kind` seen before it), then stops the parse.
+struct MetaSeed<'s> {
+    slot: &'s mut Option<ListMetaFields>,
+    kind: &'s mut Option<String>,
+}
 
 impl<'de> DeserializeSeed<'de> for MetaSeed<'_> {
     type Value = ();
@@ -251,13 +327,18 @@ impl<'de> Visitor<'de> for MetaSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(field) = map.next_key::<ListField>()? {
-            if let ListField::Metadata = field {
-                let meta: Option<ListMetaFields> = map.next_value()?;
-                *self.0 = Some(meta.unwrap_or_default());
-                // Stop here: `list_meta` takes the stashed metadata and ignores this error.
-                return Err(de::Error::custom(STOP));
+            match field {
+                ListField::Metadata => {
+                    let meta: Option<ListMetaFields> = map.next_value()?;
+                    *self.slot = Some(meta.unwrap_or_default());
+                    // Stop here: `list_meta` takes the stashed metadata and ignores this error.
+                    return Err(de::Error::custom(STOP));
+                }
+                ListField::Kind => *self.kind = map.next_value()?,
+                ListField::Items | ListField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
-            map.next_value::<IgnoredAny>()?;
         }
         Ok(())
     }
@@ -269,6 +350,50 @@ pub(super) struct ListMetaFields {
     pub(super) resource_version: Option<String>,
     #[serde(rename = "continue")]
     pub(super) continue_: Option<String>,
+    /// The list's `kind` when it precedes `metadata` (filled in by [`list_meta`], not part of
+    /// `metadata`).
+    #[serde(skip)]
+    pub(super) kind: Option<String>,
+}
+
+/// The error for a 2xx LIST body that is not a list of one of the `expected` kinds (M14), or
+/// `None` if it is one. A non-Success `Status` becomes the API error it reports, so a 410
+/// Status is handled like a 410; every other mismatch is [`Error::NotAList`]. `body` is only
+/// parsed again when `kind` is `Status`.
+pub(super) fn check_list_kind(
+    body: &[u8],
+    kind: Option<&str>,
+    expected: &[String],
+) -> Option<Error> {
+    let kind = kind?;
+    if expected.iter().any(|e| e == kind) {
+        return None;
+    }
+    let not_a_list = |what: String| Error::NotAList {
+        what,
+        expected: expected.first().cloned().unwrap_or_default(),
+    };
+    if kind == "Status" {
+        return Some(match serde_json::from_slice::<Status>(body) {
+            Ok(status) if status.is_failure() || status.code >= 300 => {
+                tracing::warn!(
+                    code = status.code,
+                    reason = %status.reason,
+                    "the server answered a LIST with a success code and a failure Status"
+                );
+                api_error(status, None)
+            }
+            Ok(_) => not_a_list("a Success Status".to_string()),
+            Err(_) => not_a_list("a Status that cannot be read".to_string()),
+        });
+    }
+    // A CRD may name its list kind freely (`spec.names.listKind`), and a dynamic informer does
+    // not know it: only a kind that follows the `…List` convention of another kind is known
+    // to be wrong. Anything else must still have `items` (`decode_each` checks).
+    if kind.ends_with("List") {
+        return Some(not_a_list(format!("a {kind}")));
+    }
+    None
 }
 
 #[derive(serde::Deserialize)]
@@ -281,6 +406,8 @@ struct EventProbe {
 #[derive(serde::Deserialize)]
 struct ObjectProbe {
     kind: Option<String>,
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
 }
 
 #[cfg(test)]
@@ -313,6 +440,22 @@ mod tests {
         assert_eq!(err.class(), ErrorClass::Expired);
     }
     #[test]
+    fn error_event_without_status_names_the_kind_only() {
+        let line = br#"{"type":"ERROR","object":{"kind":"Secret","apiVersion":"v1","data":{"p":"czNjcjN0"}}}"#;
+        let err =
+            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "watch ERROR event carries a v1 Secret, not a Status"
+        );
+        assert_eq!(err.class(), ErrorClass::Other, "R15");
+        let line = br#"{"type":"ERROR","object":{}}"#;
+        let err =
+            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        assert!(err.to_string().contains("without a kind"), "{err}");
+    }
+
+    #[test]
     fn list_meta_stops_at_metadata_and_handles_other_layouts() {
         // The apiserver's layout: metadata first. The items after it are not even looked at,
         // so garbage there does not fail this step (the item decode reports it).
@@ -320,6 +463,10 @@ mod tests {
         let meta = list_meta(body).unwrap();
         assert_eq!(meta.resource_version.as_deref(), Some("12"));
         assert_eq!(meta.continue_.as_deref(), Some("abc"));
+        assert_eq!(
+            list_meta(body).unwrap().kind.as_deref(),
+            Some("ConfigMapList")
+        );
         // Items first: walked, then metadata read.
         let body = br#"{"items":[{"metadata":{"name":"a"}}],"metadata":{"resourceVersion":"7"}}"#;
         assert_eq!(
@@ -351,6 +498,34 @@ mod tests {
     }
 
     #[test]
+    fn m14_check_list_kind() {
+        let expected = ["ConfigMapList".to_string()];
+        assert!(check_list_kind(b"", Some("ConfigMapList"), &expected).is_none());
+        assert!(
+            check_list_kind(b"", None, &expected).is_none(),
+            "no kind: items decide"
+        );
+        let err = check_list_kind(b"", Some("PodList"), &expected).unwrap();
+        assert!(matches!(err, Error::NotAList { .. }), "{err:?}");
+        assert!(err.to_string().contains("PodList"), "{err}");
+        assert!(
+            check_list_kind(b"", Some("FooCollection"), &expected).is_none(),
+            "a CRD's own listKind: items decide"
+        );
+        let gone = br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old","reason":"Expired","code":410}"#;
+        let err = check_list_kind(gone, Some("Status"), &expected).unwrap();
+        assert_eq!(
+            err.class(),
+            ErrorClass::Expired,
+            "a 410 Status is a 410: {err:?}"
+        );
+        let ok =
+            br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":200}"#;
+        let err = check_list_kind(ok, Some("Status"), &expected).unwrap();
+        assert!(matches!(err, Error::NotAList { .. }), "{err:?}");
+    }
+
+    #[test]
     fn each_item_hands_out_items_in_order_and_accepts_null_or_missing_items() {
         let decode = |body: &[u8]| {
             let mut names = Vec::new();
@@ -362,12 +537,29 @@ mod tests {
                     _k: PhantomData,
                 },
             )
-            .map(|()| names)
+            .map(|shape| (names, shape))
         };
         let body = br#"{"metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"a"},"data":{"k":"v"}},{"metadata":{"name":"b"}}],"kind":"ConfigMapList"}"#;
-        assert_eq!(decode(body).unwrap(), ["a", "b"]);
-        assert!(decode(br#"{"items":null}"#).unwrap().is_empty());
-        assert!(decode(br#"{"metadata":{}}"#).unwrap().is_empty());
+        let (names, shape) = decode(body).unwrap();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(
+            shape,
+            ListShape {
+                kind: Some("ConfigMapList".into()),
+                has_items: true
+            },
+            "a kind after the items is seen too (M14)"
+        );
+        let (names, shape) = decode(br#"{"items":null}"#).unwrap();
+        assert!(
+            names.is_empty() && shape.has_items,
+            "null items: an empty list"
+        );
+        let (names, shape) = decode(br#"{"metadata":{}}"#).unwrap();
+        assert!(
+            names.is_empty() && !shape.has_items,
+            "M14: no items is told apart"
+        );
         // A bad item is an error; the items before it were already handed out.
         let mut seen = 0;
         let mut each = |_: ConfigMap| seen += 1;

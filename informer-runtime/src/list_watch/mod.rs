@@ -32,7 +32,7 @@ use kube::core::{Status, WatchEvent};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
-use self::decode::{EachItem, LineDecoder, decode_event, list_meta};
+use self::decode::{EachItem, LineDecoder, check_list_kind, decode_event, list_meta};
 
 /// Why a LIST or WATCH request failed. The [reflector](crate::reflector) classifies these into
 /// the R9–R16 error classes; [`Error::class`] gives the class.
@@ -66,6 +66,16 @@ pub enum Error {
     /// The watch body ended in the middle of a line (a cut chunk). Retryable by re-watching.
     #[error("watch stream ended inside an event ({0} bytes of an incomplete line)")]
     CutChunk(usize),
+    /// A watch line grew past [`WatchRequest::max_line_bytes`] without a newline (M16). The
+    /// stream is treated as broken and ends here; retryable like a malformed line (R14, else a
+    /// new cycle after backoff, R15).
+    #[error(
+        "watch line longer than {limit} bytes without a newline; treating the stream as broken"
+    )]
+    LineTooLong {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// A watch event carries an object of another kind, or a `Table` (R16). The event is dropped; the
     /// watch goes on. Not an error of the connection.
     #[error("unexpected object in {event_type} event: {kind} (expected {expected})")]
@@ -80,6 +90,39 @@ pub enum Error {
     /// The request could not be built (an invalid selector or path). Not retryable.
     #[error("cannot build request: {0}")]
     BuildRequest(#[source] http::Error),
+    /// The server answered with an HTTP status that is neither a success nor an error: a 3xx
+    /// redirect (from a proxy or load balancer in front of the API server; the client follows
+    /// none) or a stray 1xx. The body is not read. Retryable by a new cycle after backoff (R15).
+    #[error(
+        "unexpected HTTP status {code} from the API server{}",
+        .location.as_deref().map(|l| format!(" (redirect to {l}, not followed)")).unwrap_or_default()
+    )]
+    UnexpectedStatus {
+        /// The HTTP status code.
+        code: u16,
+        /// The `Location` header without its query string, if any.
+        location: Option<String>,
+    },
+    /// A watch `ERROR` event whose object is not a `Status` (a broken server or proxy). Only
+    /// what kind of object arrived is kept, never its contents (it may be a Secret). Retryable
+    /// by a new cycle after backoff (R15), as client-go does.
+    #[error("watch ERROR event carries {what}, not a Status")]
+    ErrorEventNotStatus {
+        /// What arrived, e.g. `"a v1 Secret"`.
+        what: String,
+    },
+    /// A 2xx LIST answer that is not a list of the expected kind (M14): a `Status` reporting
+    /// success, a body without `items`, or a list of another kind (a `…List` kind other than the
+    /// expected one; a CRD's custom `listKind` passes if it has `items`). It is never read as an empty
+    /// list (that would delete every cached object); retryable by a new cycle after backoff
+    /// (R15). A 2xx with a failure `Status` is an [`Error::Api`] instead.
+    #[error("LIST answered {what} instead of a {expected}")]
+    NotAList {
+        /// What arrived (`"a PodList"`, `"a list without items"`); never object contents.
+        what: String,
+        /// The list kind expected.
+        expected: String,
+    },
 }
 
 /// The reflector's view of an [`Error`] (semantics.md R9–R16).
@@ -111,8 +154,12 @@ impl Error {
         match self {
             Error::Api { status, .. } => classify_status(status),
             Error::Transport(e) if is_connection_refused(e) => ErrorClass::ConnectionRefused,
-            Error::Transport(_) | Error::BuildRequest(_) => ErrorClass::Other,
-            Error::Decode { .. } => ErrorClass::InternalError,
+            Error::Transport(_)
+            | Error::BuildRequest(_)
+            | Error::NotAList { .. }
+            | Error::UnexpectedStatus { .. }
+            | Error::ErrorEventNotStatus { .. } => ErrorClass::Other,
+            Error::Decode { .. } | Error::LineTooLong { .. } => ErrorClass::InternalError,
             Error::CutChunk(_) => ErrorClass::CutChunk,
             Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,
         }
@@ -160,7 +207,15 @@ pub struct WatchRequest {
     pub label_selector: Option<String>,
     /// `fieldSelector`.
     pub field_selector: Option<String>,
+    /// The longest event line accepted, in bytes (M16); `None` means
+    /// [`DEFAULT_MAX_WATCH_LINE_BYTES`]. A longer line ends the stream with
+    /// [`Error::LineTooLong`].
+    pub max_line_bytes: Option<usize>,
 }
+
+/// The default longest watch event line: 16 MiB, the limit of client-go's streaming decoder
+/// (an etcd object is at most 1.5 MiB by default, so only a broken stream gets there).
+pub const DEFAULT_MAX_WATCH_LINE_BYTES: usize = 16 << 20;
 
 /// One decoded LIST page.
 #[derive(Debug, Clone)]
@@ -178,6 +233,8 @@ pub struct ListPage<K> {
 #[derive(Debug)]
 pub struct RawListPage<K> {
     body: Bytes,
+    /// The list kinds this page may have (M14).
+    list_kinds: Arc<[String]>,
     /// `metadata.resourceVersion` of the list.
     pub resource_version: String,
     /// `metadata.continue`, if more pages follow.
@@ -200,9 +257,12 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// Decodes the items one at a time, handing each to `each` before the next is decoded, so
     /// the page never exists twice (decoded and converted); returns the resourceVersion and
     /// continue token. On a decode error the items already handed out stay with `each`.
+    ///
+    /// A body without `items`, or whose `kind` is not the expected list kind, is an error
+    /// (M14), never an empty list; `items: null` is an empty list.
     pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
         // M8: exactly sized `Vec`s inside every object (see `sized`).
-        sized::from_slice_seed(
+        let shape = sized::from_slice_seed(
             &self.body,
             EachItem {
                 each: &mut each,
@@ -213,6 +273,15 @@ impl<K: DeserializeOwned> RawListPage<K> {
             what: "list",
             source,
         })?;
+        if let Some(err) = check_list_kind(&self.body, shape.kind.as_deref(), &self.list_kinds) {
+            return Err(err);
+        }
+        if !shape.has_items {
+            return Err(Error::NotAList {
+                what: "a body without `items`".to_string(),
+                expected: self.list_kinds.first().cloned().unwrap_or_default(),
+            });
+        }
         Ok((self.resource_version, self.continue_token))
     }
 }
@@ -241,6 +310,8 @@ pub struct ListWatch<K> {
     url_path: String,
     mode: Mode,
     expected_kind: String,
+    /// The `kind`s a LIST answer may have (M14); the first is the one named in errors.
+    list_kinds: Arc<[String]>,
     check: Option<ObjectCheck<K>>,
 }
 
@@ -251,6 +322,7 @@ impl<K> Clone for ListWatch<K> {
             url_path: self.url_path.clone(),
             mode: self.mode,
             expected_kind: self.expected_kind.clone(),
+            list_kinds: Arc::clone(&self.list_kinds),
             check: self.check.clone(),
         }
     }
@@ -338,6 +410,11 @@ where
             "PartialObjectMetadata".to_string(),
         );
         let own_kind = K::kind(&K::DynamicType::default()).into_owned();
+        // A server that ignores `as=` answers with the full list.
+        lw.list_kinds = Arc::from([
+            "PartialObjectMetadataList".to_string(),
+            format!("{own_kind}List"),
+        ]);
         lw.check = Some(Arc::new(move |obj: &PartialObjectMeta<K>| {
             match &obj.types {
                 Some(t) if t.kind != "PartialObjectMetadata" && t.kind != own_kind => {
@@ -359,6 +436,7 @@ where
             client,
             url_path,
             mode,
+            list_kinds: Arc::from([format!("{expected_kind}List")]),
             expected_kind,
             check: None,
         }
@@ -402,8 +480,14 @@ where
             what: "list",
             source,
         })?;
+        // M14: a Status or a list of another kind with a 2xx is an error before anything else
+        // (the apiserver writes `kind` first; a later `kind` is checked by `decode_each`).
+        if let Some(err) = check_list_kind(&body, meta.kind.as_deref(), &self.list_kinds) {
+            return Err(err);
+        }
         Ok(RawListPage {
             body,
+            list_kinds: Arc::clone(&self.list_kinds),
             resource_version: meta.resource_version.unwrap_or_default(),
             continue_token: meta.continue_.filter(|c| !c.is_empty()),
             _k: PhantomData,
@@ -443,6 +527,7 @@ where
             buf: BytesMut::new(),
             scanned: 0,
             done: false,
+            max_line: req.max_line_bytes.unwrap_or(DEFAULT_MAX_WATCH_LINE_BYTES),
         };
         let check = self.check.clone();
         let expected = self.expected_kind.clone();
@@ -466,8 +551,20 @@ where
             .map_err(Error::BuildRequest)?;
         let res = self.client.send(req).await.map_err(Error::Transport)?;
         let code = res.status();
-        if !(code.is_client_error() || code.is_server_error()) {
+        if code.is_success() {
             return Ok(res);
+        }
+        if !(code.is_client_error() || code.is_server_error()) {
+            // A redirect's body is an HTML page, never an API object: say what the status was.
+            let location = res
+                .headers()
+                .get(http::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(|l| l.split('?').next().unwrap_or_default().to_string());
+            return Err(Error::UnexpectedStatus {
+                code: code.as_u16(),
+                location,
+            });
         }
         let header_retry = res
             .headers()

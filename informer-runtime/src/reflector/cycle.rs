@@ -13,11 +13,14 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, warn};
 
 use super::policy::{
-    DEAD_WATCH_GRACE, EventRvGate, RetryWindow, RvState, VERY_SHORT_WATCH, watch_timeout,
+    DEAD_WATCH_GRACE, EventRvGate, RetryWindow, RvState, VERY_SHORT_WATCH, retry_after_floor,
+    watch_timeout,
 };
 use super::{
-    Backoff, Error, InitialListStrategy, Reflector, ReflectorConfig, Shared, bump, list, watch_list,
+    Backoff, Error, InitialListStrategy, Reflector, ReflectorConfig, Shared, bump, guard_transform,
+    guard_transform_owned, list, watch_list,
 };
+use crate::key::ObjectKey;
 use crate::list_watch::{self, ErrorClass, ListWatch, WatchRequest, WatchStream};
 use crate::store::{ReflectorStore, StoreError};
 
@@ -88,8 +91,10 @@ where
     let mut pending: Option<Option<Duration>> = None;
     loop {
         if let Some(min_delay) = pending {
-            // R1: every cycle after the first starts after one backoff delay; Retry-After is a minimum.
-            let delay = ctx.backoff.next_delay().max(min_delay.unwrap_or_default());
+            // R1: every cycle after the first starts after one backoff delay; Retry-After is a
+            // minimum, capped at the backoff maximum (item 7).
+            let floor = retry_after_floor(min_delay, ctx.config.backoff.cap);
+            let delay = ctx.backoff.next_delay().max(floor);
             debug!(?delay, "backing off before the next list+watch cycle");
             if !ctx.sleep(delay).await {
                 break;
@@ -152,6 +157,7 @@ where
             send_initial_events,
             label_selector: self.config.label_selector.clone(),
             field_selector: self.config.field_selector.clone(),
+            max_line_bytes: Some(self.config.max_watch_line_bytes),
         }
     }
 
@@ -281,10 +287,8 @@ where
             ErrorClass::Expired => Decision::End(Next::new_cycle(retry_after)),
             // R13: re-watch at the same RV after backoff; Retry-After is the minimum delay.
             ErrorClass::TooManyRequests | ErrorClass::ConnectionRefused => {
-                let delay = self
-                    .backoff
-                    .next_delay()
-                    .max(retry_after.unwrap_or_default());
+                let floor = retry_after_floor(retry_after, self.config.backoff.cap);
+                let delay = self.backoff.next_delay().max(floor);
                 Decision::Rewatch(Some(delay))
             }
             // R14: retry at once inside the window, else R15.
@@ -355,22 +359,43 @@ where
 
     /// Applies one watch event to the store and records its RV (R5, R8). Err means the store closed.
     fn apply(&mut self, ev: WatchEvent<K>, gate: &mut EventRvGate) -> Result<(), StoreError> {
+        // Item 5: a panicking transform drops that event only (`guard_transform`); its RV is
+        // still recorded, so the watch goes on past it.
         let (res, rv, is_added) = match ev {
             // D8: added/modified objects are transformed as soon as they are decoded; deleted
             // ones are left to the store, which transforms only a real `Deleted` (D4).
             WatchEvent::Added(mut o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                self.store.transform(&mut o);
-                (self.store.add(o), rv, true)
+                let store = &self.store;
+                let res = if guard_transform(&self.shared, &mut o, |o| store.transform(o)) {
+                    store.add(o)
+                } else {
+                    Ok(())
+                };
+                (res, rv, true)
             }
             WatchEvent::Modified(mut o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                self.store.transform(&mut o);
-                (self.store.update(o), rv, false)
+                let store = &self.store;
+                let res = if guard_transform(&self.shared, &mut o, |o| store.transform(o)) {
+                    store.update(o)
+                } else {
+                    Ok(())
+                };
+                (res, rv, false)
             }
             WatchEvent::Deleted(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                (self.store.delete(o), rv, false)
+                // The store transforms a real `Deleted` inside `delete` (outside its lock).
+                let res = match ObjectKey::from_resource(&o) {
+                    Ok(key) => {
+                        let store = &self.store;
+                        guard_transform_owned(&self.shared, &key, o, |o| store.delete(o))
+                            .unwrap_or(Ok(()))
+                    }
+                    Err(e) => Err(StoreError::Key(e)),
+                };
+                (res, rv, false)
             }
             WatchEvent::Bookmark(b) => {
                 // R5: a bookmark only advances the RV and tells the store; handlers never see it.
@@ -383,7 +408,12 @@ where
         };
         match res {
             Err(StoreError::Closed) => return Err(StoreError::Closed),
-            Err(e) => warn!(error = %e, "dropping watch event the store refused"),
+            Err(e) => {
+                if matches!(e, StoreError::Key(_)) {
+                    bump(&self.shared.counters.invalid_objects);
+                }
+                warn!(error = %e, "dropping watch event the store refused");
+            }
             Ok(()) => {}
         }
         if gate.admit(is_added)

@@ -1,6 +1,7 @@
 //! The paged initial list (R2–R4, R11, R23): pages are fetched and decoded one ahead of the page
 //! being consumed.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use tracing::{Instrument, debug, info};
 
 use super::cycle::{Ctx, Next};
 use super::policy::list_limit;
-use super::{Error, bump, transform_and_share};
+use super::{Error, Shared, bump, transform_and_share};
 use crate::list_watch::{self, ErrorClass, ListRequest, ListWatch, RawListPage};
 use crate::store::{ReflectorStore, StoreError};
 
@@ -49,15 +50,17 @@ where
                     Err(e) => tracing::warn!(error = %e, "store refused part of the list"),
                     Ok(()) => {}
                 }
-                ctx.rv.listed(list_rv.clone(), listed.paginated);
+                ctx.rv.listed(&rv, list_rv.clone(), listed.paginated);
                 ctx.set_rv(list_rv);
                 ctx.count_list_done();
                 return Ok(());
             }
             Err(e) => {
-                let class = e.class();
-                let retry_after = e.retry_after();
-                ctx.report(Error::List(e));
+                let (class, retry_after) = match &e {
+                    Error::List(e) => (e.class(), e.retry_after()),
+                    _ => (ErrorClass::Other, None),
+                };
+                ctx.report(e);
                 let expired = matches!(
                     class,
                     ErrorClass::Expired | ErrorClass::TooLargeResourceVersion
@@ -109,6 +112,7 @@ where
         bump(&ctx.shared.counters.list_requests);
         let lw: ListWatch<K> = ctx.lw.clone();
         let store = ctx.store.clone();
+        let shared = Arc::clone(&ctx.shared);
         let (tx, meta) = oneshot::channel();
         let task = async move {
             let page: RawListPage<K> = lw.list_raw(&req).await?;
@@ -119,7 +123,7 @@ where
             // pool instead, the cached objects would live in malloc arenas of threads that never
             // allocate again, so the memory freed when watch updates replace them is never
             // reused: 1.8x kube-runtime's RSS after 20 000 updates (benchmark scenario 2).
-            decode_shared(&*store, page).map(|(items, _)| items)
+            decode_shared(&*store, &shared, page).map(|(items, _)| items)
         };
         PageTask {
             meta,
@@ -141,14 +145,16 @@ where
 /// (D8, M8); returns the objects and the list's resourceVersion.
 fn decode_shared<K>(
     store: &dyn ReflectorStore<K>,
+    shared: &Shared,
     page: RawListPage<K>,
 ) -> list_watch::Result<(Vec<Arc<K>>, String)>
 where
-    K: DeserializeOwned + 'static,
+    K: crate::object::Meta + DeserializeOwned + 'static,
 {
     let mut items = Vec::new();
-    let (resource_version, _) =
-        page.decode_each(|obj| items.push(transform_and_share(store, obj)))?;
+    let (resource_version, _) = page.decode_each(|obj| {
+        items.extend(transform_and_share(store, shared, obj));
+    })?;
     Ok((items, resource_version))
 }
 
@@ -156,8 +162,9 @@ where
 /// fetch starts as soon as this page's body (and so its continue token) has arrived, so page N+1
 /// downloads and decodes while page N decodes, on another core, and at most one page is in
 /// flight beyond the one being consumed (R3). A 410 on page 2 or later repeats the list once,
-/// unpaged, at `rv` (R4).
-async fn list_all<K>(ctx: &Ctx<K>, rv: &str, limit: Option<u32>) -> list_watch::Result<Listed<K>>
+/// unpaged, at `rv` (R4). A repeated `continue` token, or more than `max_list_pages` pages,
+/// abandons the list (M15).
+async fn list_all<K>(ctx: &Ctx<K>, rv: &str, limit: Option<u32>) -> Result<Listed<K>, Error>
 where
     K: crate::object::Meta + DeserializeOwned,
 {
@@ -174,6 +181,9 @@ where
     let mut items: Vec<Arc<K>> = Vec::new();
     let mut pages = 0u32;
     let mut steps: Vec<(u32, Duration, usize)> = Vec::new();
+    // M15: every token this list was given; a repeat means the server pages in a circle.
+    let mut tokens: HashSet<String> = HashSet::new();
+    let max_pages = ctx.config.max_list_pages;
     loop {
         pages += 1;
         // Once this page has arrived, start fetching the next one (pipelining, one page ahead).
@@ -182,14 +192,26 @@ where
                 if pages == 1 {
                     list_rv = page_rv;
                 }
-                token.map(|token| {
-                    let req = ListRequest {
-                        resource_version: None,
-                        continue_token: Some(token),
-                        ..base.clone()
-                    };
-                    PageTask::spawn(ctx, req)
-                })
+                match token {
+                    Some(token) if !tokens.insert(token.clone()) => {
+                        return Err(endless(pages, "the server repeated a continue token"));
+                    }
+                    Some(_) if max_pages != 0 && pages >= max_pages => {
+                        return Err(endless(
+                            pages,
+                            "the server asks for more than max_list_pages pages",
+                        ));
+                    }
+                    Some(token) => {
+                        let req = ListRequest {
+                            resource_version: None,
+                            continue_token: Some(token),
+                            ..base.clone()
+                        };
+                        Some(PageTask::spawn(ctx, req))
+                    }
+                    None => None,
+                }
             }
             // The fetch failed: `items()` returns its error.
             Err(_) => None,
@@ -204,9 +226,9 @@ where
                 );
                 ctx.report(Error::List(e));
                 drop(items);
-                return list_unpaged(ctx, base).await;
+                return list_unpaged(ctx, base).await.map_err(Error::List);
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(Error::List(e)),
         }
         let elapsed = started.elapsed();
         steps.push((pages, elapsed, items.len()));
@@ -238,6 +260,14 @@ where
     })
 }
 
+/// M15: the error that abandons an endless list; the pages read so far are dropped with it.
+fn endless(pages: u32, reason: &str) -> Error {
+    Error::EndlessList {
+        pages,
+        reason: reason.to_string(),
+    }
+}
+
 /// R4: the whole list in one response, decoded object by object.
 async fn list_unpaged<K>(ctx: &Ctx<K>, base: ListRequest) -> list_watch::Result<Listed<K>>
 where
@@ -249,7 +279,7 @@ where
         ..base
     };
     let page: RawListPage<K> = ctx.lw.list_raw(&full).await?;
-    let (items, resource_version) = decode_shared(&*ctx.store, page)?;
+    let (items, resource_version) = decode_shared(&*ctx.store, &ctx.shared, page)?;
     Ok(Listed {
         items,
         resource_version,

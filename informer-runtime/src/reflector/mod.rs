@@ -27,8 +27,11 @@ use std::time::Duration;
 use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
+use tracing::warn;
 
 pub use self::backoff::{Backoff, BackoffConfig};
+use crate::key::ObjectKey;
+pub use crate::list_watch::DEFAULT_MAX_WATCH_LINE_BYTES;
 use crate::list_watch::{self, ListWatch};
 use crate::store::{ReflectorStore, StoreError};
 
@@ -64,10 +67,25 @@ pub enum Error {
     /// `store.resync()` failed (R22): ends the current watch; a new cycle after backoff.
     #[error("resync failed: {0}")]
     Resync(#[source] StoreError),
+    /// A paged LIST did not end (M15): the server repeated a `continue` token, or sent more than
+    /// [`ReflectorConfig::max_list_pages`] pages. The pages read so far are dropped; a new cycle
+    /// after backoff (R15).
+    #[error("paged list abandoned after {pages} pages: {reason}")]
+    EndlessList {
+        /// Pages received in this list.
+        pages: u32,
+        /// Why the list was abandoned.
+        reason: String,
+    },
     /// The store was closed: the reflector stops. Not retryable.
     #[error("store closed")]
     StoreClosed,
 }
+
+/// The default of [`ReflectorConfig::max_list_pages`]: 10 000 pages, 5 million objects at the
+/// default page size (the largest clusters Kubernetes supports hold 150 000 Pods), so only a
+/// server that never ends a list reaches it.
+pub const DEFAULT_MAX_LIST_PAGES: u32 = 10_000;
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -95,6 +113,10 @@ pub struct ReflectorConfig {
     pub name: String,
     /// LIST page size (R3); `0` disables paging. Default 500.
     pub page_size: u32,
+    /// The most pages one LIST may take before it is abandoned as endless (M15); `0` means no
+    /// limit. Default [`DEFAULT_MAX_LIST_PAGES`]. A repeated `continue` token ends a list
+    /// whatever this is.
+    pub max_list_pages: u32,
     /// RV of the first LIST (R2, M6). Default `"0"` (served by the watch cache); `""` forces a quorum read.
     pub initial_list_rv: String,
     /// Backoff between cycles and before R13 re-watches (R1).
@@ -103,6 +125,9 @@ pub struct ReflectorConfig {
     pub strategy: InitialListStrategy,
     /// Idle time before a watch-list stream without `initial-events-end` is abandoned (R20). Default 30 s.
     pub watch_list_idle_timeout: Duration,
+    /// The longest watch event line accepted, in bytes (M16): a longer line ends the watch as
+    /// a broken stream. Default [`DEFAULT_MAX_WATCH_LINE_BYTES`] (16 MiB, as client-go).
+    pub max_watch_line_bytes: usize,
     /// Minimum watch timeout; each watch asks for `[m, 2m)` with `m` at least 5 min (R6). Default 5 min.
     pub min_watch_timeout: Duration,
     /// Window in which 500s on a watch are retried at once (R14). Default 0: never.
@@ -124,10 +149,12 @@ impl Default for ReflectorConfig {
         ReflectorConfig {
             name: String::new(),
             page_size: 500,
+            max_list_pages: DEFAULT_MAX_LIST_PAGES,
             initial_list_rv: "0".to_string(),
             backoff: BackoffConfig::default(),
             strategy: InitialListStrategy::ListWatch,
             watch_list_idle_timeout: Duration::from_secs(30),
+            max_watch_line_bytes: DEFAULT_MAX_WATCH_LINE_BYTES,
             min_watch_timeout: policy::MIN_WATCH_TIMEOUT_FLOOR,
             max_internal_error_retry: Duration::ZERO,
             resync_period: Duration::ZERO,
@@ -144,10 +171,12 @@ impl fmt::Debug for ReflectorConfig {
         f.debug_struct("ReflectorConfig")
             .field("name", &self.name)
             .field("page_size", &self.page_size)
+            .field("max_list_pages", &self.max_list_pages)
             .field("initial_list_rv", &self.initial_list_rv)
             .field("backoff", &self.backoff)
             .field("strategy", &self.strategy)
             .field("watch_list_idle_timeout", &self.watch_list_idle_timeout)
+            .field("max_watch_line_bytes", &self.max_watch_line_bytes)
             .field("min_watch_timeout", &self.min_watch_timeout)
             .field("max_internal_error_retry", &self.max_internal_error_retry)
             .field("resync_period", &self.resync_period)
@@ -176,6 +205,11 @@ pub struct ReflectorCounters {
     pub resyncs: u64,
     /// Errors handled.
     pub errors: u64,
+    /// Listed or watched objects dropped because they have no key (no `metadata.name`); only
+    /// that object is dropped, never the rest of its list.
+    pub invalid_objects: u64,
+    /// Objects dropped because the transform panicked on them (item 5).
+    pub transform_panics: u64,
 }
 
 #[derive(Default)]
@@ -188,6 +222,8 @@ struct Counters {
     watch_list_fallbacks: AtomicU64,
     resyncs: AtomicU64,
     errors: AtomicU64,
+    invalid_objects: AtomicU64,
+    transform_panics: AtomicU64,
 }
 
 #[derive(Default)]
@@ -203,9 +239,79 @@ fn bump(c: &AtomicU64) {
 /// D8/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, then
 /// shared through the store (which reuses its cached `Arc` for an unchanged object), so an
 /// initial list is never held untransformed, nor twice.
-fn transform_and_share<K: 'static>(store: &dyn ReflectorStore<K>, mut obj: K) -> Arc<K> {
-    store.transform(&mut obj);
-    store.share(obj)
+///
+/// Item 8: an object without a key (no `metadata.name`) is dropped here, alone, and counted,
+/// so it can neither make the store refuse the whole list nor reach the store at all. `None`
+/// when the object was dropped.
+fn transform_and_share<K: crate::object::Meta>(
+    store: &dyn ReflectorStore<K>,
+    shared: &Shared,
+    mut obj: K,
+) -> Option<Arc<K>> {
+    if let Err(e) = ObjectKey::from_resource(&obj) {
+        bump(&shared.counters.invalid_objects);
+        // The object's contents stay out of the log.
+        warn!(error = %e, "dropping a listed object without a name");
+        return None;
+    }
+    if !guard_transform(shared, &mut obj, |o| store.transform(o)) {
+        return None;
+    }
+    Some(store.share(obj))
+}
+
+/// Item 5: runs `f`, a store call that runs the user's transform on `obj`, and catches a panic
+/// in it, so a bad transform costs that one object: it is logged at error level with the
+/// object's key (its contents never), counted in
+/// [`ReflectorCounters::transform_panics`], and the caller drops the object. Without this a
+/// panic ends the reflector task on the watch path, and fails (and retries) the whole list on
+/// the list path. False if `f` panicked.
+fn guard_transform<K: crate::object::Meta>(
+    shared: &Shared,
+    obj: &mut K,
+    f: impl FnOnce(&mut K),
+) -> bool {
+    // Only `obj`, which the caller drops after a panic, can be left half-transformed.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *obj))) {
+        Ok(()) => true,
+        Err(payload) => {
+            // The key as the half-run transform left it.
+            let who = ObjectKey::from_resource(&*obj)
+                .unwrap_or_else(|_| ObjectKey::new(None, "<no name>"));
+            report_transform_panic(shared, &who, &*payload);
+            false
+        }
+    }
+}
+
+/// [`guard_transform`] for a store call that takes the object (a delete, transformed inside
+/// the store); `key` names it in the log. `None` if `f` panicked.
+fn guard_transform_owned<K, R>(
+    shared: &Shared,
+    key: &ObjectKey,
+    obj: K,
+    f: impl FnOnce(K) -> R,
+) -> Option<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(obj))) {
+        Ok(res) => Some(res),
+        Err(payload) => {
+            report_transform_panic(shared, key, &*payload);
+            None
+        }
+    }
+}
+
+/// Logs and counts a transform panic (item 5).
+fn report_transform_panic(shared: &Shared, key: &ObjectKey, payload: &(dyn std::any::Any + Send)) {
+    bump(&shared.counters.transform_panics);
+    tracing::error!(%key, "the transform panicked; dropping this object (item 5)");
+    // A panic message is the transform's own text, which may quote the object.
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::debug!(%key, %message, "transform panic message");
 }
 
 /// A cheap, cloneable view of a running reflector: its last synced RV and counters.
@@ -244,6 +350,8 @@ impl ReflectorHandle {
             watch_list_fallbacks: get(&c.watch_list_fallbacks),
             resyncs: get(&c.resyncs),
             errors: get(&c.errors),
+            invalid_objects: get(&c.invalid_objects),
+            transform_panics: get(&c.transform_panics),
         }
     }
 }

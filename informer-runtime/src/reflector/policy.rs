@@ -48,10 +48,15 @@ impl RvState {
         self.last_synced.clone().unwrap_or_default()
     }
 
-    /// Records a successful list at `rv` (clears "unavailable", R11).
-    pub(crate) fn listed(&mut self, rv: String, paginated: bool) {
+    /// Records a successful list that asked for `requested_rv` and returned `rv` (clears
+    /// "unavailable", R11). Only a `"0"` list that came back paged says the server has no watch
+    /// cache (R3, as client-go's `paginatedResult`); a paged list at `""` is a quorum read that
+    /// is always paged, and must not make later relists at a concrete RV paged (item 3).
+    pub(crate) fn listed(&mut self, requested_rv: &str, rv: String, paginated: bool) {
         self.unavailable = false;
-        self.paginated_result |= paginated;
+        if requested_rv == "0" && paginated {
+            self.paginated_result = true;
+        }
         self.last_synced = Some(rv);
     }
 }
@@ -75,6 +80,20 @@ pub(crate) fn watch_timeout(min_watch_timeout: Duration, unit: f64) -> Duration 
     let min = min_watch_timeout.max(MIN_WATCH_TIMEOUT_FLOOR).as_secs();
     let extra = (min as f64 * unit.clamp(0.0, 0.999_999)).floor() as u64;
     Duration::from_secs(min + extra)
+}
+
+/// The minimum delay a server's `Retry-After` imposes (R1, R13, item 7): the value, capped at
+/// the backoff maximum `cap`, so `Retry-After: 3600` cannot silence an informer for an hour.
+pub(crate) fn retry_after_floor(retry_after: Option<Duration>, cap: Duration) -> Duration {
+    let asked = retry_after.unwrap_or_default();
+    if asked > cap {
+        tracing::info!(
+            retry_after = ?asked,
+            ?cap,
+            "server's Retry-After exceeds the backoff maximum; waiting the maximum"
+        );
+    }
+    asked.min(cap)
 }
 
 /// Tracks which watch event RVs may be recorded (R8): a watch started at `""` or `"0"` delivers
@@ -146,11 +165,11 @@ mod tests {
         let mut st = RvState::default();
         assert_eq!(st.relist_rv("0"), "0", "first list at \"0\"");
         assert_eq!(st.relist_rv(""), "", "first-list RV is configurable (M6)");
-        st.listed("42".into(), false);
+        st.listed("0", "42".into(), false);
         assert_eq!(st.relist_rv("0"), "42", "relist at the last synced RV");
         st.unavailable = true;
         assert_eq!(st.relist_rv("0"), "", "R11: quorum read after unavailable");
-        st.listed("50".into(), false);
+        st.listed("", "50".into(), false);
         assert!(!st.unavailable, "cleared by the next successful list");
         assert_eq!(st.relist_rv("0"), "50");
     }
@@ -159,10 +178,23 @@ mod tests {
     fn r17_watch_list_rv() {
         let mut st = RvState::default();
         assert_eq!(st.watch_list_rv(), "");
-        st.listed("7".into(), false);
+        st.listed("", "7".into(), false);
         assert_eq!(st.watch_list_rv(), "7");
         st.unavailable = true;
         assert_eq!(st.watch_list_rv(), "");
+    }
+
+    #[test]
+    fn item3_only_a_paged_list_at_0_makes_relists_paged() {
+        let mut st = RvState::default();
+        st.listed("", "10".into(), true);
+        assert!(!st.paginated_result, "a quorum list is always paged");
+        st.listed("10", "11".into(), true);
+        assert!(!st.paginated_result);
+        st.listed("0", "12".into(), false);
+        assert!(!st.paginated_result, "the watch cache served \"0\" whole");
+        st.listed("0", "13".into(), true);
+        assert!(st.paginated_result, "R3: no watch cache: keep paging");
     }
 
     #[test]
@@ -194,6 +226,17 @@ mod tests {
         }
         assert_eq!(watch_timeout(Duration::from_secs(400), 0.0).as_secs(), 400);
         assert!(watch_timeout(Duration::from_secs(400), 0.9999).as_secs() < 800);
+    }
+
+    #[test]
+    fn item7_retry_after_is_capped_by_the_backoff_maximum() {
+        let cap = Duration::from_secs(30);
+        assert_eq!(retry_after_floor(None, cap), Duration::ZERO);
+        assert_eq!(
+            retry_after_floor(Some(Duration::from_secs(7)), cap),
+            Duration::from_secs(7)
+        );
+        assert_eq!(retry_after_floor(Some(Duration::from_secs(3600)), cap), cap);
     }
 
     #[test]

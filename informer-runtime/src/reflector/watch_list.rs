@@ -183,7 +183,9 @@ where
             };
             match ev {
                 WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                    got.upsert(transform_and_share(&*ctx.store, o));
+                    if let Some(obj) = transform_and_share(&*ctx.store, &ctx.shared, o) {
+                        got.upsert(obj);
+                    }
                 }
                 WatchEvent::Deleted(o) => got.remove(&o),
                 WatchEvent::Bookmark(b) => {
@@ -205,7 +207,7 @@ where
                         Err(e) => warn!(error = %e, "store refused part of the watch-list"),
                         Ok(()) => {}
                     }
-                    ctx.rv.listed(rv.clone(), false);
+                    ctx.rv.listed(&req.resource_version, rv.clone(), false);
                     ctx.set_rv(rv.clone());
                     ctx.count_list_done();
                     let elapsed = started.elapsed();

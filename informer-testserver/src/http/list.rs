@@ -139,6 +139,26 @@ pub(crate) fn list(
     q: &QueryParams,
     mode: Mode,
 ) -> Result<Response, ApiError> {
+    list_with(sh, t, q, mode, &PageOverride::default())
+}
+
+/// What a hostile LIST changes in an otherwise real page (see `hostile.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct PageOverride {
+    /// The `continue` token to send instead of the real one.
+    pub(crate) continue_token: Option<String>,
+    /// A raw JSON object put first in `items`.
+    pub(crate) extra_item: Option<String>,
+}
+
+/// Serves a LIST page, with `over` applied.
+pub(crate) fn list_with(
+    sh: &Arc<Shared>,
+    t: &Target,
+    q: &QueryParams,
+    mode: Mode,
+    over: &PageOverride,
+) -> Result<Response, ApiError> {
     if q.send_initial_events == Some(true) {
         return Err(ApiError::invalid_list_options(
             "sendInitialEvents",
@@ -163,7 +183,10 @@ pub(crate) fn list(
         ),
         Mode::Full => (t.info.list_kind(), t.info.api_version()),
     };
-    let cont = page.next.as_ref().map(|k| encode_continue(page.rv, k));
+    let cont = match &over.continue_token {
+        Some(c) => Some(c.clone()),
+        None => page.next.as_ref().map(|k| encode_continue(page.rv, k)),
+    };
     let size: usize = page.items.iter().map(|o| o.json_len() + 1).sum();
     let mut buf = BytesMut::with_capacity(size + 256);
     buf.put_slice(format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":\"{}\"", page.rv).as_bytes());
@@ -171,8 +194,11 @@ pub(crate) fn list(
         buf.put_slice(format!(",\"continue\":\"{c}\"").as_bytes());
     }
     buf.put_slice(b"},\"items\":[");
+    if let Some(extra) = &over.extra_item {
+        buf.put_slice(extra.as_bytes());
+    }
     for (i, o) in page.items.iter().enumerate() {
-        if i > 0 {
+        if i > 0 || over.extra_item.is_some() {
             buf.put_u8(b',');
         }
         buf.put_slice(&object_bytes(o, &t.info, mode));

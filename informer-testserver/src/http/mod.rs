@@ -4,6 +4,7 @@
 
 mod crud;
 mod discovery;
+mod hostile;
 mod list;
 mod watch;
 
@@ -221,6 +222,9 @@ async fn serve(
         Route::Resource(t) => {
             apply_faults(sh, &t, verb).await?;
             let mode = Mode::from_accept(&accept);
+            if let Some(response) = sh.faults.take_hostile(verb) {
+                return hostile::respond(sh, &t, q, mode, response);
+            }
             match verb {
                 Verb::List => list::list(sh, &t, q, mode),
                 Verb::Watch => watch::watch(sh, &t, q, mode),

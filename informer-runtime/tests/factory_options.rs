@@ -1,0 +1,136 @@
+//! Factory options that must be honoured, not silently dropped (issue 14 item 12, F6): the list
+//! options a tweak sets (or a rejection of those that cannot be), and a watch error handler in
+//! the factory's reflector config.
+//!
+//! Run with `cargo test -p informer-runtime --test factory_options`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use informer_runtime::SharedInformerFactory;
+use informer_runtime::factory::Error;
+use informer_runtime::reflector::ReflectorConfig;
+use informer_testserver::{GroupResource, TestServer};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::ObjectMeta;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn cm(name: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn item12_f6_watch_error_handler_in_the_factory_reflector_config_is_honoured() {
+    let server = TestServer::start().await.expect("server");
+    server.faults().forbid(GroupResource::new("", "secrets"));
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&seen);
+    let config = ReflectorConfig {
+        watch_error_handler: Some(Arc::new(move |_e| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })),
+        ..ReflectorConfig::default()
+    };
+    let factory = SharedInformerFactory::builder(server.client())
+        .reflector_config(config)
+        .build();
+    factory.informer_for::<Secret>();
+    factory.start();
+    // The factory still records the last error for its sync timeout (F4)...
+    let err = factory
+        .wait_for_cache_sync_timeout(Duration::from_secs(2))
+        .await
+        .expect_err("secrets are forbidden");
+    let Error::CacheSyncTimeout(unsynced) = &err else {
+        panic!("unexpected error {err}")
+    };
+    assert!(unsynced[0].last_error.is_some(), "{err}");
+    // ...and the handler the user configured hears about every error too.
+    assert!(
+        seen.load(Ordering::SeqCst) >= 1,
+        "the configured watch error handler was replaced"
+    );
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn item12_f6_tweak_list_options_limit_is_the_page_size() {
+    let server = TestServer::start().await.expect("server");
+    for i in 0..5 {
+        server.create(&cm(&format!("cm-{i}"))).expect("create");
+    }
+    let factory = SharedInformerFactory::builder(server.client())
+        .tweak_list_options(|lp| lp.limit = Some(2))
+        .build();
+    let cms = factory.informer_for::<ConfigMap>();
+    factory.start();
+    factory
+        .wait_for_cache_sync_timeout(WAIT)
+        .await
+        .expect("synced");
+    assert_eq!(cms.indexer().len(), 5);
+    let lists: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_list())
+        .collect();
+    assert_eq!(lists.len(), 3, "5 objects, 2 a page");
+    assert!(lists.iter().all(|r| r.query.limit == Some(2)));
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn item12_r2_m6_tweak_of_the_first_list_rv_is_honoured() {
+    let server = TestServer::start().await.expect("server");
+    server.create(&cm("a")).expect("create");
+    let factory = SharedInformerFactory::builder(server.client())
+        .tweak_list_options(|lp| lp.resource_version = Some(String::new()))
+        .build();
+    factory.informer_for::<ConfigMap>();
+    factory.start();
+    factory
+        .wait_for_cache_sync_timeout(WAIT)
+        .await
+        .expect("synced");
+    let log = server.requests();
+    let list = log.iter().find(|r| r.is_list()).expect("a list");
+    assert_eq!(
+        list.query.resource_version.as_deref(),
+        Some(""),
+        "R2/M6: the first list at the tweaked RV"
+    );
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn item12_f6_tweak_that_sets_a_continue_token_or_version_match_is_rejected() {
+    let server = TestServer::start().await.expect("server");
+    let res = SharedInformerFactory::builder(server.client())
+        .tweak_list_options(|lp| lp.continue_token = Some("abc".into()))
+        .try_build();
+    assert!(
+        matches!(res, Err(Error::UnsupportedListOption("continue_token"))),
+        "{:?}",
+        res.err()
+    );
+    let res = SharedInformerFactory::builder(server.client())
+        .tweak_list_options(|lp| lp.version_match = Some(kube::api::VersionMatch::Exact))
+        .try_build();
+    assert!(matches!(
+        res,
+        Err(Error::UnsupportedListOption("version_match"))
+    ));
+    let ok = SharedInformerFactory::builder(server.client())
+        .tweak_list_options(|lp| lp.label_selector = Some("app=web".into()))
+        .try_build();
+    assert!(ok.is_ok());
+}

@@ -1,0 +1,130 @@
+//! Hostile responses (`Faults::hostile_next`): well-formed HTTP that breaks the API contract (M14-M16).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use http::{HeaderValue, StatusCode, header};
+
+use super::list::{PageOverride, list_with};
+use super::{Mode, Target, json_response};
+use crate::faults::HostileResponse;
+use crate::log::QueryParams;
+use crate::state::Shared;
+use crate::status::ApiError;
+
+/// The prefix of every token [`HostileResponse::EndlessContinue`] hands out.
+const TOKEN_PREFIX: &str = "hostile-";
+
+/// The unterminated watch line is sent in chunks of this size.
+const LINE_CHUNK: usize = 64 * 1024;
+
+/// Answers one request with `response`.
+pub(crate) fn respond(
+    sh: &Arc<Shared>,
+    t: &Target,
+    q: &QueryParams,
+    mode: Mode,
+    response: HostileResponse,
+) -> Result<Response, ApiError> {
+    let rv = sh.store.current_rv();
+    match response {
+        HostileResponse::ListStatusBody { code, reason } => {
+            let status = ApiError::new(code, &reason, format!("hostile {code} {reason} with 200"));
+            Ok(json_response(StatusCode::OK, status.body()))
+        }
+        HostileResponse::ListWithoutItems => Ok(json_response(
+            StatusCode::OK,
+            Bytes::from(format!(
+                "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"resourceVersion\":\"{rv}\"}}}}",
+                t.info.list_kind(),
+                t.info.api_version()
+            )),
+        )),
+        HostileResponse::ListOfKind(kind) => Ok(json_response(
+            StatusCode::OK,
+            Bytes::from(format!(
+                "{{\"kind\":\"{kind}\",\"apiVersion\":\"{}\",\"metadata\":{{\"resourceVersion\":\"{rv}\"}},\"items\":[]}}",
+                t.info.api_version()
+            )),
+        )),
+        HostileResponse::EndlessContinue { same_token } => {
+            let token = if same_token {
+                format!("{TOKEN_PREFIX}repeat")
+            } else {
+                format!("{TOKEN_PREFIX}{}", sh.faults.next_hostile_token())
+            };
+            // A request with one of our tokens is served from the start again.
+            let mut q = q.clone();
+            if q.continue_token
+                .as_deref()
+                .is_some_and(|c| c.starts_with(TOKEN_PREFIX))
+            {
+                q.continue_token = None;
+            }
+            let over = PageOverride {
+                continue_token: Some(token),
+                extra_item: None,
+            };
+            list_with(sh, t, &q, mode, &over)
+        }
+        HostileResponse::ListExtraItem(item) => {
+            let over = PageOverride {
+                continue_token: None,
+                extra_item: Some(item),
+            };
+            list_with(sh, t, q, mode, &over)
+        }
+        HostileResponse::UnterminatedWatchLine { len } => Ok(unterminated_line(sh, t, len)),
+        HostileResponse::WatchErrorObject(object) => {
+            let line = format!("{{\"type\":\"ERROR\",\"object\":{object}}}\n");
+            Ok(json_response(StatusCode::OK, Bytes::from(line)))
+        }
+        HostileResponse::Redirect(code) => {
+            let mut resp = Response::new(Body::from("<html><body>Moved</body></html>"));
+            *resp.status_mut() =
+                StatusCode::from_u16(code).unwrap_or(StatusCode::TEMPORARY_REDIRECT);
+            resp.headers_mut().insert(
+                header::LOCATION,
+                HeaderValue::from_static("https://apiserver.example.invalid/"),
+            );
+            resp.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
+            Ok(resp)
+        }
+    }
+}
+
+/// A watch body holding one event line of `len` bytes with no newline, then nothing until the
+/// server shuts down.
+fn unterminated_line(sh: &Arc<Shared>, t: &Target, len: usize) -> Response {
+    let head = format!(
+        "{{\"type\":\"ADDED\",\"object\":{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"name\":\"huge\"}},\"data\":{{\"k\":\"",
+        t.info.kind,
+        t.info.api_version()
+    );
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut left = len.saturating_sub(head.len());
+    chunks.push(Bytes::from(head));
+    let filler = Bytes::from(vec![b'a'; LINE_CHUNK]);
+    while left > 0 {
+        let n = left.min(LINE_CHUNK);
+        chunks.push(filler.slice(..n));
+        left -= n;
+    }
+    let shutdown = sh.shutdown.clone();
+    let body = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>)).chain(
+        futures::stream::once(async move {
+            shutdown.cancelled().await;
+            Ok(Bytes::new())
+        }),
+    );
+    let mut resp = Response::new(Body::from_stream(body));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
