@@ -47,6 +47,9 @@ pub struct RunConfig {
     pub pod_sizes: PodSizes,
     /// Seconds it took to seed the server.
     pub seed_s: f64,
+    /// Resident set of the orchestrator (which hosts the server) after seeding, MiB.
+    #[serde(default)]
+    pub server_rss_mib: f64,
 }
 
 /// One goal of issue #7, evaluated on this run's medians.
@@ -247,6 +250,11 @@ impl Report {
             "revision {}; {} x {}; load {:.2}",
             self.revision, self.host.nproc, self.host.cpu_model, self.host.load_average_1m
         );
+        let _ = writeln!(
+            out,
+            "server: seeded in {:.1} s, resident set {:.0} MiB",
+            self.config.seed_s, self.config.server_rss_mib
+        );
         let s = &self.config.pod_sizes;
         let _ = writeln!(
             out,
@@ -339,6 +347,7 @@ fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
         Scenario::Sync | Scenario::SyncStrip | Scenario::SyncMeta => &[
             "sync_s",
             "objects",
+            "objects_per_s",
             "heap_peak_mib",
             "heap_mib",
             "heap_bytes_per_object",
@@ -438,6 +447,7 @@ mod tests {
                 projection_heap_bytes: 1.0,
             },
             seed_s: 1.0,
+            server_rss_mib: 1.0,
         };
         let runs = vec![
             run(

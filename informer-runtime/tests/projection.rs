@@ -267,9 +267,12 @@ async fn p6_handlers_and_relists_on_a_projection_follow_the_source_objects() {
         .set_watch_error_handler(move |_| wf.notify_one())
         .unwrap();
     factory.start();
-    tokio::time::timeout(WAIT, reg.wait_for_sync())
-        .await
-        .expect("handler synced");
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .expect("handler synced in time"),
+        "the handler synced"
+    );
     assert_eq!(events.lock().len(), 4);
 
     // A change to a declared field reaches the handler as an update of the projection.

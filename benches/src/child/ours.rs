@@ -157,12 +157,14 @@ where
 {
     let ok = within(PHASE_TIMEOUT_S, "the sync", informer.wait_for_sync()).await?;
     anyhow::ensure!(ok, "the informer stopped before it synced");
+    let sync_s = start.elapsed().as_secs_f64();
+    let objects = informer.indexer().len().max(1) as f64;
     let mut m = Metrics::from([
-        ("sync_s".to_string(), start.elapsed().as_secs_f64()),
+        ("sync_s".to_string(), sync_s),
         ("objects".to_string(), informer.indexer().len() as f64),
+        ("objects_per_s".to_string(), objects / sync_s.max(1e-9)),
     ]);
     m.extend(memory_metrics());
-    let objects = informer.indexer().len().max(1) as f64;
     if let Some(heap) = m.get("heap_mib").copied() {
         // Everything the process holds after the sync, per cached object: the cache, its
         // indices and the interned strings (a few MiB of runtime and client are included).

@@ -51,6 +51,11 @@ pub struct OrchestrateArgs {
     /// Give up on a child that says nothing for this long (seconds) [full: 900, quick: 60].
     #[arg(long)]
     pub child_timeout_s: Option<u64>,
+    /// The scale scenario: 1 000 000 Pods in 5 000 namespaces, one sync with the controller
+    /// projection (`ours-projection`, P4), the server keeping its objects LZ4-compressed so that
+    /// it fits beside the informer on one 24 GiB machine. `--pods`/`--impls` still override.
+    #[arg(long, conflicts_with = "quick")]
+    pub scale: bool,
 }
 
 /// The resolved plan of a run.
@@ -64,12 +69,16 @@ pub(crate) struct Plan {
     pub(crate) child_timeout: Duration,
     pub(crate) query_ms: u64,
     pub(crate) page_size: u32,
+    pub(crate) scale: bool,
+    pub(crate) impls: Vec<Impl>,
 }
 
 impl Plan {
     fn from_args(a: &OrchestrateArgs) -> Self {
         let (pods, namespaces, reps, timeout, query_ms) = if a.quick {
             (2_000, 50, 2, 60, 200)
+        } else if a.scale {
+            (1_000_000, 5_000, 1, 1_800, 1000)
         } else {
             (50_000, 500, 3, 900, 1000)
         };
@@ -81,7 +90,9 @@ impl Plan {
             },
             reps: a.reps.unwrap_or(reps).max(1),
             update_rounds: a.update_rounds.max(1),
-            scenarios: if a.scenarios.is_empty() {
+            scenarios: if a.scenarios.is_empty() && a.scale {
+                vec![Scenario::Sync]
+            } else if a.scenarios.is_empty() {
                 Scenario::ALL.to_vec()
             } else {
                 a.scenarios.clone()
@@ -89,6 +100,12 @@ impl Plan {
             child_timeout: Duration::from_secs(a.child_timeout_s.unwrap_or(timeout)),
             query_ms,
             page_size: 500,
+            scale: a.scale,
+            impls: if a.scale && a.impls.is_empty() {
+                vec![Impl::OursProjection]
+            } else {
+                a.impls.clone()
+            },
         }
     }
 }
@@ -103,8 +120,11 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let revision = git_revision();
     let exe = std::env::current_exe().context("locating the informer-bench binary")?;
 
-    let mut server =
-        server::BenchServer::start(plan.update_rounds as usize * plan.pods.subset_len()).await?;
+    let mut server = server::BenchServer::start(
+        plan.update_rounds as usize * plan.pods.subset_len(),
+        plan.scale,
+    )
+    .await?;
     eprintln!(
         "informer-bench: server at {}; seeding {} Pods in {} namespaces",
         server.url(),
@@ -114,8 +134,11 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let t = Instant::now();
     let pod_json_bytes = server.seed(&plan.pods).await?;
     let seed_s = t.elapsed().as_secs_f64();
+    // The server lives in this process: its resident set after seeding is what holding the
+    // Pods costs it (the orchestrator itself adds a few MiB).
+    let server_rss_mib = crate::sys::rss().current_kib as f64 / 1024.0;
     eprintln!(
-        "informer-bench: seeded in {seed_s:.1} s ({:.1} KiB JSON per Pod)",
+        "informer-bench: seeded in {seed_s:.1} s ({:.1} KiB JSON per Pod); server RSS {server_rss_mib:.0} MiB",
         pod_json_bytes / 1024.0
     );
     server.warm_up(plan.page_size).await?;
@@ -126,11 +149,11 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let mut runs: Vec<RunRecord> = Vec::new();
     // One untimed child first: the very first child of a run was consistently 40-70% slower than
     // the rest (whichever implementation it was), which only widened the spread.
-    if let Some(scenario) = plan.scenarios.first()
+    if let Some(scenario) = plan.scenarios.first().filter(|_| !plan.scale)
         && let Some(imp) = scenario
             .impls()
             .iter()
-            .find(|i| args.impls.is_empty() || args.impls.contains(i))
+            .find(|i| plan.impls.is_empty() || plan.impls.contains(i))
     {
         let record = runner.run(*scenario, *imp, 0).await;
         eprintln!(
@@ -144,7 +167,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
             for imp in scenario
                 .impls()
                 .iter()
-                .filter(|i| args.impls.is_empty() || args.impls.contains(i))
+                .filter(|i| plan.impls.is_empty() || plan.impls.contains(i))
             {
                 let t = Instant::now();
                 let record = runner.run(*scenario, *imp, rep).await;
@@ -175,6 +198,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         pod_json_bytes,
         pod_sizes,
         seed_s,
+        server_rss_mib,
     };
     let report = Report::new(revision, started_unix, host, config, runs);
     print_table(&report.table());

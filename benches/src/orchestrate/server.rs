@@ -26,9 +26,11 @@ pub(crate) struct BenchServer {
 
 impl BenchServer {
     /// Starts a server whose history can replay `updates` events (scenario 2 replays them all).
-    pub(crate) async fn start(updates: usize) -> anyhow::Result<Self> {
+    /// `compress`: keep the server's objects LZ4-compressed (the scale scenario).
+    pub(crate) async fn start(updates: usize, compress: bool) -> anyhow::Result<Self> {
         let server = TestServer::builder()
             .history_size(updates + 10_000)
+            .compress_objects(compress)
             // Bookmarks every 5 s (the default) would only add noise to short runs; 60 s keeps them rare.
             .bookmark_interval(Duration::from_secs(60))
             .start()
