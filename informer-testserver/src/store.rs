@@ -366,6 +366,8 @@ impl Store {
         let mut st = self.write();
         let next = st.rv + 1;
         let cur = st.collections.get(res).and_then(|c| c.get(key)).cloned();
+        let stored =
+            |v: &Value| Stored::from_value(v, next, field_paths, self.compress).map(Arc::new);
         let (obj, kind) = match f(cur.as_ref(), next)? {
             Change::Noop => {
                 let obj =
@@ -374,22 +376,12 @@ impl Store {
             }
             Change::Preview(mut value) => {
                 set_rv(&mut value, next);
-                let obj = Arc::new(Stored::from_value(
-                    &value,
-                    next,
-                    field_paths,
-                    self.compress,
-                )?);
+                let obj = stored(&value)?;
                 return Ok(Mutation { obj, event: None });
             }
             Change::Put(mut value) => {
                 set_rv(&mut value, next);
-                let obj = Arc::new(Stored::from_value(
-                    &value,
-                    next,
-                    field_paths,
-                    self.compress,
-                )?);
+                let obj = stored(&value)?;
                 st.collections
                     .entry(res.clone())
                     .or_default()
@@ -403,12 +395,7 @@ impl Store {
             }
             Change::Delete(mut value) => {
                 set_rv(&mut value, next);
-                let obj = Arc::new(Stored::from_value(
-                    &value,
-                    next,
-                    field_paths,
-                    self.compress,
-                )?);
+                let obj = stored(&value)?;
                 if let Some(c) = st.collections.get_mut(res) {
                     c.remove(key);
                 }
