@@ -20,8 +20,14 @@ pub(super) fn decode_event<K: DeserializeOwned>(
     line: Bytes,
     check: Option<&ObjectCheck<K>>,
     expected: &str,
+    exact_capacity: bool,
 ) -> Result<WatchEvent<K>> {
-    match super::sized::from_slice::<WatchEvent<K>>(&line) {
+    let decoded = if exact_capacity {
+        super::sized::from_slice::<WatchEvent<K>>(&line)
+    } else {
+        super::sized::from_slice_seed_unsized(&line, std::marker::PhantomData::<WatchEvent<K>>)
+    };
+    match decoded {
         // Every field of `Status` has a default, so any object decodes as one; a real Status
         // has a code or a status.
         Ok(WatchEvent::Error(status)) if status.code == 0 && status.status.is_none() => {
@@ -418,8 +424,9 @@ mod tests {
 
     #[test]
     fn malformed_line_is_a_decode_error() {
-        let err = decode_event::<ConfigMap>(Bytes::from_static(b"{\"type\":"), None, "ConfigMap")
-            .unwrap_err();
+        let err =
+            decode_event::<ConfigMap>(Bytes::from_static(b"{\"type\":"), None, "ConfigMap", true)
+                .unwrap_err();
         assert!(matches!(err, Error::Decode { .. }), "{err:?}");
         assert_eq!(err.class(), ErrorClass::InternalError);
     }
@@ -427,31 +434,31 @@ mod tests {
     #[test]
     fn r16_other_kind_is_unexpected_object() {
         let line = br#"{"type":"ADDED","object":{"apiVersion":"meta.k8s.io/v1","kind":"Table","rows":[]}}"#;
-        let err =
-            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        let err = decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap", true)
+            .unwrap_err();
         assert_eq!(err.class(), ErrorClass::UnexpectedObject, "{err:?}");
     }
 
     #[test]
     fn error_event_is_classified() {
         let line = br#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}}"#;
-        let err =
-            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        let err = decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap", true)
+            .unwrap_err();
         assert_eq!(err.class(), ErrorClass::Expired);
     }
     #[test]
     fn error_event_without_status_names_the_kind_only() {
         let line = br#"{"type":"ERROR","object":{"kind":"Secret","apiVersion":"v1","data":{"p":"czNjcjN0"}}}"#;
-        let err =
-            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        let err = decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap", true)
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "watch ERROR event carries a v1 Secret, not a Status"
         );
         assert_eq!(err.class(), ErrorClass::Other, "R15");
         let line = br#"{"type":"ERROR","object":{}}"#;
-        let err =
-            decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap").unwrap_err();
+        let err = decode_event::<ConfigMap>(Bytes::from_static(line), None, "ConfigMap", true)
+            .unwrap_err();
         assert!(err.to_string().contains("without a kind"), "{err}");
     }
 

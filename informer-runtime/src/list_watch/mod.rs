@@ -233,6 +233,7 @@ pub struct ListPage<K> {
 #[derive(Debug)]
 pub struct RawListPage<K> {
     body: Bytes,
+    exact_capacity: bool,
     /// The list kinds this page may have (M14).
     list_kinds: Arc<[String]>,
     /// `metadata.resourceVersion` of the list.
@@ -261,15 +262,17 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// A body without `items`, or whose `kind` is not the expected list kind, is an error
     /// (M14), never an empty list; `items: null` is an empty list.
     pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
-        // M8: exactly sized `Vec`s inside every object (see `sized`).
-        let shape = sized::from_slice_seed(
-            &self.body,
-            EachItem {
-                each: &mut each,
-                _k: PhantomData,
-            },
-        )
-        .map_err(|source| Error::Decode {
+        // M8: exactly sized `Vec`s inside every object (see `sized`), unless turned off.
+        let seed = EachItem {
+            each: &mut each,
+            _k: PhantomData,
+        };
+        let decoded = if self.exact_capacity {
+            sized::from_slice_seed(&self.body, seed)
+        } else {
+            sized::from_slice_seed_unsized(&self.body, seed)
+        };
+        let shape = decoded.map_err(|source| Error::Decode {
             what: "list",
             source,
         })?;
@@ -313,6 +316,8 @@ pub struct ListWatch<K> {
     /// The `kind`s a LIST answer may have (M14); the first is the one named in errors.
     list_kinds: Arc<[String]>,
     check: Option<ObjectCheck<K>>,
+    /// Decode with exactly sized `Vec`s (M8); off for projections (see `of_source`).
+    exact_capacity: bool,
 }
 
 impl<K> Clone for ListWatch<K> {
@@ -324,6 +329,7 @@ impl<K> Clone for ListWatch<K> {
             expected_kind: self.expected_kind.clone(),
             list_kinds: Arc::clone(&self.list_kinds),
             check: self.check.clone(),
+            exact_capacity: self.exact_capacity,
         }
     }
 }
@@ -364,15 +370,17 @@ where
     /// it does not declare and rejects objects of another kind (R16).
     pub fn of_source<S>(api: Api<S>) -> Self
     where
-        S: Resource<DynamicType = ()>,
+        S: Resource<DynamicType = ()> + 'static,
     {
         let kind = S::kind(&()).into_owned();
+        let projection = std::any::TypeId::of::<K>() != std::any::TypeId::of::<S>();
         Self::from_parts(
             api.resource_url().to_string(),
             api.into_client(),
             Mode::Full,
             kind,
         )
+        .exact_capacity(!projection)
     }
 }
 
@@ -439,7 +447,16 @@ where
             list_kinds: Arc::from([format!("{expected_kind}List")]),
             expected_kind,
             check: None,
+            exact_capacity: true,
         }
+    }
+
+    /// Whether pages and events are decoded with exactly sized `Vec`s (default on, M8). The
+    /// counting pass walks every array of a page; [`of_source`](Self::of_source) turns it off
+    /// for projections, whose few small arrays do not repay a walk over the fields they skip.
+    pub fn exact_capacity(mut self, on: bool) -> Self {
+        self.exact_capacity = on;
+        self
     }
 
     /// The collection path this list-watcher serves, e.g. `/api/v1/namespaces/ns/configmaps`.
@@ -487,6 +504,7 @@ where
         }
         Ok(RawListPage {
             body,
+            exact_capacity: self.exact_capacity,
             list_kinds: Arc::clone(&self.list_kinds),
             resource_version: meta.resource_version.unwrap_or_default(),
             continue_token: meta.continue_.filter(|c| !c.is_empty()),
@@ -531,9 +549,10 @@ where
         };
         let check = self.check.clone();
         let expected = self.expected_kind.clone();
+        let exact = self.exact_capacity;
         Ok(lines
             .into_stream()
-            .map(move |line| decode_event::<K>(line?, check.as_ref(), &expected))
+            .map(move |line| decode_event::<K>(line?, check.as_ref(), &expected, exact))
             .boxed())
     }
 
