@@ -126,32 +126,24 @@ impl<K> fmt::Debug for Lister<K> {
     }
 }
 
-/// Whether `selector` can match nothing: one of its expressions is `key in ()` (L1).
-fn matches_nothing(selector: &Selector) -> bool {
-    !selector.selects_all() && LabelMatcher::new(selector).matches_nothing()
-}
-
-/// Filters `objs` by `selector`; the empty selector skips matching (L1). Callers check
-/// [`matches_nothing`] first, before collecting anything.
-fn select<K: Meta>(objs: Vec<Arc<K>>, selector: &Selector) -> Vec<Arc<K>> {
-    select_by(objs, selector, |o| &**o as &dyn Meta)
-}
-
-/// [`select`] for any shared object whose metadata `meta` reaches (also type-erased ones),
-/// including the [`matches_nothing`] shortcut.
+/// The objects `objs` produces whose labels match `selector` (L1), reading labels through
+/// `meta` (typed and type-erased objects alike). `objs` runs only when something can match:
+/// the empty selector returns it unfiltered, and a selector with `key in ()` returns nothing
+/// without collecting anything.
 pub(crate) fn select_by<T>(
-    objs: Vec<T>,
+    objs: impl FnOnce() -> Vec<T>,
     selector: &Selector,
     meta: impl Fn(&T) -> &dyn Meta,
 ) -> Vec<T> {
     if selector.selects_all() {
-        return objs;
+        return objs();
     }
     let matcher = LabelMatcher::new(selector);
     if matcher.matches_nothing() {
         return Vec::new();
     }
-    objs.into_iter()
+    objs()
+        .into_iter()
         .filter(|o| {
             let m = meta(o);
             matcher.matches(|key| m.object_label(key))
@@ -191,10 +183,7 @@ impl<K: crate::object::Meta> Lister<K> {
     /// Every cached object whose labels match `selector`, in unspecified order (L1). The empty
     /// selector returns everything without matching.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        if matches_nothing(selector) {
-            return Vec::new();
-        }
-        select(self.indexer.list(), selector)
+        select_by(|| self.indexer.list(), selector, |o| &**o as &dyn Meta)
     }
 
     /// The objects under `value` in the index `index_name` (for declarative indexes).
@@ -316,10 +305,11 @@ impl<K: crate::object::Meta> NamespacedLister<K> {
 
     /// The objects in this namespace whose labels match `selector` (L1, L2).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
-        if matches_nothing(selector) {
-            return Vec::new();
-        }
-        select(self.lister.list_namespace(&self.namespace), selector)
+        select_by(
+            || self.lister.list_namespace(&self.namespace),
+            selector,
+            |o| &**o as &dyn Meta,
+        )
     }
 
     /// The object `namespace/name`; a miss is [`Error::NotFound`] (L3).

@@ -139,9 +139,12 @@ async fn h5_late_handler_gets_synthetic_adds_then_live_events_without_duplicates
     });
     let late = Recorder::new();
     let reg = inf.add_event_handler(late.clone()).unwrap();
-    tokio::time::timeout(WAIT, reg.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
     writer.await.unwrap();
     let sentinel = w.create("zz-sentinel", "0").await;
     let events = late
@@ -199,9 +202,12 @@ async fn y1_y3_y4_resync_every_period_and_resync_zero_handler_gets_nothing() {
     assert_eq!(reg.resync_period(), Duration::from_secs(1));
     assert_eq!(reg0.resync_period(), Duration::ZERO);
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
     let synced_at = Instant::now();
 
     let resyncs =
@@ -311,9 +317,12 @@ async fn h9_h10_m1_m2_sleeping_handler_does_not_delay_fast_one_and_its_backlog_i
         .add_event_handler_with(fast.clone(), HandlerOptions::new().name("fast"))
         .unwrap();
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, fast_reg.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, fast_reg.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
     assert!(
         !slow_reg.has_synced(),
         "M10: the slow handler is still in its first add"
@@ -337,9 +346,12 @@ async fn h9_h10_m1_m2_sleeping_handler_does_not_delay_fast_one_and_its_backlog_i
     assert!(slow_reg.pending() <= 8);
     assert!(slow_reg.coalesced() > 0);
     slow.open();
-    tokio::time::timeout(WAIT, slow_reg.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, slow_reg.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
     let events = slow
         .rec
         .wait_for("the delete", |e| {
@@ -386,9 +398,12 @@ async fn h11_panicking_handler_does_not_stop_the_others() {
     inf.add_event_handler(rec.clone()).unwrap();
     let (cancel, task) = start(&inf);
     // H11 + H6: panicking initial adds still count as delivered.
-    tokio::time::timeout(WAIT, panicky.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, panicky.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
     assert_eq!(panicky.panics(), 3);
     w.create("after", "0").await;
     rec.wait_for("live add", |e| e.len() == 4).await;
@@ -469,9 +484,12 @@ async fn k1_m8_metadata_only_informer() {
         .unwrap();
     let cancel = CancellationToken::new();
     let task = inf.start(cancel.clone());
-    tokio::time::timeout(WAIT, reg.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
     let mut got = names.lock().clone();
     got.sort();
     assert_eq!(got, ["cm-0000", "cm-0001", "cm-0002"]);
@@ -490,9 +508,12 @@ async fn h1_h14_run_once_errors_after_start_and_stop_and_no_task_left_behind() {
     let rec = Recorder::new();
     let reg = inf.add_event_handler(rec.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
     // H1: a second run returns at once and lists nothing.
     tokio::time::timeout(WAIT, inf.run(CancellationToken::new()))
         .await

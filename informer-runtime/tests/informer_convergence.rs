@@ -44,12 +44,18 @@ async fn r9_r12_d5_h10_cache_and_handlers_converge_on_the_server_under_faults() 
         w.create(&format!("k{i:02}"), "0").await;
         *p = true;
     }
-    tokio::time::timeout(WAIT, reg1.wait_for_sync())
-        .await
-        .unwrap();
-    tokio::time::timeout(WAIT, reg2.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, reg1.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
+    assert!(
+        tokio::time::timeout(WAIT, reg2.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
 
     server.faults().close_watches_after(Some(40));
     for op in 0..OPS {

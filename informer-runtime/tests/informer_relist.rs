@@ -28,12 +28,18 @@ async fn m7_d5_h12_objects_deleted_while_disconnected_reach_every_handler_as_tom
     let reg1 = inf.add_event_handler(r1.clone()).unwrap();
     let reg2 = inf.add_event_handler(r2.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg1.wait_for_sync())
-        .await
-        .unwrap();
-    tokio::time::timeout(WAIT, reg2.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, reg1.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
+    assert!(
+        tokio::time::timeout(WAIT, reg2.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
 
     // Disconnect: the watch gets 410 (R12) and the relist that follows is held by the server.
     wait_until("the watch", || server.active_watches() == 1).await;
@@ -89,9 +95,12 @@ async fn h4_relist_over_unchanged_objects_is_silent_for_resync_zero_handlers() {
     let rec = Recorder::new();
     let reg = inf.add_event_handler(rec.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg.wait_for_sync())
-        .await
-        .unwrap();
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .unwrap(),
+        "synced before the informer stopped"
+    );
     let lists_before = server.requests().iter().filter(|r| r.is_list()).count();
     wait_until("the watch", || server.active_watches() == 1).await;
     server.faults().expire_open_watches();

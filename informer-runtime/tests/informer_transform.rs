@@ -79,9 +79,12 @@ async fn transforms_each_object_once(strategy: InitialListStrategy) {
     let reg = inf.add_event_handler(rec.clone()).expect("handler");
     let cancel = CancellationToken::new();
     let task = inf.start(cancel.clone());
-    tokio::time::timeout(WAIT, reg.wait_for_sync())
-        .await
-        .expect("informer call");
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .expect("informer call"),
+        "synced before the informer stopped"
+    );
 
     // Initial list: one call per listed object, none twice.
     let initial = calls.lock().clone();

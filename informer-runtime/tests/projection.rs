@@ -3,6 +3,8 @@
 //!
 //! Run with `cargo test -p informer-runtime --test projection`.
 
+mod informer_support;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +16,7 @@ use informer_runtime::informer::handler_fn;
 use informer_runtime::lister::Lister;
 use informer_runtime::projection::{IStr, SlimMeta};
 use informer_runtime::{Meta, Object};
+use informer_support::wait_until;
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::{Container, Pod, PodCondition, PodSpec, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -101,16 +104,6 @@ fn pod_json(ns: &str, name: &str, node: &str, app: &str) -> Value {
             ]
         }
     })
-}
-
-async fn wait_until(what: &str, cond: impl Fn() -> bool) {
-    tokio::time::timeout(WAIT, async {
-        while !cond() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -176,13 +176,7 @@ async fn r11_410_on_first_list_relists_at_empty_rv_then_unavailable_is_cleared()
 
     // The next relist (after a watch 410, R12) is at the last RV again, not "".
     let last = r.handle.last_sync_resource_version().expect("synced");
-    wait_log(&server, "the first watch", |log| {
-        log.iter().any(|x| x.is_watch())
-    })
-    .await;
-    server.faults().expire_open_watches();
-    wait_replaces(&r.store, 2).await;
-    let lists = lists(&server);
+    let lists = relist_after_watch_410(&server, &r).await;
     assert_eq!(lists.len(), 3, "{:#?}", summary(&lists));
     assert_eq!(
         lists[2].query.resource_version.as_deref(),
@@ -262,14 +256,8 @@ async fn item3_r3_a_paged_quorum_list_does_not_make_later_relists_paged() {
     assert_eq!(first.len(), 4, "410, then 3 pages: {:#?}", summary(&first));
     assert_eq!(first[1].query.resource_version.as_deref(), Some(""));
     let last = r.handle.last_sync_resource_version().expect("synced");
-    wait_log(&server, "the first watch", |log| {
-        log.iter().any(|x| x.is_watch())
-    })
-    .await;
     // R12: the watch's 410 relists at the last RV, which the watch cache serves unpaged (R3).
-    server.faults().expire_open_watches();
-    wait_replaces(&r.store, 2).await;
-    let lists = lists(&server);
+    let lists = relist_after_watch_410(&server, &r).await;
     let relist = &lists[4];
     assert_eq!(
         relist.query.resource_version.as_deref(),

@@ -54,20 +54,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
         }
         Scenario::Updates => {
             let informer = informer(ListWatch::new(api), spec)?;
-            let tracker = Arc::new(UpdateTracker::new(spec.objects, spec.final_generation));
-            let handler = tracker.clone();
-            let reg = informer.add_event_handler(
-                handler_fn().on_update(move |_old, new: &Arc<Pod>| handler.on_update(new)),
-            )?;
-            informer.start(cancel);
-            let m = synced(&informer, start).await?;
-            within(
-                PHASE_TIMEOUT_S,
-                "the handler's initial adds",
-                reg.wait_for_sync(),
-            )
-            .await?;
-            update_phase(m, &tracker, spec, io).await
+            updates(informer, pod_generation, spec, io, cancel).await
         }
         Scenario::Four => {
             let informer = informer(ListWatch::new(api), spec)?;
@@ -176,6 +163,50 @@ where
     Ok(m)
 }
 
+/// Scenario 2 on an informer of `K`: one handler tracks the generation annotation of every
+/// updated Pod, read by `generation` (the typed Pod and the projection keep it differently).
+async fn updates<K>(
+    informer: SharedIndexInformer<K>,
+    generation: fn(&K) -> Option<&str>,
+    spec: &ChildSpec,
+    io: &mut ChildIo,
+    cancel: CancellationToken,
+) -> anyhow::Result<Metrics>
+where
+    K: informer_runtime::Meta + Clone + DeserializeOwned + Debug,
+{
+    let start = Instant::now();
+    let tracker = Arc::new(UpdateTracker::new(spec.objects, spec.final_generation));
+    let handler = tracker.clone();
+    let reg = informer.add_event_handler(
+        handler_fn().on_update(move |_old, new: &Arc<K>| handler.on_generation(generation(new))),
+    )?;
+    informer.start(cancel);
+    let m = synced(&informer, start).await?;
+    let handler_synced = within(
+        PHASE_TIMEOUT_S,
+        "the handler's initial adds",
+        reg.wait_for_sync(),
+    )
+    .await?;
+    anyhow::ensure!(
+        handler_synced,
+        "the informer stopped before the handler synced"
+    );
+    update_phase(m, &tracker, spec, io).await
+}
+
+/// The generation annotation of a typed Pod.
+fn pod_generation(pod: &Pod) -> Option<&str> {
+    let annotations = pod.metadata.annotations.as_ref()?;
+    annotations.get(GENERATION_ANNOTATION).map(String::as_str)
+}
+
+/// The generation annotation of a projected Pod.
+fn view_generation(pod: &PodView) -> Option<&str> {
+    pod.metadata.annotations.get(GENERATION_ANNOTATION)
+}
+
 /// Runs `spec.scenario` with informer-rs caching the controller projection [`PodView`] (P4).
 pub(crate) async fn run_projection(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
     let client = client(&spec.url)?;
@@ -190,25 +221,7 @@ pub(crate) async fn run_projection(spec: &ChildSpec, io: &mut ChildIo) -> anyhow
             informer.start(cancel);
             synced(&informer, start).await
         }
-        Scenario::Updates => {
-            let informer = informer(lw, spec)?;
-            let tracker = Arc::new(UpdateTracker::new(spec.objects, spec.final_generation));
-            let handler = tracker.clone();
-            let reg = informer.add_event_handler(handler_fn().on_update(
-                move |_old, new: &Arc<PodView>| {
-                    handler.on_generation(new.metadata.annotations.get(GENERATION_ANNOTATION))
-                },
-            ))?;
-            informer.start(cancel);
-            let m = synced(&informer, start).await?;
-            within(
-                PHASE_TIMEOUT_S,
-                "the handler's initial adds",
-                reg.wait_for_sync(),
-            )
-            .await?;
-            update_phase(m, &tracker, spec, io).await
-        }
+        Scenario::Updates => updates(informer(lw, spec)?, view_generation, spec, io, cancel).await,
         other => anyhow::bail!("scenario {other} has no projection variant"),
     }
 }

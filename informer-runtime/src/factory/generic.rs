@@ -202,7 +202,7 @@ pub struct GenericLister {
 impl GenericLister {
     /// Every cached object whose labels match `selector` (L1).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<dyn AnyObject>> {
-        select(self.informer.erased.list(), selector)
+        select(|| self.informer.erased.list(), selector)
     }
 
     /// The object stored under the key `name` (cluster-scoped resources, L4).
@@ -240,7 +240,7 @@ impl GenericNamespaceLister {
     /// The objects in this namespace whose labels match `selector`, via the namespace index.
     pub fn list(&self, selector: &Selector) -> Vec<Arc<dyn AnyObject>> {
         select(
-            self.lister.informer.erased.list_namespace(&self.namespace),
+            || self.lister.informer.erased.list_namespace(&self.namespace),
             selector,
         )
     }
@@ -256,6 +256,9 @@ impl GenericNamespaceLister {
     }
 }
 
-fn select(objs: Vec<Arc<dyn AnyObject>>, selector: &Selector) -> Vec<Arc<dyn AnyObject>> {
+fn select(
+    objs: impl FnOnce() -> Vec<Arc<dyn AnyObject>>,
+    selector: &Selector,
+) -> Vec<Arc<dyn AnyObject>> {
     lister::select_by(objs, selector, |o| &**o as &dyn Meta)
 }

@@ -357,6 +357,21 @@ where
         }
     }
 
+    /// Transforms a watched object (D8) and hands it to `write`; a transform that panics drops
+    /// the object (item 5) and writes nothing.
+    fn transform_then(
+        &self,
+        mut obj: K,
+        write: impl FnOnce(&dyn ReflectorStore<K>, K) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let store = &*self.store;
+        if guard_transform(&self.shared, &mut obj, |o| store.transform(o)) {
+            write(store, obj)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Applies one watch event to the store and records its RV (R5, R8). Err means the store closed.
     fn apply(&mut self, ev: WatchEvent<K>, gate: &mut EventRvGate) -> Result<(), StoreError> {
         // Item 5: a panicking transform drops that event only (`guard_transform`); its RV is
@@ -364,25 +379,13 @@ where
         let (res, rv, is_added) = match ev {
             // D8: added/modified objects are transformed as soon as they are decoded; deleted
             // ones are left to the store, which transforms only a real `Deleted` (D4).
-            WatchEvent::Added(mut o) => {
+            WatchEvent::Added(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                let store = &self.store;
-                let res = if guard_transform(&self.shared, &mut o, |o| store.transform(o)) {
-                    store.add(o)
-                } else {
-                    Ok(())
-                };
-                (res, rv, true)
+                (self.transform_then(o, |s, o| s.add(o)), rv, true)
             }
-            WatchEvent::Modified(mut o) => {
+            WatchEvent::Modified(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                let store = &self.store;
-                let res = if guard_transform(&self.shared, &mut o, |o| store.transform(o)) {
-                    store.update(o)
-                } else {
-                    Ok(())
-                };
-                (res, rv, false)
+                (self.transform_then(o, |s, o| s.update(o)), rv, false)
             }
             WatchEvent::Deleted(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);

@@ -248,10 +248,11 @@ fn transform_and_share<K: crate::object::Meta>(
     shared: &Shared,
     mut obj: K,
 ) -> Option<Arc<K>> {
-    if let Err(e) = ObjectKey::from_resource(&obj) {
+    // Checked without building the key: the store builds it once, in `share`.
+    if obj.object_name().is_none_or(str::is_empty) {
         bump(&shared.counters.invalid_objects);
         // The object's contents stay out of the log.
-        warn!(error = %e, "dropping a listed object without a name");
+        warn!("dropping a listed object without `metadata.name`");
         return None;
     }
     if !guard_transform(shared, &mut obj, |o| store.transform(o)) {

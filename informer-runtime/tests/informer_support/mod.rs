@@ -324,9 +324,12 @@ pub async fn seeded_and_synced(n: usize, page_size: u32) -> Synced {
     let rec = Recorder::with_indexer(inf.indexer());
     let reg = inf.add_event_handler(rec.clone()).expect("handler");
     let (cancel, task) = start(&inf);
-    tokio::time::timeout(WAIT, reg.wait_for_sync())
-        .await
-        .expect("synced");
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .expect("synced"),
+        "synced before the informer stopped"
+    );
     Synced {
         server,
         w,

@@ -296,6 +296,18 @@ pub fn watches(server: &TestServer) -> Vec<Record> {
         .collect()
 }
 
+/// R12: once the first watch is open, expires it with a 410 and waits for the relist that
+/// follows (the store's second replace); returns the LIST requests made so far.
+pub async fn relist_after_watch_410(server: &TestServer, r: &Running) -> Vec<Record> {
+    wait_log(server, "the first watch", |log| {
+        log.iter().any(|x| x.is_watch())
+    })
+    .await;
+    server.faults().expire_open_watches();
+    wait_replaces(&r.store, 2).await;
+    lists(server)
+}
+
 /// Waits until the request log satisfies `cond`. The log has no change notification, so this
 /// re-checks every 10 ms until `WAIT` (a condition wait with a timeout, not a sleep).
 pub async fn wait_log(server: &TestServer, what: &str, cond: impl Fn(&[Record]) -> bool) {
