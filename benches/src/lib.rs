@@ -11,6 +11,9 @@
 
 pub mod alloc;
 pub mod child;
+
+/// The compact Pod that informer-gen generates (P1), as the example crate uses it.
+pub use informer_examples::generated::compact::api::core::v1::Pod as CompactPod;
 pub mod orchestrate;
 pub mod pods;
 pub mod projection;

@@ -63,7 +63,12 @@ impl Scenario {
         match self {
             Scenario::Decode => &[Impl::SerdeJson],
             Scenario::Four => &[Impl::Ours, Impl::Kube, Impl::KubeShared],
-            Scenario::Sync | Scenario::Updates => &[Impl::Ours, Impl::Kube, Impl::OursProjection],
+            Scenario::Sync | Scenario::Updates => &[
+                Impl::Ours,
+                Impl::Kube,
+                Impl::OursCompact,
+                Impl::OursProjection,
+            ],
             _ => &[Impl::Ours, Impl::Kube],
         }
     }
@@ -135,6 +140,9 @@ pub enum Impl {
     /// informer-rs caching the controller projection [`PodView`](crate::projection::PodView)
     /// instead of the k8s-openapi `Pod` (P4): same informer, same endpoint.
     OursProjection,
+    /// informer-rs caching the generated compact Pod ([`CompactPod`](crate::CompactPod), P1):
+    /// every field, compact layout, same endpoint.
+    OursCompact,
 }
 
 impl Impl {
@@ -146,6 +154,7 @@ impl Impl {
             Impl::KubeShared => "kube-shared",
             Impl::SerdeJson => "serde-json",
             Impl::OursProjection => "ours-projection",
+            Impl::OursCompact => "ours-compact",
         }
     }
 }

@@ -166,6 +166,10 @@ impl Report {
             .median(Scenario::Sync, Impl::Ours, "sync_s")
             .zip(self.median(Scenario::Sync, Impl::OursProjection, "sync_s"))
             .map(|(typed, projected)| typed / projected.max(1e-9));
+        let compact_sync = self
+            .median(Scenario::Sync, Impl::OursCompact, "sync_s")
+            .zip(self.median(Scenario::Sync, Impl::Ours, "sync_s"))
+            .map(|(compact, typed)| compact / typed.max(1e-9));
         vec![
             goal(
                 "(1) sync time, ours/kube",
@@ -216,6 +220,18 @@ impl Report {
                 |v| v >= 0.7,
             ),
             goal(
+                "(8) compact: bytes per cached Pod",
+                Some(self.config.pod_sizes.compact_heap_bytes).filter(|b| *b > 0.0),
+                "<= 16384",
+                |v| v <= 16384.0,
+            ),
+            goal(
+                "(8) compact: sync time / typed Pod (ours)",
+                compact_sync,
+                "<= 1.0x",
+                |v| v <= 1.0,
+            ),
+            goal(
                 "(8) projection: bytes per cached Pod",
                 Some(self.config.pod_sizes.projection_heap_bytes).filter(|b| *b > 0.0),
                 "<= 2048",
@@ -258,10 +274,11 @@ impl Report {
         let s = &self.config.pod_sizes;
         let _ = writeln!(
             out,
-            "one Pod in memory: {:.1} KiB typed, {:.1} KiB without managedFields, {:.1} KiB metadata only, {:.2} KiB projection",
+            "one Pod in memory: {:.1} KiB typed, {:.1} KiB without managedFields, {:.1} KiB metadata only, {:.2} KiB compact, {:.2} KiB projection",
             s.typed_heap_bytes / 1024.0,
             s.typed_heap_no_managed_fields_bytes / 1024.0,
             s.metadata_only_heap_bytes / 1024.0,
+            s.compact_heap_bytes / 1024.0,
             s.projection_heap_bytes / 1024.0,
         );
         let _ = writeln!(out, "cells: median (spread = (max-min)/median)");
@@ -445,6 +462,7 @@ mod tests {
                 typed_heap_no_managed_fields_bytes: 1.0,
                 metadata_only_heap_bytes: 1.0,
                 projection_heap_bytes: 1.0,
+                compact_heap_bytes: 1.0,
             },
             seed_s: 1.0,
             server_rss_mib: 1.0,

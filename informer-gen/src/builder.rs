@@ -7,9 +7,10 @@ use crate::K8sOpenApi;
 use crate::emit::{self, Paths};
 use crate::error::{Error, Errors};
 use crate::input::{crd, fixups, k8s_openapi, rust_src};
-use crate::model::{Group, Kind, Model};
+use crate::model::{Group, Kind, Model, Origin};
 use crate::naming;
 use crate::render::{self, GENERATED_MARKER, Layout};
+use crate::types::{self, TypeGraph, emit::TypePaths};
 
 /// Configures one generator run (prost-build style `&mut Self` chain).
 #[derive(Debug, Clone)]
@@ -21,6 +22,7 @@ pub struct Builder {
     include_groups: BTreeSet<String>,
     include_kinds: BTreeSet<(String, String, String)>,
     exclude_kinds: BTreeSet<(String, String, String)>,
+    compact_kinds: BTreeSet<(String, String, String)>,
     derive_sources: Vec<(String, String)>,
     crd_manifests: Vec<(String, String)>,
     group_accessors: BTreeMap<String, String>,
@@ -39,6 +41,7 @@ impl Default for Builder {
             include_groups: BTreeSet::new(),
             include_kinds: BTreeSet::new(),
             exclude_kinds: BTreeSet::new(),
+            compact_kinds: BTreeSet::new(),
             derive_sources: Vec::new(),
             crd_manifests: Vec::new(),
             group_accessors: BTreeMap::new(),
@@ -99,6 +102,14 @@ impl Builder {
         self
     }
 
+    /// Also generates the compact type of built-in kind `group/version/kind` (P1-P3) and a
+    /// `compact()` accessor on its handle. The kind must be selected too (`include_kind`/`include_group`).
+    pub fn compact_kind(&mut self, group: &str, version: &str, kind: &str) -> &mut Self {
+        self.compact_kinds
+            .insert((group.into(), version.into(), kind.into()));
+        self
+    }
+
     /// Scans a Rust source (relative to `root`) for `#[derive(Informer)]` types living in module `module`.
     pub fn derive_source(&mut self, path: &str, module: &str) -> &mut Self {
         self.derive_sources.push((path.into(), module.into()));
@@ -140,17 +151,29 @@ impl Builder {
     pub fn generate(&self) -> Result<Generated, Errors> {
         let mut errors = Vec::new();
         self.check_config(&mut errors);
-        let (model, inputs) = self.model(&mut errors);
+        let (mut model, inputs) = self.model(&mut errors);
+        let graph = self.compact_graph(&mut model, &mut errors);
         if !errors.is_empty() {
             return Err(Errors(errors));
         }
         let rt: syn::Path =
             syn::parse_str(&self.runtime_crate).expect("bug: validated in check_config");
+        let k8s: syn::Path =
+            syn::parse_str(&self.k8s_crate).expect("bug: validated in check_config");
         let paths = Paths {
             rt: quote::quote!(#rt::__private),
         };
+        let mut emitted = emit::emit(&model, &paths);
+        if !graph.is_empty() {
+            let type_paths = TypePaths {
+                rt: quote::quote!(#rt::__private),
+                rt_str: format!("{}::__private", self.runtime_crate),
+                k8s: quote::quote!(#k8s),
+            };
+            emitted.compact = Some(types::emit::compact_module(&graph, &type_paths));
+        }
         let header = render::header(&inputs, &self.command);
-        let files = render::render(emit::emit(&model, &paths), &self.layout, &header);
+        let files = render::render(emitted, &self.layout, &header);
         Ok(Generated { files })
     }
 
@@ -163,6 +186,51 @@ impl Builder {
             Ok(model)
         } else {
             Err(Errors(errors))
+        }
+    }
+
+    /// The type graph of the compact kinds, marking them in `model`; unselected or non-built-in
+    /// compact kinds are errors.
+    fn compact_graph(&self, model: &mut Model, errors: &mut Vec<Error>) -> TypeGraph {
+        if self.compact_kinds.is_empty() {
+            return TypeGraph::new();
+        }
+        let k8s_prefix = format!("{}::", self.k8s_crate.trim_end_matches("::"));
+        let mut roots = Vec::new();
+        for (g, v, k) in &self.compact_kinds {
+            let kind = model
+                .groups
+                .get_mut(g)
+                .and_then(|grp| grp.versions.get_mut(v))
+                .and_then(|ver| ver.kinds.get_mut(k));
+            let Some(kind) = kind else {
+                errors.push(Error::InvalidName {
+                    what: "compact kind",
+                    value: format!("{g}/{v}/{k}"),
+                    reason: "not a selected kind: select it with include_kind or include_group too"
+                        .into(),
+                });
+                continue;
+            };
+            let Some(rel) = kind
+                .rust_type
+                .strip_prefix(&k8s_prefix)
+                .filter(|_| kind.origin == Origin::Builtin)
+            else {
+                errors.push(Error::InvalidName {
+                    what: "compact kind",
+                    value: format!("{g}/{v}/{k}"),
+                    reason: "compact types are generated for built-in (k8s-openapi) kinds only"
+                        .into(),
+                });
+                continue;
+            };
+            kind.compact = Some(format!("compact::{rel}"));
+            roots.push(rel.to_owned());
+        }
+        match &self.k8s {
+            Some(k8s) if !roots.is_empty() => types::k8s::read_graph(k8s, &roots, errors),
+            _ => TypeGraph::new(),
         }
     }
 

@@ -5,6 +5,7 @@
 //! include-group apps
 //! include-kind apps/v1/Deployment        # core group: /v1/Pod
 //! exclude-kind /v1/Event
+//! compact-kind /v1/Pod                  # also generate the compact Pod (P1)
 //! derive-source src/crd.rs crate::crd
 //! crd crds/bar.yaml crate::crds
 //! group-accessor networking.example.com example_networking
@@ -63,6 +64,9 @@ pub fn apply(builder: &mut Builder, text: &str, path: &str) -> Result<(), Vec<Er
                 .is_some(),
             ["exclude-kind", k] => gvk(k)
                 .map(|(g, v, k)| builder.exclude_kind(&g, &v, &k))
+                .is_some(),
+            ["compact-kind", k] => gvk(k)
+                .map(|(g, v, k)| builder.compact_kind(&g, &v, &k))
                 .is_some(),
             ["derive-source", p, m] => {
                 builder.derive_source(p, m);

@@ -36,6 +36,16 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A k8s-openapi type that a compact type is generated from cannot be read or mapped.
+    #[error("{path}: `{item}`: {reason}")]
+    SourceType {
+        /// The k8s-openapi source file.
+        path: PathBuf,
+        /// The type, or `Type.field`.
+        item: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
     /// A CRD manifest is not valid YAML or misses a field.
     #[error("{path}: {field}: {reason}")]
     InvalidCrd {

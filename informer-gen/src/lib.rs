@@ -31,6 +31,7 @@ pub mod input;
 pub mod model;
 pub mod naming;
 mod render;
+pub mod types;
 
 pub use builder::{Builder, Generated};
 pub use error::{Error, Errors};

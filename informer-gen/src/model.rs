@@ -50,6 +50,9 @@ pub struct Kind {
     pub origin: Origin,
     /// A human description of the input that defined it, for errors and docs.
     pub input: String,
+    /// The compact type's path from the generated root (`compact::api::core::v1::Pod`) when the
+    /// configuration asks for one (`compact-kind`); its handle then has a `compact()` accessor.
+    pub compact: Option<String>,
 }
 
 /// Where a kind came from, which decides who emits its typed handles.

@@ -40,10 +40,22 @@ pub(crate) fn render(emitted: Emitted, layout: &Layout, header: &str) -> BTreeMa
                     pub mod #ident;
                 }
             });
+            let compact_decl = emitted.compact.as_ref().map(|_| {
+                quote! {
+                    /// Compact full-fidelity types of the kinds configured with `compact-kind` (P1-P3).
+                    pub mod compact;
+                }
+            });
             files.insert(
                 "mod.rs".to_owned(),
-                format_file(header, quote!(#(#decls)* #root)),
+                format_file(header, quote!(#(#decls)* #compact_decl #root)),
             );
+            if let Some(compact) = &emitted.compact {
+                files.insert(
+                    "compact.rs".to_owned(),
+                    format_file(header, quote!(#compact)),
+                );
+            }
             for g in emitted.groups {
                 files.insert(format!("{}.rs", g.file_stem), format_file(header, g.body));
             }
@@ -58,7 +70,18 @@ pub(crate) fn render(emitted: Emitted, layout: &Layout, header: &str) -> BTreeMa
                     }
                 }
             });
-            files.insert(name.clone(), format_file(header, quote!(#(#mods)* #root)));
+            let compact = emitted.compact.as_ref().map(|c| {
+                quote! {
+                    /// Compact full-fidelity types of the kinds configured with `compact-kind` (P1-P3).
+                    pub mod compact {
+                        #c
+                    }
+                }
+            });
+            files.insert(
+                name.clone(),
+                format_file(header, quote!(#(#mods)* #compact #root)),
+            );
         }
     }
     files

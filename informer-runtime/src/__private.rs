@@ -5,17 +5,23 @@
 //! runtime item generated code needs lands; never rename without regenerating.
 
 pub use core::clone::Clone;
+pub use core::cmp::PartialEq;
+pub use core::convert::From;
 pub use core::option::Option;
 pub use core::result::Result;
 pub use std::string::String;
 pub use std::sync::Arc;
 pub use std::vec::Vec;
 
+pub use crate::compact::{ApiVersionTag, CMap, IStr, KindTag, RawJson, StrMap, null_default};
+pub use crate::projection::{ProjectFrom, ProjectedMeta};
 pub use core::default::Default;
 pub use core::fmt;
+pub use k8s_openapi::ByteString;
 pub use kube::Resource;
 pub use kube::api::ObjectMeta;
 pub use serde;
+pub use std::boxed::Box;
 
 pub use crate::factory::{Projected, StaticIndexer};
 pub use crate::object::{HasScope, Meta};

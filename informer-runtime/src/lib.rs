@@ -5,6 +5,7 @@
 //! the repository root for the map of modules and the invariants they keep, and
 //! `shared/docs/semantics.md` for the rule IDs (R9, D2, …) cited in comments and tests.
 
+pub mod compact;
 pub mod delta_fifo;
 pub mod discovery;
 pub mod factory;

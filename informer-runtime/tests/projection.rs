@@ -356,8 +356,8 @@ fn p4_absent_and_null_fields_are_none_or_default() {
 #[test]
 fn p7_sizes_stay_put() {
     use std::mem::size_of;
-    assert_eq!(size_of::<IStr>(), 16);
-    assert_eq!(size_of::<Option<IStr>>(), 16);
+    assert_eq!(size_of::<IStr>(), 8);
+    assert_eq!(size_of::<Option<IStr>>(), 8);
     assert!(
         size_of::<SlimMeta>() <= 192,
         "SlimMeta is {} bytes",

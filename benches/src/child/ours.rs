@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::track::{Sentinel, UpdateTracker, relist_phase, time_queries, update_phase};
 use super::{ChildIo, ChildSpec, PHASE_TIMEOUT_S, client, memory_metrics, within};
+use crate::CompactPod;
 use crate::projection::PodView;
 use crate::protocol::{ChildMsg, Command, GENERATION_ANNOTATION, Metrics, Scenario};
 
@@ -223,5 +224,33 @@ pub(crate) async fn run_projection(spec: &ChildSpec, io: &mut ChildIo) -> anyhow
         }
         Scenario::Updates => updates(informer(lw, spec)?, view_generation, spec, io, cancel).await,
         other => anyhow::bail!("scenario {other} has no projection variant"),
+    }
+}
+
+fn compact_generation(pod: &CompactPod) -> Option<&str> {
+    pod.metadata
+        .annotations
+        .as_ref()?
+        .get(GENERATION_ANNOTATION)
+}
+
+/// Runs `spec.scenario` with informer-rs caching the generated compact Pod (P1).
+pub(crate) async fn run_compact(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
+    let client = client(&spec.url)?;
+    let api: Api<Pod> = Api::all(client.clone());
+    let cancel = CancellationToken::new();
+    let _stop = cancel.clone().drop_guard();
+    let start = Instant::now();
+    let lw = ListWatch::<CompactPod>::of_source(api);
+    match spec.scenario {
+        Scenario::Sync => {
+            let informer = informer(lw, spec)?;
+            informer.start(cancel);
+            synced(&informer, start).await
+        }
+        Scenario::Updates => {
+            updates(informer(lw, spec)?, compact_generation, spec, io, cancel).await
+        }
+        other => anyhow::bail!("scenario {other} has no compact variant"),
     }
 }

@@ -22,6 +22,10 @@ pub struct PodSizes {
     /// object (P4), with its share of the interned strings.
     #[serde(default)]
     pub projection_heap_bytes: f64,
+    /// The generated compact Pod ([`CompactPod`](crate::CompactPod), P1), decoded from the full
+    /// object, with its share of the interned strings and JSON documents.
+    #[serde(default)]
+    pub compact_heap_bytes: f64,
 }
 
 /// Decodes `n` Pods of `set` in each shape and reports the mean heap per object. Meaningful only
@@ -38,12 +42,15 @@ pub fn measure(set: &PodSet, n: usize) -> Result<PodSizes, serde_json::Error> {
     // Interned strings count for the objects that first used them, as in a cache.
     informer_runtime::projection::Interner::global().sweep();
     let projection = per_object::<crate::projection::PodView>(&docs, |_| {})?;
+    informer_runtime::projection::Interner::global().sweep();
+    let compact = per_object::<crate::CompactPod>(&docs, |_| {})?;
     Ok(PodSizes {
         json_bytes,
         typed_heap_bytes: typed,
         typed_heap_no_managed_fields_bytes: stripped,
         metadata_only_heap_bytes: meta,
         projection_heap_bytes: projection,
+        compact_heap_bytes: compact,
     })
 }
 

@@ -368,6 +368,14 @@ pub mod v1 {
         {
             ::informer_runtime::__private::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact Pod (P1): every field, a fraction of the memory.
+        pub fn compact(
+            &self,
+        ) -> ::informer_runtime::__private::Projected<
+            super::super::compact::api::core::v1::Pod,
+        > {
+            ::informer_runtime::__private::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `v1` kind `Pod` (resource `pods`, namespaced).
     #[derive(Clone)]

@@ -5,6 +5,8 @@ pub mod core;
 pub mod apps;
 /// Informers and listers for the `example.com` API group.
 pub mod example;
+/// Compact full-fidelity types of the kinds configured with `compact-kind` (P1-P3).
+pub mod compact;
 /// Typed group accessors for the runtime's `SharedInformerFactory`: `factory.apps().v1().deployments()`.
 ///
 /// Bring it into scope with `use` to call the accessors; options, `start`, `wait_for_cache_sync` and

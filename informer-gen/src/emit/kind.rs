@@ -52,6 +52,19 @@ pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
             }
         }
     };
+    let compact = k.compact.as_ref().map(|path| {
+        let segs = path.split("::").map(naming::ident);
+        let doc = format!(
+            " The shared informer and lister of the compact {} (P1): every field, a fraction of the memory.",
+            k.kind
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn compact(&self) -> #rt::Projected<super::super #(::#segs)*> {
+                #rt::Projected::new(&self.factory)
+            }
+        }
+    });
     let ns_type = if k.namespaced {
         quote! {
             #[doc = #ns_doc]
@@ -106,6 +119,8 @@ pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
             {
                 #rt::Projected::new(&self.factory)
             }
+
+            #compact
         }
 
         #[doc = #lister_doc]

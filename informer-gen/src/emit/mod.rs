@@ -23,6 +23,8 @@ pub(crate) struct Emitted {
     pub(crate) root: TokenStream,
     /// Group modules in sorted order.
     pub(crate) groups: Vec<GroupModule>,
+    /// The items of the `compact` module, when compact kinds are configured.
+    pub(crate) compact: Option<TokenStream>,
 }
 
 /// One group's module.
@@ -47,6 +49,7 @@ pub(crate) fn emit(model: &Model, paths: &Paths) -> Emitted {
     Emitted {
         root: factory::extension_trait(model, paths),
         groups,
+        compact: None,
     }
 }
 

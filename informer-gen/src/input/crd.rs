@@ -138,6 +138,7 @@ fn crd_kinds(
             rust_type: format!("{module}::{name}::{kind}"),
             origin: Origin::Crd,
             input: display.to_owned(),
+            compact: None,
         });
     }
     Ok(out)

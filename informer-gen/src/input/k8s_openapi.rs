@@ -225,6 +225,7 @@ fn kinds_in_file(ast: &syn::File, rel: &Path, crate_path: &str, input: &str) -> 
             rust_type: path.join("::"),
             origin: Origin::Builtin,
             input: input.to_owned(),
+            compact: None,
         });
     }
     out

@@ -171,5 +171,6 @@ fn kind_of(attrs: &[Attribute], ident: &str, display: &str, module: &str) -> Res
         kind,
         plural,
         namespaced: k.namespaced,
+        compact: None,
     })
 }

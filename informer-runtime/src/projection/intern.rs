@@ -5,14 +5,16 @@ use std::collections::HashSet;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::ops::Deref;
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
+
+use arcstr::ArcStr;
 
 use parking_lot::Mutex;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 
-/// An interned, immutable string: 16 bytes inline, and one shared allocation per distinct value
-/// across every cached object (P3).
+/// An interned, immutable string: 8 bytes inline (a thin pointer; `Option<IStr>` is 8 bytes too),
+/// and one shared allocation per distinct value across every cached object (P3).
 ///
 /// Use it in projections for strings that repeat across objects: label and annotation keys and
 /// values, namespaces, owner kinds and names, images, condition types and reasons. Unique strings
@@ -27,7 +29,7 @@ use serde::{Serialize, Serializer};
 /// assert!(IStr::ptr_eq(&a, &b));
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct IStr(Arc<str>);
+pub struct IStr(ArcStr);
 
 impl IStr {
     /// The interned copy of `s`.
@@ -42,13 +44,14 @@ impl IStr {
 
     /// Whether `a` and `b` share one allocation.
     pub fn ptr_eq(a: &IStr, b: &IStr) -> bool {
-        Arc::ptr_eq(&a.0, &b.0)
+        ArcStr::ptr_eq(&a.0, &b.0)
     }
 }
 
 impl Default for IStr {
+    /// The empty string (static: no allocation, no interner lookup).
     fn default() -> Self {
-        IStr::new("")
+        IStr(ArcStr::new())
     }
 }
 
@@ -147,7 +150,7 @@ pub struct Interner {
 }
 
 struct Shard {
-    set: HashSet<Arc<str>>,
+    set: HashSet<ArcStr>,
     sweep_at: usize,
 }
 
@@ -190,10 +193,10 @@ impl Interner {
     fn intern(&self, s: &str) -> IStr {
         let mut shard = self.shard(s).lock();
         if let Some(found) = shard.set.get(s) {
-            return IStr(Arc::clone(found));
+            return IStr(ArcStr::clone(found));
         }
-        let new: Arc<str> = Arc::from(s);
-        shard.set.insert(Arc::clone(&new));
+        let new = ArcStr::from(s);
+        shard.set.insert(ArcStr::clone(&new));
         if shard.set.len() >= shard.sweep_at {
             shard.sweep();
         }
@@ -223,7 +226,9 @@ impl Shard {
     fn sweep(&mut self) {
         // Only the set holds a string whose strong count is 1; nothing can clone it without
         // this shard's lock, which the caller holds.
-        self.set.retain(|s| Arc::strong_count(s) > 1);
+        // The empty string is static in `ArcStr` (no count, no allocation): never kept.
+        self.set
+            .retain(|s| ArcStr::strong_count(s).is_some_and(|n| n > 1));
         self.set.shrink_to(self.set.len() * 2);
         self.sweep_at = (self.set.len() * 2).max(MIN_SWEEP);
     }

@@ -9,7 +9,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use super::IStr;
 
 /// A string-to-string map held as one exactly sized, key-sorted slice of interned pairs: 16 bytes
-/// inline, 32 bytes per entry, no tree nodes (a `BTreeMap<String, String>` of nine labels takes a
+/// inline, 16 bytes per entry, no tree nodes (a `BTreeMap<String, String>` of nine labels takes a
 /// 544-byte node plus 18 string allocations). Lookups are binary searches.
 ///
 /// Decodes from a JSON object (a later duplicate key wins, as in a `BTreeMap`); `null` or an

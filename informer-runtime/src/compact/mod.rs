@@ -1,0 +1,474 @@
+//! Building blocks of the compact full-fidelity types that informer-gen generates (P1-P3, P7).
+//!
+//! A compact type has the same fields, JSON names and serde shape as its k8s-openapi type, and
+//! costs a fraction of its memory in a cache:
+//!
+//! | k8s-openapi                     | compact                          | why                                   |
+//! |---------------------------------|----------------------------------|---------------------------------------|
+//! | `String`, `Quantity`            | [`IStr`]                         | 8 B, equal strings share one copy     |
+//! | `Vec<T>`                        | `Box<[T]>`                       | 16 B, exactly sized                   |
+//! | `BTreeMap<String, String>`      | [`StrMap`]                       | one sorted slice, no tree nodes       |
+//! | `BTreeMap<String, T>`           | [`CMap<T>`]                      | one sorted slice, no tree nodes       |
+//! | `Option<LargeStruct>`           | `Option<Box<LargeStruct>>`       | 8 B while absent (most are)           |
+//! | `FieldsV1`, `RawExtension`, `serde_json::Value` | [`RawJson`]      | the JSON text, interned               |
+//! | `apiVersion`, `kind`            | [`ApiVersionTag`], [`KindTag`]   | zero bytes; checked on decode (R16)   |
+//!
+//! Generated code converts both ways with `From` impls (P2), field by field, with no serde round
+//! trip: `compact::api::core::v1::Pod::from(&pod)` and `k8s_openapi::api::core::v1::Pod::from(&compact)`.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+pub use crate::projection::{IStr, StrMap};
+
+/// Free-form JSON (`fieldsV1`, `RawExtension`, preserve-unknown-fields) held as its compact JSON
+/// text, interned: equal documents (the managedFields of Pods of one ReplicaSet) share one copy.
+///
+/// Decoding writes the text straight from the deserializer's events, never building a
+/// `serde_json::Value` tree. Serializing goes through `serde_json::Value`, so the output is
+/// byte-for-byte what k8s-openapi writes for the same document (object keys sorted), P1.
+///
+/// ```
+/// use informer_runtime::compact::RawJson;
+/// let raw: RawJson = serde_json::from_str(r#"{ "f:b": {}, "f:a": {".": {}} }"#).unwrap();
+/// assert_eq!(raw.as_str(), r#"{"f:b":{},"f:a":{".":{}}}"#);
+/// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"f:a":{".":{}},"f:b":{}}"#);
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct RawJson(IStr);
+
+impl RawJson {
+    /// The compact JSON text.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The document as a `serde_json::Value` (parses the text).
+    pub fn to_value(&self) -> serde_json::Value {
+        // The text was written by `Transcode` or `serde_json` itself, so it always parses; `Null`
+        // is only reachable through a bug, never through input.
+        serde_json::from_str(self.as_str()).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The compact text of `value`.
+    pub fn from_value(value: &serde_json::Value) -> Self {
+        RawJson(IStr::new(&value.to_string()))
+    }
+}
+
+impl Default for RawJson {
+    /// JSON `null`.
+    fn default() -> Self {
+        RawJson(IStr::new("null"))
+    }
+}
+
+impl fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RawJson {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut buf = Vec::with_capacity(64);
+        Transcode {
+            out: &mut buf,
+            depth: 0,
+        }
+        .deserialize(deserializer)?;
+        let text = String::from_utf8(buf).map_err(de::Error::custom)?;
+        Ok(RawJson(IStr::new(&text)))
+    }
+}
+
+/// Nesting deeper than this is refused (serde_json's own recursion limit is 128).
+const MAX_DEPTH: usize = 128;
+
+/// Writes the JSON text of whatever the deserializer produces into `out`.
+struct Transcode<'a> {
+    out: &'a mut Vec<u8>,
+    depth: usize,
+}
+
+impl Transcode<'_> {
+    fn nested(&mut self) -> Transcode<'_> {
+        Transcode {
+            out: self.out,
+            depth: self.depth + 1,
+        }
+    }
+
+    fn scalar<T: Serialize + ?Sized, E: de::Error>(self, v: &T) -> Result<(), E> {
+        serde_json::to_writer(&mut *self.out, v).map_err(E::custom)
+    }
+
+    /// Replaces a trailing `,` (after the last element) by `close`, or appends `close`.
+    fn close(self, close: u8) {
+        if self.out.last() == Some(&b',') {
+            self.out.pop();
+        }
+        self.out.push(close);
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Transcode<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        if self.depth > MAX_DEPTH {
+            return Err(de::Error::custom("JSON nested too deeply"));
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Transcode<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.scalar(&v)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.scalar(&v)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.scalar(&v)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        // Through `Value`, as k8s-openapi's `Value` would serialize it (non-finite is `null`).
+        self.scalar(&serde_json::Value::from(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        self.scalar(v)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.visit_unit()
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        self.out.push(b'[');
+        while seq.next_element_seed(self.nested())?.is_some() {
+            self.out.push(b',');
+        }
+        self.close(b']');
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        self.out.push(b'{');
+        while map.next_key_seed(KeyText(self.out))?.is_some() {
+            self.out.push(b':');
+            map.next_value_seed(self.nested())?;
+            self.out.push(b',');
+        }
+        self.close(b'}');
+        Ok(())
+    }
+}
+
+/// Writes an object key (always a JSON string).
+struct KeyText<'a>(&'a mut Vec<u8>);
+
+impl<'de> DeserializeSeed<'de> for KeyText<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for KeyText<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        serde_json::to_writer(&mut *self.0, v).map_err(E::custom)
+    }
+}
+
+/// A map with string keys and values of any type, held as one exactly sized, key-sorted slice
+/// (the compact form of `BTreeMap<String, T>`; [`StrMap`] for string values).
+///
+/// Decodes from a JSON object (a later duplicate key wins, as in a `BTreeMap`) and serializes in
+/// key order, as the `BTreeMap` does.
+///
+/// ```
+/// use informer_runtime::compact::CMap;
+/// let m: CMap<i32> = serde_json::from_str(r#"{"b": 2, "a": 1}"#).unwrap();
+/// assert_eq!(m.get("a"), Some(&1));
+/// assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"a":1,"b":2}"#);
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct CMap<V>(Box<[(IStr, V)]>);
+
+impl<V> Default for CMap<V> {
+    fn default() -> Self {
+        CMap(Box::new([]))
+    }
+}
+
+impl<V> CMap<V> {
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    /// The entries in key order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &V)> + '_ {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the map is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn from_unsorted(mut pairs: Vec<(IStr, V)>) -> Self {
+        // Stable sort, then keep the last of equal keys (the later duplicate wins).
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(IStr, V)> = Vec::with_capacity(pairs.len());
+        for pair in pairs {
+            match out.last_mut() {
+                Some(last) if last.0 == pair.0 => *last = pair,
+                _ => out.push(pair),
+            }
+        }
+        CMap(out.into_boxed_slice())
+    }
+}
+
+impl<K: AsRef<str>, V> FromIterator<(K, V)> for CMap<V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        CMap::from_unsorted(
+            iter.into_iter()
+                .map(|(k, v)| (IStr::new(k.as_ref()), v))
+                .collect(),
+        )
+    }
+}
+
+impl<V: fmt::Debug> fmt::Debug for CMap<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<V: Serialize> Serialize for CMap<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.iter() {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for CMap<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Vis<V>(PhantomData<fn() -> V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for Vis<V> {
+            type Value = CMap<V>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CMap<V>, A::Error> {
+                // The size hint only sizes the buffer; cap it so a hostile hint cannot allocate.
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(256));
+                while let Some(pair) = map.next_entry::<IStr, V>()? {
+                    pairs.push(pair);
+                }
+                Ok(CMap::from_unsorted(pairs))
+            }
+        }
+        deserializer.deserialize_map(Vis(PhantomData))
+    }
+}
+
+/// The `apiVersion` of a compact top-level kind: zero bytes, serialized from `K`'s constant, and
+/// checked on decode (an object of another group/version is an error, R16). Absent is accepted:
+/// list items carry no `apiVersion`.
+pub struct ApiVersionTag<K>(PhantomData<fn() -> K>);
+
+/// The `kind` of a compact top-level kind: zero bytes, serialized from `K`'s constant, and checked
+/// on decode (R16). Absent is accepted: list items carry no `kind`.
+pub struct KindTag<K>(PhantomData<fn() -> K>);
+
+macro_rules! tag {
+    ($tag:ident, $konst:ident, $what:literal) => {
+        impl<K> Default for $tag<K> {
+            fn default() -> Self {
+                $tag(PhantomData)
+            }
+        }
+        impl<K> Clone for $tag<K> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<K> Copy for $tag<K> {}
+        impl<K> PartialEq for $tag<K> {
+            fn eq(&self, _: &Self) -> bool {
+                true
+            }
+        }
+        impl<K> Eq for $tag<K> {}
+        impl<K: k8s_openapi::Resource> fmt::Debug for $tag<K> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(K::$konst)
+            }
+        }
+        impl<K: k8s_openapi::Resource> Serialize for $tag<K> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(K::$konst)
+            }
+        }
+        impl<'de, K: k8s_openapi::Resource> Deserialize<'de> for $tag<K> {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Vis<K>(PhantomData<fn() -> K>);
+                impl<K: k8s_openapi::Resource> Visitor<'_> for Vis<K> {
+                    type Value = $tag<K>;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        write!(f, concat!("the ", $what, " `{}`"), K::$konst)
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$tag<K>, E> {
+                        if v == K::$konst {
+                            Ok($tag(PhantomData))
+                        } else {
+                            Err(E::custom(format_args!(
+                                concat!("expected ", $what, " `{}`, got `{}`"),
+                                K::$konst,
+                                v
+                            )))
+                        }
+                    }
+                }
+                deserializer.deserialize_str(Vis(PhantomData))
+            }
+        }
+    };
+}
+
+tag!(ApiVersionTag, API_VERSION, "apiVersion");
+tag!(KindTag, KIND, "kind");
+
+/// Decodes a required field the way k8s-openapi does: `null` is the type's default, like absent.
+#[doc(hidden)]
+pub fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (-1e12f64..1e12).prop_map(Value::from),
+            ".{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,8}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// P1: the transcoded text is the same JSON value, and re-serializes as `Value` does.
+        #[test]
+        fn raw_json_is_lossless(v in arb_json()) {
+            let text = serde_json::to_string(&v).unwrap();
+            let raw: RawJson = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(raw.to_value(), v.clone());
+            prop_assert_eq!(serde_json::to_string(&raw).unwrap(), text);
+            prop_assert_eq!(RawJson::from_value(&v), raw);
+        }
+
+        /// A CMap holds what a BTreeMap holds, in the same order.
+        #[test]
+        fn cmap_agrees_with_btree_map(m in prop::collection::btree_map(".{0,6}", any::<i32>(), 0..12)) {
+            let text = serde_json::to_string(&m).unwrap();
+            let c: CMap<i32> = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(serde_json::to_string(&c).unwrap(), text);
+            for (k, v) in &m {
+                prop_assert_eq!(c.get(k), Some(v));
+            }
+            prop_assert_eq!(c.len(), m.len());
+        }
+    }
+
+    #[test]
+    fn raw_json_refuses_absurd_nesting() {
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        // serde_json stops at its own limit first; either way it is an error, not a stack overflow.
+        assert!(serde_json::from_str::<RawJson>(&deep).is_err());
+    }
+
+    #[test]
+    fn raw_json_keeps_escapes_and_numbers() {
+        let v = json!({"a\"b": "line\nbreak \u{1F600}", "n": [1, -2, 3.5, 1e300, u64::MAX]});
+        let raw: RawJson = serde_json::from_str(&v.to_string()).unwrap();
+        assert_eq!(raw.to_value(), v);
+    }
+
+    #[test]
+    fn equal_documents_share_one_copy() {
+        let a: RawJson = serde_json::from_str(r#"{"f:x": {}}"#).unwrap();
+        let b: RawJson = serde_json::from_str(r#"{ "f:x" : { } }"#).unwrap();
+        assert!(IStr::ptr_eq(&a.0, &b.0));
+    }
+
+    #[test]
+    fn tags_check_the_kind_r16() {
+        use k8s_openapi::api::core::v1::Pod;
+        let ok: KindTag<Pod> = serde_json::from_str("\"Pod\"").unwrap();
+        assert_eq!(serde_json::to_string(&ok).unwrap(), "\"Pod\"");
+        let err = serde_json::from_str::<KindTag<Pod>>("\"Node\"").unwrap_err();
+        assert!(
+            err.to_string().contains("expected kind `Pod`, got `Node`"),
+            "{err}"
+        );
+        let err = serde_json::from_str::<ApiVersionTag<Pod>>("\"v2\"").unwrap_err();
+        assert!(
+            err.to_string().contains("expected apiVersion `v1`"),
+            "{err}"
+        );
+        assert_eq!(std::mem::size_of::<KindTag<Pod>>(), 0);
+    }
+}
