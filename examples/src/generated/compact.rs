@@ -4425,7 +4425,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub exec: rt::Option<ExecAction>,
+                pub exec: rt::Option<rt::Box<ExecAction>>,
                 /// HTTPGet specifies an HTTP GET request to perform.
                 #[serde(
                     rename = "httpGet",
@@ -4451,7 +4451,10 @@ pub mod api {
             impl rt::From<&k8s::api::core::v1::LifecycleHandler> for LifecycleHandler {
                 fn from(full: &k8s::api::core::v1::LifecycleHandler) -> Self {
                     LifecycleHandler {
-                        exec: full.exec.as_ref().map(ExecAction::from),
+                        exec: full
+                            .exec
+                            .as_ref()
+                            .map(|v0| rt::Box::new(ExecAction::from(v0))),
                         http_get: full
                             .http_get
                             .as_ref()
@@ -4469,7 +4472,7 @@ pub mod api {
                     k8s::api::core::v1::LifecycleHandler {
                         exec: compact
                             .exec
-                            .as_ref()
+                            .as_deref()
                             .map(k8s::api::core::v1::ExecAction::from),
                         http_get: compact
                             .http_get
@@ -4650,7 +4653,7 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub required_during_scheduling_ignored_during_execution: rt::Option<
-                    NodeSelector,
+                    rt::Box<NodeSelector>,
                 >,
             }
             impl rt::From<&k8s::api::core::v1::NodeAffinity> for NodeAffinity {
@@ -4665,7 +4668,7 @@ pub mod api {
                         required_during_scheduling_ignored_during_execution: full
                             .required_during_scheduling_ignored_during_execution
                             .as_ref()
-                            .map(NodeSelector::from),
+                            .map(|v0| rt::Box::new(NodeSelector::from(v0))),
                     }
                 }
             }
@@ -4683,7 +4686,7 @@ pub mod api {
                             }),
                         required_during_scheduling_ignored_during_execution: compact
                             .required_during_scheduling_ignored_during_execution
-                            .as_ref()
+                            .as_deref()
                             .map(k8s::api::core::v1::NodeSelector::from),
                     }
                 }
@@ -7974,7 +7977,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub exec: rt::Option<ExecAction>,
+                pub exec: rt::Option<rt::Box<ExecAction>>,
                 /// Minimum consecutive failures for the probe to be considered failed after having succeeded.
                 #[serde(
                     rename = "failureThreshold",
@@ -8042,7 +8045,10 @@ pub mod api {
             impl rt::From<&k8s::api::core::v1::Probe> for Probe {
                 fn from(full: &k8s::api::core::v1::Probe) -> Self {
                     Probe {
-                        exec: full.exec.as_ref().map(ExecAction::from),
+                        exec: full
+                            .exec
+                            .as_ref()
+                            .map(|v0| rt::Box::new(ExecAction::from(v0))),
                         failure_threshold: full.failure_threshold,
                         grpc: full
                             .grpc
@@ -8070,7 +8076,7 @@ pub mod api {
                     k8s::api::core::v1::Probe {
                         exec: compact
                             .exec
-                            .as_ref()
+                            .as_deref()
                             .map(k8s::api::core::v1::ExecAction::from),
                         failure_threshold: compact.failure_threshold,
                         grpc: compact
@@ -10799,7 +10805,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub downward_api: rt::Option<DownwardAPIProjection>,
+                pub downward_api: rt::Option<rt::Box<DownwardAPIProjection>>,
                 /// Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can use either as a TLS client or server.  Kubelet generates a private key and uses it to send a PodCertificateRequest to the named signer.  Once the signer approves the request and issues a certificate chain, Kubelet writes the key and certificate chain to the pod filesystem.  The pod does not start until certificates have been issued for each podCertificate projected volume source in its spec.  Kubelet will begin trying to rotate the certificate at the time indicated by the signer using the PodCertificateRequest.Status.BeginRefreshAt timestamp.  Kubelet can write a single file, indicated by the credentialBundlePath field, or separate files, indicated by the keyPath and certificateChainPath fields.  The credential bundle is a single file in PEM format.  The first PEM entry is the private key (in PKCS#8 format), and the remaining PEM entries are the certificate chain issued by the signer (typically, signers will return their certificate chain in leaf-to-root order).  Prefer using the credential bundle format, since your application code can read it atomically.  If you use keyPath and certificateChainPath, your application must make two separate file reads.
                 #[serde(
                     rename = "podCertificate",
@@ -10840,7 +10846,7 @@ pub mod api {
                         downward_api: full
                             .downward_api
                             .as_ref()
-                            .map(DownwardAPIProjection::from),
+                            .map(|v0| rt::Box::new(DownwardAPIProjection::from(v0))),
                         pod_certificate: full
                             .pod_certificate
                             .as_ref()
@@ -10871,7 +10877,7 @@ pub mod api {
                             .map(k8s::api::core::v1::ConfigMapProjection::from),
                         downward_api: compact
                             .downward_api
-                            .as_ref()
+                            .as_deref()
                             .map(k8s::api::core::v1::DownwardAPIProjection::from),
                         pod_certificate: compact
                             .pod_certificate

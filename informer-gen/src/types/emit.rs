@@ -20,7 +20,7 @@ use quote::{format_ident, quote};
 use super::{FieldDef, Presence, Ty, TypeDef, TypeGraph};
 
 /// Optional structs estimated larger than this are boxed.
-pub(crate) const BOX_ABOVE: usize = 16;
+pub(crate) const BOX_ABOVE: usize = 8;
 
 /// Paths the emitted code names.
 pub(crate) struct TypePaths {
