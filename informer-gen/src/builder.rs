@@ -228,10 +228,26 @@ impl Builder {
             kind.compact = Some(format!("compact::{rel}"));
             roots.push(rel.to_owned());
         }
-        match &self.k8s {
+        let graph = match &self.k8s {
             Some(k8s) if !roots.is_empty() => types::k8s::read_graph(k8s, &roots, errors),
             _ => TypeGraph::new(),
+        };
+        // A cached kind is keyed by its metadata (P6): every root needs `metadata: ObjectMeta`.
+        for root in &roots {
+            let Some(def) = graph.get(root) else { continue };
+            let has_meta = def.fields.iter().any(|f| {
+                f.rust == "metadata"
+                    && f.ty == types::Ty::Struct(types::emit::OBJECT_META.to_owned())
+            });
+            if !has_meta {
+                errors.push(Error::SourceType {
+                    path: self.k8s.as_ref().map(K8sOpenApi::version_dir).unwrap_or_default(),
+                    item: root.clone(),
+                    reason: "a compact kind needs a `metadata: ObjectMeta` field (its key, UID and resourceVersion)".into(),
+                });
+            }
         }
+        graph
     }
 
     fn check_config(&self, errors: &mut Vec<Error>) {

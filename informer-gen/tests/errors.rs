@@ -141,3 +141,203 @@ fn unknown_group_and_accessor_collision() {
             .starts_with("informer-gen found 2 problems")
     );
 }
+
+/// A k8s-openapi-shaped source tree with one listable kind, `demo.example.com/v1` `Widget`.
+fn fake_k8s_openapi(
+    name: &str,
+    fields: &str,
+    json_names: &str,
+    defaults: &str,
+) -> informer_gen::K8sOpenApi {
+    let src = tmp(name).join("src");
+    let dir = src.join("v1_37/api/demo/v1");
+    std::fs::create_dir_all(&dir).expect("fake tree");
+    write(&dir, "mod.rs", "mod widget;\npub use self::widget::Widget;\n");
+    let meta = src.join("v1_37/apimachinery/pkg/apis/meta/v1");
+    std::fs::create_dir_all(&meta).expect("fake tree");
+    write(&meta, "mod.rs", "mod object_meta;\npub use self::object_meta::ObjectMeta;\n");
+    write(
+        &meta,
+        "object_meta.rs",
+        r#"#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObjectMeta {
+    pub labels: Option<std::collections::BTreeMap<std::string::String, std::string::String>>,
+    pub name: Option<std::string::String>,
+    pub namespace: Option<std::string::String>,
+    pub resource_version: Option<std::string::String>,
+    pub uid: Option<std::string::String>,
+}
+fn visitor(k: &str) {
+    let _ = match k {
+        "labels" => Field::Key_labels,
+        "name" => Field::Key_name,
+        "namespace" => Field::Key_namespace,
+        "resourceVersion" => Field::Key_resource_version,
+        "uid" => Field::Key_uid,
+        _ => Field::Other,
+    };
+}
+"#,
+    );
+    write(
+        &dir,
+        "widget.rs",
+        &format!(
+            r#"#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Widget {{
+{fields}
+}}
+impl crate::Resource for Widget {{
+    const API_VERSION: &'static str = "demo.example.com/v1";
+    const GROUP: &'static str = "demo.example.com";
+    const KIND: &'static str = "Widget";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "widgets";
+    type Scope = crate::NamespaceResourceScope;
+}}
+impl crate::ListableResource for Widget {{
+    const LIST_KIND: &'static str = "WidgetList";
+}}
+fn visitor(k: &str) {{
+    let _ = match k {{
+{json_names}
+        _ => Field::Other,
+    }};
+}}
+fn build() -> Widget {{
+    Widget {{
+{defaults}
+        ..Default::default()
+    }}
+}}
+"#
+        ),
+    );
+    informer_gen::K8sOpenApi::at(src, "0.0.0", "1.37")
+}
+
+#[test]
+fn compact_kind_must_be_a_selected_built_in() {
+    let k8s = fake_k8s_openapi(
+        "compact-unselected",
+        "    pub count: Option<i32>,",
+        "    \"count\" => Field::Key_count,",
+        "",
+    );
+    let errs = Builder::new()
+        .k8s_openapi(k8s)
+        .include_kind("demo.example.com", "v1", "Widget")
+        .compact_kind("demo.example.com", "v1", "Gadget")
+        .generate()
+        .unwrap_err();
+    assert!(
+        matches!(&errs.0[..], [Error::InvalidName { what: "compact kind", value, reason }]
+            if value == "demo.example.com/v1/Gadget" && reason.contains("include_kind")),
+        "{errs}"
+    );
+}
+
+#[test]
+fn compact_type_errors_name_the_file_and_the_field() {
+    let k8s = fake_k8s_openapi(
+        "compact-unmappable",
+        "    pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,\n    pub tags: std::collections::HashSet<std::string::String>,\n    pub unnamed: Option<bool>,\n    pub count: Option<i32>,",
+        "    \"metadata\" => Field::Key_metadata,\n    \"tags\" => Field::Key_tags,\n    \"count\" => Field::Key_count,",
+        "",
+    );
+    let errs = Builder::new()
+        .k8s_openapi(k8s)
+        .include_kind("demo.example.com", "v1", "Widget")
+        .compact_kind("demo.example.com", "v1", "Widget")
+        .generate()
+        .unwrap_err();
+    let found: Vec<(String, String)> = errs
+        .0
+        .iter()
+        .filter_map(|e| match e {
+            Error::SourceType { path, item, reason } => {
+                assert!(path.ends_with("widget.rs"), "{e}");
+                Some((item.clone(), reason.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(found.len(), 2, "{errs}");
+    assert_eq!(found[0].0, "Widget.tags");
+    assert!(found[0].1.contains("unsupported type"), "{}", found[0].1);
+    assert_eq!(found[1].0, "Widget.unnamed");
+    assert!(found[1].1.contains("no JSON name"), "{}", found[1].1);
+}
+
+#[test]
+fn a_type_missing_from_the_sources_is_reported_by_its_module() {
+    let k8s = fake_k8s_openapi(
+        "compact-missing",
+        "    pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,\n    pub gizmo: Option<crate::api::demo::v1::Gizmo>,",
+        "    \"metadata\" => Field::Key_metadata,\n    \"gizmo\" => Field::Key_gizmo,",
+        "",
+    );
+    let errs = Builder::new()
+        .k8s_openapi(k8s)
+        .include_kind("demo.example.com", "v1", "Widget")
+        .compact_kind("demo.example.com", "v1", "Widget")
+        .generate()
+        .unwrap_err();
+    assert!(
+        errs.0.iter().any(|e| matches!(e, Error::SourceType { path, item, .. }
+            if path.ends_with("api/demo/v1/mod.rs") && item == "api::demo::v1::Gizmo")),
+        "{errs}"
+    );
+}
+
+#[test]
+fn a_compact_kind_gets_its_types_and_a_compact_accessor() {
+    let k8s = fake_k8s_openapi(
+        "compact-ok",
+        "    pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,\n    pub count: Option<i32>,\n    pub labels: Option<std::collections::BTreeMap<std::string::String, std::string::String>>,\n    pub items: std::vec::Vec<std::string::String>,",
+        "    \"metadata\" => Field::Key_metadata,\n    \"count\" => Field::Key_count,\n    \"labels\" => Field::Key_labels,\n    \"items\" => Field::Key_items,",
+        "        items: value_items.unwrap_or_default(),",
+    );
+    let generated = Builder::new()
+        .k8s_openapi(k8s)
+        .include_kind("demo.example.com", "v1", "Widget")
+        .compact_kind("demo.example.com", "v1", "Widget")
+        .generate()
+        .unwrap();
+    let compact = &generated.files()["compact.rs"];
+    assert!(compact.contains("pub struct Widget"), "{compact}");
+    assert!(compact.contains("pub labels: rt::Option<rt::StrMap>"), "{compact}");
+    assert!(compact.contains("pub items: rt::Box<[rt::IStr]>"), "{compact}");
+    assert!(compact.contains("deserialize_with = \"rt::null_default\""), "{compact}");
+    assert!(compact.contains("impl rt::ProjectedMeta for ObjectMeta"), "{compact}");
+    assert!(compact.contains("type Source = k8s::api::demo::v1::Widget;"), "{compact}");
+    assert!(generated.files()["mod.rs"].contains("pub mod compact;"));
+    let group = generated
+        .files()
+        .iter()
+        .find(|(name, _)| name.as_str() != "mod.rs" && name.as_str() != "compact.rs")
+        .map(|(_, text)| text)
+        .unwrap();
+    assert!(group.contains("pub fn compact("), "{group}");
+}
+
+#[test]
+fn a_compact_kind_without_object_meta_is_an_error() {
+    let k8s = fake_k8s_openapi(
+        "compact-no-meta",
+        "    pub count: Option<i32>,",
+        "    \"count\" => Field::Key_count,",
+        "",
+    );
+    let errs = Builder::new()
+        .k8s_openapi(k8s)
+        .include_kind("demo.example.com", "v1", "Widget")
+        .compact_kind("demo.example.com", "v1", "Widget")
+        .generate()
+        .unwrap_err();
+    assert!(
+        matches!(&errs.0[..], [Error::SourceType { item, reason, .. }]
+            if item == "api::demo::v1::Widget" && reason.contains("metadata")),
+        "{errs}"
+    );
+}

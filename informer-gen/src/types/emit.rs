@@ -33,7 +33,7 @@ pub(crate) struct TypePaths {
 }
 
 /// The key of k8s-openapi's `ObjectMeta`, which gets the runtime's `ProjectedMeta`.
-const OBJECT_META: &str = "apimachinery::pkg::apis::meta::v1::ObjectMeta";
+pub(crate) const OBJECT_META: &str = "apimachinery::pkg::apis::meta::v1::ObjectMeta";
 
 /// The items of the `compact` module: one nested module per source module.
 pub(crate) fn compact_module(graph: &TypeGraph, paths: &TypePaths) -> TokenStream {
