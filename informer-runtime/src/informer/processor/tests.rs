@@ -166,8 +166,8 @@ async fn h8_h9_slow_handler_does_not_delay_a_fast_one() {
     for i in 1..50 {
         assert_eq!(recv(&mut slow_rx).await, format!("start o{i}"));
     }
-    for t in p.stop() {
-        timeout(WAIT, t).await.unwrap().unwrap();
+    for l in p.stop() {
+        timeout(WAIT, l.wait_finished()).await.unwrap();
     }
 }
 
@@ -208,8 +208,8 @@ async fn h10_gauge_stops_at_max_and_coalescing_keeps_deletes() {
             "start k3=999"
         ]
     );
-    for t in p.stop() {
-        timeout(WAIT, t).await.unwrap().unwrap();
+    for l in p.stop() {
+        timeout(WAIT, l.wait_finished()).await.unwrap();
     }
 }
 

@@ -1,0 +1,261 @@
+//! The informer's lifetime and its user code (issue 14 items 4, 6, 9, 10): every task and handler
+//! thread is tied to the run future; failing or panicking index functions never freeze the cache;
+//! handlers need no tokio blocking-pool thread; the processing loop yields while the FIFO is full.
+//!
+//! Run with `cargo test -p informer-runtime --test informer_lifecycle`.
+
+mod informer_support;
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use informer_runtime::indexer::Indexers;
+use informer_runtime::informer::{HandlerOptions, SharedIndexInformer, handler_fn};
+use informer_support::*;
+use informer_testserver::TestServer;
+use k8s_openapi::api::core::v1::ConfigMap;
+use tokio_util::sync::CancellationToken;
+
+/// A handler that holds `alive` for as long as its thread may call it, and records into `rec`.
+fn sentinel_handler(
+    rec: Arc<Recorder>,
+    alive: Arc<()>,
+) -> informer_runtime::informer::HandlerFn<ConfigMap> {
+    handler_fn().on_add(move |obj, initial| {
+        let _held = &alive;
+        informer_runtime::informer::ResourceEventHandler::on_add(&rec, obj, initial);
+    })
+}
+
+/// Waits (without a runtime) until `weak` has no strong reference left.
+fn wait_dropped(what: &str, weak: &Weak<()>) {
+    let deadline = Instant::now() + WAIT;
+    while weak.strong_count() > 0 {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A started informer over 3 ConfigMaps with a sentinel handler that has synced and a watch open.
+async fn running(server: &TestServer) -> (SharedIndexInformer<ConfigMap>, Weak<()>) {
+    for i in 0..3 {
+        server.create(&cm("default", &format!("cm-{i}"), "0")).unwrap();
+    }
+    let inf = informer(server.client(), |_| {});
+    let alive = Arc::new(());
+    let weak = Arc::downgrade(&alive);
+    let rec = Recorder::new();
+    inf.add_event_handler(sentinel_handler(rec, alive)).unwrap();
+    (inf, weak)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn item4_aborting_the_run_task_stops_the_watch_and_every_handler_thread() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let (inf, alive) = running(&server).await;
+    let task = inf.start(CancellationToken::new());
+    assert!(tokio::time::timeout(WAIT, inf.wait_for_sync()).await.unwrap());
+    assert!(server.wait_for_active_watches(1, WAIT).await);
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    // The reflector's watch closes and the handler thread ends (it dropped the handler).
+    wait_until("the watch to close", || server.active_watches() == 0).await;
+    tokio::task::spawn_blocking(move || wait_dropped("the handler thread", &alive))
+        .await
+        .unwrap();
+    assert!(inf.is_stopped());
+    tokio::time::timeout(WAIT, inf.wait_stopped()).await.unwrap();
+    assert!(inf.add_event_handler(handler_fn()).is_err(), "H14 after stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn item4_dropping_the_run_future_stops_the_watch_and_every_handler_thread() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let (inf, alive) = running(&server).await;
+    let running = async {
+        assert!(inf.wait_for_sync().await);
+        assert!(server.wait_for_active_watches(1, WAIT).await);
+    };
+    // `run` is dropped when the other branch completes.
+    tokio::select! {
+        () = inf.run(CancellationToken::new()) => panic!("run ended on its own"),
+        () = running => {}
+    }
+    wait_until("the watch to close", || server.active_watches() == 0).await;
+    tokio::task::spawn_blocking(move || wait_dropped("the handler thread", &alive))
+        .await
+        .unwrap();
+    tokio::time::timeout(WAIT, inf.wait_stopped()).await.unwrap();
+}
+
+/// Objects whose `data.v` is "panic" make the index function panic; "fail" makes the fallible
+/// one return an error.
+fn touchy_indexers() -> Indexers<ConfigMap> {
+    fn v(cm: &ConfigMap) -> String {
+        cm.data
+            .as_ref()
+            .and_then(|d| d.get("v").cloned())
+            .unwrap_or_default()
+    }
+    Indexers::new()
+        .with("by_v", |cm: &ConfigMap| {
+            let v = v(cm);
+            assert_ne!(v, "panic", "index function panics on purpose");
+            vec![v]
+        })
+        .with_fallible("strict_v", |cm: &ConfigMap| {
+            let v = v(cm);
+            if v == "fail" {
+                Err("`fail` is not indexable".into())
+            } else {
+                Ok(vec![v])
+            }
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn item4_item9_failing_or_panicking_index_functions_never_freeze_the_cache() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let w = Writer::new(server.client(), "default");
+    w.create("good", "a").await;
+    w.create("bad", "panic").await;
+    let inf = informer(server.client(), |c| c.indexers = touchy_indexers());
+    let rec = Recorder::with_indexer(inf.indexer());
+    let reg = inf.add_event_handler(rec.clone()).unwrap();
+    let (cancel, task) = start(&inf);
+    assert!(tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap());
+    let idx = inf.indexer();
+    // The panicking object is stored and handed to the handler, just not indexed by `by_v`.
+    assert!(idx.get_by_key("default/bad").is_some());
+    assert!(rec.events().iter().any(|e| e.key() == "default/bad"));
+    assert_eq!(idx.by_index("by_v", "a").unwrap().len(), 1);
+    assert!(idx.list_index_values("by_v").unwrap().iter().all(|v| &**v == "a"));
+    assert_eq!(idx.by_index("strict_v", "panic").unwrap().len(), 1);
+    assert_eq!(inf.index_errors(), 1);
+
+    // The loop goes on: live events after the panic are processed.
+    w.set("good", "fail").await;
+    w.set("bad", "b").await;
+    w.create("later", "c").await;
+    rec.wait_for("the events after the failures", |evs| {
+        evs.iter().any(|e| e.key() == "default/later")
+    })
+    .await;
+    // Item 9: the failing update is stored, handlers were told, and the old index entries left.
+    let good = idx.get_by_key("default/good").unwrap();
+    assert_eq!(good.data.as_ref().unwrap()["v"], "fail");
+    assert!(rec.events().iter().any(|e| matches!(e, Ev::Update { key, .. } if key == "default/good")));
+    assert!(idx.by_index("strict_v", "a").unwrap().is_empty(), "no stale entry");
+    assert!(idx.by_index("strict_v", "fail").unwrap().is_empty());
+    assert_eq!(idx.by_index("by_v", "fail").unwrap().len(), 1);
+    // The object that panicked before is indexed again once its function succeeds.
+    assert_eq!(idx.by_index("by_v", "b").unwrap().len(), 1);
+    assert_eq!(inf.index_errors(), 2);
+    assert_eq!(inf.process_panics(), 0);
+    assert!(inf.has_synced() && !inf.is_stopped());
+    stop(cancel, task).await;
+}
+
+/// Item 6: a handler never takes a tokio blocking-pool thread, so a runtime whose pool has one
+/// thread still runs four handlers (and keeps its pool for `spawn_blocking` users).
+#[test]
+fn item6_handlers_need_no_blocking_pool_thread() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        init_tracing();
+        let server = TestServer::start().await.unwrap();
+        server.create(&cm("default", "a", "0")).unwrap();
+        let inf = informer(server.client(), |_| {});
+        let recs: Vec<_> = (0..4).map(|_| Recorder::new()).collect();
+        for (i, rec) in recs.iter().enumerate() {
+            inf.add_event_handler_with(rec.clone(), HandlerOptions::new().name(format!("h{i}")))
+                .unwrap();
+        }
+        let (cancel, task) = start(&inf);
+        for rec in &recs {
+            rec.wait_for("the add", |evs| evs.len() == 1).await;
+        }
+        // The one blocking-pool thread is still free for others.
+        let free = tokio::time::timeout(WAIT, tokio::task::spawn_blocking(|| 7)).await;
+        assert_eq!(free.unwrap().unwrap(), 7);
+        stop(cancel, task).await;
+    });
+}
+
+/// Item 6: a handler closure that holds its own informer (an `Arc` cycle through the handler)
+/// does not keep the runtime from shutting down, and the handler thread ends with it.
+#[test]
+fn item6_a_handler_holding_its_informer_does_not_block_runtime_shutdown() {
+    let server_rt = tokio::runtime::Runtime::new().unwrap();
+    let server = server_rt.block_on(TestServer::start()).unwrap();
+    server.create(&cm("default", "a", "0")).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let alive = Arc::new(());
+    let weak = Arc::downgrade(&alive);
+    rt.block_on(async {
+        init_tracing();
+        let inf = informer(server.client(), |_| {});
+        let cycle = inf.clone();
+        let reg = inf
+            .add_event_handler(handler_fn().on_add(move |_, _| {
+                let _held = (&cycle, &alive);
+            }))
+            .unwrap();
+        // Started and never stopped: only the runtime's shutdown ends it.
+        drop(inf.start(CancellationToken::new()));
+        assert!(tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap());
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(rt);
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(WAIT)
+        .expect("the runtime did not shut down: a handler thread kept it alive");
+    wait_dropped("the handler thread", &weak);
+    drop(server_rt);
+}
+
+/// Item 10: after a list of many keys the processing loop must let other tasks run while the
+/// FIFO still holds items (on a current-thread runtime it would otherwise hold the only thread
+/// until the FIFO is empty).
+#[tokio::test(flavor = "current_thread")]
+async fn item10_processing_loop_yields_while_the_fifo_holds_items() {
+    init_tracing();
+    const N: usize = 3000;
+    let server = TestServer::start().await.unwrap();
+    for i in 0..N {
+        server.create(&cm("default", &format!("cm-{i:05}"), "0")).unwrap();
+    }
+    let inf = informer(server.client(), |_| {});
+    let idx = inf.indexer();
+    let (cancel, task) = start(&inf);
+    let mut seen = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let len = idx.len();
+        seen.insert(len);
+        if len == N {
+            break;
+        }
+        assert!(Instant::now() < deadline, "timed out; cache holds {len}");
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        seen.iter().any(|&n| n > 0 && n < N),
+        "the cache went from empty to {N} objects with no other task running in between: {seen:?}"
+    );
+    stop(cancel, task).await;
+}
