@@ -259,3 +259,105 @@ async fn item10_processing_loop_yields_while_the_fifo_holds_items() {
     );
     stop(cancel, task).await;
 }
+
+/// A handler whose first call blocks until [`Gate::open`]; it records `(event, uid)` pairs.
+#[derive(Default)]
+struct Gate {
+    open: parking_lot::Mutex<bool>,
+    cv: parking_lot::Condvar,
+    entered: std::sync::atomic::AtomicBool,
+    seen: parking_lot::Mutex<Vec<(&'static str, String)>>,
+}
+
+impl Gate {
+    fn wait(&self) {
+        self.entered
+            .store(true, std::sync::atomic::Ordering::Release);
+        let mut open = self.open.lock();
+        while !*open {
+            self.cv.wait(&mut open);
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock() = true;
+        self.cv.notify_all();
+    }
+
+    fn record(&self, what: &'static str, obj: &ConfigMap) {
+        let uid = obj.metadata.uid.clone().unwrap_or_default();
+        self.seen.lock().push((what, uid));
+    }
+}
+
+impl informer_runtime::informer::ResourceEventHandler<ConfigMap> for Gate {
+    fn on_add(&self, obj: &Arc<ConfigMap>, _initial: bool) {
+        self.wait();
+        self.record("add", obj);
+    }
+
+    fn on_update(&self, _old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        self.record("update", new);
+    }
+
+    fn on_delete(&self, obj: &informer_runtime::informer::DeletedObject<ConfigMap>) {
+        if let Some(last) = obj.last_known() {
+            self.record("delete", last);
+        }
+    }
+}
+
+/// Item 11: at its maximum, a slow handler's backlog stays bounded by the key count under a
+/// delete/re-create storm of one key, and the handler never gets a delete for an object (a UID)
+/// it never saw added.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn item11_delete_recreate_storm_keeps_a_slow_backlog_bounded_and_deletes_seen_objects_only()
+{
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let w = Writer::new(server.client(), "default");
+    w.create("first", "0").await;
+    let inf = informer(server.client(), |_| {});
+    let slow = Arc::new(Gate::default());
+    let slow_reg = inf
+        .add_event_handler_with(slow.clone(), HandlerOptions::new().name("slow").backlog_max(2))
+        .unwrap();
+    let fast = Recorder::new();
+    inf.add_event_handler(fast.clone()).unwrap();
+    let (cancel, task) = start(&inf);
+    wait_until("the slow handler to block", || {
+        slow.entered.load(std::sync::atomic::Ordering::Acquire)
+    })
+    .await;
+    const ROUNDS: usize = 30;
+    let mut max_pending = 0;
+    for _ in 0..ROUNDS {
+        w.create("x", "0").await;
+        w.delete("x").await;
+        max_pending = max_pending.max(slow_reg.pending());
+    }
+    fast.wait_for("every delete of x", |evs| {
+        evs.iter()
+            .filter(|e| matches!(e, Ev::Delete { key, .. } if key == "default/x"))
+            .count()
+            == ROUNDS
+    })
+    .await;
+    max_pending = max_pending.max(slow_reg.pending());
+    assert!(
+        max_pending <= 4,
+        "H10: one key's storm grew the backlog to {max_pending}"
+    );
+    slow.open();
+    wait_until("the slow backlog to drain", || slow_reg.pending() == 0).await;
+    let seen = slow.seen.lock().clone();
+    let added: std::collections::HashSet<&String> =
+        seen.iter().filter(|(w, _)| *w == "add").map(|(_, u)| u).collect();
+    for (what, uid) in &seen {
+        assert!(
+            *what != "delete" || added.contains(uid),
+            "delete of a UID the handler never saw: {seen:?}"
+        );
+    }
+    stop(cancel, task).await;
+}

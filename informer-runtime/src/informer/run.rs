@@ -213,7 +213,13 @@ pub(super) fn process_deltas<K>(
                 }
             }
             Delta::Deleted(deleted) => {
-                let removed = indexer.delete_key(key.as_str());
+                let Some(removed) = indexer.delete_key(key.as_str()) else {
+                    // Item 11: nothing was stored under this key (the ordered FIFO queues every
+                    // delete, D10), so no handler ever saw the object: no notification.
+                    tracing::debug!(%key, "delete of a key not in the store; no handler told");
+                    continue;
+                };
+                let removed = Some(removed);
                 // A tombstone without a last state gets the object we just removed (D5, H12).
                 let deleted = match (deleted, removed) {
                     (DeletedObject::Unknown(t), Some(removed)) if t.last_known.is_none() => {
@@ -412,6 +418,32 @@ mod tests {
             "H4: nothing for a"
         );
         assert_eq!(f.indexer.len(), 3);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn item11_a_delete_of_a_key_never_stored_reaches_no_handler() {
+        let f = Fixture::new(Duration::ZERO);
+        let (h, mut rx) = recorder(f.indexer.clone());
+        f.processor
+            .add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new)
+            .unwrap();
+        let key = ObjectKey::new(Some("ns"), "ghost");
+        let ghost = Delta::Deleted(DeletedObject::Known(Arc::new(cm("ghost", "5"))));
+        process_deltas(
+            &f.indexer,
+            &f.processor.lock(),
+            &key,
+            std::slice::from_ref(&ghost),
+            false,
+            &InformerCounters::default(),
+        );
+        f.fifo.add(cm("real", "6")).unwrap();
+        f.drain().await;
+        assert_eq!(
+            recv(&mut rx).await,
+            "add Some(\"real\") false stored=true",
+            "no delete for the ghost first"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
