@@ -97,6 +97,52 @@ async fn r18_resumed_watch_does_not_send_initial_events_again() {
     r.stop().await;
 }
 
+/// Issue 14 item 15: a busy resource's live events must not reset the wait for a withheld
+/// `initial-events-end` bookmark; the fallback comes about one idle timeout (1 s here) after
+/// the snapshot, not after the watch timeout (5-10 min).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r20_item15_live_events_do_not_extend_the_wait_for_a_withheld_end_bookmark() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 4);
+    server.faults().suppress_initial_events_end(true);
+    let r = start(&server, streaming());
+    assert!(server.wait_for_active_watches(1, WAIT).await);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let writer = tokio::spawn({
+        let api = kube::Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(
+            server.client(),
+            "default",
+        );
+        let stop = stop.clone();
+        async move {
+            // A live change every 100 ms, ten times per idle timeout.
+            let mut tick = tokio::time::interval(std::time::Duration::from_millis(100));
+            for i in 0u64.. {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let patch = serde_json::json!({ "data": { "k": i.to_string() } });
+                let pp = kube::api::PatchParams::default();
+                let _ = api
+                    .patch("cm-0000", &pp, &kube::api::Patch::Merge(&patch))
+                    .await;
+            }
+        }
+    });
+    let synced =
+        tokio::time::timeout(std::time::Duration::from_secs(8), wait_replaces(&r.store, 1)).await;
+    stop.cancel();
+    writer.await.expect("writer");
+    assert!(
+        synced.is_ok(),
+        "still waiting for the end bookmark while live events flow"
+    );
+    assert_eq!(r.handle.counters().watch_list_fallbacks, 1);
+    assert_eq!(lists(&server).len(), 1, "the paged LIST fallback (R20)");
+    r.stop().await;
+}
+
 #[tokio::test]
 async fn r20_suppressed_end_bookmark_falls_back_to_paged_list_after_idle_timeout() {
     let server = TestServer::start().await.expect("server");
