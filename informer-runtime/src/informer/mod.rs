@@ -53,7 +53,7 @@ pub use resync::MIN_RESYNC_PERIOD;
 pub use stream::{EventStream, InformerEvent};
 pub use transform::strip_managed_fields;
 
-use crate::delta_fifo::{DeltaFifo, TransformFn};
+use crate::delta_fifo::{DeltaFifo, FifoMode, TransformFn};
 use crate::indexer::{Indexer, Indexers};
 use crate::list_watch::ListWatch;
 use crate::reflector::{ReflectorConfig, ReflectorHandle, WatchErrorHandler};
@@ -105,6 +105,10 @@ pub struct InformerConfig<K> {
     pub transform: Option<TransformFn<K>>,
     /// Metric families to report into; share one across informers to register it once.
     pub metrics: Option<InformerMetrics>,
+    /// How the delta FIFO orders deltas across keys (D10, D11): the keyed, coalescing queue
+    /// (default) or client-go's ordered `RealFIFO` log. Handlers see the same kinds of events
+    /// either way; the ordered log's memory grows with the event count under a slow consumer.
+    pub fifo_mode: FifoMode,
 }
 
 impl<K> Default for InformerConfig<K> {
@@ -119,6 +123,7 @@ impl<K> Default for InformerConfig<K> {
             overflow: OverflowPolicy::default(),
             transform: None,
             metrics: None,
+            fifo_mode: FifoMode::default(),
         }
     }
 }
@@ -134,6 +139,7 @@ impl<K> fmt::Debug for InformerConfig<K> {
             .field("handler_backlog_max", &self.handler_backlog_max)
             .field("overflow", &self.overflow)
             .field("transform", &self.transform.is_some())
+            .field("fifo_mode", &self.fifo_mode)
             .finish_non_exhaustive()
     }
 }
@@ -219,7 +225,9 @@ where
             builder = builder.without_namespace_index();
         }
         let indexer = Arc::new(builder.build()?);
-        let mut fifo = DeltaFifo::builder().known_objects(indexer.clone());
+        let mut fifo = DeltaFifo::builder()
+            .known_objects(indexer.clone())
+            .mode(config.fifo_mode);
         if let Some(transform) = &config.transform {
             fifo = fifo.transform(Arc::clone(transform));
         }
