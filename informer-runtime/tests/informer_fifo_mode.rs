@@ -80,7 +80,10 @@ async fn order_after_held_processing(
         )
         .unwrap();
     start_informer();
-    wait_until("the handler to block", || gate.entered.load(Ordering::Acquire)).await;
+    wait_until("the handler to block", || {
+        gate.entered.load(Ordering::Acquire)
+    })
+    .await;
     w.create("filler", "0").await;
     wait_until("the backlog to fill", || reg.pending() == 1).await;
     w.create("a", "1").await;

@@ -39,7 +39,9 @@ fn wait_dropped(what: &str, weak: &Weak<()>) {
 /// A started informer over 3 ConfigMaps with a sentinel handler that has synced and a watch open.
 async fn running(server: &TestServer) -> (SharedIndexInformer<ConfigMap>, Weak<()>) {
     for i in 0..3 {
-        server.create(&cm("default", &format!("cm-{i}"), "0")).unwrap();
+        server
+            .create(&cm("default", &format!("cm-{i}"), "0"))
+            .unwrap();
     }
     let inf = informer(server.client(), |_| {});
     let alive = Arc::new(());
@@ -55,7 +57,11 @@ async fn item4_aborting_the_run_task_stops_the_watch_and_every_handler_thread() 
     let server = TestServer::start().await.unwrap();
     let (inf, alive) = running(&server).await;
     let task = inf.start(CancellationToken::new());
-    assert!(tokio::time::timeout(WAIT, inf.wait_for_sync()).await.unwrap());
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
     assert!(server.wait_for_active_watches(1, WAIT).await);
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
@@ -65,8 +71,13 @@ async fn item4_aborting_the_run_task_stops_the_watch_and_every_handler_thread() 
         .await
         .unwrap();
     assert!(inf.is_stopped());
-    tokio::time::timeout(WAIT, inf.wait_stopped()).await.unwrap();
-    assert!(inf.add_event_handler(handler_fn()).is_err(), "H14 after stop");
+    tokio::time::timeout(WAIT, inf.wait_stopped())
+        .await
+        .unwrap();
+    assert!(
+        inf.add_event_handler(handler_fn()).is_err(),
+        "H14 after stop"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,7 +98,9 @@ async fn item4_dropping_the_run_future_stops_the_watch_and_every_handler_thread(
     tokio::task::spawn_blocking(move || wait_dropped("the handler thread", &alive))
         .await
         .unwrap();
-    tokio::time::timeout(WAIT, inf.wait_stopped()).await.unwrap();
+    tokio::time::timeout(WAIT, inf.wait_stopped())
+        .await
+        .unwrap();
 }
 
 /// Objects whose `data.v` is "panic" make the index function panic; "fail" makes the fallible
@@ -126,13 +139,22 @@ async fn item4_item9_failing_or_panicking_index_functions_never_freeze_the_cache
     let rec = Recorder::with_indexer(inf.indexer());
     let reg = inf.add_event_handler(rec.clone()).unwrap();
     let (cancel, task) = start(&inf);
-    assert!(tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap());
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .unwrap()
+    );
     let idx = inf.indexer();
     // The panicking object is stored and handed to the handler, just not indexed by `by_v`.
     assert!(idx.get_by_key("default/bad").is_some());
     assert!(rec.events().iter().any(|e| e.key() == "default/bad"));
     assert_eq!(idx.by_index("by_v", "a").unwrap().len(), 1);
-    assert!(idx.list_index_values("by_v").unwrap().iter().all(|v| &**v == "a"));
+    assert!(
+        idx.list_index_values("by_v")
+            .unwrap()
+            .iter()
+            .all(|v| &**v == "a")
+    );
     assert_eq!(idx.by_index("strict_v", "panic").unwrap().len(), 1);
     assert_eq!(inf.index_errors(), 1);
 
@@ -147,8 +169,15 @@ async fn item4_item9_failing_or_panicking_index_functions_never_freeze_the_cache
     // Item 9: the failing update is stored, handlers were told, and the old index entries left.
     let good = idx.get_by_key("default/good").unwrap();
     assert_eq!(good.data.as_ref().unwrap()["v"], "fail");
-    assert!(rec.events().iter().any(|e| matches!(e, Ev::Update { key, .. } if key == "default/good")));
-    assert!(idx.by_index("strict_v", "a").unwrap().is_empty(), "no stale entry");
+    assert!(
+        rec.events()
+            .iter()
+            .any(|e| matches!(e, Ev::Update { key, .. } if key == "default/good"))
+    );
+    assert!(
+        idx.by_index("strict_v", "a").unwrap().is_empty(),
+        "no stale entry"
+    );
     assert!(idx.by_index("strict_v", "fail").unwrap().is_empty());
     assert_eq!(idx.by_index("by_v", "fail").unwrap().len(), 1);
     // The object that panicked before is indexed again once its function succeeds.
@@ -215,7 +244,11 @@ fn item6_a_handler_holding_its_informer_does_not_block_runtime_shutdown() {
             .unwrap();
         // Started and never stopped: only the runtime's shutdown ends it.
         drop(inf.start(CancellationToken::new()));
-        assert!(tokio::time::timeout(WAIT, reg.wait_for_sync()).await.unwrap());
+        assert!(
+            tokio::time::timeout(WAIT, reg.wait_for_sync())
+                .await
+                .unwrap()
+        );
     });
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -237,7 +270,9 @@ async fn item10_processing_loop_yields_while_the_fifo_holds_items() {
     const N: usize = 3000;
     let server = TestServer::start().await.unwrap();
     for i in 0..N {
-        server.create(&cm("default", &format!("cm-{i:05}"), "0")).unwrap();
+        server
+            .create(&cm("default", &format!("cm-{i:05}"), "0"))
+            .unwrap();
     }
     let inf = informer(server.client(), |_| {});
     let idx = inf.indexer();
@@ -311,8 +346,7 @@ impl informer_runtime::informer::ResourceEventHandler<ConfigMap> for Gate {
 /// delete/re-create storm of one key, and the handler never gets a delete for an object (a UID)
 /// it never saw added.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn item11_delete_recreate_storm_keeps_a_slow_backlog_bounded_and_deletes_seen_objects_only()
-{
+async fn item11_delete_recreate_storm_keeps_a_slow_backlog_bounded_and_deletes_seen_objects_only() {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     let w = Writer::new(server.client(), "default");
@@ -320,7 +354,10 @@ async fn item11_delete_recreate_storm_keeps_a_slow_backlog_bounded_and_deletes_s
     let inf = informer(server.client(), |_| {});
     let slow = Arc::new(Gate::default());
     let slow_reg = inf
-        .add_event_handler_with(slow.clone(), HandlerOptions::new().name("slow").backlog_max(2))
+        .add_event_handler_with(
+            slow.clone(),
+            HandlerOptions::new().name("slow").backlog_max(2),
+        )
         .unwrap();
     let fast = Recorder::new();
     inf.add_event_handler(fast.clone()).unwrap();
@@ -351,13 +388,79 @@ async fn item11_delete_recreate_storm_keeps_a_slow_backlog_bounded_and_deletes_s
     slow.open();
     wait_until("the slow backlog to drain", || slow_reg.pending() == 0).await;
     let seen = slow.seen.lock().clone();
-    let added: std::collections::HashSet<&String> =
-        seen.iter().filter(|(w, _)| *w == "add").map(|(_, u)| u).collect();
+    let added: std::collections::HashSet<&String> = seen
+        .iter()
+        .filter(|(w, _)| *w == "add")
+        .map(|(_, u)| u)
+        .collect();
     for (what, uid) in &seen {
         assert!(
             *what != "delete" || added.contains(uid),
             "delete of a UID the handler never saw: {seen:?}"
         );
     }
+    stop(cancel, task).await;
+}
+
+/// Item 2: a relist at a concrete RV is unpaged (R3), so its body holds the whole collection;
+/// it is decoded a page's worth at a time with the runtime free in between. On a current-thread
+/// runtime another task sees the relist's objects arrive chunk by chunk, not all at once.
+#[tokio::test(flavor = "current_thread")]
+async fn item2_r3_unpaged_relist_is_decoded_in_page_sized_chunks() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    init_tracing();
+    const N: usize = 3000;
+    let server = TestServer::start().await.unwrap();
+    for i in 0..N {
+        server
+            .create(&cm("default", &format!("cm-{i:05}"), "0"))
+            .unwrap();
+    }
+    let decoded = Arc::new(AtomicUsize::new(0));
+    let count = decoded.clone();
+    let inf = informer(server.client(), move |c| {
+        c.reflector.page_size = 500;
+        // A first list at "" is paged without marking the server as one that pages "0" lists
+        // (paginated_result), so the relist at a concrete RV goes unpaged (R3).
+        c.reflector.initial_list_rv = String::new();
+        c.transform = Some(Arc::new(move |_: &mut ConfigMap| {
+            count.fetch_add(1, Ordering::Relaxed);
+        }));
+    });
+    let (cancel, task) = start(&inf);
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
+    assert!(server.wait_for_active_watches(1, WAIT).await);
+    assert_eq!(decoded.load(Ordering::Relaxed), N);
+    server.clear_requests();
+    server.faults().expire_open_watches();
+    let mut seen = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let n = decoded.load(Ordering::Relaxed);
+        seen.insert(n);
+        if n >= 2 * N {
+            break;
+        }
+        assert!(Instant::now() < deadline, "timed out; decoded {n}");
+        tokio::task::yield_now().await;
+    }
+    let relist: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_list())
+        .collect();
+    assert_eq!(relist.len(), 1);
+    assert_eq!(
+        relist[0].query.limit, None,
+        "R3: a relist at a concrete RV is unpaged"
+    );
+    assert!(
+        seen.iter().any(|&n| n > N && n < 2 * N),
+        "the unpaged relist was decoded in one go: {seen:?}"
+    );
     stop(cancel, task).await;
 }

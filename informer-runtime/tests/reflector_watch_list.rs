@@ -130,8 +130,11 @@ async fn r20_item15_live_events_do_not_extend_the_wait_for_a_withheld_end_bookma
             }
         }
     });
-    let synced =
-        tokio::time::timeout(std::time::Duration::from_secs(8), wait_replaces(&r.store, 1)).await;
+    let synced = tokio::time::timeout(
+        std::time::Duration::from_secs(8),
+        wait_replaces(&r.store, 1),
+    )
+    .await;
     stop.cancel();
     writer.await.expect("writer");
     assert!(

@@ -364,7 +364,10 @@ mod tests {
             }
         );
         assert_eq!(b.len(), 0);
-        assert!(render(&mut b).is_empty(), "item 11: no delete for an unseen add");
+        assert!(
+            render(&mut b).is_empty(),
+            "item 11: no delete for an unseen add"
+        );
 
         b.push(update("a", 1, 2));
         b.push(delete("a", 2));

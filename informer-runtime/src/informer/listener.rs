@@ -378,7 +378,8 @@ pub(crate) fn run_listener<K: Send + Sync + 'static>(
     handler: Arc<dyn ResourceEventHandler<K>>,
 ) {
     let body = {
-        let (rt, listener, handler) = (runtime.clone(), Arc::clone(&listener), Arc::clone(&handler));
+        let (rt, listener, handler) =
+            (runtime.clone(), Arc::clone(&listener), Arc::clone(&handler));
         move || listener_loop(&rt, &listener, handler.as_ref())
     };
     let spawned = std::thread::Builder::new()

@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::{Inner, InformerCounters};
 use super::backlog::Notification;
 use super::processor::ProcessorState;
+use super::{InformerCounters, Inner};
 use crate::delta_fifo::{DeletedObject, Delta};
 use crate::indexer::Indexer;
 use crate::key::ObjectKey;
@@ -63,9 +63,7 @@ where
         inner: Arc::clone(&inner),
         tasks: Vec::with_capacity(2),
     };
-    guard
-        .tasks
-        .push(tokio::spawn(reflector.run(stop.clone())));
+    guard.tasks.push(tokio::spawn(reflector.run(stop.clone())));
     guard.tasks.push(tokio::spawn({
         let inner = Arc::clone(&inner);
         let stop = stop.clone();
@@ -120,7 +118,9 @@ impl<K: crate::object::Meta> Drop for RunGuard<K> {
                 "informer run future dropped before it finished; its tasks and handler threads were stopped"
             );
         }
-        inner.finished.send_if_modified(|finished| !std::mem::replace(finished, true));
+        inner
+            .finished
+            .send_if_modified(|finished| !std::mem::replace(finished, true));
     }
 }
 
@@ -153,7 +153,10 @@ where
             )
         }));
         if let Err(panic) = processed {
-            inner.counters.process_panics.fetch_add(1, Ordering::Relaxed);
+            inner
+                .counters
+                .process_panics
+                .fetch_add(1, Ordering::Relaxed);
             tracing::error!(
                 informer = %inner.name,
                 key = %popped.key(),

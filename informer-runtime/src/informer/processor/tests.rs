@@ -199,7 +199,11 @@ async fn h10_gauge_stops_at_max_and_coalescing_keeps_deletes() {
     assert_eq!(reg.pending(), 3);
     assert!(reg.coalesced() >= 4000);
     delete(&p, "first");
-    assert_eq!(reg.pending(), 4, "a delete of an object the handler saw is kept");
+    assert_eq!(
+        reg.pending(),
+        4,
+        "a delete of an object the handler saw is kept"
+    );
     slow.open();
     let got = recv_n(&mut slow_rx, 4).await;
     assert_eq!(
