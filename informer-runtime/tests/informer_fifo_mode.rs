@@ -78,7 +78,7 @@ async fn order_after_held_processing(
                 .backlog_max(1)
                 .overflow(OverflowPolicy::Block),
         )
-        .unwrap();
+        .expect("handler");
     start_informer();
     wait_until("the handler to block", || {
         gate.entered.load(Ordering::Acquire)

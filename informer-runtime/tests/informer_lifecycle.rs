@@ -41,13 +41,14 @@ async fn running(server: &TestServer) -> (SharedIndexInformer<ConfigMap>, Weak<(
     for i in 0..3 {
         server
             .create(&cm("default", &format!("cm-{i}"), "0"))
-            .unwrap();
+            .expect("create");
     }
     let inf = informer(server.client(), |_| {});
     let alive = Arc::new(());
     let weak = Arc::downgrade(&alive);
     let rec = Recorder::new();
-    inf.add_event_handler(sentinel_handler(rec, alive)).unwrap();
+    inf.add_event_handler(sentinel_handler(rec, alive))
+        .expect("handler");
     (inf, weak)
 }
 

@@ -353,7 +353,7 @@ async fn r1_backoff_doubles_to_the_cap_and_resets_after_a_healthy_period() {
     server.clear_requests();
     server.faults().close_open_watches();
     wait_until("the first refused LIST after the refused watch", || {
-        lists(&server).len() >= 1
+        !lists(&server).is_empty()
     })
     .await;
     let requests = server.requests();

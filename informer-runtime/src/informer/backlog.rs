@@ -16,9 +16,12 @@ pub const DEFAULT_BACKLOG_MAX: usize = 16 * 1024;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OverflowPolicy {
     /// Merge the new notification into the pending one for the same key: update+update becomes
-    /// update(first old, last new), add+update becomes add(last), anything ending in delete
-    /// becomes delete(last state), and delete then add stays two notifications. Deletes are
-    /// never dropped, so the backlog is bounded by the number of keys rather than events.
+    /// update(first old, last new), add+update becomes add(last), update+delete becomes
+    /// delete(last state), and delete then add stays two notifications. An add the handler never
+    /// saw followed by its delete vanishes as a pair, so the handler is never told of a delete of
+    /// an object it never saw; deletes of objects it saw are never dropped. A key holds at most
+    /// two pending notifications, so the backlog is bounded by the number of keys rather than
+    /// events (H10, issue 14 item 11).
     #[default]
     CoalesceByKey,
     /// Apply backpressure to the whole informer: the delta-processing loop waits before its next
