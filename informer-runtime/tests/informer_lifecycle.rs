@@ -465,3 +465,34 @@ async fn item2_r3_unpaged_relist_is_decoded_in_page_sized_chunks() {
     );
     stop(cancel, task).await;
 }
+
+/// Items 4 and 9: the factory's metrics report index function failures per informer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn item9_factory_metrics_count_index_function_failures() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("default", "ok", "a")).unwrap();
+    server.create(&cm("default", "bad", "fail")).unwrap();
+    let mut registry = prometheus_client::registry::Registry::default();
+    let factory = informer_runtime::SharedInformerFactory::builder(server.client())
+        .metrics(&mut registry)
+        .build();
+    let cms = factory.informer_for::<ConfigMap>();
+    cms.add_indexers(touchy_indexers()).unwrap();
+    factory.start();
+    assert!(
+        tokio::time::timeout(WAIT, cms.wait_for_sync())
+            .await
+            .unwrap()
+    );
+    assert_eq!(cms.indexer().len(), 2);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    for expected in [
+        "informer_index_errors_total{informer=\"v1/configmaps\"} 1",
+        "informer_process_panics_total{informer=\"v1/configmaps\"} 0",
+    ] {
+        assert!(text.contains(expected), "missing `{expected}` in:\n{text}");
+    }
+    factory.shutdown().await;
+}

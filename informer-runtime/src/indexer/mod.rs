@@ -196,7 +196,7 @@ impl<K: crate::object::Meta> Indexer<K> {
     /// fails (or panics) on `obj` gets no entry for it, as if the function had returned no
     /// values, and the failures are returned beside the previous object.
     ///
-    /// This is the informer's rule (X2 [ours], issue 14 item 9): the store follows the server
+    /// This is the informer's rule (our extension of X2, issue 14 item 9): the store follows the server
     /// whatever the user's index functions do, so the cache never keeps an old object (and its
     /// old index entries) that the server has replaced, and handlers are told.
     pub fn upsert_lenient(&self, key: ObjectKey, obj: Arc<K>) -> (Option<Arc<K>>, Vec<Error>) {

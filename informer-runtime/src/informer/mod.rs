@@ -440,7 +440,7 @@ impl<K> SharedIndexInformer<K> {
 
     /// How many times an index function failed (returned an error or panicked) while the
     /// informer stored an object. Such an object is stored and handlers are told, but it is left
-    /// out of the failing index (X2 [ours], issue 14 item 9); each failure is also logged with
+    /// out of the failing index (our extension of X2, issue 14 item 9); each failure is also logged with
     /// the index name and the object's key.
     pub fn index_errors(&self) -> u64 {
         self.inner.counters.index_errors.load(Ordering::Relaxed)

@@ -169,7 +169,36 @@ impl<'a> ChunkedList<'a> {
         match self.peek() {
             None => Err(malformed(start, "expected a value")),
             Some(b'"') => self.string(),
-            Some(b'{' | b'[') => {
+            Some(b'{') => {
+                // The common case (every list item): inside an object outside strings, braces
+                // balance on their own, so only `"`, `{` and `}` need looking at (SIMD search).
+                let mut depth = 0usize;
+                loop {
+                    let rest = self.body.get(self.pos..).unwrap_or_default();
+                    let Some(off) = memchr::memchr3(b'"', b'{', b'}', rest) else {
+                        return Err(malformed(start, "unterminated object"));
+                    };
+                    self.pos += off;
+                    match self.body[self.pos] {
+                        b'"' => {
+                            self.pos = string_end(self.body, self.pos + 1)
+                                .ok_or_else(|| malformed(self.pos, "unterminated string"))?;
+                        }
+                        b'{' => {
+                            depth += 1;
+                            self.pos += 1;
+                        }
+                        _ => {
+                            depth -= 1;
+                            self.pos += 1;
+                            if depth == 0 {
+                                return Ok(&self.body[start..self.pos]);
+                            }
+                        }
+                    }
+                }
+            }
+            Some(b'[') => {
                 let mut depth = 0usize;
                 while let Some(&b) = self.body.get(self.pos) {
                     match b {
