@@ -139,7 +139,11 @@ async fn h8_each_handler_gets_one_call_at_a_time_in_order() {
     }
     let (cancel, task) = start(&inf);
     // The list must show x at 0, so every later value comes as an update.
-    assert!(tokio::time::timeout(WAIT, inf.wait_for_sync()).await.unwrap());
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
     const N: u32 = 40;
     for v in 1..=N {
         w.set("x", &v.to_string()).await;
