@@ -97,6 +97,55 @@ async fn r18_resumed_watch_does_not_send_initial_events_again() {
     r.stop().await;
 }
 
+/// Issue 14 item 15: a busy resource's live events must not reset the wait for a withheld
+/// `initial-events-end` bookmark; the fallback comes about one idle timeout (1 s here) after
+/// the snapshot, not after the watch timeout (5-10 min).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r20_item15_live_events_do_not_extend_the_wait_for_a_withheld_end_bookmark() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 4);
+    server.faults().suppress_initial_events_end(true);
+    let r = start(&server, streaming());
+    assert!(server.wait_for_active_watches(1, WAIT).await);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let writer = tokio::spawn({
+        let api = kube::Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(
+            server.client(),
+            "default",
+        );
+        let stop = stop.clone();
+        async move {
+            // A live change every 100 ms, ten times per idle timeout.
+            let mut tick = tokio::time::interval(std::time::Duration::from_millis(100));
+            for i in 0u64.. {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let patch = serde_json::json!({ "data": { "k": i.to_string() } });
+                let pp = kube::api::PatchParams::default();
+                let _ = api
+                    .patch("cm-0000", &pp, &kube::api::Patch::Merge(&patch))
+                    .await;
+            }
+        }
+    });
+    let synced = tokio::time::timeout(
+        std::time::Duration::from_secs(8),
+        wait_replaces(&r.store, 1),
+    )
+    .await;
+    stop.cancel();
+    writer.await.expect("writer");
+    assert!(
+        synced.is_ok(),
+        "still waiting for the end bookmark while live events flow"
+    );
+    assert_eq!(r.handle.counters().watch_list_fallbacks, 1);
+    assert_eq!(lists(&server).len(), 1, "the paged LIST fallback (R20)");
+    r.stop().await;
+}
+
 #[tokio::test]
 async fn r20_suppressed_end_bookmark_falls_back_to_paged_list_after_idle_timeout() {
     let server = TestServer::start().await.expect("server");
@@ -168,5 +217,66 @@ async fn r19_unsupported_watch_list_uses_paged_list_for_good() {
     })
     .await;
     assert_eq!(watches(&server)[1].query.send_initial_events, None);
+    r.stop().await;
+}
+
+/// R19: an expired RV on a later cycle's watch-list marks the RV unavailable and retries the
+/// stream at `""` (a consistent read), with no LIST.
+#[tokio::test]
+async fn r19_expired_watch_list_retries_the_stream_at_empty_rv() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    let r = start(&server, streaming());
+    wait_replaces(&r.store, 1).await;
+    assert!(server.wait_for_active_watches(1, WAIT).await);
+    // The live stream expires (R12: a new cycle at the last RV), and that cycle's stream is
+    // answered 410.
+    server.faults().fail_next(
+        informer_testserver::FaultTarget::Watch,
+        http::StatusCode::GONE,
+        None,
+        1,
+    );
+    server.faults().expire_open_watches();
+    wait_replaces(&r.store, 2).await;
+    let w = watches(&server);
+    assert_eq!(w.len(), 3, "{:#?}", summary(&server.requests()));
+    assert_eq!(w[1].status, http::StatusCode::GONE);
+    let expired_rv = w[1].query.resource_version.clone().unwrap_or_default();
+    assert!(
+        !expired_rv.is_empty() && expired_rv != "0",
+        "R12: at the last RV"
+    );
+    assert_eq!(
+        w[2].query.resource_version.as_deref(),
+        Some(""),
+        "R19: retried at \"\""
+    );
+    assert_eq!(w[2].query.send_initial_events, Some(true));
+    assert!(lists(&server).is_empty(), "R19: no LIST");
+    assert_eq!(r.handle.counters().watch_list_fallbacks, 0);
+    r.stop().await;
+}
+
+/// R19: a non-retriable error on the watch-list falls back to a paged LIST in the same cycle.
+#[tokio::test]
+async fn r19_non_retriable_watch_list_error_falls_back_to_paged_list_in_the_same_cycle() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    server.faults().fail_next(
+        informer_testserver::FaultTarget::Watch,
+        http::StatusCode::FORBIDDEN,
+        None,
+        1,
+    );
+    let r = start(&server, streaming());
+    wait_replaces(&r.store, 1).await;
+    r.store.with(|s| assert_eq!(s.objects.len(), 3));
+    let l = lists(&server);
+    assert_eq!(l.len(), 1, "{:#?}", summary(&server.requests()));
+    assert_eq!(l[0].query.limit, Some(500), "R3: paged");
+    let counters = r.handle.counters();
+    assert_eq!(counters.cycles, 1, "R19: within the same cycle");
+    assert_eq!(counters.watch_list_fallbacks, 1);
     r.stop().await;
 }

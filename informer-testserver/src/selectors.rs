@@ -358,4 +358,34 @@ mod tests {
         );
         assert!(FieldSelector::parse("metadata.name=x,metadata.namespace!=y", &[]).is_ok());
     }
+
+    proptest::proptest! {
+        /// Issue 14 item 16: arbitrary text, and text assembled from selector tokens, parses or
+        /// is a 400; never a panic, and a parsed selector matches any label set without one.
+        #[test]
+        fn selector_parsing_never_panics(
+            arbitrary in ".{0,60}",
+            tokens in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "app", "x.io/k", "=", "==", "!=", "!", " in ", " notin ", "(", ")", ",",
+                    "web", "", " ", "<", ">", "12", "-1", "a-b", "\u{e9}", "/", "exists",
+                ]),
+                0..12,
+            ),
+            keys in proptest::collection::btree_map("[a-z]{1,3}", "[a-z0-9]{0,3}", 0..4),
+        ) {
+            let assembled: String = tokens.concat();
+            for text in [arbitrary.as_str(), assembled.as_str()] {
+                match LabelSelector::parse(text) {
+                    Ok(sel) => {
+                        let _ = sel.matches(&keys);
+                    }
+                    Err(e) => proptest::prop_assert_eq!(e.code, 400),
+                }
+                if let Err(e) = FieldSelector::parse(text, &["spec.nodeName"]) {
+                    proptest::prop_assert_eq!(e.code, 400);
+                }
+            }
+        }
+    }
 }

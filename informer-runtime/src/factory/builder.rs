@@ -9,6 +9,7 @@ use kube::api::ListParams;
 use prometheus_client::registry::Registry;
 
 use super::{AnyObject, SharedInformerFactory};
+use crate::delta_fifo::FifoMode;
 use crate::informer::{InformerConfig, InformerMetrics};
 use crate::reflector::ReflectorConfig;
 
@@ -60,6 +61,7 @@ pub(super) struct Options {
     reflector: ReflectorConfig,
     metrics: Option<InformerMetrics>,
     name: Option<String>,
+    fifo_mode: FifoMode,
     pub(super) collector: Option<super::metrics::Slot>,
 }
 
@@ -76,6 +78,7 @@ impl SharedInformerFactoryBuilder {
                 reflector: ReflectorConfig::default(),
                 metrics: None,
                 name: None,
+                fifo_mode: FifoMode::default(),
                 collector: None,
             },
         }
@@ -150,6 +153,14 @@ impl SharedInformerFactoryBuilder {
             slot: slot.clone(),
         }));
         self.options.collector = Some(slot);
+        self
+    }
+
+    /// The delta FIFO mode of every informer of this factory (D10, D11): the keyed, coalescing
+    /// queue by default, or [`FifoMode::Ordered`] (client-go's `RealFIFO`, exact global order,
+    /// memory growing with the event count under a slow consumer).
+    pub fn fifo_mode(mut self, mode: FifoMode) -> Self {
+        self.options.fifo_mode = mode;
         self
     }
 
@@ -246,6 +257,7 @@ impl Options {
             reflector,
             transform,
             metrics: self.metrics.clone(),
+            fifo_mode: self.fifo_mode,
             ..InformerConfig::default()
         }
     }

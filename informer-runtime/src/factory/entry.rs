@@ -202,6 +202,8 @@ where
             last_resource_version: handle.and_then(|h| h.last_sync_resource_version()),
             synced: self.informer.has_synced(),
             cached: self.informer.indexer().len(),
+            index_errors: self.informer.index_errors(),
+            process_panics: self.informer.process_panics(),
         }
     }
 }

@@ -18,6 +18,10 @@ pub(super) struct Snapshot {
     pub(super) last_resource_version: Option<String>,
     pub(super) synced: bool,
     pub(super) cached: usize,
+    /// Index function failures met while storing objects (item 9).
+    pub(super) index_errors: u64,
+    /// Panics caught around one key's processing (item 4).
+    pub(super) process_panics: u64,
 }
 
 /// The factory the collector reports on; filled in when the factory is built.
@@ -94,6 +98,25 @@ impl Collector for FactoryCollector {
             for s in &snapshots {
                 let labels = [("informer", s.name.as_str())];
                 ConstCounter::new(read(&s.counters)).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        let informer_counters: [(&str, &str, fn(&Snapshot) -> u64); 2] = [
+            (
+                "informer_index_errors",
+                "Index function failures (errors and panics); the object was stored without that index entry",
+                |s| s.index_errors,
+            ),
+            (
+                "informer_process_panics",
+                "Panics caught while processing one key's deltas; its deltas were dropped",
+                |s| s.process_panics,
+            ),
+        ];
+        for (name, help, read) in informer_counters {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            for s in &snapshots {
+                let labels = [("informer", s.name.as_str())];
+                ConstCounter::new(read(s)).encode(family.encode_family(&labels)?)?;
             }
         }
         let gauges: [(&str, &str, GaugeOf); 3] = [

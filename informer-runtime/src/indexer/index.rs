@@ -18,7 +18,9 @@ pub type IndexFnError = Box<dyn std::error::Error + Send + Sync + 'static>;
 pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync + 'static>;
 
 /// A fallible index function. An error is returned to the caller of the write or query that ran
-/// it, and the write is not applied. (client-go panics instead.)
+/// it, and the write is not applied. (client-go panics instead.) An informer cannot refuse the
+/// server's state: it stores the object anyway, leaves it out of this index, and logs and counts
+/// the error (`SharedIndexInformer::index_errors`). A panic counts as an error.
 pub type TryIndexFn<K> =
     Arc<dyn Fn(&K) -> Result<Vec<String>, IndexFnError> + Send + Sync + 'static>;
 
@@ -45,10 +47,23 @@ impl<K> Clone for IndexFunc<K> {
 
 impl<K> IndexFunc<K> {
     /// Runs the function: the deduplicated values, in first-seen order.
+    ///
+    /// A panic of the user's function is caught and returned as its error (item 9: a panicking
+    /// index function is a failing one, never an unwinding writer).
     pub fn values(&self, obj: &K) -> Result<Vec<String>, IndexFnError> {
+        let call = |f: &dyn Fn() -> Result<Vec<String>, IndexFnError>| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "non-string panic payload".to_string());
+                Err(format!("index function panicked: {message}").into())
+            })
+        };
         let mut values = match self {
-            IndexFunc::Infallible(f) => f(obj),
-            IndexFunc::Fallible(f) => f(obj)?,
+            IndexFunc::Infallible(f) => call(&|| Ok(f(obj)))?,
+            IndexFunc::Fallible(f) => call(&|| f(obj))?,
             IndexFunc::Namespace(f) => return Ok(vec![f(obj).unwrap_or_default().to_owned()]),
         };
         dedup_in_place(&mut values);

@@ -192,6 +192,38 @@ impl<K: crate::object::Meta> Indexer<K> {
         }
     }
 
+    /// Like [`upsert`](Self::upsert), but the write is always applied: an index whose function
+    /// fails (or panics) on `obj` gets no entry for it, as if the function had returned no
+    /// values, and the failures are returned beside the previous object.
+    ///
+    /// This is the informer's rule (our extension of X2, issue 14 item 9): the store follows the server
+    /// whatever the user's index functions do, so the cache never keeps an old object (and its
+    /// old index entries) that the server has replaced, and handlers are told.
+    pub fn upsert_lenient(&self, key: ObjectKey, obj: Arc<K>) -> (Option<Arc<K>>, Vec<Error>) {
+        loop {
+            let defs = self.state.read().defs.clone();
+            let mut failures = Vec::new();
+            let values = defs
+                .iter()
+                .map(|def| {
+                    def.func.values(&*obj).unwrap_or_else(|source| {
+                        failures.push(Error::IndexFn {
+                            index: def.name.to_string(),
+                            key: key.as_str().to_owned(),
+                            source,
+                        });
+                        Vec::new()
+                    })
+                })
+                .collect();
+            let mut state = self.state.write();
+            if !Arc::ptr_eq(&state.defs, &defs) {
+                continue;
+            }
+            return (state.upsert(key, obj, values), failures);
+        }
+    }
+
     /// Removes `obj`'s key and returns the removed object, if it was stored.
     pub fn delete(&self, obj: &K) -> Result<Option<Arc<K>>> {
         let key = ObjectKey::from_resource(obj)?;

@@ -16,9 +16,12 @@ pub const DEFAULT_BACKLOG_MAX: usize = 16 * 1024;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OverflowPolicy {
     /// Merge the new notification into the pending one for the same key: update+update becomes
-    /// update(first old, last new), add+update becomes add(last), anything ending in delete
-    /// becomes delete(last state), and delete then add stays two notifications. Deletes are
-    /// never dropped, so the backlog is bounded by the number of keys rather than events.
+    /// update(first old, last new), add+update becomes add(last), update+delete becomes
+    /// delete(last state), and delete then add stays two notifications. An add the handler never
+    /// saw followed by its delete vanishes as a pair, so the handler is never told of a delete of
+    /// an object it never saw; deletes of objects it saw are never dropped. A key holds at most
+    /// two pending notifications, so the backlog is bounded by the number of keys rather than
+    /// events (H10, issue 14 item 11).
     #[default]
     CoalesceByKey,
     /// Apply backpressure to the whole informer: the delta-processing loop waits before its next
@@ -89,8 +92,16 @@ pub(crate) struct PushOutcome {
 }
 
 /// The queue itself. Not synchronised: the listener wraps it in a mutex.
+///
+/// A slot whose notification was merged away (an add the handler never saw, then its delete)
+/// stays in place, empty, until it reaches the front: removing it from the middle would shift
+/// every later sequence number. A later notification for the same key fills it again, so a key
+/// holds at most two slots (a delete of what the handler saw, then the newest state) and the
+/// backlog stays bounded by the key count (H10, issue 14 item 11).
 pub(crate) struct Backlog<K> {
-    items: VecDeque<Entry<K>>,
+    items: VecDeque<(ObjectKey, Option<Notification<K>>)>,
+    /// Slots holding a notification.
+    live: usize,
     /// Sequence number of `items[0]`; entry `i` has sequence `head_seq + i`.
     head_seq: u64,
     /// The sequence number of the newest pending entry of each key.
@@ -104,6 +115,7 @@ impl<K> Backlog<K> {
     pub(crate) fn new(max: usize, policy: OverflowPolicy) -> Self {
         Backlog {
             items: VecDeque::with_capacity(BACKLOG_START_CAPACITY.min(max.max(1))),
+            live: 0,
             head_seq: 0,
             last_by_key: HashMap::new(),
             max: max.max(1),
@@ -113,7 +125,7 @@ impl<K> Backlog<K> {
 
     /// The number of pending notifications.
     pub(crate) fn len(&self) -> usize {
-        self.items.len()
+        self.live
     }
 
     /// The configured maximum.
@@ -131,39 +143,54 @@ impl<K> Backlog<K> {
     /// is at its maximum under [`OverflowPolicy::CoalesceByKey`].
     pub(crate) fn push(&mut self, entry: Entry<K>) -> PushOutcome {
         let mut outcome = PushOutcome::default();
-        let mut entry = entry;
+        let Entry {
+            key,
+            mut notification,
+        } = entry;
         let at_max = self.policy == OverflowPolicy::CoalesceByKey && self.items.len() >= self.max;
-        if at_max && let Some(&seq) = self.last_by_key.get(&entry.key) {
+        if at_max && let Some(&seq) = self.last_by_key.get(&key) {
             let idx = usize::try_from(seq - self.head_seq).unwrap_or(usize::MAX);
-            if let Some(slot) = self.items.get_mut(idx) {
-                match merge(&mut slot.notification, entry.notification) {
+            if let Some((_, slot)) = self.items.get_mut(idx) {
+                let was_live = slot.is_some();
+                match merge(slot, notification) {
                     Ok(dropped_initial) => {
+                        match (was_live, slot.is_some()) {
+                            (true, false) => self.live -= 1,
+                            (false, true) => self.live += 1,
+                            _ => {}
+                        }
                         outcome.coalesced = true;
                         outcome.dropped_initial = dropped_initial;
                         return outcome;
                     }
-                    Err(notification) => entry.notification = notification,
+                    Err(n) => notification = n,
                 }
             }
         }
         let seq = self.head_seq + self.items.len() as u64;
-        self.last_by_key.insert(entry.key.clone(), seq);
-        self.items.push_back(entry);
+        self.last_by_key.insert(key.clone(), seq);
+        self.items.push_back((key, Some(notification)));
+        self.live += 1;
         outcome
     }
 
     /// Removes the oldest notification; gives memory back once drained (H10).
     pub(crate) fn pop(&mut self) -> Option<Entry<K>> {
-        let entry = self.items.pop_front()?;
-        if self.last_by_key.get(&entry.key) == Some(&self.head_seq) {
-            self.last_by_key.remove(&entry.key);
+        loop {
+            let (key, slot) = self.items.pop_front()?;
+            if self.last_by_key.get(&key) == Some(&self.head_seq) {
+                self.last_by_key.remove(&key);
+            }
+            self.head_seq += 1;
+            if self.items.is_empty() && self.items.capacity() > BACKLOG_START_CAPACITY {
+                self.items.shrink_to(BACKLOG_START_CAPACITY);
+                self.last_by_key.shrink_to(BACKLOG_START_CAPACITY);
+            }
+            if let Some(notification) = slot {
+                self.live -= 1;
+                return Some(Entry { key, notification });
+            }
         }
-        self.head_seq += 1;
-        if self.items.is_empty() && self.items.capacity() > BACKLOG_START_CAPACITY {
-            self.items.shrink_to(BACKLOG_START_CAPACITY);
-            self.last_by_key.shrink_to(BACKLOG_START_CAPACITY);
-        }
-        Some(entry)
     }
 
     /// Drops everything pending and returns how many initial adds were dropped.
@@ -171,41 +198,64 @@ impl<K> Backlog<K> {
         let dropped = self
             .items
             .iter()
-            .filter(|e| e.notification.is_initial())
+            .filter(|(_, n)| n.as_ref().is_some_and(Notification::is_initial))
             .count();
         self.items = VecDeque::new();
         self.last_by_key = HashMap::new();
+        self.live = 0;
         dropped
     }
 }
 
-/// Merges `new` into `pending` following H10's rules. `Ok(n)` means merged, with `n` initial
-/// adds dropped; `Err(new)` means the two must stay separate notifications.
-fn merge<K>(pending: &mut Notification<K>, new: Notification<K>) -> Result<usize, Notification<K>> {
-    match (&mut *pending, new) {
+/// Merges `new` into the key's newest pending slot following H10's rules. `Ok(n)` means merged,
+/// with `n` initial adds dropped; `Err(new)` means the two must stay separate notifications.
+///
+/// Issue 14 item 11: a pending add is the handler's first view of the object (an add only comes
+/// when the handler's view has no object), so add + delete leaves the handler's view where it
+/// was: both vanish (the slot empties) instead of a delete for an object the handler never saw.
+/// An empty slot is "no object in the handler's view": an add or update fills it (as an add), a
+/// delete is dropped. Deletes of objects the handler saw are never dropped.
+fn merge<K>(
+    pending: &mut Option<Notification<K>>,
+    new: Notification<K>,
+) -> Result<usize, Notification<K>> {
+    let Some(current) = pending.take() else {
+        *pending = match new {
+            Notification::Delete(_) => None,
+            Notification::Update { new, .. } => Some(Notification::Add {
+                obj: new,
+                initial: false,
+            }),
+            add @ Notification::Add { .. } => Some(add),
+        };
+        return Ok(0);
+    };
+    let (merged, result) = match (current, new) {
         // update + update -> update(first old, last new)
-        (Notification::Update { new: last, .. }, Notification::Update { new, .. }) => {
-            *last = new;
-            Ok(0)
+        (Notification::Update { old, .. }, Notification::Update { new, .. }) => {
+            (Some(Notification::Update { old, new }), Ok(0))
         }
         // add + update -> add(last), keeping the initial-list flag (H3)
-        (Notification::Add { obj, .. }, Notification::Update { new, .. }) => {
-            *obj = new;
-            Ok(0)
+        (Notification::Add { initial, .. }, Notification::Update { new, .. }) => {
+            (Some(Notification::Add { obj: new, initial }), Ok(0))
         }
-        // anything ending in delete -> delete(last state)
-        (Notification::Add { initial, .. }, Notification::Delete(d)) => {
-            let dropped = usize::from(*initial);
-            *pending = Notification::Delete(d);
-            Ok(dropped)
+        // add + delete -> nothing: the handler never saw this object
+        (Notification::Add { initial, .. }, Notification::Delete(_)) => {
+            (None, Ok(usize::from(initial)))
         }
+        // update + delete -> delete(last state)
         (Notification::Update { .. }, Notification::Delete(d)) => {
-            *pending = Notification::Delete(d);
-            Ok(0)
+            (Some(Notification::Delete(d)), Ok(0))
+        }
+        // delete + delete -> the first: the handler has no object after it
+        (Notification::Delete(d), Notification::Delete(_)) => {
+            (Some(Notification::Delete(d)), Ok(0))
         }
         // delete then add stays two notifications; a delete is never merged away
-        (_, new) => Err(new),
-    }
+        (current, new) => (Some(current), Err(new)),
+    };
+    *pending = merged;
+    result
 }
 
 #[cfg(test)]
@@ -316,7 +366,11 @@ mod tests {
                 coalesced: true
             }
         );
-        assert_eq!(render(&mut b), ["a delete 2"]);
+        assert_eq!(b.len(), 0);
+        assert!(
+            render(&mut b).is_empty(),
+            "item 11: no delete for an unseen add"
+        );
 
         b.push(update("a", 1, 2));
         b.push(delete("a", 2));
@@ -332,7 +386,9 @@ mod tests {
         b.push(update("a", 2, 3));
         b.push(delete("a", 3));
         b.push(delete("b", 7));
-        assert_eq!(render(&mut b), ["a delete 1", "a delete 3", "b delete 7"]);
+        // Item 11: 2 and 3 were never seen by the handler, so their add and delete both vanish;
+        // the delete of 1, which it saw, stays.
+        assert_eq!(render(&mut b), ["a delete 1", "b delete 7"]);
     }
 
     #[test]
@@ -353,6 +409,23 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn item11_delete_recreate_storm_at_the_maximum_stays_bounded_by_key_count() {
+        let mut b = Backlog::new(1, OverflowPolicy::CoalesceByKey);
+        b.push(update("a", 1, 2));
+        b.push(delete("a", 2));
+        for v in 3..1000 {
+            b.push(add("a", v));
+            b.push(delete("a", v));
+            assert!(b.items.len() <= 2, "slots {}", b.items.len());
+        }
+        b.push(add("a", 1000));
+        assert_eq!(b.len(), 2);
+        // The handler saw 1 (and 2 via the update): it gets that delete, then the newest add.
+        assert_eq!(render(&mut b), ["a delete 2", "a add 1000 true"]);
+        assert!(b.last_by_key.is_empty());
     }
 
     #[test]

@@ -358,24 +358,55 @@ impl<K> Listener<K> {
     }
 }
 
-/// The body of a handler's thread: delivers notifications one at a time, in order (H8),
-/// catching panics (H11), until the listener is closed.
+/// Starts a handler's own thread: delivers notifications one at a time, in order (H8), catching
+/// panics (H11), until the listener is closed.
 ///
-/// It runs on its own blocking-pool thread (H9): handler calls are synchronous and may block,
-/// and a blocked tokio worker could otherwise strand other tasks queued on it (tokio's LIFO
-/// slot is not stealable), including other handlers and the processing loop (M2).
+/// Each handler gets a dedicated OS thread (H9, issue 14 item 6), not a tokio blocking-pool
+/// thread: handler calls are synchronous and may block, and a blocked tokio worker could strand
+/// other tasks queued on it (tokio's LIFO slot is not stealable), including other handlers and
+/// the processing loop (M2). A blocking-pool thread held for the handler's life would count
+/// against the pool's limit (512 by default), so enough handlers would starve every later
+/// handler and every `spawn_blocking` of the process (kube's DNS resolver among them), and a
+/// runtime waits for its blocking threads when it shuts down. A dedicated thread is idle in a
+/// park while its backlog is empty, enters the runtime's context (so a handler may call
+/// `Handle::current()`), and ends as soon as the listener is closed (removal, stop, or the
+/// informer's run future dropped). If the OS refuses a thread, the handler falls back to the
+/// blocking pool with an error logged.
 pub(crate) fn run_listener<K: Send + Sync + 'static>(
     runtime: &tokio::runtime::Handle,
     listener: Arc<Listener<K>>,
     handler: Arc<dyn ResourceEventHandler<K>>,
-) -> tokio::task::JoinHandle<()> {
-    let rt = runtime.clone();
-    runtime.spawn_blocking(move || {
-        while let Some(entry) = rt.block_on(listener.next()) {
-            deliver(&listener, handler.as_ref(), &entry);
-        }
-        listener.finished.send_replace(true);
-    })
+) {
+    let body = {
+        let (rt, listener, handler) =
+            (runtime.clone(), Arc::clone(&listener), Arc::clone(&handler));
+        move || listener_loop(&rt, &listener, handler.as_ref())
+    };
+    let spawned = std::thread::Builder::new()
+        .name(format!("informer-handler-{}", listener.id))
+        .spawn(body);
+    if let Err(err) = spawned {
+        tracing::error!(
+            handler = %listener.name,
+            error = %err,
+            "cannot start a thread for the event handler; running it on the blocking pool"
+        );
+        let rt = runtime.clone();
+        drop(runtime.spawn_blocking(move || listener_loop(&rt, &listener, handler.as_ref())));
+    }
+}
+
+/// The loop of a handler's thread.
+fn listener_loop<K: 'static>(
+    rt: &tokio::runtime::Handle,
+    listener: &Listener<K>,
+    handler: &dyn ResourceEventHandler<K>,
+) {
+    let _context = rt.enter();
+    while let Some(entry) = rt.block_on(listener.next()) {
+        deliver(listener, handler, &entry);
+    }
+    listener.finished.send_replace(true);
 }
 
 /// Calls the handler for one notification with panic isolation (H11) and H6/H10 bookkeeping.
@@ -393,11 +424,7 @@ pub(crate) fn deliver<K: 'static>(
     }));
     CURRENT_HANDLER.with(|c| c.set(None));
     if let Err(panic) = result {
-        let message = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "non-string panic payload".to_string());
+        let message = panic_message(panic.as_ref());
         listener.metrics.panics.inc();
         tracing::error!(
             handler = %listener.name,
@@ -411,6 +438,15 @@ pub(crate) fn deliver<K: 'static>(
         listener.finish_initial(1);
     }
     listener.note_call_duration(started.elapsed());
+}
+
+/// The text of a caught panic's payload.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_string())
 }
 
 /// The handle returned when a handler is registered: identity, per-handler sync (H6) and

@@ -53,7 +53,7 @@ pub use resync::MIN_RESYNC_PERIOD;
 pub use stream::{EventStream, InformerEvent};
 pub use transform::strip_managed_fields;
 
-use crate::delta_fifo::{DeltaFifo, TransformFn};
+use crate::delta_fifo::{DeltaFifo, FifoMode, TransformFn};
 use crate::indexer::{Indexer, Indexers};
 use crate::list_watch::ListWatch;
 use crate::reflector::{ReflectorConfig, ReflectorHandle, WatchErrorHandler};
@@ -105,6 +105,10 @@ pub struct InformerConfig<K> {
     pub transform: Option<TransformFn<K>>,
     /// Metric families to report into; share one across informers to register it once.
     pub metrics: Option<InformerMetrics>,
+    /// How the delta FIFO orders deltas across keys (D10, D11): the keyed, coalescing queue
+    /// (default) or client-go's ordered `RealFIFO` log. Handlers see the same kinds of events
+    /// either way; the ordered log's memory grows with the event count under a slow consumer.
+    pub fifo_mode: FifoMode,
 }
 
 impl<K> Default for InformerConfig<K> {
@@ -119,6 +123,7 @@ impl<K> Default for InformerConfig<K> {
             overflow: OverflowPolicy::default(),
             transform: None,
             metrics: None,
+            fifo_mode: FifoMode::default(),
         }
     }
 }
@@ -134,6 +139,7 @@ impl<K> fmt::Debug for InformerConfig<K> {
             .field("handler_backlog_max", &self.handler_backlog_max)
             .field("overflow", &self.overflow)
             .field("transform", &self.transform.is_some())
+            .field("fifo_mode", &self.fifo_mode)
             .finish_non_exhaustive()
     }
 }
@@ -163,6 +169,17 @@ pub(crate) struct Inner<K> {
     stop: CancellationToken,
     /// True once every task of the informer has ended.
     finished: tokio::sync::watch::Sender<bool>,
+    /// Failures of user code met while processing (items 4 and 9).
+    counters: InformerCounters,
+}
+
+/// Counters of the processing loop (issue 14 items 4 and 9).
+#[derive(Debug, Default)]
+pub(crate) struct InformerCounters {
+    /// Index function failures (errors and panics) met while storing objects.
+    pub(crate) index_errors: std::sync::atomic::AtomicU64,
+    /// Panics caught around the processing of one key's deltas.
+    pub(crate) process_panics: std::sync::atomic::AtomicU64,
 }
 
 /// One list+watch of one resource type, a cache with indices, and any number of event handlers
@@ -208,7 +225,9 @@ where
             builder = builder.without_namespace_index();
         }
         let indexer = Arc::new(builder.build()?);
-        let mut fifo = DeltaFifo::builder().known_objects(indexer.clone());
+        let mut fifo = DeltaFifo::builder()
+            .known_objects(indexer.clone())
+            .mode(config.fifo_mode);
         if let Some(transform) = &config.transform {
             fifo = fifo.transform(Arc::clone(transform));
         }
@@ -243,6 +262,7 @@ where
                 started: AtomicBool::new(false),
                 stop: CancellationToken::new(),
                 finished: tokio::sync::watch::Sender::new(false),
+                counters: InformerCounters::default(),
             }),
         })
     }
@@ -416,6 +436,20 @@ impl<K> SharedIndexInformer<K> {
             synced = self.inner.processor.gate().wait() => synced,
             _ = finished.wait_for(|f| *f) => self.has_synced(),
         }
+    }
+
+    /// How many times an index function failed (returned an error or panicked) while the
+    /// informer stored an object. Such an object is stored and handlers are told, but it is left
+    /// out of the failing index (our extension of X2, issue 14 item 9); each failure is also logged with
+    /// the index name and the object's key.
+    pub fn index_errors(&self) -> u64 {
+        self.inner.counters.index_errors.load(Ordering::Relaxed)
+    }
+
+    /// How many times processing one key's deltas panicked outside user code (a bug): the
+    /// key's deltas were dropped, logged, and the processing loop went on (item 4).
+    pub fn process_panics(&self) -> u64 {
+        self.inner.counters.process_panics.load(Ordering::Relaxed)
     }
 
     /// The reflector's counters (lists, watches, relists, …), once running.

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
 use tokio::runtime::Handle;
-use tokio::task::JoinHandle;
 
 use super::backlog::{Entry, Notification, OverflowPolicy};
 use super::handler::ResourceEventHandler;
@@ -75,7 +74,6 @@ pub(crate) struct Processor<K> {
     gate: Arc<SyncGate>,
     next_id: AtomicU64,
     metrics: InformerMetrics,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl<K: Send + Sync + 'static> Processor<K> {
@@ -99,7 +97,6 @@ impl<K: Send + Sync + 'static> Processor<K> {
             gate: Arc::new(SyncGate::default()),
             next_id: AtomicU64::new(1),
             metrics,
-            tasks: Mutex::new(Vec::new()),
         }
     }
 
@@ -190,10 +187,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
         handler: Arc<dyn ResourceEventHandler<K>>,
     ) {
         listener.spawned.store(true, Ordering::Release);
-        let task = run_listener(runtime, Arc::clone(listener), handler);
-        let mut tasks = self.tasks.lock();
-        tasks.retain(|t| !t.is_finished());
-        tasks.push(task);
+        run_listener(runtime, Arc::clone(listener), handler);
     }
 
     /// Y4: marks every handler whose resync time has passed; true if any was marked. The
@@ -246,9 +240,10 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
     }
 
-    /// Stops every listener and returns their tasks for the caller to await (H14, no task left
-    /// behind).
-    pub(crate) fn stop(&self) -> Vec<JoinHandle<()>> {
+    /// Stops every listener and returns them, so the caller can await the end of their
+    /// threads ([`Listener::wait_finished`]; H14, no thread left behind). Idempotent: a second
+    /// call returns nothing.
+    pub(crate) fn stop(&self) -> Vec<Arc<Listener<K>>> {
         let listeners = {
             let mut state = self.state.lock();
             state.stopped = true;
@@ -260,7 +255,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
         // Item 1: whoever waits for a sync that can no longer come gets an answer.
         self.gate.close();
-        std::mem::take(&mut *self.tasks.lock())
+        listeners
     }
 }
 

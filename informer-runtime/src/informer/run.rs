@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use super::Inner;
 use super::backlog::Notification;
 use super::processor::ProcessorState;
+use super::{InformerCounters, Inner};
 use crate::delta_fifo::{DeletedObject, Delta};
 use crate::indexer::Indexer;
 use crate::key::ObjectKey;
@@ -56,8 +56,15 @@ where
     tracing::debug!(informer = %inner.name, "informer starting");
 
     let stop = inner.stop.clone();
-    let reflector_task = tokio::spawn(reflector.run(stop.clone()));
-    let sync_task = tokio::spawn({
+    // Structured concurrency (issue 14 item 4): every task and handler thread is tied to this
+    // future. If it is dropped (aborted, a `select!` lost, the runtime shutting down) or
+    // unwinds, the guard stops the reflector, the sync watcher and every handler thread.
+    let mut guard = RunGuard {
+        inner: Arc::clone(&inner),
+        tasks: Vec::with_capacity(2),
+    };
+    guard.tasks.push(tokio::spawn(reflector.run(stop.clone())));
+    guard.tasks.push(tokio::spawn({
         let inner = Arc::clone(&inner);
         let stop = stop.clone();
         async move {
@@ -66,7 +73,7 @@ where
                 () = stop.cancelled() => {}
             }
         }
-    });
+    }));
 
     loop {
         tokio::select! {
@@ -74,8 +81,47 @@ where
             () = stop.cancelled() => break,
             more = process_next(&inner) => if !more { break },
         }
+        // Item 10: the FIFO may hold 50 000 keys after a relist, and `pop` is ready at once
+        // while it does; without a yield point the loop would keep this worker (and, on a
+        // current-thread runtime, everything else) until the FIFO is empty. One unit of
+        // tokio's cooperative budget per key yields after every 128 keys.
+        tokio::task::consume_budget().await;
     }
-    shutdown(&inner, vec![reflector_task, sync_task]).await;
+    let tasks = std::mem::take(&mut guard.tasks);
+    shutdown(&inner, tasks).await;
+}
+
+/// Stops everything the run future started when the future ends in any way: the last line of
+/// defence of structured concurrency (item 4). Idempotent with [`shutdown`], which on a normal
+/// end has already done all of this (and awaited it).
+struct RunGuard<K: crate::object::Meta> {
+    inner: Arc<Inner<K>>,
+    /// Tasks not yet awaited by [`shutdown`]; aborted on drop.
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl<K: crate::object::Meta> Drop for RunGuard<K> {
+    fn drop(&mut self) {
+        let inner = &self.inner;
+        let dropped = !self.tasks.is_empty();
+        inner.stop.cancel();
+        inner.fifo.close();
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+        // Closing the listeners ends every handler thread after its call in flight.
+        drop(inner.processor.stop());
+        inner.indexer.stop();
+        if dropped {
+            tracing::warn!(
+                informer = %inner.name,
+                "informer run future dropped before it finished; its tasks and handler threads were stopped"
+            );
+        }
+        inner
+            .finished
+            .send_if_modified(|finished| !std::mem::replace(finished, true));
+    }
 }
 
 /// Waits for room in blocking handlers (H10), pops one key and processes it. `false` once the
@@ -92,13 +138,32 @@ where
         // H5: the lock serialises this key's store update and distribution with handler
         // registration snapshots. D9: the FIFO's lock is not held here.
         let state = inner.processor.lock();
-        process_deltas(
-            &inner.indexer,
-            &state,
-            popped.key(),
-            popped.deltas(),
-            popped.is_in_initial_list(),
-        );
+        // Item 4: user code (index functions) runs in here; their failures and panics are
+        // handled inside `process_deltas` (item 9). This catch is for anything else: the key's
+        // deltas are dropped with an error and a metric, and the loop goes on, so the cache
+        // never freezes with `has_synced` true and no loop behind it.
+        let processed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            process_deltas(
+                &inner.indexer,
+                &state,
+                popped.key(),
+                popped.deltas(),
+                popped.is_in_initial_list(),
+                &inner.counters,
+            )
+        }));
+        if let Err(panic) = processed {
+            inner
+                .counters
+                .process_panics
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                informer = %inner.name,
+                key = %popped.key(),
+                panic = %super::listener::panic_message(panic.as_ref()),
+                "processing a key's deltas panicked; its deltas were dropped"
+            );
+        }
     }
     popped.done();
     if !inner.processor.gate().is_synced() && inner.fifo.has_synced() {
@@ -115,19 +180,25 @@ pub(super) fn process_deltas<K>(
     key: &ObjectKey,
     deltas: &[Delta<K>],
     is_in_initial_list: bool,
+    counters: &InformerCounters,
 ) where
     K: crate::object::Meta,
 {
     for delta in deltas {
         match delta {
             Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
-                let old = match indexer.upsert(key.clone(), Arc::clone(obj)) {
-                    Ok(old) => old,
-                    Err(err) => {
-                        tracing::error!(%key, error = %err, "cannot store object; delta dropped");
-                        continue;
-                    }
-                };
+                // Item 9 (X2 [ours]): the store follows the server even when an index function
+                // fails or panics: the object is stored and handlers are told; it is only left
+                // out of the failing index, with an error logged and counted.
+                let (old, failures) = indexer.upsert_lenient(key.clone(), Arc::clone(obj));
+                for err in failures {
+                    counters.index_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(
+                        %key,
+                        error = %err,
+                        "index function failed; the object is stored without that index entry"
+                    );
+                }
                 match old {
                     Some(old) => {
                         // H4: an unchanged RV is a resync; only handlers due for one get it.
@@ -145,7 +216,13 @@ pub(super) fn process_deltas<K>(
                 }
             }
             Delta::Deleted(deleted) => {
-                let removed = indexer.delete_key(key.as_str());
+                let Some(removed) = indexer.delete_key(key.as_str()) else {
+                    // Item 11: nothing was stored under this key (the ordered FIFO queues every
+                    // delete, D10), so no handler ever saw the object: no notification.
+                    tracing::debug!(%key, "delete of a key not in the store; no handler told");
+                    continue;
+                };
+                let removed = Some(removed);
                 // A tombstone without a last state gets the object we just removed (D5, H12).
                 let deleted = match (deleted, removed) {
                     (DeletedObject::Unknown(t), Some(removed)) if t.last_known.is_none() => {
@@ -169,7 +246,8 @@ fn same_rv<K: crate::object::Meta>(old: &K, new: &K) -> bool {
     }
 }
 
-/// Stops every task and marks the informer stopped (H14, no task left behind).
+/// Stops every task and handler thread, awaits them, and marks the informer stopped (H14, no
+/// task left behind).
 async fn shutdown<K>(inner: &Inner<K>, tasks: Vec<tokio::task::JoinHandle<()>>)
 where
     K: crate::object::Meta,
@@ -181,10 +259,8 @@ where
             tracing::error!(informer = %inner.name, error = %err, "informer task failed");
         }
     }
-    for task in inner.processor.stop() {
-        if let Err(err) = task.await {
-            tracing::error!(informer = %inner.name, error = %err, "handler task failed");
-        }
+    for listener in inner.processor.stop() {
+        listener.wait_finished().await;
     }
     inner.indexer.stop();
     inner.finished.send_replace(true);
@@ -256,6 +332,7 @@ mod tests {
                     popped.key(),
                     popped.deltas(),
                     popped.is_in_initial_list(),
+                    &InformerCounters::default(),
                 );
                 drop(state);
                 popped.done();
@@ -344,6 +421,32 @@ mod tests {
             "H4: nothing for a"
         );
         assert_eq!(f.indexer.len(), 3);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn item11_a_delete_of_a_key_never_stored_reaches_no_handler() {
+        let f = Fixture::new(Duration::ZERO);
+        let (h, mut rx) = recorder(f.indexer.clone());
+        f.processor
+            .add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new)
+            .unwrap();
+        let key = ObjectKey::new(Some("ns"), "ghost");
+        let ghost = Delta::Deleted(DeletedObject::Known(Arc::new(cm("ghost", "5"))));
+        process_deltas(
+            &f.indexer,
+            &f.processor.lock(),
+            &key,
+            std::slice::from_ref(&ghost),
+            false,
+            &InformerCounters::default(),
+        );
+        f.fifo.add(cm("real", "6")).unwrap();
+        f.drain().await;
+        assert_eq!(
+            recv(&mut rx).await,
+            "add Some(\"real\") false stored=true",
+            "no delete for the ghost first"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -89,7 +89,7 @@ fn decode<'de, R: serde_json::de::Read<'de>, S: DeserializeSeed<'de>>(
 ///
 /// Tolerant by design: on malformed input the counts may be wrong (the decoder reports the
 /// error), never out of bounds.
-fn array_lengths(json: &[u8]) -> Vec<u32> {
+pub(crate) fn array_lengths(json: &[u8]) -> Vec<u32> {
     let mut lens: Vec<u32> = Vec::new();
     // Open containers: for arrays the index into `lens`, for objects `u32::MAX`.
     let mut open: Vec<u32> = Vec::with_capacity(16);

@@ -125,21 +125,27 @@ where
             items: Vec::new(),
             index: HashMap::new(),
         };
-        // Only object events count as progress: a server that sends plain progress bookmarks but
-        // never the end bookmark must still be abandoned (M3).
+        // Only initial events count as progress: a server that sends plain progress bookmarks but
+        // never the end bookmark must still be abandoned (M3). Initial events are all ADDED and
+        // come before any change (KEP-3157); a MODIFIED or DELETED event is live, so the
+        // snapshot is complete and from then on the bookmark itself must arrive within `idle`:
+        // live events of a busy resource never extend that wait (issue 14 item 15). The server
+        // may legitimately send the bookmark a few seconds late (R20), well within `idle`.
         let mut deadline = Instant::now() + idle;
+        let mut live_seen = false;
         loop {
             let item = tokio::select! {
                 _ = ctx.cancel.cancelled() => return Outcome::End(Next::Cancelled),
                 item = tokio::time::timeout_at(deadline, stream.next()) => item,
             };
-            if matches!(
-                item,
-                Ok(Some(Ok(WatchEvent::Added(_)
-                    | WatchEvent::Modified(_)
-                    | WatchEvent::Deleted(_))))
-            ) {
-                deadline = Instant::now() + idle;
+            match &item {
+                Ok(Some(Ok(WatchEvent::Added(_)))) if !live_seen => {
+                    deadline = Instant::now() + idle;
+                }
+                Ok(Some(Ok(WatchEvent::Modified(_) | WatchEvent::Deleted(_)))) => {
+                    live_seen = true;
+                }
+                _ => {}
             }
             let ev = match item {
                 Err(_) => {

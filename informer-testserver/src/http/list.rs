@@ -218,4 +218,37 @@ mod tests {
         assert_eq!(decode_continue(&tok).expect("decode"), (42, key));
         assert_eq!(decode_continue("zz").expect_err("bad").code, 400);
     }
+
+    proptest::proptest! {
+        /// Issue 14 item 16: any token, arbitrary or a mutated real one, decodes or is a 400;
+        /// never a panic. What decodes re-encodes to a token that decodes the same.
+        #[test]
+        fn continue_tokens_never_panic(
+            arbitrary in ".{0,80}",
+            rv in proptest::num::u64::ANY,
+            ns in "[a-z0-9-]{0,12}",
+            name in "[a-z0-9.-]{0,20}",
+            flips in proptest::collection::vec((proptest::num::usize::ANY, proptest::num::u8::ANY), 0..4),
+            cut in proptest::num::usize::ANY,
+        ) {
+            let mut mutated = encode_continue(rv, &(ns, name)).into_bytes();
+            for (at, byte) in flips {
+                if !mutated.is_empty() {
+                    let i = at % mutated.len();
+                    mutated[i] = byte;
+                }
+            }
+            mutated.truncate(cut % (mutated.len() + 1));
+            let mutated = String::from_utf8_lossy(&mutated).into_owned();
+            for tok in [arbitrary.as_str(), mutated.as_str()] {
+                match decode_continue(tok) {
+                    Ok((rv, key)) => {
+                        let again = decode_continue(&encode_continue(rv, &key)).expect("re-encoded");
+                        proptest::prop_assert_eq!(again, (rv, key));
+                    }
+                    Err(e) => proptest::prop_assert_eq!(e.code, 400),
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,140 @@
+//! The delta FIFO mode chosen from `InformerConfig` and the factory (issue 14 item 15, D10, D11):
+//! with the ordered mode, deltas queued while processing waits reach handlers in global event
+//! order; with the keyed default, one key's deltas are grouped.
+//!
+//! Run with `cargo test -p informer-runtime --test informer_fifo_mode`.
+
+mod informer_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use informer_runtime::SharedInformerFactory;
+use informer_runtime::delta_fifo::FifoMode;
+use informer_runtime::informer::{
+    DeletedObject, HandlerOptions, OverflowPolicy, ResourceEventHandler, SharedIndexInformer,
+};
+use informer_support::*;
+use informer_testserver::TestServer;
+use k8s_openapi::api::core::v1::ConfigMap;
+use parking_lot::{Condvar, Mutex};
+
+/// Blocks in its first call until opened; records `"<event> <name>"`.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    cv: Condvar,
+    entered: AtomicBool,
+    seen: Mutex<Vec<String>>,
+}
+
+impl Gate {
+    fn record(&self, what: &str, obj: &ConfigMap) {
+        self.entered.store(true, Ordering::Release);
+        let mut open = self.open.lock();
+        while !*open {
+            self.cv.wait(&mut open);
+        }
+        let name = obj.metadata.name.clone().unwrap_or_default();
+        self.seen.lock().push(format!("{what} {name}"));
+    }
+
+    fn open(&self) {
+        *self.open.lock() = true;
+        self.cv.notify_all();
+    }
+}
+
+impl ResourceEventHandler<ConfigMap> for Gate {
+    fn on_add(&self, obj: &Arc<ConfigMap>, _initial: bool) {
+        self.record("add", obj);
+    }
+
+    fn on_update(&self, _old: &Arc<ConfigMap>, new: &Arc<ConfigMap>) {
+        self.record("update", new);
+    }
+
+    fn on_delete(&self, obj: &DeletedObject<ConfigMap>) {
+        if let Some(last) = obj.last_known() {
+            self.record("delete", last);
+        }
+    }
+}
+
+/// Holds processing (a `Block` handler at its maximum of 1) while `a`, `b`, then `a` again
+/// change on the server, then releases it; returns what the handler saw of `a` and `b`.
+async fn order_after_held_processing(
+    server: &TestServer,
+    inf: &SharedIndexInformer<ConfigMap>,
+    start_informer: impl FnOnce(),
+) -> Vec<String> {
+    let w = Writer::new(server.client(), "default");
+    w.create("first", "0").await;
+    let gate = Arc::new(Gate::default());
+    let reg = inf
+        .add_event_handler_with(
+            gate.clone(),
+            HandlerOptions::new()
+                .backlog_max(1)
+                .overflow(OverflowPolicy::Block),
+        )
+        .expect("handler");
+    start_informer();
+    wait_until("the handler to block", || {
+        gate.entered.load(Ordering::Acquire)
+    })
+    .await;
+    w.create("filler", "0").await;
+    wait_until("the backlog to fill", || reg.pending() == 1).await;
+    w.create("a", "1").await;
+    w.create("b", "1").await;
+    let last = w.set("a", "2").await;
+    let rv = last.metadata.resource_version.clone();
+    wait_until("the FIFO to hold every change", || {
+        inf.last_sync_resource_version() == rv
+    })
+    .await;
+    gate.open();
+    wait_until("every notification", || gate.seen.lock().len() == 5).await;
+    let seen = gate.seen.lock().clone();
+    seen.into_iter()
+        .filter(|s| s.ends_with(" a") || s.ends_with(" b"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn d2_keyed_default_groups_one_keys_deltas() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let inf = informer(server.client(), |_| {});
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let seen = order_after_held_processing(&server, &inf, || drop(inf.start(cancel.clone()))).await;
+    assert_eq!(seen, ["add a", "update a", "add b"]);
+    cancel.cancel();
+    inf.wait_stopped().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn d10_ordered_mode_from_informer_config_keeps_global_order() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let inf = informer(server.client(), |c| c.fifo_mode = FifoMode::Ordered);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let seen = order_after_held_processing(&server, &inf, || drop(inf.start(cancel.clone()))).await;
+    assert_eq!(seen, ["add a", "add b", "update a"]);
+    cancel.cancel();
+    inf.wait_stopped().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn d10_ordered_mode_from_the_factory_keeps_global_order() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let factory = SharedInformerFactory::builder(server.client())
+        .fifo_mode(FifoMode::Ordered)
+        .build();
+    let inf = factory.informer_for::<ConfigMap>();
+    let seen = order_after_held_processing(&server, &inf, || factory.start()).await;
+    assert_eq!(seen, ["add a", "add b", "update a"]);
+    factory.shutdown().await;
+}
