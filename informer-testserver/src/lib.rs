@@ -28,6 +28,7 @@ mod http;
 mod log;
 mod ops;
 mod patch;
+mod protobuf;
 mod resources;
 mod seed;
 mod selectors;
