@@ -10,18 +10,42 @@ use super::wire::{Reader, Value as Wire};
 /// Deepest message nesting accepted (JSON schemas of CRDs nest legitimately, but not this far).
 const MAX_DEPTH: usize = 100;
 
-/// Messages whose scalar fields are all Go non-pointer `omitempty` fields, except the listed
-/// ones: a zero value on the wire is the Go zero value, which Go's JSON leaves out. Elsewhere a
-/// zero on the wire may be a pointer set to zero (`replicas: 0`), so it is kept.
+/// Go non-pointer `omitempty` number and bool fields of the kinds kubectl creates: a zero on the
+/// wire is the Go zero value, which Go's JSON leaves out. Every other zero number or `false` is
+/// kept, because it may be a pointer set to zero (`replicas: 0`, `automountServiceAccountToken:
+/// false`) that means something else than unset.
 const OMIT_ZERO: &[(&str, &[&str])] = &[
+    ("apimachinery.pkg.apis.meta.v1.ObjectMeta", &["generation"]),
+    ("api.core.v1.PodSpec", &["hostNetwork", "hostPID", "hostIPC"]),
+    ("api.core.v1.Container", &["stdin", "stdinOnce", "tty"]),
+    ("api.core.v1.EphemeralContainerCommon", &["stdin", "stdinOnce", "tty"]),
+    ("api.core.v1.ContainerPort", &["hostPort"]),
     (
-        "apimachinery.pkg.apis.meta.v1.ObjectMeta",
-        &["deletionGracePeriodSeconds"],
+        "api.core.v1.Probe",
+        &["initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"],
     ),
+    ("api.core.v1.ServiceSpec", &["publishNotReadyAddresses", "healthCheckNodePort"]),
+    ("api.core.v1.ServicePort", &["nodePort"]),
+    ("api.apps.v1.DeploymentSpec", &["minReadySeconds", "paused"]),
     (
-        "apimachinery.pkg.apis.meta.v1.ListMeta",
-        &["remainingItemCount"],
+        "api.apps.v1.DeploymentStatus",
+        &["observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"],
     ),
+    ("api.apps.v1.ReplicaSetSpec", &["minReadySeconds"]),
+    (
+        "api.apps.v1.ReplicaSetStatus",
+        &["fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"],
+    ),
+    ("api.apps.v1.StatefulSetSpec", &["minReadySeconds"]),
+    ("api.batch.v1.JobStatus", &["active", "succeeded", "failed"]),
+];
+
+/// Empty strings are dropped everywhere but here: nearly every Go string field is a non-pointer
+/// `omitempty` one (an empty `restartPolicy` is "unset", which the real server then defaults),
+/// and these are the pointer fields where `""` means something other than unset.
+const KEEP_EMPTY_STRING: &[(&str, &str)] = &[
+    // `""` requests no storage class (no dynamic provisioning); unset means the default class.
+    ("api.core.v1.PersistentVolumeClaimSpec", "storageClassName"),
 ];
 
 /// Decodes `bytes` as `msg`.
@@ -40,7 +64,10 @@ fn decode_at(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value,
 }
 
 fn object(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value, Error> {
-    let omit_zero = OMIT_ZERO.iter().find(|(name, _)| *name == msg.name);
+    let omit_zero = OMIT_ZERO
+        .iter()
+        .find(|(name, _)| *name == msg.name)
+        .map_or(&[][..], |(_, fields)| *fields);
     let mut out = Map::new();
     let mut r = Reader::new(bytes);
     while let Some((tag, w)) = r.next_field()? {
@@ -58,8 +85,11 @@ fn object(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value, Er
                     Value::Bool(b) => !b,
                     _ => false,
                 };
+                let empty_string = v.as_str().is_some_and(str::is_empty)
+                    && !KEEP_EMPTY_STRING.contains(&(msg.name, f.json));
                 if v.is_null()
-                    || (zero && omit_zero.is_some_and(|(_, keep)| !keep.contains(&f.json)))
+                    || empty_string
+                    || (zero && omit_zero.contains(&f.json))
                 {
                     out.remove(f.json);
                 } else {

@@ -16,7 +16,8 @@ pub(crate) const FIXED32: u8 = 5;
 pub(crate) enum Value<'a> {
     Varint(u64),
     Fixed64(u64),
-    Fixed32(u32),
+    /// A 32-bit value: no schema field has this wire type, so its bits are never read.
+    Fixed32,
     Len(&'a [u8]),
 }
 
@@ -79,8 +80,8 @@ impl<'a> Reader<'a> {
                 Value::Len(self.take(n)?)
             }
             FIXED32 => {
-                let b = self.take(4)?;
-                Value::Fixed32(u32::from_le_bytes(b.try_into().map_err(|_| Error::Truncated)?))
+                self.take(4)?;
+                Value::Fixed32
             }
             other => return Err(Error::WireType(other)),
         };

@@ -1,0 +1,667 @@
+//! Table columns (`kubectl get`): the standard columns of common built-in kinds, as
+//! kube-apiserver's printers define them, a CRD's `additionalPrinterColumns` (with a JSONPath
+//! subset), and `Name`/`Age` for everything else.
+
+use serde_json::{Value, json};
+
+use crate::resources::ResourceInfo;
+use crate::state::Shared;
+
+/// One column of a Table.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Column {
+    /// Header (`Ready`); kubectl upper-cases it.
+    pub(crate) name: String,
+    /// OpenAPI type: `string`, `integer`, `number`, `boolean` or `date`.
+    pub(crate) ty: String,
+    /// OpenAPI format (`name` for the Name column).
+    pub(crate) format: String,
+    /// Help text.
+    pub(crate) description: String,
+    /// 0 for the default view, 1 and more for `-o wide`.
+    pub(crate) priority: i64,
+    /// How a cell is computed.
+    pub(crate) source: Source,
+}
+
+/// Where a column's cell comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Source {
+    /// `metadata.name`.
+    Name,
+    /// The age from `metadata.creationTimestamp`, as kubectl shows it (`5m`).
+    Age,
+    /// A built-in printer's cell, by column position.
+    Builtin(usize),
+    /// A CRD column: a JSONPath into the object.
+    JsonPath(String),
+}
+
+/// The columns a resource's Tables have.
+pub(crate) fn columns(sh: &Shared, info: &ResourceInfo) -> Vec<Column> {
+    if info.custom {
+        return crd_columns(sh, info);
+    }
+    let Some(defs) = builtin_defs(&info.group, &info.kind) else {
+        return vec![name_column(), age_column()];
+    };
+    let mut out = vec![name_column()];
+    for (i, (name, ty, priority, description)) in defs.iter().enumerate() {
+        out.push(Column {
+            name: (*name).to_owned(),
+            ty: (*ty).to_owned(),
+            format: String::new(),
+            description: (*description).to_owned(),
+            priority: *priority,
+            source: if *name == "Age" {
+                Source::Age
+            } else {
+                Source::Builtin(i)
+            },
+        });
+    }
+    out
+}
+
+fn name_column() -> Column {
+    Column {
+        name: "Name".into(),
+        ty: "string".into(),
+        format: "name".into(),
+        description: "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names".into(),
+        priority: 0,
+        source: Source::Name,
+    }
+}
+
+fn age_column() -> Column {
+    Column {
+        name: "Age".into(),
+        ty: "string".into(),
+        format: String::new(),
+        description: "CreationTimestamp is a timestamp representing the server time when this object was created.".into(),
+        priority: 0,
+        source: Source::Age,
+    }
+}
+
+/// The cells of one object's row.
+pub(crate) fn cells(info: &ResourceInfo, cols: &[Column], obj: &Value, now: i64) -> Vec<Value> {
+    let builtin = if info.custom {
+        Vec::new()
+    } else {
+        builtin_cells(&info.group, &info.kind, obj)
+    };
+    cols.iter()
+        .map(|c| match &c.source {
+            Source::Name => obj
+                .pointer("/metadata/name")
+                .cloned()
+                .unwrap_or(Value::Null),
+            Source::Age => Value::String(age(obj.pointer("/metadata/creationTimestamp"), now)),
+            Source::Builtin(i) => builtin.get(*i).cloned().unwrap_or(Value::Null),
+            Source::JsonPath(path) => jsonpath_cell(&c.ty, jsonpath(obj, path).first().copied(), now),
+        })
+        .collect()
+}
+
+/// kubectl's age of a timestamp (`duration.HumanDuration`), `<unknown>` without one.
+fn age(ts: Option<&Value>, now: i64) -> String {
+    let Some(t) = ts
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+    else {
+        return "<unknown>".into();
+    };
+    human_duration(now - t.as_second())
+}
+
+/// Go's `k8s.io/apimachinery/pkg/util/duration.HumanDuration`, in whole seconds.
+pub(crate) fn human_duration(secs: i64) -> String {
+    if secs < -1 {
+        return "<invalid>".into();
+    }
+    if secs < 0 {
+        return "0s".into();
+    }
+    if secs < 120 {
+        return format!("{secs}s");
+    }
+    let minutes = secs / 60;
+    if minutes < 10 {
+        let s = secs % 60;
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
+    }
+    if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = secs / 3600;
+    if hours < 8 {
+        let m = minutes % 60;
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let d = (hours / 24) % 365;
+        return if d == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{d}d", hours / 24 / 365)
+        };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Built-in printers (kubernetes/pkg/printers/internalversion/printers.go), columns after Name.
+
+type Def = (&'static str, &'static str, i64, &'static str);
+
+const AGE: Def = (
+    "Age",
+    "string",
+    0,
+    "CreationTimestamp is a timestamp representing the server time when this object was created.",
+);
+const CONTAINERS: Def = ("Containers", "string", 1, "Names of each container in the template.");
+const IMAGES: Def = ("Images", "string", 1, "Images referenced by each container in the template.");
+const SELECTOR: Def = ("Selector", "string", 1, "Label selector for pods.");
+
+fn builtin_defs(group: &str, kind: &str) -> Option<&'static [Def]> {
+    Some(match (group, kind) {
+        ("", "ConfigMap") => &[("Data", "integer", 0, "Data contains the configuration data."), AGE],
+        ("", "Secret") => &[
+            ("Type", "string", 0, "The type of the secret"),
+            ("Data", "integer", 0, "The number of keys in the secret"),
+            AGE,
+        ],
+        ("", "Namespace") => &[("Status", "string", 0, "The status of the namespace"), AGE],
+        ("", "Pod") => &[
+            ("Ready", "string", 0, "The aggregate readiness state of this pod for accepting traffic."),
+            ("Status", "string", 0, "The aggregate status of the containers in this pod."),
+            ("Restarts", "string", 0, "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+            AGE,
+            ("IP", "string", 1, "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated."),
+            ("Node", "string", 1, "NodeName is a request to schedule this pod onto a specific node."),
+            ("Nominated Node", "string", 1, "nominatedNodeName is set when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods."),
+            ("Readiness Gates", "string", 1, "If specified, all readiness gates will be evaluated for pod readiness."),
+        ],
+        ("apps", "Deployment") => &[
+            ("Ready", "string", 0, "Number of the pod with ready state"),
+            ("Up-to-date", "integer", 0, "Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
+            ("Available", "integer", 0, "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
+            AGE,
+            CONTAINERS,
+            IMAGES,
+            SELECTOR,
+        ],
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => &[
+            ("Desired", "integer", 0, "Replicas is the number of desired replicas."),
+            ("Current", "integer", 0, "Replicas is the most recently observed number of replicas."),
+            ("Ready", "integer", 0, "The number of ready replicas for this replica set."),
+            AGE,
+            CONTAINERS,
+            IMAGES,
+            SELECTOR,
+        ],
+        ("apps", "StatefulSet") => &[
+            ("Ready", "string", 0, "Number of the pod with ready state"),
+            AGE,
+            CONTAINERS,
+            IMAGES,
+        ],
+        ("", "Service") => &[
+            ("Type", "string", 0, "The type of the service."),
+            ("Cluster-IP", "string", 0, "The cluster IP of the service."),
+            ("External-IP", "string", 0, "The external IP of the service."),
+            ("Port(s)", "string", 0, "The ports of the service."),
+            AGE,
+            SELECTOR,
+        ],
+        _ => return None,
+    })
+}
+
+fn text(obj: &Value, ptr: &str) -> String {
+    obj.pointer(ptr)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn int(obj: &Value, ptr: &str) -> i64 {
+    obj.pointer(ptr).and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn list<'a>(obj: &'a Value, ptr: &str) -> &'a [Value] {
+    obj.pointer(ptr)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+fn or_none(s: String) -> String {
+    if s.is_empty() { "<none>".into() } else { s }
+}
+
+fn template_cells(obj: &Value) -> [Value; 3] {
+    let containers = list(obj, "/spec/template/spec/containers");
+    let join = |field: &str| {
+        containers
+            .iter()
+            .map(|c| c.get(field).and_then(Value::as_str).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    [json!(join("name")), json!(join("image")), json!(selector(obj.pointer("/spec/selector")))]
+}
+
+/// A label selector as kubectl prints it (`app=web,tier in (a,b)`).
+fn selector(sel: Option<&Value>) -> String {
+    let Some(sel) = sel else {
+        return "<none>".into();
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let labels = sel.get("matchLabels").unwrap_or(sel);
+    if let Some(m) = labels.as_object() {
+        parts.extend(
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}"))),
+        );
+    }
+    for e in sel
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
+        let values: Vec<&str> = e
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        parts.push(match e.get("operator").and_then(Value::as_str).unwrap_or_default() {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.to_owned(),
+            "DoesNotExist" => format!("!{key}"),
+            other => format!("{key} {other}"),
+        });
+    }
+    if parts.is_empty() { "<none>".into() } else { parts.join(",") }
+}
+
+fn builtin_cells(group: &str, kind: &str, obj: &Value) -> Vec<Value> {
+    let count = |ptr: &str| obj.pointer(ptr).and_then(Value::as_object).map_or(0, |m| m.len());
+    match (group, kind) {
+        ("", "ConfigMap") => vec![json!(count("/data") + count("/binaryData"))],
+        ("", "Secret") => vec![json!(text(obj, "/type")), json!(count("/data"))],
+        ("", "Namespace") => vec![json!(text(obj, "/status/phase"))],
+        ("", "Pod") => pod_cells(obj),
+        ("apps", "Deployment") => {
+            let [c, i, s] = template_cells(obj);
+            vec![
+                json!(format!("{}/{}", int(obj, "/status/readyReplicas"), desired(obj))),
+                json!(int(obj, "/status/updatedReplicas")),
+                json!(int(obj, "/status/availableReplicas")),
+                Value::Null,
+                c,
+                i,
+                s,
+            ]
+        }
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => {
+            let [c, i, s] = template_cells(obj);
+            vec![
+                json!(desired(obj)),
+                json!(int(obj, "/status/replicas")),
+                json!(int(obj, "/status/readyReplicas")),
+                Value::Null,
+                c,
+                i,
+                s,
+            ]
+        }
+        ("apps", "StatefulSet") => {
+            let [c, i, _] = template_cells(obj);
+            vec![
+                json!(format!("{}/{}", int(obj, "/status/readyReplicas"), desired(obj))),
+                Value::Null,
+                c,
+                i,
+            ]
+        }
+        ("", "Service") => service_cells(obj),
+        _ => Vec::new(),
+    }
+}
+
+/// `spec.replicas`, which defaults to 1.
+fn desired(obj: &Value) -> i64 {
+    obj.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1)
+}
+
+fn pod_cells(obj: &Value) -> Vec<Value> {
+    let statuses = list(obj, "/status/containerStatuses");
+    let total = list(obj, "/spec/containers").len();
+    let ready = statuses
+        .iter()
+        .filter(|c| c.get("ready").and_then(Value::as_bool) == Some(true))
+        .count();
+    let restarts: i64 = statuses
+        .iter()
+        .filter_map(|c| c.get("restartCount").and_then(Value::as_i64))
+        .sum();
+    let mut reason = text(obj, "/status/reason");
+    if reason.is_empty() {
+        reason = text(obj, "/status/phase");
+    }
+    // A waiting or terminated container's reason wins over the phase, as in kubectl.
+    for c in statuses {
+        for state in ["waiting", "terminated"] {
+            if let Some(r) = c.pointer(&format!("/state/{state}/reason")).and_then(Value::as_str)
+                && !r.is_empty()
+            {
+                reason = r.to_owned();
+            }
+        }
+    }
+    if obj.pointer("/metadata/deletionTimestamp").is_some() {
+        reason = "Terminating".into();
+    }
+    if reason.is_empty() {
+        reason = "Pending".into();
+    }
+    let gates = list(obj, "/spec/readinessGates");
+    let gates = if gates.is_empty() {
+        "<none>".to_owned()
+    } else {
+        let met = gates
+            .iter()
+            .filter(|g| {
+                let ty = g.get("conditionType");
+                list(obj, "/status/conditions").iter().any(|c| {
+                    c.get("type") == ty && c.get("status").and_then(Value::as_str) == Some("True")
+                })
+            })
+            .count();
+        format!("{met}/{}", gates.len())
+    };
+    vec![
+        json!(format!("{ready}/{total}")),
+        json!(reason),
+        json!(restarts.to_string()),
+        Value::Null,
+        json!(or_none(text(obj, "/status/podIP"))),
+        json!(or_none(text(obj, "/spec/nodeName"))),
+        json!(or_none(text(obj, "/status/nominatedNodeName"))),
+        json!(gates),
+    ]
+}
+
+fn service_cells(obj: &Value) -> Vec<Value> {
+    let ty = match text(obj, "/spec/type") {
+        t if t.is_empty() => "ClusterIP".to_owned(),
+        t => t,
+    };
+    let mut external: Vec<String> = list(obj, "/spec/externalIPs")
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    match ty.as_str() {
+        "LoadBalancer" => {
+            external.extend(list(obj, "/status/loadBalancer/ingress").iter().filter_map(|i| {
+                i.get("ip")
+                    .or_else(|| i.get("hostname"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            }));
+            if external.is_empty() {
+                external.push("<pending>".into());
+            }
+        }
+        "ExternalName" => external.push(text(obj, "/spec/externalName")),
+        _ => {}
+    }
+    let ports: Vec<String> = list(obj, "/spec/ports")
+        .iter()
+        .map(|p| {
+            let port = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+            let proto = p.get("protocol").and_then(Value::as_str).unwrap_or("TCP");
+            match p.get("nodePort").and_then(Value::as_i64) {
+                Some(n) if n != 0 => format!("{port}:{n}/{proto}"),
+                _ => format!("{port}/{proto}"),
+            }
+        })
+        .collect();
+    vec![
+        json!(ty),
+        json!(or_none(text(obj, "/spec/clusterIP"))),
+        json!(or_none(external.join(","))),
+        json!(or_none(ports.join(","))),
+        Value::Null,
+        json!(selector(obj.pointer("/spec/selector"))),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// CRD columns.
+
+fn crd_columns(sh: &Shared, info: &ResourceInfo) -> Vec<Column> {
+    let key = (String::new(), format!("{}.{}", info.plural, info.group));
+    let crd = sh
+        .store
+        .get("apiextensions.k8s.io/customresourcedefinitions", &key)
+        .and_then(|o| o.value().ok());
+    let defined: Vec<Value> = crd
+        .as_ref()
+        .and_then(|v| v.pointer("/spec/versions"))
+        .and_then(Value::as_array)
+        .and_then(|vs| {
+            vs.iter()
+                .find(|v| v.get("name").and_then(Value::as_str) == Some(info.version.as_str()))
+        })
+        .and_then(|v| v.get("additionalPrinterColumns"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut out = vec![name_column()];
+    if defined.is_empty() {
+        // The CRD default: an Age column from metadata.creationTimestamp.
+        out.push(age_column());
+        return out;
+    }
+    for c in defined {
+        let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        out.push(Column {
+            name: s("name"),
+            ty: s("type"),
+            format: s("format"),
+            description: s("description"),
+            priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+            source: Source::JsonPath(s("jsonPath")),
+        });
+    }
+    out
+}
+
+/// A CRD column's cell from the first JSONPath result, typed like kube-apiserver's
+/// (`date` becomes an age).
+fn jsonpath_cell(ty: &str, v: Option<&Value>, now: i64) -> Value {
+    let Some(v) = v else { return Value::Null };
+    match (ty, v) {
+        ("date", v) => Value::String(age(Some(v), now)),
+        ("integer", Value::Number(n)) if n.is_i64() => v.clone(),
+        ("number", Value::Number(_)) | ("boolean", Value::Bool(_)) => v.clone(),
+        ("string", Value::String(_)) => v.clone(),
+        ("string", other) => Value::String(other.to_string()),
+        _ => Value::Null,
+    }
+}
+
+/// Evaluates the JSONPath subset CRDs use: `.a.b`, `['a.b']`, `[0]`, `[*]` and
+/// `[?(@.key=="value")]`.
+pub(crate) fn jsonpath<'a>(obj: &'a Value, path: &str) -> Vec<&'a Value> {
+    let path = path.trim().trim_start_matches('{').trim_end_matches('}');
+    let path = path.strip_prefix('$').unwrap_or(path);
+    let mut cur: Vec<&Value> = vec![obj];
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let key = &r[..end];
+            if !key.is_empty() {
+                cur = cur.into_iter().filter_map(|v| v.get(key)).collect();
+            }
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let Some(end) = r.find(']') else { return Vec::new() };
+            // A filter may hold ']' in its value; take up to the closing ")]" then.
+            let end = if r.starts_with("?(") {
+                r.find(")]").map_or(end, |e| e + 1)
+            } else {
+                end
+            };
+            let inner = &r[..end];
+            rest = &r[end + 1..];
+            cur = step(cur, inner);
+        } else {
+            return Vec::new();
+        }
+    }
+    cur
+}
+
+fn step<'a>(cur: Vec<&'a Value>, inner: &str) -> Vec<&'a Value> {
+    let quoted = inner
+        .strip_prefix('\'')
+        .and_then(|s| s.strip_suffix('\''))
+        .or_else(|| inner.strip_prefix('"').and_then(|s| s.strip_suffix('"')));
+    if let Some(key) = quoted {
+        return cur.into_iter().filter_map(|v| v.get(key)).collect();
+    }
+    if inner == "*" {
+        return cur
+            .into_iter()
+            .flat_map(|v| match v {
+                Value::Array(a) => a.iter().collect::<Vec<_>>(),
+                Value::Object(m) => m.values().collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+    }
+    if let Ok(i) = inner.parse::<i64>() {
+        return cur
+            .into_iter()
+            .filter_map(|v| {
+                let a = v.as_array()?;
+                let idx = if i < 0 { a.len() as i64 + i } else { i };
+                usize::try_from(idx).ok().and_then(|i| a.get(i))
+            })
+            .collect();
+    }
+    if let Some(filter) = inner.strip_prefix("?(").and_then(|s| s.strip_suffix(')')) {
+        let Some((lhs, rhs)) = filter.split_once("==") else {
+            return Vec::new();
+        };
+        let field = lhs.trim().trim_start_matches("@.");
+        let want = rhs.trim().trim_matches(|c| c == '"' || c == '\'');
+        return cur
+            .into_iter()
+            .flat_map(|v| v.as_array().map(|a| a.iter().collect::<Vec<_>>()).unwrap_or_default())
+            .filter(|item| {
+                jsonpath(item, &format!(".{field}"))
+                    .first()
+                    .is_some_and(|v| v.as_str().map_or_else(|| v.to_string() == want, |s| s == want))
+            })
+            .collect();
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_like_kubectl() {
+        for (secs, s) in [
+            (0, "0s"),
+            (119, "119s"),
+            (125, "2m5s"),
+            (600, "10m"),
+            (3 * 3600 + 120, "3h2m"),
+            (10 * 3600, "10h"),
+            (3 * 86400 + 3600, "3d1h"),
+            (30 * 86400, "30d"),
+            (3 * 365 * 86400 + 86400 * 3, "3y3d"),
+        ] {
+            assert_eq!(human_duration(secs), s, "{secs}");
+        }
+    }
+
+    #[test]
+    fn jsonpath_subset() {
+        let obj = json!({"metadata": {"labels": {"a.b/c": "x"}},
+                         "spec": {"size": 3, "items": [{"n": 1}, {"n": 2}]},
+                         "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Other", "status": "False"}]}});
+        assert_eq!(jsonpath(&obj, ".spec.size"), [&json!(3)]);
+        assert_eq!(jsonpath(&obj, ".spec.items[1].n"), [&json!(2)]);
+        assert_eq!(jsonpath(&obj, ".spec.items[*].n"), [&json!(1), &json!(2)]);
+        assert_eq!(jsonpath(&obj, ".metadata.labels['a.b/c']"), [&json!("x")]);
+        assert_eq!(
+            jsonpath(&obj, r#".status.conditions[?(@.type=="Ready")].status"#),
+            [&json!("True")]
+        );
+        assert!(jsonpath(&obj, ".spec.missing").is_empty());
+        assert_eq!(jsonpath_cell("integer", Some(&json!(3)), 0), json!(3));
+        assert_eq!(jsonpath_cell("integer", Some(&json!("x")), 0), Value::Null);
+    }
+
+    #[test]
+    fn pod_and_service_cells() {
+        let pod = json!({"spec": {"containers": [{"name": "a"}, {"name": "b"}], "nodeName": "n1"},
+                         "status": {"phase": "Running", "podIP": "10.0.0.1",
+                                    "containerStatuses": [{"ready": true, "restartCount": 2},
+                                                          {"ready": false, "restartCount": 1, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}});
+        let c = pod_cells(&pod);
+        assert_eq!(c[0], "1/2");
+        assert_eq!(c[1], "CrashLoopBackOff");
+        assert_eq!(c[2], "3");
+        assert_eq!(c[4], "10.0.0.1");
+        assert_eq!(c[5], "n1");
+        let svc = json!({"spec": {"type": "NodePort", "clusterIP": "10.96.0.10", "selector": {"app": "web"},
+                                  "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}});
+        let c = service_cells(&svc);
+        assert_eq!(c[0], "NodePort");
+        assert_eq!(c[1], "10.96.0.10");
+        assert_eq!(c[2], "<none>");
+        assert_eq!(c[3], "80:30080/TCP,53/UDP");
+        assert_eq!(c[5], "app=web");
+    }
+}
