@@ -299,10 +299,46 @@ fn generate() -> (String, Vec<String>) {
     }
     messages.sort_by(|a, b| a.name.cmp(&b.name));
     let index: HashMap<String, usize> = messages.iter().enumerate().map(|(i, m)| (m.name.clone(), i)).collect();
+    let key = |full: &str| {
+        let (module, name) = full.rsplit_once('.').unwrap();
+        (module.to_owned(), norm(name))
+    };
+    // Where k8s-openapi has no struct of a message, its JSON names come from, in order:
+    // - the struct that embeds it (Go inlines `VolumeSource` into `Volume`, so k8s-openapi has
+    //   only `Volume`, which has a field for every `VolumeSource` field);
+    // - the same struct in another version of the group (`authorization.v1beta1` -> `v1`);
+    // - else the camelCase of the Rust name (`admission.k8s.io`, which k8s-openapi lacks).
+    let mut borrowed: HashMap<String, HashMap<String, String>> = HashMap::new();
+    for m in &messages {
+        let Some(names) = openapi.get(&key(&m.name)) else { continue };
+        for f in &m.fields {
+            if let Some(sub) = &f.msg
+                && f.label == "Single"
+                && !names.contains_key(&norm(&f.rust))
+                && !openapi.contains_key(&key(sub))
+            {
+                borrowed.entry(sub.clone()).or_default().extend(names.clone());
+            }
+        }
+    }
+    let mut sorted_keys: Vec<&(String, String)> = openapi.keys().collect();
+    sorted_keys.sort();
+    for m in &messages {
+        if openapi.contains_key(&key(&m.name)) || borrowed.contains_key(&m.name) {
+            continue;
+        }
+        let (module, name) = key(&m.name);
+        let group = module.rsplit_once('.').map_or("", |(g, _)| g);
+        if let Some(k) = sorted_keys
+            .iter()
+            .find(|(mo, n)| *n == name && mo.rsplit_once('.').map_or("", |(g, _)| g) == group)
+        {
+            borrowed.insert(m.name.clone(), openapi[*k].clone());
+        }
+    }
     let mut guessed = Vec::new();
     for m in &mut messages {
-        let (module, name) = m.name.rsplit_once('.').unwrap();
-        let names = openapi.get(&(module.to_owned(), norm(name)));
+        let names = openapi.get(&key(&m.name)).or_else(|| borrowed.get(&m.name));
         for f in &mut m.fields {
             f.json = match names.and_then(|n| n.get(&norm(&f.rust))) {
                 Some(j) => j.clone(),

@@ -69,7 +69,10 @@ fn object(msg: &'static Message, v: &Value, path: &str, out: &mut Vec<u8>) -> Re
                 for (k, item) in map {
                     let mut entry = Vec::new();
                     put_len(&mut entry, 1, k.as_bytes());
-                    field_as(f, 2, item, &format!("{p}[{k}]"), &mut entry)?;
+                    // A null value is an entry without one (`JSONSchemaPropsOrStringArray`).
+                    if !item.is_null() {
+                        field_as(f, 2, item, &format!("{p}[{k}]"), &mut entry)?;
+                    }
                     put_len(out, f.tag, &entry);
                 }
             }

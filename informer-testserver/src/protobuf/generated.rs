@@ -1304,7 +1304,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     Message { name: "api.authorization.v1beta1.NonResourceRule", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "verbs", ty: String, label: Repeated },
-        Field { tag: 2, json: "nonResourceUrLs", ty: String, label: Repeated },
+        Field { tag: 2, json: "nonResourceURLs", ty: String, label: Repeated },
     ] },
     Message { name: "api.authorization.v1beta1.ResourceAttributes", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "namespace", ty: String, label: Single },
@@ -2937,7 +2937,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 16, json: "azureDisk", ty: Message(393), label: Single },
         Field { tag: 17, json: "photonPersistentDisk", ty: Message(521), label: Single },
         Field { tag: 18, json: "portworxVolume", ty: Message(552), label: Single },
-        Field { tag: 19, json: "scaleIo", ty: Message(577), label: Single },
+        Field { tag: 19, json: "scaleIO", ty: Message(577), label: Single },
         Field { tag: 20, json: "local", ty: Message(480), label: Single },
         Field { tag: 21, json: "storageos", ty: Message(603), label: Single },
         Field { tag: 22, json: "csi", ty: Message(397), label: Single },
@@ -3597,7 +3597,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 13, json: "cinder", ty: Message(403), label: Single },
         Field { tag: 14, json: "cephfs", ty: Message(401), label: Single },
         Field { tag: 15, json: "flocker", ty: Message(454), label: Single },
-        Field { tag: 16, json: "downwardApi", ty: Message(432), label: Single },
+        Field { tag: 16, json: "downwardAPI", ty: Message(432), label: Single },
         Field { tag: 17, json: "fc", ty: Message(450), label: Single },
         Field { tag: 18, json: "azureFile", ty: Message(395), label: Single },
         Field { tag: 19, json: "configMap", ty: Message(415), label: Single },
@@ -3606,7 +3606,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 22, json: "azureDisk", ty: Message(393), label: Single },
         Field { tag: 23, json: "photonPersistentDisk", ty: Message(521), label: Single },
         Field { tag: 24, json: "portworxVolume", ty: Message(552), label: Single },
-        Field { tag: 25, json: "scaleIo", ty: Message(578), label: Single },
+        Field { tag: 25, json: "scaleIO", ty: Message(578), label: Single },
         Field { tag: 26, json: "projected", ty: Message(558), label: Single },
         Field { tag: 27, json: "storageos", ty: Message(604), label: Single },
         Field { tag: 28, json: "csi", ty: Message(398), label: Single },
@@ -4152,7 +4152,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     Message { name: "api.flowcontrol.v1beta1.NonResourcePolicyRule", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "verbs", ty: String, label: Repeated },
-        Field { tag: 6, json: "nonResourceUrLs", ty: String, label: Repeated },
+        Field { tag: 6, json: "nonResourceURLs", ty: String, label: Repeated },
     ] },
     Message { name: "api.flowcontrol.v1beta1.PolicyRulesWithSubjects", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "subjects", ty: Message(737), label: Repeated },
@@ -4258,7 +4258,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     Message { name: "api.flowcontrol.v1beta2.NonResourcePolicyRule", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "verbs", ty: String, label: Repeated },
-        Field { tag: 6, json: "nonResourceUrLs", ty: String, label: Repeated },
+        Field { tag: 6, json: "nonResourceURLs", ty: String, label: Repeated },
     ] },
     Message { name: "api.flowcontrol.v1beta2.PolicyRulesWithSubjects", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "subjects", ty: Message(760), label: Repeated },
@@ -4364,7 +4364,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     Message { name: "api.flowcontrol.v1beta3.NonResourcePolicyRule", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "verbs", ty: String, label: Repeated },
-        Field { tag: 6, json: "nonResourceUrLs", ty: String, label: Repeated },
+        Field { tag: 6, json: "nonResourceURLs", ty: String, label: Repeated },
     ] },
     Message { name: "api.flowcontrol.v1beta3.PolicyRulesWithSubjects", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "subjects", ty: Message(783), label: Repeated },
@@ -4628,7 +4628,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "items", ty: Message(831), label: Repeated },
     ] },
     Message { name: "api.networking.v1beta1.IngressClassParametersReference", shape: Shape::Object, fields: &[
-        Field { tag: 1, json: "aPiGroup", ty: String, label: Single },
+        Field { tag: 1, json: "apiGroup", ty: String, label: Single },
         Field { tag: 2, json: "kind", ty: String, label: Single },
         Field { tag: 3, json: "name", ty: String, label: Single },
         Field { tag: 4, json: "scope", ty: String, label: Single },
@@ -4888,7 +4888,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 3, json: "apiGroups", ty: String, label: Repeated },
         Field { tag: 4, json: "resources", ty: String, label: Repeated },
         Field { tag: 5, json: "resourceNames", ty: String, label: Repeated },
-        Field { tag: 6, json: "nonResourceUrLs", ty: String, label: Repeated },
+        Field { tag: 6, json: "nonResourceURLs", ty: String, label: Repeated },
     ] },
     Message { name: "api.rbac.v1alpha1.Role", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "metadata", ty: Message(1196), label: Single },
@@ -4944,7 +4944,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "apiGroups", ty: String, label: Repeated },
         Field { tag: 3, json: "resources", ty: String, label: Repeated },
         Field { tag: 4, json: "resourceNames", ty: String, label: Repeated },
-        Field { tag: 5, json: "nonResourceUrLs", ty: String, label: Repeated },
+        Field { tag: 5, json: "nonResourceURLs", ty: String, label: Repeated },
     ] },
     Message { name: "api.rbac.v1beta1.Role", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "metadata", ty: Message(1196), label: Single },
@@ -5927,7 +5927,7 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     Message { name: "api.storage.v1beta1.CSINodeDriver", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "name", ty: String, label: Single },
-        Field { tag: 2, json: "nodeId", ty: String, label: Single },
+        Field { tag: 2, json: "nodeID", ty: String, label: Single },
         Field { tag: 3, json: "topologyKeys", ty: String, label: Repeated },
         Field { tag: 4, json: "allocatable", ty: Message(1110), label: Single },
     ] },
@@ -6299,7 +6299,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 2, json: "scale", ty: Message(1154), label: Single },
     ] },
     Message { name: "apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.CustomResourceValidation", shape: Shape::Object, fields: &[
-        Field { tag: 1, json: "openApiv3Schema", ty: Message(1160), label: Single },
+        Field { tag: 1, json: "openAPIV3Schema", ty: Message(1160), label: Single },
     ] },
     Message { name: "apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ExternalDocumentation", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "description", ty: String, label: Single },
@@ -6310,8 +6310,8 @@ pub(super) static MESSAGES: &[Message] = &[
     ] },
     Message { name: "apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JsonSchemaProps", shape: Shape::Object, fields: &[
         Field { tag: 1, json: "id", ty: String, label: Single },
-        Field { tag: 2, json: "schema", ty: String, label: Single },
-        Field { tag: 3, json: "ref", ty: String, label: Single },
+        Field { tag: 2, json: "$schema", ty: String, label: Single },
+        Field { tag: 3, json: "$ref", ty: String, label: Single },
         Field { tag: 4, json: "description", ty: String, label: Single },
         Field { tag: 5, json: "type", ty: String, label: Single },
         Field { tag: 6, json: "format", ty: String, label: Single },
@@ -6346,13 +6346,13 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 35, json: "externalDocs", ty: Message(1158), label: Single },
         Field { tag: 36, json: "example", ty: Message(1159), label: Single },
         Field { tag: 37, json: "nullable", ty: Bool, label: Single },
-        Field { tag: 38, json: "xKubernetesPreserveUnknownFields", ty: Bool, label: Single },
-        Field { tag: 39, json: "xKubernetesEmbeddedResource", ty: Bool, label: Single },
-        Field { tag: 40, json: "xKubernetesIntOrString", ty: Bool, label: Single },
-        Field { tag: 41, json: "xKubernetesListMapKeys", ty: String, label: Repeated },
-        Field { tag: 42, json: "xKubernetesListType", ty: String, label: Single },
-        Field { tag: 43, json: "xKubernetesMapType", ty: String, label: Single },
-        Field { tag: 44, json: "xKubernetesValidations", ty: Message(1166), label: Repeated },
+        Field { tag: 38, json: "x-kubernetes-preserve-unknown-fields", ty: Bool, label: Single },
+        Field { tag: 39, json: "x-kubernetes-embedded-resource", ty: Bool, label: Single },
+        Field { tag: 40, json: "x-kubernetes-int-or-string", ty: Bool, label: Single },
+        Field { tag: 41, json: "x-kubernetes-list-map-keys", ty: String, label: Repeated },
+        Field { tag: 42, json: "x-kubernetes-list-type", ty: String, label: Single },
+        Field { tag: 43, json: "x-kubernetes-map-type", ty: String, label: Single },
+        Field { tag: 44, json: "x-kubernetes-validations", ty: Message(1166), label: Repeated },
     ] },
     Message { name: "apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JsonSchemaPropsOrArray", shape: Shape::SchemaOrArray, fields: &[
         Field { tag: 1, json: "schema", ty: Message(1160), label: Single },
@@ -6707,7 +6707,7 @@ pub(super) static MESSAGES: &[Message] = &[
         Field { tag: 1, json: "service", ty: Message(1231), label: Single },
         Field { tag: 2, json: "group", ty: String, label: Single },
         Field { tag: 3, json: "version", ty: String, label: Single },
-        Field { tag: 4, json: "insecureSkipTlsVerify", ty: Bool, label: Single },
+        Field { tag: 4, json: "insecureSkipTLSVerify", ty: Bool, label: Single },
         Field { tag: 5, json: "caBundle", ty: Bytes, label: Single },
         Field { tag: 7, json: "groupPriorityMinimum", ty: Int32, label: Single },
         Field { tag: 8, json: "versionPriority", ty: Int32, label: Single },

@@ -183,3 +183,6 @@ impl<'a> Envelope<'a> {
         Ok(env)
     }
 }
+
+#[cfg(test)]
+mod tests;
