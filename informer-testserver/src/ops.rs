@@ -516,12 +516,14 @@ fn allocate_service_addresses(body: &mut Value, rv: u64) {
         body["spec"]["clusterIP"] = json!(ip);
         body["spec"]["clusterIPs"] = json!([ip]);
     }
-    if ty == "NodePort" || ty == "LoadBalancer" {
-        if let Some(ports) = body.pointer_mut("/spec/ports").and_then(Value::as_array_mut) {
-            for (i, p) in ports.iter_mut().enumerate() {
-                if p.get("nodePort").and_then(Value::as_i64).unwrap_or(0) == 0 {
-                    p["nodePort"] = json!(30000 + (next * 7 + i as u64) % 2768);
-                }
+    if (ty == "NodePort" || ty == "LoadBalancer")
+        && let Some(ports) = body
+            .pointer_mut("/spec/ports")
+            .and_then(Value::as_array_mut)
+    {
+        for (i, p) in ports.iter_mut().enumerate() {
+            if p.get("nodePort").and_then(Value::as_i64).unwrap_or(0) == 0 {
+                p["nodePort"] = json!(30000 + (next * 7 + i as u64) % 2768);
             }
         }
     }

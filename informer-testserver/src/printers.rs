@@ -100,7 +100,9 @@ pub(crate) fn cells(info: &ResourceInfo, cols: &[Column], obj: &Value, now: i64)
                 .unwrap_or(Value::Null),
             Source::Age => Value::String(age(obj.pointer("/metadata/creationTimestamp"), now)),
             Source::Builtin(i) => builtin.get(*i).cloned().unwrap_or(Value::Null),
-            Source::JsonPath(path) => jsonpath_cell(&c.ty, jsonpath(obj, path).first().copied(), now),
+            Source::JsonPath(path) => {
+                jsonpath_cell(&c.ty, jsonpath(obj, path).first().copied(), now)
+            }
         })
         .collect()
 }
@@ -184,13 +186,31 @@ const AGE: Def = (
     0,
     "CreationTimestamp is a timestamp representing the server time when this object was created.",
 );
-const CONTAINERS: Def = ("Containers", "string", 1, "Names of each container in the template.");
-const IMAGES: Def = ("Images", "string", 1, "Images referenced by each container in the template.");
+const CONTAINERS: Def = (
+    "Containers",
+    "string",
+    1,
+    "Names of each container in the template.",
+);
+const IMAGES: Def = (
+    "Images",
+    "string",
+    1,
+    "Images referenced by each container in the template.",
+);
 const SELECTOR: Def = ("Selector", "string", 1, "Label selector for pods.");
 
 fn builtin_defs(group: &str, kind: &str) -> Option<&'static [Def]> {
     Some(match (group, kind) {
-        ("", "ConfigMap") => &[("Data", "integer", 0, "Data contains the configuration data."), AGE],
+        ("", "ConfigMap") => &[
+            (
+                "Data",
+                "integer",
+                0,
+                "Data contains the configuration data.",
+            ),
+            AGE,
+        ],
         ("", "Secret") => &[
             ("Type", "string", 0, "The type of the secret"),
             ("Data", "integer", 0, "The number of keys in the secret"),
@@ -198,28 +218,88 @@ fn builtin_defs(group: &str, kind: &str) -> Option<&'static [Def]> {
         ],
         ("", "Namespace") => &[("Status", "string", 0, "The status of the namespace"), AGE],
         ("", "Pod") => &[
-            ("Ready", "string", 0, "The aggregate readiness state of this pod for accepting traffic."),
-            ("Status", "string", 0, "The aggregate status of the containers in this pod."),
-            ("Restarts", "string", 0, "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+            (
+                "Ready",
+                "string",
+                0,
+                "The aggregate readiness state of this pod for accepting traffic.",
+            ),
+            (
+                "Status",
+                "string",
+                0,
+                "The aggregate status of the containers in this pod.",
+            ),
+            (
+                "Restarts",
+                "string",
+                0,
+                "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+            ),
             AGE,
-            ("IP", "string", 1, "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated."),
-            ("Node", "string", 1, "NodeName is a request to schedule this pod onto a specific node."),
-            ("Nominated Node", "string", 1, "nominatedNodeName is set when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods."),
-            ("Readiness Gates", "string", 1, "If specified, all readiness gates will be evaluated for pod readiness."),
+            (
+                "IP",
+                "string",
+                1,
+                "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+            ),
+            (
+                "Node",
+                "string",
+                1,
+                "NodeName is a request to schedule this pod onto a specific node.",
+            ),
+            (
+                "Nominated Node",
+                "string",
+                1,
+                "nominatedNodeName is set when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods.",
+            ),
+            (
+                "Readiness Gates",
+                "string",
+                1,
+                "If specified, all readiness gates will be evaluated for pod readiness.",
+            ),
         ],
         ("apps", "Deployment") => &[
             ("Ready", "string", 0, "Number of the pod with ready state"),
-            ("Up-to-date", "integer", 0, "Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
-            ("Available", "integer", 0, "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
+            (
+                "Up-to-date",
+                "integer",
+                0,
+                "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
+            ),
+            (
+                "Available",
+                "integer",
+                0,
+                "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+            ),
             AGE,
             CONTAINERS,
             IMAGES,
             SELECTOR,
         ],
         ("apps", "ReplicaSet") | ("", "ReplicationController") => &[
-            ("Desired", "integer", 0, "Replicas is the number of desired replicas."),
-            ("Current", "integer", 0, "Replicas is the most recently observed number of replicas."),
-            ("Ready", "integer", 0, "The number of ready replicas for this replica set."),
+            (
+                "Desired",
+                "integer",
+                0,
+                "Replicas is the number of desired replicas.",
+            ),
+            (
+                "Current",
+                "integer",
+                0,
+                "Replicas is the most recently observed number of replicas.",
+            ),
+            (
+                "Ready",
+                "integer",
+                0,
+                "The number of ready replicas for this replica set.",
+            ),
             AGE,
             CONTAINERS,
             IMAGES,
@@ -234,7 +314,12 @@ fn builtin_defs(group: &str, kind: &str) -> Option<&'static [Def]> {
         ("", "Service") => &[
             ("Type", "string", 0, "The type of the service."),
             ("Cluster-IP", "string", 0, "The cluster IP of the service."),
-            ("External-IP", "string", 0, "The external IP of the service."),
+            (
+                "External-IP",
+                "string",
+                0,
+                "The external IP of the service.",
+            ),
             ("Port(s)", "string", 0, "The ports of the service."),
             AGE,
             SELECTOR,
@@ -274,7 +359,11 @@ fn template_cells(obj: &Value) -> [Value; 3] {
             .collect::<Vec<_>>()
             .join(",")
     };
-    [json!(join("name")), json!(join("image")), json!(selector(obj.pointer("/spec/selector")))]
+    [
+        json!(join("name")),
+        json!(join("image")),
+        json!(selector(obj.pointer("/spec/selector"))),
+    ]
 }
 
 /// A label selector as kubectl prints it (`app=web,tier in (a,b)`).
@@ -304,19 +393,33 @@ fn selector(sel: Option<&Value>) -> String {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        parts.push(match e.get("operator").and_then(Value::as_str).unwrap_or_default() {
-            "In" => format!("{key} in ({})", values.join(",")),
-            "NotIn" => format!("{key} notin ({})", values.join(",")),
-            "Exists" => key.to_owned(),
-            "DoesNotExist" => format!("!{key}"),
-            other => format!("{key} {other}"),
-        });
+        parts.push(
+            match e
+                .get("operator")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+            {
+                "In" => format!("{key} in ({})", values.join(",")),
+                "NotIn" => format!("{key} notin ({})", values.join(",")),
+                "Exists" => key.to_owned(),
+                "DoesNotExist" => format!("!{key}"),
+                other => format!("{key} {other}"),
+            },
+        );
     }
-    if parts.is_empty() { "<none>".into() } else { parts.join(",") }
+    if parts.is_empty() {
+        "<none>".into()
+    } else {
+        parts.join(",")
+    }
 }
 
 fn builtin_cells(group: &str, kind: &str, obj: &Value) -> Vec<Value> {
-    let count = |ptr: &str| obj.pointer(ptr).and_then(Value::as_object).map_or(0, |m| m.len());
+    let count = |ptr: &str| {
+        obj.pointer(ptr)
+            .and_then(Value::as_object)
+            .map_or(0, |m| m.len())
+    };
     match (group, kind) {
         ("", "ConfigMap") => vec![json!(count("/data") + count("/binaryData"))],
         ("", "Secret") => vec![json!(text(obj, "/type")), json!(count("/data"))],
@@ -325,7 +428,11 @@ fn builtin_cells(group: &str, kind: &str, obj: &Value) -> Vec<Value> {
         ("apps", "Deployment") => {
             let [c, i, s] = template_cells(obj);
             vec![
-                json!(format!("{}/{}", int(obj, "/status/readyReplicas"), desired(obj))),
+                json!(format!(
+                    "{}/{}",
+                    int(obj, "/status/readyReplicas"),
+                    desired(obj)
+                )),
                 json!(int(obj, "/status/updatedReplicas")),
                 json!(int(obj, "/status/availableReplicas")),
                 Value::Null,
@@ -349,7 +456,11 @@ fn builtin_cells(group: &str, kind: &str, obj: &Value) -> Vec<Value> {
         ("apps", "StatefulSet") => {
             let [c, i, _] = template_cells(obj);
             vec![
-                json!(format!("{}/{}", int(obj, "/status/readyReplicas"), desired(obj))),
+                json!(format!(
+                    "{}/{}",
+                    int(obj, "/status/readyReplicas"),
+                    desired(obj)
+                )),
                 Value::Null,
                 c,
                 i,
@@ -362,7 +473,9 @@ fn builtin_cells(group: &str, kind: &str, obj: &Value) -> Vec<Value> {
 
 /// `spec.replicas`, which defaults to 1.
 fn desired(obj: &Value) -> i64 {
-    obj.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1)
+    obj.pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
 }
 
 fn pod_cells(obj: &Value) -> Vec<Value> {
@@ -383,7 +496,9 @@ fn pod_cells(obj: &Value) -> Vec<Value> {
     // A waiting or terminated container's reason wins over the phase, as in kubectl.
     for c in statuses {
         for state in ["waiting", "terminated"] {
-            if let Some(r) = c.pointer(&format!("/state/{state}/reason")).and_then(Value::as_str)
+            if let Some(r) = c
+                .pointer(&format!("/state/{state}/reason"))
+                .and_then(Value::as_str)
                 && !r.is_empty()
             {
                 reason = r.to_owned();
@@ -435,12 +550,16 @@ fn service_cells(obj: &Value) -> Vec<Value> {
         .collect();
     match ty.as_str() {
         "LoadBalancer" => {
-            external.extend(list(obj, "/status/loadBalancer/ingress").iter().filter_map(|i| {
-                i.get("ip")
-                    .or_else(|| i.get("hostname"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            }));
+            external.extend(
+                list(obj, "/status/loadBalancer/ingress")
+                    .iter()
+                    .filter_map(|i| {
+                        i.get("ip")
+                            .or_else(|| i.get("hostname"))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    }),
+            );
             if external.is_empty() {
                 external.push("<pending>".into());
             }
@@ -497,7 +616,12 @@ fn crd_columns(sh: &Shared, info: &ResourceInfo) -> Vec<Column> {
         return out;
     }
     for c in defined {
-        let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let s = |k: &str| {
+            c.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
         out.push(Column {
             name: s("name"),
             ty: s("type"),
@@ -540,7 +664,9 @@ pub(crate) fn jsonpath<'a>(obj: &'a Value, path: &str) -> Vec<&'a Value> {
             }
             rest = &r[end..];
         } else if let Some(r) = rest.strip_prefix('[') {
-            let Some(end) = r.find(']') else { return Vec::new() };
+            let Some(end) = r.find(']') else {
+                return Vec::new();
+            };
             // A filter may hold ']' in its value; take up to the closing ")]" then.
             let end = if r.starts_with("?(") {
                 r.find(")]").map_or(end, |e| e + 1)
@@ -593,11 +719,19 @@ fn step<'a>(cur: Vec<&'a Value>, inner: &str) -> Vec<&'a Value> {
         let want = rhs.trim().trim_matches(|c| c == '"' || c == '\'');
         return cur
             .into_iter()
-            .flat_map(|v| v.as_array().map(|a| a.iter().collect::<Vec<_>>()).unwrap_or_default())
+            .flat_map(|v| {
+                v.as_array()
+                    .map(|a| a.iter().collect::<Vec<_>>())
+                    .unwrap_or_default()
+            })
             .filter(|item| {
                 jsonpath(item, &format!(".{field}"))
                     .first()
-                    .is_some_and(|v| v.as_str().map_or_else(|| v.to_string() == want, |s| s == want))
+                    // Strings compare as text, numbers and bools by value (`@.port==80`).
+                    .is_some_and(|v| match v.as_str() {
+                        Some(s) => s == want,
+                        None => want.parse::<Value>().is_ok_and(|w| w == **v),
+                    })
             })
             .collect();
     }

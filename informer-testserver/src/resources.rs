@@ -80,7 +80,8 @@ impl ResourceInfo {
         !self.custom
             && matches!(
                 (self.group.as_str(), self.kind.as_str()),
-                ("apps", "Deployment" | "ReplicaSet" | "StatefulSet") | ("", "ReplicationController")
+                ("apps", "Deployment" | "ReplicaSet" | "StatefulSet")
+                    | ("", "ReplicationController")
             )
     }
 

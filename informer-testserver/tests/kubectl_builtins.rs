@@ -139,23 +139,54 @@ async fn kubectl_imperative_commands_apply_and_watch() {
     assert_eq!(namespace.status.unwrap().phase.as_deref(), Some("Active"));
 
     let out = k
-        .stdout(&["create", "configmap", "app-config", "-n", ns, "--from-literal=color=blue", "--from-literal=size=3"])
+        .stdout(&[
+            "create",
+            "configmap",
+            "app-config",
+            "-n",
+            ns,
+            "--from-literal=color=blue",
+            "--from-literal=size=3",
+        ])
         .await;
     assert_eq!(out.trim(), "configmap/app-config created");
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let data = cms.get("app-config").await.unwrap().data.unwrap();
-    assert_eq!((data["color"].as_str(), data["size"].as_str()), ("blue", "3"));
+    assert_eq!(
+        (data["color"].as_str(), data["size"].as_str()),
+        ("blue", "3")
+    );
 
     let out = k
-        .stdout(&["create", "secret", "generic", "creds", "-n", ns, "--from-literal=password=hunter2"])
+        .stdout(&[
+            "create",
+            "secret",
+            "generic",
+            "creds",
+            "-n",
+            ns,
+            "--from-literal=password=hunter2",
+        ])
         .await;
     assert_eq!(out.trim(), "secret/creds created");
-    let secret = Api::<Secret>::namespaced(client.clone(), ns).get("creds").await.unwrap();
+    let secret = Api::<Secret>::namespaced(client.clone(), ns)
+        .get("creds")
+        .await
+        .unwrap();
     assert_eq!(secret.data.unwrap()["password"].0, b"hunter2");
     assert_eq!(secret.type_.as_deref(), Some("Opaque"));
 
     let out = k
-        .stdout(&["create", "deployment", "web", "-n", ns, "--image=nginx:1.27", "--replicas=2", "--port=80"])
+        .stdout(&[
+            "create",
+            "deployment",
+            "web",
+            "-n",
+            ns,
+            "--image=nginx:1.27",
+            "--replicas=2",
+            "--port=80",
+        ])
         .await;
     assert_eq!(out.trim(), "deployment.apps/web created");
     let deploys: Api<Deployment> = Api::namespaced(client.clone(), ns);
@@ -167,40 +198,92 @@ async fn kubectl_imperative_commands_apply_and_watch() {
 
     // run, expose, scale.
     let out = k
-        .stdout(&["run", "debug", "-n", ns, "--image=busybox", "--restart=Never", "--labels=tier=debug", "--", "sleep", "60"])
+        .stdout(&[
+            "run",
+            "debug",
+            "-n",
+            ns,
+            "--image=busybox",
+            "--restart=Never",
+            "--labels=tier=debug",
+            "--",
+            "sleep",
+            "60",
+        ])
         .await;
     assert_eq!(out.trim(), "pod/debug created");
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let pod = pods.get("debug").await.unwrap();
-    assert_eq!(pod.spec.unwrap().containers[0].args.as_deref(), Some(&["sleep".to_owned(), "60".to_owned()][..]));
+    assert_eq!(
+        pod.spec.unwrap().containers[0].args.as_deref(),
+        Some(&["sleep".to_owned(), "60".to_owned()][..])
+    );
 
     let out = k
-        .stdout(&["expose", "deployment", "web", "-n", ns, "--port=80", "--target-port=8080"])
+        .stdout(&[
+            "expose",
+            "deployment",
+            "web",
+            "-n",
+            ns,
+            "--port=80",
+            "--target-port=8080",
+        ])
         .await;
     assert_eq!(out.trim(), "service/web exposed");
-    let svc = Api::<Service>::namespaced(client.clone(), ns).get("web").await.unwrap().spec.unwrap();
+    let svc = Api::<Service>::namespaced(client.clone(), ns)
+        .get("web")
+        .await
+        .unwrap()
+        .spec
+        .unwrap();
     assert_eq!(svc.selector.unwrap()["app"], "web");
-    assert!(svc.cluster_ip.as_deref().is_some_and(|ip| ip.starts_with("10.96.")));
+    assert!(
+        svc.cluster_ip
+            .as_deref()
+            .is_some_and(|ip| ip.starts_with("10.96."))
+    );
 
-    let out = k.stdout(&["scale", "deployment", "web", "-n", ns, "--replicas=4"]).await;
+    let out = k
+        .stdout(&["scale", "deployment", "web", "-n", ns, "--replicas=4"])
+        .await;
     assert_eq!(out.trim(), "deployment.apps/web scaled");
     assert_eq!(deploys.get("web").await.unwrap().spec.replicas, Some(4));
 
     // get -o wide: the Table columns kubectl prints.
-    let out = k.stdout(&["get", "deployments", "-n", ns, "-o", "wide"]).await;
+    let out = k
+        .stdout(&["get", "deployments", "-n", ns, "-o", "wide"])
+        .await;
     assert!(out.starts_with("NAME"), "{out}");
-    for header in ["READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"] {
-        assert!(out.lines().next().unwrap().contains(header), "{header} in {out}");
+    for header in [
+        "READY",
+        "UP-TO-DATE",
+        "AVAILABLE",
+        "AGE",
+        "CONTAINERS",
+        "IMAGES",
+        "SELECTOR",
+    ] {
+        assert!(
+            out.lines().next().unwrap().contains(header),
+            "{header} in {out}"
+        );
     }
     let cells = row(&out, "web");
     assert_eq!((cells[1], cells[2], cells[3]), ("0/4", "0", "0"));
     assert_eq!(&cells[5..], ["nginx", "nginx:1.27", "app=web"]);
     let out = k.stdout(&["get", "pods", "-n", ns, "-o", "wide"]).await;
-    assert!(out.lines().next().unwrap().contains("NOMINATED NODE"), "{out}");
+    assert!(
+        out.lines().next().unwrap().contains("NOMINATED NODE"),
+        "{out}"
+    );
     assert_eq!(&row(&out, "debug")[1..4], ["0/1", "Pending", "0"]);
     let out = k.stdout(&["get", "services", "-n", ns]).await;
     let cells = row(&out, "web");
-    assert_eq!((cells[1], cells[3], cells[4]), ("ClusterIP", "<none>", "80/TCP"));
+    assert_eq!(
+        (cells[1], cells[3], cells[4]),
+        ("ClusterIP", "<none>", "80/TCP")
+    );
     assert!(cells[2].starts_with("10.96."), "{out}");
     let out = k.stdout(&["get", "configmaps,secrets", "-n", ns]).await;
     assert_eq!(row(&out, "configmap/app-config")[1], "2");
@@ -210,7 +293,15 @@ async fn kubectl_imperative_commands_apply_and_watch() {
 
     // get -w: the existing object, then one created afterwards; bounded by a deadline.
     let mut child = k
-        .cmd(&["get", "configmaps", "-n", ns, "--watch", "--output-watch-events", "--request-timeout=60s"])
+        .cmd(&[
+            "get",
+            "configmaps",
+            "-n",
+            ns,
+            "--watch",
+            "--output-watch-events",
+            "--request-timeout=60s",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -252,35 +343,90 @@ async fn kubectl_imperative_commands_apply_and_watch() {
     // apply: client-side twice (created, unchanged), a change (configured), then server-side.
     let manifest = k.file("app.yaml", MANIFEST);
     let out = k.stdout(&["apply", "-f", &manifest]).await;
-    for line in ["configmap/settings created", "deployment.apps/api created", "service/api created"] {
+    for line in [
+        "configmap/settings created",
+        "deployment.apps/api created",
+        "service/api created",
+    ] {
         assert!(out.contains(line), "{line} in {out}");
     }
     let out = k.stdout(&["apply", "-f", &manifest]).await;
-    assert!(out.contains("configmap/settings unchanged") && out.contains("service/api unchanged"), "{out}");
-    let changed = k.file("app2.yaml", &MANIFEST.replace("mode: fast", "mode: safe").replace("replicas: 1", "replicas: 3"));
+    assert!(
+        out.contains("configmap/settings unchanged") && out.contains("service/api unchanged"),
+        "{out}"
+    );
+    let changed = k.file(
+        "app2.yaml",
+        &MANIFEST
+            .replace("mode: fast", "mode: safe")
+            .replace("replicas: 1", "replicas: 3"),
+    );
     let out = k.stdout(&["apply", "-f", &changed]).await;
-    assert!(out.contains("configmap/settings configured") && out.contains("deployment.apps/api configured"), "{out}");
-    assert_eq!(cms.get("settings").await.unwrap().data.unwrap()["mode"], "safe");
+    assert!(
+        out.contains("configmap/settings configured")
+            && out.contains("deployment.apps/api configured"),
+        "{out}"
+    );
+    assert_eq!(
+        cms.get("settings").await.unwrap().data.unwrap()["mode"],
+        "safe"
+    );
     assert_eq!(deploys.get("api").await.unwrap().spec.replicas, Some(3));
     let ssa = k.file("app3.yaml", &MANIFEST.replace("mode: fast", "mode: server"));
-    let out = k.stdout(&["apply", "--server-side", "--force-conflicts", "-f", &ssa]).await;
-    assert!(out.contains("configmap/settings serverside-applied"), "{out}");
-    assert_eq!(cms.get("settings").await.unwrap().data.unwrap()["mode"], "server");
-    let api_svc = Api::<Service>::namespaced(client.clone(), ns).get("api").await.unwrap().spec.unwrap();
-    assert!(api_svc.ports.unwrap()[0].node_port.is_some_and(|p| (30000..=32767).contains(&p)));
+    let out = k
+        .stdout(&["apply", "--server-side", "--force-conflicts", "-f", &ssa])
+        .await;
+    assert!(
+        out.contains("configmap/settings serverside-applied"),
+        "{out}"
+    );
+    assert_eq!(
+        cms.get("settings").await.unwrap().data.unwrap()["mode"],
+        "server"
+    );
+    let api_svc = Api::<Service>::namespaced(client.clone(), ns)
+        .get("api")
+        .await
+        .unwrap()
+        .spec
+        .unwrap();
+    assert!(
+        api_svc.ports.unwrap()[0]
+            .node_port
+            .is_some_and(|p| (30000..=32767).contains(&p))
+    );
 
     // label, and a label selector over what was labelled.
-    let out = k.stdout(&["label", "pod", "debug", "-n", ns, "color=red"]).await;
+    let out = k
+        .stdout(&["label", "pod", "debug", "-n", ns, "color=red"])
+        .await;
     assert_eq!(out.trim(), "pod/debug labeled");
     let labels = pods.get("debug").await.unwrap().metadata.labels.unwrap();
-    assert_eq!((labels["color"].as_str(), labels["tier"].as_str()), ("red", "debug"));
-    let out = k.stdout(&["get", "pods", "-n", ns, "-l", "color=red", "-o", "name"]).await;
+    assert_eq!(
+        (labels["color"].as_str(), labels["tier"].as_str()),
+        ("red", "debug")
+    );
+    let out = k
+        .stdout(&["get", "pods", "-n", ns, "-l", "color=red", "-o", "name"])
+        .await;
     assert_eq!(out.trim(), "pod/debug");
-    let out = k.stdout(&["label", "configmap", "app-config", "-n", ns, "tier=backend"]).await;
+    let out = k
+        .stdout(&["label", "configmap", "app-config", "-n", ns, "tier=backend"])
+        .await;
     assert_eq!(out.trim(), "configmap/app-config labeled");
-    let out = k.stdout(&["label", "configmap", "app-config", "-n", ns, "tier-"]).await;
+    let out = k
+        .stdout(&["label", "configmap", "app-config", "-n", ns, "tier-"])
+        .await;
     assert_eq!(out.trim(), "configmap/app-config unlabeled");
-    assert!(cms.get("app-config").await.unwrap().metadata.labels.unwrap_or_default().is_empty());
+    assert!(
+        cms.get("app-config")
+            .await
+            .unwrap()
+            .metadata
+            .labels
+            .unwrap_or_default()
+            .is_empty()
+    );
 
     // delete: one object, a manifest, then the namespace with everything left in it.
     let out = k.stdout(&["delete", "deployment", "web", "-n", ns]).await;
@@ -290,7 +436,13 @@ async fn kubectl_imperative_commands_apply_and_watch() {
     assert!(out.contains("service \"api\" deleted"), "{out}");
     let out = k.stdout(&["delete", "namespace", ns]).await;
     assert!(out.contains("namespace \"demo\" deleted"), "{out}");
-    assert!(cms.list(&Default::default()).await.unwrap().items.is_empty());
+    assert!(
+        cms.list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
     assert!(pods.get_opt("debug").await.unwrap().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -59,7 +59,11 @@ async fn send(
         .get(http::header::CONTENT_TYPE)
         .map(|h| h.to_str().unwrap().to_owned())
         .unwrap_or_default();
-    (status, ct, resp.into_body().collect().await.unwrap().to_bytes())
+    (
+        status,
+        ct,
+        resp.into_body().collect().await.unwrap().to_bytes(),
+    )
 }
 
 #[tokio::test]
@@ -81,7 +85,10 @@ async fn protobuf_create_is_stored_as_json_and_answered_as_the_client_accepts() 
         &server,
         "POST",
         "/api/v1/namespaces/default/configmaps",
-        &[("content-type", PB), ("accept", &format!("{PB},application/json"))],
+        &[
+            ("content-type", PB),
+            ("accept", &format!("{PB},application/json")),
+        ],
         envelope("v1", "ConfigMap", cm.encode_to_vec()),
     )
     .await;
@@ -89,11 +96,17 @@ async fn protobuf_create_is_stored_as_json_and_answered_as_the_client_accepts() 
     assert_eq!(ct, PB);
     assert!(body.starts_with(b"k8s\0"));
     let unknown = Unknown::decode(&body[4..]).unwrap();
-    assert_eq!(unknown.type_meta.unwrap().kind.as_deref(), Some("ConfigMap"));
+    assert_eq!(
+        unknown.type_meta.unwrap().kind.as_deref(),
+        Some("ConfigMap")
+    );
     let back = pb_core::ConfigMap::decode(unknown.raw.unwrap().as_slice()).unwrap();
     let meta = back.metadata.unwrap();
     assert_eq!(meta.name.as_deref(), Some("from-pb"));
-    assert!(meta.uid.is_some_and(|u| !u.is_empty()), "the server set a uid");
+    assert!(
+        meta.uid.is_some_and(|u| !u.is_empty()),
+        "the server set a uid"
+    );
     assert_eq!(back.binary_data["raw"], vec![0u8, 1, 2]);
 
     // JSON clients read the same object.
@@ -137,8 +150,18 @@ async fn protobuf_create_is_stored_as_json_and_answered_as_the_client_accepts() 
     )
     .await;
     let status: Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!((code, status["reason"].as_str()), (406, Some("NotAcceptable")));
-    let (code, _, _) = send(&server, "GET", "/api/v1/namespaces", &[("accept", "text/html")], Vec::new()).await;
+    assert_eq!(
+        (code, status["reason"].as_str()),
+        (406, Some("NotAcceptable"))
+    );
+    let (code, _, _) = send(
+        &server,
+        "GET",
+        "/api/v1/namespaces",
+        &[("accept", "text/html")],
+        Vec::new(),
+    )
+    .await;
     assert_eq!(code, 406);
 
     // A body that is not protobuf, and an unknown field number: 400, nothing stored.
@@ -152,7 +175,10 @@ async fn protobuf_create_is_stored_as_json_and_answered_as_the_client_accepts() 
     .await;
     let status: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(code, 400);
-    assert!(status["message"].as_str().unwrap().contains("protobuf"), "{status}");
+    assert!(
+        status["message"].as_str().unwrap().contains("protobuf"),
+        "{status}"
+    );
     let mut raw = cm.encode_to_vec();
     raw.extend([0xf8, 0x06, 0x01]); // field 111, varint 1
     let (code, _, body) = send(
@@ -204,10 +230,34 @@ async fn protobuf_update_and_delete_options() {
         ..Default::default()
     };
     let path = "/api/v1/namespaces/default/configmaps/c";
-    let (code, _, _) = send(&server, "DELETE", path, &[("content-type", PB)], envelope("v1", "DeleteOptions", opts(&rv).encode_to_vec())).await;
+    let (code, _, _) = send(
+        &server,
+        "DELETE",
+        path,
+        &[("content-type", PB)],
+        envelope("v1", "DeleteOptions", opts(&rv).encode_to_vec()),
+    )
+    .await;
     assert_eq!(code, 409);
-    let now = api.get("c").await.unwrap().metadata.resource_version.unwrap();
-    let (code, _, _) = send(&server, "DELETE", path, &[("content-type", PB)], envelope("meta.k8s.io/v1", "DeleteOptions", opts(&now).encode_to_vec())).await;
+    let now = api
+        .get("c")
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let (code, _, _) = send(
+        &server,
+        "DELETE",
+        path,
+        &[("content-type", PB)],
+        envelope(
+            "meta.k8s.io/v1",
+            "DeleteOptions",
+            opts(&now).encode_to_vec(),
+        ),
+    )
+    .await;
     assert_eq!(code, 200);
     assert!(api.get_opt("c").await.unwrap().is_none());
 }
@@ -236,24 +286,57 @@ async fn tables_have_kubectls_columns() {
             "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}
         }))
         .unwrap();
-    let (code, table) = raw_with(&server, "GET", "/apis/apps/v1/namespaces/default/deployments", &[("accept", TABLE)], b"").await;
+    let (code, table) = raw_with(
+        &server,
+        "GET",
+        "/apis/apps/v1/namespaces/default/deployments",
+        &[("accept", TABLE)],
+        b"",
+    )
+    .await;
     assert_eq!(code, 200);
     assert_eq!(table["kind"], "Table");
     assert_eq!(
         column_names(&table),
-        ["Name", "Ready", "Up-to-date", "Available", "Age", "Containers", "Images", "Selector"]
+        [
+            "Name",
+            "Ready",
+            "Up-to-date",
+            "Available",
+            "Age",
+            "Containers",
+            "Images",
+            "Selector"
+        ]
     );
     let cells = &table["rows"][0]["cells"];
     assert_eq!(cells[0], "web");
     assert_eq!(cells[1], "2/3");
     assert_eq!(cells[2], 3);
     assert_eq!(cells[3], 2);
-    assert!(cells[4].as_str().unwrap().ends_with('s'), "age {}", cells[4]);
-    assert_eq!((&cells[5], &cells[6], &cells[7]), (&json!("nginx"), &json!("nginx:1.27"), &json!("app=web")));
-    assert_eq!(table["columnDefinitions"][5]["priority"], 1, "wide-only column");
+    assert!(
+        cells[4].as_str().unwrap().ends_with('s'),
+        "age {}",
+        cells[4]
+    );
+    assert_eq!(
+        (&cells[5], &cells[6], &cells[7]),
+        (&json!("nginx"), &json!("nginx:1.27"), &json!("app=web"))
+    );
+    assert_eq!(
+        table["columnDefinitions"][5]["priority"], 1,
+        "wide-only column"
+    );
     assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
     // includeObject=Object puts the whole object in the row; GET answers a one-row Table.
-    let (_, one) = raw_with(&server, "GET", "/apis/apps/v1/namespaces/default/deployments/web?includeObject=Object", &[("accept", TABLE)], b"").await;
+    let (_, one) = raw_with(
+        &server,
+        "GET",
+        "/apis/apps/v1/namespaces/default/deployments/web?includeObject=Object",
+        &[("accept", TABLE)],
+        b"",
+    )
+    .await;
     assert_eq!(one["rows"].as_array().unwrap().len(), 1);
     assert_eq!(one["rows"][0]["object"]["spec"]["replicas"], 3);
 
@@ -272,16 +355,40 @@ async fn tables_have_kubectls_columns() {
             "spec": {"size": 3},
             "status": {"conditions": [{"type": "Other", "status": "False"}, {"type": "Ready", "status": "True"}]}}))
         .unwrap();
-    let (code, table) = raw_with(&server, "GET", "/apis/example.com/v1/namespaces/default/widgets", &[("accept", TABLE)], b"").await;
+    let (code, table) = raw_with(
+        &server,
+        "GET",
+        "/apis/example.com/v1/namespaces/default/widgets",
+        &[("accept", TABLE)],
+        b"",
+    )
+    .await;
     assert_eq!(code, 200, "{table}");
-    assert_eq!(column_names(&table), ["Name", "Size", "Ready", "Owner", "Age"]);
+    assert_eq!(
+        column_names(&table),
+        ["Name", "Size", "Ready", "Owner", "Age"]
+    );
     let cells = &table["rows"][0]["cells"];
-    assert_eq!((&cells[0], &cells[1], &cells[2], &cells[3]), (&json!("w1"), &json!(3), &json!("True"), &json!("team-a")));
-    assert!(cells[4].as_str().unwrap().ends_with('s'), "date columns are ages: {}", cells[4]);
+    assert_eq!(
+        (&cells[0], &cells[1], &cells[2], &cells[3]),
+        (&json!("w1"), &json!(3), &json!("True"), &json!("team-a"))
+    );
+    assert!(
+        cells[4].as_str().unwrap().ends_with('s'),
+        "date columns are ages: {}",
+        cells[4]
+    );
     assert_eq!(table["columnDefinitions"][3]["priority"], 1);
 
     // Kinds without printers get Name and Age.
-    let (_, table) = raw_with(&server, "GET", "/apis/coordination.k8s.io/v1/leases", &[("accept", TABLE)], b"").await;
+    let (_, table) = raw_with(
+        &server,
+        "GET",
+        "/apis/coordination.k8s.io/v1/leases",
+        &[("accept", TABLE)],
+        b"",
+    )
+    .await;
     assert_eq!(column_names(&table), ["Name", "Age"]);
 }
 
@@ -297,7 +404,13 @@ async fn table_watch_events_carry_one_row_each() {
     let api: Api<ConfigMap> = Api::default_namespaced(server.client());
     let mut cm = ConfigMap::default();
     cm.metadata.name = Some("a".into());
-    cm.data = Some([("k".to_owned(), "v".to_owned()), ("k2".to_owned(), "v".to_owned())].into());
+    cm.data = Some(
+        [
+            ("k".to_owned(), "v".to_owned()),
+            ("k2".to_owned(), "v".to_owned()),
+        ]
+        .into(),
+    );
     api.create(&PostParams::default(), &cm).await.unwrap();
     let ev = lines.next_event().await.unwrap();
     assert_eq!(ev["type"], "ADDED");
@@ -318,9 +431,16 @@ async fn scale_subresource_reads_and_writes_replicas() {
     let api: Api<Deployment> = Api::default_namespaced(server.client());
     let scale: Scale = api.get_scale("web").await.unwrap();
     assert_eq!(scale.spec.as_ref().unwrap().replicas, Some(2));
-    assert_eq!(scale.status.as_ref().unwrap().selector.as_deref(), Some("app=web"));
+    assert_eq!(
+        scale.status.as_ref().unwrap().selector.as_deref(),
+        Some("app=web")
+    );
     let patched = api
-        .patch_scale("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 5}})))
+        .patch_scale(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 5}})),
+        )
         .await
         .unwrap();
     assert_eq!(patched.spec.unwrap().replicas, Some(5));
@@ -328,9 +448,17 @@ async fn scale_subresource_reads_and_writes_replicas() {
     // A stale resourceVersion in a Scale update conflicts.
     let mut stale = scale.clone();
     stale.spec = Some(k8s_openapi::api::autoscaling::v1::ScaleSpec { replicas: Some(1) });
-    let err = api.replace_scale("web", &PostParams::default(), &stale).await;
+    let err = api
+        .replace_scale("web", &PostParams::default(), &stale)
+        .await;
     assert_eq!(common::api_code(err), 409);
     // Discovery advertises it (kubectl scale looks it up there).
     let (_, res) = raw_with(&server, "GET", "/apis/apps/v1", &[], b"").await;
-    assert!(res["resources"].as_array().unwrap().iter().any(|r| r["name"] == "deployments/scale" && r["kind"] == "Scale"));
+    assert!(
+        res["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "deployments/scale" && r["kind"] == "Scale")
+    );
 }

@@ -18,7 +18,12 @@ use std::path::{Path, PathBuf};
 
 const GENERATED: &str = "src/protobuf/generated.rs";
 /// k8s-pb's top-level modules whose messages the server may receive (metrics.k8s.io is not served).
-const MODULE_ROOTS: &[&str] = &["api", "apimachinery", "apiextensions_apiserver", "kube_aggregator"];
+const MODULE_ROOTS: &[&str] = &[
+    "api",
+    "apimachinery",
+    "apiextensions_apiserver",
+    "kube_aggregator",
+];
 /// The Kubernetes version module of k8s-openapi the workspace builds with.
 const OPENAPI_VERSION: &str = "v1_37";
 
@@ -40,14 +45,38 @@ const SHAPES: &[(&str, &str)] = &[
     ("api.authorization.v1beta1.ExtraValue", "StringList"),
     ("api.certificates.v1.ExtraValue", "StringList"),
     ("api.certificates.v1beta1.ExtraValue", "StringList"),
-    ("apiextensions_apiserver.pkg.apis.apiextensions.v1.Json", "RawJson"),
-    ("apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.Json", "RawJson"),
-    ("apiextensions_apiserver.pkg.apis.apiextensions.v1.JsonSchemaPropsOrArray", "SchemaOrArray"),
-    ("apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JsonSchemaPropsOrArray", "SchemaOrArray"),
-    ("apiextensions_apiserver.pkg.apis.apiextensions.v1.JsonSchemaPropsOrBool", "SchemaOrBool"),
-    ("apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JsonSchemaPropsOrBool", "SchemaOrBool"),
-    ("apiextensions_apiserver.pkg.apis.apiextensions.v1.JsonSchemaPropsOrStringArray", "SchemaOrStringArray"),
-    ("apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JsonSchemaPropsOrStringArray", "SchemaOrStringArray"),
+    (
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.Json",
+        "RawJson",
+    ),
+    (
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.Json",
+        "RawJson",
+    ),
+    (
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JsonSchemaPropsOrArray",
+        "SchemaOrArray",
+    ),
+    (
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JsonSchemaPropsOrArray",
+        "SchemaOrArray",
+    ),
+    (
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JsonSchemaPropsOrBool",
+        "SchemaOrBool",
+    ),
+    (
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JsonSchemaPropsOrBool",
+        "SchemaOrBool",
+    ),
+    (
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1.JsonSchemaPropsOrStringArray",
+        "SchemaOrStringArray",
+    ),
+    (
+        "apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JsonSchemaPropsOrStringArray",
+        "SchemaOrStringArray",
+    ),
 ];
 
 #[derive(Debug)]
@@ -76,7 +105,11 @@ fn metadata_dirs() -> (PathBuf, PathBuf) {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let dir = |name: &str| {
         let p = meta["packages"]
@@ -94,7 +127,10 @@ fn metadata_dirs() -> (PathBuf, PathBuf) {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -128,14 +164,24 @@ fn inner_type(ty: &str) -> &str {
         "::prost::alloc::collections::BTreeMap<::prost::alloc::string::String,",
     ] {
         if let Some(r) = t.strip_prefix(prefix) {
-            t = r.strip_suffix('>').unwrap_or(r).trim().trim_end_matches(',').trim();
+            t = r
+                .strip_suffix('>')
+                .unwrap_or(r)
+                .trim()
+                .trim_end_matches(',')
+                .trim();
         }
     }
     t
 }
 
 /// Parses one prost-generated module file of k8s-pb.
-fn parse_k8s_pb(file: &Path, module: &str, messages: &mut Vec<Message>, kinds: &mut Vec<[String; 4]>) {
+fn parse_k8s_pb(
+    file: &Path,
+    module: &str,
+    messages: &mut Vec<Message>,
+    kinds: &mut Vec<[String; 4]>,
+) {
     let text = std::fs::read_to_string(file).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
@@ -148,8 +194,14 @@ fn parse_k8s_pb(file: &Path, module: &str, messages: &mut Vec<Message>, kinds: &
         if let Some(rest) = line.strip_prefix("pub struct ")
             && is_message
         {
-            let name = rest.trim_end_matches(" {").trim_end_matches(" {}").to_owned();
-            let mut msg = Message { name: format!("{module}.{name}"), fields: Vec::new() };
+            let name = rest
+                .trim_end_matches(" {")
+                .trim_end_matches(" {}")
+                .to_owned();
+            let mut msg = Message {
+                name: format!("{module}.{name}"),
+                fields: Vec::new(),
+            };
             if !line.ends_with("{}") {
                 i += 1;
                 let mut attr: Option<String> = None;
@@ -182,7 +234,10 @@ fn parse_k8s_pb(file: &Path, module: &str, messages: &mut Vec<Message>, kinds: &
             while lines[i].trim() != "}" {
                 if let Some(c) = lines[i].trim().strip_prefix("const ") {
                     let (k, v) = c.split_once(": &'static str = ").unwrap_or(("", ""));
-                    consts.insert(k.to_owned(), v.trim_end_matches(';').trim_matches('"').to_owned());
+                    consts.insert(
+                        k.to_owned(),
+                        v.trim_end_matches(';').trim_matches('"').to_owned(),
+                    );
                 }
                 i += 1;
             }
@@ -207,25 +262,54 @@ fn field_of(module: &str, rust: &str, ty: &str, attr: &str) -> Field {
         .unwrap_or_else(|| panic!("no tag in {attr}"));
     let first = inner.split(',').next().unwrap().trim();
     let (label, ty_name, msg) = if let Some(map) = first.strip_prefix("btree_map = \"") {
-        let value = inner.split(", ").nth(1).unwrap().trim_end_matches('"').trim();
-        assert!(map.starts_with("string"), "map keys other than string: {attr}");
+        let value = inner
+            .split(", ")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches('"')
+            .trim();
+        assert!(
+            map.starts_with("string"),
+            "map keys other than string: {attr}"
+        );
         let msg = (value == "message").then(|| resolve(module, inner_type(ty)));
         ("Map", value.to_owned(), msg)
     } else {
-        let label = if inner.contains("repeated") { "Repeated" } else { "Single" };
-        let ty_name = if first.starts_with("bytes") { "bytes" } else { first };
+        let label = if inner.contains("repeated") {
+            "Repeated"
+        } else {
+            "Single"
+        };
+        let ty_name = if first.starts_with("bytes") {
+            "bytes"
+        } else {
+            first
+        };
         let msg = (ty_name == "message").then(|| resolve(module, inner_type(ty)));
         (label, ty_name.to_owned(), msg)
     };
     assert!(
-        ["string", "bytes", "int32", "int64", "bool", "double", "message"].contains(&ty_name.as_str()),
+        [
+            "string", "bytes", "int32", "int64", "bool", "double", "message"
+        ]
+        .contains(&ty_name.as_str()),
         "unsupported protobuf type in {attr}"
     );
-    Field { tag, rust: rust.trim_start_matches("r#").to_owned(), json: String::new(), ty: ty_name, msg, label }
+    Field {
+        tag,
+        rust: rust.trim_start_matches("r#").to_owned(),
+        json: String::new(),
+        ty: ty_name,
+        msg,
+        label,
+    }
 }
 
 fn norm(s: &str) -> String {
-    s.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect()
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 /// JSON names per k8s-openapi struct: (module, normalised struct name) -> normalised field -> JSON name.
@@ -235,14 +319,23 @@ fn openapi_names(root: &Path) -> HashMap<(String, String), HashMap<String, Strin
     let mut out = HashMap::new();
     for f in files {
         let rel = f.parent().unwrap().strip_prefix(root).unwrap();
-        let module = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join(".");
+        let module = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(".");
         let text = std::fs::read_to_string(&f).unwrap();
-        let Some(name) = text.lines().find_map(|l| l.strip_prefix("pub struct ")) else { continue };
+        let Some(name) = text.lines().find_map(|l| l.strip_prefix("pub struct ")) else {
+            continue;
+        };
         let name = name.split([' ', '<', '(']).next().unwrap();
         let mut fields = HashMap::new();
         for l in text.lines() {
             let l = l.trim();
-            if let Some((json, rest)) = l.strip_prefix('"').and_then(|l| l.split_once("\" => Field::Key_")) {
+            if let Some((json, rest)) = l
+                .strip_prefix('"')
+                .and_then(|l| l.split_once("\" => Field::Key_"))
+            {
                 let _ = rest;
                 fields.insert(norm(json), json.to_owned());
             }
@@ -290,7 +383,11 @@ fn generate() -> (String, Vec<String>) {
         rust_files(&pb_root.join(root), &mut files);
         for f in files {
             let rel = f.parent().unwrap().strip_prefix(&pb_root).unwrap();
-            let module = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join(".");
+            let module = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(".");
             if module.contains("testapigroup") {
                 continue;
             }
@@ -298,7 +395,11 @@ fn generate() -> (String, Vec<String>) {
         }
     }
     messages.sort_by(|a, b| a.name.cmp(&b.name));
-    let index: HashMap<String, usize> = messages.iter().enumerate().map(|(i, m)| (m.name.clone(), i)).collect();
+    let index: HashMap<String, usize> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.name.clone(), i))
+        .collect();
     let key = |full: &str| {
         let (module, name) = full.rsplit_once('.').unwrap();
         (module.to_owned(), norm(name))
@@ -310,14 +411,19 @@ fn generate() -> (String, Vec<String>) {
     // - else the camelCase of the Rust name (`admission.k8s.io`, which k8s-openapi lacks).
     let mut borrowed: HashMap<String, HashMap<String, String>> = HashMap::new();
     for m in &messages {
-        let Some(names) = openapi.get(&key(&m.name)) else { continue };
+        let Some(names) = openapi.get(&key(&m.name)) else {
+            continue;
+        };
         for f in &m.fields {
             if let Some(sub) = &f.msg
                 && f.label == "Single"
                 && !names.contains_key(&norm(&f.rust))
                 && !openapi.contains_key(&key(sub))
             {
-                borrowed.entry(sub.clone()).or_default().extend(names.clone());
+                borrowed
+                    .entry(sub.clone())
+                    .or_default()
+                    .extend(names.clone());
             }
         }
     }
@@ -360,9 +466,13 @@ fn generate() -> (String, Vec<String>) {
         let mut inline = Vec::new();
         for (mi, m) in messages.iter().enumerate() {
             let (module, name) = m.name.rsplit_once('.').unwrap();
-            let Some(names) = openapi.get(&(module.to_owned(), norm(name))) else { continue };
+            let Some(names) = openapi.get(&(module.to_owned(), norm(name))) else {
+                continue;
+            };
             for (fi, f) in m.fields.iter().enumerate() {
-                let Some(sub) = f.msg.as_ref().map(|n| index[n]) else { continue };
+                let Some(sub) = f.msg.as_ref().map(|n| index[n]) else {
+                    continue;
+                };
                 let flat = flat_names(&messages, &index, sub);
                 let embedded = f.label == "Single"
                     && !names.contains_key(&norm(&f.rust))
@@ -388,18 +498,36 @@ fn generate() -> (String, Vec<String>) {
     }
     let mut s = String::new();
     writeln!(s, "// @generated by informer-testserver/tests/protobuf_schema.rs from k8s-pb and k8s-openapi ({OPENAPI_VERSION}); do not edit, run `INFORMER_TESTSERVER_BLESS=1 cargo test -p informer-testserver --test protobuf_schema`").unwrap();
-    writeln!(s, "//! The protobuf schema of the built-in kinds (generated).").unwrap();
+    writeln!(
+        s,
+        "//! The protobuf schema of the built-in kinds (generated)."
+    )
+    .unwrap();
     writeln!(s).unwrap();
-    writeln!(s, "use super::schema::{{Field, KindEntry, Label::*, Message, Shape, Ty::*}};").unwrap();
+    writeln!(
+        s,
+        "use super::schema::{{Field, KindEntry, Label::*, Message, Shape, Ty::*}};"
+    )
+    .unwrap();
     writeln!(s).unwrap();
     writeln!(s, "/// Every message, sorted by full name.").unwrap();
     writeln!(s, "pub(super) static MESSAGES: &[Message] = &[").unwrap();
     for m in &messages {
         let shape = shapes.get(m.name.as_str()).copied().unwrap_or("Object");
-        writeln!(s, "    Message {{ name: {:?}, shape: Shape::{shape}, fields: &[", m.name).unwrap();
+        writeln!(
+            s,
+            "    Message {{ name: {:?}, shape: Shape::{shape}, fields: &[",
+            m.name
+        )
+        .unwrap();
         for f in &m.fields {
             let ty = match (&f.msg, f.ty.as_str()) {
-                (Some(msg), _) => format!("Message({})", index.get(msg).unwrap_or_else(|| panic!("unknown message {msg}"))),
+                (Some(msg), _) => format!(
+                    "Message({})",
+                    index
+                        .get(msg)
+                        .unwrap_or_else(|| panic!("unknown message {msg}"))
+                ),
                 (None, t) => match t {
                     "string" => "String".into(),
                     "bytes" => "Bytes".into(),
@@ -410,17 +538,31 @@ fn generate() -> (String, Vec<String>) {
                     other => panic!("type {other}"),
                 },
             };
-            writeln!(s, "        Field {{ tag: {}, json: {:?}, ty: {ty}, label: {} }},", f.tag, f.json, f.label).unwrap();
+            writeln!(
+                s,
+                "        Field {{ tag: {}, json: {:?}, ty: {ty}, label: {} }},",
+                f.tag, f.json, f.label
+            )
+            .unwrap();
         }
         writeln!(s, "    ] }},").unwrap();
     }
     writeln!(s, "];").unwrap();
     writeln!(s).unwrap();
     kinds.sort();
-    writeln!(s, "/// Top-level kinds: (group, version, kind) -> message, sorted.").unwrap();
+    writeln!(
+        s,
+        "/// Top-level kinds: (group, version, kind) -> message, sorted."
+    )
+    .unwrap();
     writeln!(s, "pub(super) static KINDS: &[KindEntry] = &[").unwrap();
     for [g, v, k, msg] in &kinds {
-        writeln!(s, "    KindEntry {{ group: {g:?}, version: {v:?}, kind: {k:?}, message: {} }},", index[msg]).unwrap();
+        writeln!(
+            s,
+            "    KindEntry {{ group: {g:?}, version: {v:?}, kind: {k:?}, message: {} }},",
+            index[msg]
+        )
+        .unwrap();
     }
     writeln!(s, "];").unwrap();
     (s, guessed)
@@ -436,7 +578,10 @@ fn generated_schema_is_fresh() {
         *m.entry(g.rsplitn(3, '.').nth(2).unwrap_or("")).or_default() += 1;
         m
     });
-    println!("{} field names guessed (not in k8s-openapi {OPENAPI_VERSION}): {by_module:?}", guessed.len());
+    println!(
+        "{} field names guessed (not in k8s-openapi {OPENAPI_VERSION}): {by_module:?}",
+        guessed.len()
+    );
     let current = std::fs::read_to_string(&path).unwrap_or_default();
     if std::env::var_os("INFORMER_TESTSERVER_BLESS").is_some() {
         if current != text {

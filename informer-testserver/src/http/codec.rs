@@ -135,7 +135,10 @@ pub(crate) async fn to_protobuf(resp: Response) -> Response {
             ApiError::new(
                 406,
                 "NotAcceptable",
-                format!("the response cannot be encoded as {}: {e}; accept application/json", protobuf::MEDIA_TYPE),
+                format!(
+                    "the response cannot be encoded as {}: {e}; accept application/json",
+                    protobuf::MEDIA_TYPE
+                ),
             )
         })
     }
@@ -181,14 +184,19 @@ mod tests {
             (Wire::Json, Mode::Table)
         );
         assert_eq!(
-            negotiate(&format!("{pb};as=Table;v=v1;g=meta.k8s.io,application/json")).expect("ok"),
+            negotiate(&format!(
+                "{pb};as=Table;v=v1;g=meta.k8s.io,application/json"
+            ))
+            .expect("ok"),
             (Wire::Json, Mode::Full)
         );
         assert_eq!(negotiate("").expect("ok"), (Wire::Json, Mode::Full));
         assert_eq!(negotiate("*/*").expect("ok"), (Wire::Json, Mode::Full));
         assert_eq!(negotiate("text/html").expect_err("406").code, 406);
         assert_eq!(
-            negotiate(&format!("{pb};as=Table;v=v1;g=meta.k8s.io")).expect_err("406").code,
+            negotiate(&format!("{pb};as=Table;v=v1;g=meta.k8s.io"))
+                .expect_err("406")
+                .code,
             406
         );
     }
@@ -197,11 +205,20 @@ mod tests {
     fn request_bodies_by_content_type() {
         let v = request_object("application/json", br#"{"kind":"ConfigMap"}"#).expect("json");
         assert_eq!(v["kind"], "ConfigMap");
-        let v = request_object("application/yaml", b"kind: ConfigMap\ndata: {a: b}\n").expect("yaml");
+        let v =
+            request_object("application/yaml", b"kind: ConfigMap\ndata: {a: b}\n").expect("yaml");
         assert_eq!(v["data"]["a"], "b");
         let e = request_object("application/vnd.kubernetes.protobuf", b"{}").expect_err("pb");
         assert!(e.message.contains("malformed protobuf"), "{}", e.message);
-        assert_eq!(request_object("text/plain", b"x").expect_err("415").code, 415);
-        assert_eq!(request_object("application/json", b"[1]").expect_err("400").code, 400);
+        assert_eq!(
+            request_object("text/plain", b"x").expect_err("415").code,
+            415
+        );
+        assert_eq!(
+            request_object("application/json", b"[1]")
+                .expect_err("400")
+                .code,
+            400
+        );
     }
 }

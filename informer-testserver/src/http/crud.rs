@@ -9,8 +9,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use http::{StatusCode, header};
 use serde_json::Value;
 
-use super::list::selectors;
 use super::codec::request_object;
+use super::list::selectors;
 use super::{Mode, Target, json_response, object_bytes};
 use crate::log::{QueryParams, Verb};
 use crate::ops::{self, Part, Preconditions};

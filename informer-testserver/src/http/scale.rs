@@ -145,7 +145,8 @@ pub(crate) async fn handle(
             )));
         }
     };
-    let bytes = serde_json::to_vec(&scale_of(&out)).map_err(|e| ApiError::internal(e.to_string()))?;
+    let bytes =
+        serde_json::to_vec(&scale_of(&out)).map_err(|e| ApiError::internal(e.to_string()))?;
     Ok(json_response(StatusCode::OK, bytes.into()))
 }
 

@@ -60,7 +60,11 @@ impl TableRenderer {
     }
 
     /// A Table of `objs` with list metadata `meta` (`resourceVersion`, `continue`).
-    pub(crate) fn render<'a>(&self, objs: impl IntoIterator<Item = &'a Stored>, meta: Value) -> Bytes {
+    pub(crate) fn render<'a>(
+        &self,
+        objs: impl IntoIterator<Item = &'a Stored>,
+        meta: Value,
+    ) -> Bytes {
         let now = jiff::Timestamp::now().as_second();
         let defs: Vec<Value> = self
             .columns
@@ -98,12 +102,10 @@ impl TableRenderer {
         let object = match self.include {
             Include::None => None,
             Include::Metadata => serde_json::from_slice::<Value>(&obj.metadata_json()).ok(),
-            Include::Object => serde_json::from_slice::<Value>(&object_bytes(
-                obj,
-                &self.info,
-                super::Mode::Full,
-            ))
-            .ok(),
+            Include::Object => {
+                serde_json::from_slice::<Value>(&object_bytes(obj, &self.info, super::Mode::Full))
+                    .ok()
+            }
         };
         if let Some(o) = object {
             row["object"] = o;

@@ -16,25 +16,52 @@ const MAX_DEPTH: usize = 100;
 /// false`) that means something else than unset.
 const OMIT_ZERO: &[(&str, &[&str])] = &[
     ("apimachinery.pkg.apis.meta.v1.ObjectMeta", &["generation"]),
-    ("api.core.v1.PodSpec", &["hostNetwork", "hostPID", "hostIPC"]),
+    (
+        "api.core.v1.PodSpec",
+        &["hostNetwork", "hostPID", "hostIPC"],
+    ),
     ("api.core.v1.Container", &["stdin", "stdinOnce", "tty"]),
-    ("api.core.v1.EphemeralContainerCommon", &["stdin", "stdinOnce", "tty"]),
+    (
+        "api.core.v1.EphemeralContainerCommon",
+        &["stdin", "stdinOnce", "tty"],
+    ),
     ("api.core.v1.ContainerPort", &["hostPort"]),
     (
         "api.core.v1.Probe",
-        &["initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"],
+        &[
+            "initialDelaySeconds",
+            "timeoutSeconds",
+            "periodSeconds",
+            "successThreshold",
+            "failureThreshold",
+        ],
     ),
-    ("api.core.v1.ServiceSpec", &["publishNotReadyAddresses", "healthCheckNodePort"]),
+    (
+        "api.core.v1.ServiceSpec",
+        &["publishNotReadyAddresses", "healthCheckNodePort"],
+    ),
     ("api.core.v1.ServicePort", &["nodePort"]),
     ("api.apps.v1.DeploymentSpec", &["minReadySeconds", "paused"]),
     (
         "api.apps.v1.DeploymentStatus",
-        &["observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"],
+        &[
+            "observedGeneration",
+            "replicas",
+            "updatedReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "unavailableReplicas",
+        ],
     ),
     ("api.apps.v1.ReplicaSetSpec", &["minReadySeconds"]),
     (
         "api.apps.v1.ReplicaSetStatus",
-        &["fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"],
+        &[
+            "fullyLabeledReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "observedGeneration",
+        ],
     ),
     ("api.apps.v1.StatefulSetSpec", &["minReadySeconds"]),
     ("api.batch.v1.JobStatus", &["active", "succeeded", "failed"]),
@@ -87,10 +114,7 @@ fn object(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value, Er
                 };
                 let empty_string = v.as_str().is_some_and(str::is_empty)
                     && !KEEP_EMPTY_STRING.contains(&(msg.name, f.json));
-                if v.is_null()
-                    || empty_string
-                    || (zero && omit_zero.contains(&f.json))
-                {
+                if v.is_null() || empty_string || (zero && omit_zero.contains(&f.json)) {
                     out.remove(f.json);
                 } else {
                     out.insert(f.json.to_owned(), v);
@@ -124,7 +148,9 @@ fn object(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value, Er
                     return Err(wrong_wire(msg, f));
                 };
                 let (k, v) = map_entry(msg, f, entry, depth)?;
-                let slot = out.entry(f.json).or_insert_with(|| Value::Object(Map::new()));
+                let slot = out
+                    .entry(f.json)
+                    .or_insert_with(|| Value::Object(Map::new()));
                 if let Value::Object(m) = slot {
                     m.insert(k, v);
                 }
@@ -161,7 +187,12 @@ fn map_entry(
     Ok((key, val))
 }
 
-fn value(msg: &'static Message, f: &'static Field, w: Wire<'_>, depth: usize) -> Result<Value, Error> {
+fn value(
+    msg: &'static Message,
+    f: &'static Field,
+    w: Wire<'_>,
+    depth: usize,
+) -> Result<Value, Error> {
     match (f.ty, w) {
         (Ty::Message(idx), Wire::Len(b)) => decode_at(message(idx), b, depth + 1),
         (Ty::Message(_), _) => Err(wrong_wire(msg, f)),
@@ -181,7 +212,9 @@ fn scalar(msg: &'static Message, f: &'static Field, w: Wire<'_>) -> Result<Value
         (Ty::Bool, Wire::Varint(v)) => Value::Bool(v != 0),
         (Ty::Double, Wire::Fixed64(v)) => serde_json::Number::from_f64(f64::from_bits(v))
             .map(Value::Number)
-            .ok_or_else(|| Error::Invalid(format!("{}.{} is not a finite number", msg.name, f.json)))?,
+            .ok_or_else(|| {
+                Error::Invalid(format!("{}.{} is not a finite number", msg.name, f.json))
+            })?,
         _ => return Err(wrong_wire(msg, f)),
     })
 }
@@ -206,7 +239,12 @@ fn fields(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Map<Strin
     }
 }
 
-fn special(msg: &'static Message, shape: Shape, bytes: &[u8], depth: usize) -> Result<Value, Error> {
+fn special(
+    msg: &'static Message,
+    shape: Shape,
+    bytes: &[u8],
+    depth: usize,
+) -> Result<Value, Error> {
     let mut m = fields(msg, bytes, depth)?;
     // Special messages are read by field number: their Go types have no JSON field names.
     let mut take = |tag: u32| {
@@ -277,6 +315,10 @@ fn raw_json(msg: &'static Message, bytes: &[u8]) -> Result<Value, Error> {
     if raw.starts_with(super::MAGIC) {
         return super::decode_object(raw);
     }
-    serde_json::from_slice(raw)
-        .map_err(|e| Error::Invalid(format!("the raw bytes of a {} are not JSON: {e}", msg.short_name())))
+    serde_json::from_slice(raw).map_err(|e| {
+        Error::Invalid(format!(
+            "the raw bytes of a {} are not JSON: {e}",
+            msg.short_name()
+        ))
+    })
 }

@@ -19,19 +19,29 @@ pub(crate) fn encode(msg: &'static Message, v: &Value, path: &str) -> Result<Vec
 
 fn cannot(path: &str, why: impl Into<String>) -> Error {
     Error::Encode {
-        path: if path.is_empty() { "the object".into() } else { path.to_owned() },
+        path: if path.is_empty() {
+            "the object".into()
+        } else {
+            path.to_owned()
+        },
         why: why.into(),
     }
 }
 
 fn object(msg: &'static Message, v: &Value, path: &str, out: &mut Vec<u8>) -> Result<(), Error> {
     let Value::Object(obj) = v else {
-        return Err(cannot(path, format!("expected an object for {}", msg.short_name())));
+        return Err(cannot(
+            path,
+            format!("expected an object for {}", msg.short_name()),
+        ));
     };
     for (k, _) in obj {
         // apiVersion/kind of nested objects (list items) travel in no message, as in Kubernetes.
         if !msg.knows(k) && k != "apiVersion" && k != "kind" {
-            return Err(cannot(&join(path, k), format!("{} has no such field", msg.short_name())));
+            return Err(cannot(
+                &join(path, k),
+                format!("{} has no such field", msg.short_name()),
+            ));
         }
     }
     for f in msg.fields {
@@ -82,7 +92,11 @@ fn object(msg: &'static Message, v: &Value, path: &str, out: &mut Vec<u8>) -> Re
 }
 
 fn join(path: &str, k: &str) -> String {
-    if path.is_empty() { k.to_owned() } else { format!("{path}.{k}") }
+    if path.is_empty() {
+        k.to_owned()
+    } else {
+        format!("{path}.{k}")
+    }
 }
 
 fn field(f: &'static Field, v: &Value, path: &str, out: &mut Vec<u8>) -> Result<(), Error> {
@@ -90,21 +104,33 @@ fn field(f: &'static Field, v: &Value, path: &str, out: &mut Vec<u8>) -> Result<
 }
 
 /// Writes `v` with `f`'s type under number `tag`.
-fn field_as(f: &'static Field, tag: u32, v: &Value, path: &str, out: &mut Vec<u8>) -> Result<(), Error> {
+fn field_as(
+    f: &'static Field,
+    tag: u32,
+    v: &Value,
+    path: &str,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
     match f.ty {
         Ty::String => {
-            let s = v.as_str().ok_or_else(|| cannot(path, "expected a string"))?;
+            let s = v
+                .as_str()
+                .ok_or_else(|| cannot(path, "expected a string"))?;
             put_len(out, tag, s.as_bytes());
         }
         Ty::Bytes => {
-            let s = v.as_str().ok_or_else(|| cannot(path, "expected base64 text"))?;
+            let s = v
+                .as_str()
+                .ok_or_else(|| cannot(path, "expected base64 text"))?;
             let b = base64::engine::general_purpose::STANDARD
                 .decode(s)
                 .map_err(|e| cannot(path, format!("invalid base64: {e}")))?;
             put_len(out, tag, &b);
         }
         Ty::Int32 | Ty::Int64 => {
-            let n = v.as_i64().ok_or_else(|| cannot(path, "expected an integer"))?;
+            let n = v
+                .as_i64()
+                .ok_or_else(|| cannot(path, "expected an integer"))?;
             put_key(out, tag, VARINT);
             put_varint(out, n as u64);
         }
@@ -114,7 +140,9 @@ fn field_as(f: &'static Field, tag: u32, v: &Value, path: &str, out: &mut Vec<u8
             put_varint(out, u64::from(b));
         }
         Ty::Double => {
-            let d = v.as_f64().ok_or_else(|| cannot(path, "expected a number"))?;
+            let d = v
+                .as_f64()
+                .ok_or_else(|| cannot(path, "expected a number"))?;
             put_key(out, tag, FIXED64);
             out.extend_from_slice(&d.to_bits().to_le_bytes());
         }
@@ -127,7 +155,13 @@ fn field_as(f: &'static Field, tag: u32, v: &Value, path: &str, out: &mut Vec<u8
 }
 
 /// Writes `v` as the field numbered `tag` of `msg`.
-fn put(msg: &'static Message, tag: u32, v: &Value, path: &str, out: &mut Vec<u8>) -> Result<(), Error> {
+fn put(
+    msg: &'static Message,
+    tag: u32,
+    v: &Value,
+    path: &str,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
     let f = msg
         .by_tag(tag)
         .ok_or_else(|| cannot(path, format!("{} has no field {tag}", msg.name)))?;
@@ -142,10 +176,18 @@ fn put(msg: &'static Message, tag: u32, v: &Value, path: &str, out: &mut Vec<u8>
     }
 }
 
-fn special(msg: &'static Message, shape: Shape, v: &Value, path: &str, out: &mut Vec<u8>) -> Result<(), Error> {
+fn special(
+    msg: &'static Message,
+    shape: Shape,
+    v: &Value,
+    path: &str,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
     match (shape, v) {
         (Shape::Quantity, Value::String(_)) => put(msg, 1, v, path, out),
-        (Shape::Quantity, Value::Number(n)) => put(msg, 1, &Value::String(n.to_string()), path, out),
+        (Shape::Quantity, Value::Number(n)) => {
+            put(msg, 1, &Value::String(n.to_string()), path, out)
+        }
         (Shape::IntOrString, Value::Number(_)) => {
             put(msg, 1, &Value::from(0), path, out)?;
             put(msg, 2, v, path, out)
@@ -159,9 +201,13 @@ fn special(msg: &'static Message, shape: Shape, v: &Value, path: &str, out: &mut
             put(msg, 1, &Value::from(secs), path, out)?;
             put(msg, 2, &Value::from(nanos), path, out)
         }
-        (Shape::Duration, Value::String(s)) => {
-            put(msg, 1, &Value::from(super::time::parse_go_duration(s)?), path, out)
-        }
+        (Shape::Duration, Value::String(s)) => put(
+            msg,
+            1,
+            &Value::from(super::time::parse_go_duration(s)?),
+            path,
+            out,
+        ),
         (Shape::RawJson, v) => {
             let raw = serde_json::to_vec(v).map_err(|e| cannot(path, e.to_string()))?;
             put_len(out, 1, &raw);

@@ -13,11 +13,13 @@
 //! own JSON form (`Quantity`, `IntOrString`, `Time`, `MicroTime`, `Duration`, `RawExtension`,
 //! `FieldsV1`, `JSON`, the `JSONSchemaPropsOr…` unions, named string lists) have a [`Shape`] each.
 //!
-//! What the wire cannot say: gogo-protobuf writes every non-pointer field, zero or not, so a
-//! decoded object keeps zero values Go's JSON would omit (`hostNetwork: false`); they mean the
-//! same to every Go or Rust client. `ObjectMeta` and `ListMeta` are the exception, their zero
-//! fields are dropped as Go does. A field number the schema does not know is an error, never
-//! silently dropped.
+//! What the wire cannot say: gogo-protobuf writes every non-pointer field, zero or not, and
+//! nothing marks which fields were pointers. Empty strings are dropped (nearly all are
+//! non-pointer `omitempty` fields, which Go's JSON omits), and so are the zero numbers and bools
+//! of a list of known non-pointer `omitempty` fields of the common kinds (`decode::OMIT_ZERO`);
+//! every other zero stays, because it may be a pointer set to zero (`replicas: 0`). Leftover
+//! zero values mean the same to every Go or Rust client. A field number the schema does not know
+//! is an error, never silently dropped.
 //!
 //! [`Shape`]: schema::Shape
 
@@ -119,7 +121,12 @@ pub(crate) fn decode_object(body: &[u8]) -> Result<Value, Error> {
 
 /// Encodes an object's JSON (with `apiVersion` and `kind`) as `k8s\0` + `runtime.Unknown`.
 pub(crate) fn encode_object(v: &Value) -> Result<Vec<u8>, Error> {
-    let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let (api_version, kind) = (text("apiVersion"), text("kind"));
     let msg = for_kind(&api_version, &kind).ok_or_else(|| Error::UnknownKind {
         api_version: api_version.clone(),

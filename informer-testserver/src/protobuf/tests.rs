@@ -59,7 +59,10 @@ fn kubectl_create_bodies_decode_to_the_json_kubectl_means() {
     assert_eq!(secret["kind"], "Secret");
     // Secret data is bytes on the wire and base64 in JSON.
     assert_eq!(secret["data"]["password"], "aHVudGVyMg==");
-    assert!(secret.get("type").is_none(), "an empty type is unset: {secret}");
+    assert!(
+        secret.get("type").is_none(),
+        "an empty type is unset: {secret}"
+    );
     let deploy = fixture("deployment");
     assert_eq!(
         deploy,
@@ -82,15 +85,24 @@ fn kubectl_create_bodies_decode_to_the_json_kubectl_means() {
 
 #[test]
 fn prost_encoded_deployment_decodes_with_special_types() {
-    let quantity = |s: &str| Quantity { string: Some(s.into()) };
+    let quantity = |s: &str| Quantity {
+        string: Some(s.into()),
+    };
     let deploy = pb_apps::Deployment {
         metadata: Some(pb_meta::ObjectMeta {
             name: Some("api".into()),
             namespace: Some("prod".into()),
             generate_name: Some(String::new()),
             generation: Some(0),
-            creation_timestamp: Some(pb_meta::Time { seconds: Some(1_700_000_000), nanos: Some(0) }),
-            labels: [("app".to_owned(), "api".to_owned()), ("empty".to_owned(), String::new())].into(),
+            creation_timestamp: Some(pb_meta::Time {
+                seconds: Some(1_700_000_000),
+                nanos: Some(0),
+            }),
+            labels: [
+                ("app".to_owned(), "api".to_owned()),
+                ("empty".to_owned(), String::new()),
+            ]
+            .into(),
             ..Default::default()
         }),
         spec: Some(pb_apps::DeploymentSpec {
@@ -102,8 +114,16 @@ fn prost_encoded_deployment_decodes_with_special_types() {
             strategy: Some(pb_apps::DeploymentStrategy {
                 r#type: Some("RollingUpdate".into()),
                 rolling_update: Some(pb_apps::RollingUpdateDeployment {
-                    max_surge: Some(IntOrString { r#type: Some(1), int_val: Some(0), str_val: Some("25%".into()) }),
-                    max_unavailable: Some(IntOrString { r#type: Some(0), int_val: Some(1), str_val: Some(String::new()) }),
+                    max_surge: Some(IntOrString {
+                        r#type: Some(1),
+                        int_val: Some(0),
+                        str_val: Some("25%".into()),
+                    }),
+                    max_unavailable: Some(IntOrString {
+                        r#type: Some(0),
+                        int_val: Some(1),
+                        str_val: Some(String::new()),
+                    }),
                 }),
             }),
             template: Some(pb_core::PodTemplateSpec {
@@ -119,7 +139,11 @@ fn prost_encoded_deployment_decodes_with_special_types() {
                         image: Some("api:1".into()),
                         args: vec!["--port".into(), String::new()],
                         resources: Some(pb_core::ResourceRequirements {
-                            limits: [("cpu".to_owned(), quantity("500m")), ("memory".to_owned(), quantity("128Mi"))].into(),
+                            limits: [
+                                ("cpu".to_owned(), quantity("500m")),
+                                ("memory".to_owned(), quantity("128Mi")),
+                            ]
+                            .into(),
                             ..Default::default()
                         }),
                         env: vec![pb_core::EnvVar {
@@ -128,7 +152,9 @@ fn prost_encoded_deployment_decodes_with_special_types() {
                             value_from: Some(pb_core::EnvVarSource {
                                 config_map_key_ref: Some(pb_core::ConfigMapKeySelector {
                                     // Embedded (inline) in Go: `name` sits beside `key` in JSON.
-                                    local_object_reference: Some(pb_core::LocalObjectReference { name: Some("cfg".into()) }),
+                                    local_object_reference: Some(pb_core::LocalObjectReference {
+                                        name: Some("cfg".into()),
+                                    }),
                                     key: Some("color".into()),
                                     optional: Some(false),
                                 }),
@@ -139,7 +165,11 @@ fn prost_encoded_deployment_decodes_with_special_types() {
                             handler: Some(pb_core::ProbeHandler {
                                 http_get: Some(pb_core::HttpGetAction {
                                     path: Some("/healthz".into()),
-                                    port: Some(IntOrString { r#type: Some(0), int_val: Some(8080), str_val: None }),
+                                    port: Some(IntOrString {
+                                        r#type: Some(0),
+                                        int_val: Some(8080),
+                                        str_val: None,
+                                    }),
                                     ..Default::default()
                                 }),
                                 ..Default::default()
@@ -153,7 +183,9 @@ fn prost_encoded_deployment_decodes_with_special_types() {
                         name: Some("cfg".into()),
                         volume_source: Some(pb_core::VolumeSource {
                             config_map: Some(pb_core::ConfigMapVolumeSource {
-                                local_object_reference: Some(pb_core::LocalObjectReference { name: Some("cfg".into()) }),
+                                local_object_reference: Some(pb_core::LocalObjectReference {
+                                    name: Some("cfg".into()),
+                                }),
                                 default_mode: Some(0o644),
                                 ..Default::default()
                             }),
@@ -167,7 +199,8 @@ fn prost_encoded_deployment_decodes_with_special_types() {
         }),
         status: None,
     };
-    let got = decode_object(&envelope("apps/v1", "Deployment", deploy.encode_to_vec())).expect("decode");
+    let got =
+        decode_object(&envelope("apps/v1", "Deployment", deploy.encode_to_vec())).expect("decode");
     let want = json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "api", "namespace": "prod", "creationTimestamp": "2023-11-14T22:13:20Z",
@@ -195,22 +228,50 @@ fn prost_encoded_deployment_decodes_with_special_types() {
     // Back to protobuf and decoded by prost: the same message.
     let again = encode_object(&got).expect("encode");
     let unknown = Unknown::decode(&again[4..]).expect("prost reads our envelope");
-    assert_eq!(unknown.type_meta.and_then(|t| t.kind).as_deref(), Some("Deployment"));
-    let back = pb_apps::Deployment::decode(unknown.raw.unwrap_or_default().as_slice()).expect("prost reads our message");
+    assert_eq!(
+        unknown.type_meta.and_then(|t| t.kind).as_deref(),
+        Some("Deployment")
+    );
+    let back = pb_apps::Deployment::decode(unknown.raw.unwrap_or_default().as_slice())
+        .expect("prost reads our message");
     let spec = back.spec.expect("spec");
     assert_eq!(spec.replicas, Some(3));
-    let strategy = spec.strategy.and_then(|s| s.rolling_update).expect("rolling update");
-    assert_eq!(strategy.max_surge.and_then(|m| m.str_val).as_deref(), Some("25%"));
+    let strategy = spec
+        .strategy
+        .and_then(|s| s.rolling_update)
+        .expect("rolling update");
+    assert_eq!(
+        strategy.max_surge.and_then(|m| m.str_val).as_deref(),
+        Some("25%")
+    );
     let pod = spec.template.and_then(|t| t.spec).expect("pod spec");
-    let cm = pod.volumes[0].volume_source.as_ref().and_then(|v| v.config_map.as_ref()).expect("configMap volume");
-    assert_eq!(cm.local_object_reference.as_ref().and_then(|l| l.name.as_deref()), Some("cfg"));
-    assert_eq!(pod.containers[0].resources.as_ref().map(|r| r.limits["cpu"].string.clone()), Some(Some("500m".into())));
+    let cm = pod.volumes[0]
+        .volume_source
+        .as_ref()
+        .and_then(|v| v.config_map.as_ref())
+        .expect("configMap volume");
+    assert_eq!(
+        cm.local_object_reference
+            .as_ref()
+            .and_then(|l| l.name.as_deref()),
+        Some("cfg")
+    );
+    assert_eq!(
+        pod.containers[0]
+            .resources
+            .as_ref()
+            .map(|r| r.limits["cpu"].string.clone()),
+        Some(Some("500m".into()))
+    );
 }
 
 #[test]
 fn secrets_and_config_maps_carry_bytes_as_base64() {
     let secret = pb_core::Secret {
-        metadata: Some(pb_meta::ObjectMeta { name: Some("s".into()), ..Default::default() }),
+        metadata: Some(pb_meta::ObjectMeta {
+            name: Some("s".into()),
+            ..Default::default()
+        }),
         data: [("bin".to_owned(), vec![0u8, 255, 10])].into(),
         r#type: Some("kubernetes.io/tls".into()),
         ..Default::default()
@@ -219,7 +280,10 @@ fn secrets_and_config_maps_carry_bytes_as_base64() {
     assert_eq!(got["data"]["bin"], "AP8K");
     assert_eq!(got["type"], "kubernetes.io/tls");
     let cm = pb_core::ConfigMap {
-        metadata: Some(pb_meta::ObjectMeta { name: Some("c".into()), ..Default::default() }),
+        metadata: Some(pb_meta::ObjectMeta {
+            name: Some("c".into()),
+            ..Default::default()
+        }),
         binary_data: [("b".to_owned(), b"hi".to_vec())].into(),
         immutable: Some(true),
         ..Default::default()
@@ -227,20 +291,37 @@ fn secrets_and_config_maps_carry_bytes_as_base64() {
     let got = decode_object(&envelope("v1", "ConfigMap", cm.encode_to_vec())).expect("decode");
     assert_eq!(got["binaryData"]["b"], "aGk=");
     assert_eq!(got["immutable"], true);
-    assert_eq!(encode_object(&got).and_then(|b| decode_object(&b)).expect("round trip"), got);
+    assert_eq!(
+        encode_object(&got)
+            .and_then(|b| decode_object(&b))
+            .expect("round trip"),
+        got
+    );
 }
 
 #[test]
 fn delete_options_decode_under_their_meta_message() {
     let opts = pb_meta::DeleteOptions {
         propagation_policy: Some("Foreground".into()),
-        preconditions: Some(pb_meta::Preconditions { uid: Some("u-1".into()), resource_version: Some("7".into()) }),
+        preconditions: Some(pb_meta::Preconditions {
+            uid: Some("u-1".into()),
+            resource_version: Some("7".into()),
+        }),
         ..Default::default()
     };
     // Typed clients send DeleteOptions as `v1` (core) or `meta.k8s.io/v1`.
     for api_version in ["v1", "meta.k8s.io/v1", "apps/v1"] {
-        let got = decode_object(&envelope(api_version, "DeleteOptions", opts.encode_to_vec())).expect("decode");
-        assert_eq!(got["preconditions"], json!({"uid": "u-1", "resourceVersion": "7"}), "{api_version}");
+        let got = decode_object(&envelope(
+            api_version,
+            "DeleteOptions",
+            opts.encode_to_vec(),
+        ))
+        .expect("decode");
+        assert_eq!(
+            got["preconditions"],
+            json!({"uid": "u-1", "resourceVersion": "7"}),
+            "{api_version}"
+        );
         assert_eq!(got["propagationPolicy"], "Foreground");
     }
 }
@@ -248,13 +329,19 @@ fn delete_options_decode_under_their_meta_message() {
 #[test]
 fn malformed_bodies_are_errors_never_panics() {
     let pod = pb_core::Pod {
-        metadata: Some(pb_meta::ObjectMeta { name: Some("p".into()), ..Default::default() }),
+        metadata: Some(pb_meta::ObjectMeta {
+            name: Some("p".into()),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     let good = envelope("v1", "Pod", pod.encode_to_vec());
     assert!(decode_object(&good).is_ok());
     assert_eq!(decode_object(b"{\"kind\":\"Pod\"}"), Err(Error::NoMagic));
-    assert_eq!(decode_object(&good[..good.len() - 1]), Err(Error::Truncated));
+    assert_eq!(
+        decode_object(&good[..good.len() - 1]),
+        Err(Error::Truncated)
+    );
     assert!(matches!(
         decode_object(&envelope("v1", "Frobnicator", vec![])),
         Err(Error::UnknownKind { .. })
@@ -265,19 +352,28 @@ fn malformed_bodies_are_errors_never_panics() {
     put_varint(&mut raw, 1);
     assert_eq!(
         decode_object(&envelope("v1", "Pod", raw)),
-        Err(Error::UnknownField { message: "api.core.v1.Pod", tag: 99 })
+        Err(Error::UnknownField {
+            message: "api.core.v1.Pod",
+            tag: 99
+        })
     );
     // metadata (field 1) as a varint.
     let mut raw = Vec::new();
     put_key(&mut raw, 1, VARINT);
     put_varint(&mut raw, 5);
-    assert!(matches!(decode_object(&envelope("v1", "Pod", raw)), Err(Error::Invalid(_))));
+    assert!(matches!(
+        decode_object(&envelope("v1", "Pod", raw)),
+        Err(Error::Invalid(_))
+    ));
     // Invalid UTF-8 in a name.
     let mut meta = Vec::new();
     put_len(&mut meta, 1, &[0xff, 0xfe]);
     let mut raw = Vec::new();
     put_len(&mut raw, 1, &meta);
-    assert!(matches!(decode_object(&envelope("v1", "Pod", raw)), Err(Error::Invalid(_))));
+    assert!(matches!(
+        decode_object(&envelope("v1", "Pod", raw)),
+        Err(Error::Invalid(_))
+    ));
     // Pseudo-random garbage after the magic: any answer but a panic.
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     for len in 0..4000usize {
@@ -295,13 +391,17 @@ fn malformed_bodies_are_errors_never_panics() {
 
 #[test]
 fn responses_that_protobuf_cannot_carry_are_errors() {
-    let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "surprise": 1});
+    let v =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "surprise": 1});
     let err = encode_object(&v).expect_err("unknown field");
     assert!(err.to_string().contains("surprise"), "{err}");
     let v = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
     assert!(matches!(encode_object(&v), Err(Error::UnknownKind { .. })));
     let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": 1}});
-    assert!(encode_object(&v).is_err(), "a number where a string belongs");
+    assert!(
+        encode_object(&v).is_err(),
+        "a number where a string belongs"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -445,7 +545,9 @@ where
     let raw = synth(entry.message, &mut vec![entry.message]);
     let ours = decode_object(&envelope(K::API_VERSION, K::KIND, raw)).expect("decode");
     // Every field survives our own encoder too.
-    let again = encode_object(&ours).and_then(|b| decode_object(&b)).expect("round trip");
+    let again = encode_object(&ours)
+        .and_then(|b| decode_object(&b))
+        .expect("round trip");
     assert_eq!(again, ours, "{} round trip", K::KIND);
     ours
 }
@@ -465,14 +567,18 @@ where
     // k8s-openapi writes apiVersion/kind into nested resources (a StatefulSet's
     // volumeClaimTemplates); protobuf, like Go's JSON, has no TypeMeta there.
     d.retain(|p| !(p.ends_with(".apiVersion (added)") || p.ends_with(".kind (added)")));
-    assert!(d.is_empty(), "{} differs from k8s-openapi at {d:#?}", K::KIND);
+    assert!(
+        d.is_empty(),
+        "{} differs from k8s-openapi at {d:#?}",
+        K::KIND
+    );
 }
 
 #[test]
 fn every_field_of_common_kinds_matches_k8s_openapi() {
     use k8s_openapi::api::{
-        admissionregistration, apps, autoscaling, batch, coordination, core, discovery, networking, policy,
-        rbac, storage,
+        admissionregistration, apps, autoscaling, batch, coordination, core, discovery, networking,
+        policy, rbac, storage,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
@@ -533,11 +639,24 @@ fn every_kind_round_trips_through_our_encoder() {
 fn schema_is_consistent() {
     for (i, m) in super::generated::MESSAGES.iter().enumerate() {
         let m: &Message = m;
-        assert!(m.fields.windows(2).all(|w| w[0].tag < w[1].tag), "{} tags sorted", m.name);
+        assert!(
+            m.fields.windows(2).all(|w| w[0].tag < w[1].tag),
+            "{} tags sorted",
+            m.name
+        );
         if i > 0 {
-            assert!(super::generated::MESSAGES[i - 1].name < m.name, "messages sorted");
+            assert!(
+                super::generated::MESSAGES[i - 1].name < m.name,
+                "messages sorted"
+            );
         }
     }
-    assert_eq!(super::for_kind("v1", "PodList").map(|m| m.name), Some("api.core.v1.PodList"));
-    assert_eq!(super::for_kind("apps/v1", "Deployment").map(|m| m.name), Some("api.apps.v1.Deployment"));
+    assert_eq!(
+        super::for_kind("v1", "PodList").map(|m| m.name),
+        Some("api.core.v1.PodList")
+    );
+    assert_eq!(
+        super::for_kind("apps/v1", "Deployment").map(|m| m.name),
+        Some("api.apps.v1.Deployment")
+    );
 }

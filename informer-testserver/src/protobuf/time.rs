@@ -128,12 +128,18 @@ mod tests {
 
     #[test]
     fn times_format_and_parse() {
-        assert_eq!(format(1_700_000_000, 0, false).expect("t"), "2023-11-14T22:13:20Z");
+        assert_eq!(
+            format(1_700_000_000, 0, false).expect("t"),
+            "2023-11-14T22:13:20Z"
+        );
         assert_eq!(
             format(1_700_000_000, 123_456_789, true).expect("t"),
             "2023-11-14T22:13:20.123456Z"
         );
-        assert_eq!(parse("2023-11-14T22:13:20Z").expect("p"), (1_700_000_000, 0));
+        assert_eq!(
+            parse("2023-11-14T22:13:20Z").expect("p"),
+            (1_700_000_000, 0)
+        );
         assert_eq!(
             parse("2023-11-14T22:13:20.123456Z").expect("p"),
             (1_700_000_000, 123_456_000)

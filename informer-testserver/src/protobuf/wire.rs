@@ -73,7 +73,9 @@ impl<'a> Reader<'a> {
             VARINT => Value::Varint(self.varint()?),
             FIXED64 => {
                 let b = self.take(8)?;
-                Value::Fixed64(u64::from_le_bytes(b.try_into().map_err(|_| Error::Truncated)?))
+                Value::Fixed64(u64::from_le_bytes(
+                    b.try_into().map_err(|_| Error::Truncated)?,
+                ))
             }
             LEN => {
                 let n = usize::try_from(self.varint()?).map_err(|_| Error::Truncated)?;
@@ -116,12 +118,27 @@ mod tests {
 
     #[test]
     fn varints_round_trip() {
-        for v in [0u64, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX, (-1i64) as u64] {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            u64::from(u32::MAX),
+            u64::MAX,
+            (-1i64) as u64,
+        ] {
             let mut out = Vec::new();
             put_varint(&mut out, v);
             assert_eq!(Reader::new(&out).varint().expect("varint"), v);
         }
-        assert!(matches!(Reader::new(&[0x80]).varint(), Err(Error::Truncated)));
-        assert!(matches!(Reader::new(&[0xff; 11]).varint(), Err(Error::BadVarint)));
+        assert!(matches!(
+            Reader::new(&[0x80]).varint(),
+            Err(Error::Truncated)
+        ));
+        assert!(matches!(
+            Reader::new(&[0xff; 11]).varint(),
+            Err(Error::BadVarint)
+        ));
     }
 }
