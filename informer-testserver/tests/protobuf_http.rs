@@ -140,7 +140,23 @@ async fn protobuf_create_is_stored_as_json_and_answered_as_the_client_accepts() 
     assert_eq!(list.items.len(), 1);
     assert!(list.metadata.unwrap().resource_version.is_some());
 
-    // Protobuf-only watches and unknown media types: 406 with a Status.
+    // A watch asked for in protobuf with JSON allowed streams JSON (client-go's typed clients
+    // ask so); protobuf-only watches and unknown media types get 406 with a Status.
+    let mut lines = common::Lines::open_with(
+        &server,
+        "/api/v1/namespaces/default/configmaps?watch=true",
+        &[("accept", &format!("{PB}, application/json"))],
+    )
+    .await;
+    assert_eq!(lines.status, 200);
+    let ev = lines.next_event().await.unwrap();
+    assert_eq!(
+        (
+            ev["type"].as_str(),
+            ev["object"]["metadata"]["name"].as_str()
+        ),
+        (Some("ADDED"), Some("from-pb"))
+    );
     let (code, _, body) = send(
         &server,
         "GET",
@@ -379,6 +395,20 @@ async fn tables_have_kubectls_columns() {
         cells[4]
     );
     assert_eq!(table["columnDefinitions"][3]["priority"], 1);
+
+    // Protobuf cannot carry a custom resource: JSON when the client allows it, else 406.
+    let w1 = "/apis/example.com/v1/namespaces/default/widgets/w1";
+    let (code, ct, _) = send(
+        &server,
+        "GET",
+        w1,
+        &[("accept", &format!("{PB},application/json"))],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!((code, ct.as_str()), (200, "application/json"));
+    let (code, _, body) = send(&server, "GET", w1, &[("accept", PB)], Vec::new()).await;
+    assert_eq!(code, 406, "{}", String::from_utf8_lossy(&body));
 
     // Kinds without printers get Name and Age.
     let (_, table) = raw_with(

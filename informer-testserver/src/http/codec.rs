@@ -41,9 +41,34 @@ fn media_ranges(accept: &str) -> impl Iterator<Item = MediaRange<'_>> {
     })
 }
 
+/// The outcome of content negotiation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Negotiated {
+    /// The encoding of the answer.
+    pub(crate) wire: Wire,
+    /// How objects are rendered.
+    pub(crate) mode: Mode,
+    /// Whether plain JSON objects are acceptable too: the fallback when protobuf cannot carry an
+    /// answer (a watch, a custom resource, a field the schema lacks).
+    pub(crate) json_ok: bool,
+}
+
 /// Picks the response encoding and rendering from an Accept header: the first media range the
 /// server can produce wins, as in kube-apiserver. `Err` is 406 Not Acceptable.
-pub(crate) fn negotiate(accept: &str) -> Result<(Wire, Mode), ApiError> {
+pub(crate) fn negotiate(accept: &str) -> Result<Negotiated, ApiError> {
+    let json_ok = accept.trim().is_empty()
+        || media_ranges(accept).any(|r| {
+            matches!(r.base, "application/json" | "application/*" | "*/*") && r.as_kind.is_none()
+        });
+    let (wire, mode) = first_servable(accept)?;
+    Ok(Negotiated {
+        wire,
+        mode,
+        json_ok,
+    })
+}
+
+fn first_servable(accept: &str) -> Result<(Wire, Mode), ApiError> {
     if accept.trim().is_empty() {
         return Ok((Wire::Json, Mode::Full));
     }
@@ -119,31 +144,21 @@ pub(crate) fn request_object(content_type: &str, body: &[u8]) -> Result<Value, A
 }
 
 /// Re-encodes a successful JSON response as protobuf; error responses stay JSON `Status`es,
-/// which every client decodes by their Content-Type.
-pub(crate) async fn to_protobuf(resp: Response) -> Response {
+/// which every client decodes by their Content-Type. When protobuf cannot carry the answer, a
+/// client that also accepts JSON (`json_ok`) gets the JSON, any other a 406.
+pub(crate) async fn to_protobuf(resp: Response, json_ok: bool) -> Response {
     if !resp.status().is_success() {
         return resp;
     }
     let (mut parts, body) = resp.into_parts();
-    let result = async {
-        let bytes = to_bytes(body, MAX_TRANSCODE)
-            .await
-            .map_err(|e| ApiError::new(500, "InternalError", e.to_string()))?;
-        let v: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| ApiError::new(500, "InternalError", e.to_string()))?;
-        protobuf::encode_object(&v).map_err(|e| {
-            ApiError::new(
-                406,
-                "NotAcceptable",
-                format!(
-                    "the response cannot be encoded as {}: {e}; accept application/json",
-                    protobuf::MEDIA_TYPE
-                ),
-            )
-        })
-    }
-    .await;
-    match result {
+    let bytes = match to_bytes(body, MAX_TRANSCODE).await {
+        Ok(b) => b,
+        Err(e) => return super::error_response(&ApiError::internal(e.to_string())),
+    };
+    let encoded = serde_json::from_slice::<Value>(&bytes)
+        .map_err(|e| protobuf::Error::Invalid(e.to_string()))
+        .and_then(|v| protobuf::encode_object(&v));
+    match encoded {
         Ok(pb) => {
             parts.headers.insert(
                 header::CONTENT_TYPE,
@@ -152,7 +167,18 @@ pub(crate) async fn to_protobuf(resp: Response) -> Response {
             parts.headers.remove(header::CONTENT_LENGTH);
             Response::from_parts(parts, Body::from(pb))
         }
-        Err(e) => super::error_response(&e),
+        Err(e) if json_ok => {
+            tracing::debug!(error = %e, "answering in JSON: protobuf cannot carry the response");
+            Response::from_parts(parts, Body::from(bytes))
+        }
+        Err(e) => super::error_response(&ApiError::new(
+            406,
+            "NotAcceptable",
+            format!(
+                "the response cannot be encoded as {}: {e}; accept application/json",
+                protobuf::MEDIA_TYPE
+            ),
+        )),
     }
 }
 
@@ -175,23 +201,27 @@ mod tests {
     #[test]
     fn negotiation_prefers_the_first_servable_range() {
         let pb = "application/vnd.kubernetes.protobuf";
+        let n = negotiate(&format!("{pb},application/json")).expect("ok");
         assert_eq!(
-            negotiate(&format!("{pb},application/json")).expect("ok"),
-            (Wire::Protobuf, Mode::Full)
+            (n.wire, n.mode, n.json_ok),
+            (Wire::Protobuf, Mode::Full, true)
         );
+        let n = negotiate(pb).expect("ok");
+        assert_eq!((n.wire, n.json_ok), (Wire::Protobuf, false));
         assert_eq!(
-            negotiate("application/json;as=Table;v=v1;g=meta.k8s.io,application/json").expect("ok"),
+            first_servable("application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+                .expect("ok"),
             (Wire::Json, Mode::Table)
         );
         assert_eq!(
-            negotiate(&format!(
+            first_servable(&format!(
                 "{pb};as=Table;v=v1;g=meta.k8s.io,application/json"
             ))
             .expect("ok"),
             (Wire::Json, Mode::Full)
         );
-        assert_eq!(negotiate("").expect("ok"), (Wire::Json, Mode::Full));
-        assert_eq!(negotiate("*/*").expect("ok"), (Wire::Json, Mode::Full));
+        assert_eq!(first_servable("").expect("ok"), (Wire::Json, Mode::Full));
+        assert_eq!(first_servable("*/*").expect("ok"), (Wire::Json, Mode::Full));
         assert_eq!(negotiate("text/html").expect_err("406").code, 406);
         assert_eq!(
             negotiate(&format!("{pb};as=Table;v=v1;g=meta.k8s.io"))

@@ -215,12 +215,17 @@ async fn serve(
         )),
         Route::Resource(t) => {
             apply_faults(sh, &t, verb).await?;
-            let (wire, mode) = codec::negotiate(&accept)?;
+            let neg = codec::negotiate(&accept)?;
+            let (wire, mode) = match (neg.wire, verb) {
+                // Watch streams are served in JSON only (protobuf framing is not implemented).
+                (codec::Wire::Protobuf, Verb::Watch) if neg.json_ok => {
+                    (codec::Wire::Json, Mode::Full)
+                }
+                (codec::Wire::Protobuf, Verb::Watch) => return Err(codec::watch_not_acceptable()),
+                (wire, _) => (wire, neg.mode),
+            };
             if let Some(response) = sh.faults.take_hostile(verb) {
                 return hostile::respond(sh, &t, q, mode, response);
-            }
-            if wire == codec::Wire::Protobuf && verb == Verb::Watch {
-                return Err(codec::watch_not_acceptable());
             }
             let resp = match verb {
                 Verb::List => list::list(sh, &t, q, mode),
@@ -228,7 +233,7 @@ async fn serve(
                 _ => crud::handle(sh, &t, verb, q, mode, req).await,
             }?;
             Ok(match wire {
-                codec::Wire::Protobuf => codec::to_protobuf(resp).await,
+                codec::Wire::Protobuf => codec::to_protobuf(resp, neg.json_ok).await,
                 codec::Wire::Json => resp,
             })
         }
