@@ -90,7 +90,7 @@ pub(crate) fn cells(info: &ResourceInfo, cols: &[Column], obj: &Value, now: i64)
     let builtin = if info.custom {
         Vec::new()
     } else {
-        builtin_cells(&info.group, &info.kind, obj)
+        builtin_cells(&info.group, &info.kind, obj, now)
     };
     cols.iter()
         .map(|c| match &c.source {
@@ -311,6 +311,225 @@ fn builtin_defs(group: &str, kind: &str) -> Option<&'static [Def]> {
             CONTAINERS,
             IMAGES,
         ],
+        ("apps", "DaemonSet") => &[
+            (
+                "Desired",
+                "integer",
+                0,
+                "The desired number of daemon pods.",
+            ),
+            (
+                "Current",
+                "integer",
+                0,
+                "The number of nodes running at least one daemon pod.",
+            ),
+            (
+                "Ready",
+                "integer",
+                0,
+                "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready.",
+            ),
+            (
+                "Up-to-date",
+                "integer",
+                0,
+                "The total number of nodes that are running updated daemon pod",
+            ),
+            (
+                "Available",
+                "integer",
+                0,
+                "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available.",
+            ),
+            (
+                "Node Selector",
+                "string",
+                0,
+                "NodeSelector is a selector which must be true for the pod to fit on a node.",
+            ),
+            AGE,
+            CONTAINERS,
+            IMAGES,
+            SELECTOR,
+        ],
+        ("batch", "Job") => &[
+            ("Status", "string", 0, "Status of the job."),
+            (
+                "Completions",
+                "string",
+                0,
+                "The desired number of successfully finished pods the job should be run with.",
+            ),
+            (
+                "Duration",
+                "string",
+                0,
+                "Time required to complete the job.",
+            ),
+            AGE,
+            CONTAINERS,
+            IMAGES,
+            SELECTOR,
+        ],
+        ("batch", "CronJob") => &[
+            (
+                "Schedule",
+                "string",
+                0,
+                "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.",
+            ),
+            (
+                "Timezone",
+                "string",
+                0,
+                "The time zone name for the given schedule.",
+            ),
+            (
+                "Suspend",
+                "boolean",
+                0,
+                "This flag tells the controller to suspend subsequent executions.",
+            ),
+            (
+                "Active",
+                "integer",
+                0,
+                "A list of pointers to currently running jobs.",
+            ),
+            (
+                "Last Schedule",
+                "date",
+                0,
+                "Information when was the last time the job was successfully scheduled.",
+            ),
+            AGE,
+            CONTAINERS,
+            IMAGES,
+            SELECTOR,
+        ],
+        ("", "ServiceAccount") => &[
+            (
+                "Secrets",
+                "integer",
+                0,
+                "Secrets is the list of secrets allowed to be used by pods running using this ServiceAccount.",
+            ),
+            AGE,
+        ],
+        ("", "PersistentVolumeClaim") => &[
+            (
+                "Status",
+                "string",
+                0,
+                "Phase represents the current phase of PersistentVolumeClaim.",
+            ),
+            (
+                "Volume",
+                "string",
+                0,
+                "VolumeName is the binding reference to the PersistentVolume backing this claim.",
+            ),
+            (
+                "Capacity",
+                "string",
+                0,
+                "Capacity represents the actual resources of the underlying volume.",
+            ),
+            (
+                "Access Modes",
+                "string",
+                0,
+                "AccessModes contains the desired access modes the volume should have.",
+            ),
+            (
+                "StorageClass",
+                "string",
+                0,
+                "StorageClassName is the name of the StorageClass required by the claim.",
+            ),
+            (
+                "VolumeAttributesClass",
+                "string",
+                0,
+                "VolumeAttributesClassName may be used to set the VolumeAttributesClass used by this claim.",
+            ),
+            AGE,
+            (
+                "VolumeMode",
+                "string",
+                1,
+                "volumeMode defines what type of volume is required by the claim.",
+            ),
+        ],
+        ("networking.k8s.io", "Ingress") => &[
+            (
+                "Class",
+                "string",
+                0,
+                "The name of the IngressClass resource that should be used.",
+            ),
+            (
+                "Hosts",
+                "string",
+                0,
+                "Hosts that incoming requests are matched against before the ingress rule",
+            ),
+            (
+                "Address",
+                "string",
+                0,
+                "Address is a list containing ingress points for the load-balancer",
+            ),
+            (
+                "Ports",
+                "string",
+                0,
+                "Ports of TLS configurations that open",
+            ),
+            AGE,
+        ],
+        ("", "Node") => &[
+            ("Status", "string", 0, "The status of the node"),
+            ("Roles", "string", 0, "The roles of the node"),
+            AGE,
+            (
+                "Version",
+                "string",
+                0,
+                "Kubelet Version reported by the node.",
+            ),
+            (
+                "Internal-IP",
+                "string",
+                1,
+                "List of internal IPs of the node.",
+            ),
+            (
+                "External-IP",
+                "string",
+                1,
+                "List of external IPs of the node.",
+            ),
+            (
+                "OS-Image",
+                "string",
+                1,
+                "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+            ),
+            (
+                "Kernel-Version",
+                "string",
+                1,
+                "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+            ),
+            (
+                "Container-Runtime",
+                "string",
+                1,
+                "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+            ),
+        ],
         ("", "Service") => &[
             ("Type", "string", 0, "The type of the service."),
             ("Cluster-IP", "string", 0, "The cluster IP of the service."),
@@ -351,7 +570,13 @@ fn or_none(s: String) -> String {
 }
 
 fn template_cells(obj: &Value) -> [Value; 3] {
-    let containers = list(obj, "/spec/template/spec/containers");
+    template_cells_at(obj, "/spec")
+}
+
+/// Containers, images and selector of the pod template under `spec` (`/spec`, or a CronJob's
+/// `/spec/jobTemplate/spec`).
+fn template_cells_at(obj: &Value, spec: &str) -> [Value; 3] {
+    let containers = list(obj, &format!("{spec}/template/spec/containers"));
     let join = |field: &str| {
         containers
             .iter()
@@ -362,7 +587,7 @@ fn template_cells(obj: &Value) -> [Value; 3] {
     [
         json!(join("name")),
         json!(join("image")),
-        json!(selector(obj.pointer("/spec/selector"))),
+        json!(selector(obj.pointer(&format!("{spec}/selector")))),
     ]
 }
 
@@ -414,7 +639,142 @@ fn selector(sel: Option<&Value>) -> String {
     }
 }
 
-fn builtin_cells(group: &str, kind: &str, obj: &Value) -> Vec<Value> {
+fn job_cells(obj: &Value, now: i64) -> Vec<Value> {
+    let [c, i, s] = template_cells(obj);
+    let condition = |ty: &str| {
+        list(obj, "/status/conditions").iter().any(|c| {
+            c.get("type").and_then(Value::as_str) == Some(ty)
+                && c.get("status").and_then(Value::as_str) == Some("True")
+        })
+    };
+    let status = if obj.pointer("/metadata/deletionTimestamp").is_some() {
+        "Terminating"
+    } else if condition("Complete") {
+        "Complete"
+    } else if condition("Failed") {
+        "Failed"
+    } else if condition("Suspended") {
+        "Suspended"
+    } else if condition("FailureTarget") {
+        "FailureTarget"
+    } else if condition("SuccessCriteriaMet") {
+        "SuccessCriteriaMet"
+    } else {
+        "Running"
+    };
+    let succeeded = int(obj, "/status/succeeded");
+    let completions = match obj.pointer("/spec/completions").and_then(Value::as_i64) {
+        Some(n) => format!("{succeeded}/{n}"),
+        None => match obj.pointer("/spec/parallelism").and_then(Value::as_i64) {
+            Some(p) if p > 1 => format!("{succeeded}/1 of {p}"),
+            _ => format!("{succeeded}/1"),
+        },
+    };
+    let ts = |ptr: &str| {
+        obj.pointer(ptr)
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse::<jiff::Timestamp>().ok())
+            .map(|t| t.as_second())
+    };
+    let duration = match (ts("/status/startTime"), ts("/status/completionTime")) {
+        (Some(start), Some(end)) => human_duration(end - start),
+        (Some(start), None) => human_duration(now - start),
+        _ => String::new(),
+    };
+    vec![
+        json!(status),
+        json!(completions),
+        json!(duration),
+        Value::Null,
+        c,
+        i,
+        s,
+    ]
+}
+
+fn ingress_cells(obj: &Value) -> Vec<Value> {
+    let hosts: Vec<&str> = list(obj, "/spec/rules")
+        .iter()
+        .map(|r| r.get("host").and_then(Value::as_str).unwrap_or("*"))
+        .collect();
+    let address: Vec<&str> = list(obj, "/status/loadBalancer/ingress")
+        .iter()
+        .filter_map(|i| {
+            i.get("ip")
+                .or_else(|| i.get("hostname"))
+                .and_then(Value::as_str)
+        })
+        .collect();
+    let ports = if list(obj, "/spec/tls").is_empty() {
+        "80"
+    } else {
+        "80, 443"
+    };
+    vec![
+        json!(or_none(text(obj, "/spec/ingressClassName"))),
+        json!(if hosts.is_empty() {
+            "*".to_owned()
+        } else {
+            hosts.join(",")
+        }),
+        json!(address.join(",")),
+        json!(ports),
+    ]
+}
+
+fn node_cells(obj: &Value) -> Vec<Value> {
+    let ready = list(obj, "/status/conditions")
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+        .and_then(|c| c.get("status").and_then(Value::as_str));
+    let mut status = match ready {
+        Some("True") => "Ready".to_owned(),
+        Some(_) => "NotReady".to_owned(),
+        None => "Unknown".to_owned(),
+    };
+    if obj.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
+        status.push_str(",SchedulingDisabled");
+    }
+    let mut roles: Vec<&str> = obj
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.keys()
+                .filter_map(|k| k.strip_prefix("node-role.kubernetes.io/"))
+                .filter(|r| !r.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    roles.sort_unstable();
+    let address = |ty: &str| {
+        let ips: Vec<&str> = list(obj, "/status/addresses")
+            .iter()
+            .filter(|a| a.get("type").and_then(Value::as_str) == Some(ty))
+            .filter_map(|a| a.get("address").and_then(Value::as_str))
+            .collect();
+        or_none(ips.join(","))
+    };
+    vec![
+        json!(status),
+        json!(or_none(roles.join(","))),
+        Value::Null,
+        json!(text(obj, "/status/nodeInfo/kubeletVersion")),
+        json!(address("InternalIP")),
+        json!(address("ExternalIP")),
+        json!(or_unknown(text(obj, "/status/nodeInfo/osImage"))),
+        json!(or_unknown(text(obj, "/status/nodeInfo/kernelVersion"))),
+        json!(or_unknown(text(
+            obj,
+            "/status/nodeInfo/containerRuntimeVersion"
+        ))),
+    ]
+}
+
+fn or_unknown(s: String) -> String {
+    if s.is_empty() { "<unknown>".into() } else { s }
+}
+
+fn builtin_cells(group: &str, kind: &str, obj: &Value, now: i64) -> Vec<Value> {
     let count = |ptr: &str| {
         obj.pointer(ptr)
             .and_then(Value::as_object)
@@ -467,6 +827,85 @@ fn builtin_cells(group: &str, kind: &str, obj: &Value) -> Vec<Value> {
             ]
         }
         ("", "Service") => service_cells(obj),
+        ("apps", "DaemonSet") => {
+            let [c, i, s] = template_cells(obj);
+            let node_selector = obj
+                .pointer("/spec/template/spec/nodeSelector")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}")))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .unwrap_or_default();
+            vec![
+                json!(int(obj, "/status/desiredNumberScheduled")),
+                json!(int(obj, "/status/currentNumberScheduled")),
+                json!(int(obj, "/status/numberReady")),
+                json!(int(obj, "/status/updatedNumberScheduled")),
+                json!(int(obj, "/status/numberAvailable")),
+                json!(or_none(node_selector)),
+                Value::Null,
+                c,
+                i,
+                s,
+            ]
+        }
+        ("batch", "Job") => job_cells(obj, now),
+        ("batch", "CronJob") => {
+            let [c, i, s] = template_cells_at(obj, "/spec/jobTemplate/spec");
+            let timezone = or_none(text(obj, "/spec/timeZone"));
+            let suspend = obj
+                .pointer("/spec/suspend")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let last = obj
+                .pointer("/status/lastScheduleTime")
+                .map_or_else(|| "<none>".to_owned(), |t| age(Some(t), now));
+            vec![
+                json!(text(obj, "/spec/schedule")),
+                json!(timezone),
+                json!(if suspend { "True" } else { "False" }),
+                json!(list(obj, "/status/active").len()),
+                json!(last),
+                Value::Null,
+                c,
+                i,
+                s,
+            ]
+        }
+        ("", "ServiceAccount") => vec![json!(list(obj, "/secrets").len())],
+        ("", "PersistentVolumeClaim") => {
+            let modes = list(obj, "/spec/accessModes")
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|m| match m {
+                    "ReadWriteOnce" => "RWO",
+                    "ReadOnlyMany" => "ROX",
+                    "ReadWriteMany" => "RWX",
+                    "ReadWriteOncePod" => "RWOP",
+                    other => other,
+                })
+                .collect::<Vec<_>>()
+                .join(",");
+            let vac = match text(obj, "/spec/volumeAttributesClassName") {
+                c if c.is_empty() => "<unset>".to_owned(),
+                c => c,
+            };
+            vec![
+                json!(text(obj, "/status/phase")),
+                json!(text(obj, "/spec/volumeName")),
+                json!(text(obj, "/status/capacity/storage")),
+                json!(modes),
+                json!(text(obj, "/spec/storageClassName")),
+                json!(vac),
+                Value::Null,
+                json!(text(obj, "/spec/volumeMode")),
+            ]
+        }
+        ("networking.k8s.io", "Ingress") => ingress_cells(obj),
+        ("", "Node") => node_cells(obj),
         _ => Vec::new(),
     }
 }
@@ -775,6 +1214,77 @@ mod tests {
         assert!(jsonpath(&obj, ".spec.missing").is_empty());
         assert_eq!(jsonpath_cell("integer", Some(&json!(3)), 0), json!(3));
         assert_eq!(jsonpath_cell("integer", Some(&json!("x")), 0), Value::Null);
+    }
+
+    #[test]
+    fn job_cronjob_pvc_and_node_cells() {
+        let now = 1_700_000_600;
+        let job = json!({"spec": {"completions": 3, "template": {"spec": {"containers": [{"name": "w", "image": "busybox"}]}}},
+                         "status": {"succeeded": 3, "startTime": "2023-11-14T22:13:20Z", "completionTime": "2023-11-14T22:15:25Z",
+                                    "conditions": [{"type": "Complete", "status": "True"}]}});
+        let c = job_cells(&job, now);
+        assert_eq!(
+            (&c[0], &c[1], &c[2], &c[4]),
+            (
+                &json!("Complete"),
+                &json!("3/3"),
+                &json!("2m5s"),
+                &json!("w")
+            )
+        );
+        let running =
+            json!({"spec": {"parallelism": 2}, "status": {"startTime": "2023-11-14T22:13:20Z"}});
+        let c = job_cells(&running, now);
+        assert_eq!(
+            (&c[0], &c[1], &c[2]),
+            (&json!("Running"), &json!("0/1 of 2"), &json!("10m"))
+        );
+        let cj = json!({"spec": {"schedule": "*/5 * * * *", "suspend": true,
+                                 "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}}},
+                        "status": {"active": [{"name": "j1"}]}});
+        let c = builtin_cells("batch", "CronJob", &cj, now);
+        assert_eq!(
+            &c[..5],
+            [
+                json!("*/5 * * * *"),
+                json!("<none>"),
+                json!("True"),
+                json!(1),
+                json!("<none>")
+            ]
+        );
+        assert_eq!(&c[6..8], [json!("c"), json!("i")]);
+        let pvc = json!({"spec": {"accessModes": ["ReadWriteOnce", "ReadOnlyMany"], "storageClassName": "fast", "volumeName": "pv-1"},
+                         "status": {"phase": "Bound", "capacity": {"storage": "1Gi"}}});
+        let c = builtin_cells("", "PersistentVolumeClaim", &pvc, now);
+        assert_eq!(
+            &c[..6],
+            [
+                json!("Bound"),
+                json!("pv-1"),
+                json!("1Gi"),
+                json!("RWO,ROX"),
+                json!("fast"),
+                json!("<unset>")
+            ]
+        );
+        let node = json!({"metadata": {"labels": {"node-role.kubernetes.io/control-plane": ""}},
+                          "spec": {"unschedulable": true},
+                          "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                                     "addresses": [{"type": "InternalIP", "address": "10.0.0.5"}],
+                                     "nodeInfo": {"kubeletVersion": "v1.37.0"}}});
+        let c = node_cells(&node);
+        assert_eq!(
+            &c[..5],
+            [
+                json!("Ready,SchedulingDisabled"),
+                json!("control-plane"),
+                Value::Null,
+                json!("v1.37.0"),
+                json!("10.0.0.5")
+            ]
+        );
+        assert_eq!(c[5], "<none>");
     }
 
     #[test]

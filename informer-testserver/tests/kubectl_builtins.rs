@@ -196,6 +196,42 @@ async fn kubectl_imperative_commands_apply_and_watch() {
     assert_eq!(container.image.as_deref(), Some("nginx:1.27"));
     assert_eq!(container.ports.as_ref().unwrap()[0].container_port, 80);
 
+    // More typed generators (protobuf too), and their columns.
+    let out = k
+        .stdout(&[
+            "create",
+            "job",
+            "once",
+            "-n",
+            ns,
+            "--image=busybox",
+            "--",
+            "echo",
+            "hi",
+        ])
+        .await;
+    assert_eq!(out.trim(), "job.batch/once created");
+    let out = k
+        .stdout(&[
+            "create",
+            "cronjob",
+            "tick",
+            "-n",
+            ns,
+            "--image=busybox",
+            "--schedule=*/5 * * * *",
+            "--",
+            "date",
+        ])
+        .await;
+    assert_eq!(out.trim(), "cronjob.batch/tick created");
+    let out = k.stdout(&["get", "jobs,cronjobs", "-n", ns]).await;
+    assert_eq!(&row(&out, "job.batch/once")[1..3], ["Running", "0/1"]);
+    assert_eq!(
+        &row(&out, "cronjob.batch/tick")[1..10],
+        ["*/5", "*", "*", "*", "*", "<none>", "False", "0", "<none>"]
+    );
+
     // run, expose, scale.
     let out = k
         .stdout(&[
