@@ -28,6 +28,8 @@ mod http;
 mod log;
 mod ops;
 mod patch;
+mod printers;
+mod protobuf;
 mod resources;
 mod seed;
 mod selectors;

@@ -200,6 +200,13 @@ pub(crate) fn create(
             body["status"] = json!({"phase": "Active"});
         }
     }
+    // The one default kubectl's printers show: a Secret without a type is Opaque.
+    if info.group.is_empty() && info.kind == "Secret" && body.get("type").is_none() {
+        body["type"] = json!("Opaque");
+    }
+    if info.group.is_empty() && info.kind == "Service" {
+        allocate_service_addresses(&mut body, sh.store.current_rv());
+    }
     let is_crd = is_crd(info);
     if is_crd {
         crd::prepare(&mut body)?;
@@ -482,6 +489,44 @@ pub(crate) fn delete_collection(
         }
     }
     Ok(out)
+}
+
+/// What the service IP and node-port allocators would do: a cluster IP (from 10.96.0.0/16, by
+/// the next resourceVersion, so unique among creates) unless the Service is headless or an
+/// ExternalName, and a node port (30000-32767) for NodePort and LoadBalancer ports without one.
+fn allocate_service_addresses(body: &mut Value, rv: u64) {
+    let next = rv + 1;
+    let ty = body
+        .pointer("/spec/type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP")
+        .to_owned();
+    if ty == "ExternalName" {
+        return;
+    }
+    if !body.get("spec").is_some_and(Value::is_object) {
+        body["spec"] = json!({});
+    }
+    let unset = body
+        .pointer("/spec/clusterIP")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty);
+    if unset {
+        let ip = format!("10.96.{}.{}", (next >> 8) & 0xff, (next & 0xff).max(1));
+        body["spec"]["clusterIP"] = json!(ip);
+        body["spec"]["clusterIPs"] = json!([ip]);
+    }
+    if (ty == "NodePort" || ty == "LoadBalancer")
+        && let Some(ports) = body
+            .pointer_mut("/spec/ports")
+            .and_then(Value::as_array_mut)
+    {
+        for (i, p) in ports.iter_mut().enumerate() {
+            if p.get("nodePort").and_then(Value::as_i64).unwrap_or(0) == 0 {
+                p["nodePort"] = json!(30000 + (next * 7 + i as u64) % 2768);
+            }
+        }
+    }
 }
 
 fn is_crd(info: &ResourceInfo) -> bool {

@@ -75,6 +75,16 @@ impl ResourceInfo {
         }
     }
 
+    /// Whether the `scale` subresource (`autoscaling/v1 Scale`) is served.
+    pub(crate) fn scale_subresource(&self) -> bool {
+        !self.custom
+            && matches!(
+                (self.group.as_str(), self.kind.as_str()),
+                ("apps", "Deployment" | "ReplicaSet" | "StatefulSet")
+                    | ("", "ReplicationController")
+            )
+    }
+
     /// Whether discovery advertises `verb` for this resource.
     pub(crate) fn allows(&self, verb: &str) -> bool {
         self.verbs.iter().any(|v| v == verb)
@@ -91,6 +101,17 @@ impl ResourceInfo {
             "shortNames": self.short_names,
             "categories": self.categories,
         })];
+        if self.scale_subresource() {
+            out.push(json!({
+                "name": format!("{}/scale", self.plural),
+                "singularName": "",
+                "namespaced": self.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
         if self.status_subresource {
             out.push(json!({
                 "name": format!("{}/status", self.plural),

@@ -332,7 +332,7 @@ async fn metadata_only_lists_and_gets() {
     .await;
     assert_eq!(raw_list["kind"], "PartialObjectMetadataList");
     assert!(raw_list["items"][0].get("data").is_none());
-    // A Table request is answered with a plain list, which kubectl accepts.
+    // A Table request gets kubectl's ConfigMap columns, one row per object.
     let (_, table) = raw_with(
         &server,
         "GET",
@@ -344,5 +344,16 @@ async fn metadata_only_lists_and_gets() {
         b"",
     )
     .await;
-    assert_eq!(table["kind"], "ConfigMapList");
+    assert_eq!(table["kind"], "Table");
+    let names: Vec<&str> = table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Name", "Data", "Age"]);
+    assert_eq!(table["rows"].as_array().unwrap().len(), 3);
+    assert_eq!(table["rows"][0]["cells"][0], "cm-0000");
+    assert_eq!(table["rows"][0]["cells"][1], 1);
+    assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 }

@@ -9,6 +9,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use http::{StatusCode, header};
 use serde_json::Value;
 
+use super::codec::request_object;
 use super::list::selectors;
 use super::{Mode, Target, json_response, object_bytes};
 use crate::log::{QueryParams, Verb};
@@ -41,18 +42,12 @@ async fn body_bytes(req: Request) -> Result<Bytes, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("unable to read the request body: {e}")))
 }
 
-fn body_json(body: &[u8]) -> Result<Value, ApiError> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!(
-            "the object provided is unrecognized or malformed JSON: {e}"
-        ))
-    })?;
-    if !v.is_object() {
-        return Err(ApiError::bad_request(
-            "the object provided must be a JSON object",
-        ));
-    }
-    Ok(v)
+fn content_type(req: &Request) -> String {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn need_verb(t: &Target, verb: &str) -> Result<(), ApiError> {
@@ -75,6 +70,9 @@ pub(crate) async fn handle(
     mode: Mode,
     req: Request,
 ) -> Result<Response, ApiError> {
+    if t.subresource.as_deref() == Some("scale") && t.info.scale_subresource() {
+        return super::scale::handle(sh, t, verb, req).await;
+    }
     let ns = t.namespace.as_deref();
     let p = part(t)?;
     let ok = |status: StatusCode, obj: &crate::store::Stored| {
@@ -92,6 +90,10 @@ pub(crate) async fn handle(
                 .store
                 .get(&t.info.storage_key(), &key)
                 .ok_or_else(|| ApiError::not_found(&t.info, name))?;
+            if mode == Mode::Table {
+                let table = super::table::TableRenderer::new(sh, &t.info, q)?;
+                return Ok(json_response(StatusCode::OK, table.render_one(&obj)));
+            }
             Ok(ok(StatusCode::OK, &obj))
         }
         Verb::Create => {
@@ -102,14 +104,16 @@ pub(crate) async fn handle(
                     t.info.plural
                 )));
             }
-            let body = body_json(&body_bytes(req).await?)?;
+            let ct = content_type(&req);
+            let body = request_object(&ct, &body_bytes(req).await?)?;
             let obj = ops::create(sh, &t.info, ns, body, q.dry_run)?;
             Ok(ok(StatusCode::CREATED, &obj))
         }
         Verb::Update => {
             need_verb(t, "update")?;
             let name = t.name.as_deref().unwrap_or_default();
-            let body = body_json(&body_bytes(req).await?)?;
+            let ct = content_type(&req);
+            let body = request_object(&ct, &body_bytes(req).await?)?;
             let obj = ops::update(sh, &t.info, ns, name, body, p)?;
             Ok(ok(StatusCode::OK, &obj))
         }
@@ -149,8 +153,9 @@ pub(crate) async fn handle(
         Verb::Delete => {
             need_verb(t, "delete")?;
             let name = t.name.as_deref().unwrap_or_default();
+            let ct = content_type(&req);
             let body = body_bytes(req).await?;
-            let pre = preconditions(&body)?;
+            let pre = preconditions(&ct, &body)?;
             let obj = ops::delete(sh, &t.info, ns, name, &pre)?;
             Ok(ok(StatusCode::OK, &obj))
         }
@@ -182,11 +187,11 @@ pub(crate) async fn handle(
 }
 
 /// Reads `DeleteOptions.preconditions` from an optional body.
-fn preconditions(body: &[u8]) -> Result<Preconditions, ApiError> {
+fn preconditions(content_type: &str, body: &[u8]) -> Result<Preconditions, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Preconditions::default());
     }
-    let v = body_json(body)?;
+    let v = request_object(content_type, body)?;
     let pre = v.get("preconditions");
     let text = |k: &str| {
         pre.and_then(|p| p.get(k))

@@ -152,8 +152,15 @@ fn aggregated_resource(r: &ResourceInfo) -> Value {
     if !r.categories.is_empty() {
         v["categories"] = json!(r.categories);
     }
+    let mut subresources = Vec::new();
     if r.status_subresource {
-        v["subresources"] = json!([{"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}]);
+        subresources.push(json!({"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}));
+    }
+    if r.scale_subresource() {
+        subresources.push(json!({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "verbs": ["get", "patch", "update"]}));
+    }
+    if !subresources.is_empty() {
+        v["subresources"] = Value::Array(subresources);
     }
     v
 }

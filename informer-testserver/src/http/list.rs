@@ -181,12 +181,21 @@ pub(crate) fn list_with(
             "PartialObjectMetadataList".to_owned(),
             "meta.k8s.io/v1".to_owned(),
         ),
-        Mode::Full => (t.info.list_kind(), t.info.api_version()),
+        Mode::Full | Mode::Table => (t.info.list_kind(), t.info.api_version()),
     };
     let cont = match &over.continue_token {
         Some(c) => Some(c.clone()),
         None => page.next.as_ref().map(|k| encode_continue(page.rv, k)),
     };
+    if mode == Mode::Table {
+        let mut meta = serde_json::json!({"resourceVersion": page.rv.to_string()});
+        if let Some(c) = &cont {
+            meta["continue"] = serde_json::Value::String(c.clone());
+        }
+        let table = super::table::TableRenderer::new(sh, &t.info, q)?;
+        let body = table.render(page.items.iter().map(|o| &**o), meta);
+        return Ok(json_response(StatusCode::OK, body));
+    }
     let size: usize = page.items.iter().map(|o| o.json_len() + 1).sum();
     let mut buf = BytesMut::with_capacity(size + 256);
     buf.put_slice(format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":\"{}\"", page.rv).as_bytes());

@@ -2,10 +2,13 @@
 //! Kubernetes paths by hand (namespaces and resources overlap too much for a static router),
 //! logs, and answers every failure with a `Status` body.
 
+mod codec;
 mod crud;
 mod discovery;
 mod hostile;
 mod list;
+mod scale;
+mod table;
 mod watch;
 
 use std::sync::Arc;
@@ -29,24 +32,15 @@ pub(crate) fn router(sh: Arc<Shared>) -> Router {
     Router::new().fallback(dispatch).with_state(sh)
 }
 
-/// How objects are rendered, from the Accept header.
+/// How objects are rendered, from the Accept header (see `codec::negotiate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
-    /// Full objects (also answers Table requests: kubectl accepts a plain list).
+    /// Full objects.
     Full,
     /// `meta.k8s.io/v1` PartialObjectMetadata(List).
     Metadata,
-}
-
-impl Mode {
-    fn from_accept(accept: &str) -> Self {
-        let first = accept.split(',').next().unwrap_or_default();
-        if first.contains("as=PartialObjectMetadata") {
-            Mode::Metadata
-        } else {
-            Mode::Full
-        }
-    }
+    /// `meta.k8s.io/v1` Table (get, list and watch; other verbs answer full objects).
+    Table,
 }
 
 /// A parsed resource path.
@@ -221,15 +215,27 @@ async fn serve(
         )),
         Route::Resource(t) => {
             apply_faults(sh, &t, verb).await?;
-            let mode = Mode::from_accept(&accept);
+            let neg = codec::negotiate(&accept)?;
+            let (wire, mode) = match (neg.wire, verb) {
+                // Watch streams are served in JSON only (protobuf framing is not implemented).
+                (codec::Wire::Protobuf, Verb::Watch) if neg.json_ok => {
+                    (codec::Wire::Json, Mode::Full)
+                }
+                (codec::Wire::Protobuf, Verb::Watch) => return Err(codec::watch_not_acceptable()),
+                (wire, _) => (wire, neg.mode),
+            };
             if let Some(response) = sh.faults.take_hostile(verb) {
                 return hostile::respond(sh, &t, q, mode, response);
             }
-            match verb {
+            let resp = match verb {
                 Verb::List => list::list(sh, &t, q, mode),
                 Verb::Watch => watch::watch(sh, &t, q, mode),
                 _ => crud::handle(sh, &t, verb, q, mode, req).await,
-            }
+            }?;
+            Ok(match wire {
+                codec::Wire::Protobuf => codec::to_protobuf(resp, neg.json_ok).await,
+                codec::Wire::Json => resp,
+            })
         }
     }
 }

@@ -35,6 +35,10 @@ pub(crate) fn watch(
     mode: Mode,
 ) -> Result<Response, ApiError> {
     let sel = selectors(t, q)?;
+    let table = match mode {
+        Mode::Table => Some(super::table::TableRenderer::new(sh, &t.info, q)?),
+        _ => None,
+    };
     let rv = q.resource_version.as_deref().unwrap_or_default();
     let rvm = q.resource_version_match.as_deref().unwrap_or_default();
     let initial_events = q.send_initial_events == Some(true);
@@ -127,6 +131,7 @@ pub(crate) fn watch(
         sent: 0,
         state: Phase::Running,
         error_first,
+        table,
     };
     let stream = futures::stream::unfold(w, |mut w| async move {
         let item = w.next_chunk().await?;
@@ -182,6 +187,8 @@ struct Watcher {
     sent: usize,
     state: Phase,
     error_first: Option<ApiError>,
+    /// Set for `as=Table` watches: every event's object is a one-row Table.
+    table: Option<super::table::TableRenderer>,
 }
 
 type Chunk = Result<Bytes, std::io::Error>;
@@ -195,7 +202,10 @@ impl Watcher {
     /// Appends one event line; applies the chunk faults. Returns false when the stream must stop
     /// after this chunk.
     fn push_event(&mut self, buf: &mut BytesMut, kind: &str, obj: &Stored) -> bool {
-        let body = object_bytes(obj, &self.info, self.mode);
+        let body = match &self.table {
+            Some(table) => table.render_one(obj),
+            None => object_bytes(obj, &self.info, self.mode),
+        };
         let (cut, malformed) = self.sh.faults.take_chunk_fault();
         if malformed {
             buf.put_slice(format!("{{\"type\":\"{kind}\",\"object\":{{\"kind\":\n").as_bytes());
@@ -226,7 +236,7 @@ impl Watcher {
                 "PartialObjectMetadata".to_owned(),
                 "meta.k8s.io/v1".to_owned(),
             ),
-            Mode::Full => (self.info_kind.clone(), self.info.api_version()),
+            Mode::Full | Mode::Table => (self.info_kind.clone(), self.info.api_version()),
         };
         let ann = if end {
             ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}"

@@ -1,0 +1,254 @@
+//! Content negotiation: request bodies in JSON, YAML or Kubernetes protobuf; responses in JSON
+//! unless the client accepts only protobuf (then `k8s\0` + `runtime.Unknown`), and 406 for what
+//! neither covers.
+
+use axum::body::{Body, to_bytes};
+use axum::response::Response;
+use http::{HeaderValue, header};
+use serde_json::Value;
+
+use super::Mode;
+use crate::protobuf;
+use crate::status::ApiError;
+
+/// Largest response body re-encoded as protobuf (a whole LIST may be large).
+const MAX_TRANSCODE: usize = 1 << 30;
+
+/// The encoding of a response body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// `application/json` (everything the store holds).
+    Json,
+    /// `application/vnd.kubernetes.protobuf`.
+    Protobuf,
+}
+
+/// One media range of an Accept header: the type and its `as`/`g`/`v` parameters.
+struct MediaRange<'a> {
+    base: &'a str,
+    as_kind: Option<&'a str>,
+}
+
+fn media_ranges(accept: &str) -> impl Iterator<Item = MediaRange<'_>> {
+    accept.split(',').map(|part| {
+        let mut it = part.split(';');
+        let base = it.next().unwrap_or_default().trim();
+        let as_kind = it
+            .filter_map(|p| p.split_once('='))
+            .find(|(k, _)| k.trim() == "as")
+            .map(|(_, v)| v.trim());
+        MediaRange { base, as_kind }
+    })
+}
+
+/// The outcome of content negotiation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Negotiated {
+    /// The encoding of the answer.
+    pub(crate) wire: Wire,
+    /// How objects are rendered.
+    pub(crate) mode: Mode,
+    /// Whether plain JSON objects are acceptable too: the fallback when protobuf cannot carry an
+    /// answer (a watch, a custom resource, a field the schema lacks).
+    pub(crate) json_ok: bool,
+}
+
+/// Picks the response encoding and rendering from an Accept header: the first media range the
+/// server can produce wins, as in kube-apiserver. `Err` is 406 Not Acceptable.
+pub(crate) fn negotiate(accept: &str) -> Result<Negotiated, ApiError> {
+    let json_ok = accept.trim().is_empty()
+        || media_ranges(accept).any(|r| {
+            matches!(r.base, "application/json" | "application/*" | "*/*") && r.as_kind.is_none()
+        });
+    let (wire, mode) = first_servable(accept)?;
+    Ok(Negotiated {
+        wire,
+        mode,
+        json_ok,
+    })
+}
+
+fn first_servable(accept: &str) -> Result<(Wire, Mode), ApiError> {
+    if accept.trim().is_empty() {
+        return Ok((Wire::Json, Mode::Full));
+    }
+    for r in media_ranges(accept) {
+        let json = matches!(r.base, "application/json" | "application/*" | "*/*");
+        let mode = match r.as_kind {
+            None => Mode::Full,
+            Some("Table") => Mode::Table,
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList") => Mode::Metadata,
+            Some(_) => continue,
+        };
+        if json {
+            return Ok((Wire::Json, mode));
+        }
+        if r.base == protobuf::MEDIA_TYPE && mode == Mode::Full {
+            return Ok((Wire::Protobuf, Mode::Full));
+        }
+    }
+    Err(ApiError::new(
+        406,
+        "NotAcceptable",
+        format!(
+            "only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io, {} (got {accept:?})",
+            protobuf::MEDIA_TYPE
+        ),
+    ))
+}
+
+/// Decodes a create/update request body by its Content-Type into a JSON object.
+pub(crate) fn request_object(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
+    let base = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let v = match base.as_str() {
+        "" | "application/json" | "*/*" => serde_json::from_slice::<Value>(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the object provided is unrecognized or malformed JSON: {e}"
+            ))
+        })?,
+        "application/yaml" => {
+            let text = std::str::from_utf8(body).map_err(|e| {
+                ApiError::bad_request(format!("the object provided is not UTF-8 YAML: {e}"))
+            })?;
+            serde_saphyr::from_str::<Value>(text).map_err(|e| {
+                ApiError::bad_request(format!("the object provided is malformed YAML: {e}"))
+            })?
+        }
+        protobuf::MEDIA_TYPE => protobuf::decode_object(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the object provided is unrecognized or malformed protobuf: {e}"
+            ))
+        })?,
+        _ => {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!(
+                    "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, {} (got {content_type:?})",
+                    protobuf::MEDIA_TYPE
+                ),
+            ));
+        }
+    };
+    if !v.is_object() {
+        return Err(ApiError::bad_request(
+            "the object provided must be a JSON object",
+        ));
+    }
+    Ok(v)
+}
+
+/// Re-encodes a successful JSON response as protobuf; error responses stay JSON `Status`es,
+/// which every client decodes by their Content-Type. When protobuf cannot carry the answer, a
+/// client that also accepts JSON (`json_ok`) gets the JSON, any other a 406.
+pub(crate) async fn to_protobuf(resp: Response, json_ok: bool) -> Response {
+    if !resp.status().is_success() {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let bytes = match to_bytes(body, MAX_TRANSCODE).await {
+        Ok(b) => b,
+        Err(e) => return super::error_response(&ApiError::internal(e.to_string())),
+    };
+    let encoded = serde_json::from_slice::<Value>(&bytes)
+        .map_err(|e| protobuf::Error::Invalid(e.to_string()))
+        .and_then(|v| protobuf::encode_object(&v));
+    match encoded {
+        Ok(pb) => {
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(protobuf::MEDIA_TYPE),
+            );
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(pb))
+        }
+        Err(e) if json_ok => {
+            tracing::debug!(error = %e, "answering in JSON: protobuf cannot carry the response");
+            Response::from_parts(parts, Body::from(bytes))
+        }
+        Err(e) => super::error_response(&ApiError::new(
+            406,
+            "NotAcceptable",
+            format!(
+                "the response cannot be encoded as {}: {e}; accept application/json",
+                protobuf::MEDIA_TYPE
+            ),
+        )),
+    }
+}
+
+/// 406 for a watch asked for in protobuf only (its framing is not served).
+pub(crate) fn watch_not_acceptable() -> ApiError {
+    ApiError::new(
+        406,
+        "NotAcceptable",
+        format!(
+            "watch streams are served as application/json only, not {}",
+            protobuf::MEDIA_TYPE
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiation_prefers_the_first_servable_range() {
+        let pb = "application/vnd.kubernetes.protobuf";
+        let n = negotiate(&format!("{pb},application/json")).expect("ok");
+        assert_eq!(
+            (n.wire, n.mode, n.json_ok),
+            (Wire::Protobuf, Mode::Full, true)
+        );
+        let n = negotiate(pb).expect("ok");
+        assert_eq!((n.wire, n.json_ok), (Wire::Protobuf, false));
+        assert_eq!(
+            first_servable("application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+                .expect("ok"),
+            (Wire::Json, Mode::Table)
+        );
+        assert_eq!(
+            first_servable(&format!(
+                "{pb};as=Table;v=v1;g=meta.k8s.io,application/json"
+            ))
+            .expect("ok"),
+            (Wire::Json, Mode::Full)
+        );
+        assert_eq!(first_servable("").expect("ok"), (Wire::Json, Mode::Full));
+        assert_eq!(first_servable("*/*").expect("ok"), (Wire::Json, Mode::Full));
+        assert_eq!(negotiate("text/html").expect_err("406").code, 406);
+        assert_eq!(
+            negotiate(&format!("{pb};as=Table;v=v1;g=meta.k8s.io"))
+                .expect_err("406")
+                .code,
+            406
+        );
+    }
+
+    #[test]
+    fn request_bodies_by_content_type() {
+        let v = request_object("application/json", br#"{"kind":"ConfigMap"}"#).expect("json");
+        assert_eq!(v["kind"], "ConfigMap");
+        let v =
+            request_object("application/yaml", b"kind: ConfigMap\ndata: {a: b}\n").expect("yaml");
+        assert_eq!(v["data"]["a"], "b");
+        let e = request_object("application/vnd.kubernetes.protobuf", b"{}").expect_err("pb");
+        assert!(e.message.contains("malformed protobuf"), "{}", e.message);
+        assert_eq!(
+            request_object("text/plain", b"x").expect_err("415").code,
+            415
+        );
+        assert_eq!(
+            request_object("application/json", b"[1]")
+                .expect_err("400")
+                .code,
+            400
+        );
+    }
+}
