@@ -144,6 +144,7 @@ struct State {
     expire_next_continue: usize,
     forbidden: BTreeSet<GroupResource>,
     hostile: Vec<Hostile>,
+    refused_user_agents: BTreeSet<String>,
 }
 
 /// Runtime fault switches. Obtain with [`TestServer::faults`](crate::TestServer::faults).
@@ -277,6 +278,19 @@ impl Faults {
         self.lock().forbidden.remove(resource);
     }
 
+    /// Cuts one client off: every request whose `User-Agent` header is exactly `user_agent`
+    /// answers 503 ServiceUnavailable (discovery and health included) until
+    /// [`Faults::admit_user_agent`]. Other clients are unaffected, so a test can partition one
+    /// replica of several (leader election). Watches already open are not touched.
+    pub fn refuse_user_agent(&self, user_agent: &str) {
+        self.lock().refused_user_agents.insert(user_agent.to_owned());
+    }
+
+    /// Undoes [`Faults::refuse_user_agent`].
+    pub fn admit_user_agent(&self, user_agent: &str) {
+        self.lock().refused_user_agents.remove(user_agent);
+    }
+
     /// Ends every open watch now, normally (EOF), as a server-side timeout would.
     pub fn close_open_watches(&self) {
         self.kick.send_modify(|(n, k)| {
@@ -406,6 +420,12 @@ impl Faults {
 
     pub(crate) fn end_suppressed(&self) -> bool {
         self.suppress_end.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn is_refused_user_agent(&self, user_agent: Option<&str>) -> bool {
+        let st = self.lock();
+        !st.refused_user_agents.is_empty()
+            && user_agent.is_some_and(|ua| st.refused_user_agents.contains(ua))
     }
 
     pub(crate) fn is_forbidden(&self, group: &str, resource: &str) -> bool {
