@@ -29,6 +29,7 @@ async fn operator_converges_follows_edits_and_cleans_up_deleted_foos() {
         OperatorConfig {
             namespace: Some(demo::NAMESPACE.into()),
             workers: 3,
+            ..Default::default()
         },
     )
     .unwrap();
