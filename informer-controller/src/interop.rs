@@ -20,8 +20,6 @@
 //! # Ok(()) }
 //! ```
 
-use std::sync::Arc;
-
 use futures::{Stream, StreamExt};
 use informer_runtime::Object;
 use informer_runtime::informer::{EventStream, HandlerRegistration, InformerEvent, SharedIndexInformer};
@@ -132,15 +130,4 @@ fn live_event<K: Clone>(event: InformerEvent<K>) -> Option<watcher::Event<K>> {
             }
         },
     }
-}
-
-/// The cached objects each notification touched, as shared `Arc`s (no copy): the trigger
-/// stream of kube-runtime's `Controller::for_shared_stream`.
-pub fn shared_objects<K>(
-    informer: &SharedIndexInformer<K>,
-) -> Result<impl Stream<Item = Arc<K>> + Send + 'static, informer_runtime::informer::Error>
-where
-    K: Object,
-{
-    Ok(informer.event_stream()?.objects())
 }

@@ -521,3 +521,14 @@ async fn status_update_retries_on_conflict_with_a_fresh_read_and_skips_no_op_wri
     assert!(unchanged.is_none());
     assert_eq!(server.requests().len(), n);
 }
+
+/// Public handles are shareable across tasks (style: compile-time Send/Sync assertions).
+#[test]
+fn public_handles_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Controller<ConfigMap>>();
+    assert_send_sync::<Context<()>>();
+    assert_send_sync::<Request<ConfigMap>>();
+    assert_send_sync::<informer_controller::leader::LeaderElector>();
+    assert_send_sync::<informer_controller::ControllerMetrics>();
+}
