@@ -84,7 +84,12 @@ impl Operator {
         // Informers the example only counts, to show several kinds sharing one factory. Pods are
         // cached as a projection (P4): the informer watches /api/v1/pods but keeps ~1 KiB a Pod.
         factory.apps().v1().deployments().informer();
-        factory.core().v1().pods().projected::<PodSummary>().informer();
+        factory
+            .core()
+            .v1()
+            .pods()
+            .projected::<PodSummary>()
+            .informer();
 
         let controller = Controller::<Foo>::new(factory.clone(), "foos")
             .owns::<ConfigMap>()
@@ -114,7 +119,11 @@ impl Operator {
     /// drains in-flight reconciles and shuts every informer down.
     pub async fn run(self: Arc<Self>, cancel: CancellationToken) -> anyhow::Result<()> {
         match &self.config.leader_election {
-            None => self.controller.run(reconcile, Arc::clone(&self.stats), cancel).await?,
+            None => {
+                self.controller
+                    .run(reconcile, Arc::clone(&self.stats), cancel)
+                    .await?
+            }
             Some((namespace, identity)) => {
                 // Warm the caches first, so a takeover starts reconciling at once.
                 self.factory.start();
@@ -181,7 +190,10 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
     match cached {
         Err(err) if err.is_not_found() => {
             match cm_api.create(&PostParams::default(), &desired).await {
-                Ok(_) => println!("  created   ConfigMap {ns}/{cm_name}: {:?}", foo.spec.message),
+                Ok(_) => println!(
+                    "  created   ConfigMap {ns}/{cm_name}: {:?}",
+                    foo.spec.message
+                ),
                 // The cache lags our own create; the ConfigMap's event reconciles again.
                 Err(kube::Error::Api(s)) if s.code == 409 => {}
                 Err(err) => return Err(err.into()),
@@ -194,7 +206,10 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
             cm_api
                 .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
-            println!("  updated   ConfigMap {ns}/{cm_name}: {:?}", foo.spec.message);
+            println!(
+                "  updated   ConfigMap {ns}/{cm_name}: {:?}",
+                foo.spec.message
+            );
             ctx.data().writes.fetch_add(1, Ordering::Relaxed);
         }
         Ok(_) => {}

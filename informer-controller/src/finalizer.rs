@@ -8,7 +8,7 @@
 //! # use k8s_openapi::api::core::v1::ConfigMap;
 //! # #[derive(Debug, thiserror::Error)] #[error("x")] struct MyError;
 //! async fn reconcile(req: Request<ConfigMap>, ctx: Arc<Context<()>>) -> Result<Action, finalizer::Error<MyError>> {
-//!     let Some(obj) = req.object else { return Ok(Action::Done) };
+//!     let Some(obj) = req.object.clone() else { return Ok(Action::Done) };
 //!     let api = kube::Api::<ConfigMap>::namespaced(ctx.client().clone(), req.namespace().unwrap_or("default"));
 //!     finalizer::finalizer(&api, "example.com/cleanup", obj, |event| async move {
 //!         match event {
@@ -88,7 +88,9 @@ where
     let ours = finalizers.iter().any(|f| f == name);
     let deleting = meta.deletion_timestamp.is_some();
     match (deleting, ours) {
-        (false, true) => reconcile(Event::Apply(obj)).await.map_err(Error::ApplyFailed),
+        (false, true) => reconcile(Event::Apply(obj))
+            .await
+            .map_err(Error::ApplyFailed),
         (false, false) => {
             let mut updated = finalizers;
             updated.push(name.to_owned());

@@ -22,7 +22,9 @@
 
 use futures::{Stream, StreamExt};
 use informer_runtime::Object;
-use informer_runtime::informer::{EventStream, HandlerRegistration, InformerEvent, SharedIndexInformer};
+use informer_runtime::informer::{
+    EventStream, HandlerRegistration, InformerEvent, SharedIndexInformer,
+};
 use kube::runtime::watcher;
 
 /// The informer's notifications as kube-runtime watcher events, a drop-in for the stream of
@@ -41,7 +43,10 @@ use kube::runtime::watcher;
 /// API, [`EventStream::objects`] yields the cached `Arc`s without a copy.
 pub fn watcher_events<K>(
     informer: &SharedIndexInformer<K>,
-) -> Result<impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + 'static, informer_runtime::informer::Error>
+) -> Result<
+    impl Stream<Item = watcher::Result<watcher::Event<K>>> + Send + 'static,
+    informer_runtime::informer::Error,
+>
 where
     K: Object,
 {
@@ -65,11 +70,9 @@ where
 {
     // The registration is held separately: waiting on it must not borrow the stream.
     let registration = events.registration().clone();
-    futures::stream::unfold(
-        (events, Phase::Start),
-        move |(mut events, phase)| {
-            let registration = registration.clone();
-            async move {
+    futures::stream::unfold((events, Phase::Start), move |(mut events, phase)| {
+        let registration = registration.clone();
+        async move {
             match phase {
                 Phase::Start => Some((vec![watcher::Event::Init], (events, Phase::Initial))),
                 Phase::Initial => {
@@ -108,9 +111,8 @@ where
                     }
                 },
             }
-            }
-        },
-    )
+        }
+    })
     .flat_map(futures::stream::iter)
 }
 

@@ -2,6 +2,9 @@
 //! a time, one more after a change, owner mapping, backoff, deleted primaries, graceful
 //! shutdown, controller-runtime metrics, finalizers and status updates with conflict retry.
 
+// Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::sync::Arc;
@@ -95,7 +98,11 @@ async fn c1_c2_changes_during_a_reconcile_lead_to_exactly_one_more_and_never_two
         .workers(4)
         .watches::<Secret>(move |s: &Secret| {
             m.push(s.metadata.resource_version.clone().unwrap_or_default());
-            let primary = s.metadata.annotations.as_ref().and_then(|a| a.get("primary"));
+            let primary = s
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get("primary"));
             primary
                 .map(|p| vec![ObjectKey::new(Some(NS), p)])
                 .unwrap_or_default()
@@ -151,7 +158,10 @@ async fn c1_c2_changes_during_a_reconcile_lead_to_exactly_one_more_and_never_two
     assert_eq!(state.max_in_flight.load(Ordering::SeqCst), 1, "C1");
 }
 
-async fn flaky(req: Request<ConfigMap>, ctx: Arc<Context<Arc<Recorder<Seen>>>>) -> Result<Action, String> {
+async fn flaky(
+    req: Request<ConfigMap>,
+    ctx: Arc<Context<Arc<Recorder<Seen>>>>,
+) -> Result<Action, String> {
     let log = ctx.data();
     log.push(seen(&req));
     let n = count(&log.snapshot(), &req.key.to_string());
@@ -187,40 +197,77 @@ async fn c3_c8_errors_back_off_per_key_requeues_count_and_metrics_use_controller
     });
     let all = log
         .wait_until("flaky succeeds, periodic and again settle", |l| {
-            count(l, "default/flaky") == 4 && count(l, "default/periodic") == 3 && count(l, "default/again") == 2
+            count(l, "default/flaky") == 4
+                && count(l, "default/periodic") == 3
+                && count(l, "default/again") == 2
         })
         .await;
-    let times = |key: &str| -> Vec<Instant> { all.iter().filter(|s| s.key == key).map(|s| s.at).collect() };
+    let times =
+        |key: &str| -> Vec<Instant> { all.iter().filter(|s| s.key == key).map(|s| s.at).collect() };
     // W5 through C3: 100 ms, 200 ms, 400 ms between failed attempts.
     let flaky = times("default/flaky");
     for (i, min) in [100u64, 200, 400].iter().enumerate() {
         let gap = flaky[i + 1] - flaky[i];
-        assert!(gap >= Duration::from_millis(*min), "attempt {i}: gap {gap:?} < {min} ms");
+        assert!(
+            gap >= Duration::from_millis(*min),
+            "attempt {i}: gap {gap:?} < {min} ms"
+        );
     }
     let periodic = times("default/periodic");
     assert!(periodic[1] - periodic[0] >= Duration::from_millis(150));
     assert!(periodic[2] - periodic[1] >= Duration::from_millis(150));
 
     let text = scrape(&registry);
-    let m = |series: &str| sample(&text, series).unwrap_or_else(|| panic!("{series} missing in\n{text}"));
-    assert_eq!(m(r#"controller_runtime_reconcile_total{controller="flaky",result="error"}"#), 3.0);
-    assert_eq!(m(r#"controller_runtime_reconcile_errors_total{controller="flaky"}"#), 3.0);
-    assert_eq!(m(r#"controller_runtime_reconcile_total{controller="flaky",result="requeue_after"}"#), 2.0);
-    assert_eq!(m(r#"controller_runtime_reconcile_total{controller="flaky",result="requeue"}"#), 1.0);
+    let m = |series: &str| {
+        sample(&text, series).unwrap_or_else(|| panic!("{series} missing in\n{text}"))
+    };
+    assert_eq!(
+        m(r#"controller_runtime_reconcile_total{controller="flaky",result="error"}"#),
+        3.0
+    );
+    assert_eq!(
+        m(r#"controller_runtime_reconcile_errors_total{controller="flaky"}"#),
+        3.0
+    );
+    assert_eq!(
+        m(r#"controller_runtime_reconcile_total{controller="flaky",result="requeue_after"}"#),
+        2.0
+    );
+    assert_eq!(
+        m(r#"controller_runtime_reconcile_total{controller="flaky",result="requeue"}"#),
+        1.0
+    );
     // flaky 1 + periodic 1 + again 1 + fine 1.
-    assert_eq!(m(r#"controller_runtime_reconcile_total{controller="flaky",result="success"}"#), 4.0);
-    assert_eq!(m(r#"controller_runtime_reconcile_time_seconds_count{controller="flaky"}"#), 10.0);
-    assert_eq!(m(r#"controller_runtime_active_workers{controller="flaky"}"#), 0.0);
-    assert_eq!(m(r#"controller_runtime_max_concurrent_reconciles{controller="flaky"}"#), 3.0);
+    assert_eq!(
+        m(r#"controller_runtime_reconcile_total{controller="flaky",result="success"}"#),
+        4.0
+    );
+    assert_eq!(
+        m(r#"controller_runtime_reconcile_time_seconds_count{controller="flaky"}"#),
+        10.0
+    );
+    assert_eq!(
+        m(r#"controller_runtime_active_workers{controller="flaky"}"#),
+        0.0
+    );
+    assert_eq!(
+        m(r#"controller_runtime_max_concurrent_reconciles{controller="flaky"}"#),
+        3.0
+    );
     // The workqueue's metrics sit next to them, under the controller's name (W7).
     assert!(m(r#"workqueue_adds_total{name="flaky"}"#) >= 4.0);
-    assert_eq!(m(r#"workqueue_retries_total{name="flaky"}"#), 6.0, "3 errors, 1 requeue, 2 requeue_after");
+    assert_eq!(
+        m(r#"workqueue_retries_total{name="flaky"}"#),
+        6.0,
+        "3 errors, 1 requeue, 2 requeue_after"
+    );
     cancel.cancel();
     within("shutdown", run).await.unwrap().unwrap();
 }
 
 #[tokio::test]
-async fn c4_c5_owned_changes_reconcile_the_controller_owner_and_deleted_primaries_reconcile_without_object() {
+async fn c4_c5_owned_changes_reconcile_the_controller_owner_and_deleted_primaries_reconcile_without_object()
+ {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     let a = server.create(&cm(NS, "a", "1")).unwrap();
@@ -260,8 +307,10 @@ async fn c4_c5_owned_changes_reconcile_the_controller_owner_and_deleted_primarie
                 .await
         }
     });
-    log.wait_until("initial reconciles", |l| count(l, "default/a") >= 1 && count(l, "default/b") >= 1)
-        .await;
+    log.wait_until("initial reconciles", |l| {
+        count(l, "default/a") >= 1 && count(l, "default/b") >= 1
+    })
+    .await;
     let before_b = count(&log.snapshot(), "default/b");
     let before_a = count(&log.snapshot(), "default/a");
 
@@ -270,20 +319,32 @@ async fn c4_c5_owned_changes_reconcile_the_controller_owner_and_deleted_primarie
     for name in ["refs-b", "owned-by-a"] {
         let mut s = secrets.get(name).await.unwrap();
         s.metadata.labels = Some([("rev".to_string(), "1".to_string())].into());
-        secrets.replace(name, &PostParams::default(), &s).await.unwrap();
+        secrets
+            .replace(name, &PostParams::default(), &s)
+            .await
+            .unwrap();
     }
-    log.wait_until("a reconciled for its owned Secret", |l| count(l, "default/a") > before_a)
-        .await;
+    log.wait_until("a reconciled for its owned Secret", |l| {
+        count(l, "default/a") > before_a
+    })
+    .await;
     // Deleting the owned Secret reconciles a again (last known state, C4).
-    secrets.delete("owned-by-a", &DeleteParams::default()).await.unwrap();
-    log.wait_until("a reconciled for the deleted Secret", |l| count(l, "default/a") > before_a + 1)
-        .await;
+    secrets
+        .delete("owned-by-a", &DeleteParams::default())
+        .await
+        .unwrap();
+    log.wait_until("a reconciled for the deleted Secret", |l| {
+        count(l, "default/a") > before_a + 1
+    })
+    .await;
 
     // C5: the deleted primary is reconciled with no object.
     let cms: Api<ConfigMap> = Api::namespaced(server.client(), NS);
     cms.delete("a", &DeleteParams::default()).await.unwrap();
     let log_now = log
-        .wait_until("a reconciled after deletion", |l| l.iter().any(|s| s.key == "default/a" && s.v.is_none()))
+        .wait_until("a reconciled after deletion", |l| {
+            l.iter().any(|s| s.key == "default/a" && s.v.is_none())
+        })
         .await;
     assert_eq!(
         count(&log_now, "default/b"),
@@ -301,7 +362,8 @@ struct Shutdown {
 }
 
 #[tokio::test]
-async fn c6_c7_workers_start_after_sync_and_shutdown_drains_in_flight_reconciles_then_stops_its_informers() {
+async fn c6_c7_workers_start_after_sync_and_shutdown_drains_in_flight_reconciles_then_stops_its_informers()
+ {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     for i in 0..20 {
@@ -323,7 +385,10 @@ async fn c6_c7_workers_start_after_sync_and_shutdown_drains_in_flight_reconciles
                     |req: Request<ConfigMap>, ctx: Arc<Context<Arc<Shutdown>>>| async move {
                         let s = ctx.data();
                         // C6: the cache is complete when the first reconcile runs.
-                        assert_eq!(ctx.lister::<ConfigMap>().list(&Default::default()).len(), 20);
+                        assert_eq!(
+                            ctx.lister::<ConfigMap>().list(&Default::default()).len(),
+                            20
+                        );
                         s.started.push(req.key.to_string());
                         let _permit = s.release.acquire().await.map_err(|e| e.to_string())?;
                         s.finished.fetch_add(1, Ordering::SeqCst);
@@ -335,15 +400,29 @@ async fn c6_c7_workers_start_after_sync_and_shutdown_drains_in_flight_reconciles
                 .await
         }
     });
-    state.started.wait_until("two reconciles in flight", |l| l.len() == 2).await;
+    state
+        .started
+        .wait_until("two reconciles in flight", |l| l.len() == 2)
+        .await;
     cancel.cancel();
     // In-flight reconciles hold the run open (C7), however long they take.
     let early = tokio::time::timeout(Duration::from_millis(300), &mut run).await;
-    assert!(early.is_err(), "run returned while two reconciles were in flight");
+    assert!(
+        early.is_err(),
+        "run returned while two reconciles were in flight"
+    );
     state.release.add_permits(100);
     within("shutdown", run).await.unwrap().unwrap();
-    assert_eq!(state.finished.load(Ordering::SeqCst), 2, "both finished, no new key taken");
-    assert_eq!(state.started.snapshot().len(), 2, "C7: no key taken after cancel");
+    assert_eq!(
+        state.finished.load(Ordering::SeqCst),
+        2,
+        "both finished, no new key taken"
+    );
+    assert_eq!(
+        state.started.snapshot().len(),
+        2,
+        "C7: no key taken after cancel"
+    );
     assert!(
         server.wait_for_active_watches(0, WAIT).await,
         "the informer the run started was stopped"
@@ -380,10 +459,18 @@ async fn c7_a_reconcile_that_never_ends_is_aborted_after_the_shutdown_timeout() 
                 .await
         }
     });
-    started.wait_until("the stuck reconcile", |l| l.len() == 1).await;
+    started
+        .wait_until("the stuck reconcile", |l| l.len() == 1)
+        .await;
     cancel.cancel();
-    within("shutdown after the timeout", run).await.unwrap().unwrap();
-    assert!(!informer.is_stopped(), "an informer the controller did not start keeps running");
+    within("shutdown after the timeout", run)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        !informer.is_stopped(),
+        "an informer the controller did not start keeps running"
+    );
     assert_eq!(server.active_watches(), 1);
     factory.shutdown().await;
 }
@@ -414,13 +501,18 @@ async fn c9_finalizer_is_added_cleanup_runs_on_deletion_then_only_ours_is_remove
                         };
                         let api: Api<ConfigMap> = Api::namespaced(ctx.client().clone(), NS);
                         let events = Arc::clone(ctx.data());
-                        finalizer::finalizer(&api, "test.example.com/cleanup", obj, |event| async move {
-                            match event {
-                                Event::Apply(_) => events.push("apply".into()),
-                                Event::Cleanup(_) => events.push("cleanup".into()),
-                            }
-                            Ok::<_, TestError>(Action::Done)
-                        })
+                        finalizer::finalizer(
+                            &api,
+                            "test.example.com/cleanup",
+                            obj,
+                            |event| async move {
+                                match event {
+                                    Event::Apply(_) => events.push("apply".into()),
+                                    Event::Cleanup(_) => events.push("cleanup".into()),
+                                }
+                                Ok::<_, TestError>(Action::Done)
+                            },
+                        )
                         .await
                     },
                     events,
@@ -429,18 +521,28 @@ async fn c9_finalizer_is_added_cleanup_runs_on_deletion_then_only_ours_is_remove
                 .await
         }
     });
-    events.wait_until("apply after the finalizer was added", |l| l.contains(&"apply".to_string()))
+    events
+        .wait_until("apply after the finalizer was added", |l| {
+            l.contains(&"apply".to_string())
+        })
         .await;
     let stored: ConfigMap = server.get(Some(NS), "guarded").unwrap();
     assert_eq!(
         stored.metadata.finalizers,
-        Some(vec!["other.example.com/keep".into(), "test.example.com/cleanup".into()]),
+        Some(vec![
+            "other.example.com/keep".into(),
+            "test.example.com/cleanup".into()
+        ]),
         "ours appended, the other writer's kept"
     );
 
     let cms: Api<ConfigMap> = Api::namespaced(server.client(), NS);
-    cms.delete("guarded", &DeleteParams::default()).await.unwrap();
-    events.wait_until("cleanup", |l| l.contains(&"cleanup".to_string())).await;
+    cms.delete("guarded", &DeleteParams::default())
+        .await
+        .unwrap();
+    events
+        .wait_until("cleanup", |l| l.contains(&"cleanup".to_string()))
+        .await;
     let deadline = Instant::now() + WAIT;
     loop {
         let stored: ConfigMap = server.get(Some(NS), "guarded").unwrap();
@@ -448,10 +550,16 @@ async fn c9_finalizer_is_added_cleanup_runs_on_deletion_then_only_ours_is_remove
             assert!(stored.metadata.deletion_timestamp.is_some());
             break;
         }
-        assert!(Instant::now() < deadline, "our finalizer was not removed: {:?}", stored.metadata.finalizers);
+        assert!(
+            Instant::now() < deadline,
+            "our finalizer was not removed: {:?}",
+            stored.metadata.finalizers
+        );
         // Wait for the next write the server serves (no fixed sleep).
         let n = server.requests().len();
-        let _ = server.wait_for_requests(Duration::from_secs(1), |l| l.len() > n).await;
+        let _ = server
+            .wait_for_requests(Duration::from_secs(1), |l| l.len() > n)
+            .await;
     }
     cancel.cancel();
     within("shutdown", run).await.unwrap().unwrap();
@@ -464,9 +572,12 @@ async fn c9_finalizer_is_added_cleanup_runs_on_deletion_then_only_ours_is_remove
     let mut other = stale.clone();
     other.metadata.finalizers = Some(vec!["other.example.com/late".into()]);
     server.update(&other).unwrap();
-    let err = finalizer::finalizer(&cms, "test.example.com/cleanup", Arc::new(stale), |_| async {
-        Ok::<_, TestError>(Action::Done)
-    })
+    let err = finalizer::finalizer(
+        &cms,
+        "test.example.com/cleanup",
+        Arc::new(stale),
+        |_| async { Ok::<_, TestError>(Action::Done) },
+    )
     .await
     .expect_err("stale resourceVersion");
     assert!(
@@ -474,7 +585,10 @@ async fn c9_finalizer_is_added_cleanup_runs_on_deletion_then_only_ours_is_remove
         "{err:?}"
     );
     let stored: ConfigMap = server.get(Some(NS), "raced").unwrap();
-    assert_eq!(stored.metadata.finalizers, Some(vec!["other.example.com/late".into()]));
+    assert_eq!(
+        stored.metadata.finalizers,
+        Some(vec!["other.example.com/late".into()])
+    );
 }
 
 #[tokio::test]
@@ -490,7 +604,9 @@ async fn status_update_retries_on_conflict_with_a_fresh_read_and_skips_no_op_wri
     // Someone else writes after our read: our first status write conflicts.
     let mut other = stale.clone();
     other.metadata.labels = Some([("touched".to_string(), "yes".to_string())].into());
-    api.replace("web", &PostParams::default(), &other).await.unwrap();
+    api.replace("web", &PostParams::default(), &other)
+        .await
+        .unwrap();
 
     let calls = AtomicUsize::new(0);
     let stored = update_status(&api, &stale, |d| {
@@ -503,10 +619,22 @@ async fn status_update_retries_on_conflict_with_a_fresh_read_and_skips_no_op_wri
     .await
     .unwrap()
     .expect("written");
-    assert_eq!(calls.load(Ordering::SeqCst), 2, "mutated again on the fresh read");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "mutated again on the fresh read"
+    );
     assert_eq!(stored.status.and_then(|s| s.replicas), Some(3));
     let now = api.get("web").await.unwrap();
-    assert_eq!(now.metadata.labels.as_ref().unwrap().get("touched").map(String::as_str), Some("yes"));
+    assert_eq!(
+        now.metadata
+            .labels
+            .as_ref()
+            .unwrap()
+            .get("touched")
+            .map(String::as_str),
+        Some("yes")
+    );
 
     // Already as desired: no write at all.
     let n = server.requests().len();

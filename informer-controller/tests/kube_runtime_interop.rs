@@ -1,6 +1,9 @@
 //! kube-runtime interop (K5): a real kube-runtime `Controller` and `reflector` consume our
 //! shared informer's events over HTTP, and the server sees one watch, the informer's own.
 
+// Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::sync::Arc;
@@ -73,14 +76,25 @@ async fn k5_a_kube_runtime_controller_runs_on_our_shared_informer_with_one_watch
     factory.start();
 
     reconciled
-        .wait_until("the initial objects reconciled", |l| ["a", "b", "c"].iter().all(|n| l.iter().any(|x| x == n)))
+        .wait_until("the initial objects reconciled", |l| {
+            ["a", "b", "c"].iter().all(|n| l.iter().any(|x| x == n))
+        })
         .await;
     let api: Api<ConfigMap> = Api::namespaced(server.client(), NS);
-    api.create(&PostParams::default(), &cm(NS, "d", "x")).await.unwrap();
-    reconciled.wait_until("a live create reconciled", |l| l.iter().any(|x| x == "d")).await;
+    api.create(&PostParams::default(), &cm(NS, "d", "x"))
+        .await
+        .unwrap();
+    reconciled
+        .wait_until("a live create reconciled", |l| l.iter().any(|x| x == "d"))
+        .await;
     api.delete("a", &DeleteParams::default()).await.unwrap();
-    let log = events_log.wait_until("the delete", |l| l.iter().any(|x| x == "Delete a")).await;
-    assert!(reader.get(&ObjectRef::new("a").within(NS)).is_none(), "kube's store dropped it");
+    let log = events_log
+        .wait_until("the delete", |l| l.iter().any(|x| x == "Delete a"))
+        .await;
+    assert!(
+        reader.get(&ObjectRef::new("a").within(NS)).is_none(),
+        "kube's store dropped it"
+    );
     assert!(reader.get(&ObjectRef::new("d").within(NS)).is_some());
 
     let mut initial: Vec<String> = log[1..4].to_vec();
@@ -107,10 +121,16 @@ async fn k5_a_kube_runtime_controller_runs_on_our_shared_informer_with_one_watch
             .filter(|r| r.verb == verb && r.path.ends_with("/configmaps"))
             .count()
     };
-    assert_eq!(count(Verb::Watch), 1, "kube-runtime opened no watch of its own");
+    assert_eq!(
+        count(Verb::Watch),
+        1,
+        "kube-runtime opened no watch of its own"
+    );
     assert_eq!(count(Verb::List), 1);
 
     cancel.cancel();
-    within("kube-runtime controller shutdown", controller).await.unwrap();
+    within("kube-runtime controller shutdown", controller)
+        .await
+        .unwrap();
     factory.shutdown().await;
 }

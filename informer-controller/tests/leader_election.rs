@@ -3,6 +3,9 @@
 //! more than one leader, step-down before the lease could be taken, release on cancel, and a
 //! controller that runs only while leading on informers that were warm before.
 
+// Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::sync::Arc;
@@ -63,10 +66,17 @@ impl Fence {
     fn enter(&self, id: &str) {
         let mut holder = self.holder.lock();
         if let Some(other) = &*holder {
-            self.violations.lock().push(format!("{id} started leading while {other} leads"));
+            self.violations
+                .lock()
+                .push(format!("{id} started leading while {other} leads"));
         }
         *holder = Some(id.to_owned());
-        self.log.push(Transition { id: id.into(), started: true, at: Instant::now(), wall: Timestamp::now() });
+        self.log.push(Transition {
+            id: id.into(),
+            started: true,
+            at: Instant::now(),
+            wall: Timestamp::now(),
+        });
     }
 
     fn exit(&self, id: &str) {
@@ -74,9 +84,16 @@ impl Fence {
         if holder.as_deref() == Some(id) {
             *holder = None;
         } else {
-            self.violations.lock().push(format!("{id} stopped leading but the fence held {holder:?}"));
+            self.violations.lock().push(format!(
+                "{id} stopped leading but the fence held {holder:?}"
+            ));
         }
-        self.log.push(Transition { id: id.into(), started: false, at: Instant::now(), wall: Timestamp::now() });
+        self.log.push(Transition {
+            id: id.into(),
+            started: false,
+            at: Instant::now(),
+            wall: Timestamp::now(),
+        });
     }
 
     fn violations(&self) -> Vec<String> {
@@ -91,7 +108,12 @@ struct Replica {
     task: JoinHandle<()>,
 }
 
-fn replica(server: &TestServer, fence: &Arc<Fence>, id: &str, config: LeaderElectionConfig) -> Replica {
+fn replica(
+    server: &TestServer,
+    fence: &Arc<Fence>,
+    id: &str,
+    config: LeaderElectionConfig,
+) -> Replica {
     let client = client_with_agent(server, id);
     let f = Arc::clone(fence);
     let stopped_id = id.to_owned();
@@ -102,7 +124,12 @@ fn replica(server: &TestServer, fence: &Arc<Fence>, id: &str, config: LeaderElec
     );
     let cancel = CancellationToken::new();
     let task = tokio::spawn({
-        let (elector, cancel, fence, id) = (Arc::clone(&elector), cancel.clone(), Arc::clone(fence), id.to_owned());
+        let (elector, cancel, fence, id) = (
+            Arc::clone(&elector),
+            cancel.clone(),
+            Arc::clone(fence),
+            id.to_owned(),
+        );
         async move {
             elector
                 .run(cancel, move |term| {
@@ -113,11 +140,19 @@ fn replica(server: &TestServer, fence: &Arc<Fence>, id: &str, config: LeaderElec
                 .unwrap();
         }
     });
-    Replica { id: id.to_owned(), elector, cancel, task }
+    Replica {
+        id: id.to_owned(),
+        elector,
+        cancel,
+        task,
+    }
 }
 
 fn starts_after(log: &[Transition], after: Instant) -> Vec<Transition> {
-    log.iter().filter(|t| t.started && t.at > after).cloned().collect()
+    log.iter()
+        .filter(|t| t.started && t.at > after)
+        .cloned()
+        .collect()
 }
 
 fn lease(server: &TestServer) -> Lease {
@@ -125,11 +160,15 @@ fn lease(server: &TestServer) -> Lease {
 }
 
 fn transitions(server: &TestServer) -> i32 {
-    lease(server).spec.and_then(|s| s.lease_transitions).unwrap_or(0)
+    lease(server)
+        .spec
+        .and_then(|s| s.lease_transitions)
+        .unwrap_or(0)
 }
 
 #[tokio::test]
-async fn e3_e7_three_replicas_a_cut_off_leader_is_replaced_within_lease_plus_retry_and_never_two_lead() {
+async fn e3_e7_three_replicas_a_cut_off_leader_is_replaced_within_lease_plus_retry_and_never_two_lead()
+ {
     init_tracing();
     let config = fast();
     let server = TestServer::start().await.unwrap();
@@ -138,12 +177,18 @@ async fn e3_e7_three_replicas_a_cut_off_leader_is_replaced_within_lease_plus_ret
         .iter()
         .map(|id| replica(&server, &fence, id, config.clone()))
         .collect();
-    let first = fence.log.wait_until("a first leader", |l| l.iter().any(|t| t.started)).await;
+    let first = fence
+        .log
+        .wait_until("a first leader", |l| l.iter().any(|t| t.started))
+        .await;
     let leader = first.iter().find(|t| t.started).unwrap().id.clone();
     // Every replica has observed the leader (E6's new-leader view).
     for r in &replicas {
         let mut rx = r.elector.subscribe();
-        wait_watch("leader observed", &mut rx, |s| s.leader.as_deref() == Some(leader.as_str())).await;
+        wait_watch("leader observed", &mut rx, |s| {
+            s.leader.as_deref() == Some(leader.as_str())
+        })
+        .await;
     }
     assert_eq!(replicas.iter().filter(|r| r.elector.is_leader()).count(), 1);
     let before = transitions(&server);
@@ -153,11 +198,22 @@ async fn e3_e7_three_replicas_a_cut_off_leader_is_replaced_within_lease_plus_ret
     server.faults().refuse_user_agent(&leader);
     let log = fence
         .log
-        .wait_until("another replica takes over", |l| starts_after(l, cut).iter().any(|t| t.id != leader))
+        .wait_until("another replica takes over", |l| {
+            starts_after(l, cut).iter().any(|t| t.id != leader)
+        })
         .await;
-    let take = starts_after(&log, cut).into_iter().find(|t| t.id != leader).unwrap();
-    let step_down = log.iter().find(|t| !t.started && t.id == leader).expect("the old leader stepped down");
-    assert!(step_down.at < take.at, "E4/E7: stepped down before the takeover");
+    let take = starts_after(&log, cut)
+        .into_iter()
+        .find(|t| t.id != leader)
+        .unwrap();
+    let step_down = log
+        .iter()
+        .find(|t| !t.started && t.id == leader)
+        .expect("the old leader stepped down");
+    assert!(
+        step_down.at < take.at,
+        "E4/E7: stepped down before the takeover"
+    );
     let step_after = step_down.at - cut;
     let take_after = take.at - cut;
     eprintln!("stepped down {step_after:?} and replaced {take_after:?} after the cut");
@@ -175,14 +231,20 @@ async fn e3_e7_three_replicas_a_cut_off_leader_is_replaced_within_lease_plus_ret
     );
     let record = lease(&server).spec.unwrap();
     assert_eq!(record.holder_identity.as_deref(), Some(take.id.as_str()));
-    assert_eq!(record.lease_transitions, Some(before + 1), "E3: one transition counted");
+    assert_eq!(
+        record.lease_transitions,
+        Some(before + 1),
+        "E3: one transition counted"
+    );
 
     // The old leader reconnects as a follower of the new one.
     server.faults().admit_user_agent(&leader);
     let old = replicas.iter().find(|r| r.id == leader).unwrap();
     let mut rx = old.elector.subscribe();
-    wait_watch("old leader follows", &mut rx, |s| s.leader.as_deref() == Some(take.id.as_str()) && !s.is_leader)
-        .await;
+    wait_watch("old leader follows", &mut rx, |s| {
+        s.leader.as_deref() == Some(take.id.as_str()) && !s.is_leader
+    })
+    .await;
 
     // E5: the new leader is cancelled gracefully and releases; a successor takes over at once,
     // well before a lease duration.
@@ -193,52 +255,85 @@ async fn e3_e7_three_replicas_a_cut_off_leader_is_replaced_within_lease_plus_ret
     within("graceful stop", released.task).await.unwrap();
     let log = fence
         .log
-        .wait_until("successor after release", |l| starts_after(l, cancel_at).iter().any(|t| t.id != released.id))
+        .wait_until("successor after release", |l| {
+            starts_after(l, cancel_at)
+                .iter()
+                .any(|t| t.id != released.id)
+        })
         .await;
-    let successor = starts_after(&log, cancel_at).into_iter().find(|t| t.id != released.id).unwrap();
+    let successor = starts_after(&log, cancel_at)
+        .into_iter()
+        .find(|t| t.id != released.id)
+        .unwrap();
     let after_release = successor.at - cancel_at;
     eprintln!("successor after a release: {after_release:?}");
-    assert!(after_release < config.lease_duration, "E5: released lease taken at once: {after_release:?}");
+    assert!(
+        after_release < config.lease_duration,
+        "E5: released lease taken at once: {after_release:?}"
+    );
     assert_eq!(transitions(&server), before + 2);
 
     for r in replicas {
         r.cancel.cancel();
         within("stop", r.task).await.unwrap();
     }
-    assert_eq!(fence.violations(), Vec::<String>::new(), "E7: never two leaders");
+    assert_eq!(
+        fence.violations(),
+        Vec::<String>::new(),
+        "E7: never two leaders"
+    );
     let record = lease(&server).spec.unwrap();
-    assert_eq!(record.holder_identity, None, "the last leader released on cancel");
+    assert_eq!(
+        record.holder_identity, None,
+        "the last leader released on cancel"
+    );
     assert_eq!(record.lease_duration_seconds, Some(1));
 }
 
 #[tokio::test]
 async fn e4_a_leader_whose_renewals_fail_steps_down_before_its_lease_could_be_taken() {
     init_tracing();
-    let config = LeaderElectionConfig { jitter_factor: 1.2, ..fast() };
+    let config = LeaderElectionConfig {
+        jitter_factor: 1.2,
+        ..fast()
+    };
     let server = TestServer::start().await.unwrap();
     let fence = Fence::new();
     let r = replica(&server, &fence, "solo", config.clone());
-    fence.log.wait_until("leading", |l| l.iter().any(|t| t.started)).await;
+    fence
+        .log
+        .wait_until("leading", |l| l.iter().any(|t| t.started))
+        .await;
     // Let it renew at least once, so the record's renewTime is a renewal.
     let first_renew = lease(&server).spec.unwrap().renew_time;
     let deadline = Instant::now() + WAIT;
     while lease(&server).spec.unwrap().renew_time == first_renew {
         assert!(Instant::now() < deadline, "never renewed");
         let n = server.requests().len();
-        let _ = server.wait_for_requests(Duration::from_secs(1), |l| l.len() > n).await;
+        let _ = server
+            .wait_for_requests(Duration::from_secs(1), |l| l.len() > n)
+            .await;
     }
     server.faults().refuse_user_agent("solo");
-    let log = fence.log.wait_until("stepped down", |l| l.iter().any(|t| !t.started)).await;
+    let log = fence
+        .log
+        .wait_until("stepped down", |l| l.iter().any(|t| !t.started))
+        .await;
     let stop = log.iter().find(|t| !t.started).unwrap();
     assert!(!r.elector.is_leader());
     // The last renewal the server stored: nobody may take the lease before renewTime + lease
     // duration (their observation of it is later still). The leader stopped well before.
     let renewed = lease(&server).spec.unwrap().renew_time.unwrap().0;
     let stop_after = stop.wall.duration_since(renewed);
-    let lease_duration = k8s_openapi::jiff::SignedDuration::try_from(config.lease_duration).unwrap();
-    let renew_deadline = k8s_openapi::jiff::SignedDuration::try_from(config.renew_deadline).unwrap();
+    let lease_duration =
+        k8s_openapi::jiff::SignedDuration::try_from(config.lease_duration).unwrap();
+    let renew_deadline =
+        k8s_openapi::jiff::SignedDuration::try_from(config.renew_deadline).unwrap();
     eprintln!("stepped down {stop_after:?} after its last stored renewal");
-    assert!(stop_after < lease_duration, "E4: {stop_after:?} >= lease duration");
+    assert!(
+        stop_after < lease_duration,
+        "E4: {stop_after:?} >= lease duration"
+    );
     assert!(
         stop_after <= renew_deadline + k8s_openapi::jiff::SignedDuration::from_millis(300),
         "E4: stepped down within the renew deadline: {stop_after:?}"
@@ -248,7 +343,10 @@ async fn e4_a_leader_whose_renewals_fail_steps_down_before_its_lease_could_be_ta
     let before = transitions(&server);
     let again = Instant::now();
     server.faults().admit_user_agent("solo");
-    fence.log.wait_until("leading again", |l| !starts_after(l, again).is_empty()).await;
+    fence
+        .log
+        .wait_until("leading again", |l| !starts_after(l, again).is_empty())
+        .await;
     assert_eq!(transitions(&server), before);
     r.cancel.cancel();
     within("stop", r.task).await.unwrap();
@@ -263,9 +361,18 @@ fn e2_invalid_timings_are_rejected() {
     assert_eq!(ok.retry_period, Duration::from_secs(2));
     ok.validate().unwrap();
     for bad in [
-        LeaderElectionConfig { renew_deadline: Duration::from_secs(15), ..ok.clone() },
-        LeaderElectionConfig { retry_period: Duration::from_secs(9), ..ok.clone() },
-        LeaderElectionConfig { retry_period: Duration::ZERO, ..ok.clone() },
+        LeaderElectionConfig {
+            renew_deadline: Duration::from_secs(15),
+            ..ok.clone()
+        },
+        LeaderElectionConfig {
+            retry_period: Duration::from_secs(9),
+            ..ok.clone()
+        },
+        LeaderElectionConfig {
+            retry_period: Duration::ZERO,
+            ..ok.clone()
+        },
     ] {
         assert!(bad.validate().is_err(), "{bad:?}");
     }
@@ -274,7 +381,10 @@ fn e2_invalid_timings_are_rejected() {
 /// What each replica's controller reconciled.
 type Reconciled = Arc<Recorder<(String, String)>>;
 
-async fn record(req: Request<ConfigMap>, ctx: Arc<Context<(String, Reconciled)>>) -> Result<Action, String> {
+async fn record(
+    req: Request<ConfigMap>,
+    ctx: Arc<Context<(String, Reconciled)>>,
+) -> Result<Action, String> {
     let (id, log) = ctx.data();
     log.push((id.clone(), req.key.to_string()));
     Ok(Action::Done)
@@ -297,7 +407,10 @@ async fn a_controller_runs_only_while_leading_on_informers_warmed_before() {
         let informer = factory.informer_for::<ConfigMap>();
         factory.start();
         assert!(informer.wait_for_sync().await);
-        let controller = Arc::new(Controller::<ConfigMap>::new(factory.clone(), "leader-gated"));
+        let controller = Arc::new(Controller::<ConfigMap>::new(
+            factory.clone(),
+            "leader-gated",
+        ));
         let f = Arc::clone(&fence);
         let stopped_id = id.to_owned();
         let elector = Arc::new(
@@ -307,13 +420,19 @@ async fn a_controller_runs_only_while_leading_on_informers_warmed_before() {
         );
         let cancel = CancellationToken::new();
         let task = tokio::spawn({
-            let (elector, cancel, fence, log, id) =
-                (Arc::clone(&elector), cancel.clone(), Arc::clone(&fence), Arc::clone(&log), id.to_owned());
+            let (elector, cancel, fence, log, id) = (
+                Arc::clone(&elector),
+                cancel.clone(),
+                Arc::clone(&fence),
+                Arc::clone(&log),
+                id.to_owned(),
+            );
             async move {
                 elector
                     .run(cancel, move |term| {
                         fence.enter(&id);
-                        let (controller, data) = (Arc::clone(&controller), (id.clone(), Arc::clone(&log)));
+                        let (controller, data) =
+                            (Arc::clone(&controller), (id.clone(), Arc::clone(&log)));
                         async move { controller.run(record, data, term).await.unwrap() }
                     })
                     .await
@@ -323,13 +442,22 @@ async fn a_controller_runs_only_while_leading_on_informers_warmed_before() {
         replicas.push((id.to_owned(), elector, cancel, task, factory));
     }
     let all_by = |l: &[(String, String)], id: &str| {
-        ["default/a", "default/b", "default/c"].iter().all(|k| l.iter().any(|(r, key)| r == id && key == k))
+        ["default/a", "default/b", "default/c"]
+            .iter()
+            .all(|k| l.iter().any(|(r, key)| r == id && key == k))
     };
-    let first = fence.log.wait_until("a leader", |l| l.iter().any(|t| t.started)).await;
+    let first = fence
+        .log
+        .wait_until("a leader", |l| l.iter().any(|t| t.started))
+        .await;
     let leader = first.iter().find(|t| t.started).unwrap().id.clone();
     let follower = replicas.iter().find(|r| r.0 != leader).unwrap().0.clone();
-    log.wait_until("the leader reconciles every key", |l| all_by(l, &leader)).await;
-    assert!(log.snapshot().iter().all(|(r, _)| *r == leader), "only the leader reconciles");
+    log.wait_until("the leader reconciles every key", |l| all_by(l, &leader))
+        .await;
+    assert!(
+        log.snapshot().iter().all(|(r, _)| *r == leader),
+        "only the leader reconciles"
+    );
 
     // The leader leaves gracefully; the follower's controller starts on its warm cache.
     let idx = replicas.iter().position(|r| r.0 == leader).unwrap();
@@ -337,7 +465,10 @@ async fn a_controller_runs_only_while_leading_on_informers_warmed_before() {
     cancel.cancel();
     within("leader stops", task).await.unwrap();
     factory.shutdown().await;
-    log.wait_until("the new leader reconciles every key", |l| all_by(l, &follower)).await;
+    log.wait_until("the new leader reconciles every key", |l| {
+        all_by(l, &follower)
+    })
+    .await;
 
     // Two warm informers, two watches in all: running the controllers opened none.
     let watches = server
@@ -345,7 +476,10 @@ async fn a_controller_runs_only_while_leading_on_informers_warmed_before() {
         .iter()
         .filter(|r| r.verb == Verb::Watch && r.path.ends_with("/configmaps"))
         .count();
-    assert_eq!(watches, 2, "one watch per replica, none per leadership term");
+    assert_eq!(
+        watches, 2,
+        "one watch per replica, none per leadership term"
+    );
     for (_, _, cancel, task, factory) in replicas {
         cancel.cancel();
         within("stop", task).await.unwrap();

@@ -283,7 +283,9 @@ impl Faults {
     /// [`Faults::admit_user_agent`]. Other clients are unaffected, so a test can partition one
     /// replica of several (leader election). Watches already open are not touched.
     pub fn refuse_user_agent(&self, user_agent: &str) {
-        self.lock().refused_user_agents.insert(user_agent.to_owned());
+        self.lock()
+            .refused_user_agents
+            .insert(user_agent.to_owned());
     }
 
     /// Undoes [`Faults::refuse_user_agent`].

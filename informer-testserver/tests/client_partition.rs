@@ -1,6 +1,9 @@
 //! `Faults::refuse_user_agent` cuts one client off (503) while others keep working, and Leases
 //! (coordination.k8s.io/v1) get 409 Conflict on a stale resourceVersion, as leader election needs.
 
+// Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
+#![allow(clippy::unwrap_used)]
+
 use http::{HeaderName, HeaderValue};
 use informer_testserver::TestServer;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -23,11 +26,16 @@ async fn refused_user_agent_gets_503_until_admitted_and_others_are_served() {
 
     server.faults().refuse_user_agent("replica-a");
     let err = a.list(&Default::default()).await.expect_err("a is cut off");
-    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 503), "{err:?}");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 503),
+        "{err:?}"
+    );
     b.list(&Default::default()).await.expect("b is served");
 
     server.faults().admit_user_agent("replica-a");
-    a.list(&Default::default()).await.expect("a is served again");
+    a.list(&Default::default())
+        .await
+        .expect("a is served again");
 }
 
 #[tokio::test]
@@ -46,7 +54,10 @@ async fn lease_update_with_a_stale_resource_version_conflicts() {
         .create(&PostParams::default(), &lease)
         .await
         .expect_err("exists");
-    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 409), "{err:?}");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 409),
+        "{err:?}"
+    );
 
     let mut first = created.clone();
     first.spec.as_mut().unwrap().holder_identity = Some("b".into());
@@ -60,7 +71,10 @@ async fn lease_update_with_a_stale_resource_version_conflicts() {
         .replace("lock", &PostParams::default(), &second)
         .await
         .expect_err("stale resourceVersion");
-    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 409), "{err:?}");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 409),
+        "{err:?}"
+    );
     let stored = api.get("lock").await.unwrap();
     assert_eq!(stored.spec.unwrap().holder_identity.as_deref(), Some("b"));
 }

@@ -9,7 +9,7 @@
 //! # use k8s_openapi::api::core::v1::ConfigMap;
 //! # use tokio_util::sync::CancellationToken;
 //! async fn reconcile(req: Request<Deployment>, ctx: Arc<Context<()>>) -> Result<Action, kube::Error> {
-//!     let Some(deployment) = req.object else {
+//!     let Some(deployment) = &req.object else {
 //!         return Ok(Action::Done); // deleted: nothing left to clean up here (C5)
 //!     };
 //!     let config_maps = ctx.lister::<ConfigMap>();
@@ -190,7 +190,11 @@ impl<K: Object> Controller<K> {
     }
 
     /// Records into families created once per registry (C8, W7).
-    pub fn shared_metrics(mut self, controller: &ControllerMetrics, queue: &WorkQueueMetrics) -> Self {
+    pub fn shared_metrics(
+        mut self,
+        controller: &ControllerMetrics,
+        queue: &WorkQueueMetrics,
+    ) -> Self {
         self.metrics = Some((controller.clone(), queue.clone()));
         self
     }
@@ -224,7 +228,12 @@ impl<K: Object> Controller<K> {
     ///
     /// `reconcile` gets the [`Request`] and the shared [`Context`] holding `data`; its error
     /// is logged, counted, and the key retried with backoff (C3). A panic counts as an error.
-    pub async fn run<D, F, Fut, E>(&self, reconcile: F, data: D, cancel: CancellationToken) -> Result<()>
+    pub async fn run<D, F, Fut, E>(
+        &self,
+        reconcile: F,
+        data: D,
+        cancel: CancellationToken,
+    ) -> Result<()>
     where
         D: Send + Sync + 'static,
         F: Fn(Request<K>, Arc<Context<D>>) -> Fut + Send + Sync + 'static,
@@ -326,7 +335,11 @@ impl<K: Object> Controller<K> {
         Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
         E: fmt::Display + Send + 'static,
     {
-        let ctx = Arc::new(Context::new(self.factory.clone(), Arc::clone(&self.name), data));
+        let ctx = Arc::new(Context::new(
+            self.factory.clone(),
+            Arc::clone(&self.name),
+            data,
+        ));
         let reconcile = Arc::new(reconcile);
         let lister = Lister::<K>::from_indexer(self.factory.informer_for::<K>().indexer());
         series.max_concurrent.set(self.workers as i64);
@@ -413,8 +426,9 @@ where
         };
         self.series.active_workers.inc();
         let started = Instant::now();
-        let outcome =
-            AssertUnwindSafe((self.reconcile)(request, Arc::clone(&self.ctx))).catch_unwind().await;
+        let outcome = AssertUnwindSafe((self.reconcile)(request, Arc::clone(&self.ctx)))
+            .catch_unwind()
+            .await;
         self.series.active_workers.dec();
         self.series.time.observe(started.elapsed().as_secs_f64());
         match outcome {

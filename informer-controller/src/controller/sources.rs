@@ -192,7 +192,12 @@ mod tests {
         cm
     }
 
-    fn owner(api_version: &str, kind: &str, name: &str, controller: Option<bool>) -> OwnerReference {
+    fn owner(
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        controller: Option<bool>,
+    ) -> OwnerReference {
         OwnerReference {
             api_version: api_version.into(),
             kind: kind.into(),
@@ -208,7 +213,12 @@ mod tests {
         let cm = owned(vec![
             owner("apps/v1", "Deployment", "web", Some(true)),
             owner("apps/v1", "Deployment", "not-controller", None),
-            owner("extensions/v1beta1", "Deployment", "other-group", Some(true)),
+            owner(
+                "extensions/v1beta1",
+                "Deployment",
+                "other-group",
+                Some(true),
+            ),
             owner("apps/v1", "ReplicaSet", "other-kind", Some(true)),
             owner("apps/v1beta2", "Deployment", "other-version", Some(true)),
         ]);
@@ -216,7 +226,10 @@ mod tests {
             .iter()
             .map(|k| k.as_str().to_owned())
             .collect();
-        assert_eq!(keys, vec!["ns/web".to_owned(), "ns/other-version".to_owned()]);
+        assert_eq!(
+            keys,
+            vec!["ns/web".to_owned(), "ns/other-version".to_owned()]
+        );
     }
 
     #[test]

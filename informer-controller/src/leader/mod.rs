@@ -113,7 +113,9 @@ impl LeaderElectionConfig {
             )));
         }
         if !(self.jitter_factor >= 0.0 && self.jitter_factor.is_finite()) {
-            return Err(Error::InvalidConfig("jitter factor must be finite and >= 0".into()));
+            return Err(Error::InvalidConfig(
+                "jitter factor must be finite and >= 0".into(),
+            ));
         }
         Ok(())
     }
@@ -234,7 +236,11 @@ impl LeaderElector {
     /// work is awaited) and campaigns again. On cancel a leader steps down, waits for its work
     /// and releases the lease (E5, when configured). The closure's synchronous part runs at
     /// the instant the term starts.
-    pub async fn run<F, Fut>(&self, cancel: CancellationToken, mut on_started_leading: F) -> Result<(), Error>
+    pub async fn run<F, Fut>(
+        &self,
+        cancel: CancellationToken,
+        mut on_started_leading: F,
+    ) -> Result<(), Error>
     where
         F: FnMut(CancellationToken) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
@@ -279,7 +285,9 @@ impl LeaderElector {
             };
             let wake = match attempt {
                 Ok(Ok(Attempt::Held)) => return Some(started),
-                Ok(Ok(Attempt::Wait(expires))) => expires.min(Instant::now() + self.jittered_retry()),
+                Ok(Ok(Attempt::Wait(expires))) => {
+                    expires.min(Instant::now() + self.jittered_retry())
+                }
                 Ok(Err(err)) => {
                     tracing::debug!(lease = %self.name, error = %err, "acquire attempt failed");
                     Instant::now() + self.jittered_retry()
@@ -341,7 +349,8 @@ impl LeaderElector {
         let lease = match self.api.get_opt(&self.name).await? {
             Some(lease) => lease,
             None => {
-                let spec = record::initial(&self.identity, self.config.lease_duration, Timestamp::now());
+                let spec =
+                    record::initial(&self.identity, self.config.lease_duration, Timestamp::now());
                 let lease = Lease {
                     metadata: ObjectMeta {
                         name: Some(self.name.clone()),
@@ -400,9 +409,7 @@ impl LeaderElector {
             s.leader.clone_from(&holder);
             true
         });
-        if changed
-            && let (Some(f), Some(h)) = (&self.on_new_leader, holder.as_deref())
-        {
+        if changed && let (Some(f), Some(h)) = (&self.on_new_leader, holder.as_deref()) {
             f(h);
         }
         at
@@ -425,9 +432,13 @@ impl LeaderElector {
             Ok::<_, kube::Error>(true)
         };
         match tokio::time::timeout(self.config.renew_deadline, result).await {
-            Ok(Ok(true)) => tracing::info!(lease = %self.name, identity = %self.identity, "released the lease"),
+            Ok(Ok(true)) => {
+                tracing::info!(lease = %self.name, identity = %self.identity, "released the lease")
+            }
             Ok(Ok(false)) => {}
-            Ok(Err(err)) => tracing::warn!(lease = %self.name, error = %err, "releasing the lease failed"),
+            Ok(Err(err)) => {
+                tracing::warn!(lease = %self.name, error = %err, "releasing the lease failed")
+            }
             Err(_) => tracing::warn!(lease = %self.name, "releasing the lease timed out"),
         }
     }

@@ -120,7 +120,14 @@ mod tests {
         // The record's renewTime is the epoch (a holder whose clock is decades behind):
         // irrelevant, only our observation counts.
         let rec = spec("other", 15, 3);
-        let d = decide("me", Duration::from_secs(15), &rec, t0, t0 + Duration::from_secs(14), Timestamp::now());
+        let d = decide(
+            "me",
+            Duration::from_secs(15),
+            &rec,
+            t0,
+            t0 + Duration::from_secs(14),
+            Timestamp::now(),
+        );
         assert_eq!(
             d,
             Decision::Wait {
@@ -129,11 +136,22 @@ mod tests {
             }
         );
         let later = t0 + Duration::from_secs(15);
-        let Decision::Write(new) = decide("me", Duration::from_secs(15), &rec, t0, later, Timestamp::now()) else {
+        let Decision::Write(new) = decide(
+            "me",
+            Duration::from_secs(15),
+            &rec,
+            t0,
+            later,
+            Timestamp::now(),
+        ) else {
             panic!("expired lease is taken");
         };
         assert_eq!(new.holder_identity.as_deref(), Some("me"));
-        assert_eq!(new.lease_transitions, Some(4), "a takeover counts a transition");
+        assert_eq!(
+            new.lease_transitions,
+            Some(4),
+            "a takeover counts a transition"
+        );
         assert_ne!(new.acquire_time, rec.acquire_time);
     }
 
@@ -141,7 +159,14 @@ mod tests {
     fn e4_renewal_keeps_acquire_time_and_transitions() {
         let t0 = Instant::now();
         let rec = spec("me", 15, 7);
-        let Decision::Write(new) = decide("me", Duration::from_secs(15), &rec, t0, t0, Timestamp::now()) else {
+        let Decision::Write(new) = decide(
+            "me",
+            Duration::from_secs(15),
+            &rec,
+            t0,
+            t0,
+            Timestamp::now(),
+        ) else {
             panic!("own lease is renewed");
         };
         assert_eq!(new.lease_transitions, Some(7));
@@ -155,7 +180,14 @@ mod tests {
         let rel = released(&spec("other", 15, 2), Timestamp::now());
         assert_eq!(rel.holder_identity, None);
         assert_eq!(rel.lease_duration_seconds, Some(1));
-        let Decision::Write(new) = decide("me", Duration::from_secs(15), &rel, t0, t0, Timestamp::now()) else {
+        let Decision::Write(new) = decide(
+            "me",
+            Duration::from_secs(15),
+            &rel,
+            t0,
+            t0,
+            Timestamp::now(),
+        ) else {
             panic!("released lease is free");
         };
         assert_eq!(new.holder_identity.as_deref(), Some("me"));

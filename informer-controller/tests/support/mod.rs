@@ -101,7 +101,11 @@ impl<T: Clone> Recorder<T> {
 }
 
 /// Waits until `cond()` holds, re-checking whenever `rx` changes; panics after [`WAIT`].
-pub async fn wait_watch<S: Clone>(what: &str, rx: &mut watch::Receiver<S>, cond: impl Fn(&S) -> bool) -> S {
+pub async fn wait_watch<S: Clone>(
+    what: &str,
+    rx: &mut watch::Receiver<S>,
+    cond: impl Fn(&S) -> bool,
+) -> S {
     match tokio::time::timeout(WAIT, rx.wait_for(|s| cond(s))).await {
         Ok(Ok(s)) => s.clone(),
         Ok(Err(_)) => panic!("{what}: channel closed"),
@@ -126,7 +130,10 @@ pub fn scrape(registry: &Registry) -> String {
 /// The value of the sample line starting with `series ` (exact labels), if present.
 pub fn sample(text: &str, series: &str) -> Option<f64> {
     text.lines()
-        .find_map(|l| l.strip_prefix(series).and_then(|rest| rest.strip_prefix(' ')))
+        .find_map(|l| {
+            l.strip_prefix(series)
+                .and_then(|rest| rest.strip_prefix(' '))
+        })
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
 }
