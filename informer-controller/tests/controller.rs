@@ -660,3 +660,49 @@ fn public_handles_are_send_and_sync() {
     assert_send_sync::<informer_controller::leader::LeaderElector>();
     assert_send_sync::<informer_controller::ControllerMetrics>();
 }
+
+#[tokio::test]
+async fn f6_the_factory_selector_limits_what_the_controller_reconciles() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    for (name, app) in [("web-1", "web"), ("web-2", "web"), ("db-1", "db")] {
+        let mut c = cm(NS, name, "x");
+        c.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+        server.create(&c).unwrap();
+    }
+    let factory = SharedInformerFactory::builder(server.client())
+        .tweak_list_options(|lp| lp.label_selector = Some("app=web".into()))
+        .build();
+    let controller = Controller::<ConfigMap>::new(factory, "selected").workers(2);
+    let log: Arc<Recorder<Seen>> = Recorder::new();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (log, cancel) = (Arc::clone(&log), cancel.clone());
+        async move { controller.run(flaky, log, cancel).await }
+    });
+    // A later match arrives through the same selected watch.
+    let mut late = cm(NS, "web-3", "x");
+    late.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), NS);
+    api.create(&PostParams::default(), &late).await.unwrap();
+    let log = log
+        .wait_until("the selected objects", |l| {
+            ["default/web-1", "default/web-2", "default/web-3"]
+                .iter()
+                .all(|k| count(l, k) == 1)
+        })
+        .await;
+    assert_eq!(
+        count(&log, "default/db-1"),
+        0,
+        "outside the factory's selector"
+    );
+    cancel.cancel();
+    within("shutdown", run).await.unwrap().unwrap();
+    let watch = server
+        .requests()
+        .into_iter()
+        .find(|r| r.verb == informer_testserver::Verb::Watch)
+        .expect("a watch");
+    assert_eq!(watch.query.label_selector.as_deref(), Some("app=web"));
+}
