@@ -103,6 +103,8 @@ impl Fence {
 
 struct Replica {
     id: String,
+    /// Every holder this replica's new-leader callback reported (E6).
+    leaders: Arc<Recorder<String>>,
     elector: Arc<LeaderElector>,
     cancel: CancellationToken,
     task: JoinHandle<()>,
@@ -117,10 +119,13 @@ fn replica(
     let client = client_with_agent(server, id);
     let f = Arc::clone(fence);
     let stopped_id = id.to_owned();
+    let leaders: Arc<Recorder<String>> = Recorder::new();
+    let l = Arc::clone(&leaders);
     let elector = Arc::new(
         LeaderElector::new(client, NS, LEASE, id, config)
             .unwrap()
-            .on_stopped_leading(move || f.exit(&stopped_id)),
+            .on_stopped_leading(move || f.exit(&stopped_id))
+            .on_new_leader(move |holder| l.push(holder.to_owned())),
     );
     let cancel = CancellationToken::new();
     let task = tokio::spawn({
@@ -142,6 +147,7 @@ fn replica(
     });
     Replica {
         id: id.to_owned(),
+        leaders,
         elector,
         cancel,
         task,
@@ -236,6 +242,13 @@ async fn e3_e7_three_replicas_a_cut_off_leader_is_replaced_within_lease_plus_ret
         Some(before + 1),
         "E3: one transition counted"
     );
+
+    // E6: every replica that was not cut off reported the new leader through its callback.
+    for r in replicas.iter().filter(|r| r.id != leader) {
+        r.leaders
+            .wait_until("new-leader callback", |l| l.last() == Some(&take.id))
+            .await;
+    }
 
     // The old leader reconnects as a follower of the new one.
     server.faults().admit_user_agent(&leader);
