@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use informer_controller::leader::{LeaderElectionConfig, LeaderElector};
 use informer_controller::{Action, Context, Controller, Request};
 use informer_runtime::SharedInformerFactory;
-use informer_testserver::{TestServer, Verb};
+use informer_testserver::{Faults, TestServer, Verb};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::jiff::Timestamp;
@@ -305,6 +305,17 @@ async fn e3_e7_three_replicas_a_cut_off_leader_is_replaced_within_lease_plus_ret
 
 #[tokio::test]
 async fn e4_a_leader_whose_renewals_fail_steps_down_before_its_lease_could_be_taken() {
+    steps_down_before_expiry(|f: &Faults, ua: &str| f.refuse_user_agent(ua)).await;
+}
+
+/// As above, with requests that never get an answer (a partition rather than an error): each
+/// renew attempt is cut at the renew deadline.
+#[tokio::test]
+async fn e4_a_leader_whose_renewals_hang_steps_down_before_its_lease_could_be_taken() {
+    steps_down_before_expiry(|f: &Faults, ua: &str| f.hang_user_agent(ua)).await;
+}
+
+async fn steps_down_before_expiry(cut_off: impl Fn(&Faults, &str)) {
     init_tracing();
     let config = LeaderElectionConfig {
         jitter_factor: 1.2,
@@ -327,7 +338,7 @@ async fn e4_a_leader_whose_renewals_fail_steps_down_before_its_lease_could_be_ta
             .wait_for_requests(Duration::from_secs(1), |l| l.len() > n)
             .await;
     }
-    server.faults().refuse_user_agent("solo");
+    cut_off(server.faults(), "solo");
     let log = fence
         .log
         .wait_until("stepped down", |l| l.iter().any(|t| !t.started))

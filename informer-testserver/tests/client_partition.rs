@@ -39,6 +39,28 @@ async fn refused_user_agent_gets_503_until_admitted_and_others_are_served() {
 }
 
 #[tokio::test]
+async fn hung_user_agent_gets_no_answer_until_admitted() {
+    let server = TestServer::start().await.unwrap();
+    let a: Api<Lease> = Api::namespaced(client_with_agent(&server, "replica-a"), "default");
+    let b: Api<Lease> = Api::namespaced(client_with_agent(&server, "replica-b"), "default");
+    server.faults().hang_user_agent("replica-a");
+    let pending = tokio::spawn(async move { a.list(&Default::default()).await });
+    b.list(&Default::default()).await.expect("b is served");
+    // Still no answer for a, while b was served (a bounded wait for an absence).
+    let pending = match tokio::time::timeout(std::time::Duration::from_millis(300), pending).await {
+        Ok(done) => panic!("a hung client got an answer: {done:?}"),
+        Err(_) => server.requests().len(),
+    };
+    assert_eq!(pending, 1, "only b's request was answered");
+    server.faults().admit_user_agent("replica-a");
+    let waited = server
+        .wait_for_requests(std::time::Duration::from_secs(10), |l| l.len() == 2)
+        .await
+        .expect("the held request is answered once admitted");
+    assert_eq!(waited[1].status, http::StatusCode::SERVICE_UNAVAILABLE);
+}
+
+#[tokio::test]
 async fn lease_update_with_a_stale_resource_version_conflicts() {
     let server = TestServer::start().await.unwrap();
     let api: Api<Lease> = Api::namespaced(server.client(), "default");

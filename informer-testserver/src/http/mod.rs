@@ -168,8 +168,16 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
     let user_agent = req
         .headers()
         .get(header::USER_AGENT)
-        .and_then(|h| h.to_str().ok());
-    let resp = if sh.faults.is_refused_user_agent(user_agent) {
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    let user_agent = user_agent.as_deref();
+    let hung = sh.faults.is_hung_user_agent(user_agent);
+    if hung {
+        sh.faults
+            .hold_hung_user_agent(user_agent, &sh.shutdown)
+            .await;
+    }
+    let resp = if hung || sh.faults.is_refused_user_agent(user_agent) {
         error_response(&ApiError::new(
             503,
             "ServiceUnavailable",
