@@ -11,6 +11,9 @@
 //!
 //! With `--kubeconfig PATH`, `KUBECONFIG`, or inside a pod, it runs against that cluster until
 //! Ctrl-C (the `Foo` CRD must be installed there: `--print-crd | kubectl apply -f -`).
+//! `--leader-elect` runs the controller only on the replica holding the Lease
+//! `informer-rs-example-operator` (15 s / 10 s / 2 s, released on Ctrl-C), with warm caches on
+//! every replica.
 
 #![allow(clippy::print_stdout)]
 
@@ -46,6 +49,12 @@ struct Args {
     /// Watch only this namespace on a real cluster.
     #[arg(long)]
     namespace: Option<String>,
+    /// Reconcile only while holding the Lease (identity: `POD_NAME`, `HOSTNAME`, or random).
+    #[arg(long)]
+    leader_elect: bool,
+    /// The namespace of the Lease (default: `--namespace`, else `default`).
+    #[arg(long)]
+    leader_elect_namespace: Option<String>,
     /// Print the Foo CRD as YAML and exit.
     #[arg(long)]
     print_crd: bool,
@@ -93,6 +102,7 @@ async fn run_on_cluster(args: &Args) -> anyhow::Result<()> {
         client,
         OperatorConfig {
             namespace: args.namespace.clone(),
+            leader_election: leader_election(args, args.namespace.as_deref()),
             ..Default::default()
         },
     )?;
@@ -135,6 +145,7 @@ async fn run_embedded(args: &Args) -> anyhow::Result<()> {
         client.clone(),
         OperatorConfig {
             namespace: Some(demo::NAMESPACE.into()),
+            leader_election: leader_election(args, Some(demo::NAMESPACE)),
             ..Default::default()
         },
     )?;
@@ -186,6 +197,22 @@ async fn run_embedded(args: &Args) -> anyhow::Result<()> {
     run.await??;
     server.shutdown().await;
     Ok(())
+}
+
+/// `(lease namespace, identity)` when `--leader-elect` is given.
+fn leader_election(args: &Args, namespace: Option<&str>) -> Option<(String, String)> {
+    if !args.leader_elect {
+        return None;
+    }
+    let namespace = args
+        .leader_elect_namespace
+        .as_deref()
+        .or(namespace)
+        .unwrap_or("default");
+    let identity = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| format!("operator-{:08x}", rand_token() as u32));
+    Some((namespace.to_owned(), identity))
 }
 
 /// A per-run token; not a secret worth a CSPRNG, the server only listens on loopback.

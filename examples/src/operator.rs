@@ -1,17 +1,19 @@
 //! The example operator: each `Foo` owns a ConfigMap with its message, and its status says so.
 //!
-//! Event handlers only enqueue keys; workers read through listers (never the API server) and
-//! write through `kube::Api`. Failed reconciles are retried with the rate-limited workqueue.
+//! It is a [`Controller`] for `Foo` that owns ConfigMaps: the controller feeds the workqueue
+//! from the informers, runs the workers and retries failures with backoff; this file holds
+//! only the reconcile, which reads through listers (never the API server) and writes through
+//! `kube::Api`. With [`OperatorConfig::leader_election`] the controller runs only on the
+//! replica that holds the Lease, on informers that were warm before it won.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use informer_controller::leader::{LeaderElectionConfig, LeaderElector};
+use informer_controller::status::update_status;
+use informer_controller::{Action, Context, Controller, Request};
 use informer_runtime::SharedInformerFactory;
-use informer_runtime::informer::{DeletedObject, HandlerOptions, handler_fn};
-use informer_runtime::key::ObjectKey;
-use informer_runtime::workqueue::{RateLimitingQueue, WorkQueueMetrics};
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Resource;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
@@ -20,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::crd::{Foo, FooStatus};
 use crate::generated::InformerFactoryExt;
-use crate::generated::core::v1::ConfigMapLister;
 use crate::views::PodSummary;
 
 /// The field manager the operator writes with.
@@ -33,6 +34,8 @@ pub struct OperatorConfig {
     pub namespace: Option<String>,
     /// Concurrent reconcile workers.
     pub workers: usize,
+    /// Run the controller only while holding this Lease: `(namespace, identity)`.
+    pub leader_election: Option<(String, String)>,
 }
 
 impl Default for OperatorConfig {
@@ -40,6 +43,7 @@ impl Default for OperatorConfig {
         OperatorConfig {
             namespace: None,
             workers: 2,
+            leader_election: None,
         }
     }
 }
@@ -55,22 +59,19 @@ pub struct Stats {
     pub writes: AtomicU64,
 }
 
-/// The operator: informers for Foos and the kinds it touches, a workqueue and its workers.
+/// The operator: a controller for Foos on a shared informer factory.
 pub struct Operator {
     client: kube::Client,
     factory: SharedInformerFactory,
-    foos: crate::crd::FooLister,
-    config_maps: ConfigMapLister,
-    queue: RateLimitingQueue<ObjectKey>,
+    controller: Controller<Foo>,
     config: OperatorConfig,
     stats: Arc<Stats>,
-    /// Informer and workqueue metrics, ready to be served.
+    /// Informer, workqueue and controller metrics, ready to be served.
     pub registry: Arc<parking_lot::Mutex<Registry>>,
 }
 
 impl Operator {
-    /// Builds the informers (through the generated accessors) and registers the handlers that
-    /// feed the workqueue. Nothing runs until [`run`](Self::run). Needs a tokio runtime.
+    /// Builds the factory and the controller. Nothing runs until [`run`](Self::run).
     pub fn new(client: kube::Client, config: OperatorConfig) -> anyhow::Result<Arc<Self>> {
         let mut registry = Registry::with_prefix("example");
         let mut builder = SharedInformerFactory::builder(client.clone())
@@ -80,14 +81,6 @@ impl Operator {
             builder = builder.namespace(ns.clone());
         }
         let factory = builder.build();
-        let queue_metrics = WorkQueueMetrics::new(&mut registry);
-        let queue = RateLimitingQueue::builder()
-            .name("foos")
-            .metrics(&queue_metrics)
-            .build();
-
-        let foos = factory.example().v1().foos();
-        let config_maps = factory.core().v1().config_maps();
         // Informers the example only counts, to show several kinds sharing one factory. Pods are
         // cached as a projection (P4): the informer watches /api/v1/pods but keeps ~1 KiB a Pod.
         factory.apps().v1().deployments().informer();
@@ -98,59 +91,14 @@ impl Operator {
             .projected::<PodSummary>()
             .informer();
 
-        let q = queue.clone();
-        let enqueue_foo = move |foo: &Foo| {
-            if let Ok(key) = ObjectKey::from_resource(foo) {
-                q.add(key);
-            }
-        };
-        let (on_add, on_update) = (enqueue_foo.clone(), enqueue_foo);
-        let q = queue.clone();
-        foos.informer().add_event_handler_with(
-            handler_fn()
-                .on_add(move |foo: &Arc<Foo>, _| on_add(foo))
-                .on_update(move |_, foo: &Arc<Foo>| on_update(foo))
-                // A tombstone still carries the key (H12), which is all the reconcile needs.
-                .on_delete(move |deleted: &DeletedObject<Foo>| {
-                    if let Ok(key) = deleted.key() {
-                        q.add(key);
-                    }
-                }),
-            HandlerOptions::new().name("enqueue-foo"),
-        )?;
-
-        // A change to an owned ConfigMap (edited or deleted by someone else) requeues its Foo.
-        let q = queue.clone();
-        let enqueue_owner = move |cm: &ConfigMap| {
-            for owner in cm.metadata.owner_references.iter().flatten() {
-                if owner.kind == "Foo" && owner.api_version == "example.com/v1" {
-                    q.add(ObjectKey::new(
-                        cm.metadata.namespace.as_deref(),
-                        &owner.name,
-                    ));
-                }
-            }
-        };
-        let (on_add, on_update, on_delete) =
-            (enqueue_owner.clone(), enqueue_owner.clone(), enqueue_owner);
-        config_maps.informer().add_event_handler_with(
-            handler_fn()
-                .on_add(move |cm: &Arc<ConfigMap>, _| on_add(cm))
-                .on_update(move |_, cm: &Arc<ConfigMap>| on_update(cm))
-                .on_delete(move |deleted: &DeletedObject<ConfigMap>| {
-                    if let Some(cm) = deleted.last_known() {
-                        on_delete(cm);
-                    }
-                }),
-            HandlerOptions::new().name("enqueue-owner"),
-        )?;
-
+        let controller = Controller::<Foo>::new(factory.clone(), "foos")
+            .owns::<ConfigMap>()
+            .workers(config.workers)
+            .metrics(&mut registry);
         Ok(Arc::new(Operator {
             client,
-            foos: foos.lister(),
-            config_maps: config_maps.lister(),
             factory,
-            queue,
+            controller,
             config,
             stats: Arc::new(Stats::default()),
             registry: Arc::new(parking_lot::Mutex::new(registry)),
@@ -167,120 +115,120 @@ impl Operator {
         &self.factory
     }
 
-    /// Starts the informers, waits for their caches, runs the workers until `cancel`, then
-    /// drains the queue and shuts every informer down.
+    /// Runs the controller until `cancel` (only while leading, with leader election), then
+    /// drains in-flight reconciles and shuts every informer down.
     pub async fn run(self: Arc<Self>, cancel: CancellationToken) -> anyhow::Result<()> {
-        self.factory.start();
-        self.factory
-            .wait_for_cache_sync_timeout(Duration::from_secs(60))
-            .await?;
-        tracing::info!(
-            foos = self.foos.list(&Default::default()).len(),
-            config_maps = self.config_maps.list(&Default::default()).len(),
-            deployments = self.factory.informer_for::<Deployment>().indexer().len(),
-            pods = self.factory.informer_for::<PodSummary>().indexer().len(),
-            "caches synced"
-        );
-        let mut workers = Vec::new();
-        for _ in 0..self.config.workers.max(1) {
-            let this = Arc::clone(&self);
-            workers.push(tokio::spawn(async move { this.work().await }));
-        }
-        cancel.cancelled().await;
-        self.queue.shut_down_with_drain().await;
-        for worker in workers {
-            worker.await?;
+        match &self.config.leader_election {
+            None => {
+                self.controller
+                    .run(reconcile, Arc::clone(&self.stats), cancel)
+                    .await?
+            }
+            Some((namespace, identity)) => {
+                // Warm the caches first, so a takeover starts reconciling at once.
+                self.factory.start();
+                self.factory
+                    .wait_for_cache_sync_timeout(Duration::from_secs(60))
+                    .await?;
+                let elector = LeaderElector::new(
+                    self.client.clone(),
+                    namespace,
+                    "informer-rs-example-operator",
+                    identity.clone(),
+                    LeaderElectionConfig::default(),
+                )?
+                .on_new_leader(|holder| println!("  leader    {holder}"));
+                elector
+                    .run(cancel, |term| {
+                        let this = Arc::clone(&self);
+                        async move {
+                            let stats = Arc::clone(&this.stats);
+                            if let Err(err) = this.controller.run(reconcile, stats, term).await {
+                                tracing::error!(error = %err, "controller failed while leading");
+                            }
+                        }
+                    })
+                    .await?;
+            }
         }
         self.factory.shutdown().await;
         Ok(())
     }
+}
 
-    async fn work(&self) {
-        while let Some(key) = self.queue.get().await {
-            match self.reconcile(&key).await {
-                Ok(()) => {
-                    self.stats.reconciled.fetch_add(1, Ordering::Relaxed);
-                    self.queue.forget(&key);
-                }
-                Err(err) => {
-                    self.stats.failed.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(%key, error = %err, "reconcile failed; retrying with backoff");
-                    self.queue.add_rate_limited(key.clone());
-                }
+/// Counts the outcome of [`reconcile_foo`]; the controller retries errors with backoff.
+async fn reconcile(req: Request<Foo>, ctx: Arc<Context<Arc<Stats>>>) -> anyhow::Result<Action> {
+    let result = reconcile_foo(&req, &ctx).await;
+    let counter = match &result {
+        Ok(_) => &ctx.data().reconciled,
+        Err(_) => &ctx.data().failed,
+    };
+    counter.fetch_add(1, Ordering::Relaxed);
+    result
+}
+
+/// Makes the cluster match one Foo: its ConfigMap holds the message, its status says so.
+async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow::Result<Action> {
+    let ns = req.namespace().unwrap_or("default");
+    let cm_name = config_map_name(req.name());
+    let cm_api: Api<ConfigMap> = Api::namespaced(ctx.client().clone(), ns);
+    let config_maps = ctx.factory().core().v1().config_maps().lister();
+    let cached = config_maps.namespaced(ns).get(&cm_name);
+    let Some(foo) = &req.object else {
+        // The Foo is gone (C5): remove what it owned (the testserver has no garbage collector).
+        if cached.is_ok() {
+            match cm_api.delete(&cm_name, &Default::default()).await {
+                Ok(_) => println!("  deleted   ConfigMap {ns}/{cm_name} (its Foo is gone)"),
+                Err(kube::Error::Api(s)) if s.is_not_found() => {}
+                Err(err) => return Err(err.into()),
             }
-            self.queue.done(&key);
         }
-    }
+        return Ok(Action::Done);
+    };
 
-    /// Makes the cluster match one Foo: its ConfigMap holds the message, its status says so.
-    async fn reconcile(&self, key: &ObjectKey) -> anyhow::Result<()> {
-        let ns = key.namespace().unwrap_or("default");
-        let cm_name = config_map_name(key.name());
-        let cm_api: Api<ConfigMap> = Api::namespaced(self.client.clone(), ns);
-        let foo = match self.foos.namespaced(ns).get(key.name()) {
-            Ok(foo) => foo,
-            Err(err) if err.is_not_found() => {
-                // The Foo is gone: remove what it owned (the testserver has no garbage collector).
-                if self.config_maps.namespaced(ns).get(&cm_name).is_ok() {
-                    match cm_api.delete(&cm_name, &Default::default()).await {
-                        Ok(_) => println!("  deleted   ConfigMap {ns}/{cm_name} (its Foo is gone)"),
-                        Err(kube::Error::Api(s)) if s.is_not_found() => {}
-                        Err(err) => return Err(err.into()),
-                    }
-                }
-                return Ok(());
-            }
-            Err(err) => return Err(err.into()),
-        };
-
-        let desired = desired_config_map(&foo, &cm_name)?;
-        match self.config_maps.namespaced(ns).get(&cm_name) {
-            Err(err) if err.is_not_found() => {
-                match cm_api.create(&PostParams::default(), &desired).await {
-                    Ok(_) => println!(
-                        "  created   ConfigMap {ns}/{cm_name}: {:?}",
-                        foo.spec.message
-                    ),
-                    // The cache lags our own create; the next event reconciles again.
-                    Err(kube::Error::Api(s)) if s.code == 409 => {}
-                    Err(err) => return Err(err.into()),
-                }
-                self.stats.writes.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(err) => return Err(err.into()),
-            Ok(existing) if existing.data != desired.data => {
-                let patch = serde_json::json!({ "data": desired.data });
-                cm_api
-                    .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await?;
-                println!(
-                    "  updated   ConfigMap {ns}/{cm_name}: {:?}",
+    let desired = desired_config_map(foo, &cm_name)?;
+    match cached {
+        Err(err) if err.is_not_found() => {
+            match cm_api.create(&PostParams::default(), &desired).await {
+                Ok(_) => println!(
+                    "  created   ConfigMap {ns}/{cm_name}: {:?}",
                     foo.spec.message
-                );
-                self.stats.writes.fetch_add(1, Ordering::Relaxed);
+                ),
+                // The cache lags our own create; the ConfigMap's event reconciles again.
+                Err(kube::Error::Api(s)) if s.code == 409 => {}
+                Err(err) => return Err(err.into()),
             }
-            Ok(_) => {}
+            ctx.data().writes.fetch_add(1, Ordering::Relaxed);
         }
-
-        let status = FooStatus {
-            config_map: Some(cm_name),
-            observed_generation: foo.metadata.generation,
-            ready: true,
-        };
-        if foo.status.as_ref() != Some(&status) {
-            let foo_api: Api<Foo> = Api::namespaced(self.client.clone(), ns);
-            let patch = serde_json::json!({ "status": status });
-            foo_api
-                .patch_status(
-                    key.name(),
-                    &PatchParams::apply(MANAGER),
-                    &Patch::Merge(&patch),
-                )
+        Err(err) => return Err(err.into()),
+        Ok(existing) if existing.data != desired.data => {
+            let patch = serde_json::json!({ "data": desired.data });
+            cm_api
+                .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
-            println!("  status    Foo {ns}/{} is ready", key.name());
+            println!(
+                "  updated   ConfigMap {ns}/{cm_name}: {:?}",
+                foo.spec.message
+            );
+            ctx.data().writes.fetch_add(1, Ordering::Relaxed);
         }
-        Ok(())
+        Ok(_) => {}
     }
+
+    let status = FooStatus {
+        config_map: Some(cm_name),
+        observed_generation: foo.metadata.generation,
+        ready: true,
+    };
+    let foo_api: Api<Foo> = Api::namespaced(ctx.client().clone(), ns);
+    // Written with the cached resourceVersion, re-read and retried on conflict; no-op if equal.
+    if update_status(&foo_api, foo, |f| f.status = Some(status.clone()))
+        .await?
+        .is_some()
+    {
+        println!("  status    Foo {ns}/{} is ready", req.name());
+    }
+    Ok(Action::Done)
 }
 
 /// The name of the ConfigMap a Foo owns.

@@ -29,6 +29,7 @@ async fn operator_converges_follows_edits_and_cleans_up_deleted_foos() {
         OperatorConfig {
             namespace: Some(demo::NAMESPACE.into()),
             workers: 3,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -150,4 +151,47 @@ async fn generated_accessors_share_informers_and_the_typed_index_answers() {
     );
     assert!(deployments.lister().list(&Default::default()).is_empty());
     factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn operator_with_leader_election_converges_and_releases_its_lease() {
+    use k8s_openapi::api::coordination::v1::Lease;
+
+    let server = TestServer::start().await.unwrap();
+    let client = server.client();
+    demo::install(&client).await.unwrap();
+    demo::create_samples(&client, &[("alpha", "hello")])
+        .await
+        .unwrap();
+    let operator = Operator::new(
+        client.clone(),
+        OperatorConfig {
+            namespace: Some(demo::NAMESPACE.into()),
+            leader_election: Some((demo::NAMESPACE.into(), "replica-a".into())),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(Arc::clone(&operator).run(cancel.clone()));
+    let state = demo::wait_converged(&client).await.unwrap();
+    assert!(state.foos.values().all(|(_, ready)| *ready));
+    let lease: Lease = server
+        .get(Some(demo::NAMESPACE), "informer-rs-example-operator")
+        .unwrap();
+    assert_eq!(
+        lease.spec.unwrap().holder_identity.as_deref(),
+        Some("replica-a")
+    );
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+    let lease: Lease = server
+        .get(Some(demo::NAMESPACE), "informer-rs-example-operator")
+        .unwrap();
+    assert_eq!(
+        lease.spec.unwrap().holder_identity,
+        None,
+        "released on shutdown (E5)"
+    );
+    assert!(server.wait_for_active_watches(0, demo::STEP_TIMEOUT).await);
 }

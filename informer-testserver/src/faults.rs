@@ -144,6 +144,8 @@ struct State {
     expire_next_continue: usize,
     forbidden: BTreeSet<GroupResource>,
     hostile: Vec<Hostile>,
+    refused_user_agents: BTreeSet<String>,
+    hung_user_agents: BTreeSet<String>,
 }
 
 /// Runtime fault switches. Obtain with [`TestServer::faults`](crate::TestServer::faults).
@@ -156,6 +158,8 @@ pub struct Faults {
     kick: watch::Sender<(u64, Kick)>,
     /// Numbers the tokens of [`HostileResponse::EndlessContinue`].
     hostile_tokens: AtomicU64,
+    /// Bumped by `admit_user_agent`, waking requests held by `hang_user_agent`.
+    admitted: watch::Sender<u64>,
 }
 
 impl Default for Faults {
@@ -167,6 +171,7 @@ impl Default for Faults {
             stall: watch::Sender::new(false),
             kick: watch::Sender::new((0, Kick::None)),
             hostile_tokens: AtomicU64::new(0),
+            admitted: watch::Sender::new(0),
         }
     }
 }
@@ -277,6 +282,33 @@ impl Faults {
         self.lock().forbidden.remove(resource);
     }
 
+    /// Cuts one client off: every request whose `User-Agent` header is exactly `user_agent`
+    /// answers 503 ServiceUnavailable (discovery and health included) until
+    /// [`Faults::admit_user_agent`]. Other clients are unaffected, so a test can partition one
+    /// replica of several (leader election). Watches already open are not touched.
+    pub fn refuse_user_agent(&self, user_agent: &str) {
+        self.lock()
+            .refused_user_agents
+            .insert(user_agent.to_owned());
+    }
+
+    /// Undoes [`Faults::refuse_user_agent`].
+    pub fn admit_user_agent(&self, user_agent: &str) {
+        {
+            let mut st = self.lock();
+            st.refused_user_agents.remove(user_agent);
+            st.hung_user_agents.remove(user_agent);
+        }
+        self.admitted.send_modify(|n| *n += 1);
+    }
+
+    /// Partitions one client: every request whose `User-Agent` is exactly `user_agent` gets no
+    /// answer until [`Faults::admit_user_agent`] (then 503), as behind a network partition. The
+    /// client's own timeouts are what end its requests.
+    pub fn hang_user_agent(&self, user_agent: &str) {
+        self.lock().hung_user_agents.insert(user_agent.to_owned());
+    }
+
     /// Ends every open watch now, normally (EOF), as a server-side timeout would.
     pub fn close_open_watches(&self) {
         self.kick.send_modify(|(n, k)| {
@@ -299,6 +331,7 @@ impl Faults {
         self.chunk_armed.store(false, Ordering::SeqCst);
         self.suppress_end.store(false, Ordering::SeqCst);
         self.stall.send_replace(false);
+        self.admitted.send_modify(|n| *n += 1);
     }
 
     // ---- read side, used by the request path ----
@@ -406,6 +439,34 @@ impl Faults {
 
     pub(crate) fn end_suppressed(&self) -> bool {
         self.suppress_end.load(Ordering::SeqCst)
+    }
+
+    /// Holds a request of a hung client (`hang_user_agent`) until it is admitted or `shutdown`.
+    pub(crate) async fn hold_hung_user_agent(
+        &self,
+        user_agent: Option<&str>,
+        shutdown: &tokio_util::sync::CancellationToken,
+    ) {
+        let Some(ua) = user_agent else { return };
+        let mut admitted = self.admitted.subscribe();
+        while self.lock().hung_user_agents.contains(ua) {
+            tokio::select! {
+                changed = admitted.changed() => if changed.is_err() { return },
+                () = shutdown.cancelled() => return,
+            }
+        }
+    }
+
+    pub(crate) fn is_hung_user_agent(&self, user_agent: Option<&str>) -> bool {
+        let st = self.lock();
+        !st.hung_user_agents.is_empty()
+            && user_agent.is_some_and(|ua| st.hung_user_agents.contains(ua))
+    }
+
+    pub(crate) fn is_refused_user_agent(&self, user_agent: Option<&str>) -> bool {
+        let st = self.lock();
+        !st.refused_user_agents.is_empty()
+            && user_agent.is_some_and(|ua| st.refused_user_agents.contains(ua))
     }
 
     pub(crate) fn is_forbidden(&self, group: &str, resource: &str) -> bool {

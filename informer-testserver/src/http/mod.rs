@@ -159,7 +159,25 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
         Err(_) => Verb::Other,
     };
     let public = matches!(routed, Ok(Route::Version | Route::Health));
-    let resp = if !public && !authorized(&sh, &req) {
+    let user_agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    let user_agent = user_agent.as_deref();
+    let hung = sh.faults.is_hung_user_agent(user_agent);
+    if hung {
+        sh.faults
+            .hold_hung_user_agent(user_agent, &sh.shutdown)
+            .await;
+    }
+    let resp = if hung || sh.faults.is_refused_user_agent(user_agent) {
+        error_response(&ApiError::new(
+            503,
+            "ServiceUnavailable",
+            "this client is cut off (Faults::refuse_user_agent)",
+        ))
+    } else if !public && !authorized(&sh, &req) {
         error_response(&ApiError::new(401, "Unauthorized", "Unauthorized"))
     } else {
         match routed {

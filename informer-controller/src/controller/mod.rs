@@ -1,0 +1,467 @@
+//! The controller: a primary kind, the kinds it owns or watches, a rate-limited workqueue and
+//! N workers running an async reconcile (C1-C8).
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use informer_controller::{Action, Context, Controller, Request};
+//! # use informer_runtime::SharedInformerFactory;
+//! # use k8s_openapi::api::apps::v1::Deployment;
+//! # use k8s_openapi::api::core::v1::ConfigMap;
+//! # use tokio_util::sync::CancellationToken;
+//! async fn reconcile(req: Request<Deployment>, ctx: Arc<Context<()>>) -> Result<Action, kube::Error> {
+//!     let Some(deployment) = &req.object else {
+//!         return Ok(Action::Done); // deleted: nothing left to clean up here (C5)
+//!     };
+//!     let config_maps = ctx.lister::<ConfigMap>();
+//!     let _owned = config_maps.namespaced(req.namespace().unwrap_or("default")).list(&Default::default());
+//!     # let _ = deployment;
+//!     Ok(Action::Done)
+//! }
+//! # async fn demo(client: kube::Client) -> Result<(), informer_controller::Error> {
+//! let factory = SharedInformerFactory::new(client);
+//! let controller = Controller::<Deployment>::new(factory, "deployments")
+//!     .owns::<ConfigMap>()
+//!     .workers(4);
+//! let cancel = CancellationToken::new();
+//! controller.run(reconcile, (), cancel).await?;
+//! # Ok(()) }
+//! ```
+
+mod action;
+mod metrics;
+mod sources;
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use informer_runtime::key::ObjectKey;
+use informer_runtime::lister::Lister;
+use informer_runtime::workqueue::{
+    RateLimiter, RateLimitingQueue, WorkQueueMetrics, default_controller_rate_limiter,
+};
+use informer_runtime::{Object, SharedInformerFactory};
+use prometheus_client::registry::Registry;
+use tokio_util::sync::CancellationToken;
+
+pub use action::{Action, Context, Request};
+pub use metrics::ControllerMetrics;
+
+use metrics::Series;
+use sources::{InformerSource, Mapping, Registered, Source};
+
+/// Why a controller run failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A handler could not be registered: the informer was stopped (H14). Not retryable on
+    /// this factory.
+    #[error("controller {controller}: registering a handler: {source}")]
+    Register {
+        /// The controller's name.
+        controller: String,
+        /// The informer's error.
+        #[source]
+        source: informer_runtime::informer::Error,
+    },
+    /// The caches did not sync within the configured timeout (C6, F4). Retryable: the
+    /// informers keep trying (a 403 from RBAC, for example, shows in the factory's errors).
+    #[error("controller {controller}: caches not synced within {timeout:?}")]
+    CacheSyncTimeout {
+        /// The controller's name.
+        controller: String,
+        /// The configured timeout.
+        timeout: Duration,
+    },
+    /// An informer stopped before it synced (the factory was shut down). Not retryable.
+    #[error("controller {controller}: an informer stopped before it synced")]
+    InformerStopped {
+        /// The controller's name.
+        controller: String,
+    },
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A controller for the primary kind `K` (controller-runtime's builder, on shared informers).
+///
+/// The controller is a description: [`run`](Self::run) builds a fresh workqueue, registers the
+/// handlers, starts the informers that are not running yet, waits for their caches (C6), runs
+/// the workers until cancelled, drains (C7) and returns. It can be run again (for example each
+/// time a [`LeaderElector`](crate::leader::LeaderElector) wins the lease).
+///
+/// Guarantees, from the workqueue (W1, W2, W5):
+/// - one reconcile per key at a time, across all workers (C1);
+/// - a change during a reconcile leads to exactly one more reconcile of that key (C2);
+/// - an error requeues the key with per-key exponential backoff (C3).
+pub struct Controller<K> {
+    factory: SharedInformerFactory,
+    name: Arc<str>,
+    workers: usize,
+    sources: Vec<Box<dyn Source>>,
+    limiter: Arc<dyn RateLimiter<ObjectKey>>,
+    metrics: Option<(ControllerMetrics, WorkQueueMetrics)>,
+    sync_timeout: Option<Duration>,
+    shutdown_timeout: Duration,
+    _kind: PhantomData<fn() -> K>,
+}
+
+impl<K> fmt::Debug for Controller<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.name)
+            .field("workers", &self.workers)
+            .field("sources", &self.sources.len())
+            .field("metrics", &self.metrics.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Object> Controller<K> {
+    /// A controller named `name` (its metric label and workqueue name) for the primary kind
+    /// `K`, reading through `factory` (so the factory's namespace and selectors apply, F6).
+    /// Defaults: one worker, client-go's controller rate limiter (W5, W6), no metrics, no sync
+    /// timeout, 30 s to drain in-flight reconciles on shutdown.
+    pub fn new(factory: SharedInformerFactory, name: impl Into<String>) -> Self {
+        Controller {
+            factory,
+            name: Arc::from(name.into()),
+            workers: 1,
+            sources: vec![Box::new(InformerSource::<K> {
+                mapping: Mapping::Primary,
+            })],
+            limiter: Arc::new(default_controller_rate_limiter::<ObjectKey>()),
+            metrics: None,
+            sync_timeout: None,
+            shutdown_timeout: Duration::from_secs(30),
+            _kind: PhantomData,
+        }
+    }
+
+    /// Reconciles the owner when an object of kind `C` changes: the key of `C`'s owner
+    /// reference with `controller: true` whose group and kind are `K`'s (C4).
+    pub fn owns<C>(mut self) -> Self
+    where
+        C: Object + kube::Resource,
+    {
+        let mapper: sources::Mapper<C> = Arc::new(sources::controller_owner_keys::<K, C>);
+        self.sources.push(Box::new(InformerSource::<C> {
+            mapping: Mapping::Mapped(mapper),
+        }));
+        self
+    }
+
+    /// Reconciles the keys `mapper` returns when an object of kind `W` changes (both the old
+    /// and the new state on update, the last known state on delete; C4).
+    pub fn watches<W: Object>(
+        mut self,
+        mapper: impl Fn(&W) -> Vec<ObjectKey> + Send + Sync + 'static,
+    ) -> Self {
+        self.sources.push(Box::new(InformerSource::<W> {
+            mapping: Mapping::Mapped(Arc::new(mapper)),
+        }));
+        self
+    }
+
+    /// Concurrent reconciles (controller-runtime's `MaxConcurrentReconciles`); at least one.
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = n.max(1);
+        self
+    }
+
+    /// The per-key rate limiter for errors and [`Action::Requeue`] (W4, W5).
+    pub fn rate_limiter(mut self, limiter: impl RateLimiter<ObjectKey> + 'static) -> Self {
+        self.limiter = Arc::new(limiter);
+        self
+    }
+
+    /// Registers the controller metrics (C8) and the workqueue metrics (W7) in `registry`.
+    /// Several controllers on one registry share the families instead: use
+    /// [`shared_metrics`](Self::shared_metrics).
+    pub fn metrics(self, registry: &mut Registry) -> Self {
+        let controller = ControllerMetrics::new(registry);
+        let queue = WorkQueueMetrics::new(registry);
+        self.shared_metrics(&controller, &queue)
+    }
+
+    /// Records into families created once per registry (C8, W7).
+    pub fn shared_metrics(
+        mut self,
+        controller: &ControllerMetrics,
+        queue: &WorkQueueMetrics,
+    ) -> Self {
+        self.metrics = Some((controller.clone(), queue.clone()));
+        self
+    }
+
+    /// Fails [`run`](Self::run) when the caches have not synced within `timeout` (C6, F4).
+    pub fn sync_timeout(mut self, timeout: Duration) -> Self {
+        self.sync_timeout = Some(timeout);
+        self
+    }
+
+    /// How long shutdown waits for in-flight reconciles before aborting them (C7).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// The controller's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The factory the controller reads through.
+    pub fn factory(&self) -> &SharedInformerFactory {
+        &self.factory
+    }
+
+    /// Runs the controller until `cancel`, then shuts down gracefully (C7): workers stop
+    /// taking keys, in-flight reconciles finish (bounded by the shutdown timeout), handlers are
+    /// unregistered, and informers that this run started are stopped (informers that were
+    /// already running, e.g. warmed up before winning a lease, keep running).
+    ///
+    /// `reconcile` gets the [`Request`] and the shared [`Context`] holding `data`; its error
+    /// is logged, counted, and the key retried with backoff (C3). A panic counts as an error.
+    pub async fn run<D, F, Fut, E>(
+        &self,
+        reconcile: F,
+        data: D,
+        cancel: CancellationToken,
+    ) -> Result<()>
+    where
+        D: Send + Sync + 'static,
+        F: Fn(Request<K>, Arc<Context<D>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
+        E: fmt::Display + Send + 'static,
+    {
+        let mut builder = RateLimitingQueue::builder()
+            .name(self.name.to_string())
+            .rate_limiter(Arc::clone(&self.limiter));
+        let series = match &self.metrics {
+            Some((controller, queue)) => {
+                builder = builder.metrics(queue);
+                controller.for_controller(&self.name)
+            }
+            None => Series::detached(),
+        };
+        let queue = builder.build();
+
+        // Remember which informers were idle, so shutdown stops only what this run started.
+        let started_here: Vec<_> = self
+            .sources
+            .iter()
+            .filter(|s| !s.is_started(&self.factory))
+            .map(|s| s.id())
+            .collect();
+        let mut registrations = Vec::with_capacity(self.sources.len());
+        for source in &self.sources {
+            match source.register(&self.factory, &queue, &self.name) {
+                Ok(r) => registrations.push(r),
+                Err(source) => {
+                    unregister(&registrations);
+                    return Err(Error::Register {
+                        controller: self.name.to_string(),
+                        source,
+                    });
+                }
+            }
+        }
+        self.factory.start();
+
+        let synced = self.wait_synced(&registrations, &cancel).await;
+        let result = match synced {
+            Ok(true) => {
+                self.work(&queue, &series, reconcile, data, &cancel).await;
+                Ok(())
+            }
+            Ok(false) => Ok(()),
+            Err(err) => Err(err),
+        };
+        queue.shut_down();
+        unregister(&registrations);
+        for id in &started_here {
+            self.factory.stop_informer_id(id).await;
+        }
+        result
+    }
+
+    /// Waits for every informer and handler to sync (C6): `Ok(false)` if cancelled first.
+    async fn wait_synced(
+        &self,
+        registrations: &[Box<dyn Registered>],
+        cancel: &CancellationToken,
+    ) -> Result<bool> {
+        let all = futures::future::join_all(registrations.iter().map(|r| r.wait_for_sync()));
+        let timeout = async {
+            match self.sync_timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            synced = all => {
+                if synced.iter().all(|s| *s) {
+                    tracing::debug!(controller = %self.name, "caches synced; starting workers");
+                    Ok(true)
+                } else {
+                    Err(Error::InformerStopped { controller: self.name.to_string() })
+                }
+            }
+            () = cancel.cancelled() => Ok(false),
+            () = timeout => Err(Error::CacheSyncTimeout {
+                controller: self.name.to_string(),
+                timeout: self.sync_timeout.unwrap_or_default(),
+            }),
+        }
+    }
+
+    /// Runs the workers until `cancel`, then lets in-flight reconciles finish (C7).
+    async fn work<D, F, Fut, E>(
+        &self,
+        queue: &RateLimitingQueue<ObjectKey>,
+        series: &Series,
+        reconcile: F,
+        data: D,
+        cancel: &CancellationToken,
+    ) where
+        D: Send + Sync + 'static,
+        F: Fn(Request<K>, Arc<Context<D>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
+        E: fmt::Display + Send + 'static,
+    {
+        let ctx = Arc::new(Context::new(
+            self.factory.clone(),
+            Arc::clone(&self.name),
+            data,
+        ));
+        let reconcile = Arc::new(reconcile);
+        let lister = Lister::<K>::from_indexer(self.factory.informer_for::<K>().indexer());
+        series.max_concurrent.set(self.workers as i64);
+        let stop = cancel.child_token();
+        let mut workers = tokio::task::JoinSet::new();
+        for _ in 0..self.workers {
+            let worker = Worker {
+                name: Arc::clone(&self.name),
+                queue: queue.clone(),
+                lister: lister.clone(),
+                series: series.clone(),
+                ctx: Arc::clone(&ctx),
+                reconcile: Arc::clone(&reconcile),
+                stop: stop.clone(),
+            };
+            workers.spawn(worker.run());
+        }
+        stop.cancelled().await;
+        // Workers blocked in `get` wake up; those inside a reconcile finish it first.
+        queue.shut_down();
+        let drained = tokio::time::timeout(self.shutdown_timeout, async {
+            while workers.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            tracing::warn!(
+                controller = %self.name,
+                timeout = ?self.shutdown_timeout,
+                "in-flight reconciles did not finish in time; aborting them"
+            );
+            workers.shutdown().await;
+        }
+        series.active_workers.set(0);
+    }
+}
+
+fn unregister(registrations: &[Box<dyn Registered>]) {
+    for r in registrations {
+        r.remove();
+    }
+}
+
+struct Worker<K, D, F> {
+    name: Arc<str>,
+    queue: RateLimitingQueue<ObjectKey>,
+    lister: Lister<K>,
+    series: Series,
+    ctx: Arc<Context<D>>,
+    reconcile: Arc<F>,
+    stop: CancellationToken,
+}
+
+impl<K, D, F, Fut, E> Worker<K, D, F>
+where
+    K: Object,
+    D: Send + Sync + 'static,
+    F: Fn(Request<K>, Arc<Context<D>>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
+    E: fmt::Display + Send + 'static,
+{
+    async fn run(self) {
+        loop {
+            // Biased: once stopping, take no more keys (C7). `get` is cancel-safe.
+            let guard = tokio::select! {
+                biased;
+                () = self.stop.cancelled() => break,
+                guard = self.queue.get_guarded() => match guard {
+                    Some(guard) => guard,
+                    None => break,
+                },
+            };
+            let key = guard.item().clone();
+            self.reconcile_one(key).await;
+            // Dropping the guard marks the key done: a key re-added meanwhile runs again (C2).
+            drop(guard);
+        }
+    }
+
+    async fn reconcile_one(&self, key: ObjectKey) {
+        let object = self.lister.get_by_key(key.as_str()).ok();
+        let request = Request {
+            key: key.clone(),
+            object,
+        };
+        self.series.active_workers.inc();
+        let started = Instant::now();
+        let outcome = AssertUnwindSafe((self.reconcile)(request, Arc::clone(&self.ctx)))
+            .catch_unwind()
+            .await;
+        self.series.active_workers.dec();
+        self.series.time.observe(started.elapsed().as_secs_f64());
+        match outcome {
+            Ok(Ok(action)) => {
+                self.series.count(action.result_label());
+                match action {
+                    Action::Done => self.queue.forget(&key),
+                    Action::Requeue => self.queue.add_rate_limited(key),
+                    Action::RequeueAfter(delay) => {
+                        self.queue.forget(&key);
+                        self.queue.add_after(key, delay);
+                    }
+                }
+            }
+            Ok(Err(err)) => {
+                self.series.count("error");
+                self.series.errors.inc();
+                tracing::warn!(
+                    controller = %self.name,
+                    %key,
+                    error = %err,
+                    retries = self.queue.num_requeues(&key),
+                    "reconcile failed; retrying with backoff"
+                );
+                self.queue.add_rate_limited(key);
+            }
+            Err(_panic) => {
+                self.series.count("error");
+                self.series.errors.inc();
+                self.series.panics.inc();
+                tracing::error!(controller = %self.name, %key, "reconcile panicked; retrying with backoff");
+                self.queue.add_rate_limited(key);
+            }
+        }
+    }
+}

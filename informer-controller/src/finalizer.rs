@@ -1,0 +1,141 @@
+//! The finalizer helper (C9): add our finalizer before acting on a live object, run cleanup on
+//! deletion, then remove only our finalizer, never overwriting a concurrent writer.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use informer_controller::{Action, Context, Request};
+//! # use informer_controller::finalizer::{self, Event};
+//! # use k8s_openapi::api::core::v1::ConfigMap;
+//! # #[derive(Debug, thiserror::Error)] #[error("x")] struct MyError;
+//! async fn reconcile(req: Request<ConfigMap>, ctx: Arc<Context<()>>) -> Result<Action, finalizer::Error<MyError>> {
+//!     let Some(obj) = req.object.clone() else { return Ok(Action::Done) };
+//!     let api = kube::Api::<ConfigMap>::namespaced(ctx.client().clone(), req.namespace().unwrap_or("default"));
+//!     finalizer::finalizer(&api, "example.com/cleanup", obj, |event| async move {
+//!         match event {
+//!             Event::Apply(cm) => { let _ = cm; Ok(Action::Done) }
+//!             Event::Cleanup(cm) => { let _ = cm; Ok(Action::Done) }
+//!         }
+//!     })
+//!     .await
+//! }
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+
+use kube::api::{Api, Patch, PatchParams};
+use serde::de::DeserializeOwned;
+
+use crate::Action;
+
+/// What the reconcile should do with the object.
+#[derive(Debug)]
+pub enum Event<K> {
+    /// The object is live and carries our finalizer: make the world match it.
+    Apply(Arc<K>),
+    /// The object is being deleted and still carries our finalizer: clean up. Once this
+    /// returns `Ok`, the finalizer is removed and the API server may delete the object.
+    Cleanup(Arc<K>),
+}
+
+/// Why the finalizer helper failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error<E: std::error::Error + 'static> {
+    /// The apply step failed; the finalizer stays. Retryable.
+    #[error("apply failed: {0}")]
+    ApplyFailed(#[source] E),
+    /// The cleanup step failed; the finalizer stays, so the object is not deleted. Retryable.
+    #[error("cleanup failed: {0}")]
+    CleanupFailed(#[source] E),
+    /// Adding the finalizer failed (a 409 Conflict means someone else wrote the object since
+    /// the cache saw it: retry after the cache catches up). Retryable.
+    #[error("adding finalizer: {0}")]
+    AddFinalizer(#[source] kube::Error),
+    /// Removing the finalizer failed (409: the object changed; retry). Retryable.
+    #[error("removing finalizer: {0}")]
+    RemoveFinalizer(#[source] kube::Error),
+    /// The object has no name, so it cannot be patched. Not retryable.
+    #[error("object has no name")]
+    UnnamedObject,
+}
+
+/// Runs `reconcile` with finalizer `name` managed on `obj` (C9, kube-runtime's `finalizer`
+/// shape):
+///
+/// - live and without our finalizer: add it (a merge patch carrying the cached
+///   resourceVersion, so a concurrent writer makes it fail with 409 rather than be
+///   overwritten) and return [`Action::Done`]; the write triggers the next reconcile, which
+///   sees the finalizer and applies;
+/// - live with our finalizer: `reconcile(Event::Apply(obj))`;
+/// - being deleted with our finalizer: `reconcile(Event::Cleanup(obj))`, then remove only our
+///   finalizer (again with the resourceVersion as precondition);
+/// - being deleted without our finalizer: nothing to do.
+pub async fn finalizer<K, F, Fut, E>(
+    api: &Api<K>,
+    name: &str,
+    obj: Arc<K>,
+    reconcile: F,
+) -> Result<Action, Error<E>>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+    F: FnOnce(Event<K>) -> Fut,
+    Fut: Future<Output = Result<Action, E>>,
+    E: std::error::Error + 'static,
+{
+    let meta = obj.meta();
+    let obj_name = meta.name.clone().ok_or(Error::UnnamedObject)?;
+    let finalizers = meta.finalizers.clone().unwrap_or_default();
+    let ours = finalizers.iter().any(|f| f == name);
+    let deleting = meta.deletion_timestamp.is_some();
+    match (deleting, ours) {
+        (false, true) => reconcile(Event::Apply(obj))
+            .await
+            .map_err(Error::ApplyFailed),
+        (false, false) => {
+            let mut updated = finalizers;
+            updated.push(name.to_owned());
+            patch_finalizers(api, &obj_name, meta.resource_version.as_deref(), updated)
+                .await
+                .map_err(Error::AddFinalizer)?;
+            Ok(Action::Done)
+        }
+        (true, true) => {
+            let rv = meta.resource_version.clone();
+            let action = reconcile(Event::Cleanup(Arc::clone(&obj)))
+                .await
+                .map_err(Error::CleanupFailed)?;
+            let remaining: Vec<String> = finalizers.into_iter().filter(|f| f != name).collect();
+            patch_finalizers(api, &obj_name, rv.as_deref(), remaining)
+                .await
+                .map_err(Error::RemoveFinalizer)?;
+            Ok(action)
+        }
+        (true, false) => Ok(Action::Done),
+    }
+}
+
+/// Sets `metadata.finalizers` with `resourceVersion` as a precondition (409 when stale).
+async fn patch_finalizers<K>(
+    api: &Api<K>,
+    name: &str,
+    resource_version: Option<&str>,
+    finalizers: Vec<String>,
+) -> Result<(), kube::Error>
+where
+    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let finalizers = if finalizers.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::json!(finalizers)
+    };
+    let patch = serde_json::json!({
+        "metadata": {
+            "resourceVersion": resource_version,
+            "finalizers": finalizers,
+        }
+    });
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,450 @@
+//! Leader election over a `coordination.k8s.io/v1` Lease with client-go's semantics (E1-E7).
+//!
+//! ```no_run
+//! # use std::time::Duration;
+//! # use informer_controller::leader::{LeaderElectionConfig, LeaderElector};
+//! # use tokio_util::sync::CancellationToken;
+//! # async fn demo(client: kube::Client) -> Result<(), informer_controller::leader::Error> {
+//! let elector = LeaderElector::new(
+//!     client,
+//!     "kube-system",
+//!     "my-operator",
+//!     std::env::var("POD_NAME").unwrap_or_else(|_| "local".into()),
+//!     LeaderElectionConfig::default(), // 15 s / 10 s / 2 s (E2)
+//! )?
+//! .on_new_leader(|holder| tracing::info!(%holder, "new leader"));
+//! let cancel = CancellationToken::new();
+//! elector
+//!     .run(cancel, |leading| async move {
+//!         // Work that must run on one replica only; stop when `leading` is cancelled.
+//!         leading.cancelled().await;
+//!     })
+//!     .await
+//! # }
+//! ```
+//!
+//! Timing (E2-E4): a leader renews every retry period; if it has not renewed within the renew
+//! deadline, counted from the *start* of its last successful write, it stops leading. A
+//! follower takes over only after the lease duration has passed on its own clock since it
+//! last saw the record change. The write reached the server after it started, and the
+//! follower saw it even later, so with renew deadline < lease duration the old leader has
+//! stepped down before anyone else can acquire (E7), whatever the clocks' offsets; only their
+//! rates must roughly agree, as client-go documents.
+
+mod record;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, ObjectMeta, PostParams};
+use parking_lot::Mutex;
+use rand::Rng;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use record::Decision;
+
+/// client-go's `JitterFactor`, also the factor of E2's validity rule.
+pub const JITTER_FACTOR: f64 = 1.2;
+
+/// Why leader election could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The timing violates E2 (lease duration > renew deadline > 1.2 x retry period > 0).
+    /// Not retryable.
+    #[error("invalid leader election timing: {0}")]
+    InvalidConfig(String),
+    /// The identity is empty. Not retryable.
+    #[error("leader election identity must not be empty")]
+    EmptyIdentity,
+}
+
+/// Leader election timing (E2). Defaults are client-go's: 15 s, 10 s, 2 s, jitter 1.2,
+/// release on cancel.
+#[derive(Debug, Clone)]
+pub struct LeaderElectionConfig {
+    /// How long followers wait after the last observed change before taking over.
+    pub lease_duration: Duration,
+    /// How long a leader keeps trying to renew before it steps down.
+    pub renew_deadline: Duration,
+    /// How often a leader renews and a candidate retries.
+    pub retry_period: Duration,
+    /// A candidate waits `retry_period * (1 + rand * jitter)` between attempts (client-go 1.2);
+    /// never longer than until the observed lease expires.
+    pub jitter_factor: f64,
+    /// On cancel, a leader writes an empty holder with a 1 s duration so a successor can take
+    /// over at once (E5).
+    pub release_on_cancel: bool,
+}
+
+impl Default for LeaderElectionConfig {
+    fn default() -> Self {
+        LeaderElectionConfig {
+            lease_duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+            retry_period: Duration::from_secs(2),
+            jitter_factor: JITTER_FACTOR,
+            release_on_cancel: true,
+        }
+    }
+}
+
+impl LeaderElectionConfig {
+    /// Checks E2: lease duration > renew deadline > 1.2 x retry period > 0.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.retry_period.is_zero() {
+            return Err(Error::InvalidConfig("retry period must be positive".into()));
+        }
+        if self.lease_duration <= self.renew_deadline {
+            return Err(Error::InvalidConfig(format!(
+                "lease duration {:?} must be greater than renew deadline {:?}",
+                self.lease_duration, self.renew_deadline
+            )));
+        }
+        if self.renew_deadline.as_secs_f64() <= JITTER_FACTOR * self.retry_period.as_secs_f64() {
+            return Err(Error::InvalidConfig(format!(
+                "renew deadline {:?} must be greater than {JITTER_FACTOR} x retry period {:?}",
+                self.renew_deadline, self.retry_period
+            )));
+        }
+        if !(self.jitter_factor >= 0.0 && self.jitter_factor.is_finite()) {
+            return Err(Error::InvalidConfig(
+                "jitter factor must be finite and >= 0".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What one candidate currently knows, published on [`LeaderElector::subscribe`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeaderState {
+    /// The holder this candidate last observed (or wrote), if any.
+    pub leader: Option<String>,
+    /// Whether this candidate believes it leads now.
+    pub is_leader: bool,
+}
+
+type Callback = Arc<dyn Fn() + Send + Sync>;
+type LeaderCallback = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// One candidate for one Lease (client-go's `LeaderElector`).
+pub struct LeaderElector {
+    api: Api<Lease>,
+    name: String,
+    identity: String,
+    config: LeaderElectionConfig,
+    state: watch::Sender<LeaderState>,
+    /// The record as last observed, and when we first saw it in that form (E3).
+    observed: Mutex<Option<(LeaseSpec, Instant)>>,
+    on_stopped_leading: Option<Callback>,
+    on_new_leader: Option<LeaderCallback>,
+}
+
+impl std::fmt::Debug for LeaderElector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaderElector")
+            .field("lease", &self.name)
+            .field("identity", &self.identity)
+            .field("config", &self.config)
+            .field("state", &*self.state.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a leading term ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TermEnd {
+    /// The renew deadline passed, or another holder appeared.
+    Lost,
+    /// The caller cancelled.
+    Cancelled,
+}
+
+/// The outcome of one read-decide-write round.
+enum Attempt {
+    /// We hold the lease now; the write started at `started`.
+    Held,
+    /// Someone else holds it until `expires` (our clock).
+    Wait(Instant),
+}
+
+impl LeaderElector {
+    /// A candidate `identity` for the Lease `namespace/name`. Fails on an invalid timing (E2)
+    /// or an empty identity.
+    pub fn new(
+        client: kube::Client,
+        namespace: &str,
+        name: impl Into<String>,
+        identity: impl Into<String>,
+        config: LeaderElectionConfig,
+    ) -> Result<Self, Error> {
+        config.validate()?;
+        let identity = identity.into();
+        if identity.is_empty() {
+            return Err(Error::EmptyIdentity);
+        }
+        Ok(LeaderElector {
+            api: Api::namespaced(client, namespace),
+            name: name.into(),
+            identity,
+            config,
+            state: watch::Sender::new(LeaderState::default()),
+            observed: Mutex::new(None),
+            on_stopped_leading: None,
+            on_new_leader: None,
+        })
+    }
+
+    /// Called exactly once at the end of every leading term, when lost or released (E6), at
+    /// the moment this candidate stops believing it leads (before the work is awaited).
+    pub fn on_stopped_leading(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
+        self.on_stopped_leading = Some(Arc::new(f));
+        self
+    }
+
+    /// Called whenever the observed holder changes, ourselves included (E6).
+    pub fn on_new_leader(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_new_leader = Some(Arc::new(f));
+        self
+    }
+
+    /// The candidate's identity.
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// The state as a watch channel: `is_leader` flips at the instant the term starts and
+    /// ends; `leader` follows the observed holder.
+    pub fn subscribe(&self) -> watch::Receiver<LeaderState> {
+        self.state.subscribe()
+    }
+
+    /// Whether this candidate believes it leads now.
+    pub fn is_leader(&self) -> bool {
+        self.state.borrow().is_leader
+    }
+
+    /// Campaigns until `cancel`: acquires the lease, calls `on_started_leading` with a token
+    /// cancelled when the term ends (its future runs as a task), renews, and on loss steps
+    /// down (the token is cancelled, [`on_stopped_leading`](Self::on_stopped_leading) runs, the
+    /// work is awaited) and campaigns again. On cancel a leader steps down, waits for its work
+    /// and releases the lease (E5, when configured). The closure's synchronous part runs at
+    /// the instant the term starts.
+    pub async fn run<F, Fut>(
+        &self,
+        cancel: CancellationToken,
+        mut on_started_leading: F,
+    ) -> Result<(), Error>
+    where
+        F: FnMut(CancellationToken) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        loop {
+            let Some(mut last_write) = self.acquire(&cancel).await else {
+                return Ok(());
+            };
+            // The term starts now.
+            let term = cancel.child_token();
+            self.state.send_modify(|s| s.is_leader = true);
+            tracing::info!(lease = %self.name, identity = %self.identity, "started leading");
+            let work = tokio::spawn(on_started_leading(term.clone()));
+            let end = self.renew(&cancel, &mut last_write).await;
+            // Step down first, then let the work wind down.
+            self.state.send_modify(|s| s.is_leader = false);
+            term.cancel();
+            if let Some(f) = &self.on_stopped_leading {
+                f();
+            }
+            tracing::info!(lease = %self.name, identity = %self.identity, ?end, "stopped leading");
+            if let Err(err) = work.await {
+                tracing::error!(lease = %self.name, error = %err, "leading work panicked");
+            }
+            if end == TermEnd::Cancelled {
+                if self.config.release_on_cancel {
+                    self.release().await;
+                }
+                return Ok(());
+            }
+        }
+    }
+
+    /// Tries until we hold the lease (returns the start instant of the winning write) or
+    /// `cancel` (None).
+    async fn acquire(&self, cancel: &CancellationToken) -> Option<Instant> {
+        loop {
+            let started = Instant::now();
+            let attempt = tokio::select! {
+                () = cancel.cancelled() => return None,
+                a = tokio::time::timeout(self.config.renew_deadline, self.try_acquire_or_renew()) => a,
+            };
+            let wake = match attempt {
+                Ok(Ok(Attempt::Held)) => return Some(started),
+                Ok(Ok(Attempt::Wait(expires))) => {
+                    expires.min(Instant::now() + self.jittered_retry())
+                }
+                Ok(Err(err)) => {
+                    tracing::debug!(lease = %self.name, error = %err, "acquire attempt failed");
+                    Instant::now() + self.jittered_retry()
+                }
+                Err(_) => Instant::now() + self.jittered_retry(),
+            };
+            tokio::select! {
+                () = cancel.cancelled() => return None,
+                () = tokio::time::sleep_until(wake) => {}
+            }
+        }
+    }
+
+    /// Renews every retry period until the renew deadline passes without success (counted from
+    /// the start of the last successful write, E4), another holder appears, or `cancel`.
+    async fn renew(&self, cancel: &CancellationToken, last_write: &mut Instant) -> TermEnd {
+        loop {
+            let deadline = *last_write + self.config.renew_deadline;
+            let next = (Instant::now() + self.config.retry_period).min(deadline);
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return TermEnd::Cancelled,
+                () = tokio::time::sleep_until(next) => {}
+            }
+            loop {
+                if Instant::now() >= deadline {
+                    tracing::warn!(lease = %self.name, identity = %self.identity, "failed to renew within the renew deadline");
+                    return TermEnd::Lost;
+                }
+                let started = Instant::now();
+                let attempt = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return TermEnd::Cancelled,
+                    () = tokio::time::sleep_until(deadline) => continue,
+                    a = self.try_acquire_or_renew() => a,
+                };
+                match attempt {
+                    Ok(Attempt::Held) => {
+                        *last_write = started;
+                        break;
+                    }
+                    Ok(Attempt::Wait(_)) => return TermEnd::Lost,
+                    Err(err) => {
+                        tracing::debug!(lease = %self.name, error = %err, "renew attempt failed");
+                        let retry = (Instant::now() + self.config.retry_period).min(deadline);
+                        tokio::select! {
+                            biased;
+                            () = cancel.cancelled() => return TermEnd::Cancelled,
+                            () = tokio::time::sleep_until(retry) => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One read-decide-write round (client-go's `tryAcquireOrRenew`).
+    async fn try_acquire_or_renew(&self) -> Result<Attempt, kube::Error> {
+        let lease = match self.api.get_opt(&self.name).await? {
+            Some(lease) => lease,
+            None => {
+                let spec =
+                    record::initial(&self.identity, self.config.lease_duration, Timestamp::now());
+                let lease = Lease {
+                    metadata: ObjectMeta {
+                        name: Some(self.name.clone()),
+                        ..Default::default()
+                    },
+                    spec: Some(spec.clone()),
+                };
+                // A concurrent creator wins with 409 AlreadyExists: a lost race, an error here.
+                self.api.create(&PostParams::default(), &lease).await?;
+                self.observe(spec);
+                return Ok(Attempt::Held);
+            }
+        };
+        let spec = lease.spec.clone().unwrap_or_default();
+        let observed_at = self.observe(spec.clone());
+        match record::decide(
+            &self.identity,
+            self.config.lease_duration,
+            &spec,
+            observed_at,
+            Instant::now(),
+            Timestamp::now(),
+        ) {
+            Decision::Wait { expires, .. } => Ok(Attempt::Wait(expires)),
+            Decision::Write(new) => {
+                let mut update = lease;
+                update.spec = Some(new.clone());
+                // Carries the read resourceVersion: a concurrent writer makes this a 409 (E3).
+                self.api
+                    .replace(&self.name, &PostParams::default(), &update)
+                    .await?;
+                self.observe(new);
+                Ok(Attempt::Held)
+            }
+        }
+    }
+
+    /// Records `spec` as observed; returns when we first saw it in this form (E3).
+    fn observe(&self, spec: LeaseSpec) -> Instant {
+        let holder = spec.holder_identity.clone().filter(|h| !h.is_empty());
+        let at = {
+            let mut observed = self.observed.lock();
+            match &*observed {
+                Some((old, at)) if *old == spec => *at,
+                _ => {
+                    let now = Instant::now();
+                    *observed = Some((spec, now));
+                    now
+                }
+            }
+        };
+        let changed = self.state.send_if_modified(|s| {
+            if s.leader == holder {
+                return false;
+            }
+            s.leader.clone_from(&holder);
+            true
+        });
+        if changed && let (Some(f), Some(h)) = (&self.on_new_leader, holder.as_deref()) {
+            f(h);
+        }
+        at
+    }
+
+    /// Writes an empty holder with a 1 s duration if we still hold the lease (E5).
+    async fn release(&self) {
+        let result = async {
+            let Some(mut lease) = self.api.get_opt(&self.name).await? else {
+                return Ok(false);
+            };
+            let spec = lease.spec.clone().unwrap_or_default();
+            if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
+                return Ok(false);
+            }
+            lease.spec = Some(record::released(&spec, Timestamp::now()));
+            self.api
+                .replace(&self.name, &PostParams::default(), &lease)
+                .await?;
+            Ok::<_, kube::Error>(true)
+        };
+        match tokio::time::timeout(self.config.renew_deadline, result).await {
+            Ok(Ok(true)) => {
+                tracing::info!(lease = %self.name, identity = %self.identity, "released the lease")
+            }
+            Ok(Ok(false)) => {}
+            Ok(Err(err)) => {
+                tracing::warn!(lease = %self.name, error = %err, "releasing the lease failed")
+            }
+            Err(_) => tracing::warn!(lease = %self.name, "releasing the lease timed out"),
+        }
+    }
+
+    fn jittered_retry(&self) -> Duration {
+        let factor = 1.0 + rand::rng().random::<f64>() * self.config.jitter_factor;
+        self.config.retry_period.mul_f64(factor)
+    }
+}

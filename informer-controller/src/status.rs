@@ -1,0 +1,104 @@
+//! The status-update helper: write the status subresource with the resourceVersion as a
+//! precondition and retry on conflict, re-reading the object (client-go's `RetryOnConflict`).
+
+use std::time::Duration;
+
+use kube::api::{Api, PostParams};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// client-go's `retry.DefaultRetry`: 5 attempts, 10 ms apart (jitter 0.1).
+pub const DEFAULT_ATTEMPTS: u32 = 5;
+const RETRY_DELAY: Duration = Duration::from_millis(10);
+
+/// Why the status update failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Every attempt met a 409 Conflict. Retryable later (requeue).
+    #[error("status of {name}: still conflicting after {attempts} attempts")]
+    Conflict {
+        /// The object's name.
+        name: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// Another API error (404 when the object is gone, 403, ...).
+    #[error("status of {name}: {source}")]
+    Api {
+        /// The object's name.
+        name: String,
+        /// The client's error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The object could not be serialized. Not retryable.
+    #[error("status of {name}: serializing: {source}")]
+    Serialize {
+        /// The object's name.
+        name: String,
+        /// serde's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The object has no name. Not retryable.
+    #[error("object has no name")]
+    UnnamedObject,
+}
+
+/// Applies `mutate` to a copy of `current` (typically the cached object) and writes its status
+/// with `current`'s resourceVersion. On 409 Conflict it reads the object again and retries
+/// `mutate` on the fresh copy, up to [`DEFAULT_ATTEMPTS`] times. If `mutate` leaves the
+/// object unchanged, nothing is written and `Ok(None)` is returned; otherwise the stored
+/// object.
+///
+/// The cached object must be the full kind (not a projection): the status subresource is
+/// replaced whole from it.
+pub async fn update_status<K>(
+    api: &Api<K>,
+    current: &K,
+    mut mutate: impl FnMut(&mut K),
+) -> Result<Option<K>, Error>
+where
+    K: kube::Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+{
+    let name = current.meta().name.clone().ok_or(Error::UnnamedObject)?;
+    let mut base = current.clone();
+    for attempt in 1..=DEFAULT_ATTEMPTS {
+        let mut desired = base.clone();
+        mutate(&mut desired);
+        let before = to_json(&name, &base)?;
+        let after = to_json(&name, &desired)?;
+        if before == after {
+            return Ok(None);
+        }
+        match api
+            .replace_status(&name, &PostParams::default(), &desired)
+            .await
+        {
+            Ok(stored) => return Ok(Some(stored)),
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                tracing::debug!(%name, attempt, "status update conflicted; re-reading");
+                if attempt < DEFAULT_ATTEMPTS {
+                    tokio::time::sleep(RETRY_DELAY).await;
+                    base = api.get(&name).await.map_err(|source| Error::Api {
+                        name: name.clone(),
+                        source,
+                    })?;
+                }
+            }
+            Err(source) => return Err(Error::Api { name, source }),
+        }
+    }
+    Err(Error::Conflict {
+        name,
+        attempts: DEFAULT_ATTEMPTS,
+    })
+}
+
+fn to_json<K: Serialize>(name: &str, obj: &K) -> Result<serde_json::Value, Error> {
+    serde_json::to_value(obj).map_err(|source| Error::Serialize {
+        name: name.to_owned(),
+        source,
+    })
+}
