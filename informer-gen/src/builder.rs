@@ -25,6 +25,7 @@ pub struct Builder {
     compact_kinds: BTreeSet<(String, String, String)>,
     derive_sources: Vec<(String, String)>,
     crd_manifests: Vec<(String, String)>,
+    crd_types: Vec<(String, String)>,
     group_accessors: BTreeMap<String, String>,
     kind_accessors: BTreeMap<(String, String), String>,
     layout: Layout,
@@ -44,6 +45,7 @@ impl Default for Builder {
             compact_kinds: BTreeSet::new(),
             derive_sources: Vec::new(),
             crd_manifests: Vec::new(),
+            crd_types: Vec::new(),
             group_accessors: BTreeMap::new(),
             kind_accessors: BTreeMap::new(),
             layout: Layout::Modules,
@@ -122,6 +124,31 @@ impl Builder {
         self
     }
 
+    /// Reads CRD manifests from a YAML file and generates their Rust types from each served
+    /// version's `openAPIV3Schema` (issue 13) into the generated module `module` (a snake_case
+    /// name beside the group modules): kind `K` of version `v` is `<generated>::{module}::{v}::{K}`,
+    /// nested objects are `{v}::{K}{Field}…`. The kinds get accessors as with [`Self::crd_manifest`],
+    /// on the generated types.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // build.rs
+    /// let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    /// informer_gen::Builder::new()
+    ///     .root(std::env::var("CARGO_MANIFEST_DIR")?)
+    ///     .crd_types("crds/widgets.yaml", "widgets")
+    ///     .layout(informer_gen::Layout::SingleFile("informers.rs".into()))
+    ///     .generate()?
+    ///     .write_to(&out)?;
+    /// // src/lib.rs: pub mod informers { include!(concat!(env!("OUT_DIR"), "/informers.rs")); }
+    /// // then: informers::widgets::v1::Widget, factory.example().v1().widgets()
+    /// # Ok(()) }
+    /// ```
+    pub fn crd_types(&mut self, path: &str, module: &str) -> &mut Self {
+        self.crd_types.push((path.into(), module.into()));
+        self
+    }
+
     /// Overrides the accessor of `group` (G1), e.g. when two groups share a first DNS label.
     pub fn group_accessor(&mut self, group: &str, accessor: &str) -> &mut Self {
         self.group_accessors.insert(group.into(), accessor.into());
@@ -153,6 +180,12 @@ impl Builder {
         self.check_config(&mut errors);
         let (mut model, inputs) = self.model(&mut errors);
         let graph = self.compact_graph(&mut model, &mut errors);
+        let schema_graphs: Vec<TypeGraph> = self
+            .crd_types
+            .iter()
+            .map(|(rel, _)| types::crd::read_types(&self.path(rel), rel, &mut errors))
+            .collect();
+        self.check_type_modules(&model, &mut errors);
         if !errors.is_empty() {
             return Err(Errors(errors));
         }
@@ -164,13 +197,21 @@ impl Builder {
             rt: quote::quote!(#rt::__private),
         };
         let mut emitted = emit::emit(&model, &paths);
+        let type_paths = TypePaths {
+            rt: quote::quote!(#rt::__private),
+            rt_str: format!("{}::__private", self.runtime_crate),
+            k8s: quote::quote!(#k8s),
+        };
         if !graph.is_empty() {
-            let type_paths = TypePaths {
-                rt: quote::quote!(#rt::__private),
-                rt_str: format!("{}::__private", self.runtime_crate),
-                k8s: quote::quote!(#k8s),
-            };
             emitted.compact = Some(types::emit::compact_module(&graph, &type_paths));
+        }
+        for ((rel, module), graph) in self.crd_types.iter().zip(&schema_graphs) {
+            emitted.groups.push(emit::GroupModule {
+                ident: naming::ident(module),
+                file_stem: module.clone(),
+                doc: format!(" Types generated from the CRD schemas in `{rel}` (`crd-types`)."),
+                body: types::emit::schema_module(graph, &type_paths, rel),
+            });
         }
         let header = render::header(&inputs, &self.command);
         let files = render::render(emitted, &self.layout, &header);
@@ -250,6 +291,28 @@ impl Builder {
         graph
     }
 
+    /// `crd_types` modules sit beside the group modules and `compact`: their names must be
+    /// snake_case and distinct from those.
+    fn check_type_modules(&self, model: &Model, errors: &mut Vec<Error>) {
+        let mut seen: BTreeSet<&str> = model.groups.values().map(|g| g.accessor.as_str()).collect();
+        seen.insert("compact");
+        for (_, module) in &self.crd_types {
+            if !naming::is_snake_ident(module) {
+                errors.push(Error::InvalidName {
+                    what: "crd-types module",
+                    value: module.clone(),
+                    reason: "expected a snake_case identifier".into(),
+                });
+            } else if !seen.insert(module) {
+                errors.push(Error::InvalidName {
+                    what: "crd-types module",
+                    value: module.clone(),
+                    reason: "already the name of a group module, `compact` or another `crd-types` module; choose another".into(),
+                });
+            }
+        }
+    }
+
     fn check_config(&self, errors: &mut Vec<Error>) {
         let paths = [
             ("runtime crate path", &self.runtime_crate),
@@ -307,6 +370,12 @@ impl Builder {
         for (rel, module) in &self.crd_manifests {
             inputs.push(rel.clone());
             kinds.extend(crd::read_crds(&self.path(rel), rel, module, errors));
+        }
+        for (rel, module) in &self.crd_types {
+            inputs.push(rel.clone());
+            // The handles live in `<root>::<group>::<version>`; the types in `<root>::<module>`.
+            let path = format!("super::super::{}", naming::ident(module));
+            kinds.extend(crd::read_crds(&self.path(rel), rel, &path, errors));
         }
         let model = self.assemble(kinds, errors);
         let inputs = if inputs.is_empty() {

@@ -8,6 +8,7 @@
 //! compact-kind /v1/Pod                  # also generate the compact Pod (P1)
 //! derive-source src/crd.rs crate::crd
 //! crd crds/bar.yaml crate::crds
+//! crd-types crds/widgets.yaml widgets   # types from the schemas, in generated module `widgets`
 //! group-accessor networking.example.com example_networking
 //! kind-accessor example.com feet foot_list
 //! ```
@@ -74,6 +75,10 @@ pub fn apply(builder: &mut Builder, text: &str, path: &str) -> Result<(), Vec<Er
             }
             ["crd", p, m] => {
                 builder.crd_manifest(p, m);
+                true
+            }
+            ["crd-types", p, m] => {
+                builder.crd_types(p, m);
                 true
             }
             ["group-accessor", g, a] => {

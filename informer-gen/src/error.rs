@@ -56,6 +56,20 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A CRD version's `openAPIV3Schema` has a node informer-gen cannot turn into a Rust type.
+    #[error("{path}: CRD `{crd}` version `{version}`: {json_path}: {reason}")]
+    CrdSchema {
+        /// The manifest.
+        path: PathBuf,
+        /// The CRD's `metadata.name` (or `<plural>.<group>` when it has none).
+        crd: String,
+        /// The version whose schema it is.
+        version: String,
+        /// The JSON path of the offending schema node (`.spec.properties.size`).
+        json_path: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
     /// The same group/version/kind is defined by two inputs.
     #[error("kind `{kind}` in `{group}/{version}` is defined twice: in {first} and in {second}")]
     DuplicateKind {

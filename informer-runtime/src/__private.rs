@@ -13,7 +13,13 @@ pub use std::string::String;
 pub use std::sync::Arc;
 pub use std::vec::Vec;
 
-pub use crate::compact::{ApiVersionTag, CMap, IStr, KindTag, RawJson, StrMap, null_default};
+pub use crate::compact::{
+    ApiVersionTag, CMap, IStr, KindTag, RawJson, StrMap, null_default, nullable,
+};
+pub use k8s_openapi::{
+    ListableResource as K8sListableResource, Metadata as K8sMetadata, Resource as K8sResource,
+};
+pub use kube::core::object::{HasSpec, HasStatus};
 pub use crate::projection::{ProjectFrom, ProjectedMeta};
 pub use core::default::Default;
 pub use core::fmt;

@@ -31,6 +31,10 @@ struct Args {
     /// A CRD manifest, as `path=module` (types are `module::<version>::<Kind>`).
     #[arg(long = "crd")]
     crds: Vec<String>,
+    /// A CRD manifest whose types are generated from its schemas, as `path=module` (types are
+    /// `<out>::module::<version>::<Kind>`).
+    #[arg(long = "crd-types")]
+    crd_types: Vec<String>,
     /// Group accessor override, as `group=accessor`.
     #[arg(long = "group-accessor")]
     group_accessors: Vec<String>,
@@ -71,6 +75,10 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
     for s in &args.crds {
         let (path, module) = split(s, '=', "path=module")?;
         b.crd_manifest(&path, &module);
+    }
+    for s in &args.crd_types {
+        let (path, module) = split(s, '=', "path=module")?;
+        b.crd_types(&path, &module);
     }
     for s in &args.group_accessors {
         let (group, accessor) = split(s, '=', "group=accessor")?;

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{FieldDef, Presence, Ty, TypeDef, TypeGraph};
+use super::{CrdResource, FieldDef, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin, Variant};
 
 /// Optional structs estimated larger than this are boxed.
 pub(crate) const BOX_ABOVE: usize = 8;
@@ -37,6 +37,28 @@ pub(crate) const OBJECT_META: &str = "apimachinery::pkg::apis::meta::v1::ObjectM
 
 /// The items of the `compact` module: one nested module per source module.
 pub(crate) fn compact_module(graph: &TypeGraph, paths: &TypePaths) -> TokenStream {
+    types_module(graph, paths, &|path: &[String]| {
+        format!(" Compact types of k8s-openapi's `{}`.", path.join("::"))
+    })
+}
+
+/// The items of a module of types generated from the CRD manifest `source`: one module per
+/// version (`v1::Widget`, `v1::WidgetSpec`).
+pub(crate) fn schema_module(graph: &TypeGraph, paths: &TypePaths, source: &str) -> TokenStream {
+    let source = source.to_owned();
+    types_module(graph, paths, &move |path: &[String]| {
+        format!(
+            " Types of version `{}` of the CRDs in `{source}`.",
+            path.join("::")
+        )
+    })
+}
+
+fn types_module(
+    graph: &TypeGraph,
+    paths: &TypePaths,
+    mod_doc: &dyn Fn(&[String]) -> String,
+) -> TokenStream {
     let sizes = Sizes::new(graph);
     let mut tree = ModTree::default();
     for def in graph.values() {
@@ -57,6 +79,7 @@ pub(crate) fn compact_module(graph: &TypeGraph, paths: &TypePaths) -> TokenStrea
             real: paths,
             k8s_name: k8s_name.trim_start_matches("::"),
             sizes: &sizes,
+            mod_doc,
         },
     )
 }
@@ -69,6 +92,8 @@ struct Ctx<'a> {
     /// `k8s_openapi`, for docs.
     k8s_name: &'a str,
     sizes: &'a Sizes,
+    /// The doc of a module, by its path.
+    mod_doc: &'a dyn Fn(&[String]) -> String,
 }
 
 #[derive(Default)]
@@ -105,7 +130,7 @@ impl<'a> ModTree<'a> {
             let mut path = at.to_vec();
             path.push(name.clone());
             let body = child.emit(&path, cx);
-            let doc = format!(" Compact types of k8s-openapi's `{}`.", path.join("::"));
+            let doc = (cx.mod_doc)(&path);
             quote! {
                 #[doc = #doc]
                 pub mod #ident {
@@ -141,18 +166,67 @@ fn full_path(key: &str, paths: &TypePaths) -> TokenStream {
 }
 
 fn type_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    match (&def.shape, &def.origin) {
+        (Shape::StrEnum { variants, other }, _) => enum_def(def, variants, other, cx),
+        (Shape::Struct, TypeOrigin::K8sOpenApi) => compact_def(def, at, cx),
+        (Shape::Struct, TypeOrigin::Schema(res)) => schema_def(def, res.as_ref(), at, cx),
+    }
+}
+
+/// Doc attributes, one per line of `text` (which readers keep markdown-safe).
+fn doc_attrs(text: &str) -> TokenStream {
+    let lines = text.lines().map(|l| {
+        let l = if l.is_empty() {
+            String::new()
+        } else {
+            format!(" {l}")
+        };
+        quote!(#[doc = #l])
+    });
+    quote!(#(#lines)*)
+}
+
+/// A string enum that keeps values it does not know (forward compatibility): each known value
+/// is a unit variant, any other string lands in the catch-all variant and is written back as it
+/// came (serde's untagged variant after the tagged ones).
+fn enum_def(def: &TypeDef, variants: &[Variant], other: &str, cx: &Ctx<'_>) -> TokenStream {
     let rt = &cx.paths.rt;
     let ident = format_ident!("{}", def.name);
-    let full = full_path(&def.key(), cx.paths);
     let serde_crate = format!("{}::serde", cx.paths.rt_str);
-    let k8s_name = format!("{}::{}", cx.k8s_name, def.key());
-    let doc = if def.doc.is_empty() {
-        format!(" Compact form of `{k8s_name}`.")
-    } else {
-        format!(" Compact form of `{k8s_name}`: {}", def.doc)
-    };
+    let doc = doc_attrs(&def.doc);
+    let other = format_ident!("{other}");
+    let variants = variants.iter().map(|v| {
+        let name = format_ident!("{}", v.rust);
+        let json = &v.json;
+        let doc = format!(" `{json:?}`");
+        quote! {
+            #[doc = #doc]
+            #[serde(rename = #json)]
+            #name,
+        }
+    });
+    quote! {
+        #doc
+        #[derive(#rt::Clone, #rt::fmt::Debug, #rt::PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
+        #[serde(crate = #serde_crate)]
+        pub enum #ident {
+            #(#variants)*
+            /// A value the schema this type was generated from does not list (a newer version's);
+            /// kept and written back as it came.
+            #[serde(untagged)]
+            #other(#rt::IStr),
+        }
+    }
+}
+
+/// The struct declaration shared by compact and schema types: derives, tags, fields and the map
+/// of unknown fields.
+fn struct_decl(def: &TypeDef, doc: TokenStream, tag_of: Option<TokenStream>, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let ident = format_ident!("{}", def.name);
+    let serde_crate = format!("{}::serde", cx.paths.rt_str);
     let default = def.default.then(|| quote!(#rt::Default,));
-    let tags = def.resource.then(|| {
+    let tags = tag_of.map(|full| {
         quote! {
             /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
             #[serde(rename = "apiVersion", default)]
@@ -163,6 +237,207 @@ fn type_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
         }
     });
     let fields = def.fields.iter().map(|f| field_decl(f, at, cx));
+    let unknown = def.unknown_fields.as_ref().map(|name| {
+        let name = crate::naming::ident(name);
+        quote! {
+            /// Fields the schema does not declare (`x-kubernetes-preserve-unknown-fields`), kept as they came.
+            #[serde(flatten)]
+            pub #name: #rt::CMap<#rt::RawJson>,
+        }
+    });
+    quote! {
+        #doc
+        #[derive(#rt::Clone, #rt::fmt::Debug, #default #rt::PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
+        #[serde(crate = #serde_crate)]
+        pub struct #ident {
+            #tags
+            #(#fields)*
+            #unknown
+        }
+    }
+}
+
+/// A type of its own from a CRD schema: no k8s-openapi counterpart, so no conversions; the top-level
+/// kind is a `kube::Resource` through k8s-openapi's `Resource` and `Metadata` traits.
+fn schema_def(def: &TypeDef, res: Option<&CrdResource>, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let ident = format_ident!("{}", def.name);
+    let mut doc = def.doc.clone();
+    if let Some(r) = res {
+        doc.push_str(&format!("\n\n{}", resource_doc(r)));
+    }
+    let decl = struct_decl(def, doc_attrs(&doc), res.map(|_| quote!(#ident)), at, cx);
+    let impls = res.map(|r| schema_resource_impls(def, r, at, cx));
+    quote!(#decl #impls)
+}
+
+fn resource_doc(r: &CrdResource) -> String {
+    let api_version = if r.group.is_empty() {
+        r.version.clone()
+    } else {
+        format!("{}/{}", r.group, r.version)
+    };
+    let scope = if r.namespaced { "namespaced" } else { "cluster-scoped" };
+    let mut doc = format!(
+        "Kind `{}` of `{api_version}` (plural `{}`, {scope}): a `kube::Resource` for `kube::Api`, and an informer object.",
+        r.kind, r.plural
+    );
+    if r.status_subresource {
+        doc.push_str(" It has the status subresource (`Api::patch_status`, `Api::replace_status`).");
+    }
+    if let Some((spec, status, selector)) = &r.scale {
+        doc.push_str(&format!(
+            " It has the scale subresource (`Api::get_scale`, `Api::patch_scale`): replicas at `{spec}` and `{status}`"
+        ));
+        if let Some(sel) = selector {
+            doc.push_str(&format!(", label selector at `{sel}`"));
+        }
+        doc.push('.');
+    }
+    doc
+}
+
+fn schema_resource_impls(def: &TypeDef, r: &CrdResource, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let ident = format_ident!("{}", def.name);
+    let api_version = if r.group.is_empty() {
+        r.version.clone()
+    } else {
+        format!("{}/{}", r.group, r.version)
+    };
+    let (group, version, kind, plural, list_kind) = (&r.group, &r.version, &r.kind, &r.plural, &r.list_kind);
+    let scope = if r.namespaced {
+        quote!(#rt::NamespaceResourceScope)
+    } else {
+        quote!(#rt::ClusterResourceScope)
+    };
+    let field = |name: &str| def.fields.iter().find(|f| f.rust == name);
+    let spec = field("spec").filter(|f| f.presence == Presence::Required).map(|f| {
+        let ty = compact_ty(&f.ty, at, cx);
+        quote! {
+            impl #rt::HasSpec for #ident {
+                type Spec = #ty;
+                fn spec(&self) -> &#ty {
+                    &self.spec
+                }
+                fn spec_mut(&mut self) -> &mut #ty {
+                    &mut self.spec
+                }
+            }
+        }
+    });
+    let status = field("status").filter(|f| f.presence == Presence::Optional).and_then(|f| {
+        let Ty::Option(inner) = &f.ty else { return None };
+        let ty = option_inner(inner, at, cx);
+        Some(quote! {
+            impl #rt::HasStatus for #ident {
+                type Status = #ty;
+                fn status(&self) -> #rt::Option<&#ty> {
+                    self.status.as_ref()
+                }
+                fn status_mut(&mut self) -> &mut #rt::Option<#ty> {
+                    &mut self.status
+                }
+            }
+        })
+    });
+    let constructor = field("spec")
+        .filter(|f| f.presence == Presence::Required)
+        .filter(|_| {
+            def.fields.iter().all(|f| {
+                matches!(f.presence, Presence::Optional | Presence::Nullable)
+                    || f.rust == "spec"
+                    || f.rust == "metadata"
+            })
+        })
+        .map(|f| {
+            let ty = compact_ty(&f.ty, at, cx);
+            let rest = def.fields.iter().filter(|f| f.rust != "spec" && f.rust != "metadata").map(|f| {
+                let name = crate::naming::ident(&f.rust);
+                quote!(#name: #rt::Option::None,)
+            });
+            let unknown = def.unknown_fields.as_ref().map(|n| {
+                let n = crate::naming::ident(n);
+                quote!(#n: #rt::Default::default(),)
+            });
+            let doc = format!(" A `{}` called `name` with `spec` and nothing else set (as kube's `CustomResource` derive's `new`).", r.kind);
+            quote! {
+                impl #ident {
+                    #[doc = #doc]
+                    pub fn new(name: &str, spec: #ty) -> Self {
+                        #ident {
+                            api_version: #rt::Default::default(),
+                            kind: #rt::Default::default(),
+                            metadata: #rt::ObjectMeta {
+                                name: #rt::Option::Some(#rt::String::from(name)),
+                                ..#rt::Default::default()
+                            },
+                            spec,
+                            #(#rest)*
+                            #unknown
+                        }
+                    }
+                }
+            }
+        });
+    quote! {
+        impl #rt::K8sResource for #ident {
+            const API_VERSION: &'static str = #api_version;
+            const GROUP: &'static str = #group;
+            const KIND: &'static str = #kind;
+            const VERSION: &'static str = #version;
+            const URL_PATH_SEGMENT: &'static str = #plural;
+            type Scope = #scope;
+        }
+
+        impl #rt::K8sListableResource for #ident {
+            const LIST_KIND: &'static str = #list_kind;
+        }
+
+        impl #rt::K8sMetadata for #ident {
+            type Ty = #rt::ObjectMeta;
+            fn metadata(&self) -> &#rt::ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut #rt::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+
+        #spec
+        #status
+        #constructor
+    }
+}
+
+/// The type inside the `Option` of an optional field of shape `Option(inner)`, boxed as the
+/// field declaration boxes it.
+fn option_inner(inner: &Ty, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let t = compact_ty(inner, at, cx);
+    if cx.sizes.boxed(inner) {
+        quote!(#rt::Box<#t>)
+    } else {
+        t
+    }
+}
+
+fn compact_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let ident = format_ident!("{}", def.name);
+    let full = full_path(&def.key(), cx.paths);
+    let k8s_name = format!("{}::{}", cx.k8s_name, def.key());
+    let doc = if def.doc.is_empty() {
+        format!(" Compact form of `{k8s_name}`.")
+    } else {
+        format!(" Compact form of `{k8s_name}`: {}", def.doc)
+    };
+    let decl = struct_decl(
+        def,
+        quote!(#[doc = #doc]),
+        def.resource.then(|| full.clone()),
+        at,
+        cx,
+    );
     let tag_init = def.resource.then(|| {
         quote! {
             api_version: #rt::Default::default(),
@@ -184,13 +459,7 @@ fn type_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let meta = (def.key() == OBJECT_META).then(|| object_meta_impl(&ident, rt));
     let resource = def.resource.then(|| resource_impls(&ident, &full, rt));
     quote! {
-        #[doc = #doc]
-        #[derive(#rt::Clone, #rt::fmt::Debug, #default #rt::PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
-        #[serde(crate = #serde_crate)]
-        pub struct #ident {
-            #tags
-            #(#fields)*
-        }
+        #decl
 
         impl #rt::From<&#full> for #ident {
             fn from(full: &#full) -> Self {
@@ -231,11 +500,13 @@ fn field_decl(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
             quote!(#[serde(rename = #json, default, deserialize_with = #with)])
         }
         Presence::Required => quote!(#[serde(rename = #json)]),
+        Presence::Nullable => {
+            let skip = format!("{rt}::Option::is_none");
+            let with = format!("{rt}::nullable");
+            quote!(#[serde(rename = #json, default, skip_serializing_if = #skip, deserialize_with = #with)])
+        }
     };
-    let doc = (!f.doc.is_empty()).then(|| {
-        let d = format!(" {}", f.doc);
-        quote!(#[doc = #d])
-    });
+    let doc = doc_attrs(&f.doc);
     quote! {
         #doc
         #attr
@@ -272,7 +543,7 @@ fn compact_ty(ty: &Ty, at: &[String], cx: &Ctx<'_>) -> TokenStream {
             let t = compact_ty(t, at, cx);
             quote!(#rt::Box<#t>)
         }
-        Ty::Struct(k) => compact_path(k, at),
+        Ty::Struct(k) | Ty::Enum(k) => compact_path(k, at),
         Ty::Leaf(k) => full_path(k, cx.paths),
         Ty::Json(_) => quote!(#rt::RawJson),
     }
@@ -285,7 +556,7 @@ fn string_like(t: &Ty) -> bool {
 /// Converted by copying or cloning (no string or struct inside to make compact).
 fn kept(t: &Ty) -> bool {
     match t {
-        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Leaf(_) => true,
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Leaf(_) | Ty::Enum(_) => true,
         Ty::Option(t) => kept(t),
         _ => false,
     }
@@ -372,7 +643,7 @@ fn to_compact(
         }
         Ty::Json(None) => quote!(#rt::RawJson::from_value(#by_ref)),
         Ty::Json(Some(_)) => quote!(#rt::RawJson::from_value(&#e.0)),
-        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Leaf(_) => {
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Leaf(_) | Ty::Enum(_) => {
             quote!(#rt::Clone::clone(#by_ref))
         }
     }
@@ -441,7 +712,7 @@ fn to_full(ty: &Ty, e: &TokenStream, is_ref: bool, depth: usize, cx: &Ctx<'_>) -
             let full = full_path(k, cx.paths);
             quote!(#full(#e.to_value()))
         }
-        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Leaf(_) => {
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Leaf(_) | Ty::Enum(_) => {
             quote!(#rt::Clone::clone(#by_ref))
         }
     }
@@ -529,7 +800,8 @@ impl Sizes {
             .fields
             .iter()
             .map(|f| self.of(&f.ty, graph, depth + 1))
-            .sum();
+            .sum::<usize>()
+            + if def.unknown_fields.is_some() { 16 } else { 0 };
         let size = sum.div_ceil(8) * 8;
         self.structs.insert(key.to_owned(), size);
         size
@@ -540,14 +812,14 @@ impl Sizes {
             Ty::Bool => 1,
             Ty::I32 => 4,
             Ty::I64 | Ty::F64 | Ty::Boxed(_) | Ty::Str | Ty::Quantity | Ty::Json(_) => 8,
-            Ty::List(_) | Ty::Map(_) => 16,
+            Ty::List(_) | Ty::Map(_) | Ty::Enum(_) => 16,
             Ty::Leaf(k) if k.ends_with("Time") => 16,
             Ty::Leaf(_) => 32,
             Ty::Struct(k) => self.of_struct(k, graph, depth),
             Ty::Option(t) => match &**t {
                 Ty::Bool => 1,
                 Ty::I32 => 8,
-                Ty::I64 | Ty::F64 => 16,
+                Ty::I64 | Ty::F64 | Ty::Enum(_) => 16,
                 Ty::Struct(k) => {
                     let inner = self.of_struct(k, graph, depth);
                     if inner > BOX_ABOVE { 8 } else { inner + 8 }

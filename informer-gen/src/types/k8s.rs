@@ -234,6 +234,9 @@ impl Reader {
             fields,
             default: derives(&s.attrs, "Default"),
             resource: false,
+            shape: super::Shape::Struct,
+            origin: super::TypeOrigin::K8sOpenApi,
+            unknown_fields: None,
         }))
     }
 

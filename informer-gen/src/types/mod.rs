@@ -1,11 +1,13 @@
 //! Rust type definitions as data, and the one emitter that turns them into compact types (P1-P3).
 //!
-//! The reader of k8s-openapi's sources ([`k8s`]) fills this IR for the kinds a configuration
-//! marks compact; [`emit`] writes every type from it. The IR says what a field is (its JSON name,
+//! Two readers fill this IR: [`k8s`] from k8s-openapi's sources, for the kinds a configuration
+//! marks compact, and [`crd`] from CRD manifests' `openAPIV3Schema`s (issue 13); [`emit`] writes
+//! every type from it. The IR says what a field is (its JSON name,
 //! whether it is required, its shape); the emitter alone decides the compact layout (interned
 //! strings, exact slices, boxed large optional structs, raw JSON), so the layout rules live in
 //! exactly one place.
 
+pub(crate) mod crd;
 pub(crate) mod emit;
 pub(crate) mod k8s;
 
@@ -29,6 +31,68 @@ pub struct TypeDef {
     pub default: bool,
     /// Set for a top-level kind: it serializes `apiVersion` and `kind` and is cacheable.
     pub resource: bool,
+    /// A struct or a string enum.
+    pub shape: Shape,
+    /// Where the definition comes from: a compact form of a k8s-openapi type (with conversions
+    /// both ways), or a type of its own generated from a CRD schema.
+    pub origin: TypeOrigin,
+    /// Unknown fields are kept (`x-kubernetes-preserve-unknown-fields` next to `properties`): the
+    /// Rust name of the map that holds them.
+    pub unknown_fields: Option<String>,
+}
+
+/// What a definition is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// A struct with [`TypeDef::fields`].
+    Struct,
+    /// An enum of strings (a schema's `enum`): one unit variant per known value plus a variant
+    /// holding any other string, so that values added by a newer schema still decode.
+    StrEnum {
+        /// The known values.
+        variants: Vec<Variant>,
+        /// The name of the catch-all variant (`Other`, unless a known value took it).
+        other: String,
+    },
+}
+
+/// One known value of a string enum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// The Rust name (`Running`).
+    pub rust: String,
+    /// The JSON value (`running`).
+    pub json: String,
+}
+
+/// Where a [`TypeDef`] comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeOrigin {
+    /// The compact form of the k8s-openapi type with the same key.
+    K8sOpenApi,
+    /// A type of its own, from a CRD's schema; `Some` for the top-level kind.
+    Schema(Option<CrdResource>),
+}
+
+/// What the top-level type of a CRD version needs to be a `kube::Resource` and an informer object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrdResource {
+    /// API group.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// The URL plural.
+    pub plural: String,
+    /// `spec.names.listKind` (default `<Kind>List`).
+    pub list_kind: String,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+    /// The version has the status subresource.
+    pub status_subresource: bool,
+    /// The version's scale subresource: spec replicas, status replicas and label selector paths.
+    pub scale: Option<(String, String, Option<String>)>,
 }
 
 impl TypeDef {
@@ -64,6 +128,9 @@ pub enum Presence {
     DefaultIfMissing,
     /// Required: absent is an error.
     Required,
+    /// Optional and `nullable`: `Option<Option<T>>`, where `Some(None)` is an explicit `null`
+    /// (kept and written back, as the API server keeps it) and `None` is absent.
+    Nullable,
 }
 
 /// The shape of a field.
@@ -96,4 +163,6 @@ pub enum Ty {
     /// Free-form JSON: `None` for a bare `serde_json::Value`, or the path of a newtype around one
     /// (`apimachinery::pkg::apis::meta::v1::FieldsV1`).
     Json(Option<String>),
+    /// A string enum of the graph ([`Shape::StrEnum`]), by key.
+    Enum(String),
 }

@@ -385,6 +385,18 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// Decodes an optional `nullable` field of a type generated from a CRD schema: a present value,
+/// `null` included, is `Some` (`Some(None)` for `null`); absent stays `None` through `default`.
+/// With `skip_serializing_if = "Option::is_none"` an explicit `null` is written back as it came.
+#[doc(hidden)]
+pub fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Some(Option::<T>::deserialize(deserializer)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,702 @@
+//! CRD manifests' `openAPIV3Schema`s → the type IR (issue 13): one module per served version, the
+//! kind at its top, nested objects named `Parent` + `FieldName`.
+//!
+//! The mapping (documented for users in ARCHITECTURE.md, "Types from CRD schemas"):
+//!
+//! | schema                                              | IR                                   |
+//! |-----------------------------------------------------|--------------------------------------|
+//! | `string`                                            | `Str` (an interned `IStr`)           |
+//! | `string` + `enum`                                   | `Enum` (unknown values kept)         |
+//! | `string` + `format: date-time` / `byte`             | `Time` / `ByteString`                |
+//! | `integer` (+ `format: int32`)                       | `I64` (`I32`)                        |
+//! | `number`, `boolean`                                 | `F64`, `Bool`                        |
+//! | `array`                                             | `List`                               |
+//! | `object` + `properties`                             | a struct                             |
+//! | `object` + `additionalProperties`                   | `Map`                                |
+//! | `x-kubernetes-int-or-string`                        | `IntOrString`                        |
+//! | `x-kubernetes-preserve-unknown-fields`, free-form   | `Json` (`RawJson`); next to `properties`: the struct keeps unknown fields |
+//! | `x-kubernetes-embedded-resource`                    | a struct with `apiVersion`, `kind`, `metadata: ObjectMeta` |
+//!
+//! `required` and `nullable` decide [`Presence`]; `default`s are documented, not applied: the API
+//! server applies them before it stores an object, so every object a client reads already has
+//! them, and applying them again on decode would change what re-encoding writes.
+//! A structural schema has no `$ref`, so objects nest but never recurse.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use heck::{ToSnakeCase, ToUpperCamelCase};
+use serde_json::Value;
+
+use super::{CrdResource, FieldDef, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin, Variant};
+use crate::error::Error;
+
+const TIME: &str = "apimachinery::pkg::apis::meta::v1::Time";
+const INT_OR_STRING: &str = "apimachinery::pkg::util::intstr::IntOrString";
+const OBJECT_META: &str = "apimachinery::pkg::apis::meta::v1::ObjectMeta";
+const BYTE_STRING: &str = "ByteString";
+
+/// The Rust name of the map that keeps unknown fields of a struct that preserves them.
+pub(crate) const UNKNOWN_FIELDS: &str = "unknown_fields";
+
+/// Reads the types of every served version of every CRD in the YAML file at `path`. Keys are
+/// `<version>::<Type>`. Malformed manifests are reported by `input::crd`; this only reports schemas.
+pub(crate) fn read_types(path: &Path, display: &str, errors: &mut Vec<Error>) -> TypeGraph {
+    let mut graph = TypeGraph::new();
+    let Ok(text) = crate::input::read(path) else {
+        return graph;
+    };
+    let Ok(docs) = serde_saphyr::from_multiple::<Value>(&text) else {
+        return graph;
+    };
+    let crds: Vec<&Value> = docs
+        .iter()
+        .filter(|d| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
+        .collect();
+    // Every kind's name is taken first, so a nested type of one CRD never takes another's kind.
+    let mut names: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for crd in &crds {
+        for (version, _) in served_versions(crd) {
+            if let Some(kind) = str_at(crd, &["spec", "names", "kind"]) {
+                names
+                    .entry(version.to_owned())
+                    .or_default()
+                    .insert(kind.to_owned());
+            }
+        }
+    }
+    for crd in crds {
+        read_crd(crd, display, &mut names, &mut graph, errors);
+    }
+    mark_defaults(&mut graph);
+    graph
+}
+
+/// Sets [`TypeDef::default`] on every struct whose fields all have a default value (so the
+/// struct can derive `Default`): enums and `Time` have none.
+fn mark_defaults(graph: &mut TypeGraph) {
+    fn of_struct(key: &str, graph: &TypeGraph, memo: &mut BTreeMap<String, bool>) -> bool {
+        if let Some(d) = memo.get(key) {
+            return *d;
+        }
+        let Some(def) = graph.get(key) else {
+            return false;
+        };
+        let d = def.shape == Shape::Struct
+            && def
+                .fields
+                .iter()
+                .all(|f| f.presence != Presence::Required || of(&f.ty, graph, memo));
+        memo.insert(key.to_owned(), d);
+        d
+    }
+    fn of(ty: &Ty, graph: &TypeGraph, memo: &mut BTreeMap<String, bool>) -> bool {
+        match ty {
+            Ty::Bool
+            | Ty::I32
+            | Ty::I64
+            | Ty::F64
+            | Ty::Str
+            | Ty::Quantity
+            | Ty::List(_)
+            | Ty::Map(_)
+            | Ty::Option(_)
+            | Ty::Json(_) => true,
+            Ty::Boxed(t) => of(t, graph, memo),
+            Ty::Struct(k) => of_struct(k, graph, memo),
+            Ty::Enum(_) => false,
+            Ty::Leaf(k) => [OBJECT_META, BYTE_STRING, INT_OR_STRING].contains(&k.as_str()),
+        }
+    }
+    let mut memo = BTreeMap::new();
+    let keys: Vec<String> = graph.keys().cloned().collect();
+    for key in &keys {
+        of_struct(key, graph, &mut memo);
+    }
+    for (key, d) in memo {
+        if let Some(def) = graph.get_mut(&key) {
+            def.default = d;
+        }
+    }
+}
+
+fn str_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
+    path.iter().try_fold(v, |v, p| v.get(p))?.as_str()
+}
+
+fn served_versions(crd: &Value) -> Vec<(&str, &Value)> {
+    let Some(versions) = crd.pointer("/spec/versions").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    versions
+        .iter()
+        .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
+        .filter_map(|v| Some((v.get("name")?.as_str()?, v)))
+        .filter(|(name, _)| crate::is_version(name))
+        .collect()
+}
+
+fn read_crd(
+    crd: &Value,
+    display: &str,
+    names: &mut BTreeMap<String, BTreeSet<String>>,
+    graph: &mut TypeGraph,
+    errors: &mut Vec<Error>,
+) {
+    let (Some(group), Some(kind), Some(plural)) = (
+        str_at(crd, &["spec", "group"]),
+        str_at(crd, &["spec", "names", "kind"]),
+        str_at(crd, &["spec", "names", "plural"]),
+    ) else {
+        return;
+    };
+    let crd_name = str_at(crd, &["metadata", "name"])
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("{plural}.{group}"));
+    let list_kind = str_at(crd, &["spec", "names", "listKind"])
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("{kind}List"));
+    let namespaced = str_at(crd, &["spec", "scope"]) != Some("Cluster");
+    for (version, v) in served_versions(crd) {
+        let mut reader = Reader {
+            version,
+            display,
+            crd: &crd_name,
+            names: names.entry(version.to_owned()).or_default(),
+            graph,
+            errors,
+        };
+        let Some(schema) = v.pointer("/schema/openAPIV3Schema") else {
+            reader.error(
+                "",
+                "this version has no `schema.openAPIV3Schema`; add one, or list the manifest \
+                 with `crd` (accessors only) and write the type yourself"
+                    .into(),
+            );
+            continue;
+        };
+        let scale = v.pointer("/subresources/scale").map(|s| {
+            let p = |k: &str| s.get(k).and_then(Value::as_str).map(str::to_owned);
+            (
+                p("specReplicasPath").unwrap_or_default(),
+                p("statusReplicasPath").unwrap_or_default(),
+                p("labelSelectorPath"),
+            )
+        });
+        let resource = CrdResource {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            kind: kind.to_owned(),
+            plural: plural.to_owned(),
+            list_kind: list_kind.clone(),
+            namespaced,
+            status_subresource: v.pointer("/subresources/status").is_some(),
+            scale,
+        };
+        reader.root(kind, schema, resource);
+    }
+}
+
+struct Reader<'a> {
+    version: &'a str,
+    display: &'a str,
+    crd: &'a str,
+    /// Type names taken in this version's module.
+    names: &'a mut BTreeSet<String>,
+    graph: &'a mut TypeGraph,
+    errors: &'a mut Vec<Error>,
+}
+
+impl Reader<'_> {
+    fn error(&mut self, json_path: &str, reason: String) {
+        self.errors.push(Error::CrdSchema {
+            path: self.display.into(),
+            crd: self.crd.to_owned(),
+            version: self.version.to_owned(),
+            json_path: if json_path.is_empty() {
+                ".".to_owned()
+            } else {
+                json_path.to_owned()
+            },
+            reason,
+        });
+    }
+
+    /// A fresh type name in this version's module: `base`, else `base2`, `base3`, ….
+    fn fresh_name(&mut self, base: &str) -> String {
+        let base = type_name(base);
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.names.contains(&name) {
+            n += 1;
+            name = format!("{base}{n}");
+        }
+        self.names.insert(name.clone());
+        name
+    }
+
+    fn root(&mut self, kind: &str, schema: &Value, resource: CrdResource) {
+        let doc = description(schema).unwrap_or_else(|| {
+            format!(
+                "`{kind}` ({}/{}), generated from `{}`.",
+                resource.group, resource.version, self.display
+            )
+        });
+        let skip = ["apiVersion", "kind", "metadata"];
+        let mut fields = vec![FieldDef {
+            rust: "metadata".into(),
+            json: "metadata".into(),
+            doc: "Standard object metadata.".into(),
+            presence: Presence::DefaultIfMissing,
+            ty: Ty::Leaf(OBJECT_META.into()),
+        }];
+        let mut taken: BTreeSet<String> = ["api_version", "kind", "metadata"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        self.properties(schema, kind, "", &skip, &mut taken, &mut fields);
+        let unknown_fields = preserves(schema).then(|| field_name(UNKNOWN_FIELDS, &mut taken));
+        let key = format!("{}::{kind}", self.version);
+        self.graph.insert(
+            key,
+            TypeDef {
+                module: vec![self.version.to_owned()],
+                name: kind.to_owned(),
+                doc,
+                fields,
+                default: false,
+                resource: true,
+                shape: Shape::Struct,
+                origin: TypeOrigin::Schema(Some(resource)),
+                unknown_fields,
+            },
+        );
+    }
+
+    /// The fields of an object schema's `properties` (sorted by JSON name), minus `skip`.
+    fn properties(
+        &mut self,
+        schema: &Value,
+        parent: &str,
+        path: &str,
+        skip: &[&str],
+        taken: &mut BTreeSet<String>,
+        fields: &mut Vec<FieldDef>,
+    ) {
+        let required: BTreeSet<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let Some(props) = schema.get("properties") else {
+            return;
+        };
+        let Some(props) = props.as_object() else {
+            self.error(
+                &format!("{path}.properties"),
+                "expected a map of property schemas".into(),
+            );
+            return;
+        };
+        for (json, prop) in props {
+            if skip.contains(&json.as_str()) {
+                continue;
+            }
+            let fpath = format!("{path}.properties.{json}");
+            let Some(ty) = self.ty(prop, parent, json, &fpath) else {
+                continue;
+            };
+            let nullable = prop.get("nullable").and_then(Value::as_bool) == Some(true);
+            let (presence, ty) = match (required.contains(json.as_str()), nullable) {
+                (true, false) => (Presence::Required, ty),
+                (true, true) => (Presence::Required, Ty::Option(Box::new(ty))),
+                (false, false) => (Presence::Optional, Ty::Option(Box::new(ty))),
+                (false, true) => (
+                    Presence::Nullable,
+                    Ty::Option(Box::new(Ty::Option(Box::new(ty)))),
+                ),
+            };
+            let mut doc = field_doc(prop);
+            if doc.is_empty() {
+                doc = format!("`{json}` (no description in the schema).");
+            }
+            fields.push(FieldDef {
+                rust: field_name(json, taken),
+                json: json.clone(),
+                doc,
+                presence,
+                ty,
+            });
+        }
+    }
+
+    /// The shape of schema `s`, the value of field `field` of type `parent`, at `path`.
+    fn ty(&mut self, s: &Value, parent: &str, field: &str, path: &str) -> Option<Ty> {
+        if !s.is_object() {
+            self.error(path, "expected a schema object".into());
+            return None;
+        }
+        if flag(s, "x-kubernetes-int-or-string") {
+            return Some(Ty::Leaf(INT_OR_STRING.into()));
+        }
+        let ty = s.get("type").and_then(Value::as_str);
+        let format = s.get("format").and_then(Value::as_str);
+        Some(match ty {
+            Some("string") => match format {
+                Some("date-time") => Ty::Leaf(TIME.into()),
+                Some("byte") => Ty::Leaf(BYTE_STRING.into()),
+                _ => match s.get("enum").and_then(Value::as_array) {
+                    Some(values) if values.iter().any(Value::is_string) => {
+                        self.string_enum(values, parent, field, path)
+                    }
+                    _ => Ty::Str,
+                },
+            },
+            Some("integer") => match format {
+                Some("int32") => Ty::I32,
+                _ => Ty::I64,
+            },
+            Some("number") => Ty::F64,
+            Some("boolean") => Ty::Bool,
+            Some("array") => {
+                let Some(items) = s.get("items") else {
+                    self.error(
+                        path,
+                        "an `array` without `items`; give it an `items` schema (a structural \
+                         schema needs one)"
+                            .into(),
+                    );
+                    return None;
+                };
+                Ty::List(Box::new(self.ty(
+                    items,
+                    parent,
+                    field,
+                    &format!("{path}.items"),
+                )?))
+            }
+            Some("object") => return self.object(s, parent, field, path),
+            None if preserves(s) => Ty::Json(None),
+            None => {
+                self.error(
+                    path,
+                    "no `type`; give it one, or mark it `x-kubernetes-preserve-unknown-fields: \
+                     true` (kept as raw JSON) or `x-kubernetes-int-or-string: true`"
+                        .into(),
+                );
+                return None;
+            }
+            Some(other) => {
+                self.error(
+                    path,
+                    format!(
+                        "unsupported `type: {other}`; use one of object, array, string, \
+                         integer, number, boolean"
+                    ),
+                );
+                return None;
+            }
+        })
+    }
+
+    fn object(&mut self, s: &Value, parent: &str, field: &str, path: &str) -> Option<Ty> {
+        let embedded = flag(s, "x-kubernetes-embedded-resource");
+        let has_props = s
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty());
+        match s.get("additionalProperties") {
+            Some(_) if has_props => {
+                self.error(
+                    path,
+                    "both `properties` and `additionalProperties`; a structural schema allows \
+                     only one of them, remove one"
+                        .into(),
+                );
+                return None;
+            }
+            Some(Value::Bool(true)) => return Some(Ty::Map(Box::new(Ty::Json(None)))),
+            Some(ap @ Value::Object(_)) => {
+                let value = self.ty(ap, parent, field, &format!("{path}.additionalProperties"))?;
+                return Some(Ty::Map(Box::new(value)));
+            }
+            _ => {}
+        }
+        if !has_props && !embedded {
+            // Free-form (`x-kubernetes-preserve-unknown-fields`) or an object without declared
+            // fields: either way the value is kept as it came.
+            return Some(Ty::Json(None));
+        }
+        if !has_props && preserves(s) {
+            return Some(Ty::Json(None));
+        }
+        let name = self.fresh_name(&format!("{parent}{}", field.to_upper_camel_case()));
+        let mut fields = Vec::new();
+        let mut taken = BTreeSet::new();
+        if embedded {
+            self.embedded_fields(s, &mut taken, &mut fields);
+        }
+        let skip: &[&str] = if embedded {
+            &["apiVersion", "kind", "metadata"]
+        } else {
+            &[]
+        };
+        self.properties(s, &name, path, skip, &mut taken, &mut fields);
+        let unknown_fields = preserves(s).then(|| field_name(UNKNOWN_FIELDS, &mut taken));
+        let key = format!("{}::{name}", self.version);
+        let doc = description(s).unwrap_or_else(|| format!("`{field}` of `{parent}`."));
+        self.graph.insert(
+            key.clone(),
+            TypeDef {
+                module: vec![self.version.to_owned()],
+                name,
+                doc,
+                fields,
+                default: false,
+                resource: false,
+                shape: Shape::Struct,
+                origin: TypeOrigin::Schema(None),
+                unknown_fields,
+            },
+        );
+        Some(Ty::Struct(key))
+    }
+
+    /// `apiVersion`, `kind` and `metadata` of an embedded resource, whatever its schema lists.
+    fn embedded_fields(&mut self, s: &Value, taken: &mut BTreeSet<String>, out: &mut Vec<FieldDef>) {
+        let required: BTreeSet<&str> = s
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (json, ty, doc) in [
+            ("apiVersion", Ty::Str, "The embedded object's `apiVersion`."),
+            ("kind", Ty::Str, "The embedded object's `kind`."),
+            (
+                "metadata",
+                Ty::Leaf(OBJECT_META.into()),
+                "The embedded object's metadata.",
+            ),
+        ] {
+            let (presence, ty) = if required.contains(json) {
+                (Presence::Required, ty)
+            } else {
+                (Presence::Optional, Ty::Option(Box::new(ty)))
+            };
+            out.push(FieldDef {
+                rust: field_name(json, taken),
+                json: json.into(),
+                doc: doc.into(),
+                presence,
+                ty,
+            });
+        }
+    }
+
+    fn string_enum(&mut self, values: &[Value], parent: &str, field: &str, path: &str) -> Ty {
+        let name = self.fresh_name(&format!("{parent}{}", field.to_upper_camel_case()));
+        let mut taken = BTreeSet::new();
+        let mut variants = Vec::new();
+        for json in values.iter().filter_map(Value::as_str) {
+            if variants.iter().any(|v: &Variant| v.json == json) {
+                continue;
+            }
+            variants.push(Variant {
+                rust: variant_name(json, &mut taken),
+                json: json.to_owned(),
+            });
+        }
+        let other = variant_name("Other", &mut taken);
+        let doc = format!("The values of `{field}` of `{parent}` (`{path}`).");
+        let key = format!("{}::{name}", self.version);
+        self.graph.insert(
+            key.clone(),
+            TypeDef {
+                module: vec![self.version.to_owned()],
+                name,
+                doc,
+                fields: Vec::new(),
+                default: false,
+                resource: false,
+                shape: Shape::StrEnum { variants, other },
+                origin: TypeOrigin::Schema(None),
+                unknown_fields: None,
+            },
+        );
+        Ty::Enum(key)
+    }
+}
+
+fn flag(s: &Value, name: &str) -> bool {
+    s.get(name).and_then(Value::as_bool) == Some(true)
+}
+
+fn preserves(s: &Value) -> bool {
+    flag(s, "x-kubernetes-preserve-unknown-fields")
+}
+
+fn description(s: &Value) -> Option<String> {
+    s.get("description")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(doc_text)
+}
+
+/// A schema description as rustdoc text that renders as written and trips no rustdoc lint:
+/// lines are trimmed (no indented code blocks, so nothing becomes a doctest), code fences are
+/// broken, and outside inline code spans brackets (intra-doc links) and angle brackets (HTML
+/// tags) are escaped and URLs wrapped in `<…>` (bare URLs).
+pub(crate) fn doc_text(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let line = line.trim();
+            let line = match line.strip_prefix("```") {
+                Some(rest) => format!("\\`\\`\\`{rest}"),
+                None => line.to_owned(),
+            };
+            // Inline code spans (between paired backticks) are kept as they are.
+            let parts: Vec<&str> = line.split('`').collect();
+            let paired = parts.len() % 2 == 1;
+            parts
+                .iter()
+                .enumerate()
+                .map(|(i, part)| {
+                    if paired && i % 2 == 1 {
+                        (*part).to_owned()
+                    } else {
+                        part.split(' ').map(prose_word).collect::<Vec<_>>().join(" ")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("`")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn prose_word(word: &str) -> String {
+    if word.starts_with("http://") || word.starts_with("https://") {
+        let end = word.trim_end_matches(|c: char| matches!(c, '.' | ',' | ')' | ';' | ':'));
+        let (url, tail) = word.split_at(end.len());
+        if !url.contains(['<', '>']) {
+            return format!("<{url}>{}", escape(tail));
+        }
+    }
+    escape(word)
+}
+
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('[', "\\[")
+        .replace(']', "\\]")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The description, plus the `default` and any non-string `enum` as sentences.
+fn field_doc(s: &Value) -> String {
+    let mut doc = description(s).unwrap_or_default();
+    let mut add = |line: String| {
+        if !doc.is_empty() {
+            doc.push_str("\n\n");
+        }
+        doc.push_str(&line);
+    };
+    if let Some(d) = s.get("default") {
+        add(format!("Default (applied by the API server): `{d}`."));
+    }
+    if let Some(values) = s.get("enum").and_then(Value::as_array)
+        && !values.iter().any(Value::is_string)
+    {
+        let list: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+        add(format!("One of {}.", list.join(", ")));
+    }
+    doc
+}
+
+/// An UpperCamelCase type name from any text: non-alphanumerics split words, a leading digit
+/// gets a `T` in front.
+fn type_name(text: &str) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
+        .collect();
+    let mut name = cleaned.to_upper_camel_case();
+    if name.is_empty() {
+        name = "Type".into();
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert(0, 'T');
+    }
+    name
+}
+
+/// A snake_case field name for JSON name `json`, unique within `taken` (`_2`, `_3`, … on a
+/// collision after case conversion: `fooBar` and `foo_bar`). Keywords are made raw by
+/// `naming::ident` when emitted.
+fn field_name(json: &str, taken: &mut BTreeSet<String>) -> String {
+    let cleaned: String = json
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let mut base = cleaned.to_snake_case();
+    if base.is_empty() {
+        base = "field".into();
+    }
+    if base.starts_with(|c: char| c.is_ascii_digit()) {
+        base.insert(0, '_');
+    }
+    unique(base, "_", taken)
+}
+
+/// A variant name for enum value `json`, unique within `taken`.
+fn variant_name(json: &str, taken: &mut BTreeSet<String>) -> String {
+    let base = if json.is_empty() {
+        "Empty".to_owned()
+    } else {
+        type_name(json)
+    };
+    unique(base, "", taken)
+}
+
+fn unique(base: String, sep: &str, taken: &mut BTreeSet<String>) -> String {
+    let mut name = base.clone();
+    let mut n = 1;
+    while taken.contains(&name) {
+        n += 1;
+        name = format!("{base}{sep}{n}");
+    }
+    taken.insert(name.clone());
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_rust_and_collision_free() {
+        let mut taken = BTreeSet::new();
+        assert_eq!(field_name("fooBar", &mut taken), "foo_bar");
+        assert_eq!(field_name("foo_bar", &mut taken), "foo_bar_2");
+        assert_eq!(field_name("x-kubernetes-thing", &mut taken), "x_kubernetes_thing");
+        assert_eq!(field_name("$ref", &mut taken), "ref");
+        assert_eq!(field_name("8080", &mut taken), "_8080");
+        assert_eq!(field_name("", &mut taken), "field");
+        let mut taken = BTreeSet::new();
+        assert_eq!(variant_name("Running", &mut taken), "Running");
+        assert_eq!(variant_name("running", &mut taken), "Running2");
+        assert_eq!(variant_name("", &mut taken), "Empty");
+        assert_eq!(variant_name("3d", &mut taken), "T3d");
+        assert_eq!(type_name("my-kind.v2"), "MyKindV2");
+    }
+
+    #[test]
+    fn descriptions_become_safe_rustdoc() {
+        assert_eq!(
+            doc_text("  see https://example.com/x.\n    indented <b> [link] `code <a>`"),
+            "see <https://example.com/x>.\nindented &lt;b&gt; \\[link\\] `code <a>`"
+        );
+    }
+}
