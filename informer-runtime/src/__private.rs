@@ -16,16 +16,16 @@ pub use std::vec::Vec;
 pub use crate::compact::{
     ApiVersionTag, CMap, IStr, KindTag, RawJson, StrMap, null_default, nullable,
 };
-pub use k8s_openapi::{
-    ListableResource as K8sListableResource, Metadata as K8sMetadata, Resource as K8sResource,
-};
-pub use kube::core::object::{HasSpec, HasStatus};
 pub use crate::projection::{ProjectFrom, ProjectedMeta};
 pub use core::default::Default;
 pub use core::fmt;
 pub use k8s_openapi::ByteString;
+pub use k8s_openapi::{
+    ListableResource as K8sListableResource, Metadata as K8sMetadata, Resource as K8sResource,
+};
 pub use kube::Resource;
 pub use kube::api::ObjectMeta;
+pub use kube::core::object::{HasSpec, HasStatus};
 pub use serde;
 pub use std::boxed::Box;
 

@@ -463,7 +463,12 @@ impl Reader<'_> {
     }
 
     /// `apiVersion`, `kind` and `metadata` of an embedded resource, whatever its schema lists.
-    fn embedded_fields(&mut self, s: &Value, taken: &mut BTreeSet<String>, out: &mut Vec<FieldDef>) {
+    fn embedded_fields(
+        &mut self,
+        s: &Value,
+        taken: &mut BTreeSet<String>,
+        out: &mut Vec<FieldDef>,
+    ) {
         let required: BTreeSet<&str> = s
             .get("required")
             .and_then(Value::as_array)
@@ -565,7 +570,10 @@ pub(crate) fn doc_text(text: &str) -> String {
                     if paired && i % 2 == 1 {
                         (*part).to_owned()
                     } else {
-                        part.split(' ').map(prose_word).collect::<Vec<_>>().join(" ")
+                        part.split(' ')
+                            .map(prose_word)
+                            .collect::<Vec<_>>()
+                            .join(" ")
                     }
                 })
                 .collect::<Vec<_>>()
@@ -680,7 +688,10 @@ mod tests {
         let mut taken = BTreeSet::new();
         assert_eq!(field_name("fooBar", &mut taken), "foo_bar");
         assert_eq!(field_name("foo_bar", &mut taken), "foo_bar_2");
-        assert_eq!(field_name("x-kubernetes-thing", &mut taken), "x_kubernetes_thing");
+        assert_eq!(
+            field_name("x-kubernetes-thing", &mut taken),
+            "x_kubernetes_thing"
+        );
         assert_eq!(field_name("$ref", &mut taken), "ref");
         assert_eq!(field_name("8080", &mut taken), "_8080");
         assert_eq!(field_name("", &mut taken), "field");

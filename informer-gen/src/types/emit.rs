@@ -221,7 +221,13 @@ fn enum_def(def: &TypeDef, variants: &[Variant], other: &str, cx: &Ctx<'_>) -> T
 
 /// The struct declaration shared by compact and schema types: derives, tags, fields and the map
 /// of unknown fields.
-fn struct_decl(def: &TypeDef, doc: TokenStream, tag_of: Option<TokenStream>, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+fn struct_decl(
+    def: &TypeDef,
+    doc: TokenStream,
+    tag_of: Option<TokenStream>,
+    at: &[String],
+    cx: &Ctx<'_>,
+) -> TokenStream {
     let rt = &cx.paths.rt;
     let ident = format_ident!("{}", def.name);
     let serde_crate = format!("{}::serde", cx.paths.rt_str);
@@ -259,7 +265,12 @@ fn struct_decl(def: &TypeDef, doc: TokenStream, tag_of: Option<TokenStream>, at:
 
 /// A type of its own from a CRD schema: no k8s-openapi counterpart, so no conversions; the top-level
 /// kind is a `kube::Resource` through k8s-openapi's `Resource` and `Metadata` traits.
-fn schema_def(def: &TypeDef, res: Option<&CrdResource>, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+fn schema_def(
+    def: &TypeDef,
+    res: Option<&CrdResource>,
+    at: &[String],
+    cx: &Ctx<'_>,
+) -> TokenStream {
     let ident = format_ident!("{}", def.name);
     let mut doc = def.doc.clone();
     if let Some(r) = res {
@@ -276,13 +287,19 @@ fn resource_doc(r: &CrdResource) -> String {
     } else {
         format!("{}/{}", r.group, r.version)
     };
-    let scope = if r.namespaced { "namespaced" } else { "cluster-scoped" };
+    let scope = if r.namespaced {
+        "namespaced"
+    } else {
+        "cluster-scoped"
+    };
     let mut doc = format!(
         "Kind `{}` of `{api_version}` (plural `{}`, {scope}): a `kube::Resource` for `kube::Api`, and an informer object.",
         r.kind, r.plural
     );
     if r.status_subresource {
-        doc.push_str(" It has the status subresource (`Api::patch_status`, `Api::replace_status`).");
+        doc.push_str(
+            " It has the status subresource (`Api::patch_status`, `Api::replace_status`).",
+        );
     }
     if let Some((spec, status, selector)) = &r.scale {
         doc.push_str(&format!(
@@ -296,7 +313,12 @@ fn resource_doc(r: &CrdResource) -> String {
     doc
 }
 
-fn schema_resource_impls(def: &TypeDef, r: &CrdResource, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+fn schema_resource_impls(
+    def: &TypeDef,
+    r: &CrdResource,
+    at: &[String],
+    cx: &Ctx<'_>,
+) -> TokenStream {
     let rt = &cx.paths.rt;
     let ident = format_ident!("{}", def.name);
     let api_version = if r.group.is_empty() {
@@ -304,42 +326,49 @@ fn schema_resource_impls(def: &TypeDef, r: &CrdResource, at: &[String], cx: &Ctx
     } else {
         format!("{}/{}", r.group, r.version)
     };
-    let (group, version, kind, plural, list_kind) = (&r.group, &r.version, &r.kind, &r.plural, &r.list_kind);
+    let (group, version, kind, plural, list_kind) =
+        (&r.group, &r.version, &r.kind, &r.plural, &r.list_kind);
     let scope = if r.namespaced {
         quote!(#rt::NamespaceResourceScope)
     } else {
         quote!(#rt::ClusterResourceScope)
     };
     let field = |name: &str| def.fields.iter().find(|f| f.rust == name);
-    let spec = field("spec").filter(|f| f.presence == Presence::Required).map(|f| {
-        let ty = compact_ty(&f.ty, at, cx);
-        quote! {
-            impl #rt::HasSpec for #ident {
-                type Spec = #ty;
-                fn spec(&self) -> &#ty {
-                    &self.spec
-                }
-                fn spec_mut(&mut self) -> &mut #ty {
-                    &mut self.spec
-                }
-            }
-        }
-    });
-    let status = field("status").filter(|f| f.presence == Presence::Optional).and_then(|f| {
-        let Ty::Option(inner) = &f.ty else { return None };
-        let ty = option_inner(inner, at, cx);
-        Some(quote! {
-            impl #rt::HasStatus for #ident {
-                type Status = #ty;
-                fn status(&self) -> #rt::Option<&#ty> {
-                    self.status.as_ref()
-                }
-                fn status_mut(&mut self) -> &mut #rt::Option<#ty> {
-                    &mut self.status
+    let spec = field("spec")
+        .filter(|f| f.presence == Presence::Required)
+        .map(|f| {
+            let ty = compact_ty(&f.ty, at, cx);
+            quote! {
+                impl #rt::HasSpec for #ident {
+                    type Spec = #ty;
+                    fn spec(&self) -> &#ty {
+                        &self.spec
+                    }
+                    fn spec_mut(&mut self) -> &mut #ty {
+                        &mut self.spec
+                    }
                 }
             }
-        })
-    });
+        });
+    let status = field("status")
+        .filter(|f| f.presence == Presence::Optional)
+        .and_then(|f| {
+            let Ty::Option(inner) = &f.ty else {
+                return None;
+            };
+            let ty = option_inner(inner, at, cx);
+            Some(quote! {
+                impl #rt::HasStatus for #ident {
+                    type Status = #ty;
+                    fn status(&self) -> #rt::Option<&#ty> {
+                        self.status.as_ref()
+                    }
+                    fn status_mut(&mut self) -> &mut #rt::Option<#ty> {
+                        &mut self.status
+                    }
+                }
+            })
+        });
     let constructor = field("spec")
         .filter(|f| f.presence == Presence::Required)
         .filter(|_| {
