@@ -366,3 +366,132 @@ fn a_compact_kind_without_object_meta_is_an_error() {
         "{errs}"
     );
 }
+
+/// A CRD whose v1 schema has `schema_body` (indented under `openAPIV3Schema:`).
+fn crd_with_schema(schema_body: &str) -> String {
+    let mut text = String::from(
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: foos.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Foo, plural: foos}
+  versions:
+    - name: v1
+      served: true
+      schema:
+        openAPIV3Schema:
+",
+    );
+    for line in schema_body.lines() {
+        text.push_str("          ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn unmappable_schemas_name_file_crd_version_and_json_path() {
+    let dir = tmp("schema");
+    let schema = "type: object
+properties:
+  spec:
+    type: object
+    properties:
+      untyped: {description: no type}
+      list: {type: array}
+      odd: {type: tuple}
+      both:
+        type: object
+        properties: {a: {type: string}}
+        additionalProperties: {type: string}
+      fine: {type: string}
+";
+    write(&dir, "foos.yaml", &crd_with_schema(schema));
+    write(
+        &dir,
+        "noschema.yaml",
+        &FOO_CRD.replace("Foo", "Bar").replace("foos", "bars"),
+    );
+    let errs = Builder::new()
+        .root(&dir)
+        .crd_types("foos.yaml", "foos")
+        .crd_types("noschema.yaml", "bars")
+        .generate()
+        .unwrap_err();
+    let found: Vec<(String, String, String, String)> = errs
+        .0
+        .iter()
+        .filter_map(|e| match e {
+            Error::CrdSchema {
+                path,
+                crd,
+                version,
+                json_path,
+                reason,
+            } => Some((
+                path.display().to_string(),
+                format!("{crd}/{version}"),
+                json_path.clone(),
+                reason.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(found.len(), 5, "{errs}");
+    let at = |p: &str| {
+        found
+            .iter()
+            .find(|f| f.2 == p)
+            .unwrap_or_else(|| panic!("no error at {p}: {errs}"))
+    };
+    let untyped = at(".properties.spec.properties.untyped");
+    assert_eq!(untyped.0, "foos.yaml");
+    assert_eq!(untyped.1, "foos.example.com/v1");
+    assert!(
+        untyped.3.contains("x-kubernetes-preserve-unknown-fields"),
+        "{errs}"
+    );
+    assert!(at(".properties.spec.properties.list").3.contains("items"));
+    assert!(
+        at(".properties.spec.properties.odd")
+            .3
+            .contains("type: tuple")
+    );
+    assert!(
+        at(".properties.spec.properties.both")
+            .3
+            .contains("remove one")
+    );
+    let none = at(".");
+    assert_eq!(
+        (none.0.as_str(), none.1.as_str()),
+        ("noschema.yaml", "bars.example.com/v1")
+    );
+    assert!(none.3.contains("openAPIV3Schema"), "{errs}");
+    // The message a user reads names everything.
+    let text = errs.to_string();
+    assert!(
+        text.contains(
+            "foos.yaml: CRD `foos.example.com` version `v1`: .properties.spec.properties.list:"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn crd_types_modules_must_not_collide() {
+    let dir = tmp("modules");
+    write(&dir, "foos.yaml", &crd_with_schema("type: object\n"));
+    let errs = Builder::new()
+        .root(&dir)
+        .crd_types("foos.yaml", "example")
+        .generate()
+        .unwrap_err();
+    assert!(
+        matches!(&errs.0[..], [Error::InvalidName { what: "crd-types module", value, .. }] if value == "example"),
+        "the group module `example` is taken: {errs}"
+    );
+}
