@@ -585,7 +585,7 @@ pub(crate) fn doc_text(text: &str) -> String {
 
 fn prose_word(word: &str) -> String {
     if word.starts_with("http://") || word.starts_with("https://") {
-        let end = word.trim_end_matches(|c: char| matches!(c, '.' | ',' | ')' | ';' | ':'));
+        let end = word.trim_end_matches(['.', ',', ')', ';', ':']);
         let (url, tail) = word.split_at(end.len());
         if !url.contains(['<', '>']) {
             return format!("<{url}>{}", escape(tail));

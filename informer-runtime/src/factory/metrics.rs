@@ -100,7 +100,9 @@ impl Collector for FactoryCollector {
                 ConstCounter::new(read(&s.counters)).encode(family.encode_family(&labels)?)?;
             }
         }
-        let informer_counters: [(&str, &str, fn(&Snapshot) -> u64); 2] = [
+        // (name, help, reader) of the per-informer counters kept outside the reflector's.
+        type InformerCounter = (&'static str, &'static str, fn(&Snapshot) -> u64);
+        let informer_counters: [InformerCounter; 2] = [
             (
                 "informer_index_errors",
                 "Index function failures (errors and panics); the object was stored without that index entry",
