@@ -1,30 +1,59 @@
-//! A line-based configuration file (`informer-gen.conf`) that fills a [`Builder`]; used by xtask and fixtures.
+//! The configuration file that fills a [`Builder`]; used by xtask, the fixtures and build scripts.
 //!
-//! ```text
-//! # comment
-//! include-group apps
-//! include-kind apps/v1/Deployment        # core group: /v1/Pod
-//! exclude-kind /v1/Event
-//! compact-kind /v1/Pod                  # also generate the compact Pod (P1)
-//! derive-source src/crd.rs crate::crd
-//! crd crds/bar.yaml crate::crds
-//! crd-types crds/widgets.yaml widgets   # types from the schemas, in generated module `widgets`
-//! group-accessor networking.example.com example_networking
-//! kind-accessor example.com feet foot_list
+//! `informer-gen.toml` (TOML, read with the `toml` crate and serde; every mistake is reported
+//! with its line and column):
+//!
+//! ```toml
+//! include-groups = ["apps"]
+//! include-kinds = ["apps/v1/Deployment", "/v1/Pod"]   # core group: /v1/Pod
+//! exclude-kinds = ["/v1/Event"]
+//! compact-kinds = ["/v1/Pod"]                         # also generate the compact Pod (P1)
+//! derive-sources = [{ path = "src/crd.rs", module = "crate::crd" }]
+//! crds = [{ path = "crds/bar.yaml", module = "crate::crds" }]
+//! # types generated from the schemas, in the generated module `widgets` (issue 13)
+//! crd-types = [{ path = "crds/widgets.yaml", module = "widgets" }]
+//!
+//! [group-accessors]
+//! "networking.example.com" = "example_networking"
+//!
+//! [[kind-accessors]]
+//! group = "example.com"
+//! plural = "feet"
+//! accessor = "foot_list"
 //! ```
+//!
+//! The older line format (`informer-gen.conf`, one directive per line: `include-kind apps/v1/Deployment`,
+//! `crd-types crds/widgets.yaml widgets`, …) is still read when no `informer-gen.toml` exists.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
 
 use crate::K8sOpenApi;
 use crate::builder::Builder;
 use crate::error::{Error, Errors};
 
 /// The configuration file name looked up by [`builder_for_dir`].
-pub const CONFIG_FILE: &str = "informer-gen.conf";
+pub const CONFIG_FILE: &str = "informer-gen.toml";
 
-/// A builder rooted at `dir`, configured from `dir/informer-gen.conf`, reading built-ins from `k8s` if given.
+/// The older line-based configuration file, read when [`CONFIG_FILE`] is absent.
+pub const LEGACY_CONFIG_FILE: &str = "informer-gen.conf";
+
+/// The configuration file in `dir`: [`CONFIG_FILE`], else [`LEGACY_CONFIG_FILE`], if either exists.
+pub fn config_file(dir: &Path) -> Option<PathBuf> {
+    [CONFIG_FILE, LEGACY_CONFIG_FILE]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// A builder rooted at `dir`, configured from `dir/informer-gen.toml` (or the legacy
+/// `dir/informer-gen.conf`), reading built-ins from `k8s` if given.
 pub fn builder_for_dir(dir: &Path, k8s: Option<K8sOpenApi>) -> Result<Builder, Errors> {
-    let path = dir.join(CONFIG_FILE);
+    let path = config_file(dir).unwrap_or_else(|| dir.join(CONFIG_FILE));
     let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
         path: path.clone(),
         source,
@@ -34,11 +63,146 @@ pub fn builder_for_dir(dir: &Path, k8s: Option<K8sOpenApi>) -> Result<Builder, E
     if let Some(k8s) = k8s {
         builder.k8s_openapi(k8s);
     }
-    apply(&mut builder, &text, CONFIG_FILE).map_err(Errors)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let applied = if name == LEGACY_CONFIG_FILE {
+        apply(&mut builder, &text, &name)
+    } else {
+        apply_toml(&mut builder, &text, Path::new(&name))
+    };
+    applied.map_err(Errors)?;
     Ok(builder)
 }
 
-/// Applies every line of `text` (read from `path`, for errors) to `builder`; all bad lines are reported.
+/// The TOML configuration, as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ConfigFile {
+    #[serde(default)]
+    include_groups: Vec<String>,
+    #[serde(default)]
+    include_kinds: Vec<Spanned<String>>,
+    #[serde(default)]
+    exclude_kinds: Vec<Spanned<String>>,
+    #[serde(default)]
+    compact_kinds: Vec<Spanned<String>>,
+    #[serde(default)]
+    derive_sources: Vec<PathModule>,
+    #[serde(default)]
+    crds: Vec<PathModule>,
+    #[serde(default)]
+    crd_types: Vec<PathModule>,
+    #[serde(default)]
+    group_accessors: BTreeMap<String, String>,
+    #[serde(default)]
+    kind_accessors: Vec<KindAccessor>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PathModule {
+    path: String,
+    module: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KindAccessor {
+    group: String,
+    plural: String,
+    accessor: String,
+}
+
+/// Applies the TOML configuration `text` (read from `path`, for errors) to `builder`; every
+/// problem is reported with its line and column.
+pub fn apply_toml(builder: &mut Builder, text: &str, path: &Path) -> Result<(), Vec<Error>> {
+    let at = |span: Option<Range<usize>>, message: String| {
+        let (line, column) = line_column(text, span.map_or(0, |s| s.start));
+        Error::Config {
+            path: path.to_owned(),
+            line,
+            column,
+            message,
+        }
+    };
+    let config: ConfigFile = match toml::from_str(text) {
+        Ok(c) => c,
+        Err(e) => return Err(vec![at(e.span(), e.message().trim().to_owned())]),
+    };
+    let mut errors = Vec::new();
+    let mut gvks = |list: &[Spanned<String>]| -> Vec<(String, String, String)> {
+        list.iter()
+            .filter_map(|k| match gvk(k.get_ref()) {
+                Some(t) => Some(t),
+                None => {
+                    errors.push(at(
+                        Some(k.span()),
+                        format!(
+                            "`{}` is not `group/version/Kind` (`/v1/Pod` for the core group)",
+                            k.get_ref()
+                        ),
+                    ));
+                    None
+                }
+            })
+            .collect()
+    };
+    let (include, exclude, compact) = (
+        gvks(&config.include_kinds),
+        gvks(&config.exclude_kinds),
+        gvks(&config.compact_kinds),
+    );
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    for g in &config.include_groups {
+        builder.include_group(g);
+    }
+    for (g, v, k) in &include {
+        builder.include_kind(g, v, k);
+    }
+    for (g, v, k) in &exclude {
+        builder.exclude_kind(g, v, k);
+    }
+    for (g, v, k) in &compact {
+        builder.compact_kind(g, v, k);
+    }
+    for s in &config.derive_sources {
+        builder.derive_source(&s.path, &s.module);
+    }
+    for s in &config.crds {
+        builder.crd_manifest(&s.path, &s.module);
+    }
+    for s in &config.crd_types {
+        builder.crd_types(&s.path, &s.module);
+    }
+    for (g, a) in &config.group_accessors {
+        builder.group_accessor(g, a);
+    }
+    for k in &config.kind_accessors {
+        builder.kind_accessor(&k.group, &k.plural, &k.accessor);
+    }
+    Ok(())
+}
+
+fn gvk(s: &str) -> Option<(String, String, String)> {
+    let mut p = s.splitn(3, '/');
+    let (g, v, k) = (p.next()?, p.next()?, p.next()?);
+    (!v.is_empty() && !k.is_empty()).then(|| (g.to_owned(), v.to_owned(), k.to_owned()))
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// Applies every line of the legacy line format `text` (read from `path`, for errors) to
+/// `builder`; all bad lines are reported.
 pub fn apply(builder: &mut Builder, text: &str, path: &str) -> Result<(), Vec<Error>> {
     let mut errors = Vec::new();
     for (n, raw) in text.lines().enumerate() {
@@ -47,14 +211,6 @@ pub fn apply(builder: &mut Builder, text: &str, path: &str) -> Result<(), Vec<Er
             continue;
         }
         let words: Vec<&str> = line.split_whitespace().collect();
-        let gvk = |s: &str| -> Option<(String, String, String)> {
-            let mut p = s.splitn(3, '/');
-            Some((
-                p.next()?.to_owned(),
-                p.next()?.to_owned(),
-                p.next()?.to_owned(),
-            ))
-        };
         let ok = match words.as_slice() {
             ["include-group", g] => {
                 builder.include_group(g.trim_matches('"'));
@@ -92,10 +248,11 @@ pub fn apply(builder: &mut Builder, text: &str, path: &str) -> Result<(), Vec<Er
             _ => false,
         };
         if !ok {
-            errors.push(Error::InvalidName {
-                what: "configuration line",
-                value: format!("{path}:{}: {line}", n + 1),
-                reason: "unknown directive or wrong number of arguments".into(),
+            errors.push(Error::Config {
+                path: path.into(),
+                line: n + 1,
+                column: 1,
+                message: format!("`{line}`: unknown directive or wrong number of arguments"),
             });
         }
     }
@@ -111,7 +268,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bad_lines_are_all_reported() {
+    fn bad_legacy_lines_are_all_reported() {
         let mut b = Builder::new();
         let errs = apply(
             &mut b,
@@ -120,6 +277,36 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(errs.len(), 2);
-        assert!(errs[0].to_string().contains("c.conf:2"));
+        assert!(errs[0].to_string().starts_with("c.conf:2:1: "), "{}", errs[0]);
+    }
+
+    #[test]
+    fn toml_errors_point_at_the_line() {
+        let mut b = Builder::new();
+        let text = "include-kinds = [\"apps/v1/Deployment\",\n  \"apps/Deployment\"]\n";
+        let errs = apply_toml(&mut b, text, Path::new("g.toml")).unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert!(errs[0].to_string().starts_with("g.toml:2:3: "), "{}", errs[0]);
+        let errs = apply_toml(&mut b, "crd-types = [{ path = \"a.yaml\" }]\n", Path::new("g.toml"))
+            .unwrap_err();
+        assert!(errs[0].to_string().starts_with("g.toml:1:"), "{}", errs[0]);
+        assert!(errs[0].to_string().contains("module"), "{}", errs[0]);
+        let errs = apply_toml(&mut b, "\n\nincluded-kinds = []\n", Path::new("g.toml")).unwrap_err();
+        assert!(errs[0].to_string().starts_with("g.toml:3:1: "), "{}", errs[0]);
+        assert!(errs[0].to_string().contains("included-kinds"), "{}", errs[0]);
+    }
+
+    #[test]
+    fn toml_fills_the_builder_like_the_legacy_format() {
+        let toml_text = "include-kinds = [\"/v1/Pod\"]\ncompact-kinds = [\"/v1/Pod\"]\n\
+            crd-types = [{ path = \"w.yaml\", module = \"widgets\" }]\n\
+            [group-accessors]\n\"a.example.com\" = \"a_ex\"\n\
+            [[kind-accessors]]\ngroup = \"example.com\"\nplural = \"feet\"\naccessor = \"foot_list\"\n";
+        let legacy = "include-kind /v1/Pod\ncompact-kind /v1/Pod\ncrd-types w.yaml widgets\n\
+            group-accessor a.example.com a_ex\nkind-accessor example.com feet foot_list\n";
+        let (mut a, mut b) = (Builder::new(), Builder::new());
+        apply_toml(&mut a, toml_text, Path::new("g.toml")).unwrap();
+        apply(&mut b, legacy, "g.conf").unwrap();
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
     }
 }

@@ -46,6 +46,18 @@ pub enum Error {
         /// What is wrong and what to do.
         reason: String,
     },
+    /// The configuration file is malformed or names something wrongly.
+    #[error("{path}:{line}:{column}: {message}")]
+    Config {
+        /// The configuration file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// A CRD manifest is not valid YAML or misses a field.
     #[error("{path}: {field}: {reason}")]
     InvalidCrd {

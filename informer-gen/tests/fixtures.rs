@@ -1,4 +1,4 @@
-//! Golden fixtures: `fixtures/<case>/input/informer-gen.conf` → `fixtures/<case>/expected/`, plus determinism.
+//! Golden fixtures: `fixtures/<case>/input/informer-gen.toml` → `fixtures/<case>/expected/`, plus determinism.
 //!
 //! Bless changed output with `INFORMER_GEN_BLESS=1 cargo test -p informer-gen --test fixtures`
 //! (or `cargo codegen`, which regenerates the same goldens).

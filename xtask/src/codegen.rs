@@ -1,7 +1,7 @@
 //! `cargo codegen [--check]`: regenerates every checked-in informer-gen output (G8).
 //!
-//! Targets: `examples/src/generated/` (configured by `examples/informer-gen.conf`) and every informer-gen
-//! golden `informer-gen/tests/fixtures/<case>/expected/` (configured by `<case>/input/informer-gen.conf`).
+//! Targets: `examples/src/generated/` (configured by `examples/informer-gen.toml`) and every informer-gen
+//! golden `informer-gen/tests/fixtures/<case>/expected/` (configured by `<case>/input/informer-gen.toml`).
 //! Both go through the informer-gen library, the same path build.rs users take.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use crate::project_root;
 /// The command the generated headers and `--check` failures tell people to run.
 const COMMAND: &str = "cargo codegen";
 
-/// One generator run: read `config_dir/informer-gen.conf`, write into `out_dir`.
+/// One generator run: read `config_dir/informer-gen.toml`, write into `out_dir`.
 struct Target {
     config_dir: PathBuf,
     out_dir: PathBuf,
@@ -29,7 +29,7 @@ fn targets(root: &Path) -> anyhow::Result<Vec<Target>> {
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&fixtures)
         .with_context(|| format!("reading {}", fixtures.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("input").join(config::CONFIG_FILE).is_file())
+        .filter(|p| config::config_file(&p.join("input")).is_some())
         .collect();
     cases.sort();
     targets.extend(cases.into_iter().map(|case| Target {
