@@ -277,7 +277,11 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(errs.len(), 2);
-        assert!(errs[0].to_string().starts_with("c.conf:2:1: "), "{}", errs[0]);
+        assert!(
+            errs[0].to_string().starts_with("c.conf:2:1: "),
+            "{}",
+            errs[0]
+        );
     }
 
     #[test]
@@ -286,14 +290,31 @@ mod tests {
         let text = "include-kinds = [\"apps/v1/Deployment\",\n  \"apps/Deployment\"]\n";
         let errs = apply_toml(&mut b, text, Path::new("g.toml")).unwrap_err();
         assert_eq!(errs.len(), 1);
-        assert!(errs[0].to_string().starts_with("g.toml:2:3: "), "{}", errs[0]);
-        let errs = apply_toml(&mut b, "crd-types = [{ path = \"a.yaml\" }]\n", Path::new("g.toml"))
-            .unwrap_err();
+        assert!(
+            errs[0].to_string().starts_with("g.toml:2:3: "),
+            "{}",
+            errs[0]
+        );
+        let errs = apply_toml(
+            &mut b,
+            "crd-types = [{ path = \"a.yaml\" }]\n",
+            Path::new("g.toml"),
+        )
+        .unwrap_err();
         assert!(errs[0].to_string().starts_with("g.toml:1:"), "{}", errs[0]);
         assert!(errs[0].to_string().contains("module"), "{}", errs[0]);
-        let errs = apply_toml(&mut b, "\n\nincluded-kinds = []\n", Path::new("g.toml")).unwrap_err();
-        assert!(errs[0].to_string().starts_with("g.toml:3:1: "), "{}", errs[0]);
-        assert!(errs[0].to_string().contains("included-kinds"), "{}", errs[0]);
+        let errs =
+            apply_toml(&mut b, "\n\nincluded-kinds = []\n", Path::new("g.toml")).unwrap_err();
+        assert!(
+            errs[0].to_string().starts_with("g.toml:3:1: "),
+            "{}",
+            errs[0]
+        );
+        assert!(
+            errs[0].to_string().contains("included-kinds"),
+            "{}",
+            errs[0]
+        );
     }
 
     #[test]

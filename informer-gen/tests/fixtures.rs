@@ -91,6 +91,28 @@ fn several_versions() {
 }
 
 #[test]
+fn crd_types_from_schemas() {
+    check_case("crd_types");
+    let generated = generate("crd_types");
+    let types = &generated.files()["types.rs"];
+    for item in [
+        "pub struct Match {",
+        "pub struct MatchSpecRef {",
+        "pub r#type: MatchSpecType,",
+        "pub self_: rt::Option<rt::Option<rt::IStr>>,",
+        "pub foo_bar_2: rt::Option<i64>,",
+        "Other(rt::IStr),",
+        "impl rt::HasStatus for Match",
+        "type Scope = rt::ClusterResourceScope;",
+        "pub mod v1beta1 {",
+    ] {
+        assert!(types.contains(item), "missing `{item}`:\n{types}");
+    }
+    let r#async = &generated.files()["async.rs"];
+    assert!(r#async.contains("super::super::types::v1::Match"), "{async}", async = r#async);
+}
+
+#[test]
 fn g1_group_accessor_override() {
     check_case("group_accessor_override");
     let generated = generate("group_accessor_override");
