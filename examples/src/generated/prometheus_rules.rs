@@ -5,7 +5,7 @@ pub mod v1 {
     use ::informer_runtime::__private as rt;
     #[allow(unused_imports)]
     use ::k8s_openapi as k8s;
-    /// The `PrometheusRule` custom resource definition (CRD) defines \[alerting\](https://prometheus.io/docs/prometheus/latest/configuration/alerting_rules/) and \[recording\](https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/) rules to be evaluated by `Prometheus` or `ThanosRuler` objects.
+    /// The `PrometheusRule` custom resource definition (CRD) defines \[alerting\](<https://prometheus.io/docs/prometheus/latest/configuration/alerting_rules/>) and \[recording\](<https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/>) rules to be evaluated by `Prometheus` or `ThanosRuler` objects.
     ///
     ///
     /// `Prometheus` and `ThanosRuler` objects select `PrometheusRule` objects using label and namespace selectors.
@@ -132,7 +132,7 @@ pub mod v1 {
         pub rules: rt::Option<rt::Box<[PrometheusRuleSpecGroupsRules]>>,
     }
     /// Rule describes an alerting or recording rule
-    /// See Prometheus documentation: \[alerting\](https://www.prometheus.io/docs/prometheus/latest/configuration/alerting_rules/) or \[recording\](https://www.prometheus.io/docs/prometheus/latest/configuration/recording_rules/#recording-rules) rule
+    /// See Prometheus documentation: \[alerting\](<https://www.prometheus.io/docs/prometheus/latest/configuration/alerting_rules/>) or \[recording\](<https://www.prometheus.io/docs/prometheus/latest/configuration/recording_rules/#recording-rules>) rule
     #[derive(
         rt::Clone,
         rt::fmt::Debug,

@@ -584,12 +584,20 @@ pub(crate) fn doc_text(text: &str) -> String {
 }
 
 fn prose_word(word: &str) -> String {
-    if word.starts_with("http://") || word.starts_with("https://") {
-        let end = word.trim_end_matches(['.', ',', ')', ';', ':']);
-        let (url, tail) = word.split_at(end.len());
-        if !url.contains(['<', '>']) {
-            return format!("<{url}>{}", escape(tail));
-        }
+    // A URL anywhere in the word (`(https://…)` of a markdown link included) is wrapped in
+    // `<…>`; the text around it is escaped.
+    let start = ["https://", "http://"]
+        .iter()
+        .filter_map(|p| word.find(p))
+        .min();
+    if let Some(start) = start {
+        let (head, rest) = word.split_at(start);
+        let end = rest
+            .find(['<', '>', '`', '"', '\'', ' '])
+            .unwrap_or(rest.len());
+        let url = rest[..end].trim_end_matches(['.', ',', ')', ';', ':']);
+        let tail = &rest[url.len()..];
+        return format!("{}<{url}>{}", escape(head), prose_word(tail));
     }
     escape(word)
 }
@@ -708,6 +716,10 @@ mod tests {
         assert_eq!(
             doc_text("  see https://example.com/x.\n    indented <b> [link] `code <a>`"),
             "see <https://example.com/x>.\nindented &lt;b&gt; \\[link\\] `code <a>`"
+        );
+        assert_eq!(
+            doc_text("[rules](https://example.com/r/) and (https://a.b/c)."),
+            "\\[rules\\](<https://example.com/r/>) and (<https://a.b/c>)."
         );
     }
 }
