@@ -152,10 +152,18 @@ fn fake_k8s_openapi(
     let src = tmp(name).join("src");
     let dir = src.join("v1_37/api/demo/v1");
     std::fs::create_dir_all(&dir).expect("fake tree");
-    write(&dir, "mod.rs", "mod widget;\npub use self::widget::Widget;\n");
+    write(
+        &dir,
+        "mod.rs",
+        "mod widget;\npub use self::widget::Widget;\n",
+    );
     let meta = src.join("v1_37/apimachinery/pkg/apis/meta/v1");
     std::fs::create_dir_all(&meta).expect("fake tree");
-    write(&meta, "mod.rs", "mod object_meta;\npub use self::object_meta::ObjectMeta;\n");
+    write(
+        &meta,
+        "mod.rs",
+        "mod object_meta;\npub use self::object_meta::ObjectMeta;\n",
+    );
     write(
         &meta,
         "object_meta.rs",
@@ -284,7 +292,9 @@ fn a_type_missing_from_the_sources_is_reported_by_its_module() {
         .generate()
         .unwrap_err();
     assert!(
-        errs.0.iter().any(|e| matches!(e, Error::SourceType { path, item, .. }
+        errs.0
+            .iter()
+            .any(|e| matches!(e, Error::SourceType { path, item, .. }
             if path.ends_with("api/demo/v1/mod.rs") && item == "api::demo::v1::Gizmo")),
         "{errs}"
     );
@@ -306,11 +316,26 @@ fn a_compact_kind_gets_its_types_and_a_compact_accessor() {
         .unwrap();
     let compact = &generated.files()["compact.rs"];
     assert!(compact.contains("pub struct Widget"), "{compact}");
-    assert!(compact.contains("pub labels: rt::Option<rt::StrMap>"), "{compact}");
-    assert!(compact.contains("pub items: rt::Box<[rt::IStr]>"), "{compact}");
-    assert!(compact.contains("deserialize_with = \"rt::null_default\""), "{compact}");
-    assert!(compact.contains("impl rt::ProjectedMeta for ObjectMeta"), "{compact}");
-    assert!(compact.contains("type Source = k8s::api::demo::v1::Widget;"), "{compact}");
+    assert!(
+        compact.contains("pub labels: rt::Option<rt::StrMap>"),
+        "{compact}"
+    );
+    assert!(
+        compact.contains("pub items: rt::Box<[rt::IStr]>"),
+        "{compact}"
+    );
+    assert!(
+        compact.contains("deserialize_with = \"rt::null_default\""),
+        "{compact}"
+    );
+    assert!(
+        compact.contains("impl rt::ProjectedMeta for ObjectMeta"),
+        "{compact}"
+    );
+    assert!(
+        compact.contains("type Source = k8s::api::demo::v1::Widget;"),
+        "{compact}"
+    );
     assert!(generated.files()["mod.rs"].contains("pub mod compact;"));
     let group = generated
         .files()

@@ -149,7 +149,7 @@ fn type_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let doc = if def.doc.is_empty() {
         format!(" Compact form of `{k8s_name}`.")
     } else {
-        format!(" Compact form of `{k8s_name}`: {}", def.doc)
+        format!(" Compact form of `{k8s_name}`: {}", doc_text(&def.doc))
     };
     let default = def.default.then(|| quote!(#rt::Default,));
     let tags = def.resource.then(|| {
@@ -233,13 +233,49 @@ fn field_decl(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
         Presence::Required => quote!(#[serde(rename = #json)]),
     };
     let doc = (!f.doc.is_empty()).then(|| {
-        let d = format!(" {}", f.doc);
+        let d = format!(" {}", doc_text(&f.doc));
         quote!(#[doc = #d])
     });
     quote! {
         #doc
         #attr
         pub #name: #ty,
+    }
+}
+
+/// Source documentation made safe for rustdoc: bare URLs become `<url>` autolinks, and `[`, `]`,
+/// `<`, `>` are escaped so prose is never read as a link or an HTML tag.
+pub(crate) fn doc_text(doc: &str) -> String {
+    let mut out = String::with_capacity(doc.len() + 8);
+    for (i, word) in doc.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let start = word.find("https://").or_else(|| word.find("http://"));
+        let Some(start) = start else {
+            escape_into(word, &mut out);
+            continue;
+        };
+        escape_into(&word[..start], &mut out);
+        let rest = &word[start..];
+        let url = rest.trim_end_matches(['.', ',', ';', ':', ')', '"', '\'']);
+        out.push('<');
+        out.push_str(url);
+        out.push('>');
+        escape_into(&rest[url.len()..], &mut out);
+    }
+    out
+}
+
+fn escape_into(text: &str, out: &mut String) {
+    for c in text.chars() {
+        match c {
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
     }
 }
 
@@ -560,5 +596,18 @@ impl Sizes {
 
     fn boxed(&self, t: &Ty) -> bool {
         matches!(t, Ty::Struct(k) if self.structs.get(k).is_some_and(|s| *s > BOX_ABOVE))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::doc_text;
+
+    #[test]
+    fn docs_are_safe_for_rustdoc() {
+        assert_eq!(
+            doc_text("More info: https://k8s.io/docs/x#y. Keys [a-z] <name> (https://a.b/c)."),
+            r"More info: <https://k8s.io/docs/x#y>. Keys \[a-z\] &lt;name&gt; (<https://a.b/c>)."
+        );
     }
 }

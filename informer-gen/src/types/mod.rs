@@ -1,7 +1,7 @@
 //! Rust type definitions as data, and the one emitter that turns them into compact types (P1-P3).
 //!
-//! The reader of k8s-openapi's sources ([`k8s`]) fills this IR for the kinds a configuration
-//! marks compact; [`emit`] writes every type from it. The IR says what a field is (its JSON name,
+//! The reader of k8s-openapi's sources (`k8s`) fills this IR for the kinds a configuration
+//! marks compact; `emit` writes every type from it. The IR says what a field is (its JSON name,
 //! whether it is required, its shape); the emitter alone decides the compact layout (interned
 //! strings, exact slices, boxed large optional structs, raw JSON), so the layout rules live in
 //! exactly one place.
