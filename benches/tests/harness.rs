@@ -29,9 +29,9 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&out).expect("results file")).expect("results JSON");
     let runs = report["runs"].as_array().expect("runs");
-    // 8 scenarios: 2 implementations each, 3 for `four`, `sync` and `updates` (the projection
-    // variant), 1 for `decode`.
-    assert_eq!(runs.len(), 18, "{runs:#?}");
+    // 8 scenarios: 2 implementations each, 3 for `four`, 4 for `sync` and `updates` (the compact
+    // and projection variants), 1 for `decode`.
+    assert_eq!(runs.len(), 20, "{runs:#?}");
     let failed: Vec<_> = runs.iter().filter(|r| !r["error"].is_null()).collect();
     assert!(failed.is_empty(), "failed runs: {failed:#?}");
     for r in runs {
@@ -41,10 +41,12 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
         }
     }
     assert_eq!(report["summary"]["four"]["ours"]["watches"]["median"], 1.0);
-    assert_eq!(
-        report["summary"]["sync"]["ours-projection"]["objects"]["median"],
-        40.0
-    );
+    for variant in ["ours-projection", "ours-compact"] {
+        assert_eq!(
+            report["summary"]["sync"][variant]["objects"]["median"], 40.0,
+            "{variant}"
+        );
+    }
     assert_eq!(report["summary"]["four"]["kube"]["watches"]["median"], 4.0);
     assert!(report["revision"].is_string() && report["host"]["nproc"].as_u64() > Some(0));
 }

@@ -62,8 +62,10 @@ fn r7_a_silent_watch_is_dead_after_its_timeout_plus_5s_and_rewatched_without_a_l
         let cancel = CancellationToken::new();
         let task = tokio::spawn(reflector.run(cancel.clone()));
         let step = Duration::from_millis(10);
+        // The server logs a request when its response head is ready, just after the watch
+        // registers: wait for both.
         wait_virtual("the first watch", step, Duration::from_secs(60), || {
-            server.active_watches() == 1
+            server.active_watches() == 1 && watches(&server).len() == 1
         })
         .await;
         let opened = tokio::time::Instant::now();

@@ -499,7 +499,7 @@ pub mod api {
             )]
             #[serde(crate = "rt::serde")]
             pub struct CephFSVolumeSource {
-                /// monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+                /// monitors is Required: Monitors is a collection of Ceph monitors More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
                 #[serde(
                     rename = "monitors",
                     default,
@@ -520,7 +520,7 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub read_only: rt::Option<bool>,
-                /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+                /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
                 #[serde(
                     rename = "secretFile",
                     default,
@@ -534,7 +534,7 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub secret_ref: rt::Option<LocalObjectReference>,
-                /// user is optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it
+                /// user is optional: User is the rados user name, default is admin More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
                 #[serde(
                     rename = "user",
                     default,
@@ -1817,7 +1817,7 @@ pub mod api {
             )]
             #[serde(crate = "rt::serde")]
             pub struct ContainerStateTerminated {
-                /// Container's ID in the format '\<type\>://\<container_id\>'
+                /// Container's ID in the format '\&lt;type\&gt;://\&lt;container_id\&gt;'
                 #[serde(
                     rename = "containerID",
                     default,
@@ -1988,7 +1988,7 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub allocated_resources_status: rt::Option<rt::Box<[ResourceStatus]>>,
-                /// ContainerID is the ID of the container in the format '\<type\>://\<container_id\>'.
+                /// ContainerID is the ID of the container in the format '\&lt;type\&gt;://\&lt;container_id\&gt;'.
                 #[serde(
                     rename = "containerID",
                     default,
@@ -3510,7 +3510,7 @@ pub mod api {
             )]
             #[serde(crate = "rt::serde")]
             pub struct FlockerVolumeSource {
-                /// datasetName is Name of the dataset stored as metadata -\> name on the dataset for Flocker should be considered as deprecated
+                /// datasetName is Name of the dataset stored as metadata -\&gt; name on the dataset for Flocker should be considered as deprecated
                 #[serde(
                     rename = "datasetName",
                     default,
@@ -3647,7 +3647,7 @@ pub mod api {
                 /// Port number of the gRPC service.
                 #[serde(rename = "port", default, deserialize_with = "rt::null_default")]
                 pub port: i32,
-                /// Service is the name of the service to place in the gRPC HealthCheckRequest (see https://github.com/grpc/grpc/blob/master/doc/health-checking.md).  If this is not specified, the default behavior is defined by gRPC.
+                /// Service is the name of the service to place in the gRPC HealthCheckRequest (see <https://github.com/grpc/grpc/blob/master/doc/health-checking.md>).  If this is not specified, the default behavior is defined by gRPC.
                 #[serde(
                     rename = "service",
                     default,
@@ -4020,7 +4020,7 @@ pub mod api {
                 /// path of the directory on the host.
                 #[serde(rename = "path", default, deserialize_with = "rt::null_default")]
                 pub path: rt::IStr,
-                /// type for HostPath Volume Defaults to "" More info: https://kubernetes.io/docs/concepts/storage/volumes#hostpath
+                /// type for HostPath Volume Defaults to "" More info: <https://kubernetes.io/docs/concepts/storage/volumes#hostpath>
                 #[serde(
                     rename = "type",
                     default,
@@ -5643,7 +5643,7 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodAffinity> for PodAffinity {}
-            /// Compact form of `k8s_openapi::api::core::v1::PodAffinityTerm`: Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key \<topologyKey\> matches that of any node on which a pod of the set of pods is running
+            /// Compact form of `k8s_openapi::api::core::v1::PodAffinityTerm`: Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key \&lt;topologyKey\&gt; matches that of any node on which a pod of the set of pods is running
             #[derive(
                 rt::Clone,
                 rt::fmt::Debug,
@@ -6212,7 +6212,7 @@ pub mod api {
             )]
             #[serde(crate = "rt::serde")]
             pub struct PodExtendedResourceClaimStatus {
-                /// RequestMappings identifies the mapping of \<container, extended resource backed by DRA\> to  device request in the generated ResourceClaim.
+                /// RequestMappings identifies the mapping of \&lt;container, extended resource backed by DRA\&gt; to  device request in the generated ResourceClaim.
                 #[serde(
                     rename = "requestMappings",
                     default,
@@ -7019,7 +7019,7 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub share_process_namespace: rt::Option<bool>,
-                /// If specified, the fully qualified Pod hostname will be "\<hostname\>.\<subdomain\>.\<pod namespace\>.svc.\<cluster domain\>".
+                /// If specified, the fully qualified Pod hostname will be "\&lt;hostname\&gt;.\&lt;subdomain\&gt;.\&lt;pod namespace\&gt;.svc.\&lt;cluster domain\&gt;".
                 #[serde(
                     rename = "subdomain",
                     default,
@@ -7516,7 +7516,7 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub pod_ips: rt::Option<rt::Box<[PodIP]>>,
-                /// The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes
+                /// The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info: <https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes>
                 #[serde(
                     rename = "qosClass",
                     default,
@@ -9634,7 +9634,7 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::TCPSocketAction>
             for TCPSocketAction {}
-            /// Compact form of `k8s_openapi::api::core::v1::Toleration`: The pod this Toleration is attached to tolerates any taint that matches the triple \<key,value,effect\> using the matching operator \<operator\>.
+            /// Compact form of `k8s_openapi::api::core::v1::Toleration`: The pod this Toleration is attached to tolerates any taint that matches the triple \&lt;key,value,effect\&gt; using the matching operator \&lt;operator\&gt;.
             #[derive(
                 rt::Clone,
                 rt::fmt::Debug,
@@ -10117,7 +10117,7 @@ pub mod api {
                 /// name of the volume.
                 #[serde(rename = "name", default, deserialize_with = "rt::null_default")]
                 pub name: rt::IStr,
-                /// nfs represents an NFS mount on the host that shares a pod's lifetime More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs
+                /// nfs represents an NFS mount on the host that shares a pod's lifetime More info: <https://kubernetes.io/docs/concepts/storage/volumes#nfs>
                 #[serde(
                     rename = "nfs",
                     default,
@@ -11153,7 +11153,7 @@ pub mod api {
             )]
             #[serde(crate = "rt::serde")]
             pub struct WindowsSecurityContextOptions {
-                /// GMSACredentialSpec is where the GMSA admission webhook (https://github.com/kubernetes-sigs/windows-gmsa) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.
+                /// GMSACredentialSpec is where the GMSA admission webhook (<https://github.com/kubernetes-sigs/windows-gmsa>) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.
                 #[serde(
                     rename = "gmsaCredentialSpec",
                     default,

@@ -218,7 +218,7 @@ impl Reader {
             fields.push(FieldDef {
                 rust,
                 json,
-                doc: first_sentence(&doc_of(&f.attrs)),
+                doc: super::doc_text(&first_sentence(&doc_of(&f.attrs))),
                 presence,
                 ty,
             });
@@ -230,7 +230,7 @@ impl Reader {
         Found::Struct(Box::new(TypeDef {
             module,
             name,
-            doc: first_sentence(&doc_of(&s.attrs)),
+            doc: super::doc_text(&first_sentence(&doc_of(&s.attrs))),
             fields,
             default: derives(&s.attrs, "Default"),
             resource: false,

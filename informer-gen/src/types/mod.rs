@@ -166,3 +166,89 @@ pub enum Ty {
     /// A string enum of the graph ([`Shape::StrEnum`]), by key.
     Enum(String),
 }
+
+/// A schema description as rustdoc text that renders as written and trips no rustdoc lint:
+/// lines are trimmed (no indented code blocks, so nothing becomes a doctest), code fences are
+/// broken, and outside inline code spans brackets (intra-doc links) and angle brackets (HTML
+/// tags) are escaped and URLs wrapped in `<…>` (bare URLs).
+pub(crate) fn doc_text(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let line = line.trim();
+            let line = match line.strip_prefix("```") {
+                Some(rest) => format!("\\`\\`\\`{rest}"),
+                None => line.to_owned(),
+            };
+            // Inline code spans (between paired backticks) are kept as they are.
+            let parts: Vec<&str> = line.split('`').collect();
+            let paired = parts.len() % 2 == 1;
+            parts
+                .iter()
+                .enumerate()
+                .map(|(i, part)| {
+                    if paired && i % 2 == 1 {
+                        (*part).to_owned()
+                    } else {
+                        part.split(' ')
+                            .map(prose_word)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("`")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn prose_word(word: &str) -> String {
+    // A URL anywhere in the word (`(https://…)` of a markdown link included) is wrapped in
+    // `<…>`; the text around it is escaped.
+    let start = ["https://", "http://"]
+        .iter()
+        .filter_map(|p| word.find(p))
+        .min();
+    if let Some(start) = start {
+        let (head, rest) = word.split_at(start);
+        let end = rest
+            .find(['<', '>', '`', '"', '\'', ' '])
+            .unwrap_or(rest.len());
+        let url = rest[..end].trim_end_matches(['.', ',', ')', ';', ':']);
+        let tail = &rest[url.len()..];
+        return format!("{}<{url}>{}", escape(head), prose_word(tail));
+    }
+    escape(word)
+}
+
+fn escape(text: &str) -> String {
+    text.replace('[', "\\[")
+        .replace(']', "\\]")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_become_safe_rustdoc() {
+        assert_eq!(
+            doc_text("  see https://example.com/x.\n    indented <b> [link] `code <a>`"),
+            "see <https://example.com/x>.\nindented &lt;b&gt; \\[link\\] `code <a>`"
+        );
+        assert_eq!(
+            doc_text("[rules](https://example.com/r/) and (https://a.b/c)."),
+            "\\[rules\\](<https://example.com/r/>) and (<https://a.b/c>)."
+        );
+    }
+
+    #[test]
+    fn k8s_docs_are_safe_for_rustdoc() {
+        assert_eq!(
+            doc_text("More info: https://k8s.io/docs/x#y. Keys [a-z] <name> (https://a.b/c)."),
+            r"More info: <https://k8s.io/docs/x#y>. Keys \[a-z\] &lt;name&gt; (<https://a.b/c>)."
+        );
+    }
+}

@@ -2,6 +2,9 @@
 
 use std::sync::{Arc, OnceLock, Weak};
 
+/// A per-informer counter read from a [`Snapshot`]: name, help, reader.
+type SnapshotCounter = (&'static str, &'static str, fn(&Snapshot) -> u64);
+
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
@@ -100,9 +103,7 @@ impl Collector for FactoryCollector {
                 ConstCounter::new(read(&s.counters)).encode(family.encode_family(&labels)?)?;
             }
         }
-        // (name, help, reader) of the per-informer counters kept outside the reflector's.
-        type InformerCounter = (&'static str, &'static str, fn(&Snapshot) -> u64);
-        let informer_counters: [InformerCounter; 2] = [
+        let informer_counters: [SnapshotCounter; 2] = [
             (
                 "informer_index_errors",
                 "Index function failures (errors and panics); the object was stored without that index entry",
