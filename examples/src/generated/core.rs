@@ -54,6 +54,7 @@ pub mod v1 {
     pub struct ConfigMapInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
+    #[automatically_derived]
     impl ConfigMapInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -95,6 +96,7 @@ pub mod v1 {
             ::k8s_openapi::api::core::v1::ConfigMap,
         >,
     }
+    #[automatically_derived]
     impl ConfigMapLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -139,6 +141,7 @@ pub mod v1 {
             ::k8s_openapi::api::core::v1::ConfigMap,
         >,
     }
+    #[automatically_derived]
     impl ConfigMapNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         pub fn get(
@@ -165,6 +168,7 @@ pub mod v1 {
     pub struct NamespaceInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
+    #[automatically_derived]
     impl NamespaceInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -206,6 +210,7 @@ pub mod v1 {
             ::k8s_openapi::api::core::v1::Namespace,
         >,
     }
+    #[automatically_derived]
     impl NamespaceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -252,6 +257,7 @@ pub mod v1 {
     pub struct NodeInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
+    #[automatically_derived]
     impl NodeInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -291,6 +297,7 @@ pub mod v1 {
     pub struct NodeLister {
         inner: ::informer_runtime::__private::Lister<::k8s_openapi::api::core::v1::Node>,
     }
+    #[automatically_derived]
     impl NodeLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -335,6 +342,7 @@ pub mod v1 {
     pub struct PodInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
+    #[automatically_derived]
     impl PodInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -382,6 +390,7 @@ pub mod v1 {
     pub struct PodLister {
         inner: ::informer_runtime::__private::Lister<::k8s_openapi::api::core::v1::Pod>,
     }
+    #[automatically_derived]
     impl PodLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -422,6 +431,7 @@ pub mod v1 {
             ::k8s_openapi::api::core::v1::Pod,
         >,
     }
+    #[automatically_derived]
     impl PodNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         pub fn get(

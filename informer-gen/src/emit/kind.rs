@@ -1,6 +1,6 @@
 //! Emits the typed handles of one kind: `XInformer`, `XLister` and, for namespaced kinds, `XNamespaceLister` (G3).
 //!
-//! The shapes match what `#[derive(Informer)]` emits (informer-derive `expand.rs`); keep them in step.
+//! The item shapes live in `informer-handles`, shared with `#[derive(Informer)]`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -25,33 +25,12 @@ pub(crate) fn informer_type_path(k: &Kind) -> TokenStream {
     }
 }
 
-/// The three handle types for a built-in or CRD-manifest kind.
+/// The three handle types for a built-in or CRD-manifest kind, from `informer-handles` (the
+/// same items `#[derive(Informer)]` emits).
 pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
     let rt = &paths.rt;
     let res: syn::Path =
         syn::parse_str(&k.rust_type).expect("bug: rust type path validated by Builder");
-    let informer = naming::kind_type(&k.kind, "Informer");
-    let lister = naming::kind_type(&k.kind, "Lister");
-    let ns_lister = naming::kind_type(&k.kind, "NamespaceLister");
-    let line = docs::kind_line(k);
-    let informer_doc = format!(" Typed handle to the shared informer for {line}.");
-    let lister_doc = format!(" Typed lister over the informer cache of {line}.");
-    let ns_doc = format!(" Typed lister for one namespace of {line}.");
-    let scoped = if k.namespaced {
-        quote! {
-            /// A lister restricted to one namespace (L2, L3).
-            pub fn namespaced(&self, namespace: &str) -> #ns_lister {
-                #ns_lister { inner: self.inner.namespaced(namespace) }
-            }
-        }
-    } else {
-        quote! {
-            /// The object called `name`; a miss is `NotFound` (L3, L4).
-            pub fn get(&self, name: &str) -> #rt::Result<#rt::Arc<#res>, #rt::ListerError> {
-                self.inner.get(name)
-            }
-        }
-    };
     let compact = k.compact.as_ref().map(|path| {
         let segs = path.split("::").map(naming::ident);
         let doc = format!(
@@ -65,89 +44,15 @@ pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
             }
         }
     });
-    let ns_type = if k.namespaced {
-        quote! {
-            #[doc = #ns_doc]
-            #[derive(Clone)]
-            pub struct #ns_lister {
-                inner: #rt::NamespacedLister<#res>,
-            }
-
-            impl #ns_lister {
-                /// The object called `name` in this namespace; a miss is `NotFound` (L3).
-                pub fn get(&self, name: &str) -> #rt::Result<#rt::Arc<#res>, #rt::ListerError> {
-                    self.inner.get(name)
-                }
-
-                /// Every object in this namespace matching `selector` (L2).
-                pub fn list(&self, selector: &#rt::Selector) -> #rt::Vec<#rt::Arc<#res>> {
-                    self.inner.list(selector)
-                }
-            }
-        }
-    } else {
-        TokenStream::new()
-    };
-    quote! {
-        #[doc = #informer_doc]
-        #[derive(Clone)]
-        pub struct #informer {
-            factory: #rt::SharedInformerFactory,
-        }
-
-        impl #informer {
-            /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
-            pub fn new(factory: &#rt::SharedInformerFactory) -> Self {
-                Self { factory: #rt::Clone::clone(factory) }
-            }
-
-            /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
-            pub fn informer(&self) -> #rt::Arc<#rt::SharedIndexInformer<#res>> {
-                self.factory.informer_for::<#res>()
-            }
-
-            /// A typed lister over this informer's cache.
-            pub fn lister(&self) -> #lister {
-                #lister::new(self.informer().indexer())
-            }
-
-            /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
-            /// watches this kind's endpoint and caches only `P`'s fields.
-            pub fn projected<P>(&self) -> #rt::Projected<P>
-            where
-                P: #rt::Object<Source = #res>,
-            {
-                #rt::Projected::new(&self.factory)
-            }
-
-            #compact
-        }
-
-        #[doc = #lister_doc]
-        #[derive(Clone)]
-        pub struct #lister {
-            inner: #rt::Lister<#res>,
-        }
-
-        impl #lister {
-            /// A lister over `indexer` (usually `informer.indexer()`).
-            pub fn new(indexer: #rt::Arc<#rt::Indexer<#res>>) -> Self {
-                Self { inner: #rt::Lister::from_indexer(indexer) }
-            }
-
-            /// Every cached object matching `selector` (L1).
-            pub fn list(&self, selector: &#rt::Selector) -> #rt::Vec<#rt::Arc<#res>> {
-                self.inner.list(selector)
-            }
-
-            #scoped
-
-            /// The untyped runtime lister this wraps.
-            pub fn as_lister(&self) -> &#rt::Lister<#res> {
-                &self.inner
-            }
-        }
-
-        #ns_type
-    }
+    informer_handles::handles(&informer_handles::Kind {
+        vis: quote!(pub),
+        rt: rt.clone(),
+        resource: quote!(#res),
+        prefix: k.kind.clone(),
+        namespaced: k.namespaced,
+        subject: docs::kind_line(k),
+        get_informer: None,
+        informer_methods: quote!(#compact),
+        lister_methods: TokenStream::new(),
+    })
 }

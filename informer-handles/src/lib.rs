@@ -1,0 +1,192 @@
+//! The per-kind handles (`XInformer`, `XLister`, `XNamespaceLister`, G3) as tokens, emitted from this
+//! one place for both `#[derive(Informer)]` (informer-derive) and informer-gen.
+//!
+//! Both callers describe a kind with [`Kind`] and get the same items back; what differs between
+//! them (visibility, doc subject, declared indexes, a `compact()` accessor) is data in [`Kind`],
+//! never a second copy of the item shapes.
+//!
+//! ```
+//! use quote::quote;
+//! let tokens = informer_handles::handles(&informer_handles::Kind {
+//!     vis: quote!(pub),
+//!     rt: quote!(::informer_runtime::__private),
+//!     resource: quote!(crate::Foo),
+//!     prefix: "Foo".into(),
+//!     namespaced: true,
+//!     subject: "`example.com/v1` kind `Foo`".into(),
+//!     get_informer: None,
+//!     informer_methods: quote!(),
+//!     lister_methods: quote!(),
+//! });
+//! assert!(tokens.to_string().contains("FooNamespaceLister"));
+//! ```
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+/// What the handles of one kind are made from.
+pub struct Kind {
+    /// The visibility of the emitted items and methods (`pub`, or the derive input's).
+    pub vis: TokenStream,
+    /// The path of the runtime's `__private` module (`::informer_runtime::__private`).
+    pub rt: TokenStream,
+    /// The resource type (`crate::Foo`, `::k8s_openapi::api::core::v1::Pod`).
+    pub resource: TokenStream,
+    /// The prefix of the handle names (`Foo` → `FooInformer`, `FooLister`, `FooNamespaceLister`).
+    pub prefix: String,
+    /// Namespaced (a `namespaced(ns)` lister and `XNamespaceLister`) or cluster-scoped (`get`), L4.
+    pub namespaced: bool,
+    /// The kind as the docs name it (`` `apps/v1` kind `Deployment` ``).
+    pub subject: String,
+    /// The body of `informer()`, when it is not `self.factory.informer_for::<R>()` (the derive's
+    /// declared indexes register through `informer_for_with_indexers`).
+    pub get_informer: Option<TokenStream>,
+    /// Extra methods of `XInformer` (informer-gen's `compact()`).
+    pub informer_methods: TokenStream,
+    /// Extra methods of `XLister` (the derive's `by_<index>` lookups).
+    pub lister_methods: TokenStream,
+}
+
+/// The three handle types of `kind`.
+pub fn handles(kind: &Kind) -> TokenStream {
+    let informer = informer(kind);
+    let lister = lister(kind);
+    let ns_lister = if kind.namespaced {
+        namespace_lister(kind)
+    } else {
+        TokenStream::new()
+    };
+    quote! {
+        #informer
+        #lister
+        #ns_lister
+    }
+}
+
+fn name(kind: &Kind, suffix: &str) -> Ident {
+    Ident::new(&format!("{}{suffix}", kind.prefix), Span::call_site())
+}
+
+fn informer(kind: &Kind) -> TokenStream {
+    let (vis, p, res) = (&kind.vis, &kind.rt, &kind.resource);
+    let (informer, lister) = (name(kind, "Informer"), name(kind, "Lister"));
+    let doc = format!(" Typed handle to the shared informer for {}.", kind.subject);
+    let get_informer = kind
+        .get_informer
+        .clone()
+        .unwrap_or_else(|| quote!(self.factory.informer_for::<#res>()));
+    let extra = &kind.informer_methods;
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone)]
+        #vis struct #informer {
+            factory: #p::SharedInformerFactory,
+        }
+
+        #[automatically_derived]
+        impl #informer {
+            /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+            #vis fn new(factory: &#p::SharedInformerFactory) -> Self {
+                Self { factory: #p::Clone::clone(factory) }
+            }
+
+            /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+            #vis fn informer(&self) -> #p::Arc<#p::SharedIndexInformer<#res>> {
+                #get_informer
+            }
+
+            /// A typed lister over this informer's cache.
+            #vis fn lister(&self) -> #lister {
+                #lister::new(self.informer().indexer())
+            }
+
+            /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+            /// watches this kind's endpoint and caches only `P`'s fields.
+            #vis fn projected<P>(&self) -> #p::Projected<P>
+            where
+                P: #p::Object<Source = #res>,
+            {
+                #p::Projected::new(&self.factory)
+            }
+
+            #extra
+        }
+    }
+}
+
+fn lister(kind: &Kind) -> TokenStream {
+    let (vis, p, res) = (&kind.vis, &kind.rt, &kind.resource);
+    let (lister, ns_lister) = (name(kind, "Lister"), name(kind, "NamespaceLister"));
+    let doc = format!(" Typed lister over the informer cache of {}.", kind.subject);
+    let scoped = if kind.namespaced {
+        quote! {
+            /// A lister restricted to one namespace (L2, L3).
+            #vis fn namespaced(&self, namespace: &str) -> #ns_lister {
+                #ns_lister { inner: self.inner.namespaced(namespace) }
+            }
+        }
+    } else {
+        quote! {
+            /// The object called `name`; a miss is `NotFound` (L3, L4).
+            #vis fn get(&self, name: &str) -> #p::Result<#p::Arc<#res>, #p::ListerError> {
+                self.inner.get(name)
+            }
+        }
+    };
+    let extra = &kind.lister_methods;
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone)]
+        #vis struct #lister {
+            inner: #p::Lister<#res>,
+        }
+
+        #[automatically_derived]
+        impl #lister {
+            /// A lister over `indexer` (usually `informer.indexer()`).
+            #vis fn new(indexer: #p::Arc<#p::Indexer<#res>>) -> Self {
+                Self { inner: #p::Lister::from_indexer(indexer) }
+            }
+
+            /// Every cached object matching `selector` (L1).
+            #vis fn list(&self, selector: &#p::Selector) -> #p::Vec<#p::Arc<#res>> {
+                self.inner.list(selector)
+            }
+
+            #scoped
+
+            #extra
+
+            /// The untyped runtime lister this wraps.
+            #vis fn as_lister(&self) -> &#p::Lister<#res> {
+                &self.inner
+            }
+        }
+    }
+}
+
+fn namespace_lister(kind: &Kind) -> TokenStream {
+    let (vis, p, res) = (&kind.vis, &kind.rt, &kind.resource);
+    let ns_lister = name(kind, "NamespaceLister");
+    let doc = format!(" Typed lister for one namespace of {}.", kind.subject);
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone)]
+        #vis struct #ns_lister {
+            inner: #p::NamespacedLister<#res>,
+        }
+
+        #[automatically_derived]
+        impl #ns_lister {
+            /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+            #vis fn get(&self, name: &str) -> #p::Result<#p::Arc<#res>, #p::ListerError> {
+                self.inner.get(name)
+            }
+
+            /// Every object in this namespace matching `selector` (L2).
+            #vis fn list(&self, selector: &#p::Selector) -> #p::Vec<#p::Arc<#res>> {
+                self.inner.list(selector)
+            }
+        }
+    }
+}
