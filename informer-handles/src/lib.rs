@@ -3,7 +3,8 @@
 //!
 //! Both callers describe a kind with [`Kind`] and get the same items back; what differs between
 //! them (visibility, doc subject, declared indexes, a `compact()` accessor) is data in [`Kind`],
-//! never a second copy of the item shapes.
+//! never a second copy of the item shapes. The impls are inherent, so they carry no
+//! `#[automatically_derived]` (rustc accepts it on trait impls only).
 //!
 //! ```
 //! use quote::quote;
@@ -83,7 +84,6 @@ fn informer(kind: &Kind) -> TokenStream {
             factory: #p::SharedInformerFactory,
         }
 
-        #[automatically_derived]
         impl #informer {
             /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
             #vis fn new(factory: &#p::SharedInformerFactory) -> Self {
@@ -141,7 +141,6 @@ fn lister(kind: &Kind) -> TokenStream {
             inner: #p::Lister<#res>,
         }
 
-        #[automatically_derived]
         impl #lister {
             /// A lister over `indexer` (usually `informer.indexer()`).
             #vis fn new(indexer: #p::Arc<#p::Indexer<#res>>) -> Self {
@@ -176,7 +175,6 @@ fn namespace_lister(kind: &Kind) -> TokenStream {
             inner: #p::NamespacedLister<#res>,
         }
 
-        #[automatically_derived]
         impl #ns_lister {
             /// The object called `name` in this namespace; a miss is `NotFound` (L3).
             #vis fn get(&self, name: &str) -> #p::Result<#p::Arc<#res>, #p::ListerError> {

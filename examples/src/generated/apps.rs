@@ -42,7 +42,6 @@ pub mod v1 {
     pub struct DeploymentInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl DeploymentInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -84,7 +83,6 @@ pub mod v1 {
             ::k8s_openapi::api::apps::v1::Deployment,
         >,
     }
-    #[automatically_derived]
     impl DeploymentLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -129,7 +127,6 @@ pub mod v1 {
             ::k8s_openapi::api::apps::v1::Deployment,
         >,
     }
-    #[automatically_derived]
     impl DeploymentNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         pub fn get(

@@ -42,7 +42,6 @@ pub mod v1 {
     pub struct CertificateRequestInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl CertificateRequestInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -87,7 +86,6 @@ pub mod v1 {
             super::super::certificate_requests::v1::CertificateRequest,
         >,
     }
-    #[automatically_derived]
     impl CertificateRequestLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -134,7 +132,6 @@ pub mod v1 {
             super::super::certificate_requests::v1::CertificateRequest,
         >,
     }
-    #[automatically_derived]
     impl CertificateRequestNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         pub fn get(

@@ -54,7 +54,6 @@ pub mod v1 {
     pub struct ConfigMapInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl ConfigMapInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -96,7 +95,6 @@ pub mod v1 {
             ::k8s_openapi::api::core::v1::ConfigMap,
         >,
     }
-    #[automatically_derived]
     impl ConfigMapLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -141,7 +139,6 @@ pub mod v1 {
             ::k8s_openapi::api::core::v1::ConfigMap,
         >,
     }
-    #[automatically_derived]
     impl ConfigMapNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         pub fn get(
@@ -168,7 +165,6 @@ pub mod v1 {
     pub struct NamespaceInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl NamespaceInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -210,7 +206,6 @@ pub mod v1 {
             ::k8s_openapi::api::core::v1::Namespace,
         >,
     }
-    #[automatically_derived]
     impl NamespaceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -257,7 +252,6 @@ pub mod v1 {
     pub struct NodeInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl NodeInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -297,7 +291,6 @@ pub mod v1 {
     pub struct NodeLister {
         inner: ::informer_runtime::__private::Lister<::k8s_openapi::api::core::v1::Node>,
     }
-    #[automatically_derived]
     impl NodeLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -342,7 +335,6 @@ pub mod v1 {
     pub struct PodInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl PodInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -390,7 +382,6 @@ pub mod v1 {
     pub struct PodLister {
         inner: ::informer_runtime::__private::Lister<::k8s_openapi::api::core::v1::Pod>,
     }
-    #[automatically_derived]
     impl PodLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -431,7 +422,6 @@ pub mod v1 {
             ::k8s_openapi::api::core::v1::Pod,
         >,
     }
-    #[automatically_derived]
     impl PodNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         pub fn get(

@@ -50,7 +50,6 @@ pub mod v1 {
     pub struct GizmoInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl GizmoInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -90,7 +89,6 @@ pub mod v1 {
     pub struct GizmoLister {
         inner: ::informer_runtime::__private::Lister<super::super::gizmos::v1::Gizmo>,
     }
-    #[automatically_derived]
     impl GizmoLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -131,7 +129,6 @@ pub mod v1 {
             super::super::gizmos::v1::Gizmo,
         >,
     }
-    #[automatically_derived]
     impl GizmoNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         pub fn get(
@@ -158,7 +155,6 @@ pub mod v1 {
     pub struct ThingInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl ThingInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -198,7 +194,6 @@ pub mod v1 {
     pub struct ThingLister {
         inner: ::informer_runtime::__private::Lister<super::super::gizmos::v1::Thing>,
     }
-    #[automatically_derived]
     impl ThingLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -263,7 +258,6 @@ pub mod v1alpha1 {
     pub struct GizmoInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl GizmoInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -305,7 +299,6 @@ pub mod v1alpha1 {
             super::super::gizmos::v1alpha1::Gizmo,
         >,
     }
-    #[automatically_derived]
     impl GizmoLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -350,7 +343,6 @@ pub mod v1alpha1 {
             super::super::gizmos::v1alpha1::Gizmo,
         >,
     }
-    #[automatically_derived]
     impl GizmoNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         pub fn get(

@@ -42,7 +42,6 @@ pub mod v1 {
     pub struct PrometheusRuleInformer {
         factory: ::informer_runtime::__private::SharedInformerFactory,
     }
-    #[automatically_derived]
     impl PrometheusRuleInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         pub fn new(
@@ -85,7 +84,6 @@ pub mod v1 {
             super::super::prometheus_rules::v1::PrometheusRule,
         >,
     }
-    #[automatically_derived]
     impl PrometheusRuleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         pub fn new(
@@ -132,7 +130,6 @@ pub mod v1 {
             super::super::prometheus_rules::v1::PrometheusRule,
         >,
     }
-    #[automatically_derived]
     impl PrometheusRuleNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         pub fn get(
