@@ -84,6 +84,18 @@ fn every_schema_feature_round_trips() {
 
     let spec = &g.spec;
     assert_eq!(spec.size, 2);
+    // `type: number` keeps the number as written: an integral value does not come back as `1.0`.
+    for ratio in ["1", "0.25", "1.0", "12345678901234567890"] {
+        let mut doc = json.clone();
+        doc["spec"]["ratio"] = serde_json::from_str(ratio).unwrap();
+        let text = serde_json::to_string(&doc).unwrap();
+        let again: v1::Gizmo = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            serde_json::to_string(&again).unwrap(),
+            text,
+            "ratio {ratio}"
+        );
+    }
     // An enum value the schema does not list is kept (forward compatibility).
     assert_eq!(
         spec.phase,

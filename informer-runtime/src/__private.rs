@@ -14,7 +14,7 @@ pub use std::sync::Arc;
 pub use std::vec::Vec;
 
 pub use crate::compact::{
-    ApiVersionTag, CMap, IStr, KindTag, RawJson, StrMap, null_default, nullable,
+    ApiVersionTag, CMap, IStr, JsonNumber, KindTag, RawJson, StrMap, null_default, nullable,
 };
 pub use crate::projection::{ProjectFrom, ProjectedMeta};
 pub use core::default::Default;

@@ -195,7 +195,7 @@ pub mod v1 {
         pub port: rt::Option<k8s::apimachinery::pkg::util::intstr::IntOrString>,
         /// `ratio` (no description in the schema).
         #[serde(rename = "ratio", default, skip_serializing_if = "rt::Option::is_none")]
-        pub ratio: rt::Option<f64>,
+        pub ratio: rt::Option<rt::JsonNumber>,
         /// `requiredNullable` (no description in the schema).
         #[serde(rename = "requiredNullable")]
         pub required_nullable: rt::Option<rt::IStr>,

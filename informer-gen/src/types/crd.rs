@@ -9,7 +9,7 @@
 //! | `string` + `enum`                                   | `Enum` (unknown values kept)         |
 //! | `string` + `format: date-time` / `byte`             | `Time` / `ByteString`                |
 //! | `integer` (+ `format: int32`)                       | `I64` (`I32`)                        |
-//! | `number`, `boolean`                                 | `F64`, `Bool`                        |
+//! | `number`, `boolean`                                 | `Number` (as written), `Bool`        |
 //! | `array`                                             | `List`                               |
 //! | `object` + `properties`                             | a struct                             |
 //! | `object` + `additionalProperties`                   | `Map`                                |
@@ -96,6 +96,7 @@ fn mark_defaults(graph: &mut TypeGraph) {
             | Ty::I32
             | Ty::I64
             | Ty::F64
+            | Ty::Number
             | Ty::Str
             | Ty::Quantity
             | Ty::List(_)
@@ -356,7 +357,7 @@ impl Reader<'_> {
                 Some("int32") => Ty::I32,
                 _ => Ty::I64,
             },
-            Some("number") => Ty::F64,
+            Some("number") => Ty::Number,
             Some("boolean") => Ty::Bool,
             Some("array") => {
                 let Some(items) = s.get("items") else {

@@ -550,6 +550,7 @@ fn compact_ty(ty: &Ty, at: &[String], cx: &Ctx<'_>) -> TokenStream {
         Ty::I32 => quote!(i32),
         Ty::I64 => quote!(i64),
         Ty::F64 => quote!(f64),
+        Ty::Number => quote!(#rt::JsonNumber),
         Ty::Str | Ty::Quantity => quote!(#rt::IStr),
         Ty::List(t) => {
             let t = compact_ty(t, at, cx);
@@ -585,7 +586,7 @@ fn string_like(t: &Ty) -> bool {
 /// Converted by copying or cloning (no string or struct inside to make compact).
 fn kept(t: &Ty) -> bool {
     match t {
-        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Leaf(_) | Ty::Enum(_) => true,
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Number | Ty::Leaf(_) | Ty::Enum(_) => true,
         Ty::Option(t) => kept(t),
         _ => false,
     }
@@ -672,7 +673,7 @@ fn to_compact(
         }
         Ty::Json(None) => quote!(#rt::RawJson::from_value(#by_ref)),
         Ty::Json(Some(_)) => quote!(#rt::RawJson::from_value(&#e.0)),
-        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Leaf(_) | Ty::Enum(_) => {
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Number | Ty::Leaf(_) | Ty::Enum(_) => {
             quote!(#rt::Clone::clone(#by_ref))
         }
     }
@@ -741,7 +742,7 @@ fn to_full(ty: &Ty, e: &TokenStream, is_ref: bool, depth: usize, cx: &Ctx<'_>) -
             let full = full_path(k, cx.paths);
             quote!(#full(#e.to_value()))
         }
-        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Leaf(_) | Ty::Enum(_) => {
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Number | Ty::Leaf(_) | Ty::Enum(_) => {
             quote!(#rt::Clone::clone(#by_ref))
         }
     }
@@ -841,6 +842,7 @@ impl Sizes {
             Ty::Bool => 1,
             Ty::I32 => 4,
             Ty::I64 | Ty::F64 | Ty::Boxed(_) | Ty::Str | Ty::Quantity | Ty::Json(_) => 8,
+            Ty::Number => 16,
             Ty::List(_) | Ty::Map(_) | Ty::Enum(_) => 16,
             Ty::Leaf(k) if k.ends_with("Time") => 16,
             Ty::Leaf(_) => 32,
@@ -848,7 +850,7 @@ impl Sizes {
             Ty::Option(t) => match &**t {
                 Ty::Bool => 1,
                 Ty::I32 => 8,
-                Ty::I64 | Ty::F64 | Ty::Enum(_) => 16,
+                Ty::I64 | Ty::F64 | Ty::Number | Ty::Enum(_) => 16,
                 Ty::Struct(k) => {
                     let inner = self.of_struct(k, graph, depth);
                     if inner > BOX_ABOVE { 8 } else { inner + 8 }

@@ -144,6 +144,8 @@ pub enum Ty {
     I64,
     /// `f64`.
     F64,
+    /// A JSON number kept as written (a CRD's `type: number`: `1` must not come back as `1.0`).
+    Number,
     /// A string.
     Str,
     /// A resource quantity (`Quantity`, a string newtype).

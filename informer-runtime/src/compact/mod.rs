@@ -375,6 +375,50 @@ macro_rules! tag {
 tag!(ApiVersionTag, API_VERSION, "apiVersion");
 tag!(KindTag, KIND, "kind");
 
+/// A JSON number kept exactly as written: `1` stays `1` and `1.0` stays `1.0` (a CRD's
+/// `type: number`, where an `f64` would turn `1` into `1.0` on re-encode). 16 bytes.
+///
+/// ```
+/// use informer_runtime::compact::JsonNumber;
+/// let n: JsonNumber = serde_json::from_str("1").unwrap();
+/// assert_eq!(serde_json::to_string(&n).unwrap(), "1");
+/// assert_eq!(n.as_f64(), 1.0);
+/// ```
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct JsonNumber(pub serde_json::Number);
+
+impl JsonNumber {
+    /// The value as an `f64` (lossy for integers above 2^53).
+    pub fn as_f64(&self) -> f64 {
+        self.0.as_f64().unwrap_or(f64::NAN)
+    }
+
+    /// The value as an `i64`, when it is an integer that fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        self.0.as_i64()
+    }
+}
+
+impl Default for JsonNumber {
+    /// `0`.
+    fn default() -> Self {
+        JsonNumber(serde_json::Number::from(0))
+    }
+}
+
+impl fmt::Debug for JsonNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl From<i64> for JsonNumber {
+    fn from(v: i64) -> Self {
+        JsonNumber(v.into())
+    }
+}
+
 /// Decodes a required field the way k8s-openapi does: `null` is the type's default, like absent.
 #[doc(hidden)]
 pub fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
