@@ -4,9 +4,11 @@
 //!
 //! Run with `cargo test -p informer-examples --test compact`.
 
+mod support;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
+use support::{WAIT, wait_until};
 
 use informer_examples::generated::InformerFactoryExt;
 use informer_examples::generated::compact::api::core::v1 as compact;
@@ -21,8 +23,6 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::core::Selector;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
-
-const WAIT: Duration = Duration::from_secs(20);
 
 fn pod_json(ns: &str, name: &str, node: &str, app: &str) -> Value {
     json!({
@@ -69,18 +69,6 @@ fn node_of(pod: &compact::Pod) -> Vec<String> {
         .and_then(|s| s.node_name.as_deref())
         .map(|n| vec![n.to_owned()])
         .unwrap_or_default()
-}
-
-/// Waits until `cond` holds; panics after [`WAIT`].
-async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !cond() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

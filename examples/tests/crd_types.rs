@@ -5,7 +5,9 @@
 //!
 //! Run with `cargo test -p informer-examples --test crd_types`.
 
-use std::time::Duration;
+mod support;
+
+use support::{WAIT, wait_until};
 
 use informer_examples::generated::InformerFactoryExt;
 use informer_examples::generated::gizmos::{v1, v1alpha1};
@@ -17,8 +19,6 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::core::Selector;
 use kube::core::object::{HasSpec, HasStatus};
 use serde_json::{Value, json};
-
-const WAIT: Duration = Duration::from_secs(20);
 
 /// A Gizmo using every schema feature, as the API server would send it.
 fn gizmo_json(name: &str, size: i32) -> Value {
@@ -199,18 +199,6 @@ fn the_kind_is_a_kube_resource() {
     g.spec_mut().size = 4;
     assert_eq!(g.spec().size, 4);
     assert!(g.status().is_none());
-}
-
-/// Waits until `cond` holds; panics after [`WAIT`].
-async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !cond() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 /// An operator-style loop over HTTP: the CRD from the manifest is installed, objects are written

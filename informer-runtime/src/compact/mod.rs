@@ -247,17 +247,8 @@ impl<V> CMap<V> {
         self.0.is_empty()
     }
 
-    fn from_unsorted(mut pairs: Vec<(IStr, V)>) -> Self {
-        // Stable sort, then keep the last of equal keys (the later duplicate wins).
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(IStr, V)> = Vec::with_capacity(pairs.len());
-        for pair in pairs {
-            match out.last_mut() {
-                Some(last) if last.0 == pair.0 => *last = pair,
-                _ => out.push(pair),
-            }
-        }
-        CMap(out.into_boxed_slice())
+    fn from_unsorted(pairs: Vec<(IStr, V)>) -> Self {
+        CMap(crate::projection::map::sorted_last_wins(pairs))
     }
 }
 

@@ -60,18 +60,24 @@ impl StrMap {
             .collect()
     }
 
-    fn from_unsorted(mut pairs: Vec<(IStr, IStr)>) -> Self {
-        // Stable sort, then keep the last of equal keys (the later duplicate wins).
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(IStr, IStr)> = Vec::with_capacity(pairs.len());
-        for pair in pairs {
-            match out.last_mut() {
-                Some(last) if last.0 == pair.0 => *last = pair,
-                _ => out.push(pair),
-            }
-        }
-        StrMap(out.into_boxed_slice())
+    fn from_unsorted(pairs: Vec<(IStr, IStr)>) -> Self {
+        StrMap(sorted_last_wins(pairs))
     }
+}
+
+/// Sorts pairs by key and keeps the last of equal keys (a later duplicate wins, as in a
+/// `BTreeMap` built by inserting in order): the layout of [`StrMap`] and `compact::CMap`.
+pub(crate) fn sorted_last_wins<V>(mut pairs: Vec<(IStr, V)>) -> Box<[(IStr, V)]> {
+    // A stable sort keeps equal keys in input order, so the last of each run is the latest.
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out: Vec<(IStr, V)> = Vec::with_capacity(pairs.len());
+    for pair in pairs {
+        match out.last_mut() {
+            Some(last) if last.0 == pair.0 => *last = pair,
+            _ => out.push(pair),
+        }
+    }
+    out.into_boxed_slice()
 }
 
 impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for StrMap {

@@ -50,7 +50,7 @@
 //!   D* and H* rule holds for its informer unchanged.
 
 mod intern;
-mod map;
+pub(crate) mod map;
 mod meta;
 
 pub use intern::{IStr, Interner, InternerStats};
