@@ -18,8 +18,10 @@
 
 mod chunked;
 mod decode;
+mod error;
 #[cfg(test)]
 mod fuzz;
+mod page;
 mod sized;
 
 use std::fmt::Write as _;
@@ -27,7 +29,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::api::{Api, DynamicObject, PartialObjectMeta};
@@ -35,150 +37,10 @@ use kube::core::{Status, WatchEvent};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
-use self::decode::{EachItem, LineDecoder, check_list_kind, decode_event, list_meta};
-
-/// Why a LIST or WATCH request failed. The [reflector](crate::reflector) classifies these into
-/// the R9–R16 error classes; [`Error::class`] gives the class.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The API server answered with a `Status` (an HTTP error, or an `ERROR` watch event).
-    /// Retryability depends on the code: see [`ErrorClass`].
-    #[error("api error {}: {} ({})", .status.code, .status.reason, .status.message)]
-    Api {
-        /// The `Status` the server sent.
-        status: Box<Status>,
-        /// The `Retry-After` header or `details.retryAfterSeconds`, if any.
-        retry_after: Option<Duration>,
-    },
-    /// The request could not be sent or the response could not be read (connection refused,
-    /// reset, TLS). Retryable.
-    #[error("transport error: {0}")]
-    Transport(#[source] kube::Error),
-    /// A LIST body or a watch line is not valid JSON for the expected type (a malformed line).
-    /// Retryable by re-listing.
-    // The serde message can quote object contents (Secret data), so only its position is shown;
-    // the message stays reachable through `source()`.
-    #[error("cannot decode {what} at line {}, column {}", .source.line(), .source.column())]
-    Decode {
-        /// What was being decoded (`"list"`, `"watch event"`).
-        what: &'static str,
-        /// The serde error.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// The watch body ended in the middle of a line (a cut chunk). Retryable by re-watching.
-    #[error("watch stream ended inside an event ({0} bytes of an incomplete line)")]
-    CutChunk(usize),
-    /// A watch line grew past [`WatchRequest::max_line_bytes`] without a newline (M16). The
-    /// stream is treated as broken and ends here; retryable like a malformed line (R14, else a
-    /// new cycle after backoff, R15).
-    #[error(
-        "watch line longer than {limit} bytes without a newline; treating the stream as broken"
-    )]
-    LineTooLong {
-        /// The limit in bytes.
-        limit: usize,
-    },
-    /// A watch event carries an object of another kind, or a `Table` (R16). The event is dropped; the
-    /// watch goes on. Not an error of the connection.
-    #[error("unexpected object in {event_type} event: {kind} (expected {expected})")]
-    UnexpectedObject {
-        /// The watch event type.
-        event_type: String,
-        /// The kind that arrived.
-        kind: String,
-        /// The kind this list-watcher serves.
-        expected: String,
-    },
-    /// The request could not be built (an invalid selector or path). Not retryable.
-    #[error("cannot build request: {0}")]
-    BuildRequest(#[source] http::Error),
-    /// The server answered with an HTTP status that is neither a success nor an error: a 3xx
-    /// redirect (from a proxy or load balancer in front of the API server; the client follows
-    /// none) or a stray 1xx. The body is not read. Retryable by a new cycle after backoff (R15).
-    #[error(
-        "unexpected HTTP status {code} from the API server{}",
-        .location.as_deref().map(|l| format!(" (redirect to {l}, not followed)")).unwrap_or_default()
-    )]
-    UnexpectedStatus {
-        /// The HTTP status code.
-        code: u16,
-        /// The `Location` header without its query string, if any.
-        location: Option<String>,
-    },
-    /// A watch `ERROR` event whose object is not a `Status` (a broken server or proxy). Only
-    /// what kind of object arrived is kept, never its contents (it may be a Secret). Retryable
-    /// by a new cycle after backoff (R15), as client-go does.
-    #[error("watch ERROR event carries {what}, not a Status")]
-    ErrorEventNotStatus {
-        /// What arrived, e.g. `"a v1 Secret"`.
-        what: String,
-    },
-    /// A 2xx LIST answer that is not a list of the expected kind (M14): a `Status` reporting
-    /// success, a body without `items`, or a list of another kind (a `…List` kind other than the
-    /// expected one; a CRD's custom `listKind` passes if it has `items`). It is never read as an empty
-    /// list (that would delete every cached object); retryable by a new cycle after backoff
-    /// (R15). A 2xx with a failure `Status` is an [`Error::Api`] instead.
-    #[error("LIST answered {what} instead of a {expected}")]
-    NotAList {
-        /// What arrived (`"a PodList"`, `"a list without items"`); never object contents.
-        what: String,
-        /// The list kind expected.
-        expected: String,
-    },
-}
-
-/// The reflector's view of an [`Error`] (semantics.md R9–R16).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorClass {
-    /// 410 Gone / Expired (R11 on LIST, R12 on WATCH, R4 on a continue page).
-    Expired,
-    /// "Too large resource version" (R11).
-    TooLargeResourceVersion,
-    /// 429 Too Many Requests (R13).
-    TooManyRequests,
-    /// Connection refused (R13).
-    ConnectionRefused,
-    /// 500 Internal Error, including a malformed watch line (R14).
-    InternalError,
-    /// 400/422: the server rejects the request itself, e.g. it does not support watch-list (R19).
-    Invalid,
-    /// The event was dropped; the watch continues (R16).
-    UnexpectedObject,
-    /// The watch body was cut mid-line: treated like a normal close (R9).
-    CutChunk,
-    /// Anything else (R15).
-    Other,
-}
-
-impl Error {
-    /// The error class the reflector acts on.
-    pub fn class(&self) -> ErrorClass {
-        match self {
-            Error::Api { status, .. } => classify_status(status),
-            Error::Transport(e) if is_connection_refused(e) => ErrorClass::ConnectionRefused,
-            Error::Transport(_)
-            | Error::BuildRequest(_)
-            | Error::NotAList { .. }
-            | Error::UnexpectedStatus { .. }
-            | Error::ErrorEventNotStatus { .. } => ErrorClass::Other,
-            Error::Decode { .. } | Error::LineTooLong { .. } => ErrorClass::InternalError,
-            Error::CutChunk(_) => ErrorClass::CutChunk,
-            Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,
-        }
-    }
-
-    /// The server's `Retry-After`, used as the minimum delay before the next attempt.
-    pub fn retry_after(&self) -> Option<Duration> {
-        match self {
-            Error::Api { retry_after, .. } => *retry_after,
-            _ => None,
-        }
-    }
-}
-
-/// `Result` with this module's [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+use self::decode::{LineDecoder, check_list_kind, decode_event, list_meta};
+use self::error::api_error;
+pub use self::error::{Error, ErrorClass, Result};
+pub use self::page::{ListPage, RawListPage};
 
 /// The parameters of one LIST request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -219,126 +81,6 @@ pub struct WatchRequest {
 /// The default longest watch event line: 16 MiB, the limit of client-go's streaming decoder
 /// (an etcd object is at most 1.5 MiB by default, so only a broken stream gets there).
 pub const DEFAULT_MAX_WATCH_LINE_BYTES: usize = 16 << 20;
-
-/// One decoded LIST page.
-#[derive(Debug, Clone)]
-pub struct ListPage<K> {
-    /// The page's objects.
-    pub items: Vec<K>,
-    /// `metadata.resourceVersion` of the list.
-    pub resource_version: String,
-    /// `metadata.continue`, if more pages follow.
-    pub continue_token: Option<String>,
-}
-
-/// A LIST response whose body has arrived but whose items are not decoded yet, so the next page can
-/// be fetched while this one decodes (R3).
-#[derive(Debug)]
-pub struct RawListPage<K> {
-    body: Bytes,
-    exact_capacity: bool,
-    /// The list kinds this page may have (M14).
-    list_kinds: Arc<[String]>,
-    /// `metadata.resourceVersion` of the list.
-    pub resource_version: String,
-    /// `metadata.continue`, if more pages follow.
-    pub continue_token: Option<String>,
-    _k: PhantomData<fn() -> K>,
-}
-
-impl<K: DeserializeOwned> RawListPage<K> {
-    /// Decodes the items (the CPU-heavy half of a LIST).
-    pub fn decode(self) -> Result<ListPage<K>> {
-        let mut items = Vec::new();
-        let (resource_version, continue_token) = self.decode_each(|obj| items.push(obj))?;
-        Ok(ListPage {
-            items,
-            resource_version,
-            continue_token,
-        })
-    }
-
-    /// Decodes the items one at a time, handing each to `each` before the next is decoded, so
-    /// the page never exists twice (decoded and converted); returns the resourceVersion and
-    /// continue token. On a decode error the items already handed out stay with `each`.
-    ///
-    /// A body without `items`, or whose `kind` is not the expected list kind, is an error
-    /// (M14), never an empty list; `items: null` is an empty list.
-    pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
-        // M8: exactly sized `Vec`s inside every object (see `sized`), unless turned off.
-        let seed = EachItem {
-            each: &mut each,
-            _k: PhantomData,
-        };
-        let decoded = if self.exact_capacity {
-            sized::from_slice_seed(&self.body, seed)
-        } else {
-            sized::from_slice_seed_unsized(&self.body, seed)
-        };
-        let shape = decoded.map_err(|source| Error::Decode {
-            what: "list",
-            source,
-        })?;
-        if let Some(err) = check_list_kind(&self.body, shape.kind.as_deref(), &self.list_kinds) {
-            return Err(err);
-        }
-        if !shape.has_items {
-            return Err(Error::NotAList {
-                what: "a body without `items`".to_string(),
-                expected: self.list_kinds.first().cloned().unwrap_or_default(),
-            });
-        }
-        Ok((self.resource_version, self.continue_token))
-    }
-}
-
-impl<K: DeserializeOwned> RawListPage<K> {
-    /// [`decode_each`](Self::decode_each) for a body that may be far larger than a page (an
-    /// unpaged relist at a concrete RV, R3): the items are decoded `chunk` at a time with a
-    /// yield to the runtime after each chunk, so no tokio worker is held longer than about one
-    /// page's worth of decoding (issue 14 item 2). Each object is decoded exactly as in a page
-    /// (exact capacity, M8); the body's `kind` and `items` are checked as in `decode_each` (M14).
-    pub async fn decode_each_chunked(
-        self,
-        chunk: usize,
-        mut each: impl FnMut(K),
-    ) -> Result<(String, Option<String>)> {
-        let chunk = chunk.max(1);
-        let exact = self.exact_capacity;
-        let decode_err = |source| Error::Decode {
-            what: "list",
-            source,
-        };
-        let mut walk = chunked::ChunkedList::new(&self.body);
-        loop {
-            let done = walk
-                .step(chunk, |raw| {
-                    let obj = if exact {
-                        sized::from_slice::<K>(raw)?
-                    } else {
-                        sized::from_slice_seed_unsized(raw, PhantomData::<K>)?
-                    };
-                    each(obj);
-                    Ok(())
-                })
-                .map_err(decode_err)?;
-            if done {
-                break;
-            }
-            tokio::task::yield_now().await;
-        }
-        if let Some(err) = check_list_kind(&self.body, walk.kind.as_deref(), &self.list_kinds) {
-            return Err(err);
-        }
-        if !walk.has_items {
-            return Err(Error::NotAList {
-                what: "a body without `items`".to_string(),
-                expected: self.list_kinds.first().cloned().unwrap_or_default(),
-            });
-        }
-        Ok((self.resource_version, self.continue_token))
-    }
-}
 
 /// A stream of decoded watch events; errors do not end it (the consumer decides), the end of the
 /// HTTP body does.
@@ -666,59 +408,6 @@ pub fn read_timeout_fits(config: &kube::Config, min_watch_timeout: Duration) -> 
     config.read_timeout.is_none_or(|t| t > longest)
 }
 
-/// Builds [`Error::Api`], taking `Retry-After` from the header or from `details.retryAfterSeconds`.
-fn api_error(status: Status, header_retry: Option<Duration>) -> Error {
-    let detail_retry = status
-        .details
-        .as_ref()
-        .map(|d| d.retry_after_seconds)
-        .filter(|s| *s > 0)
-        .map(|s| Duration::from_secs(u64::from(s)));
-    Error::Api {
-        status: Box::new(status),
-        retry_after: header_retry.or(detail_retry),
-    }
-}
-
-fn classify_status(status: &Status) -> ErrorClass {
-    let too_large = status.details.as_ref().is_some_and(|d| {
-        d.causes
-            .iter()
-            .any(|c| c.reason == "ResourceVersionTooLarge")
-    }) || status
-        .message
-        .to_ascii_lowercase()
-        .contains("too large resource version");
-    if too_large {
-        return ErrorClass::TooLargeResourceVersion;
-    }
-    match status.code {
-        410 => ErrorClass::Expired,
-        429 => ErrorClass::TooManyRequests,
-        500 => ErrorClass::InternalError,
-        400 | 422 => ErrorClass::Invalid,
-        _ if status.reason == "Expired" || status.reason == "Gone" => ErrorClass::Expired,
-        _ => ErrorClass::Other,
-    }
-}
-
-fn is_connection_refused(err: &kube::Error) -> bool {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    for _ in 0..16 {
-        let Some(e) = cur else { return false };
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::ConnectionRefused
-        {
-            return true;
-        }
-        if e.to_string().contains("Connection refused") {
-            return true;
-        }
-        cur = e.source();
-    }
-    false
-}
-
 fn push_opt(query: &mut String, key: &str, value: Option<&str>) {
     if let Some(v) = value.filter(|v| !v.is_empty()) {
         push_pair(query, key, v);
@@ -743,6 +432,7 @@ fn push_pair(query: &mut String, key: &str, value: &str) {
 
 #[cfg(test)]
 mod tests {
+    use super::error::classify_status;
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
 

@@ -1,0 +1,179 @@
+//! Conversions between compact and k8s-openapi types (P2): the expression that turns one field
+//! into the other, field shape by field shape, with no serde round trip.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::super::Ty;
+use super::{Ctx, compact_path, full_path};
+
+/// Converted by copying or cloning (no string or struct inside to make compact).
+pub(super) fn kept(t: &Ty) -> bool {
+    match t {
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Number | Ty::Leaf(_) | Ty::Enum(_) => true,
+        Ty::Option(t) => kept(t),
+        _ => false,
+    }
+}
+
+pub(super) fn copy(t: &Ty) -> bool {
+    match t {
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 => true,
+        Ty::Option(t) => copy(t),
+        _ => false,
+    }
+}
+
+pub(super) fn var(prefix: &str, depth: usize) -> Ident {
+    format_ident!("{prefix}{depth}")
+}
+
+/// `e` (a place of the full type when `!is_ref`, a reference to it when `is_ref`) as the compact type.
+pub(super) fn to_compact(
+    ty: &Ty,
+    e: &TokenStream,
+    is_ref: bool,
+    depth: usize,
+    at: &[String],
+    cx: &Ctx<'_>,
+) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let by_ref = if is_ref { quote!(#e) } else { quote!(&#e) };
+    if copy(ty) {
+        return if is_ref { quote!(*#e) } else { quote!(#e) };
+    }
+    if kept(ty) {
+        return quote!(#rt::Clone::clone(#by_ref));
+    }
+    let v = var("v", depth);
+    match ty {
+        Ty::Str => quote!(#rt::IStr::new(#by_ref)),
+        Ty::Quantity => quote!(#rt::IStr::new(&#e.0)),
+        Ty::List(t) => {
+            if let Ty::Struct(k) = &**t {
+                let s = compact_path(k, at);
+                return quote!(#e.iter().map(#s::from).collect());
+            }
+            if copy(t) {
+                return quote!(#e.iter().copied().collect());
+            }
+            if kept(t) {
+                return quote!(#e.iter().cloned().collect());
+            }
+            let inner = to_compact(t, &quote!(#v), true, depth + 1, at, cx);
+            quote!(#e.iter().map(|#v| #inner).collect())
+        }
+        Ty::Map(t) if matches!(**t, Ty::Str) => quote!(#e.iter().collect()),
+        Ty::Map(t) if matches!(**t, Ty::Quantity) => {
+            let k = var("k", depth);
+            quote!(#e.iter().map(|(#k, #v)| (#k, &#v.0)).collect())
+        }
+        Ty::Map(t) => {
+            let k = var("k", depth);
+            let inner = to_compact(t, &quote!(#v), true, depth + 1, at, cx);
+            quote!(#e.iter().map(|(#k, #v)| (#k, #inner)).collect())
+        }
+        Ty::Option(t) => {
+            if let Ty::Struct(k) = &**t {
+                let s = compact_path(k, at);
+                if cx.sizes.boxed(t) {
+                    quote!(#e.as_ref().map(|#v| #rt::Box::new(#s::from(#v))))
+                } else {
+                    quote!(#e.as_ref().map(#s::from))
+                }
+            } else {
+                let inner = to_compact(t, &quote!(#v), true, depth + 1, at, cx);
+                quote!(#e.as_ref().map(|#v| #inner))
+            }
+        }
+        Ty::Boxed(t) => {
+            let deref = if is_ref { quote!(&**#e) } else { quote!(&*#e) };
+            let inner = to_compact(t, &deref, true, depth + 1, at, cx);
+            quote!(#rt::Box::new(#inner))
+        }
+        Ty::Struct(k) => {
+            let s = compact_path(k, at);
+            quote!(#s::from(#by_ref))
+        }
+        Ty::Json(None) => quote!(#rt::RawJson::from_value(#by_ref)),
+        Ty::Json(Some(_)) => quote!(#rt::RawJson::from_value(&#e.0)),
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Number | Ty::Leaf(_) | Ty::Enum(_) => {
+            quote!(#rt::Clone::clone(#by_ref))
+        }
+    }
+}
+
+/// `e` (a place of the compact type, or a reference to it when `is_ref`) as the full type.
+pub(super) fn to_full(
+    ty: &Ty,
+    e: &TokenStream,
+    is_ref: bool,
+    depth: usize,
+    cx: &Ctx<'_>,
+) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let by_ref = if is_ref { quote!(#e) } else { quote!(&#e) };
+    if copy(ty) {
+        return if is_ref { quote!(*#e) } else { quote!(#e) };
+    }
+    if kept(ty) {
+        return quote!(#rt::Clone::clone(#by_ref));
+    }
+    let v = var("v", depth);
+    let quantity = full_path("apimachinery::pkg::api::resource::Quantity", cx.paths);
+    match ty {
+        Ty::Str => quote!(#rt::String::from(#e.as_str())),
+        Ty::Quantity => quote!(#quantity(#rt::String::from(#e.as_str()))),
+        Ty::List(t) => {
+            if let Ty::Struct(k) = &**t {
+                let full = full_path(k, cx.paths);
+                return quote!(#e.iter().map(#full::from).collect());
+            }
+            if kept(t) {
+                return quote!(#e.to_vec());
+            }
+            let inner = to_full(t, &quote!(#v), true, depth + 1, cx);
+            quote!(#e.iter().map(|#v| #inner).collect())
+        }
+        Ty::Map(t) if matches!(**t, Ty::Str) => quote!(#e.to_btree_map()),
+        Ty::Map(t) if matches!(**t, Ty::Quantity) => {
+            let k = var("k", depth);
+            quote!(#e.iter().map(|(#k, #v)| (#rt::String::from(#k), #quantity(#rt::String::from(#v)))).collect())
+        }
+        Ty::Map(t) => {
+            let k = var("k", depth);
+            let inner = to_full(t, &quote!(#v), true, depth + 1, cx);
+            quote!(#e.iter().map(|(#k, #v)| (#rt::String::from(#k), #inner)).collect())
+        }
+        Ty::Option(t) => {
+            if let Ty::Struct(k) = &**t {
+                let full = full_path(k, cx.paths);
+                if cx.sizes.boxed(t) {
+                    quote!(#e.as_deref().map(#full::from))
+                } else {
+                    quote!(#e.as_ref().map(#full::from))
+                }
+            } else {
+                let inner = to_full(t, &quote!(#v), true, depth + 1, cx);
+                quote!(#e.as_ref().map(|#v| #inner))
+            }
+        }
+        Ty::Boxed(t) => {
+            let deref = if is_ref { quote!(&**#e) } else { quote!(&*#e) };
+            let inner = to_full(t, &deref, true, depth + 1, cx);
+            quote!(#rt::Box::new(#inner))
+        }
+        Ty::Struct(k) => {
+            let full = full_path(k, cx.paths);
+            quote!(#full::from(#by_ref))
+        }
+        Ty::Json(None) => quote!(#e.to_value()),
+        Ty::Json(Some(k)) => {
+            let full = full_path(k, cx.paths);
+            quote!(#full(#e.to_value()))
+        }
+        Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Number | Ty::Leaf(_) | Ty::Enum(_) => {
+            quote!(#rt::Clone::clone(#by_ref))
+        }
+    }
+}

@@ -1,0 +1,432 @@
+//! The one emitter of compact types: layout rules, serde shape and conversions (P1-P3, P7).
+//!
+//! Layout (decided here and nowhere else):
+//! - strings and quantities are interned `IStr`s (8 B, one copy per distinct value, P3);
+//! - sequences are exactly sized `Box<[T]>`; string maps `StrMap`, other maps `CMap<T>`;
+//! - an optional struct whose estimated compact size exceeds [`sizes::BOX_ABOVE`] bytes is boxed, so an
+//!   absent one costs 8 bytes instead of its full size;
+//! - free-form JSON is `RawJson` (interned compact text);
+//! - `Time`, `IntOrString`, `ByteString` stay k8s-openapi's types.
+//!
+//! Serde shape: the source's JSON names, `Option` fields skipped when `None`, required fields that
+//! the source decodes with a default (absent or `null`) decoded the same way, unknown fields
+//! ignored; a top-level kind writes `apiVersion` and `kind` first and checks them on decode.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{CrdResource, FieldDef, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin, Variant};
+
+mod convert;
+mod impls;
+mod sizes;
+
+use convert::{to_compact, to_full};
+use impls::{object_meta_impl, resource_doc, resource_impls, schema_resource_impls};
+use sizes::Sizes;
+
+/// Paths the emitted code names.
+pub(crate) struct TypePaths {
+    /// `::informer_runtime::__private` as tokens.
+    pub(crate) rt: TokenStream,
+    /// The same path as a string, for serde's string attributes.
+    pub(crate) rt_str: String,
+    /// `::k8s_openapi` as tokens.
+    pub(crate) k8s: TokenStream,
+}
+
+/// The key of k8s-openapi's `ObjectMeta`, which gets the runtime's `ProjectedMeta`.
+pub(crate) const OBJECT_META: &str = "apimachinery::pkg::apis::meta::v1::ObjectMeta";
+
+/// The items of the `compact` module: one nested module per source module.
+pub(crate) fn compact_module(graph: &TypeGraph, paths: &TypePaths) -> TokenStream {
+    types_module(graph, paths, &|path: &[String]| {
+        format!(" Compact types of k8s-openapi's `{}`.", path.join("::"))
+    })
+}
+
+/// The items of a module of types generated from the CRD manifest `source`: one module per
+/// version (`v1::Widget`, `v1::WidgetSpec`).
+pub(crate) fn schema_module(graph: &TypeGraph, paths: &TypePaths, source: &str) -> TokenStream {
+    let source = source.to_owned();
+    types_module(graph, paths, &move |path: &[String]| {
+        format!(
+            " Types of version `{}` of the CRDs in `{source}`.",
+            path.join("::")
+        )
+    })
+}
+
+fn types_module(
+    graph: &TypeGraph,
+    paths: &TypePaths,
+    mod_doc: &dyn Fn(&[String]) -> String,
+) -> TokenStream {
+    let sizes = Sizes::new(graph);
+    let mut tree = ModTree::default();
+    for def in graph.values() {
+        tree.insert(&def.module, def);
+    }
+    // Every module with types imports the two crates under short names, so the emitted code
+    // (and serde's string attributes) read `rt::IStr` and `k8s::api::core::v1::Pod`.
+    let local = TypePaths {
+        rt: quote!(rt),
+        rt_str: "rt".into(),
+        k8s: quote!(k8s),
+    };
+    let k8s_name = paths.k8s.to_string().replace(' ', "");
+    tree.emit(
+        &[],
+        &Ctx {
+            paths: &local,
+            real: paths,
+            k8s_name: k8s_name.trim_start_matches("::"),
+            sizes: &sizes,
+            mod_doc,
+        },
+    )
+}
+
+struct Ctx<'a> {
+    /// Paths as the emitted code names them (`rt`, `k8s`).
+    paths: &'a TypePaths,
+    /// The configured crate paths, imported once per module.
+    real: &'a TypePaths,
+    /// `k8s_openapi`, for docs.
+    k8s_name: &'a str,
+    sizes: &'a Sizes,
+    /// The doc of a module, by its path.
+    mod_doc: &'a dyn Fn(&[String]) -> String,
+}
+
+#[derive(Default)]
+struct ModTree<'a> {
+    defs: Vec<&'a TypeDef>,
+    children: BTreeMap<String, ModTree<'a>>,
+}
+
+impl<'a> ModTree<'a> {
+    fn insert(&mut self, module: &[String], def: &'a TypeDef) {
+        match module.split_first() {
+            None => self.defs.push(def),
+            Some((first, rest)) => self
+                .children
+                .entry(first.clone())
+                .or_default()
+                .insert(rest, def),
+        }
+    }
+
+    fn emit(&self, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+        let imports = (!self.defs.is_empty()).then(|| {
+            let (rt, k8s) = (&cx.real.rt, &cx.real.k8s);
+            quote! {
+                #[allow(unused_imports)]
+                use #rt as rt;
+                #[allow(unused_imports)]
+                use #k8s as k8s;
+            }
+        });
+        let defs = self.defs.iter().map(|d| type_def(d, at, cx));
+        let children = self.children.iter().map(|(name, child)| {
+            let ident = crate::naming::ident(name);
+            let mut path = at.to_vec();
+            path.push(name.clone());
+            let body = child.emit(&path, cx);
+            let doc = (cx.mod_doc)(&path);
+            quote! {
+                #[doc = #doc]
+                pub mod #ident {
+                    #body
+                }
+            }
+        });
+        quote!(#imports #(#defs)* #(#children)*)
+    }
+}
+
+/// The path of the compact type `key` as seen from module `at` (both relative to the compact root).
+fn compact_path(key: &str, at: &[String]) -> TokenStream {
+    let ups = at.iter().map(|_| quote!(super));
+    let segs = key.split("::").map(crate::naming::ident);
+    if let Some((module, name)) = key.rsplit_once("::")
+        && module.split("::").eq(at.iter().map(String::as_str))
+    {
+        let name = crate::naming::ident(name);
+        return quote!(#name);
+    }
+    if at.is_empty() {
+        quote!(self #(::#segs)*)
+    } else {
+        quote!(#(#ups)::* #(::#segs)*)
+    }
+}
+
+fn full_path(key: &str, paths: &TypePaths) -> TokenStream {
+    let k8s = &paths.k8s;
+    let segs = key.split("::").map(crate::naming::ident);
+    quote!(#k8s #(::#segs)*)
+}
+
+fn type_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    match (&def.shape, &def.origin) {
+        (Shape::StrEnum { variants, other }, _) => enum_def(def, variants, other, cx),
+        (Shape::Struct, TypeOrigin::K8sOpenApi) => compact_def(def, at, cx),
+        (Shape::Struct, TypeOrigin::Schema(res)) => schema_def(def, res.as_ref(), at, cx),
+    }
+}
+
+/// Doc attributes, one per line of `text` (which readers keep markdown-safe).
+fn doc_attrs(text: &str) -> TokenStream {
+    let lines = text.lines().map(|l| {
+        let l = if l.is_empty() {
+            String::new()
+        } else {
+            format!(" {l}")
+        };
+        quote!(#[doc = #l])
+    });
+    quote!(#(#lines)*)
+}
+
+/// A string enum that keeps values it does not know (forward compatibility): each known value
+/// is a unit variant, any other string lands in the catch-all variant and is written back as it
+/// came (serde's untagged variant after the tagged ones).
+fn enum_def(def: &TypeDef, variants: &[Variant], other: &str, cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let ident = format_ident!("{}", def.name);
+    let serde_crate = format!("{}::serde", cx.paths.rt_str);
+    let doc = doc_attrs(&def.doc);
+    let other = format_ident!("{other}");
+    let variants = variants.iter().map(|v| {
+        let name = format_ident!("{}", v.rust);
+        let json = &v.json;
+        let doc = format!(" `{json:?}`");
+        quote! {
+            #[doc = #doc]
+            #[serde(rename = #json)]
+            #name,
+        }
+    });
+    quote! {
+        #doc
+        #[derive(#rt::Clone, #rt::fmt::Debug, #rt::PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
+        #[serde(crate = #serde_crate)]
+        pub enum #ident {
+            #(#variants)*
+            /// A value the schema this type was generated from does not list (a newer version's);
+            /// kept and written back as it came.
+            #[serde(untagged)]
+            #other(#rt::IStr),
+        }
+    }
+}
+
+/// The struct declaration shared by compact and schema types: derives, tags, fields and the map
+/// of unknown fields.
+fn struct_decl(
+    def: &TypeDef,
+    doc: TokenStream,
+    tag_of: Option<TokenStream>,
+    at: &[String],
+    cx: &Ctx<'_>,
+) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let ident = format_ident!("{}", def.name);
+    let serde_crate = format!("{}::serde", cx.paths.rt_str);
+    let default = def.default.then(|| quote!(#rt::Default,));
+    let tags = tag_of.map(|full| {
+        quote! {
+            /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
+            #[serde(rename = "apiVersion", default)]
+            pub api_version: #rt::ApiVersionTag<#full>,
+            /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
+            #[serde(rename = "kind", default)]
+            pub kind: #rt::KindTag<#full>,
+        }
+    });
+    let fields = def.fields.iter().map(|f| field_decl(f, at, cx));
+    let unknown = def.unknown_fields.as_ref().map(|name| {
+        let name = crate::naming::ident(name);
+        quote! {
+            /// Fields the schema does not declare (`x-kubernetes-preserve-unknown-fields`), kept as they came.
+            #[serde(flatten)]
+            pub #name: #rt::CMap<#rt::RawJson>,
+        }
+    });
+    quote! {
+        #doc
+        #[derive(#rt::Clone, #rt::fmt::Debug, #default #rt::PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
+        #[serde(crate = #serde_crate)]
+        pub struct #ident {
+            #tags
+            #(#fields)*
+            #unknown
+        }
+    }
+}
+
+/// A type of its own from a CRD schema: no k8s-openapi counterpart, so no conversions; the top-level
+/// kind is a `kube::Resource` through k8s-openapi's `Resource` and `Metadata` traits.
+fn schema_def(
+    def: &TypeDef,
+    res: Option<&CrdResource>,
+    at: &[String],
+    cx: &Ctx<'_>,
+) -> TokenStream {
+    let ident = format_ident!("{}", def.name);
+    let mut doc = def.doc.clone();
+    if let Some(r) = res {
+        doc.push_str(&format!("\n\n{}", resource_doc(r)));
+    }
+    let decl = struct_decl(def, doc_attrs(&doc), res.map(|_| quote!(#ident)), at, cx);
+    let impls = res.map(|r| schema_resource_impls(def, r, at, cx));
+    quote!(#decl #impls)
+}
+
+/// The type inside the `Option` of an optional field of shape `Option(inner)`, boxed as the
+/// field declaration boxes it.
+fn option_inner(inner: &Ty, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let t = compact_ty(inner, at, cx);
+    if cx.sizes.boxed(inner) {
+        quote!(#rt::Box<#t>)
+    } else {
+        t
+    }
+}
+
+fn compact_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let ident = format_ident!("{}", def.name);
+    let full = full_path(&def.key(), cx.paths);
+    let k8s_name = format!("{}::{}", cx.k8s_name, def.key());
+    let doc = if def.doc.is_empty() {
+        format!(" Compact form of `{k8s_name}`.")
+    } else {
+        format!(" Compact form of `{k8s_name}`: {}", def.doc)
+    };
+    let decl = struct_decl(
+        def,
+        quote!(#[doc = #doc]),
+        def.resource.then(|| full.clone()),
+        at,
+        cx,
+    );
+    let tag_init = def.resource.then(|| {
+        quote! {
+            api_version: #rt::Default::default(),
+            kind: #rt::Default::default(),
+        }
+    });
+    let into_compact = def.fields.iter().map(|f| {
+        let name = crate::naming::ident(&f.rust);
+        let e = quote!(full.#name);
+        let conv = to_compact(&f.ty, &e, false, 0, at, cx);
+        quote!(#name: #conv,)
+    });
+    let into_full = def.fields.iter().map(|f| {
+        let name = crate::naming::ident(&f.rust);
+        let e = quote!(compact.#name);
+        let conv = to_full(&f.ty, &e, false, 0, cx);
+        quote!(#name: #conv,)
+    });
+    let meta = (def.key() == OBJECT_META).then(|| object_meta_impl(&ident, rt));
+    let resource = def.resource.then(|| resource_impls(&ident, &full, rt));
+    quote! {
+        #decl
+
+        impl #rt::From<&#full> for #ident {
+            fn from(full: &#full) -> Self {
+                #ident {
+                    #tag_init
+                    #(#into_compact)*
+                }
+            }
+        }
+
+        impl #rt::From<&#ident> for #full {
+            fn from(compact: &#ident) -> Self {
+                #full {
+                    #(#into_full)*
+                }
+            }
+        }
+
+        impl #rt::ProjectFrom<#full> for #ident {}
+
+        #meta
+        #resource
+    }
+}
+
+fn field_decl(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let name = crate::naming::ident(&f.rust);
+    let ty = compact_ty(&f.ty, at, cx);
+    let json = &f.json;
+    let rt = &cx.paths.rt_str;
+    let attr = match f.presence {
+        Presence::Optional => {
+            let skip = format!("{rt}::Option::is_none");
+            quote!(#[serde(rename = #json, default, skip_serializing_if = #skip)])
+        }
+        Presence::DefaultIfMissing => {
+            let with = format!("{rt}::null_default");
+            quote!(#[serde(rename = #json, default, deserialize_with = #with)])
+        }
+        Presence::Required => quote!(#[serde(rename = #json)]),
+        Presence::Nullable => {
+            let skip = format!("{rt}::Option::is_none");
+            let with = format!("{rt}::nullable");
+            quote!(#[serde(rename = #json, default, skip_serializing_if = #skip, deserialize_with = #with)])
+        }
+    };
+    let doc = doc_attrs(&f.doc);
+    quote! {
+        #doc
+        #attr
+        pub #name: #ty,
+    }
+}
+
+fn compact_ty(ty: &Ty, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    match ty {
+        Ty::Bool => quote!(bool),
+        Ty::I32 => quote!(i32),
+        Ty::I64 => quote!(i64),
+        Ty::F64 => quote!(f64),
+        Ty::Number => quote!(#rt::JsonNumber),
+        Ty::Str | Ty::Quantity => quote!(#rt::IStr),
+        Ty::List(t) => {
+            let t = compact_ty(t, at, cx);
+            quote!(#rt::Box<[#t]>)
+        }
+        Ty::Map(t) if string_like(t) => quote!(#rt::StrMap),
+        Ty::Map(t) => {
+            let t = compact_ty(t, at, cx);
+            quote!(#rt::CMap<#t>)
+        }
+        Ty::Option(t) => {
+            let inner = compact_ty(t, at, cx);
+            if cx.sizes.boxed(t) {
+                quote!(#rt::Option<#rt::Box<#inner>>)
+            } else {
+                quote!(#rt::Option<#inner>)
+            }
+        }
+        Ty::Boxed(t) => {
+            let t = compact_ty(t, at, cx);
+            quote!(#rt::Box<#t>)
+        }
+        Ty::Struct(k) | Ty::Enum(k) => compact_path(k, at),
+        Ty::Leaf(k) => full_path(k, cx.paths),
+        Ty::Json(_) => quote!(#rt::RawJson),
+    }
+}
+
+fn string_like(t: &Ty) -> bool {
+    matches!(t, Ty::Str | Ty::Quantity)
+}
