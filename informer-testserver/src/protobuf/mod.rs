@@ -7,7 +7,7 @@
 //! own message (`k8s.io.api.core.v1.Namespace`, ...). The server decodes that into the JSON a
 //! JSON client would have sent, and answers protobuf only to clients that accept nothing else.
 //!
-//! The transcoder is driven by a schema table (`generated.rs`): field number, JSON name, type and
+//! The transcoder is driven by a schema table (`generated/`, one file per API group and version): field number, JSON name, type and
 //! cardinality of every message of every built-in group, generated from `k8s-pb`'s prost types
 //! (numbers and types) and `k8s-openapi`'s serde names (exact JSON names). Go types with their
 //! own JSON form (`Quantity`, `IntOrString`, `Time`, `MicroTime`, `Duration`, `RawExtension`,

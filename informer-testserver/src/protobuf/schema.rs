@@ -1,6 +1,19 @@
-//! The shape of the generated schema (`generated.rs`) and lookups into it.
+//! The shape of the generated schema (`generated/`) and lookups into it.
 
-use super::generated::{KINDS, MESSAGES};
+use std::sync::LazyLock;
+
+use super::generated::{KINDS, PARTS};
+
+/// Every message in one slice of references, in the generated order (`Ty::Message(n)` is an
+/// index into it); the generated parts are consecutive runs of it.
+static MESSAGES: LazyLock<Vec<&'static Message>> =
+    LazyLock::new(|| PARTS.iter().flat_map(|part| part.iter()).collect());
+
+/// Every message, in order.
+#[cfg(test)]
+pub(crate) fn messages() -> &'static [&'static Message] {
+    &MESSAGES
+}
 
 /// A field's protobuf type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +141,7 @@ impl Message {
 
 /// The message at `idx`.
 pub(crate) fn message(idx: u16) -> &'static Message {
-    &MESSAGES[usize::from(idx)]
+    MESSAGES[usize::from(idx)]
 }
 
 /// The message with full name `name`.
@@ -136,7 +149,7 @@ pub(crate) fn by_name(name: &str) -> Option<&'static Message> {
     MESSAGES
         .binary_search_by(|m| m.name.cmp(name))
         .ok()
-        .map(|i| &MESSAGES[i])
+        .map(|i| MESSAGES[i])
 }
 
 /// The message of a top-level object or list of `apiVersion`/`kind`.
