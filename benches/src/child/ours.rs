@@ -210,21 +210,7 @@ fn view_generation(pod: &PodView) -> Option<&str> {
 
 /// Runs `spec.scenario` with informer-rs caching the controller projection [`PodView`] (P4).
 pub(crate) async fn run_projection(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
-    let client = client(&spec.url)?;
-    let api: Api<Pod> = Api::all(client.clone());
-    let cancel = CancellationToken::new();
-    let _stop = cancel.clone().drop_guard();
-    let start = Instant::now();
-    let lw = ListWatch::<PodView>::of_source(api);
-    match spec.scenario {
-        Scenario::Sync => {
-            let informer = informer(lw, spec)?;
-            informer.start(cancel);
-            synced(&informer, start).await
-        }
-        Scenario::Updates => updates(informer(lw, spec)?, view_generation, spec, io, cancel).await,
-        other => anyhow::bail!("scenario {other} has no projection variant"),
-    }
+    run_view::<PodView>(spec, io, view_generation).await
 }
 
 fn compact_generation(pod: &CompactPod) -> Option<&str> {
@@ -236,21 +222,32 @@ fn compact_generation(pod: &CompactPod) -> Option<&str> {
 
 /// Runs `spec.scenario` with informer-rs caching the generated compact Pod (P1).
 pub(crate) async fn run_compact(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
+    run_view::<CompactPod>(spec, io, compact_generation).await
+}
+
+/// Runs `spec.scenario` with an informer of `V`, another cached shape of the Pod: it lists and
+/// watches the Pod endpoint and decodes each object into `V` (P4, P6).
+async fn run_view<V>(
+    spec: &ChildSpec,
+    io: &mut ChildIo,
+    generation: fn(&V) -> Option<&str>,
+) -> anyhow::Result<Metrics>
+where
+    V: informer_runtime::Meta + Clone + DeserializeOwned + Debug,
+{
     let client = client(&spec.url)?;
     let api: Api<Pod> = Api::all(client.clone());
     let cancel = CancellationToken::new();
     let _stop = cancel.clone().drop_guard();
     let start = Instant::now();
-    let lw = ListWatch::<CompactPod>::of_source(api);
+    let lw = ListWatch::<V>::of_source(api);
     match spec.scenario {
         Scenario::Sync => {
             let informer = informer(lw, spec)?;
             informer.start(cancel);
             synced(&informer, start).await
         }
-        Scenario::Updates => {
-            updates(informer(lw, spec)?, compact_generation, spec, io, cancel).await
-        }
-        other => anyhow::bail!("scenario {other} has no compact variant"),
+        Scenario::Updates => updates(informer(lw, spec)?, generation, spec, io, cancel).await,
+        other => anyhow::bail!("scenario {other} has no variant for {}", spec.imp),
     }
 }
