@@ -36,7 +36,7 @@ pub enum Error {
     /// The watch body ended in the middle of a line (a cut chunk). Retryable by re-watching.
     #[error("watch stream ended inside an event ({0} bytes of an incomplete line)")]
     CutChunk(usize),
-    /// A watch line grew past [`WatchRequest::max_line_bytes`] without a newline (M16). The
+    /// A watch line grew past [`WatchRequest::max_line_bytes`](super::WatchRequest::max_line_bytes) without a newline (M16). The
     /// stream is treated as broken and ends here; retryable like a malformed line (R14, else a
     /// new cycle after backoff, R15).
     #[error(
