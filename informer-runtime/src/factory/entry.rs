@@ -135,7 +135,8 @@ pub(super) trait Control: Send + Sync {
     fn wait_stopped(&self) -> BoxFuture<'static, ()>;
     fn last_error(&self) -> Option<String>;
     fn generic(&self) -> GenericInformer;
-    fn snapshot(&self, id: &InformerId) -> super::metrics::Snapshot;
+    fn snapshot(&self) -> crate::informer::collector::Snapshot;
+    fn synced_checker(&self) -> crate::informer::SyncedChecker;
 }
 
 struct Controlled<K> {
@@ -194,17 +195,14 @@ where
         )
     }
 
-    fn snapshot(&self, id: &InformerId) -> super::metrics::Snapshot {
-        let handle = self.informer.reflector_handle();
-        super::metrics::Snapshot {
-            name: id.to_string(),
-            counters: handle.as_ref().map(|h| h.counters()).unwrap_or_default(),
-            last_resource_version: handle.and_then(|h| h.last_sync_resource_version()),
-            synced: self.informer.has_synced(),
-            cached: self.informer.indexer().len(),
-            index_errors: self.informer.index_errors(),
-            process_panics: self.informer.process_panics(),
-        }
+    fn synced_checker(&self) -> crate::informer::SyncedChecker {
+        self.informer.synced_checker()
+    }
+
+    fn snapshot(&self) -> crate::informer::collector::Snapshot {
+        // V4: labelled with the informer's own name (the factory's `informer_name` prefix
+        // included), as in its logs.
+        self.informer.inner.snapshot()
     }
 }
 

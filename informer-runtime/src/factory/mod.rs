@@ -167,16 +167,18 @@ struct Inner {
 
 impl Inner {
     /// What every informer reports to the metrics collector, taken outside the factory lock.
-    fn snapshots(&self) -> Vec<metrics::Snapshot> {
-        let controls: Vec<(InformerId, Arc<dyn Control>)> = {
+    fn snapshots(&self) -> Vec<crate::informer::collector::Snapshot> {
+        let controls: Vec<Arc<dyn Control>> = {
             let state = self.state.lock();
             state
                 .informers
-                .iter()
-                .map(|(id, e)| (id.clone(), e.control.clone()))
+                .values()
+                .map(|e| e.control.clone())
                 .collect()
         };
-        controls.iter().map(|(id, c)| c.snapshot(id)).collect()
+        let mut snapshots: Vec<_> = controls.iter().map(|c| c.snapshot()).collect();
+        snapshots.sort_by(|a, b| a.name.cmp(&b.name));
+        snapshots
     }
 }
 
@@ -352,6 +354,16 @@ impl SharedInformerFactory {
             }))
             .await;
         results.into_iter().collect()
+    }
+
+    /// A named sync check of every *started* informer (V5), to await with
+    /// [`informer::wait_for`](crate::informer::wait_for) together with handler checks; the
+    /// error then names each informer or handler that has not synced.
+    pub fn synced_checkers(&self) -> Vec<crate::informer::SyncedChecker> {
+        self.started_controls()
+            .into_iter()
+            .map(|(_, c)| c.synced_checker())
+            .collect()
     }
 
     /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) with a deadline (\[ours\], F4): on

@@ -376,11 +376,16 @@ pub(crate) fn run_listener<K: Send + Sync + 'static>(
     runtime: &tokio::runtime::Handle,
     listener: Arc<Listener<K>>,
     handler: Arc<dyn ResourceEventHandler<K>>,
+    span: tracing::Span,
 ) {
     let body = {
-        let (rt, listener, handler) =
-            (runtime.clone(), Arc::clone(&listener), Arc::clone(&handler));
-        move || listener_loop(&rt, &listener, handler.as_ref())
+        let (rt, listener, handler, span) = (
+            runtime.clone(),
+            Arc::clone(&listener),
+            Arc::clone(&handler),
+            span.clone(),
+        );
+        move || span.in_scope(|| listener_loop(&rt, &listener, handler.as_ref()))
     };
     let spawned = std::thread::Builder::new()
         .name(format!("informer-handler-{}", listener.id))
@@ -392,7 +397,9 @@ pub(crate) fn run_listener<K: Send + Sync + 'static>(
             "cannot start a thread for the event handler; running it on the blocking pool"
         );
         let rt = runtime.clone();
-        drop(runtime.spawn_blocking(move || listener_loop(&rt, &listener, handler.as_ref())));
+        drop(runtime.spawn_blocking(move || {
+            span.in_scope(|| listener_loop(&rt, &listener, handler.as_ref()))
+        }));
     }
 }
 
@@ -458,6 +465,8 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 pub struct HandlerRegistration<K> {
     pub(crate) listener: Arc<Listener<K>>,
     pub(crate) gate: Arc<SyncGate>,
+    /// The informer's name, for [`synced_checker`](Self::synced_checker) (V5).
+    pub(crate) informer: Arc<str>,
 }
 
 impl<K> Clone for HandlerRegistration<K> {
@@ -465,6 +474,7 @@ impl<K> Clone for HandlerRegistration<K> {
         HandlerRegistration {
             listener: Arc::clone(&self.listener),
             gate: Arc::clone(&self.gate),
+            informer: Arc::clone(&self.informer),
         }
     }
 }
@@ -533,5 +543,33 @@ impl<K> HandlerRegistration<K> {
     /// Whether the registration was removed or the informer stopped (H7).
     pub fn is_removed(&self) -> bool {
         self.listener.is_closed()
+    }
+
+    /// Whether the handler's thread has ended (H7, V5): after removal or stop, once the call in
+    /// flight returned. Its backlog was dropped at removal.
+    pub fn is_finished(&self) -> bool {
+        *self.listener.finished.borrow()
+    }
+
+    /// A named check of [`has_synced`](Self::has_synced) that can be awaited together with others
+    /// through [`wait_for`](super::wait_for) (V5; client-go's `HasSyncedChecker`). Its name is
+    /// `informer/handler`.
+    pub fn synced_checker(&self) -> super::SyncedChecker
+    where
+        K: Send + Sync + 'static,
+    {
+        let name: Arc<str> = Arc::from(format!("{}/{}", self.informer, self.listener.name));
+        super::SyncedChecker::new(name, Arc::new(self.clone()))
+    }
+}
+
+impl<K: Send + Sync + 'static> super::sync::SyncSource for HandlerRegistration<K> {
+    fn is_synced(&self) -> bool {
+        self.has_synced()
+    }
+
+    fn wait(&self) -> futures::future::BoxFuture<'static, bool> {
+        let this = self.clone();
+        Box::pin(async move { this.wait_for_sync().await })
     }
 }

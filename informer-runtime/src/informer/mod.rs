@@ -23,6 +23,7 @@
 //! ```
 
 mod backlog;
+pub(crate) mod collector;
 mod handler;
 mod listener;
 mod metrics;
@@ -30,6 +31,7 @@ mod processor;
 mod resync;
 mod run;
 mod stream;
+mod sync;
 mod transform;
 
 use std::fmt;
@@ -43,6 +45,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use backlog::{BACKLOG_START_CAPACITY, DEFAULT_BACKLOG_MAX, OverflowPolicy};
+pub use collector::InformerCollector;
 pub use handler::{
     DeletedFinalStateUnknown, DeletedObject, FilteringHandler, HandlerFn, ResourceEventHandler,
     handler_fn,
@@ -51,6 +54,7 @@ pub use listener::{HandlerOptions, HandlerRegistration};
 pub use metrics::{HandlerLabels, InformerMetrics};
 pub use resync::MIN_RESYNC_PERIOD;
 pub use stream::{EventStream, InformerEvent};
+pub use sync::{NotSynced, SyncedChecker, wait_for};
 pub use transform::strip_managed_fields;
 
 use crate::delta_fifo::{DeltaFifo, FifoMode, TransformFn};
@@ -171,6 +175,38 @@ pub(crate) struct Inner<K> {
     finished: tokio::sync::watch::Sender<bool>,
     /// Failures of user code met while processing (items 4 and 9).
     counters: InformerCounters,
+    /// Time to apply one popped key's deltas and hand them to the handlers (V4).
+    processing: prometheus_client::metrics::histogram::Histogram,
+    /// The numeric resourceVersion the store reflects (V4); [`NO_RV`] before the first.
+    store_rv: std::sync::atomic::AtomicU64,
+}
+
+/// [`Inner::store_rv`] before anything was stored, or when the last RV was not numeric.
+const NO_RV: u64 = u64::MAX;
+
+impl<K: crate::object::Meta> Inner<K> {
+    /// What this informer reports at a metrics scrape (V4).
+    pub(crate) fn snapshot(&self) -> collector::Snapshot {
+        let reflector = self.reflector.lock().clone();
+        collector::Snapshot {
+            name: self.name.to_string(),
+            counters: reflector.as_ref().map(|h| h.counters()).unwrap_or_default(),
+            last_resource_version: reflector.and_then(|h| h.last_sync_resource_version()),
+            store_resource_version: self.store_resource_version(),
+            synced: self.processor.gate().is_synced(),
+            cached: self.indexer.len(),
+            queued: self.fifo.len(),
+            index_errors: self.counters.index_errors.load(Ordering::Relaxed),
+            process_panics: self.counters.process_panics.load(Ordering::Relaxed),
+            processing: self.processing.clone(),
+        }
+    }
+}
+
+impl<K> Inner<K> {
+    fn store_resource_version(&self) -> Option<u64> {
+        Some(self.store_rv.load(Ordering::Relaxed)).filter(|rv| *rv != NO_RV)
+    }
 }
 
 /// Counters of the processing loop (issue 14 items 4 and 9).
@@ -187,7 +223,7 @@ pub(crate) struct InformerCounters {
 ///
 /// Cloning is cheap; every clone is the same informer. See the [module docs](self).
 pub struct SharedIndexInformer<K> {
-    inner: Arc<Inner<K>>,
+    pub(crate) inner: Arc<Inner<K>>,
 }
 
 impl<K> Clone for SharedIndexInformer<K> {
@@ -263,6 +299,8 @@ where
                 stop: CancellationToken::new(),
                 finished: tokio::sync::watch::Sender::new(false),
                 counters: InformerCounters::default(),
+                processing: collector::processing_histogram(),
+                store_rv: std::sync::atomic::AtomicU64::new(NO_RV),
             }),
         })
     }
@@ -270,7 +308,9 @@ where
     /// Runs the informer until `cancel` is cancelled or [`stop`](Self::stop) is called, then
     /// stops every task it started before returning. A second call logs and returns at once (H1).
     pub async fn run(&self, cancel: CancellationToken) {
-        run::run(Arc::clone(&self.inner), cancel).await
+        // V4: every log line of the informer's tasks carries its name.
+        let span = tracing::info_span!("informer", name = %self.inner.name);
+        tracing::Instrument::instrument(run::run(Arc::clone(&self.inner), cancel), span).await
     }
 
     /// Spawns [`run`](Self::run) on the current tokio runtime; await the handle to know every
@@ -452,6 +492,40 @@ impl<K> SharedIndexInformer<K> {
         self.inner.counters.process_panics.load(Ordering::Relaxed)
     }
 
+    /// Keys waiting in the informer's delta FIFO (V4: queue depth).
+    pub fn queued(&self) -> usize
+    where
+        K: crate::object::Meta,
+    {
+        self.inner.fifo.len()
+    }
+
+    /// The resource version the store reflects (V4; client-go 1.37's store resource version):
+    /// that of the last object the processing loop applied, or of the last list or bookmark once
+    /// the FIFO was drained. It trails [`last_sync_resource_version`](Self::last_sync_resource_version)
+    /// (the reflector's) by what is still queued. `None` before the first object, or when the
+    /// server's resource versions are not numbers.
+    pub fn last_store_resource_version(&self) -> Option<String> {
+        self.inner.store_resource_version().map(|rv| rv.to_string())
+    }
+
+    /// The per-informer metrics of this informer, for a `prometheus_client` registry (V4; an
+    /// informer from a factory is reported by the factory's collector already).
+    pub fn collector(&self) -> InformerCollector<K> {
+        InformerCollector {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+
+    /// A named check of [`has_synced`](Self::has_synced) that can be awaited together with others
+    /// through [`wait_for`] (V5; client-go's `HasSyncedChecker`). Its name is the informer's.
+    pub fn synced_checker(&self) -> SyncedChecker
+    where
+        K: Send + Sync + 'static,
+    {
+        SyncedChecker::new(Arc::clone(&self.inner.name), Arc::new(self.clone()))
+    }
+
     /// The reflector's counters (lists, watches, relists, …), once running.
     pub fn reflector_handle(&self) -> Option<ReflectorHandle> {
         self.inner.reflector.lock().clone()
@@ -477,6 +551,17 @@ impl<K> SharedIndexInformer<K> {
         let mut finished = self.inner.finished.subscribe();
         // The sender lives in `inner`, which `self` keeps alive.
         let _ = finished.wait_for(|f| *f).await;
+    }
+}
+
+impl<K: Send + Sync + 'static> sync::SyncSource for SharedIndexInformer<K> {
+    fn is_synced(&self) -> bool {
+        self.has_synced()
+    }
+
+    fn wait(&self) -> futures::future::BoxFuture<'static, bool> {
+        let this = self.clone();
+        Box::pin(async move { this.wait_for_sync().await })
     }
 }
 

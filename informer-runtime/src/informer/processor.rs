@@ -164,6 +164,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
         Ok(HandlerRegistration {
             listener,
             gate: Arc::clone(&self.gate),
+            informer: Arc::clone(&self.informer),
         })
     }
 
@@ -187,7 +188,9 @@ impl<K: Send + Sync + 'static> Processor<K> {
         handler: Arc<dyn ResourceEventHandler<K>>,
     ) {
         listener.spawned.store(true, Ordering::Release);
-        run_listener(runtime, Arc::clone(listener), handler);
+        // V4: every log line of the handler's thread names the informer and the handler.
+        let span = tracing::info_span!("informer_handler", informer = %self.informer, handler = %listener.name);
+        run_listener(runtime, Arc::clone(listener), handler, span);
     }
 
     /// Y4: marks every handler whose resync time has passed; true if any was marked. The

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::backlog::Notification;
 use super::processor::ProcessorState;
@@ -63,7 +64,11 @@ where
         inner: Arc::clone(&inner),
         tasks: Vec::with_capacity(2),
     };
-    guard.tasks.push(tokio::spawn(reflector.run(stop.clone())));
+    // V4: the spawned tasks stay inside the informer's span (`run` is instrumented with it).
+    let span = tracing::Span::current();
+    guard.tasks.push(tokio::spawn(
+        reflector.run(stop.clone()).instrument(span.clone()),
+    ));
     guard.tasks.push(tokio::spawn({
         let inner = Arc::clone(&inner);
         let stop = stop.clone();
@@ -73,6 +78,7 @@ where
                 () = stop.cancelled() => {}
             }
         }
+        .instrument(span)
     }));
 
     loop {
@@ -134,6 +140,14 @@ where
     let Some(popped) = inner.fifo.pop().await else {
         return false;
     };
+    let started = std::time::Instant::now();
+    // V4: the store's resource version follows the objects as they are applied.
+    let applied_rv = popped
+        .deltas()
+        .last()
+        .and_then(|d| d.object())
+        .and_then(|obj| obj.object_resource_version())
+        .and_then(|rv| rv.parse::<u64>().ok());
     {
         // H5: the lock serialises this key's store update and distribution with handler
         // registration snapshots. D9: the FIFO's lock is not held here.
@@ -166,10 +180,29 @@ where
         }
     }
     popped.done();
+    inner.processing.observe(started.elapsed().as_secs_f64());
+    note_store_rv(inner, applied_rv);
     if !inner.processor.gate().is_synced() && inner.fifo.has_synced() {
         inner.processor.gate().set();
     }
     true
+}
+
+/// Records the resource version the store now reflects (V4): the applied object's, or, once the
+/// FIFO is drained, that of the last list or bookmark (which may be newer than any object).
+fn note_store_rv<K: crate::object::Meta>(inner: &Inner<K>, applied: Option<u64>) {
+    // Read the FIFO's RV between two emptiness checks: an item pushed after the read makes the
+    // second check fail, so an RV whose object is still queued is never recorded.
+    let drained = if inner.fifo.is_empty() {
+        let rv = inner.fifo.last_resource_version();
+        rv.filter(|_| inner.fifo.is_empty())
+            .and_then(|rv| rv.parse::<u64>().ok())
+    } else {
+        None
+    };
+    if let Some(rv) = drained.into_iter().chain(applied).max() {
+        inner.store_rv.store(rv, Ordering::Relaxed);
+    }
 }
 
 /// Applies one key's deltas to the store, then notifies (H2): store first, so a lister call in

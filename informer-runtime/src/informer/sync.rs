@@ -1,0 +1,161 @@
+//! Named, awaitable sync checks (V5; client-go 1.36 `DoneChecker`, `HasSyncedChecker` and
+//! `cache.WaitFor`): a caller waiting for several informers and handlers learns *which* of them
+//! have not synced when its deadline passes, and never waits for one that stopped.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+
+/// The source behind a [`SyncedChecker`].
+pub(crate) trait SyncSource: Send + Sync {
+    /// Whether it has synced.
+    fn is_synced(&self) -> bool;
+    /// Resolves to true once synced, or to false once it can never sync (its informer stopped
+    /// or its registration was removed first).
+    fn wait(&self) -> BoxFuture<'static, bool>;
+}
+
+/// Something that becomes synced (an informer's store, or one handler's initial adds), with a
+/// name that says what it is (V5).
+///
+/// Get one from [`SharedIndexInformer::synced_checker`](super::SharedIndexInformer::synced_checker)
+/// or [`HandlerRegistration::synced_checker`](super::HandlerRegistration::synced_checker), and
+/// wait for several at once with [`wait_for`]. Cloning is cheap.
+#[derive(Clone)]
+pub struct SyncedChecker {
+    name: Arc<str>,
+    source: Arc<dyn SyncSource>,
+}
+
+impl fmt::Debug for SyncedChecker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SyncedChecker")
+            .field("name", &self.name)
+            .field("synced", &self.is_synced())
+            .finish()
+    }
+}
+
+impl SyncedChecker {
+    pub(crate) fn new(name: Arc<str>, source: Arc<dyn SyncSource>) -> Self {
+        SyncedChecker { name, source }
+    }
+
+    /// What this checker waits for: the informer's name, or `informer/handler` for a handler.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether it has synced.
+    pub fn is_synced(&self) -> bool {
+        self.source.is_synced()
+    }
+
+    /// Waits until synced (true), or until it can never sync (false: the informer stopped, or
+    /// the handler was removed, first). Notification-based, no polling.
+    pub fn wait(&self) -> impl Future<Output = bool> + Send + 'static {
+        self.source.wait()
+    }
+}
+
+/// Why [`wait_for`] returned before everything synced.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: {}", describe(.pending, .stopped))]
+pub struct NotSynced {
+    /// The `what` given to [`wait_for`].
+    pub what: String,
+    /// Checkers still waiting when the deadline passed, by name.
+    pub pending: Vec<String>,
+    /// Checkers that can never sync (their informer stopped or handler was removed), by name.
+    pub stopped: Vec<String>,
+}
+
+fn describe(pending: &[String], stopped: &[String]) -> String {
+    let mut parts = Vec::new();
+    if !pending.is_empty() {
+        parts.push(format!("not synced yet: {}", pending.join(", ")));
+    }
+    if !stopped.is_empty() {
+        parts.push(format!("stopped before syncing: {}", stopped.join(", ")));
+    }
+    parts.join("; ")
+}
+
+/// Waits until every checker has synced, or until `deadline` resolves (a
+/// `tokio::time::sleep`, a `CancellationToken::cancelled()`, …), whichever comes first; client-go's
+/// `cache.WaitFor(ctx, what, checkers...)` (V5). It also returns as soon as one checker can
+/// never sync, instead of waiting for the deadline. The error names every checker that had not
+/// synced, so a caller can log which informer or handler held it up. `what` describes the wait
+/// in logs and in the error.
+///
+/// ```no_run
+/// # use std::time::Duration;
+/// # use informer_runtime::informer::{SharedIndexInformer, wait_for};
+/// # use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+/// # async fn demo(pods: SharedIndexInformer<Pod>, cms: SharedIndexInformer<ConfigMap>) {
+/// let checkers = [pods.synced_checker(), cms.synced_checker()];
+/// if let Err(err) = wait_for("controller caches", checkers, tokio::time::sleep(Duration::from_secs(30))).await {
+///     eprintln!("{err}"); // "controller caches: not synced yet: pods"
+/// }
+/// # }
+/// ```
+pub async fn wait_for(
+    what: &str,
+    checkers: impl IntoIterator<Item = SyncedChecker>,
+    deadline: impl Future<Output = ()>,
+) -> Result<(), NotSynced> {
+    let checkers: Vec<SyncedChecker> = checkers.into_iter().collect();
+    let mut waits: FuturesUnordered<_> = checkers
+        .iter()
+        .filter(|c| !c.is_synced())
+        .map(|c| c.wait())
+        .collect();
+    if !waits.is_empty() {
+        tracing::debug!(
+            what,
+            waiting = waits.len(),
+            "waiting for caches to sync (V5)"
+        );
+    }
+    let mut deadline = std::pin::pin!(deadline);
+    let ended_early = loop {
+        tokio::select! {
+            biased;
+            next = waits.next() => match next {
+                None => return Ok(()),
+                Some(true) => {}
+                Some(false) => break true,
+            },
+            () = &mut deadline => break false,
+        }
+    };
+    // Stopped checkers are told apart by waiting on each once more: a stopped one resolves at
+    // once (false); a pending one would not, so only synced state is read for the rest.
+    let mut pending = Vec::new();
+    let mut stopped = Vec::new();
+    for c in checkers.iter().filter(|c| !c.is_synced()) {
+        let resolved = futures::FutureExt::now_or_never(c.wait());
+        match resolved {
+            Some(false) => stopped.push(c.name().to_owned()),
+            Some(true) => {}
+            None => pending.push(c.name().to_owned()),
+        }
+    }
+    if pending.is_empty() && stopped.is_empty() {
+        return Ok(());
+    }
+    let err = NotSynced {
+        what: what.to_owned(),
+        pending,
+        stopped,
+    };
+    if ended_early {
+        tracing::info!(error = %err, "a cache stopped before syncing (V5)");
+    } else {
+        tracing::info!(error = %err, "caches did not sync before the deadline (V5)");
+    }
+    Err(err)
+}

@@ -1,0 +1,444 @@
+//! client-go 1.35-1.37 parity of the informer (semantics.md §15): names in logs and metric labels,
+//! queue depth, processing latency and store resource version metrics (V4); named, awaitable sync
+//! checks and handler shutdown that frees the handler (V5). Through `kube::Client` and
+//! informer-testserver.
+//!
+//! Run with `cargo test -p informer-runtime --test informer_parity`.
+
+mod informer_support;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use informer_runtime::factory::SharedInformerFactory;
+use informer_runtime::informer::{HandlerOptions, OverflowPolicy, handler_fn, wait_for};
+use informer_support::*;
+use informer_testserver::{GroupResource, TestServer};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+
+/// Every event logged in this test binary, with the fields of the spans around it.
+#[derive(Default)]
+struct Captured {
+    /// (message, fields of every enclosing span as `name.field=value`).
+    events: Mutex<Vec<(String, Vec<String>)>>,
+}
+
+struct SpanFields(Vec<String>);
+
+struct FieldText<'a> {
+    prefix: &'a str,
+    out: &'a mut Vec<String>,
+}
+
+impl Visit for FieldText<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.out
+            .push(format!("{}{}={:?}", self.prefix, field.name(), value));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.out
+            .push(format!("{}{}={}", self.prefix, field.name(), value));
+    }
+}
+
+struct CaptureLayer(Arc<Captured>);
+
+impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S>
+    for CaptureLayer
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut fields = Vec::new();
+        let prefix = format!("{}.", attrs.metadata().name());
+        attrs.record(&mut FieldText {
+            prefix: &prefix,
+            out: &mut fields,
+        });
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(SpanFields(fields));
+        }
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, S>) {
+        let mut message = Vec::new();
+        event.record(&mut FieldText {
+            prefix: "",
+            out: &mut message,
+        });
+        let mut scope_fields = Vec::new();
+        if let Some(scope) = ctx.event_scope(event) {
+            for span in scope {
+                if let Some(fields) = span.extensions().get::<SpanFields>() {
+                    scope_fields.extend(fields.0.iter().cloned());
+                }
+            }
+        }
+        self.0.events.lock().push((message.join(" "), scope_fields));
+    }
+}
+
+/// Installs the capturing subscriber for the whole binary (handler threads are not tokio
+/// tasks, so a thread-local default would miss them).
+fn captured() -> &'static Arc<Captured> {
+    static CAPTURED: OnceLock<Arc<Captured>> = OnceLock::new();
+    CAPTURED.get_or_init(|| {
+        let captured = Arc::new(Captured::default());
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_subscriber::filter::LevelFilter::DEBUG)
+            .with(CaptureLayer(Arc::clone(&captured)));
+        tracing::subscriber::set_global_default(subscriber).expect("one global subscriber");
+        captured
+    })
+}
+
+/// The value of a metric series (`name{labels}`) in the text exposition.
+fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+fn scrape(registry: &prometheus_client::registry::Registry) -> String {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).expect("encode");
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_log_lines_of_the_reflector_and_of_handlers_carry_the_informer_name() {
+    let captured = captured();
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("default", "one", "1")).unwrap();
+    let inf = informer(server.client(), |c| c.name = "v4-logs".into());
+    inf.add_event_handler_with(
+        handler_fn().on_add(|cm: &Arc<ConfigMap>, _| {
+            tracing::info!(name = ?cm.metadata.name, "v4 handler saw an object");
+        }),
+        HandlerOptions::new().name("logger"),
+    )
+    .unwrap();
+    let cancel = CancellationToken::new();
+    let task = inf.start(cancel.clone());
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
+    wait_until("the handler's log line", || {
+        captured
+            .events
+            .lock()
+            .iter()
+            .any(|(m, _)| m.contains("v4 handler saw an object"))
+    })
+    .await;
+    let events = captured.events.lock().clone();
+    let handler_line = events
+        .iter()
+        .find(|(m, _)| m.contains("v4 handler saw an object"))
+        .expect("seen above");
+    assert!(
+        handler_line
+            .1
+            .contains(&"informer_handler.informer=v4-logs".to_string())
+            && handler_line
+                .1
+                .contains(&"informer_handler.handler=logger".to_string()),
+        "handler line without the informer and handler names: {handler_line:?}"
+    );
+    // The reflector's own lines (its task is spawned) are inside the informer's span too.
+    let reflector_lines: Vec<_> = events
+        .iter()
+        .filter(|(_, scope)| scope.contains(&"informer.name=v4-logs".to_string()))
+        .collect();
+    assert!(
+        reflector_lines
+            .iter()
+            .any(|(m, _)| !m.contains("v4 handler")),
+        "no informer line besides the handler's carries the informer span: {events:?}"
+    );
+    cancel.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_factory_metrics_carry_the_informer_name_queue_depth_latency_and_store_rv() {
+    let server = TestServer::start().await.unwrap();
+    for i in 0..20 {
+        server
+            .create(&cm("default", &format!("cm-{i}"), "0"))
+            .unwrap();
+    }
+    let mut registry = prometheus_client::registry::Registry::default();
+    let factory = SharedInformerFactory::builder(server.client())
+        .informer_name("ctl")
+        .metrics(&mut registry)
+        .build();
+    let cms = factory.informer_for::<ConfigMap>();
+    assert_eq!(cms.name(), "ctl/v1/configmaps");
+    // A handler that blocks until released keeps the processing loop from draining the FIFO
+    // (OverflowPolicy::Block with a backlog of 1), so the queue depth is observable.
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    cms.add_event_handler_with(
+        handler_fn().on_add(move |_: &Arc<ConfigMap>, _| {
+            let _ = release_rx.lock().recv_timeout(WAIT);
+        }),
+        HandlerOptions::new()
+            .name("gate")
+            .backlog_max(1)
+            .overflow(OverflowPolicy::Block),
+    )
+    .unwrap();
+    factory.start();
+    let label = "{informer=\"ctl/v1/configmaps\"}";
+    wait_until("a queue behind the blocked handler", || {
+        metric(
+            &scrape(&registry),
+            &format!("informer_fifo_queued_items{label}"),
+        )
+        .is_some_and(|q| q > 0.0)
+    })
+    .await;
+    assert!(cms.queued() > 0);
+    for _ in 0..20 {
+        release_tx.send(()).unwrap();
+    }
+    assert!(
+        tokio::time::timeout(WAIT, cms.wait_for_sync())
+            .await
+            .unwrap()
+    );
+    wait_until("the FIFO to drain", || cms.queued() == 0).await;
+    let list_rv: u64 = cms
+        .last_sync_resource_version()
+        .expect("synced")
+        .parse()
+        .unwrap();
+    // Once drained, the store reflects the list's RV (V4).
+    wait_until("the store RV to reach the list RV", || {
+        cms.last_store_resource_version().as_deref() == Some(list_rv.to_string().as_str())
+    })
+    .await;
+    // A live event moves the store RV to that object's RV.
+    let live = server.create(&cm("default", "live", "1")).unwrap();
+    let live_rv = live["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("created objects have an RV")
+        .to_owned();
+    release_tx.send(()).unwrap();
+    wait_until("the live object's RV in the store", || {
+        cms.last_store_resource_version().as_deref() == Some(live_rv.as_str())
+    })
+    .await;
+
+    let text = scrape(&registry);
+    assert_eq!(
+        metric(&text, &format!("informer_fifo_queued_items{label}")),
+        Some(0.0),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, &format!("informer_store_resource_version{label}")),
+        Some(live_rv.parse::<f64>().unwrap()),
+        "{text}"
+    );
+    let processed = metric(
+        &text,
+        &format!("informer_processing_latency_seconds_count{label}"),
+    )
+    .unwrap_or_default();
+    assert!(
+        processed >= 21.0,
+        "21 keys processed, histogram says {processed}:\n{text}"
+    );
+    assert!(
+        text.contains("informer_handler_pending{informer=\"ctl/v1/configmaps\",handler=\"gate\"}"),
+        "handler series named after the informer:\n{text}"
+    );
+    assert!(
+        text.contains(&format!("informer_list_requests_total{label} 1")),
+        "reflector counters carry the informer's name, prefix included:\n{text}"
+    );
+    drop(release_tx);
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v4_a_hand_built_informer_reports_through_its_own_collector() {
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("default", "one", "1")).unwrap();
+    let inf = informer(server.client(), |c| c.name = "solo".into());
+    let mut registry = prometheus_client::registry::Registry::default();
+    registry.register_collector(Box::new(inf.collector()));
+    let before = scrape(&registry);
+    assert_eq!(
+        metric(&before, "informer_synced{informer=\"solo\"}"),
+        Some(0.0)
+    );
+    assert_eq!(
+        metric(
+            &before,
+            "informer_store_resource_version{informer=\"solo\"}"
+        ),
+        Some(-1.0)
+    );
+    let cancel = CancellationToken::new();
+    let task = inf.start(cancel.clone());
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
+    let after = scrape(&registry);
+    assert_eq!(
+        metric(&after, "informer_synced{informer=\"solo\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        metric(&after, "informer_cached_objects{informer=\"solo\"}"),
+        Some(1.0)
+    );
+    cancel.cancel();
+    task.await.unwrap();
+    drop(inf);
+    assert!(
+        !scrape(&registry).contains("informer=\"solo\""),
+        "a dropped informer reports nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v5_wait_for_names_what_has_not_synced_and_returns_when_it_stops() {
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("default", "one", "1")).unwrap();
+    server.faults().forbid(GroupResource::new("", "secrets"));
+    let factory = SharedInformerFactory::new(server.client());
+    let cms = factory.informer_for::<ConfigMap>();
+    let secrets = factory.informer_for::<Secret>();
+    let handler = cms
+        .add_event_handler_with(handler_fn(), HandlerOptions::new().name("h"))
+        .unwrap();
+    factory.start();
+
+    // The ConfigMap informer and its handler sync; the forbidden Secret informer never does.
+    let mut checkers = factory.synced_checkers();
+    checkers.push(handler.synced_checker());
+    let names: BTreeMap<String, ()> = checkers.iter().map(|c| (c.name().to_owned(), ())).collect();
+    assert!(names.contains_key("v1/configmaps/h"), "{names:?}");
+    let err = wait_for(
+        "test caches",
+        checkers.clone(),
+        tokio::time::sleep(Duration::from_secs(2)),
+    )
+    .await
+    .expect_err("secrets are forbidden");
+    assert_eq!(err.pending, vec![secrets.name().to_owned()], "{err}");
+    assert!(err.stopped.is_empty(), "{err}");
+    assert!(
+        err.to_string().contains("not synced yet: v1/secrets"),
+        "{err}"
+    );
+    assert!(handler.synced_checker().is_synced());
+
+    // Once the Secret informer stops, a waiter learns it at once instead of at its deadline.
+    let waiter = tokio::spawn(wait_for(
+        "test caches",
+        checkers,
+        tokio::time::sleep(Duration::from_secs(3600)),
+    ));
+    secrets.stop();
+    let err = tokio::time::timeout(WAIT, waiter)
+        .await
+        .expect("wait_for returns when a checker can never sync")
+        .unwrap()
+        .expect_err("still not synced");
+    assert_eq!(err.stopped, vec![secrets.name().to_owned()], "{err}");
+    assert!(err.pending.is_empty(), "{err}");
+
+    // Everything synced: Ok at once.
+    wait_for(
+        "configmaps",
+        [cms.synced_checker(), handler.synced_checker()],
+        std::future::pending(),
+    )
+    .await
+    .expect("synced");
+    factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v5_removing_a_handler_frees_its_thread_backlog_and_series() {
+    let server = TestServer::start().await.unwrap();
+    for i in 0..50 {
+        server
+            .create(&cm("default", &format!("cm-{i}"), "0"))
+            .unwrap();
+    }
+    let mut registry = prometheus_client::registry::Registry::default();
+    let factory = SharedInformerFactory::builder(server.client())
+        .metrics(&mut registry)
+        .build();
+    let cms = factory.informer_for::<ConfigMap>();
+    // A handler stuck in its first call: the other 49 initial adds wait in its backlog.
+    let (entered_tx, entered_rx) = tokio::sync::oneshot::channel::<()>();
+    let entered_tx = Mutex::new(Some(entered_tx));
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    let stuck = cms
+        .add_event_handler_with(
+            handler_fn().on_add(move |_: &Arc<ConfigMap>, _| {
+                if let Some(tx) = entered_tx.lock().take() {
+                    let _ = tx.send(());
+                }
+                let _ = release_rx.lock().recv_timeout(WAIT);
+            }),
+            HandlerOptions::new().name("stuck"),
+        )
+        .unwrap();
+    factory.start();
+    assert!(
+        tokio::time::timeout(WAIT, cms.wait_for_sync())
+            .await
+            .unwrap()
+    );
+    tokio::time::timeout(WAIT, entered_rx)
+        .await
+        .unwrap()
+        .unwrap();
+    wait_until("the backlog behind the stuck call", || {
+        stuck.pending() == 49
+    })
+    .await;
+    // The backlog holds the cached objects: more references than the store's own.
+    let any = cms.indexer().list().pop().expect("cached");
+    let held_with_backlog = Arc::strong_count(&any);
+
+    cms.remove_event_handler(&stuck);
+    assert_eq!(stuck.pending(), 0, "the backlog is dropped at removal");
+    assert!(
+        !scrape(&registry).contains("handler=\"stuck\""),
+        "the handler's series are removed"
+    );
+    assert!(!stuck.is_finished(), "its call in flight is still running");
+    release_tx.send(()).unwrap();
+    tokio::time::timeout(WAIT, cms.remove_event_handler_and_wait(&stuck))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        stuck.is_finished(),
+        "the thread ended after its call in flight"
+    );
+    let store_only = Arc::strong_count(&any);
+    assert!(
+        store_only < held_with_backlog,
+        "removal freed the backlog's reference: {held_with_backlog} before, {store_only} after"
+    );
+    factory.shutdown().await;
+}
