@@ -664,3 +664,82 @@ fn m8_share_reuses_the_cached_arc_only_for_the_same_uid_and_resource_version() {
     let fresh = bare.share(cm_uid("a", "1", "ua"));
     assert!(!Arc::ptr_eq(&fresh, &cached("a")));
 }
+
+/// V2/V3: `pop_batch` hands out at most `max` keys, except that a relist's `replace` (after the
+/// first list was processed) comes out whole, with everything queued before it and nothing after.
+#[tokio::test]
+async fn v2_v3_pop_batch_caps_batches_but_hands_out_a_relist_whole() {
+    for mode in [
+        informer_runtime::delta_fifo::FifoMode::Coalescing,
+        informer_runtime::delta_fifo::FifoMode::Ordered,
+    ] {
+        let store = Arc::new(Indexer::<ConfigMap>::new());
+        let fifo = DeltaFifo::builder()
+            .known_objects(store.clone())
+            .mode(mode)
+            .build();
+        // The first list is not atomic: batches of at most 3.
+        let first: Vec<_> = (0..10).map(|i| cm(&format!("k{i}"), "1")).collect();
+        fifo.replace(first, "1".into()).unwrap();
+        let mut sizes = Vec::new();
+        while !fifo.is_empty() {
+            let batch = fifo.pop_batch(3, true).await.expect("open");
+            sizes.push(batch.len());
+            for popped in batch {
+                for delta in popped.deltas() {
+                    store
+                        .upsert(popped.key().clone(), delta.object().unwrap().clone())
+                        .unwrap();
+                }
+                popped.done();
+            }
+        }
+        assert_eq!(
+            sizes,
+            vec![3, 3, 3, 1],
+            "{mode:?}: first list in capped batches"
+        );
+        assert!(fifo.has_synced());
+
+        // A live event before the relist, the relist (8 items: 2 keys vanish), an event after.
+        fifo.add(cm("before", "2")).unwrap();
+        let relist: Vec<_> = (0..8).map(|i| cm(&format!("k{i}"), "3")).collect();
+        fifo.replace(relist, "3".into()).unwrap();
+        fifo.add(cm("after", "4")).unwrap();
+        let batch = fifo.pop_batch(3, true).await.expect("open");
+        let keys: Vec<String> = batch.iter().map(|p| p.key().to_string()).collect();
+        assert!(
+            keys.contains(&"ns/before".to_string()) && !keys.contains(&"ns/after".to_string()),
+            "{mode:?}: {keys:?}"
+        );
+        let tombstones = batch
+            .iter()
+            .flat_map(|p| p.deltas())
+            .filter(|d| matches!(d, Delta::Deleted(_)))
+            .count();
+        // k8 and k9 vanished from the store's view; `before` was queued but is not listed (D5).
+        assert_eq!(
+            tombstones, 3,
+            "{mode:?}: the relist's tombstones are in the batch"
+        );
+        assert_eq!(
+            batch.len(),
+            11,
+            "{mode:?}: before + 8 listed + 2 tombstones: {keys:?}"
+        );
+        drop(batch);
+        let rest = fifo.pop_batch(3, true).await.expect("open");
+        assert_eq!(rest.len(), 1, "{mode:?}");
+        assert_eq!(rest[0].key().as_str(), "ns/after");
+
+        // Without `atomic`, a relist is capped like anything else.
+        drop(rest);
+        let relist: Vec<_> = (0..8).map(|i| cm(&format!("k{i}"), "5")).collect();
+        fifo.replace(relist, "5".into()).unwrap();
+        assert_eq!(
+            fifo.pop_batch(3, false).await.expect("open").len(),
+            3,
+            "{mode:?}"
+        );
+    }
+}

@@ -442,3 +442,171 @@ async fn v5_removing_a_handler_frees_its_thread_backlog_and_series() {
     );
     factory.shutdown().await;
 }
+
+/// Seeds `n` ConfigMaps and runs an informer (atomic relist as given) with a recording handler.
+async fn relist_fixture(
+    n: usize,
+    atomic_relist: bool,
+) -> (
+    TestServer,
+    Writer,
+    informer_runtime::informer::SharedIndexInformer<ConfigMap>,
+    Arc<Recorder>,
+    Arc<tokio::sync::Notify>,
+    CancellationToken,
+    tokio::task::JoinHandle<()>,
+) {
+    let server = TestServer::start().await.unwrap();
+    let w = Writer::new(server.client(), "default");
+    seed(&w, n).await;
+    let inf = informer(server.client(), |c| {
+        c.atomic_relist = atomic_relist;
+        c.batch_size = 16;
+    });
+    let watch_failed = Arc::new(tokio::sync::Notify::new());
+    let wf = watch_failed.clone();
+    inf.set_watch_error_handler(move |_| wf.notify_one())
+        .unwrap();
+    let rec = Recorder::with_indexer(inf.indexer());
+    let reg = inf.add_event_handler(rec.clone()).unwrap();
+    let (cancel, task) = start(&inf);
+    assert!(
+        tokio::time::timeout(WAIT, reg.wait_for_sync())
+            .await
+            .unwrap()
+    );
+    (server, w, inf, rec, watch_failed, cancel, task)
+}
+
+/// (objects, objects with `data.v == "1"`) in the cache.
+fn census(inf: &informer_runtime::informer::SharedIndexInformer<ConfigMap>) -> (usize, usize) {
+    let all = inf.indexer().list();
+    let new = all
+        .iter()
+        .filter(|cm| {
+            cm.data
+                .as_ref()
+                .and_then(|d| d.get("v"))
+                .map(String::as_str)
+                == Some("1")
+        })
+        .count();
+    (all.len(), new)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_a_relist_reaches_the_store_as_one_swap_and_handlers_still_get_each_change() {
+    const N: usize = 300;
+    const GONE: usize = 60;
+    let (server, w, inf, rec, watch_failed, cancel, task) = relist_fixture(N, true).await;
+    assert_eq!(census(&inf), (N, 0));
+
+    // A reader samples the cache as fast as it can while the relist lands (a lister would).
+    let stop_reader = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (inf, stop) = (inf.clone(), stop_reader.clone());
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                seen.insert(census(&inf));
+            }
+            seen
+        })
+    };
+
+    // Disconnected (the watch expires, R12; the relist is held), the server changes: GONE
+    // objects are deleted, every other one is updated. Only the relist can bring this news.
+    wait_until("the watch", || server.active_watches() == 1).await;
+    server.faults().stall_list(true);
+    server.faults().expire_open_watches();
+    tokio::time::timeout(WAIT, watch_failed.notified())
+        .await
+        .unwrap();
+    for i in 0..N {
+        let name = format!("cm-{i:04}");
+        if i < GONE {
+            w.delete(&name).await;
+        } else {
+            w.set(&name, "1").await;
+        }
+    }
+    server.faults().stall_list(false);
+    wait_until("the relist in the cache", || {
+        census(&inf) == (N - GONE, N - GONE)
+    })
+    .await;
+    stop_reader.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = reader.join().unwrap();
+    assert_eq!(
+        seen.iter()
+            .copied()
+            .filter(|s| *s != (N, 0) && *s != (N - GONE, N - GONE))
+            .collect::<Vec<_>>(),
+        Vec::<(usize, usize)>::new(),
+        "V2: a reader saw half a relist (objects, updated): all states seen {seen:?}"
+    );
+    // Handlers still get one notification per object: a tombstone per deleted object with its
+    // last state (D5, H12), an update per changed one.
+    let events = rec
+        .wait_for("every relist notification", |e| {
+            e.iter().filter(|e| matches!(e, Ev::Delete { .. })).count() == GONE
+                && e.iter().filter(|e| matches!(e, Ev::Update { .. })).count() == N - GONE
+        })
+        .await;
+    for e in &events {
+        if let Ev::Delete { tombstone, rv, .. } = e {
+            assert!(*tombstone && rv.is_some(), "D5: {e:?}");
+        }
+    }
+    assert_eq!(view_of(&events), rec.last_view());
+    stop(cancel, task).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v3_batched_processing_keeps_every_notification_and_the_per_key_order() {
+    const N: usize = 200;
+    // Batches of 16 keys, no atomic relist: live updates and deletes arrive in bursts.
+    let (server, w, inf, rec, _watch_failed, cancel, task) = relist_fixture(N, false).await;
+    for round in 1..=3 {
+        for i in 0..N {
+            w.set(&format!("cm-{i:04}"), &round.to_string()).await;
+        }
+    }
+    for i in 0..N / 2 {
+        w.delete(&format!("cm-{i:04}")).await;
+    }
+    let expected = server_state(server.client()).await;
+    let events = rec
+        .wait_for("the server state", |e| {
+            view_of(e)
+                .into_iter()
+                .filter_map(|(k, v)| Some((k, v?)))
+                .collect::<BTreeMap<_, _>>()
+                == expected
+        })
+        .await;
+    // Per key: versions only go forward and the handler's store-first view holds (H2, H8).
+    let mut last: BTreeMap<String, u64> = BTreeMap::new();
+    for e in &events {
+        if let Ev::Update {
+            key,
+            new_rv,
+            ptr_eq,
+            ..
+        } = e
+        {
+            assert!(!*ptr_eq, "an update carries a new object");
+            let rv: u64 = new_rv.parse().unwrap();
+            let prev = last.insert(key.clone(), rv).unwrap_or(0);
+            assert!(rv > prev, "H8: {key} went from {prev} to {rv}");
+        }
+        if let Ev::Add {
+            in_store, same_arc, ..
+        } = e
+        {
+            assert!(*in_store && *same_arc, "H2/X7: {e:?}");
+        }
+    }
+    assert_eq!(cache_state(&inf.indexer()), expected);
+    stop(cancel, task).await;
+}

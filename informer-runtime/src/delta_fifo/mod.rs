@@ -85,6 +85,10 @@ struct Locked<K> {
     closed: bool,
     last_resource_version: Option<String>,
     backlog: Box<dyn Backlog<K>>,
+    /// Queue entries (keys, or log entries in ordered mode) that the last relist's `replace`
+    /// left in front of everything queued after it; [`DeltaFifo::pop_batch`] hands them out in
+    /// one batch, so the relist reaches the store as one swap (V2).
+    relist_barrier: usize,
 }
 
 /// The delta FIFO (D1–D9). Share it behind an `Arc`: the reflector writes, one consumer pops.
@@ -159,6 +163,7 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
                 closed: false,
                 last_resource_version: None,
                 backlog,
+                relist_barrier: 0,
             }),
             known: self.known,
             emit_replaced: self.emit_replaced,
@@ -294,6 +299,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                 if queue.closed {
                     return None;
                 }
+                let before = queue.backlog.len();
                 if let Some(PoppedItem {
                     key,
                     deltas,
@@ -301,6 +307,8 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                     is_in_initial_list,
                 }) = queue.backlog.pop_front()
                 {
+                    let taken = before.saturating_sub(queue.backlog.len()).max(1);
+                    queue.relist_barrier = queue.relist_barrier.saturating_sub(taken);
                     return Some(Popped {
                         fifo: self,
                         key,
@@ -309,6 +317,52 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                         is_in_initial_list,
                         finished: false,
                     });
+                }
+            }
+            self.item_ready.notified().await;
+        }
+    }
+
+    /// Waits for the next key and hands out up to `max` queued keys at once (V3; client-go's
+    /// `PopBatch`), each a [`Popped`] to finish on its own, in pop order. With `atomic`, a
+    /// relist's `replace` is handed out whole however large, together with everything queued
+    /// before it, so a consumer that applies a batch under one store lock makes the relist one
+    /// swap (V2; client-go's atomic `ReplacedAll`). `None` once closed. Cancel-safe like
+    /// [`pop`](Self::pop).
+    pub async fn pop_batch(&self, max: usize, atomic: bool) -> Option<Vec<Popped<'_, K>>> {
+        let max = max.max(1);
+        loop {
+            {
+                let mut queue = self.queue.lock();
+                if queue.closed {
+                    return None;
+                }
+                let mut batch = Vec::new();
+                loop {
+                    let wanted = batch.len() < max || (atomic && queue.relist_barrier > 0);
+                    if !wanted {
+                        break;
+                    }
+                    let before = queue.backlog.len();
+                    let Some(item) = queue.backlog.pop_front() else {
+                        break;
+                    };
+                    let taken = before.saturating_sub(queue.backlog.len()).max(1);
+                    queue.relist_barrier = queue.relist_barrier.saturating_sub(taken);
+                    batch.push(Popped {
+                        fifo: self,
+                        key: item.key,
+                        deltas: item.deltas,
+                        initial: item.initial,
+                        is_in_initial_list: item.is_in_initial_list,
+                        finished: false,
+                    });
+                }
+                if !atomic {
+                    queue.relist_barrier = 0;
+                }
+                if !batch.is_empty() {
+                    return Some(batch);
                 }
             }
             self.item_ready.notified().await;
@@ -498,9 +552,14 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         if queue.closed {
             return Err(StoreError::Closed);
         }
+        // V2: only a relist is atomic. Before the first list has been processed nothing reads
+        // the cache (F4, C6), and a batch of the whole first list would hold one entry per
+        // object beside the FIFO's own for the duration of the sync.
+        let relist = queue.backlog.has_synced();
         queue
             .backlog
             .replace(list, self.emit_replaced, self.known.as_deref());
+        queue.relist_barrier = if relist { queue.backlog.len() } else { 0 };
         queue.last_resource_version = Some(resource_version);
         let ready = queue.backlog.len() > 0;
         drop(queue);

@@ -62,6 +62,8 @@ pub(super) struct Options {
     metrics: Option<InformerMetrics>,
     name: Option<String>,
     fifo_mode: FifoMode,
+    batch_size: usize,
+    atomic_relist: bool,
     pub(super) collector: Option<super::metrics::Slot>,
 }
 
@@ -79,6 +81,8 @@ impl SharedInformerFactoryBuilder {
                 metrics: None,
                 name: None,
                 fifo_mode: FifoMode::default(),
+                batch_size: crate::informer::DEFAULT_BATCH_SIZE,
+                atomic_relist: true,
                 collector: None,
             },
         }
@@ -161,6 +165,21 @@ impl SharedInformerFactoryBuilder {
     /// memory growing with the event count under a slow consumer).
     pub fn fifo_mode(mut self, mode: FifoMode) -> Self {
         self.options.fifo_mode = mode;
+        self
+    }
+
+    /// Keys each informer's processing loop applies under one store lock (V3; default
+    /// [`DEFAULT_BATCH_SIZE`](crate::informer::DEFAULT_BATCH_SIZE), 1 = off). See
+    /// [`InformerConfig::batch_size`](crate::informer::InformerConfig::batch_size).
+    pub fn batch_size(mut self, keys: usize) -> Self {
+        self.options.batch_size = keys.max(1);
+        self
+    }
+
+    /// Whether relists reach each informer's store as one swap (V2; default true). See
+    /// [`InformerConfig::atomic_relist`](crate::informer::InformerConfig::atomic_relist).
+    pub fn atomic_relist(mut self, atomic: bool) -> Self {
+        self.options.atomic_relist = atomic;
         self
     }
 
@@ -258,6 +277,8 @@ impl Options {
             transform,
             metrics: self.metrics.clone(),
             fifo_mode: self.fifo_mode,
+            batch_size: self.batch_size,
+            atomic_relist: self.atomic_relist,
             ..InformerConfig::default()
         }
     }

@@ -81,6 +81,24 @@ pub enum Error {
 /// The result type of this module.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// One write of [`Indexer::apply_batch_lenient`].
+#[derive(Debug)]
+pub enum BatchOp<K> {
+    /// Store `obj` under the key (insert or replace).
+    Upsert(ObjectKey, Arc<K>),
+    /// Remove whatever is stored under the key.
+    Delete(ObjectKey),
+}
+
+impl<K> Clone for BatchOp<K> {
+    fn clone(&self) -> Self {
+        match self {
+            BatchOp::Upsert(key, obj) => BatchOp::Upsert(key.clone(), Arc::clone(obj)),
+            BatchOp::Delete(key) => BatchOp::Delete(key.clone()),
+        }
+    }
+}
+
 /// A thread-safe store of `Arc<K>` by key with named secondary indices (X2–X8).
 ///
 /// Cheap to share behind an `Arc`; every read returns clones of the **same** `Arc<K>` the
@@ -221,6 +239,56 @@ impl<K: crate::object::Meta> Indexer<K> {
                 continue;
             }
             return (state.upsert(key, obj, values), failures);
+        }
+    }
+
+    /// Applies `ops` in order under **one** write lock (V2, V3): a reader sees the store before
+    /// the batch or after it, never in between. Returns, per op, the object stored under its key
+    /// just before that op (so the caller can tell adds, updates and deletes of absent keys
+    /// apart, as with [`upsert_lenient`](Self::upsert_lenient) and
+    /// [`delete_key`](Self::delete_key)), and the index function failures (lenient, item 9).
+    ///
+    /// Index functions run for every upsert before the lock is taken (X8: no user code under
+    /// the lock).
+    pub fn apply_batch_lenient(&self, ops: &[BatchOp<K>]) -> (Vec<Option<Arc<K>>>, Vec<Error>) {
+        loop {
+            let defs = self.state.read().defs.clone();
+            let mut failures = Vec::new();
+            // Index values first (user code, outside the lock), paired with their op.
+            let prepared: Vec<(BatchOp<K>, state::Computed)> = ops
+                .iter()
+                .map(|op| {
+                    let values = match op {
+                        BatchOp::Upsert(key, obj) => defs
+                            .iter()
+                            .map(|def| {
+                                def.func.values(&**obj).unwrap_or_else(|source| {
+                                    failures.push(Error::IndexFn {
+                                        index: def.name.to_string(),
+                                        key: key.as_str().to_owned(),
+                                        source,
+                                    });
+                                    Vec::new()
+                                })
+                            })
+                            .collect(),
+                        BatchOp::Delete(_) => Vec::new(),
+                    };
+                    (op.clone(), values)
+                })
+                .collect();
+            let mut state = self.state.write();
+            if !Arc::ptr_eq(&state.defs, &defs) {
+                continue;
+            }
+            let olds = prepared
+                .into_iter()
+                .map(|(op, values)| match op {
+                    BatchOp::Upsert(key, obj) => state.upsert(key, obj, values),
+                    BatchOp::Delete(key) => state.remove(key.as_str()),
+                })
+                .collect();
+            return (olds, failures);
         }
     }
 

@@ -219,6 +219,16 @@ impl<K: Send + Sync + 'static> Processor<K> {
         Ok(())
     }
 
+    /// Whether any handler uses [`OverflowPolicy::Block`] (H10): the processing loop then pops
+    /// one key at a time, so each notification waits for room.
+    pub(crate) fn has_blocking(&self) -> bool {
+        self.state
+            .lock()
+            .listeners
+            .iter()
+            .any(|l| l.policy() == OverflowPolicy::Block)
+    }
+
     /// Waits until every [`OverflowPolicy::Block`] handler has room (H10).
     pub(crate) async fn wait_for_space(&self) {
         // Usually no handler uses `Block`: then this costs one lock and no allocation.

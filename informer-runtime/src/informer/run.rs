@@ -12,7 +12,7 @@ use super::backlog::Notification;
 use super::processor::ProcessorState;
 use super::{InformerCounters, Inner};
 use crate::delta_fifo::{DeletedObject, Delta};
-use crate::indexer::Indexer;
+use crate::indexer::{BatchOp, Indexer};
 use crate::key::ObjectKey;
 use crate::reflector::{Reflector, ShouldResync};
 use crate::store::ReflectorStore;
@@ -35,6 +35,7 @@ where
     }
 
     inner.processor.start(tokio::runtime::Handle::current());
+    let batching = pending.batching;
     let mut config = pending.reflector;
     config.resync_period = inner.processor.check_period();
     let processor = Arc::clone(&inner.processor);
@@ -82,16 +83,21 @@ where
     }));
 
     loop {
-        tokio::select! {
+        let keys = tokio::select! {
             () = cancel.cancelled() => break,
             () = stop.cancelled() => break,
-            more = process_next(&inner) => if !more { break },
-        }
+            popped = process_next(&inner, batching) => match popped {
+                Some(keys) => keys,
+                None => break,
+            },
+        };
         // Item 10: the FIFO may hold 50 000 keys after a relist, and `pop` is ready at once
         // while it does; without a yield point the loop would keep this worker (and, on a
         // current-thread runtime, everything else) until the FIFO is empty. One unit of
-        // tokio's cooperative budget per key yields after every 128 keys.
-        tokio::task::consume_budget().await;
+        // tokio's cooperative budget per key (not per batch, V3) yields after every 128 keys.
+        for _ in 0..keys {
+            tokio::task::consume_budget().await;
+        }
     }
     let tasks = std::mem::take(&mut guard.tasks);
     shutdown(&inner, tasks).await;
@@ -130,42 +136,55 @@ impl<K: crate::object::Meta> Drop for RunGuard<K> {
     }
 }
 
-/// Waits for room in blocking handlers (H10), pops one key and processes it. `false` once the
-/// FIFO is closed.
-async fn process_next<K>(inner: &Inner<K>) -> bool
+/// Waits for room in blocking handlers (H10), pops a batch of keys (V3; a whole relist, V2)
+/// and processes it. Returns how many keys it processed; `None` once the FIFO is closed.
+async fn process_next<K>(inner: &Inner<K>, batching: Batching) -> Option<usize>
 where
     K: crate::object::Meta,
 {
     inner.processor.wait_for_space().await;
-    let Some(popped) = inner.fifo.pop().await else {
-        return false;
+    // H10: a `Block` handler must get room before each notification, so with one registered
+    // the loop goes one key at a time (no batch, no atomic relist).
+    let (max, atomic) = if inner.processor.has_blocking() {
+        (1, false)
+    } else {
+        (batching.max, batching.atomic_relist)
     };
+    let batch = inner.fifo.pop_batch(max, atomic).await?;
+    let keys = batch.len();
     let started = std::time::Instant::now();
     // V4: the store's resource version follows the objects as they are applied.
-    let applied_rv = popped
-        .deltas()
-        .last()
-        .and_then(|d| d.object())
-        .and_then(|obj| obj.object_resource_version())
-        .and_then(|rv| rv.parse::<u64>().ok());
+    let applied_rv = batch
+        .iter()
+        .filter_map(|p| {
+            p.deltas()
+                .last()?
+                .object()?
+                .object_resource_version()?
+                .parse::<u64>()
+                .ok()
+        })
+        .max();
     {
-        // H5: the lock serialises this key's store update and distribution with handler
-        // registration snapshots. D9: the FIFO's lock is not held here.
+        // H5: the lock serialises the store update and distribution with handler registration
+        // snapshots. D9: the FIFO's lock is not held here.
         let state = inner.processor.lock();
         // Item 4: user code (index functions) runs in here; their failures and panics are
-        // handled inside `process_deltas` (item 9). This catch is for anything else: the key's
-        // deltas are dropped with an error and a metric, and the loop goes on, so the cache
-        // never freezes with `has_synced` true and no loop behind it.
-        let processed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            process_deltas(
-                &inner.indexer,
-                &state,
-                popped.key(),
-                popped.deltas(),
-                popped.is_in_initial_list(),
-                &inner.counters,
-            )
-        }));
+        // handled inside (item 9). This catch is for anything else: the batch's deltas are
+        // dropped with an error and a metric, and the loop goes on, so the cache never freezes
+        // with `has_synced` true and no loop behind it.
+        let processed =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &batch[..] {
+                [one] => process_deltas(
+                    &inner.indexer,
+                    &state,
+                    one.key(),
+                    one.deltas(),
+                    one.is_in_initial_list(),
+                    &inner.counters,
+                ),
+                many => process_batch(&inner.indexer, &state, many, &inner.counters),
+            }));
         if let Err(panic) = processed {
             inner
                 .counters
@@ -173,19 +192,73 @@ where
                 .fetch_add(1, Ordering::Relaxed);
             tracing::error!(
                 informer = %inner.name,
-                key = %popped.key(),
+                key = %batch[0].key(),
+                keys = batch.len(),
                 panic = %super::listener::panic_message(panic.as_ref()),
-                "processing a key's deltas panicked; its deltas were dropped"
+                "processing popped deltas panicked; they were dropped"
             );
         }
     }
-    popped.done();
+    for popped in batch {
+        popped.done();
+    }
     inner.processing.observe(started.elapsed().as_secs_f64());
     note_store_rv(inner, applied_rv);
     if !inner.processor.gate().is_synced() && inner.fifo.has_synced() {
         inner.processor.gate().set();
     }
-    true
+    Some(keys)
+}
+
+/// How the processing loop pops (V2, V3).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Batching {
+    /// Keys per batch at most (a relist's batch may be larger when `atomic_relist`).
+    pub(super) max: usize,
+    /// Whether a relist reaches the store as one swap.
+    pub(super) atomic_relist: bool,
+}
+
+/// Applies the deltas of several keys to the store under one write lock (V2, V3), then notifies
+/// per delta exactly as [`process_deltas`] would have one key at a time: a reader never sees
+/// half the batch, handlers still get every add, update and delete (with tombstones).
+fn process_batch<K>(
+    indexer: &Indexer<K>,
+    state: &ProcessorState<K>,
+    batch: &[crate::delta_fifo::Popped<'_, K>],
+    counters: &InformerCounters,
+) where
+    K: crate::object::Meta,
+{
+    let ops: Vec<BatchOp<K>> = batch
+        .iter()
+        .flat_map(|p| {
+            p.deltas().iter().map(|delta| match delta {
+                Delta::Added(obj)
+                | Delta::Updated(obj)
+                | Delta::Replaced(obj)
+                | Delta::Sync(obj) => BatchOp::Upsert(p.key().clone(), Arc::clone(obj)),
+                Delta::Deleted(_) => BatchOp::Delete(p.key().clone()),
+            })
+        })
+        .collect();
+    let (olds, failures) = indexer.apply_batch_lenient(&ops);
+    drop(ops);
+    for err in failures {
+        counters.index_errors.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(
+            error = %err,
+            "index function failed; the object is stored without that index entry"
+        );
+    }
+    let mut olds = olds.into_iter();
+    for popped in batch {
+        let key = popped.key();
+        for delta in popped.deltas() {
+            let old = olds.next().flatten();
+            notify(state, key, delta, old, popped.is_in_initial_list());
+        }
+    }
 }
 
 /// Records the resource version the store now reflects (V4): the applied object's, or, once the
@@ -218,7 +291,7 @@ pub(super) fn process_deltas<K>(
     K: crate::object::Meta,
 {
     for delta in deltas {
-        match delta {
+        let old = match delta {
             Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
                 // Item 9 (X2 [ours]): the store follows the server even when an index function
                 // fails or panics: the object is stored and handlers are told; it is only left
@@ -232,41 +305,60 @@ pub(super) fn process_deltas<K>(
                         "index function failed; the object is stored without that index entry"
                     );
                 }
-                match old {
-                    Some(old) => {
-                        // H4: an unchanged RV is a resync; only handlers due for one get it.
-                        let is_sync = matches!(delta, Delta::Sync(_)) || same_rv(&*old, &**obj);
-                        let new = Arc::clone(obj);
-                        state.distribute(key, Notification::Update { old, new }, is_sync);
-                    }
-                    None => {
-                        let n = Notification::Add {
-                            obj: Arc::clone(obj),
-                            initial: is_in_initial_list,
-                        };
-                        state.distribute(key, n, false);
-                    }
+                old
+            }
+            Delta::Deleted(_) => indexer.delete_key(key.as_str()),
+        };
+        notify(state, key, delta, old, is_in_initial_list);
+    }
+}
+
+/// The notification for one applied delta (H2-H4, H12): `old` is what the store held under the
+/// key just before the delta was applied.
+fn notify<K>(
+    state: &ProcessorState<K>,
+    key: &ObjectKey,
+    delta: &Delta<K>,
+    old: Option<Arc<K>>,
+    is_in_initial_list: bool,
+) where
+    K: crate::object::Meta,
+{
+    match delta {
+        Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
+            match old {
+                Some(old) => {
+                    // H4: an unchanged RV is a resync; only handlers due for one get it.
+                    let is_sync = matches!(delta, Delta::Sync(_)) || same_rv(&*old, &**obj);
+                    let new = Arc::clone(obj);
+                    state.distribute(key, Notification::Update { old, new }, is_sync);
+                }
+                None => {
+                    let n = Notification::Add {
+                        obj: Arc::clone(obj),
+                        initial: is_in_initial_list,
+                    };
+                    state.distribute(key, n, false);
                 }
             }
-            Delta::Deleted(deleted) => {
-                let Some(removed) = indexer.delete_key(key.as_str()) else {
-                    // Item 11: nothing was stored under this key (the ordered FIFO queues every
-                    // delete, D10), so no handler ever saw the object: no notification.
-                    tracing::debug!(%key, "delete of a key not in the store; no handler told");
-                    continue;
-                };
-                let removed = Some(removed);
-                // A tombstone without a last state gets the object we just removed (D5, H12).
-                let deleted = match (deleted, removed) {
-                    (DeletedObject::Unknown(t), Some(removed)) if t.last_known.is_none() => {
-                        let mut t = t.clone();
-                        t.last_known = Some(removed);
-                        DeletedObject::Unknown(t)
-                    }
-                    (d, _) => d.clone(),
-                };
-                state.distribute(key, Notification::Delete(deleted), false);
-            }
+        }
+        Delta::Deleted(deleted) => {
+            let Some(removed) = old else {
+                // Item 11: nothing was stored under this key (the ordered FIFO queues every
+                // delete, D10), so no handler ever saw the object: no notification.
+                tracing::debug!(%key, "delete of a key not in the store; no handler told");
+                return;
+            };
+            // A tombstone without a last state gets the object we just removed (D5, H12).
+            let deleted = match deleted {
+                DeletedObject::Unknown(t) if t.last_known.is_none() => {
+                    let mut t = t.clone();
+                    t.last_known = Some(removed);
+                    DeletedObject::Unknown(t)
+                }
+                d => d.clone(),
+            };
+            state.distribute(key, Notification::Delete(deleted), false);
         }
     }
 }
