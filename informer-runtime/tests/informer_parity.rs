@@ -456,7 +456,7 @@ async fn relist_fixture(
     CancellationToken,
     tokio::task::JoinHandle<()>,
 ) {
-    let server = TestServer::start().await.unwrap();
+    let server = TestServer::start().await.expect("testserver");
     let w = Writer::new(server.client(), "default");
     seed(&w, n).await;
     let inf = informer(server.client(), |c| {
@@ -466,14 +466,14 @@ async fn relist_fixture(
     let watch_failed = Arc::new(tokio::sync::Notify::new());
     let wf = watch_failed.clone();
     inf.set_watch_error_handler(move |_| wf.notify_one())
-        .unwrap();
+        .expect("not started");
     let rec = Recorder::with_indexer(inf.indexer());
-    let reg = inf.add_event_handler(rec.clone()).unwrap();
+    let reg = inf.add_event_handler(rec.clone()).expect("handler");
     let (cancel, task) = start(&inf);
     assert!(
         tokio::time::timeout(WAIT, reg.wait_for_sync())
             .await
-            .unwrap()
+            .expect("synced in time")
     );
     (server, w, inf, rec, watch_failed, cancel, task)
 }
