@@ -63,7 +63,14 @@ impl Scenario {
         match self {
             Scenario::Decode => &[Impl::SerdeJson],
             Scenario::Four => &[Impl::Ours, Impl::Kube, Impl::KubeShared],
-            Scenario::Sync | Scenario::Updates => &[
+            Scenario::Sync => &[
+                Impl::Ours,
+                Impl::Kube,
+                Impl::OursCompact,
+                Impl::OursProjection,
+                Impl::OursStreaming,
+            ],
+            Scenario::Updates => &[
                 Impl::Ours,
                 Impl::Kube,
                 Impl::OursCompact,
@@ -143,6 +150,9 @@ pub enum Impl {
     /// informer-rs caching the generated compact Pod ([`CompactPod`](crate::CompactPod), P1):
     /// every field, compact layout, same endpoint.
     OursCompact,
+    /// informer-rs with the streaming initial list (watch-list, `sendInitialEvents`, R17, V1)
+    /// instead of the paged LIST: same informer, same objects.
+    OursStreaming,
 }
 
 impl Impl {
@@ -155,6 +165,7 @@ impl Impl {
             Impl::SerdeJson => "serde-json",
             Impl::OursProjection => "ours-projection",
             Impl::OursCompact => "ours-compact",
+            Impl::OursStreaming => "ours-streaming",
         }
     }
 }

@@ -262,7 +262,7 @@ async fn v4_factory_metrics_carry_the_informer_name_queue_depth_latency_and_stor
         "handler series named after the informer:\n{text}"
     );
     assert!(
-        text.contains(&format!("informer_list_requests_total{label} 1")),
+        text.contains(&format!("informer_watch_requests_total{label} 1")),
         "reflector counters carry the informer's name, prefix included:\n{text}"
     );
     drop(release_tx);
@@ -608,5 +608,72 @@ async fn v3_batched_processing_keeps_every_notification_and_the_per_key_order() 
         }
     }
     assert_eq!(cache_state(&inf.indexer()), expected);
+    stop(cancel, task).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_informers_start_from_a_streaming_list_and_fall_back_to_paged_list() {
+    // The default InformerConfig (and so every factory informer): one watch-list stream with
+    // sendInitialEvents (R17), kept open as the watch; no LIST.
+    let server = TestServer::start().await.unwrap();
+    for i in 0..5 {
+        server
+            .create(&cm("default", &format!("cm-{i}"), "0"))
+            .unwrap();
+    }
+    let inf = informer_runtime::informer::SharedIndexInformer::new(
+        informer_runtime::list_watch::ListWatch::new(kube::Api::<ConfigMap>::all(server.client())),
+        informer_runtime::informer::InformerConfig::default(),
+    )
+    .unwrap();
+    let (cancel, task) = start(&inf);
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
+    assert_eq!(inf.indexer().len(), 5);
+    let log = server.requests();
+    assert_eq!(log.iter().filter(|r| r.is_list()).count(), 0, "V1: no LIST");
+    let watches: Vec<_> = log.iter().filter(|r| r.is_watch()).collect();
+    assert_eq!(watches.len(), 1, "the stream stays open as the watch (R17)");
+    assert_eq!(watches[0].query.send_initial_events, Some(true));
+    // Live events flow on that same connection.
+    server.create(&cm("default", "live", "1")).unwrap();
+    wait_until("the live object", || inf.indexer().len() == 6).await;
+    assert_eq!(server.requests().iter().filter(|r| r.is_watch()).count(), 1);
+    stop(cancel, task).await;
+
+    // A server that refuses the stream (here a 403 on the watch-list request): the informer
+    // falls back to a paged LIST in the same cycle (R19) and syncs.
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("default", "one", "0")).unwrap();
+    server.faults().fail_next(
+        informer_testserver::FaultTarget::Watch,
+        http::StatusCode::FORBIDDEN,
+        None,
+        1,
+    );
+    let inf = informer_runtime::informer::SharedIndexInformer::new(
+        informer_runtime::list_watch::ListWatch::new(kube::Api::<ConfigMap>::all(server.client())),
+        informer_runtime::informer::InformerConfig::default(),
+    )
+    .unwrap();
+    let (cancel, task) = start(&inf);
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .unwrap()
+    );
+    assert_eq!(inf.indexer().len(), 1);
+    let lists = server.requests().iter().filter(|r| r.is_list()).count();
+    assert_eq!(lists, 1, "R19: one paged LIST after the refused stream");
+    assert_eq!(
+        inf.reflector_handle()
+            .unwrap()
+            .counters()
+            .watch_list_fallbacks,
+        1
+    );
     stop(cancel, task).await;
 }

@@ -138,8 +138,8 @@ async fn p4_p6_projection_informer_lists_the_source_endpoint_and_matches_the_ful
         server
             .requests()
             .iter()
-            .any(|r| r.path == "/api/v1/pods" && r.is_list()),
-        "the projection lists the Pod endpoint"
+            .any(|r| r.path == "/api/v1/pods" && (r.is_list() || r.is_watch())),
+        "the projection lists and watches the Pod endpoint"
     );
 
     // P6: key, UID and resourceVersion are the source object's; P4: the declared fields match.

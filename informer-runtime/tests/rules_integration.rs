@@ -202,13 +202,17 @@ async fn f2_factory_informers_get_resync_namespace_index_namespace_and_tweak() {
         .map(|k| k.to_string())
         .collect();
     assert_eq!(keys, ["a/web"]);
-    let list = server
+    // V1: the initial list is a watch-list stream; every request carries namespace and tweak.
+    let requests: Vec<_> = server
         .requests()
         .into_iter()
-        .find(|r| r.is_list() && r.path.contains("configmaps"))
-        .unwrap();
-    assert_eq!(list.path, "/api/v1/namespaces/a/configmaps");
-    assert_eq!(list.query.label_selector.as_deref(), Some("app=web"));
+        .filter(|r| (r.is_list() || r.is_watch()) && r.path.contains("configmaps"))
+        .collect();
+    assert!(!requests.is_empty());
+    for req in requests {
+        assert_eq!(req.path, "/api/v1/namespaces/a/configmaps");
+        assert_eq!(req.query.label_selector.as_deref(), Some("app=web"));
+    }
     factory.shutdown().await;
 }
 

@@ -15,6 +15,7 @@ use informer_runtime::informer::{
 };
 use informer_runtime::list_watch::ListWatch;
 use informer_runtime::lister::Lister;
+use informer_runtime::reflector::InitialListStrategy;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::core::{PartialObjectMeta, Selector};
@@ -135,6 +136,10 @@ where
     let mut config = InformerConfig::default();
     config.reflector.page_size = spec.page_size;
     config.reflector.label_selector = spec.label_selector.clone();
+    config.reflector.strategy = match spec.imp {
+        crate::protocol::Impl::OursStreaming => InitialListStrategy::StreamingList,
+        _ => InitialListStrategy::ListWatch,
+    };
     SharedIndexInformer::new(lw, config).context("creating the informer")
 }
 

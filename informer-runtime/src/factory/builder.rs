@@ -77,7 +77,8 @@ impl SharedInformerFactoryBuilder {
                 custom_resync: HashMap::new(),
                 tweak: None,
                 transform: None,
-                reflector: ReflectorConfig::default(),
+                // V1: the informers' streaming-list default (see `InformerConfig`).
+                reflector: crate::informer::InformerConfig::<()>::default_reflector(),
                 metrics: None,
                 name: None,
                 fifo_mode: FifoMode::default(),
@@ -254,6 +255,11 @@ impl Options {
             reflector.label_selector = params.label_selector.filter(|s| !s.is_empty());
             reflector.field_selector = params.field_selector.filter(|s| !s.is_empty());
             reflector.page_size = params.limit.unwrap_or(0);
+            // A page size or a first-list RV only means something to a paged LIST: a tweak that
+            // sets one selects it over the streaming default (V1), so it is honoured (item 12).
+            if params.limit.is_some() || params.resource_version.is_some() {
+                reflector.strategy = crate::reflector::InitialListStrategy::ListWatch;
+            }
             if let Some(rv) = params.resource_version {
                 reflector.initial_list_rv = rv;
             }

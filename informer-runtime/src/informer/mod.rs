@@ -127,12 +127,24 @@ pub struct InformerConfig<K> {
 /// The default [`InformerConfig::batch_size`].
 pub const DEFAULT_BATCH_SIZE: usize = 100;
 
+impl<K> InformerConfig<K> {
+    /// The reflector settings an informer starts from: semantics.md §1's, with the streaming
+    /// initial list (V1, client-go 1.35+) and its fallback to paged LIST (R19, R20). A bare
+    /// [`ReflectorConfig::default`] keeps R21's paged LIST.
+    pub fn default_reflector() -> ReflectorConfig {
+        ReflectorConfig {
+            strategy: crate::reflector::InitialListStrategy::StreamingList,
+            ..ReflectorConfig::default()
+        }
+    }
+}
+
 impl<K> Default for InformerConfig<K> {
     fn default() -> Self {
         InformerConfig {
             name: String::new(),
             resync: Duration::ZERO,
-            reflector: ReflectorConfig::default(),
+            reflector: Self::default_reflector(),
             indexers: Indexers::default(),
             namespace_index: true,
             handler_backlog_max: DEFAULT_BACKLOG_MAX,

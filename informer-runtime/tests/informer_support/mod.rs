@@ -86,7 +86,9 @@ impl Writer {
     }
 }
 
-/// A test informer over all ConfigMaps with fast backoff.
+/// A test informer over all ConfigMaps with fast backoff and the paged-LIST initial strategy:
+/// these tests exercise the LIST path (paging, relists, hostile list answers). The informer's
+/// streaming-list default (V1) is covered in `informer_parity.rs`.
 pub fn informer(
     client: kube::Client,
     configure: impl FnOnce(&mut InformerConfig<ConfigMap>),
@@ -95,6 +97,7 @@ pub fn informer(
         name: "configmaps".into(),
         ..Default::default()
     };
+    config.reflector.strategy = informer_runtime::reflector::InitialListStrategy::ListWatch;
     config.reflector.backoff = BackoffConfig {
         initial: Duration::from_millis(20),
         cap: Duration::from_millis(200),
