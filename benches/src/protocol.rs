@@ -75,7 +75,9 @@ impl Scenario {
                 Impl::Kube,
                 Impl::OursCompact,
                 Impl::OursProjection,
+                Impl::OursOrdered,
             ],
+            Scenario::Relist => &[Impl::Ours, Impl::Kube, Impl::OursOrdered],
             _ => &[Impl::Ours, Impl::Kube],
         }
     }
@@ -153,6 +155,9 @@ pub enum Impl {
     /// informer-rs with the streaming initial list (watch-list, `sendInitialEvents`, R17, V1)
     /// instead of the paged LIST: same informer, same objects.
     OursStreaming,
+    /// informer-rs with the ordered delta FIFO (client-go's `RealFIFO`, D10) instead of the
+    /// coalescing default: the FIFO-mode decision of issue 16.
+    OursOrdered,
 }
 
 impl Impl {
@@ -166,6 +171,7 @@ impl Impl {
             Impl::OursProjection => "ours-projection",
             Impl::OursCompact => "ours-compact",
             Impl::OursStreaming => "ours-streaming",
+            Impl::OursOrdered => "ours-ordered",
         }
     }
 }

@@ -29,9 +29,10 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&out).expect("results file")).expect("results JSON");
     let runs = report["runs"].as_array().expect("runs");
-    // 8 scenarios: 2 implementations each, 3 for `four`, 4 for `sync` and `updates` (the compact
-    // and projection variants), 1 for `decode`.
-    assert_eq!(runs.len(), 20, "{runs:#?}");
+    // 8 scenarios: 2 implementations each, 3 for `four` and `relist` (ordered FIFO), 5 for `sync`
+    // (compact, projection, streaming list) and `updates` (compact, projection, ordered FIFO),
+    // 1 for `decode`.
+    assert_eq!(runs.len(), 23, "{runs:#?}");
     let failed: Vec<_> = runs.iter().filter(|r| !r["error"].is_null()).collect();
     assert!(failed.is_empty(), "failed runs: {failed:#?}");
     for r in runs {

@@ -96,8 +96,8 @@ async fn p1_p6_compact_pods_through_the_generated_accessor() {
         server
             .requests()
             .iter()
-            .any(|r| r.path == "/api/v1/pods" && r.is_list()),
-        "the compact Pod lists the Pod endpoint"
+            .any(|r| r.path == "/api/v1/pods" && (r.is_list() || r.is_watch())),
+        "the compact Pod lists and watches the Pod endpoint"
     );
 
     // P1/P2: the cached compact Pod is the server's Pod, field for field, both ways.

@@ -140,6 +140,9 @@ where
         crate::protocol::Impl::OursStreaming => InitialListStrategy::StreamingList,
         _ => InitialListStrategy::ListWatch,
     };
+    if spec.imp == crate::protocol::Impl::OursOrdered {
+        config.fifo_mode = informer_runtime::delta_fifo::FifoMode::Ordered;
+    }
     SharedIndexInformer::new(lw, config).context("creating the informer")
 }
 
