@@ -99,6 +99,11 @@ pub enum HostileResponse {
     /// WATCH: HTTP 200, then one `ERROR` event whose object is this raw JSON (not a `Status`),
     /// then the stream ends.
     WatchErrorObject(String),
+    /// WATCH: HTTP 200, then these raw event lines (each one JSON object, a newline is added),
+    /// then the stream ends normally. For events the real server never sends on that watch: an
+    /// object of another kind or a `Table` (R16), synthetic ADDED events of a watch-list stream
+    /// cut before its initial-events-end bookmark (R8, R20).
+    WatchEvents(Vec<String>),
     /// Any request: this 3xx status with a `Location` header and a small HTML body.
     Redirect(u16),
 }
@@ -360,7 +365,8 @@ impl Faults {
             let fits = match &h.response {
                 HostileResponse::Redirect(_) => true,
                 HostileResponse::UnterminatedWatchLine { .. }
-                | HostileResponse::WatchErrorObject(_) => verb == Verb::Watch,
+                | HostileResponse::WatchErrorObject(_)
+                | HostileResponse::WatchEvents(_) => verb == Verb::Watch,
                 _ => verb == Verb::List,
             };
             fits && h.target.covers(verb) && h.remaining > 0

@@ -82,6 +82,14 @@ pub(crate) fn respond(
             let line = format!("{{\"type\":\"ERROR\",\"object\":{object}}}\n");
             Ok(json_response(StatusCode::OK, Bytes::from(line)))
         }
+        HostileResponse::WatchEvents(events) => {
+            let mut body = String::new();
+            for line in events {
+                body.push_str(&line);
+                body.push('\n');
+            }
+            Ok(json_response(StatusCode::OK, Bytes::from(body)))
+        }
         HostileResponse::Redirect(code) => {
             let mut resp = Response::new(Body::from("<html><body>Moved</body></html>"));
             *resp.status_mut() =
