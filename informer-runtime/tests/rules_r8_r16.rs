@@ -1,7 +1,8 @@
 //! Integration tests through the test server for R8 and R16 (issue 14 item 13), which the
 //! server could not produce before `HostileResponse::WatchEvents`: a watch answered with events
 //! of another kind or a `Table` (R16), and a watch-list stream whose synthetic ADDED events carry
-//! resourceVersions and end before the initial-events-end bookmark (R8).
+//! resourceVersions and end before the initial-events-end bookmark (R8); and the one error
+//! table's answer to a watch-list stream that breaks mid-line (issue 14 item 14, R20).
 //!
 //! Run with `cargo test -p informer-runtime --test rules_r8_r16`.
 
@@ -51,11 +52,14 @@ async fn r16_events_of_another_kind_or_a_table_are_dropped_and_the_stream_goes_o
     });
     server.faults().hostile_next(
         FaultTarget::Watch,
-        HostileResponse::WatchEvents(vec![
-            event("ADDED", secret),
-            event("ADDED", table),
-            event("ADDED", configmap_json("after-the-intruders", rv)),
-        ]),
+        HostileResponse::WatchEvents {
+            lines: vec![
+                event("ADDED", secret),
+                event("ADDED", table),
+                event("ADDED", configmap_json("after-the-intruders", rv)),
+            ],
+            cut: String::new(),
+        },
         1,
     );
     let inf = informer(server.client(), |_| {});
@@ -122,10 +126,13 @@ async fn r8_rvs_of_synthetic_added_events_are_never_recorded() {
     let (fake_a, fake_b) = (900_000_u64, 900_001_u64);
     server.faults().hostile_next(
         FaultTarget::Watch,
-        HostileResponse::WatchEvents(vec![
-            event("ADDED", configmap_json("ghost-1", fake_a)),
-            event("ADDED", configmap_json("ghost-2", fake_b)),
-        ]),
+        HostileResponse::WatchEvents {
+            lines: vec![
+                event("ADDED", configmap_json("ghost-1", fake_a)),
+                event("ADDED", configmap_json("ghost-2", fake_b)),
+            ],
+            cut: String::new(),
+        },
         1,
     );
     let inf = informer(server.client(), |c| {
@@ -170,6 +177,55 @@ async fn r8_rvs_of_synthetic_added_events_are_never_recorded() {
     assert_ne!(
         inf.last_sync_resource_version().as_deref(),
         Some(fake_b.to_string().as_str())
+    );
+    stop(cancel, task).await;
+}
+
+/// Issue 14 item 14 (one error table): a watch-list stream whose connection breaks mid-line
+/// before the initial-events-end bookmark has ended, as a broken plain watch has (R9): R20
+/// applies, a paged LIST in the same cycle. Before the table this path started a new cycle
+/// after a backoff delay and streamed again, while a broken plain watch re-watched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn item14_r20_a_stream_broken_before_its_bookmark_is_a_close_and_falls_back_in_the_same_cycle()
+ {
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    for name in ["a", "b"] {
+        server.create(&cm("default", name, "0")).expect("create");
+    }
+    let rv = server.current_resource_version();
+    server.faults().hostile_next(
+        FaultTarget::Watch,
+        HostileResponse::WatchEvents {
+            lines: vec![event("ADDED", configmap_json("a", rv))],
+            cut: "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Conf".to_string(),
+        },
+        1,
+    );
+    let inf = informer(server.client(), |c| {
+        c.reflector.strategy = InitialListStrategy::StreamingList;
+    });
+    let (cancel, task) = start(&inf);
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .expect("synced in time"),
+        "synced"
+    );
+    let counters = inf.reflector_handle().expect("running").counters();
+    assert_eq!(
+        counters.cycles, 1,
+        "R20: in the same cycle, without a backoff delay"
+    );
+    assert_eq!(counters.watch_list_fallbacks, 1);
+    assert_eq!(
+        server.requests().iter().filter(|r| r.is_list()).count(),
+        1,
+        "one paged LIST"
+    );
+    assert_eq!(
+        cache_state(&inf.indexer()),
+        server_state(server.client()).await
     );
     stop(cancel, task).await;
 }

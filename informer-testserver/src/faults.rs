@@ -99,11 +99,17 @@ pub enum HostileResponse {
     /// WATCH: HTTP 200, then one `ERROR` event whose object is this raw JSON (not a `Status`),
     /// then the stream ends.
     WatchErrorObject(String),
-    /// WATCH: HTTP 200, then these raw event lines (each one JSON object, a newline is added),
-    /// then the stream ends normally. For events the real server never sends on that watch: an
-    /// object of another kind or a `Table` (R16), synthetic ADDED events of a watch-list stream
-    /// cut before its initial-events-end bookmark (R8, R20).
-    WatchEvents(Vec<String>),
+    /// WATCH: HTTP 200, then these raw event `lines` (each one JSON object, a newline is added),
+    /// then `cut` without a newline (a line cut off mid-way), then the body ends. For events the
+    /// real server never sends on that watch: an object of another kind or a `Table` (R16),
+    /// synthetic ADDED events of a watch-list stream that ends or breaks before its
+    /// initial-events-end bookmark (R8, R20).
+    WatchEvents {
+        /// Complete event lines.
+        lines: Vec<String>,
+        /// A partial last line; empty for a body that ends cleanly after `lines`.
+        cut: String,
+    },
     /// Any request: this 3xx status with a `Location` header and a small HTML body.
     Redirect(u16),
 }
@@ -366,7 +372,7 @@ impl Faults {
                 HostileResponse::Redirect(_) => true,
                 HostileResponse::UnterminatedWatchLine { .. }
                 | HostileResponse::WatchErrorObject(_)
-                | HostileResponse::WatchEvents(_) => verb == Verb::Watch,
+                | HostileResponse::WatchEvents { .. } => verb == Verb::Watch,
                 _ => verb == Verb::List,
             };
             fits && h.target.covers(verb) && h.remaining > 0

@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, warn};
 
 use super::policy::{
-    DEAD_WATCH_GRACE, EventRvGate, RetryWindow, RvState, VERY_SHORT_WATCH, retry_after_floor,
-    watch_timeout,
+    Action, DEAD_WATCH_GRACE, EventRvGate, Facts, Phase, RetryWindow, RvState, VERY_SHORT_WATCH,
+    on_error, retry_after_floor, watch_timeout,
 };
 use super::{
     Backoff, Error, InitialListStrategy, Reflector, ReflectorConfig, Shared, bump, guard_transform,
@@ -230,8 +230,9 @@ where
                 StreamEnd::Failed(e) => {
                     let class = e.class();
                     let retry_after = e.retry_after();
+                    let transport = matches!(e, list_watch::Error::Transport(_));
                     self.report(Error::Watch(e));
-                    self.decide(class, retry_after)
+                    self.decide(Phase::Watch, class, transport, retry_after)
                 }
             };
             match decision {
@@ -274,29 +275,41 @@ where
             Err(e) => {
                 let class = e.class();
                 let retry_after = e.retry_after();
+                let transport = matches!(e, list_watch::Error::Transport(_));
                 self.report(Error::WatchStart(e));
-                Err(self.decide(class, retry_after))
+                Err(self.decide(Phase::WatchStart, class, transport, retry_after))
             }
         }
     }
 
-    /// The R9–R15 table for watch errors.
-    fn decide(&mut self, class: ErrorClass, retry_after: Option<Duration>) -> Decision {
-        match class {
-            // R12: relist at the last RV (never `""`), after backoff.
-            ErrorClass::Expired => Decision::End(Next::new_cycle(retry_after)),
+    /// Performs the error table's answer ([`on_error`]) for a WATCH error (R9-R15).
+    fn decide(
+        &mut self,
+        phase: Phase,
+        class: ErrorClass,
+        transport: bool,
+        retry_after: Option<Duration>,
+    ) -> Decision {
+        // R14's window counts only the internal errors it is asked about.
+        let internal_retry_allowed =
+            class == ErrorClass::InternalError && self.retry_window.should_retry();
+        let facts = Facts {
+            transport,
+            internal_retry_allowed,
+            ..Facts::default()
+        };
+        match on_error(phase, class, facts) {
             // R13: re-watch at the same RV after backoff; Retry-After is the minimum delay.
-            ErrorClass::TooManyRequests | ErrorClass::ConnectionRefused => {
+            Action::Rewatch { backoff: true } => {
                 let floor = retry_after_floor(retry_after, self.config.backoff.cap);
                 let delay = self.backoff.next_delay().max(floor);
                 Decision::Rewatch(Some(delay))
             }
-            // R14: retry at once inside the window, else R15.
-            ErrorClass::InternalError if self.retry_window.should_retry() => {
+            // R14 inside its window; R9 for a close.
+            Action::Rewatch { backoff: false } | Action::TreatAsClose | Action::DropEvent => {
                 Decision::Rewatch(None)
             }
-            // A cut chunk is a normal close (R9).
-            ErrorClass::CutChunk => Decision::Rewatch(None),
+            // R12 (relist at the last RV, never ""), R15; the table gives a WATCH nothing else.
             _ => Decision::End(Next::new_cycle(retry_after)),
         }
     }
@@ -338,19 +351,25 @@ where
                                 return (StreamEnd::Stop, events);
                             }
                         }
-                        Some(Err(e)) => match e {
-                            list_watch::Error::UnexpectedObject { .. } => {
-                                // R16: drop the event, log it, keep watching.
-                                self.report(Error::UnexpectedObject(e));
+                        Some(Err(e)) => {
+                            let transport = matches!(e, list_watch::Error::Transport(_));
+                            let facts = Facts { transport, ..Facts::default() };
+                            // The two answers of the error table that do not depend on retry
+                            // state are handled here; the rest in `decide`.
+                            match on_error(Phase::Watch, e.class(), facts) {
+                                Action::DropEvent => {
+                                    // R16: drop the event, log it, keep watching.
+                                    self.report(Error::UnexpectedObject(e));
+                                }
+                                Action::TreatAsClose => {
+                                    // A broken body ends the watch like a close (R9): nothing
+                                    // after the last complete event was recorded.
+                                    self.report(Error::Watch(e));
+                                    return (StreamEnd::Closed, events);
+                                }
+                                _ => return (StreamEnd::Failed(e), events),
                             }
-                            list_watch::Error::Transport(_) | list_watch::Error::CutChunk(_) => {
-                                // A broken body ends the watch like a close (R9); nothing
-                                // after the last complete event was recorded, so nothing is lost.
-                                self.report(Error::Watch(e));
-                                return (StreamEnd::Closed, events);
-                            }
-                            e => return (StreamEnd::Failed(e), events),
-                        },
+                        }
                     }
                 }
             }
@@ -670,27 +689,35 @@ mod tests {
         let store = Arc::new(Ops::default());
         let mut c = ctx(store, ReflectorConfig::default());
         assert!(matches!(
-            c.decide(ErrorClass::Expired, None),
+            c.decide(Phase::Watch, ErrorClass::Expired, false, None),
             Decision::End(Next::NewCycle { .. })
         ));
-        match c.decide(ErrorClass::TooManyRequests, Some(Duration::from_secs(7))) {
+        match c.decide(
+            Phase::Watch,
+            ErrorClass::TooManyRequests,
+            false,
+            Some(Duration::from_secs(7)),
+        ) {
             Decision::Rewatch(Some(d)) => assert!(d >= Duration::from_secs(7), "{d:?}"),
             _ => panic!("R13: 429 re-watches"),
         }
         assert!(matches!(
-            c.decide(ErrorClass::ConnectionRefused, None),
+            c.decide(Phase::Watch, ErrorClass::ConnectionRefused, false, None),
             Decision::Rewatch(Some(_))
         ));
         assert!(
-            matches!(c.decide(ErrorClass::InternalError, None), Decision::End(_)),
+            matches!(
+                c.decide(Phase::Watch, ErrorClass::InternalError, false, None),
+                Decision::End(_)
+            ),
             "R14 window 0: R15"
         );
         assert!(matches!(
-            c.decide(ErrorClass::CutChunk, None),
+            c.decide(Phase::Watch, ErrorClass::CutChunk, false, None),
             Decision::Rewatch(None)
         ));
         assert!(matches!(
-            c.decide(ErrorClass::Other, None),
+            c.decide(Phase::Watch, ErrorClass::Other, false, None),
             Decision::End(_)
         ));
         let mut c = ctx(
@@ -701,7 +728,7 @@ mod tests {
             },
         );
         assert!(matches!(
-            c.decide(ErrorClass::InternalError, None),
+            c.decide(Phase::Watch, ErrorClass::InternalError, false, None),
             Decision::Rewatch(None)
         ));
     }

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info};
 
 use super::cycle::{Ctx, Next};
-use super::policy::list_limit;
+use super::policy::{Action, Facts, Phase, list_limit, on_error};
 use super::{Error, Shared, bump, transform_and_share};
 use crate::list_watch::{self, ErrorClass, ListRequest, ListWatch, RawListPage};
 use crate::store::{ReflectorStore, StoreError};
@@ -56,23 +56,33 @@ where
                 return Ok(());
             }
             Err(e) => {
-                let (class, retry_after) = match &e {
-                    Error::List(e) => (e.class(), e.retry_after()),
-                    _ => (ErrorClass::Other, None),
+                let (class, retry_after, transport) = match &e {
+                    Error::List(e) => (
+                        e.class(),
+                        e.retry_after(),
+                        matches!(e, list_watch::Error::Transport(_)),
+                    ),
+                    _ => (ErrorClass::Other, None, false),
                 };
                 ctx.report(e);
-                let expired = matches!(
-                    class,
-                    ErrorClass::Expired | ErrorClass::TooLargeResourceVersion
-                );
-                if expired && !ctx.rv.unavailable {
+                let facts = Facts {
+                    transport,
+                    rv_unavailable: ctx.rv.unavailable,
+                    ..Facts::default()
+                };
+                match on_error(Phase::List, class, facts) {
                     // R11: mark the RV unavailable and relist immediately at "".
-                    ctx.rv.unavailable = true;
-                    continue;
+                    Action::RelistAtEmpty => {
+                        ctx.rv.unavailable = true;
+                        continue;
+                    }
+                    // R15 (the table has nothing else for a LIST).
+                    _ => {
+                        return Err(Next::NewCycle {
+                            min_delay: retry_after,
+                        });
+                    }
                 }
-                return Err(Next::NewCycle {
-                    min_delay: retry_after,
-                });
             }
         }
     }

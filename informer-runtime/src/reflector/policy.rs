@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::list_watch::ErrorClass;
+
 /// The shortest watch timeout the reflector asks for; a configured minimum below it is ignored (R6).
 pub(crate) const MIN_WATCH_TIMEOUT_FLOOR: Duration = Duration::from_secs(300);
 
@@ -156,6 +158,115 @@ impl RetryWindow {
     }
 }
 
+/// Where in a cycle an error arrived: the rows of the error table ([`on_error`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// A LIST page (R2-R4, R11, R15).
+    List,
+    /// Starting a plain WATCH (R12-R15).
+    WatchStart,
+    /// A running plain WATCH (R9, R12, R14-R16).
+    Watch,
+    /// Starting a watch-list stream (R19).
+    StreamStart,
+    /// A watch-list stream before its initial-events-end bookmark (R16, R19, R20).
+    Stream,
+}
+
+/// What the reflector does about an error: the cells of the error table ([`on_error`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Drop this event, report it, keep the stream (R16).
+    DropEvent,
+    /// The stream ended: handle it as a close of that phase: on a WATCH re-watch at the last
+    /// RV, or a new cycle if it was very short (R9, R10); on a watch-list stream abandon it for
+    /// a paged LIST and stay on paged LIST (R20).
+    TreatAsClose,
+    /// Mark the RV unavailable and list again at once, at `""` (R11).
+    RelistAtEmpty,
+    /// Mark the RV unavailable and start the stream again at once, at `""` (R19).
+    RetryStreamAtEmpty,
+    /// Start the WATCH again at the same RV, after a backoff delay when `backoff` (R13), at
+    /// once otherwise (R14 inside its window).
+    Rewatch {
+        /// Whether one backoff delay (R1) comes first.
+        backoff: bool,
+    },
+    /// Abandon the stream for a paged LIST in the same cycle (R19); `disable_streaming` keeps
+    /// this informer on paged LIST until it is restarted (the server does not support it).
+    FallBackToList {
+        /// Stay on paged LIST from now on.
+        disable_streaming: bool,
+    },
+    /// End the cycle; the next one starts after one backoff delay and lists at the last RV
+    /// (R12, R15; never at `""` after a watch 410).
+    NewCycle,
+}
+
+/// What the error table needs to know besides the phase and the class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Facts {
+    /// The error is a transport failure (the connection broke), not an answer of the server.
+    pub(crate) transport: bool,
+    /// The RV is already marked unavailable (R11 retried once at `""`).
+    pub(crate) rv_unavailable: bool,
+    /// The watch-list stream was already retried at `""` in this cycle (R19).
+    pub(crate) retried_at_empty: bool,
+    /// The R14 window allows one more immediate retry of an internal error.
+    pub(crate) internal_retry_allowed: bool,
+}
+
+/// The one error table of the reflector (issue 14 item 14): what each error class means in each
+/// phase of a cycle (semantics.md R9-R16, R19, R20). The LIST, WATCH and watch-list paths all ask
+/// it, so they cannot disagree; for example a connection that breaks mid-stream is a close in
+/// every phase that streams (R9 for a WATCH, R20 for a watch-list stream).
+pub(crate) fn on_error(phase: Phase, class: ErrorClass, f: Facts) -> Action {
+    use Action::*;
+    use ErrorClass as C;
+    use Phase as P;
+    let broken = f.transport || class == C::CutChunk;
+    match (phase, class) {
+        // R16: an event of another kind or a Table is dropped; the stream goes on.
+        (P::Watch | P::Stream, C::UnexpectedObject) => DropEvent,
+        // R9 / R20: a stream that breaks has ended; nothing after its last complete event was
+        // recorded, so nothing is lost.
+        (P::Watch | P::Stream, _) if broken => TreatAsClose,
+        // R11: LIST expired or too large: once at "", at once; again: R15.
+        (P::List, C::Expired | C::TooLargeResourceVersion) if !f.rv_unavailable => RelistAtEmpty,
+        // R19: the stream's RV expired or is too large: once at "", at once.
+        (P::StreamStart | P::Stream, C::Expired | C::TooLargeResourceVersion)
+            if !f.retried_at_empty =>
+        {
+            RetryStreamAtEmpty
+        }
+        // R12: a WATCH 410 ends the cycle; the relist is at the last RV, never "".
+        (P::WatchStart | P::Watch, C::Expired) => NewCycle,
+        // R13: 429 or connection refused on a WATCH: re-watch at the same RV after backoff.
+        (P::WatchStart | P::Watch, C::TooManyRequests | C::ConnectionRefused) => {
+            Rewatch { backoff: true }
+        }
+        // R14: an internal error on a WATCH is retried at once inside its window, else R15.
+        (P::WatchStart | P::Watch, C::InternalError) if f.internal_retry_allowed => {
+            Rewatch { backoff: false }
+        }
+        // R19: a server that rejects the watch-list request does not support it.
+        (P::StreamStart, C::Invalid) => FallBackToList {
+            disable_streaming: true,
+        },
+        // R19: other non-retriable answers fall back to a paged LIST in this cycle.
+        (P::StreamStart, C::Other | C::CutChunk | C::UnexpectedObject) if !f.transport => {
+            FallBackToList {
+                disable_streaming: false,
+            }
+        }
+        (P::Stream, C::Invalid | C::Other) => FallBackToList {
+            disable_streaming: false,
+        },
+        // R15: everything else ends the cycle.
+        _ => NewCycle,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +382,157 @@ mod tests {
         assert!(
             w.should_retry(),
             "a minute without errors resets the window"
+        );
+    }
+
+    const PHASES: [Phase; 5] = [
+        Phase::List,
+        Phase::WatchStart,
+        Phase::Watch,
+        Phase::StreamStart,
+        Phase::Stream,
+    ];
+    const CLASSES: [ErrorClass; 9] = [
+        ErrorClass::Expired,
+        ErrorClass::TooLargeResourceVersion,
+        ErrorClass::TooManyRequests,
+        ErrorClass::ConnectionRefused,
+        ErrorClass::InternalError,
+        ErrorClass::Invalid,
+        ErrorClass::UnexpectedObject,
+        ErrorClass::CutChunk,
+        ErrorClass::Other,
+    ];
+
+    fn facts() -> impl proptest::strategy::Strategy<Value = Facts> {
+        use proptest::prelude::*;
+        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(a, b, c, d)| {
+            Facts {
+                transport: a,
+                rv_unavailable: b,
+                retried_at_empty: c,
+                internal_retry_allowed: d,
+            }
+        })
+    }
+
+    proptest::proptest! {
+        /// The table's rules hold for every (phase, class, facts).
+        #[test]
+        fn item14_error_table_rules(p in 0..5usize, c in 0..9usize, f in facts()) {
+            let (phase, class) = (PHASES[p], CLASSES[c]);
+            let action = on_error(phase, class, f);
+            let streaming = matches!(phase, Phase::Watch | Phase::Stream);
+            let watching = matches!(phase, Phase::WatchStart | Phase::Watch);
+            let stream_phase = matches!(phase, Phase::StreamStart | Phase::Stream);
+            // R16: only a running stream drops events, and it drops exactly the unexpected ones.
+            proptest::prop_assert_eq!(
+                action == Action::DropEvent,
+                streaming && class == ErrorClass::UnexpectedObject
+            );
+            // R9/R20: a broken connection is a close wherever a stream runs.
+            if streaming && class != ErrorClass::UnexpectedObject
+                && (f.transport || class == ErrorClass::CutChunk)
+            {
+                proptest::prop_assert_eq!(action, Action::TreatAsClose);
+            }
+            // R12: a WATCH 410 never relists at "" (kubernetes#86483): it ends the cycle, whose
+            // relist is at the last RV (or it is a close when the connection broke).
+            if watching && class == ErrorClass::Expired {
+                proptest::prop_assert!(matches!(action, Action::NewCycle | Action::TreatAsClose));
+            }
+            // R11: only a LIST relists at "", and only once.
+            if action == Action::RelistAtEmpty {
+                proptest::prop_assert!(phase == Phase::List && !f.rv_unavailable);
+            }
+            if phase == Phase::List {
+                proptest::prop_assert!(matches!(action, Action::RelistAtEmpty | Action::NewCycle));
+            }
+            // R19: only a watch-list stream retries at "", once; only it falls back to LIST.
+            if action == Action::RetryStreamAtEmpty {
+                proptest::prop_assert!(stream_phase && !f.retried_at_empty);
+            }
+            if matches!(action, Action::FallBackToList { .. }) {
+                proptest::prop_assert!(stream_phase);
+            }
+            // R13/R14: only a WATCH re-watches; with backoff exactly for 429 and refused
+            // connections (R1), at once exactly for an internal error inside the window.
+            if let Action::Rewatch { backoff } = action {
+                proptest::prop_assert!(watching);
+                proptest::prop_assert_eq!(
+                    backoff,
+                    matches!(class, ErrorClass::TooManyRequests | ErrorClass::ConnectionRefused)
+                );
+                if !backoff {
+                    proptest::prop_assert!(
+                        class == ErrorClass::InternalError && f.internal_retry_allowed
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn item14_error_table_cells() {
+        let none = Facts::default();
+        let transport = Facts {
+            transport: true,
+            ..none
+        };
+        // The disagreement the table removed: a broken connection mid-stream.
+        assert_eq!(
+            on_error(Phase::Watch, ErrorClass::Other, transport),
+            Action::TreatAsClose
+        );
+        assert_eq!(
+            on_error(Phase::Stream, ErrorClass::Other, transport),
+            Action::TreatAsClose
+        );
+        assert_eq!(
+            on_error(Phase::Stream, ErrorClass::CutChunk, none),
+            Action::TreatAsClose
+        );
+        assert_eq!(
+            on_error(Phase::List, ErrorClass::Expired, none),
+            Action::RelistAtEmpty
+        );
+        assert_eq!(
+            on_error(
+                Phase::List,
+                ErrorClass::Expired,
+                Facts {
+                    rv_unavailable: true,
+                    ..none
+                }
+            ),
+            Action::NewCycle
+        );
+        assert_eq!(
+            on_error(Phase::Watch, ErrorClass::Expired, none),
+            Action::NewCycle
+        );
+        assert_eq!(
+            on_error(Phase::WatchStart, ErrorClass::TooManyRequests, none),
+            Action::Rewatch { backoff: true }
+        );
+        assert_eq!(
+            on_error(Phase::StreamStart, ErrorClass::Invalid, none),
+            Action::FallBackToList {
+                disable_streaming: true
+            }
+        );
+        assert_eq!(
+            on_error(Phase::StreamStart, ErrorClass::Other, transport),
+            Action::NewCycle,
+            "a stream that cannot connect is retried by the next cycle"
+        );
+        assert_eq!(
+            on_error(Phase::Stream, ErrorClass::TooLargeResourceVersion, none),
+            Action::RetryStreamAtEmpty
+        );
+        assert_eq!(
+            on_error(Phase::Stream, ErrorClass::InternalError, none),
+            Action::NewCycle
         );
     }
 }

@@ -11,9 +11,10 @@ use tokio::time::Instant;
 use tracing::{Instrument, info, warn};
 
 use super::cycle::{ActiveWatch, Ctx, Next};
+use super::policy::{Action, Facts, Phase, on_error};
 use super::{Error, bump, transform_and_share};
 use crate::key::ObjectKey;
-use crate::list_watch::{self, ErrorClass};
+use crate::list_watch;
 use crate::store::StoreError;
 
 /// The annotation on the bookmark that ends the initial events (R17).
@@ -83,39 +84,31 @@ where
                 let retry_after = e.retry_after();
                 let transport = matches!(e, list_watch::Error::Transport(_));
                 ctx.report(Error::WatchStart(e));
-                match class {
-                    ErrorClass::Expired | ErrorClass::TooLargeResourceVersion
-                        if !retried_at_empty =>
-                    {
+                let facts = Facts {
+                    transport,
+                    retried_at_empty,
+                    ..Facts::default()
+                };
+                match on_error(Phase::StreamStart, class, facts) {
+                    Action::RetryStreamAtEmpty => {
                         ctx.rv.unavailable = true;
                         retried_at_empty = true;
                         continue 'stream;
                     }
-                    ErrorClass::Invalid => {
-                        warn!(
-                            "the server does not support watch-list; using paged LIST from now on"
-                        );
-                        ctx.streaming_disabled = true;
+                    Action::FallBackToList { disable_streaming } => {
+                        if disable_streaming {
+                            warn!(
+                                "the server does not support watch-list; using paged LIST from now on"
+                            );
+                            ctx.streaming_disabled = true;
+                        }
                         bump(&ctx.shared.counters.watch_list_fallbacks);
                         return Outcome::Fallback;
-                    }
-                    ErrorClass::Expired
-                    | ErrorClass::TooLargeResourceVersion
-                    | ErrorClass::TooManyRequests
-                    | ErrorClass::ConnectionRefused
-                    | ErrorClass::InternalError => {
-                        return Outcome::End(Next::NewCycle {
-                            min_delay: retry_after,
-                        });
-                    }
-                    _ if transport => {
-                        return Outcome::End(Next::NewCycle {
-                            min_delay: retry_after,
-                        });
                     }
                     _ => {
-                        bump(&ctx.shared.counters.watch_list_fallbacks);
-                        return Outcome::Fallback;
+                        return Outcome::End(Next::NewCycle {
+                            min_delay: retry_after,
+                        });
                     }
                 }
             }
@@ -162,24 +155,40 @@ where
                     let class = e.class();
                     let retry_after = e.retry_after();
                     let transport = matches!(e, list_watch::Error::Transport(_));
-                    if class == ErrorClass::UnexpectedObject {
-                        ctx.report(Error::UnexpectedObject(e)); // R16
-                        continue;
-                    }
-                    ctx.report(Error::Watch(e));
-                    match class {
-                        ErrorClass::Expired | ErrorClass::TooLargeResourceVersion
-                            if !retried_at_empty =>
-                        {
+                    let facts = Facts {
+                        transport,
+                        retried_at_empty,
+                        ..Facts::default()
+                    };
+                    match on_error(Phase::Stream, class, facts) {
+                        Action::DropEvent => {
+                            ctx.report(Error::UnexpectedObject(e)); // R16
+                            continue;
+                        }
+                        Action::TreatAsClose => {
+                            // The connection broke: the stream ended before its bookmark (R20),
+                            // as a close of a plain watch is a close (R9).
+                            return fallback(
+                                ctx,
+                                format!("stream broke before `{INITIAL_EVENTS_END}`: {e}"),
+                            );
+                        }
+                        Action::RetryStreamAtEmpty => {
+                            ctx.report(Error::Watch(e));
                             ctx.rv.unavailable = true;
                             retried_at_empty = true;
                             continue 'stream;
                         }
-                        ErrorClass::Invalid | ErrorClass::Other if !transport => {
+                        Action::FallBackToList { disable_streaming } => {
+                            ctx.report(Error::Watch(e));
+                            if disable_streaming {
+                                ctx.streaming_disabled = true;
+                            }
                             bump(&ctx.shared.counters.watch_list_fallbacks);
                             return Outcome::Fallback;
                         }
                         _ => {
+                            ctx.report(Error::Watch(e));
                             return Outcome::End(Next::NewCycle {
                                 min_delay: retry_after,
                             });

@@ -82,12 +82,13 @@ pub(crate) fn respond(
             let line = format!("{{\"type\":\"ERROR\",\"object\":{object}}}\n");
             Ok(json_response(StatusCode::OK, Bytes::from(line)))
         }
-        HostileResponse::WatchEvents(events) => {
+        HostileResponse::WatchEvents { lines, cut } => {
             let mut body = String::new();
-            for line in events {
+            for line in lines {
                 body.push_str(&line);
                 body.push('\n');
             }
+            body.push_str(&cut);
             Ok(json_response(StatusCode::OK, Bytes::from(body)))
         }
         HostileResponse::Redirect(code) => {
