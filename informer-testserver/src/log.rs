@@ -53,6 +53,8 @@ pub struct QueryParams {
     pub label_selector: Option<String>,
     /// `fieldSelector`.
     pub field_selector: Option<String>,
+    /// `shardSelector` (KEP-5866).
+    pub shard_selector: Option<String>,
     /// `dryRun`.
     pub dry_run: bool,
     /// `fieldManager`.
@@ -81,6 +83,7 @@ impl QueryParams {
                 "sendInitialEvents" => q.send_initial_events = Some(truthy(v)),
                 "labelSelector" => q.label_selector = Some(v.clone()),
                 "fieldSelector" => q.field_selector = Some(v.clone()),
+                "shardSelector" => q.shard_selector = Some(v.clone()),
                 "dryRun" => q.dry_run = !v.is_empty(),
                 "fieldManager" => q.field_manager = Some(v.clone()),
                 "force" => q.force = truthy(v),

@@ -256,17 +256,21 @@ pub(crate) struct Selectors {
     pub(crate) labels: LabelSelector,
     /// The field selector.
     pub(crate) fields: FieldSelector,
+    /// The shard selector (KEP-5866), when given and the feature is on.
+    pub(crate) shard: Option<crate::shard::ShardSelector>,
 }
 
 impl Selectors {
-    /// Whether the object matches both.
+    /// Whether the object matches all of them.
     pub(crate) fn matches(&self, obj: &Stored) -> bool {
-        self.labels.matches(&obj.labels) && self.fields.matches(obj)
+        self.labels.matches(&obj.labels)
+            && self.fields.matches(obj)
+            && self.shard.as_ref().is_none_or(|s| s.matches(obj))
     }
 
-    /// Whether both are empty.
+    /// Whether all are empty.
     pub(crate) fn is_empty(&self) -> bool {
-        self.labels.is_empty() && self.fields.is_empty()
+        self.labels.is_empty() && self.fields.is_empty() && self.shard.is_none()
     }
 }
 

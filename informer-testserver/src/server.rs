@@ -306,6 +306,15 @@ impl TestServer {
         self.sh.active_watches.load(Ordering::SeqCst)
     }
 
+    /// Turns the `ShardedListAndWatch` feature gate (KEP-5866) on (the default) or off. Off, the
+    /// server ignores `shardSelector` and sends no `shardInfo`, as an API server without the gate
+    /// does, so clients must filter on their side.
+    pub fn set_sharded_list_and_watch(&self, on: bool) {
+        self.sh
+            .sharded_list_and_watch
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// The current global resourceVersion.
     pub fn current_resource_version(&self) -> u64 {
         self.sh.store.current_rv()

@@ -37,6 +37,9 @@ pub(crate) struct Shared {
     pub(crate) changed: tokio::sync::watch::Sender<u64>,
     /// Bumped whenever a served resource goes away (its CRD was deleted or changed).
     pub(crate) resources_removed: tokio::sync::watch::Sender<u64>,
+    /// The `ShardedListAndWatch` feature gate (KEP-5866): on, `shardSelector` filters LIST and
+    /// WATCH and lists echo `shardInfo`; off, the parameter is ignored, as by an older server.
+    pub(crate) sharded_list_and_watch: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -52,6 +55,7 @@ impl Shared {
             shutdown: CancellationToken::new(),
             changed: tokio::sync::watch::Sender::new(0),
             resources_removed: tokio::sync::watch::Sender::new(0),
+            sharded_list_and_watch: std::sync::atomic::AtomicBool::new(true),
         })
     }
 

@@ -31,6 +31,8 @@ pub(crate) struct Stored {
     pub(crate) name: String,
     /// Labels.
     pub(crate) labels: BTreeMap<String, String>,
+    /// FNV-1a hash of `metadata.uid` (KEP-5866 sharding; the UID never changes).
+    pub(crate) uid_hash: u64,
     /// Values of the field-selector paths the resource supports.
     pub(crate) fields: BTreeMap<&'static str, String>,
     /// PartialObjectMetadata JSON, computed on first use.
@@ -84,6 +86,7 @@ impl Stored {
             api_version: text(value.get("apiVersion")),
             namespace: text(meta.and_then(|m| m.get("namespace"))),
             name: text(meta.and_then(|m| m.get("name"))),
+            uid_hash: crate::shard::fnv1a64(&text(meta.and_then(|m| m.get("uid")))),
             labels,
             fields,
             meta_json: OnceLock::new(),

@@ -10,19 +10,36 @@ use http::StatusCode;
 use super::{Mode, Target, json_response, object_bytes};
 use crate::log::QueryParams;
 use crate::selectors::{FieldSelector, LabelSelector, Selectors, field_paths};
+use crate::shard::ShardSelector;
 use crate::state::Shared;
 use crate::status::ApiError;
 use crate::store::{ListRead, ObjKey};
 
-/// Parses the selectors of a request (400 on a bad one).
-pub(crate) fn selectors(t: &Target, q: &QueryParams) -> Result<Selectors, ApiError> {
+/// Parses the selectors of a request (400 on a bad one). The shard selector (KEP-5866) only
+/// while the feature gate is on; off, it is ignored unparsed, as by an older server.
+pub(crate) fn selectors(sh: &Shared, t: &Target, q: &QueryParams) -> Result<Selectors, ApiError> {
+    let sharding = sh
+        .sharded_list_and_watch
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let shard = match q.shard_selector.as_deref() {
+        Some(text) if sharding && !text.is_empty() => Some(ShardSelector::parse(text)?),
+        _ => None,
+    };
     Ok(Selectors {
         labels: LabelSelector::parse(q.label_selector.as_deref().unwrap_or_default())?,
         fields: FieldSelector::parse(
             q.field_selector.as_deref().unwrap_or_default(),
             field_paths(&t.info.group, &t.info.kind),
         )?,
+        shard,
     })
+}
+
+/// The list metadata's `shardInfo` (KEP-5866) as JSON text, when a shard selector was applied.
+fn shard_info(sel: &Selectors) -> Option<String> {
+    let shard = sel.shard.as_ref()?;
+    let selector = serde_json::Value::String(shard.text().to_owned());
+    Some(format!("{{\"selector\":{selector}}}"))
 }
 
 /// Parses a resourceVersion query value.
@@ -165,7 +182,7 @@ pub(crate) fn list_with(
             "Forbidden: sendInitialEvents is forbidden for list",
         ));
     }
-    let sel = selectors(t, q)?;
+    let sel = selectors(sh, t, q)?;
     let (at, start_after) = read_point(sh, q)?;
     let filter = |o: &crate::store::Stored| sel.matches(o);
     let read = ListRead {
@@ -192,6 +209,9 @@ pub(crate) fn list_with(
         if let Some(c) = &cont {
             meta["continue"] = serde_json::Value::String(c.clone());
         }
+        if let Some(shard) = &sel.shard {
+            meta["shardInfo"] = serde_json::json!({ "selector": shard.text() });
+        }
         let table = super::table::TableRenderer::new(sh, &t.info, q)?;
         let body = table.render(page.items.iter().map(|o| &**o), meta);
         return Ok(json_response(StatusCode::OK, body));
@@ -201,6 +221,9 @@ pub(crate) fn list_with(
     buf.put_slice(format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":\"{}\"", page.rv).as_bytes());
     if let Some(c) = &cont {
         buf.put_slice(format!(",\"continue\":\"{c}\"").as_bytes());
+    }
+    if let Some(info) = shard_info(&sel) {
+        buf.put_slice(format!(",\"shardInfo\":{info}").as_bytes());
     }
     buf.put_slice(b"},\"items\":[");
     if let Some(extra) = &over.extra_item {

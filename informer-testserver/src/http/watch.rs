@@ -34,7 +34,7 @@ pub(crate) fn watch(
     q: &QueryParams,
     mode: Mode,
 ) -> Result<Response, ApiError> {
-    let sel = selectors(t, q)?;
+    let sel = selectors(sh, t, q)?;
     let table = match mode {
         Mode::Table => Some(super::table::TableRenderer::new(sh, &t.info, q)?),
         _ => None,
