@@ -138,3 +138,66 @@ async fn d10_ordered_mode_from_the_factory_keeps_global_order() {
     assert_eq!(seen, ["add a", "add b", "update a"]);
     factory.shutdown().await;
 }
+
+/// Issue 16, the FIFO-mode decision: what a burst costs while the consumer is held. 10 objects
+/// get 30 updates each while processing waits on a blocked handler; the keyed FIFO holds one
+/// entry per key, the ordered log one per event. Returns the FIFO's length once every change
+/// has reached it, then lets the handler finish.
+async fn queued_after_a_held_burst(mode: FifoMode) -> usize {
+    let server = TestServer::start().await.unwrap();
+    let w = Writer::new(server.client(), "default");
+    w.create("first", "0").await;
+    for i in 0..10 {
+        w.create(&format!("k{i}"), "0").await;
+    }
+    let inf = informer(server.client(), |c| c.fifo_mode = mode);
+    let gate = Arc::new(Gate::default());
+    inf.add_event_handler_with(
+        gate.clone(),
+        HandlerOptions::new()
+            .backlog_max(1)
+            .overflow(OverflowPolicy::Block),
+    )
+    .expect("handler");
+    let cancel = tokio_util::sync::CancellationToken::new();
+    drop(inf.start(cancel.clone()));
+    wait_until("the handler to block", || {
+        gate.entered.load(Ordering::Acquire)
+    })
+    .await;
+    let mut last = None;
+    for round in 1..=30 {
+        for i in 0..10 {
+            last = Some(w.set(&format!("k{i}"), &round.to_string()).await);
+        }
+    }
+    let rv = last.and_then(|cm| cm.metadata.resource_version);
+    wait_until("the FIFO to hold every change", || {
+        inf.last_sync_resource_version() == rv
+    })
+    .await;
+    let queued = inf.queued();
+    gate.open();
+    cancel.cancel();
+    inf.wait_stopped().await;
+    queued
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifo_default_decision_a_held_burst_costs_keys_coalescing_and_events_ordered() {
+    init_tracing();
+    let keyed = queued_after_a_held_burst(FifoMode::Coalescing).await;
+    let ordered = queued_after_a_held_burst(FifoMode::Ordered).await;
+    eprintln!("held burst: coalescing {keyed} entries, ordered {ordered} entries");
+    // Coalescing: at most one entry per key (10 updated keys, plus at most the initial ones
+    // still queued behind the blocked handler).
+    assert!(
+        keyed <= 11,
+        "coalescing FIFO held {keyed} entries for 11 keys"
+    );
+    // Ordered: every one of the 300 updates is its own entry.
+    assert!(
+        ordered >= 300,
+        "ordered FIFO held {ordered} entries for 300 events"
+    );
+}

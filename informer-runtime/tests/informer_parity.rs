@@ -611,6 +611,28 @@ async fn v3_batched_processing_keeps_every_notification_and_the_per_key_order() 
     stop(cancel, task).await;
 }
 
+/// An informer with `InformerConfig::default()` over every ConfigMap, started and synced.
+async fn default_informer_synced(
+    server: &TestServer,
+) -> (
+    informer_runtime::informer::SharedIndexInformer<ConfigMap>,
+    CancellationToken,
+    tokio::task::JoinHandle<()>,
+) {
+    let inf = informer_runtime::informer::SharedIndexInformer::new(
+        informer_runtime::list_watch::ListWatch::new(kube::Api::<ConfigMap>::all(server.client())),
+        informer_runtime::informer::InformerConfig::default(),
+    )
+    .expect("informer");
+    let (cancel, task) = start(&inf);
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .expect("synced in time")
+    );
+    (inf, cancel, task)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v1_informers_start_from_a_streaming_list_and_fall_back_to_paged_list() {
     // The default InformerConfig (and so every factory informer): one watch-list stream with
@@ -621,17 +643,7 @@ async fn v1_informers_start_from_a_streaming_list_and_fall_back_to_paged_list() 
             .create(&cm("default", &format!("cm-{i}"), "0"))
             .unwrap();
     }
-    let inf = informer_runtime::informer::SharedIndexInformer::new(
-        informer_runtime::list_watch::ListWatch::new(kube::Api::<ConfigMap>::all(server.client())),
-        informer_runtime::informer::InformerConfig::default(),
-    )
-    .unwrap();
-    let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    let (inf, cancel, task) = default_informer_synced(&server).await;
     assert_eq!(inf.indexer().len(), 5);
     let log = server.requests();
     assert_eq!(log.iter().filter(|r| r.is_list()).count(), 0, "V1: no LIST");
@@ -654,17 +666,7 @@ async fn v1_informers_start_from_a_streaming_list_and_fall_back_to_paged_list() 
         None,
         1,
     );
-    let inf = informer_runtime::informer::SharedIndexInformer::new(
-        informer_runtime::list_watch::ListWatch::new(kube::Api::<ConfigMap>::all(server.client())),
-        informer_runtime::informer::InformerConfig::default(),
-    )
-    .unwrap();
-    let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    let (inf, cancel, task) = default_informer_synced(&server).await;
     assert_eq!(inf.indexer().len(), 1);
     let lists = server.requests().iter().filter(|r| r.is_list()).count();
     assert_eq!(lists, 1, "R19: one paged LIST after the refused stream");

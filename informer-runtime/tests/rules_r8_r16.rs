@@ -29,6 +29,27 @@ fn configmap_json(name: &str, rv: u64) -> serde_json::Value {
     })
 }
 
+/// A streaming-list informer over every ConfigMap, started and synced.
+async fn streaming_informer_synced(
+    server: &TestServer,
+) -> (
+    informer_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::ConfigMap>,
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<()>,
+) {
+    let inf = informer(server.client(), |c| {
+        c.reflector.strategy = InitialListStrategy::StreamingList;
+    });
+    let (cancel, task) = start(&inf);
+    assert!(
+        tokio::time::timeout(WAIT, inf.wait_for_sync())
+            .await
+            .expect("synced in time"),
+        "synced"
+    );
+    (inf, cancel, task)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r16_events_of_another_kind_or_a_table_are_dropped_and_the_stream_goes_on() {
     init_tracing();
@@ -135,16 +156,7 @@ async fn r8_rvs_of_synthetic_added_events_are_never_recorded() {
         },
         1,
     );
-    let inf = informer(server.client(), |c| {
-        c.reflector.strategy = InitialListStrategy::StreamingList;
-    });
-    let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .expect("synced in time"),
-        "synced"
-    );
+    let (inf, cancel, task) = streaming_informer_synced(&server).await;
     wait_until("the watch after the fallback list", || {
         server.requests().iter().filter(|r| r.is_watch()).count() >= 2
     })
@@ -202,16 +214,7 @@ async fn item14_r20_a_stream_broken_before_its_bookmark_is_a_close_and_falls_bac
         },
         1,
     );
-    let inf = informer(server.client(), |c| {
-        c.reflector.strategy = InitialListStrategy::StreamingList;
-    });
-    let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .expect("synced in time"),
-        "synced"
-    );
+    let (inf, cancel, task) = streaming_informer_synced(&server).await;
     let counters = inf.reflector_handle().expect("running").counters();
     assert_eq!(
         counters.cycles, 1,
