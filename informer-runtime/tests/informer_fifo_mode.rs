@@ -144,7 +144,7 @@ async fn d10_ordered_mode_from_the_factory_keeps_global_order() {
 /// entry per key, the ordered log one per event. Returns the FIFO's length once every change
 /// has reached it, then lets the handler finish.
 async fn queued_after_a_held_burst(mode: FifoMode) -> usize {
-    let server = TestServer::start().await.unwrap();
+    let server = TestServer::start().await.expect("testserver");
     let w = Writer::new(server.client(), "default");
     w.create("first", "0").await;
     for i in 0..10 {
