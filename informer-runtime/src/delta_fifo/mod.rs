@@ -43,7 +43,6 @@ mod known;
 mod ordered;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
@@ -95,21 +94,20 @@ struct Locked<K> {
 ///
 /// # Transform timing (D8, M8)
 ///
-/// Used directly, the FIFO runs its transform when `add`, `update`, `delete` or `replace`
-/// queues an object. Behind a [`Reflector`](crate::reflector::Reflector), the reflector calls
-/// [`ReflectorStore::transform`] on each object as soon as it is decoded, so a large LIST is
-/// never held untransformed. The first such call switches the FIFO to *pre-transformed* mode for
-/// good: from then on `add`, `update` and `replace` take their objects as already transformed and
-/// do not transform them again. `delete` always transforms itself, and only when it queues a real
-/// `Deleted` (D4), since the reflector never pre-transforms `DELETED` events.
+/// Used directly, the FIFO runs its transform when [`add`](Self::add),
+/// [`update`](Self::update), [`delete`](ReflectorStore::delete) or [`replace`](Self::replace)
+/// queues an object. Behind a [`Reflector`](crate::reflector::Reflector), the reflector owns the
+/// transform: it calls [`ReflectorStore::transform`] on each object as soon as it is decoded, so
+/// a large LIST is never held untransformed, and hands the FIFO finished `Arc`s through
+/// [`ReflectorStore::add_shared`], [`update_shared`](ReflectorStore::update_shared) and
+/// [`replace_shared`](ReflectorStore::replace_shared), which queue them as they are. `delete`
+/// always transforms itself, and only when it queues a real `Deleted` (D4), since the reflector
+/// never transforms `DELETED` events.
 pub struct DeltaFifo<K> {
     queue: Mutex<Locked<K>>,
     known: Option<Arc<dyn KnownObjects<K>>>,
     emit_replaced: bool,
     transform: RwLock<Option<TransformFn<K>>>,
-    /// Set by the first [`ReflectorStore::transform`] call: `add`, `update` and `replace` objects
-    /// arrive already transformed (see the type docs).
-    pretransformed: AtomicBool,
     /// Wakes the single consumer; `notify_one` keeps a permit, so no wake-up is lost.
     item_ready: Notify,
     /// Wakes `wait_synced` callers when `has_synced` flips or the FIFO closes.
@@ -168,7 +166,6 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
             known: self.known,
             emit_replaced: self.emit_replaced,
             transform: RwLock::new(self.transform),
-            pretransformed: AtomicBool::new(false),
             item_ready: Notify::new(),
             synced: Notify::new(),
         }
@@ -253,13 +250,31 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         }
     }
 
-    /// Shares an `add`/`update`/`replace` object, transforming it unless the reflector already
-    /// did (pre-transformed mode, D8).
-    fn prepare(&self, mut obj: K) -> Arc<K> {
-        if !self.pretransformed.load(Ordering::Acquire) {
-            self.apply_transform(&mut obj);
-        }
-        Arc::new(obj)
+    /// Queues `Added` for an object that is not yet transformed: the transform runs once here
+    /// (D2, D8). The reflector uses [`ReflectorStore::add_shared`] instead.
+    pub fn add(&self, mut obj: K) -> Result<(), StoreError> {
+        self.apply_transform(&mut obj);
+        self.add_shared(Arc::new(obj))
+    }
+
+    /// Queues `Updated` for an object that is not yet transformed: the transform runs once here
+    /// (D2, D8). The reflector uses [`ReflectorStore::update_shared`] instead.
+    pub fn update(&self, mut obj: K) -> Result<(), StoreError> {
+        self.apply_transform(&mut obj);
+        self.update_shared(Arc::new(obj))
+    }
+
+    /// [`ReflectorStore::replace_shared`] for objects that are not yet transformed: each is
+    /// transformed once (D8) and shared ([`ReflectorStore::share`]) first.
+    pub fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError> {
+        let items = items
+            .into_iter()
+            .map(|mut obj| {
+                self.apply_transform(&mut obj);
+                self.share(obj)
+            })
+            .collect();
+        self.replace_shared(items, resource_version)
     }
 
     /// The known object that `obj` is an unchanged copy of: same key, same UID and the same
@@ -475,24 +490,21 @@ fn populate<K>(backlog: &mut dyn Backlog<K>) -> bool {
 }
 
 impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
-    /// Runs the transform on a freshly decoded object (D8, M8) and switches to pre-transformed
-    /// mode, so `add`, `update` and `replace` do not run it a second time.
+    /// Runs the transform on a freshly decoded object (D8, M8); what the reflector then hands
+    /// over is finished and not transformed again.
     fn transform(&self, obj: &mut K) {
-        self.pretransformed.store(true, Ordering::Release);
         self.apply_transform(obj);
     }
 
-    /// Queues `Added` (D2, D8).
-    fn add(&self, obj: K) -> Result<(), StoreError> {
-        let key = ObjectKey::from_resource(&obj)?;
-        let obj = self.prepare(obj);
+    /// Queues `Added` for a finished object (D2; transformed by the caller, D8).
+    fn add_shared(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        let key = ObjectKey::from_resource(&*obj)?;
         self.enqueue(key, Delta::Added(obj))
     }
 
-    /// Queues `Updated` (D2, D8).
-    fn update(&self, obj: K) -> Result<(), StoreError> {
-        let key = ObjectKey::from_resource(&obj)?;
-        let obj = self.prepare(obj);
+    /// Queues `Updated` for a finished object (D2; transformed by the caller, D8).
+    fn update_shared(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        let key = ObjectKey::from_resource(&*obj)?;
         self.enqueue(key, Delta::Updated(obj))
     }
 
@@ -525,16 +537,16 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         self.enqueue(key, Delta::Deleted(DeletedObject::Known(obj)))
     }
 
-    /// Transforms the object unless the reflector already did (D8), then shares it. If the known
-    /// objects hold the same object (same key, same UID, same non-empty resourceVersion), their
-    /// `Arc` is returned and `obj` dropped: a relist then costs memory only for what changed
-    /// (M8, X7). A reused object keeps the transform it was cached with; the transform cannot
-    /// change once the informer runs (H14), and D8 requires it to be idempotent.
+    /// Shares a transformed object. If the known objects hold the same object (same key, same
+    /// UID, same non-empty resourceVersion), their `Arc` is returned and `obj` dropped: a relist
+    /// then costs memory only for what changed (M8, X7). A reused object keeps the transform it
+    /// was cached with; the transform cannot change once the informer runs (H14), and D8
+    /// requires it to be idempotent.
     fn share(&self, obj: K) -> Arc<K> {
-        if let Some(cached) = self.cached_same(&obj) {
-            return cached;
+        match self.cached_same(&obj) {
+            Some(cached) => cached,
+            None => Arc::new(obj),
         }
-        self.prepare(obj)
     }
 
     /// D5: `Replaced` (or `Sync`) for every item, then tombstones. Items are keyed before the

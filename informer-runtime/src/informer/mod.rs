@@ -614,7 +614,6 @@ mod tests {
     use kube::api::ObjectMeta;
 
     use super::*;
-    use crate::store::ReflectorStore;
 
     fn offline_informer(config: InformerConfig<ConfigMap>) -> SharedIndexInformer<ConfigMap> {
         let url = "http://127.0.0.1:9".parse().unwrap();

@@ -1,4 +1,9 @@
-//! The list+watch cycle loop (R1) and the watch loop with its error classes (R5, R7–R10, R12–R16, R22).
+//! The driver of the reflector's state machine (`state.rs`): it performs each [`Action`] the
+//! pure `step` returns (LIST and replace, watch-list stream, WATCH, backoff) and feeds back the
+//! [`Event`] it observed. It makes no decision of its own: which request comes next, at which
+//! RV, after which delay, is `step`'s and the error table's (R1-R23). What it does do is the I/O
+//! around a decision: applying watch events to the store (R5, R8, R16), the resync timer (R22),
+//! the dead-connection timer (R7), logging and counting.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,32 +18,17 @@ use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, warn};
 
 use super::policy::{
-    Action, DEAD_WATCH_GRACE, EventRvGate, Facts, Phase, RetryWindow, RvState, VERY_SHORT_WATCH,
-    on_error, retry_after_floor, watch_timeout,
+    Action as Answer, DEAD_WATCH_GRACE, EventRvGate, Facts, Phase, on_error, retry_after_floor,
+    watch_timeout,
 };
+use super::state::{Action, Event, Failure, Machine, Note, Settings, Wait, WatchEnd};
 use super::{
-    Backoff, Error, InitialListStrategy, Reflector, ReflectorConfig, Shared, bump, guard_transform,
+    Backoff, Error, Reflector, ReflectorConfig, Shared, bump, guard_transform,
     guard_transform_owned, list, watch_list,
 };
 use crate::key::ObjectKey;
-use crate::list_watch::{self, ErrorClass, ListWatch, WatchRequest, WatchStream};
+use crate::list_watch::{self, ListWatch, WatchRequest, WatchStream};
 use crate::store::{ReflectorStore, StoreError};
-
-/// How a phase of a cycle ended.
-pub(super) enum Next {
-    /// The token was cancelled.
-    Cancelled,
-    /// The store closed.
-    Stop,
-    /// Start a new cycle after a backoff delay of at least `min_delay` (R1, Retry-After).
-    NewCycle { min_delay: Option<Duration> },
-}
-
-impl Next {
-    fn new_cycle(min_delay: Option<Duration>) -> Self {
-        Next::NewCycle { min_delay }
-    }
-}
 
 /// A started watch and what it was started with.
 pub(super) struct ActiveWatch<K> {
@@ -49,65 +39,54 @@ pub(super) struct ActiveWatch<K> {
     pub(super) timeout: Duration,
 }
 
-/// The reflector's state across cycles.
+/// What the driver holds: the I/O side of the reflector. The decisions' state is the
+/// [`Machine`]'s.
 pub(super) struct Ctx<K> {
     pub(super) lw: ListWatch<K>,
     pub(super) store: Arc<dyn ReflectorStore<K>>,
     pub(super) config: ReflectorConfig,
     pub(super) shared: Arc<Shared>,
     pub(super) cancel: CancellationToken,
-    pub(super) backoff: Backoff,
-    pub(super) rv: RvState,
-    /// Set by R19 "unsupported" or an R20 fallback: paged LIST until restarted.
-    pub(super) streaming_disabled: bool,
-    retry_window: RetryWindow,
+    backoff: Backoff,
     listed_once: bool,
-}
-
-/// What to do after a watch error.
-enum Decision {
-    /// Re-watch at the last RV after `delay` (R9, R13, R14).
-    Rewatch(Option<Duration>),
-    /// End the cycle.
-    End(Next),
+    /// The resync timer (R22): restarted with each cycle's first watch, kept across re-watches.
+    resync: Option<Interval>,
 }
 
 pub(super) async fn run<K>(r: Reflector<K>, cancel: CancellationToken)
 where
     K: crate::object::Meta + DeserializeOwned,
 {
-    let mut ctx = Ctx {
-        backoff: Backoff::new(r.config.backoff.clone()),
-        retry_window: RetryWindow::new(r.config.max_internal_error_retry),
-        lw: r.lw,
-        store: r.store,
-        config: r.config,
-        shared: r.handle.shared,
-        cancel,
-        rv: RvState::default(),
-        streaming_disabled: false,
-        listed_once: false,
+    let settings = Settings {
+        strategy: r.config.strategy,
+        initial_list_rv: r.config.initial_list_rv.clone(),
+        page_size: r.config.page_size,
     };
-    let mut pending: Option<Option<Duration>> = None;
+    let mut machine = Machine::new(settings, r.config.max_internal_error_retry);
+    let mut ctx = Ctx::new(r, cancel);
+    // The watch-list connection between its bookmark and `ConsumeStream` (R17).
+    let mut synced = None;
+    let mut event = ctx.cycle_due();
     loop {
-        if let Some(min_delay) = pending {
-            // R1: every cycle after the first starts after one backoff delay; Retry-After is a
-            // minimum, capped at the backoff maximum (item 7).
-            let floor = retry_after_floor(min_delay, ctx.config.backoff.cap);
-            let delay = ctx.backoff.next_delay().max(floor);
-            debug!(?delay, "backing off before the next list+watch cycle");
-            if !ctx.sleep(delay).await {
-                break;
-            }
+        let (next, action, note) = machine.step(event, Instant::now());
+        machine = next;
+        if let Some(note) = note {
+            ctx.note(note);
         }
-        bump(&ctx.shared.counters.cycles);
-        match ctx.cycle().await {
-            Next::Cancelled => break,
-            Next::Stop => {
-                info!("store closed; reflector stops");
-                break;
+        event = match action {
+            Action::Stop => break,
+            Action::Backoff { floor } => ctx.back_off(floor).await,
+            Action::List { rv, limit } => ctx.list(rv, limit).await,
+            Action::Stream { rv } => {
+                let (event, watch) = ctx.stream(rv).await;
+                synced = watch;
+                event
             }
-            Next::NewCycle { min_delay } => pending = Some(min_delay),
+            Action::Watch { rv, wait, rewatch } => ctx.watch(rv, wait, rewatch).await,
+            Action::ConsumeStream { rv } => ctx.consume_stream(synced.take(), rv).await,
+        };
+        if event == Event::StoreClosed {
+            info!("store closed; reflector stops");
         }
     }
     debug!("reflector stopped");
@@ -117,6 +96,38 @@ impl<K> Ctx<K>
 where
     K: crate::object::Meta + DeserializeOwned,
 {
+    fn new(r: Reflector<K>, cancel: CancellationToken) -> Self {
+        Ctx {
+            backoff: Backoff::new(r.config.backoff.clone()),
+            lw: r.lw,
+            store: r.store,
+            config: r.config,
+            shared: r.handle.shared,
+            cancel,
+            listed_once: false,
+            resync: None,
+        }
+    }
+
+    /// A cycle starts (counted).
+    fn cycle_due(&self) -> Event {
+        bump(&self.shared.counters.cycles);
+        Event::CycleDue
+    }
+
+    /// Reports what `step` noted.
+    fn note(&self, note: Note) {
+        match note {
+            Note::FellBack { disabled } => {
+                bump(&self.shared.counters.watch_list_fallbacks);
+                if disabled {
+                    warn!("watch-list abandoned; using paged LIST until the informer restarts");
+                }
+            }
+            Note::VeryShortWatch(elapsed) => self.report(Error::VeryShortWatch(elapsed)),
+        }
+    }
+
     /// Sleeps unless cancelled first; false if cancelled.
     pub(super) async fn sleep(&self, d: Duration) -> bool {
         if d.is_zero() {
@@ -125,6 +136,24 @@ where
         tokio::select! {
             _ = self.cancel.cancelled() => false,
             _ = tokio::time::sleep(d) => true,
+        }
+    }
+
+    /// One backoff delay, at least the server's `Retry-After` capped at the backoff maximum
+    /// (R1, R13, item 7).
+    fn backoff_delay(&mut self, floor: Option<Duration>) -> Duration {
+        let floor = retry_after_floor(floor, self.config.backoff.cap);
+        self.backoff.next_delay().max(floor)
+    }
+
+    /// R1: every cycle after the first starts after one backoff delay.
+    async fn back_off(&mut self, floor: Option<Duration>) -> Event {
+        let delay = self.backoff_delay(floor);
+        debug!(?delay, "backing off before the next list+watch cycle");
+        if self.sleep(delay).await {
+            self.cycle_due()
+        } else {
+            Event::Cancelled
         }
     }
 
@@ -142,10 +171,9 @@ where
         }
     }
 
-    /// Records `rv` as the last synced RV (R23).
-    pub(super) fn set_rv(&mut self, rv: String) {
-        *self.shared.last_sync_rv.write() = Some(rv.clone());
-        self.rv.last_synced = Some(rv);
+    /// Publishes `rv` as the last synced RV (R23).
+    fn set_rv(&self, rv: &str) {
+        *self.shared.last_sync_rv.write() = Some(rv.to_string());
     }
 
     /// A watch request at `rv` with a fresh random timeout (R6).
@@ -161,89 +189,171 @@ where
         }
     }
 
-    /// Counts a complete list: the first is the initial list, the rest are relists.
-    pub(super) fn count_list_done(&mut self) {
+    /// Replaces the store with a complete list at `rv` (D5) and publishes the RV; the first
+    /// complete list is the initial list, the rest are relists.
+    fn replace(&mut self, items: Vec<Arc<K>>, rv: &str, what: &str) -> Result<(), StoreError> {
+        match self.store.replace_shared(items, rv.to_string()) {
+            Err(StoreError::Closed) => return Err(StoreError::Closed),
+            Err(e) => warn!(error = %e, "store refused part of the {what}"),
+            Ok(()) => {}
+        }
+        self.set_rv(rv);
         if self.listed_once {
             bump(&self.shared.counters.relists);
         }
         self.listed_once = true;
+        Ok(())
     }
 
-    async fn cycle(&mut self) -> Next {
-        let mut initial = None;
-        if self.config.strategy == InitialListStrategy::StreamingList && !self.streaming_disabled {
-            match watch_list::initial(self).await {
-                watch_list::Outcome::Synced(w) => initial = Some(w),
-                watch_list::Outcome::Fallback => {}
-                watch_list::Outcome::End(next) => return next,
+    /// [`Action::List`]: the whole list at `rv`, then `replace` (R2-R4).
+    async fn list(&mut self, rv: String, limit: Option<u32>) -> Event {
+        let span = tracing::info_span!(
+            "list",
+            rv = %rv,
+            limit = ?limit,
+            items = tracing::field::Empty,
+            list_rv = tracing::field::Empty,
+        );
+        let res = tokio::select! {
+            _ = self.cancel.cancelled() => return Event::Cancelled,
+            res = list::list_all(self, &rv, limit).instrument(span.clone()) => res,
+        };
+        match res {
+            Ok(listed) => {
+                span.record("items", listed.items.len());
+                span.record("list_rv", listed.resource_version.as_str());
+                if self
+                    .replace(listed.items, &listed.resource_version, "list")
+                    .is_err()
+                {
+                    return Event::StoreClosed;
+                }
+                Event::Listed {
+                    rv: listed.resource_version,
+                    paginated: listed.paginated,
+                }
+            }
+            Err(failed) => {
+                let failure = match &failed.error {
+                    Error::List(e) => Failure::of(e),
+                    _ => Failure::other(),
+                };
+                self.report(failed.error);
+                Event::ListFailed {
+                    failure,
+                    page: failed.page,
+                }
             }
         }
-        if initial.is_none()
-            && let Err(next) = list::list_and_replace(self).await
-        {
-            return next;
-        }
-        self.watch_loop(initial).await
     }
 
-    async fn watch_loop(&mut self, mut active: Option<ActiveWatch<K>>) -> Next {
-        let mut resync = self.resync_timer();
-        loop {
-            let mut w = match active.take() {
-                Some(w) => w,
-                None => match self.start_watch().await {
-                    Ok(w) => w,
-                    Err(decision) => match decision {
-                        Decision::Rewatch(delay) => {
-                            if !self.sleep(delay.unwrap_or_default()).await {
-                                return Next::Cancelled;
-                            }
-                            bump(&self.shared.counters.rewatches);
-                            continue;
-                        }
-                        Decision::End(next) => return next,
-                    },
-                },
-            };
-            let span = tracing::debug_span!("watch", rv = %w.start_rv, timeout_s = w.timeout.as_secs(), events = tracing::field::Empty);
-            let started = Instant::now();
-            let (end, events) = self
-                .consume(&mut w, &mut resync)
-                .instrument(span.clone())
-                .await;
-            span.record("events", events);
-            drop(w);
-            let decision = match end {
-                StreamEnd::Cancelled => return Next::Cancelled,
-                StreamEnd::Stop => return Next::Stop,
-                StreamEnd::Resync(e) => {
-                    // R22: a resync failure ends the current watch.
-                    self.report(Error::Resync(e));
-                    return Next::new_cycle(None);
+    /// [`Action::Stream`]: a watch-list stream at `rv` up to its bookmark (R17-R20); the
+    /// connection, once synced, for [`Action::ConsumeStream`].
+    async fn stream(&mut self, rv: String) -> (Event, Option<ActiveWatch<K>>) {
+        let started = Instant::now();
+        match watch_list::initial(self, rv).await {
+            watch_list::Streamed::Synced { watch, items } => {
+                let rv = watch.start_rv.clone();
+                let n = items.len();
+                if self.replace(items, &rv, "watch-list").is_err() {
+                    return (Event::StoreClosed, None);
                 }
-                StreamEnd::Closed if events == 0 && started.elapsed() < VERY_SHORT_WATCH => {
-                    // R10: a very short watch is an error: the next cycle relists.
-                    self.report(Error::VeryShortWatch(started.elapsed()));
-                    return Next::new_cycle(None);
+                let elapsed = started.elapsed();
+                if elapsed.as_secs() >= 10 {
+                    info!(?elapsed, objects = n, rv = %rv, "slow watch-list"); // R23
+                } else {
+                    info!(objects = n, rv = %rv, "watch-list synced");
                 }
-                StreamEnd::Closed => Decision::Rewatch(None), // R9
-                StreamEnd::Failed(e) => {
-                    let class = e.class();
-                    let retry_after = e.retry_after();
-                    let transport = matches!(e, list_watch::Error::Transport(_));
-                    self.report(Error::Watch(e));
-                    self.decide(Phase::Watch, class, transport, retry_after)
-                }
-            };
-            match decision {
-                Decision::Rewatch(delay) => {
-                    if !self.sleep(delay.unwrap_or_default()).await {
-                        return Next::Cancelled;
-                    }
-                    bump(&self.shared.counters.rewatches);
-                }
-                Decision::End(next) => return next,
+                (Event::StreamSynced { rv }, Some(watch))
             }
+            watch_list::Streamed::StartFailed(e) => {
+                let failure = Failure::of(&e);
+                self.report(Error::WatchStart(e));
+                (Event::StartFailed(failure), None)
+            }
+            watch_list::Streamed::Failed(e) => {
+                let failure = Failure::of(&e);
+                self.report(Error::Watch(e));
+                (Event::StreamFailed(failure), None)
+            }
+            watch_list::Streamed::Incomplete(reason) => {
+                self.report(Error::WatchListIncomplete(reason));
+                (Event::StreamIncomplete, None)
+            }
+            watch_list::Streamed::Cancelled => (Event::Cancelled, None),
+        }
+    }
+
+    /// [`Action::ConsumeStream`]: live events on the watch-list connection (R17).
+    async fn consume_stream(&mut self, synced: Option<ActiveWatch<K>>, rv: String) -> Event {
+        match synced {
+            Some(w) => {
+                self.resync = self.resync_timer();
+                self.run_watch(w).await
+            }
+            // Only if the driver lost the connection: a plain WATCH from the same RV.
+            None => self.watch(rv, Wait::Now, false).await,
+        }
+    }
+
+    /// [`Action::Watch`]: a WATCH at `rv` after `wait`, consumed until it ends.
+    async fn watch(&mut self, rv: String, wait: Wait, rewatch: bool) -> Event {
+        let delay = match wait {
+            Wait::Now => Duration::ZERO,
+            Wait::Backoff { floor } => self.backoff_delay(floor),
+        };
+        if !self.sleep(delay).await {
+            return Event::Cancelled;
+        }
+        if rewatch {
+            bump(&self.shared.counters.rewatches);
+        } else {
+            self.resync = self.resync_timer();
+        }
+        let req = self.watch_request(rv, false); // R18: a resumed watch never sends initial events
+        bump(&self.shared.counters.watch_requests);
+        debug!(rv = %req.resource_version, timeout_s = req.timeout.as_secs(), "starting watch");
+        let res = tokio::select! {
+            _ = self.cancel.cancelled() => return Event::Cancelled,
+            res = self.lw.watch(&req) => res,
+        };
+        match res {
+            Ok(stream) => {
+                self.run_watch(ActiveWatch {
+                    stream,
+                    start_rv: req.resource_version,
+                    timeout: req.timeout,
+                })
+                .await
+            }
+            Err(e) => {
+                let failure = Failure::of(&e);
+                self.report(Error::WatchStart(e));
+                Event::StartFailed(failure)
+            }
+        }
+    }
+
+    /// Consumes one watch connection until it ends.
+    async fn run_watch(&mut self, mut w: ActiveWatch<K>) -> Event {
+        let span = tracing::debug_span!("watch", rv = %w.start_rv, timeout_s = w.timeout.as_secs(), events = tracing::field::Empty);
+        let started = Instant::now();
+        let mut resync = self.resync.take();
+        let (end, events, last_rv) = self
+            .consume(&mut w, &mut resync)
+            .instrument(span.clone())
+            .await;
+        self.resync = resync;
+        span.record("events", events);
+        match end {
+            Consumed::Cancelled => Event::Cancelled,
+            Consumed::StoreClosed => Event::StoreClosed,
+            Consumed::Ended(end) => Event::WatchEnded {
+                end,
+                events,
+                elapsed: started.elapsed(),
+                last_rv,
+            },
         }
     }
 
@@ -257,118 +367,63 @@ where
         Some(t)
     }
 
-    async fn start_watch(&mut self) -> Result<ActiveWatch<K>, Decision> {
-        let rv = self.rv.last_synced.clone().unwrap_or_default();
-        let req = self.watch_request(rv, false); // R18: a resumed watch never sends initial events
-        bump(&self.shared.counters.watch_requests);
-        debug!(rv = %req.resource_version, timeout_s = req.timeout.as_secs(), "starting watch");
-        let res = tokio::select! {
-            _ = self.cancel.cancelled() => return Err(Decision::End(Next::Cancelled)),
-            res = self.lw.watch(&req) => res,
-        };
-        match res {
-            Ok(stream) => Ok(ActiveWatch {
-                stream,
-                start_rv: req.resource_version,
-                timeout: req.timeout,
-            }),
-            Err(e) => {
-                let class = e.class();
-                let retry_after = e.retry_after();
-                let transport = matches!(e, list_watch::Error::Transport(_));
-                self.report(Error::WatchStart(e));
-                Err(self.decide(Phase::WatchStart, class, transport, retry_after))
-            }
-        }
-    }
-
-    /// Performs the error table's answer ([`on_error`]) for a WATCH error (R9-R15).
-    fn decide(
-        &mut self,
-        phase: Phase,
-        class: ErrorClass,
-        transport: bool,
-        retry_after: Option<Duration>,
-    ) -> Decision {
-        // R14's window counts only the internal errors it is asked about.
-        let internal_retry_allowed =
-            class == ErrorClass::InternalError && self.retry_window.should_retry();
-        let facts = Facts {
-            transport,
-            internal_retry_allowed,
-            ..Facts::default()
-        };
-        match on_error(phase, class, facts) {
-            // R13: re-watch at the same RV after backoff; Retry-After is the minimum delay.
-            Action::Rewatch { backoff: true } => {
-                let floor = retry_after_floor(retry_after, self.config.backoff.cap);
-                let delay = self.backoff.next_delay().max(floor);
-                Decision::Rewatch(Some(delay))
-            }
-            // R14 inside its window; R9 for a close.
-            Action::Rewatch { backoff: false } | Action::TreatAsClose | Action::DropEvent => {
-                Decision::Rewatch(None)
-            }
-            // R12 (relist at the last RV, never ""), R15; the table gives a WATCH nothing else.
-            _ => Decision::End(Next::new_cycle(retry_after)),
-        }
-    }
-
+    /// Applies the watch's events until it ends; returns how, the events it delivered and the
+    /// newest RV it recorded (R8).
     async fn consume(
         &mut self,
         w: &mut ActiveWatch<K>,
         resync: &mut Option<Interval>,
-    ) -> (StreamEnd, u64) {
+    ) -> (Consumed, u64, Option<String>) {
         let idle = w.timeout + DEAD_WATCH_GRACE;
         let mut deadline = Instant::now() + idle;
         let mut gate = EventRvGate::new(&w.start_rv);
         let mut events = 0u64;
+        let mut last_rv = None;
         loop {
             tokio::select! {
                 biased;
-                _ = self.cancel.cancelled() => return (StreamEnd::Cancelled, events),
+                _ = self.cancel.cancelled() => return (Consumed::Cancelled, events, last_rv),
                 _ = tick(resync) => {
                     let due = self.config.should_resync.as_ref().is_none_or(|f| f());
                     if due {
                         bump(&self.shared.counters.resyncs);
                         if let Err(e) = self.store.resync() {
-                            return (StreamEnd::Resync(e), events);
+                            self.report(Error::Resync(e));
+                            return (Consumed::Ended(WatchEnd::ResyncFailed), events, last_rv);
                         }
                     }
                 }
                 _ = tokio::time::sleep_until(deadline) => {
                     // R7: nothing for timeout + 5 s: a dead connection, handled like a close.
                     self.report(Error::DeadWatch(idle));
-                    return (StreamEnd::Closed, events);
+                    return (Consumed::Ended(WatchEnd::Closed), events, last_rv);
                 }
                 item = w.stream.next() => {
                     deadline = Instant::now() + idle;
                     match item {
-                        None => return (StreamEnd::Closed, events),
+                        None => return (Consumed::Ended(WatchEnd::Closed), events, last_rv),
                         Some(Ok(ev)) => {
                             events += 1;
-                            if self.apply(ev, &mut gate).is_err() {
-                                return (StreamEnd::Stop, events);
+                            match self.apply(ev, &mut gate) {
+                                Ok(Some(rv)) => last_rv = Some(rv),
+                                Ok(None) => {}
+                                Err(_) => return (Consumed::StoreClosed, events, last_rv),
                             }
                         }
                         Some(Err(e)) => {
-                            let transport = matches!(e, list_watch::Error::Transport(_));
-                            let facts = Facts { transport, ..Facts::default() };
-                            // The two answers of the error table that do not depend on retry
-                            // state are handled here; the rest in `decide`.
-                            match on_error(Phase::Watch, e.class(), facts) {
-                                Action::DropEvent => {
-                                    // R16: drop the event, log it, keep watching.
-                                    self.report(Error::UnexpectedObject(e));
-                                }
-                                Action::TreatAsClose => {
-                                    // A broken body ends the watch like a close (R9): nothing
-                                    // after the last complete event was recorded.
-                                    self.report(Error::Watch(e));
-                                    return (StreamEnd::Closed, events);
-                                }
-                                _ => return (StreamEnd::Failed(e), events),
+                            let facts = Facts {
+                                transport: matches!(e, list_watch::Error::Transport(_)),
+                                ..Facts::default()
+                            };
+                            if on_error(Phase::Watch, e.class(), facts) == Answer::DropEvent {
+                                // R16: drop the event, log it, keep watching.
+                                self.report(Error::UnexpectedObject(e));
+                                continue;
                             }
+                            let failure = Failure::of(&e);
+                            self.report(Error::Watch(e));
+                            let end = WatchEnd::Failed(failure);
+                            return (Consumed::Ended(end), events, last_rv);
                         }
                     }
                 }
@@ -376,23 +431,29 @@ where
         }
     }
 
-    /// Transforms a watched object (D8) and hands it to `write`; a transform that panics drops
-    /// the object (item 5) and writes nothing.
-    fn transform_then(
+    /// Transforms a watched object (D8) and shares it, finished, with `write`; a transform
+    /// that panics drops the object (item 5) and writes nothing.
+    fn finish_then(
         &self,
         mut obj: K,
-        write: impl FnOnce(&dyn ReflectorStore<K>, K) -> Result<(), StoreError>,
+        write: impl FnOnce(&dyn ReflectorStore<K>, Arc<K>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let store = &*self.store;
         if guard_transform(&self.shared, &mut obj, |o| store.transform(o)) {
-            write(store, obj)
+            // A watched object is new (its RV changed), so there is no cached Arc to reuse.
+            write(store, Arc::new(obj))
         } else {
             Ok(())
         }
     }
 
-    /// Applies one watch event to the store and records its RV (R5, R8). Err means the store closed.
-    fn apply(&mut self, ev: WatchEvent<K>, gate: &mut EventRvGate) -> Result<(), StoreError> {
+    /// Applies one watch event to the store (R5) and publishes its RV if the gate admits it
+    /// (R8); returns that RV. Err means the store closed.
+    fn apply(
+        &self,
+        ev: WatchEvent<K>,
+        gate: &mut EventRvGate,
+    ) -> Result<Option<String>, StoreError> {
         // Item 5: a panicking transform drops that event only (`guard_transform`); its RV is
         // still recorded, so the watch goes on past it.
         let (res, rv, is_added) = match ev {
@@ -400,11 +461,11 @@ where
             // ones are left to the store, which transforms only a real `Deleted` (D4).
             WatchEvent::Added(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                (self.transform_then(o, |s, o| s.add(o)), rv, true)
+                (self.finish_then(o, |s, o| s.add_shared(o)), rv, true)
             }
             WatchEvent::Modified(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                (self.transform_then(o, |s, o| s.update(o)), rv, false)
+                (self.finish_then(o, |s, o| s.update_shared(o)), rv, false)
             }
             WatchEvent::Deleted(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
@@ -426,7 +487,7 @@ where
                 (Ok(()), Some(rv), false)
             }
             // Decoding turns ERROR events into stream errors; nothing to apply.
-            WatchEvent::Error(_) => return Ok(()),
+            WatchEvent::Error(_) => return Ok(None),
         };
         match res {
             Err(StoreError::Closed) => return Err(StoreError::Closed),
@@ -441,20 +502,18 @@ where
         if gate.admit(is_added)
             && let Some(rv) = rv.filter(|rv| !rv.is_empty())
         {
-            self.set_rv(rv);
+            self.set_rv(&rv);
+            return Ok(Some(rv));
         }
-        Ok(())
+        Ok(None)
     }
 }
 
-/// How one watch connection ended.
-enum StreamEnd {
+/// How consuming one watch connection ended.
+enum Consumed {
     Cancelled,
-    Stop,
-    /// EOF, server timeout, cut body or dead connection (R7, R9).
-    Closed,
-    Failed(list_watch::Error),
-    Resync(StoreError),
+    StoreClosed,
+    Ended(WatchEnd),
 }
 
 async fn tick(t: &mut Option<Interval>) {
@@ -477,16 +536,14 @@ mod tests {
     struct Ops(Mutex<Vec<String>>);
 
     impl ReflectorStore<ConfigMap> for Ops {
-        fn add(&self, o: ConfigMap) -> Result<(), StoreError> {
-            self.0
-                .lock()
-                .push(format!("add {}", o.metadata.name.unwrap_or_default()));
+        fn add_shared(&self, o: Arc<ConfigMap>) -> Result<(), StoreError> {
+            let name = o.metadata.name.clone().unwrap_or_default();
+            self.0.lock().push(format!("add {name}"));
             Ok(())
         }
-        fn update(&self, o: ConfigMap) -> Result<(), StoreError> {
-            self.0
-                .lock()
-                .push(format!("update {}", o.metadata.name.unwrap_or_default()));
+        fn update_shared(&self, o: Arc<ConfigMap>) -> Result<(), StoreError> {
+            let name = o.metadata.name.clone().unwrap_or_default();
+            self.0.lock().push(format!("update {name}"));
             Ok(())
         }
         fn delete(&self, o: ConfigMap) -> Result<(), StoreError> {
@@ -514,18 +571,7 @@ mod tests {
         let client = kube::Client::try_from(kc).unwrap();
         let lw = ListWatch::new(kube::Api::<ConfigMap>::all(client));
         let r = Reflector::new(lw, store, config);
-        Ctx {
-            backoff: Backoff::new(r.config.backoff.clone()),
-            retry_window: RetryWindow::new(r.config.max_internal_error_retry),
-            lw: r.lw,
-            store: r.store,
-            config: r.config,
-            shared: r.handle.shared,
-            cancel: CancellationToken::new(),
-            rv: RvState::default(),
-            streaming_disabled: false,
-            listed_once: false,
-        }
+        Ctx::new(r, CancellationToken::new())
     }
 
     fn cm(name: &str, rv: &str) -> ConfigMap {
@@ -564,9 +610,9 @@ mod tests {
         let mut c = ctx(store, ReflectorConfig::default());
         let mut w = active(vec![], "10", true);
         let started = Instant::now();
-        let (end, events) = c.consume(&mut w, &mut None).await;
+        let (end, events, _) = c.consume(&mut w, &mut None).await;
         assert!(
-            matches!(end, StreamEnd::Closed),
+            matches!(end, Consumed::Ended(WatchEnd::Closed)),
             "handled like a close (R9)"
         );
         assert_eq!(events, 0);
@@ -592,13 +638,11 @@ mod tests {
             "0",
             false,
         );
-        let (end, events) = c.consume(&mut w, &mut None).await;
-        assert!(matches!(end, StreamEnd::Closed));
+        let (end, events, last_rv) = c.consume(&mut w, &mut None).await;
+        assert!(matches!(end, Consumed::Ended(WatchEnd::Closed)));
         assert_eq!(events, 2);
-        assert_eq!(
-            c.rv.last_synced, None,
-            "synthetic ADDED events are out of RV order"
-        );
+        assert_eq!(last_rv, None, "synthetic ADDED events are out of RV order");
+        assert_eq!(*c.shared.last_sync_rv.read(), None);
         let mut w = active(
             vec![
                 Ok(WatchEvent::Added(cm("c", "3"))),
@@ -608,8 +652,8 @@ mod tests {
             "0",
             false,
         );
-        c.consume(&mut w, &mut None).await;
-        assert_eq!(c.rv.last_synced.as_deref(), Some("12"));
+        let (_, _, last_rv) = c.consume(&mut w, &mut None).await;
+        assert_eq!(last_rv.as_deref(), Some("12"));
         assert_eq!(c.shared.last_sync_rv.read().as_deref(), Some("12"));
         assert_eq!(store.0.lock().len(), 5);
     }
@@ -624,9 +668,9 @@ mod tests {
         }))
         .unwrap();
         let mut w = active(vec![Ok(bookmark)], "50", false);
-        c.consume(&mut w, &mut None).await;
+        let (_, _, last_rv) = c.consume(&mut w, &mut None).await;
         assert_eq!(*store.0.lock(), vec!["bookmark 77".to_string()]);
-        assert_eq!(c.rv.last_synced.as_deref(), Some("77"));
+        assert_eq!(last_rv.as_deref(), Some("77"));
     }
 
     #[tokio::test(start_paused = true)]
@@ -651,8 +695,8 @@ mod tests {
             "50",
             false,
         );
-        let (end, events) = c.consume(&mut w, &mut None).await;
-        assert!(matches!(end, StreamEnd::Closed));
+        let (end, events, _) = c.consume(&mut w, &mut None).await;
+        assert!(matches!(end, Consumed::Ended(WatchEnd::Closed)));
         assert_eq!(events, 1);
         assert_eq!(*store.0.lock(), vec!["add a".to_string()]);
         assert_eq!(
@@ -682,54 +726,5 @@ mod tests {
         c.consume(&mut w, &mut resync).await;
         assert_eq!(asked.load(std::sync::atomic::Ordering::Relaxed), 3);
         assert_eq!(*store.0.lock(), vec!["resync".to_string()]);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn r9_to_r15_decisions() {
-        let store = Arc::new(Ops::default());
-        let mut c = ctx(store, ReflectorConfig::default());
-        assert!(matches!(
-            c.decide(Phase::Watch, ErrorClass::Expired, false, None),
-            Decision::End(Next::NewCycle { .. })
-        ));
-        match c.decide(
-            Phase::Watch,
-            ErrorClass::TooManyRequests,
-            false,
-            Some(Duration::from_secs(7)),
-        ) {
-            Decision::Rewatch(Some(d)) => assert!(d >= Duration::from_secs(7), "{d:?}"),
-            _ => panic!("R13: 429 re-watches"),
-        }
-        assert!(matches!(
-            c.decide(Phase::Watch, ErrorClass::ConnectionRefused, false, None),
-            Decision::Rewatch(Some(_))
-        ));
-        assert!(
-            matches!(
-                c.decide(Phase::Watch, ErrorClass::InternalError, false, None),
-                Decision::End(_)
-            ),
-            "R14 window 0: R15"
-        );
-        assert!(matches!(
-            c.decide(Phase::Watch, ErrorClass::CutChunk, false, None),
-            Decision::Rewatch(None)
-        ));
-        assert!(matches!(
-            c.decide(Phase::Watch, ErrorClass::Other, false, None),
-            Decision::End(_)
-        ));
-        let mut c = ctx(
-            Arc::new(Ops::default()),
-            ReflectorConfig {
-                max_internal_error_retry: Duration::from_secs(5),
-                ..Default::default()
-            },
-        );
-        assert!(matches!(
-            c.decide(Phase::Watch, ErrorClass::InternalError, false, None),
-            Decision::Rewatch(None)
-        ));
     }
 }

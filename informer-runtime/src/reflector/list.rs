@@ -1,5 +1,6 @@
-//! The paged initial list (R2–R4, R11, R23): pages are fetched and decoded one ahead of the page
-//! being consumed.
+//! The paged list (R2-R4, R23, M15): pages are fetched and decoded one ahead of the page
+//! being consumed. It returns what it listed, or how it failed; what happens next (R4's
+//! unpaged retry, R11, R15) is the state machine's decision (`state.rs`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -11,89 +12,26 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tracing::{Instrument, debug, info};
 
-use super::cycle::{Ctx, Next};
-use super::policy::{Action, Facts, Phase, list_limit, on_error};
+use super::cycle::Ctx;
 use super::{Error, Shared, bump, transform_and_share};
-use crate::list_watch::{self, ErrorClass, ListRequest, ListWatch, RawListPage};
-use crate::store::{ReflectorStore, StoreError};
+use crate::list_watch::{self, ListRequest, ListWatch, RawListPage};
+use crate::store::ReflectorStore;
 
 /// A list that runs longer than this logs every page at info level and a step trace at the end (R23).
 const LONG_LIST: Duration = Duration::from_secs(10);
 
-/// Lists at the relist RV and replaces the store (R2). A 410 or "too large RV" marks the RV
-/// unavailable and lists again at once at `""` (R11); other errors end the cycle (R15).
-pub(super) async fn list_and_replace<K>(ctx: &mut Ctx<K>) -> Result<(), Next>
-where
-    K: crate::object::Meta + DeserializeOwned,
-{
-    loop {
-        let rv = ctx.rv.relist_rv(&ctx.config.initial_list_rv);
-        let limit = list_limit(&rv, ctx.config.page_size, ctx.rv.paginated_result);
-        let span = tracing::info_span!(
-            "list",
-            rv = %rv,
-            limit = ?limit,
-            items = tracing::field::Empty,
-            list_rv = tracing::field::Empty,
-        );
-        let res = tokio::select! {
-            _ = ctx.cancel.cancelled() => return Err(Next::Cancelled),
-            res = list_all(ctx, &rv, limit).instrument(span.clone()) => res,
-        };
-        match res {
-            Ok(listed) => {
-                span.record("items", listed.items.len());
-                span.record("list_rv", listed.resource_version.as_str());
-                let list_rv = listed.resource_version.clone();
-                match ctx.store.replace_shared(listed.items, list_rv.clone()) {
-                    Err(StoreError::Closed) => return Err(Next::Stop),
-                    Err(e) => tracing::warn!(error = %e, "store refused part of the list"),
-                    Ok(()) => {}
-                }
-                ctx.rv.listed(&rv, list_rv.clone(), listed.paginated);
-                ctx.set_rv(list_rv);
-                ctx.count_list_done();
-                return Ok(());
-            }
-            Err(e) => {
-                let (class, retry_after, transport) = match &e {
-                    Error::List(e) => (
-                        e.class(),
-                        e.retry_after(),
-                        matches!(e, list_watch::Error::Transport(_)),
-                    ),
-                    _ => (ErrorClass::Other, None, false),
-                };
-                ctx.report(e);
-                let facts = Facts {
-                    transport,
-                    rv_unavailable: ctx.rv.unavailable,
-                    ..Facts::default()
-                };
-                match on_error(Phase::List, class, facts) {
-                    // R11: mark the RV unavailable and relist immediately at "".
-                    Action::RelistAtEmpty => {
-                        ctx.rv.unavailable = true;
-                        continue;
-                    }
-                    // R15 (the table has nothing else for a LIST).
-                    _ => {
-                        return Err(Next::NewCycle {
-                            min_delay: retry_after,
-                        });
-                    }
-                }
-            }
-        }
-    }
+/// A complete list: every item transformed and shared (D8, M8).
+pub(super) struct Listed<K> {
+    pub(super) items: Vec<Arc<K>>,
+    pub(super) resource_version: String,
+    /// The server answered with more than one page (R3).
+    pub(super) paginated: bool,
 }
 
-/// A complete list.
-struct Listed<K> {
-    items: Vec<Arc<K>>,
-    resource_version: String,
-    /// The server answered with more than one page (R3).
-    paginated: bool,
+/// A list that failed, and on which page (1-based; a later page's 410 is R4's).
+pub(super) struct ListFailed {
+    pub(super) error: Error,
+    pub(super) page: u32,
 }
 
 /// Aborts a page task when the list is dropped (cancelled), so no task outlives the reflector.
@@ -209,9 +147,13 @@ fn chunk_size<K>(ctx: &Ctx<K>) -> usize {
 /// fetch starts as soon as this page's body (and so its continue token) has arrived, so page N+1
 /// downloads and decodes while page N decodes, on another core, and at most one page is in
 /// flight beyond the one being consumed (R3). A 410 on page 2 or later repeats the list once,
-/// unpaged, at `rv` (R4). A repeated `continue` token, or more than `max_list_pages` pages,
-/// abandons the list (M15).
-async fn list_all<K>(ctx: &Ctx<K>, rv: &str, limit: Option<u32>) -> Result<Listed<K>, Error>
+/// unpaged, at `rv` (R4, decided by the state machine). A repeated `continue` token, or more
+/// than `max_list_pages` pages, abandons the list (M15).
+pub(super) async fn list_all<K>(
+    ctx: &Ctx<K>,
+    rv: &str,
+    limit: Option<u32>,
+) -> Result<Listed<K>, ListFailed>
 where
     K: crate::object::Meta + DeserializeOwned,
 {
@@ -244,10 +186,8 @@ where
                         return Err(endless(pages, "the server repeated a continue token"));
                     }
                     Some(_) if max_pages != 0 && pages >= max_pages => {
-                        return Err(endless(
-                            pages,
-                            "the server asks for more than max_list_pages pages",
-                        ));
+                        let reason = "the server asks for more than max_list_pages pages";
+                        return Err(endless(pages, reason));
                     }
                     Some(token) => {
                         let req = ListRequest {
@@ -265,17 +205,12 @@ where
         };
         match current.items().await {
             Ok(page) => items.extend(page),
-            Err(e) if pages > 1 && e.class() == ErrorClass::Expired => {
-                // R4: the continue token expired: one unpaged LIST at the original RV.
-                info!(
-                    page = pages,
-                    "continue token expired; listing once without paging"
-                );
-                ctx.report(Error::List(e));
-                drop(items);
-                return list_unpaged(ctx, base).await.map_err(Error::List);
+            Err(e) => {
+                return Err(ListFailed {
+                    error: Error::List(e),
+                    page: pages,
+                });
             }
-            Err(e) => return Err(Error::List(e)),
         }
         let elapsed = started.elapsed();
         steps.push((pages, elapsed, items.len()));
@@ -308,29 +243,13 @@ where
 }
 
 /// M15: the error that abandons an endless list; the pages read so far are dropped with it.
-fn endless(pages: u32, reason: &str) -> Error {
-    Error::EndlessList {
-        pages,
-        reason: reason.to_string(),
+/// It is an error of the list as a whole, not of a later page (so never R4's).
+fn endless(pages: u32, reason: &str) -> ListFailed {
+    ListFailed {
+        error: Error::EndlessList {
+            pages,
+            reason: reason.to_string(),
+        },
+        page: 1,
     }
-}
-
-/// R4: the whole list in one response, decoded object by object.
-async fn list_unpaged<K>(ctx: &Ctx<K>, base: ListRequest) -> list_watch::Result<Listed<K>>
-where
-    K: crate::object::Meta + DeserializeOwned,
-{
-    bump(&ctx.shared.counters.list_requests);
-    let full = ListRequest {
-        limit: None,
-        ..base
-    };
-    let page: RawListPage<K> = ctx.lw.list_raw(&full).await?;
-    let (items, resource_version) =
-        decode_shared_chunked(&*ctx.store, &ctx.shared, page, chunk_size(ctx)).await?;
-    Ok(Listed {
-        items,
-        resource_version,
-        paginated: false,
-    })
 }

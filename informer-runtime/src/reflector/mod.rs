@@ -3,11 +3,16 @@
 //! One [`Reflector`] runs list+watch *cycles* until its `CancellationToken` is cancelled:
 //!
 //! 1. Initial state: a paged LIST (R2–R4, R11) or, with [`InitialListStrategy::StreamingList`], a
-//!    watch-list stream (R17–R20), ending in one `store.replace(items, rv)`.
+//!    watch-list stream (R17–R20), ending in one `store.replace_shared(items, rv)`.
 //! 2. Watch from that RV, re-watching in place after normal ends (R9), 429s (R13) and, inside the
 //!    R14 window, internal errors. Bookmarks go to `store.bookmark` (R5). The resync timer (R22)
 //!    ticks alongside.
 //! 3. Errors that end the cycle (R10, R12, R15) start the next cycle after one backoff delay (R1).
+//!
+//! Inside, it is an explicit state machine: a pure `step` from (state, event) to (state, action)
+//! decides everything, with one table from error class to answer for the LIST, WATCH and
+//! watch-list paths; a driver performs the actions. Objects reach the store finished:
+//! transformed once as they are decoded (D8) and shared as the `Arc` the cache will hold.
 //!
 //! Retryability of [`Error`]: every variant is retried by the reflector itself except
 //! [`Error::StoreClosed`], which stops it. The errors are reported through
@@ -17,6 +22,7 @@ mod backoff;
 mod cycle;
 mod list;
 mod policy;
+mod state;
 mod watch_list;
 
 use std::fmt;

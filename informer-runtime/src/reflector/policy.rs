@@ -140,12 +140,11 @@ impl RetryWindow {
         }
     }
 
-    /// Records an internal error now; true if it may be retried at once.
-    pub(crate) fn should_retry(&mut self) -> bool {
+    /// Records an internal error at `now`; true if it may be retried at once.
+    pub(crate) fn should_retry(&mut self, now: Instant) -> bool {
         if self.window.is_zero() {
             return false;
         }
-        let now = Instant::now();
         if self
             .last
             .is_none_or(|l| now.saturating_duration_since(l) > RETRY_WINDOW_RESET)
@@ -161,8 +160,10 @@ impl RetryWindow {
 /// Where in a cycle an error arrived: the rows of the error table ([`on_error`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
-    /// A LIST page (R2-R4, R11, R15).
+    /// A LIST, or its first page (R2, R3, R11, R15).
     List,
+    /// A LIST page after the first (R4, then as [`Phase::List`]).
+    ListContinue,
     /// Starting a plain WATCH (R12-R15).
     WatchStart,
     /// A running plain WATCH (R9, R12, R14-R16).
@@ -184,6 +185,8 @@ pub(crate) enum Action {
     TreatAsClose,
     /// Mark the RV unavailable and list again at once, at `""` (R11).
     RelistAtEmpty,
+    /// The continue token expired: list once more at the same RV, unpaged, at once (R4).
+    ListUnpaged,
     /// Mark the RV unavailable and start the stream again at once, at `""` (R19).
     RetryStreamAtEmpty,
     /// Start the WATCH again at the same RV, after a backoff delay when `backoff` (R13), at
@@ -226,6 +229,10 @@ pub(crate) fn on_error(phase: Phase, class: ErrorClass, f: Facts) -> Action {
     use Phase as P;
     let broken = f.transport || class == C::CutChunk;
     match (phase, class) {
+        // R4: a continue token expired: the whole list once, unpaged, at the same RV.
+        (P::ListContinue, C::Expired) => ListUnpaged,
+        // Any other error on a later page is an error of the LIST.
+        (P::ListContinue, _) => on_error(P::List, class, f),
         // R16: an event of another kind or a Table is dropped; the stream goes on.
         (P::Watch | P::Stream, C::UnexpectedObject) => DropEvent,
         // R9 / R20: a stream that breaks has ended; nothing after its last complete event was
@@ -266,6 +273,20 @@ pub(crate) fn on_error(phase: Phase, class: ErrorClass, f: Facts) -> Action {
         _ => NewCycle,
     }
 }
+
+/// Every error class, for the tests of the table and of `step`.
+#[cfg(test)]
+pub(crate) const CLASSES: [ErrorClass; 9] = [
+    ErrorClass::Expired,
+    ErrorClass::TooLargeResourceVersion,
+    ErrorClass::TooManyRequests,
+    ErrorClass::ConnectionRefused,
+    ErrorClass::InternalError,
+    ErrorClass::Invalid,
+    ErrorClass::UnexpectedObject,
+    ErrorClass::CutChunk,
+    ErrorClass::Other,
+];
 
 #[cfg(test)]
 mod tests {
@@ -368,41 +389,32 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn r14_window() {
         let mut never = RetryWindow::new(Duration::ZERO);
-        assert!(!never.should_retry());
+        assert!(!never.should_retry(Instant::now()));
         let mut w = RetryWindow::new(Duration::from_secs(10));
-        assert!(w.should_retry());
+        assert!(w.should_retry(Instant::now()));
         tokio::time::sleep(Duration::from_secs(5)).await;
-        assert!(w.should_retry());
+        assert!(w.should_retry(Instant::now()));
         tokio::time::sleep(Duration::from_secs(6)).await;
         assert!(
-            !w.should_retry(),
+            !w.should_retry(Instant::now()),
             "11 s after the first error: outside the window"
         );
         tokio::time::sleep(Duration::from_secs(61)).await;
         assert!(
-            w.should_retry(),
+            w.should_retry(Instant::now()),
             "a minute without errors resets the window"
         );
     }
 
-    const PHASES: [Phase; 5] = [
+    const PHASES: [Phase; 6] = [
         Phase::List,
+        Phase::ListContinue,
         Phase::WatchStart,
         Phase::Watch,
         Phase::StreamStart,
         Phase::Stream,
     ];
-    const CLASSES: [ErrorClass; 9] = [
-        ErrorClass::Expired,
-        ErrorClass::TooLargeResourceVersion,
-        ErrorClass::TooManyRequests,
-        ErrorClass::ConnectionRefused,
-        ErrorClass::InternalError,
-        ErrorClass::Invalid,
-        ErrorClass::UnexpectedObject,
-        ErrorClass::CutChunk,
-        ErrorClass::Other,
-    ];
+    use super::CLASSES;
 
     fn facts() -> impl proptest::strategy::Strategy<Value = Facts> {
         use proptest::prelude::*;
@@ -419,7 +431,7 @@ mod tests {
     proptest::proptest! {
         /// The table's rules hold for every (phase, class, facts).
         #[test]
-        fn item14_error_table_rules(p in 0..5usize, c in 0..9usize, f in facts()) {
+        fn item14_error_table_rules(p in 0..6usize, c in 0..9usize, f in facts()) {
             let (phase, class) = (PHASES[p], CLASSES[c]);
             let action = on_error(phase, class, f);
             let streaming = matches!(phase, Phase::Watch | Phase::Stream);
@@ -443,10 +455,21 @@ mod tests {
             }
             // R11: only a LIST relists at "", and only once.
             if action == Action::RelistAtEmpty {
-                proptest::prop_assert!(phase == Phase::List && !f.rv_unavailable);
+                proptest::prop_assert!(
+                    matches!(phase, Phase::List | Phase::ListContinue) && !f.rv_unavailable
+                );
             }
             if phase == Phase::List {
                 proptest::prop_assert!(matches!(action, Action::RelistAtEmpty | Action::NewCycle));
+            }
+            // R4: only an expired continue token lists unpaged; a later page's other errors
+            // are the LIST's.
+            proptest::prop_assert_eq!(
+                action == Action::ListUnpaged,
+                phase == Phase::ListContinue && class == ErrorClass::Expired
+            );
+            if phase == Phase::ListContinue && class != ErrorClass::Expired {
+                proptest::prop_assert_eq!(action, on_error(Phase::List, class, f));
             }
             // R19: only a watch-list stream retries at "", once; only it falls back to LIST.
             if action == Action::RetryStreamAtEmpty {

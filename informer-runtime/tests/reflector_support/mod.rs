@@ -107,20 +107,20 @@ impl<K: Resource + Send + Sync + 'static> RecordingStore<K> {
 }
 
 impl<K: Resource + Clone + Send + Sync + 'static> ReflectorStore<K> for RecordingStore<K> {
-    fn add(&self, obj: K) -> Result<(), StoreError> {
+    fn add_shared(&self, obj: Arc<K>) -> Result<(), StoreError> {
         let key = self.key(&obj)?;
         self.record(|r| {
             r.ops.push(Op::Add(key.clone()));
-            r.objects.insert(key, obj);
+            r.objects.insert(key, Arc::unwrap_or_clone(obj));
         });
         Ok(())
     }
 
-    fn update(&self, obj: K) -> Result<(), StoreError> {
+    fn update_shared(&self, obj: Arc<K>) -> Result<(), StoreError> {
         let key = self.key(&obj)?;
         self.record(|r| {
             r.ops.push(Op::Update(key.clone()));
-            r.objects.insert(key, obj);
+            r.objects.insert(key, Arc::unwrap_or_clone(obj));
         });
         Ok(())
     }
