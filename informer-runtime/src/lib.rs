@@ -17,6 +17,7 @@ pub mod lister;
 pub mod object;
 pub mod projection;
 pub mod reflector;
+pub mod shard;
 pub mod store;
 pub mod workqueue;
 

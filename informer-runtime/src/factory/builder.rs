@@ -64,6 +64,7 @@ pub(super) struct Options {
     fifo_mode: FifoMode,
     batch_size: usize,
     atomic_relist: bool,
+    shard: Option<crate::shard::Shard>,
     pub(super) collector: Option<super::metrics::Slot>,
 }
 
@@ -84,6 +85,7 @@ impl SharedInformerFactoryBuilder {
                 fifo_mode: FifoMode::default(),
                 batch_size: crate::informer::DEFAULT_BATCH_SIZE,
                 atomic_relist: true,
+                shard: None,
                 collector: None,
             },
         }
@@ -184,6 +186,27 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// Every informer of this factory caches only `shard` of its collection (KEP-5866): the
+    /// server applies the `shardSelector` where it has the `ShardedListAndWatch` feature, and
+    /// the reflector filters on the client where it does not (see [`crate::shard`]). `count`
+    /// replicas that each take [`Shard::of`](crate::shard::Shard::of)`(index, count, …)` cache
+    /// every object exactly once between them.
+    ///
+    /// ```
+    /// # fn f(client: kube::Client) {
+    /// use informer_runtime::factory::SharedInformerFactory;
+    /// use informer_runtime::shard::{Shard, ShardField};
+    ///
+    /// let factory = SharedInformerFactory::builder(client)
+    ///     .shard(Shard::of(0, 4, ShardField::Uid).expect("0 < 4"))
+    ///     .build();
+    /// # }
+    /// ```
+    pub fn shard(mut self, shard: crate::shard::Shard) -> Self {
+        self.options.shard = Some(shard);
+        self
+    }
+
     /// A unique name for this factory, used as a prefix of every informer's name in logs and
     /// metric labels (F6 `informer_name`).
     pub fn informer_name(mut self, name: impl Into<String>) -> Self {
@@ -263,6 +286,9 @@ impl Options {
             if let Some(rv) = params.resource_version {
                 reflector.initial_list_rv = rv;
             }
+        }
+        if let Some(shard) = &self.shard {
+            reflector.shard = Some(shard.clone());
         }
         let name = match &self.name {
             Some(prefix) => format!("{prefix}/{label}"),

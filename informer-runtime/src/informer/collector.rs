@@ -33,6 +33,8 @@ pub(crate) struct Snapshot {
     pub(crate) process_panics: u64,
     /// Time to apply one popped key's deltas to the store and hand them to the handlers.
     pub(crate) processing: Histogram,
+    /// How the informer's shard is applied (KEP-5866), if it has one.
+    pub(crate) shard_mode: Option<crate::shard::ShardMode>,
 }
 
 /// A fresh processing-latency histogram: 100 µs to about 26 s.
@@ -101,7 +103,16 @@ const COUNTERS: [(&str, &str, Counter); 10] = [
     ),
 ];
 
-const GAUGES: [(&str, &str, GaugeOf); 5] = [
+const GAUGES: [(&str, &str, GaugeOf); 6] = [
+    (
+        "informer_shard_mode",
+        "How the informer's shard is applied (KEP-5866): 0 no shard or not listed yet, 1 by the server, 2 filtered on the client",
+        |s| match s.shard_mode {
+            None => 0,
+            Some(crate::shard::ShardMode::Server) => 1,
+            Some(crate::shard::ShardMode::Client) => 2,
+        },
+    ),
     (
         "informer_synced",
         "1 once the informer's first list has been processed (D7)",

@@ -220,7 +220,9 @@ impl<K: crate::object::Meta> Inner<K> {
         collector::Snapshot {
             name: self.name.to_string(),
             counters: reflector.as_ref().map(|h| h.counters()).unwrap_or_default(),
-            last_resource_version: reflector.and_then(|h| h.last_sync_resource_version()),
+            last_resource_version: reflector
+                .as_ref()
+                .and_then(|h| h.last_sync_resource_version()),
             store_resource_version: self.store_resource_version(),
             synced: self.processor.gate().is_synced(),
             cached: self.indexer.len(),
@@ -228,6 +230,7 @@ impl<K: crate::object::Meta> Inner<K> {
             index_errors: self.counters.index_errors.load(Ordering::Relaxed),
             process_panics: self.counters.process_panics.load(Ordering::Relaxed),
             processing: self.processing.clone(),
+            shard_mode: reflector.as_ref().and_then(|h| h.shard_mode()),
         }
     }
 }

@@ -356,10 +356,18 @@ pub(super) struct ListMetaFields {
     pub(super) resource_version: Option<String>,
     #[serde(rename = "continue")]
     pub(super) continue_: Option<String>,
+    /// KEP-5866: the shard selector the server applied.
+    pub(super) shard_info: Option<ShardInfo>,
     /// The list's `kind` when it precedes `metadata` (filled in by [`list_meta`], not part of
     /// `metadata`).
     #[serde(skip)]
     pub(super) kind: Option<String>,
+}
+
+/// `metadata.shardInfo` of a sharded LIST answer (KEP-5866).
+#[derive(serde::Deserialize, Default, Debug)]
+pub(super) struct ShardInfo {
+    pub(super) selector: Option<String>,
 }
 
 /// The error for a 2xx LIST body that is not a list of one of the `expected` kinds (M14), or

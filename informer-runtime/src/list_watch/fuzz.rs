@@ -71,6 +71,8 @@ fn page<K>(body: Vec<u8>, exact: bool) -> RawListPage<K> {
         list_kinds: Arc::from(vec!["ConfigMapList".to_string()]),
         resource_version: String::new(),
         continue_token: None,
+        shard_info: None,
+        client_shard: None,
         _k: PhantomData,
     }
 }

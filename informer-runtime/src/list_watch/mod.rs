@@ -41,6 +41,7 @@ use self::decode::{LineDecoder, check_list_kind, decode_event, list_meta};
 use self::error::api_error;
 pub use self::error::{Error, ErrorClass, Result};
 pub use self::page::{ListPage, RawListPage};
+use crate::shard::Shard;
 
 /// The parameters of one LIST request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -57,6 +58,9 @@ pub struct ListRequest {
     pub label_selector: Option<String>,
     /// `fieldSelector`.
     pub field_selector: Option<String>,
+    /// `shardSelector` (KEP-5866; [`Shard::selector`]). Whether the server applied it is in
+    /// [`RawListPage::shard_info`].
+    pub shard_selector: Option<String>,
 }
 
 /// The parameters of one WATCH request. `allowWatchBookmarks=true` is always sent (R5).
@@ -76,6 +80,11 @@ pub struct WatchRequest {
     /// [`DEFAULT_MAX_WATCH_LINE_BYTES`]. A longer line ends the stream with
     /// [`Error::LineTooLong`].
     pub max_line_bytes: Option<usize>,
+    /// `shardSelector` (KEP-5866; [`Shard::selector`]).
+    pub shard_selector: Option<String>,
+    /// Filter events on the client: an event whose object is outside this shard is skipped
+    /// before its object is decoded (for a server that ignores `shardSelector`).
+    pub client_shard: Option<Shard>,
 }
 
 /// The default longest watch event line: 16 MiB, the limit of client-go's streaming decoder
@@ -262,6 +271,7 @@ where
         let mut query = String::new();
         push_opt(&mut query, "labelSelector", req.label_selector.as_deref());
         push_opt(&mut query, "fieldSelector", req.field_selector.as_deref());
+        push_opt(&mut query, "shardSelector", req.shard_selector.as_deref());
         if let Some(limit) = req.limit {
             push_pair(&mut query, "limit", &limit.to_string());
         }
@@ -301,6 +311,8 @@ where
             list_kinds: Arc::clone(&self.list_kinds),
             resource_version: meta.resource_version.unwrap_or_default(),
             continue_token: meta.continue_.filter(|c| !c.is_empty()),
+            shard_info: meta.shard_info.and_then(|i| i.selector),
+            client_shard: None,
             _k: PhantomData,
         })
     }
@@ -324,6 +336,7 @@ where
         );
         push_opt(&mut query, "labelSelector", req.label_selector.as_deref());
         push_opt(&mut query, "fieldSelector", req.field_selector.as_deref());
+        push_opt(&mut query, "shardSelector", req.shard_selector.as_deref());
         if req.send_initial_events {
             push_pair(&mut query, "sendInitialEvents", "true");
             push_pair(&mut query, "resourceVersionMatch", "NotOlderThan");
@@ -343,9 +356,19 @@ where
         let check = self.check.clone();
         let expected = self.expected_kind.clone();
         let exact = self.exact_capacity;
+        let shard = req.client_shard.clone();
         Ok(lines
             .into_stream()
-            .map(move |line| decode_event::<K>(line?, check.as_ref(), &expected, exact))
+            .filter_map(move |line| {
+                let event = match line {
+                    // KEP-5866 on the client: an event of an object outside the shard is
+                    // dropped after reading its type and metadata, before the decode.
+                    Ok(line) if shard.as_ref().is_some_and(|s| !s.admits_event(&line)) => None,
+                    Ok(line) => Some(decode_event::<K>(line, check.as_ref(), &expected, exact)),
+                    Err(e) => Some(Err(e)),
+                };
+                std::future::ready(event)
+            })
             .boxed())
     }
 

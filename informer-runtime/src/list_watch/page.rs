@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 
 use super::decode::{EachItem, check_list_kind};
 use super::{Error, Result, chunked, sized};
+use crate::shard::Shard;
 
 /// One decoded LIST page.
 #[derive(Debug, Clone)]
@@ -33,7 +34,22 @@ pub struct RawListPage<K> {
     pub resource_version: String,
     /// `metadata.continue`, if more pages follow.
     pub continue_token: Option<String>,
+    /// `metadata.shardInfo.selector`: the shard selector the server applied (KEP-5866); `None`
+    /// when it sent everything.
+    pub shard_info: Option<String>,
+    /// Items outside this shard are skipped before their decode (see [`Self::client_shard`]).
+    pub(super) client_shard: Option<Shard>,
     pub(super) _k: PhantomData<fn() -> K>,
+}
+
+impl<K> RawListPage<K> {
+    /// Filters the items on the client (KEP-5866 on a server without the feature): the decode
+    /// reads each item's UID or namespace first and skips an item outside `shard` without
+    /// decoding the rest of it.
+    pub fn client_shard(mut self, shard: Option<Shard>) -> Self {
+        self.client_shard = shard;
+        self
+    }
 }
 
 impl<K: DeserializeOwned> RawListPage<K> {
@@ -55,6 +71,10 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// A body without `items`, or whose `kind` is not the expected list kind, is an error
     /// (M14), never an empty list; `items: null` is an empty list.
     pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
+        if self.client_shard.is_some() {
+            // Item by item over raw slices, so each can be probed before its decode.
+            return self.walk_filtered(&mut each);
+        }
         // M8: exactly sized `Vec`s inside every object (see `sized`), unless turned off.
         let seed = EachItem {
             each: &mut each,
@@ -69,16 +89,7 @@ impl<K: DeserializeOwned> RawListPage<K> {
             what: "list",
             source,
         })?;
-        if let Some(err) = check_list_kind(&self.body, shape.kind.as_deref(), &self.list_kinds) {
-            return Err(err);
-        }
-        if !shape.has_items {
-            return Err(Error::NotAList {
-                what: "a body without `items`".to_string(),
-                expected: self.list_kinds.first().cloned().unwrap_or_default(),
-            });
-        }
-        Ok((self.resource_version, self.continue_token))
+        self.finish_walk((shape.kind, shape.has_items))
     }
 }
 
@@ -99,28 +110,30 @@ impl<K: DeserializeOwned> RawListPage<K> {
             what: "list",
             source,
         };
+        let shard = self.client_shard.as_ref();
         let mut walk = chunked::ChunkedList::new(&self.body);
         loop {
             let done = walk
-                .step(chunk, |raw| {
-                    let obj = if exact {
-                        sized::from_slice::<K>(raw)?
-                    } else {
-                        sized::from_slice_seed_unsized(raw, PhantomData::<K>)?
-                    };
-                    each(obj);
-                    Ok(())
-                })
+                .step(chunk, |raw| decode_raw(raw, exact, shard, &mut each))
                 .map_err(decode_err)?;
             if done {
                 break;
             }
             tokio::task::yield_now().await;
         }
-        if let Some(err) = check_list_kind(&self.body, walk.kind.as_deref(), &self.list_kinds) {
+        let shape = (walk.kind.take(), walk.has_items);
+        self.finish_walk(shape)
+    }
+
+    /// The checks after a walk (M14): the body's `kind` and its `items`.
+    fn finish_walk(
+        self,
+        (kind, has_items): (Option<String>, bool),
+    ) -> Result<(String, Option<String>)> {
+        if let Some(err) = check_list_kind(&self.body, kind.as_deref(), &self.list_kinds) {
             return Err(err);
         }
-        if !walk.has_items {
+        if !has_items {
             return Err(Error::NotAList {
                 what: "a body without `items`".to_string(),
                 expected: self.list_kinds.first().cloned().unwrap_or_default(),
@@ -128,4 +141,41 @@ impl<K: DeserializeOwned> RawListPage<K> {
         }
         Ok((self.resource_version, self.continue_token))
     }
+}
+
+impl<K: DeserializeOwned> RawListPage<K> {
+    /// The whole page as one walk over raw items, for a page filtered on the client: each
+    /// item is probed before it is decoded.
+    fn walk_filtered(self, each: &mut impl FnMut(K)) -> Result<(String, Option<String>)> {
+        let exact = self.exact_capacity;
+        let shard = self.client_shard.as_ref();
+        let mut walk = chunked::ChunkedList::new(&self.body);
+        walk.step(usize::MAX, |raw| decode_raw(raw, exact, shard, &mut *each))
+            .map_err(|source| Error::Decode {
+                what: "list",
+                source,
+            })?;
+        let shape = (walk.kind.take(), walk.has_items);
+        self.finish_walk(shape)
+    }
+}
+
+/// Decodes one raw item and hands it to `each`, unless it is outside `shard` (then it is
+/// skipped after reading up to its metadata, KEP-5866 on the client).
+fn decode_raw<K: DeserializeOwned>(
+    raw: &[u8],
+    exact: bool,
+    shard: Option<&Shard>,
+    each: &mut impl FnMut(K),
+) -> serde_json::Result<()> {
+    if shard.is_some_and(|s| !s.admits_raw(raw)) {
+        return Ok(());
+    }
+    let obj = if exact {
+        sized::from_slice::<K>(raw)?
+    } else {
+        sized::from_slice_seed_unsized(raw, PhantomData::<K>)?
+    };
+    each(obj);
+    Ok(())
 }

@@ -23,11 +23,12 @@ use super::policy::{
 };
 use super::state::{Action, Event, Failure, Machine, Note, Settings, Wait, WatchEnd};
 use super::{
-    Backoff, Error, Reflector, ReflectorConfig, Shared, bump, guard_transform,
+    Backoff, Error, InitialListStrategy, Reflector, ReflectorConfig, Shared, bump, guard_transform,
     guard_transform_owned, list, watch_list,
 };
 use crate::key::ObjectKey;
 use crate::list_watch::{self, ListWatch, WatchRequest, WatchStream};
+use crate::shard::ShardMode;
 use crate::store::{ReflectorStore, StoreError};
 
 /// A started watch and what it was started with.
@@ -58,7 +59,13 @@ where
     K: crate::object::Meta + DeserializeOwned,
 {
     let settings = Settings {
-        strategy: r.config.strategy,
+        // A sharded reflector lists: only a LIST answer says whether the server applied the
+        // shard selector (KEP-5866's `shardInfo`).
+        strategy: if r.config.shard.is_some() {
+            InitialListStrategy::ListWatch
+        } else {
+            r.config.strategy
+        },
         initial_list_rv: r.config.initial_list_rv.clone(),
         page_size: r.config.page_size,
     };
@@ -186,6 +193,12 @@ where
             label_selector: self.config.label_selector.clone(),
             field_selector: self.config.field_selector.clone(),
             max_line_bytes: Some(self.config.max_watch_line_bytes),
+            shard_selector: self.config.shard.as_ref().map(|s| s.selector()),
+            // KEP-5866: filter on the client when the last LIST said the server does not.
+            client_shard: match self.shared.shard_mode() {
+                Some(ShardMode::Client) => self.config.shard.clone(),
+                _ => None,
+            },
         }
     }
 

@@ -15,6 +15,7 @@ use tracing::{Instrument, debug, info};
 use super::cycle::Ctx;
 use super::{Error, Shared, bump, transform_and_share};
 use crate::list_watch::{self, ListRequest, ListWatch, RawListPage};
+use crate::shard::ShardMode;
 use crate::store::ReflectorStore;
 
 /// A list that runs longer than this logs every page at info level and a step trace at the end (R23).
@@ -62,9 +63,21 @@ where
         let lw: ListWatch<K> = ctx.lw.clone();
         let store = ctx.store.clone();
         let shared = Arc::clone(&ctx.shared);
+        let shard = ctx.config.shard.clone();
         let (tx, meta) = oneshot::channel();
         let task = async move {
-            let page: RawListPage<K> = lw.list_raw(&req).await?;
+            let mut page: RawListPage<K> = lw.list_raw(&req).await?;
+            if let Some(shard) = shard {
+                // KEP-5866: an answer without `shardInfo` is the whole collection: filter it
+                // here, before the decode of each object outside the shard.
+                let mode = if page.shard_info.is_some() {
+                    ShardMode::Server
+                } else {
+                    page = page.client_shard(Some(shard));
+                    ShardMode::Client
+                };
+                shared.set_shard_mode(mode);
+            }
             // The receiver is gone only if the list was abandoned.
             let _ = tx.send((page.resource_version.clone(), page.continue_token.clone()));
             // Decoded right here on a tokio worker, as kube-runtime's watcher decodes its pages:
@@ -163,6 +176,7 @@ where
         limit,
         label_selector: ctx.config.label_selector.clone(),
         field_selector: ctx.config.field_selector.clone(),
+        shard_selector: ctx.config.shard.as_ref().map(|s| s.selector()),
         ..Default::default()
     };
     let mut current = PageTask::spawn(ctx, base.clone());

@@ -39,6 +39,7 @@ pub use self::backoff::{Backoff, BackoffConfig};
 use crate::key::ObjectKey;
 pub use crate::list_watch::DEFAULT_MAX_WATCH_LINE_BYTES;
 use crate::list_watch::{self, ListWatch};
+use crate::shard::{Shard, ShardMode};
 use crate::store::{ReflectorStore, StoreError};
 
 /// Why a cycle, a watch or a list failed. All variants but [`Error::StoreClosed`] are retried by the
@@ -148,6 +149,12 @@ pub struct ReflectorConfig {
     pub label_selector: Option<String>,
     /// `fieldSelector` for LIST and WATCH.
     pub field_selector: Option<String>,
+    /// Cache only this slice of the collection (KEP-5866, see [`crate::shard`]): sent as
+    /// `shardSelector` on every LIST and WATCH, and applied on the client when the server's LIST
+    /// answer has no `shardInfo`. A sharded reflector starts with a paged LIST even under
+    /// [`InitialListStrategy::StreamingList`], since only a LIST answer says whether the server
+    /// applied the selector. Default `None`.
+    pub shard: Option<Shard>,
 }
 
 impl Default for ReflectorConfig {
@@ -168,6 +175,7 @@ impl Default for ReflectorConfig {
             watch_error_handler: None,
             label_selector: None,
             field_selector: None,
+            shard: None,
         }
     }
 }
@@ -188,6 +196,7 @@ impl fmt::Debug for ReflectorConfig {
             .field("resync_period", &self.resync_period)
             .field("label_selector", &self.label_selector)
             .field("field_selector", &self.field_selector)
+            .field("shard", &self.shard.as_ref().map(Shard::selector))
             .finish_non_exhaustive()
     }
 }
@@ -236,6 +245,34 @@ struct Counters {
 struct Shared {
     last_sync_rv: RwLock<Option<String>>,
     counters: Counters,
+    /// How the shard is applied: 0 no shard (or not listed yet), 1 server, 2 client (KEP-5866).
+    shard_mode: std::sync::atomic::AtomicU8,
+}
+
+impl Shared {
+    /// Records how the last LIST's shard was applied; logs a change.
+    fn set_shard_mode(&self, mode: ShardMode) {
+        let code = match mode {
+            ShardMode::Server => 1,
+            ShardMode::Client => 2,
+        };
+        if self.shard_mode.swap(code, Ordering::Relaxed) != code {
+            match mode {
+                ShardMode::Server => tracing::info!("the server applies the shard selector"),
+                ShardMode::Client => tracing::info!(
+                    "the server ignored the shard selector (no `shardInfo`); filtering on the client"
+                ),
+            }
+        }
+    }
+
+    fn shard_mode(&self) -> Option<ShardMode> {
+        match self.shard_mode.load(Ordering::Relaxed) {
+            1 => Some(ShardMode::Server),
+            2 => Some(ShardMode::Client),
+            _ => None,
+        }
+    }
 }
 
 fn bump(c: &AtomicU64) {
@@ -342,6 +379,12 @@ impl ReflectorHandle {
     /// The RV of the last list, watch event or bookmark the store received (R23); `None` before the first list.
     pub fn last_sync_resource_version(&self) -> Option<String> {
         self.shared.last_sync_rv.read().clone()
+    }
+
+    /// How the reflector's shard is applied, as the last LIST answer said (KEP-5866); `None`
+    /// without a shard or before the first LIST page.
+    pub fn shard_mode(&self) -> Option<ShardMode> {
+        self.shared.shard_mode()
     }
 
     /// The counters so far.

@@ -1,0 +1,371 @@
+//! Sharded list and watch (KEP-5866, Kubernetes 1.36 alpha, feature gate `ShardedListAndWatch`):
+//! an informer that caches only its slice of a collection.
+//!
+//! A [`Shard`] is one or more ranges of the 64-bit FNV-1a hash of `metadata.uid` or
+//! `metadata.namespace` (start inclusive, end exclusive). The reflector sends it as the
+//! `shardSelector` parameter of every LIST and WATCH, in the grammar the API server parses
+//! (`shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')`, terms joined
+//! by `||`). A server with the gate answers each LIST with `metadata.shardInfo`, echoing the
+//! selector it applied, and sends only the slice. A server without it ignores the parameter and
+//! sends everything; the reflector then filters on the client with the same hash, reading each
+//! object's UID or namespace before decoding it and skipping the rest of an object outside the
+//! shard, so a replica never pays the decode of objects it does not own ([`ShardMode`]).
+//!
+//! ```
+//! use informer_runtime::shard::{Shard, ShardField};
+//!
+//! // Replica 1 of 4, by UID.
+//! let shard = Shard::of(1, 4, ShardField::Uid).unwrap();
+//! assert_eq!(
+//!     shard.selector(),
+//!     "shardRange(object.metadata.uid, '0x4000000000000000', '0x8000000000000000')"
+//! );
+//! ```
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+/// One past the largest 64-bit hash: the exclusive end of the whole hash space.
+const SPACE: u128 = 1 << 64;
+
+/// The 64-bit FNV-1a hash the API server shards by (`k8s.io/apimachinery/pkg/sharding`), over
+/// the field's UTF-8 bytes.
+pub fn fnv1a64(value: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in value.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The field whose hash places an object in a shard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShardField {
+    /// `object.metadata.uid`: an even spread; an object never changes shard.
+    Uid,
+    /// `object.metadata.namespace`: every object of a namespace in one shard (a cluster-scoped
+    /// object's namespace is empty).
+    Namespace,
+}
+
+impl ShardField {
+    /// The field as the selector names it.
+    pub fn path(self) -> &'static str {
+        match self {
+            ShardField::Uid => "object.metadata.uid",
+            ShardField::Namespace => "object.metadata.namespace",
+        }
+    }
+}
+
+/// Why a [`Shard`] could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// `Shard::of(index, count, _)` with `count == 0` or `index >= count`.
+    #[error("shard {index} of {count} does not exist (index must be below count, count above 0)")]
+    NoSuchShard {
+        /// The index asked for.
+        index: u32,
+        /// The shard count asked for.
+        count: u32,
+    },
+    /// A range whose start is not below its end, or whose end is past 2^64.
+    #[error("empty or out-of-space shard range [{start:#x}, {end:#x})")]
+    BadRange {
+        /// The inclusive start.
+        start: u64,
+        /// The exclusive end.
+        end: u128,
+    },
+}
+
+/// A slice of a collection: objects whose field hash is in any of the ranges.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Shard {
+    field: ShardField,
+    /// `[start, end)` ranges, `end` at most 2^64.
+    ranges: Vec<(u64, u128)>,
+}
+
+impl Shard {
+    /// The objects whose `field` hashes into `[start, end)`; `end` may be 2^64 to include the
+    /// top of the space.
+    pub fn range(field: ShardField, start: u64, end: u128) -> Result<Self, ShardError> {
+        if u128::from(start) >= end || end > SPACE {
+            return Err(ShardError::BadRange { start, end });
+        }
+        Ok(Shard {
+            field,
+            ranges: vec![(start, end)],
+        })
+    }
+
+    /// Shard `index` of `count` equal slices of the hash space (the last one takes the
+    /// remainder): `count` replicas that each take a different `index` cover every object
+    /// exactly once.
+    pub fn of(index: u32, count: u32, field: ShardField) -> Result<Self, ShardError> {
+        if count == 0 || index >= count {
+            return Err(ShardError::NoSuchShard { index, count });
+        }
+        let bound = |i: u32| SPACE * u128::from(i) / u128::from(count);
+        let start = bound(index) as u64; // below 2^64: index < count
+        Ok(Shard {
+            field,
+            ranges: vec![(start, bound(index + 1))],
+        })
+    }
+
+    /// This shard plus `other`'s ranges (a replica that owns several shards); `None` if the
+    /// fields differ (the selector grammar allows one field).
+    pub fn union(mut self, other: &Shard) -> Option<Self> {
+        if self.field != other.field {
+            return None;
+        }
+        self.ranges.extend_from_slice(&other.ranges);
+        self.ranges.sort_unstable();
+        Some(self)
+    }
+
+    /// The field hashed.
+    pub fn field(&self) -> ShardField {
+        self.field
+    }
+
+    /// The `[start, end)` ranges.
+    pub fn ranges(&self) -> &[(u64, u128)] {
+        &self.ranges
+    }
+
+    /// The `shardSelector` parameter: `shardRange(<field>, '<start>', '<end>')` terms joined by
+    /// ` || `, bounds as 16 lowercase hex digits (`0x10000000000000000` for 2^64).
+    pub fn selector(&self) -> String {
+        let terms: Vec<String> = self
+            .ranges
+            .iter()
+            .map(|&(start, end)| {
+                let end = if end == SPACE {
+                    "0x10000000000000000".to_string()
+                } else {
+                    format!("{end:#018x}")
+                };
+                format!(
+                    "shardRange({}, '{start:#018x}', '{end}')",
+                    self.field.path()
+                )
+            })
+            .collect();
+        terms.join(" || ")
+    }
+
+    /// Whether an object whose field has this value belongs to the shard.
+    pub fn admits(&self, value: &str) -> bool {
+        let h = u128::from(fnv1a64(value));
+        self.ranges
+            .iter()
+            .any(|&(start, end)| u128::from(start) <= h && h < end)
+    }
+
+    /// Whether the JSON object in `raw` belongs to the shard, reading only up to its
+    /// `metadata` (the rest of the object is not parsed). A malformed object is admitted, so
+    /// the full decode reports it.
+    pub(crate) fn admits_raw(&self, raw: &[u8]) -> bool {
+        match probe_object(raw, self.field) {
+            Some(value) => self.admits(&value),
+            None => true,
+        }
+    }
+
+    /// Whether the watch event in `line` may be decoded: events of objects outside the shard
+    /// are not; bookmarks, errors and anything unreadable are (the decode handles them).
+    pub(crate) fn admits_event(&self, line: &[u8]) -> bool {
+        let mut found = EventProbe::default();
+        let mut de = serde_json::Deserializer::from_slice(line);
+        let _ = EventSeed {
+            field: self.field,
+            out: &mut found,
+        }
+        .deserialize(&mut de);
+        match (found.passthrough, found.value) {
+            (true, _) | (_, None) => true,
+            (false, Some(value)) => self.admits(&value),
+        }
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.selector())
+    }
+}
+
+/// How the reflector applies a shard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardMode {
+    /// The server applied `shardSelector` (its LIST answer carried `shardInfo`).
+    Server,
+    /// The server ignored it: the reflector filters on the client.
+    Client,
+}
+
+/// The marker error the probes stop the parse with once they have what they need.
+const STOP: &str = "informer-rs: shard field read";
+
+/// The field's value of the object in `raw` (empty if the object has metadata but not the
+/// field), or `None` if `raw` is not an object with metadata.
+fn probe_object(raw: &[u8], field: ShardField) -> Option<String> {
+    let mut out = None;
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let _ = ObjectSeed {
+        field,
+        out: &mut out,
+        stop: true,
+    }
+    .deserialize(&mut de);
+    out
+}
+
+/// Reads an object's keys up to `metadata`, then the field inside it, then stops the parse
+/// (`stop`) or skips the rest of the object.
+struct ObjectSeed<'o> {
+    field: ShardField,
+    out: &'o mut Option<String>,
+    stop: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for ObjectSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ObjectSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "metadata" {
+                let value = map.next_value_seed(MetaSeed { field: self.field })?;
+                *self.out = Some(value);
+                if self.stop {
+                    return Err(de::Error::custom(STOP));
+                }
+                continue;
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the field out of `metadata` (empty when absent), skipping the rest.
+struct MetaSeed {
+    field: ShardField,
+}
+
+impl<'de> DeserializeSeed<'de> for MetaSeed {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<String, D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MetaSeed {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("object metadata")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
+        let name = match self.field {
+            ShardField::Uid => "uid",
+            ShardField::Namespace => "namespace",
+        };
+        let mut value = String::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == name {
+                value = map
+                    .next_value::<Option<std::borrow::Cow<'de, str>>>()?
+                    .map(|v| v.into_owned())
+                    .unwrap_or_default();
+                return Ok(value);
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(value)
+    }
+}
+
+/// What the event probe found.
+#[derive(Default)]
+struct EventProbe {
+    /// A BOOKMARK or ERROR event: never filtered.
+    passthrough: bool,
+    value: Option<String>,
+}
+
+/// Reads a watch event's `type` and its object's field, then stops.
+struct EventSeed<'o> {
+    field: ShardField,
+    out: &'o mut EventProbe,
+}
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a watch event")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // The API server writes `type` first; then the parse stops right after the object's
+        // metadata. With `object` first, the whole line is read to find the `type`.
+        let mut type_seen = false;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "type" => {
+                    let t = map.next_value::<std::borrow::Cow<'de, str>>()?;
+                    if t == "BOOKMARK" || t == "ERROR" {
+                        self.out.passthrough = true;
+                        return Err(de::Error::custom(STOP));
+                    }
+                    type_seen = true;
+                    if self.out.value.is_some() {
+                        return Err(de::Error::custom(STOP));
+                    }
+                }
+                "object" => {
+                    map.next_value_seed(ObjectSeed {
+                        field: self.field,
+                        out: &mut self.out.value,
+                        stop: type_seen,
+                    })?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
