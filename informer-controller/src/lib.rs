@@ -33,6 +33,7 @@ pub mod controller;
 pub mod finalizer;
 pub mod interop;
 pub mod leader;
+pub mod shards;
 pub mod status;
 
 pub use controller::{Action, Context, Controller, ControllerMetrics, Error, Request, Result};

@@ -31,7 +31,7 @@
 //! stepped down before anyone else can acquire (E7), whatever the clocks' offsets; only their
 //! rates must roughly agree, as client-go documents.
 
-mod record;
+pub(crate) mod record;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -95,6 +95,21 @@ impl Default for LeaderElectionConfig {
 }
 
 impl LeaderElectionConfig {
+    /// A candidate's wait between attempts: `retry_period * (1 + rand * jitter_factor)`.
+    pub(crate) fn jittered_retry(&self) -> Duration {
+        let factor = 1.0 + rand::rng().random::<f64>() * self.jitter_factor;
+        self.retry_period.mul_f64(factor)
+    }
+
+    /// Checks this timing (E2) and a candidate's identity; returns the identity.
+    pub(crate) fn candidate(&self, identity: String) -> Result<String, Error> {
+        self.validate()?;
+        if identity.is_empty() {
+            return Err(Error::EmptyIdentity);
+        }
+        Ok(identity)
+    }
+
     /// Checks E2: lease duration > renew deadline > 1.2 x retry period > 0.
     pub fn validate(&self) -> Result<(), Error> {
         if self.retry_period.is_zero() {
@@ -184,11 +199,7 @@ impl LeaderElector {
         identity: impl Into<String>,
         config: LeaderElectionConfig,
     ) -> Result<Self, Error> {
-        config.validate()?;
-        let identity = identity.into();
-        if identity.is_empty() {
-            return Err(Error::EmptyIdentity);
-        }
+        let identity = config.candidate(identity.into())?;
         Ok(LeaderElector {
             api: Api::namespaced(client, namespace),
             name: name.into(),
@@ -417,34 +428,39 @@ impl LeaderElector {
 
     /// Writes an empty holder with a 1 s duration if we still hold the lease (E5).
     async fn release(&self) {
-        let result = async {
-            let Some(mut lease) = self.api.get_opt(&self.name).await? else {
-                return Ok(false);
-            };
-            let spec = lease.spec.clone().unwrap_or_default();
-            if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
-                return Ok(false);
-            }
-            lease.spec = Some(record::released(&spec, Timestamp::now()));
-            self.api
-                .replace(&self.name, &PostParams::default(), &lease)
-                .await?;
-            Ok::<_, kube::Error>(true)
-        };
-        match tokio::time::timeout(self.config.renew_deadline, result).await {
-            Ok(Ok(true)) => {
-                tracing::info!(lease = %self.name, identity = %self.identity, "released the lease")
-            }
-            Ok(Ok(false)) => {}
-            Ok(Err(err)) => {
-                tracing::warn!(lease = %self.name, error = %err, "releasing the lease failed")
-            }
-            Err(_) => tracing::warn!(lease = %self.name, "releasing the lease timed out"),
-        }
+        release(
+            &self.api,
+            &self.name,
+            &self.identity,
+            self.config.renew_deadline,
+        )
+        .await;
     }
 
     fn jittered_retry(&self) -> Duration {
-        let factor = 1.0 + rand::rng().random::<f64>() * self.config.jitter_factor;
-        self.config.retry_period.mul_f64(factor)
+        self.config.jittered_retry()
+    }
+}
+
+/// Writes an empty holder with a 1 s duration to the Lease `name` if `identity` still holds it
+/// (E5), giving up after `timeout`; logs the outcome.
+pub(crate) async fn release(api: &Api<Lease>, name: &str, identity: &str, timeout: Duration) {
+    let result = async {
+        let Some(mut lease) = api.get_opt(name).await? else {
+            return Ok(false);
+        };
+        let spec = lease.spec.clone().unwrap_or_default();
+        if spec.holder_identity.as_deref() != Some(identity) {
+            return Ok(false);
+        }
+        lease.spec = Some(record::released(&spec, Timestamp::now()));
+        api.replace(name, &PostParams::default(), &lease).await?;
+        Ok::<_, kube::Error>(true)
+    };
+    match tokio::time::timeout(timeout, result).await {
+        Ok(Ok(true)) => tracing::info!(lease = %name, %identity, "released the lease"),
+        Ok(Ok(false)) => {}
+        Ok(Err(err)) => tracing::warn!(lease = %name, error = %err, "releasing the lease failed"),
+        Err(_) => tracing::warn!(lease = %name, "releasing the lease timed out"),
     }
 }
