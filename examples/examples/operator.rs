@@ -13,7 +13,18 @@
 //! Ctrl-C (the `Foo` CRD must be installed there: `--print-crd | kubectl apply -f -`).
 //! `--leader-elect` runs the controller only on the replica holding the Lease
 //! `informer-rs-example-operator` (15 s / 10 s / 2 s, released on Ctrl-C), with warm caches on
-//! every replica.
+//! every replica. `--shards N` instead splits the namespaces into N shards assigned over Leases
+//! (`informer-rs-example-operator-shard-<i>`): run several replicas with the same N and each
+//! caches and reconciles only its shards' namespaces (server-side sharded list and watch where
+//! the API server has `ShardedListAndWatch`, filtered on the client elsewhere). On the embedded
+//! server `--shards N` runs N replicas in process:
+//!
+//! ```sh
+//! cargo run -p informer-examples --example operator -- --shards 3
+//! # or several processes against one server:
+//! cargo run -p informer-examples --example operator -- --keep-running   # writes a kubeconfig
+//! cargo run -p informer-examples --example operator -- --kubeconfig /tmp/informer-rs-demo.kubeconfig --shards 4
+//! ```
 
 #![allow(clippy::print_stdout)]
 
@@ -26,7 +37,7 @@ use anyhow::Context;
 use clap::Parser;
 use informer_examples::crd::Foo;
 use informer_examples::demo;
-use informer_examples::operator::{Operator, OperatorConfig};
+use informer_examples::operator::{Operator, OperatorConfig, Sharding};
 use informer_testserver::TestServer;
 use kube::CustomResourceExt;
 use tokio_util::sync::CancellationToken;
@@ -55,6 +66,10 @@ struct Args {
     /// The namespace of the Lease (default: `--namespace`, else `default`).
     #[arg(long)]
     leader_elect_namespace: Option<String>,
+    /// Split the namespaces into this many shards shared by the replicas over Leases (on the
+    /// embedded server: run this many replicas in process).
+    #[arg(long, conflicts_with = "leader_elect", value_parser = clap::value_parser!(u32).range(1..))]
+    shards: Option<u32>,
     /// Print the Foo CRD as YAML and exit.
     #[arg(long)]
     print_crd: bool,
@@ -103,6 +118,7 @@ async fn run_on_cluster(args: &Args) -> anyhow::Result<()> {
         OperatorConfig {
             namespace: args.namespace.clone(),
             leader_election: leader_election(args, args.namespace.as_deref()),
+            sharding: sharding(args, args.namespace.as_deref(), None),
             ..Default::default()
         },
     )?;
@@ -141,16 +157,26 @@ async fn run_embedded(args: &Args) -> anyhow::Result<()> {
     .await?;
     println!("[3/6] created Foos alpha, beta, gamma; starting the operator");
 
-    let operator = Operator::new(
-        client.clone(),
-        OperatorConfig {
-            namespace: Some(demo::NAMESPACE.into()),
-            leader_election: leader_election(args, Some(demo::NAMESPACE)),
-            ..Default::default()
-        },
-    )?;
+    let replicas = args.shards.unwrap_or(1);
+    let operators = (0..replicas)
+        .map(|r| {
+            Operator::new(
+                client.clone(),
+                OperatorConfig {
+                    namespace: Some(demo::NAMESPACE.into()),
+                    leader_election: leader_election(args, Some(demo::NAMESPACE)),
+                    sharding: sharding(args, Some(demo::NAMESPACE), Some(r)),
+                    ..Default::default()
+                },
+            )
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let operator = Arc::clone(&operators[0]);
     let cancel = CancellationToken::new();
-    let run = tokio::spawn(Arc::clone(&operator).run(cancel.clone()));
+    let runs: Vec<_> = operators
+        .iter()
+        .map(|op| tokio::spawn(Arc::clone(op).run(cancel.clone())))
+        .collect();
 
     let state = demo::wait_converged(&client).await?;
     println!(
@@ -165,12 +191,14 @@ async fn run_embedded(args: &Args) -> anyhow::Result<()> {
     let state = demo::wait_converged(&client).await?;
     println!("[6/6] converged again: ConfigMaps {:?}", state.config_maps);
 
-    let stats = operator.stats();
+    let sum = |f: fn(&informer_examples::operator::Stats) -> u64| -> u64 {
+        operators.iter().map(|op| f(op.stats())).sum()
+    };
     println!(
         "done: {} reconciles, {} failed and retried, {} ConfigMap writes",
-        stats.reconciled.load(Ordering::Relaxed),
-        stats.failed.load(Ordering::Relaxed),
-        stats.writes.load(Ordering::Relaxed),
+        sum(|s| s.reconciled.load(Ordering::Relaxed)),
+        sum(|s| s.failed.load(Ordering::Relaxed)),
+        sum(|s| s.writes.load(Ordering::Relaxed)),
     );
 
     if args.keep_running {
@@ -194,7 +222,9 @@ async fn run_embedded(args: &Args) -> anyhow::Result<()> {
     } else {
         cancel.cancel();
     }
-    run.await??;
+    for run in runs {
+        run.await??;
+    }
     server.shutdown().await;
     Ok(())
 }
@@ -213,6 +243,29 @@ fn leader_election(args: &Args, namespace: Option<&str>) -> Option<(String, Stri
         .or_else(|_| std::env::var("HOSTNAME"))
         .unwrap_or_else(|_| format!("operator-{:08x}", rand_token() as u32));
     Some((namespace.to_owned(), identity))
+}
+
+/// The sharding settings when `--shards` is given; `replica` names an in-process replica.
+fn sharding(args: &Args, namespace: Option<&str>, replica: Option<u32>) -> Option<Sharding> {
+    let shards = args.shards?;
+    let lease_namespace = args
+        .leader_elect_namespace
+        .as_deref()
+        .or(namespace)
+        .unwrap_or("default")
+        .to_owned();
+    let identity = match replica {
+        Some(r) => format!("replica-{r}"),
+        None => std::env::var("POD_NAME")
+            .or_else(|_| std::env::var("HOSTNAME"))
+            .unwrap_or_else(|_| format!("operator-{:08x}", rand_token() as u32)),
+    };
+    Some(Sharding {
+        shards,
+        lease_namespace,
+        identity,
+        lease: Default::default(),
+    })
 }
 
 /// A per-run token; not a secret worth a CSPRNG, the server only listens on loopback.

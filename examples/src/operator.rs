@@ -4,16 +4,22 @@
 //! from the informers, runs the workers and retries failures with backoff; this file holds
 //! only the reconcile, which reads through listers (never the API server) and writes through
 //! `kube::Api`. With [`OperatorConfig::leader_election`] the controller runs only on the
-//! replica that holds the Lease, on informers that were warm before it won.
+//! replica that holds the Lease, on informers that were warm before it won. With
+//! [`OperatorConfig::sharding`] several replicas split the namespaces between them (KEP-5866
+//! sharded list and watch, shards assigned over Leases): each replica caches and reconciles only
+//! the namespaces of the shards it owns. Sharding is by namespace because a Foo and the ConfigMap
+//! it owns must land in the same shard, and only the namespace is a field both share.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use informer_controller::leader::{LeaderElectionConfig, LeaderElector};
+use informer_controller::shards::ShardAssigner;
 use informer_controller::status::update_status;
 use informer_controller::{Action, Context, Controller, Request};
 use informer_runtime::SharedInformerFactory;
+use informer_runtime::shard::ShardField;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Resource;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
@@ -36,6 +42,21 @@ pub struct OperatorConfig {
     pub workers: usize,
     /// Run the controller only while holding this Lease: `(namespace, identity)`.
     pub leader_election: Option<(String, String)>,
+    /// Split the namespaces between replicas; exclusive with `leader_election`.
+    pub sharding: Option<Sharding>,
+}
+
+/// How a replica takes part in a sharded deployment of the operator.
+#[derive(Debug, Clone)]
+pub struct Sharding {
+    /// Shards the namespaces are split into (the same on every replica).
+    pub shards: u32,
+    /// The namespace of the shard Leases.
+    pub lease_namespace: String,
+    /// This replica's identity, unique among the replicas.
+    pub identity: String,
+    /// Lease timing (client-go's defaults: 15 s / 10 s / 2 s).
+    pub lease: LeaderElectionConfig,
 }
 
 impl Default for OperatorConfig {
@@ -44,6 +65,7 @@ impl Default for OperatorConfig {
             namespace: None,
             workers: 2,
             leader_election: None,
+            sharding: None,
         }
     }
 }
@@ -66,6 +88,9 @@ pub struct Operator {
     controller: Controller<Foo>,
     config: OperatorConfig,
     stats: Arc<Stats>,
+    /// The shards this replica owns, while it runs sharded.
+    owned:
+        parking_lot::Mutex<Option<tokio::sync::watch::Receiver<std::collections::BTreeSet<u32>>>>,
     /// Informer, workqueue and controller metrics, ready to be served.
     pub registry: Arc<parking_lot::Mutex<Registry>>,
 }
@@ -101,6 +126,7 @@ impl Operator {
             controller,
             config,
             stats: Arc::new(Stats::default()),
+            owned: parking_lot::Mutex::new(None),
             registry: Arc::new(parking_lot::Mutex::new(registry)),
         }))
     }
@@ -108,6 +134,15 @@ impl Operator {
     /// The operator's counters.
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// The shards this replica owns now (empty unless it runs sharded).
+    pub fn owned_shards(&self) -> std::collections::BTreeSet<u32> {
+        self.owned
+            .lock()
+            .as_ref()
+            .map(|rx| rx.borrow().clone())
+            .unwrap_or_default()
     }
 
     /// The shared informer factory (for more informers, or to inspect caches).
@@ -118,6 +153,12 @@ impl Operator {
     /// Runs the controller until `cancel` (only while leading, with leader election), then
     /// drains in-flight reconciles and shuts every informer down.
     pub async fn run(self: Arc<Self>, cancel: CancellationToken) -> anyhow::Result<()> {
+        if let Some(sharding) = self.config.sharding.clone() {
+            if self.config.leader_election.is_some() {
+                anyhow::bail!("sharding and leader election are exclusive");
+            }
+            return self.run_sharded(sharding, cancel).await;
+        }
         match &self.config.leader_election {
             None => {
                 self.controller
@@ -151,6 +192,58 @@ impl Operator {
                     .await?;
             }
         }
+        self.factory.shutdown().await;
+        Ok(())
+    }
+}
+
+impl Operator {
+    /// Takes part in the shard set until `cancel`: for each shard this replica owns, a factory
+    /// that lists and watches only that shard's namespaces and a controller on it, stopped when
+    /// the shard moves to another replica.
+    async fn run_sharded(
+        self: Arc<Self>,
+        sharding: Sharding,
+        cancel: CancellationToken,
+    ) -> anyhow::Result<()> {
+        let assigner = ShardAssigner::new(
+            self.client.clone(),
+            &sharding.lease_namespace,
+            "informer-rs-example-operator",
+            sharding.identity.clone(),
+            sharding.shards,
+            sharding.lease,
+        )?;
+        *self.owned.lock() = Some(assigner.subscribe());
+        let shards = &assigner;
+        let identity = sharding.identity.clone();
+        assigner
+            .run(cancel, |index, owned| {
+                let this = Arc::clone(&self);
+                let shard = shards.shard(index, ShardField::Namespace);
+                let identity = identity.clone();
+                async move {
+                    let mut builder = SharedInformerFactory::builder(this.client.clone())
+                        .strip_managed_fields()
+                        .informer_name(format!("shard-{index}"))
+                        .shard(shard);
+                    if let Some(ns) = &this.config.namespace {
+                        builder = builder.namespace(ns.clone());
+                    }
+                    let factory = builder.build();
+                    let controller = Controller::<Foo>::new(factory.clone(), "foos")
+                        .owns::<ConfigMap>()
+                        .workers(this.config.workers);
+                    println!("  shard     {index} now on {identity}");
+                    let stats = Arc::clone(&this.stats);
+                    if let Err(err) = controller.run(reconcile, stats, owned).await {
+                        tracing::error!(error = %err, shard = index, "controller failed");
+                    }
+                    factory.shutdown().await;
+                    println!("  shard     {index} left {identity}");
+                }
+            })
+            .await?;
         self.factory.shutdown().await;
         Ok(())
     }

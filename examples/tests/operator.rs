@@ -195,3 +195,166 @@ async fn operator_with_leader_election_converges_and_releases_its_lease() {
     );
     assert!(server.wait_for_active_watches(0, demo::STEP_TIMEOUT).await);
 }
+
+/// Issue 17: three replicas split six namespaces over Leases (sharded by namespace, so a Foo and
+/// its ConfigMap share a shard); every Foo converges, a replica that stops hands its shards over
+/// (released on cancel) and later edits still converge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharded_replicas_split_the_namespaces_and_take_over_a_stopped_replica() {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use informer_controller::leader::LeaderElectionConfig;
+    use informer_examples::crd::{Foo, FooSpec};
+    use informer_examples::operator::Sharding;
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use kube::Api;
+    use kube::api::{Patch, PatchParams, PostParams};
+
+    const NAMESPACES: [&str; 6] = ["ns-a", "ns-b", "ns-c", "ns-d", "ns-e", "ns-f"];
+    let server = TestServer::start().await.unwrap();
+    let client = server.client();
+    demo::install(&client).await.unwrap();
+    for ns in NAMESPACES {
+        let namespace = Namespace {
+            metadata: kube::api::ObjectMeta {
+                name: Some(ns.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &namespace)
+            .await
+            .unwrap();
+        let foo = Foo::new(
+            "foo",
+            FooSpec {
+                message: format!("hello {ns}"),
+                node_name: None,
+            },
+        );
+        Api::<Foo>::namespaced(client.clone(), ns)
+            .create(&PostParams::default(), &foo)
+            .await
+            .unwrap();
+    }
+    let replica = |r: usize| {
+        Operator::new(
+            client.clone(),
+            OperatorConfig {
+                sharding: Some(Sharding {
+                    shards: 3,
+                    lease_namespace: demo::NAMESPACE.into(),
+                    identity: format!("replica-{r}"),
+                    lease: LeaderElectionConfig {
+                        lease_duration: Duration::from_secs(2),
+                        renew_deadline: Duration::from_secs(1),
+                        retry_period: Duration::from_millis(250),
+                        jitter_factor: 0.0,
+                        release_on_cancel: true,
+                    },
+                }),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let operators: Vec<_> = (0..3).map(replica).collect();
+    let cancels: Vec<CancellationToken> = (0..3).map(|_| CancellationToken::new()).collect();
+    let mut runs: Vec<_> = operators
+        .iter()
+        .zip(&cancels)
+        .map(|(op, c)| tokio::spawn(Arc::clone(op).run(c.clone())))
+        .collect();
+
+    // Every namespace's ConfigMap holds its Foo's message.
+    let messages = |client: kube::Client| async move {
+        let mut out = BTreeMap::new();
+        for ns in NAMESPACES {
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+            if let Some(cm) = api.get_opt(&config_map_name("foo")).await.unwrap() {
+                let msg = cm
+                    .data
+                    .unwrap_or_default()
+                    .remove("message")
+                    .unwrap_or_default();
+                out.insert(ns.to_string(), msg);
+            }
+        }
+        out
+    };
+    let want = |suffix: &str| -> BTreeMap<String, String> {
+        NAMESPACES
+            .iter()
+            .map(|ns| (ns.to_string(), format!("{suffix} {ns}")))
+            .collect()
+    };
+    let converge = |expected: BTreeMap<String, String>| {
+        let client = client.clone();
+        async move {
+            tokio::time::timeout(demo::STEP_TIMEOUT, async {
+                while messages(client.clone()).await != expected {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            })
+            .await
+            .expect("converged");
+        }
+    };
+    tokio::time::timeout(demo::STEP_TIMEOUT, async {
+        while !operators.iter().all(|op| op.owned_shards().len() == 1) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("one shard per replica");
+    converge(want("hello")).await;
+    let reconciled: Vec<u64> = operators
+        .iter()
+        .map(|op| op.stats().reconciled.load(Ordering::Relaxed))
+        .collect();
+    assert_eq!(
+        operators
+            .iter()
+            .map(|op| op.stats().writes.load(Ordering::Relaxed))
+            .sum::<u64>(),
+        6,
+        "each namespace's ConfigMap written once, by one replica: {reconciled:?}"
+    );
+
+    // Replica 0 stops: its shard moves to another, which then follows its edits.
+    let moved = operators[0].owned_shards();
+    assert_eq!(moved.len(), 1);
+    cancels[0].cancel();
+    runs.remove(0).await.unwrap().unwrap();
+    for ns in NAMESPACES {
+        let patch = serde_json::json!({"spec": {"message": format!("bye {ns}")}});
+        Api::<Foo>::namespaced(client.clone(), ns)
+            .patch("foo", &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+    }
+    tokio::time::timeout(demo::STEP_TIMEOUT, async {
+        loop {
+            let now: std::collections::BTreeSet<u32> = operators[1..]
+                .iter()
+                .flat_map(|op| op.owned_shards())
+                .collect();
+            if now.is_superset(&moved) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the stopped replica's shard taken over");
+    converge(want("bye")).await;
+    for c in &cancels {
+        c.cancel();
+    }
+    for run in runs {
+        run.await.unwrap().unwrap();
+    }
+    assert!(server.wait_for_active_watches(0, demo::STEP_TIMEOUT).await);
+}
