@@ -43,11 +43,14 @@ pub enum Scenario {
     SyncStrip,
     /// (7b) Initial sync of metadata only.
     SyncMeta,
+    /// (9) Sharded sync (KEP-5866): one replica of 1, 2 or 4, the server sharding or the
+    /// client filtering.
+    Shard,
 }
 
 impl Scenario {
     /// Every scenario, in report order.
-    pub const ALL: [Scenario; 8] = [
+    pub const ALL: [Scenario; 9] = [
         Scenario::Sync,
         Scenario::Updates,
         Scenario::Four,
@@ -56,6 +59,7 @@ impl Scenario {
         Scenario::Decode,
         Scenario::SyncStrip,
         Scenario::SyncMeta,
+        Scenario::Shard,
     ];
 
     /// The implementations measured in this scenario.
@@ -78,6 +82,14 @@ impl Scenario {
                 Impl::OursOrdered,
             ],
             Scenario::Relist => &[Impl::Ours, Impl::Kube, Impl::OursOrdered],
+            Scenario::Shard => &[
+                Impl::Shard1Server,
+                Impl::Shard2Server,
+                Impl::Shard4Server,
+                Impl::Shard1Client,
+                Impl::Shard2Client,
+                Impl::Shard4Client,
+            ],
             _ => &[Impl::Ours, Impl::Kube],
         }
     }
@@ -98,6 +110,7 @@ impl Scenario {
             Scenario::Decode => "decode",
             Scenario::SyncStrip => "sync-strip",
             Scenario::SyncMeta => "sync-meta",
+            Scenario::Shard => "shard",
         }
     }
 
@@ -112,6 +125,7 @@ impl Scenario {
             Scenario::Decode => "(6) serde_json decode of the same pages",
             Scenario::SyncStrip => "(7a) sync, managedFields stripped",
             Scenario::SyncMeta => "(7b) sync, metadata only",
+            Scenario::Shard => "(9) sharded sync: one replica of n, server-side vs client-side",
         }
     }
 }
@@ -158,6 +172,18 @@ pub enum Impl {
     /// informer-rs with the ordered delta FIFO (client-go's `RealFIFO`, D10) instead of the
     /// coalescing default: the FIFO-mode decision of issue 16.
     OursOrdered,
+    /// informer-rs, shard 0 of 1 (KEP-5866), the server applying `shardSelector`.
+    Shard1Server,
+    /// informer-rs, shard 0 of 2, the server applying `shardSelector`.
+    Shard2Server,
+    /// informer-rs, shard 0 of 4, the server applying `shardSelector`.
+    Shard4Server,
+    /// informer-rs, shard 0 of 1, a server without the feature: filtered on the client.
+    Shard1Client,
+    /// informer-rs, shard 0 of 2, filtered on the client.
+    Shard2Client,
+    /// informer-rs, shard 0 of 4, filtered on the client.
+    Shard4Client,
 }
 
 impl Impl {
@@ -172,6 +198,25 @@ impl Impl {
             Impl::OursCompact => "ours-compact",
             Impl::OursStreaming => "ours-streaming",
             Impl::OursOrdered => "ours-ordered",
+            Impl::Shard1Server => "shard1-server",
+            Impl::Shard2Server => "shard2-server",
+            Impl::Shard4Server => "shard4-server",
+            Impl::Shard1Client => "shard1-client",
+            Impl::Shard2Client => "shard2-client",
+            Impl::Shard4Client => "shard4-client",
+        }
+    }
+
+    /// For the sharded variants: (replicas, whether the server applies the selector).
+    pub fn sharding(self) -> Option<(u32, bool)> {
+        match self {
+            Impl::Shard1Server => Some((1, true)),
+            Impl::Shard2Server => Some((2, true)),
+            Impl::Shard4Server => Some((4, true)),
+            Impl::Shard1Client => Some((1, false)),
+            Impl::Shard2Client => Some((2, false)),
+            Impl::Shard4Client => Some((4, false)),
+            _ => None,
         }
     }
 }

@@ -170,6 +170,12 @@ impl Report {
             .median(Scenario::Sync, Impl::OursCompact, "sync_s")
             .zip(self.median(Scenario::Sync, Impl::Ours, "sync_s"))
             .map(|(compact, typed)| compact / typed.max(1e-9));
+        // Scenario 9: one replica of 4 over the whole collection (one replica of 1).
+        let quarter = |imp4: Impl, imp1: Impl, metric: &str| {
+            self.median(Scenario::Shard, imp4, metric)
+                .zip(self.median(Scenario::Shard, imp1, metric))
+                .map(|(part, whole)| part / whole.max(1e-9))
+        };
         vec![
             goal(
                 "(1) sync time, ours/kube",
@@ -242,6 +248,30 @@ impl Report {
                 projection_speedup,
                 ">= 2x",
                 |v| v >= 2.0,
+            ),
+            goal(
+                "(9) server sharding: heap, 1 of 4 / 1 of 1",
+                quarter(Impl::Shard4Server, Impl::Shard1Server, "heap_mib"),
+                "<= 0.275",
+                |v| v <= 0.275,
+            ),
+            goal(
+                "(9) server sharding: bytes received, 1 of 4 / 1 of 1",
+                quarter(Impl::Shard4Server, Impl::Shard1Server, "received_mib"),
+                "<= 0.275",
+                |v| v <= 0.275,
+            ),
+            goal(
+                "(9) client filtering: heap, 1 of 4 / 1 of 1",
+                quarter(Impl::Shard4Client, Impl::Shard1Client, "heap_mib"),
+                "<= 0.275",
+                |v| v <= 0.275,
+            ),
+            goal(
+                "(9) client filtering: skipped object / full decode",
+                self.median(Scenario::Decode, Impl::SerdeJson, "skip_over_decode"),
+                "<= 0.1",
+                |v| v <= 0.1,
             ),
         ]
     }
@@ -398,6 +428,15 @@ fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
             "relist_rss_peak_mib",
         ],
         Scenario::NsQuery => &["query_us", "results_per_query", "queries", "sync_s"],
+        Scenario::Shard => &[
+            "sync_s",
+            "objects",
+            "heap_mib",
+            "heap_peak_mib",
+            "received_mib",
+            "rss_peak_mib",
+            "server_sharded",
+        ],
         Scenario::Decode => &[
             "decode_s",
             "objects_per_s",
@@ -405,6 +444,9 @@ fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
             "json_bytes_per_object",
             "typed_heap_bytes_per_object",
             "heap_peak_mib",
+            "ours_decode_s",
+            "skip_decode_s",
+            "skip_over_decode",
         ],
     }
 }

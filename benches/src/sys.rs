@@ -27,6 +27,18 @@ pub fn rss() -> Rss {
     }
 }
 
+/// Bytes received on the loopback interface so far (`/proc/net/dev`). The benchmark's server
+/// and its one running child talk over loopback and nothing else does during a run, so the
+/// difference over a child's sync is what it received (its requests, a few KiB, included).
+/// `None` where `/proc` is unavailable.
+pub fn loopback_received() -> Option<u64> {
+    std::fs::read_to_string("/proc/net/dev")
+        .ok()?
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("lo:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+}
+
 /// Resets `VmHWM` to the current RSS (writing `5` to `/proc/self/clear_refs`), so the next
 /// [`rss`] reports the peak of the phase that follows. Returns false where the kernel refuses.
 pub fn reset_peak_rss() -> bool {

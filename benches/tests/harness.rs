@@ -29,10 +29,10 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&out).expect("results file")).expect("results JSON");
     let runs = report["runs"].as_array().expect("runs");
-    // 8 scenarios: 2 implementations each, 3 for `four` and `relist` (ordered FIFO), 5 for `sync`
+    // 9 scenarios: 2 implementations each, 3 for `four` and `relist` (ordered FIFO), 5 for `sync`
     // (compact, projection, streaming list) and `updates` (compact, projection, ordered FIFO),
-    // 1 for `decode`.
-    assert_eq!(runs.len(), 23, "{runs:#?}");
+    // 1 for `decode`, 6 for `shard` (1, 2 and 4 replicas, server and client filtering).
+    assert_eq!(runs.len(), 29, "{runs:#?}");
     let failed: Vec<_> = runs.iter().filter(|r| !r["error"].is_null()).collect();
     assert!(failed.is_empty(), "failed runs: {failed:#?}");
     for r in runs {
@@ -49,5 +49,27 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
         );
     }
     assert_eq!(report["summary"]["four"]["kube"]["watches"]["median"], 4.0);
+    // Scenario 9: the whole collection in one shard, some of it in 1 of 4, in both modes; the
+    // mode is the server's.
+    for mode in ["server", "client"] {
+        let shard = &report["summary"]["shard"];
+        assert_eq!(shard[format!("shard1-{mode}")]["objects"]["median"], 40.0);
+        let quarter = shard[format!("shard4-{mode}")]["objects"]["median"]
+            .as_f64()
+            .expect("objects");
+        assert!(quarter > 0.0 && quarter < 40.0, "{mode}: {quarter}");
+        let server = if mode == "server" { 1.0 } else { 0.0 };
+        assert_eq!(
+            shard[format!("shard4-{mode}")]["server_sharded"]["median"],
+            server
+        );
+    }
+    let skip = report["summary"]["decode"]["serde-json"]["skip_over_decode"]["median"]
+        .as_f64()
+        .expect("skip_over_decode");
+    assert!(
+        skip > 0.0 && skip < 1.0,
+        "skipping is cheaper than decoding: {skip}"
+    );
     assert!(report["revision"].is_string() && report["host"]["nproc"].as_u64() > Some(0));
 }

@@ -24,7 +24,9 @@
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+#[cfg(test)]
+use crate::list_watch::chunked::probe_metadata_field;
+use crate::list_watch::chunked::{EventProbe, probe_event};
 
 /// One past the largest 64-bit hash: the exclusive end of the whole hash space.
 const SPACE: u128 = 1 << 64;
@@ -56,6 +58,14 @@ impl ShardField {
         match self {
             ShardField::Uid => "object.metadata.uid",
             ShardField::Namespace => "object.metadata.namespace",
+        }
+    }
+
+    /// The field's key inside `metadata`.
+    pub(crate) fn metadata_key(self) -> &'static str {
+        match self {
+            ShardField::Uid => "uid",
+            ShardField::Namespace => "namespace",
         }
     }
 }
@@ -159,6 +169,11 @@ impl Shard {
         terms.join(" || ")
     }
 
+    /// The key inside `metadata` that the shard hashes (for the list walker's probe).
+    pub(crate) fn probe_key(&self) -> &'static str {
+        self.field.metadata_key()
+    }
+
     /// Whether an object whose field has this value belongs to the shard.
     pub fn admits(&self, value: &str) -> bool {
         let h = u128::from(fnv1a64(value));
@@ -170,8 +185,9 @@ impl Shard {
     /// Whether the JSON object in `raw` belongs to the shard, reading only up to its
     /// `metadata` (the rest of the object is not parsed). A malformed object is admitted, so
     /// the full decode reports it.
+    #[cfg(test)]
     pub(crate) fn admits_raw(&self, raw: &[u8]) -> bool {
-        match probe_object(raw, self.field) {
+        match probe_metadata_field(raw, self.field.metadata_key()) {
             Some(value) => self.admits(&value),
             None => true,
         }
@@ -180,16 +196,9 @@ impl Shard {
     /// Whether the watch event in `line` may be decoded: events of objects outside the shard
     /// are not; bookmarks, errors and anything unreadable are (the decode handles them).
     pub(crate) fn admits_event(&self, line: &[u8]) -> bool {
-        let mut found = EventProbe::default();
-        let mut de = serde_json::Deserializer::from_slice(line);
-        let _ = EventSeed {
-            field: self.field,
-            out: &mut found,
-        }
-        .deserialize(&mut de);
-        match (found.passthrough, found.value) {
-            (true, _) | (_, None) => true,
-            (false, Some(value)) => self.admits(&value),
+        match probe_event(line, self.field.metadata_key()) {
+            Some(EventProbe::Object(Some(value))) => self.admits(&value),
+            _ => true,
         }
     }
 }
@@ -207,164 +216,6 @@ pub enum ShardMode {
     Server,
     /// The server ignored it: the reflector filters on the client.
     Client,
-}
-
-/// The marker error the probes stop the parse with once they have what they need.
-const STOP: &str = "informer-rs: shard field read";
-
-/// The field's value of the object in `raw` (empty if the object has metadata but not the
-/// field), or `None` if `raw` is not an object with metadata.
-fn probe_object(raw: &[u8], field: ShardField) -> Option<String> {
-    let mut out = None;
-    let mut de = serde_json::Deserializer::from_slice(raw);
-    let _ = ObjectSeed {
-        field,
-        out: &mut out,
-        stop: true,
-    }
-    .deserialize(&mut de);
-    out
-}
-
-/// Reads an object's keys up to `metadata`, then the field inside it, then stops the parse
-/// (`stop`) or skips the rest of the object.
-struct ObjectSeed<'o> {
-    field: ShardField,
-    out: &'o mut Option<String>,
-    stop: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for ObjectSeed<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
-        de.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ObjectSeed<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if key == "metadata" {
-                let value = map.next_value_seed(MetaSeed { field: self.field })?;
-                *self.out = Some(value);
-                if self.stop {
-                    return Err(de::Error::custom(STOP));
-                }
-                continue;
-            }
-            map.next_value::<IgnoredAny>()?;
-        }
-        Ok(())
-    }
-}
-
-/// Reads the field out of `metadata` (empty when absent), skipping the rest.
-struct MetaSeed {
-    field: ShardField,
-}
-
-impl<'de> DeserializeSeed<'de> for MetaSeed {
-    type Value = String;
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<String, D::Error> {
-        de.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for MetaSeed {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("object metadata")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
-        let name = match self.field {
-            ShardField::Uid => "uid",
-            ShardField::Namespace => "namespace",
-        };
-        let mut value = String::new();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if key == name {
-                value = map
-                    .next_value::<Option<std::borrow::Cow<'de, str>>>()?
-                    .map(|v| v.into_owned())
-                    .unwrap_or_default();
-                return Ok(value);
-            }
-            map.next_value::<IgnoredAny>()?;
-        }
-        Ok(value)
-    }
-}
-
-/// What the event probe found.
-#[derive(Default)]
-struct EventProbe {
-    /// A BOOKMARK or ERROR event: never filtered.
-    passthrough: bool,
-    value: Option<String>,
-}
-
-/// Reads a watch event's `type` and its object's field, then stops.
-struct EventSeed<'o> {
-    field: ShardField,
-    out: &'o mut EventProbe,
-}
-
-impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
-        de.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EventSeed<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a watch event")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        // The API server writes `type` first; then the parse stops right after the object's
-        // metadata. With `object` first, the whole line is read to find the `type`.
-        let mut type_seen = false;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            match &*key {
-                "type" => {
-                    let t = map.next_value::<std::borrow::Cow<'de, str>>()?;
-                    if t == "BOOKMARK" || t == "ERROR" {
-                        self.out.passthrough = true;
-                        return Err(de::Error::custom(STOP));
-                    }
-                    type_seen = true;
-                    if self.out.value.is_some() {
-                        return Err(de::Error::custom(STOP));
-                    }
-                }
-                "object" => {
-                    map.next_value_seed(ObjectSeed {
-                        field: self.field,
-                        out: &mut self.out.value,
-                        stop: type_seen,
-                    })?;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

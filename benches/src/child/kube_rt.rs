@@ -119,6 +119,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             Ok(m)
         }
         (Scenario::Decode, _) => anyhow::bail!("scenario decode has no kube-runtime side"),
+        (Scenario::Shard, _) => anyhow::bail!("kube-runtime has no sharded list and watch"),
     }
 }
 

@@ -87,7 +87,15 @@ pub fn main(spec: ChildSpec) -> i32 {
     };
     let res = rt.block_on(async {
         match spec.imp {
-            Impl::Ours | Impl::OursStreaming | Impl::OursOrdered => ours::run(&spec, &mut io).await,
+            Impl::Ours
+            | Impl::OursStreaming
+            | Impl::OursOrdered
+            | Impl::Shard1Server
+            | Impl::Shard2Server
+            | Impl::Shard4Server
+            | Impl::Shard1Client
+            | Impl::Shard2Client
+            | Impl::Shard4Client => ours::run(&spec, &mut io).await,
             Impl::OursProjection => ours::run_projection(&spec, &mut io).await,
             Impl::OursCompact => ours::run_compact(&spec, &mut io).await,
             Impl::Kube | Impl::KubeShared => kube_rt::run(&spec, &mut io).await,

@@ -16,6 +16,7 @@ use informer_runtime::informer::{
 use informer_runtime::list_watch::ListWatch;
 use informer_runtime::lister::Lister;
 use informer_runtime::reflector::InitialListStrategy;
+use informer_runtime::shard::{Shard, ShardField, ShardMode};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::core::{PartialObjectMeta, Selector};
@@ -122,6 +123,32 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
                     lister.namespaced(ns).list(&everything).len()
                 },
             ));
+            Ok(m)
+        }
+        Scenario::Shard => {
+            // One replica of n: shard 0 (every replica's share is alike, by the hash).
+            let (replicas, _) = spec
+                .imp
+                .sharding()
+                .context("scenario shard runs the shard variants")?;
+            let mut config = InformerConfig::default();
+            config.reflector.page_size = spec.page_size;
+            config.reflector.shard = Some(Shard::of(0, replicas, ShardField::Uid)?);
+            let informer = SharedIndexInformer::new(ListWatch::new(api), config)?;
+            let read_before = crate::sys::loopback_received();
+            informer.start(cancel);
+            let mut m = synced(&informer, start).await?;
+            if let (Some(before), Some(after)) = (read_before, crate::sys::loopback_received()) {
+                m.insert(
+                    "received_mib".into(),
+                    after.saturating_sub(before) as f64 / crate::protocol::MIB,
+                );
+            }
+            let mode = informer.reflector_handle().and_then(|h| h.shard_mode());
+            m.insert(
+                "server_sharded".into(),
+                f64::from(u8::from(mode == Some(ShardMode::Server))),
+            );
             Ok(m)
         }
         Scenario::Decode => anyhow::bail!("scenario decode has no informer-rs side"),

@@ -202,6 +202,9 @@ impl<'a> Runner<'a> {
             self.server.hold_watches(Some(d));
             hold = Some(d);
         }
+        // Scenario 9: a server with or without the sharding feature.
+        self.server
+            .set_sharded_list_and_watch(imp.sharding().is_none_or(|(_, server)| server));
         let spawned = self.spawn(scenario, imp, &sentinel);
         let res = match spawned {
             Ok(mut child) => {
@@ -212,6 +215,7 @@ impl<'a> Runner<'a> {
             Err(e) => Err(e),
         };
         self.server.hold_watches(None);
+        self.server.set_sharded_list_and_watch(true);
         if scenario == Scenario::Relist {
             self.server.delete_sentinel(&sentinel);
         }

@@ -168,6 +168,11 @@ impl BenchServer {
     }
 
     /// Forgets the request log (called before each child).
+    /// Turns the server's `ShardedListAndWatch` feature on or off (scenario 9).
+    pub(crate) fn set_sharded_list_and_watch(&self, on: bool) {
+        self.server.set_sharded_list_and_watch(on);
+    }
+
     pub(crate) fn clear_requests(&self) {
         self.server.clear_requests();
     }

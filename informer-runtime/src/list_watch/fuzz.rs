@@ -157,4 +157,72 @@ proptest! {
             }
         }
     }
+
+    /// KEP-5866's client-side probes never panic on hostile input, and wherever serde_json can
+    /// read the same field they agree with it: the probe skips, it never misreads.
+    #[test]
+    fn shard_probes_never_panic_and_agree_with_a_full_parse(
+        base in proptest::sample::select(vec![CM_EVENT, POD_EVENT, ERROR_EVENT, BOOKMARK]),
+        ops in ops(),
+        arbitrary in proptest::collection::vec(any::<u8>(), 0..200),
+    ) {
+        use super::chunked::{EventProbe, probe_event, probe_metadata_field};
+        for line in [base.as_bytes().to_vec(), mutate(base.as_bytes(), &ops), arbitrary] {
+            let probed = probe_event(&line, "namespace");
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&line) {
+                let t = v["type"].as_str().unwrap_or_default();
+                if matches!(probed, Some(EventProbe::Object(Some(_))))
+                    && v["object"]["metadata"].is_object()
+                {
+                    let want = v["object"]["metadata"]["namespace"].as_str().unwrap_or_default();
+                    prop_assert!(t != "BOOKMARK" && t != "ERROR");
+                    prop_assert_eq!(probed, Some(EventProbe::Object(Some(want.to_string()))));
+                }
+                if v["object"].is_object() {
+                    let object = serde_json::to_vec(&v["object"]).unwrap_or_default();
+                    if let (Some(got), Some(meta)) = (
+                        probe_metadata_field(&object, "namespace"),
+                        v["object"]["metadata"].as_object(),
+                    ) {
+                        let want = meta.get("namespace").and_then(|n| n.as_str()).unwrap_or_default();
+                        prop_assert_eq!(got.as_str(), want);
+                    }
+                }
+            }
+            let _ = probe_metadata_field(&line, "uid");
+        }
+    }
+
+    /// The probing walk finds the same elements as the plain walk, and reads the same field
+    /// values as probing each element on its own, on real, mutated and arbitrary lists.
+    #[test]
+    fn probing_walk_matches_the_plain_walk(
+        n in 0usize..8,
+        ops in ops(),
+        arbitrary in proptest::collection::vec(any::<u8>(), 0..120),
+    ) {
+        use super::chunked::{ChunkedList, probe_metadata_field};
+        for body in [cm_list(n).into_bytes(), mutate(cm_list(n).as_bytes(), &ops), arbitrary] {
+            let mut plain = Vec::new();
+            let a = ChunkedList::new(&body).step(usize::MAX, |raw| {
+                plain.push(raw.to_vec());
+                Ok(())
+            });
+            let mut probed = Vec::new();
+            let b = ChunkedList::new(&body).step_probed(usize::MAX, Some("namespace"), |raw, v| {
+                probed.push((raw.to_vec(), v));
+                Ok(())
+            });
+            prop_assert_eq!(a.is_ok(), b.is_ok());
+            if a.is_ok() {
+                prop_assert_eq!(plain.len(), probed.len());
+                for (raw, (praw, v)) in plain.iter().zip(&probed) {
+                    prop_assert_eq!(raw, praw);
+                    if let Some(v) = v {
+                        prop_assert_eq!(Some(v.clone()), probe_metadata_field(raw, "namespace"));
+                    }
+                }
+            }
+        }
+    }
 }

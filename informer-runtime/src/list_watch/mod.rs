@@ -16,7 +16,7 @@
 //! kube's default client retries 429/503/504 internally (`Config::default_retry`); the reflector's
 //! own handling (R13) then only sees what is left after those retries.
 
-mod chunked;
+pub(crate) mod chunked;
 mod decode;
 mod error;
 #[cfg(test)]

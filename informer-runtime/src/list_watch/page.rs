@@ -111,10 +111,13 @@ impl<K: DeserializeOwned> RawListPage<K> {
             source,
         };
         let shard = self.client_shard.as_ref();
+        let probe = shard.map(Shard::probe_key);
         let mut walk = chunked::ChunkedList::new(&self.body);
         loop {
             let done = walk
-                .step(chunk, |raw| decode_raw(raw, exact, shard, &mut each))
+                .step_probed(chunk, probe, |raw, probed| {
+                    decode_raw(raw, probed, exact, shard, &mut each)
+                })
                 .map_err(decode_err)?;
             if done {
                 break;
@@ -149,26 +152,33 @@ impl<K: DeserializeOwned> RawListPage<K> {
     fn walk_filtered(self, each: &mut impl FnMut(K)) -> Result<(String, Option<String>)> {
         let exact = self.exact_capacity;
         let shard = self.client_shard.as_ref();
+        let probe = shard.map(Shard::probe_key);
         let mut walk = chunked::ChunkedList::new(&self.body);
-        walk.step(usize::MAX, |raw| decode_raw(raw, exact, shard, &mut *each))
-            .map_err(|source| Error::Decode {
-                what: "list",
-                source,
-            })?;
+        walk.step_probed(usize::MAX, probe, |raw, probed| {
+            decode_raw(raw, probed, exact, shard, &mut *each)
+        })
+        .map_err(|source| Error::Decode {
+            what: "list",
+            source,
+        })?;
         let shape = (walk.kind.take(), walk.has_items);
         self.finish_walk(shape)
     }
 }
 
-/// Decodes one raw item and hands it to `each`, unless it is outside `shard` (then it is
-/// skipped after reading up to its metadata, KEP-5866 on the client).
+/// Decodes one raw item and hands it to `each`, unless it is outside `shard` by its probed
+/// field (then it is skipped undecoded, KEP-5866 on the client; an item whose field could not
+/// be read is decoded, and the decode reports what is wrong with it).
 fn decode_raw<K: DeserializeOwned>(
     raw: &[u8],
+    probed: Option<String>,
     exact: bool,
     shard: Option<&Shard>,
     each: &mut impl FnMut(K),
 ) -> serde_json::Result<()> {
-    if shard.is_some_and(|s| !s.admits_raw(raw)) {
+    if let (Some(shard), Some(value)) = (shard, probed)
+        && !shard.admits(&value)
+    {
         return Ok(());
     }
     let obj = if exact {

@@ -106,13 +106,18 @@ proptest! {
     fn exactly_one_shard_admits_each_value(n in 1u32..17, uid in "[a-z0-9-]{0,40}", before in any::<bool>()) {
         let shards: Vec<Shard> = (0..n).map(|i| Shard::of(i, n, ShardField::Uid).unwrap()).collect();
         prop_assert_eq!(shards.iter().filter(|s| s.admits(&uid)).count(), 1);
+        // The API server's order (the UID early in the metadata, more after it), and others.
         let raw = if before {
-            format!(r#"{{"metadata":{{"uid":"{uid}"}},"spec":{{"x":[1,2,{{"y":"z"}}]}}}}"#)
+            format!(r#"{{"kind":"Pod","metadata":{{"name":"p","uid":"{uid}","labels":{{"a":"b"}},"managedFields":[{{"f":1}}]}},"spec":{{"x":[1,2,{{"y":"z"}}]}}}}"#)
         } else {
             format!(r#"{{"spec":{{"x":[1,2,{{"y":"z"}}]}},"metadata":{{"labels":{{"a":"b"}},"uid":"{uid}"}}}}"#)
         };
+        let event = format!(r#"{{"type":"MODIFIED","object":{raw}}}"#);
+        let late = format!(r#"{{"object":{raw},"type":"MODIFIED"}}"#);
         for s in &shards {
             prop_assert_eq!(s.admits_raw(raw.as_bytes()), s.admits(&uid));
+            prop_assert_eq!(s.admits_event(event.as_bytes()), s.admits(&uid));
+            prop_assert_eq!(s.admits_event(late.as_bytes()), s.admits(&uid));
         }
     }
 }
