@@ -3,7 +3,8 @@
 //! owned shard. Every object is cached and reconciled by exactly one replica; a replica that dies
 //! (no release) loses its shard to another within the lease duration plus the observation lag
 //! and a retry period; a replica that joins gets shards back; a fence proves no shard ever has
-//! two owners at once; the union of the caches equals the server after a write load.
+//! two owners at once; the union of the caches equals the server after a write load. Both with
+//! the server sharding and with the informers filtering on the client.
 //!
 //! Run with `cargo test -p informer-controller --test shard_assignment`.
 
@@ -221,8 +222,19 @@ fn balanced(replicas: &[&Replica]) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_replicas_share_the_shards_hand_them_over_and_cache_each_object_once() {
+    handover(true).await;
+}
+
+/// The same on a server without `ShardedListAndWatch`: the shard informers filter on the client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_when_the_server_ignores_the_shard_selector() {
+    handover(false).await;
+}
+
+async fn handover(gate: bool) {
     init_tracing();
     let server = TestServer::start().await.unwrap();
+    server.set_sharded_list_and_watch(gate);
     for i in 0..OBJECTS {
         server
             .create(&cm(&format!("ns-{}", i % 10), &format!("cm-{i:05}"), "0"))
