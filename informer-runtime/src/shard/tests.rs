@@ -1,3 +1,6 @@
+//! Tests of shards: the hash, selector rendering, ranges that partition the space, and the
+//! probes that read an object's shard field before (or instead of) its decode.
+
 use super::*;
 use proptest::prelude::*;
 
