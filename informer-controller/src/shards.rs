@@ -91,6 +91,11 @@ pub struct ShardAssigner {
     owned: watch::Sender<BTreeSet<u32>>,
     /// Every Lease of the set as last observed, and when we first saw it in that form (E3).
     observed: Mutex<HashMap<String, (LeaseSpec, Instant)>>,
+    /// When the first shard this replica wants (it holds fewer than its share) expires by its
+    /// observation: the next round starts then rather than a retry period later, so a dead
+    /// replica's shard moves a lease duration after it was last seen renewed (E3), as a
+    /// follower's `LeaderElector` sleeps exactly until the lease it waits for expires.
+    next_expiry: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for ShardAssigner {
@@ -129,6 +134,7 @@ impl ShardAssigner {
             config,
             owned: watch::Sender::new(BTreeSet::new()),
             observed: Mutex::new(HashMap::new()),
+            next_expiry: Mutex::new(None),
         })
     }
 
@@ -196,7 +202,14 @@ impl ShardAssigner {
             }
             // E4: a shard not renewed within the renew deadline is lost, whatever the round did.
             self.drop_expired(&mut held).await;
-            let wake = round_started + self.jittered_retry();
+            let mut wake = round_started + self.jittered_retry();
+            // Only a future expiry: one that has passed and still was not taken (a write
+            // failed) waits the normal retry period, so failures never spin.
+            if let Some(expiry) = self.next_expiry.lock().take()
+                && expiry > Instant::now()
+            {
+                wake = wake.min(expiry);
+            }
             tokio::select! {
                 () = cancel.cancelled() => break,
                 () = self.sleep_until_or_deadline(wake, &held) => {}
@@ -260,6 +273,11 @@ impl ShardAssigner {
         let now = Instant::now();
         let live = self.live_members(&leases, now).max(1);
         let target = self.shards.div_ceil(live) as usize;
+        *self.next_expiry.lock() = if held.len() < target {
+            self.earliest_foreign_expiry(&leases, held)
+        } else {
+            None
+        };
         // Too many: release the highest shards; each one's work ends before the release.
         while held.len() > target {
             let Some((index, term)) = held.pop_last() else {
@@ -342,6 +360,29 @@ impl ShardAssigner {
             }
         }
         Some(leases)
+    }
+
+    /// When the earliest shard Lease held by another replica expires by our observation (E3).
+    fn earliest_foreign_expiry(
+        &self,
+        leases: &HashMap<String, Lease>,
+        held: &BTreeMap<u32, Term>,
+    ) -> Option<Instant> {
+        let observed = self.observed.lock();
+        (0..self.shards)
+            .filter(|i| !held.contains_key(i))
+            .filter_map(|i| {
+                let name = self.shard_lease(i);
+                leases.get(&name)?;
+                let (spec, at) = observed.get(&name)?;
+                let holder = spec.holder_identity.as_deref().unwrap_or_default();
+                if holder.is_empty() || holder == self.identity {
+                    return None;
+                }
+                let secs = spec.lease_duration_seconds.unwrap_or(0).max(0);
+                Some(*at + Duration::from_secs(u64::try_from(secs).unwrap_or(0)))
+            })
+            .min()
     }
 
     /// The replicas whose heartbeat changed within its lease duration, by our clock (E3); we
