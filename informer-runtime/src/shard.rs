@@ -24,8 +24,6 @@
 
 use std::fmt;
 
-#[cfg(test)]
-use crate::list_watch::chunked::probe_metadata_field;
 use crate::list_watch::chunked::{EventProbe, probe_event};
 
 /// One past the largest 64-bit hash: the exclusive end of the whole hash space.
@@ -34,8 +32,13 @@ const SPACE: u128 = 1 << 64;
 /// The 64-bit FNV-1a hash the API server shards by (`k8s.io/apimachinery/pkg/sharding`), over
 /// the field's UTF-8 bytes.
 pub fn fnv1a64(value: &str) -> u64 {
+    fnv1a64_bytes(value.as_bytes())
+}
+
+/// [`fnv1a64`] over raw UTF-8 bytes (a field read out of a JSON body without a `String`).
+fn fnv1a64_bytes(value: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in value.as_bytes() {
+    for b in value {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
@@ -169,35 +172,24 @@ impl Shard {
         terms.join(" || ")
     }
 
-    /// The key inside `metadata` that the shard hashes (for the list walker's probe).
-    pub(crate) fn probe_key(&self) -> &'static str {
-        self.field.metadata_key()
-    }
-
     /// Whether an object whose field has this value belongs to the shard.
     pub fn admits(&self, value: &str) -> bool {
-        let h = u128::from(fnv1a64(value));
+        self.admits_bytes(value.as_bytes())
+    }
+
+    /// [`admits`](Self::admits) for the field's UTF-8 bytes.
+    pub(crate) fn admits_bytes(&self, value: &[u8]) -> bool {
+        let h = u128::from(fnv1a64_bytes(value));
         self.ranges
             .iter()
             .any(|&(start, end)| u128::from(start) <= h && h < end)
-    }
-
-    /// Whether the JSON object in `raw` belongs to the shard, reading only up to its
-    /// `metadata` (the rest of the object is not parsed). A malformed object is admitted, so
-    /// the full decode reports it.
-    #[cfg(test)]
-    pub(crate) fn admits_raw(&self, raw: &[u8]) -> bool {
-        match probe_metadata_field(raw, self.field.metadata_key()) {
-            Some(value) => self.admits(&value),
-            None => true,
-        }
     }
 
     /// Whether the watch event in `line` may be decoded: events of objects outside the shard
     /// are not; bookmarks, errors and anything unreadable are (the decode handles them).
     pub(crate) fn admits_event(&self, line: &[u8]) -> bool {
         match probe_event(line, self.field.metadata_key()) {
-            Some(EventProbe::Object(Some(value))) => self.admits(&value),
+            Some(EventProbe::Object(Some(value))) => self.admits_bytes(&value),
             _ => true,
         }
     }

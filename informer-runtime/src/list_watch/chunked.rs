@@ -6,7 +6,12 @@
 //! (through the same exact-capacity path as a page), so the scanner only has to find where
 //! elements start and end; it never interprets their content.
 
+use std::borrow::Cow;
+
 use serde::de::Error as _;
+
+/// A string field read out of a body: its UTF-8 bytes, borrowed unless the JSON escaped them.
+pub(crate) type Field<'a> = Cow<'a, [u8]>;
 
 /// A `serde_json` error naming the byte offset, so malformed bodies read like decode errors.
 fn malformed(pos: usize, what: &str) -> serde_json::Error {
@@ -67,7 +72,7 @@ impl<'a> ChunkedList<'a> {
         &mut self,
         max: usize,
         probe: Option<&str>,
-        mut each: impl FnMut(&'a [u8], Option<String>) -> serde_json::Result<()>,
+        mut each: impl FnMut(&'a [u8], Option<Field<'a>>) -> serde_json::Result<()>,
     ) -> serde_json::Result<bool> {
         let mut handed = 0;
         loop {
@@ -213,40 +218,32 @@ impl<'a> ChunkedList<'a> {
 impl<'a> ChunkedList<'a> {
     /// At an object: its raw bytes and its `metadata.<field>`, in one pass: the scan for the
     /// object's end goes on from where the field was read.
-    fn probed_object(&mut self, field: &str) -> serde_json::Result<(&'a [u8], Option<String>)> {
+    fn probed_object(
+        &mut self,
+        field: &str,
+    ) -> serde_json::Result<(&'a [u8], Option<Field<'a>>)> {
         let start = self.pos;
         let mut probe = ChunkedList::new(self.body);
         probe.pos = start;
-        // How many objects the probe is inside once it stops: the element, and its metadata.
-        let (value, depth) = match probe.find_member("metadata") {
-            Some(true) => match probe.find_member(field) {
-                Some(true) => match probe.value().ok().map(|raw| {
-                    serde_json::from_slice::<Option<String>>(raw).map(Option::unwrap_or_default)
-                }) {
-                    Some(Ok(v)) => (Some(v), 2),
-                    _ => (None, 0),
-                },
-                Some(false) => (Some(String::new()), 1),
-                None => (None, 0),
-            },
-            Some(false) => (None, usize::MAX),
-            None => (None, 0),
-        };
-        let end = match depth {
-            // The probe read the whole element (no metadata).
-            usize::MAX => Some(probe.pos),
+        let (value, end) = match probe.metadata_field(field) {
+            // No metadata: the probe read the whole object.
+            Some((value, 0)) => (value, Some(probe.pos)),
+            Some((value, open)) => (value, container_end_from(self.body, probe.pos, open)),
             // Unreadable: find the end from the start, as `value` does.
-            0 => container_end(self.body, start),
-            d => container_end_from(self.body, probe.pos, d),
+            None => (None, container_end(self.body, start)),
         };
         self.pos = end.ok_or_else(|| malformed(start, "unterminated object or array"))?;
         Ok((&self.body[start..self.pos], value))
     }
 
-    /// At an object (`{`): moves to the value of its member `name` and returns true, or past
-    /// the object and returns false when it has none. Members before it are skipped by bracket
-    /// depth, never parsed. `None` on malformed input.
-    fn find_member(&mut self, name: &str) -> Option<bool> {
+    /// At an object: calls `on(self, key)` for each member, with the cursor at the member's
+    /// value; `on` either consumes the value and answers `Some(false)` to go on, or answers
+    /// `Some(true)` to stop there. `Some(true)` if `on` stopped, `Some(false)` once past the
+    /// object's end, `None` on malformed input.
+    fn members(
+        &mut self,
+        mut on: impl FnMut(&mut Self, &'a [u8]) -> Option<bool>,
+    ) -> Option<bool> {
         self.ws();
         self.expect(b'{').ok()?;
         let mut first = true;
@@ -265,97 +262,105 @@ impl<'a> ChunkedList<'a> {
             self.ws();
             self.expect(b':').ok()?;
             self.ws();
-            if key_named(key, name) {
+            if on(self, key)? {
                 return Some(true);
             }
-            self.value().ok()?;
         }
     }
 
-    /// At an object: the string at `metadata.<field>` (empty when the metadata has no such
-    /// field or it is `null`); `None` when there is no metadata object or the input is
-    /// malformed before the field. Nothing after the field is read.
-    fn metadata_field(&mut self, field: &str) -> Option<String> {
+    /// At an object: moves to the value of its member `name` (true), or past the object when
+    /// it has none (false). Members before it are skipped by bracket depth, never parsed.
+    fn find_member(&mut self, name: &str) -> Option<bool> {
+        self.members(|c, key| {
+            if key_named(key, name) {
+                Some(true)
+            } else {
+                c.value().ok().map(|_| false)
+            }
+        })
+    }
+
+    /// At an object: its `metadata.<field>` (empty when the metadata lacks it or it is
+    /// `null`; `None` when there is no metadata), and how many objects the cursor is still
+    /// inside: 2 after the field, 1 after a metadata without it, 0 after an object without
+    /// metadata. Nothing after the field is read. `None` on malformed input.
+    fn metadata_field(&mut self, field: &str) -> Option<(Option<Cow<'a, [u8]>>, usize)> {
         if !self.find_member("metadata")? {
-            return None;
+            return Some((None, 0));
         }
         if !self.find_member(field)? {
-            return Some(String::new());
+            return Some((Some(Cow::Borrowed(&[])), 1));
         }
-        let raw = self.value().ok()?;
-        serde_json::from_slice::<Option<String>>(raw)
-            .ok()
-            .map(Option::unwrap_or_default)
+        let value = string_value(self.value().ok()?)?;
+        Some((Some(value), 2))
     }
 }
 
-/// KEP-5866's client-side probe: the string at `metadata.<field>` of the JSON object `raw`,
-/// found by skipping everything before it by bracket depth (a memchr scan) and reading nothing
-/// after it, so an object outside the shard costs a scan of its first bytes, not a decode.
-/// Empty when the metadata lacks the field; `None` without metadata or on malformed input.
-pub(crate) fn probe_metadata_field(raw: &[u8], field: &str) -> Option<String> {
-    ChunkedList::new(raw).metadata_field(field)
+/// KEP-5866's client-side probe: the string at `metadata.<field>` of the JSON object `raw`
+/// (its UTF-8 bytes, borrowed unless escaped), found by skipping everything before it by
+/// bracket depth and reading nothing after it, so an object outside the shard costs a scan of
+/// its first bytes, not a decode. Empty when the metadata lacks the field; `None` without
+/// metadata or on malformed input.
+pub(crate) fn probe_metadata_field<'a>(raw: &'a [u8], field: &str) -> Option<Cow<'a, [u8]>> {
+    ChunkedList::new(raw).metadata_field(field)?.0
 }
 
 /// What [`probe_event`] found in a watch event line.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum EventProbe {
+pub(crate) enum EventProbe<'a> {
     /// A `BOOKMARK` or `ERROR` event.
     Passthrough,
     /// An object event; the object's `metadata.<field>` if it could be read.
-    Object(Option<String>),
+    Object(Option<Cow<'a, [u8]>>),
 }
 
 /// [`probe_metadata_field`] for a watch event line: its `type` and its object's field. The API
 /// server writes `type` first, so the scan stops at the field; with `object` first, the object
 /// is skipped whole and probed on its own. `None` on malformed input.
-pub(crate) fn probe_event(line: &[u8], field: &str) -> Option<EventProbe> {
-    let mut c = ChunkedList::new(line);
-    c.ws();
-    c.expect(b'{').ok()?;
-    let mut first = true;
+pub(crate) fn probe_event<'a>(line: &'a [u8], field: &str) -> Option<EventProbe<'a>> {
+    let mut passthrough = false;
     let mut typed = false;
-    let mut value = None;
-    loop {
-        c.ws();
-        if c.peek() == Some(b'}') {
-            return Some(EventProbe::Object(value));
-        }
-        if !first {
-            c.expect(b',').ok()?;
-            c.ws();
-        }
-        first = false;
-        let key = c.string().ok()?;
-        c.ws();
-        c.expect(b':').ok()?;
-        c.ws();
+    // Some once the object was seen: its field, if it could be read.
+    let mut object: Option<Option<Cow<'a, [u8]>>> = None;
+    ChunkedList::new(line).members(|c, key| {
         if key_named(key, "type") {
-            let t = serde_json::from_slice::<String>(c.value().ok()?).ok()?;
-            if t == "BOOKMARK" || t == "ERROR" {
-                return Some(EventProbe::Passthrough);
-            }
-            if value.is_some() {
-                return Some(EventProbe::Object(value));
-            }
+            let t = string_value(c.value().ok()?)?;
+            passthrough = *t == *b"BOOKMARK" || *t == *b"ERROR";
             typed = true;
+            Some(passthrough || object.is_some())
         } else if key_named(key, "object") {
             if typed {
-                return Some(EventProbe::Object(c.metadata_field(field)));
+                object = Some(c.metadata_field(field).and_then(|(v, _)| v));
+                return Some(true);
             }
-            value = probe_metadata_field(c.value().ok()?, field);
+            object = Some(probe_metadata_field(c.value().ok()?, field));
+            Some(false)
         } else {
-            c.value().ok()?;
+            c.value().ok().map(|_| false)
         }
+    })?;
+    Some(if passthrough {
+        EventProbe::Passthrough
+    } else {
+        EventProbe::Object(object.flatten())
+    })
+}
+
+/// The UTF-8 bytes of the JSON string `raw` (with its quotes), borrowed unless it has escapes;
+/// empty for `null`; `None` for anything else.
+fn string_value(raw: &[u8]) -> Option<Cow<'_, [u8]>> {
+    match raw {
+        b"null" => Some(Cow::Borrowed(&[])),
+        [b'"', inner @ .., b'"'] if !inner.contains(&b'\\') => Some(Cow::Borrowed(inner)),
+        _ => serde_json::from_slice::<String>(raw)
+            .ok()
+            .map(|s| Cow::Owned(s.into_bytes())),
     }
 }
 
 /// Whether a raw key (with its quotes) is `name`; an escaped key is decoded first.
 fn key_named(raw: &[u8], name: &str) -> bool {
-    if raw.contains(&b'\\') {
-        return serde_json::from_slice::<String>(raw).is_ok_and(|k| k == name);
-    }
-    raw.len() >= 2 && &raw[1..raw.len() - 1] == name.as_bytes()
+    string_value(raw).is_some_and(|key| *key == *name.as_bytes())
 }
 
 /// The index just past the object or array that starts at `start` (at its `{` or `[`), or
@@ -424,19 +429,14 @@ enum Key {
     Kind,
 }
 
-/// Which member a raw key (with quotes) names; escaped keys are decoded first.
+/// Which member a raw key (with quotes) names.
 fn key_is(raw: &[u8]) -> Option<Key> {
-    let decoded;
-    let name: &str = if raw.contains(&b'\\') {
-        decoded = serde_json::from_slice::<String>(raw).ok()?;
-        &decoded
+    if key_named(raw, "items") {
+        Some(Key::Items)
+    } else if key_named(raw, "kind") {
+        Some(Key::Kind)
     } else {
-        std::str::from_utf8(&raw[1..raw.len() - 1]).ok()?
-    };
-    match name {
-        "items" => Some(Key::Items),
-        "kind" => Some(Key::Kind),
-        _ => None,
+        None
     }
 }
 

@@ -73,7 +73,10 @@ impl<K: DeserializeOwned> RawListPage<K> {
     pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
         if self.client_shard.is_some() {
             // Item by item over raw slices, so each can be probed before its decode.
-            return self.walk_filtered(&mut each);
+            let mut walk = chunked::ChunkedList::new(&self.body);
+            self.decode_items(&mut walk, usize::MAX, &mut each)?;
+            let shape = (walk.kind.take(), walk.has_items);
+            return self.finish_walk(shape);
         }
         // M8: exactly sized `Vec`s inside every object (see `sized`), unless turned off.
         let seed = EachItem {
@@ -105,27 +108,44 @@ impl<K: DeserializeOwned> RawListPage<K> {
         mut each: impl FnMut(K),
     ) -> Result<(String, Option<String>)> {
         let chunk = chunk.max(1);
-        let exact = self.exact_capacity;
-        let decode_err = |source| Error::Decode {
-            what: "list",
-            source,
-        };
-        let shard = self.client_shard.as_ref();
-        let probe = shard.map(Shard::probe_key);
         let mut walk = chunked::ChunkedList::new(&self.body);
-        loop {
-            let done = walk
-                .step_probed(chunk, probe, |raw, probed| {
-                    decode_raw(raw, probed, exact, shard, &mut each)
-                })
-                .map_err(decode_err)?;
-            if done {
-                break;
-            }
+        while !self.decode_items(&mut walk, chunk, &mut each)? {
             tokio::task::yield_now().await;
         }
         let shape = (walk.kind.take(), walk.has_items);
         self.finish_walk(shape)
+    }
+
+    /// Decodes up to `max` further items of `walk` and hands each to `each`, exactly as a
+    /// page is decoded (exact capacity, M8); an item outside the client shard is skipped by
+    /// its probed field, undecoded (KEP-5866). True once the whole body has been read.
+    fn decode_items<'a>(
+        &self,
+        walk: &mut chunked::ChunkedList<'a>,
+        max: usize,
+        each: &mut impl FnMut(K),
+    ) -> Result<bool> {
+        let exact = self.exact_capacity;
+        let shard = self.client_shard.as_ref();
+        let probe = shard.map(|s| s.field().metadata_key());
+        walk.step_probed(max, probe, |raw, probed| {
+            if let (Some(shard), Some(value)) = (shard, &probed)
+                && !shard.admits_bytes(value)
+            {
+                return Ok(());
+            }
+            let obj = if exact {
+                sized::from_slice::<K>(raw)?
+            } else {
+                sized::from_slice_seed_unsized(raw, PhantomData::<K>)?
+            };
+            each(obj);
+            Ok(())
+        })
+        .map_err(|source| Error::Decode {
+            what: "list",
+            source,
+        })
     }
 
     /// The checks after a walk (M14): the body's `kind` and its `items`.
@@ -144,48 +164,4 @@ impl<K: DeserializeOwned> RawListPage<K> {
         }
         Ok((self.resource_version, self.continue_token))
     }
-}
-
-impl<K: DeserializeOwned> RawListPage<K> {
-    /// The whole page as one walk over raw items, for a page filtered on the client: each
-    /// item is probed before it is decoded.
-    fn walk_filtered(self, each: &mut impl FnMut(K)) -> Result<(String, Option<String>)> {
-        let exact = self.exact_capacity;
-        let shard = self.client_shard.as_ref();
-        let probe = shard.map(Shard::probe_key);
-        let mut walk = chunked::ChunkedList::new(&self.body);
-        walk.step_probed(usize::MAX, probe, |raw, probed| {
-            decode_raw(raw, probed, exact, shard, &mut *each)
-        })
-        .map_err(|source| Error::Decode {
-            what: "list",
-            source,
-        })?;
-        let shape = (walk.kind.take(), walk.has_items);
-        self.finish_walk(shape)
-    }
-}
-
-/// Decodes one raw item and hands it to `each`, unless it is outside `shard` by its probed
-/// field (then it is skipped undecoded, KEP-5866 on the client; an item whose field could not
-/// be read is decoded, and the decode reports what is wrong with it).
-fn decode_raw<K: DeserializeOwned>(
-    raw: &[u8],
-    probed: Option<String>,
-    exact: bool,
-    shard: Option<&Shard>,
-    each: &mut impl FnMut(K),
-) -> serde_json::Result<()> {
-    if let (Some(shard), Some(value)) = (shard, probed)
-        && !shard.admits(&value)
-    {
-        return Ok(());
-    }
-    let obj = if exact {
-        sized::from_slice::<K>(raw)?
-    } else {
-        sized::from_slice_seed_unsized(raw, PhantomData::<K>)?
-    };
-    each(obj);
-    Ok(())
 }
