@@ -59,16 +59,15 @@ use std::future::Future;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, ListParams, ObjectMeta, PostParams};
+use kube::api::{Api, ListParams};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::leader::record::{self, Decision};
-use crate::leader::{self, Error, LeaderElectionConfig};
+use crate::leader::record;
+use crate::leader::{self, Error, LeaderElectionConfig, Written};
 use informer_runtime::shard::{Shard, ShardField};
 
 /// The label that marks a shard set's Leases.
@@ -379,8 +378,7 @@ impl ShardAssigner {
                 if holder.is_empty() || holder == self.identity {
                     return None;
                 }
-                let secs = spec.lease_duration_seconds.unwrap_or(0).max(0);
-                Some(*at + Duration::from_secs(u64::try_from(secs).unwrap_or(0)))
+                Some(record::expiry(spec, *at))
             })
             .min()
     }
@@ -396,9 +394,7 @@ impl ShardAssigner {
             .filter(|name| {
                 observed.get(*name).is_some_and(|(spec, at)| {
                     let holder = spec.holder_identity.as_deref().unwrap_or_default();
-                    let secs = spec.lease_duration_seconds.unwrap_or(0).max(0);
-                    !holder.is_empty()
-                        && *at + Duration::from_secs(u64::try_from(secs).unwrap_or(0)) > now
+                    !holder.is_empty() && record::expiry(spec, *at) > now
                 })
             })
             .count();
@@ -409,55 +405,31 @@ impl ShardAssigner {
     /// it now, Ok(false) if another holder's term has not expired or a concurrent writer won
     /// (409).
     async fn write(&self, name: &str, current: Option<&Lease>) -> Result<bool, kube::Error> {
-        let Some(lease) = current else {
-            let lease = Lease {
-                metadata: ObjectMeta {
-                    name: Some(name.to_string()),
-                    labels: Some([(SHARD_SET_LABEL.to_string(), self.set.clone())].into()),
-                    ..Default::default()
-                },
-                spec: Some(record::initial(
-                    &self.identity,
-                    self.config.lease_duration,
-                    Timestamp::now(),
-                )),
-            };
-            return match self.api.create(&PostParams::default(), &lease).await {
-                Ok(_) => Ok(true),
-                Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
-                Err(e) => Err(e),
-            };
-        };
-        let spec = lease.spec.clone().unwrap_or_default();
-        let observed_at = self
-            .observed
-            .lock()
-            .get(name)
-            .filter(|(s, _)| *s == spec)
-            .map_or_else(Instant::now, |(_, at)| *at);
-        match record::decide(
+        let observed_at = current
+            .and_then(|lease| {
+                let spec = lease.spec.as_ref()?;
+                let observed = self.observed.lock();
+                let (seen, at) = observed.get(name)?;
+                (seen == spec).then_some(*at)
+            })
+            .unwrap_or_else(Instant::now);
+        let labels = [(SHARD_SET_LABEL.to_string(), self.set.clone())].into();
+        let written = leader::write_record(
+            &self.api,
+            name,
             &self.identity,
             self.config.lease_duration,
-            &spec,
+            Some(labels),
+            current.cloned(),
             observed_at,
-            Instant::now(),
-            Timestamp::now(),
-        ) {
-            Decision::Wait { .. } => Ok(false),
-            Decision::Write(new) => {
-                let mut update = lease.clone();
-                update.spec = Some(new);
-                // The read resourceVersion makes a concurrent writer a 409 (E3).
-                match self
-                    .api
-                    .replace(name, &PostParams::default(), &update)
-                    .await
-                {
-                    Ok(_) => Ok(true),
-                    Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
-                    Err(e) => Err(e),
-                }
-            }
+        )
+        .await;
+        match written {
+            Ok(Written::Held(_)) => Ok(true),
+            Ok(Written::Wait(_)) => Ok(false),
+            // Another replica created or wrote it first: a lost race.
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+            Err(e) => Err(e),
         }
     }
 

@@ -357,46 +357,29 @@ impl LeaderElector {
 
     /// One read-decide-write round (client-go's `tryAcquireOrRenew`).
     async fn try_acquire_or_renew(&self) -> Result<Attempt, kube::Error> {
-        let lease = match self.api.get_opt(&self.name).await? {
-            Some(lease) => lease,
-            None => {
-                let spec =
-                    record::initial(&self.identity, self.config.lease_duration, Timestamp::now());
-                let lease = Lease {
-                    metadata: ObjectMeta {
-                        name: Some(self.name.clone()),
-                        ..Default::default()
-                    },
-                    spec: Some(spec.clone()),
-                };
-                // A concurrent creator wins with 409 AlreadyExists: a lost race, an error here.
-                self.api.create(&PostParams::default(), &lease).await?;
-                self.observe(spec);
-                return Ok(Attempt::Held);
-            }
+        let current = self.api.get_opt(&self.name).await?;
+        let observed_at = match &current {
+            Some(lease) => self.observe(lease.spec.clone().unwrap_or_default()),
+            None => Instant::now(),
         };
-        let spec = lease.spec.clone().unwrap_or_default();
-        let observed_at = self.observe(spec.clone());
-        match record::decide(
+        // A concurrent creator or writer wins with a 409: a lost race, an error here.
+        let written = write_record(
+            &self.api,
+            &self.name,
             &self.identity,
             self.config.lease_duration,
-            &spec,
+            None,
+            current,
             observed_at,
-            Instant::now(),
-            Timestamp::now(),
-        ) {
-            Decision::Wait { expires, .. } => Ok(Attempt::Wait(expires)),
-            Decision::Write(new) => {
-                let mut update = lease;
-                update.spec = Some(new.clone());
-                // Carries the read resourceVersion: a concurrent writer makes this a 409 (E3).
-                self.api
-                    .replace(&self.name, &PostParams::default(), &update)
-                    .await?;
-                self.observe(new);
-                Ok(Attempt::Held)
+        )
+        .await?;
+        Ok(match written {
+            Written::Held(spec) => {
+                self.observe(spec);
+                Attempt::Held
             }
-        }
+            Written::Wait(expires) => Attempt::Wait(expires),
+        })
     }
 
     /// Records `spec` as observed; returns when we first saw it in this form (E3).
@@ -439,6 +422,59 @@ impl LeaderElector {
 
     fn jittered_retry(&self) -> Duration {
         self.config.jittered_retry()
+    }
+}
+
+/// What one acquire-or-renew write did.
+pub(crate) enum Written {
+    /// `identity` holds the Lease now, with this record.
+    Held(LeaseSpec),
+    /// Another holder's term runs until this instant (our clock, E3).
+    Wait(Instant),
+}
+
+/// The write half of client-go's `tryAcquireOrRenew` for `identity` on the Lease `name`, as
+/// `current` was read (and first observed in that form at `observed_at`, E3): creates the
+/// Lease (with `labels`) when there is none, else takes it over or renews it as
+/// [`record::decide`] says, carrying the read resourceVersion so a concurrent writer makes
+/// this a 409. A 409 is returned as the error it is; callers decide what a lost race means.
+pub(crate) async fn write_record(
+    api: &Api<Lease>,
+    name: &str,
+    identity: &str,
+    lease_duration: Duration,
+    labels: Option<std::collections::BTreeMap<String, String>>,
+    current: Option<Lease>,
+    observed_at: Instant,
+) -> Result<Written, kube::Error> {
+    let Some(mut lease) = current else {
+        let spec = record::initial(identity, lease_duration, Timestamp::now());
+        let lease = Lease {
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                labels,
+                ..Default::default()
+            },
+            spec: Some(spec.clone()),
+        };
+        api.create(&PostParams::default(), &lease).await?;
+        return Ok(Written::Held(spec));
+    };
+    let spec = lease.spec.take().unwrap_or_default();
+    match record::decide(
+        identity,
+        lease_duration,
+        &spec,
+        observed_at,
+        Instant::now(),
+        Timestamp::now(),
+    ) {
+        Decision::Wait { expires, .. } => Ok(Written::Wait(expires)),
+        Decision::Write(new) => {
+            lease.spec = Some(new.clone());
+            api.replace(name, &PostParams::default(), &lease).await?;
+            Ok(Written::Held(new))
+        }
     }
 }
 

@@ -39,8 +39,7 @@ pub(crate) fn decide(
     let holder = current.holder_identity.as_deref().unwrap_or_default();
     let held_by_us = holder == identity;
     if !holder.is_empty() && !held_by_us {
-        let secs = current.lease_duration_seconds.unwrap_or(0).max(0);
-        let expires = observed_at + Duration::from_secs(u64::try_from(secs).unwrap_or(0));
+        let expires = expiry(current, observed_at);
         if expires > now {
             return Decision::Wait {
                 holder: holder.to_owned(),
@@ -67,6 +66,13 @@ pub(crate) fn decide(
         }),
         ..current.clone()
     })
+}
+
+/// When a record first observed at `observed_at` expires, by the observer's clock (E3): its
+/// `leaseDurationSeconds` later, never its `renewTime`.
+pub(crate) fn expiry(record: &LeaseSpec, observed_at: Instant) -> Instant {
+    let secs = record.lease_duration_seconds.unwrap_or(0).max(0);
+    observed_at + Duration::from_secs(u64::try_from(secs).unwrap_or(0))
 }
 
 /// A new lease held by `identity` (E3: no record yet).

@@ -218,10 +218,7 @@ impl<'a> ChunkedList<'a> {
 impl<'a> ChunkedList<'a> {
     /// At an object: its raw bytes and its `metadata.<field>`, in one pass: the scan for the
     /// object's end goes on from where the field was read.
-    fn probed_object(
-        &mut self,
-        field: &str,
-    ) -> serde_json::Result<(&'a [u8], Option<Field<'a>>)> {
+    fn probed_object(&mut self, field: &str) -> serde_json::Result<(&'a [u8], Option<Field<'a>>)> {
         let start = self.pos;
         let mut probe = ChunkedList::new(self.body);
         probe.pos = start;
@@ -240,10 +237,7 @@ impl<'a> ChunkedList<'a> {
     /// value; `on` either consumes the value and answers `Some(false)` to go on, or answers
     /// `Some(true)` to stop there. `Some(true)` if `on` stopped, `Some(false)` once past the
     /// object's end, `None` on malformed input.
-    fn members(
-        &mut self,
-        mut on: impl FnMut(&mut Self, &'a [u8]) -> Option<bool>,
-    ) -> Option<bool> {
+    fn members(&mut self, mut on: impl FnMut(&mut Self, &'a [u8]) -> Option<bool>) -> Option<bool> {
         self.ws();
         self.expect(b'{').ok()?;
         let mut first = true;

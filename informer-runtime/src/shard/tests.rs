@@ -68,7 +68,10 @@ fn the_probe_reads_only_up_to_the_field_and_admits_what_it_cannot_read() {
     assert!(!admits_raw(&shard, raw.as_bytes()));
     let raw = format!(r#"{{"spec":{{}},"metadata":{{"uid":"{inside}","name":"a"}}}}"#);
     assert!(admits_raw(&shard, raw.as_bytes()));
-    assert!(admits_raw(&shard, b"{not json"), "the full decode reports it");
+    assert!(
+        admits_raw(&shard, b"{not json"),
+        "the full decode reports it"
+    );
     // A missing field hashes as empty, as on the server.
     assert_eq!(
         admits_raw(&shard, br#"{"metadata":{"name":"a"}}"#),
