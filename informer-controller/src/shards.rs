@@ -90,11 +90,6 @@ pub struct ShardAssigner {
     owned: watch::Sender<BTreeSet<u32>>,
     /// Every Lease of the set as last observed, and when we first saw it in that form (E3).
     observed: Mutex<HashMap<String, (LeaseSpec, Instant)>>,
-    /// When the first shard this replica wants (it holds fewer than its share) expires by its
-    /// observation: the next round starts then rather than a retry period later, so a dead
-    /// replica's shard moves a lease duration after it was last seen renewed (E3), as a
-    /// follower's `LeaderElector` sleeps exactly until the lease it waits for expires.
-    next_expiry: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for ShardAssigner {
@@ -133,7 +128,6 @@ impl ShardAssigner {
             config,
             owned: watch::Sender::new(BTreeSet::new()),
             observed: Mutex::new(HashMap::new()),
-            next_expiry: Mutex::new(None),
         })
     }
 
@@ -193,20 +187,22 @@ impl ShardAssigner {
             // A round that hangs (a stuck request) is cut at the first renew deadline, so no
             // work outlives its term (E4); an acquire cut short leaves a lease that expires.
             let deadline = earliest_deadline(&held, self.config.renew_deadline);
-            tokio::select! {
+            let next_expiry = tokio::select! {
                 biased;
                 () = cancel.cancelled() => break,
-                () = sleep_until_opt(deadline) => {}
-                () = self.round(&mut held, &cancel, &mut on_shard) => {}
-            }
+                () = sleep_until_opt(deadline) => None,
+                next = self.round(&mut held, &cancel, &mut on_shard) => next,
+            };
             // E4: a shard not renewed within the renew deadline is lost, whatever the round did.
             self.drop_expired(&mut held).await;
             let mut wake = round_started + self.jittered_retry();
-            // Only a future expiry: one that has passed and still was not taken (a write
-            // failed) waits the normal retry period, so failures never spin.
-            if let Some(expiry) = self.next_expiry.lock().take()
-                && expiry > Instant::now()
-            {
+            // A replica below its share starts its next round when the first shard it could
+            // take expires by its observation, not a retry period later, so a dead replica's
+            // shard moves a lease duration after it was last seen renewed (E3), as a follower
+            // `LeaderElector` sleeps until the lease it waits for expires. Only a future
+            // expiry: one that has passed and still was not taken (a write failed) waits the
+            // normal retry period, so failures never spin.
+            if let Some(expiry) = next_expiry.filter(|e| *e > Instant::now()) {
                 wake = wake.min(expiry);
             }
             tokio::select! {
@@ -229,20 +225,19 @@ impl ShardAssigner {
         Ok(())
     }
 
-    /// One round: heartbeat, renew, read the set, balance.
+    /// One round: heartbeat, renew, read the set, balance. Returns, when this replica holds
+    /// fewer shards than its share, when the first shard held by another expires (E3).
     async fn round<F, Fut>(
         &self,
         held: &mut BTreeMap<u32, Term>,
         cancel: &CancellationToken,
         on_shard: &mut F,
-    ) where
+    ) -> Option<Instant>
+    where
         F: FnMut(u32, CancellationToken) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let leases = match self.read_set(held).await {
-            Some(leases) => leases,
-            None => return,
-        };
+        let leases = self.read_set().await?;
         // The heartbeat first, so a replica that has just joined counts itself.
         let member = self.member_lease();
         if let Err(err) = self.write(&member, leases.get(&member)).await {
@@ -262,21 +257,15 @@ impl ShardAssigner {
             }
         }
         for index in lost {
-            if let Some(term) = held.remove(&index) {
-                tracing::warn!(set = %self.set, identity = %self.identity, shard = index, "lost a shard to another holder");
-                self.publish(held);
-                stop(term).await;
-            }
+            self.lose(held, index, "lost a shard to another holder")
+                .await;
         }
         self.drop_expired(held).await;
         let now = Instant::now();
         let live = self.live_members(&leases, now).max(1);
         let target = self.shards.div_ceil(live) as usize;
-        *self.next_expiry.lock() = if held.len() < target {
-            self.earliest_foreign_expiry(&leases, held)
-        } else {
-            None
-        };
+        let next_expiry =
+            (held.len() < target).then(|| self.earliest_foreign_expiry(&leases, held));
         // Too many: release the highest shards; each one's work ends before the release.
         while held.len() > target {
             let Some((index, term)) = held.pop_last() else {
@@ -322,19 +311,13 @@ impl ShardAssigner {
                 }
             }
         }
+        next_expiry.flatten()
     }
 
     /// Lists the set's Leases (by name), recording when each was first seen in its form (E3).
-    async fn read_set(&self, held: &BTreeMap<u32, Term>) -> Option<HashMap<String, Lease>> {
+    async fn read_set(&self) -> Option<HashMap<String, Lease>> {
         let params = ListParams::default().labels(&format!("{SHARD_SET_LABEL}={}", self.set));
-        let deadline = earliest_deadline(held, self.config.renew_deadline);
-        let list = match deadline {
-            Some(d) => tokio::time::timeout_at(d, self.api.list(&params))
-                .await
-                .ok()?,
-            None => self.api.list(&params).await,
-        };
-        let list = match list {
+        let list = match self.api.list(&params).await {
             Ok(list) => list,
             Err(err) => {
                 tracing::debug!(set = %self.set, error = %err, "reading the shard set failed");
@@ -447,12 +430,21 @@ impl ShardAssigner {
             .map(|(&i, _)| i)
             .collect();
         for index in expired {
-            if let Some(term) = held.remove(&index) {
-                tracing::warn!(set = %self.set, identity = %self.identity, shard = index, "lost a shard (not renewed within the renew deadline)");
-                term.token.cancel();
-                self.publish(held);
-                stop(term).await;
-            }
+            self.lose(
+                held,
+                index,
+                "lost a shard (not renewed within the renew deadline)",
+            )
+            .await;
+        }
+    }
+
+    /// Ends the term of shard `index`: published at once, its work stopped and awaited.
+    async fn lose(&self, held: &mut BTreeMap<u32, Term>, index: u32, why: &str) {
+        if let Some(term) = held.remove(&index) {
+            tracing::warn!(set = %self.set, identity = %self.identity, shard = index, "{why}");
+            self.publish(held);
+            stop(term).await;
         }
     }
 
