@@ -78,12 +78,7 @@ async fn m14_d7_first_list_answered_200_without_items_does_not_sync_an_empty_cac
     let rec = Recorder::new();
     let reg = inf.add_event_handler(rec.clone()).expect("handler");
     let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, reg.wait_for_sync())
-            .await
-            .expect("synced"),
-        "synced before the informer stopped"
-    );
+    assert_synced(reg.wait_for_sync()).await;
     // H6: synced means this handler has returned from every initial add.
     assert_eq!(
         inf.indexer().len(),
@@ -239,12 +234,7 @@ async fn item5_panicking_transform_on_a_watch_event_drops_only_that_event() {
     let rec = Recorder::new();
     let reg = inf.add_event_handler(rec.clone()).expect("handler");
     let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, reg.wait_for_sync())
-            .await
-            .expect("synced"),
-        "synced before the informer stopped"
-    );
+    assert_synced(reg.wait_for_sync()).await;
     wait_until("the watch", || server.active_watches() == 1).await;
     w.create("bad", "1").await;
     w.create("good", "1").await;

@@ -124,11 +124,7 @@ async fn v4_log_lines_of_the_reflector_and_of_handlers_carry_the_informer_name()
     .unwrap();
     let cancel = CancellationToken::new();
     let task = inf.start(cancel.clone());
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    assert_synced(inf.wait_for_sync()).await;
     wait_until("the handler's log line", || {
         captured
             .events
@@ -209,11 +205,7 @@ async fn v4_factory_metrics_carry_the_informer_name_queue_depth_latency_and_stor
     for _ in 0..20 {
         release_tx.send(()).unwrap();
     }
-    assert!(
-        tokio::time::timeout(WAIT, cms.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    assert_synced(cms.wait_for_sync()).await;
     wait_until("the FIFO to drain", || cms.queued() == 0).await;
     let list_rv: u64 = cms
         .last_sync_resource_version()
@@ -290,11 +282,7 @@ async fn v4_a_hand_built_informer_reports_through_its_own_collector() {
     );
     let cancel = CancellationToken::new();
     let task = inf.start(cancel.clone());
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    assert_synced(inf.wait_for_sync()).await;
     let after = scrape(&registry);
     assert_eq!(
         metric(&after, "informer_synced{informer=\"solo\"}"),
@@ -402,11 +390,7 @@ async fn v5_removing_a_handler_frees_its_thread_backlog_and_series() {
         )
         .unwrap();
     factory.start();
-    assert!(
-        tokio::time::timeout(WAIT, cms.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    assert_synced(cms.wait_for_sync()).await;
     tokio::time::timeout(WAIT, entered_rx)
         .await
         .unwrap()
@@ -470,11 +454,7 @@ async fn relist_fixture(
     let rec = Recorder::with_indexer(inf.indexer());
     let reg = inf.add_event_handler(rec.clone()).expect("handler");
     let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, reg.wait_for_sync())
-            .await
-            .expect("synced in time")
-    );
+    assert_synced(reg.wait_for_sync()).await;
     (server, w, inf, rec, watch_failed, cancel, task)
 }
 
@@ -625,11 +605,7 @@ async fn default_informer_synced(
     )
     .expect("informer");
     let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .expect("synced in time")
-    );
+    assert_synced(inf.wait_for_sync()).await;
     (inf, cancel, task)
 }
 

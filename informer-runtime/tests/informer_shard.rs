@@ -115,9 +115,7 @@ async fn four_replicas_partition_the_collection(gate: bool) {
     }
     let replicas = replicas(&server);
     for r in &replicas {
-        tokio::time::timeout(WAIT, r.informer.wait_for_sync())
-            .await
-            .expect("synced in time");
+        assert_synced(r.informer.wait_for_sync()).await;
     }
     let want = if gate {
         ShardMode::Server

@@ -52,11 +52,7 @@ async fn r23_last_sync_resource_version_follows_list_events_and_bookmarks() {
         "R23: none before the list"
     );
     let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, reg.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    assert_synced(reg.wait_for_sync()).await;
     assert_eq!(
         inf.last_sync_resource_version().as_deref(),
         Some(&*listed_rv)
@@ -139,11 +135,7 @@ async fn h8_each_handler_gets_one_call_at_a_time_in_order() {
     }
     let (cancel, task) = start(&inf);
     // The list must show x at 0, so every later value comes as an update.
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    assert_synced(inf.wait_for_sync()).await;
     const N: u32 = 40;
     for v in 1..=N {
         w.set("x", &v.to_string()).await;
@@ -190,11 +182,7 @@ async fn f2_factory_informers_get_resync_namespace_index_namespace_and_tweak() {
     assert_eq!(secrets.resync_check_period(), Duration::from_secs(30));
     assert!(cms.indexer().has_index(NAMESPACE_INDEX), "X3");
     factory.start();
-    assert!(
-        tokio::time::timeout(WAIT, cms.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    assert_synced(cms.wait_for_sync()).await;
     let keys: Vec<String> = cms
         .indexer()
         .list_keys()
@@ -271,11 +259,7 @@ async fn h13_delete_and_recreate_while_disconnected_is_one_update_with_a_new_uid
         )
         .unwrap();
     let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, reg.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    assert_synced(reg.wait_for_sync()).await;
     assert!(server.wait_for_active_watches(1, WAIT).await);
     // Disconnect: every request for ConfigMaps is refused, and the open watch is closed.
     let cms = GroupResource::new("", "configmaps");
@@ -347,11 +331,7 @@ async fn r1_backoff_doubles_to_the_cap_and_resets_after_a_healthy_period() {
     );
 
     server.faults().allow(&cms);
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .unwrap()
-    );
+    assert_synced(inf.wait_for_sync()).await;
     assert!(server.wait_for_active_watches(1, WAIT).await);
     let healthy_since = SystemTime::now();
     wait_until("a healthy period beyond reset_after", || {

@@ -41,12 +41,7 @@ async fn streaming_informer_synced(
         c.reflector.strategy = InitialListStrategy::StreamingList;
     });
     let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, inf.wait_for_sync())
-            .await
-            .expect("synced in time"),
-        "synced"
-    );
+    assert_synced(inf.wait_for_sync()).await;
     (inf, cancel, task)
 }
 

@@ -327,12 +327,7 @@ pub async fn seeded_and_synced(n: usize, page_size: u32) -> Synced {
     let rec = Recorder::with_indexer(inf.indexer());
     let reg = inf.add_event_handler(rec.clone()).expect("handler");
     let (cancel, task) = start(&inf);
-    assert!(
-        tokio::time::timeout(WAIT, reg.wait_for_sync())
-            .await
-            .expect("synced"),
-        "synced before the informer stopped"
-    );
+    assert_synced(reg.wait_for_sync()).await;
     Synced {
         server,
         w,
@@ -351,4 +346,13 @@ pub async fn wait_until(what: &str, cond: impl Fn() -> bool) {
         tokio::task::yield_now().await;
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// Waits up to [`WAIT`] for a `wait_for_sync` future and fails the test unless it reports
+/// synced (false means the informer or handler stopped first).
+pub async fn assert_synced(sync: impl std::future::Future<Output = bool>) {
+    let synced = tokio::time::timeout(WAIT, sync)
+        .await
+        .expect("synced within WAIT");
+    assert!(synced, "synced before the informer stopped");
 }
