@@ -231,41 +231,34 @@ async fn run_embedded(args: &Args) -> anyhow::Result<()> {
 
 /// `(lease namespace, identity)` when `--leader-elect` is given.
 fn leader_election(args: &Args, namespace: Option<&str>) -> Option<(String, String)> {
-    if !args.leader_elect {
-        return None;
-    }
-    let namespace = args
-        .leader_elect_namespace
-        .as_deref()
-        .or(namespace)
-        .unwrap_or("default");
-    let identity = std::env::var("POD_NAME")
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .unwrap_or_else(|_| format!("operator-{:08x}", rand_token() as u32));
-    Some((namespace.to_owned(), identity))
+    args.leader_elect
+        .then(|| (lease_namespace(args, namespace), identity()))
 }
 
 /// The sharding settings when `--shards` is given; `replica` names an in-process replica.
 fn sharding(args: &Args, namespace: Option<&str>, replica: Option<u32>) -> Option<Sharding> {
-    let shards = args.shards?;
-    let lease_namespace = args
-        .leader_elect_namespace
+    Some(Sharding {
+        shards: args.shards?,
+        lease_namespace: lease_namespace(args, namespace),
+        identity: replica.map_or_else(identity, |r| format!("replica-{r}")),
+        lease: Default::default(),
+    })
+}
+
+/// Where the Leases live: `--leader-elect-namespace`, else the watched namespace, else `default`.
+fn lease_namespace(args: &Args, namespace: Option<&str>) -> String {
+    args.leader_elect_namespace
         .as_deref()
         .or(namespace)
         .unwrap_or("default")
-        .to_owned();
-    let identity = match replica {
-        Some(r) => format!("replica-{r}"),
-        None => std::env::var("POD_NAME")
-            .or_else(|_| std::env::var("HOSTNAME"))
-            .unwrap_or_else(|_| format!("operator-{:08x}", rand_token() as u32)),
-    };
-    Some(Sharding {
-        shards,
-        lease_namespace,
-        identity,
-        lease: Default::default(),
-    })
+        .to_owned()
+}
+
+/// This replica's identity: `POD_NAME`, `HOSTNAME`, or a random one.
+fn identity() -> String {
+    std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| format!("operator-{:08x}", rand_token() as u32))
 }
 
 /// A per-run token; not a secret worth a CSPRNG, the server only listens on loopback.

@@ -126,15 +126,11 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             Ok(m)
         }
         Scenario::Shard => {
-            // One replica of n: shard 0 (every replica's share is alike, by the hash).
-            let (replicas, _) = spec
-                .imp
-                .sharding()
-                .context("scenario shard runs the shard variants")?;
-            let mut config = InformerConfig::default();
-            config.reflector.page_size = spec.page_size;
-            config.reflector.shard = Some(Shard::of(0, replicas, ShardField::Uid)?);
-            let informer = SharedIndexInformer::new(ListWatch::new(api), config)?;
+            anyhow::ensure!(
+                spec.imp.sharding().is_some(),
+                "scenario shard runs the shard variants"
+            );
+            let informer = informer(ListWatch::new(api), spec)?;
             let read_before = crate::sys::loopback_received();
             informer.start(cancel);
             let mut m = synced(&informer, start).await?;
@@ -169,6 +165,10 @@ where
     };
     if spec.imp == crate::protocol::Impl::OursOrdered {
         config.fifo_mode = informer_runtime::delta_fifo::FifoMode::Ordered;
+    }
+    // Scenario 9: one replica of n is shard 0 (every replica's share is alike, by the hash).
+    if let Some((replicas, _)) = spec.imp.sharding() {
+        config.reflector.shard = Some(Shard::of(0, replicas, ShardField::Uid)?);
     }
     SharedIndexInformer::new(lw, config).context("creating the informer")
 }

@@ -167,12 +167,12 @@ impl BenchServer {
             .map(|r| r.time)
     }
 
-    /// Forgets the request log (called before each child).
     /// Turns the server's `ShardedListAndWatch` feature on or off (scenario 9).
     pub(crate) fn set_sharded_list_and_watch(&self, on: bool) {
         self.server.set_sharded_list_and_watch(on);
     }
 
+    /// Forgets the request log (called before each child).
     pub(crate) fn clear_requests(&self) {
         self.server.clear_requests();
     }

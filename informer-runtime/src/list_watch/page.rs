@@ -23,8 +23,8 @@ pub struct ListPage<K> {
 }
 
 /// A LIST response whose body has arrived but whose items are not decoded yet, so the next page can
-/// be fetched while this one decodes (R3).
-#[derive(Debug)]
+/// be fetched while this one decodes (R3). Cloning it shares the body.
+#[derive(Debug, Clone)]
 pub struct RawListPage<K> {
     pub(super) body: Bytes,
     pub(super) exact_capacity: bool,
