@@ -1,0 +1,302 @@
+//! Lists and watches, on informer-testserver and kube-apiserver alike: paged and streaming
+//! initial lists, watch events after the sync, a watch resumed from a resourceVersion, the
+//! bookmark that ends a streaming list, a relist after 410 Gone (etcd compaction), and label and
+//! field selectors.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use informer_conformance::*;
+use informer_runtime::informer::{InformerConfig, SharedIndexInformer};
+use informer_runtime::list_watch::{ListRequest, ListWatch, WatchRequest};
+use informer_runtime::reflector::{BackoffConfig, InitialListStrategy};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::core::WatchEvent;
+use kube::{Api, ResourceExt};
+use tokio_util::sync::CancellationToken;
+
+/// An informer over the ConfigMaps of `ns`, with fast backoff.
+fn informer(
+    client: &kube::Client,
+    ns: &str,
+    configure: impl FnOnce(&mut InformerConfig<ConfigMap>),
+) -> Arc<SharedIndexInformer<ConfigMap>> {
+    let mut config = InformerConfig::<ConfigMap> {
+        name: format!("configmaps-{ns}"),
+        ..Default::default()
+    };
+    config.reflector.backoff = BackoffConfig {
+        initial: Duration::from_millis(50),
+        cap: Duration::from_millis(500),
+        ..BackoffConfig::default()
+    };
+    configure(&mut config);
+    Arc::new(
+        SharedIndexInformer::new(ListWatch::new(Api::namespaced(client.clone(), ns)), config)
+            .expect("informer"),
+    )
+}
+
+async fn create(client: &kube::Client, ns: &str, name: &str, v: &str) -> ConfigMap {
+    Api::<ConfigMap>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &config_map(ns, name, v, &[]))
+        .await
+        .expect("create")
+}
+
+async fn synced(informer: &SharedIndexInformer<ConfigMap>) {
+    tokio::time::timeout(WAIT, informer.wait_for_sync())
+        .await
+        .map(|ok| assert!(ok, "wait_for_sync reported false"))
+        .expect("the informer syncs");
+}
+
+conformance!(paged_initial_list);
+/// 25 objects listed in pages of 10 arrive whole: the cache is the server's state, RV for RV.
+async fn paged_initial_list(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("paged").await;
+    for i in 0..25 {
+        create(&client, &ns, &format!("cm-{i:02}"), "x").await;
+    }
+    let informer = informer(&client, &ns, |c| {
+        c.reflector.strategy = InitialListStrategy::ListWatch;
+        c.reflector.page_size = 10;
+    });
+    let log = EventLog::new();
+    informer
+        .add_event_handler(Arc::clone(&log))
+        .expect("handler");
+    let cancel = CancellationToken::new();
+    informer.start(cancel.clone());
+    synced(&informer).await;
+    assert_eq!(
+        by_name(informer.indexer().list()),
+        server_config_maps(&client, &ns).await
+    );
+    let counters = informer.reflector_handle().expect("reflector").counters();
+    assert!(counters.list_requests >= 1, "{counters:?}");
+    assert_eq!(counters.watch_list_fallbacks, 0);
+    wait_until("25 initial adds", || {
+        log.lines()
+            .iter()
+            .filter(|l| l.ends_with(" initial"))
+            .count()
+            == 25
+    })
+    .await;
+    cancel.cancel();
+}
+
+conformance!(streaming_initial_list);
+/// The streaming initial list (watch-list, `sendInitialEvents`) syncs without a single LIST and
+/// without falling back, and ends at the bookmark's resourceVersion.
+async fn streaming_initial_list(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("streaming").await;
+    let mut last_rv = 0;
+    for i in 0..12 {
+        let cm = create(&client, &ns, &format!("cm-{i:02}"), "x").await;
+        last_rv = rv_number(&cm.resource_version().unwrap_or_default());
+    }
+    let informer = informer(&client, &ns, |c| {
+        c.reflector.strategy = InitialListStrategy::StreamingList;
+    });
+    let cancel = CancellationToken::new();
+    informer.start(cancel.clone());
+    synced(&informer).await;
+    let handle = informer.reflector_handle().expect("reflector");
+    let counters = handle.counters();
+    assert_eq!(
+        counters.list_requests, 0,
+        "streamed, not listed: {counters:?}"
+    );
+    assert_eq!(counters.watch_list_fallbacks, 0, "{counters:?}");
+    assert_eq!(
+        by_name(informer.indexer().list()),
+        server_config_maps(&client, &ns).await
+    );
+    let synced_at = handle.last_sync_resource_version().expect("a sync RV");
+    assert!(
+        rv_number(&synced_at) >= last_rv,
+        "the initial-events-end bookmark ({synced_at}) is at or after the last write ({last_rv})"
+    );
+    cancel.cancel();
+}
+
+conformance!(watch_follows_writes);
+/// After the sync, a create, an update and a delete reach the handler in order and the cache
+/// ends equal to the server.
+async fn watch_follows_writes(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("follow").await;
+    create(&client, &ns, "before", "1").await;
+    let informer = informer(&client, &ns, |_| {});
+    let log = EventLog::new();
+    informer
+        .add_event_handler(Arc::clone(&log))
+        .expect("handler");
+    let cancel = CancellationToken::new();
+    informer.start(cancel.clone());
+    synced(&informer).await;
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    create(&client, &ns, "after", "1").await;
+    let patch = serde_json::json!({ "data": { "v": "2" } });
+    let patched = api
+        .patch("after", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("patch");
+    api.delete("before", &DeleteParams::default())
+        .await
+        .expect("delete");
+    log.wait_line("delete before").await;
+    log.wait_line("update after").await;
+    let lines = log.lines();
+    assert_eq!(
+        lines,
+        [
+            "add before initial",
+            "add after",
+            "update after",
+            "delete before"
+        ],
+        "in order"
+    );
+    let cached = informer
+        .indexer()
+        .get_by_key(&format!("{ns}/after"))
+        .expect("cached");
+    assert_eq!(cached.resource_version(), patched.resource_version());
+    assert_eq!(
+        by_name(informer.indexer().list()),
+        server_config_maps(&client, &ns).await
+    );
+    cancel.cancel();
+}
+
+conformance!(watch_resumes_from_a_resource_version);
+/// A watch from a LIST's resourceVersion sees exactly the changes made after that LIST, in order.
+async fn watch_resumes_from_a_resource_version(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("resume").await;
+    create(&client, &ns, "old", "1").await;
+    let lw = ListWatch::<ConfigMap>::new(Api::namespaced(client.clone(), &ns));
+    let page = lw.list(&ListRequest::default()).await.expect("list");
+    let listed_rv = page.resource_version.clone();
+    assert_eq!(page.items.len(), 1);
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    create(&client, &ns, "new", "1").await;
+    api.delete("old", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let mut stream = lw
+        .watch(&WatchRequest {
+            resource_version: listed_rv.clone(),
+            timeout: Duration::from_secs(30),
+            ..Default::default()
+        })
+        .await
+        .expect("watch");
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let event = tokio::time::timeout(WAIT, stream.next())
+            .await
+            .expect("an event in time")
+            .expect("the stream stays open")
+            .expect("a good event");
+        match event {
+            WatchEvent::Added(cm) => seen.push(format!("added {}", cm.name_any())),
+            WatchEvent::Deleted(cm) => seen.push(format!("deleted {}", cm.name_any())),
+            WatchEvent::Modified(cm) => seen.push(format!("modified {}", cm.name_any())),
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Error(e) => panic!("watch error {e:?}"),
+        }
+    }
+    assert_eq!(seen, ["added new", "deleted old"], "from RV {listed_rv}");
+}
+
+conformance!(relist_after_compaction, NoWatchCache);
+/// A watch broken by a network cut resumes from its last resourceVersion; when that was
+/// compacted away meanwhile the server answers 410 Gone, the reflector relists, and the cache
+/// converges, losing nothing written meanwhile.
+async fn relist_after_compaction(backend: &Backend) {
+    let client = backend.client().await;
+    let (proxied, proxy) = backend.proxied_client().await;
+    let ns = backend.namespace("gone").await;
+    let other = backend.namespace("busy").await;
+    create(&client, &ns, "a", "1").await;
+    let informer = informer(&proxied, &ns, |c| {
+        c.reflector.strategy = InitialListStrategy::ListWatch;
+    });
+    let cancel = CancellationToken::new();
+    informer.start(cancel.clone());
+    synced(&informer).await;
+    let handle = informer.reflector_handle().expect("reflector");
+    let before = handle.counters();
+    // Move the revision on elsewhere and compact: the informer's last RV is gone. Then break
+    // its watch; meanwhile one more object lands in its namespace.
+    for i in 0..5 {
+        create(&client, &other, &format!("noise-{i}"), "x").await;
+    }
+    backend.compact().await;
+    proxy.cut();
+    create(&client, &ns, "b", "1").await;
+    wait_until("a relist after 410 Gone", || {
+        handle.counters().relists > before.relists
+    })
+    .await;
+    wait_for("the cache equals the server after the relist", || async {
+        by_name(informer.indexer().list()) == server_config_maps(&client, &ns).await
+    })
+    .await;
+    assert!(informer.indexer().get_by_key(&format!("{ns}/b")).is_some());
+    cancel.cancel();
+}
+
+conformance!(label_and_field_selectors);
+/// A label-selected informer caches only matching objects and sees an object that stops matching
+/// as deleted; a field-selected one caches only the named object.
+async fn label_and_field_selectors(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("select").await;
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    for (name, app) in [("a1", "a"), ("a2", "a"), ("b1", "b")] {
+        api.create(
+            &PostParams::default(),
+            &config_map(&ns, name, "x", &[("app", app)]),
+        )
+        .await
+        .expect("create");
+    }
+    let labelled = informer(&client, &ns, |c| {
+        c.reflector.label_selector = Some("app=a".into());
+    });
+    let named = informer(&client, &ns, |c| {
+        c.name = format!("named-{ns}");
+        c.reflector.field_selector = Some("metadata.name=b1".into());
+    });
+    let log = EventLog::new();
+    labelled
+        .add_event_handler(Arc::clone(&log))
+        .expect("handler");
+    let cancel = CancellationToken::new();
+    labelled.start(cancel.clone());
+    named.start(cancel.clone());
+    synced(&labelled).await;
+    synced(&named).await;
+    let names = |i: &SharedIndexInformer<ConfigMap>| -> Vec<String> {
+        by_name(i.indexer().list()).into_keys().collect()
+    };
+    assert_eq!(names(&labelled), ["a1", "a2"]);
+    assert_eq!(names(&named), ["b1"]);
+
+    let relabel = serde_json::json!({ "metadata": { "labels": { "app": "b" } } });
+    api.patch("a2", &PatchParams::default(), &Patch::Merge(&relabel))
+        .await
+        .expect("relabel");
+    log.wait_line("delete a2").await;
+    assert_eq!(names(&labelled), ["a1"]);
+    cancel.cancel();
+}
