@@ -1,0 +1,255 @@
+//! Sharded list and watch (KEP-5866) with the server's gate on and off, and coordination over
+//! real Leases (leader election, shard assignment), on informer-testserver and kube-apiserver.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use informer_conformance::*;
+use informer_controller::leader::{LeaderElectionConfig, LeaderElector};
+use informer_controller::shards::ShardAssigner;
+use informer_runtime::SharedInformerFactory;
+use informer_runtime::shard::{Shard, ShardField, ShardMode};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{DeleteParams, PostParams};
+use kube::{Api, ResourceExt};
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+const SHARDS: u32 = 2;
+
+/// Two replicas, shard 0 and 1 of 2 by UID, over the ConfigMaps of one namespace: each caches
+/// exactly its share, the two together are the server, through a write load; the reflector
+/// reports `mode` (the server filtering, or the client).
+async fn two_shards_partition(backend: &Backend, mode: ShardMode) {
+    let client = backend.client().await;
+    let ns = backend.namespace("shards").await;
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    for i in 0..20 {
+        api.create(
+            &PostParams::default(),
+            &config_map(&ns, &format!("cm-{i:02}"), "x", &[]),
+        )
+        .await
+        .expect("create");
+    }
+    let replicas: Vec<(Shard, SharedInformerFactory)> = (0..SHARDS)
+        .map(|i| {
+            let shard = Shard::of(i, SHARDS, ShardField::Uid).expect("i < 2");
+            let factory = SharedInformerFactory::builder(client.clone())
+                .namespace(ns.clone())
+                .informer_name(format!("shard-{i}"))
+                .shard(shard.clone())
+                .build();
+            factory.informer_for::<ConfigMap>();
+            factory.start();
+            (shard, factory)
+        })
+        .collect();
+    for (_, factory) in &replicas {
+        factory
+            .wait_for_cache_sync_timeout(WAIT)
+            .await
+            .expect("a shard syncs");
+    }
+    let check = || async {
+        let server: BTreeMap<String, String> = api
+            .list(&Default::default())
+            .await
+            .expect("list")
+            .items
+            .iter()
+            .map(|cm| (cm.name_any(), cm.resource_version().unwrap_or_default()))
+            .collect();
+        let mut union = BTreeMap::new();
+        for (shard, factory) in &replicas {
+            for cm in factory.informer_for::<ConfigMap>().indexer().list() {
+                let uid = cm.uid().unwrap_or_default();
+                if !shard.admits(&uid) || union.contains_key(&cm.name_any()) {
+                    return false;
+                }
+                union.insert(cm.name_any(), cm.resource_version().unwrap_or_default());
+            }
+        }
+        union == server
+    };
+    wait_for("each object cached by exactly its shard", check).await;
+    for (_, factory) in &replicas {
+        let handle = factory
+            .informer_for::<ConfigMap>()
+            .reflector_handle()
+            .expect("reflector");
+        assert_eq!(handle.shard_mode(), Some(mode), "on {}", backend.name());
+    }
+    for i in 20..26 {
+        api.create(
+            &PostParams::default(),
+            &config_map(&ns, &format!("cm-{i:02}"), "x", &[]),
+        )
+        .await
+        .expect("create");
+    }
+    for i in 0..4 {
+        api.delete(&format!("cm-{i:02}"), &DeleteParams::default())
+            .await
+            .expect("delete");
+    }
+    wait_for("the partition holds through writes", check).await;
+    for (_, factory) in &replicas {
+        factory.shutdown().await;
+    }
+}
+
+conformance!(sharded_list_and_watch);
+/// The gate on: the server applies `shardSelector`.
+async fn sharded_list_and_watch(backend: &Backend) {
+    two_shards_partition(backend, ShardMode::Server).await;
+}
+
+conformance!(sharded_client_fallback, ShardGateOff);
+/// The gate off: the server ignores `shardSelector` and the reflector filters on the client.
+async fn sharded_client_fallback(backend: &Backend) {
+    two_shards_partition(backend, ShardMode::Client).await;
+}
+
+/// Short lease timings (E2's proportions), no jitter.
+fn fast() -> LeaderElectionConfig {
+    LeaderElectionConfig {
+        lease_duration: Duration::from_secs(2),
+        renew_deadline: Duration::from_secs(1),
+        retry_period: Duration::from_millis(250),
+        jitter_factor: 0.0,
+        release_on_cancel: true,
+    }
+}
+
+conformance!(leader_election_over_a_lease);
+/// Two candidates: one leads; when it stops (releasing the Lease) the other takes over; the two
+/// terms never overlap.
+async fn leader_election_over_a_lease(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("leader").await;
+    // Who leads now, and every overlap seen.
+    let leading: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let overlaps: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut candidates = Vec::new();
+    for id in ["one", "two"] {
+        let elector = Arc::new(
+            LeaderElector::new(client.clone(), &ns, "conformance", id, fast()).expect("elector"),
+        );
+        let cancel = CancellationToken::new();
+        let (leading, overlaps, run_cancel) =
+            (Arc::clone(&leading), Arc::clone(&overlaps), cancel.clone());
+        let task = tokio::spawn(async move {
+            elector
+                .run(run_cancel, move |term| {
+                    let (leading, overlaps) = (Arc::clone(&leading), Arc::clone(&overlaps));
+                    async move {
+                        {
+                            let mut now = leading.lock();
+                            if !now.is_empty() {
+                                overlaps
+                                    .lock()
+                                    .push(format!("{id} started while {now:?} led"));
+                            }
+                            now.insert(id.to_owned());
+                        }
+                        term.cancelled().await;
+                        leading.lock().remove(id);
+                    }
+                })
+                .await
+                .expect("elector runs");
+        });
+        candidates.push((id, cancel, task));
+    }
+    wait_until("one leader", || leading.lock().len() == 1).await;
+    let first = leading.lock().iter().next().cloned().expect("a leader");
+    let at = candidates
+        .iter()
+        .position(|(id, _, _)| *id == first)
+        .expect("the leader is a candidate");
+    let (_, cancel, task) = candidates.remove(at);
+    cancel.cancel();
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("the leader stops")
+        .expect("no panic");
+    wait_until("the other candidate leads", || {
+        let now = leading.lock();
+        now.len() == 1 && !now.contains(&first)
+    })
+    .await;
+    assert!(overlaps.lock().is_empty(), "{:?}", overlaps.lock());
+    for (_, cancel, _) in &candidates {
+        cancel.cancel();
+    }
+}
+
+conformance!(shard_assignment_over_leases);
+/// Two replicas split four shards two and two; when one stops (releasing its Leases) the other
+/// takes all four; no shard ever has two owners.
+async fn shard_assignment_over_leases(backend: &Backend) {
+    const SET_SHARDS: u32 = 4;
+    let client = backend.client().await;
+    let ns = backend.namespace("assign").await;
+    // shard -> the replica running it now, and every overlap seen.
+    let owners: Arc<Mutex<BTreeMap<u32, usize>>> = Arc::default();
+    let overlaps: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut replicas = Vec::new();
+    for r in 0..2usize {
+        let assigner = Arc::new(
+            ShardAssigner::new(
+                client.clone(),
+                &ns,
+                "conformance",
+                format!("replica-{r}"),
+                SET_SHARDS,
+                fast(),
+            )
+            .expect("assigner"),
+        );
+        let cancel = CancellationToken::new();
+        let (owners, overlaps, run_cancel, a) = (
+            Arc::clone(&owners),
+            Arc::clone(&overlaps),
+            cancel.clone(),
+            Arc::clone(&assigner),
+        );
+        let task = tokio::spawn(async move {
+            a.run(run_cancel, move |shard, term| {
+                let (owners, overlaps) = (Arc::clone(&owners), Arc::clone(&overlaps));
+                async move {
+                    if let Some(other) = owners.lock().insert(shard, r) {
+                        overlaps
+                            .lock()
+                            .push(format!("shard {shard}: {r} started while {other} ran"));
+                    }
+                    term.cancelled().await;
+                    owners.lock().remove(&shard);
+                }
+            })
+            .await
+            .expect("assigner runs");
+        });
+        replicas.push((assigner, cancel, task));
+    }
+    wait_until("two shards each", || {
+        replicas.iter().all(|(a, _, _)| a.owned().len() == 2) && owners.lock().len() == 4
+    })
+    .await;
+    let (_, cancel, task) = replicas.remove(0);
+    cancel.cancel();
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("replica 0 stops")
+        .expect("no panic");
+    wait_until("the survivor owns all four", || {
+        replicas[0].0.owned().len() == 4
+            && owners.lock().values().all(|r| *r == 1)
+            && owners.lock().len() == 4
+    })
+    .await;
+    assert!(overlaps.lock().is_empty(), "{:?}", overlaps.lock());
+    replicas[0].1.cancel();
+}
