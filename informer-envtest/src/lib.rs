@@ -42,6 +42,12 @@ use tokio::sync::{OnceCell, mpsc};
 
 pub use launcher::{KUBERNETES_VERSION, launcher_path};
 
+/// Builds the launcher now if it is missing or stale (what [`Envtest::start`] does first) and
+/// returns its path. Blocks; the first build downloads the Go modules and takes minutes.
+pub fn build_launcher() -> Result<PathBuf, Error> {
+    launcher::ensure_built()
+}
+
 /// What can go wrong starting or using an envtest API server.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

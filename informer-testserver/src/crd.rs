@@ -66,6 +66,16 @@ pub(crate) fn prepare(v: &mut Value) -> Result<(), ApiError> {
             "spec.versions: Invalid value: must have exactly one version marked as storage version",
         ));
     }
+    // apiextensions.k8s.io/v1: every version carries its structural schema, served or not.
+    if let Some(i) = versions
+        .iter()
+        .position(|ver| ver.pointer("/schema/openAPIV3Schema").is_none())
+    {
+        return Err(invalid(
+            &name,
+            &format!("spec.versions[{i}].schema.openAPIV3Schema: Required value"),
+        ));
+    }
     let storage: Vec<&str> = versions
         .iter()
         .filter(|ver| ver.get("storage").and_then(Value::as_bool) == Some(true))
@@ -178,9 +188,20 @@ mod tests {
             "metadata": {"name": "widgets.example.com"},
             "spec": {"group": "example.com", "scope": "Namespaced",
                      "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]},
-                     "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}},
+                     "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                                   "schema": {"openAPIV3Schema": {"type": "object"}}},
                                   {"name": "v1beta1", "served": false, "storage": false}]}
         });
+        // As kube-apiserver: every version needs its schema, served or not.
+        let err = prepare(&mut crd.clone()).expect_err("no schema");
+        assert_eq!(err.code, 422);
+        assert!(
+            err.message
+                .contains("spec.versions[1].schema.openAPIV3Schema: Required value"),
+            "{}",
+            err.message
+        );
+        crd["spec"]["versions"][1]["schema"] = json!({"openAPIV3Schema": {"type": "object"}});
         prepare(&mut crd).expect("valid");
         assert_eq!(
             crd.pointer("/status/conditions/1/type"),

@@ -1,9 +1,10 @@
-//! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`.
+//! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`, `cargo xtask envtest`.
 //!
 //! This file only parses flags and dispatches; each chore lives in its own module.
 
 mod bench;
 mod codegen;
+mod envtest;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -29,12 +30,20 @@ enum Cmd {
     },
     /// Benchmark informer-rs against kube-runtime (release build; see BENCHMARKS.md).
     Bench(bench::BenchArgs),
+    /// Build kube-apiserver and etcd from source and run the conformance suite on both
+    /// backends (`CI=true`: no skipping). Extra arguments go to `cargo test`.
+    Envtest {
+        /// Passed to `cargo test` after `--` (a test filter, `--nocapture`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<String>,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
     match Flags::parse().cmd {
         Cmd::Codegen { check } => codegen::generate(check),
         Cmd::Bench(args) => bench::run(args),
+        Cmd::Envtest { rest } => envtest::run(&rest),
     }
 }
 
