@@ -9,12 +9,12 @@ use std::sync::Arc;
 use informer_conformance::*;
 use informer_controller::finalizer::{self, Event};
 use informer_controller::{Action, Context, Controller, Request};
+use informer_examples::demo;
 use informer_examples::generated::InformerFactoryExt;
 use informer_examples::generated::compact::api::core::v1 as compact;
 use informer_examples::generated::gizmos::v1 as gizmos;
 use informer_examples::operator::{Operator, OperatorConfig, config_map_name};
 use informer_examples::views::PodSummary;
-use informer_examples::{crd::Foo, demo};
 use informer_runtime::Meta;
 use informer_runtime::SharedInformerFactory;
 use k8s_openapi::ByteString;
@@ -22,7 +22,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind, Selector};
-use kube::{Api, CustomResourceExt, ResourceExt};
+use kube::{Api, ResourceExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -401,20 +401,8 @@ conformance!(example_operator_end_to_end);
 /// deleted Foo.
 async fn example_operator_end_to_end(backend: &Backend) {
     let client = backend.client().await;
+    // install() waits for the CRD to be Established (served).
     demo::install(&client).await.expect("install");
-    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
-        Api::all(client.clone());
-    let name = Foo::crd().name_any();
-    wait_for("the Foo CRD is Established", || async {
-        crds.get_opt(&name).await.ok().flatten().is_some_and(|crd| {
-            crd.status
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-        })
-    })
-    .await;
     demo::create_samples(
         &client,
         &[("alpha", "hello"), ("beta", "hola"), ("gamma", "salut")],

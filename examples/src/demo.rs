@@ -26,10 +26,32 @@ pub struct DemoState {
     pub config_maps: BTreeMap<String, String>,
 }
 
-/// Installs the `Foo` CRD and a namespace through the HTTP API, as `kubectl apply` would.
+/// Installs the `Foo` CRD and a namespace through the HTTP API, as `kubectl apply` would, and
+/// waits until the CRD is `Established`: kube-apiserver serves a new CRD's resource only then
+/// (a write before it answers 404), as `kubectl wait --for condition=established` knows.
 pub async fn install(client: &kube::Client) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &Foo::crd()).await?;
+    let crd = crds.create(&PostParams::default(), &Foo::crd()).await?;
+    let name = crd.name_any();
+    let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    loop {
+        tick.tick().await;
+        let established = crds.get_opt(&name).await?.is_some_and(|crd| {
+            crd.status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        });
+        if established {
+            break;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the CRD {name} was not Established within {STEP_TIMEOUT:?}"
+        );
+    }
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns = Namespace {
         metadata: ObjectMeta {
