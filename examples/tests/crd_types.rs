@@ -220,7 +220,22 @@ async fn generated_types_work_with_kube_api_and_generated_informers() {
     );
 
     let api: Api<v1::Gizmo> = Api::namespaced(server.client(), "prod");
-    let sent: v1::Gizmo = serde_json::from_value(gizmo_json("g1", 2)).unwrap();
+    // The API server validates against the schema (informer-testserver as kube-apiserver): an
+    // enum value outside the schema's list, which the type keeps when it reads one, is refused.
+    let mut paused = gizmo_json("g1", 2);
+    let refused = api
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(paused.clone()).unwrap(),
+        )
+        .await
+        .expect_err("Paused is not in the schema's enum");
+    assert!(
+        matches!(&refused, kube::Error::Api(s) if s.code == 422 && s.message.contains("spec.phase: Unsupported value: \"Paused\"")),
+        "{refused}"
+    );
+    paused["spec"]["phase"] = json!("Running");
+    let sent: v1::Gizmo = serde_json::from_value(paused).unwrap();
     let created = api
         .create(&PostParams::default(), &sent)
         .await

@@ -31,6 +31,7 @@ mod patch;
 mod printers;
 mod protobuf;
 mod resources;
+mod schema;
 mod seed;
 mod selectors;
 mod server;

@@ -211,6 +211,15 @@ pub(crate) fn create(
     if is_crd {
         crd::prepare(&mut body)?;
     }
+    if let Some(schema) = custom_schema(sh, info) {
+        if info.status_subresource
+            && let Some(o) = body.as_object_mut()
+        {
+            // The main resource ignores status when the status subresource is on.
+            o.remove("status");
+        }
+        crate::schema::apply(info, &name, &schema, &mut body)?;
+    }
     let k = key(info, ns, &name);
     let res = info.storage_key();
     let mutation = sh
@@ -359,6 +368,7 @@ pub(crate) fn update(
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
     let is_crd = is_crd(info);
+    let schema = custom_schema(sh, info);
     let res = info.storage_key();
     let mutation = sh.store.mutate(&res, &key(info, ns, name), field_paths(&info.group, &info.kind), |cur, _| {
         let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
@@ -368,10 +378,14 @@ pub(crate) fn update(
             }
         let old = cur.value()?;
         let mut change = finish_update(info, &old, body, part)?;
-        if is_crd
-            && let Change::Put(v) = &mut change {
+        if let Change::Put(v) = &mut change {
+            if is_crd {
                 crd::prepare(v)?;
             }
+            if let Some(schema) = &schema {
+                crate::schema::apply(info, name, schema, v)?;
+            }
+        }
         Ok(change)
     })?;
     after_write(sh, info, &mutation.obj, mutation.event)?;
@@ -403,6 +417,7 @@ pub(crate) fn patch(
         return Err(ApiError::not_found(info, name));
     }
     let is_crd = is_crd(info);
+    let schema = custom_schema(sh, info);
     let res = info.storage_key();
     let mutation = sh.store.mutate(&res, &key(info, ns, name), field_paths(&info.group, &info.kind), |cur, _| {
         let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
@@ -418,10 +433,14 @@ pub(crate) fn patch(
         }
         check_type(info, &mut new)?;
         let mut change = finish_update(info, &old, new, part)?;
-        if is_crd
-            && let Change::Put(v) = &mut change {
+        if let Change::Put(v) = &mut change {
+            if is_crd {
                 crd::prepare(v)?;
             }
+            if let Some(schema) = &schema {
+                crate::schema::apply(info, name, schema, v)?;
+            }
+        }
         Ok(change)
     })?;
     after_write(sh, info, &mutation.obj, mutation.event)?;
@@ -527,6 +546,22 @@ fn allocate_service_addresses(body: &mut Value, rv: u64) {
             }
         }
     }
+}
+
+/// The `openAPIV3Schema` of the CRD version that serves `info`, for a custom resource.
+fn custom_schema(sh: &Shared, info: &ResourceInfo) -> Option<Value> {
+    if !info.custom {
+        return None;
+    }
+    let crds: Arc<str> = Arc::from("apiextensions.k8s.io/customresourcedefinitions");
+    let crd_key = (String::new(), format!("{}.{}", info.plural, info.group));
+    let crd = sh.store.get(&crds, &crd_key)?.value().ok()?;
+    crd.pointer("/spec/versions")?
+        .as_array()?
+        .iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(info.version.as_str()))?
+        .pointer("/schema/openAPIV3Schema")
+        .cloned()
 }
 
 fn is_crd(info: &ResourceInfo) -> bool {

@@ -368,9 +368,19 @@ async fn tables_have_kubectls_columns() {
     server
         .create_json(json!({"apiVersion": "example.com/v1", "kind": "Widget",
             "metadata": {"name": "w1", "namespace": "default", "labels": {"owner": "team-a"}},
-            "spec": {"size": 3},
-            "status": {"conditions": [{"type": "Other", "status": "False"}, {"type": "Ready", "status": "True"}]}}))
+            "spec": {"size": 3}}))
         .unwrap();
+    // With the status subresource on, a create drops status (as kube-apiserver): set it there.
+    let status = json!({"status": {"conditions": [{"type": "Other", "status": "False"}, {"type": "Ready", "status": "True"}]}});
+    let (code, body) = raw_with(
+        &server,
+        "PATCH",
+        "/apis/example.com/v1/namespaces/default/widgets/w1/status",
+        &[("content-type", "application/merge-patch+json")],
+        status.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
     let (code, table) = raw_with(
         &server,
         "GET",
