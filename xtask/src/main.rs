@@ -27,7 +27,7 @@ enum Cmd {
         #[arg(long)]
         check: bool,
     },
-    /// Benchmark informer-rs against kube-runtime (release build; see BENCHMARKS.md).
+    /// Benchmark informer-rs against kube-runtime and client-go (release build; see BENCHMARKS.md).
     Bench(bench::BenchArgs),
 }
 
