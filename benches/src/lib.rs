@@ -1,11 +1,14 @@
-//! Benchmark scenarios comparing informer-rs with kube-runtime; driven by `cargo xtask bench`.
+//! Benchmark scenarios comparing informer-rs with kube-runtime and client-go; driven by
+//! `cargo xtask bench`.
 //!
 //! The `informer-bench` binary has two roles. `informer-bench orchestrate` hosts an
 //! informer-testserver, seeds it with realistic Pods ([`pods`]), and starts one child process per
 //! (scenario, implementation, repetition). `informer-bench child …` is that child: it runs one
 //! scenario with informer-rs, kube-runtime or plain serde_json, measures itself with the counting
 //! allocator ([`alloc`]) and `/proc` ([`sys`]), and reports JSON lines ([`protocol`]). The
-//! orchestrator summarises the repetitions ([`stats`]) into a table and a JSON file ([`report`]).
+//! client-go children are a Go program (`benches/client-go/`) that speaks the same protocol with
+//! the same arguments. The orchestrator summarises the repetitions ([`stats`]) into a table and a
+//! JSON file ([`report`]).
 //! See `BENCHMARKS.md` at the repository root for the scenarios, the latest results and how to
 //! reproduce them.
 

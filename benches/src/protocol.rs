@@ -1,9 +1,10 @@
 //! What the orchestrator and a measured child process say to each other.
 //!
-//! A child is started as `informer-bench child --scenario S --impl I --url U …`. It prints one JSON
-//! [`ChildMsg`] per line on stdout and reads one [`Command`] per line on stdin. When its stdin
-//! closes (the orchestrator ended, however it ended) the child exits at once, so no child outlives
-//! the run.
+//! A child is started as `informer-bench child --scenario S --impl I --url U …`; the client-go
+//! implementations run in a Go program (`benches/client-go/`) started with the same arguments. It
+//! prints one JSON [`ChildMsg`] per line on stdout and reads one [`Command`] per line on stdin.
+//! When its stdin closes (the orchestrator ended, however it ended) the child exits at once, so no
+//! child outlives the run.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -66,13 +67,21 @@ impl Scenario {
     pub fn impls(self) -> &'static [Impl] {
         match self {
             Scenario::Decode => &[Impl::SerdeJson],
-            Scenario::Four => &[Impl::Ours, Impl::Kube, Impl::KubeShared],
+            Scenario::Four => &[
+                Impl::Ours,
+                Impl::Kube,
+                Impl::KubeShared,
+                Impl::ClientGo,
+                Impl::ClientGoProto,
+            ],
             Scenario::Sync => &[
                 Impl::Ours,
                 Impl::Kube,
                 Impl::OursCompact,
                 Impl::OursProjection,
                 Impl::OursStreaming,
+                Impl::ClientGo,
+                Impl::ClientGoProto,
             ],
             Scenario::Updates => &[
                 Impl::Ours,
@@ -80,8 +89,16 @@ impl Scenario {
                 Impl::OursCompact,
                 Impl::OursProjection,
                 Impl::OursOrdered,
+                Impl::ClientGo,
+                Impl::ClientGoProto,
             ],
-            Scenario::Relist => &[Impl::Ours, Impl::Kube, Impl::OursOrdered],
+            Scenario::Relist => &[
+                Impl::Ours,
+                Impl::Kube,
+                Impl::OursOrdered,
+                Impl::ClientGo,
+                Impl::ClientGoProto,
+            ],
             Scenario::Shard => &[
                 Impl::Shard1Server,
                 Impl::Shard2Server,
@@ -90,7 +107,9 @@ impl Scenario {
                 Impl::Shard2Client,
                 Impl::Shard4Client,
             ],
-            _ => &[Impl::Ours, Impl::Kube],
+            Scenario::NsQuery | Scenario::SyncStrip | Scenario::SyncMeta => {
+                &[Impl::Ours, Impl::Kube, Impl::ClientGo, Impl::ClientGoProto]
+            }
         }
     }
 
@@ -184,6 +203,12 @@ pub enum Impl {
     Shard2Client,
     /// informer-rs, shard 0 of 4, filtered on the client.
     Shard4Client,
+    /// client-go (`benches/client-go/`, a Go program): `SharedInformerFactory`, the Pod informer
+    /// and its namespace index, in JSON (`application/json`).
+    ClientGo,
+    /// client-go as [`Impl::ClientGo`], in protobuf (`application/vnd.kubernetes.protobuf`,
+    /// JSON accepted as the fallback), as Kubernetes' own components configure it.
+    ClientGoProto,
 }
 
 impl Impl {
@@ -204,7 +229,15 @@ impl Impl {
             Impl::Shard1Client => "shard1-client",
             Impl::Shard2Client => "shard2-client",
             Impl::Shard4Client => "shard4-client",
+            Impl::ClientGo => "client-go",
+            Impl::ClientGoProto => "client-go-proto",
         }
+    }
+
+    /// Whether the Go child (`benches/client-go/`) runs this implementation instead of
+    /// `informer-bench child`.
+    pub fn is_client_go(self) -> bool {
+        matches!(self, Impl::ClientGo | Impl::ClientGoProto)
     }
 
     /// For the sharded variants: (replicas, whether the server applies the selector).

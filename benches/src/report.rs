@@ -139,9 +139,21 @@ impl Report {
     }
 
     fn ratio(&self, scenario: Scenario, metric: &str) -> Option<f64> {
+        self.ratio_to(scenario, metric, Impl::Kube)
+    }
+
+    /// ours / `other` for the median of `metric` in `scenario`.
+    fn ratio_to(&self, scenario: Scenario, metric: &str, other: Impl) -> Option<f64> {
         let ours = self.median(scenario, Impl::Ours, metric)?;
-        let kube = self.median(scenario, Impl::Kube, metric)?;
-        (kube != 0.0).then(|| ours / kube)
+        let theirs = self.median(scenario, other, metric)?;
+        (theirs != 0.0).then(|| ours / theirs)
+    }
+
+    /// Whether any run of (`scenario`, `imp`) succeeded.
+    fn measured(&self, scenario: Scenario, imp: Impl) -> bool {
+        self.summary
+            .get(scenario.name())
+            .is_some_and(|by_impl| by_impl.contains_key(imp.name()))
     }
 
     fn evaluate_goals(&self) -> Vec<Goal> {
@@ -176,6 +188,15 @@ impl Report {
                 .zip(self.median(Scenario::Shard, imp1, metric))
                 .map(|(part, whole)| part / whole.max(1e-9))
         };
+        // client-go, same run: the compact Pod's bytes against client-go's Pod (the wire format
+        // does not change what is cached), throughput against client-go on JSON, ours' format.
+        let compact_vs_client_go = self
+            .median(Scenario::Sync, Impl::OursCompact, "heap_bytes_per_object")
+            .zip(self.median(Scenario::Sync, Impl::ClientGo, "heap_bytes_per_object"))
+            .map(|(compact, go)| compact / go.max(1e-9));
+        let sync_vs_client_go = self
+            .ratio_to(Scenario::Sync, "sync_s", Impl::ClientGo)
+            .map(|time| 1.0 / time.max(1e-9));
         vec![
             goal(
                 "(1) sync time, ours/kube",
@@ -273,6 +294,24 @@ impl Report {
                 "<= 0.1",
                 |v| v <= 0.1,
             ),
+            goal(
+                "(C) compact: bytes per Pod / client-go's",
+                compact_vs_client_go,
+                "<= 0.5",
+                |v| v <= 0.5,
+            ),
+            goal(
+                "(C) sync throughput, ours/client-go (JSON)",
+                sync_vs_client_go,
+                ">= 1.0x",
+                |v| v >= 1.0,
+            ),
+            goal(
+                "(C) update throughput, ours/client-go (JSON)",
+                self.ratio_to(Scenario::Updates, "events_per_s", Impl::ClientGo),
+                ">= 1.0x",
+                |v| v >= 1.0,
+            ),
         ]
     }
 
@@ -312,18 +351,39 @@ impl Report {
             s.projection_heap_bytes / 1024.0,
         );
         let _ = writeln!(out, "cells: median (spread = (max-min)/median)");
+        if self.runs.iter().any(|r| r.imp.is_client_go()) {
+            let _ = writeln!(
+                out,
+                "client-go: JSON; client-go-proto: protobuf LISTs, JSON watches (the test server streams watches in JSON only)"
+            );
+        }
         for scenario in Scenario::ALL {
             let Some(by_impl) = self.summary.get(scenario.name()) else {
                 continue;
             };
-            let impls = scenario.impls();
+            // Only the implementations this run measured get a column.
+            let impls: Vec<Impl> = scenario
+                .impls()
+                .iter()
+                .copied()
+                .filter(|i| self.measured(scenario, *i))
+                .collect();
+            let ours = impls.contains(&Impl::Ours);
+            let ratios: Vec<(Impl, &str)> = [
+                (Impl::Kube, "ours/kube"),
+                (Impl::ClientGo, "ours/client-go"),
+                (Impl::ClientGoProto, "ours/cg-proto"),
+            ]
+            .into_iter()
+            .filter(|(i, _)| ours && impls.contains(i))
+            .collect();
             let _ = writeln!(out, "\n{}", scenario.title());
             let mut header = format!("  {:<26}", "metric");
-            for imp in impls {
+            for imp in &impls {
                 let _ = write!(header, " {:>20}", imp.name());
             }
-            if impls.contains(&Impl::Kube) {
-                let _ = write!(header, " {:>12}", "ours/kube");
+            for (_, name) in &ratios {
+                let _ = write!(header, " {name:>14}");
             }
             let _ = writeln!(out, "{header}");
             for metric in table_metrics(scenario) {
@@ -335,7 +395,7 @@ impl Report {
                     continue;
                 }
                 let mut line = format!("  {metric:<26}");
-                for imp in impls {
+                for imp in &impls {
                     let cell = by_impl
                         .get(imp.name())
                         .and_then(|m| m.get(*metric))
@@ -345,11 +405,11 @@ impl Report {
                         );
                     let _ = write!(line, " {cell:>20}");
                 }
-                if impls.contains(&Impl::Kube) {
+                for (other, _) in &ratios {
                     let ratio = self
-                        .ratio(scenario, metric)
+                        .ratio_to(scenario, metric, *other)
                         .map_or_else(|| "-".to_string(), |r| format!("{r:.3}x"));
-                    let _ = write!(line, " {ratio:>12}");
+                    let _ = write!(line, " {ratio:>14}");
                 }
                 let _ = writeln!(out, "{line}");
             }
@@ -527,6 +587,16 @@ mod tests {
             ),
             run(Scenario::NsQuery, Impl::Ours, &[("query_us", 2.0)]),
             run(Scenario::NsQuery, Impl::Kube, &[("query_us", 1000.0)]),
+            run(
+                Scenario::Sync,
+                Impl::ClientGo,
+                &[("sync_s", 4.0), ("heap_bytes_per_object", 30000.0)],
+            ),
+            run(
+                Scenario::Sync,
+                Impl::OursCompact,
+                &[("sync_s", 0.5), ("heap_bytes_per_object", 12000.0)],
+            ),
         ];
         let report = Report::new("rev".into(), 0, host, config, runs);
         let by_name = |n: &str| {
@@ -544,5 +614,23 @@ mod tests {
         assert_eq!(by_name("(6)").value, Some(0.8));
         assert_eq!(by_name("(2)").met, None);
         assert!(report.table().contains("(1) initial sync"));
+        // client-go: ratio columns where it ran, goals against its JSON figures.
+        assert_eq!(by_name("(C) sync throughput").value, Some(4.0));
+        assert_eq!(by_name("(C) compact").value, Some(0.4));
+        assert_eq!(by_name("(C) compact").met, Some(true));
+        assert_eq!(by_name("(C) update throughput").met, None);
+        let table = report.table();
+        let sync = table
+            .lines()
+            .find(|l| l.trim_start().starts_with("sync_s"))
+            .expect("sync_s line");
+        assert!(sync.contains("0.500x") && sync.contains("0.250x"), "{sync}");
+        let header = table
+            .lines()
+            .find(|l| l.contains("ours/client-go"))
+            .expect("a client-go ratio column");
+        // Only measured implementations get columns.
+        assert!(!header.contains("client-go-proto"), "{header}");
+        assert!(!header.contains("ours-streaming"), "{header}");
     }
 }

@@ -1,10 +1,14 @@
-//! `cargo xtask bench [--quick] [ARGS…]`: build `informer-bench` in release mode and run its orchestrator.
+//! `cargo xtask bench [--quick] [ARGS…]`: build `informer-bench` in release mode and the client-go
+//! child with `go build`, then run the orchestrator.
 //!
 //! Everything else (the server, seeding, child processes, the table and the JSON with the host
 //! facts and git revision) lives in the `informer-benches` crate; see BENCHMARKS.md. Extra
 //! arguments go to `informer-bench orchestrate` unchanged (`--reps 5`, `--scenarios sync,decode`).
+//!
+//! Without a Go toolchain (or when the Go build fails) the benchmark runs without client-go and
+//! says so; with `CI=true` that is an error instead, so CI never silently drops client-go.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -42,7 +46,32 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    // `go build` runs in benches/client-go, so its output path must not be relative.
+    let target =
+        std::path::absolute(&target).with_context(|| format!("resolving {}", target.display()))?;
     let exe = target.join("release").join("informer-bench");
+    let given = args
+        .rest
+        .iter()
+        .any(|a| a == "--client-go" || a.starts_with("--client-go="));
+    let client_go = if given {
+        None
+    } else {
+        let out = target.join("bench").join("client-go-child");
+        match build_client_go(&root, &out) {
+            Ok(()) => Some(out),
+            Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                return Err(e.context("CI=true: the benchmark must measure client-go"));
+            }
+            Err(e) => {
+                eprintln!("xtask bench: WARNING: {e:#}");
+                eprintln!(
+                    "xtask bench: WARNING: running WITHOUT client-go (install Go 1.26+ or set GO=/path/to/go)"
+                );
+                None
+            }
+        }
+    };
     let out = if args.quick {
         "target/bench/results-quick.json"
     } else {
@@ -60,6 +89,9 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     {
         cmd.args(["--out", out]);
     }
+    if let Some(go_child) = &client_go {
+        cmd.arg("--client-go").arg(go_child);
+    }
     cmd.args(&args.rest);
     let start = Instant::now();
     let status = cmd
@@ -71,6 +103,40 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     );
     if !status.success() {
         bail!("informer-bench orchestrate failed ({status})");
+    }
+    Ok(())
+}
+
+/// The Go toolchain: `$GO`, else `go` on the path, else the standard install location.
+fn go_tool() -> Option<PathBuf> {
+    let candidates = std::env::var_os("GO")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([PathBuf::from("go"), PathBuf::from("/usr/local/go/bin/go")]);
+    for go in candidates {
+        let found = Command::new(&go)
+            .arg("version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if found {
+            return Some(go);
+        }
+    }
+    None
+}
+
+/// Builds the client-go child (`benches/client-go`) into `out`.
+fn build_client_go(root: &Path, out: &Path) -> anyhow::Result<()> {
+    let go = go_tool().context("no Go toolchain found (`go`, `$GO`, /usr/local/go/bin/go)")?;
+    let status = Command::new(&go)
+        .args(["build", "-trimpath", "-o"])
+        .arg(out)
+        .arg(".")
+        .current_dir(root.join("benches").join("client-go"))
+        .status()
+        .with_context(|| format!("running {} build", go.display()))?;
+    if !status.success() {
+        bail!("building the client-go child failed ({status})");
     }
     Ok(())
 }

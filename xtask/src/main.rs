@@ -28,7 +28,7 @@ enum Cmd {
         #[arg(long)]
         check: bool,
     },
-    /// Benchmark informer-rs against kube-runtime (release build; see BENCHMARKS.md).
+    /// Benchmark informer-rs against kube-runtime and client-go (release build; see BENCHMARKS.md).
     Bench(bench::BenchArgs),
     /// Build kube-apiserver and etcd from source and run the conformance suite on both
     /// backends (`CI=true`: no skipping). Extra arguments go to `cargo test`.

@@ -1,4 +1,5 @@
-//! `informer-bench`: the side-by-side benchmark of informer-rs and kube-runtime (see BENCHMARKS.md).
+//! `informer-bench`: the side-by-side benchmark of informer-rs, kube-runtime and client-go (see
+//! BENCHMARKS.md; client-go runs in the Go child of `benches/client-go`).
 //!
 //! `informer-bench orchestrate [--quick]` runs everything and prints the table; `cargo xtask bench`
 //! builds this binary in release mode and runs that. `informer-bench child …` is one measured
@@ -16,7 +17,7 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 #[derive(Debug, Parser)]
 #[command(
     name = "informer-bench",
-    about = "Benchmark informer-rs against kube-runtime"
+    about = "Benchmark informer-rs against kube-runtime and client-go"
 )]
 struct Cli {
     #[command(subcommand)]

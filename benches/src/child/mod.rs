@@ -99,6 +99,10 @@ pub fn main(spec: ChildSpec) -> i32 {
             Impl::OursCompact => ours::run_compact(&spec, &mut io).await,
             Impl::Kube | Impl::KubeShared => kube_rt::run(&spec, &mut io).await,
             Impl::SerdeJson => decode::run(&spec).await,
+            Impl::ClientGo | Impl::ClientGoProto => Err(anyhow::anyhow!(
+                "{} runs in the Go child (benches/client-go), not in informer-bench",
+                spec.imp
+            )),
         }
     });
     let code = match res {

@@ -56,6 +56,10 @@ pub struct OrchestrateArgs {
     /// it fits beside the informer on one 24 GiB machine. `--pods`/`--impls` still override.
     #[arg(long, conflicts_with = "quick")]
     pub scale: bool,
+    /// The client-go child (`go build -o PATH ./benches/client-go`; `cargo xtask bench` builds it
+    /// and passes it). Without it, the client-go implementations are skipped.
+    #[arg(long, value_name = "PATH")]
+    pub client_go: Option<PathBuf>,
 }
 
 /// The resolved plan of a run.
@@ -71,6 +75,8 @@ pub(crate) struct Plan {
     pub(crate) page_size: u32,
     pub(crate) scale: bool,
     pub(crate) impls: Vec<Impl>,
+    /// The client-go child, when there is one.
+    pub(crate) client_go: Option<PathBuf>,
 }
 
 impl Plan {
@@ -106,13 +112,54 @@ impl Plan {
             } else {
                 a.impls.clone()
             },
+            client_go: a.client_go.clone(),
         }
+    }
+
+    /// The implementations this run measures in `scenario`: the scenario's, narrowed by
+    /// `--impls`, without client-go when there is no client-go child.
+    pub(crate) fn impls_of(&self, scenario: Scenario) -> impl Iterator<Item = Impl> + '_ {
+        scenario.impls().iter().copied().filter(|i| {
+            (self.impls.is_empty() || self.impls.contains(i))
+                && (self.client_go.is_some() || !i.is_client_go())
+        })
+    }
+
+    /// Fails when `--impls` asks for client-go without a client-go child; says loudly when
+    /// client-go is left out of a run that would have measured it.
+    fn check_client_go(&self) -> anyhow::Result<()> {
+        if let Some(path) = &self.client_go {
+            anyhow::ensure!(
+                path.is_file(),
+                "the client-go child {} does not exist (build it with `go build -o {} ./benches/client-go`)",
+                path.display(),
+                path.display()
+            );
+            return Ok(());
+        }
+        let asked = self.impls.iter().filter(|i| i.is_client_go()).count();
+        anyhow::ensure!(
+            asked == 0,
+            "--impls names client-go, but no client-go child was given (--client-go PATH)"
+        );
+        let skipped = self.impls.is_empty()
+            && self
+                .scenarios
+                .iter()
+                .any(|s| s.impls().iter().any(|i| i.is_client_go()));
+        if skipped {
+            eprintln!(
+                "informer-bench: WARNING: no client-go child (--client-go PATH): client-go and client-go-proto are NOT measured in this run"
+            );
+        }
+        Ok(())
     }
 }
 
 /// Runs the whole benchmark and returns the report (also printed and written to `args.out`).
 pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let plan = Plan::from_args(&args);
+    plan.check_client_go()?;
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -150,12 +197,9 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     // One untimed child first: the very first child of a run was consistently 40-70% slower than
     // the rest (whichever implementation it was), which only widened the spread.
     if let Some(scenario) = plan.scenarios.first().filter(|_| !plan.scale)
-        && let Some(imp) = scenario
-            .impls()
-            .iter()
-            .find(|i| plan.impls.is_empty() || plan.impls.contains(i))
+        && let Some(imp) = plan.impls_of(*scenario).next()
     {
-        let record = runner.run(*scenario, *imp, 0).await;
+        let record = runner.run(*scenario, imp, 0).await;
         eprintln!(
             "informer-bench: warm-up run ({scenario} / {imp}) discarded{}",
             record.error.map(|e| format!(": {e}")).unwrap_or_default()
@@ -164,13 +208,9 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     for scenario in &plan.scenarios {
         for rep in 0..plan.reps {
             // Interleave the implementations so slow drift on a shared machine hits both alike.
-            for imp in scenario
-                .impls()
-                .iter()
-                .filter(|i| plan.impls.is_empty() || plan.impls.contains(i))
-            {
+            for imp in plan.impls_of(*scenario) {
                 let t = Instant::now();
-                let record = runner.run(*scenario, *imp, rep).await;
+                let record = runner.run(*scenario, imp, rep).await;
                 match &record.error {
                     None => eprintln!(
                         "informer-bench: {scenario} / {imp} rep {rep}: ok in {:.1} s",
@@ -222,4 +262,42 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
 #[allow(clippy::print_stdout)]
 fn print_table(table: &str) {
     println!("{table}");
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: OrchestrateArgs,
+    }
+
+    fn plan(args: &[&str]) -> Plan {
+        let cli = Cli::parse_from(std::iter::once("orchestrate").chain(args.iter().copied()));
+        Plan::from_args(&cli.args)
+    }
+
+    #[test]
+    fn client_go_runs_only_with_its_child() {
+        let without = plan(&["--quick"]);
+        assert!(!without.impls_of(Scenario::Sync).any(Impl::is_client_go));
+        assert!(without.check_client_go().is_ok());
+        // Any existing file does for the plan; this test's own executable exists.
+        let exe = std::env::current_exe().expect("the test executable");
+        let exe = exe.to_str().expect("a UTF-8 path");
+        let with = plan(&["--quick", "--client-go", exe]);
+        assert!(with.check_client_go().is_ok());
+        let sync: Vec<Impl> = with.impls_of(Scenario::Sync).collect();
+        assert!(sync.contains(&Impl::ClientGo) && sync.contains(&Impl::ClientGoProto));
+        assert!(!with.impls_of(Scenario::Decode).any(Impl::is_client_go));
+        assert!(!with.impls_of(Scenario::Shard).any(Impl::is_client_go));
+        let asked = plan(&["--quick", "--impls", "client-go"]);
+        assert!(asked.check_client_go().is_err());
+        let missing = plan(&["--quick", "--client-go", "/nonexistent/client-go-child"]);
+        assert!(missing.check_client_go().is_err());
+    }
 }

@@ -121,13 +121,18 @@ impl<'a> Runner<'a> {
         let wrap: Vec<String> = std::env::var("INFORMER_BENCH_WRAP")
             .map(|w| w.split_whitespace().map(String::from).collect())
             .unwrap_or_default();
+        // client-go runs in the Go child, which takes the same arguments (benches/client-go).
+        let exe = match &plan.client_go {
+            Some(go) if imp.is_client_go() => go,
+            _ => &self.exe,
+        };
         let mut process = match wrap.split_first() {
             Some((program, args)) => {
                 let mut p = Process::new(program);
-                p.args(args).arg(&self.exe);
+                p.args(args).arg(exe);
                 p
             }
-            None => Process::new(&self.exe),
+            None => Process::new(exe),
         };
         let mut child = process
             .arg("child")
@@ -168,7 +173,7 @@ impl<'a> Runner<'a> {
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
             .spawn()
-            .with_context(|| format!("starting {}", self.exe.display()))?;
+            .with_context(|| format!("starting {}", exe.display()))?;
         let stdin = child.stdin.take().context("child stdin")?;
         let stdout = child.stdout.take().context("child stdout")?;
         Ok(Running {

@@ -1,0 +1,103 @@
+// Command client-go-child is the client-go side of informer-bench: one measured child process
+// that runs one (scenario, implementation) pair with k8s.io/client-go and reports, exactly as
+// `informer-bench child` does for informer-rs and kube-runtime (benches/src/protocol.rs).
+//
+// It is started as `client-go-child child --scenario S --impl I --url U …` with the arguments the
+// orchestrator gives every child. It prints one JSON message per line on stdout ({"msg":
+// "synced"|"marked"|"done"|"failed", …}) and reads one JSON command per line on stdin ("mark",
+// "proceed"). When stdin closes, the process exits at once, so it never outlives the run.
+//
+// `cargo xtask bench` builds it with `go build -trimpath -o target/bench/client-go-child
+// ./benches/client-go`; see BENCHMARKS.md.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Implementation names (Impl::ClientGo and Impl::ClientGoProto in protocol.rs).
+const (
+	implJSON  = "client-go"
+	implProto = "client-go-proto"
+)
+
+// phaseTimeout bounds any one phase, as PHASE_TIMEOUT_S does for the Rust children: a stuck child
+// fails instead of hanging the run.
+const phaseTimeout = 900 * time.Second
+
+// spec is the child's command line (ChildSpec in benches/src/child/mod.rs, plus --kubeconfig).
+type spec struct {
+	scenario        string
+	impl            string
+	url             string
+	kubeconfig      string
+	pods            int
+	namespaces      int
+	objects         int
+	labelSelector   string
+	updateRounds    uint64
+	finalGeneration uint64
+	sentinel        string
+	queryMS         int
+	pageSize        int64
+}
+
+func parseSpec(args []string) (*spec, error) {
+	// The orchestrator starts every child as `<program> child --scenario …`.
+	if len(args) > 0 && args[0] == "child" {
+		args = args[1:]
+	}
+	s := &spec{}
+	fs := flag.NewFlagSet("client-go-child", flag.ContinueOnError)
+	fs.StringVar(&s.scenario, "scenario", "", "the scenario to run")
+	fs.StringVar(&s.impl, "impl", implJSON, "client-go (JSON) or client-go-proto (protobuf)")
+	fs.StringVar(&s.url, "url", "", "base URL of the API server (plain HTTP, no auth)")
+	fs.StringVar(&s.kubeconfig, "kubeconfig", "", "a kubeconfig to use instead of --url (TLS, tokens)")
+	fs.IntVar(&s.pods, "pods", 0, "number of seeded Pods")
+	fs.IntVar(&s.namespaces, "namespaces", 1, "number of namespaces the Pods are spread over")
+	fs.IntVar(&s.objects, "objects", 0, "objects the cache holds once synced")
+	fs.StringVar(&s.labelSelector, "label-selector", "", "label selector for LIST and WATCH")
+	fs.Uint64Var(&s.updateRounds, "update-rounds", 2, "scenario updates: updates per Pod")
+	fs.Uint64Var(&s.finalGeneration, "final-generation", 2, "scenario updates: the last generation")
+	fs.StringVar(&s.sentinel, "sentinel", "relist-sentinel", "scenario relist: the Pod created after the relist")
+	fs.IntVar(&s.queryMS, "query-ms", 1000, "scenario ns-query: query for at least this long (ms)")
+	fs.Int64Var(&s.pageSize, "page-size", 500, "page size of every LIST")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if s.scenario == "" {
+		return nil, errors.New("--scenario is required")
+	}
+	if s.url == "" && s.kubeconfig == "" {
+		return nil, errors.New("--url or --kubeconfig is required")
+	}
+	if s.impl != implJSON && s.impl != implProto {
+		return nil, fmt.Errorf("--impl %q: this program runs %s and %s", s.impl, implJSON, implProto)
+	}
+	return s, nil
+}
+
+func main() {
+	io := startIO()
+	s, err := parseSpec(os.Args[1:])
+	if err != nil {
+		io.send(message{Msg: "failed", Error: err.Error()})
+		os.Exit(2)
+	}
+	startHeapSampler()
+	m, err := run(s, io)
+	if err != nil {
+		io.send(message{Msg: "failed", Error: err.Error()})
+		os.Exit(1)
+	}
+	io.send(message{Msg: "done", Metrics: m})
+	// Informer goroutines may still run; end the process without waiting for them.
+	os.Exit(0)
+}

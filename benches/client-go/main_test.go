@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestParseSpecTakesTheOrchestratorsCommandLine(t *testing.T) {
+	s, err := parseSpec([]string{
+		"child", "--scenario", "updates", "--impl", "client-go-proto", "--url", "http://127.0.0.1:1",
+		"--pods", "40", "--namespaces", "4", "--label-selector", "shard in (0,1)", "--objects", "8",
+		"--update-rounds", "2", "--final-generation", "4", "--sentinel", "s", "--query-ms", "200",
+		"--page-size", "500",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.scenario != "updates" || s.impl != implProto || s.objects != 8 || s.finalGeneration != 4 ||
+		s.labelSelector != "shard in (0,1)" || s.pageSize != 500 {
+		t.Fatalf("unexpected spec %+v", s)
+	}
+	if _, err := parseSpec([]string{"--scenario", "sync", "--impl", "ours", "--url", "u"}); err == nil {
+		t.Fatal("an implementation this program does not run must be refused")
+	}
+}
+
+func TestParseStatusReadsRSSAndHWM(t *testing.T) {
+	current, peak := parseStatus("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n")
+	if current != 1024 || peak != 2048 {
+		t.Fatalf("got %d, %d", current, peak)
+	}
+	if current, peak := parseStatus(""); current != 0 || peak != 0 {
+		t.Fatalf("got %d, %d", current, peak)
+	}
+}
+
+func TestMessagesMatchChildMsg(t *testing.T) {
+	line, err := json.Marshal(message{Msg: "done", Metrics: metrics{"sync_s": 1.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(line), `{"msg":"done","metrics":{"sync_s":1.5}}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	line, err = json.Marshal(message{Msg: "synced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(line), `{"msg":"synced","metrics":{}}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	line, err = json.Marshal(message{Msg: "failed", Error: "boom"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(line), `{"msg":"failed","error":"boom"}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// watchListGate is the environment variable of client-go's WatchListClient feature gate.
+const watchListGate = "KUBE_FEATURE_WatchListClient"
+
+// run runs s.scenario with client-go and returns the final metrics. Each scenario uses client-go
+// the way operators do: a SharedInformerFactory with no resync, the Pod informer (whose default
+// indexer is the namespace index), event handlers, SetTransform for sync-strip and a metadata
+// informer for sync-meta, mirroring what benches/src/child/ours.rs does with informer-rs.
+func run(s *spec, io *childIO) (metrics, error) {
+	// The informer-rs column (`ours`) is pinned to the paged LIST, so client-go lists in pages too
+	// (its default since 1.35 is the streaming list, which `ours-streaming` compares with).
+	// The gate is read once, on first use, so this must come before any client-go call.
+	if _, set := os.LookupEnv(watchListGate); !set {
+		if err := os.Setenv(watchListGate, "false"); err != nil {
+			return nil, fmt.Errorf("setting %s: %w", watchListGate, err)
+		}
+	}
+	cfg, err := restConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancelling at the end of the scenario stops the informers.
+	defer cancel()
+	start := time.Now()
+	switch s.scenario {
+	case "sync":
+		factory, inf, err := podInformer(cfg, s)
+		if err != nil {
+			return nil, err
+		}
+		factory.Start(ctx.Done())
+		return synced(ctx, inf, start)
+	case "sync-strip":
+		factory, inf, err := podInformer(cfg, s)
+		if err != nil {
+			return nil, err
+		}
+		if err := inf.SetTransform(stripManagedFields); err != nil {
+			return nil, fmt.Errorf("setting the transform: %w", err)
+		}
+		factory.Start(ctx.Done())
+		return synced(ctx, inf, start)
+	case "sync-meta":
+		client, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("building the metadata client: %w", err)
+		}
+		factory := metadatainformer.NewFilteredSharedInformerFactory(client, 0, metav1.NamespaceAll, tweak(s))
+		inf := factory.ForResource(corev1.SchemeGroupVersion.WithResource("pods")).Informer()
+		factory.Start(ctx.Done())
+		return synced(ctx, inf, start)
+	case "updates":
+		factory, inf, err := podInformer(cfg, s)
+		if err != nil {
+			return nil, err
+		}
+		return updates(ctx, factory, inf, s, io, start)
+	case "four":
+		return four(ctx, cfg, s, io, start)
+	case "relist":
+		factory, inf, err := podInformer(cfg, s)
+		if err != nil {
+			return nil, err
+		}
+		return relist(ctx, factory, inf, s, io, start)
+	case "ns-query":
+		factory, inf, err := podInformer(cfg, s)
+		if err != nil {
+			return nil, err
+		}
+		lister := factory.Core().V1().Pods().Lister()
+		factory.Start(ctx.Done())
+		m, err := synced(ctx, inf, start)
+		if err != nil {
+			return nil, err
+		}
+		everything := labels.Everything()
+		m.extend(timeQueries(s.namespaces, time.Duration(s.queryMS)*time.Millisecond, func(ns string) int {
+			// The namespaced lister is served by the informer's namespace index.
+			pods, err := lister.Pods(ns).List(everything)
+			if err != nil {
+				return 0
+			}
+			return len(pods)
+		}))
+		return m, nil
+	default:
+		return nil, fmt.Errorf("scenario %s has no client-go side", s.scenario)
+	}
+}
+
+// restConfig is the client configuration: the orchestrator's plain-HTTP test server, or a
+// kubeconfig (TLS, tokens) when --kubeconfig is given; its server then wins over --url.
+func restConfig(s *spec) (*rest.Config, error) {
+	var cfg *rest.Config
+	if s.kubeconfig != "" {
+		loaded, err := clientcmd.BuildConfigFromFlags("", s.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading the kubeconfig %s: %w", s.kubeconfig, err)
+		}
+		cfg = loaded
+	} else {
+		cfg = &rest.Config{Host: s.url}
+	}
+	// Neither informer-rs nor kube-runtime limits its request rate. client-go's default (5 QPS,
+	// burst 10) would spread the 100 pages of a 50 000-Pod LIST over 18 s, so the benchmark
+	// would time the limiter; a negative QPS turns it off.
+	cfg.QPS = -1
+	switch s.impl {
+	case implProto:
+		// What Kubernetes components configure (kube-controller-manager's --kube-api-content-type):
+		// protobuf, JSON for what protobuf cannot carry (watch streams, on informer-testserver).
+		cfg.ContentType = runtime.ContentTypeProtobuf
+		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	default:
+		cfg.ContentType = runtime.ContentTypeJSON
+		cfg.AcceptContentTypes = runtime.ContentTypeJSON
+	}
+	return cfg, nil
+}
+
+// tweak applies the run's label selector and page size to every request of an informer.
+func tweak(s *spec) func(*metav1.ListOptions) {
+	return func(o *metav1.ListOptions) {
+		if s.labelSelector != "" {
+			o.LabelSelector = s.labelSelector
+		}
+		// The reflector's pager sets a limit (500 by default) on LIST pages only; a watch, or
+		// a LIST the reflector wants unpaged, has none and keeps none.
+		if o.Limit > 0 && s.pageSize > 0 {
+			o.Limit = s.pageSize
+		}
+	}
+}
+
+// podInformer is the Pod informer of a fresh factory (no resync), the run's selector applied.
+func podInformer(cfg *rest.Config, s *spec) (informers.SharedInformerFactory, cache.SharedIndexInformer, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the clientset: %w", err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(tweak(s)))
+	return factory, factory.Core().V1().Pods().Informer(), nil
+}
+
+// stripManagedFields is the transform of sync-strip (strip_managed_fields in informer-rs).
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// waitFor waits for every checker, failing after phaseTimeout with a message naming what.
+func waitFor(ctx context.Context, what string, checkers ...cache.DoneChecker) error {
+	ctx, cancel := context.WithTimeout(ctx, phaseTimeout)
+	defer cancel()
+	if !cache.WaitFor(ctx, "", checkers...) {
+		return fmt.Errorf("timed out after %s waiting for %s", phaseTimeout, what)
+	}
+	return nil
+}
+
+// synced waits for the informer's first sync and reports its time, size and memory (synced in
+// ours.rs, the same metrics).
+func synced(ctx context.Context, inf cache.SharedIndexInformer, start time.Time) (metrics, error) {
+	if err := waitFor(ctx, "the sync", inf.HasSyncedChecker()); err != nil {
+		return nil, err
+	}
+	syncS := time.Since(start).Seconds()
+	n := len(inf.GetStore().ListKeys())
+	objects := float64(max(n, 1))
+	m := metrics{
+		"sync_s":        syncS,
+		"objects":       float64(n),
+		"objects_per_s": objects / max(syncS, 1e-9),
+	}
+	m.extend(memoryMetrics())
+	// Everything the process holds after the sync, per cached object (the runtime, the client and
+	// the informer's indices included), as for informer-rs.
+	m["heap_bytes_per_object"] = m["heap_mib"] * mib / objects
+	return m, nil
+}
+
+// updates is the updates scenario: one handler tracks the generation annotation of every updated
+// Pod; after the sync the orchestrator writes the updates while the server holds the watch.
+func updates(ctx context.Context, factory informers.SharedInformerFactory, inf cache.SharedIndexInformer, s *spec, io *childIO, start time.Time) (metrics, error) {
+	tracker := newUpdateTracker(s.objects, s.finalGeneration)
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			if pod, ok := obj.(*corev1.Pod); ok {
+				tracker.onGeneration(pod.Annotations[generationAnnotation])
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("adding the handler: %w", err)
+	}
+	factory.Start(ctx.Done())
+	m, err := synced(ctx, inf, start)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitFor(ctx, "the handler's initial adds", reg.HasSyncedChecker()); err != nil {
+		return nil, err
+	}
+	// update_phase in track.rs: the steady heap, the peaks reset, then the updates.
+	m["steady_heap_mib"] = m["heap_mib"]
+	resetPeaks()
+	io.send(message{Msg: "synced", Metrics: m.clone()})
+	delivered, err := tracker.finished(s.updateRounds * uint64(s.objects))
+	if err != nil {
+		return nil, err
+	}
+	m.extend(delivered)
+	m.extend(memoryMetrics())
+	return m, nil
+}
+
+// four is the four-consumers scenario: four handlers on one shared informer (one watch).
+func four(ctx context.Context, cfg *rest.Config, s *spec, io *childIO, start time.Time) (metrics, error) {
+	factory, inf, err := podInformer(cfg, s)
+	if err != nil {
+		return nil, err
+	}
+	var adds atomic.Uint64
+	var checkers []cache.DoneChecker
+	for range 4 {
+		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(any) { adds.Add(1) },
+		})
+		if err != nil {
+			return nil, fmt.Errorf("adding a handler: %w", err)
+		}
+		checkers = append(checkers, reg.HasSyncedChecker())
+	}
+	factory.Start(ctx.Done())
+	// Per-handler sync: the informer synced and this handler ran every initial add.
+	if err := waitFor(ctx, "the handlers' sync", checkers...); err != nil {
+		return nil, err
+	}
+	m := metrics{
+		"sync_s":       time.Since(start).Seconds(),
+		"objects":      float64(len(inf.GetStore().ListKeys())),
+		"handler_adds": float64(adds.Load()),
+	}
+	m.extend(memoryMetrics())
+	io.send(message{Msg: "synced", Metrics: m.clone()})
+	if err := io.expect(cmdProceed); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// relist is the relist scenario: after the sync the orchestrator marks the steady state, forces a
+// 410 and creates a sentinel Pod; the peak between the mark and the sentinel is the relist's.
+func relist(ctx context.Context, factory informers.SharedInformerFactory, inf cache.SharedIndexInformer, s *spec, io *childIO, start time.Time) (metrics, error) {
+	sent := newSentinel(s.sentinel)
+	onPod := func(obj any) {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			sent.onPod(pod.Name)
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    onPod,
+		UpdateFunc: func(_, obj any) { onPod(obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("adding the handler: %w", err)
+	}
+	factory.Start(ctx.Done())
+	sync, err := synced(ctx, inf, start)
+	if err != nil {
+		return nil, err
+	}
+	io.send(message{Msg: "synced", Metrics: sync})
+	// relist_phase in track.rs.
+	steady, err := io.mark()
+	if err != nil {
+		return nil, err
+	}
+	t := time.Now()
+	select {
+	case <-sent.seen:
+	case <-time.After(phaseTimeout):
+		return nil, fmt.Errorf("timed out after %s waiting for the relist sentinel", phaseTimeout)
+	}
+	relistS := time.Since(t).Seconds()
+	after := memoryMetrics()
+	return metrics{
+		"steady_heap_mib":         steady["heap_mib"],
+		"relist_heap_peak_mib":    after["heap_peak_mib"],
+		"relist_peak_over_steady": after["heap_peak_mib"] / max(steady["heap_mib"], 1e-9),
+		"heap_after_mib":          after["heap_mib"],
+		"steady_rss_mib":          steady["rss_mib"],
+		"relist_rss_peak_mib":     after["rss_peak_mib"],
+		"relist_s":                relistS,
+		"objects":                 float64(len(inf.GetStore().ListKeys())),
+	}, nil
+}
