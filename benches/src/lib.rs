@@ -13,6 +13,7 @@
 //! reproduce them.
 
 pub mod alloc;
+pub mod chart;
 pub mod child;
 
 /// The compact Pod that informer-gen generates (P1), as the example crate uses it.

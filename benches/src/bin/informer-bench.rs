@@ -3,7 +3,8 @@
 //!
 //! `informer-bench orchestrate [--quick]` runs everything and prints the table; `cargo xtask bench`
 //! builds this binary in release mode and runs that. `informer-bench child …` is one measured
-//! process, started by the orchestrator.
+//! process, started by the orchestrator. `informer-bench chart --from RESULTS.json --out FILE.svg`
+//! redraws the headline chart of a run (BENCHMARKS.md shows `benches/headline.svg`).
 
 use clap::{Parser, Subcommand};
 use informer_benches::alloc::CountingAlloc;
@@ -30,6 +31,15 @@ enum Cmd {
     Orchestrate(OrchestrateArgs),
     /// One measured child process (started by `orchestrate`).
     Child(ChildSpec),
+    /// Draw the headline chart (SVG) of a results file.
+    Chart {
+        /// The JSON results of a run (`target/bench/results.json`).
+        #[arg(long)]
+        from: std::path::PathBuf,
+        /// Where to write the SVG.
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -42,5 +52,16 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Child(spec) => std::process::exit(child::main(spec)),
+        Cmd::Chart { from, out } => {
+            use anyhow::Context;
+            let text = std::fs::read_to_string(&from)
+                .with_context(|| format!("reading {}", from.display()))?;
+            let report: informer_benches::report::Report = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a results file", from.display()))?;
+            let svg = informer_benches::chart::headline_svg(&report)
+                .with_context(|| format!("{} has no scenario-1 results", from.display()))?;
+            std::fs::write(&out, svg).with_context(|| format!("writing {}", out.display()))?;
+            Ok(())
+        }
     }
 }

@@ -248,6 +248,15 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let json = serde_json::to_string_pretty(&report)?;
     std::fs::write(&args.out, json).with_context(|| format!("writing {}", args.out.display()))?;
     eprintln!("informer-bench: results written to {}", args.out.display());
+    if let Some(svg) = crate::chart::headline_svg(&report) {
+        let chart = args.out.with_extension("svg");
+        std::fs::write(&chart, svg).with_context(|| format!("writing {}", chart.display()))?;
+        eprintln!(
+            "informer-bench: headline chart written to {} (BENCHMARKS.md shows \
+             benches/headline.svg from the latest full run)",
+            chart.display()
+        );
+    }
     // Missed goals are results; a run that failed is a broken harness (CI fails on it).
     let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
     anyhow::ensure!(
