@@ -173,43 +173,8 @@ pub fn headline_svg(report: &Report) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::orchestrate::sizes::PodSizes;
-    use crate::report::{RunConfig, RunRecord};
-    use crate::sys::HostFacts;
-
-    fn host() -> HostFacts {
-        HostFacts {
-            nproc: 2,
-            memory_mib: 1,
-            cpu_model: "cpu".into(),
-            kernel: "k".into(),
-            rustc: "r".into(),
-            load_average_1m: 0.0,
-        }
-    }
-
-    fn config() -> RunConfig {
-        RunConfig {
-            quick: false,
-            pods: 50_000,
-            namespaces: 500,
-            reps: 3,
-            updates: 0,
-            subset: 0,
-            page_size: 500,
-            pod_json_bytes: 15_564.0,
-            pod_sizes: PodSizes {
-                json_bytes: 15_564.0,
-                typed_heap_bytes: 1.0,
-                typed_heap_no_managed_fields_bytes: 1.0,
-                metadata_only_heap_bytes: 1.0,
-                projection_heap_bytes: 1.0,
-                compact_heap_bytes: 1.0,
-            },
-            seed_s: 1.0,
-            server_rss_mib: 1.0,
-        }
-    }
+    use crate::report::RunRecord;
+    use crate::report::fixtures::host_and_config;
 
     fn run(imp: Impl, metrics: &[(&str, f64)]) -> RunRecord {
         RunRecord {
@@ -223,11 +188,12 @@ mod tests {
 
     #[test]
     fn bars_follow_the_medians_and_skip_what_did_not_run() {
+        let (host, config) = host_and_config();
         let report = Report::new(
             "abc".into(),
             0,
-            host(),
-            config(),
+            host.clone(),
+            config.clone(),
             vec![
                 run(
                     Impl::Ours,
@@ -262,7 +228,7 @@ mod tests {
         assert_eq!(widths.len(), 4, "{svg}");
         assert!((widths[0] - 2.0 * widths[1]).abs() < 0.5, "{widths:?}");
         assert!(widths[2] > widths[3], "{widths:?}");
-        let empty = Report::new("abc".into(), 0, host(), config(), Vec::new());
+        let empty = Report::new("abc".into(), 0, host, config, Vec::new());
         assert!(headline_svg(&empty).is_none());
     }
 }

@@ -525,6 +525,45 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// What the report's and the chart's tests build reports from.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::{HostFacts, PodSizes, RunConfig};
+
+    /// A host and a full-size run configuration (50 000 Pods, 3 repetitions).
+    pub(crate) fn host_and_config() -> (HostFacts, RunConfig) {
+        let host = HostFacts {
+            nproc: 2,
+            memory_mib: 1,
+            cpu_model: "cpu".into(),
+            kernel: "k".into(),
+            rustc: "r".into(),
+            load_average_1m: 0.0,
+        };
+        let config = RunConfig {
+            quick: false,
+            pods: 50_000,
+            namespaces: 500,
+            reps: 3,
+            updates: 0,
+            subset: 0,
+            page_size: 500,
+            pod_json_bytes: 15_564.0,
+            pod_sizes: PodSizes {
+                json_bytes: 15_564.0,
+                typed_heap_bytes: 1.0,
+                typed_heap_no_managed_fields_bytes: 1.0,
+                metadata_only_heap_bytes: 1.0,
+                projection_heap_bytes: 1.0,
+                compact_heap_bytes: 1.0,
+            },
+            seed_s: 1.0,
+            server_rss_mib: 1.0,
+        };
+        (host, config)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,34 +580,15 @@ mod tests {
 
     #[test]
     fn goals_use_medians_and_ratios() {
-        let host = HostFacts {
-            nproc: 2,
-            memory_mib: 1,
-            cpu_model: "cpu".into(),
-            kernel: "k".into(),
-            rustc: "r".into(),
-            load_average_1m: 0.0,
-        };
-        let config = RunConfig {
-            quick: true,
-            pods: 10,
-            namespaces: 2,
-            reps: 1,
-            updates: 20,
-            subset: 4,
-            page_size: 500,
-            pod_json_bytes: 12000.0,
-            pod_sizes: PodSizes {
-                json_bytes: 12000.0,
-                typed_heap_bytes: 1.0,
-                typed_heap_no_managed_fields_bytes: 1.0,
-                metadata_only_heap_bytes: 1.0,
-                projection_heap_bytes: 1.0,
-                compact_heap_bytes: 1.0,
-            },
-            seed_s: 1.0,
-            server_rss_mib: 1.0,
-        };
+        let (host, mut config) = fixtures::host_and_config();
+        config.quick = true;
+        config.pods = 10;
+        config.namespaces = 2;
+        config.reps = 1;
+        config.updates = 20;
+        config.subset = 4;
+        config.pod_json_bytes = 12000.0;
+        config.pod_sizes.json_bytes = 12000.0;
         let runs = vec![
             run(
                 Scenario::Sync,
