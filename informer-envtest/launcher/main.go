@@ -11,7 +11,8 @@
 // It reads commands, one a line, on standard input: `compact` compacts etcd at its current
 // revision and answers {"compacted":REV} on stdout, so tests can provoke 410 Gone without
 // waiting for kube-apiserver's own compaction interval. It stops, removing DIR, when its
-// standard input closes (its parent dropped it or died). Everything binds 127.0.0.1.
+// standard input closes (its parent dropped it or died); if kube-apiserver itself fails, it
+// exits non-zero and leaves DIR for reading. Everything binds 127.0.0.1.
 package main
 
 import (
@@ -82,7 +83,10 @@ func run(dir, featureGates string, compaction time.Duration, watchCache bool, ve
 	var cleanup sync.Once
 	stop := func(code int) {
 		cleanup.Do(func() {
-			_ = os.RemoveAll(dir)
+			// A failed server keeps its directory (and the log the parent put there) for reading.
+			if code == 0 {
+				_ = os.RemoveAll(dir)
+			}
 			os.Exit(code)
 		})
 	}

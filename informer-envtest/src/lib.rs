@@ -230,8 +230,11 @@ impl Envtest {
             std::process::id(),
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
+        // The log lives in the data directory: gone with it when the launcher stops cleanly
+        // (also for a shared server, which is never dropped), kept when a start fails.
         let dir = base.join(&unique);
-        let log = base.join(format!("{unique}.log"));
+        std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+        let log = dir.join("launcher.log");
         let log_file = std::fs::File::create(&log)
             .map_err(Error::io(format!("creating {}", log.display())))?;
         let mut child = Command::new(&launcher)
@@ -477,9 +480,8 @@ impl Drop for Envtest {
                 Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             }
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
         if !self.keep_log.load(std::sync::atomic::Ordering::Relaxed) {
-            let _ = std::fs::remove_file(&self.log);
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 }

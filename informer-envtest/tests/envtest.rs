@@ -75,3 +75,30 @@ async fn serves_its_version_over_verified_tls_and_cleans_up() {
     drop(env);
     assert!(!dir.exists(), "{} outlived the server", dir.display());
 }
+
+/// A kube-apiserver that cannot start (here: an unknown flag) is a clear error carrying its own
+/// words, and its log stays on disk for reading.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_start_says_why_and_keeps_the_log() {
+    let mut options = Options::default();
+    options.extra_args.push("--no-such-flag=1".into());
+    let err = match Envtest::start(options).await {
+        Ok(_) => panic!("an unknown flag must stop kube-apiserver"),
+        Err(unavailable @ informer_envtest::Error::Unavailable(_)) => {
+            // No Go here: skipped loudly, or a failure under CI=true.
+            let _ = skip_unless_available::<()>("envtest", Err(unavailable));
+            return;
+        }
+        Err(e) => e,
+    };
+    let text = err.to_string();
+    assert!(text.contains("no-such-flag"), "{text}");
+    let log = text
+        .lines()
+        .find_map(|l| l.strip_prefix("(whole log: ")?.strip_suffix(')'))
+        .expect("the error names the log");
+    assert!(std::path::Path::new(log).exists(), "{log} was kept");
+    if let Some(dir) = std::path::Path::new(log).parent() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
