@@ -144,7 +144,7 @@ impl Backend {
     /// kinds are ignored) and waits until each is `Established`, as `kubectl wait` would.
     pub async fn install_crds(&self, yaml: &str) -> Vec<String> {
         let client = self.client().await;
-        let crds: Api<CustomResourceDefinition> = Api::all(client);
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
         let docs: Vec<serde_json::Value> =
             serde_saphyr::from_multiple(yaml).expect("the manifest is YAML");
         let mut names = Vec::new();
@@ -161,16 +161,9 @@ impl Backend {
             names.push(created.name_any());
         }
         for name in &names {
-            wait_for(&format!("CRD {name} Established"), || async {
-                crds.get_opt(name).await.ok().flatten().is_some_and(|crd| {
-                    crd.status
-                        .and_then(|s| s.conditions)
-                        .unwrap_or_default()
-                        .iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                })
-            })
-            .await;
+            informer_examples::demo::wait_established(&client, name)
+                .await
+                .expect("the CRD is Established");
         }
         names
     }

@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::core::WatchEvent;
 use kube::{Api, ResourceExt};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// An informer over the ConfigMaps of `ns`, with fast backoff.
 fn informer(
@@ -46,11 +46,16 @@ async fn create(client: &kube::Client, ns: &str, name: &str, v: &str) -> ConfigM
         .expect("create")
 }
 
-async fn synced(informer: &SharedIndexInformer<ConfigMap>) {
+/// Starts the informer and waits for its sync; it runs until the returned guard drops (at the
+/// end of the scenario, or when an assertion fails).
+async fn start_synced(informer: &SharedIndexInformer<ConfigMap>) -> DropGuard {
+    let cancel = CancellationToken::new();
+    informer.start(cancel.clone());
     tokio::time::timeout(WAIT, informer.wait_for_sync())
         .await
         .map(|ok| assert!(ok, "wait_for_sync reported false"))
         .expect("the informer syncs");
+    cancel.drop_guard()
 }
 
 conformance!(paged_initial_list);
@@ -69,9 +74,7 @@ async fn paged_initial_list(backend: &Backend) {
     informer
         .add_event_handler(Arc::clone(&log))
         .expect("handler");
-    let cancel = CancellationToken::new();
-    informer.start(cancel.clone());
-    synced(&informer).await;
+    let _running = start_synced(&informer).await;
     // The first LIST is at resourceVersion "0": kube-apiserver answers it from its watch cache,
     // which may lag the last write by a moment; the watch then brings the rest. So the cache
     // converges to the server rather than holding every object at the sync.
@@ -90,7 +93,6 @@ async fn paged_initial_list(backend: &Backend) {
         log.lines().iter().any(|l| l.ends_with(" initial")),
         "the listed objects are initial adds"
     );
-    cancel.cancel();
 }
 
 conformance!(streaming_initial_list);
@@ -107,9 +109,7 @@ async fn streaming_initial_list(backend: &Backend) {
     let informer = informer(&client, &ns, |c| {
         c.reflector.strategy = InitialListStrategy::StreamingList;
     });
-    let cancel = CancellationToken::new();
-    informer.start(cancel.clone());
-    synced(&informer).await;
+    let _running = start_synced(&informer).await;
     let handle = informer.reflector_handle().expect("reflector");
     let counters = handle.counters();
     assert_eq!(
@@ -126,7 +126,6 @@ async fn streaming_initial_list(backend: &Backend) {
         rv_number(&synced_at) >= last_rv,
         "the initial-events-end bookmark ({synced_at}) is at or after the last write ({last_rv})"
     );
-    cancel.cancel();
 }
 
 conformance!(watch_follows_writes);
@@ -141,9 +140,7 @@ async fn watch_follows_writes(backend: &Backend) {
     informer
         .add_event_handler(Arc::clone(&log))
         .expect("handler");
-    let cancel = CancellationToken::new();
-    informer.start(cancel.clone());
-    synced(&informer).await;
+    let _running = start_synced(&informer).await;
     let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
     create(&client, &ns, "after", "1").await;
     let patch = serde_json::json!({ "data": { "v": "2" } });
@@ -176,7 +173,6 @@ async fn watch_follows_writes(backend: &Backend) {
         by_name(informer.indexer().list()),
         server_config_maps(&client, &ns).await
     );
-    cancel.cancel();
 }
 
 conformance!(watch_resumes_from_a_resource_version);
@@ -233,9 +229,7 @@ async fn relist_after_compaction(backend: &Backend) {
     let informer = informer(&proxied, &ns, |c| {
         c.reflector.strategy = InitialListStrategy::ListWatch;
     });
-    let cancel = CancellationToken::new();
-    informer.start(cancel.clone());
-    synced(&informer).await;
+    let _running = start_synced(&informer).await;
     let handle = informer.reflector_handle().expect("reflector");
     let before = handle.counters();
     // Move the revision on elsewhere and compact: the informer's last RV is gone. Then break
@@ -255,7 +249,6 @@ async fn relist_after_compaction(backend: &Backend) {
     })
     .await;
     assert!(informer.indexer().get_by_key(&format!("{ns}/b")).is_some());
-    cancel.cancel();
 }
 
 conformance!(label_and_field_selectors);
@@ -284,11 +277,8 @@ async fn label_and_field_selectors(backend: &Backend) {
     labelled
         .add_event_handler(Arc::clone(&log))
         .expect("handler");
-    let cancel = CancellationToken::new();
-    labelled.start(cancel.clone());
-    named.start(cancel.clone());
-    synced(&labelled).await;
-    synced(&named).await;
+    let _labelled = start_synced(&labelled).await;
+    let _named = start_synced(&named).await;
     let names = |i: &SharedIndexInformer<ConfigMap>| -> Vec<String> {
         by_name(i.indexer().list()).into_keys().collect()
     };
@@ -301,5 +291,4 @@ async fn label_and_field_selectors(backend: &Backend) {
         .expect("relabel");
     log.wait_line("delete a2").await;
     assert_eq!(names(&labelled), ["a1"]);
-    cancel.cancel();
 }

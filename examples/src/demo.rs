@@ -32,26 +32,7 @@ pub struct DemoState {
 pub async fn install(client: &kube::Client) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let crd = crds.create(&PostParams::default(), &Foo::crd()).await?;
-    let name = crd.name_any();
-    let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
-    let mut tick = tokio::time::interval(Duration::from_millis(50));
-    loop {
-        tick.tick().await;
-        let established = crds.get_opt(&name).await?.is_some_and(|crd| {
-            crd.status
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-        });
-        if established {
-            break;
-        }
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "the CRD {name} was not Established within {STEP_TIMEOUT:?}"
-        );
-    }
+    wait_established(client, &crd.name_any()).await?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns = Namespace {
         metadata: ObjectMeta {
@@ -62,6 +43,31 @@ pub async fn install(client: &kube::Client) -> anyhow::Result<()> {
     };
     namespaces.create(&PostParams::default(), &ns).await?;
     Ok(())
+}
+
+/// Waits until the CRD `name` is `Established` (served), re-reading it every 50 ms, for at most
+/// [`STEP_TIMEOUT`]; `kubectl wait --for condition=established` does the same.
+pub async fn wait_established(client: &kube::Client, name: &str) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    loop {
+        tick.tick().await;
+        let established = crds.get_opt(name).await?.is_some_and(|crd| {
+            crd.status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        });
+        if established {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the CRD {name} was not Established within {STEP_TIMEOUT:?}"
+        );
+    }
 }
 
 /// Creates the sample Foos.

@@ -506,7 +506,9 @@ fn tail(path: &Path) -> String {
     )
 }
 
-type SharedCell = Arc<OnceCell<Result<&'static Envtest, String>>>;
+/// A shared server's start, as every later caller sees it (an [`Error`] is not `Clone`).
+type SharedStart = Result<&'static Envtest, (bool, String)>;
+type SharedCell = Arc<OnceCell<SharedStart>>;
 
 /// The server for `options` shared by every test of this test binary, started on first use and
 /// stopped when the process exits. Tests sharing it work in namespaces of their own.
@@ -520,24 +522,20 @@ pub async fn shared(options: Options) -> Result<&'static Envtest, Error> {
     let started = cell
         .get_or_init(|| async move {
             // The server lives as long as the process; its launcher exits with it.
-            Envtest::start(options)
-                .await
-                .map(|env| &*Box::leak(Box::new(env)))
-                .map_err(|e| match e {
-                    Error::Unavailable(why) => format!("unavailable: {why}"),
-                    other => other.to_string(),
-                })
+            match Envtest::start(options).await {
+                Ok(env) => Ok(&*Box::leak(Box::new(env))),
+                Err(Error::Unavailable(why)) => Err((true, why)),
+                Err(other) => Err((false, other.to_string())),
+            }
         })
         .await;
     match started {
-        Ok(env) => Ok(env),
-        Err(why) => match why.strip_prefix("unavailable: ") {
-            Some(why) => Err(Error::Unavailable(why.to_string())),
-            None => Err(Error::Start {
-                reason: why.clone(),
-                log_tail: String::new(),
-            }),
-        },
+        Ok(env) => Ok(*env),
+        Err((true, why)) => Err(Error::Unavailable(why.clone())),
+        Err((false, why)) => Err(Error::Start {
+            reason: format!("the shared server failed to start: {why}"),
+            log_tail: String::new(),
+        }),
     }
 }
 
