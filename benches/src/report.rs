@@ -47,9 +47,17 @@ pub struct RunConfig {
     pub pod_sizes: PodSizes,
     /// Seconds it took to seed the server.
     pub seed_s: f64,
-    /// Resident set of the orchestrator (which hosts the server) after seeding, MiB.
+    /// Resident set of the server after seeding, MiB: the orchestrator hosting
+    /// informer-testserver, or the process holding kube-apiserver and etcd.
     #[serde(default)]
     pub server_rss_mib: f64,
+    /// The server the children synced from (`informer-testserver`, `kube-apiserver v1.37.2`).
+    #[serde(default = "default_server")]
+    pub server: String,
+}
+
+fn default_server() -> String {
+    "informer-testserver".into()
 }
 
 /// One goal of issue #7, evaluated on this run's medians.
@@ -337,8 +345,8 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "server: seeded in {:.1} s, resident set {:.0} MiB",
-            self.config.seed_s, self.config.server_rss_mib
+            "server: {}, seeded in {:.1} s, resident set {:.0} MiB",
+            self.config.server, self.config.seed_s, self.config.server_rss_mib
         );
         let s = &self.config.pod_sizes;
         let _ = writeln!(
@@ -354,7 +362,12 @@ impl Report {
         if self.runs.iter().any(|r| r.imp.is_client_go()) {
             let _ = writeln!(
                 out,
-                "client-go: JSON; client-go-proto: protobuf LISTs, JSON watches (the test server streams watches in JSON only)"
+                "{}",
+                if self.config.server.starts_with("kube-apiserver") {
+                    "client-go: JSON; client-go-proto: protobuf LISTs and watches"
+                } else {
+                    "client-go: JSON; client-go-proto: protobuf LISTs, JSON watches (the test server streams watches in JSON only)"
+                }
             );
         }
         for scenario in Scenario::ALL {
@@ -559,6 +572,7 @@ pub(crate) mod fixtures {
             },
             seed_s: 1.0,
             server_rss_mib: 1.0,
+            server: super::default_server(),
         };
         (host, config)
     }

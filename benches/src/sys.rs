@@ -13,7 +13,16 @@ pub struct Rss {
 
 /// Reads `VmRSS` and `VmHWM`; zeros where `/proc` is unavailable.
 pub fn rss() -> Rss {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    rss_from("/proc/self/status")
+}
+
+/// [`rss`] of another process (the kube-apiserver launcher); zeros where it cannot be read.
+pub fn rss_of(pid: u32) -> Rss {
+    rss_from(&format!("/proc/{pid}/status"))
+}
+
+fn rss_from(path: &str) -> Rss {
+    let status = std::fs::read_to_string(path).unwrap_or_default();
     let field = |name: &str| {
         status
             .lines()

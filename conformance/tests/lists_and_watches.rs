@@ -1,7 +1,7 @@
 //! Lists and watches, on informer-testserver and kube-apiserver alike: paged and streaming
 //! initial lists, watch events after the sync, a watch resumed from a resourceVersion, the
-//! bookmark that ends a streaming list, a relist after 410 Gone (etcd compaction), and label and
-//! field selectors.
+//! bookmark that ends a streaming list, the bookmarks that carry progress a selector hides, a
+//! relist after 410 Gone (etcd compaction), and label and field selectors.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,6 +121,12 @@ async fn streaming_initial_list(backend: &Backend) {
         by_name(informer.indexer().list()),
         server_config_maps(&client, &ns).await
     );
+    // The reflector records the RV right after handing the list to the store, so the informer
+    // may report synced a moment before it does.
+    wait_until("the reflector's sync RV", || {
+        handle.last_sync_resource_version().is_some()
+    })
+    .await;
     let synced_at = handle.last_sync_resource_version().expect("a sync RV");
     assert!(
         rv_number(&synced_at) >= last_rv,
@@ -214,6 +220,53 @@ async fn watch_resumes_from_a_resource_version(backend: &Backend) {
         }
     }
     assert_eq!(seen, ["added new", "deleted old"], "from RV {listed_rv}");
+}
+
+conformance!(bookmarks_carry_progress_the_selector_hides);
+/// A watch whose selector matches nothing still learns how far the collection has moved: before
+/// its timeout the server sends a BOOKMARK at or past a write the selector filtered out, so a
+/// reflector resumes from there rather than from its old resourceVersion. (kube-apiserver sends
+/// it two seconds before the watch's deadline, so this watch asks for a short timeout.)
+async fn bookmarks_carry_progress_the_selector_hides(backend: &Backend) {
+    const NOTHING: &str = "conformance/matches=nothing";
+    let client = backend.client().await;
+    let ns = backend.namespace("bookmarks").await;
+    let lw = ListWatch::<ConfigMap>::new(Api::namespaced(client.clone(), &ns));
+    let page = lw
+        .list(&ListRequest {
+            label_selector: Some(NOTHING.into()),
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert!(page.items.is_empty());
+    let mut stream = lw
+        .watch(&WatchRequest {
+            resource_version: page.resource_version.clone(),
+            timeout: Duration::from_secs(10),
+            label_selector: Some(NOTHING.into()),
+            ..Default::default()
+        })
+        .await
+        .expect("watch");
+    let hidden = create(&client, &ns, "hidden", "1").await;
+    let hidden_rv = rv_number(&hidden.resource_version().expect("an RV"));
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let event = tokio::time::timeout_at(deadline, stream.next())
+            .await
+            .expect("a bookmark before the deadline")
+            .unwrap_or_else(|| panic!("the watch ended with no bookmark at or past {hidden_rv}"))
+            .expect("a good event");
+        match event {
+            WatchEvent::Bookmark(b) if rv_number(&b.metadata.resource_version) >= hidden_rv => {
+                break;
+            }
+            // An earlier bookmark (sent before the write) is fine; wait for the next one.
+            WatchEvent::Bookmark(_) => {}
+            other => panic!("the selector matches nothing, yet the watch sent {other:?}"),
+        }
+    }
 }
 
 conformance!(relist_after_compaction, NoWatchCache);

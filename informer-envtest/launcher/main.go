@@ -222,6 +222,9 @@ func startEtcd(dir string) (*embed.Etcd, string, error) {
 	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peer.String())
 	// Unsafe but fast: the data is thrown away with the process.
 	cfg.UnsafeNoFsync = true
+	// Room for benchmarks that seed tens of thousands of realistic Pods (etcd's default quota is
+	// 2 GiB, and its database file keeps every revision until compaction).
+	cfg.QuotaBackendBytes = 8 << 30
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, "", err

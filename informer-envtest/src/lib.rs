@@ -410,6 +410,12 @@ impl Envtest {
         &self.dir
     }
 
+    /// The launcher's process id: the one process that holds both etcd and kube-apiserver
+    /// (a benchmark reads its resident set from `/proc/PID/status`).
+    pub fn pid(&self) -> u32 {
+        self.child.lock().unwrap_or_else(|e| e.into_inner()).id()
+    }
+
     /// The options this server runs with.
     pub fn options(&self) -> &Options {
         &self.options

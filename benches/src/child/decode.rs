@@ -21,7 +21,7 @@ use crate::protocol::{MIB, Metrics};
 
 /// Fetches the pages, decodes them, and reports the decode throughput.
 pub(crate) async fn run(spec: &ChildSpec) -> anyhow::Result<Metrics> {
-    let client = client(&spec.url)?;
+    let client = client(&spec.url, spec.kubeconfig.as_deref()).await?;
     let request = Request::new("/api/v1/pods");
     let lw_client = client.clone();
     let mut pages: Vec<Vec<u8>> = Vec::new();

@@ -31,7 +31,7 @@ const SHARED_BUFFER: usize = 1024;
 
 /// Runs `spec.scenario` with kube-runtime and returns the final metrics.
 pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
-    let client = client(&spec.url)?;
+    let client = client(&spec.url, spec.kubeconfig.as_deref()).await?;
     let api: Api<Pod> = Api::all(client.clone());
     let mut config = watcher::Config::default().page_size(spec.page_size);
     if let Some(selector) = &spec.label_selector {

@@ -30,6 +30,9 @@ pub struct ChildSpec {
     /// Base URL of the API server.
     #[arg(long)]
     pub url: String,
+    /// A kubeconfig to connect with instead of `--url` (kube-apiserver: TLS and a token).
+    #[arg(long)]
+    pub kubeconfig: Option<std::path::PathBuf>,
     /// Number of seeded Pods.
     #[arg(long)]
     pub pods: usize,
@@ -193,12 +196,25 @@ pub(crate) fn memory_metrics() -> Metrics {
     ])
 }
 
-/// A kube client for the server at `url` (no TLS, no auth: the testserver needs neither).
-pub(crate) fn client(url: &str) -> anyhow::Result<kube::Client> {
-    let uri: http::Uri = url
-        .parse()
-        .with_context(|| format!("bad server url {url:?}"))?;
-    let mut config = kube::Config::new(uri);
+/// A kube client: from `kubeconfig` when given (kube-apiserver: TLS verified, a bearer token),
+/// else for the server at `url` (no TLS, no auth: the testserver needs neither).
+pub(crate) async fn client(
+    url: &str,
+    kubeconfig: Option<&std::path::Path>,
+) -> anyhow::Result<kube::Client> {
+    let mut config = match kubeconfig {
+        Some(path) => {
+            let file = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("reading the kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(file, &kube::config::KubeConfigOptions::default())
+                .await
+                .with_context(|| format!("the kubeconfig {}", path.display()))?
+        }
+        None => kube::Config::new(
+            url.parse::<http::Uri>()
+                .with_context(|| format!("bad server url {url:?}"))?,
+        ),
+    };
     // Watches may be open for up to 10 minutes (R6); never cut them on the client side.
     config.read_timeout = None;
     kube::Client::try_from(config).context("building the kube client")

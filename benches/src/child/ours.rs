@@ -31,7 +31,7 @@ use crate::protocol::{ChildMsg, Command, GENERATION_ANNOTATION, Metrics, Scenari
 
 /// Runs `spec.scenario` with informer-rs and returns the final metrics.
 pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Metrics> {
-    let client = client(&spec.url)?;
+    let client = client(&spec.url, spec.kubeconfig.as_deref()).await?;
     let api: Api<Pod> = Api::all(client.clone());
     let cancel = CancellationToken::new();
     // Dropping the guard at the end of the scenario stops the informer's tasks.
@@ -270,7 +270,7 @@ async fn run_view<V>(
 where
     V: informer_runtime::Meta + Clone + DeserializeOwned + Debug,
 {
-    let client = client(&spec.url)?;
+    let client = client(&spec.url, spec.kubeconfig.as_deref()).await?;
     let api: Api<Pod> = Api::all(client.clone());
     let cancel = CancellationToken::new();
     let _stop = cancel.clone().drop_guard();

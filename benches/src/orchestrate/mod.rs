@@ -6,7 +6,12 @@
 //! without HTTP, injects the 410 of scenario 4, and counts watch connections for scenario 3.
 //! Children are started with `kill_on_drop` and exit by themselves when their stdin closes, so
 //! an error, a panic or a Ctrl-C here leaves no process behind.
+//!
+//! With `--kube-apiserver` the children sync from a real kube-apiserver with etcd instead
+//! (informer-envtest, seeded over HTTP; see `real.rs`): the sync scenario only, since the others
+//! need the test server's hooks (held watches, forced 410s, request counts).
 
+mod real;
 mod run;
 mod server;
 pub mod sizes;
@@ -60,6 +65,10 @@ pub struct OrchestrateArgs {
     /// and passes it). Without it, the client-go implementations are skipped.
     #[arg(long, value_name = "PATH")]
     pub client_go: Option<PathBuf>,
+    /// Seed a real kube-apiserver with etcd (informer-envtest, built with Go) over HTTP instead
+    /// of informer-testserver, and run the sync scenario against it.
+    #[arg(long, conflicts_with = "scale")]
+    pub kube_apiserver: bool,
 }
 
 /// The resolved plan of a run.
@@ -77,6 +86,8 @@ pub(crate) struct Plan {
     pub(crate) impls: Vec<Impl>,
     /// The client-go child, when there is one.
     pub(crate) client_go: Option<PathBuf>,
+    /// Sync from kube-apiserver instead of informer-testserver.
+    pub(crate) kube_apiserver: bool,
 }
 
 impl Plan {
@@ -96,7 +107,7 @@ impl Plan {
             },
             reps: a.reps.unwrap_or(reps).max(1),
             update_rounds: a.update_rounds.max(1),
-            scenarios: if a.scenarios.is_empty() && a.scale {
+            scenarios: if a.scenarios.is_empty() && (a.scale || a.kube_apiserver) {
                 vec![Scenario::Sync]
             } else if a.scenarios.is_empty() {
                 Scenario::ALL.to_vec()
@@ -113,7 +124,20 @@ impl Plan {
                 a.impls.clone()
             },
             client_go: a.client_go.clone(),
+            kube_apiserver: a.kube_apiserver,
         }
+    }
+
+    /// kube-apiserver runs the sync scenario only.
+    fn check_server(&self) -> anyhow::Result<()> {
+        if self.kube_apiserver
+            && let Some(other) = self.scenarios.iter().find(|s| **s != Scenario::Sync)
+        {
+            anyhow::bail!(
+                "--kube-apiserver runs the `sync` scenario only; `{other}` needs informer-testserver's hooks"
+            );
+        }
+        Ok(())
     }
 
     /// The implementations this run measures in `scenario`: the scenario's, narrowed by
@@ -160,6 +184,7 @@ impl Plan {
 pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let plan = Plan::from_args(&args);
     plan.check_client_go()?;
+    plan.check_server()?;
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -167,13 +192,18 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let revision = git_revision();
     let exe = std::env::current_exe().context("locating the informer-bench binary")?;
 
-    let mut server = server::BenchServer::start(
-        plan.update_rounds as usize * plan.pods.subset_len(),
-        plan.scale,
-    )
-    .await?;
+    let mut server = if plan.kube_apiserver {
+        server::BenchServer::start_kube_apiserver(args.out.with_extension("kubeconfig")).await?
+    } else {
+        server::BenchServer::start(
+            plan.update_rounds as usize * plan.pods.subset_len(),
+            plan.scale,
+        )
+        .await?
+    };
     eprintln!(
-        "informer-bench: server at {}; seeding {} Pods in {} namespaces",
+        "informer-bench: {} at {}; seeding {} Pods in {} namespaces",
+        server.name(),
         server.url(),
         plan.pods.n,
         plan.pods.namespaces
@@ -181,15 +211,18 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let t = Instant::now();
     let pod_json_bytes = server.seed(&plan.pods).await?;
     let seed_s = t.elapsed().as_secs_f64();
-    // The server lives in this process: its resident set after seeding is what holding the
-    // Pods costs it (the orchestrator itself adds a few MiB).
-    let server_rss_mib = crate::sys::rss().current_kib as f64 / 1024.0;
+    // What holding the Pods costs the server (see `BenchServer::rss_mib`).
+    let server_rss_mib = server.rss_mib();
     eprintln!(
         "informer-bench: seeded in {seed_s:.1} s ({:.1} KiB JSON per Pod); server RSS {server_rss_mib:.0} MiB",
         pod_json_bytes / 1024.0
     );
     server.warm_up(plan.page_size).await?;
-    let pod_sizes = sizes::measure(&plan.pods, 200)?;
+    // kube-apiserver serves its own managedFields and defaults: measure what it serves.
+    let pod_sizes = match server.served_pods(200).await? {
+        Some(docs) => sizes::measure_docs(&docs)?,
+        None => sizes::measure(&plan.pods, 200)?,
+    };
     eprintln!("informer-bench: one Pod in memory: {pod_sizes:?}");
 
     let mut runner = run::Runner::new(exe, &server, &plan);
@@ -225,6 +258,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         }
     }
     drop(runner);
+    let server_name = server.name();
     server.shutdown().await;
 
     let config = RunConfig {
@@ -239,6 +273,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         pod_sizes,
         seed_s,
         server_rss_mib,
+        server: server_name,
     };
     let report = Report::new(revision, started_unix, host, config, runs);
     print_table(&report.table());

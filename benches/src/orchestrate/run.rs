@@ -168,6 +168,12 @@ impl<'a> Runner<'a> {
                 &plan.query_ms.to_string(),
             ])
             .args(["--page-size", &plan.page_size.to_string()])
+            .args(
+                self.server
+                    .kubeconfig()
+                    .iter()
+                    .flat_map(|k| [std::ffi::OsStr::new("--kubeconfig"), k.as_os_str()]),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -225,9 +231,10 @@ impl<'a> Runner<'a> {
             self.server.delete_sentinel(&sentinel);
         }
         let mut metrics = res?;
-        let counts = self.server.request_counts();
-        metrics.insert("list_requests".into(), counts.lists as f64);
-        metrics.insert("watch_requests".into(), counts.watches as f64);
+        if let Some(counts) = self.server.request_counts() {
+            metrics.insert("list_requests".into(), counts.lists as f64);
+            metrics.insert("watch_requests".into(), counts.watches as f64);
+        }
         Ok(metrics)
     }
 
@@ -266,7 +273,7 @@ impl<'a> Runner<'a> {
                         let want = if imp == Impl::Kube { 4 } else { 1 };
                         extra.insert(
                             "watches".into(),
-                            self.server.settled_watches(want).await as f64,
+                            self.server.settled_watches(want).await? as f64,
                         );
                         child.send(Command::Proceed).await?;
                     }

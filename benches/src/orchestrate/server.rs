@@ -1,12 +1,16 @@
-//! The benchmark's informer-testserver: seeding, updates, the forced 410 and watch counting.
+//! The benchmark's server: informer-testserver (seeding, updates, the forced 410 and watch
+//! counting), or a real kube-apiserver for the sync scenario (`--kube-apiserver`, see
+//! [`real`](super::real)).
 
 use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 use informer_testserver::{FaultTarget, TestServer};
 use serde_json::json;
 
+use super::real::RealServer;
 use crate::pods::{PodSet, namespace_name, pod_json};
 use crate::protocol::GENERATION_ANNOTATION;
 
@@ -19,9 +23,17 @@ pub(crate) struct RequestCounts {
 
 /// The server plus what the orchestrator learned about its speed.
 pub(crate) struct BenchServer {
-    server: TestServer,
+    backend: Backend,
     /// Seconds per in-process patch, measured after seeding (sizes the watch hold of scenario 2).
     patch_s: f64,
+}
+
+/// Which server the children sync from.
+enum Backend {
+    /// informer-testserver, hosted in this process: every scenario.
+    Test(TestServer),
+    /// kube-apiserver with etcd (informer-envtest): the sync scenario only.
+    Real(Box<RealServer>),
 }
 
 impl BenchServer {
@@ -37,9 +49,70 @@ impl BenchServer {
             .await
             .context("starting informer-testserver")?;
         Ok(BenchServer {
-            server,
+            backend: Backend::Test(server),
             patch_s: 0.0,
         })
+    }
+
+    /// Starts kube-apiserver and etcd (informer-envtest) and writes the children's kubeconfig
+    /// to `kubeconfig`.
+    pub(crate) async fn start_kube_apiserver(kubeconfig: PathBuf) -> anyhow::Result<Self> {
+        Ok(BenchServer {
+            backend: Backend::Real(Box::new(RealServer::start(kubeconfig).await?)),
+            patch_s: 0.0,
+        })
+    }
+
+    /// The server, for the report: `informer-testserver` or `kube-apiserver v1.37.2`.
+    pub(crate) fn name(&self) -> String {
+        match &self.backend {
+            Backend::Test(_) => "informer-testserver".into(),
+            Backend::Real(_) => format!("kube-apiserver {}", informer_envtest::KUBERNETES_VERSION),
+        }
+    }
+
+    /// The kubeconfig children connect with (kube-apiserver only: TLS and a token).
+    pub(crate) fn kubeconfig(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Test(_) => None,
+            Backend::Real(real) => Some(real.kubeconfig()),
+        }
+    }
+
+    /// The server's resident set after seeding, MiB: this process when it hosts the test
+    /// server (the orchestrator adds a few MiB), else the launcher's.
+    pub(crate) fn rss_mib(&self) -> f64 {
+        match &self.backend {
+            Backend::Test(_) => crate::sys::rss().current_kib as f64 / 1024.0,
+            Backend::Real(real) => real.rss_mib(),
+        }
+    }
+
+    /// Up to `n` Pods as kube-apiserver serves them (`None` for the test server, which serves
+    /// the seeded Pods unchanged).
+    pub(crate) async fn served_pods(&self, n: u32) -> anyhow::Result<Option<Vec<Vec<u8>>>> {
+        match &self.backend {
+            Backend::Test(_) => Ok(None),
+            Backend::Real(real) => real.served_pods(n).await.map(Some),
+        }
+    }
+
+    /// The in-process test server, for what only it can do (updates, faults, request logs).
+    fn test(&self) -> anyhow::Result<&TestServer> {
+        match &self.backend {
+            Backend::Test(server) => Ok(server),
+            Backend::Real(_) => {
+                bail!("this scenario needs informer-testserver (kube-apiserver runs `sync` only)")
+            }
+        }
+    }
+
+    /// A client of the orchestrator's runtime.
+    async fn client(&self) -> anyhow::Result<kube::Client> {
+        match &self.backend {
+            Backend::Test(server) => crate::child::client(&server.base_url(), None).await,
+            Backend::Real(real) => Ok(real.client()),
+        }
     }
 
     /// Lists every Pod once over HTTP, page by page, and discards the bodies (untimed), so the
@@ -50,7 +123,7 @@ impl BenchServer {
         struct Meta {
             metadata: kube::core::ListMeta,
         }
-        let client = crate::child::client(&self.url())?;
+        let client = self.client().await?;
         let request = kube::core::Request::new("/api/v1/pods");
         let mut continue_token: Option<String> = None;
         loop {
@@ -72,14 +145,22 @@ impl BenchServer {
 
     /// The base URL children connect to.
     pub(crate) fn url(&self) -> String {
-        self.server.base_url()
+        match &self.backend {
+            Backend::Test(server) => server.base_url(),
+            Backend::Real(real) => real.url().to_owned(),
+        }
     }
 
-    /// Creates the namespaces and Pods (through the store path: no HTTP, same events and RVs as
-    /// an HTTP create) and returns the mean JSON size of a Pod.
+    /// Creates the namespaces and Pods and returns the mean JSON size of a Pod. The test server
+    /// is seeded through its store path (no HTTP, same events and RVs as an HTTP create);
+    /// kube-apiserver over HTTP.
     pub(crate) async fn seed(&mut self, pods: &PodSet) -> anyhow::Result<f64> {
+        let server = match &self.backend {
+            Backend::Test(server) => server,
+            Backend::Real(real) => return real.seed(pods).await,
+        };
         for n in 0..pods.namespaces {
-            self.server
+            server
                 .create_json(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace_name(n)}}))
                 .context("creating a namespace")?;
         }
@@ -90,7 +171,7 @@ impl BenchServer {
                 sampled.0 += serde_json::to_vec(&pod)?.len();
                 sampled.1 += 1;
             }
-            self.server
+            server
                 .create_json(pod)
                 .with_context(|| format!("creating Pod {i}"))?;
             if i % 4096 == 4095 {
@@ -115,7 +196,7 @@ impl BenchServer {
             GENERATION_ANNOTATION: generation.to_string(),
             "kubectl.kubernetes.io/restartedAt": format!("2026-11-21T{:02}:{:02}:00Z", generation % 24, i % 60),
         }}});
-        self.server
+        self.test()?
             .patch_json(
                 "v1",
                 "Pod",
@@ -148,9 +229,11 @@ impl BenchServer {
     /// updates to go in first. The watch then replays them from the history as one backlog, so
     /// the child consumes at its own full speed instead of at the producer's.
     pub(crate) fn hold_watches(&self, hold: Option<Duration>) {
-        self.server
-            .faults()
-            .delay(FaultTarget::Watch, hold.unwrap_or(Duration::ZERO));
+        if let Backend::Test(server) = &self.backend {
+            server
+                .faults()
+                .delay(FaultTarget::Watch, hold.unwrap_or(Duration::ZERO));
+        }
     }
 
     /// How long to hold the child's watch for `updates` updates after a sync of about `sync_s`.
@@ -160,7 +243,8 @@ impl BenchServer {
 
     /// When the first WATCH since the last [`clear_requests`](Self::clear_requests) arrived.
     pub(crate) fn first_watch_at(&self) -> Option<SystemTime> {
-        self.server
+        self.test()
+            .ok()?
             .requests()
             .iter()
             .find(|r| r.is_watch())
@@ -168,56 +252,64 @@ impl BenchServer {
     }
 
     /// Turns the server's `ShardedListAndWatch` feature on or off (scenario 9).
+    /// kube-apiserver keeps its gate as started (on).
     pub(crate) fn set_sharded_list_and_watch(&self, on: bool) {
-        self.server.set_sharded_list_and_watch(on);
+        if let Backend::Test(server) = &self.backend {
+            server.set_sharded_list_and_watch(on);
+        }
     }
 
     /// Forgets the request log (called before each child).
     pub(crate) fn clear_requests(&self) {
-        self.server.clear_requests();
-    }
-
-    /// LISTs and WATCHes since the last [`clear_requests`](Self::clear_requests).
-    pub(crate) fn request_counts(&self) -> RequestCounts {
-        let log = self.server.requests();
-        RequestCounts {
-            lists: log.iter().filter(|r| r.is_list()).count(),
-            watches: log.iter().filter(|r| r.is_watch()).count(),
+        if let Backend::Test(server) = &self.backend {
+            server.clear_requests();
         }
     }
 
+    /// LISTs and WATCHes since the last [`clear_requests`](Self::clear_requests) (`None` on
+    /// kube-apiserver, whose requests this process does not see).
+    pub(crate) fn request_counts(&self) -> Option<RequestCounts> {
+        let log = self.test().ok()?.requests();
+        Some(RequestCounts {
+            lists: log.iter().filter(|r| r.is_list()).count(),
+            watches: log.iter().filter(|r| r.is_watch()).count(),
+        })
+    }
+
     /// Scenario 3: open watch connections once they settle (at least `want`, or after 10 s).
-    pub(crate) async fn settled_watches(&self, want: usize) -> usize {
+    pub(crate) async fn settled_watches(&self, want: usize) -> anyhow::Result<usize> {
+        let server = self.test()?;
         let deadline = Instant::now() + Duration::from_secs(10);
-        while self.server.active_watches() < want && Instant::now() < deadline {
+        while server.active_watches() < want && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         // A straggler opening a further watch would show up within this grace period.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        self.server.active_watches()
+        Ok(server.active_watches())
     }
 
     /// Scenario 4: sends a 410 ERROR event to the open watch and waits until the client has
     /// relisted and is watching again (a LIST, then a WATCH, after the 410).
     pub(crate) async fn force_relist(&self) -> anyhow::Result<()> {
+        let server = self.test()?;
         // The client may report "synced" a moment before its watch is open; a 410 sent to no
         // watch would be lost, so wait for the watch first.
         let deadline = Instant::now() + Duration::from_secs(60);
-        while self.server.active_watches() == 0 {
+        while server.active_watches() == 0 {
             if Instant::now() > deadline {
                 bail!("the child opened no watch within 60 s of its sync");
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let before = self.server.requests().len();
-        self.server.faults().expire_open_watches();
+        let before = server.requests().len();
+        server.faults().expire_open_watches();
         let deadline = Instant::now() + Duration::from_secs(300);
         loop {
-            let log = self.server.requests();
+            let log = server.requests();
             let new = log.get(before..).unwrap_or_default();
             if let Some(list) = new.iter().position(|r| r.is_list())
                 && new[list..].iter().any(|r| r.is_watch())
-                && self.server.active_watches() > 0
+                && server.active_watches() > 0
             {
                 return Ok(());
             }
@@ -232,7 +324,7 @@ impl BenchServer {
     pub(crate) fn create_sentinel(&self, name: &str) -> anyhow::Result<()> {
         // Seed 0 puts it in shard 0, inside the subset the relist scenario watches.
         let pod = pod_json(&namespace_name(0), name, 0, 0);
-        self.server
+        self.test()?
             .create_json(pod)
             .context("creating the sentinel Pod")?;
         Ok(())
@@ -240,16 +332,20 @@ impl BenchServer {
 
     /// Deletes the sentinel again, so every run sees the same Pods.
     pub(crate) fn delete_sentinel(&self, name: &str) {
-        if let Err(e) = self
-            .server
-            .delete_json("v1", "Pod", Some(&namespace_name(0)), name)
-        {
+        let Backend::Test(server) = &self.backend else {
+            return;
+        };
+        if let Err(e) = server.delete_json("v1", "Pod", Some(&namespace_name(0)), name) {
             tracing::debug!("deleting the sentinel {name}: {e}");
         }
     }
 
     /// Stops the server.
     pub(crate) async fn shutdown(self) {
-        self.server.shutdown().await;
+        match self.backend {
+            Backend::Test(server) => server.shutdown().await,
+            // Dropping the launcher stops kube-apiserver and etcd and removes their data.
+            Backend::Real(real) => drop(real),
+        }
     }
 }

@@ -35,15 +35,22 @@ pub fn measure(set: &PodSet, n: usize) -> Result<PodSizes, serde_json::Error> {
     let docs: Vec<Vec<u8>> = (0..n)
         .map(|i| serde_json::to_vec(&set.pod_json(i)))
         .collect::<Result<_, _>>()?;
+    measure_docs(&docs)
+}
+
+/// [`measure`] for Pods as a server served them (kube-apiserver adds its own managedFields and
+/// defaults, so its Pods differ from the seeded ones). `docs` must not be empty.
+pub fn measure_docs(docs: &[Vec<u8>]) -> Result<PodSizes, serde_json::Error> {
+    let n = docs.len().max(1);
     let json_bytes = docs.iter().map(Vec::len).sum::<usize>() as f64 / n as f64;
-    let typed = per_object::<Pod>(&docs, |_| {})?;
-    let stripped = per_object::<Pod>(&docs, |p| p.metadata.managed_fields = None)?;
-    let meta = per_object::<PartialObjectMeta<Pod>>(&docs, |_| {})?;
+    let typed = per_object::<Pod>(docs, |_| {})?;
+    let stripped = per_object::<Pod>(docs, |p| p.metadata.managed_fields = None)?;
+    let meta = per_object::<PartialObjectMeta<Pod>>(docs, |_| {})?;
     // Interned strings count for the objects that first used them, as in a cache.
     informer_runtime::projection::Interner::global().sweep();
-    let projection = per_object::<crate::projection::PodView>(&docs, |_| {})?;
+    let projection = per_object::<crate::projection::PodView>(docs, |_| {})?;
     informer_runtime::projection::Interner::global().sweep();
-    let compact = per_object::<crate::CompactPod>(&docs, |_| {})?;
+    let compact = per_object::<crate::CompactPod>(docs, |_| {})?;
     Ok(PodSizes {
         json_bytes,
         typed_heap_bytes: typed,

@@ -1,0 +1,218 @@
+//! The kube-apiserver backend (`orchestrate --kube-apiserver`): a real kube-apiserver and etcd
+//! from informer-envtest, seeded over HTTP as a cluster's own controllers would have written the
+//! Pods.
+//!
+//! A Pod reaches a real cluster in two writes: its controller creates it (kube-apiserver resets
+//! `status` on create) and the kubelet reports its status through the `status` subresource. The
+//! seed does the same with the same field managers (`kube-controller-manager`, then `kubelet`),
+//! so what kube-apiserver serves back carries a spec, a running status and two managedFields
+//! entries, like the Pods informer-testserver serves. Fields the server sets (`uid`,
+//! `resourceVersion`, `creationTimestamp`, `generation`, `managedFields`) are stripped before
+//! the create: the server writes its own.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use futures::{StreamExt, TryStreamExt};
+use informer_envtest::{Envtest, Options};
+use kube::api::{ListParams, PostParams};
+use kube::core::Request;
+use serde_json::{Value, json};
+
+use crate::pods::{PodSet, namespace_name};
+
+/// Requests in flight while seeding (kube-apiserver and etcd share the machine's cores).
+const SEED_CONCURRENCY: usize = 32;
+
+/// A running kube-apiserver with etcd, and the kubeconfig children connect with.
+pub(crate) struct RealServer {
+    env: Envtest,
+    kubeconfig: PathBuf,
+    client: kube::Client,
+}
+
+impl RealServer {
+    /// Builds (if needed) and starts the launcher, and writes its kubeconfig to `kubeconfig`.
+    pub(crate) async fn start(kubeconfig: PathBuf) -> anyhow::Result<Self> {
+        let env = Envtest::start(Options::default())
+            .await
+            .context("starting kube-apiserver (informer-envtest; needs Go 1.26+ for its build)")?;
+        if let Some(dir) = kubeconfig.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        env.write_kubeconfig(&kubeconfig)
+            .context("writing the kubeconfig")?;
+        let client = env.client().await.context("the kube-apiserver client")?;
+        Ok(RealServer {
+            env,
+            kubeconfig,
+            client,
+        })
+    }
+
+    /// The API server's URL.
+    pub(crate) fn url(&self) -> &str {
+        self.env.server_url()
+    }
+
+    /// The kubeconfig children use (TLS verified against the launcher's CA, bearer token).
+    pub(crate) fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// A client of the orchestrator's own runtime.
+    pub(crate) fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// The launcher's resident set (etcd and kube-apiserver are one process), MiB.
+    pub(crate) fn rss_mib(&self) -> f64 {
+        crate::sys::rss_of(self.env.pid()).current_kib as f64 / 1024.0
+    }
+
+    /// Creates the namespaces and Pods over HTTP and returns the mean JSON size of a Pod as the
+    /// server serves it back (its own managedFields and timestamps included).
+    pub(crate) async fn seed(&self, pods: &PodSet) -> anyhow::Result<f64> {
+        for n in 0..pods.namespaces {
+            let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace_name(n)}});
+            self.post("/api/v1/namespaces", None, &ns)
+                .await
+                .with_context(|| format!("creating namespace {}", namespace_name(n)))?;
+        }
+        futures::stream::iter(0..pods.n)
+            .map(|i| async move {
+                self.seed_pod(pods.pod_json(i))
+                    .await
+                    .with_context(|| format!("seeding Pod {i} ({})", pods.name_of(i)))
+            })
+            .buffer_unordered(SEED_CONCURRENCY)
+            .try_collect::<()>()
+            .await?;
+        self.served_pod_bytes().await
+    }
+
+    /// One Pod: the controller's create, then the kubelet's status.
+    async fn seed_pod(&self, pod: Value) -> anyhow::Result<()> {
+        let (create, status) = for_create(pod)?;
+        let ns = create["metadata"]["namespace"]
+            .as_str()
+            .context("the Pod has no namespace")?
+            .to_owned();
+        let name = create["metadata"]["name"]
+            .as_str()
+            .context("the Pod has no name")?
+            .to_owned();
+        let collection = format!("/api/v1/namespaces/{ns}/pods");
+        let mut created = self
+            .post(&collection, Some("kube-controller-manager"), &create)
+            .await?;
+        created["status"] = status;
+        let pp = PostParams {
+            field_manager: Some("kubelet".into()),
+            ..PostParams::default()
+        };
+        let req = Request::new(&collection)
+            .replace_subresource("status", &name, &pp, serde_json::to_vec(&created)?)
+            .context("building the status update")?;
+        self.client
+            .request_text(req)
+            .await
+            .context("the kubelet's status update")?;
+        Ok(())
+    }
+
+    async fn post(
+        &self,
+        collection: &str,
+        manager: Option<&str>,
+        body: &Value,
+    ) -> anyhow::Result<Value> {
+        let pp = PostParams {
+            field_manager: manager.map(String::from),
+            ..PostParams::default()
+        };
+        let req = Request::new(collection)
+            .create(&pp, serde_json::to_vec(body)?)
+            .context("building the create")?;
+        let text = self.client.request_text(req).await?;
+        serde_json::from_str(&text).context("the created object")
+    }
+
+    /// The mean size of one Pod as served (the first 500 a LIST returns).
+    async fn served_pod_bytes(&self) -> anyhow::Result<f64> {
+        let docs = self.served_pods(500).await?;
+        Ok(docs.iter().map(Vec::len).sum::<usize>() as f64 / docs.len() as f64)
+    }
+
+    /// The first `n` Pods a LIST returns, each as its JSON (never empty).
+    pub(crate) async fn served_pods(&self, n: u32) -> anyhow::Result<Vec<Vec<u8>>> {
+        let req = Request::new("/api/v1/pods")
+            .list(&ListParams::default().limit(n.max(1)))
+            .context("building the LIST")?;
+        let page: Value =
+            serde_json::from_str(&self.client.request_text(req).await?).context("the LIST page")?;
+        let Some(items) = page["items"].as_array().filter(|i| !i.is_empty()) else {
+            bail!("kube-apiserver lists no Pods after seeding");
+        };
+        // A LIST's items carry no kind; the decoders measured do not need one.
+        items
+            .iter()
+            .map(|item| serde_json::to_vec(item).context("re-encoding a Pod"))
+            .collect()
+    }
+}
+
+/// Splits a benchmark Pod into what its controller creates (without the fields the server
+/// sets, and without `status`, which a create resets) and the status the kubelet reports.
+pub(crate) fn for_create(mut pod: Value) -> anyhow::Result<(Value, Value)> {
+    let Some(meta) = pod.get_mut("metadata").and_then(Value::as_object_mut) else {
+        bail!("the Pod has no metadata");
+    };
+    for server_set in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "generation",
+        "managedFields",
+        "selfLink",
+    ] {
+        meta.remove(server_set);
+    }
+    let status = pod
+        .as_object_mut()
+        .and_then(|o| o.remove("status"))
+        .unwrap_or(Value::Null);
+    Ok((pod, status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_create_carries_no_server_set_field_and_the_status_goes_apart() {
+        let pod = PodSet {
+            n: 3,
+            namespaces: 1,
+        }
+        .pod_json(1);
+        assert!(pod["metadata"]["uid"].is_string() && pod["status"].is_object());
+        let (create, status) = for_create(pod.clone()).expect("a Pod");
+        for field in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "managedFields",
+        ] {
+            assert!(
+                create["metadata"].get(field).is_none(),
+                "{field} must not be sent"
+            );
+        }
+        assert!(create.get("status").is_none());
+        assert_eq!(status, pod["status"]);
+        assert_eq!(create["spec"], pod["spec"]);
+        assert_eq!(create["metadata"]["labels"], pod["metadata"]["labels"]);
+        assert!(for_create(json!({"kind": "Pod"})).is_err());
+    }
+}
