@@ -67,36 +67,43 @@ async fn reconcile(
     let ns = req.namespace().unwrap_or("default").to_owned();
     let configmaps: Api<ConfigMap> = Api::namespaced(ctx.client().clone(), &ns);
     let secrets: Api<Secret> = Api::namespaced(ctx.client().clone(), &ns);
-    finalizer::finalizer(&configmaps, FINALIZER, primary, |event| async move {
-        match event {
-            Event::Apply(primary) => {
-                let mut secret = owned_secret(&primary);
-                secret.metadata.managed_fields = None;
-                let patch = serde_json::to_value(&secret).map(|mut v| {
-                    v["apiVersion"] = json!("v1");
-                    v["kind"] = json!("Secret");
-                    v
-                });
-                let patch = patch.map_err(kube::Error::SerdeError)?;
-                secrets
-                    .patch(
-                        &secret.name_any(),
-                        &PatchParams::apply("conformance").force(),
-                        &Patch::Apply(&patch),
-                    )
-                    .await?;
-            }
-            Event::Cleanup(primary) => {
-                let name = format!("{}-owned", primary.name_any());
-                match secrets.delete(&name, &DeleteParams::default()).await {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(s)) if s.code == 404 => {}
-                    Err(e) => return Err(e),
+    let recorder = ctx.recorder(&req.key);
+    finalizer::finalizer(
+        &configmaps,
+        FINALIZER,
+        primary,
+        &recorder,
+        |event| async move {
+            match event {
+                Event::Apply(primary) => {
+                    let mut secret = owned_secret(&primary);
+                    secret.metadata.managed_fields = None;
+                    let patch = serde_json::to_value(&secret).map(|mut v| {
+                        v["apiVersion"] = json!("v1");
+                        v["kind"] = json!("Secret");
+                        v
+                    });
+                    let patch = patch.map_err(kube::Error::SerdeError)?;
+                    secrets
+                        .patch(
+                            &secret.name_any(),
+                            &PatchParams::apply("conformance").force(),
+                            &Patch::Apply(&patch),
+                        )
+                        .await?;
+                }
+                Event::Cleanup(primary) => {
+                    let name = format!("{}-owned", primary.name_any());
+                    match secrets.delete(&name, &DeleteParams::default()).await {
+                        Ok(_) => {}
+                        Err(kube::Error::Api(s)) if s.code == 404 => {}
+                        Err(e) => return Err(e),
+                    }
                 }
             }
-        }
-        Ok(Action::Done)
-    })
+            Ok(Action::Done)
+        },
+    )
     .await
 }
 
@@ -201,12 +208,106 @@ async fn server_json(
     serde_json::to_value(api.get(name).await.expect("get")).expect("json")
 }
 
+/// The cached object of a generated type re-encodes to exactly the server's JSON for it
+/// (`kind` = (group, kind, plural), version `v1`).
+async fn assert_reencodes(
+    client: &kube::Client,
+    cached: &impl serde::Serialize,
+    (group, kind, plural): (&str, &str, &str),
+    ns: &str,
+    name: &str,
+) {
+    let gvk = GroupVersionKind::gvk(group, "v1", kind);
+    assert_eq!(
+        serde_json::to_value(cached).expect("json"),
+        server_json(client, gvk, plural, ns, name).await,
+        "the generated {kind} re-encodes to the server's JSON"
+    );
+}
+
+conformance!(reconciles_read_their_own_writes);
+/// K1-K3 with the server's own resourceVersions: a controller that bumps a counter and requeues
+/// at once sees each of its writes in the next reconcile (the counts go 0, 1, 2, 3 with no
+/// repeat), kube-apiserver's resourceVersions being comparable integers (KEP-5504).
+async fn reconciles_read_their_own_writes(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("ryw").await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    api.create(
+        &PostParams::default(),
+        &config_map(&ns, "counter", "0", &[]),
+    )
+    .await
+    .expect("create");
+    let factory = SharedInformerFactory::builder(client.clone())
+        .namespace(ns.clone())
+        .build();
+    let seen: Arc<parking_lot::Mutex<Vec<u32>>> = Arc::default();
+    let controller = Controller::<ConfigMap>::new(factory, "count-up");
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (cancel, seen) = (cancel.clone(), Arc::clone(&seen));
+        async move {
+            controller
+                .run(
+                    |req: Request<ConfigMap>,
+                     ctx: Arc<Context<Arc<parking_lot::Mutex<Vec<u32>>>>>| async move {
+                        let Some(cm) = req.object.clone() else {
+                            return Ok::<_, kube::Error>(Action::Done);
+                        };
+                        let count: u32 = cm
+                            .data
+                            .as_ref()
+                            .and_then(|d| d.get("v"))
+                            .and_then(|v| v.parse().ok())
+                            .unwrap_or(0);
+                        ctx.data().lock().push(count);
+                        if count >= 3 {
+                            return Ok(Action::Done);
+                        }
+                        let api: Api<ConfigMap> = Api::namespaced(
+                            ctx.client().clone(),
+                            req.namespace().unwrap_or_default(),
+                        );
+                        let patch = json!({"data": {"v": (count + 1).to_string()}});
+                        let written = api
+                            .patch(req.name(), &PatchParams::default(), &Patch::Merge(&patch))
+                            .await?;
+                        ctx.recorder(&req.key).record(&written);
+                        Ok(Action::Requeue)
+                    },
+                    seen,
+                    cancel,
+                )
+                .await
+        }
+    });
+    wait_until("a reconcile that sees 3", || seen.lock().contains(&3)).await;
+    cancel.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .expect("the controller stops")
+        .expect("no panic")
+        .expect("the controller ran cleanly");
+    // The write of 3 and the requeue after it may both reconcile 3; a stale read would repeat
+    // a smaller count.
+    let seen = seen.lock().clone();
+    let below: Vec<u32> = seen.iter().copied().filter(|c| *c < 3).collect();
+    assert_eq!(
+        below,
+        [0, 1, 2],
+        "each reconcile saw the previous write: {seen:?}"
+    );
+    assert!(seen.is_sorted(), "{seen:?}");
+}
+
 conformance!(generated_crd_types_are_served);
-/// CRDs from examples/crds/ (one with every schema feature, one vendored from cert-manager) are
-/// installed and served; objects written through the generated types come back through the
+/// CRDs from examples/crds/ (one with every schema feature, and the vendored cert-manager and
+/// prometheus-operator manifests) are installed and served; objects written through the generated types come back through the
 /// generated informers and listers, and decode and re-encode to exactly the server's JSON.
 async fn generated_crd_types_are_served(backend: &Backend) {
     use informer_examples::generated::certificate_requests::v1::CertificateRequest;
+    use informer_examples::generated::prometheus_rules::v1::PrometheusRule;
 
     let client = backend.client().await;
     backend
@@ -217,12 +318,18 @@ async fn generated_crd_types_are_served(backend: &Backend) {
             "../../examples/crds/vendor/cert-manager.io_certificaterequests.yaml"
         ))
         .await;
+    backend
+        .install_crds(include_str!(
+            "../../examples/crds/vendor/monitoring.coreos.com_prometheusrules.yaml"
+        ))
+        .await;
     let ns = backend.namespace("crds").await;
     let factory = SharedInformerFactory::builder(client.clone())
         .namespace(ns.clone())
         .build();
     let gizmo_lister = factory.features().v1().gizmos().lister();
     let request_lister = factory.cert_manager().v1().certificate_requests().lister();
+    let rule_lister = factory.monitoring().v1().prometheus_rules().lister();
     factory.start();
     factory
         .wait_for_cache_sync_timeout(WAIT)
@@ -267,10 +374,29 @@ async fn generated_crd_types_are_served(backend: &Backend) {
         .create(&PostParams::default(), &request)
         .await
         .expect("create CertificateRequest");
+    // An int-or-string `expr`, a duration `for`, and a snake_case field name.
+    let rule: PrometheusRule = serde_json::from_value(json!({
+        "apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+        "metadata": {"name": "node-rules", "namespace": ns, "labels": {"role": "alert-rules"}},
+        "spec": {"groups": [{
+            "name": "node", "interval": "30s", "partial_response_strategy": "warn",
+            "rules": [
+                {"alert": "NodeDown", "expr": "up{job=\"node\"} == 0", "for": "5m",
+                 "labels": {"severity": "critical"}, "annotations": {"summary": "node down"}},
+                {"record": "job:up:sum", "expr": 1}
+            ]
+        }]}
+    }))
+    .expect("a PrometheusRule");
+    Api::<PrometheusRule>::namespaced(client.clone(), &ns)
+        .create(&PostParams::default(), &rule)
+        .await
+        .expect("create PrometheusRule");
 
-    wait_until("both objects cached", || {
+    wait_until("the three objects cached", || {
         gizmo_lister.namespaced(&ns).get("g1").is_ok()
             && request_lister.namespaced(&ns).get("web-tls-1").is_ok()
+            && rule_lister.namespaced(&ns).get("node-rules").is_ok()
     })
     .await;
     let cached = gizmo_lister.namespaced(&ns).get("g1").expect("cached");
@@ -281,22 +407,49 @@ async fn generated_crd_types_are_served(backend: &Backend) {
             .len(),
         1
     );
-    let gvk = GroupVersionKind::gvk("features.example.com", "v1", "Gizmo");
-    assert_eq!(
-        serde_json::to_value(&*cached).expect("json"),
-        server_json(&client, gvk, "gizmos", &ns, "g1").await,
-        "the generated Gizmo re-encodes to the server's JSON"
-    );
+    assert_reencodes(
+        &client,
+        &*cached,
+        ("features.example.com", "Gizmo", "gizmos"),
+        &ns,
+        "g1",
+    )
+    .await;
     let cached = request_lister
         .namespaced(&ns)
         .get("web-tls-1")
         .expect("cached");
-    let gvk = GroupVersionKind::gvk("cert-manager.io", "v1", "CertificateRequest");
+    assert_reencodes(
+        &client,
+        &*cached,
+        (
+            "cert-manager.io",
+            "CertificateRequest",
+            "certificaterequests",
+        ),
+        &ns,
+        "web-tls-1",
+    )
+    .await;
+    let cached = rule_lister
+        .namespaced(&ns)
+        .get("node-rules")
+        .expect("cached");
+    assert_eq!(cached.spec, rule.spec);
     assert_eq!(
-        serde_json::to_value(&*cached).expect("json"),
-        server_json(&client, gvk, "certificaterequests", &ns, "web-tls-1").await,
-        "the generated CertificateRequest re-encodes to the server's JSON"
+        rule_lister
+            .list(&Selector::from_iter([("role", "alert-rules")]))
+            .len(),
+        1
     );
+    assert_reencodes(
+        &client,
+        &*cached,
+        ("monitoring.coreos.com", "PrometheusRule", "prometheusrules"),
+        &ns,
+        "node-rules",
+    )
+    .await;
 
     // The status subresource, as a controller reports progress.
     let status =

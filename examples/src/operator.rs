@@ -161,6 +161,9 @@ impl Operator {
         }
         match &self.config.leader_election {
             None => {
+                // The controller starts only what it reads (Foos, ConfigMaps); the counted
+                // Deployments and Pods start here.
+                self.factory.start();
                 self.controller
                     .run(reconcile, Arc::clone(&self.stats), cancel)
                     .await?
@@ -265,6 +268,9 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
     let ns = req.namespace().unwrap_or("default");
     let cm_name = config_map_name(req.name());
     let cm_api: Api<ConfigMap> = Api::namespaced(ctx.client().clone(), ns);
+    // Every write below is recorded: the next reconcile of this Foo waits until the caches hold
+    // it (K2, K3), so it never acts on the state from before its own write.
+    let recorder = ctx.recorder(&req.key);
     let config_maps = ctx.factory().core().v1().config_maps().lister();
     let cached = config_maps.namespaced(ns).get(&cm_name);
     let Some(foo) = &req.object else {
@@ -283,10 +289,13 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
     match cached {
         Err(err) if err.is_not_found() => {
             match cm_api.create(&PostParams::default(), &desired).await {
-                Ok(_) => println!(
-                    "  created   ConfigMap {ns}/{cm_name}: {:?}",
-                    foo.spec.message
-                ),
+                Ok(created) => {
+                    recorder.record(&created);
+                    println!(
+                        "  created   ConfigMap {ns}/{cm_name}: {:?}",
+                        foo.spec.message
+                    )
+                }
                 // The cache lags our own create; the ConfigMap's event reconciles again.
                 Err(kube::Error::Api(s)) if s.code == 409 => {}
                 Err(err) => return Err(err.into()),
@@ -296,9 +305,10 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
         Err(err) => return Err(err.into()),
         Ok(existing) if existing.data != desired.data => {
             let patch = serde_json::json!({ "data": desired.data });
-            cm_api
+            let patched = cm_api
                 .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await?;
+            recorder.record(&patched);
             println!(
                 "  updated   ConfigMap {ns}/{cm_name}: {:?}",
                 foo.spec.message
@@ -315,9 +325,11 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
     };
     let foo_api: Api<Foo> = Api::namespaced(ctx.client().clone(), ns);
     // Written with the cached resourceVersion, re-read and retried on conflict; no-op if equal.
-    if update_status(&foo_api, foo, |f| f.status = Some(status.clone()))
-        .await?
-        .is_some()
+    if update_status(&foo_api, foo, &recorder, |f| {
+        f.status = Some(status.clone())
+    })
+    .await?
+    .is_some()
     {
         println!("  status    Foo {ns}/{} is ready", req.name());
     }

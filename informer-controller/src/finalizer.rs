@@ -10,7 +10,8 @@
 //! async fn reconcile(req: Request<ConfigMap>, ctx: Arc<Context<()>>) -> Result<Action, finalizer::Error<MyError>> {
 //!     let Some(obj) = req.object.clone() else { return Ok(Action::Done) };
 //!     let api = kube::Api::<ConfigMap>::namespaced(ctx.client().clone(), req.namespace().unwrap_or("default"));
-//!     finalizer::finalizer(&api, "example.com/cleanup", obj, |event| async move {
+//!     let recorder = ctx.recorder(&req.key);
+//!     finalizer::finalizer(&api, "example.com/cleanup", obj, &recorder, |event| async move {
 //!         match event {
 //!             Event::Apply(cm) => { let _ = cm; Ok(Action::Done) }
 //!             Event::Cleanup(cm) => { let _ = cm; Ok(Action::Done) }
@@ -26,7 +27,7 @@ use std::sync::Arc;
 use kube::api::{Api, Patch, PatchParams};
 use serde::de::DeserializeOwned;
 
-use crate::Action;
+use crate::{Action, WriteRecorder};
 
 /// What the reconcile should do with the object.
 #[derive(Debug)]
@@ -70,14 +71,20 @@ pub enum Error<E: std::error::Error + 'static> {
 /// - being deleted with our finalizer: `reconcile(Event::Cleanup(obj))`, then remove only our
 ///   finalizer (again with the resourceVersion as precondition);
 /// - being deleted without our finalizer: nothing to do.
+///
+/// Each finalizer patch is recorded with `recorder` (K2: the next reconcile of the key waits
+/// until the cache holds it; pass [`WriteRecorder::detached`] outside a controller). Removing
+/// the finalizer from an object that is already gone (404: a second cleanup of a deletion that
+/// has completed) is success, not an error (issue 25 item 16).
 pub async fn finalizer<K, F, Fut, E>(
     api: &Api<K>,
     name: &str,
     obj: Arc<K>,
+    recorder: &WriteRecorder,
     reconcile: F,
 ) -> Result<Action, Error<E>>
 where
-    K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+    K: informer_runtime::Object + kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
     F: FnOnce(Event<K>) -> Fut,
     Fut: Future<Output = Result<Action, E>>,
     E: std::error::Error + 'static,
@@ -94,9 +101,11 @@ where
         (false, false) => {
             let mut updated = finalizers;
             updated.push(name.to_owned());
-            patch_finalizers(api, &obj_name, meta.resource_version.as_deref(), updated)
-                .await
-                .map_err(Error::AddFinalizer)?;
+            let patched =
+                patch_finalizers(api, &obj_name, meta.resource_version.as_deref(), updated)
+                    .await
+                    .map_err(Error::AddFinalizer)?;
+            recorder.record(&patched);
             Ok(Action::Done)
         }
         (true, true) => {
@@ -105,22 +114,28 @@ where
                 .await
                 .map_err(Error::CleanupFailed)?;
             let remaining: Vec<String> = finalizers.into_iter().filter(|f| f != name).collect();
-            patch_finalizers(api, &obj_name, rv.as_deref(), remaining)
-                .await
-                .map_err(Error::RemoveFinalizer)?;
+            match patch_finalizers(api, &obj_name, rv.as_deref(), remaining).await {
+                Ok(patched) => recorder.record(&patched),
+                // Already gone: the deletion this cleanup was for has completed.
+                Err(kube::Error::Api(status)) if status.code == 404 => {
+                    tracing::debug!(object = %obj_name, finalizer = name, "object already gone; nothing to remove");
+                }
+                Err(err) => return Err(Error::RemoveFinalizer(err)),
+            }
             Ok(action)
         }
         (true, false) => Ok(Action::Done),
     }
 }
 
-/// Sets `metadata.finalizers` with `resourceVersion` as a precondition (409 when stale).
+/// Sets `metadata.finalizers` with `resourceVersion` as a precondition (409 when stale) and
+/// returns the patched object.
 async fn patch_finalizers<K>(
     api: &Api<K>,
     name: &str,
     resource_version: Option<&str>,
     finalizers: Vec<String>,
-) -> Result<(), kube::Error>
+) -> Result<K, kube::Error>
 where
     K: kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
@@ -136,6 +151,5 @@ where
         }
     });
     api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
-    Ok(())
+        .await
 }

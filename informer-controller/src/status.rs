@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use kube::api::{Api, PostParams};
 use serde::Serialize;
+
+use crate::WriteRecorder;
 use serde::de::DeserializeOwned;
 
 /// client-go's `retry.DefaultRetry`: 5 attempts, 10 ms apart (jitter 0.1).
@@ -53,14 +55,22 @@ pub enum Error {
 /// object.
 ///
 /// The cached object must be the full kind (not a projection): the status subresource is
-/// replaced whole from it.
+/// replaced whole from it. The stored object is recorded with `recorder` (K2: the next
+/// reconcile of the key waits until the cache holds it; [`WriteRecorder::detached`] outside a
+/// controller).
 pub async fn update_status<K>(
     api: &Api<K>,
     current: &K,
+    recorder: &WriteRecorder,
     mut mutate: impl FnMut(&mut K),
 ) -> Result<Option<K>, Error>
 where
-    K: kube::Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+    K: informer_runtime::Object
+        + kube::Resource
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug,
 {
     let name = current.meta().name.clone().ok_or(Error::UnnamedObject)?;
     let mut base = current.clone();
@@ -76,7 +86,10 @@ where
             .replace_status(&name, &PostParams::default(), &desired)
             .await
         {
-            Ok(stored) => return Ok(Some(stored)),
+            Ok(stored) => {
+                recorder.record(&stored);
+                return Ok(Some(stored));
+            }
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 tracing::debug!(%name, attempt, "status update conflicted; re-reading");
                 if attempt < DEFAULT_ATTEMPTS {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use informer_controller::finalizer::{self, Event};
 use informer_controller::status::update_status;
-use informer_controller::{Action, Context, Controller, Request};
+use informer_controller::{Action, Context, Controller, Request, WriteRecorder};
 use informer_runtime::SharedInformerFactory;
 use informer_runtime::key::ObjectKey;
 use informer_runtime::workqueue::ItemExponentialFailureRateLimiter;
@@ -505,6 +505,7 @@ async fn c9_finalizer_is_added_cleanup_runs_on_deletion_then_only_ours_is_remove
                             &api,
                             "test.example.com/cleanup",
                             obj,
+                            &ctx.recorder(&req.key),
                             |event| async move {
                                 match event {
                                     Event::Apply(_) => events.push("apply".into()),
@@ -576,6 +577,7 @@ async fn c9_finalizer_is_added_cleanup_runs_on_deletion_then_only_ours_is_remove
         &cms,
         "test.example.com/cleanup",
         Arc::new(stale),
+        &WriteRecorder::detached(),
         |_| async { Ok::<_, TestError>(Action::Done) },
     )
     .await
@@ -609,7 +611,7 @@ async fn status_update_retries_on_conflict_with_a_fresh_read_and_skips_no_op_wri
         .unwrap();
 
     let calls = AtomicUsize::new(0);
-    let stored = update_status(&api, &stale, |d| {
+    let stored = update_status(&api, &stale, &WriteRecorder::detached(), |d| {
         calls.fetch_add(1, Ordering::SeqCst);
         d.status = Some(DeploymentStatus {
             replicas: Some(3),
@@ -638,7 +640,7 @@ async fn status_update_retries_on_conflict_with_a_fresh_read_and_skips_no_op_wri
 
     // Already as desired: no write at all.
     let n = server.requests().len();
-    let unchanged = update_status(&api, &now, |d| {
+    let unchanged = update_status(&api, &now, &WriteRecorder::detached(), |d| {
         d.status = Some(DeploymentStatus {
             replicas: Some(3),
             ..now.status.clone().unwrap_or_default()

@@ -62,6 +62,40 @@ async fn item12_f6_watch_error_handler_in_the_factory_reflector_config_is_honour
     factory.shutdown().await;
 }
 
+/// Issue 25 item 11 (R21): a tweak that only sets a selector keeps the streaming initial list;
+/// before, the tweak's pre-filled page size counted as "set" and switched every tweaked factory
+/// to paged LISTs.
+#[tokio::test]
+async fn a_selector_only_tweak_keeps_the_streaming_list() {
+    let server = TestServer::start().await.expect("server");
+    let mut labelled = cm("web");
+    labelled.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+    server.create(&labelled).expect("create");
+    server.create(&cm("other")).expect("create");
+    let factory = SharedInformerFactory::builder(server.client())
+        .tweak_list_options(|lp| lp.label_selector = Some("app=web".into()))
+        .build();
+    let cms = factory.informer_for::<ConfigMap>();
+    factory.start();
+    factory
+        .wait_for_cache_sync_timeout(WAIT)
+        .await
+        .expect("synced");
+    assert_eq!(cms.indexer().len(), 1, "the selector applies");
+    let requests = server.requests();
+    assert!(
+        !requests.iter().any(|r| r.is_list()),
+        "no paged LIST: {requests:?}"
+    );
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.is_watch() && r.query.send_initial_events == Some(true)),
+        "a streaming list: {requests:?}"
+    );
+    factory.shutdown().await;
+}
+
 #[tokio::test]
 async fn item12_f6_tweak_list_options_limit_is_the_page_size() {
     let server = TestServer::start().await.expect("server");

@@ -90,6 +90,10 @@ pub enum HostileResponse {
     /// LIST: the real page with this raw JSON object put first in `items` (e.g. an item
     /// without `metadata.name`).
     ListExtraItem(String),
+    /// LIST: HTTP 200 and the start of a list body (its `kind`, `metadata` and the opening of
+    /// `items`), then silence with the connection left open: a half-open connection after the
+    /// headers (T4).
+    StalledListBody,
     /// WATCH: HTTP 200, then `len` bytes of one event line that never ends (no newline, M16),
     /// then silence with the connection left open.
     UnterminatedWatchLine {

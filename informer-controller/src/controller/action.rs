@@ -8,6 +8,8 @@ use informer_runtime::key::ObjectKey;
 use informer_runtime::lister::Lister;
 use informer_runtime::{Object, SharedInformerFactory};
 
+use super::writes::{WriteLog, WriteRecorder};
+
 /// What the controller does with a key after a successful reconcile (C3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -95,15 +97,35 @@ pub struct Context<D> {
     factory: SharedInformerFactory,
     controller: Arc<str>,
     data: D,
+    writes: Option<Arc<WriteLog>>,
 }
 
 impl<D> Context<D> {
-    pub(crate) fn new(factory: SharedInformerFactory, controller: Arc<str>, data: D) -> Self {
+    pub(crate) fn new(
+        factory: SharedInformerFactory,
+        controller: Arc<str>,
+        data: D,
+        writes: Option<Arc<WriteLog>>,
+    ) -> Self {
         Context {
             client: factory.client().clone(),
             factory,
             controller,
             data,
+            writes,
+        }
+    }
+
+    /// Records the writes a reconcile of `key` makes, so that the next reconcile of `key`
+    /// waits until the caches hold them (K2, K3). Pass it to the write helpers
+    /// ([`finalizer`](crate::finalizer::finalizer), [`update_status`](crate::status::update_status)),
+    /// or call [`WriteRecorder::record`] with what a `kube::Api` write returned. With the guard
+    /// off ([`Controller::read_your_writes`](super::Controller::read_your_writes)) it records
+    /// nothing.
+    pub fn recorder(&self, key: &ObjectKey) -> WriteRecorder {
+        match &self.writes {
+            Some(log) => WriteRecorder::new(key.clone(), Arc::clone(log), self.factory.clone()),
+            None => WriteRecorder::detached(),
         }
     }
 

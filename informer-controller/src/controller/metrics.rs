@@ -42,6 +42,7 @@ pub struct ControllerMetrics {
     reconcile_time: HistogramFamily,
     active_workers: Family<ControllerLabel, Gauge>,
     max_concurrent: Family<ControllerLabel, Gauge>,
+    stale_sync_skips: Family<ControllerLabel, Counter>,
 }
 
 impl ControllerMetrics {
@@ -54,6 +55,7 @@ impl ControllerMetrics {
             reconcile_time: Family::new_with_constructor(reconcile_time_histogram),
             active_workers: Family::default(),
             max_concurrent: Family::default(),
+            stale_sync_skips: Family::default(),
         };
         // prometheus-client appends `_total` to counter names.
         registry.register(
@@ -86,6 +88,11 @@ impl ControllerMetrics {
             "Maximum number of concurrent reconciles per controller",
             m.max_concurrent.clone(),
         );
+        registry.register(
+            "stale_sync_skips",
+            "Reconciles that waited for the caches to hold their key's own earlier writes (K3)",
+            m.stale_sync_skips.clone(),
+        );
         m
     }
 
@@ -107,6 +114,7 @@ impl ControllerMetrics {
             time: self.reconcile_time.get_or_create(&label).clone(),
             active_workers: self.active_workers.get_or_create(&label).clone(),
             max_concurrent: self.max_concurrent.get_or_create(&label).clone(),
+            stale_sync_skips: self.stale_sync_skips.get_or_create(&label).clone(),
         }
     }
 }
@@ -123,6 +131,7 @@ pub(crate) struct Series {
     pub(crate) time: Histogram,
     pub(crate) active_workers: Gauge,
     pub(crate) max_concurrent: Gauge,
+    pub(crate) stale_sync_skips: Counter,
 }
 
 impl Series {
@@ -137,6 +146,7 @@ impl Series {
             time: reconcile_time_histogram(),
             active_workers: Gauge::default(),
             max_concurrent: Gauge::default(),
+            stale_sync_skips: Counter::default(),
         }
     }
 

@@ -30,6 +30,7 @@
 mod action;
 mod metrics;
 mod sources;
+mod writes;
 
 use std::fmt;
 use std::future::Future;
@@ -50,9 +51,11 @@ use tokio_util::sync::CancellationToken;
 
 pub use action::{Action, Context, Request};
 pub use metrics::ControllerMetrics;
+pub use writes::WriteRecorder;
 
 use metrics::Series;
 use sources::{InformerSource, Mapping, Registered, Source};
+use writes::WriteLog;
 
 /// Why a controller run failed.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +88,9 @@ pub enum Error {
     },
 }
 
+/// K3's default bound: how long a reconcile waits for the caches to hold its key's writes.
+pub const DEFAULT_READ_YOUR_WRITES_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -98,7 +104,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Guarantees, from the workqueue (W1, W2, W5):
 /// - one reconcile per key at a time, across all workers (C1);
 /// - a change during a reconcile leads to exactly one more reconcile of that key (C2);
-/// - an error requeues the key with per-key exponential backoff (C3).
+/// - an error requeues the key with per-key exponential backoff (C3);
+/// - a reconcile never starts on a cache older than the writes recorded by earlier reconciles
+///   of its key, waiting up to [`read_your_writes_timeout`](Self::read_your_writes_timeout)
+///   (K1-K4, see [`WriteRecorder`]).
 pub struct Controller<K> {
     factory: SharedInformerFactory,
     name: Arc<str>,
@@ -108,6 +117,8 @@ pub struct Controller<K> {
     metrics: Option<(ControllerMetrics, WorkQueueMetrics)>,
     sync_timeout: Option<Duration>,
     shutdown_timeout: Duration,
+    /// K3's bound; `None` turns the read-your-own-writes guard off.
+    read_your_writes: Option<Duration>,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -126,7 +137,8 @@ impl<K: Object> Controller<K> {
     /// A controller named `name` (its metric label and workqueue name) for the primary kind
     /// `K`, reading through `factory` (so the factory's namespace and selectors apply, F6).
     /// Defaults: one worker, client-go's controller rate limiter (W5, W6), no metrics, no sync
-    /// timeout, 30 s to drain in-flight reconciles on shutdown.
+    /// timeout, 30 s to drain in-flight reconciles on shutdown, and the read-your-own-writes
+    /// guard on with a 5 s bound (K3).
     pub fn new(factory: SharedInformerFactory, name: impl Into<String>) -> Self {
         Controller {
             factory,
@@ -139,6 +151,7 @@ impl<K: Object> Controller<K> {
             metrics: None,
             sync_timeout: None,
             shutdown_timeout: Duration::from_secs(30),
+            read_your_writes: Some(DEFAULT_READ_YOUR_WRITES_TIMEOUT),
             _kind: PhantomData,
         }
     }
@@ -211,6 +224,23 @@ impl<K: Object> Controller<K> {
         self
     }
 
+    /// How long a reconcile waits for the caches to hold the writes recorded by earlier
+    /// reconciles of its key before it runs anyway with a warning (K3; default 5 s).
+    pub fn read_your_writes_timeout(mut self, timeout: Duration) -> Self {
+        self.read_your_writes = Some(timeout);
+        self
+    }
+
+    /// Turns the read-your-own-writes guard on (the default) or off (K3). Off, recorded
+    /// writes are ignored and reconciles start on whatever the caches hold, as in kube-runtime.
+    pub fn read_your_writes(mut self, on: bool) -> Self {
+        self.read_your_writes = on.then_some(
+            self.read_your_writes
+                .unwrap_or(DEFAULT_READ_YOUR_WRITES_TIMEOUT),
+        );
+        self
+    }
+
     /// The controller's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -222,9 +252,15 @@ impl<K: Object> Controller<K> {
     }
 
     /// Runs the controller until `cancel`, then shuts down gracefully (C7): workers stop
-    /// taking keys, in-flight reconciles finish (bounded by the shutdown timeout), handlers are
-    /// unregistered, and informers that this run started are stopped (informers that were
-    /// already running, e.g. warmed up before winning a lease, keep running).
+    /// taking keys, in-flight reconciles finish (bounded by the shutdown timeout), and handlers
+    /// are unregistered.
+    ///
+    /// It starts only the informers it reads (its primary kind and the kinds it owns or
+    /// watches), each through a [`use_informer`](SharedInformerFactory::use_informer) share, and
+    /// on return stops those it started unless another controller run still uses them.
+    /// Informers that were already running (e.g. warmed up with
+    /// [`SharedInformerFactory::start`] before winning a lease) keep running, and so does every
+    /// other informer of the factory: stop them with [`SharedInformerFactory::shutdown`].
     ///
     /// `reconcile` gets the [`Request`] and the shared [`Context`] holding `data`; its error
     /// is logged, counted, and the key retried with backoff (C3). A panic counts as an error.
@@ -252,13 +288,6 @@ impl<K: Object> Controller<K> {
         };
         let queue = builder.build();
 
-        // Remember which informers were idle, so shutdown stops only what this run started.
-        let started_here: Vec<_> = self
-            .sources
-            .iter()
-            .filter(|s| !s.is_started(&self.factory))
-            .map(|s| s.id())
-            .collect();
         let mut registrations = Vec::with_capacity(self.sources.len());
         for source in &self.sources {
             match source.register(&self.factory, &queue, &self.name) {
@@ -272,7 +301,13 @@ impl<K: Object> Controller<K> {
                 }
             }
         }
-        self.factory.start();
+        // Issue 25 items 4 and 17: start what this run reads, and only that; share it with other
+        // runs on the factory, so that the last one out stops what a run started.
+        let uses: Vec<_> = self
+            .sources
+            .iter()
+            .filter_map(|s| self.factory.use_informer(&s.id()))
+            .collect();
 
         let synced = self.wait_synced(&registrations, &cancel).await;
         let result = match synced {
@@ -285,8 +320,8 @@ impl<K: Object> Controller<K> {
         };
         queue.shut_down();
         unregister(&registrations);
-        for id in &started_here {
-            self.factory.stop_informer_id(id).await;
+        for share in uses {
+            share.release().await;
         }
         result
     }
@@ -335,10 +370,12 @@ impl<K: Object> Controller<K> {
         Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
         E: fmt::Display + Send + 'static,
     {
+        let writes = self.read_your_writes.map(|_| Arc::new(WriteLog::default()));
         let ctx = Arc::new(Context::new(
             self.factory.clone(),
             Arc::clone(&self.name),
             data,
+            writes.clone(),
         ));
         let reconcile = Arc::new(reconcile);
         let lister = Lister::<K>::from_indexer(self.factory.informer_for::<K>().indexer());
@@ -354,6 +391,8 @@ impl<K: Object> Controller<K> {
                 ctx: Arc::clone(&ctx),
                 reconcile: Arc::clone(&reconcile),
                 stop: stop.clone(),
+                writes: writes.clone(),
+                read_your_writes: self.read_your_writes.unwrap_or_default(),
             };
             workers.spawn(worker.run());
         }
@@ -390,6 +429,10 @@ struct Worker<K, D, F> {
     ctx: Arc<Context<D>>,
     reconcile: Arc<F>,
     stop: CancellationToken,
+    /// The writes recorded by reconciles (K2); `None` with the guard off.
+    writes: Option<Arc<WriteLog>>,
+    /// K3's bound.
+    read_your_writes: Duration,
 }
 
 impl<K, D, F, Fut, E> Worker<K, D, F>
@@ -418,7 +461,38 @@ where
         }
     }
 
+    /// K3: waits (bounded) until the informers hold the writes earlier reconciles of `key`
+    /// recorded; past the bound it logs a warning and lets the reconcile run.
+    async fn await_own_writes(&self, key: &ObjectKey) {
+        let Some(writes) = &self.writes else { return };
+        let outstanding = writes.outstanding(key);
+        if outstanding.is_empty() {
+            return;
+        }
+        self.series.stale_sync_skips.inc();
+        let (versions, waits): (Vec<_>, Vec<_>) = outstanding
+            .into_iter()
+            .map(|(rv, informer, wait)| ((rv, informer), wait))
+            .unzip();
+        tracing::debug!(controller = %self.name, %key, ?versions, "waiting for the caches to hold this key's writes");
+        let caught_up = tokio::select! {
+            biased;
+            () = self.stop.cancelled() => return,
+            done = tokio::time::timeout(self.read_your_writes, futures::future::join_all(waits)) => done.is_ok(),
+        };
+        if !caught_up {
+            tracing::warn!(
+                controller = %self.name,
+                %key,
+                ?versions,
+                timeout = ?self.read_your_writes,
+                "the caches did not catch up with this key's writes in time; reconciling on older state"
+            );
+        }
+    }
+
     async fn reconcile_one(&self, key: ObjectKey) {
+        self.await_own_writes(&key).await;
         let object = self.lister.get_by_key(key.as_str()).ok();
         let request = Request {
             key: key.clone(),

@@ -21,8 +21,6 @@ pub(crate) type Mapper<S> = Arc<dyn Fn(&S) -> Vec<ObjectKey> + Send + Sync>;
 pub(crate) trait Source: Send + Sync {
     /// The factory's id of the informer (to stop it if the controller started it, C7).
     fn id(&self) -> InformerId;
-    /// Whether the factory's informer already runs (started by someone else: leave it running).
-    fn is_started(&self, factory: &SharedInformerFactory) -> bool;
     /// Registers the handler that feeds `queue`; the returned handle unregisters it.
     fn register(
         &self,
@@ -61,10 +59,6 @@ impl<S: Object> InformerSource<S> {
 impl<S: Object> Source for InformerSource<S> {
     fn id(&self) -> InformerId {
         InformerId::of::<S>()
-    }
-
-    fn is_started(&self, factory: &SharedInformerFactory) -> bool {
-        Self::informer(factory).is_started()
     }
 
     fn register(

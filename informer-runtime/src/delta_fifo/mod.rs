@@ -88,6 +88,9 @@ struct Locked<K> {
     /// left in front of everything queued after it; [`DeltaFifo::pop_batch`] hands them out in
     /// one batch, so the relist reaches the store as one swap (V2).
     relist_barrier: usize,
+    /// Popped entries not yet finished (done or requeued): while any is out, the store does not
+    /// yet reflect the FIFO's last resource version (K4).
+    in_flight: usize,
 }
 
 /// The delta FIFO (D1–D9). Share it behind an `Arc`: the reflector writes, one consumer pops.
@@ -112,6 +115,9 @@ pub struct DeltaFifo<K> {
     item_ready: Notify,
     /// Wakes `wait_synced` callers when `has_synced` flips or the FIFO closes.
     synced: Notify,
+    /// Wakes [`wait_progress`](DeltaFifo::wait_progress): a bookmark arrived while nothing was
+    /// queued or in flight (K4).
+    progress: Notify,
 }
 
 /// Builds a [`DeltaFifo`].
@@ -162,12 +168,14 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
                 last_resource_version: None,
                 backlog,
                 relist_barrier: 0,
+                in_flight: 0,
             }),
             known: self.known,
             emit_replaced: self.emit_replaced,
             transform: RwLock::new(self.transform),
             item_ready: Notify::new(),
             synced: Notify::new(),
+            progress: Notify::new(),
         }
     }
 }
@@ -324,6 +332,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                 {
                     let taken = before.saturating_sub(queue.backlog.len()).max(1);
                     queue.relist_barrier = queue.relist_barrier.saturating_sub(taken);
+                    queue.in_flight += 1;
                     return Some(Popped {
                         fifo: self,
                         key,
@@ -364,6 +373,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                     };
                     let taken = before.saturating_sub(queue.backlog.len()).max(1);
                     queue.relist_barrier = queue.relist_barrier.saturating_sub(taken);
+                    queue.in_flight += 1;
                     batch.push(Popped {
                         fifo: self,
                         key: item.key,
@@ -404,15 +414,42 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     fn finish(&self, initial: usize) {
-        let flipped = self.queue.lock().backlog.finish(initial);
+        let flipped = {
+            let mut queue = self.queue.lock();
+            queue.in_flight = queue.in_flight.saturating_sub(1);
+            queue.backlog.finish(initial)
+        };
         if flipped {
             self.synced.notify_waiters();
         }
     }
 
     fn requeue(&self, key: ObjectKey, deltas: Deltas<K>, initial: usize) {
-        self.queue.lock().backlog.requeue(key, deltas, initial);
+        {
+            let mut queue = self.queue.lock();
+            queue.in_flight = queue.in_flight.saturating_sub(1);
+            queue.backlog.requeue(key, deltas, initial);
+        }
         self.item_ready.notify_one();
+    }
+
+    /// The last list's or bookmark's resource version, but only while nothing is queued or in
+    /// flight: then the consumer's store reflects it (K4). `None` otherwise, or before any.
+    pub fn drained_resource_version(&self) -> Option<String> {
+        let queue = self.queue.lock();
+        if queue.backlog.len() == 0 && queue.in_flight == 0 {
+            queue.last_resource_version.clone()
+        } else {
+            None
+        }
+    }
+
+    /// Resolves after a bookmark arrives while the FIFO is drained (nothing queued or in
+    /// flight), so the consumer can advance its store's resource version although no object
+    /// changed (K4). A bookmark that arrives with items queued needs no wake-up: the consumer
+    /// reads [`drained_resource_version`](Self::drained_resource_version) after processing them.
+    pub async fn wait_progress(&self) {
+        self.progress.notified().await;
     }
 
     /// Whether every item of the first `replace` (items plus the tombstones it queued) has been
@@ -601,9 +638,17 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         Ok(())
     }
 
-    /// Records the resource version; never reaches handlers (D1).
+    /// Records the resource version; never reaches handlers (D1). When nothing is queued or in
+    /// flight it wakes [`wait_progress`](DeltaFifo::wait_progress) (K4).
     fn bookmark(&self, resource_version: &str) {
-        self.queue.lock().last_resource_version = Some(resource_version.to_owned());
+        let drained = {
+            let mut queue = self.queue.lock();
+            queue.last_resource_version = Some(resource_version.to_owned());
+            queue.backlog.len() == 0 && queue.in_flight == 0
+        };
+        if drained {
+            self.progress.notify_one();
+        }
     }
 }
 

@@ -277,15 +277,26 @@ impl Options {
             // Item 12: every option the tweak can set that the reflector can honour.
             reflector.label_selector = params.label_selector.filter(|s| !s.is_empty());
             reflector.field_selector = params.field_selector.filter(|s| !s.is_empty());
-            reflector.page_size = params.limit.unwrap_or(0);
             // A page size or a first-list RV only means something to a paged LIST: a tweak that
-            // sets one selects it over the streaming default (V1), so it is honoured (item 12).
-            if params.limit.is_some() || params.resource_version.is_some() {
+            // *changes* one selects it over the streaming default (V1), so it is honoured (item
+            // 12). The tweak starts from the reflector's own values (`tweaked`), so a tweak that
+            // only sets a selector changes neither and keeps streaming (R21, issue 25 item 11).
+            let page_size = params.limit.unwrap_or(0);
+            let first_rv = params.resource_version.unwrap_or_default();
+            if page_size != reflector.page_size || first_rv != reflector.initial_list_rv {
+                if reflector.strategy != crate::reflector::InitialListStrategy::ListWatch {
+                    tracing::info!(
+                        informer = %label,
+                        page_size,
+                        first_list_rv = %first_rv,
+                        "the list-options tweak sets a page size or a first-list resourceVersion: \
+                         paged LIST instead of a streaming list (R21)"
+                    );
+                }
                 reflector.strategy = crate::reflector::InitialListStrategy::ListWatch;
             }
-            if let Some(rv) = params.resource_version {
-                reflector.initial_list_rv = rv;
-            }
+            reflector.page_size = page_size;
+            reflector.initial_list_rv = first_rv;
         }
         if let Some(shard) = &self.shard {
             reflector.shard = Some(shard.clone());

@@ -126,7 +126,7 @@ impl fmt::Debug for InformerId {
 }
 
 /// Type-erased control of one informer: what the factory does to all of them alike.
-pub(super) trait Control: Send + Sync {
+pub(crate) trait Control: Send + Sync {
     fn start(&self, parent: &CancellationToken);
     fn is_started(&self) -> bool;
     fn has_synced(&self) -> bool;
@@ -212,6 +212,10 @@ pub(super) struct Entry {
     informer: Arc<dyn Any + Send + Sync>,
     pub(super) gvr: Option<GroupVersionResource>,
     pub(super) is_metadata: bool,
+    /// Live [`InformerUse`](super::InformerUse)s of this informer (controller runs).
+    pub(super) uses: usize,
+    /// Whether a use started it: the last use then stops it (nobody else asked for it to run).
+    pub(super) started_by_use: bool,
 }
 
 impl Entry {
@@ -243,6 +247,8 @@ impl Entry {
             informer,
             gvr: id.gvr().cloned(),
             is_metadata: id.is_metadata(),
+            uses: 0,
+            started_by_use: false,
         }
     }
 

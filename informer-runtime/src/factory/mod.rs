@@ -188,6 +188,45 @@ struct State {
     shut_down: bool,
 }
 
+/// One share in a running informer of a factory, from
+/// [`SharedInformerFactory::use_informer`]. The informer runs while any share is alive.
+#[derive(Debug)]
+#[must_use = "dropping the use at once may stop the informer"]
+pub struct InformerUse {
+    factory: SharedInformerFactory,
+    id: InformerId,
+    released: bool,
+}
+
+impl InformerUse {
+    /// The informer this use keeps running.
+    pub fn id(&self) -> &InformerId {
+        &self.id
+    }
+
+    /// Ends the use; if it was the last one of an informer a use started, stops the informer
+    /// and waits until its tasks have ended. Returns whether it stopped it.
+    pub async fn release(mut self) -> bool {
+        self.released = true;
+        match self.factory.end_use(&self.id) {
+            Some(control) => {
+                control.wait_stopped().await;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Drop for InformerUse {
+    fn drop(&mut self) {
+        if !self.released {
+            // Told to stop; its tasks end on their own (nothing here can await them).
+            drop(self.factory.end_use(&self.id));
+        }
+    }
+}
+
 impl fmt::Debug for SharedInformerFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.inner.state.lock();
@@ -229,6 +268,16 @@ impl SharedInformerFactory {
     /// until [`stop_informer`](Self::stop_informer) forgets it.
     pub fn informer_for<K: Object>(&self) -> Arc<SharedIndexInformer<K>> {
         self.informer_for_with_indexers::<K>(K::indexers())
+    }
+
+    /// The informer for `K` if the factory holds one, without creating it.
+    pub fn existing_informer<K: Object>(&self) -> Option<Arc<SharedIndexInformer<K>>> {
+        self.inner
+            .state
+            .lock()
+            .informers
+            .get(&InformerId::of::<K>())
+            .and_then(Entry::downcast::<K>)
     }
 
     /// Like [`informer_for`](Self::informer_for), and also makes sure `indexers` are registered:
@@ -431,6 +480,58 @@ impl SharedInformerFactory {
             }
             None => false,
         }
+    }
+
+    /// Takes a share in the informer `id` and starts it if it is not running (\[ours\]): what
+    /// `informer_controller::Controller::run` does for each informer it reads, instead of
+    /// starting the whole factory, so that two controllers on one factory never stop each
+    /// other's informers. The informer keeps running while any use
+    /// is alive; when the last use ends ([`InformerUse::release`], or drop) an informer that a
+    /// use started is stopped and forgotten like [`stop_informer_id`](Self::stop_informer_id),
+    /// while one that was already running (started by [`start`](Self::start) or by hand) keeps
+    /// running. `None` if the factory holds no such informer or is shut down.
+    ///
+    /// ```no_run
+    /// # use informer_runtime::SharedInformerFactory;
+    /// # use informer_runtime::factory::InformerId;
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # async fn demo(factory: SharedInformerFactory) {
+    /// let _ = factory.informer_for::<ConfigMap>();
+    /// let config_maps = factory.use_informer(&InformerId::of::<ConfigMap>()).expect("created above");
+    /// // ... read through the informer's lister ...
+    /// config_maps.release().await; // stopped, unless someone else still uses it
+    /// # }
+    /// ```
+    pub fn use_informer(&self, id: &InformerId) -> Option<InformerUse> {
+        let mut state = self.inner.state.lock();
+        if state.shut_down {
+            return None;
+        }
+        let entry = state.informers.get_mut(id)?;
+        entry.uses += 1;
+        if !entry.is_started() {
+            entry.start_if_needed(&self.inner.cancel);
+            entry.started_by_use = true;
+        }
+        Some(InformerUse {
+            factory: self.clone(),
+            id: id.clone(),
+            released: false,
+        })
+    }
+
+    /// Ends one use; returns the informer's control when it was the last use of an informer
+    /// that a use started (the entry is then removed and the informer told to stop).
+    fn end_use(&self, id: &InformerId) -> Option<Arc<dyn entry::Control>> {
+        let mut state = self.inner.state.lock();
+        let entry = state.informers.get_mut(id)?;
+        entry.uses = entry.uses.saturating_sub(1);
+        if entry.uses > 0 || !entry.started_by_use {
+            return None;
+        }
+        let entry = state.informers.remove(id)?;
+        entry.control.stop();
+        Some(entry.control)
     }
 
     /// The ids of every informer the factory currently holds.

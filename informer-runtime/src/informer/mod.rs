@@ -206,8 +206,9 @@ pub(crate) struct Inner<K> {
     counters: InformerCounters,
     /// Time to apply one popped key's deltas and hand them to the handlers (V4).
     processing: prometheus_client::metrics::histogram::Histogram,
-    /// The numeric resourceVersion the store reflects (V4); [`NO_RV`] before the first.
-    store_rv: std::sync::atomic::AtomicU64,
+    /// The numeric resourceVersion the store reflects (V4, K4); [`NO_RV`] before the first.
+    /// A watch channel, so read-your-own-writes waiters wake when it advances (K3).
+    store_rv: tokio::sync::watch::Sender<u64>,
 }
 
 /// [`Inner::store_rv`] before anything was stored, or when the last RV was not numeric.
@@ -237,7 +238,7 @@ impl<K: crate::object::Meta> Inner<K> {
 
 impl<K> Inner<K> {
     fn store_resource_version(&self) -> Option<u64> {
-        Some(self.store_rv.load(Ordering::Relaxed)).filter(|rv| *rv != NO_RV)
+        Some(*self.store_rv.borrow()).filter(|rv| *rv != NO_RV)
     }
 }
 
@@ -336,7 +337,7 @@ where
                 finished: tokio::sync::watch::Sender::new(false),
                 counters: InformerCounters::default(),
                 processing: collector::processing_histogram(),
-                store_rv: std::sync::atomic::AtomicU64::new(NO_RV),
+                store_rv: tokio::sync::watch::Sender::new(NO_RV),
             }),
         })
     }
@@ -580,6 +581,32 @@ impl<K> SharedIndexInformer<K> {
     /// Whether `run` was called (H1).
     pub fn is_started(&self) -> bool {
         self.inner.started.load(Ordering::Acquire)
+    }
+
+    /// Waits until the store reflects `resource_version` or a later one (K3: a controller's
+    /// read-your-own-writes guard waits here for the informer to see its write). Returns `true`
+    /// then, `false` if the informer stops first. Wakes as the store advances: on every applied
+    /// object, and on bookmarks while the informer is idle (K4), so a quiet kind catches up
+    /// within the server's bookmark interval.
+    ///
+    /// ```no_run
+    /// # async fn demo(informer: informer_runtime::informer::SharedIndexInformer<k8s_openapi::api::core::v1::ConfigMap>) {
+    /// // The resourceVersion a write returned, e.g. `created.metadata.resource_version`.
+    /// let written: u64 = 1234;
+    /// if informer.wait_for_store_resource_version(written).await {
+    ///     // the cache now holds that write, or something newer
+    /// }
+    /// # }
+    /// ```
+    pub async fn wait_for_store_resource_version(&self, resource_version: u64) -> bool {
+        let mut rv = self.inner.store_rv.subscribe();
+        let mut finished = self.inner.finished.subscribe();
+        tokio::select! {
+            reached = rv.wait_for(|rv| *rv != NO_RV && *rv >= resource_version) => reached.is_ok(),
+            _ = finished.wait_for(|f| *f) => {
+                self.inner.store_resource_version().is_some_and(|rv| rv >= resource_version)
+            }
+        }
     }
 
     /// Waits until a started informer has stopped and every task it spawned has ended.

@@ -79,6 +79,21 @@ where
                 () = stop.cancelled() => {}
             }
         }
+        .instrument(span.clone())
+    }));
+    // K4: a bookmark that finds the FIFO drained advances the store's resource version, which
+    // the processing loop (idle: nothing to pop) would not do until the next object.
+    guard.tasks.push(tokio::spawn({
+        let inner = Arc::clone(&inner);
+        let stop = stop.clone();
+        async move {
+            loop {
+                tokio::select! {
+                    () = inner.fifo.wait_progress() => note_store_rv(&inner, None),
+                    () = stop.cancelled() => break,
+                }
+            }
+        }
         .instrument(span)
     }));
 
@@ -261,20 +276,23 @@ fn process_batch<K>(
     }
 }
 
-/// Records the resource version the store now reflects (V4): the applied object's, or, once the
-/// FIFO is drained, that of the last list or bookmark (which may be newer than any object).
-fn note_store_rv<K: crate::object::Meta>(inner: &Inner<K>, applied: Option<u64>) {
-    // Read the FIFO's RV between two emptiness checks: an item pushed after the read makes the
-    // second check fail, so an RV whose object is still queued is never recorded.
-    let drained = if inner.fifo.is_empty() {
-        let rv = inner.fifo.last_resource_version();
-        rv.filter(|_| inner.fifo.is_empty())
-            .and_then(|rv| rv.parse::<u64>().ok())
-    } else {
-        None
-    };
+/// Records the resource version the store now reflects (V4, K4): the applied object's, or, once
+/// the FIFO is drained (nothing queued, nothing popped and unfinished), that of the last list or
+/// bookmark (which may be newer than any object). Never moves backwards; wakes
+/// [`wait_for_store_resource_version`](super::SharedIndexInformer::wait_for_store_resource_version).
+pub(super) fn note_store_rv<K: crate::object::Meta>(inner: &Inner<K>, applied: Option<u64>) {
+    let drained = inner
+        .fifo
+        .drained_resource_version()
+        .and_then(|rv| rv.parse::<u64>().ok());
     if let Some(rv) = drained.into_iter().chain(applied).max() {
-        inner.store_rv.store(rv, Ordering::Relaxed);
+        inner.store_rv.send_if_modified(|current| {
+            let advance = *current == super::NO_RV || rv > *current;
+            if advance {
+                *current = rv;
+            }
+            advance
+        });
     }
 }
 

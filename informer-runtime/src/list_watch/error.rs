@@ -93,6 +93,23 @@ pub enum Error {
         /// The list kind expected.
         expected: String,
     },
+    /// A response body made no progress for the idle time (T4): a half-open connection. Like
+    /// a dead watch (R7), the reflector backs off and lists again (R15).
+    #[error("{what} body made no progress for {idle:?} (dead connection?)")]
+    BodyStalled {
+        /// Which body (`"LIST"`, `"error"`).
+        what: &'static str,
+        /// The idle time that passed.
+        idle: Duration,
+    },
+    /// A response body grew past its cap (T4); the rest is not read.
+    #[error("{what} body larger than {limit} bytes")]
+    BodyTooLarge {
+        /// Which body (`"LIST"`, `"error"`).
+        what: &'static str,
+        /// The cap, in bytes.
+        limit: usize,
+    },
 }
 
 /// The reflector's view of an [`Error`] (semantics.md R9–R16).
@@ -128,7 +145,9 @@ impl Error {
             | Error::BuildRequest(_)
             | Error::NotAList { .. }
             | Error::UnexpectedStatus { .. }
-            | Error::ErrorEventNotStatus { .. } => ErrorClass::Other,
+            | Error::ErrorEventNotStatus { .. }
+            | Error::BodyStalled { .. }
+            | Error::BodyTooLarge { .. } => ErrorClass::Other,
             Error::Decode { .. } | Error::LineTooLong { .. } => ErrorClass::InternalError,
             Error::CutChunk(_) => ErrorClass::CutChunk,
             Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,

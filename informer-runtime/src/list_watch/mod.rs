@@ -120,6 +120,65 @@ pub struct ListWatch<K> {
     check: Option<ObjectCheck<K>>,
     /// Decode with exactly sized `Vec`s (M8); off for projections (see `of_source`).
     exact_capacity: bool,
+    /// T4: how long a LIST or error body may make no progress, and how large it may grow.
+    limits: BodyLimits,
+}
+
+/// Bounds on reading a LIST body or an error body (T4): a half-open connection fails after
+/// `idle` without bytes, like a dead watch (R7), instead of freezing a relist for the kernel's
+/// TCP timeout (about 15 minutes); a body above its cap fails with [`Error::BodyTooLarge`]
+/// instead of exhausting memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyLimits {
+    /// The longest time without a byte of the body. Default [`DEFAULT_BODY_IDLE_TIMEOUT`].
+    pub idle: Duration,
+    /// The largest LIST body, in bytes. Default [`DEFAULT_MAX_LIST_BODY_BYTES`].
+    pub max_list_bytes: usize,
+    /// The largest error body (a `Status`), in bytes. Default [`DEFAULT_MAX_ERROR_BODY_BYTES`].
+    pub max_error_bytes: usize,
+}
+
+/// T4's default idle time of a body (semantics.md: 60 s).
+pub const DEFAULT_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default cap of one LIST body: 4 GiB, far above a 500-object page (a few MiB) and above
+/// an unpaged relist of 200 000 realistic Pods.
+pub const DEFAULT_MAX_LIST_BODY_BYTES: usize = 4 << 30;
+/// The default cap of an error body: 1 MiB (a `Status` is a few hundred bytes).
+pub const DEFAULT_MAX_ERROR_BODY_BYTES: usize = 1 << 20;
+
+impl Default for BodyLimits {
+    fn default() -> Self {
+        BodyLimits {
+            idle: DEFAULT_BODY_IDLE_TIMEOUT,
+            max_list_bytes: DEFAULT_MAX_LIST_BODY_BYTES,
+            max_error_bytes: DEFAULT_MAX_ERROR_BODY_BYTES,
+        }
+    }
+}
+
+/// Reads a whole body within `limits` (T4): fails when no frame arrives for `limits.idle` or
+/// when the body grows past `max` bytes.
+async fn read_body(
+    mut body: kube::client::Body,
+    idle: Duration,
+    max: usize,
+    what: &'static str,
+) -> Result<bytes::Bytes> {
+    use http_body_util::BodyExt as _;
+    let mut buf = BytesMut::new();
+    loop {
+        let frame = match tokio::time::timeout(idle, body.frame()).await {
+            Err(_) => return Err(Error::BodyStalled { what, idle }),
+            Ok(None) => return Ok(buf.freeze()),
+            Ok(Some(frame)) => frame.map_err(Error::Transport)?,
+        };
+        if let Ok(data) = frame.into_data() {
+            if buf.len().saturating_add(data.len()) > max {
+                return Err(Error::BodyTooLarge { what, limit: max });
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
 }
 
 impl<K> Clone for ListWatch<K> {
@@ -132,6 +191,7 @@ impl<K> Clone for ListWatch<K> {
             list_kinds: Arc::clone(&self.list_kinds),
             check: self.check.clone(),
             exact_capacity: self.exact_capacity,
+            limits: self.limits,
         }
     }
 }
@@ -250,7 +310,14 @@ where
             expected_kind,
             check: None,
             exact_capacity: true,
+            limits: BodyLimits::default(),
         }
+    }
+
+    /// How long a LIST or error body may make no progress and how large it may grow (T4).
+    pub fn body_limits(mut self, limits: BodyLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Whether pages and events are decoded with exactly sized `Vec`s (default on, M8). The
@@ -291,11 +358,13 @@ where
             Mode::Metadata => "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
         };
         let res = self.send(&query, accept).await?;
-        let body = res
-            .into_body()
-            .collect_bytes()
-            .await
-            .map_err(Error::Transport)?;
+        let body = read_body(
+            res.into_body(),
+            self.limits.idle,
+            self.limits.max_list_bytes,
+            "LIST",
+        )
+        .await?;
         let meta = list_meta(&body).map_err(|source| Error::Decode {
             what: "list",
             source,
@@ -407,11 +476,13 @@ where
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let body = res
-            .into_body()
-            .collect_bytes()
-            .await
-            .map_err(Error::Transport)?;
+        let body = read_body(
+            res.into_body(),
+            self.limits.idle,
+            self.limits.max_error_bytes,
+            "error",
+        )
+        .await?;
         let status = match serde_json::from_slice::<Status>(&body) {
             Ok(s) if s.code != 0 => s,
             _ => {

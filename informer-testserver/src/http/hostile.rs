@@ -78,6 +78,14 @@ pub(crate) fn respond(
             list_with(sh, t, q, mode, &over)
         }
         HostileResponse::UnterminatedWatchLine { len } => Ok(unterminated_line(sh, t, len)),
+        HostileResponse::StalledListBody => {
+            let head = format!(
+                "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"resourceVersion\":\"{rv}\"}},\"items\":[",
+                t.info.list_kind(),
+                t.info.api_version()
+            );
+            Ok(stalled_body(sh, vec![Bytes::from(head)]))
+        }
         HostileResponse::WatchErrorObject(object) => {
             let line = format!("{{\"type\":\"ERROR\",\"object\":{object}}}\n");
             Ok(json_response(StatusCode::OK, Bytes::from(line)))
@@ -123,6 +131,11 @@ fn unterminated_line(sh: &Arc<Shared>, t: &Target, len: usize) -> Response {
         chunks.push(filler.slice(..n));
         left -= n;
     }
+    stalled_body(sh, chunks)
+}
+
+/// A JSON body of `chunks`, then nothing until the server shuts down.
+fn stalled_body(sh: &Arc<Shared>, chunks: Vec<Bytes>) -> Response {
     let shutdown = sh.shutdown.clone();
     let body = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>)).chain(
         futures::stream::once(async move {

@@ -1,0 +1,240 @@
+//! Read your own writes (K1-K4): a reconcile never starts on a cache older than the writes
+//! earlier reconciles of its key made.
+//!
+//! A reconcile that writes (creates an owned object, patches a finalizer, updates status) is
+//! often run again before the informers have seen that write: the write's own watch event, an
+//! owned object's event or a requeue enqueue the key at once, and the cache still holds the
+//! state from before. Acting on it creates twice, or flips status back and forth.
+//! kube-controller-manager (KEP-5647), controller-runtime v0.25 and java-operator-sdk guard
+//! against it; so does this controller:
+//!
+//! - **K2.** Writes made for a reconcile are recorded under the reconcile's key, with the
+//!   resourceVersion the server returned, through a [`WriteRecorder`]
+//!   ([`Context::recorder`](super::Context::recorder)). The crate's write helpers
+//!   ([`finalizer`](crate::finalizer::finalizer), [`update_status`](crate::status::update_status))
+//!   take one; a write through `kube::Api` is recorded with [`WriteRecorder::record`].
+//! - **K3.** Before the next reconcile of that key, the worker waits until the informer of each
+//!   written kind has stored that resourceVersion (woken as the store advances), at most the
+//!   controller's [`read_your_writes_timeout`](super::Controller::read_your_writes_timeout),
+//!   counting the wait in `stale_sync_skips_total`; past the timeout it reconciles anyway and logs
+//!   a warning. A recorded write is forgotten once waited for.
+//! - **K1.** resourceVersions are compared as integers (kube-apiserver's are, KEP-5504); a write
+//!   whose resourceVersion is not a number is not recorded, so the guard is off for it.
+//! - **K4.** Bookmarks advance an informer's store resourceVersion, so a write to a quiet kind is
+//!   caught up within the server's bookmark interval.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use informer_runtime::key::ObjectKey;
+use informer_runtime::{Object, SharedInformerFactory};
+use parking_lot::Mutex;
+
+/// An informer's store, as far as the guard needs it.
+trait StoreVersion: Send + Sync {
+    /// Whether the store has reached `rv`.
+    fn reached(&self, rv: u64) -> bool;
+    /// Resolves once it has (`true`), or the informer stopped (`false`).
+    fn wait(&self, rv: u64) -> BoxFuture<'static, bool>;
+    /// The informer's name, for the warning.
+    fn informer_name(&self) -> String;
+}
+
+impl<T> StoreVersion for Arc<informer_runtime::informer::SharedIndexInformer<T>>
+where
+    T: Object,
+{
+    fn reached(&self, rv: u64) -> bool {
+        self.last_store_resource_version()
+            .and_then(|s| s.parse::<u64>().ok())
+            .is_some_and(|stored| stored >= rv)
+    }
+
+    fn wait(&self, rv: u64) -> BoxFuture<'static, bool> {
+        let informer = Arc::clone(self);
+        Box::pin(async move { informer.wait_for_store_resource_version(rv).await })
+    }
+
+    fn informer_name(&self) -> String {
+        self.name().to_owned()
+    }
+}
+
+/// One recorded write: the resourceVersion it returned and the store that must reach it.
+#[derive(Clone)]
+struct Pending {
+    rv: u64,
+    store: Arc<dyn StoreVersion>,
+}
+
+/// The writes recorded per reconcile key (K2), shared by a controller run's workers.
+#[derive(Default)]
+pub(crate) struct WriteLog {
+    pending: Mutex<HashMap<ObjectKey, Vec<Pending>>>,
+}
+
+impl WriteLog {
+    fn record(&self, key: &ObjectKey, write: Pending) {
+        let mut pending = self.pending.lock();
+        let writes = pending.entry(key.clone()).or_default();
+        writes.retain(|w| !w.store.reached(w.rv));
+        writes.push(write);
+    }
+
+    /// The key's writes that its informers have not stored yet; the rest are forgotten.
+    pub(crate) fn outstanding(
+        &self,
+        key: &ObjectKey,
+    ) -> Vec<(u64, String, BoxFuture<'static, bool>)> {
+        let mut pending = self.pending.lock();
+        let Some(writes) = pending.remove(key) else {
+            return Vec::new();
+        };
+        // Forgotten whether or not they are caught up: each write is waited for once (K3).
+        writes
+            .into_iter()
+            .filter(|w| !w.store.reached(w.rv))
+            .map(|w| (w.rv, w.store.informer_name(), w.store.wait(w.rv)))
+            .collect()
+    }
+
+    /// Keys with recorded writes (for tests and debugging).
+    #[cfg(test)]
+    pub(crate) fn keys(&self) -> usize {
+        self.pending.lock().len()
+    }
+}
+
+/// Records the writes a reconcile makes, so that the next reconcile of its key waits until the
+/// caches hold them (K2, K3). Get one from [`Context::recorder`](super::Context::recorder);
+/// [`WriteRecorder::detached`] records nothing (for the helpers outside a controller).
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use informer_controller::{Action, Context, Request};
+/// # use k8s_openapi::api::core::v1::ConfigMap;
+/// # use kube::api::{Api, PostParams};
+/// async fn reconcile(req: Request<ConfigMap>, ctx: Arc<Context<()>>) -> Result<Action, kube::Error> {
+///     let ns = req.namespace().unwrap_or("default");
+///     let api = Api::<ConfigMap>::namespaced(ctx.client().clone(), ns);
+///     let mut owned = ConfigMap::default();
+///     owned.metadata.name = Some(format!("{}-owned", req.name()));
+///     let created = api.create(&PostParams::default(), &owned).await?;
+///     // The next reconcile of this key sees `created` in the ConfigMap cache, or waits for it.
+///     ctx.recorder(&req.key).record(&created);
+///     Ok(Action::Done)
+/// }
+/// ```
+#[derive(Clone)]
+pub struct WriteRecorder {
+    inner: Option<(ObjectKey, Arc<WriteLog>, SharedInformerFactory)>,
+}
+
+impl WriteRecorder {
+    pub(crate) fn new(key: ObjectKey, log: Arc<WriteLog>, factory: SharedInformerFactory) -> Self {
+        WriteRecorder {
+            inner: Some((key, log, factory)),
+        }
+    }
+
+    /// A recorder that records nothing: for the write helpers used outside a controller, or
+    /// by a controller with the guard off.
+    pub fn detached() -> Self {
+        WriteRecorder { inner: None }
+    }
+
+    /// Records `written`, the object a write returned (create, update, patch, status, or the
+    /// object a delete returned), under the reconcile's key. Nothing is recorded when the
+    /// factory has no informer for `T` (no cache can be stale) or when its resourceVersion is
+    /// not a number (K1).
+    pub fn record<T>(&self, written: &T)
+    where
+        T: Object + kube::Resource,
+    {
+        let Some((key, log, factory)) = &self.inner else {
+            return;
+        };
+        let Some(rv) = written
+            .meta()
+            .resource_version
+            .as_deref()
+            .and_then(|rv| rv.parse::<u64>().ok())
+        else {
+            return;
+        };
+        let Some(informer) = factory.existing_informer::<T>() else {
+            return;
+        };
+        log.record(
+            key,
+            Pending {
+                rv,
+                store: Arc::new(informer),
+            },
+        );
+    }
+
+    /// The key writes are recorded under (`None` when detached).
+    pub fn key(&self) -> Option<&ObjectKey> {
+        self.inner.as_ref().map(|(key, _, _)| key)
+    }
+}
+
+impl fmt::Debug for WriteRecorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WriteRecorder")
+            .field("key", &self.key())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+
+    use super::*;
+
+    fn factory() -> SharedInformerFactory {
+        // Nothing is started, so nothing connects.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URI"));
+        SharedInformerFactory::new(kube::Client::try_from(config).expect("a client"))
+    }
+
+    fn written<T: kube::Resource + Default>(rv: &str) -> T {
+        let mut obj = T::default();
+        obj.meta_mut().name = Some("x".into());
+        obj.meta_mut().resource_version = Some(rv.into());
+        obj
+    }
+
+    #[tokio::test]
+    async fn only_numeric_writes_to_cached_kinds_are_recorded() {
+        let factory = factory();
+        let _ = factory.informer_for::<ConfigMap>();
+        let log = Arc::new(WriteLog::default());
+        let key = ObjectKey::new(Some("ns"), "owner");
+        let recorder = WriteRecorder::new(key.clone(), Arc::clone(&log), factory);
+        // K1: an opaque resourceVersion turns the guard off for that write.
+        recorder.record(&written::<ConfigMap>("opaque"));
+        // No Secret informer in the factory: no cache to be stale.
+        recorder.record(&written::<Secret>("12"));
+        assert_eq!(log.keys(), 0);
+        recorder.record(&written::<ConfigMap>("12"));
+        assert_eq!(log.keys(), 1);
+        let outstanding = log.outstanding(&key);
+        assert_eq!(
+            outstanding.len(),
+            1,
+            "the unstarted store has not reached 12"
+        );
+        assert_eq!(outstanding[0].0, 12);
+        assert!(
+            log.outstanding(&key).is_empty(),
+            "each write is waited for once"
+        );
+        WriteRecorder::detached().record(&written::<ConfigMap>("13"));
+        assert_eq!(log.keys(), 0);
+    }
+}
