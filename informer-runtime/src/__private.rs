@@ -16,7 +16,7 @@ pub use std::vec::Vec;
 pub use crate::compact::{
     ApiVersionTag, CMap, IStr, JsonNumber, KindTag, RawJson, StrMap, null_default, nullable,
 };
-pub use crate::projection::{ProjectFrom, ProjectedMeta};
+pub use crate::projection::{JsonNames, ProjectFrom, ProjectedMeta, ProjectionSource};
 pub use core::default::Default;
 pub use core::fmt;
 pub use k8s_openapi::ByteString;

@@ -28,4 +28,4 @@ pub use factory::{Object, SharedInformerFactory};
 pub use object::Meta;
 
 #[cfg(feature = "derive")]
-pub use informer_derive::{Informer, Projection};
+pub use informer_derive::{Informer, Projection, ProjectionSource};

@@ -353,6 +353,33 @@ fn p4_absent_and_null_fields_are_none_or_default() {
     assert!(pod.status.is_none());
 }
 
+/// A k8s-openapi type's keys whose Rust names are not their snake case (`$ref` is `ref_path`,
+/// `$schema` is `schema`), a kebab-case key and a keyword.
+#[derive(Projection, Clone, Debug)]
+#[projection(of = k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps)]
+struct SchemaView {
+    ref_path: Option<IStr>,
+    schema: Option<IStr>,
+    x_kubernetes_preserve_unknown_fields: Option<bool>,
+    type_: Option<IStr>,
+}
+
+#[test]
+fn p4_k8s_openapi_sources_match_every_json_name_including_dollar_keys() {
+    let view: SchemaView = serde_json::from_value(json!({
+        "$ref": "#/definitions/a", "$schema": "http://json-schema.org/schema#",
+        "x-kubernetes-preserve-unknown-fields": true, "type": "object", "ref": "not-this"
+    }))
+    .unwrap();
+    assert_eq!(view.ref_path.as_deref(), Some("#/definitions/a"));
+    assert_eq!(
+        view.schema.as_deref(),
+        Some("http://json-schema.org/schema#")
+    );
+    assert_eq!(view.x_kubernetes_preserve_unknown_fields, Some(true));
+    assert_eq!(view.type_.as_deref(), Some("object"));
+}
+
 #[test]
 fn p7_sizes_stay_put() {
     use std::mem::size_of;

@@ -46,6 +46,17 @@ pub mod v1 {
         #[serde(rename = "status", default, skip_serializing_if = "rt::Option::is_none")]
         pub status: rt::Option<rt::Box<CertificateRequestStatus>>,
     }
+    impl rt::ProjectionSource for CertificateRequest {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("api_version", "apiVersion"),
+                ("kind", "kind"),
+                ("metadata", "metadata"),
+                ("spec", "spec"),
+                ("status", "status"),
+            ],
+        );
+    }
     impl rt::K8sResource for CertificateRequest {
         const API_VERSION: &'static str = "cert-manager.io/v1";
         const GROUP: &'static str = "cert-manager.io";
@@ -156,6 +167,21 @@ pub mod v1 {
         )]
         pub username: rt::Option<rt::IStr>,
     }
+    impl rt::ProjectionSource for CertificateRequestSpec {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("duration", "duration"),
+                ("extra", "extra"),
+                ("groups", "groups"),
+                ("is_ca", "isCA"),
+                ("issuer_ref", "issuerRef"),
+                ("request", "request"),
+                ("uid", "uid"),
+                ("usages", "usages"),
+                ("username", "username"),
+            ],
+        );
+    }
     /// Reference to the issuer responsible for issuing the certificate.
     /// If the issuer is namespace-scoped, it must be in the same namespace
     /// as the Certificate. If the issuer is cluster-scoped, it can be used
@@ -183,6 +209,11 @@ pub mod v1 {
         /// Name of the issuer being referred to.
         #[serde(rename = "name")]
         pub name: rt::IStr,
+    }
+    impl rt::ProjectionSource for CertificateRequestSpecIssuerRef {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[("group", "group"), ("kind", "kind"), ("name", "name")],
+        );
     }
     /// The values of `usages` of `CertificateRequestSpec` (`.properties.spec.properties.usages.items`).
     #[derive(
@@ -316,6 +347,16 @@ pub mod v1 {
         )]
         pub failure_time: rt::Option<k8s::apimachinery::pkg::apis::meta::v1::Time>,
     }
+    impl rt::ProjectionSource for CertificateRequestStatus {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("ca", "ca"),
+                ("certificate", "certificate"),
+                ("conditions", "conditions"),
+                ("failure_time", "failureTime"),
+            ],
+        );
+    }
     /// CertificateRequestCondition contains condition information for a CertificateRequest.
     #[derive(
         rt::Clone,
@@ -355,6 +396,17 @@ pub mod v1 {
         /// `Approved`, `Denied`).
         #[serde(rename = "type")]
         pub r#type: rt::IStr,
+    }
+    impl rt::ProjectionSource for CertificateRequestStatusConditions {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("last_transition_time", "lastTransitionTime"),
+                ("message", "message"),
+                ("reason", "reason"),
+                ("status", "status"),
+                ("type", "type"),
+            ],
+        );
     }
     /// The values of `status` of `CertificateRequestStatusConditions` (`.properties.status.properties.conditions.items.properties.status`).
     #[derive(

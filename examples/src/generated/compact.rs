@@ -49,6 +49,16 @@ pub mod api {
                 )]
                 pub volume_id: rt::IStr,
             }
+            impl rt::ProjectionSource for AWSElasticBlockStoreVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("fs_type", "fsType"),
+                        ("partition", "partition"),
+                        ("read_only", "readOnly"),
+                        ("volume_id", "volumeID"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::AWSElasticBlockStoreVolumeSource>
             for AWSElasticBlockStoreVolumeSource {
                 fn from(
@@ -111,6 +121,15 @@ pub mod api {
                 )]
                 pub pod_anti_affinity: rt::Option<rt::Box<PodAntiAffinity>>,
             }
+            impl rt::ProjectionSource for Affinity {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("node_affinity", "nodeAffinity"),
+                        ("pod_affinity", "podAffinity"),
+                        ("pod_anti_affinity", "podAntiAffinity"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::Affinity> for Affinity {
                 fn from(full: &k8s::api::core::v1::Affinity) -> Self {
                     Affinity {
@@ -169,6 +188,11 @@ pub mod api {
                 /// type indicates which kind of AppArmor profile will be applied.
                 #[serde(rename = "type", default, deserialize_with = "rt::null_default")]
                 pub type_: rt::IStr,
+            }
+            impl rt::ProjectionSource for AppArmorProfile {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("localhost_profile", "localhostProfile"), ("type_", "type")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::AppArmorProfile> for AppArmorProfile {
                 fn from(full: &k8s::api::core::v1::AppArmorProfile) -> Self {
@@ -248,6 +272,18 @@ pub mod api {
                 )]
                 pub read_only: rt::Option<bool>,
             }
+            impl rt::ProjectionSource for AzureDiskVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("caching_mode", "cachingMode"),
+                        ("disk_name", "diskName"),
+                        ("disk_uri", "diskURI"),
+                        ("fs_type", "fsType"),
+                        ("kind", "kind"),
+                        ("read_only", "readOnly"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::AzureDiskVolumeSource>
             for AzureDiskVolumeSource {
                 fn from(full: &k8s::api::core::v1::AzureDiskVolumeSource) -> Self {
@@ -321,6 +357,15 @@ pub mod api {
                 )]
                 pub share_name: rt::IStr,
             }
+            impl rt::ProjectionSource for AzureFileVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("read_only", "readOnly"),
+                        ("secret_name", "secretName"),
+                        ("share_name", "shareName"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::AzureFileVolumeSource>
             for AzureFileVolumeSource {
                 fn from(full: &k8s::api::core::v1::AzureFileVolumeSource) -> Self {
@@ -390,6 +435,17 @@ pub mod api {
                 )]
                 pub volume_attributes: rt::Option<rt::StrMap>,
             }
+            impl rt::ProjectionSource for CSIVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("driver", "driver"),
+                        ("fs_type", "fsType"),
+                        ("node_publish_secret_ref", "nodePublishSecretRef"),
+                        ("read_only", "readOnly"),
+                        ("volume_attributes", "volumeAttributes"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::CSIVolumeSource> for CSIVolumeSource {
                 fn from(full: &k8s::api::core::v1::CSIVolumeSource) -> Self {
                     CSIVolumeSource {
@@ -454,6 +510,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub drop: rt::Option<rt::Box<[rt::IStr]>>,
+            }
+            impl rt::ProjectionSource for Capabilities {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("add", "add"), ("drop", "drop")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::Capabilities> for Capabilities {
                 fn from(full: &k8s::api::core::v1::Capabilities) -> Self {
@@ -541,6 +602,18 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub user: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for CephFSVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("monitors", "monitors"),
+                        ("path", "path"),
+                        ("read_only", "readOnly"),
+                        ("secret_file", "secretFile"),
+                        ("secret_ref", "secretRef"),
+                        ("user", "user"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::CephFSVolumeSource>
             for CephFSVolumeSource {
@@ -636,6 +709,16 @@ pub mod api {
                 )]
                 pub volume_id: rt::IStr,
             }
+            impl rt::ProjectionSource for CinderVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("fs_type", "fsType"),
+                        ("read_only", "readOnly"),
+                        ("secret_ref", "secretRef"),
+                        ("volume_id", "volumeID"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::CinderVolumeSource>
             for CinderVolumeSource {
                 fn from(full: &k8s::api::core::v1::CinderVolumeSource) -> Self {
@@ -723,6 +806,18 @@ pub mod api {
                 )]
                 pub user: rt::Option<i64>,
             }
+            impl rt::ProjectionSource for ClusterTrustBundleProjection {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("label_selector", "labelSelector"),
+                        ("name", "name"),
+                        ("optional", "optional"),
+                        ("path", "path"),
+                        ("signer_name", "signerName"),
+                        ("user", "user"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ClusterTrustBundleProjection>
             for ClusterTrustBundleProjection {
                 fn from(
@@ -796,6 +891,11 @@ pub mod api {
                 )]
                 pub optional: rt::Option<bool>,
             }
+            impl rt::ProjectionSource for ConfigMapEnvSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("optional", "optional")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ConfigMapEnvSource>
             for ConfigMapEnvSource {
                 fn from(full: &k8s::api::core::v1::ConfigMapEnvSource) -> Self {
@@ -840,6 +940,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub optional: rt::Option<bool>,
+            }
+            impl rt::ProjectionSource for ConfigMapKeySelector {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("key", "key"), ("name", "name"), ("optional", "optional")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ConfigMapKeySelector>
             for ConfigMapKeySelector {
@@ -891,6 +996,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub optional: rt::Option<bool>,
+            }
+            impl rt::ProjectionSource for ConfigMapProjection {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("items", "items"), ("name", "name"), ("optional", "optional")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ConfigMapProjection>
             for ConfigMapProjection {
@@ -964,6 +1074,17 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub optional: rt::Option<bool>,
+            }
+            impl rt::ProjectionSource for ConfigMapVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("default_mode", "defaultMode"),
+                        ("default_user", "defaultUser"),
+                        ("items", "items"),
+                        ("name", "name"),
+                        ("optional", "optional"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ConfigMapVolumeSource>
             for ConfigMapVolumeSource {
@@ -1181,6 +1302,37 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub working_dir: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for Container {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("args", "args"),
+                        ("command", "command"),
+                        ("env", "env"),
+                        ("env_from", "envFrom"),
+                        ("image", "image"),
+                        ("image_pull_policy", "imagePullPolicy"),
+                        ("lifecycle", "lifecycle"),
+                        ("liveness_probe", "livenessProbe"),
+                        ("name", "name"),
+                        ("ports", "ports"),
+                        ("readiness_probe", "readinessProbe"),
+                        ("resize_policy", "resizePolicy"),
+                        ("resources", "resources"),
+                        ("restart_policy", "restartPolicy"),
+                        ("restart_policy_rules", "restartPolicyRules"),
+                        ("security_context", "securityContext"),
+                        ("startup_probe", "startupProbe"),
+                        ("stdin", "stdin"),
+                        ("stdin_once", "stdinOnce"),
+                        ("termination_message_path", "terminationMessagePath"),
+                        ("termination_message_policy", "terminationMessagePolicy"),
+                        ("tty", "tty"),
+                        ("volume_devices", "volumeDevices"),
+                        ("volume_mounts", "volumeMounts"),
+                        ("working_dir", "workingDir"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::Container> for Container {
                 fn from(full: &k8s::api::core::v1::Container) -> Self {
@@ -1441,6 +1593,15 @@ pub mod api {
                 )]
                 pub resource_name: rt::IStr,
             }
+            impl rt::ProjectionSource for ContainerExtendedResourceRequest {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("container_name", "containerName"),
+                        ("request_name", "requestName"),
+                        ("resource_name", "resourceName"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ContainerExtendedResourceRequest>
             for ContainerExtendedResourceRequest {
                 fn from(
@@ -1514,6 +1675,17 @@ pub mod api {
                 )]
                 pub protocol: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for ContainerPort {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("container_port", "containerPort"),
+                        ("host_ip", "hostIP"),
+                        ("host_port", "hostPort"),
+                        ("name", "name"),
+                        ("protocol", "protocol"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ContainerPort> for ContainerPort {
                 fn from(full: &k8s::api::core::v1::ContainerPort) -> Self {
                     ContainerPort {
@@ -1572,6 +1744,14 @@ pub mod api {
                 )]
                 pub restart_policy: rt::IStr,
             }
+            impl rt::ProjectionSource for ContainerResizePolicy {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("resource_name", "resourceName"),
+                        ("restart_policy", "restartPolicy"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ContainerResizePolicy>
             for ContainerResizePolicy {
                 fn from(full: &k8s::api::core::v1::ContainerResizePolicy) -> Self {
@@ -1617,6 +1797,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub exit_codes: rt::Option<rt::Box<ContainerRestartRuleOnExitCodes>>,
+            }
+            impl rt::ProjectionSource for ContainerRestartRule {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("action", "action"), ("exit_codes", "exitCodes")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ContainerRestartRule>
             for ContainerRestartRule {
@@ -1673,6 +1858,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub values: rt::Option<rt::Box<[i32]>>,
+            }
+            impl rt::ProjectionSource for ContainerRestartRuleOnExitCodes {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("operator", "operator"), ("values", "values")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ContainerRestartRuleOnExitCodes>
             for ContainerRestartRuleOnExitCodes {
@@ -1732,6 +1922,15 @@ pub mod api {
                 )]
                 pub waiting: rt::Option<rt::Box<ContainerStateWaiting>>,
             }
+            impl rt::ProjectionSource for ContainerState {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("running", "running"),
+                        ("terminated", "terminated"),
+                        ("waiting", "waiting"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ContainerState> for ContainerState {
                 fn from(full: &k8s::api::core::v1::ContainerState) -> Self {
                     ContainerState {
@@ -1787,6 +1986,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub started_at: rt::Option<k8s::apimachinery::pkg::apis::meta::v1::Time>,
+            }
+            impl rt::ProjectionSource for ContainerStateRunning {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("started_at", "startedAt")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ContainerStateRunning>
             for ContainerStateRunning {
@@ -1869,6 +2073,19 @@ pub mod api {
                 )]
                 pub started_at: rt::Option<k8s::apimachinery::pkg::apis::meta::v1::Time>,
             }
+            impl rt::ProjectionSource for ContainerStateTerminated {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("container_id", "containerID"),
+                        ("exit_code", "exitCode"),
+                        ("finished_at", "finishedAt"),
+                        ("message", "message"),
+                        ("reason", "reason"),
+                        ("signal", "signal"),
+                        ("started_at", "startedAt"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ContainerStateTerminated>
             for ContainerStateTerminated {
                 fn from(full: &k8s::api::core::v1::ContainerStateTerminated) -> Self {
@@ -1936,6 +2153,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub reason: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for ContainerStateWaiting {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("message", "message"), ("reason", "reason")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ContainerStateWaiting>
             for ContainerStateWaiting {
@@ -2076,6 +2298,27 @@ pub mod api {
                 )]
                 pub volume_mounts: rt::Option<rt::Box<[VolumeMountStatus]>>,
             }
+            impl rt::ProjectionSource for ContainerStatus {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("allocated_resources", "allocatedResources"),
+                        ("allocated_resources_status", "allocatedResourcesStatus"),
+                        ("container_id", "containerID"),
+                        ("image", "image"),
+                        ("image_id", "imageID"),
+                        ("last_state", "lastState"),
+                        ("name", "name"),
+                        ("ready", "ready"),
+                        ("resources", "resources"),
+                        ("restart_count", "restartCount"),
+                        ("started", "started"),
+                        ("state", "state"),
+                        ("stop_signal", "stopSignal"),
+                        ("user", "user"),
+                        ("volume_mounts", "volumeMounts"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ContainerStatus> for ContainerStatus {
                 fn from(full: &k8s::api::core::v1::ContainerStatus) -> Self {
                     ContainerStatus {
@@ -2210,6 +2453,11 @@ pub mod api {
                 )]
                 pub linux: rt::Option<rt::Box<LinuxContainerUser>>,
             }
+            impl rt::ProjectionSource for ContainerUser {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("linux", "linux")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ContainerUser> for ContainerUser {
                 fn from(full: &k8s::api::core::v1::ContainerUser) -> Self {
                     ContainerUser {
@@ -2249,6 +2497,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub items: rt::Option<rt::Box<[DownwardAPIVolumeFile]>>,
+            }
+            impl rt::ProjectionSource for DownwardAPIProjection {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("items", "items")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::DownwardAPIProjection>
             for DownwardAPIProjection {
@@ -2324,6 +2577,17 @@ pub mod api {
                 )]
                 pub user: rt::Option<i64>,
             }
+            impl rt::ProjectionSource for DownwardAPIVolumeFile {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("field_ref", "fieldRef"),
+                        ("mode", "mode"),
+                        ("path", "path"),
+                        ("resource_field_ref", "resourceFieldRef"),
+                        ("user", "user"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::DownwardAPIVolumeFile>
             for DownwardAPIVolumeFile {
                 fn from(full: &k8s::api::core::v1::DownwardAPIVolumeFile) -> Self {
@@ -2395,6 +2659,15 @@ pub mod api {
                 )]
                 pub items: rt::Option<rt::Box<[DownwardAPIVolumeFile]>>,
             }
+            impl rt::ProjectionSource for DownwardAPIVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("default_mode", "defaultMode"),
+                        ("default_user", "defaultUser"),
+                        ("items", "items"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::DownwardAPIVolumeSource>
             for DownwardAPIVolumeSource {
                 fn from(full: &k8s::api::core::v1::DownwardAPIVolumeSource) -> Self {
@@ -2463,6 +2736,15 @@ pub mod api {
                 )]
                 pub size_limit: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for EmptyDirVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("medium", "medium"),
+                        ("mode", "mode"),
+                        ("size_limit", "sizeLimit"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::EmptyDirVolumeSource>
             for EmptyDirVolumeSource {
                 fn from(full: &k8s::api::core::v1::EmptyDirVolumeSource) -> Self {
@@ -2529,6 +2811,15 @@ pub mod api {
                 )]
                 pub secret_ref: rt::Option<rt::Box<SecretEnvSource>>,
             }
+            impl rt::ProjectionSource for EnvFromSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("config_map_ref", "configMapRef"),
+                        ("prefix", "prefix"),
+                        ("secret_ref", "secretRef"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::EnvFromSource> for EnvFromSource {
                 fn from(full: &k8s::api::core::v1::EnvFromSource) -> Self {
                     EnvFromSource {
@@ -2591,6 +2882,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub value_from: rt::Option<rt::Box<EnvVarSource>>,
+            }
+            impl rt::ProjectionSource for EnvVar {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("value", "value"), ("value_from", "valueFrom")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::EnvVar> for EnvVar {
                 fn from(full: &k8s::api::core::v1::EnvVar) -> Self {
@@ -2666,6 +2962,17 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub secret_key_ref: rt::Option<rt::Box<SecretKeySelector>>,
+            }
+            impl rt::ProjectionSource for EnvVarSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("config_map_key_ref", "configMapKeyRef"),
+                        ("field_ref", "fieldRef"),
+                        ("file_key_ref", "fileKeyRef"),
+                        ("resource_field_ref", "resourceFieldRef"),
+                        ("secret_key_ref", "secretKeyRef"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::EnvVarSource> for EnvVarSource {
                 fn from(full: &k8s::api::core::v1::EnvVarSource) -> Self {
@@ -2909,6 +3216,38 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub working_dir: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for EphemeralContainer {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("args", "args"),
+                        ("command", "command"),
+                        ("env", "env"),
+                        ("env_from", "envFrom"),
+                        ("image", "image"),
+                        ("image_pull_policy", "imagePullPolicy"),
+                        ("lifecycle", "lifecycle"),
+                        ("liveness_probe", "livenessProbe"),
+                        ("name", "name"),
+                        ("ports", "ports"),
+                        ("readiness_probe", "readinessProbe"),
+                        ("resize_policy", "resizePolicy"),
+                        ("resources", "resources"),
+                        ("restart_policy", "restartPolicy"),
+                        ("restart_policy_rules", "restartPolicyRules"),
+                        ("security_context", "securityContext"),
+                        ("startup_probe", "startupProbe"),
+                        ("stdin", "stdin"),
+                        ("stdin_once", "stdinOnce"),
+                        ("target_container_name", "targetContainerName"),
+                        ("termination_message_path", "terminationMessagePath"),
+                        ("termination_message_policy", "terminationMessagePolicy"),
+                        ("tty", "tty"),
+                        ("volume_devices", "volumeDevices"),
+                        ("volume_mounts", "volumeMounts"),
+                        ("working_dir", "workingDir"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::EphemeralContainer>
             for EphemeralContainer {
@@ -3168,6 +3507,11 @@ pub mod api {
                     rt::Box<PersistentVolumeClaimTemplate>,
                 >,
             }
+            impl rt::ProjectionSource for EphemeralVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("volume_claim_template", "volumeClaimTemplate")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::EphemeralVolumeSource>
             for EphemeralVolumeSource {
                 fn from(full: &k8s::api::core::v1::EphemeralVolumeSource) -> Self {
@@ -3216,6 +3560,11 @@ pub mod api {
                 )]
                 pub priority: i32,
             }
+            impl rt::ProjectionSource for EvictionResponder {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("priority", "priority")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::EvictionResponder> for EvictionResponder {
                 fn from(full: &k8s::api::core::v1::EvictionResponder) -> Self {
                     EvictionResponder {
@@ -3252,6 +3601,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub command: rt::Option<rt::Box<[rt::IStr]>>,
+            }
+            impl rt::ProjectionSource for ExecAction {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("command", "command")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ExecAction> for ExecAction {
                 fn from(full: &k8s::api::core::v1::ExecAction) -> Self {
@@ -3322,6 +3676,17 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub wwids: rt::Option<rt::Box<[rt::IStr]>>,
+            }
+            impl rt::ProjectionSource for FCVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("fs_type", "fsType"),
+                        ("lun", "lun"),
+                        ("read_only", "readOnly"),
+                        ("target_wwns", "targetWWNs"),
+                        ("wwids", "wwids"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::FCVolumeSource> for FCVolumeSource {
                 fn from(full: &k8s::api::core::v1::FCVolumeSource) -> Self {
@@ -3397,6 +3762,16 @@ pub mod api {
                 )]
                 pub volume_name: rt::IStr,
             }
+            impl rt::ProjectionSource for FileKeySelector {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("key", "key"),
+                        ("optional", "optional"),
+                        ("path", "path"),
+                        ("volume_name", "volumeName"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::FileKeySelector> for FileKeySelector {
                 fn from(full: &k8s::api::core::v1::FileKeySelector) -> Self {
                     FileKeySelector {
@@ -3466,6 +3841,17 @@ pub mod api {
                 )]
                 pub secret_ref: rt::Option<LocalObjectReference>,
             }
+            impl rt::ProjectionSource for FlexVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("driver", "driver"),
+                        ("fs_type", "fsType"),
+                        ("options", "options"),
+                        ("read_only", "readOnly"),
+                        ("secret_ref", "secretRef"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::FlexVolumeSource> for FlexVolumeSource {
                 fn from(full: &k8s::api::core::v1::FlexVolumeSource) -> Self {
                     FlexVolumeSource {
@@ -3524,6 +3910,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub dataset_uuid: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for FlockerVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("dataset_name", "datasetName"), ("dataset_uuid", "datasetUUID")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::FlockerVolumeSource>
             for FlockerVolumeSource {
@@ -3597,6 +3988,16 @@ pub mod api {
                 )]
                 pub read_only: rt::Option<bool>,
             }
+            impl rt::ProjectionSource for GCEPersistentDiskVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("fs_type", "fsType"),
+                        ("partition", "partition"),
+                        ("pd_name", "pdName"),
+                        ("read_only", "readOnly"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::GCEPersistentDiskVolumeSource>
             for GCEPersistentDiskVolumeSource {
                 fn from(
@@ -3654,6 +4055,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub service: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for GRPCAction {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("mode", "mode"), ("port", "port"), ("service", "service")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::GRPCAction> for GRPCAction {
                 fn from(full: &k8s::api::core::v1::GRPCAction) -> Self {
@@ -3713,6 +4119,15 @@ pub mod api {
                 )]
                 pub revision: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for GitRepoVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("directory", "directory"),
+                        ("repository", "repository"),
+                        ("revision", "revision"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::GitRepoVolumeSource>
             for GitRepoVolumeSource {
                 fn from(full: &k8s::api::core::v1::GitRepoVolumeSource) -> Self {
@@ -3769,6 +4184,15 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub read_only: rt::Option<bool>,
+            }
+            impl rt::ProjectionSource for GlusterfsVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("endpoints", "endpoints"),
+                        ("path", "path"),
+                        ("read_only", "readOnly"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::GlusterfsVolumeSource>
             for GlusterfsVolumeSource {
@@ -3842,6 +4266,18 @@ pub mod api {
                 )]
                 pub scheme: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for HTTPGetAction {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("host", "host"),
+                        ("http_headers", "httpHeaders"),
+                        ("path", "path"),
+                        ("port", "port"),
+                        ("protocol", "protocol"),
+                        ("scheme", "scheme"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::HTTPGetAction> for HTTPGetAction {
                 fn from(full: &k8s::api::core::v1::HTTPGetAction) -> Self {
                     HTTPGetAction {
@@ -3912,6 +4348,11 @@ pub mod api {
                 )]
                 pub value: rt::IStr,
             }
+            impl rt::ProjectionSource for HTTPHeader {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("value", "value")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::HTTPHeader> for HTTPHeader {
                 fn from(full: &k8s::api::core::v1::HTTPHeader) -> Self {
                     HTTPHeader {
@@ -3950,6 +4391,11 @@ pub mod api {
                 /// IP address of the host file entry.
                 #[serde(rename = "ip", default, deserialize_with = "rt::null_default")]
                 pub ip: rt::IStr,
+            }
+            impl rt::ProjectionSource for HostAlias {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("hostnames", "hostnames"), ("ip", "ip")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::HostAlias> for HostAlias {
                 fn from(full: &k8s::api::core::v1::HostAlias) -> Self {
@@ -3991,6 +4437,9 @@ pub mod api {
                 #[serde(rename = "ip", default, deserialize_with = "rt::null_default")]
                 pub ip: rt::IStr,
             }
+            impl rt::ProjectionSource for HostIP {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("ip", "ip")]);
+            }
             impl rt::From<&k8s::api::core::v1::HostIP> for HostIP {
                 fn from(full: &k8s::api::core::v1::HostIP) -> Self {
                     HostIP {
@@ -4027,6 +4476,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub type_: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for HostPathVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("path", "path"), ("type_", "type")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::HostPathVolumeSource>
             for HostPathVolumeSource {
@@ -4132,6 +4586,23 @@ pub mod api {
                 )]
                 pub target_portal: rt::IStr,
             }
+            impl rt::ProjectionSource for ISCSIVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("chap_auth_discovery", "chapAuthDiscovery"),
+                        ("chap_auth_session", "chapAuthSession"),
+                        ("fs_type", "fsType"),
+                        ("initiator_name", "initiatorName"),
+                        ("iqn", "iqn"),
+                        ("iscsi_interface", "iscsiInterface"),
+                        ("lun", "lun"),
+                        ("portals", "portals"),
+                        ("read_only", "readOnly"),
+                        ("secret_ref", "secretRef"),
+                        ("target_portal", "targetPortal"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ISCSIVolumeSource> for ISCSIVolumeSource {
                 fn from(full: &k8s::api::core::v1::ISCSIVolumeSource) -> Self {
                     ISCSIVolumeSource {
@@ -4223,6 +4694,11 @@ pub mod api {
                 )]
                 pub reference: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for ImageVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("pull_policy", "pullPolicy"), ("reference", "reference")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ImageVolumeSource> for ImageVolumeSource {
                 fn from(full: &k8s::api::core::v1::ImageVolumeSource) -> Self {
                     ImageVolumeSource {
@@ -4268,6 +4744,11 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub image_ref: rt::IStr,
+            }
+            impl rt::ProjectionSource for ImageVolumeStatus {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("image_ref", "imageRef")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ImageVolumeStatus> for ImageVolumeStatus {
                 fn from(full: &k8s::api::core::v1::ImageVolumeStatus) -> Self {
@@ -4316,6 +4797,16 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub user: rt::Option<i64>,
+            }
+            impl rt::ProjectionSource for KeyToPath {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("key", "key"),
+                        ("mode", "mode"),
+                        ("path", "path"),
+                        ("user", "user"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::KeyToPath> for KeyToPath {
                 fn from(full: &k8s::api::core::v1::KeyToPath) -> Self {
@@ -4370,6 +4861,15 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub stop_signal: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for Lifecycle {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("post_start", "postStart"),
+                        ("pre_stop", "preStop"),
+                        ("stop_signal", "stopSignal"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::Lifecycle> for Lifecycle {
                 fn from(full: &k8s::api::core::v1::Lifecycle) -> Self {
@@ -4448,6 +4948,16 @@ pub mod api {
                 )]
                 pub tcp_socket: rt::Option<rt::Box<TCPSocketAction>>,
             }
+            impl rt::ProjectionSource for LifecycleHandler {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("exec", "exec"),
+                        ("http_get", "httpGet"),
+                        ("sleep", "sleep"),
+                        ("tcp_socket", "tcpSocket"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::LifecycleHandler> for LifecycleHandler {
                 fn from(full: &k8s::api::core::v1::LifecycleHandler) -> Self {
                     LifecycleHandler {
@@ -4516,6 +5026,15 @@ pub mod api {
                 #[serde(rename = "uid", default, deserialize_with = "rt::null_default")]
                 pub uid: i64,
             }
+            impl rt::ProjectionSource for LinuxContainerUser {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("gid", "gid"),
+                        ("supplemental_groups", "supplementalGroups"),
+                        ("uid", "uid"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::LinuxContainerUser>
             for LinuxContainerUser {
                 fn from(full: &k8s::api::core::v1::LinuxContainerUser) -> Self {
@@ -4558,6 +5077,11 @@ pub mod api {
                 /// Name of the referent.
                 #[serde(rename = "name", default, deserialize_with = "rt::null_default")]
                 pub name: rt::IStr,
+            }
+            impl rt::ProjectionSource for LocalObjectReference {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::LocalObjectReference>
             for LocalObjectReference {
@@ -4605,6 +5129,11 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub server: rt::IStr,
+            }
+            impl rt::ProjectionSource for NFSVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("path", "path"), ("read_only", "readOnly"), ("server", "server")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::NFSVolumeSource> for NFSVolumeSource {
                 fn from(full: &k8s::api::core::v1::NFSVolumeSource) -> Self {
@@ -4655,6 +5184,20 @@ pub mod api {
                 pub required_during_scheduling_ignored_during_execution: rt::Option<
                     rt::Box<NodeSelector>,
                 >,
+            }
+            impl rt::ProjectionSource for NodeAffinity {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        (
+                            "preferred_during_scheduling_ignored_during_execution",
+                            "preferredDuringSchedulingIgnoredDuringExecution",
+                        ),
+                        (
+                            "required_during_scheduling_ignored_during_execution",
+                            "requiredDuringSchedulingIgnoredDuringExecution",
+                        ),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::NodeAffinity> for NodeAffinity {
                 fn from(full: &k8s::api::core::v1::NodeAffinity) -> Self {
@@ -4714,6 +5257,11 @@ pub mod api {
                 )]
                 pub quantity: rt::IStr,
             }
+            impl rt::ProjectionSource for NodeAllocatableMappedResources {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("quantity", "quantity")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::NodeAllocatableMappedResources>
             for NodeAllocatableMappedResources {
                 fn from(
@@ -4766,6 +5314,15 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub per_pod: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for NodeAllocatableOverheadResources {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("name", "name"),
+                        ("per_container", "perContainer"),
+                        ("per_pod", "perPod"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::NodeAllocatableOverheadResources>
             for NodeAllocatableOverheadResources {
@@ -4843,6 +5400,16 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub resource_claim_name: rt::IStr,
+            }
+            impl rt::ProjectionSource for NodeAllocatableResourceClaimStatus {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("containers", "containers"),
+                        ("mapping", "mapping"),
+                        ("overhead", "overhead"),
+                        ("resource_claim_name", "resourceClaimName"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::NodeAllocatableResourceClaimStatus>
             for NodeAllocatableResourceClaimStatus {
@@ -4935,6 +5502,11 @@ pub mod api {
                 )]
                 pub node_selector_terms: rt::Box<[NodeSelectorTerm]>,
             }
+            impl rt::ProjectionSource for NodeSelector {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("node_selector_terms", "nodeSelectorTerms")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::NodeSelector> for NodeSelector {
                 fn from(full: &k8s::api::core::v1::NodeSelector) -> Self {
                     NodeSelector {
@@ -4986,6 +5558,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub values: rt::Option<rt::Box<[rt::IStr]>>,
+            }
+            impl rt::ProjectionSource for NodeSelectorRequirement {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("key", "key"), ("operator", "operator"), ("values", "values")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::NodeSelectorRequirement>
             for NodeSelectorRequirement {
@@ -5042,6 +5619,14 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub match_fields: rt::Option<rt::Box<[NodeSelectorRequirement]>>,
+            }
+            impl rt::ProjectionSource for NodeSelectorTerm {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("match_expressions", "matchExpressions"),
+                        ("match_fields", "matchFields"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::NodeSelectorTerm> for NodeSelectorTerm {
                 fn from(full: &k8s::api::core::v1::NodeSelectorTerm) -> Self {
@@ -5112,6 +5697,11 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub field_path: rt::IStr,
+            }
+            impl rt::ProjectionSource for ObjectFieldSelector {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("api_version", "apiVersion"), ("field_path", "fieldPath")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ObjectFieldSelector>
             for ObjectFieldSelector {
@@ -5217,6 +5807,21 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub volume_name: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for PersistentVolumeClaimSpec {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("access_modes", "accessModes"),
+                        ("data_source", "dataSource"),
+                        ("data_source_ref", "dataSourceRef"),
+                        ("resources", "resources"),
+                        ("selector", "selector"),
+                        ("storage_class_name", "storageClassName"),
+                        ("volume_attributes_class_name", "volumeAttributesClassName"),
+                        ("volume_mode", "volumeMode"),
+                        ("volume_name", "volumeName"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimSpec>
             for PersistentVolumeClaimSpec {
@@ -5342,6 +5947,11 @@ pub mod api {
                 #[serde(rename = "spec", default, deserialize_with = "rt::null_default")]
                 pub spec: PersistentVolumeClaimSpec,
             }
+            impl rt::ProjectionSource for PersistentVolumeClaimTemplate {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("metadata", "metadata"), ("spec", "spec")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimTemplate>
             for PersistentVolumeClaimTemplate {
                 fn from(
@@ -5404,6 +6014,11 @@ pub mod api {
                 )]
                 pub read_only: rt::Option<bool>,
             }
+            impl rt::ProjectionSource for PersistentVolumeClaimVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("claim_name", "claimName"), ("read_only", "readOnly")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimVolumeSource>
             for PersistentVolumeClaimVolumeSource {
                 fn from(
@@ -5447,6 +6062,11 @@ pub mod api {
                 /// pdID is the ID that identifies Photon Controller persistent disk
                 #[serde(rename = "pdID", default, deserialize_with = "rt::null_default")]
                 pub pd_id: rt::IStr,
+            }
+            impl rt::ProjectionSource for PhotonPersistentDiskVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("fs_type", "fsType"), ("pd_id", "pdID")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PhotonPersistentDiskVolumeSource>
             for PhotonPersistentDiskVolumeSource {
@@ -5511,6 +6131,17 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub status: rt::Option<rt::Box<PodStatus>>,
+            }
+            impl rt::ProjectionSource for Pod {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("api_version", "apiVersion"),
+                        ("kind", "kind"),
+                        ("metadata", "metadata"),
+                        ("spec", "spec"),
+                        ("status", "status"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::Pod> for Pod {
                 fn from(full: &k8s::api::core::v1::Pod) -> Self {
@@ -5601,6 +6232,20 @@ pub mod api {
                 pub required_during_scheduling_ignored_during_execution: rt::Option<
                     rt::Box<[PodAffinityTerm]>,
                 >,
+            }
+            impl rt::ProjectionSource for PodAffinity {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        (
+                            "preferred_during_scheduling_ignored_during_execution",
+                            "preferredDuringSchedulingIgnoredDuringExecution",
+                        ),
+                        (
+                            "required_during_scheduling_ignored_during_execution",
+                            "requiredDuringSchedulingIgnoredDuringExecution",
+                        ),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodAffinity> for PodAffinity {
                 fn from(full: &k8s::api::core::v1::PodAffinity) -> Self {
@@ -5705,6 +6350,18 @@ pub mod api {
                 )]
                 pub topology_key: rt::IStr,
             }
+            impl rt::ProjectionSource for PodAffinityTerm {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("label_selector", "labelSelector"),
+                        ("match_label_keys", "matchLabelKeys"),
+                        ("mismatch_label_keys", "mismatchLabelKeys"),
+                        ("namespace_selector", "namespaceSelector"),
+                        ("namespaces", "namespaces"),
+                        ("topology_key", "topologyKey"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PodAffinityTerm> for PodAffinityTerm {
                 fn from(full: &k8s::api::core::v1::PodAffinityTerm) -> Self {
                     PodAffinityTerm {
@@ -5808,6 +6465,20 @@ pub mod api {
                 pub required_during_scheduling_ignored_during_execution: rt::Option<
                     rt::Box<[PodAffinityTerm]>,
                 >,
+            }
+            impl rt::ProjectionSource for PodAntiAffinity {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        (
+                            "preferred_during_scheduling_ignored_during_execution",
+                            "preferredDuringSchedulingIgnoredDuringExecution",
+                        ),
+                        (
+                            "required_during_scheduling_ignored_during_execution",
+                            "requiredDuringSchedulingIgnoredDuringExecution",
+                        ),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodAntiAffinity> for PodAntiAffinity {
                 fn from(full: &k8s::api::core::v1::PodAntiAffinity) -> Self {
@@ -5918,6 +6589,20 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub user_annotations: rt::Option<rt::StrMap>,
+            }
+            impl rt::ProjectionSource for PodCertificateProjection {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("certificate_chain_path", "certificateChainPath"),
+                        ("credential_bundle_path", "credentialBundlePath"),
+                        ("key_path", "keyPath"),
+                        ("key_type", "keyType"),
+                        ("max_expiration_seconds", "maxExpirationSeconds"),
+                        ("signer_name", "signerName"),
+                        ("user", "user"),
+                        ("user_annotations", "userAnnotations"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodCertificateProjection>
             for PodCertificateProjection {
@@ -6033,6 +6718,19 @@ pub mod api {
                 #[serde(rename = "type", default, deserialize_with = "rt::null_default")]
                 pub type_: rt::IStr,
             }
+            impl rt::ProjectionSource for PodCondition {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("last_probe_time", "lastProbeTime"),
+                        ("last_transition_time", "lastTransitionTime"),
+                        ("message", "message"),
+                        ("observed_generation", "observedGeneration"),
+                        ("reason", "reason"),
+                        ("status", "status"),
+                        ("type_", "type"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PodCondition> for PodCondition {
                 fn from(full: &k8s::api::core::v1::PodCondition) -> Self {
                     PodCondition {
@@ -6102,6 +6800,15 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub searches: rt::Option<rt::Box<[rt::IStr]>>,
+            }
+            impl rt::ProjectionSource for PodDNSConfig {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("nameservers", "nameservers"),
+                        ("options", "options"),
+                        ("searches", "searches"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodDNSConfig> for PodDNSConfig {
                 fn from(full: &k8s::api::core::v1::PodDNSConfig) -> Self {
@@ -6175,6 +6882,11 @@ pub mod api {
                 )]
                 pub value: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for PodDNSConfigOption {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("value", "value")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PodDNSConfigOption>
             for PodDNSConfigOption {
                 fn from(full: &k8s::api::core::v1::PodDNSConfigOption) -> Self {
@@ -6227,6 +6939,14 @@ pub mod api {
                 )]
                 pub resource_claim_name: rt::IStr,
             }
+            impl rt::ProjectionSource for PodExtendedResourceClaimStatus {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("request_mappings", "requestMappings"),
+                        ("resource_claim_name", "resourceClaimName"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PodExtendedResourceClaimStatus>
             for PodExtendedResourceClaimStatus {
                 fn from(
@@ -6276,6 +6996,9 @@ pub mod api {
                 #[serde(rename = "ip", default, deserialize_with = "rt::null_default")]
                 pub ip: rt::IStr,
             }
+            impl rt::ProjectionSource for PodIP {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("ip", "ip")]);
+            }
             impl rt::From<&k8s::api::core::v1::PodIP> for PodIP {
                 fn from(full: &k8s::api::core::v1::PodIP) -> Self {
                     PodIP {
@@ -6305,6 +7028,11 @@ pub mod api {
                 /// Name is the name of the operating system.
                 #[serde(rename = "name", default, deserialize_with = "rt::null_default")]
                 pub name: rt::IStr,
+            }
+            impl rt::ProjectionSource for PodOS {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodOS> for PodOS {
                 fn from(full: &k8s::api::core::v1::PodOS) -> Self {
@@ -6339,6 +7067,11 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub condition_type: rt::IStr,
+            }
+            impl rt::ProjectionSource for PodReadinessGate {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("condition_type", "conditionType")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodReadinessGate> for PodReadinessGate {
                 fn from(full: &k8s::api::core::v1::PodReadinessGate) -> Self {
@@ -6384,6 +7117,15 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub resource_claim_template_name: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for PodResourceClaim {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("name", "name"),
+                        ("resource_claim_name", "resourceClaimName"),
+                        ("resource_claim_template_name", "resourceClaimTemplateName"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodResourceClaim> for PodResourceClaim {
                 fn from(full: &k8s::api::core::v1::PodResourceClaim) -> Self {
@@ -6439,6 +7181,11 @@ pub mod api {
                 )]
                 pub resource_claim_name: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for PodResourceClaimStatus {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("resource_claim_name", "resourceClaimName")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PodResourceClaimStatus>
             for PodResourceClaimStatus {
                 fn from(full: &k8s::api::core::v1::PodResourceClaimStatus) -> Self {
@@ -6480,6 +7227,11 @@ pub mod api {
                 #[serde(rename = "name", default, deserialize_with = "rt::null_default")]
                 pub name: rt::IStr,
             }
+            impl rt::ProjectionSource for PodSchedulingGate {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PodSchedulingGate> for PodSchedulingGate {
                 fn from(full: &k8s::api::core::v1::PodSchedulingGate) -> Self {
                     PodSchedulingGate {
@@ -6514,6 +7266,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub pod_group_name: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for PodSchedulingGroup {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("pod_group_name", "podGroupName")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodSchedulingGroup>
             for PodSchedulingGroup {
@@ -6641,6 +7398,25 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub windows_options: rt::Option<rt::Box<WindowsSecurityContextOptions>>,
+            }
+            impl rt::ProjectionSource for PodSecurityContext {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("app_armor_profile", "appArmorProfile"),
+                        ("fs_group", "fsGroup"),
+                        ("fs_group_change_policy", "fsGroupChangePolicy"),
+                        ("run_as_group", "runAsGroup"),
+                        ("run_as_non_root", "runAsNonRoot"),
+                        ("run_as_user", "runAsUser"),
+                        ("se_linux_change_policy", "seLinuxChangePolicy"),
+                        ("se_linux_options", "seLinuxOptions"),
+                        ("seccomp_profile", "seccompProfile"),
+                        ("supplemental_groups", "supplementalGroups"),
+                        ("supplemental_groups_policy", "supplementalGroupsPolicy"),
+                        ("sysctls", "sysctls"),
+                        ("windows_options", "windowsOptions"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodSecurityContext>
             for PodSecurityContext {
@@ -7056,6 +7832,61 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub volumes: rt::Option<rt::Box<[Volume]>>,
+            }
+            impl rt::ProjectionSource for PodSpec {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("active_deadline_seconds", "activeDeadlineSeconds"),
+                        ("affinity", "affinity"),
+                        (
+                            "automount_service_account_token",
+                            "automountServiceAccountToken",
+                        ),
+                        ("containers", "containers"),
+                        ("dns_config", "dnsConfig"),
+                        ("dns_policy", "dnsPolicy"),
+                        ("enable_service_links", "enableServiceLinks"),
+                        ("ephemeral_containers", "ephemeralContainers"),
+                        ("eviction_responders", "evictionResponders"),
+                        ("host_aliases", "hostAliases"),
+                        ("host_ipc", "hostIPC"),
+                        ("host_network", "hostNetwork"),
+                        ("host_pid", "hostPID"),
+                        ("host_users", "hostUsers"),
+                        ("hostname", "hostname"),
+                        ("hostname_override", "hostnameOverride"),
+                        ("image_pull_secrets", "imagePullSecrets"),
+                        ("init_containers", "initContainers"),
+                        ("node_name", "nodeName"),
+                        ("node_selector", "nodeSelector"),
+                        ("os", "os"),
+                        ("overhead", "overhead"),
+                        ("preemption_policy", "preemptionPolicy"),
+                        ("priority", "priority"),
+                        ("priority_class_name", "priorityClassName"),
+                        ("readiness_gates", "readinessGates"),
+                        ("resource_claims", "resourceClaims"),
+                        ("resources", "resources"),
+                        ("restart_policy", "restartPolicy"),
+                        ("runtime_class_name", "runtimeClassName"),
+                        ("scheduler_name", "schedulerName"),
+                        ("scheduling_gates", "schedulingGates"),
+                        ("scheduling_group", "schedulingGroup"),
+                        ("security_context", "securityContext"),
+                        ("service_account", "serviceAccount"),
+                        ("service_account_name", "serviceAccountName"),
+                        ("set_hostname_as_fqdn", "setHostnameAsFQDN"),
+                        ("share_process_namespace", "shareProcessNamespace"),
+                        ("subdomain", "subdomain"),
+                        (
+                            "termination_grace_period_seconds",
+                            "terminationGracePeriodSeconds",
+                        ),
+                        ("tolerations", "tolerations"),
+                        ("topology_spread_constraints", "topologySpreadConstraints"),
+                        ("volumes", "volumes"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PodSpec> for PodSpec {
                 fn from(full: &k8s::api::core::v1::PodSpec) -> Self {
@@ -7568,6 +8399,40 @@ pub mod api {
                 )]
                 pub volume_health: rt::Option<rt::Box<[PodVolumeHealth]>>,
             }
+            impl rt::ProjectionSource for PodStatus {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("allocated_resources", "allocatedResources"),
+                        ("conditions", "conditions"),
+                        ("container_statuses", "containerStatuses"),
+                        ("ephemeral_container_statuses", "ephemeralContainerStatuses"),
+                        (
+                            "extended_resource_claim_status",
+                            "extendedResourceClaimStatus",
+                        ),
+                        ("host_ip", "hostIP"),
+                        ("host_ips", "hostIPs"),
+                        ("init_container_statuses", "initContainerStatuses"),
+                        ("message", "message"),
+                        (
+                            "node_allocatable_resource_claim_statuses",
+                            "nodeAllocatableResourceClaimStatuses",
+                        ),
+                        ("nominated_node_name", "nominatedNodeName"),
+                        ("observed_generation", "observedGeneration"),
+                        ("phase", "phase"),
+                        ("pod_ip", "podIP"),
+                        ("pod_ips", "podIPs"),
+                        ("qos_class", "qosClass"),
+                        ("reason", "reason"),
+                        ("resize", "resize"),
+                        ("resource_claim_statuses", "resourceClaimStatuses"),
+                        ("resources", "resources"),
+                        ("start_time", "startTime"),
+                        ("volume_health", "volumeHealth"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PodStatus> for PodStatus {
                 fn from(full: &k8s::api::core::v1::PodStatus) -> Self {
                     PodStatus {
@@ -7817,6 +8682,15 @@ pub mod api {
                 #[serde(rename = "name", default, deserialize_with = "rt::null_default")]
                 pub name: rt::IStr,
             }
+            impl rt::ProjectionSource for PodVolumeHealth {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("health_conditions", "healthConditions"),
+                        ("last_transition_time", "lastTransitionTime"),
+                        ("name", "name"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PodVolumeHealth> for PodVolumeHealth {
                 fn from(full: &k8s::api::core::v1::PodVolumeHealth) -> Self {
                     PodVolumeHealth {
@@ -7887,6 +8761,15 @@ pub mod api {
                 )]
                 pub volume_id: rt::IStr,
             }
+            impl rt::ProjectionSource for PortworxVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("fs_type", "fsType"),
+                        ("read_only", "readOnly"),
+                        ("volume_id", "volumeID"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::PortworxVolumeSource>
             for PortworxVolumeSource {
                 fn from(full: &k8s::api::core::v1::PortworxVolumeSource) -> Self {
@@ -7937,6 +8820,11 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub weight: i32,
+            }
+            impl rt::ProjectionSource for PreferredSchedulingTerm {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("preference", "preference"), ("weight", "weight")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::PreferredSchedulingTerm>
             for PreferredSchedulingTerm {
@@ -8042,6 +8930,25 @@ pub mod api {
                 )]
                 pub timeout_seconds: rt::Option<i32>,
             }
+            impl rt::ProjectionSource for Probe {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("exec", "exec"),
+                        ("failure_threshold", "failureThreshold"),
+                        ("grpc", "grpc"),
+                        ("http_get", "httpGet"),
+                        ("initial_delay_seconds", "initialDelaySeconds"),
+                        ("period_seconds", "periodSeconds"),
+                        ("success_threshold", "successThreshold"),
+                        ("tcp_socket", "tcpSocket"),
+                        (
+                            "termination_grace_period_seconds",
+                            "terminationGracePeriodSeconds",
+                        ),
+                        ("timeout_seconds", "timeoutSeconds"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::Probe> for Probe {
                 fn from(full: &k8s::api::core::v1::Probe) -> Self {
                     Probe {
@@ -8134,6 +9041,15 @@ pub mod api {
                 )]
                 pub sources: rt::Option<rt::Box<[VolumeProjection]>>,
             }
+            impl rt::ProjectionSource for ProjectedVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("default_mode", "defaultMode"),
+                        ("default_user", "defaultUser"),
+                        ("sources", "sources"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ProjectedVolumeSource>
             for ProjectedVolumeSource {
                 fn from(full: &k8s::api::core::v1::ProjectedVolumeSource) -> Self {
@@ -8220,6 +9136,18 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub volume: rt::IStr,
+            }
+            impl rt::ProjectionSource for QuobyteVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("group", "group"),
+                        ("read_only", "readOnly"),
+                        ("registry", "registry"),
+                        ("tenant", "tenant"),
+                        ("user", "user"),
+                        ("volume", "volume"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::QuobyteVolumeSource>
             for QuobyteVolumeSource {
@@ -8326,6 +9254,20 @@ pub mod api {
                 )]
                 pub user: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for RBDVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("fs_type", "fsType"),
+                        ("image", "image"),
+                        ("keyring", "keyring"),
+                        ("monitors", "monitors"),
+                        ("pool", "pool"),
+                        ("read_only", "readOnly"),
+                        ("secret_ref", "secretRef"),
+                        ("user", "user"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::RBDVolumeSource> for RBDVolumeSource {
                 fn from(full: &k8s::api::core::v1::RBDVolumeSource) -> Self {
                     RBDVolumeSource {
@@ -8404,6 +9346,11 @@ pub mod api {
                 )]
                 pub request: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for ResourceClaim {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("request", "request")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ResourceClaim> for ResourceClaim {
                 fn from(full: &k8s::api::core::v1::ResourceClaim) -> Self {
                     ResourceClaim {
@@ -8456,6 +9403,15 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub resource: rt::IStr,
+            }
+            impl rt::ProjectionSource for ResourceFieldSelector {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("container_name", "containerName"),
+                        ("divisor", "divisor"),
+                        ("resource", "resource"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ResourceFieldSelector>
             for ResourceFieldSelector {
@@ -8523,6 +9479,15 @@ pub mod api {
                 )]
                 pub resource_id: rt::IStr,
             }
+            impl rt::ProjectionSource for ResourceHealth {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("health", "health"),
+                        ("message", "message"),
+                        ("resource_id", "resourceID"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ResourceHealth> for ResourceHealth {
                 fn from(full: &k8s::api::core::v1::ResourceHealth) -> Self {
                     ResourceHealth {
@@ -8580,6 +9545,15 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub requests: rt::Option<rt::StrMap>,
+            }
+            impl rt::ProjectionSource for ResourceRequirements {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("claims", "claims"),
+                        ("limits", "limits"),
+                        ("requests", "requests"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::ResourceRequirements>
             for ResourceRequirements {
@@ -8668,6 +9642,11 @@ pub mod api {
                 )]
                 pub resources: rt::Option<rt::Box<[ResourceHealth]>>,
             }
+            impl rt::ProjectionSource for ResourceStatus {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("resources", "resources")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ResourceStatus> for ResourceStatus {
                 fn from(full: &k8s::api::core::v1::ResourceStatus) -> Self {
                     ResourceStatus {
@@ -8735,6 +9714,16 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub user: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for SELinuxOptions {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("level", "level"),
+                        ("role", "role"),
+                        ("type_", "type"),
+                        ("user", "user"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::SELinuxOptions> for SELinuxOptions {
                 fn from(full: &k8s::api::core::v1::SELinuxOptions) -> Self {
@@ -8851,6 +9840,22 @@ pub mod api {
                 )]
                 pub volume_name: rt::Option<rt::IStr>,
             }
+            impl rt::ProjectionSource for ScaleIOVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("fs_type", "fsType"),
+                        ("gateway", "gateway"),
+                        ("protection_domain", "protectionDomain"),
+                        ("read_only", "readOnly"),
+                        ("secret_ref", "secretRef"),
+                        ("ssl_enabled", "sslEnabled"),
+                        ("storage_mode", "storageMode"),
+                        ("storage_pool", "storagePool"),
+                        ("system", "system"),
+                        ("volume_name", "volumeName"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ScaleIOVolumeSource>
             for ScaleIOVolumeSource {
                 fn from(full: &k8s::api::core::v1::ScaleIOVolumeSource) -> Self {
@@ -8938,6 +9943,11 @@ pub mod api {
                 #[serde(rename = "type", default, deserialize_with = "rt::null_default")]
                 pub type_: rt::IStr,
             }
+            impl rt::ProjectionSource for SeccompProfile {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("localhost_profile", "localhostProfile"), ("type_", "type")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::SeccompProfile> for SeccompProfile {
                 fn from(full: &k8s::api::core::v1::SeccompProfile) -> Self {
                     SeccompProfile {
@@ -8983,6 +9993,11 @@ pub mod api {
                 )]
                 pub optional: rt::Option<bool>,
             }
+            impl rt::ProjectionSource for SecretEnvSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("optional", "optional")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::SecretEnvSource> for SecretEnvSource {
                 fn from(full: &k8s::api::core::v1::SecretEnvSource) -> Self {
                     SecretEnvSource {
@@ -9025,6 +10040,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub optional: rt::Option<bool>,
+            }
+            impl rt::ProjectionSource for SecretKeySelector {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("key", "key"), ("name", "name"), ("optional", "optional")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::SecretKeySelector> for SecretKeySelector {
                 fn from(full: &k8s::api::core::v1::SecretKeySelector) -> Self {
@@ -9074,6 +10094,11 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub optional: rt::Option<bool>,
+            }
+            impl rt::ProjectionSource for SecretProjection {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("items", "items"), ("name", "name"), ("optional", "optional")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::SecretProjection> for SecretProjection {
                 fn from(full: &k8s::api::core::v1::SecretProjection) -> Self {
@@ -9149,6 +10174,17 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub secret_name: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for SecretVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("default_mode", "defaultMode"),
+                        ("default_user", "defaultUser"),
+                        ("items", "items"),
+                        ("optional", "optional"),
+                        ("secret_name", "secretName"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::SecretVolumeSource>
             for SecretVolumeSource {
@@ -9286,6 +10322,24 @@ pub mod api {
                 )]
                 pub windows_options: rt::Option<rt::Box<WindowsSecurityContextOptions>>,
             }
+            impl rt::ProjectionSource for SecurityContext {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("allow_privilege_escalation", "allowPrivilegeEscalation"),
+                        ("app_armor_profile", "appArmorProfile"),
+                        ("capabilities", "capabilities"),
+                        ("privileged", "privileged"),
+                        ("proc_mount", "procMount"),
+                        ("read_only_root_filesystem", "readOnlyRootFilesystem"),
+                        ("run_as_group", "runAsGroup"),
+                        ("run_as_non_root", "runAsNonRoot"),
+                        ("run_as_user", "runAsUser"),
+                        ("se_linux_options", "seLinuxOptions"),
+                        ("seccomp_profile", "seccompProfile"),
+                        ("windows_options", "windowsOptions"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::SecurityContext> for SecurityContext {
                 fn from(full: &k8s::api::core::v1::SecurityContext) -> Self {
                     SecurityContext {
@@ -9395,6 +10449,16 @@ pub mod api {
                 )]
                 pub user: rt::Option<i64>,
             }
+            impl rt::ProjectionSource for ServiceAccountTokenProjection {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("audience", "audience"),
+                        ("expiration_seconds", "expirationSeconds"),
+                        ("path", "path"),
+                        ("user", "user"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::ServiceAccountTokenProjection>
             for ServiceAccountTokenProjection {
                 fn from(
@@ -9442,6 +10506,11 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub seconds: i64,
+            }
+            impl rt::ProjectionSource for SleepAction {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("seconds", "seconds")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::SleepAction> for SleepAction {
                 fn from(full: &k8s::api::core::v1::SleepAction) -> Self {
@@ -9504,6 +10573,17 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub volume_namespace: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for StorageOSVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("fs_type", "fsType"),
+                        ("read_only", "readOnly"),
+                        ("secret_ref", "secretRef"),
+                        ("volume_name", "volumeName"),
+                        ("volume_namespace", "volumeNamespace"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::StorageOSVolumeSource>
             for StorageOSVolumeSource {
@@ -9574,6 +10654,11 @@ pub mod api {
                 )]
                 pub value: rt::IStr,
             }
+            impl rt::ProjectionSource for Sysctl {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("name", "name"), ("value", "value")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::Sysctl> for Sysctl {
                 fn from(full: &k8s::api::core::v1::Sysctl) -> Self {
                     Sysctl {
@@ -9612,6 +10697,11 @@ pub mod api {
                 /// Number or name of the port to access on the container.
                 #[serde(rename = "port", default, deserialize_with = "rt::null_default")]
                 pub port: k8s::apimachinery::pkg::util::intstr::IntOrString,
+            }
+            impl rt::ProjectionSource for TCPSocketAction {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("host", "host"), ("port", "port")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::TCPSocketAction> for TCPSocketAction {
                 fn from(full: &k8s::api::core::v1::TCPSocketAction) -> Self {
@@ -9680,6 +10770,17 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub value: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for Toleration {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("effect", "effect"),
+                        ("key", "key"),
+                        ("operator", "operator"),
+                        ("toleration_seconds", "tolerationSeconds"),
+                        ("value", "value"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::Toleration> for Toleration {
                 fn from(full: &k8s::api::core::v1::Toleration) -> Self {
@@ -9788,6 +10889,20 @@ pub mod api {
                 )]
                 pub when_unsatisfiable: rt::IStr,
             }
+            impl rt::ProjectionSource for TopologySpreadConstraint {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("label_selector", "labelSelector"),
+                        ("match_label_keys", "matchLabelKeys"),
+                        ("max_skew", "maxSkew"),
+                        ("min_domains", "minDomains"),
+                        ("node_affinity_policy", "nodeAffinityPolicy"),
+                        ("node_taints_policy", "nodeTaintsPolicy"),
+                        ("topology_key", "topologyKey"),
+                        ("when_unsatisfiable", "whenUnsatisfiable"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::TopologySpreadConstraint>
             for TopologySpreadConstraint {
                 fn from(full: &k8s::api::core::v1::TopologySpreadConstraint) -> Self {
@@ -9879,6 +10994,11 @@ pub mod api {
                 #[serde(rename = "name", default, deserialize_with = "rt::null_default")]
                 pub name: rt::IStr,
             }
+            impl rt::ProjectionSource for TypedLocalObjectReference {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("api_group", "apiGroup"), ("kind", "kind"), ("name", "name")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::TypedLocalObjectReference>
             for TypedLocalObjectReference {
                 fn from(full: &k8s::api::core::v1::TypedLocalObjectReference) -> Self {
@@ -9935,6 +11055,16 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub namespace: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for TypedObjectReference {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("api_group", "apiGroup"),
+                        ("kind", "kind"),
+                        ("name", "name"),
+                        ("namespace", "namespace"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::TypedObjectReference>
             for TypedObjectReference {
@@ -10198,6 +11328,43 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub vsphere_volume: rt::Option<rt::Box<VsphereVirtualDiskVolumeSource>>,
+            }
+            impl rt::ProjectionSource for Volume {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("aws_elastic_block_store", "awsElasticBlockStore"),
+                        ("azure_disk", "azureDisk"),
+                        ("azure_file", "azureFile"),
+                        ("cephfs", "cephfs"),
+                        ("cinder", "cinder"),
+                        ("config_map", "configMap"),
+                        ("csi", "csi"),
+                        ("downward_api", "downwardAPI"),
+                        ("empty_dir", "emptyDir"),
+                        ("ephemeral", "ephemeral"),
+                        ("fc", "fc"),
+                        ("flex_volume", "flexVolume"),
+                        ("flocker", "flocker"),
+                        ("gce_persistent_disk", "gcePersistentDisk"),
+                        ("git_repo", "gitRepo"),
+                        ("glusterfs", "glusterfs"),
+                        ("host_path", "hostPath"),
+                        ("image", "image"),
+                        ("iscsi", "iscsi"),
+                        ("name", "name"),
+                        ("nfs", "nfs"),
+                        ("persistent_volume_claim", "persistentVolumeClaim"),
+                        ("photon_persistent_disk", "photonPersistentDisk"),
+                        ("portworx_volume", "portworxVolume"),
+                        ("projected", "projected"),
+                        ("quobyte", "quobyte"),
+                        ("rbd", "rbd"),
+                        ("scale_io", "scaleIO"),
+                        ("secret", "secret"),
+                        ("storageos", "storageos"),
+                        ("vsphere_volume", "vsphereVolume"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::Volume> for Volume {
                 fn from(full: &k8s::api::core::v1::Volume) -> Self {
@@ -10496,6 +11663,11 @@ pub mod api {
                 #[serde(rename = "name", default, deserialize_with = "rt::null_default")]
                 pub name: rt::IStr,
             }
+            impl rt::ProjectionSource for VolumeDevice {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("device_path", "devicePath"), ("name", "name")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::VolumeDevice> for VolumeDevice {
                 fn from(full: &k8s::api::core::v1::VolumeDevice) -> Self {
                     VolumeDevice {
@@ -10545,6 +11717,11 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub status: rt::IStr,
+            }
+            impl rt::ProjectionSource for VolumeHealthCondition {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("message", "message"), ("reason", "reason"), ("status", "status")],
+                );
             }
             impl rt::From<&k8s::api::core::v1::VolumeHealthCondition>
             for VolumeHealthCondition {
@@ -10634,6 +11811,20 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub sub_path_expr: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for VolumeMount {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("bind_mount_options", "bindMountOptions"),
+                        ("mount_path", "mountPath"),
+                        ("mount_propagation", "mountPropagation"),
+                        ("name", "name"),
+                        ("read_only", "readOnly"),
+                        ("recursive_read_only", "recursiveReadOnly"),
+                        ("sub_path", "subPath"),
+                        ("sub_path_expr", "subPathExpr"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::VolumeMount> for VolumeMount {
                 fn from(full: &k8s::api::core::v1::VolumeMount) -> Self {
@@ -10736,6 +11927,17 @@ pub mod api {
                 )]
                 pub volume_status: rt::Option<rt::Box<VolumeStatus>>,
             }
+            impl rt::ProjectionSource for VolumeMountStatus {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("mount_path", "mountPath"),
+                        ("name", "name"),
+                        ("read_only", "readOnly"),
+                        ("recursive_read_only", "recursiveReadOnly"),
+                        ("volume_status", "volumeStatus"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::VolumeMountStatus> for VolumeMountStatus {
                 fn from(full: &k8s::api::core::v1::VolumeMountStatus) -> Self {
                     VolumeMountStatus {
@@ -10830,6 +12032,18 @@ pub mod api {
                     rt::Box<ServiceAccountTokenProjection>,
                 >,
             }
+            impl rt::ProjectionSource for VolumeProjection {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("cluster_trust_bundle", "clusterTrustBundle"),
+                        ("config_map", "configMap"),
+                        ("downward_api", "downwardAPI"),
+                        ("pod_certificate", "podCertificate"),
+                        ("secret", "secret"),
+                        ("service_account_token", "serviceAccountToken"),
+                    ],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::VolumeProjection> for VolumeProjection {
                 fn from(full: &k8s::api::core::v1::VolumeProjection) -> Self {
                     VolumeProjection {
@@ -10922,6 +12136,11 @@ pub mod api {
                 )]
                 pub requests: rt::Option<rt::StrMap>,
             }
+            impl rt::ProjectionSource for VolumeResourceRequirements {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("limits", "limits"), ("requests", "requests")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::VolumeResourceRequirements>
             for VolumeResourceRequirements {
                 fn from(full: &k8s::api::core::v1::VolumeResourceRequirements) -> Self {
@@ -10993,6 +12212,11 @@ pub mod api {
                 )]
                 pub image: rt::Option<ImageVolumeStatus>,
             }
+            impl rt::ProjectionSource for VolumeStatus {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("image", "image")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::VolumeStatus> for VolumeStatus {
                 fn from(full: &k8s::api::core::v1::VolumeStatus) -> Self {
                     VolumeStatus {
@@ -11050,6 +12274,16 @@ pub mod api {
                     deserialize_with = "rt::null_default"
                 )]
                 pub volume_path: rt::IStr,
+            }
+            impl rt::ProjectionSource for VsphereVirtualDiskVolumeSource {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("fs_type", "fsType"),
+                        ("storage_policy_id", "storagePolicyID"),
+                        ("storage_policy_name", "storagePolicyName"),
+                        ("volume_path", "volumePath"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::VsphereVirtualDiskVolumeSource>
             for VsphereVirtualDiskVolumeSource {
@@ -11118,6 +12352,11 @@ pub mod api {
                 )]
                 pub weight: i32,
             }
+            impl rt::ProjectionSource for WeightedPodAffinityTerm {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[("pod_affinity_term", "podAffinityTerm"), ("weight", "weight")],
+                );
+            }
             impl rt::From<&k8s::api::core::v1::WeightedPodAffinityTerm>
             for WeightedPodAffinityTerm {
                 fn from(full: &k8s::api::core::v1::WeightedPodAffinityTerm) -> Self {
@@ -11181,6 +12420,16 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub run_as_user_name: rt::Option<rt::IStr>,
+            }
+            impl rt::ProjectionSource for WindowsSecurityContextOptions {
+                const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                    &[
+                        ("gmsa_credential_spec", "gmsaCredentialSpec"),
+                        ("gmsa_credential_spec_name", "gmsaCredentialSpecName"),
+                        ("host_process", "hostProcess"),
+                        ("run_as_user_name", "runAsUserName"),
+                    ],
+                );
             }
             impl rt::From<&k8s::api::core::v1::WindowsSecurityContextOptions>
             for WindowsSecurityContextOptions {
@@ -11271,6 +12520,14 @@ pub mod apimachinery {
                         )]
                         pub match_labels: rt::Option<rt::StrMap>,
                     }
+                    impl rt::ProjectionSource for LabelSelector {
+                        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                            &[
+                                ("match_expressions", "matchExpressions"),
+                                ("match_labels", "matchLabels"),
+                            ],
+                        );
+                    }
                     impl rt::From<&k8s::apimachinery::pkg::apis::meta::v1::LabelSelector>
                     for LabelSelector {
                         fn from(
@@ -11347,6 +12604,15 @@ pub mod apimachinery {
                             skip_serializing_if = "rt::Option::is_none"
                         )]
                         pub values: rt::Option<rt::Box<[rt::IStr]>>,
+                    }
+                    impl rt::ProjectionSource for LabelSelectorRequirement {
+                        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                            &[
+                                ("key", "key"),
+                                ("operator", "operator"),
+                                ("values", "values"),
+                            ],
+                        );
                     }
                     impl rt::From<
                         &k8s::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
@@ -11444,6 +12710,19 @@ pub mod apimachinery {
                         pub time: rt::Option<
                             k8s::apimachinery::pkg::apis::meta::v1::Time,
                         >,
+                    }
+                    impl rt::ProjectionSource for ManagedFieldsEntry {
+                        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                            &[
+                                ("api_version", "apiVersion"),
+                                ("fields_type", "fieldsType"),
+                                ("fields_v1", "fieldsV1"),
+                                ("manager", "manager"),
+                                ("operation", "operation"),
+                                ("subresource", "subresource"),
+                                ("time", "time"),
+                            ],
+                        );
                     }
                     impl rt::From<
                         &k8s::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
@@ -11634,6 +12913,30 @@ pub mod apimachinery {
                             skip_serializing_if = "rt::Option::is_none"
                         )]
                         pub uid: rt::Option<rt::IStr>,
+                    }
+                    impl rt::ProjectionSource for ObjectMeta {
+                        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                            &[
+                                ("annotations", "annotations"),
+                                ("creation_timestamp", "creationTimestamp"),
+                                (
+                                    "deletion_grace_period_seconds",
+                                    "deletionGracePeriodSeconds",
+                                ),
+                                ("deletion_timestamp", "deletionTimestamp"),
+                                ("finalizers", "finalizers"),
+                                ("generate_name", "generateName"),
+                                ("generation", "generation"),
+                                ("labels", "labels"),
+                                ("managed_fields", "managedFields"),
+                                ("name", "name"),
+                                ("namespace", "namespace"),
+                                ("owner_references", "ownerReferences"),
+                                ("resource_version", "resourceVersion"),
+                                ("self_link", "selfLink"),
+                                ("uid", "uid"),
+                            ],
+                        );
                     }
                     impl rt::From<&k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta>
                     for ObjectMeta {
@@ -11836,6 +13139,18 @@ pub mod apimachinery {
                             deserialize_with = "rt::null_default"
                         )]
                         pub uid: rt::IStr,
+                    }
+                    impl rt::ProjectionSource for OwnerReference {
+                        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                            &[
+                                ("api_version", "apiVersion"),
+                                ("block_owner_deletion", "blockOwnerDeletion"),
+                                ("controller", "controller"),
+                                ("kind", "kind"),
+                                ("name", "name"),
+                                ("uid", "uid"),
+                            ],
+                        );
                     }
                     impl rt::From<
                         &k8s::apimachinery::pkg::apis::meta::v1::OwnerReference,

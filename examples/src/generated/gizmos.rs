@@ -42,6 +42,18 @@ pub mod v1 {
         #[serde(rename = "status", default, skip_serializing_if = "rt::Option::is_none")]
         pub status: rt::Option<rt::Box<GizmoStatus>>,
     }
+    impl rt::ProjectionSource for Gizmo {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("api_version", "apiVersion"),
+                ("kind", "kind"),
+                ("metadata", "metadata"),
+                ("spec", "spec"),
+                ("spec_items", "specItems"),
+                ("status", "status"),
+            ],
+        );
+    }
     impl rt::K8sResource for Gizmo {
         const API_VERSION: &'static str = "features.example.com/v1";
         const GROUP: &'static str = "features.example.com";
@@ -213,6 +225,37 @@ pub mod v1 {
         )]
         pub template: rt::Option<rt::RawJson>,
     }
+    impl rt::ProjectionSource for GizmoSpec {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("any_value", "anyValue"),
+                ("anything", "anything"),
+                ("child", "child"),
+                ("config", "config"),
+                ("count", "count"),
+                ("created", "created"),
+                ("empty", "empty"),
+                ("enabled", "enabled"),
+                ("extra", "extra"),
+                ("items", "items"),
+                ("labels", "labels"),
+                ("level", "level"),
+                ("limits", "limits"),
+                ("matrix", "matrix"),
+                ("name", "name"),
+                ("nested", "nested"),
+                ("nullable_object", "nullableObject"),
+                ("payload", "payload"),
+                ("phase", "phase"),
+                ("port", "port"),
+                ("ratio", "ratio"),
+                ("required_nullable", "requiredNullable"),
+                ("size", "size"),
+                ("tags", "tags"),
+                ("template", "template"),
+            ],
+        );
+    }
     /// `child` of `GizmoSpec`.
     #[derive(
         rt::Clone,
@@ -245,6 +288,16 @@ pub mod v1 {
         #[serde(rename = "spec", default, skip_serializing_if = "rt::Option::is_none")]
         pub spec: rt::Option<rt::Box<GizmoSpecChildSpec>>,
     }
+    impl rt::ProjectionSource for GizmoSpecChild {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("api_version", "apiVersion"),
+                ("kind", "kind"),
+                ("metadata", "metadata"),
+                ("spec", "spec"),
+            ],
+        );
+    }
     /// `spec` of `GizmoSpecChild`.
     #[derive(
         rt::Clone,
@@ -264,6 +317,11 @@ pub mod v1 {
         )]
         pub replicas: rt::Option<i64>,
     }
+    impl rt::ProjectionSource for GizmoSpecChildSpec {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[("replicas", "replicas")],
+        );
+    }
     /// `extra` of `GizmoSpec`.
     #[derive(
         rt::Clone,
@@ -281,6 +339,9 @@ pub mod v1 {
         /// Fields the schema does not declare (`x-kubernetes-preserve-unknown-fields`), kept as they came.
         #[serde(flatten)]
         pub unknown_fields: rt::CMap<rt::RawJson>,
+    }
+    impl rt::ProjectionSource for GizmoSpecExtra {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("known", "known")]);
     }
     /// `items` of `GizmoSpec`.
     #[derive(
@@ -316,6 +377,18 @@ pub mod v1 {
         #[serde(rename = "type")]
         pub r#type: rt::IStr,
     }
+    impl rt::ProjectionSource for GizmoSpecItems {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("ref", "$ref"),
+                ("_8080", "8080"),
+                ("foo_bar", "fooBar"),
+                ("foo_bar_2", "foo_bar"),
+                ("self_", "self"),
+                ("type", "type"),
+            ],
+        );
+    }
     /// Its type name collides with spec.items' after case conversion.
     #[derive(
         rt::Clone,
@@ -330,6 +403,9 @@ pub mod v1 {
         /// `note` (no description in the schema).
         #[serde(rename = "note", default, skip_serializing_if = "rt::Option::is_none")]
         pub note: rt::Option<rt::IStr>,
+    }
+    impl rt::ProjectionSource for GizmoSpecItems2 {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("note", "note")]);
     }
     /// `limits` of `GizmoSpec`.
     #[derive(
@@ -346,6 +422,9 @@ pub mod v1 {
         #[serde(rename = "max", default, skip_serializing_if = "rt::Option::is_none")]
         pub max: rt::Option<i64>,
     }
+    impl rt::ProjectionSource for GizmoSpecLimits {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("max", "max")]);
+    }
     /// `nested` of `GizmoSpec`.
     #[derive(
         rt::Clone,
@@ -360,6 +439,9 @@ pub mod v1 {
         /// `level1` (no description in the schema).
         #[serde(rename = "level1", default, skip_serializing_if = "rt::Option::is_none")]
         pub level1: rt::Option<rt::Box<GizmoSpecNestedLevel1>>,
+    }
+    impl rt::ProjectionSource for GizmoSpecNested {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("level1", "level1")]);
     }
     /// `level1` of `GizmoSpecNested`.
     #[derive(
@@ -376,6 +458,9 @@ pub mod v1 {
         #[serde(rename = "level2", default, skip_serializing_if = "rt::Option::is_none")]
         pub level2: rt::Option<GizmoSpecNestedLevel1Level2>,
     }
+    impl rt::ProjectionSource for GizmoSpecNestedLevel1 {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("level2", "level2")]);
+    }
     /// `level2` of `GizmoSpecNestedLevel1`.
     #[derive(
         rt::Clone,
@@ -391,6 +476,9 @@ pub mod v1 {
         #[serde(rename = "value", default, skip_serializing_if = "rt::Option::is_none")]
         pub value: rt::Option<rt::IStr>,
     }
+    impl rt::ProjectionSource for GizmoSpecNestedLevel1Level2 {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("value", "value")]);
+    }
     /// `nullableObject` of `GizmoSpec`.
     #[derive(
         rt::Clone,
@@ -405,6 +493,9 @@ pub mod v1 {
         /// `note` (no description in the schema).
         #[serde(rename = "note", default, skip_serializing_if = "rt::Option::is_none")]
         pub note: rt::Option<rt::IStr>,
+    }
+    impl rt::ProjectionSource for GizmoSpecNullableObject {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("note", "note")]);
     }
     /// The values of `phase` of `GizmoSpec` (`.properties.spec.properties.phase`).
     #[derive(
@@ -469,6 +560,15 @@ pub mod v1 {
         )]
         pub selector: rt::Option<rt::IStr>,
     }
+    impl rt::ProjectionSource for GizmoStatus {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("conditions", "conditions"),
+                ("replicas", "replicas"),
+                ("selector", "selector"),
+            ],
+        );
+    }
     /// `conditions` of `GizmoStatus`.
     #[derive(
         rt::Clone,
@@ -501,6 +601,16 @@ pub mod v1 {
         /// `type` (no description in the schema).
         #[serde(rename = "type")]
         pub r#type: rt::IStr,
+    }
+    impl rt::ProjectionSource for GizmoStatusConditions {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("last_transition_time", "lastTransitionTime"),
+                ("message", "message"),
+                ("status", "status"),
+                ("type", "type"),
+            ],
+        );
     }
     /// The values of `status` of `GizmoStatusConditions` (`.properties.status.properties.conditions.items.properties.status`).
     #[derive(
@@ -555,6 +665,16 @@ pub mod v1 {
         #[serde(flatten)]
         pub unknown_fields: rt::CMap<rt::RawJson>,
     }
+    impl rt::ProjectionSource for Thing {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("api_version", "apiVersion"),
+                ("kind", "kind"),
+                ("metadata", "metadata"),
+                ("owner", "owner"),
+            ],
+        );
+    }
     impl rt::K8sResource for Thing {
         const API_VERSION: &'static str = "features.example.com/v1";
         const GROUP: &'static str = "features.example.com";
@@ -608,6 +728,16 @@ pub mod v1alpha1 {
         #[serde(rename = "spec", default, skip_serializing_if = "rt::Option::is_none")]
         pub spec: rt::Option<GizmoSpec>,
     }
+    impl rt::ProjectionSource for Gizmo {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("api_version", "apiVersion"),
+                ("kind", "kind"),
+                ("metadata", "metadata"),
+                ("spec", "spec"),
+            ],
+        );
+    }
     impl rt::K8sResource for Gizmo {
         const API_VERSION: &'static str = "features.example.com/v1alpha1";
         const GROUP: &'static str = "features.example.com";
@@ -642,5 +772,8 @@ pub mod v1alpha1 {
         /// `size` (no description in the schema).
         #[serde(rename = "size")]
         pub size: i64,
+    }
+    impl rt::ProjectionSource for GizmoSpec {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("size", "size")]);
     }
 }

@@ -34,6 +34,16 @@ pub mod v1 {
         #[serde(rename = "spec")]
         pub spec: PrometheusRuleSpec,
     }
+    impl rt::ProjectionSource for PrometheusRule {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("api_version", "apiVersion"),
+                ("kind", "kind"),
+                ("metadata", "metadata"),
+                ("spec", "spec"),
+            ],
+        );
+    }
     impl rt::K8sResource for PrometheusRule {
         const API_VERSION: &'static str = "monitoring.coreos.com/v1";
         const GROUP: &'static str = "monitoring.coreos.com";
@@ -92,6 +102,9 @@ pub mod v1 {
         #[serde(rename = "groups", default, skip_serializing_if = "rt::Option::is_none")]
         pub groups: rt::Option<rt::Box<[PrometheusRuleSpecGroups]>>,
     }
+    impl rt::ProjectionSource for PrometheusRuleSpec {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("groups", "groups")]);
+    }
     /// RuleGroup is a list of sequentially evaluated recording and alerting rules.
     #[derive(
         rt::Clone,
@@ -130,6 +143,17 @@ pub mod v1 {
         /// List of alerting and recording rules.
         #[serde(rename = "rules", default, skip_serializing_if = "rt::Option::is_none")]
         pub rules: rt::Option<rt::Box<[PrometheusRuleSpecGroupsRules]>>,
+    }
+    impl rt::ProjectionSource for PrometheusRuleSpecGroups {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("interval", "interval"),
+                ("limit", "limit"),
+                ("name", "name"),
+                ("partial_response_strategy", "partial_response_strategy"),
+                ("rules", "rules"),
+            ],
+        );
     }
     /// Rule describes an alerting or recording rule
     /// See Prometheus documentation: \[alerting\](<https://www.prometheus.io/docs/prometheus/latest/configuration/alerting_rules/>) or \[recording\](<https://www.prometheus.io/docs/prometheus/latest/configuration/recording_rules/#recording-rules>) rule
@@ -175,5 +199,18 @@ pub mod v1 {
         /// Only one of `record` and `alert` must be set.
         #[serde(rename = "record", default, skip_serializing_if = "rt::Option::is_none")]
         pub record: rt::Option<rt::IStr>,
+    }
+    impl rt::ProjectionSource for PrometheusRuleSpecGroupsRules {
+        const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+            &[
+                ("alert", "alert"),
+                ("annotations", "annotations"),
+                ("expr", "expr"),
+                ("for", "for"),
+                ("keep_firing_for", "keep_firing_for"),
+                ("labels", "labels"),
+                ("record", "record"),
+            ],
+        );
     }
 }

@@ -8,6 +8,7 @@ use syn::spanned::Spanned;
 use super::{IndexBody, Model};
 
 pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
+    let keys = keys(m);
     let de = deserialize(m);
     let checks = checks(m);
     let object = if m.object { object(m) } else { quote!() };
@@ -15,10 +16,32 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
         const _: () = {
+            #keys
             #de
             #checks
             #object
         };
+    }
+}
+
+/// The JSON key of every field, as constants the decoder and the checks share: each field's
+/// source field's JSON name from the source's `ProjectionSource`, or its normalized name when
+/// the source names fields by k8s-openapi's rule.
+fn keys(m: &Model<'_>) -> TokenStream {
+    let krate = &m.krate;
+    let p = quote!(#krate::__private);
+    let d = quote!(#p::projection);
+    let of = &m.of;
+    let n = m.fields.len();
+    let rust: Vec<&str> = m.fields.iter().map(|f| f.rust.as_str()).collect();
+    let normalized: Vec<&str> = m.fields.iter().map(|f| f.normalized.as_str()).collect();
+    let names = quote_spanned!(of.span()=> <#of as #p::ProjectionSource>::JSON_NAMES);
+    quote! {
+        const __INFORMER_JSON_NAMES: #d::JsonNames = #names;
+        const __INFORMER_RUST_NAMES: [&str; #n] = [#(#rust),*];
+        const __INFORMER_KEYS: [&str; #n] = [
+            #( #d::json_key(__INFORMER_JSON_NAMES, #rust, #normalized) ),*
+        ];
     }
 }
 
@@ -28,7 +51,6 @@ fn deserialize(m: &Model<'_>) -> TokenStream {
     let p = quote!(#krate::__private);
     let d = quote!(#p::projection);
     let of = &m.of;
-    let names: Vec<&str> = m.fields.iter().map(|f| f.normalized.as_str()).collect();
     let locals: Vec<_> = (0..m.fields.len())
         .map(|i| format_ident!("__field{}", i))
         .collect();
@@ -81,7 +103,8 @@ fn deserialize(m: &Model<'_>) -> TokenStream {
                     {
                         #( let mut #locals: #p::Option<#inner> = #p::Option::None; )*
                         while let #p::Option::Some(__key) = __map.next_key_seed(#d::KeySeed {
-                            names: &[#(#names),*],
+                            names: &__INFORMER_KEYS,
+                            exact: #d::is_exact(__INFORMER_JSON_NAMES),
                             check_kind: #check_kind,
                         })? {
                             match __key {
@@ -103,7 +126,9 @@ fn deserialize(m: &Model<'_>) -> TokenStream {
     }
 }
 
-/// P5: every field exists in the source under its name and can hold the source field's type.
+/// P5: every field exists in the source under its name and can hold the source field's type;
+/// the source has a JSON name for it, and no two fields read the same key. Each check is spanned
+/// on its field.
 fn checks(m: &Model<'_>) -> TokenStream {
     let (ident, of) = (&m.input.ident, &m.of);
     let krate = &m.krate;
@@ -114,11 +139,66 @@ fn checks(m: &Model<'_>) -> TokenStream {
         let access = quote_spanned!(name.span()=> &__source.#name);
         quote_spanned!(ty.span()=> #d::SourceField(#access).holds::<#ty>();)
     });
+    let of_name = quote!(#of).to_string().replace(' ', "");
+    let names = m
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| name_check(m, &of_name, i, f));
     quote! {
         impl #d::ProjectFrom<#of> for #ident {}
         fn __informer_projection_checks(__source: &#of) {
             #(#each)*
         }
+        #(#names)*
+    }
+}
+
+/// The compile-time check of field `i`'s JSON key: a constant that panics, at the field, with a
+/// message naming the fields involved.
+fn name_check(m: &Model<'_>, of_name: &str, i: usize, f: &super::Field<'_>) -> TokenStream {
+    let krate = &m.krate;
+    let d = quote!(#krate::__private::projection);
+    let name = &f.rust;
+    let missing = format!(
+        "`{of_name}` has no JSON key for field `{name}`: it is flattened or skipped there, or missing from its `ProjectionSource` names"
+    );
+    let earlier = &m.fields[..i];
+    let same = earlier.iter().map(|e| {
+        format!(
+            "projection fields `{}` and `{name}` read the same JSON key of `{of_name}`",
+            e.rust
+        )
+    });
+    let normalized = earlier.iter().map(|e| {
+        format!(
+            "projection fields `{}` and `{name}` are the same name ignoring case and `_`, which is how JSON keys of `{of_name}` are matched (k8s-openapi's naming, `JsonNames::Normalized`): keep one",
+            e.rust
+        )
+    });
+    let collisions = (i > 0).then(|| {
+        quote_spanned! {f.ident.span()=>
+            #d::FieldCheck::SameJsonName(__k) => {
+                const __M: [&str; #i] = [#(#same),*];
+                ::core::panic!("{}", __M[__k])
+            }
+            #d::FieldCheck::SameNormalized(__k) => {
+                const __M: [&str; #i] = [#(#normalized),*];
+                ::core::panic!("{}", __M[__k])
+            }
+        }
+    });
+    quote_spanned! {f.ident.span()=>
+        const _: () = match #d::check_field(
+            __INFORMER_JSON_NAMES,
+            &__INFORMER_RUST_NAMES,
+            &__INFORMER_KEYS,
+            #i,
+        ) {
+            #d::FieldCheck::NoJsonName => ::core::panic!("{}", #missing),
+            #collisions
+            _ => {}
+        };
     }
 }
 

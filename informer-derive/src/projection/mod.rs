@@ -2,6 +2,7 @@
 
 mod attr;
 mod expand;
+pub(crate) mod source;
 
 use proc_macro2::TokenStream;
 
@@ -26,7 +27,10 @@ pub(crate) struct Field<'a> {
     pub(crate) ty: &'a syn::Type,
     /// The `T` of an `Option<T>` field.
     pub(crate) option_inner: Option<&'a syn::Type>,
-    /// Lowercase, without `_`: what JSON keys are compared with.
+    /// The name without `r#`: the source field's Rust name, looked up in its JSON names.
+    pub(crate) rust: String,
+    /// Lowercase, without `_`: what JSON keys are compared with for a source whose names are
+    /// `JsonNames::Normalized` (k8s-openapi's).
     pub(crate) normalized: String,
 }
 
@@ -73,6 +77,7 @@ fn check<'a>(cx: &Ctxt, input: &'a syn::DeriveInput, c: Container) -> Option<Mod
                     ident,
                     ty: &f.ty,
                     option_inner: option_inner(&f.ty),
+                    rust: name.to_owned(),
                     normalized: name.replace('_', "").to_ascii_lowercase(),
                 })
             })

@@ -248,6 +248,7 @@ fn struct_decl(
         }
     });
     let fields = def.fields.iter().map(|f| field_decl(f, at, cx));
+    let json_names = json_names_impl(def, tags.is_some(), cx);
     let unknown = def.unknown_fields.as_ref().map(|name| {
         let name = crate::naming::ident(name);
         quote! {
@@ -264,6 +265,27 @@ fn struct_decl(
             #tags
             #(#fields)*
             #unknown
+        }
+        #json_names
+    }
+}
+
+/// The type's JSON names for projections (`#[derive(Projection)]` decodes and checks by them,
+/// P4/P5): each field's Rust name, without `r#`, and its exact JSON name. The map of unknown
+/// fields has no key of its own and is left out.
+fn json_names_impl(def: &TypeDef, tags: bool, cx: &Ctx<'_>) -> TokenStream {
+    use syn::ext::IdentExt;
+    let rt = &cx.paths.rt;
+    let ident = format_ident!("{}", def.name);
+    let tag_names = tags.then(|| quote!(("api_version", "apiVersion"), ("kind", "kind"),));
+    let pairs = def.fields.iter().map(|f| {
+        let rust = crate::naming::ident(&f.rust).unraw().to_string();
+        let json = &f.json;
+        quote!((#rust, #json),)
+    });
+    quote! {
+        impl #rt::ProjectionSource for #ident {
+            const JSON_NAMES: #rt::JsonNames = #rt::JsonNames::Exact(&[#tag_names #(#pairs)*]);
         }
     }
 }
