@@ -365,16 +365,6 @@ async fn s1_replicas_with_different_shard_counts_never_run_overlapping_ranges() 
         own.running("a").len() == 1 && own.running("b").len() == 1
     })
     .await;
-    for i in 0..2 {
-        let lease = lease(&server, &format!("{SET}-shard-{i}")).unwrap();
-        let labels = lease.metadata.labels.unwrap();
-        assert_eq!(labels.get(SHARD_SET_LABEL).map(String::as_str), Some(SET));
-        assert_eq!(labels.get(SHARD_COUNT_LABEL).map(String::as_str), Some("2"));
-        assert_eq!(
-            labels.get(SHARD_FIELD_LABEL).map(String::as_str),
-            Some("uid")
-        );
-    }
     let c = replica(server.client(), &own, "c", 4, until_cancelled());
     let d = replica(server.client(), &own, "d", 4, until_cancelled());
     // Let c and d heartbeat through several rounds while the two-shard view holds the set.
@@ -401,6 +391,17 @@ async fn s1_replicas_with_different_shard_counts_never_run_overlapping_ranges() 
     );
     assert!(c.assigner.owned().is_empty() && d.assigner.owned().is_empty());
     own.assert_exclusive();
+    // The two-shard view is recorded on its Leases.
+    for i in 0..2 {
+        let lease = lease(&server, &format!("{SET}-shard-{i}")).unwrap();
+        let labels = lease.metadata.labels.unwrap();
+        assert_eq!(labels.get(SHARD_SET_LABEL).map(String::as_str), Some(SET));
+        assert_eq!(labels.get(SHARD_COUNT_LABEL).map(String::as_str), Some("2"));
+        assert_eq!(
+            labels.get(SHARD_FIELD_LABEL).map(String::as_str),
+            Some("uid")
+        );
+    }
     // The two-shard replicas leave (releasing); the four-shard view takes the set.
     stop(a).await;
     stop(b).await;
