@@ -2,8 +2,8 @@
 //! election over `coordination.k8s.io/v1` Leases ([`leader`]), finalizer and status helpers,
 //! and kube-runtime interop ([`interop`]).
 //!
-//! The rule IDs cited in comments and tests (C1-C9 controllers, E1-E7 leader election, W1-W8
-//! workqueue, H1-H15 handlers) are specified in `shared/docs/semantics.md`; `ARCHITECTURE.md`
+//! The rule IDs cited in comments and tests (C1-C9 controllers, E1-E7 leader election, S1-S6
+//! shard sets and terms, W1-W8 workqueue, H1-H15 handlers) are specified in `shared/docs/semantics.md`; `ARCHITECTURE.md`
 //! explains why this is a crate of its own.
 //!
 //! # Quick start

@@ -21,6 +21,7 @@ use informer_controller::leader::LeaderElectionConfig;
 use informer_controller::shards::{
     SHARD_COUNT_LABEL, SHARD_FIELD_LABEL, SHARD_SET_LABEL, ShardAssigner,
 };
+use informer_runtime::shard::ShardField;
 use informer_testserver::TestServer;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Patch, PatchParams};
@@ -198,7 +199,22 @@ fn replica(
     shards: u32,
     behaviour: Behaviour,
 ) -> Replica {
-    let assigner = Arc::new(ShardAssigner::new(client, NS, SET, name, shards, fast()).unwrap());
+    replica_by(client, own, name, shards, ShardField::Uid, behaviour)
+}
+
+fn replica_by(
+    client: kube::Client,
+    own: &Arc<Ownership>,
+    name: &str,
+    shards: u32,
+    field: ShardField,
+    behaviour: Behaviour,
+) -> Replica {
+    let assigner = Arc::new(
+        ShardAssigner::new(client, NS, SET, name, shards, fast())
+            .unwrap()
+            .hash_field(field),
+    );
     let cancel = CancellationToken::new();
     let task = tokio::spawn({
         let (assigner, cancel, own, name) = (
@@ -418,6 +434,69 @@ async fn s1_replicas_with_different_shard_counts_never_run_overlapping_ranges() 
     stop(c).await;
     stop(d).await;
     own.assert_exclusive();
+}
+
+/// S1: the same shard count over another hash field is another view too: a replica sharding
+/// by namespace owns nothing while the set is held by replicas sharding by UID (whose ranges
+/// cut every namespace), and takes the set only after they left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s1_replicas_with_different_hash_fields_never_run_at_the_same_time() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let own = Ownership::new();
+    let a = replica(server.client(), &own, "a", 2, until_cancelled());
+    own.wait_until("a to run both shards", |_| own.running("a").len() == 2)
+        .await;
+    let n = replica_by(
+        server.client(),
+        &own,
+        "n",
+        2,
+        ShardField::Namespace,
+        until_cancelled(),
+    );
+    let name = format!("{SET}-member-n");
+    let renewals = Arc::new(Mutex::new(BTreeSet::new()));
+    {
+        let (server, seen) = (&server, Arc::clone(&renewals));
+        poll_until("n to go through four rounds", || {
+            if let Some(t) = lease(server, &name)
+                .and_then(|l| l.spec)
+                .and_then(|s| s.renew_time)
+            {
+                seen.lock().insert(t.0.to_string());
+            }
+            seen.lock().len() >= 4
+        })
+        .await;
+    }
+    assert!(own.running("n").is_empty(), "S1: {:#?}", own.snapshot());
+    let left = Instant::now();
+    stop(a).await;
+    own.wait_until("n to run both shards", |_| own.running("n").len() == 2)
+        .await;
+    // Different fields: any two intervals of the two replicas would overlap in objects.
+    let all = own.snapshot();
+    let a_end = all
+        .iter()
+        .filter(|i| i.replica == "a")
+        .map(|i| i.stop.unwrap())
+        .max()
+        .unwrap();
+    assert!(a_end <= left + fast().drain_limit() + Duration::from_secs(1));
+    assert!(
+        all.iter()
+            .filter(|i| i.replica == "n")
+            .all(|i| i.start >= a_end),
+        "S1: n ran while a did: {all:#?}"
+    );
+    let lease = lease(&server, &format!("{SET}-shard-0")).unwrap();
+    let labels = lease.metadata.labels.unwrap();
+    assert_eq!(
+        labels.get(SHARD_FIELD_LABEL).map(String::as_str),
+        Some("namespace")
+    );
+    stop(n).await;
 }
 
 /// S3 (issue 25 item 6): a shard's work fails on its own, first by returning (a controller
