@@ -72,7 +72,9 @@ where
                 // here, before the decode of each object outside the shard. S4: so is an
                 // answer whose echoed selector is not the one we sent (another server behind
                 // the same address, or one that applied something else): only an exact echo
-                // is trusted, page by page.
+                // is trusted, page by page. kube-apiserver echoes the parsed selector re-rendered
+                // (`k8s.io/apimachinery/pkg/sharding`, `shardSelector.String`) in the canonical
+                // form `Shard::selector` sends, so a server that applied it echoes it verbatim.
                 let echoed = page.shard_info.as_deref();
                 let mode = if echoed == req.shard_selector.as_deref() {
                     ShardMode::Server
