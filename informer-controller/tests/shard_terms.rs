@@ -323,6 +323,48 @@ async fn s2_s6_a_shard_slow_to_stop_delays_no_other_shard_and_never_overlaps() {
     assert!(own.snapshot().iter().all(|i| i.stop.is_some()));
 }
 
+/// S2 (issue 25 item 1): eight shards on one replica while every write takes 200 ms: renewed
+/// one after another they would need 1.6 s per round, past the 1 s renew deadline; renewed
+/// concurrently, each within its own deadline, no shard is ever lost or restarted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s2_renewals_run_concurrently_so_slow_writes_lose_no_shard() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let own = Ownership::new();
+    let a = replica(server.client(), &own, "a", 8, until_cancelled());
+    own.wait_until("a to run all eight shards", |_| own.running("a").len() == 8)
+        .await;
+    server.faults().delay(
+        informer_testserver::FaultTarget::Write,
+        Duration::from_millis(200),
+    );
+    // Every shard's Lease renewed four more times with slow writes.
+    let renewals = Arc::new(Mutex::new(vec![BTreeSet::new(); 8]));
+    {
+        let (server, seen) = (&server, Arc::clone(&renewals));
+        poll_until("four slow renewals of every shard", || {
+            let mut seen = seen.lock();
+            for (i, times) in seen.iter_mut().enumerate() {
+                if let Some(t) = lease(server, &format!("{SET}-shard-{i}"))
+                    .and_then(|l| l.spec)
+                    .and_then(|s| s.renew_time)
+                {
+                    times.insert(t.0.to_string());
+                }
+            }
+            seen.iter().all(|t| t.len() >= 5)
+        })
+        .await;
+    }
+    let all = own.snapshot();
+    assert_eq!(all.len(), 8, "S2: a shard was lost and restarted: {all:#?}");
+    assert!(all.iter().all(|i| i.stop.is_none()));
+    server
+        .faults()
+        .delay(informer_testserver::FaultTarget::Write, Duration::ZERO);
+    stop(a).await;
+}
+
 /// S2: replica `a`'s requests hang (a partition) while one of its shards is slow to stop.
 /// Every one of its shards stops at that shard's own renew deadline plus at most the drain
 /// limit, and `b` takes them over without overlap.
