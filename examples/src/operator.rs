@@ -216,14 +216,16 @@ impl Operator {
             sharding.identity.clone(),
             sharding.shards,
             sharding.lease,
-        )?;
+        )?
+        // The set's Leases record its count and field (S1).
+        .hash_field(ShardField::Namespace);
         *self.owned.lock() = Some(assigner.subscribe());
         let shards = &assigner;
         let identity = sharding.identity.clone();
         assigner
             .run(cancel, |index, owned| {
                 let this = Arc::clone(&self);
-                let shard = shards.shard(index, ShardField::Namespace);
+                let shard = shards.shard(index, shards.field());
                 let identity = identity.clone();
                 async move {
                     let mut builder = SharedInformerFactory::builder(this.client.clone())

@@ -3,7 +3,8 @@
 //! and kube-runtime interop ([`interop`]).
 //!
 //! The rule IDs cited in comments and tests (C1-C9 controllers, K1-K4 read your own writes,
-//! E1-E7 leader election, S1-S6 shard sets, W1-W8 workqueue, H1-H15 handlers) are specified in `shared/docs/semantics.md`; `ARCHITECTURE.md`
+//! E1-E7 leader election, S1-S6 shard sets and terms, W1-W8 workqueue, H1-H15 handlers) are
+//! specified in `shared/docs/semantics.md`; `ARCHITECTURE.md`
 //! explains why this is a crate of its own.
 //!
 //! # Quick start

@@ -1,28 +1,60 @@
-//! Shard assignment over Leases (issue 17): `n` replicas of an operator split a collection's
-//! [`Shard`]s between them, each shard owned by exactly one replica at a time, with client-go's
-//! leader-election rules (E2-E5, E7) applied to every shard's Lease.
+//! Shard assignment over Leases (issue 17, rules S1-S6 from issue 25): `n` replicas of an
+//! operator split a collection's [`Shard`]s between them, each shard owned by exactly one replica
+//! at a time, with client-go's leader-election rules (E2-E5, E7) applied to every shard's Lease.
 //!
 //! # Design
 //!
-//! A *shard set* `set` of `shards` shards lives in one namespace as Leases labelled
-//! `informer-rs.io/shard-set=<set>`:
+//! A *shard set* `set` of `shards` shards over one hash field lives in one namespace as Leases
+//! labelled `informer-rs.io/shard-set=<set>`, each also labelled with the writer's view of the
+//! set: `informer-rs.io/shard-count=<shards>` and `informer-rs.io/shard-field=uid|namespace`:
 //!
 //! - `<set>-shard-<i>`, one per shard: its holder owns shard `i`. Acquired, renewed, taken over
 //!   after expiry and released exactly like a leader-election Lease (the same record decision:
 //!   E3's observation-clock expiry, E4's renew deadline from the start of the last successful
-//!   write, E5's release), so E7's argument holds per shard: with renew deadline < lease duration
-//!   a shard is never owned by two replicas at once.
-//! - `<set>-member-<identity>`, one per replica: a heartbeat, renewed every retry period. The
-//!   replicas whose member Lease changed within the lease duration (by the observer's clock, as
-//!   E3) are the live ones.
+//!   write, E5's release), so E7's argument holds per shard.
+//! - `<set>-member-<identity>`, one per replica: a heartbeat. The replicas of the same view whose
+//!   member Lease changed within the lease duration (by the observer's clock, as E3) are the
+//!   live ones.
 //!
-//! Every retry period a replica renews its heartbeat and its shards, reads the set with one LIST,
-//! and balances: with `live` replicas each aims at `ceil(shards / live)` shards. Above that it
-//! releases shards (its work for a shard is stopped and awaited *before* the release is written,
-//! so the successor never overlaps it); below it acquires free, released or expired ones. A
-//! replica that joins makes the others shed shards on their next round; a replica that dies
-//! stops renewing, and its shards are taken within the lease duration plus a retry period. A
-//! shard is left unowned at most a lease duration (a crash) or about a retry period (a release).
+//! Every retry period a replica renews its heartbeat, reads the set with one LIST and balances:
+//! with `live` replicas each aims at `ceil(shards / live)` shards. Above that it stops its highest
+//! shards' work and releases them once the work has ended; below it acquires free, released or
+//! expired ones. A shard is left unowned at most a lease duration (a crash) or about a retry
+//! period (a release).
+//!
+//! The rules, as they hold here:
+//!
+//! - **S1 Exclusive ranges.** Every write records the writer's view (count and field) on the
+//!   Lease. A replica that sees a live shard Lease held by another replica with another view
+//!   (a rolling update from 4 to 8 shards) acquires nothing and logs an error; a shard it acquires
+//!   is only started after a second read of the set, begun after the acquiring write, shows no
+//!   such Lease. Of two replicas with different views that acquire at the same time, each one's
+//!   check therefore sees the other's Lease and neither starts; a term already running keeps its
+//!   shard (the newcomer is the one whose view differs), except against a Lease with no view at
+//!   all (an older informer-rs), which stops everything. Only live replicas of the same view
+//!   count for the share.
+//! - **S2 Deadlines per shard.** Each held shard is a task of its own that renews its Lease every
+//!   retry period (read, then write) and cancels its work at its own renew deadline (start of its
+//!   last successful renewal plus the renew deadline), whatever the other shards or the round
+//!   are doing; stopping one shard's work (which may take the drain limit) happens in that
+//!   shard's task, so it never delays another's renewal or cancellation.
+//! - **S3 Dead work releases.** Work that ends on its own (returns, panics) ends the term: its
+//!   Lease is released (E5), and this replica leaves the shard alone for a backoff (the retry
+//!   period, doubled per dead term in a row, at most the lease duration) so another replica can
+//!   take it.
+//! - **S4** is the reflector's (`informer_runtime::shard`).
+//! - **S5 Drop safety.** Dropping the [`ShardAssigner::run`] future cancels every shard's work;
+//!   each shard's task (detached, not aborted) then waits for its work (bounded by the drain
+//!   limit) and releases its Lease, and the heartbeat is released in the background (E5, when
+//!   configured).
+//! - **S6 Bounded drain.** After a term ends, its work may run for at most
+//!   [`LeaderElectionConfig::drain_limit`]; longer work is aborted (`JoinHandle::abort`) and
+//!   logged.
+//!
+//! A 409 on renewing one's own shard Lease (someone labelled it) re-reads the Lease and retries
+//! within the renew deadline; only another holder (or a deleted Lease) ends the term. Failures of
+//! the assigner's requests (RBAC, conflicts, timeouts) are logged at warn when an operation starts
+//! failing or fails differently, and at info when it recovers.
 //!
 //! Each owned shard's work (`run`'s closure) typically builds a factory with
 //! `SharedInformerFactoryBuilder::shard(assigner.shard(i, field))` and runs a
@@ -37,12 +69,13 @@
 //! # async fn demo(client: kube::Client) -> Result<(), informer_controller::leader::Error> {
 //! let assigner = ShardAssigner::new(
 //!     client.clone(), "default", "my-operator", "replica-a", 8, LeaderElectionConfig::default(),
-//! )?;
+//! )?
+//! .hash_field(ShardField::Uid);
 //! let shards = &assigner;
 //! assigner
 //!     .run(CancellationToken::new(), |index, owned| {
 //!         let factory = SharedInformerFactory::builder(client.clone())
-//!             .shard(shards.shard(index, ShardField::Uid))
+//!             .shard(shards.shard(index, shards.field()))
 //!             .build();
 //!         async move {
 //!             factory.start();
@@ -55,56 +88,72 @@
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Display;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kube::api::{Api, ListParams};
 use parking_lot::Mutex;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::leader::record;
+use crate::leader::work::{Ended, Work};
 use crate::leader::{self, Error, LeaderElectionConfig, Written};
 use informer_runtime::shard::{Shard, ShardField};
 
 /// The label that marks a shard set's Leases.
 pub const SHARD_SET_LABEL: &str = "informer-rs.io/shard-set";
 
-/// One owned shard: its work and when its Lease was last written (E4).
-struct Term {
-    token: CancellationToken,
-    work: JoinHandle<()>,
-    last_write: Instant,
-}
+/// The label recording the shard count of the writer's view of the set (S1).
+pub const SHARD_COUNT_LABEL: &str = "informer-rs.io/shard-count";
+
+/// The label recording the hash field of the writer's view of the set (S1): `uid` or
+/// `namespace`.
+pub const SHARD_FIELD_LABEL: &str = "informer-rs.io/shard-field";
 
 /// One replica's membership in a shard set (see the module docs).
 pub struct ShardAssigner {
+    inner: Arc<Inner>,
+}
+
+/// What the assigner, its rounds and its shard tasks share.
+struct Inner {
     api: Api<Lease>,
     set: String,
     identity: String,
     shards: u32,
+    field: ShardField,
     config: LeaderElectionConfig,
     owned: watch::Sender<BTreeSet<u32>>,
     /// Every Lease of the set as last observed, and when we first saw it in that form (E3).
     observed: Mutex<HashMap<String, (LeaseSpec, Instant)>>,
+    /// The last failure of each operation, logged once per change (issue 25 item 10).
+    failures: Mutex<HashMap<String, String>>,
+    /// The last view conflict reported (S1), logged once per change.
+    conflict: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for ShardAssigner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = &self.inner;
         f.debug_struct("ShardAssigner")
-            .field("set", &self.set)
-            .field("identity", &self.identity)
-            .field("shards", &self.shards)
-            .field("owned", &*self.owned.borrow())
+            .field("set", &i.set)
+            .field("identity", &i.identity)
+            .field("shards", &i.shards)
+            .field("field", &i.field)
+            .field("owned", &*i.owned.borrow())
             .finish_non_exhaustive()
     }
 }
 
 impl ShardAssigner {
-    /// Replica `identity` of the shard set `namespace/set` of `shards` shards. Fails on an
+    /// Replica `identity` of the shard set `namespace/set` of `shards` shards, hashing
+    /// `metadata.uid` unless [`hash_field`](Self::hash_field) says otherwise. Fails on an
     /// invalid timing (E2), an empty identity, or zero shards.
     pub fn new(
         client: kube::Client,
@@ -121,30 +170,49 @@ impl ShardAssigner {
             ));
         }
         Ok(ShardAssigner {
-            api: Api::namespaced(client, namespace),
-            set: set.into(),
-            identity,
-            shards,
-            config,
-            owned: watch::Sender::new(BTreeSet::new()),
-            observed: Mutex::new(HashMap::new()),
+            inner: Arc::new(Inner {
+                api: Api::namespaced(client, namespace),
+                set: set.into(),
+                identity,
+                shards,
+                field: ShardField::Uid,
+                config,
+                owned: watch::Sender::new(BTreeSet::new()),
+                observed: Mutex::new(HashMap::new()),
+                failures: Mutex::new(HashMap::new()),
+                conflict: Mutex::new(None),
+            }),
         })
+    }
+
+    /// The field whose hash the set shards by, recorded on its Leases (S1). Set it before
+    /// [`run`](Self::run).
+    pub fn hash_field(mut self, field: ShardField) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.field = field;
+        }
+        self
     }
 
     /// This replica's identity.
     pub fn identity(&self) -> &str {
-        &self.identity
+        &self.inner.identity
     }
 
     /// The number of shards in the set.
     pub fn shards(&self) -> u32 {
-        self.shards
+        self.inner.shards
+    }
+
+    /// The field the set hashes ([`hash_field`](Self::hash_field)).
+    pub fn field(&self) -> ShardField {
+        self.inner.field
     }
 
     /// Shard `index` of the set, hashing `field` ([`Shard::of`]); `index` is taken modulo the
-    /// shard count.
+    /// shard count. Pass the set's [`field`](Self::field): its Leases record that one.
     pub fn shard(&self, index: u32, field: ShardField) -> Shard {
-        let count = self.shards.max(1);
+        let count = self.inner.shards.max(1);
         match Shard::of(index % count, count, field) {
             Ok(shard) => shard,
             // `index % count < count` and `count > 0`: `of` cannot refuse them.
@@ -152,17 +220,180 @@ impl ShardAssigner {
         }
     }
 
-    /// The shards this replica owns now; changes are published the moment a term starts or
-    /// ends.
+    /// The shards whose work runs on this replica now; changes are published the moment a
+    /// term starts or ends.
     pub fn subscribe(&self) -> watch::Receiver<BTreeSet<u32>> {
-        self.owned.subscribe()
+        self.inner.owned.subscribe()
     }
 
-    /// The shards this replica owns now.
+    /// The shards whose work runs on this replica now.
     pub fn owned(&self) -> BTreeSet<u32> {
-        self.owned.borrow().clone()
+        self.inner.owned.borrow().clone()
     }
 
+    /// Takes part in the set until `cancel`: calls `on_shard(index, owned)` when this replica
+    /// gains shard `index` (its future runs as a task; `owned` is cancelled when the shard is
+    /// lost, released to another replica, or the replica stops), and awaits that work (at most
+    /// the drain limit, S6) before the shard can pass to anyone else. On cancel every shard's
+    /// work is stopped and awaited, then the shards and the membership are released (E5, when
+    /// configured). Dropping the future does the same in the background (S5).
+    pub async fn run<F, Fut>(&self, cancel: CancellationToken, mut on_shard: F) -> Result<(), Error>
+    where
+        F: FnMut(u32, CancellationToken) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let root = CancellationToken::new();
+        let mut guard = RunGuard {
+            root: root.clone(),
+            inner: Arc::clone(&self.inner),
+            armed: true,
+        };
+        let (ends_tx, mut ends_rx) = mpsc::unbounded_channel();
+        let mut st = RunState::default();
+        let config = &self.inner.config;
+        let mut wake = Instant::now();
+        loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => break,
+                Some(end) = ends_rx.recv() => {
+                    st.ended(end, config);
+                    continue;
+                }
+                () = tokio::time::sleep_until(wake) => {}
+            }
+            let round_started = Instant::now();
+            // A round only balances; a hung request delays the next round, never a renewal
+            // (each held shard renews in its own task, S2). It is cut at the renew deadline.
+            let round = self.inner.round(&mut st, &root, &ends_tx, &mut on_shard);
+            let next_expiry = tokio::select! {
+                biased;
+                () = cancel.cancelled() => break,
+                r = tokio::time::timeout(config.renew_deadline, round) => r.ok().flatten(),
+            };
+            wake = round_started + config.jittered_retry();
+            // A replica below its share starts its next round when the first shard it could
+            // take expires by its observation, not a retry period later (E3). Only a future
+            // expiry, so failures never spin.
+            if let Some(expiry) = next_expiry.filter(|e| *e > Instant::now()) {
+                wake = wake.min(expiry);
+            }
+        }
+        // Stop every shard: each task drains its work (S6) and releases its Lease (E5).
+        root.cancel();
+        let tasks: Vec<JoinHandle<()>> = std::mem::take(&mut st.held)
+            .into_values()
+            .map(|h| h.task)
+            .chain(std::mem::take(&mut st.stopping).into_values())
+            .collect();
+        let bound = config.drain_limit() + config.renew_deadline + config.retry_period;
+        if tokio::time::timeout(bound, futures::future::join_all(tasks))
+            .await
+            .is_err()
+        {
+            tracing::warn!(set = %self.inner.set, identity = %self.inner.identity, "shard tasks did not stop in time");
+        }
+        if config.release_on_cancel {
+            self.inner.release(&self.inner.member_lease()).await;
+        }
+        guard.armed = false;
+        Ok(())
+    }
+}
+
+/// Dropping the run future (S5): every shard's work is cancelled at once; the shard tasks,
+/// detached, drain it and release their Leases, and the heartbeat is released here.
+struct RunGuard {
+    root: CancellationToken,
+    inner: Arc<Inner>,
+    armed: bool,
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        tracing::warn!(set = %self.inner.set, identity = %self.inner.identity, "the shard assigner's run future was dropped; stopping every shard (S5)");
+        self.root.cancel();
+        if self.inner.config.release_on_cancel
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            let inner = Arc::clone(&self.inner);
+            rt.spawn(async move { inner.release(&inner.member_lease()).await });
+        }
+    }
+}
+
+/// One held shard, as the run loop sees it: `stop` ends its term; `task` renews it.
+struct Held {
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+/// How a shard's term ended.
+#[derive(Debug)]
+enum TermEnd {
+    /// The run loop stopped it (rebalance, or the replica stops).
+    Stopped,
+    /// Not renewed within the renew deadline (E4).
+    Expired,
+    /// Another holder has the Lease, or it was deleted.
+    Lost,
+    /// The work ended on its own (S3).
+    WorkEnded(Ended),
+}
+
+/// A shard task's report to the run loop: the shard, how its term ended, how long it ran.
+type Report = (u32, TermEnd, Duration);
+
+/// The run loop's own state.
+#[derive(Default)]
+struct RunState {
+    held: BTreeMap<u32, Held>,
+    /// Shards told to stop whose task has not reported yet: not acquired again until then.
+    stopping: BTreeMap<u32, JoinHandle<()>>,
+    /// S3: shards whose work ended on its own: left alone until the instant, and how many
+    /// such terms in a row.
+    cooldown: HashMap<u32, (Instant, u32)>,
+}
+
+impl RunState {
+    fn ended(&mut self, (index, end, ran): Report, config: &LeaderElectionConfig) {
+        self.held.remove(&index);
+        self.stopping.remove(&index);
+        match end {
+            TermEnd::WorkEnded(_) => {
+                let before = match self.cooldown.get(&index) {
+                    Some(&(_, n)) if ran < config.lease_duration => n,
+                    _ => 0,
+                };
+                let n = before.saturating_add(1);
+                let until = Instant::now() + leader::dead_term_backoff(config, n);
+                self.cooldown.insert(index, (until, n));
+            }
+            _ => {
+                self.cooldown.remove(&index);
+            }
+        }
+    }
+
+    fn cooling(&self, index: u32, now: Instant) -> bool {
+        self.cooldown
+            .get(&index)
+            .is_some_and(|(until, _)| *until > now)
+    }
+}
+
+/// A live shard Lease held by another replica whose view differs from ours (S1).
+struct Conflict {
+    lease: String,
+    holder: String,
+    /// Its view, `count/field`, or `None` if it records none (an older informer-rs).
+    view: Option<String>,
+}
+
+impl Inner {
     fn shard_lease(&self, index: u32) -> String {
         format!("{}-shard-{index}", self.set)
     }
@@ -171,66 +402,128 @@ impl ShardAssigner {
         format!("{}-member-{}", self.set, self.identity)
     }
 
-    /// Takes part in the set until `cancel`: calls `on_shard(index, owned)` when this replica
-    /// gains shard `index` (its future runs as a task; `owned` is cancelled when the shard is
-    /// lost, released to another replica, or the replica stops), and awaits that work before
-    /// the shard can pass to anyone else. On cancel every shard's work is stopped and awaited,
-    /// then the shards and the membership are released (E5, when configured).
-    pub async fn run<F, Fut>(&self, cancel: CancellationToken, mut on_shard: F) -> Result<(), Error>
-    where
-        F: FnMut(u32, CancellationToken) -> Fut,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        let mut held: BTreeMap<u32, Term> = BTreeMap::new();
-        while !cancel.is_cancelled() {
-            let round_started = Instant::now();
-            // A round that hangs (a stuck request) is cut at the first renew deadline, so no
-            // work outlives its term (E4); an acquire cut short leaves a lease that expires.
-            let deadline = earliest_deadline(&held, self.config.renew_deadline);
-            let next_expiry = tokio::select! {
-                biased;
-                () = cancel.cancelled() => break,
-                () = sleep_until_opt(deadline) => None,
-                next = self.round(&mut held, &cancel, &mut on_shard) => next,
-            };
-            // E4: a shard not renewed within the renew deadline is lost, whatever the round did.
-            self.drop_expired(&mut held).await;
-            let mut wake = round_started + self.jittered_retry();
-            // A replica below its share starts its next round when the first shard it could
-            // take expires by its observation, not a retry period later, so a dead replica's
-            // shard moves a lease duration after it was last seen renewed (E3), as a follower
-            // `LeaderElector` sleeps until the lease it waits for expires. Only a future
-            // expiry: one that has passed and still was not taken (a write failed) waits the
-            // normal retry period, so failures never spin.
-            if let Some(expiry) = next_expiry.filter(|e| *e > Instant::now()) {
-                wake = wake.min(expiry);
-            }
-            tokio::select! {
-                () = cancel.cancelled() => break,
-                () = self.sleep_until_or_deadline(wake, &held) => {}
-            }
-            self.drop_expired(&mut held).await;
+    fn field_name(&self) -> &'static str {
+        match self.field {
+            ShardField::Uid => "uid",
+            ShardField::Namespace => "namespace",
         }
-        let released: Vec<u32> = held.keys().copied().collect();
-        for (_, term) in std::mem::take(&mut held) {
-            stop(term).await;
-        }
-        self.publish(&held);
-        if self.config.release_on_cancel {
-            for index in released {
-                self.release(&self.shard_lease(index)).await;
-            }
-            self.release(&self.member_lease()).await;
-        }
-        Ok(())
     }
 
-    /// One round: heartbeat, renew, read the set, balance. Returns, when this replica holds
-    /// fewer shards than its share, when the first shard held by another expires (E3).
+    /// The labels every write puts on the set's Leases: the set and our view of it (S1).
+    fn labels(&self) -> BTreeMap<String, String> {
+        [
+            (SHARD_SET_LABEL.to_string(), self.set.clone()),
+            (SHARD_COUNT_LABEL.to_string(), self.shards.to_string()),
+            (SHARD_FIELD_LABEL.to_string(), self.field_name().to_string()),
+        ]
+        .into()
+    }
+
+    /// The view a Lease records, `count/field`, if it records one.
+    fn view_of(lease: &Lease) -> Option<String> {
+        let labels = lease.metadata.labels.as_ref()?;
+        let count = labels.get(SHARD_COUNT_LABEL)?;
+        let field = labels.get(SHARD_FIELD_LABEL)?;
+        Some(format!("{count}/{field}"))
+    }
+
+    fn view(&self) -> String {
+        format!("{}/{}", self.shards, self.field_name())
+    }
+
+    /// Whether the Lease `name` as observed has a holder other than us whose term has not
+    /// expired by our observation (E3).
+    fn live_foreign(&self, name: &str, now: Instant) -> Option<String> {
+        let observed = self.observed.lock();
+        let (spec, at) = observed.get(name)?;
+        let holder = spec.holder_identity.as_deref().unwrap_or_default();
+        (!holder.is_empty() && holder != self.identity && record::expiry(spec, *at) > now)
+            .then(|| holder.to_owned())
+    }
+
+    /// The first live shard Lease of another replica whose view differs from ours (S1).
+    fn conflict(&self, leases: &HashMap<String, Lease>, now: Instant) -> Option<Conflict> {
+        let prefix = format!("{}-shard-", self.set);
+        let ours = self.view();
+        leases
+            .iter()
+            .filter(|(name, _)| name.starts_with(&prefix))
+            .find_map(|(name, lease)| {
+                let view = Self::view_of(lease);
+                if view.as_deref() == Some(ours.as_str()) {
+                    return None;
+                }
+                let holder = self.live_foreign(name, now)?;
+                Some(Conflict {
+                    lease: name.clone(),
+                    holder,
+                    view,
+                })
+            })
+    }
+
+    /// Logs a view conflict (S1) at error once per change, and its end at info.
+    fn report_conflict(&self, conflict: Option<&Conflict>) {
+        let text = conflict.map(|c| {
+            format!(
+                "shard Lease {} is held by {} with the view {} (shards/field), ours is {}",
+                c.lease,
+                c.holder,
+                c.view.as_deref().unwrap_or("<none>"),
+                self.view()
+            )
+        });
+        let mut last = self.conflict.lock();
+        if *last == text {
+            return;
+        }
+        match &text {
+            Some(t) => {
+                tracing::error!(set = %self.set, identity = %self.identity, "{t}: this replica owns no new shard until that view is gone (S1)")
+            }
+            None => {
+                tracing::info!(set = %self.set, identity = %self.identity, "no shard Lease of another view is live any more (S1)")
+            }
+        }
+        *last = text;
+    }
+
+    /// Logs a failure of `op` at warn when it starts failing or fails differently (item 10).
+    fn failed(&self, op: &str, err: &dyn Display) {
+        let msg = err.to_string();
+        let mut failures = self.failures.lock();
+        if failures.get(op) == Some(&msg) {
+            tracing::debug!(set = %self.set, identity = %self.identity, op, error = %msg, "shard assigner request failed again");
+            return;
+        }
+        tracing::warn!(set = %self.set, identity = %self.identity, op, error = %msg, "shard assigner request failed");
+        failures.insert(op.to_owned(), msg);
+    }
+
+    /// Records that `op` works (again).
+    fn succeeded(&self, op: &str) {
+        if self.failures.lock().remove(op).is_some() {
+            tracing::info!(set = %self.set, identity = %self.identity, op, "shard assigner request works again");
+        }
+    }
+
+    fn publish(&self, index: u32, owned: bool) {
+        self.owned.send_if_modified(|o| {
+            if owned {
+                o.insert(index)
+            } else {
+                o.remove(&index)
+            }
+        });
+    }
+
+    /// One round: read the set, heartbeat, balance. Returns, when this replica holds fewer
+    /// shards than its share, when the first shard held by another expires (E3).
     async fn round<F, Fut>(
-        &self,
-        held: &mut BTreeMap<u32, Term>,
-        cancel: &CancellationToken,
+        self: &Arc<Self>,
+        st: &mut RunState,
+        root: &CancellationToken,
+        ends: &mpsc::UnboundedSender<Report>,
         on_shard: &mut F,
     ) -> Option<Instant>
     where
@@ -240,87 +533,255 @@ impl ShardAssigner {
         let leases = self.read_set().await?;
         // The heartbeat first, so a replica that has just joined counts itself.
         let member = self.member_lease();
-        if let Err(err) = self.write(&member, leases.get(&member)).await {
-            tracing::debug!(lease = %member, error = %err, "heartbeat failed");
+        match self.write(&member, leases.get(&member)).await {
+            Ok(_) => self.succeeded("heartbeat"),
+            Err(err) => self.failed("heartbeat", &err),
         }
-        // Renew what we hold (E4); a lease another holder took is lost at once.
-        let mut lost = Vec::new();
-        for (&index, term) in held.iter_mut() {
-            let name = self.shard_lease(index);
-            let started = Instant::now();
-            match self.write(&name, leases.get(&name)).await {
-                Ok(true) => term.last_write = started,
-                Ok(false) => lost.push(index),
-                Err(err) => {
-                    tracing::debug!(lease = %name, error = %err, "renewing a shard failed")
-                }
-            }
-        }
-        for index in lost {
-            self.lose(held, index, "lost a shard to another holder")
-                .await;
-        }
-        self.drop_expired(held).await;
         let now = Instant::now();
+        let conflict = self.conflict(&leases, now);
+        self.report_conflict(conflict.as_ref());
         let live = self.live_members(&leases, now).max(1);
         let target = self.shards.div_ceil(live) as usize;
-        let next_expiry =
-            (held.len() < target).then(|| self.earliest_foreign_expiry(&leases, held));
-        // Too many: release the highest shards; each one's work ends before the release.
-        while held.len() > target {
-            let Some((index, term)) = held.pop_last() else {
+        let next_expiry = if st.held.len() < target {
+            self.earliest_foreign_expiry(&leases, st)
+        } else {
+            None
+        };
+        // Too many: stop the highest shards; each one's task releases its Lease once its work
+        // has ended, and the shard is not acquired again before that.
+        while st.held.len() > target {
+            let Some((index, held)) = st.held.pop_last() else {
                 break;
             };
-            stop(term).await;
-            self.publish(held);
             tracing::info!(set = %self.set, identity = %self.identity, shard = index, live, "releasing a shard to rebalance");
-            self.release(&self.shard_lease(index)).await;
+            held.stop.cancel();
+            st.stopping.insert(index, held.task);
+        }
+        if let Some(c) = &conflict {
+            if c.view.is_none() {
+                // A holder that records no view cannot check ours: stop everything.
+                for (index, held) in std::mem::take(&mut st.held) {
+                    held.stop.cancel();
+                    st.stopping.insert(index, held.task);
+                }
+            }
+            return None;
         }
         // Too few: free, released or expired shards, starting at an offset of our own so the
         // replicas do not all race for shard 0.
         let offset =
             (informer_runtime::shard::fnv1a64(&self.identity) % u64::from(self.shards)) as u32;
+        let mut acquired = Vec::new();
         for step in 0..self.shards {
-            if held.len() >= target || cancel.is_cancelled() {
+            if st.held.len() + acquired.len() >= target || root.is_cancelled() {
                 break;
             }
             let index = (offset + step) % self.shards;
-            if held.contains_key(&index) {
+            if st.held.contains_key(&index)
+                || st.stopping.contains_key(&index)
+                || st.cooling(index, now)
+            {
                 continue;
             }
             let name = self.shard_lease(index);
             let started = Instant::now();
             match self.write(&name, leases.get(&name)).await {
-                Ok(true) => {
-                    let token = cancel.child_token();
-                    let work = tokio::spawn(on_shard(index, token.clone()));
-                    held.insert(
-                        index,
-                        Term {
-                            token,
-                            work,
-                            last_write: started,
-                        },
-                    );
-                    self.publish(held);
-                    tracing::info!(set = %self.set, identity = %self.identity, shard = index, live, "acquired a shard");
-                }
+                Ok(true) => acquired.push((index, started)),
                 Ok(false) => {}
-                Err(err) => {
-                    tracing::debug!(lease = %name, error = %err, "acquiring a shard failed")
-                }
+                Err(err) => self.failed("acquire", &err),
             }
         }
-        next_expiry.flatten()
+        if acquired.is_empty() {
+            return next_expiry;
+        }
+        // S1: start only after a read begun after the acquiring writes shows no live Lease of
+        // another view; a replica of another view acquiring at the same time sees ours.
+        let verified = match self.read_set().await {
+            Some(after) => {
+                let conflict = self.conflict(&after, Instant::now());
+                self.report_conflict(conflict.as_ref());
+                conflict.is_none()
+            }
+            None => false,
+        };
+        for (index, started) in acquired {
+            if !verified {
+                self.release(&self.shard_lease(index)).await;
+                continue;
+            }
+            if started + self.config.renew_deadline <= Instant::now() {
+                // Too late to start: the term would already be over (E4); the Lease expires.
+                continue;
+            }
+            self.start(st, index, started, root, ends, on_shard);
+        }
+        next_expiry
+    }
+
+    /// Starts shard `index`'s term, acquired by the write that started at `acquired`: its
+    /// work, and the task that renews its Lease and ends the term (S2).
+    fn start<F, Fut>(
+        self: &Arc<Self>,
+        st: &mut RunState,
+        index: u32,
+        acquired: Instant,
+        root: &CancellationToken,
+        ends: &mpsc::UnboundedSender<Report>,
+        on_shard: &mut F,
+    ) where
+        F: FnMut(u32, CancellationToken) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let stop = root.child_token();
+        let token = stop.child_token();
+        self.publish(index, true);
+        tracing::info!(set = %self.set, identity = %self.identity, shard = index, "acquired a shard");
+        let work = Work::spawn(
+            token.clone(),
+            on_shard(index, token),
+            self.config.drain_limit(),
+            format!("shard {index} of {}", self.set),
+        );
+        let task = tokio::spawn(Arc::clone(self).term(
+            index,
+            acquired,
+            work,
+            stop.clone(),
+            root.clone(),
+            ends.clone(),
+        ));
+        st.held.insert(index, Held { stop, task });
+    }
+
+    /// One shard's term (S2): renews its Lease every retry period until it is stopped, its
+    /// renew deadline passes, another holder appears, or its work ends (S3); then ends it:
+    /// the work is cancelled and drained (S6), the Lease released unless it was lost, and the
+    /// run loop told.
+    async fn term(
+        self: Arc<Self>,
+        index: u32,
+        acquired: Instant,
+        mut work: Work,
+        stop: CancellationToken,
+        root: CancellationToken,
+        ends: mpsc::UnboundedSender<Report>,
+    ) {
+        let name = self.shard_lease(index);
+        let mut last_write = acquired;
+        let end = self.keep(&name, &mut last_write, &mut work, &stop).await;
+        let ended_at = Instant::now();
+        work.cancel();
+        self.publish(index, false);
+        match &end {
+            TermEnd::Stopped => {
+                tracing::info!(set = %self.set, identity = %self.identity, shard = index, "stopping a shard");
+            }
+            TermEnd::Expired => {
+                tracing::warn!(set = %self.set, identity = %self.identity, shard = index, "lost a shard (not renewed within the renew deadline)");
+            }
+            TermEnd::Lost => {
+                tracing::warn!(set = %self.set, identity = %self.identity, shard = index, "lost a shard to another holder");
+            }
+            TermEnd::WorkEnded(how) => {
+                tracing::warn!(set = %self.set, identity = %self.identity, shard = index, ?how, "the shard's work ended on its own; releasing the shard (S3)");
+            }
+        }
+        work.drain(ended_at).await;
+        let release = match end {
+            TermEnd::Stopped => !root.is_cancelled() || self.config.release_on_cancel,
+            TermEnd::WorkEnded(_) => true,
+            TermEnd::Expired | TermEnd::Lost => false,
+        };
+        if release {
+            self.release(&name).await;
+        }
+        let _ = ends.send((index, end, acquired.elapsed()));
+    }
+
+    /// Renews the shard Lease `name` until the term ends; returns why it did.
+    async fn keep(
+        &self,
+        name: &str,
+        last_write: &mut Instant,
+        work: &mut Work,
+        stop: &CancellationToken,
+    ) -> TermEnd {
+        let mut next = *last_write + self.config.retry_period;
+        loop {
+            let deadline = *last_write + self.config.renew_deadline;
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => return TermEnd::Stopped,
+                () = tokio::time::sleep_until(deadline) => return TermEnd::Expired,
+                how = work.ended() => return TermEnd::WorkEnded(how),
+                () = tokio::time::sleep_until(next.min(deadline)) => {}
+            }
+            let started = Instant::now();
+            let renewed = tokio::select! {
+                biased;
+                () = stop.cancelled() => return TermEnd::Stopped,
+                () = tokio::time::sleep_until(deadline) => return TermEnd::Expired,
+                how = work.ended() => return TermEnd::WorkEnded(how),
+                r = self.renew(name) => r,
+            };
+            match renewed {
+                Ok(true) => {
+                    *last_write = started;
+                    self.succeeded(name);
+                }
+                Ok(false) => return TermEnd::Lost,
+                Err(err) => self.failed(name, &err),
+            }
+            next = started + self.config.retry_period;
+        }
+    }
+
+    /// One renewal of our shard Lease `name`: Ok(true) renewed, Ok(false) we no longer hold it
+    /// (another holder, or deleted). A 409 (someone else wrote the Lease, e.g. labelled it)
+    /// re-reads and retries; the caller bounds it by the renew deadline (item 12).
+    async fn renew(&self, name: &str) -> Result<bool, kube::Error> {
+        loop {
+            let Some(lease) = self.api.get_opt(name).await? else {
+                return Ok(false);
+            };
+            let holder = lease
+                .spec
+                .as_ref()
+                .and_then(|s| s.holder_identity.as_deref());
+            if holder != Some(self.identity.as_str()) {
+                return Ok(false);
+            }
+            let written = leader::write_record(
+                &self.api,
+                name,
+                &self.identity,
+                self.config.lease_duration,
+                Some(self.labels()),
+                Some(lease),
+                Instant::now(),
+            )
+            .await;
+            match written {
+                Ok(Written::Held(_)) => return Ok(true),
+                Ok(Written::Wait(_)) => return Ok(false),
+                Err(kube::Error::Api(e)) if e.code == 409 => {
+                    tracing::debug!(lease = %name, "conflict renewing our own shard Lease; re-reading it");
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Lists the set's Leases (by name), recording when each was first seen in its form (E3).
     async fn read_set(&self) -> Option<HashMap<String, Lease>> {
         let params = ListParams::default().labels(&format!("{SHARD_SET_LABEL}={}", self.set));
         let list = match self.api.list(&params).await {
-            Ok(list) => list,
+            Ok(list) => {
+                self.succeeded("list");
+                list
+            }
             Err(err) => {
-                tracing::debug!(set = %self.set, error = %err, "reading the shard set failed");
+                self.failed("list", &err);
                 return None;
             }
         };
@@ -348,11 +809,11 @@ impl ShardAssigner {
     fn earliest_foreign_expiry(
         &self,
         leases: &HashMap<String, Lease>,
-        held: &BTreeMap<u32, Term>,
+        st: &RunState,
     ) -> Option<Instant> {
         let observed = self.observed.lock();
         (0..self.shards)
-            .filter(|i| !held.contains_key(i))
+            .filter(|i| !st.held.contains_key(i) && !st.stopping.contains_key(i))
             .filter_map(|i| {
                 let name = self.shard_lease(i);
                 leases.get(&name)?;
@@ -366,20 +827,20 @@ impl ShardAssigner {
             .min()
     }
 
-    /// The replicas whose heartbeat changed within its lease duration, by our clock (E3); we
-    /// count ourselves.
+    /// The replicas of our view whose heartbeat changed within its lease duration, by our
+    /// clock (E3); we count ourselves. Replicas of another view (S1) do not share our shards.
     fn live_members(&self, leases: &HashMap<String, Lease>, now: Instant) -> u32 {
         let prefix = format!("{}-member-", self.set);
-        let observed = self.observed.lock();
+        let me = self.member_lease();
+        let ours = self.view();
         let others = leases
-            .keys()
-            .filter(|name| name.starts_with(&prefix) && **name != self.member_lease())
-            .filter(|name| {
-                observed.get(*name).is_some_and(|(spec, at)| {
-                    let holder = spec.holder_identity.as_deref().unwrap_or_default();
-                    !holder.is_empty() && record::expiry(spec, *at) > now
-                })
+            .iter()
+            .filter(|(name, lease)| {
+                name.starts_with(&prefix)
+                    && **name != me
+                    && Self::view_of(lease).as_deref() == Some(ours.as_str())
             })
+            .filter(|(name, _)| self.live_foreign(name, now).is_some())
             .count();
         u32::try_from(others).unwrap_or(u32::MAX).saturating_add(1)
     }
@@ -396,13 +857,12 @@ impl ShardAssigner {
                 (seen == spec).then_some(*at)
             })
             .unwrap_or_else(Instant::now);
-        let labels = [(SHARD_SET_LABEL.to_string(), self.set.clone())].into();
         let written = leader::write_record(
             &self.api,
             name,
             &self.identity,
             self.config.lease_duration,
-            Some(labels),
+            Some(self.labels()),
             current.cloned(),
             observed_at,
         )
@@ -419,75 +879,5 @@ impl ShardAssigner {
     /// Writes an empty holder with a 1 s duration if we hold `name` (E5).
     async fn release(&self, name: &str) {
         leader::release(&self.api, name, &self.identity, self.config.renew_deadline).await;
-    }
-
-    /// Ends every term whose renew deadline has passed (E4): its work is stopped and awaited.
-    async fn drop_expired(&self, held: &mut BTreeMap<u32, Term>) {
-        let now = Instant::now();
-        let expired: Vec<u32> = held
-            .iter()
-            .filter(|(_, t)| t.last_write + self.config.renew_deadline <= now)
-            .map(|(&i, _)| i)
-            .collect();
-        for index in expired {
-            self.lose(
-                held,
-                index,
-                "lost a shard (not renewed within the renew deadline)",
-            )
-            .await;
-        }
-    }
-
-    /// Ends the term of shard `index`: published at once, its work stopped and awaited.
-    async fn lose(&self, held: &mut BTreeMap<u32, Term>, index: u32, why: &str) {
-        if let Some(term) = held.remove(&index) {
-            tracing::warn!(set = %self.set, identity = %self.identity, shard = index, "{why}");
-            self.publish(held);
-            stop(term).await;
-        }
-    }
-
-    /// Sleeps until `wake`, or until the earliest renew deadline of a held shard if sooner.
-    async fn sleep_until_or_deadline(&self, wake: Instant, held: &BTreeMap<u32, Term>) {
-        let until =
-            earliest_deadline(held, self.config.renew_deadline).map_or(wake, |d| d.min(wake));
-        tokio::time::sleep_until(until).await;
-    }
-
-    fn publish(&self, held: &BTreeMap<u32, Term>) {
-        let owned: BTreeSet<u32> = held.keys().copied().collect();
-        self.owned.send_if_modified(|o| {
-            if *o == owned {
-                return false;
-            }
-            *o = owned;
-            true
-        });
-    }
-
-    fn jittered_retry(&self) -> Duration {
-        self.config.jittered_retry()
-    }
-}
-
-/// The earliest instant a held shard's term ends without a renewal (E4).
-fn earliest_deadline(held: &BTreeMap<u32, Term>, renew_deadline: Duration) -> Option<Instant> {
-    held.values().map(|t| t.last_write + renew_deadline).min()
-}
-
-/// Sleeps until `at`, or forever without one.
-async fn sleep_until_opt(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Stops a term's work and waits for it.
-async fn stop(term: Term) {
-    term.token.cancel();
-    if let Err(err) = term.work.await {
-        tracing::error!(error = %err, "shard work panicked");
     }
 }

@@ -7,7 +7,9 @@
 //! (`shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')`, terms joined
 //! by `||`). A server with the gate answers each LIST with `metadata.shardInfo`, echoing the
 //! selector it applied, and sends only the slice. A server without it ignores the parameter and
-//! sends everything; the reflector then filters on the client with the same hash, reading each
+//! sends everything; the reflector then filters on the client with the same hash (S4: only an
+//! exact echo of the selector sent is trusted, page by page, and every watch event is probed on
+//! the client in either mode, since a WATCH may reach another server than the LIST), reading each
 //! object's UID or namespace before decoding it and skipping the rest of an object outside the
 //! shard, so a replica never pays the decode of objects it does not own ([`ShardMode`]).
 //!
@@ -204,9 +206,10 @@ impl fmt::Display for Shard {
 /// How the reflector applies a shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShardMode {
-    /// The server applied `shardSelector` (its LIST answer carried `shardInfo`).
+    /// The server applied `shardSelector` (its LIST answer echoed it in `shardInfo`); watch
+    /// events are still probed on the client (S4).
     Server,
-    /// The server ignored it: the reflector filters on the client.
+    /// The server ignored it, or echoed another selector: the reflector filters on the client.
     Client,
 }
 

@@ -310,9 +310,37 @@ impl TestServer {
     /// server ignores `shardSelector` and sends no `shardInfo`, as an API server without the gate
     /// does, so clients must filter on their side.
     pub fn set_sharded_list_and_watch(&self, on: bool) {
+        self.set_sharded_list(on);
+        self.set_sharded_watch(on);
+    }
+
+    /// The `ShardedListAndWatch` gate for LISTs only (see
+    /// [`set_sharded_list_and_watch`](Self::set_sharded_list_and_watch)): with
+    /// [`set_sharded_watch`](Self::set_sharded_watch) a test plays API servers behind one load
+    /// balancer of which only some have the gate.
+    pub fn set_sharded_list(&self, on: bool) {
         self.sh
-            .sharded_list_and_watch
+            .sharded_list
             .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The `ShardedListAndWatch` gate for WATCHes only (see
+    /// [`set_sharded_list`](Self::set_sharded_list)).
+    pub fn set_sharded_watch(&self, on: bool) {
+        self.sh
+            .sharded_watch
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// While `Some`, every sharded request (with the gate on) is filtered by `selector` instead
+    /// of the `shardSelector` it sent, and LISTs echo `selector` in `shardInfo`, as a server or
+    /// proxy that rewrote the parameter would; `None` restores normal service.
+    pub fn set_shard_selector_override(&self, selector: Option<&str>) {
+        *self
+            .sh
+            .shard_selector_override
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = selector.map(str::to_owned);
     }
 
     /// The current global resourceVersion.

@@ -37,9 +37,16 @@ pub(crate) struct Shared {
     pub(crate) changed: tokio::sync::watch::Sender<u64>,
     /// Bumped whenever a served resource goes away (its CRD was deleted or changed).
     pub(crate) resources_removed: tokio::sync::watch::Sender<u64>,
-    /// The `ShardedListAndWatch` feature gate (KEP-5866): on, `shardSelector` filters LIST and
-    /// WATCH and lists echo `shardInfo`; off, the parameter is ignored, as by an older server.
-    pub(crate) sharded_list_and_watch: std::sync::atomic::AtomicBool,
+    /// The `ShardedListAndWatch` feature gate (KEP-5866) as LISTs see it: on, `shardSelector`
+    /// filters LISTs and they echo `shardInfo`; off, the parameter is ignored, as by an older
+    /// server. Separate from the WATCH gate, so a test can play two API servers behind one
+    /// load balancer, only one of which has the gate (S4).
+    pub(crate) sharded_list: std::sync::atomic::AtomicBool,
+    /// The gate as WATCHes see it: on, `shardSelector` filters watch events.
+    pub(crate) sharded_watch: std::sync::atomic::AtomicBool,
+    /// While set (and the gate on), the server applies and echoes this shard selector instead
+    /// of the one the request sent, as a misbehaving server or proxy would (S4).
+    pub(crate) shard_selector_override: std::sync::Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -55,7 +62,9 @@ impl Shared {
             shutdown: CancellationToken::new(),
             changed: tokio::sync::watch::Sender::new(0),
             resources_removed: tokio::sync::watch::Sender::new(0),
-            sharded_list_and_watch: std::sync::atomic::AtomicBool::new(true),
+            sharded_list: std::sync::atomic::AtomicBool::new(true),
+            sharded_watch: std::sync::atomic::AtomicBool::new(true),
+            shard_selector_override: std::sync::Mutex::new(None),
         })
     }
 

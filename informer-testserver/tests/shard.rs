@@ -252,3 +252,37 @@ async fn a_malformed_selector_is_a_400_and_a_server_without_the_gate_ignores_it(
     .await;
     assert_eq!(code, 200, "an old server does not even parse it");
 }
+
+/// The switches for S4 tests: the gate per verb (API servers behind one load balancer, only
+/// some with the gate) and a selector applied and echoed instead of the request's.
+#[tokio::test]
+async fn the_gate_switches_per_verb_and_an_override_is_applied_and_echoed() {
+    let server = TestServer::start().await.unwrap();
+    for i in 0..100 {
+        server.create(&cm(&format!("cm-{i:03}"), &[])).unwrap();
+    }
+    let everything = all(&server).await.len();
+    let sel = shard_of("object.metadata.uid", 0, 2);
+    let url = format!("{CMS}?shardSelector={}", enc(&sel));
+    // LIST on, WATCH off.
+    server.set_sharded_list(true);
+    server.set_sharded_watch(false);
+    let list = get_ok(&server, &url).await;
+    assert_eq!(list["metadata"]["shardInfo"]["selector"], sel.as_str());
+    assert!(names_of(&list).len() < everything);
+    // LIST off: everything, no shardInfo.
+    server.set_sharded_list(false);
+    let list = get_ok(&server, &url).await;
+    assert_eq!(names_of(&list).len(), everything);
+    assert!(list["metadata"].get("shardInfo").is_none());
+    // An override: applied and echoed instead of the request's selector.
+    server.set_sharded_list(true);
+    let whole = shard_of("object.metadata.uid", 0, 1);
+    server.set_shard_selector_override(Some(&whole));
+    let list = get_ok(&server, &url).await;
+    assert_eq!(list["metadata"]["shardInfo"]["selector"], whole.as_str());
+    assert_eq!(names_of(&list).len(), everything);
+    server.set_shard_selector_override(None);
+    let list = get_ok(&server, &url).await;
+    assert_eq!(list["metadata"]["shardInfo"]["selector"], sel.as_str());
+}

@@ -30,8 +30,24 @@
 //! follower saw it even later, so with renew deadline < lease duration the old leader has
 //! stepped down before anyone else can acquire (E7), whatever the clocks' offsets; only their
 //! rates must roughly agree, as client-go documents.
+//!
+//! The term's work (issue 25; the same rules hold per shard in [`crate::shards`]):
+//!
+//! - **S3** Work that ends on its own while leading (it returned, e.g. a controller whose sync
+//!   timed out, or it panicked) ends the term: the candidate steps down, releases the Lease
+//!   (E5) and campaigns again after a backoff (the retry period, doubled per such term in a
+//!   row, at most the lease duration). A Lease is never renewed for work that no longer runs.
+//! - **S5** Dropping the [`LeaderElector::run`] future while leading is a cancel: the term
+//!   ends (`is_leader` false, stopped-leading runs), the work's token is cancelled, and the
+//!   work is awaited in the background (bounded as below), then the Lease released (when
+//!   `release_on_cancel`).
+//! - **S6** After a term ends, its work may run for at most
+//!   [`LeaderElectionConfig::drain_limit`] (`lease_duration - renew_deadline` less a margin);
+//!   longer work is aborted with `JoinHandle::abort` and logged, so it stops before a
+//!   successor can lead. (client-go and controller-runtime exit the process instead.)
 
 pub(crate) mod record;
+pub(crate) mod work;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -47,6 +63,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use record::Decision;
+use work::Work;
 
 /// client-go's `JitterFactor`, also the factor of E2's validity rule.
 pub const JITTER_FACTOR: f64 = 1.2;
@@ -95,6 +112,16 @@ impl Default for LeaderElectionConfig {
 }
 
 impl LeaderElectionConfig {
+    /// How long a term's work may go on after the term ended before it is aborted (S6):
+    /// `lease_duration - renew_deadline`, less a fifth of it as a margin for the requests and
+    /// clocks. A term ends at the latest at the renew deadline after the start of its last
+    /// successful write, and nobody else can take the Lease before the lease duration after
+    /// it, so work that stops within this limit never overlaps a successor's.
+    pub fn drain_limit(&self) -> Duration {
+        let window = self.lease_duration.saturating_sub(self.renew_deadline);
+        window.saturating_sub(window / 5)
+    }
+
     /// A candidate's wait between attempts: `retry_period * (1 + rand * jitter_factor)`.
     pub(crate) fn jittered_retry(&self) -> Duration {
         let factor = 1.0 + rand::rng().random::<f64>() * self.jitter_factor;
@@ -173,12 +200,14 @@ impl std::fmt::Debug for LeaderElector {
 }
 
 /// Why a leading term ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 enum TermEnd {
     /// The renew deadline passed, or another holder appeared.
     Lost,
     /// The caller cancelled.
     Cancelled,
+    /// The work ended on its own (returned or panicked) while leading (S3).
+    WorkEnded(work::Ended),
 }
 
 /// The outcome of one read-decide-write round.
@@ -244,9 +273,16 @@ impl LeaderElector {
     /// Campaigns until `cancel`: acquires the lease, calls `on_started_leading` with a token
     /// cancelled when the term ends (its future runs as a task), renews, and on loss steps
     /// down (the token is cancelled, [`on_stopped_leading`](Self::on_stopped_leading) runs, the
-    /// work is awaited) and campaigns again. On cancel a leader steps down, waits for its work
-    /// and releases the lease (E5, when configured). The closure's synchronous part runs at
-    /// the instant the term starts.
+    /// work is awaited for at most [`LeaderElectionConfig::drain_limit`], then aborted: S6)
+    /// and campaigns again. On cancel a leader steps down, waits for its work and releases the
+    /// lease (E5, when configured). The closure's synchronous part runs at the instant the term
+    /// starts.
+    ///
+    /// Work that ends on its own while leading (it returned, or panicked) ends the term: the
+    /// candidate steps down, releases the lease so another candidate can lead at once, and
+    /// campaigns again after a backoff (S3: a lease is never renewed for work that no longer
+    /// runs). Dropping this future while leading is a cancel: the work is stopped, awaited in
+    /// the background (bounded, S6) and the lease released (S5).
     pub async fn run<F, Fut>(
         &self,
         cancel: CancellationToken,
@@ -256,6 +292,7 @@ impl LeaderElector {
         F: FnMut(CancellationToken) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        let mut dead_terms = 0u32;
         loop {
             let Some(mut last_write) = self.acquire(&cancel).await else {
                 return Ok(());
@@ -264,23 +301,50 @@ impl LeaderElector {
             let term = cancel.child_token();
             self.state.send_modify(|s| s.is_leader = true);
             tracing::info!(lease = %self.name, identity = %self.identity, "started leading");
-            let work = tokio::spawn(on_started_leading(term.clone()));
-            let end = self.renew(&cancel, &mut last_write).await;
+            let started = Instant::now();
+            let mut guard = TermGuard {
+                elector: self,
+                work: Work::spawn(
+                    term.clone(),
+                    on_started_leading(term),
+                    self.config.drain_limit(),
+                    format!("lease {}", self.name),
+                ),
+                leading: true,
+            };
+            guard.release_if_dropped();
+            let end = self.renew(&cancel, &mut last_write, &mut guard.work).await;
             // Step down first, then let the work wind down.
-            self.state.send_modify(|s| s.is_leader = false);
-            term.cancel();
-            if let Some(f) = &self.on_stopped_leading {
-                f();
-            }
+            let ended_at = Instant::now();
+            guard.step_down();
             tracing::info!(lease = %self.name, identity = %self.identity, ?end, "stopped leading");
-            if let Err(err) = work.await {
-                tracing::error!(lease = %self.name, error = %err, "leading work panicked");
-            }
-            if end == TermEnd::Cancelled {
-                if self.config.release_on_cancel {
+            match end {
+                TermEnd::WorkEnded(how) => {
+                    tracing::warn!(lease = %self.name, identity = %self.identity, ?how,
+                        "the leading work ended on its own; releasing the lease (S3)");
                     self.release().await;
+                    // A term that ran a lease duration or more was healthy; a string of short
+                    // ones backs off, so a crashing controller does not hold the lease in a loop.
+                    if started.elapsed() >= self.config.lease_duration {
+                        dead_terms = 0;
+                    }
+                    dead_terms = dead_terms.saturating_add(1);
+                    let backoff = dead_term_backoff(&self.config, dead_terms);
+                    tokio::select! {
+                        () = cancel.cancelled() => return Ok(()),
+                        () = tokio::time::sleep(backoff) => {}
+                    }
                 }
-                return Ok(());
+                TermEnd::Cancelled => {
+                    guard.work.drain(ended_at).await;
+                    if self.config.release_on_cancel {
+                        self.release().await;
+                    }
+                    return Ok(());
+                }
+                TermEnd::Lost => {
+                    guard.work.drain(ended_at).await;
+                }
             }
         }
     }
@@ -313,14 +377,21 @@ impl LeaderElector {
     }
 
     /// Renews every retry period until the renew deadline passes without success (counted from
-    /// the start of the last successful write, E4), another holder appears, or `cancel`.
-    async fn renew(&self, cancel: &CancellationToken, last_write: &mut Instant) -> TermEnd {
+    /// the start of the last successful write, E4), another holder appears, the work ends on
+    /// its own (S3), or `cancel`.
+    async fn renew(
+        &self,
+        cancel: &CancellationToken,
+        last_write: &mut Instant,
+        work: &mut Work,
+    ) -> TermEnd {
         loop {
             let deadline = *last_write + self.config.renew_deadline;
             let next = (Instant::now() + self.config.retry_period).min(deadline);
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return TermEnd::Cancelled,
+                how = work.ended() => return TermEnd::WorkEnded(how),
                 () = tokio::time::sleep_until(next) => {}
             }
             loop {
@@ -333,6 +404,7 @@ impl LeaderElector {
                     biased;
                     () = cancel.cancelled() => return TermEnd::Cancelled,
                     () = tokio::time::sleep_until(deadline) => continue,
+                    how = work.ended() => return TermEnd::WorkEnded(how),
                     a = self.try_acquire_or_renew() => a,
                 };
                 match attempt {
@@ -347,6 +419,7 @@ impl LeaderElector {
                         tokio::select! {
                             biased;
                             () = cancel.cancelled() => return TermEnd::Cancelled,
+                            how = work.ended() => return TermEnd::WorkEnded(how),
                             () = tokio::time::sleep_until(retry) => {}
                         }
                     }
@@ -425,6 +498,64 @@ impl LeaderElector {
     }
 }
 
+/// The wait before campaigning again after the `n`th term in a row whose work ended on its
+/// own (S3): the retry period, doubled per such term, at most the lease duration.
+pub(crate) fn dead_term_backoff(config: &LeaderElectionConfig, n: u32) -> Duration {
+    let factor = 1u32 << n.saturating_sub(1).min(16);
+    config
+        .retry_period
+        .saturating_mul(factor)
+        .min(config.lease_duration)
+}
+
+/// A leading term in progress: dropping it (the run future was dropped) steps down and hands
+/// the work to [`Work`]'s background drain, followed by the release (S5).
+struct TermGuard<'a> {
+    elector: &'a LeaderElector,
+    work: Work,
+    leading: bool,
+}
+
+impl TermGuard<'_> {
+    /// Arms the release that follows the background drain if the guard is dropped (S5).
+    fn release_if_dropped(&mut self) {
+        let e = self.elector;
+        if !e.config.release_on_cancel {
+            return;
+        }
+        let (api, name, identity, timeout) = (
+            e.api.clone(),
+            e.name.clone(),
+            e.identity.clone(),
+            e.config.renew_deadline,
+        );
+        self.work.after_drop(async move {
+            release(&api, &name, &identity, timeout).await;
+        });
+    }
+
+    /// The term ends: `is_leader` turns false, the work's token is cancelled and
+    /// stopped-leading runs (E6), once.
+    fn step_down(&mut self) {
+        if !std::mem::replace(&mut self.leading, false) {
+            return;
+        }
+        let e = self.elector;
+        e.state.send_modify(|s| s.is_leader = false);
+        self.work.cancel();
+        if let Some(f) = &e.on_stopped_leading {
+            f();
+        }
+    }
+}
+
+impl Drop for TermGuard<'_> {
+    fn drop(&mut self) {
+        // Dropped while leading: the run future went away mid-term.
+        self.step_down();
+    }
+}
+
 /// What one acquire-or-renew write did.
 pub(crate) enum Written {
     /// `identity` holds the Lease now, with this record.
@@ -435,7 +566,8 @@ pub(crate) enum Written {
 
 /// The write half of client-go's `tryAcquireOrRenew` for `identity` on the Lease `name`, as
 /// `current` was read (and first observed in that form at `observed_at`, E3): creates the
-/// Lease (with `labels`) when there is none, else takes it over or renews it as
+/// Lease (with `labels`, which every later write restores) when there is none, else takes it
+/// over or renews it as
 /// [`record::decide`] says, carrying the read resourceVersion so a concurrent writer makes
 /// this a 409. A 409 is returned as the error it is; callers decide what a lost race means.
 pub(crate) async fn write_record(
@@ -471,6 +603,11 @@ pub(crate) async fn write_record(
     ) {
         Decision::Wait { expires, .. } => Ok(Written::Wait(expires)),
         Decision::Write(new) => {
+            // The labels describe the writer (a shard set's view, S1): every write restores
+            // them, so a Lease relabelled by someone else is put right by its holder.
+            if let Some(labels) = labels {
+                lease.metadata.labels.get_or_insert_default().extend(labels);
+            }
             lease.spec = Some(new.clone());
             api.replace(name, &PostParams::default(), &lease).await?;
             Ok(Written::Held(new))

@@ -83,7 +83,8 @@ pub struct WatchRequest {
     /// `shardSelector` (KEP-5866; [`Shard::selector`]).
     pub shard_selector: Option<String>,
     /// Filter events on the client: an event whose object is outside this shard is skipped
-    /// before its object is decoded (for a server that ignores `shardSelector`).
+    /// before its object is decoded (for a server that ignores `shardSelector`, or one that
+    /// claims to apply it; S4 probes every sharded watch).
     pub client_shard: Option<Shard>,
 }
 
@@ -94,6 +95,19 @@ pub const DEFAULT_MAX_WATCH_LINE_BYTES: usize = 16 << 20;
 /// A stream of decoded watch events; errors do not end it (the consumer decides), the end of the
 /// HTTP body does.
 pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>>>;
+
+/// One item of a watch whose events are probed against a client shard.
+pub(crate) enum Probed<K> {
+    /// An event to apply.
+    Event(WatchEvent<K>),
+    /// An event of an object outside the client shard, dropped before its decode. It is still
+    /// traffic on the connection: it proves the watch alive (R7) and counts as an event when
+    /// judging a very short watch (R10).
+    Foreign,
+}
+
+/// A watch stream that also reports the events its client shard dropped ([`Probed`]).
+pub(crate) type ProbedStream<K> = BoxStream<'static, Result<Probed<K>>>;
 
 /// Checks a decoded object before it is handed on (R16); returns the unexpected kind.
 type ObjectCheck<K> = Arc<dyn Fn(&K) -> Option<String> + Send + Sync>;
@@ -394,6 +408,22 @@ where
     /// Starts one WATCH. Returns once the response headers have arrived; an HTTP error (410, 429,
     /// 500, …) is returned here, errors inside the stream arrive as stream items.
     pub async fn watch(&self, req: &WatchRequest) -> Result<WatchStream<K>> {
+        Ok(self
+            .watch_probed(req)
+            .await?
+            .filter_map(|item| {
+                std::future::ready(match item {
+                    Ok(Probed::Event(ev)) => Some(Ok(ev)),
+                    Ok(Probed::Foreign) => None,
+                    Err(e) => Some(Err(e)),
+                })
+            })
+            .boxed())
+    }
+
+    /// [`watch`](Self::watch), reporting the events dropped by `req.client_shard` as
+    /// [`Probed::Foreign`] instead of swallowing them.
+    pub(crate) async fn watch_probed(&self, req: &WatchRequest) -> Result<ProbedStream<K>> {
         let mut query = String::new();
         push_pair(&mut query, "watch", "true");
         push_pair(&mut query, "resourceVersion", &req.resource_version);
@@ -428,15 +458,16 @@ where
         let shard = req.client_shard.clone();
         Ok(lines
             .into_stream()
-            .filter_map(move |line| {
-                let event = match line {
-                    // KEP-5866 on the client: an event of an object outside the shard is
-                    // dropped after reading its type and metadata, before the decode.
-                    Ok(line) if shard.as_ref().is_some_and(|s| !s.admits_event(&line)) => None,
-                    Ok(line) => Some(decode_event::<K>(line, check.as_ref(), &expected, exact)),
-                    Err(e) => Some(Err(e)),
-                };
-                std::future::ready(event)
+            .map(move |line| match line {
+                // KEP-5866 on the client: an event of an object outside the shard is dropped
+                // after reading its type and metadata, before the decode.
+                Ok(line) if shard.as_ref().is_some_and(|s| !s.admits_event(&line)) => {
+                    Ok(Probed::Foreign)
+                }
+                Ok(line) => {
+                    decode_event::<K>(line, check.as_ref(), &expected, exact).map(Probed::Event)
+                }
+                Err(e) => Err(e),
             })
             .boxed())
     }

@@ -27,13 +27,13 @@ use super::{
     guard_transform_owned, list, watch_list,
 };
 use crate::key::ObjectKey;
-use crate::list_watch::{self, ListWatch, WatchRequest, WatchStream};
+use crate::list_watch::{self, ListWatch, Probed, ProbedStream, WatchRequest};
 use crate::shard::ShardMode;
 use crate::store::{ReflectorStore, StoreError};
 
 /// A started watch and what it was started with.
 pub(super) struct ActiveWatch<K> {
-    pub(super) stream: WatchStream<K>,
+    pub(super) stream: ProbedStream<K>,
     /// The RV the watch started from (R8).
     pub(super) start_rv: String,
     /// Its `timeoutSeconds` (R6), for dead-connection detection (R7).
@@ -194,11 +194,10 @@ where
             field_selector: self.config.field_selector.clone(),
             max_line_bytes: Some(self.config.max_watch_line_bytes),
             shard_selector: self.config.shard.as_ref().map(|s| s.selector()),
-            // KEP-5866: filter on the client when the last LIST said the server does not.
-            client_shard: match self.shared.shard_mode() {
-                Some(ShardMode::Client) => self.config.shard.clone(),
-                _ => None,
-            },
+            // S4: every event is probed on the client, also when the last LIST said the server
+            // filters: a WATCH may reach a server without the gate (behind a load balancer), and
+            // a filtering server sends no foreign event, so the probe costs nothing there.
+            client_shard: self.config.shard.clone(),
         }
     }
 
@@ -328,7 +327,7 @@ where
         debug!(rv = %req.resource_version, timeout_s = req.timeout.as_secs(), "starting watch");
         let res = tokio::select! {
             _ = self.cancel.cancelled() => return Event::Cancelled,
-            res = self.lw.watch(&req) => res,
+            res = self.lw.watch_probed(&req) => res,
         };
         match res {
             Ok(stream) => {
@@ -380,8 +379,9 @@ where
         Some(t)
     }
 
-    /// Applies the watch's events until it ends; returns how, the events it delivered and the
-    /// newest RV it recorded (R8).
+    /// Applies the watch's events until it ends; returns how, the events it received (those
+    /// the client shard dropped included: they are traffic, R7 and R10) and the newest RV it
+    /// recorded (R8).
     async fn consume(
         &mut self,
         w: &mut ActiveWatch<K>,
@@ -392,6 +392,7 @@ where
         let mut gate = EventRvGate::new(&w.start_rv);
         let mut events = 0u64;
         let mut last_rv = None;
+        let mut warned_foreign = false;
         loop {
             tokio::select! {
                 biased;
@@ -415,7 +416,15 @@ where
                     deadline = Instant::now() + idle;
                     match item {
                         None => return (Consumed::Ended(WatchEnd::Closed), events, last_rv),
-                        Some(Ok(ev)) => {
+                        Some(Ok(Probed::Foreign)) => {
+                            // R7 and R10: a dropped event is still watch activity.
+                            events += 1;
+                            if !warned_foreign && self.shared.shard_mode() == Some(ShardMode::Server) {
+                                warned_foreign = true;
+                                warn!("the watch sent objects outside the shard although the LIST was filtered by the server; dropping them on the client (S4)");
+                            }
+                        }
+                        Some(Ok(Probed::Event(ev))) => {
                             events += 1;
                             match self.apply(ev, &mut gate) {
                                 Ok(Some(rv)) => last_rv = Some(rv),
@@ -604,7 +613,7 @@ mod tests {
         start_rv: &str,
         then_pending: bool,
     ) -> ActiveWatch<ConfigMap> {
-        let s = futures::stream::iter(events);
+        let s = futures::stream::iter(events.into_iter().map(|e| e.map(Probed::Event)));
         let stream = if then_pending {
             s.chain(futures::stream::pending()).boxed()
         } else {
@@ -637,6 +646,33 @@ mod tests {
                 .load(std::sync::atomic::Ordering::Relaxed),
             1
         );
+    }
+
+    /// R7 (issue 25 item 14): an event the client shard dropped is traffic: it restarts the
+    /// dead-connection timer and counts as an event (R10).
+    #[tokio::test(start_paused = true)]
+    async fn r7_r10_an_event_dropped_by_the_client_shard_keeps_the_watch_alive() {
+        let store = Arc::new(Ops::default());
+        let mut c = ctx(store.clone(), ReflectorConfig::default());
+        let foreign = futures::stream::once(async {
+            tokio::time::sleep(Duration::from_secs(200)).await;
+            Ok(Probed::Foreign)
+        });
+        let mut w = ActiveWatch {
+            stream: foreign.chain(futures::stream::pending()).boxed(),
+            start_rv: "10".into(),
+            timeout: Duration::from_secs(300),
+        };
+        let started = Instant::now();
+        let (end, events, _) = c.consume(&mut w, &mut None).await;
+        assert!(matches!(end, Consumed::Ended(WatchEnd::Closed)));
+        assert_eq!(events, 1, "the dropped event counts (R10)");
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_secs(505),
+            "R7 from the dropped event"
+        );
+        assert!(store.0.lock().is_empty(), "nothing reached the store");
     }
 
     #[tokio::test(start_paused = true)]

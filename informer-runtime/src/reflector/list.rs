@@ -69,10 +69,23 @@ where
             let mut page: RawListPage<K> = lw.list_raw(&req).await?;
             if let Some(shard) = shard {
                 // KEP-5866: an answer without `shardInfo` is the whole collection: filter it
-                // here, before the decode of each object outside the shard.
-                let mode = if page.shard_info.is_some() {
+                // here, before the decode of each object outside the shard. S4: so is an
+                // answer whose echoed selector is not the one we sent (another server behind
+                // the same address, or one that applied something else): only an exact echo
+                // is trusted, page by page. kube-apiserver echoes the parsed selector re-rendered
+                // (`k8s.io/apimachinery/pkg/sharding`, `shardSelector.String`) in the canonical
+                // form `Shard::selector` sends, so a server that applied it echoes it verbatim.
+                let echoed = page.shard_info.as_deref();
+                let mode = if echoed == req.shard_selector.as_deref() {
                     ShardMode::Server
                 } else {
+                    if let Some(echoed) = echoed {
+                        tracing::warn!(
+                            sent = ?req.shard_selector,
+                            %echoed,
+                            "the server echoed another shard selector; filtering on the client (S4)"
+                        );
+                    }
                     page = page.client_shard(Some(shard));
                     ShardMode::Client
                 };

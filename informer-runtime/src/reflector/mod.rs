@@ -150,8 +150,10 @@ pub struct ReflectorConfig {
     /// `fieldSelector` for LIST and WATCH.
     pub field_selector: Option<String>,
     /// Cache only this slice of the collection (KEP-5866, see [`crate::shard`]): sent as
-    /// `shardSelector` on every LIST and WATCH, and applied on the client when the server's LIST
-    /// answer has no `shardInfo`. A sharded reflector starts with a paged LIST even under
+    /// `shardSelector` on every LIST and WATCH, and applied on the client to every LIST page
+    /// whose `shardInfo.selector` is missing or differs from the one sent, and to every watch
+    /// event (S4: a filtering server sends no foreign event, so the probe costs nothing there).
+    /// A sharded reflector starts with a paged LIST even under
     /// [`InitialListStrategy::StreamingList`], since only a LIST answer says whether the server
     /// applied the selector. Default `None`.
     pub shard: Option<Shard>,
@@ -260,7 +262,7 @@ impl Shared {
             match mode {
                 ShardMode::Server => tracing::info!("the server applies the shard selector"),
                 ShardMode::Client => tracing::info!(
-                    "the server ignored the shard selector (no `shardInfo`); filtering on the client"
+                    "the server did not apply the shard selector (no `shardInfo`, or another selector echoed); filtering on the client"
                 ),
             }
         }

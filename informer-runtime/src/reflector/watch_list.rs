@@ -14,7 +14,7 @@ use super::cycle::{ActiveWatch, Ctx};
 use super::policy::{Action, Facts, Phase, on_error};
 use super::{Error, bump, transform_and_share};
 use crate::key::ObjectKey;
-use crate::list_watch;
+use crate::list_watch::{self, Probed};
 
 /// The annotation on the bookmark that ends the initial events (R17).
 pub(super) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -80,7 +80,7 @@ where
     let span = tracing::info_span!("watch_list", rv = %req.resource_version, items = tracing::field::Empty);
     let res = tokio::select! {
         _ = ctx.cancel.cancelled() => return Streamed::Cancelled,
-        res = ctx.lw.watch(&req).instrument(span.clone()) => res,
+        res = ctx.lw.watch_probed(&req).instrument(span.clone()) => res,
     };
     let mut stream = match res {
         Ok(s) => s,
@@ -105,10 +105,10 @@ where
             item = tokio::time::timeout_at(deadline, stream.next()) => item,
         };
         match &item {
-            Ok(Some(Ok(WatchEvent::Added(_)))) if !live_seen => {
+            Ok(Some(Ok(Probed::Event(WatchEvent::Added(_))))) if !live_seen => {
                 deadline = Instant::now() + idle;
             }
-            Ok(Some(Ok(WatchEvent::Modified(_) | WatchEvent::Deleted(_)))) => {
+            Ok(Some(Ok(Probed::Event(WatchEvent::Modified(_) | WatchEvent::Deleted(_))))) => {
                 live_seen = true;
             }
             _ => {}
@@ -122,7 +122,10 @@ where
             Ok(None) => {
                 return Streamed::Incomplete(format!("stream ended before `{INITIAL_EVENTS_END}`"));
             }
-            Ok(Some(Ok(ev))) => ev,
+            // A sharded reflector never streams (it lists, to read `shardInfo`); an event a
+            // client shard dropped is no initial event either way.
+            Ok(Some(Ok(Probed::Foreign))) => continue,
+            Ok(Some(Ok(Probed::Event(ev)))) => ev,
             Ok(Some(Err(e))) => {
                 let facts = Facts {
                     transport: matches!(e, list_watch::Error::Transport(_)),

@@ -161,7 +161,7 @@ pub(crate) async fn handle(
         }
         Verb::DeleteCollection => {
             need_verb(t, "deletecollection")?;
-            let sel = selectors(sh, t, q)?;
+            let sel = selectors(sh, t, q, super::list::ShardGate::List)?;
             let deleted = ops::delete_collection(sh, &t.info, ns, &sel)?;
             let mut buf = BytesMut::new();
             buf.put_slice(

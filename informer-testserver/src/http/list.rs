@@ -15,14 +15,38 @@ use crate::state::Shared;
 use crate::status::ApiError;
 use crate::store::{ListRead, ObjKey};
 
+/// Which feature gate switch a request's shard selector obeys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShardGate {
+    /// LIST and DELETECOLLECTION.
+    List,
+    /// WATCH (and watch-list).
+    Watch,
+}
+
 /// Parses the selectors of a request (400 on a bad one). The shard selector (KEP-5866) only
-/// while the feature gate is on; off, it is ignored unparsed, as by an older server.
-pub(crate) fn selectors(sh: &Shared, t: &Target, q: &QueryParams) -> Result<Selectors, ApiError> {
-    let sharding = sh
-        .sharded_list_and_watch
-        .load(std::sync::atomic::Ordering::Relaxed);
+/// while the feature gate is on for `gate`; off, it is ignored unparsed, as by an older server.
+/// A shard selector override replaces the request's (S4 tests).
+pub(crate) fn selectors(
+    sh: &Shared,
+    t: &Target,
+    q: &QueryParams,
+    gate: ShardGate,
+) -> Result<Selectors, ApiError> {
+    let sharding = match gate {
+        ShardGate::List => &sh.sharded_list,
+        ShardGate::Watch => &sh.sharded_watch,
+    }
+    .load(std::sync::atomic::Ordering::Relaxed);
     let shard = match q.shard_selector.as_deref() {
-        Some(text) if sharding && !text.is_empty() => Some(ShardSelector::parse(text)?),
+        Some(text) if sharding && !text.is_empty() => {
+            let replaced = sh
+                .shard_selector_override
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            Some(ShardSelector::parse(replaced.as_deref().unwrap_or(text))?)
+        }
         _ => None,
     };
     Ok(Selectors {
@@ -182,7 +206,7 @@ pub(crate) fn list_with(
             "Forbidden: sendInitialEvents is forbidden for list",
         ));
     }
-    let sel = selectors(sh, t, q)?;
+    let sel = selectors(sh, t, q, ShardGate::List)?;
     let (at, start_after) = read_point(sh, q)?;
     let filter = |o: &crate::store::Stored| sel.matches(o);
     let read = ListRead {

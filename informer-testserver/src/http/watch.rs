@@ -15,7 +15,7 @@ use http::{HeaderValue, StatusCode, header};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
-use super::list::{parse_rv, selectors};
+use super::list::{ShardGate, parse_rv, selectors};
 use super::{Mode, Target, object_bytes};
 use crate::faults::Kick;
 use crate::log::QueryParams;
@@ -34,7 +34,7 @@ pub(crate) fn watch(
     q: &QueryParams,
     mode: Mode,
 ) -> Result<Response, ApiError> {
-    let sel = selectors(sh, t, q)?;
+    let sel = selectors(sh, t, q, ShardGate::Watch)?;
     let table = match mode {
         Mode::Table => Some(super::table::TableRenderer::new(sh, &t.info, q)?),
         _ => None,
