@@ -180,7 +180,7 @@ where
                 .ok()
         })
         .max();
-    {
+    let apply = || {
         // H5: the lock serialises the store update and distribution with handler registration
         // snapshots. D9: the FIFO's lock is not held here.
         let state = inner.processor.lock();
@@ -213,6 +213,29 @@ where
                 "processing popped deltas panicked; they were dropped"
             );
         }
+    };
+    // Item 15: a relist is applied as one step (V2), which for tens of thousands of keys takes
+    // tens of milliseconds (index functions, the swap, every notification). On a multi-thread
+    // runtime that step runs in `block_in_place`: the worker hands its queued tasks to a fresh
+    // worker first, so no other task waits behind the relist. Small batches (every watch event)
+    // run inline, where the hand-over would cost more than it saves.
+    if keys >= BLOCK_IN_PLACE_KEYS && on_a_multi_thread_worker() {
+        // `block_in_place` refuses (panics before calling `apply`) where a worker cannot hand
+        // over, e.g. inside a `LocalSet`: then the batch is applied inline, as before.
+        let ran = std::cell::Cell::new(false);
+        let handed_over = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            tokio::task::block_in_place(|| {
+                ran.set(true);
+                apply();
+            });
+        }));
+        match handed_over {
+            Ok(()) => {}
+            Err(_) if !ran.get() => apply(),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    } else {
+        apply();
     }
     for popped in batch {
         popped.done();
@@ -223,6 +246,18 @@ where
         inner.processor.gate().set();
     }
     Some(keys)
+}
+
+/// Batches of at least this many keys (a relist) are applied in `block_in_place` on a
+/// multi-thread runtime (issue 25 item 15).
+const BLOCK_IN_PLACE_KEYS: usize = 1024;
+
+/// Whether this code runs in a task of a multi-thread runtime, where `block_in_place` can hand
+/// the worker's other tasks to a new worker.
+fn on_a_multi_thread_worker() -> bool {
+    tokio::task::try_id().is_some()
+        && tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
 /// How the processing loop pops (V2, V3).
