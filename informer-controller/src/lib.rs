@@ -4,7 +4,7 @@
 //!
 //! The rule IDs cited in comments and tests (C1-C9 controllers, K1-K4 read your own writes,
 //! E1-E7 leader election, S1-S6 shard sets and terms, W1-W8 workqueue, H1-H15 handlers) are
-//! specified in `shared/docs/semantics.md`; `ARCHITECTURE.md`
+//! specified in `docs/behaviour.md`; `ARCHITECTURE.md`
 //! explains why this is a crate of its own.
 //!
 //! # Quick start

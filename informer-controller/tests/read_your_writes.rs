@@ -1,4 +1,4 @@
-//! Read your own writes (K1-K4 in semantics.md section 16), and the controller's informer
+//! Read your own writes (K1-K4 in docs/behaviour.md section 16), and the controller's informer
 //! lifetimes on a shared factory (issue 25 items 4, 16 and 17), over HTTP against
 //! informer-testserver.
 //!

@@ -3,7 +3,7 @@
 //! This crate is the generic runtime behind the code that `informer-gen` emits. Everything that
 //! behaves lives here; generated code only picks types and constants. See `ARCHITECTURE.md` at
 //! the repository root for the map of modules and the invariants they keep, and
-//! `shared/docs/semantics.md` for the rule IDs (R9, D2, …) cited in comments and tests.
+//! `docs/behaviour.md` for the rule IDs (R9, D2, …) cited in comments and tests.
 
 pub mod compact;
 pub mod delta_fifo;

@@ -1,4 +1,4 @@
-//! client-go 1.35-1.37 parity of the informer (semantics.md §15): names in logs and metric labels,
+//! client-go 1.35-1.37 parity of the informer (docs/behaviour.md §15): names in logs and metric labels,
 //! queue depth, processing latency and store resource version metrics (V4); named, awaitable sync
 //! checks and handler shutdown that frees the handler (V5). Through `kube::Client` and
 //! informer-testserver.

@@ -1,4 +1,4 @@
-//! K4 (semantics.md section 16): bookmarks advance the store's resource version of an idle
+//! K4 (docs/behaviour.md section 16): bookmarks advance the store's resource version of an idle
 //! informer, so a read-your-own-writes waiter on a quiet kind catches up without a change to
 //! that kind; `wait_for_store_resource_version` wakes when the store reaches a version.
 

@@ -64,7 +64,7 @@ impl GroupResource {
 /// A response that is well-formed HTTP but breaks the API contract, armed with
 /// [`Faults::hostile_next`]. Each one stands for something a broken proxy, an aggregated API
 /// server or a faulty apiserver has been seen to send; the client must turn every one of them
-/// into a clear error (semantics.md M14-M16), never into data.
+/// into a clear error (docs/behaviour.md M14-M16), never into data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HostileResponse {

@@ -1,10 +1,12 @@
-//! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`, `cargo xtask envtest`.
+//! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`, `cargo xtask envtest`,
+//! `cargo xtask rules`.
 //!
 //! This file only parses flags and dispatches; each chore lives in its own module.
 
 mod bench;
 mod codegen;
 mod envtest;
+mod rules;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +39,8 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         rest: Vec<String>,
     },
+    /// Check that every rule ID cited in the code and tests is defined in docs/behaviour.md.
+    Rules,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -44,6 +48,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Codegen { check } => codegen::generate(check),
         Cmd::Bench(args) => bench::run(args),
         Cmd::Envtest { rest } => envtest::run(&rest),
+        Cmd::Rules => rules::check(),
     }
 }
 

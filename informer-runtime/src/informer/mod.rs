@@ -128,7 +128,7 @@ pub struct InformerConfig<K> {
 pub const DEFAULT_BATCH_SIZE: usize = 100;
 
 impl<K> InformerConfig<K> {
-    /// The reflector settings an informer starts from: semantics.md §1's, with the streaming
+    /// The reflector settings an informer starts from: docs/behaviour.md §1's, with the streaming
     /// initial list (V1, client-go 1.35+) and its fallback to paged LIST (R19, R20). A bare
     /// [`ReflectorConfig::default`] keeps R21's paged LIST.
     pub fn default_reflector() -> ReflectorConfig {

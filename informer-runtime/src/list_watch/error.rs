@@ -112,7 +112,7 @@ pub enum Error {
     },
 }
 
-/// The reflector's view of an [`Error`] (semantics.md R9–R16).
+/// The reflector's view of an [`Error`] (docs/behaviour.md R9–R16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
     /// 410 Gone / Expired (R11 on LIST, R12 on WATCH, R4 on a continue page).

@@ -152,7 +152,7 @@ pub struct BodyLimits {
     pub max_error_bytes: usize,
 }
 
-/// T4's default idle time of a body (semantics.md: 60 s).
+/// T4's default idle time of a body (docs/behaviour.md: 60 s).
 pub const DEFAULT_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default cap of one LIST body: 4 GiB, far above a 500-object page (a few MiB) and above
 /// an unpaged relist of 200 000 realistic Pods.

@@ -1,4 +1,4 @@
-//! The reflector: list, then watch, and keep a [`ReflectorStore`] in step with the API server (semantics.md §1, R1–R23).
+//! The reflector: list, then watch, and keep a [`ReflectorStore`] in step with the API server (docs/behaviour.md §1, R1–R23).
 //!
 //! One [`Reflector`] runs list+watch *cycles* until its `CancellationToken` is cancelled:
 //!
@@ -113,7 +113,7 @@ pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 /// Callback told about every error (client-go `SetWatchErrorHandler`).
 pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
 
-/// The reflector's settings. `Default` gives the values of semantics.md §1.
+/// The reflector's settings. `Default` gives the values of docs/behaviour.md §1.
 #[derive(Clone)]
 pub struct ReflectorConfig {
     /// A name for logs and spans; defaults to the list-watcher's URL path when empty.

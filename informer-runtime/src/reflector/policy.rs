@@ -220,7 +220,7 @@ pub(crate) struct Facts {
 }
 
 /// The one error table of the reflector (issue 14 item 14): what each error class means in each
-/// phase of a cycle (semantics.md R9-R16, R19, R20). The LIST, WATCH and watch-list paths all ask
+/// phase of a cycle (docs/behaviour.md R9-R16, R19, R20). The LIST, WATCH and watch-list paths all ask
 /// it, so they cannot disagree; for example a connection that breaks mid-stream is a close in
 /// every phase that streams (R9 for a WATCH, R20 for a watch-list stream).
 pub(crate) fn on_error(phase: Phase, class: ErrorClass, f: Facts) -> Action {

@@ -1,4 +1,4 @@
-//! The reflector as an explicit state machine (issue 14 item 14; semantics.md R1-R4, R9-R20).
+//! The reflector as an explicit state machine (issue 14 item 14; docs/behaviour.md R1-R4, R9-R20).
 //!
 //! [`Machine::step`] is pure: from the machine (its [`State`] and what it remembers across
 //! cycles: the RV bookkeeping, whether streaming is off, the R14 window) and one [`Event`] (what
