@@ -4,8 +4,8 @@
 //!
 //! The rule IDs cited in comments and tests (C1-C9 controllers, K1-K4 read your own writes,
 //! E1-E7 leader election, S1-S6 shard sets and terms, W1-W8 workqueue, H1-H15 handlers) are
-//! specified in `docs/behaviour.md`; `ARCHITECTURE.md`
-//! explains why this is a crate of its own.
+//! specified in `docs/behaviour.md`;
+//! `docs/decisions/13-controllers-in-their-own-crate.md` explains why this is a crate of its own.
 //!
 //! # Quick start
 //!

@@ -1,7 +1,7 @@
 //! CRD manifests' `openAPIV3Schema`s → the type IR (issue 13): one module per served version, the
 //! kind at its top, nested objects named `Parent` + `FieldName`.
 //!
-//! The mapping (documented for users in ARCHITECTURE.md, "Types from CRD schemas"):
+//! The mapping (documented for users in docs/decisions/07-types-from-crd-schemas.md):
 //!
 //! | schema                                              | IR                                   |
 //! |-----------------------------------------------------|--------------------------------------|
