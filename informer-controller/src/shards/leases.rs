@@ -1,0 +1,118 @@
+//! The Lease requests of a shard set: one labelled LIST of the set (E3's observation times), the live members, and each Lease's write and release (E4, E5).
+
+use super::*;
+
+impl Inner {
+    /// Lists the set's Leases (by name), recording when each was first seen in its form (E3).
+    pub(super) async fn read_set(&self) -> Option<HashMap<String, Lease>> {
+        let params = ListParams::default().labels(&format!("{SHARD_SET_LABEL}={}", self.set));
+        let list = match self.api.list(&params).await {
+            Ok(list) => {
+                self.succeeded("list");
+                list
+            }
+            Err(err) => {
+                self.failed("list", &err);
+                return None;
+            }
+        };
+        let leases: HashMap<String, Lease> = list
+            .items
+            .into_iter()
+            .filter_map(|l| Some((l.metadata.name.clone()?, l)))
+            .collect();
+        let mut observed = self.observed.lock();
+        observed.retain(|name, _| leases.contains_key(name));
+        let now = Instant::now();
+        for (name, lease) in &leases {
+            let spec = lease.spec.clone().unwrap_or_default();
+            match observed.get(name) {
+                Some((old, _)) if *old == spec => {}
+                _ => {
+                    observed.insert(name.clone(), (spec, now));
+                }
+            }
+        }
+        Some(leases)
+    }
+
+    /// When the earliest shard Lease held by another replica expires by our observation (E3).
+    pub(super) fn earliest_foreign_expiry(
+        &self,
+        leases: &HashMap<String, Lease>,
+        st: &RunState,
+    ) -> Option<Instant> {
+        let observed = self.observed.lock();
+        (0..self.shards)
+            .filter(|i| !st.held.contains_key(i) && !st.stopping.contains_key(i))
+            .filter_map(|i| {
+                let name = self.shard_lease(i);
+                leases.get(&name)?;
+                let (spec, at) = observed.get(&name)?;
+                let holder = spec.holder_identity.as_deref().unwrap_or_default();
+                if holder.is_empty() || holder == self.identity {
+                    return None;
+                }
+                Some(record::expiry(spec, *at))
+            })
+            .min()
+    }
+
+    /// The replicas of our view whose heartbeat changed within its lease duration, by our
+    /// clock (E3); we count ourselves. Replicas of another view (S1) do not share our shards.
+    pub(super) fn live_members(&self, leases: &HashMap<String, Lease>, now: Instant) -> u32 {
+        let prefix = format!("{}-member-", self.set);
+        let me = self.member_lease();
+        let ours = self.view();
+        let others = leases
+            .iter()
+            .filter(|(name, lease)| {
+                name.starts_with(&prefix)
+                    && **name != me
+                    && Self::view_of(lease).as_deref() == Some(ours.as_str())
+            })
+            .filter(|(name, _)| self.live_foreign(name, now).is_some())
+            .count();
+        u32::try_from(others).unwrap_or(u32::MAX).saturating_add(1)
+    }
+
+    /// Acquires or renews the Lease `name` (`current` as read this round): Ok(true) if we hold
+    /// it now, Ok(false) if another holder's term has not expired or a concurrent writer won
+    /// (409).
+    pub(super) async fn write(
+        &self,
+        name: &str,
+        current: Option<&Lease>,
+    ) -> Result<bool, kube::Error> {
+        let observed_at = current
+            .and_then(|lease| {
+                let spec = lease.spec.as_ref()?;
+                let observed = self.observed.lock();
+                let (seen, at) = observed.get(name)?;
+                (seen == spec).then_some(*at)
+            })
+            .unwrap_or_else(Instant::now);
+        let written = leader::write_record(
+            &self.api,
+            name,
+            &self.identity,
+            self.config.lease_duration,
+            Some(self.labels()),
+            current.cloned(),
+            observed_at,
+        )
+        .await;
+        match written {
+            Ok(Written::Held(_)) => Ok(true),
+            Ok(Written::Wait(_)) => Ok(false),
+            // Another replica created or wrote it first: a lost race.
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes an empty holder with a 1 s duration if we hold `name` (E5).
+    pub(super) async fn release(&self, name: &str) {
+        leader::release(&self.api, name, &self.identity, self.config.renew_deadline).await;
+    }
+}
