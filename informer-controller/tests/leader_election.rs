@@ -26,17 +26,6 @@ use tokio_util::sync::CancellationToken;
 const NS: &str = "default";
 const LEASE: &str = "lock";
 
-/// Short timings with E2's proportions; no jitter so the takeover bound is lease + retry.
-fn fast() -> LeaderElectionConfig {
-    LeaderElectionConfig {
-        lease_duration: Duration::from_secs(2),
-        renew_deadline: Duration::from_secs(1),
-        retry_period: Duration::from_millis(250),
-        jitter_factor: 0.0,
-        release_on_cancel: true,
-    }
-}
-
 /// One leadership transition, as the replica itself saw it.
 #[derive(Debug, Clone)]
 struct Transition {

@@ -13,7 +13,7 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use informer_controller::leader::{LeaderElectionConfig, LeaderElector};
+use informer_controller::leader::LeaderElector;
 use informer_controller::{Action, Context, Controller, Request};
 use informer_runtime::SharedInformerFactory;
 use informer_testserver::{GroupResource, TestServer};
@@ -25,16 +25,6 @@ use tokio_util::sync::CancellationToken;
 
 const NS: &str = "default";
 const LEASE: &str = "terms-lock";
-
-fn fast() -> LeaderElectionConfig {
-    LeaderElectionConfig {
-        lease_duration: Duration::from_secs(2),
-        renew_deadline: Duration::from_secs(1),
-        retry_period: Duration::from_millis(250),
-        jitter_factor: 0.0,
-        release_on_cancel: true,
-    }
-}
 
 /// When one replica's leading work ran: (replica, start, stop).
 type Interval = (String, Instant, Option<Instant>);

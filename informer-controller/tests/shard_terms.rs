@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use informer_controller::leader::LeaderElectionConfig;
 use informer_controller::shards::{
     SHARD_COUNT_LABEL, SHARD_FIELD_LABEL, SHARD_SET_LABEL, ShardAssigner,
 };
@@ -33,17 +32,6 @@ use tokio_util::sync::CancellationToken;
 
 const NS: &str = "default";
 const SET: &str = "terms";
-
-/// E2's proportions, short; no jitter.
-fn fast() -> LeaderElectionConfig {
-    LeaderElectionConfig {
-        lease_duration: Duration::from_secs(2),
-        renew_deadline: Duration::from_secs(1),
-        retry_period: Duration::from_millis(250),
-        jitter_factor: 0.0,
-        release_on_cancel: true,
-    }
-}
 
 /// When one replica's work for one shard ran.
 #[derive(Debug, Clone)]

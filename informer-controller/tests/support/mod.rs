@@ -15,6 +15,18 @@ use parking_lot::Mutex;
 use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 
+/// Lease timings with E2's proportions, short (lease 2 s, renew 1 s, retry 250 ms) and without
+/// jitter, so a takeover's bound is lease + retry.
+pub fn fast() -> informer_controller::leader::LeaderElectionConfig {
+    informer_controller::leader::LeaderElectionConfig {
+        lease_duration: Duration::from_secs(2),
+        renew_deadline: Duration::from_secs(1),
+        retry_period: Duration::from_millis(250),
+        jitter_factor: 0.0,
+        release_on_cancel: true,
+    }
+}
+
 /// How long any condition may take before a test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
 
