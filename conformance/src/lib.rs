@@ -91,11 +91,6 @@ impl Backend {
         }
     }
 
-    /// Whether this is the real API server.
-    pub fn is_real(&self) -> bool {
-        matches!(self, Backend::KubeApiserver(_))
-    }
-
     /// A client for this scenario's runtime.
     pub async fn client(&self) -> kube::Client {
         match self {
@@ -198,57 +193,20 @@ macro_rules! conformance {
     };
 }
 
-/// Installs a test log subscriber once (`RUST_LOG` controls it).
-pub fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_test_writer()
-        .try_init();
-}
+pub use informer_test_support::{config_map, init_tracing};
 
-/// Waits until the async condition holds, re-checking every 20 ms; panics naming `what` after
-/// [`WAIT`].
-pub async fn wait_for<F, Fut>(what: &str, mut cond: F)
+/// Waits until the async condition holds; panics naming `what` after [`WAIT`].
+pub async fn wait_for<F, Fut>(what: &str, cond: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !cond().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {} s waiting for {what}",
-            WAIT.as_secs()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    informer_test_support::poll_within(WAIT, what, cond).await;
 }
 
-/// Waits until the condition holds, re-checking every 10 ms; panics naming `what` after [`WAIT`].
+/// Waits until the condition holds; panics naming `what` after [`WAIT`].
 pub async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     wait_for(what, || std::future::ready(cond())).await;
-}
-
-/// A ConfigMap `ns/name` with `data.v = v` and the given labels.
-pub fn config_map(ns: &str, name: &str, v: &str, labels: &[(&str, &str)]) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some(ns.into()),
-            labels: (!labels.is_empty()).then(|| {
-                labels
-                    .iter()
-                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                    .collect()
-            }),
-            ..Default::default()
-        },
-        data: Some(BTreeMap::from([("v".to_string(), v.to_string())])),
-        ..Default::default()
-    }
 }
 
 /// The server's ConfigMaps in `ns` as name -> resourceVersion (a LIST through the API).

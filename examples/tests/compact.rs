@@ -4,11 +4,9 @@
 //!
 //! Run with `cargo test -p informer-examples --test compact`.
 
-mod support;
-
+use informer_test_support::{WAIT, wait_until};
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use support::{WAIT, wait_until};
 
 use informer_examples::generated::InformerFactoryExt;
 use informer_examples::generated::compact::api::core::v1 as compact;

@@ -5,9 +5,7 @@
 //!
 //! Run with `cargo test -p informer-examples --test crd_projection`.
 
-mod support;
-
-use support::{WAIT, wait_until};
+use informer_test_support::{WAIT, wait_until};
 
 use informer_examples::generated::gizmos::v1;
 use informer_runtime::lister::Lister;

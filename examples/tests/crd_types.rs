@@ -5,9 +5,7 @@
 //!
 //! Run with `cargo test -p informer-examples --test crd_types`.
 
-mod support;
-
-use support::{WAIT, wait_until};
+use informer_test_support::{WAIT, wait_until};
 
 use informer_examples::generated::InformerFactoryExt;
 use informer_examples::generated::gizmos::{v1, v1alpha1};

@@ -1,6 +1,6 @@
 //! kube-runtime interop: an informer's notifications as the stream kube-runtime's `watcher()`
 //! yields, so kube-runtime's `reflector`, `WatchStreamExt` and `Controller` consume a shared
-//! informer with no second watch (K5).
+//! informer with no second watch (KR5).
 //!
 //! ```no_run
 //! # use std::sync::Arc;

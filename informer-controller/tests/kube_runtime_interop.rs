@@ -1,4 +1,4 @@
-//! kube-runtime interop (K5): a real kube-runtime `Controller` and `reflector` consume our
+//! kube-runtime interop (KR5): a real kube-runtime `Controller` and `reflector` consume our
 //! shared informer's events over HTTP, and the server sees one watch, the informer's own.
 
 // Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).

@@ -29,17 +29,19 @@ pub use kube::core::object::{HasSpec, HasStatus};
 pub use serde;
 pub use std::boxed::Box;
 
-pub use crate::factory::{Projected, StaticIndexer};
+pub use crate::factory::Projected;
+pub use crate::object::StaticIndexer;
 pub use crate::object::{HasScope, Meta};
 pub use crate::projection::__derive as projection;
 pub use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector};
 
 pub use kube::core::GroupVersionResource;
 
-pub use crate::factory::{GenericInformer, Object, SharedInformerFactory};
+pub use crate::factory::{GenericInformer, SharedInformerFactory};
 pub use crate::indexer::Indexer;
 pub use crate::informer::SharedIndexInformer;
 pub use crate::lister::{Error as ListerError, Lister, NamespacedLister};
+pub use crate::object::Object;
 
 /// Values of a field-path index (`#[informer(index(name = "…", path = a.b))]`): a string field gives
 /// itself, `Option` gives zero or one value, collections give one value per element (X2).

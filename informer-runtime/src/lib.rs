@@ -19,13 +19,17 @@ pub mod projection;
 pub mod reflector;
 pub mod shard;
 pub mod store;
-pub mod workqueue;
+
+/// Rate-limited work queues (W1-W8): the [`informer-workqueue`](informer_workqueue) crate,
+/// re-exported here so that `informer_runtime::workqueue::RateLimitingQueue` keeps working. It
+/// depends on nothing else in the runtime, like client-go's `util/workqueue`.
+pub use informer_workqueue as workqueue;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use factory::{Object, SharedInformerFactory};
-pub use object::Meta;
+pub use factory::SharedInformerFactory;
+pub use object::{Meta, Object};
 
 #[cfg(feature = "derive")]
 pub use informer_derive::{Informer, Projection, ProjectionSource};

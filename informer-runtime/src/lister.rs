@@ -165,7 +165,7 @@ impl<K: crate::object::Meta> Lister<K> {
     /// (the kind itself, or a projection's source).
     pub fn from_indexer(indexer: Arc<Indexer<K>>) -> Self
     where
-        K: crate::factory::Object,
+        K: crate::object::Object,
     {
         Self::new(indexer, GroupResource::of::<K::Source>())
     }

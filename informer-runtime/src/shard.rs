@@ -26,8 +26,6 @@
 
 use std::fmt;
 
-use crate::list_watch::chunked::{EventProbe, probe_event};
-
 /// One past the largest 64-bit hash: the exclusive end of the whole hash space.
 const SPACE: u128 = 1 << 64;
 
@@ -185,15 +183,6 @@ impl Shard {
         self.ranges
             .iter()
             .any(|&(start, end)| u128::from(start) <= h && h < end)
-    }
-
-    /// Whether the watch event in `line` may be decoded: events of objects outside the shard
-    /// are not; bookmarks, errors and anything unreadable are (the decode handles them).
-    pub(crate) fn admits_event(&self, line: &[u8]) -> bool {
-        match probe_event(line, self.field.metadata_key()) {
-            Some(EventProbe::Object(Some(value))) => self.admits_bytes(&value),
-            _ => true,
-        }
     }
 }
 

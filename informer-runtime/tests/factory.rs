@@ -240,6 +240,21 @@ async fn f9_for_resource_builds_a_dynamic_informer_for_a_crd_created_at_run_time
         .await
         .unwrap();
     assert!(Arc::ptr_eq(&generic.informer::<ConfigMap>().unwrap(), &cms));
+
+    // F7 for a dynamic informer (M11: its CRD was deleted): stopped, forgotten, the typed
+    // informers keep running, and the next lookup builds a fresh one.
+    assert!(factory.stop_resource_informer(&gvr).await);
+    assert!(foos.informer::<DynamicObject>().unwrap().is_stopped());
+    assert!(
+        !factory.stop_resource_informer(&gvr).await,
+        "already forgotten"
+    );
+    assert!(!cms.is_stopped());
+    let fresh = factory.for_resource(&gvr).await.unwrap();
+    assert!(!Arc::ptr_eq(
+        &fresh.informer::<DynamicObject>().unwrap(),
+        &foos.informer::<DynamicObject>().unwrap()
+    ));
     factory.shutdown().await;
 }
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use informer_runtime::indexer::{Error, Indexer, Indexers, NAMESPACE_INDEX};
+use informer_runtime::indexer::{Error, IndexFunc, Indexer, Indexers, NAMESPACE_INDEX};
 use informer_runtime::key::{KeyError, ObjectKey};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::ObjectMeta;
@@ -480,4 +480,31 @@ fn x8_concurrent_readers_always_see_consistent_object_and_index_entries() {
         r.join().expect("reader saw an inconsistent state");
     }
     assert!(checks.load(Ordering::Relaxed) >= 3);
+}
+
+#[test]
+fn count_by_index_counts_a_value_without_collecting_and_follows_updates() {
+    // The index is given as a ready-made `IndexFunc`, the form `with_func` takes.
+    let indexer: Indexer<ConfigMap> = Indexer::builder()
+        .indexers(Indexers::new().with_func("by_tag", IndexFunc::Infallible(Arc::new(by_tag))))
+        .build()
+        .expect("test fixture");
+    indexer.add(cm("ns", "a", &[("tags", "red,blue")])).unwrap();
+    indexer.add(cm("ns", "b", &[("tags", "blue")])).unwrap();
+    assert_eq!(indexer.read().count_by_index("by_tag", "blue").unwrap(), 2);
+    assert_eq!(indexer.read().count_by_index("by_tag", "red").unwrap(), 1);
+    assert_eq!(indexer.read().count_by_index("by_tag", "green").unwrap(), 0);
+
+    indexer.update(cm("ns", "a", &[("tags", "green")])).unwrap();
+    assert_eq!(indexer.read().count_by_index("by_tag", "blue").unwrap(), 1);
+    assert_eq!(indexer.read().count_by_index("by_tag", "red").unwrap(), 0);
+    assert_eq!(indexer.read().count_by_index("by_tag", "green").unwrap(), 1);
+    assert_eq!(
+        indexer.read().count_by_index("by_tag", "blue").unwrap(),
+        indexer.by_index("by_tag", "blue").unwrap().len()
+    );
+    assert!(matches!(
+        indexer.read().count_by_index("no_such_index", "x"),
+        Err(Error::UnknownIndex(_))
+    ));
 }

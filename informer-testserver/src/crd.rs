@@ -97,7 +97,7 @@ pub(crate) fn prepare(v: &mut Value) -> Result<(), ApiError> {
     if names.get("listKind").is_none() {
         names["listKind"] = Value::String(format!("{kind}List"));
     }
-    let now = crate::ops::now();
+    let now = crate::clock::now();
     let cond = |t: &str, reason: &str, msg: &str| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": msg});
     v["status"] = json!({
         "acceptedNames": names,
@@ -151,19 +151,10 @@ pub(crate) fn resources(v: &Value) -> Vec<ResourceInfo> {
             status_subresource: ver.pointer("/subresources/status").is_some(),
             short_names: short_names.clone(),
             categories: categories.clone(),
-            verbs: [
-                "create",
-                "delete",
-                "deletecollection",
-                "get",
-                "list",
-                "patch",
-                "update",
-                "watch",
-            ]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
+            verbs: crate::resources::ALL_VERBS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
             custom: true,
         })
         .collect()

@@ -21,6 +21,7 @@
 //! See the crate README for the protocol coverage, the deviations from kube-apiserver, and the
 //! measured throughput.
 
+mod clock;
 mod crd;
 mod error;
 mod faults;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use crate::clock::now;
 use crate::crd;
 use crate::patch::{self, PatchKind};
 use crate::resources::ResourceInfo;
@@ -13,13 +14,6 @@ use crate::selectors::{Selectors, field_paths};
 use crate::state::Shared;
 use crate::status::ApiError;
 use crate::store::{Change, EventType, ObjKey, Stored};
-
-/// The current time as Kubernetes writes timestamps (RFC 3339, seconds).
-pub(crate) fn now() -> String {
-    jiff::Timestamp::from_second(jiff::Timestamp::now().as_second())
-        .map(|t| t.to_string())
-        .unwrap_or_default()
-}
 
 /// Which part of the object a write addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -369,29 +363,14 @@ pub(crate) fn update(
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
-    let is_crd = is_crd(info);
-    let schema = custom_schema(sh, info);
-    let res = info.storage_key();
-    let mutation = sh.store.mutate(&res, &key(info, ns, name), field_paths(&info.group, &info.kind), |cur, _| {
-        let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
+    replace_existing(sh, info, ns, name, part, |cur, _old| {
         if let Some(rv) = &want_rv
-            && *rv != cur.rv.to_string() {
-                return Err(ApiError::conflict(info, name, "the object has been modified; please apply your changes to the latest version and try again"));
-            }
-        let old = cur.value()?;
-        let mut change = finish_update(info, &old, body, part)?;
-        if let Change::Put(v) = &mut change {
-            if is_crd {
-                crd::prepare(v)?;
-            }
-            if let Some(schema) = &schema {
-                crate::schema::apply(info, name, schema, v)?;
-            }
+            && *rv != cur.rv.to_string()
+        {
+            return Err(modified(info, name));
         }
-        Ok(change)
-    })?;
-    after_write(sh, info, &mutation.obj, mutation.event)?;
-    Ok(mutation.obj)
+        Ok(body)
+    })
 }
 
 /// Patches an object; an apply patch creates it when missing.
@@ -418,33 +397,68 @@ pub(crate) fn patch(
         }
         return Err(ApiError::not_found(info, name));
     }
-    let is_crd = is_crd(info);
-    let schema = custom_schema(sh, info);
-    let res = info.storage_key();
-    let mutation = sh.store.mutate(&res, &key(info, ns, name), field_paths(&info.group, &info.kind), |cur, _| {
-        let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
-        let old = cur.value()?;
+    replace_existing(sh, info, ns, name, part, |cur, old| {
         let mut new = old.clone();
         patch::apply(kind, &mut new, body)?;
         if meta_str(&new, "name") != Some(name) {
-            return Err(ApiError::bad_request(format!("the name of the object ({}) does not match the name on the URL ({name})", meta_str(&new, "name").unwrap_or_default())));
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({}) does not match the name on the URL ({name})",
+                meta_str(&new, "name").unwrap_or_default()
+            )));
         }
         let rv = meta_str(&new, "resourceVersion").unwrap_or_default();
         if !rv.is_empty() && rv != cur.rv.to_string() {
-            return Err(ApiError::conflict(info, name, "the object has been modified; please apply your changes to the latest version and try again"));
+            return Err(modified(info, name));
         }
         check_type(info, &mut new)?;
-        let mut change = finish_update(info, &old, new, part)?;
-        if let Change::Put(v) = &mut change {
-            if is_crd {
-                crd::prepare(v)?;
+        Ok(new)
+    })
+}
+
+/// The conflict of a write whose resourceVersion is not the stored one.
+fn modified(info: &ResourceInfo, name: &str) -> ApiError {
+    ApiError::conflict(
+        info,
+        name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+    )
+}
+
+/// Replaces the stored object `name` with what `next` makes of it and the stored body (update
+/// and patch): `next` checks its own preconditions; the update rules (`finish_update`), a
+/// custom resource's preparation and schema, and the write's event are the same for both.
+fn replace_existing(
+    sh: &Shared,
+    info: &Arc<ResourceInfo>,
+    ns: Option<&str>,
+    name: &str,
+    part: Part,
+    next: impl FnOnce(&Stored, &Value) -> Result<Value, ApiError>,
+) -> Result<Arc<Stored>, ApiError> {
+    let is_crd = is_crd(info);
+    let schema = custom_schema(sh, info);
+    let res = info.storage_key();
+    let key = key(info, ns, name);
+    let mutation = sh.store.mutate(
+        &res,
+        &key,
+        field_paths(&info.group, &info.kind),
+        |cur, _| {
+            let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
+            let old = cur.value()?;
+            let new = next(cur, &old)?;
+            let mut change = finish_update(info, &old, new, part)?;
+            if let Change::Put(v) = &mut change {
+                if is_crd {
+                    crd::prepare(v)?;
+                }
+                if let Some(schema) = &schema {
+                    crate::schema::apply(info, name, schema, v)?;
+                }
             }
-            if let Some(schema) = &schema {
-                crate::schema::apply(info, name, schema, v)?;
-            }
-        }
-        Ok(change)
-    })?;
+            Ok(change)
+        },
+    )?;
     after_write(sh, info, &mutation.obj, mutation.event)?;
     Ok(mutation.obj)
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 /// Verbs of a fully served resource, as discovery reports them.
-const ALL_VERBS: &[&str] = &[
+pub(crate) const ALL_VERBS: &[&str] = &[
     "create",
     "delete",
     "deletecollection",

@@ -57,6 +57,17 @@ impl TestServer {
         })
     }
 
+    /// What a typed write needs: the resource, the object as JSON and its namespace.
+    fn typed_write<K: Resource<DynamicType = ()> + Serialize>(
+        &self,
+        obj: &K,
+    ) -> Result<(Arc<ResourceInfo>, Value, Option<String>), Error> {
+        let info = self.typed_info::<K>()?;
+        let v = Self::to_value(obj)?;
+        let ns = namespace_of(&info, &v);
+        Ok((info, v, ns))
+    }
+
     fn to_value<K: Resource<DynamicType = ()> + Serialize>(obj: &K) -> Result<Value, Error> {
         let mut v = serde_json::to_value(obj)?;
         if let Some(o) = v.as_object_mut() {
@@ -74,9 +85,7 @@ impl TestServer {
         &self,
         obj: &K,
     ) -> Result<Value, Error> {
-        let info = self.typed_info::<K>()?;
-        let v = Self::to_value(obj)?;
-        let ns = namespace_of(&info, &v);
+        let (info, v, ns) = self.typed_write(obj)?;
         Ok(ops::create(&self.sh, &info, ns.as_deref(), v, false)?.value()?)
     }
 
@@ -85,9 +94,7 @@ impl TestServer {
         &self,
         obj: &K,
     ) -> Result<Value, Error> {
-        let info = self.typed_info::<K>()?;
-        let v = Self::to_value(obj)?;
-        let ns = namespace_of(&info, &v);
+        let (info, v, ns) = self.typed_write(obj)?;
         let name = name_of(&v);
         Ok(ops::update(&self.sh, &info, ns.as_deref(), &name, v, Part::Main)?.value()?)
     }
@@ -97,9 +104,7 @@ impl TestServer {
         &self,
         obj: &K,
     ) -> Result<Value, Error> {
-        let info = self.typed_info::<K>()?;
-        let v = Self::to_value(obj)?;
-        let ns = namespace_of(&info, &v);
+        let (info, v, ns) = self.typed_write(obj)?;
         let name = name_of(&v);
         let part = if info.status_subresource {
             Part::Status

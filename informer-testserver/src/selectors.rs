@@ -265,13 +265,29 @@ impl Selectors {
     pub(crate) fn matches(&self, obj: &Stored) -> bool {
         self.labels.matches(&obj.labels)
             && self.fields.matches(obj)
-            && self.shard.as_ref().is_none_or(|s| s.matches(obj))
+            && self
+                .shard
+                .as_ref()
+                .is_none_or(|s| s.matches(obj.uid_hash, &obj.namespace))
     }
 
     /// Whether all are empty.
     pub(crate) fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.fields.is_empty() && self.shard.is_none()
     }
+}
+
+/// A JSON map of strings as an equality selector, `k1=v1,k2=v2` (a Scale's `selector`, a
+/// DaemonSet's `NODE SELECTOR` column); not a map, or no strings in it, is empty.
+pub(crate) fn equality_selector(map: Option<&serde_json::Value>) -> String {
+    map.and_then(serde_json::Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}")))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default()
 }
 
 /// Extra field-selector paths per kind (beyond metadata.name and metadata.namespace), as

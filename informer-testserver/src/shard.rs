@@ -13,7 +13,6 @@
 //!   no `shardInfo`. A malformed selector is a 400.
 
 use crate::status::ApiError;
-use crate::store::Stored;
 
 /// The field a shard selector hashes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,11 +104,11 @@ impl ShardSelector {
         &self.text
     }
 
-    /// Whether `obj` falls in the shard.
-    pub(crate) fn matches(&self, obj: &Stored) -> bool {
+    /// Whether an object with this UID hash (its [`fnv1a64`]) and namespace falls in the shard.
+    pub(crate) fn matches(&self, uid_hash: u64, namespace: &str) -> bool {
         let hash = match self.field {
-            ShardField::Uid => obj.uid_hash,
-            ShardField::Namespace => fnv1a64(&obj.namespace),
+            ShardField::Uid => uid_hash,
+            ShardField::Namespace => fnv1a64(namespace),
         };
         self.ranges
             .iter()

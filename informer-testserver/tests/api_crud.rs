@@ -254,6 +254,17 @@ async fn seeding_helpers_take_the_store_path() {
     assert_eq!(objs.len(), 2);
     let got: Widget = server.get(Some("default"), "seeded").unwrap();
     assert_eq!(got.spec.size, 2);
+    // update_json replaces; a stale resourceVersion is refused like over HTTP.
+    let mut cfg = objs[0].clone();
+    cfg["data"] = serde_json::json!({"a": "c"});
+    let updated = server.update_json(cfg.clone()).unwrap();
+    assert_eq!(updated["data"]["a"], "c");
+    assert_ne!(
+        updated["metadata"]["resourceVersion"],
+        cfg["metadata"]["resourceVersion"]
+    );
+    let stale = server.update_json(cfg).unwrap_err();
+    assert_eq!(stale.code(), Some(409));
     let err = server
         .get::<ConfigMap>(Some("default"), "nope")
         .unwrap_err();

@@ -3,11 +3,9 @@
 // Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use informer_test_support::Kubectl;
 use informer_testserver::TestServer;
 
 const MANIFEST: &str = "apiVersion: v1
@@ -58,78 +56,12 @@ spec:
   size: 3
 ";
 
-struct Kubectl {
-    kubeconfig: PathBuf,
-    cache: PathBuf,
-    dir: PathBuf,
-}
-
-impl Kubectl {
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("kubectl");
-        c.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(&self.cache)
-            .args(args);
-        c
-    }
-
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = self.cmd(args);
-        let out = tokio::task::spawn_blocking(move || cmd.output())
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    }
-
-    async fn stdout(&self, args: &[&str]) -> String {
-        String::from_utf8_lossy(&self.run(args).await.stdout).into_owned()
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.dir.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-}
-
-fn kubectl_available() -> bool {
-    Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_scenario() {
-    if !kubectl_available() {
-        println!("NOTICE: kubectl is not on PATH; skipping the kubectl scenario");
-        return;
-    }
     let server = TestServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!(
-        "informer-testserver-kubectl-{}-{}",
-        std::process::id(),
-        server.addr().port()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let k = Kubectl {
-        kubeconfig: dir.join("kubeconfig"),
-        cache: dir.join("cache"),
-        dir: dir.clone(),
+    let Some(k) = Kubectl::for_server(&server, "kubectl") else {
+        return;
     };
-    server.write_kubeconfig(&k.kubeconfig).unwrap();
     let manifest = k.file("app.yaml", MANIFEST);
 
     let out = k.stdout(&["create", "-f", &manifest]).await;
@@ -162,21 +94,7 @@ async fn kubectl_scenario() {
     assert!(names.contains("configmap/demo"), "{names}");
 
     // get --watch sees a change made by a later apply.
-    let mut child = k
-        .cmd(&["get", "configmap", "demo", "--watch", "-o", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut child, mut rx) = k.lines(&["get", "configmap", "demo", "--watch", "-o", "json"]);
     let changed = k.file(
         "app2.yaml",
         &MANIFEST.replace("color: blue", "color: green"),
@@ -221,5 +139,4 @@ async fn kubectl_scenario() {
     let gone = k.cmd(&["get", "configmap", "demo"]).output().unwrap();
     assert!(!gone.status.success());
     assert!(String::from_utf8_lossy(&gone.stderr).contains("NotFound"));
-    let _ = std::fs::remove_dir_all(Path::new(&dir));
 }

@@ -10,68 +10,14 @@
 //! token-protected test server answers kubectl 401.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use informer_test_support::Kubectl;
 use informer_testserver::TestServer;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret, Service};
 use kube::Api;
 use kube::api::PostParams;
-
-struct Kubectl {
-    kubeconfig: PathBuf,
-    cache: PathBuf,
-    dir: PathBuf,
-}
-
-impl Kubectl {
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("kubectl");
-        c.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(&self.cache)
-            .args(args);
-        c
-    }
-
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = self.cmd(args);
-        let out = tokio::task::spawn_blocking(move || cmd.output())
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    }
-
-    async fn stdout(&self, args: &[&str]) -> String {
-        String::from_utf8_lossy(&self.run(args).await.stdout).into_owned()
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.dir.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-}
-
-fn kubectl_available() -> bool {
-    Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// The whitespace-separated cells of the line of `out` whose first cell is `name`.
 fn row<'a>(out: &'a str, name: &str) -> Vec<&'a str> {
@@ -112,23 +58,10 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_imperative_commands_apply_and_watch() {
-    if !kubectl_available() {
-        println!("NOTICE: kubectl is not on PATH; skipping the kubectl built-ins scenario");
-        return;
-    }
     let server = TestServer::start().await.unwrap();
-    let dir = std::env::temp_dir().join(format!(
-        "informer-testserver-kubectl-builtins-{}-{}",
-        std::process::id(),
-        server.addr().port()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let k = Kubectl {
-        kubeconfig: dir.join("kubeconfig"),
-        cache: dir.join("cache"),
-        dir: dir.clone(),
+    let Some(k) = Kubectl::for_server(&server, "kubectl built-ins") else {
+        return;
     };
-    server.write_kubeconfig(&k.kubeconfig).unwrap();
     let client = server.client();
     let ns = "demo";
 
@@ -328,29 +261,15 @@ async fn kubectl_imperative_commands_apply_and_watch() {
     assert_eq!(row(&out, ns)[1], "Active");
 
     // get -w: the existing object, then one created afterwards; bounded by a deadline.
-    let mut child = k
-        .cmd(&[
-            "get",
-            "configmaps",
-            "-n",
-            ns,
-            "--watch",
-            "--output-watch-events",
-            "--request-timeout=60s",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut child, mut rx) = k.lines(&[
+        "get",
+        "configmaps",
+        "-n",
+        ns,
+        "--watch",
+        "--output-watch-events",
+        "--request-timeout=60s",
+    ]);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let mut next_line = async || {
         tokio::time::timeout_at(deadline, rx.recv())
@@ -480,5 +399,4 @@ async fn kubectl_imperative_commands_apply_and_watch() {
             .is_empty()
     );
     assert!(pods.get_opt("debug").await.unwrap().is_none());
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -95,7 +95,9 @@ async fn specific_rv_replays_history_and_too_old_gets_a_410_error_event() {
     // Explicit compaction does the same.
     let rv = server.current_resource_version();
     server.create(&cm("after", &[])).unwrap();
+    assert!(server.oldest_resource_version() <= rv);
     server.compact(rv + 1);
+    assert_eq!(server.oldest_resource_version(), rv + 1);
     let mut w = Lines::open(&server, &format!("{CMS}?watch=true&resourceVersion={rv}")).await;
     assert_eq!(w.next().await.unwrap()["object"]["code"], 410);
 }

@@ -1,11 +1,12 @@
 //! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`, `cargo xtask envtest`,
-//! `cargo xtask rules`.
+//! `cargo xtask rules`, `cargo xtask modules`.
 //!
 //! This file only parses flags and dispatches; each chore lives in its own module.
 
 mod bench;
 mod codegen;
 mod envtest;
+mod modules;
 mod rules;
 mod tidy;
 
@@ -41,6 +42,8 @@ enum Cmd {
     },
     /// Check that every rule ID cited in the code and tests is defined in docs/behaviour.md.
     Rules,
+    /// Check that no crate has a module circle outside test code (ARCHITECTURE.md).
+    Modules,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -49,6 +52,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Bench(args) => bench::run(args),
         Cmd::Envtest { rest } => envtest::run(&rest),
         Cmd::Rules => rules::check(),
+        Cmd::Modules => modules::check(),
     }
 }
 

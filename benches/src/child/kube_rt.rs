@@ -110,7 +110,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
                 spec.namespaces,
                 Duration::from_millis(spec.query_ms),
                 |ns| {
-                    // kube-runtime has no index: a namespaced query is a scan of the whole store (K3).
+                    // kube-runtime has no index: a namespaced query is a scan of the whole store (KR3).
                     store
                         .state_filter(|p| p.metadata.namespace.as_deref() == Some(ns))
                         .len()

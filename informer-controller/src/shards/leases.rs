@@ -3,6 +3,26 @@
 use super::*;
 
 impl Inner {
+    /// Writes our record into the shard Lease `name` (E4): creates it when `current` is none,
+    /// takes or renews it otherwise, with the set's labels.
+    pub(super) async fn write_lease(
+        &self,
+        name: &str,
+        current: Option<Lease>,
+        observed_at: Instant,
+    ) -> Result<Written, kube::Error> {
+        leader::write_record(
+            &self.api,
+            name,
+            &self.identity,
+            self.config.lease_duration,
+            Some(self.labels()),
+            current,
+            observed_at,
+        )
+        .await
+    }
+
     /// Lists the set's Leases (by name), recording when each was first seen in its form (E3).
     pub(super) async fn read_set(&self) -> Option<HashMap<String, Lease>> {
         let params = ListParams::default().labels(&format!("{SHARD_SET_LABEL}={}", self.set));
@@ -92,16 +112,7 @@ impl Inner {
                 (seen == spec).then_some(*at)
             })
             .unwrap_or_else(Instant::now);
-        let written = leader::write_record(
-            &self.api,
-            name,
-            &self.identity,
-            self.config.lease_duration,
-            Some(self.labels()),
-            current.cloned(),
-            observed_at,
-        )
-        .await;
+        let written = self.write_lease(name, current.cloned(), observed_at).await;
         match written {
             Ok(Written::Held(_)) => Ok(true),
             Ok(Written::Wait(_)) => Ok(false),

@@ -237,16 +237,7 @@ impl Inner {
             if holder != Some(self.identity.as_str()) {
                 return Ok(false);
             }
-            let written = leader::write_record(
-                &self.api,
-                name,
-                &self.identity,
-                self.config.lease_duration,
-                Some(self.labels()),
-                Some(lease),
-                Instant::now(),
-            )
-            .await;
+            let written = self.write_lease(name, Some(lease), Instant::now()).await;
             match written {
                 Ok(Written::Held(_)) => return Ok(true),
                 Ok(Written::Wait(_)) => return Ok(false),

@@ -22,7 +22,13 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::projection::ProjectFrom;
 pub use crate::projection::{IStr, StrMap};
+
+// A projection of a generated type keeps its compact fields as they are (P4), like `IStr` and
+// `StrMap` in `projection`.
+impl ProjectFrom<RawJson> for RawJson {}
+impl ProjectFrom<JsonNumber> for JsonNumber {}
 
 /// Free-form JSON (`fieldsV1`, `RawExtension`, preserve-unknown-fields) held as its compact JSON
 /// text, interned: equal documents (the managedFields of Pods of one ReplicaSet) share one copy.

@@ -25,7 +25,6 @@ mod entry;
 mod generic;
 mod metrics;
 mod projected;
-mod scope;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -38,11 +37,11 @@ use kube::discovery::ApiResource;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::object::{Object, ScopeKind, StaticIndexer};
 pub use builder::{FactoryTransform, ListOptionsTweak, SharedInformerFactoryBuilder};
 pub use entry::InformerId;
 pub use generic::{AnyObject, GenericInformer, GenericLister, GenericNamespaceLister};
 pub use projected::Projected;
-pub use scope::ScopeKind;
 
 use crate::indexer::Indexers;
 use crate::informer::SharedIndexInformer;
@@ -101,50 +100,6 @@ fn describe_unsynced(list: &[Unsynced]) -> String {
         })
         .collect();
     parts.join(", ")
-}
-
-/// A named index function without captures, as generated code declares them (X2).
-pub type StaticIndexer<K> = (&'static str, fn(&K) -> Vec<String>);
-
-/// Every type the factory can build a typed informer for.
-///
-/// Two kinds of types are objects:
-/// - every `kube::Resource` with a static type and a known scope (k8s-openapi types, kube
-///   `CustomResource`s): its own [`Source`](Object::Source), through a blanket impl;
-/// - projections (`#[derive(Projection)]`, P4): a slim struct decoded straight from the wire
-///   of its source kind, whose endpoint the informer lists and watches.
-pub trait Object:
-    Meta + HasScope<Scope: ScopeKind> + Clone + serde::de::DeserializeOwned + fmt::Debug
-{
-    /// The kind whose endpoint is listed and watched, and whose group, version and plural name
-    /// the informer (F1) and its lister's errors (L3): `Self` for Kubernetes types, the source
-    /// kind for projections (P6: same key, UID and resourceVersion as the source object).
-    type Source: kube::Resource<DynamicType = (), Scope = <Self as HasScope>::Scope>
-        + Clone
-        + serde::de::DeserializeOwned
-        + fmt::Debug
-        + Send
-        + Sync
-        + 'static;
-
-    /// Indexes the type declares for itself (a projection's `#[projection(index(...))]`), which
-    /// [`SharedInformerFactory::informer_for`] registers (X2). None for Kubernetes types.
-    fn indexers() -> &'static [StaticIndexer<Self>] {
-        &[]
-    }
-}
-
-impl<T> Object for T
-where
-    T: kube::Resource<DynamicType = (), Scope: ScopeKind>
-        + Clone
-        + serde::de::DeserializeOwned
-        + fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    type Source = T;
 }
 
 /// One informer per resource type, shared by every caller (client-go's `SharedInformerFactory`).

@@ -218,7 +218,7 @@ pub(crate) type IndexMap<K> = HashMap<Arc<str>, HashMap<ObjectKey, Arc<K>>>;
 
 /// Files `obj` under `value` (replacing what `key` pointed to there), reusing the interned value
 /// string when it exists; returns the interned value so the object's entry shares it instead of
-/// holding a copy (K4).
+/// holding a copy (KR4).
 pub(crate) fn index_insert<K>(
     map: &mut IndexMap<K>,
     value: &str,

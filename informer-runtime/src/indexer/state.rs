@@ -8,7 +8,7 @@ use super::{Error, Result};
 use crate::key::ObjectKey;
 
 /// The index values of one object, one slice per index in definition order. The strings are
-/// shared with the index maps' keys, so an entry holds no string copies (K4).
+/// shared with the index maps' keys, so an entry holds no string copies (KR4).
 pub(crate) type EntryValues = Box<[Box<[Arc<str>]>]>;
 
 /// Index values computed outside the lock, one `Vec` per index in definition order.

@@ -8,6 +8,8 @@
 
 use std::borrow::Cow;
 
+use crate::shard::Shard;
+
 use serde::de::Error as _;
 
 /// A string field read out of a body: its UTF-8 bytes, borrowed unless the JSON escaped them.
@@ -297,6 +299,16 @@ impl<'a> ChunkedList<'a> {
 /// metadata or on malformed input.
 pub(crate) fn probe_metadata_field<'a>(raw: &'a [u8], field: &str) -> Option<Cow<'a, [u8]>> {
     ChunkedList::new(raw).metadata_field(field)?.0
+}
+
+/// Whether the watch event in `line` may be decoded for a reflector that caches `shard` (S4):
+/// events of objects outside the shard are not; bookmarks, errors and anything unreadable are
+/// (the decode handles them).
+pub(crate) fn shard_admits_event(shard: &Shard, line: &[u8]) -> bool {
+    match probe_event(line, shard.field().metadata_key()) {
+        Some(EventProbe::Object(Some(value))) => shard.admits_bytes(&value),
+        _ => true,
+    }
 }
 
 /// What [`probe_event`] found in a watch event line.

@@ -5,7 +5,9 @@
 //! Both requests are built here rather than through kube's `ListParams`/`WatchParams`, because:
 //! - kube's `ListParams` drops `resourceVersion` when it is `"0"` and a `limit` is set, but the first
 //!   paged LIST must send `resourceVersion=0&limit=500` (R2, R3);
-//! - kube's `WatchParams` rejects `timeoutSeconds >= 295`, but each watch asks for 300–600 s (R6).
+//! - the watch request carries what `WatchParams` has no field for: the shard selector (S4) and the
+//!   client-side limits (a line cap, M16); and each watch asks for 300–600 s (R6), which kube's
+//!   own client read timeout (295 s) would cut, hence the client requirement below.
 //!
 //! # Client requirement
 //!
@@ -461,7 +463,11 @@ where
             .map(move |line| match line {
                 // KEP-5866 on the client: an event of an object outside the shard is dropped
                 // after reading its type and metadata, before the decode.
-                Ok(line) if shard.as_ref().is_some_and(|s| !s.admits_event(&line)) => {
+                Ok(line)
+                    if shard
+                        .as_ref()
+                        .is_some_and(|s| !chunked::shard_admits_event(s, &line)) =>
+                {
                     Ok(Probed::Foreign)
                 }
                 Ok(line) => {

@@ -104,14 +104,9 @@ same!(
 );
 
 // The compact forms informer-gen's types are made of hold themselves, so a projection of a
-// generated type (a CRD's, or a compact k8s-openapi type) keeps them as they are.
-same!(
-    IStr,
-    StrMap,
-    crate::compact::RawJson,
-    crate::compact::JsonNumber,
-    k8s_openapi::ByteString,
-);
+// generated type (a CRD's, or a compact k8s-openapi type) keeps them as they are; `compact`
+// declares the same for its own `RawJson` and `JsonNumber`.
+same!(IStr, StrMap, k8s_openapi::ByteString);
 
 impl ProjectFrom<String> for Box<str> {}
 impl ProjectFrom<String> for IStr {}

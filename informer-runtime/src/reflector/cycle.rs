@@ -11,43 +11,29 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use kube::core::WatchEvent;
-use rand::Rng;
 use serde::de::DeserializeOwned;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, debug, info, warn};
 
+use super::io::{ActiveWatch, Io};
 use super::policy::{
     Action as Answer, DEAD_WATCH_GRACE, EventRvGate, Facts, Phase, on_error, retry_after_floor,
-    watch_timeout,
 };
 use super::state::{Action, Event, Failure, Machine, Note, Settings, Wait, WatchEnd};
 use super::{
-    Backoff, Error, InitialListStrategy, Reflector, ReflectorConfig, Shared, bump, guard_transform,
-    guard_transform_owned, list, watch_list,
+    Backoff, Error, InitialListStrategy, Reflector, bump, guard_transform, guard_transform_owned,
+    list, watch_list,
 };
 use crate::key::ObjectKey;
-use crate::list_watch::{self, ListWatch, Probed, ProbedStream, WatchRequest};
+use crate::list_watch::{self, Probed};
 use crate::shard::ShardMode;
 use crate::store::{ReflectorStore, StoreError};
 
-/// A started watch and what it was started with.
-pub(super) struct ActiveWatch<K> {
-    pub(super) stream: ProbedStream<K>,
-    /// The RV the watch started from (R8).
-    pub(super) start_rv: String,
-    /// Its `timeoutSeconds` (R6), for dead-connection detection (R7).
-    pub(super) timeout: Duration,
-}
-
-/// What the driver holds: the I/O side of the reflector. The decisions' state is the
-/// [`Machine`]'s.
-pub(super) struct Ctx<K> {
-    pub(super) lw: ListWatch<K>,
-    pub(super) store: Arc<dyn ReflectorStore<K>>,
-    pub(super) config: ReflectorConfig,
-    pub(super) shared: Arc<Shared>,
-    pub(super) cancel: CancellationToken,
+/// The driver: the reflector's I/O handles and what it keeps between actions. The decisions'
+/// state is the [`Machine`]'s.
+struct Driver<K> {
+    io: Io<K>,
     backoff: Backoff,
     listed_once: bool,
     /// The resync timer (R22): restarted with each cycle's first watch, kept across re-watches.
@@ -70,7 +56,7 @@ where
         page_size: r.config.page_size,
     };
     let mut machine = Machine::new(settings, r.config.max_internal_error_retry);
-    let mut ctx = Ctx::new(r, cancel);
+    let mut ctx = Driver::new(r, cancel);
     // The watch-list connection between its bookmark and `ConsumeStream` (R17).
     let mut synced = None;
     let mut event = ctx.cycle_due();
@@ -99,18 +85,20 @@ where
     debug!("reflector stopped");
 }
 
-impl<K> Ctx<K>
+impl<K> Driver<K>
 where
     K: crate::object::Meta + DeserializeOwned,
 {
     fn new(r: Reflector<K>, cancel: CancellationToken) -> Self {
-        Ctx {
+        Driver {
             backoff: Backoff::new(r.config.backoff.clone()),
-            lw: r.lw,
-            store: r.store,
-            config: r.config,
-            shared: r.handle.shared,
-            cancel,
+            io: Io {
+                lw: r.lw,
+                store: r.store,
+                config: r.config,
+                shared: r.handle.shared,
+                cancel,
+            },
             listed_once: false,
             resync: None,
         }
@@ -118,7 +106,7 @@ where
 
     /// A cycle starts (counted).
     fn cycle_due(&self) -> Event {
-        bump(&self.shared.counters.cycles);
+        bump(&self.io.shared.counters.cycles);
         Event::CycleDue
     }
 
@@ -126,30 +114,19 @@ where
     fn note(&self, note: Note) {
         match note {
             Note::FellBack { disabled } => {
-                bump(&self.shared.counters.watch_list_fallbacks);
+                bump(&self.io.shared.counters.watch_list_fallbacks);
                 if disabled {
                     warn!("watch-list abandoned; using paged LIST until the informer restarts");
                 }
             }
-            Note::VeryShortWatch(elapsed) => self.report(Error::VeryShortWatch(elapsed)),
-        }
-    }
-
-    /// Sleeps unless cancelled first; false if cancelled.
-    pub(super) async fn sleep(&self, d: Duration) -> bool {
-        if d.is_zero() {
-            return !self.cancel.is_cancelled();
-        }
-        tokio::select! {
-            _ = self.cancel.cancelled() => false,
-            _ = tokio::time::sleep(d) => true,
+            Note::VeryShortWatch(elapsed) => self.io.report(Error::VeryShortWatch(elapsed)),
         }
     }
 
     /// One backoff delay, at least the server's `Retry-After` capped at the backoff maximum
     /// (R1, R13, item 7).
     fn backoff_delay(&mut self, floor: Option<Duration>) -> Duration {
-        let floor = retry_after_floor(floor, self.config.backoff.cap);
+        let floor = retry_after_floor(floor, self.io.config.backoff.cap);
         self.backoff.next_delay().max(floor)
     }
 
@@ -157,61 +134,29 @@ where
     async fn back_off(&mut self, floor: Option<Duration>) -> Event {
         let delay = self.backoff_delay(floor);
         debug!(?delay, "backing off before the next list+watch cycle");
-        if self.sleep(delay).await {
+        if self.io.sleep(delay).await {
             self.cycle_due()
         } else {
             Event::Cancelled
         }
     }
 
-    /// Logs and counts an error and hands it to the watch error handler.
-    pub(super) fn report(&self, err: Error) {
-        bump(&self.shared.counters.errors);
-        match &err {
-            // R16: an event of the wrong kind is logged as an error.
-            Error::UnexpectedObject(_) => tracing::error!(error = %err, "dropped watch event"),
-            Error::DeadWatch(_) | Error::VeryShortWatch(_) => info!(error = %err, "watch ended"),
-            _ => warn!(error = %err, "reflector error"),
-        }
-        if let Some(h) = &self.config.watch_error_handler {
-            h(&err);
-        }
-    }
-
     /// Publishes `rv` as the last synced RV (R23).
     fn set_rv(&self, rv: &str) {
-        *self.shared.last_sync_rv.write() = Some(rv.to_string());
-    }
-
-    /// A watch request at `rv` with a fresh random timeout (R6).
-    pub(super) fn watch_request(&self, rv: String, send_initial_events: bool) -> WatchRequest {
-        let unit: f64 = rand::rng().random();
-        WatchRequest {
-            resource_version: rv,
-            timeout: watch_timeout(self.config.min_watch_timeout, unit),
-            send_initial_events,
-            label_selector: self.config.label_selector.clone(),
-            field_selector: self.config.field_selector.clone(),
-            max_line_bytes: Some(self.config.max_watch_line_bytes),
-            shard_selector: self.config.shard.as_ref().map(|s| s.selector()),
-            // S4: every event is probed on the client, also when the last LIST said the server
-            // filters: a WATCH may reach a server without the gate (behind a load balancer), and
-            // a filtering server sends no foreign event, so the probe costs nothing there.
-            client_shard: self.config.shard.clone(),
-        }
+        *self.io.shared.last_sync_rv.write() = Some(rv.to_string());
     }
 
     /// Replaces the store with a complete list at `rv` (D5) and publishes the RV; the first
     /// complete list is the initial list, the rest are relists.
     fn replace(&mut self, items: Vec<Arc<K>>, rv: &str, what: &str) -> Result<(), StoreError> {
-        match self.store.replace_shared(items, rv.to_string()) {
+        match self.io.store.replace_shared(items, rv.to_string()) {
             Err(StoreError::Closed) => return Err(StoreError::Closed),
             Err(e) => warn!(error = %e, "store refused part of the {what}"),
             Ok(()) => {}
         }
         self.set_rv(rv);
         if self.listed_once {
-            bump(&self.shared.counters.relists);
+            bump(&self.io.shared.counters.relists);
         }
         self.listed_once = true;
         Ok(())
@@ -227,8 +172,8 @@ where
             list_rv = tracing::field::Empty,
         );
         let res = tokio::select! {
-            _ = self.cancel.cancelled() => return Event::Cancelled,
-            res = list::list_all(self, &rv, limit).instrument(span.clone()) => res,
+            _ = self.io.cancel.cancelled() => return Event::Cancelled,
+            res = list::list_all(&self.io, &rv, limit).instrument(span.clone()) => res,
         };
         match res {
             Ok(listed) => {
@@ -250,7 +195,7 @@ where
                     Error::List(e) => Failure::of(e),
                     _ => Failure::other(),
                 };
-                self.report(failed.error);
+                self.io.report(failed.error);
                 Event::ListFailed {
                     failure,
                     page: failed.page,
@@ -263,7 +208,7 @@ where
     /// connection, once synced, for [`Action::ConsumeStream`].
     async fn stream(&mut self, rv: String) -> (Event, Option<ActiveWatch<K>>) {
         let started = Instant::now();
-        match watch_list::initial(self, rv).await {
+        match watch_list::initial(&self.io, rv).await {
             watch_list::Streamed::Synced { watch, items } => {
                 let rv = watch.start_rv.clone();
                 let n = items.len();
@@ -280,17 +225,17 @@ where
             }
             watch_list::Streamed::StartFailed(e) => {
                 let failure = Failure::of(&e);
-                self.report(Error::WatchStart(e));
+                self.io.report(Error::WatchStart(e));
                 (Event::StartFailed(failure), None)
             }
             watch_list::Streamed::Failed(e) => {
                 let failure = Failure::of(&e);
-                self.report(Error::Watch(e));
+                self.io.report(Error::Watch(e));
                 (Event::StreamFailed(failure), None)
             }
-            watch_list::Streamed::Incomplete(reason) => {
-                self.report(Error::WatchListIncomplete(reason));
-                (Event::StreamIncomplete, None)
+            watch_list::Streamed::Incomplete { reason, idle } => {
+                self.io.report(Error::WatchListIncomplete(reason));
+                (Event::StreamIncomplete { idle }, None)
             }
             watch_list::Streamed::Cancelled => (Event::Cancelled, None),
         }
@@ -314,20 +259,20 @@ where
             Wait::Now => Duration::ZERO,
             Wait::Backoff { floor } => self.backoff_delay(floor),
         };
-        if !self.sleep(delay).await {
+        if !self.io.sleep(delay).await {
             return Event::Cancelled;
         }
         if rewatch {
-            bump(&self.shared.counters.rewatches);
+            bump(&self.io.shared.counters.rewatches);
         } else {
             self.resync = self.resync_timer();
         }
-        let req = self.watch_request(rv, false); // R18: a resumed watch never sends initial events
-        bump(&self.shared.counters.watch_requests);
+        let req = self.io.watch_request(rv, false); // R18: a resumed watch never sends initial events
+        bump(&self.io.shared.counters.watch_requests);
         debug!(rv = %req.resource_version, timeout_s = req.timeout.as_secs(), "starting watch");
         let res = tokio::select! {
-            _ = self.cancel.cancelled() => return Event::Cancelled,
-            res = self.lw.watch_probed(&req) => res,
+            _ = self.io.cancel.cancelled() => return Event::Cancelled,
+            res = self.io.lw.watch_probed(&req) => res,
         };
         match res {
             Ok(stream) => {
@@ -340,7 +285,7 @@ where
             }
             Err(e) => {
                 let failure = Failure::of(&e);
-                self.report(Error::WatchStart(e));
+                self.io.report(Error::WatchStart(e));
                 Event::StartFailed(failure)
             }
         }
@@ -370,7 +315,7 @@ where
     }
 
     fn resync_timer(&self) -> Option<Interval> {
-        let period = self.config.resync_period;
+        let period = self.io.config.resync_period;
         if period.is_zero() {
             return None;
         }
@@ -396,20 +341,20 @@ where
         loop {
             tokio::select! {
                 biased;
-                _ = self.cancel.cancelled() => return (Consumed::Cancelled, events, last_rv),
+                _ = self.io.cancel.cancelled() => return (Consumed::Cancelled, events, last_rv),
                 _ = tick(resync) => {
-                    let due = self.config.should_resync.as_ref().is_none_or(|f| f());
+                    let due = self.io.config.should_resync.as_ref().is_none_or(|f| f());
                     if due {
-                        bump(&self.shared.counters.resyncs);
-                        if let Err(e) = self.store.resync() {
-                            self.report(Error::Resync(e));
+                        bump(&self.io.shared.counters.resyncs);
+                        if let Err(e) = self.io.store.resync() {
+                            self.io.report(Error::Resync(e));
                             return (Consumed::Ended(WatchEnd::ResyncFailed), events, last_rv);
                         }
                     }
                 }
                 _ = tokio::time::sleep_until(deadline) => {
                     // R7: nothing for timeout + 5 s: a dead connection, handled like a close.
-                    self.report(Error::DeadWatch(idle));
+                    self.io.report(Error::DeadWatch(idle));
                     return (Consumed::Ended(WatchEnd::Closed), events, last_rv);
                 }
                 item = w.stream.next() => {
@@ -419,7 +364,7 @@ where
                         Some(Ok(Probed::Foreign)) => {
                             // R7 and R10: a dropped event is still watch activity.
                             events += 1;
-                            if !warned_foreign && self.shared.shard_mode() == Some(ShardMode::Server) {
+                            if !warned_foreign && self.io.shared.shard_mode() == Some(ShardMode::Server) {
                                 warned_foreign = true;
                                 warn!("the watch sent objects outside the shard although the LIST was filtered by the server; dropping them on the client (S4)");
                             }
@@ -439,11 +384,11 @@ where
                             };
                             if on_error(Phase::Watch, e.class(), facts) == Answer::DropEvent {
                                 // R16: drop the event, log it, keep watching.
-                                self.report(Error::UnexpectedObject(e));
+                                self.io.report(Error::UnexpectedObject(e));
                                 continue;
                             }
                             let failure = Failure::of(&e);
-                            self.report(Error::Watch(e));
+                            self.io.report(Error::Watch(e));
                             let end = WatchEnd::Failed(failure);
                             return (Consumed::Ended(end), events, last_rv);
                         }
@@ -460,8 +405,8 @@ where
         mut obj: K,
         write: impl FnOnce(&dyn ReflectorStore<K>, Arc<K>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        let store = &*self.store;
-        if guard_transform(&self.shared, &mut obj, |o| store.transform(o)) {
+        let store = &*self.io.store;
+        if guard_transform(&self.io.shared, &mut obj, |o| store.transform(o)) {
             // A watched object is new (its RV changed), so there is no cached Arc to reuse.
             write(store, Arc::new(obj))
         } else {
@@ -494,8 +439,8 @@ where
                 // The store transforms a real `Deleted` inside `delete` (outside its lock).
                 let res = match ObjectKey::from_resource(&o) {
                     Ok(key) => {
-                        let store = &self.store;
-                        guard_transform_owned(&self.shared, &key, o, |o| store.delete(o))
+                        let store = &self.io.store;
+                        guard_transform_owned(&self.io.shared, &key, o, |o| store.delete(o))
                             .unwrap_or(Ok(()))
                     }
                     Err(e) => Err(StoreError::Key(e)),
@@ -505,7 +450,7 @@ where
             WatchEvent::Bookmark(b) => {
                 // R5: a bookmark only advances the RV and tells the store; handlers never see it.
                 let rv = b.metadata.resource_version;
-                self.store.bookmark(&rv);
+                self.io.store.bookmark(&rv);
                 (Ok(()), Some(rv), false)
             }
             // Decoding turns ERROR events into stream errors; nothing to apply.
@@ -515,7 +460,7 @@ where
             Err(StoreError::Closed) => return Err(StoreError::Closed),
             Err(e) => {
                 if matches!(e, StoreError::Key(_)) {
-                    bump(&self.shared.counters.invalid_objects);
+                    bump(&self.io.shared.counters.invalid_objects);
                 }
                 warn!(error = %e, "dropping watch event the store refused");
             }
@@ -550,6 +495,8 @@ async fn tick(t: &mut Option<Interval>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::list_watch::ListWatch;
+    use crate::reflector::ReflectorConfig;
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::ObjectMeta;
     use parking_lot::Mutex;
@@ -588,12 +535,12 @@ mod tests {
     }
 
     /// A context whose client points nowhere; these tests never send a request.
-    fn ctx(store: Arc<Ops>, config: ReflectorConfig) -> Ctx<ConfigMap> {
+    fn ctx(store: Arc<Ops>, config: ReflectorConfig) -> Driver<ConfigMap> {
         let kc = kube::Config::new(http::Uri::from_static("http://127.0.0.1:9"));
         let client = kube::Client::try_from(kc).unwrap();
         let lw = ListWatch::new(kube::Api::<ConfigMap>::all(client));
         let r = Reflector::new(lw, store, config);
-        Ctx::new(r, CancellationToken::new())
+        Driver::new(r, CancellationToken::new())
     }
 
     fn cm(name: &str, rv: &str) -> ConfigMap {
@@ -640,7 +587,7 @@ mod tests {
         assert_eq!(events, 0);
         assert_eq!(started.elapsed(), Duration::from_secs(305));
         assert_eq!(
-            c.shared
+            c.io.shared
                 .counters
                 .errors
                 .load(std::sync::atomic::Ordering::Relaxed),
@@ -691,7 +638,7 @@ mod tests {
         assert!(matches!(end, Consumed::Ended(WatchEnd::Closed)));
         assert_eq!(events, 2);
         assert_eq!(last_rv, None, "synthetic ADDED events are out of RV order");
-        assert_eq!(*c.shared.last_sync_rv.read(), None);
+        assert_eq!(*c.io.shared.last_sync_rv.read(), None);
         let mut w = active(
             vec![
                 Ok(WatchEvent::Added(cm("c", "3"))),
@@ -703,7 +650,7 @@ mod tests {
         );
         let (_, _, last_rv) = c.consume(&mut w, &mut None).await;
         assert_eq!(last_rv.as_deref(), Some("12"));
-        assert_eq!(c.shared.last_sync_rv.read().as_deref(), Some("12"));
+        assert_eq!(c.io.shared.last_sync_rv.read().as_deref(), Some("12"));
         assert_eq!(store.0.lock().len(), 5);
     }
 

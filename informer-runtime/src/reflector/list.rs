@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tracing::{Instrument, debug, info};
 
-use super::cycle::Ctx;
+use super::io::Io;
 use super::{Error, Shared, bump, transform_and_share};
 use crate::list_watch::{self, ListRequest, ListWatch, RawListPage};
 use crate::shard::ShardMode;
@@ -57,7 +57,7 @@ impl<K> PageTask<K>
 where
     K: crate::object::Meta + DeserializeOwned,
 {
-    fn spawn(ctx: &Ctx<K>, req: ListRequest) -> Self {
+    fn spawn(ctx: &Io<K>, req: ListRequest) -> Self {
         bump(&ctx.shared.counters.list_requests);
         let chunk = chunk_size(ctx);
         let lw: ListWatch<K> = ctx.lw.clone();
@@ -162,7 +162,7 @@ where
 
 /// How many objects an unpaged body decodes between yields: the page size (R3), or the default
 /// page size when paging is off.
-fn chunk_size<K>(ctx: &Ctx<K>) -> usize {
+fn chunk_size<K>(ctx: &Io<K>) -> usize {
     match ctx.config.page_size {
         0 => 500,
         n => n as usize,
@@ -176,7 +176,7 @@ fn chunk_size<K>(ctx: &Ctx<K>) -> usize {
 /// unpaged, at `rv` (R4, decided by the state machine). A repeated `continue` token, or more
 /// than `max_list_pages` pages, abandons the list (M15).
 pub(super) async fn list_all<K>(
-    ctx: &Ctx<K>,
+    ctx: &Io<K>,
     rv: &str,
     limit: Option<u32>,
 ) -> Result<Listed<K>, ListFailed>

@@ -20,6 +20,7 @@
 
 mod backoff;
 mod cycle;
+mod io;
 mod list;
 mod policy;
 mod state;

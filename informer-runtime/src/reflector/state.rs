@@ -105,8 +105,9 @@ pub(crate) enum Event {
     /// The watch-list stream delivered its initial-events-end bookmark at `rv`, and its items
     /// are in the store (R17).
     StreamSynced { rv: String },
-    /// The watch-list stream closed or went idle before its bookmark (R20).
-    StreamIncomplete,
+    /// The watch-list stream went idle (`idle`: no initial event for the idle timeout) or
+    /// ended before its bookmark (R20).
+    StreamIncomplete { idle: bool },
     /// The watch-list stream failed before its bookmark (R19, R20).
     StreamFailed(Failure),
     /// A WATCH or watch-list request could not start.
@@ -178,14 +179,21 @@ pub(crate) struct Settings {
     pub(crate) page_size: u32,
 }
 
+/// R20: this many watch-list streams broken in a row (none synced in between) keep a reflector
+/// on paged LIST until it restarts; client-go retries the stream every cycle.
+pub(crate) const BROKEN_STREAMS_LIMIT: u32 = 3;
+
 /// The state machine: the [`State`] and what the reflector remembers across cycles.
 #[derive(Debug, Clone)]
 pub(crate) struct Machine {
     pub(crate) state: State,
     /// The RV bookkeeping (R2, R3, R8, R11, R23).
     pub(crate) rv: RvState,
-    /// Set by R19 "unsupported" or an R20 fallback: paged LIST until the reflector restarts.
+    /// Set by R19 "unsupported", an R20 idle stream or [`BROKEN_STREAMS_LIMIT`] broken streams
+    /// in a row: paged LIST until the reflector restarts.
     pub(crate) streaming_disabled: bool,
+    /// Watch-list streams broken before their bookmark since the last one that synced (R20).
+    pub(crate) broken_streams: u32,
     retry_window: RetryWindow,
     settings: Settings,
 }
@@ -198,6 +206,7 @@ impl Machine {
             state: State::Idle,
             rv: RvState::default(),
             streaming_disabled: false,
+            broken_streams: 0,
             retry_window: RetryWindow::new(internal_retry),
             settings,
         }
@@ -250,12 +259,19 @@ impl Machine {
                 }
             }
             (State::Streaming { rv, .. }, Event::StreamSynced { rv: synced }) => {
+                self.broken_streams = 0;
                 self.rv.listed(&rv, synced.clone(), false);
                 self.state = State::Watching;
                 (Action::ConsumeStream { rv: synced }, None)
             }
-            // R20: a stream that ends or idles before its bookmark.
-            (State::Streaming { .. }, Event::StreamIncomplete) => self.fall_back(true),
+            // R20: a stream that idles before its bookmark: the server does not stream.
+            (State::Streaming { .. }, Event::StreamIncomplete { idle: true }) => {
+                self.fall_back(true)
+            }
+            // R20: one that ends before its bookmark broke like a connection.
+            (State::Streaming { .. }, Event::StreamIncomplete { idle: false }) => {
+                self.stream_broke()
+            }
             (
                 State::Streaming {
                     retried_at_empty, ..
@@ -352,6 +368,13 @@ impl Machine {
         (self.list(), Some(Note::FellBack { disabled: disable }))
     }
 
+    /// R20: a stream broke before its bookmark: a paged LIST in this cycle, and the next cycle
+    /// streams again unless this was the [`BROKEN_STREAMS_LIMIT`]th broken stream in a row.
+    fn stream_broke(&mut self) -> (Action, Option<Note>) {
+        self.broken_streams = self.broken_streams.saturating_add(1);
+        self.fall_back(self.broken_streams >= BROKEN_STREAMS_LIMIT)
+    }
+
     /// A watch-list stream failed to start (`StreamStart`) or before its bookmark (`Stream`).
     fn stream_failed(
         &mut self,
@@ -377,7 +400,7 @@ impl Machine {
             }
             Answer::FallBackToList { disable_streaming } => self.fall_back(disable_streaming),
             // R20: the connection broke before the bookmark.
-            Answer::TreatAsClose => self.fall_back(true),
+            Answer::TreatAsClose => self.stream_broke(),
             // R15.
             _ => (self.end_cycle(failure.retry_after), None),
         }

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 use tracing::{Instrument, warn};
 
-use super::cycle::{ActiveWatch, Ctx};
+use super::io::{ActiveWatch, Io};
 use super::policy::{Action, Facts, Phase, on_error};
 use super::{Error, bump, transform_and_share};
 use crate::key::ObjectKey;
@@ -32,9 +32,9 @@ pub(super) enum Streamed<K> {
     StartFailed(list_watch::Error),
     /// The stream failed before its bookmark.
     Failed(list_watch::Error),
-    /// The stream closed, or sent no initial event for the idle timeout, before its bookmark
-    /// (R20); why.
-    Incomplete(String),
+    /// The stream closed (`idle` false), or sent no initial event for the idle timeout (`idle`
+    /// true), before its bookmark (R20); why.
+    Incomplete { reason: String, idle: bool },
     /// Cancelled.
     Cancelled,
 }
@@ -71,7 +71,7 @@ impl<K: crate::object::Meta> Collected<K> {
 
 /// Runs a watch-list stream at `rv` until its `initial-events-end` bookmark (R17), and says how
 /// it ended.
-pub(super) async fn initial<K>(ctx: &Ctx<K>, rv: String) -> Streamed<K>
+pub(super) async fn initial<K>(ctx: &Io<K>, rv: String) -> Streamed<K>
 where
     K: crate::object::Meta + DeserializeOwned,
 {
@@ -115,12 +115,16 @@ where
         }
         let ev = match item {
             Err(_) => {
-                return Streamed::Incomplete(format!(
-                    "no object event for {idle:?} before `{INITIAL_EVENTS_END}`"
-                ));
+                return Streamed::Incomplete {
+                    reason: format!("no object event for {idle:?} before `{INITIAL_EVENTS_END}`"),
+                    idle: true,
+                };
             }
             Ok(None) => {
-                return Streamed::Incomplete(format!("stream ended before `{INITIAL_EVENTS_END}`"));
+                return Streamed::Incomplete {
+                    reason: format!("stream ended before `{INITIAL_EVENTS_END}`"),
+                    idle: false,
+                };
             }
             // A sharded reflector never streams (it lists, to read `shardInfo`); an event a
             // client shard dropped is no initial event either way.

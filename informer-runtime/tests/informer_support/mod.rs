@@ -1,11 +1,11 @@
 //! Helpers shared by the informer integration tests: object builders, a recording handler with
 //! condition waits, informer setup, start and stop, a seeded and synced informer.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use informer_runtime::indexer::Indexer;
 use informer_runtime::informer::{
@@ -17,37 +17,12 @@ use informer_runtime::reflector::BackoffConfig;
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
-use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-/// How long any condition may take before a test fails.
-pub const WAIT: Duration = Duration::from_secs(20);
-
-/// Installs a test log subscriber once (RUST_LOG controls it).
-pub fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_test_writer()
-        .try_init();
-}
-
-/// A ConfigMap `ns/name` with `data.v = v`.
-pub fn cm(ns: &str, name: &str, v: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some(ns.into()),
-            ..Default::default()
-        },
-        data: Some(BTreeMap::from([("v".to_string(), v.to_string())])),
-        ..Default::default()
-    }
-}
+pub use informer_test_support::{WAIT, cm, init_tracing, wait_until};
 
 /// Writes through the real HTTP API.
 pub struct Writer {
@@ -335,16 +310,6 @@ pub async fn seeded_and_synced(n: usize, page_size: u32) -> Synced {
         rec,
         cancel,
         task,
-    }
-}
-
-/// Waits for a condition on server state that has no notification (the request log).
-pub async fn wait_until(what: &str, cond: impl Fn() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::task::yield_now().await;
-        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 

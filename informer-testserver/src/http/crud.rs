@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::codec::request_object;
 use super::list::selectors;
-use super::{Mode, Target, json_response, object_bytes};
+use super::{Mode, Target, header_text, json_response, object_bytes};
 use crate::log::{QueryParams, Verb};
 use crate::ops::{self, Part, Preconditions};
 use crate::patch::PatchKind;
@@ -43,11 +43,7 @@ async fn body_bytes(req: Request) -> Result<Bytes, ApiError> {
 }
 
 fn content_type(req: &Request) -> String {
-    req.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default()
-        .to_owned()
+    header_text(req, header::CONTENT_TYPE)
 }
 
 fn need_verb(t: &Target, verb: &str) -> Result<(), ApiError> {
@@ -120,12 +116,7 @@ pub(crate) async fn handle(
         Verb::Patch => {
             need_verb(t, "patch")?;
             let name = t.name.as_deref().unwrap_or_default();
-            let ct = req
-                .headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|h| h.to_str().ok())
-                .unwrap_or_default()
-                .to_owned();
+            let ct = content_type(&req);
             let kind = PatchKind::from_content_type(&ct)?;
             let body = body_bytes(req).await?;
             let existed = sh

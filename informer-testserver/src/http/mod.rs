@@ -207,12 +207,7 @@ async fn serve(
     q: &QueryParams,
     req: Request,
 ) -> Result<Response, ApiError> {
-    let accept = req
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+    let accept = header_text(&req, header::ACCEPT);
     match route {
         Route::Version => Ok(json_response(StatusCode::OK, discovery::version())),
         Route::Health => Ok(Response::new(Body::from("ok"))),
@@ -302,6 +297,15 @@ async fn apply_faults(sh: &Arc<Shared>, t: &Target, verb: Verb) -> Result<(), Ap
 }
 
 /// A JSON response.
+/// A request header as text; empty when absent or not visible ASCII.
+pub(super) fn header_text(req: &Request, name: header::HeaderName) -> String {
+    req.headers()
+        .get(name)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 pub(crate) fn json_response(status: StatusCode, body: Bytes) -> Response {
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = status;

@@ -9,7 +9,7 @@ use http::{StatusCode, header};
 use serde_json::{Value, json};
 
 use super::codec::request_object;
-use super::{Target, json_response};
+use super::{Target, header_text, json_response};
 use crate::log::Verb;
 use crate::ops::{self, Part};
 use crate::patch::{self, PatchKind};
@@ -23,15 +23,7 @@ fn scale_of(obj: &Value) -> Value {
     let pick = |k: &str| meta.get(k).cloned().unwrap_or(Value::Null);
     let sel = obj.pointer("/spec/selector");
     let labels = sel.and_then(|s| s.get("matchLabels")).or(sel);
-    let selector = labels
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}")))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
+    let selector = crate::selectors::equality_selector(labels);
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -111,12 +103,7 @@ pub(crate) async fn handle(
 ) -> Result<Response, ApiError> {
     let name = t.name.as_deref().unwrap_or_default();
     let ns = t.namespace.as_deref();
-    let ct = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+    let ct = header_text(&req, header::CONTENT_TYPE);
     let body = || async {
         axum::body::to_bytes(req.into_body(), 1 << 20)
             .await

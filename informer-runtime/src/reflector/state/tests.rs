@@ -314,7 +314,7 @@ fn r17_r19_r20_watch_list() {
     // R20: a stream that idles before its bookmark falls back to a paged LIST in this cycle,
     // and the informer stays on paged LIST.
     let (m, _, _) = run(m, vec![Event::CycleDue]);
-    let (m, action, note) = run(m, vec![Event::StreamIncomplete]);
+    let (m, action, note) = run(m, vec![Event::StreamIncomplete { idle: true }]);
     assert!(matches!(action, Action::List { .. }));
     assert_eq!(note, Some(Note::FellBack { disabled: true }));
     assert!(m.streaming_disabled);
@@ -326,6 +326,57 @@ fn r17_r19_r20_watch_list() {
         ],
     );
     let (_, action, _) = run(m, vec![Event::CycleDue]);
+    assert!(matches!(action, Action::List { .. }), "{action:?}");
+}
+
+#[test]
+fn r20_broken_streams_fall_back_once_and_only_three_in_a_row_disable_streaming() {
+    let broke = || {
+        let mut f = fail(ErrorClass::Other);
+        f.transport = true;
+        Event::StreamFailed(f)
+    };
+    // The fallback LIST completes, its watch ends, and the next cycle starts.
+    let next_cycle = |m: Machine| {
+        run(
+            m,
+            vec![
+                listed("5"),
+                ended(WatchEnd::ResyncFailed, None),
+                Event::CycleDue,
+            ],
+        )
+    };
+    let m = machine(InitialListStrategy::StreamingList);
+    // A connection broken before the bookmark, then a stream that ends before it: each a
+    // paged LIST in its cycle, and the next cycle streams again.
+    let (m, action, note) = run(m, vec![Event::CycleDue, broke()]);
+    assert!(matches!(action, Action::List { .. }), "{action:?}");
+    assert_eq!(note, Some(Note::FellBack { disabled: false }));
+    let (m, action, _) = next_cycle(m);
+    assert!(matches!(action, Action::Stream { .. }), "{action:?}");
+    let (m, _, note) = run(m, vec![Event::StreamIncomplete { idle: false }]);
+    assert_eq!(note, Some(Note::FellBack { disabled: false }));
+    // A stream that syncs resets the count.
+    let (m, _, _) = next_cycle(m);
+    let (m, _, _) = run(m, vec![Event::StreamSynced { rv: "7".into() }]);
+    assert_eq!(m.broken_streams, 0);
+    // Three broken streams in a row keep it on paged LIST.
+    let (mut m, mut action, _) = run(
+        m,
+        vec![ended(WatchEnd::ResyncFailed, None), Event::CycleDue],
+    );
+    for n in 1..=BROKEN_STREAMS_LIMIT {
+        assert!(
+            matches!(action, Action::Stream { .. }),
+            "cycle {n}: {action:?}"
+        );
+        let (next, _, note) = run(m, vec![broke()]);
+        let disabled = n == BROKEN_STREAMS_LIMIT;
+        assert_eq!(note, Some(Note::FellBack { disabled }));
+        (m, action, _) = next_cycle(next);
+    }
+    assert!(m.streaming_disabled);
     assert!(matches!(action, Action::List { .. }), "{action:?}");
 }
 
@@ -390,7 +441,7 @@ fn event() -> impl Strategy<Value = Event> {
         (rv(), any::<bool>()).prop_map(|(rv, paginated)| Event::Listed { rv, paginated }),
         (failure(), 1u32..4).prop_map(|(failure, page)| Event::ListFailed { failure, page }),
         rv().prop_map(|rv| Event::StreamSynced { rv }),
-        Just(Event::StreamIncomplete),
+        any::<bool>().prop_map(|idle| Event::StreamIncomplete { idle }),
         failure().prop_map(Event::StreamFailed),
         failure().prop_map(Event::StartFailed),
         (watch_end(), 0u64..3, 0u64..3000, proptest::option::of(rv())).prop_map(
@@ -602,7 +653,12 @@ proptest! {
             }
             Answer::TreatAsClose => {
                 prop_assert!(matches!(action, Action::List { .. }), "{:?}", action);
-                prop_assert!(m.streaming_disabled, "R20");
+                // R20: only the BROKEN_STREAMS_LIMIT-th broken stream in a row disables streaming.
+                prop_assert_eq!(
+                    m.streaming_disabled,
+                    was_disabled || m.broken_streams >= BROKEN_STREAMS_LIMIT,
+                    "R20"
+                );
             }
             _ => prop_assert_eq!(action, Action::Backoff { floor: f.retry_after }),
         }

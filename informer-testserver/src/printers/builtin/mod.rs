@@ -303,16 +303,8 @@ pub(super) fn cells(group: &str, kind: &str, obj: &Value, now: i64) -> Vec<Value
 
 fn daemon_set_cells(obj: &Value) -> Vec<Value> {
     let [c, i, s] = template_cells(obj);
-    let node_selector = obj
-        .pointer("/spec/template/spec/nodeSelector")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}")))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
+    let node_selector =
+        crate::selectors::equality_selector(obj.pointer("/spec/template/spec/nodeSelector"));
     vec![
         json!(int(obj, "/status/desiredNumberScheduled")),
         json!(int(obj, "/status/currentNumberScheduled")),

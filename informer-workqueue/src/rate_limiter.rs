@@ -23,27 +23,63 @@ pub trait RateLimiter<T>: Send + Sync {
     fn num_requeues(&self, item: &T) -> u32;
 }
 
-impl<T, L: RateLimiter<T> + ?Sized> RateLimiter<T> for Box<L> {
-    fn when(&self, item: &T) -> Duration {
-        (**self).when(item)
-    }
-    fn forget(&self, item: &T) {
-        (**self).forget(item)
-    }
-    fn num_requeues(&self, item: &T) -> u32 {
-        (**self).num_requeues(item)
+/// A boxed or shared limiter is a limiter.
+macro_rules! forward_to_pointee {
+    ($($pointer:ident),*) => {$(
+        impl<T, L: RateLimiter<T> + ?Sized> RateLimiter<T> for $pointer<L> {
+            fn when(&self, item: &T) -> Duration {
+                (**self).when(item)
+            }
+            fn forget(&self, item: &T) {
+                (**self).forget(item)
+            }
+            fn num_requeues(&self, item: &T) -> u32 {
+                (**self).num_requeues(item)
+            }
+        }
+    )*};
+}
+forward_to_pointee!(Box, Arc);
+
+/// `forget` and `num_requeues` of a limiter that keeps its history in a `failures: Failures<T>`
+/// field.
+macro_rules! per_item_history {
+    () => {
+        fn forget(&self, item: &T) {
+            self.failures.forget(item);
+        }
+
+        fn num_requeues(&self, item: &T) -> u32 {
+            self.failures.count(item)
+        }
+    };
+}
+
+/// The per-item failure counts of the limiters that back off per item (W5): what `when`
+/// records, `forget` clears and `num_requeues` reads.
+struct Failures<T>(Mutex<HashMap<T, u32>>);
+
+impl<T> Default for Failures<T> {
+    fn default() -> Self {
+        Failures(Mutex::new(HashMap::new()))
     }
 }
 
-impl<T, L: RateLimiter<T> + ?Sized> RateLimiter<T> for Arc<L> {
-    fn when(&self, item: &T) -> Duration {
-        (**self).when(item)
+impl<T: Hash + Eq + Clone> Failures<T> {
+    /// Records one more failure of `item`; returns its count including this one (at least 1).
+    fn record(&self, item: &T) -> u32 {
+        let mut failures = self.0.lock();
+        let count = failures.entry(item.clone()).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
     }
+
     fn forget(&self, item: &T) {
-        (**self).forget(item)
+        self.0.lock().remove(item);
     }
-    fn num_requeues(&self, item: &T) -> u32 {
-        (**self).num_requeues(item)
+
+    fn count(&self, item: &T) -> u32 {
+        self.0.lock().get(item).copied().unwrap_or(0)
     }
 }
 
@@ -93,7 +129,7 @@ pub fn with_max_delay<L>(limiter: L, max: Duration) -> MaxDelayRateLimiter<L> {
 pub struct ItemExponentialFailureRateLimiter<T> {
     base: Duration,
     max: Duration,
-    failures: Mutex<HashMap<T, u32>>,
+    failures: Failures<T>,
 }
 
 impl<T: Hash + Eq + Clone + Send + Sync> ItemExponentialFailureRateLimiter<T> {
@@ -102,20 +138,14 @@ impl<T: Hash + Eq + Clone + Send + Sync> ItemExponentialFailureRateLimiter<T> {
         Self {
             base,
             max,
-            failures: Mutex::new(HashMap::new()),
+            failures: Failures::default(),
         }
     }
 }
 
 impl<T: Hash + Eq + Clone + Send + Sync> RateLimiter<T> for ItemExponentialFailureRateLimiter<T> {
     fn when(&self, item: &T) -> Duration {
-        let n = {
-            let mut failures = self.failures.lock();
-            let count = failures.entry(item.clone()).or_insert(0);
-            let n = *count;
-            *count = count.saturating_add(1);
-            n
-        };
+        let n = self.failures.record(item) - 1;
         // 2^n fits a u32 for n < 32; beyond that any non-zero base saturates at the cap.
         let factor = 1u32.checked_shl(n);
         match factor.and_then(|f| self.base.checked_mul(f)) {
@@ -125,13 +155,7 @@ impl<T: Hash + Eq + Clone + Send + Sync> RateLimiter<T> for ItemExponentialFailu
         }
     }
 
-    fn forget(&self, item: &T) {
-        self.failures.lock().remove(item);
-    }
-
-    fn num_requeues(&self, item: &T) -> u32 {
-        self.failures.lock().get(item).copied().unwrap_or(0)
-    }
+    per_item_history!();
 }
 
 impl<T> fmt::Debug for ItemExponentialFailureRateLimiter<T> {
@@ -231,7 +255,7 @@ pub struct ItemFastSlowRateLimiter<T> {
     fast: Duration,
     slow: Duration,
     max_fast_attempts: u32,
-    failures: Mutex<HashMap<T, u32>>,
+    failures: Failures<T>,
 }
 
 impl<T: Hash + Eq + Clone + Send + Sync> ItemFastSlowRateLimiter<T> {
@@ -241,30 +265,21 @@ impl<T: Hash + Eq + Clone + Send + Sync> ItemFastSlowRateLimiter<T> {
             fast,
             slow,
             max_fast_attempts,
-            failures: Mutex::new(HashMap::new()),
+            failures: Failures::default(),
         }
     }
 }
 
 impl<T: Hash + Eq + Clone + Send + Sync> RateLimiter<T> for ItemFastSlowRateLimiter<T> {
     fn when(&self, item: &T) -> Duration {
-        let mut failures = self.failures.lock();
-        let count = failures.entry(item.clone()).or_insert(0);
-        *count = count.saturating_add(1);
-        if *count <= self.max_fast_attempts {
+        if self.failures.record(item) <= self.max_fast_attempts {
             self.fast
         } else {
             self.slow
         }
     }
 
-    fn forget(&self, item: &T) {
-        self.failures.lock().remove(item);
-    }
-
-    fn num_requeues(&self, item: &T) -> u32 {
-        self.failures.lock().get(item).copied().unwrap_or(0)
-    }
+    per_item_history!();
 }
 
 impl<T> fmt::Debug for ItemFastSlowRateLimiter<T> {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use informer_runtime::workqueue::{
+use informer_workqueue::{
     DelayingQueue, RateLimitingQueue, WorkGuard, WorkQueue, WorkQueueMetrics,
 };
 use tokio::sync::Notify;

@@ -1,12 +1,19 @@
-//! What the cache reads of an object: its identity, resourceVersion and labels ([`Meta`]).
+//! What the cache reads of an object: its identity, resourceVersion and labels ([`Meta`]), and
+//! which types can be cached at all ([`Object`], with the scope it is listed in, [`ScopeKind`]).
 //!
 //! The runtime is generic over this trait rather than over `kube::Resource`, whose `meta()` hands
 //! out a full `ObjectMeta`: a projection (P4, P6) keeps a slim, interned metadata of its own and
 //! still has the source object's key, UID and resourceVersion. Every `kube::Resource` implements
 //! [`Meta`] through its `ObjectMeta`; `#[derive(Projection)]` implements it for projections.
 
+mod scope;
+
+use std::fmt;
+
 use kube::api::ObjectMeta;
 use kube::core::{Expression, Selector};
+
+pub use scope::ScopeKind;
 
 /// The metadata the cache needs from an object (X1 keys, R* resourceVersions, L1 label selection,
 /// M8 reuse of unchanged objects).
@@ -74,6 +81,50 @@ pub trait HasScope {
 
 impl<K: kube::Resource> HasScope for K {
     type Scope = <K as kube::Resource>::Scope;
+}
+
+/// A named index function without captures, as generated code declares them (X2).
+pub type StaticIndexer<K> = (&'static str, fn(&K) -> Vec<String>);
+
+/// Every type the factory can build a typed informer for.
+///
+/// Two kinds of types are objects:
+/// - every `kube::Resource` with a static type and a known scope (k8s-openapi types, kube
+///   `CustomResource`s): its own [`Source`](Object::Source), through a blanket impl;
+/// - projections (`#[derive(Projection)]`, P4): a slim struct decoded straight from the wire
+///   of its source kind, whose endpoint the informer lists and watches.
+pub trait Object:
+    Meta + HasScope<Scope: ScopeKind> + Clone + serde::de::DeserializeOwned + fmt::Debug
+{
+    /// The kind whose endpoint is listed and watched, and whose group, version and plural name
+    /// the informer (F1) and its lister's errors (L3): `Self` for Kubernetes types, the source
+    /// kind for projections (P6: same key, UID and resourceVersion as the source object).
+    type Source: kube::Resource<DynamicType = (), Scope = <Self as HasScope>::Scope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + fmt::Debug
+        + Send
+        + Sync
+        + 'static;
+
+    /// Indexes the type declares for itself (a projection's `#[projection(index(...))]`), which
+    /// [`SharedInformerFactory::informer_for`](crate::SharedInformerFactory::informer_for) registers (X2). None for Kubernetes types.
+    fn indexers() -> &'static [StaticIndexer<Self>] {
+        &[]
+    }
+}
+
+impl<T> Object for T
+where
+    T: kube::Resource<DynamicType = (), Scope: ScopeKind>
+        + Clone
+        + serde::de::DeserializeOwned
+        + fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    type Source = T;
 }
 
 /// A label selector prepared for matching many objects through [`Meta::object_label`], with

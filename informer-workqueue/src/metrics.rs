@@ -38,7 +38,7 @@ type SecondsGauge = Gauge<f64, AtomicU64>;
 /// | `workqueue_retries_total` | counter: calls of `add_after`/`add_rate_limited` (as client-go counts) |
 ///
 /// ```no_run
-/// use informer_runtime::workqueue::{RateLimitingQueue, WorkQueueMetrics};
+/// use informer_workqueue::{RateLimitingQueue, WorkQueueMetrics};
 /// # async fn run() {
 /// let mut registry = prometheus_client::registry::Registry::default();
 /// let metrics = WorkQueueMetrics::new(&mut registry);

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use informer_runtime::workqueue::{RateLimitingQueue, WorkQueue, WorkQueueMetrics};
+use informer_workqueue::{RateLimitingQueue, WorkQueue, WorkQueueMetrics};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
 

@@ -1,5 +1,9 @@
 //! Rate-limited work queues for controllers, with client-go's semantics and metrics (W1–W8).
 //!
+//! `informer-runtime` re-exports this crate as `informer_runtime::workqueue`; it depends on
+//! nothing else of informer-rs, like client-go's `util/workqueue`. Rule IDs (W1, …) are defined
+//! in `docs/behaviour.md` at the repository root.
+//!
 //! Three layers, each a cheap cloneable handle:
 //!
 //! * [`WorkQueue`]: FIFO with `dirty` and `processing` sets. An item is never handed to two
@@ -16,7 +20,7 @@
 //! # Quick start
 //!
 //! ```no_run
-//! use informer_runtime::workqueue::{RateLimitingQueue, WorkQueueMetrics};
+//! use informer_workqueue::{RateLimitingQueue, WorkQueueMetrics};
 //! # async fn reconcile(_key: &str) -> Result<(), ()> { Ok(()) }
 //! # async fn run() {
 //! let mut registry = prometheus_client::registry::Registry::default();
@@ -59,7 +63,7 @@ pub use rate_limiter::{
 };
 pub use rate_limiting::RateLimitingQueue;
 
-/// Errors of the workqueue module.
+/// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -69,5 +73,5 @@ pub enum Error {
     NoRuntime,
 }
 
-/// The result type of this module.
+/// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

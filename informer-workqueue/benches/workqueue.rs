@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use informer_runtime::workqueue::WorkQueue;
+use informer_workqueue::WorkQueue;
 
 const ITEMS: u64 = 20_000;
 const WORKERS: usize = 4;

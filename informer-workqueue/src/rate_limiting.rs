@@ -5,7 +5,6 @@ use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::builder::QueueBuilder;
 use super::delaying::DelayingQueue;
 use super::queue::{WorkGuard, WorkQueue};
 use super::rate_limiter::RateLimiter;
@@ -27,7 +26,7 @@ use super::rate_limiter::RateLimiter;
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use informer_runtime::workqueue::{
+/// use informer_workqueue::{
 ///     ItemExponentialFailureRateLimiter, RateLimitingQueue, WorkQueueMetrics,
 /// };
 /// # async fn reconcile(_key: &str) -> Result<(), ()> { Ok(()) }
@@ -82,29 +81,7 @@ impl<T> fmt::Debug for RateLimitingQueue<T> {
     }
 }
 
-impl<T: Hash + Eq + Clone + Send + Sync + 'static> Default for RateLimitingQueue<T> {
-    /// An unnamed queue with the default controller limiter; panics outside a tokio runtime.
-    fn default() -> Self {
-        Self::builder().build()
-    }
-}
-
 impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
-    /// Creates an unnamed queue without metrics that uses `limiter`.
-    ///
-    /// # Panics
-    ///
-    /// Panics when called outside a tokio runtime, like [`tokio::spawn`]. Use
-    /// [`QueueBuilder::try_build`] to get an error instead.
-    pub fn new(limiter: impl RateLimiter<T> + 'static) -> Self {
-        Self::builder().rate_limiter(limiter).build()
-    }
-
-    /// Starts a [`QueueBuilder`] for a rate-limited queue.
-    pub fn builder() -> QueueBuilder<T, RateLimitingQueue<T>> {
-        QueueBuilder::new()
-    }
-
     pub(crate) fn from_parts(delaying: DelayingQueue<T>, limiter: Arc<dyn RateLimiter<T>>) -> Self {
         Self { delaying, limiter }
     }
@@ -200,7 +177,7 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workqueue::{ItemExponentialFailureRateLimiter, default_controller_rate_limiter};
+    use crate::{ItemExponentialFailureRateLimiter, default_controller_rate_limiter};
     use tokio::time::Instant;
 
     const MS: Duration = Duration::from_millis(1);

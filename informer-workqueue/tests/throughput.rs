@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use informer_runtime::workqueue::WorkQueue;
+use informer_workqueue::WorkQueue;
 
 const ITEMS: u64 = 400_000;
 const KEYS: u64 = 10_000;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use futures::FutureExt;
-use informer_runtime::workqueue::{DelayingQueue, WorkQueue};
+use informer_workqueue::{DelayingQueue, WorkQueue};
 use proptest::prelude::*;
 use tokio::time::Instant;
 

@@ -12,7 +12,6 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::builder::QueueBuilder;
 use super::metrics::QueueMetrics;
 
 /// How often the in-flight gauges (`workqueue_unfinished_work_seconds`,
@@ -41,7 +40,7 @@ pub(crate) const METRICS_REFRESH_PERIOD: Duration = Duration::from_millis(500);
 /// A controller loop with several workers:
 ///
 /// ```no_run
-/// use informer_runtime::workqueue::WorkQueue;
+/// use informer_workqueue::WorkQueue;
 /// # async fn reconcile(_key: &str) {}
 /// # async fn run() {
 /// let queue: WorkQueue<String> = WorkQueue::new();
@@ -75,7 +74,7 @@ pub struct WorkQueue<T> {
 /// future is cancelled, so an item can never stay in `processing` forever by accident.
 ///
 /// ```no_run
-/// # use informer_runtime::workqueue::WorkQueue;
+/// # use informer_workqueue::WorkQueue;
 /// # async fn reconcile(_key: &str) {}
 /// # async fn run(queue: WorkQueue<String>) {
 /// while let Some(key) = queue.get_guarded().await {
@@ -156,20 +155,6 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
     /// Creates an unnamed queue without metrics. It needs no tokio runtime.
     pub fn new() -> Self {
         Self::with_metrics(None)
-    }
-
-    /// Starts a [`QueueBuilder`] for a plain queue with a name and metrics.
-    ///
-    /// ```no_run
-    /// use informer_runtime::workqueue::{WorkQueue, WorkQueueMetrics};
-    /// # async fn run() {
-    /// let mut registry = prometheus_client::registry::Registry::default();
-    /// let metrics = WorkQueueMetrics::new(&mut registry);
-    /// let queue: WorkQueue<String> = WorkQueue::builder().name("pods").metrics(&metrics).build();
-    /// # }
-    /// ```
-    pub fn builder() -> QueueBuilder<T, WorkQueue<T>> {
-        QueueBuilder::new()
     }
 
     pub(crate) fn with_metrics(metrics: Option<QueueMetrics>) -> Self {

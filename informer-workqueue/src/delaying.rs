@@ -11,7 +11,6 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::builder::QueueBuilder;
 use super::queue::{WeakWorkQueue, WorkGuard, WorkQueue};
 use super::{Error, Result};
 
@@ -27,7 +26,7 @@ use super::{Error, Result};
 ///
 /// ```no_run
 /// use std::time::Duration;
-/// use informer_runtime::workqueue::DelayingQueue;
+/// use informer_workqueue::DelayingQueue;
 /// # async fn run() {
 /// let queue: DelayingQueue<String> = DelayingQueue::new();
 /// queue.add_after("default/web".to_string(), Duration::from_secs(30));
@@ -101,29 +100,7 @@ impl<T> fmt::Debug for DelayingQueue<T> {
     }
 }
 
-impl<T: Hash + Eq + Clone + Send + Sync + 'static> Default for DelayingQueue<T> {
-    /// The same as [`DelayingQueue::new`]; panics outside a tokio runtime.
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl<T: Hash + Eq + Clone + Send + Sync + 'static> DelayingQueue<T> {
-    /// Creates an unnamed delaying queue without metrics.
-    ///
-    /// # Panics
-    ///
-    /// Panics when called outside a tokio runtime, like [`tokio::spawn`]. Use
-    /// [`QueueBuilder::try_build`] to get an error instead.
-    pub fn new() -> Self {
-        Self::builder().build()
-    }
-
-    /// Starts a [`QueueBuilder`] for a delaying queue.
-    pub fn builder() -> QueueBuilder<T, DelayingQueue<T>> {
-        QueueBuilder::new()
-    }
-
     /// Wraps `queue` and spawns the timer task (and the metrics task, if any) on the current
     /// runtime.
     pub(crate) fn start(queue: WorkQueue<T>) -> Result<Self> {
@@ -335,6 +312,16 @@ mod tests {
         assert_eq!(q.len(), 0);
     }
 
+    /// Yields until the runtime has `before` alive tasks again, at most 1 000 times: bounded by
+    /// yields, not by time, so a paused clock does not advance.
+    async fn wait_for_alive_tasks(rt: &tokio::runtime::Handle, before: usize) {
+        let mut yields = 0;
+        while rt.metrics().num_alive_tasks() != before && yields < 1_000 {
+            tokio::task::yield_now().await;
+            yields += 1;
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn w3_shutdown_ends_the_timer_task_and_drops_waiting_items() {
         let rt = tokio::runtime::Handle::current();
@@ -343,12 +330,7 @@ mod tests {
         assert_eq!(rt.metrics().num_alive_tasks(), before + 1);
         q.add_after("late", Duration::from_secs(10));
         q.shut_down();
-        // Bounded by yields, not by time: a yield loop keeps a paused clock from advancing.
-        let mut yields = 0;
-        while rt.metrics().num_alive_tasks() != before && yields < 1_000 {
-            tokio::task::yield_now().await;
-            yields += 1;
-        }
+        wait_for_alive_tasks(&rt, before).await;
         assert_eq!(
             rt.metrics().num_alive_tasks(),
             before,
@@ -367,12 +349,7 @@ mod tests {
         let q = DelayingQueue::new();
         q.add_after(1u8, Duration::from_secs(3600));
         drop(q);
-        // Bounded by yields, not by time: a yield loop keeps a paused clock from advancing.
-        let mut yields = 0;
-        while rt.metrics().num_alive_tasks() != before && yields < 1_000 {
-            tokio::task::yield_now().await;
-            yields += 1;
-        }
+        wait_for_alive_tasks(&rt, before).await;
         assert_eq!(
             rt.metrics().num_alive_tasks(),
             before,

@@ -1,4 +1,6 @@
-//! [`QueueBuilder`]: one builder for plain, delaying and rate-limited queues, with name and metrics.
+//! [`QueueBuilder`]: one builder for plain, delaying and rate-limited queues, with name and
+//! metrics, and every queue's constructors (`builder`, `new`, `Default`), so that the queues
+//! themselves never refer back to their builder.
 
 use std::fmt;
 use std::hash::Hash;
@@ -22,7 +24,7 @@ use super::{Error, Result};
 /// [`metrics`](Self::metrics), as client-go records them only for named queues.
 ///
 /// ```no_run
-/// use informer_runtime::workqueue::{
+/// use informer_workqueue::{
 ///     RateLimitingQueue, WorkQueueMetrics, default_controller_rate_limiter,
 /// };
 /// # async fn run() {
@@ -150,5 +152,69 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> QueueBuilder<T, RateLimitingQ
             .unwrap_or_else(|| Arc::new(default_controller_rate_limiter()));
         let delaying = DelayingQueue::start(WorkQueue::with_metrics(metrics))?;
         Ok(RateLimitingQueue::from_parts(delaying, limiter))
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
+    /// Starts a [`QueueBuilder`] for a plain queue with a name and metrics.
+    ///
+    /// ```no_run
+    /// use informer_workqueue::{WorkQueue, WorkQueueMetrics};
+    /// # async fn run() {
+    /// let mut registry = prometheus_client::registry::Registry::default();
+    /// let metrics = WorkQueueMetrics::new(&mut registry);
+    /// let queue: WorkQueue<String> = WorkQueue::builder().name("pods").metrics(&metrics).build();
+    /// # }
+    /// ```
+    pub fn builder() -> QueueBuilder<T, WorkQueue<T>> {
+        QueueBuilder::new()
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + Sync + 'static> Default for DelayingQueue<T> {
+    /// The same as [`DelayingQueue::new`]; panics outside a tokio runtime.
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + Sync + 'static> DelayingQueue<T> {
+    /// Creates an unnamed delaying queue without metrics.
+    ///
+    /// # Panics
+    ///
+    /// Panics when called outside a tokio runtime, like [`tokio::spawn`]. Use
+    /// [`QueueBuilder::try_build`] to get an error instead.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// Starts a [`QueueBuilder`] for a delaying queue.
+    pub fn builder() -> QueueBuilder<T, DelayingQueue<T>> {
+        QueueBuilder::new()
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + Sync + 'static> Default for RateLimitingQueue<T> {
+    /// An unnamed queue with the default controller limiter; panics outside a tokio runtime.
+    fn default() -> Self {
+        Self::builder().build()
+    }
+}
+
+impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
+    /// Creates an unnamed queue without metrics that uses `limiter`.
+    ///
+    /// # Panics
+    ///
+    /// Panics when called outside a tokio runtime, like [`tokio::spawn`]. Use
+    /// [`QueueBuilder::try_build`] to get an error instead.
+    pub fn new(limiter: impl RateLimiter<T> + 'static) -> Self {
+        Self::builder().rate_limiter(limiter).build()
+    }
+
+    /// Starts a [`QueueBuilder`] for a rate-limited queue.
+    pub fn builder() -> QueueBuilder<T, RateLimitingQueue<T>> {
+        QueueBuilder::new()
     }
 }
