@@ -37,21 +37,3 @@ pub use builder::{Builder, Generated};
 pub use error::{Error, Errors};
 pub use input::k8s_openapi::K8sOpenApi;
 pub use render::{GENERATED_MARKER, Layout};
-
-/// `v<N>` optionally followed by `alpha<N>` or `beta<N>` (Kubernetes version naming).
-pub fn is_version(v: &str) -> bool {
-    fn number(s: &str) -> bool {
-        !s.is_empty() && !s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit())
-    }
-    let Some(rest) = v.strip_prefix('v') else {
-        return false;
-    };
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let (major, suffix) = rest.split_at(digits);
-    number(major)
-        && (suffix.is_empty()
-            || suffix
-                .strip_prefix("alpha")
-                .or_else(|| suffix.strip_prefix("beta"))
-                .is_some_and(number))
-}

@@ -119,7 +119,7 @@ fn crd_kinds(
     for (i, v) in versions.iter().enumerate() {
         let vprefix = format!("{prefix}spec.versions[{i}].");
         let name = string(v, &vprefix, "name")?;
-        if !crate::is_version(name) {
+        if !informer_handles::is_version(name) {
             return Err((
                 format!("{vprefix}name"),
                 format!("`{name}` is not a Kubernetes version such as `v1`"),

@@ -133,7 +133,7 @@ fn served_versions(crd: &Value) -> Vec<(&str, &Value)> {
         .iter()
         .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
         .filter_map(|v| Some((v.get("name")?.as_str()?, v)))
-        .filter(|(name, _)| crate::is_version(name))
+        .filter(|(name, _)| informer_handles::is_version(name))
         .collect()
 }
 
