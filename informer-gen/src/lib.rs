@@ -23,17 +23,33 @@
 //! # Ok(()) }
 //! ```
 
+//! # How it works
+//!
+//! One pipeline, one module a step: `read` parses each input exactly once (k8s-openapi's sources
+//! through one cache, each CRD manifest into its kinds and its schemas' types together), `lower`
+//! turns what was read into the one model (`model`: groups, versions and kinds for the accessors,
+//! the type IR for compact and `crd-types` types), `validate` checks the settings and the model and
+//! returns every problem together, `emit` writes accessors and types from the model in one path
+//! style, and `render` formats the files with their `@generated` header. [`Builder`] only collects
+//! the configuration and runs these steps.
+//!
+//! Generated code names the runtime and k8s-openapi through two aliases that every generated
+//! module imports, `use <runtime>::__private as rt;` and `use <k8s-openapi> as k8s;`, so the
+//! configured crate paths appear once per module; `rt`, `k8s` and `compact` are names the
+//! generated root keeps for itself, and no group or `crd-types` module may take them.
+
 mod builder;
 pub mod config;
 mod emit;
-pub mod error;
-pub mod input;
-pub mod model;
-pub mod naming;
+mod error;
+mod lower;
+mod model;
+mod naming;
+mod read;
 mod render;
-pub mod types;
+mod validate;
 
 pub use builder::{Builder, Generated};
 pub use error::{Error, Errors};
-pub use input::k8s_openapi::K8sOpenApi;
+pub use read::k8s_openapi::K8sOpenApi;
 pub use render::{GENERATED_MARKER, Layout};

@@ -9,7 +9,7 @@ use crate::naming;
 
 /// `pub mod v1 { pub struct AppsV1Informers {…} … }`.
 pub(crate) fn version_module(group: &Group, v: &Version, paths: &Paths) -> TokenStream {
-    let rt = &paths.rt;
+    let (rt, imports) = (&paths.rt, &paths.imports);
     let v_ident = naming::ident(&v.name);
     let v_ty = naming::version_type(&group.accessor, &v.name);
     let (mod_doc, handle_doc) = (
@@ -35,6 +35,8 @@ pub(crate) fn version_module(group: &Group, v: &Version, paths: &Paths) -> Token
     quote! {
         #[doc = #mod_doc]
         pub mod #v_ident {
+            #imports
+
             #[doc = #handle_doc]
             #[derive(Clone)]
             pub struct #v_ty {

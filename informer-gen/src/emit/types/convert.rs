@@ -4,8 +4,8 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::super::Ty;
 use super::{Ctx, compact_path, full_path};
+use crate::model::types::Ty;
 
 /// Converted by copying or cloning (no string or struct inside to make compact).
 pub(super) fn kept(t: &Ty) -> bool {
@@ -24,6 +24,23 @@ pub(super) fn copy(t: &Ty) -> bool {
     }
 }
 
+/// `e` copied or cloned, when its type is the same on both sides ([`copy`], [`kept`]).
+fn unchanged(ty: &Ty, e: &TokenStream, is_ref: bool, cx: &Ctx<'_>) -> Option<TokenStream> {
+    let rt = &cx.paths.rt;
+    if copy(ty) {
+        return Some(if is_ref { quote!(*#e) } else { quote!(#e) });
+    }
+    kept(ty).then(|| {
+        let by_ref = by_ref(e, is_ref);
+        quote!(#rt::Clone::clone(#by_ref))
+    })
+}
+
+/// A reference to `e`, which is a place when `!is_ref` and a reference already when `is_ref`.
+fn by_ref(e: &TokenStream, is_ref: bool) -> TokenStream {
+    if is_ref { quote!(#e) } else { quote!(&#e) }
+}
+
 pub(super) fn var(prefix: &str, depth: usize) -> Ident {
     format_ident!("{prefix}{depth}")
 }
@@ -38,13 +55,10 @@ pub(super) fn to_compact(
     cx: &Ctx<'_>,
 ) -> TokenStream {
     let rt = &cx.paths.rt;
-    let by_ref = if is_ref { quote!(#e) } else { quote!(&#e) };
-    if copy(ty) {
-        return if is_ref { quote!(*#e) } else { quote!(#e) };
+    if let Some(same) = unchanged(ty, e, is_ref, cx) {
+        return same;
     }
-    if kept(ty) {
-        return quote!(#rt::Clone::clone(#by_ref));
-    }
+    let by_ref = by_ref(e, is_ref);
     let v = var("v", depth);
     match ty {
         Ty::Str => quote!(#rt::IStr::new(#by_ref)),
@@ -112,13 +126,10 @@ pub(super) fn to_full(
     cx: &Ctx<'_>,
 ) -> TokenStream {
     let rt = &cx.paths.rt;
-    let by_ref = if is_ref { quote!(#e) } else { quote!(&#e) };
-    if copy(ty) {
-        return if is_ref { quote!(*#e) } else { quote!(#e) };
+    if let Some(same) = unchanged(ty, e, is_ref, cx) {
+        return same;
     }
-    if kept(ty) {
-        return quote!(#rt::Clone::clone(#by_ref));
-    }
+    let by_ref = by_ref(e, is_ref);
     let v = var("v", depth);
     let quantity = full_path("apimachinery::pkg::api::resource::Quantity", cx.paths);
     match ty {
