@@ -1,7 +1,8 @@
 //! Golden fixtures: `fixtures/<case>/input/informer-gen.toml` → `fixtures/<case>/expected/`, plus determinism.
 //!
 //! Bless changed output with `INFORMER_GEN_BLESS=1 cargo test -p informer-gen --test fixtures`
-//! (or `cargo codegen`, which regenerates the same goldens).
+//! (or `cargo codegen`, which regenerates the same goldens). `tests/compile_goldens.rs` compiles
+//! every case's `expected/` tree, so a blessed golden must also meet rustc.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
