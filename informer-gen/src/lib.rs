@@ -22,7 +22,7 @@
 //! // src/lib.rs: pub mod informers { include!(concat!(env!("OUT_DIR"), "/informers.rs")); }
 //! # Ok(()) }
 //! ```
-
+//!
 //! # How it works
 //!
 //! One pipeline, one module a step: `read` parses each input exactly once (k8s-openapi's sources

@@ -27,7 +27,7 @@ mod convert;
 mod impls;
 mod sizes;
 
-use convert::{to_compact, to_full};
+use convert::{Place, to_compact, to_full};
 use impls::{object_meta_impl, resource_doc, resource_impls, schema_resource_impls};
 use sizes::Sizes;
 
@@ -313,13 +313,13 @@ fn compact_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let into_compact = def.fields.iter().map(|f| {
         let name = crate::naming::ident(&f.rust);
         let e = quote!(full.#name);
-        let conv = to_compact(&f.ty, &e, false, 0, at, cx);
+        let conv = to_compact(&f.ty, Place::field(&e), at, cx);
         quote!(#name: #conv,)
     });
     let into_full = def.fields.iter().map(|f| {
         let name = crate::naming::ident(&f.rust);
         let e = quote!(compact.#name);
-        let conv = to_full(&f.ty, &e, false, 0, cx);
+        let conv = to_full(&f.ty, Place::field(&e), cx);
         quote!(#name: #conv,)
     });
     let meta = (def.key() == OBJECT_META).then(|| object_meta_impl(&ident, rt));
