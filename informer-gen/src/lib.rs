@@ -33,10 +33,11 @@
 //! style, and `render` formats the files with their `@generated` header. [`Builder`] only collects
 //! the configuration and runs these steps.
 //!
-//! Generated code names the runtime and k8s-openapi through two aliases that every generated
-//! module imports, `use <runtime>::__private as rt;` and `use <k8s-openapi> as k8s;`, so the
-//! configured crate paths appear once per module; `rt`, `k8s` and `compact` are names the
-//! generated root keeps for itself, and no group or `crd-types` module may take them.
+//! Generated code names the runtime and k8s-openapi through two aliases that a generated module
+//! imports, `use <runtime>::__private as rt;` and, where it names a k8s-openapi type,
+//! `use <k8s-openapi> as k8s;`, so the configured crate paths appear once per module; `rt` and
+//! `compact` are names the generated root keeps for itself, and no group or `crd-types` module
+//! may take them.
 
 mod builder;
 pub mod config;

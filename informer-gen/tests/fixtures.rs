@@ -61,6 +61,10 @@ fn g2_keyword_kinds() {
     let mod_rs = &generated.files()["async.rs"];
     assert!(mod_rs.contains("pub fn r#match(&self)"), "{mod_rs}");
     assert!(mod_rs.contains("pub fn crate_(&self)"), "{mod_rs}");
+    // Accessors of CRDs alone name no k8s-openapi type, so they do not import the crate.
+    for (name, text) in generated.files() {
+        assert!(!text.contains("k8s_openapi"), "{name} imports k8s-openapi");
+    }
 }
 
 #[test]

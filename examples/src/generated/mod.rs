@@ -21,8 +21,6 @@ pub mod prometheus_rules;
 pub mod compact;
 #[allow(unused_imports)]
 use ::informer_runtime::__private as rt;
-#[allow(unused_imports)]
-use ::k8s_openapi as k8s;
 /// Typed group accessors for the runtime's `SharedInformerFactory`: `factory.apps().v1().deployments()`.
 ///
 /// Bring it into scope with `use` to call the accessors; options, `start`, `wait_for_cache_sync` and

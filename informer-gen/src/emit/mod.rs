@@ -1,19 +1,22 @@
 //! The one emitter: the model into token streams, accessors (`factory`, `version`, `kind`) and
 //! types (`types`) alike, in one path style.
 //!
-//! Path style: every generated module that names anything outside itself starts with
-//! [`Paths::imports`], `use <runtime crate>::__private as rt;` and `use <k8s-openapi crate> as k8s;`,
-//! and names everything through them (`rt::SharedInformerFactory`, `rt::IStr`,
-//! `k8s::api::core::v1::Pod`); serde's string attributes say `rt::…` too. The configured crate
-//! paths (`Builder::runtime_crate`, `Builder::k8s_openapi_crate`) appear once per module, in
-//! those imports. Types of the generated tree are reached relatively (`super::super::…`), users'
-//! types by their configured path. The two aliases and `compact` are therefore names the
-//! generated root takes for itself ([`ROOT_NAMES`]).
+//! Path style: every generated module that names the runtime starts with [`Paths::imports`],
+//! `use <runtime crate>::__private as rt;`, plus `use <k8s-openapi crate> as k8s;` where it names
+//! a k8s-openapi type (a version module with built-in kinds, every module of types), and names
+//! everything through them (`rt::SharedInformerFactory`, `rt::IStr`, `k8s::api::core::v1::Pod`);
+//! serde's string attributes say `rt::…` too. The configured crate paths
+//! (`Builder::runtime_crate`, `Builder::k8s_openapi_crate`) appear once per module, in those
+//! imports. Types of the generated tree are reached relatively (`super::super::…`), users' types
+//! by their configured path. The generated root imports `rt` and holds `compact`, so those are
+//! names no group or `crd-types` module may take ([`ROOT_NAMES`]).
 //!
 //! Why aliases rather than absolute paths everywhere (the workspace style's default): serde's
 //! attributes on generated types take paths as strings (`deserialize_with = "rt::null_default"`),
 //! which an alias keeps independent of the configured crate paths, and one style on both sides
-//! keeps each configured path to one `use` per module (issue 28 item 3).
+//! keeps each configured path to one `use` per module (issue 28 item 3). Output that names no
+//! k8s-openapi type (accessors of CRDs and derived kinds only) does not import it, so it needs
+//! no direct dependency on k8s-openapi.
 
 mod docs;
 mod factory;
@@ -27,9 +30,9 @@ use quote::quote;
 use crate::model::{Group, Model, TypeRef};
 use crate::naming;
 
-/// Names the generated root module holds besides the group and `crd-types` modules: the two
-/// path aliases every module imports, and the `compact` module.
-pub(crate) const ROOT_NAMES: &[&str] = &["rt", "k8s", "compact"];
+/// Names the generated root module holds besides the group and `crd-types` modules: the runtime
+/// alias it imports, and the `compact` module.
+pub(crate) const ROOT_NAMES: &[&str] = &["rt", "compact"];
 
 /// How the emitted code names the runtime and k8s-openapi.
 pub(crate) struct Paths {
@@ -39,9 +42,10 @@ pub(crate) struct Paths {
     pub(crate) rt_str: &'static str,
     /// `k8s`, the alias of the k8s-openapi crate.
     pub(crate) k8s: TokenStream,
-    /// The imports that define the two aliases, at the top of every generated module that names
-    /// anything through them.
-    pub(crate) imports: TokenStream,
+    /// The configured runtime crate (`::informer_runtime`).
+    runtime: syn::Path,
+    /// The configured k8s-openapi crate (`::k8s_openapi`).
+    k8s_crate: syn::Path,
     /// The k8s-openapi crate as docs name it (`k8s_openapi`).
     pub(crate) k8s_name: String,
 }
@@ -58,13 +62,27 @@ impl Paths {
             rt: quote!(rt),
             rt_str: "rt",
             k8s: quote!(k8s),
-            imports: quote! {
-                #[allow(unused_imports)]
-                use #runtime::__private as rt;
+            k8s_name: k8s_name.trim_start_matches("::").to_owned(),
+            runtime,
+            k8s_crate: k8s,
+        }
+    }
+
+    /// The imports at the top of a generated module: `rt`, and `k8s` when the module names a
+    /// k8s-openapi type.
+    pub(crate) fn imports(&self, k8s: bool) -> TokenStream {
+        let runtime = &self.runtime;
+        let k8s = k8s.then(|| {
+            let k8s = &self.k8s_crate;
+            quote! {
                 #[allow(unused_imports)]
                 use #k8s as k8s;
-            },
-            k8s_name: k8s_name.trim_start_matches("::").to_owned(),
+            }
+        });
+        quote! {
+            #[allow(unused_imports)]
+            use #runtime::__private as rt;
+            #k8s
         }
     }
 
@@ -136,7 +154,7 @@ pub(crate) fn emit(model: &Model, paths: &Paths) -> Emitted {
     }));
     let compact = (!model.compact.is_empty()).then(|| types::compact_module(&model.compact, paths));
     let root = factory::extension_trait(model, paths);
-    let imports = &paths.imports;
+    let imports = paths.imports(false);
     Emitted {
         root: quote!(#imports #root),
         groups,
@@ -152,7 +170,7 @@ fn group_module(group: &Group, paths: &Paths) -> GroupModule {
     let ident = naming::ident(&group.accessor);
     let group_ty = naming::group_type(&group.accessor);
     let rt = &paths.rt;
-    let imports = &paths.imports;
+    let imports = paths.imports(false);
     let group_doc = docs::group_handle(group);
     let accessors = group.versions.values().map(|v| {
         let v_ident = naming::ident(&v.name);

@@ -97,7 +97,7 @@ impl<'a> ModTree<'a> {
     }
 
     fn emit(&self, at: &[String], cx: &Ctx<'_>) -> TokenStream {
-        let imports = (!self.defs.is_empty()).then_some(&cx.paths.imports);
+        let imports = (!self.defs.is_empty()).then(|| cx.paths.imports(true));
         let defs = self.defs.iter().map(|d| type_def(d, at, cx));
         let children = self.children.iter().map(|(name, child)| {
             let ident = crate::naming::ident(name);
