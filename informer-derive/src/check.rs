@@ -158,7 +158,7 @@ fn check_group(cx: &Ctxt, g: &crate::attr::Spanned<String>) {
 }
 
 fn check_version(cx: &Ctxt, v: &crate::attr::Spanned<String>) {
-    if !is_version(&v.value) {
+    if !informer_handles::is_version(&v.value) {
         cx.error_spanned_by(
             &v.tokens,
             format!(
@@ -167,26 +167,6 @@ fn check_version(cx: &Ctxt, v: &crate::attr::Spanned<String>) {
             ),
         );
     }
-}
-
-/// `v<N>` optionally followed by `alpha<N>` or `beta<N>` (Kubernetes version naming).
-pub(crate) fn is_version(v: &str) -> bool {
-    fn number(s: &str) -> bool {
-        !s.is_empty() && !s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit())
-    }
-    let Some(rest) = v.strip_prefix('v') else {
-        return false;
-    };
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let (major, suffix) = rest.split_at(digits);
-    if !number(major) {
-        return false;
-    }
-    suffix.is_empty()
-        || suffix
-            .strip_prefix("alpha")
-            .or_else(|| suffix.strip_prefix("beta"))
-            .is_some_and(number)
 }
 
 fn check_kind(cx: &Ctxt, k: &crate::attr::Spanned<String>) {
@@ -354,16 +334,6 @@ mod tests {
             ("endpoints", "endpointses"),
         ] {
             assert_eq!(to_plural(word), plural, "{word}");
-        }
-    }
-
-    #[test]
-    fn versions() {
-        for ok in ["v1", "v2", "v1beta1", "v2alpha3", "v10"] {
-            assert!(is_version(ok), "{ok}");
-        }
-        for bad in ["1", "v", "v0", "v1beta", "v1gamma1", "V1", "v01", "v1beta0"] {
-            assert!(!is_version(bad), "{bad}");
         }
     }
 }

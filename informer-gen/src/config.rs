@@ -117,7 +117,7 @@ struct KindAccessor {
 
 /// Applies the TOML configuration `text` (read from `path`, for errors) to `builder`; every
 /// problem is reported with its line and column.
-pub fn apply_toml(builder: &mut Builder, text: &str, path: &Path) -> Result<(), Vec<Error>> {
+pub(crate) fn apply_toml(builder: &mut Builder, text: &str, path: &Path) -> Result<(), Vec<Error>> {
     let at = |span: Option<Range<usize>>, message: String| {
         let (line, column) = line_column(text, span.map_or(0, |s| s.start));
         Error::Config {
@@ -203,7 +203,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 
 /// Applies every line of the legacy line format `text` (read from `path`, for errors) to
 /// `builder`; all bad lines are reported.
-pub fn apply(builder: &mut Builder, text: &str, path: &str) -> Result<(), Vec<Error>> {
+pub(crate) fn apply(builder: &mut Builder, text: &str, path: &str) -> Result<(), Vec<Error>> {
     let mut errors = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or_default().trim();

@@ -156,6 +156,18 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// A Rust source at `path` that syn cannot parse, at the error's position.
+    pub(crate) fn rust_syntax(path: impl Into<PathBuf>, e: &syn::Error) -> Self {
+        Error::RustSyntax {
+            path: path.into(),
+            line: e.span().start().line,
+            column: e.span().start().column,
+            message: e.to_string(),
+        }
+    }
+}
+
 /// Every problem found in one run, in input order; the generator reports them all together.
 #[derive(Debug)]
 pub struct Errors(pub Vec<Error>);

@@ -22,36 +22,35 @@
 //! // src/lib.rs: pub mod informers { include!(concat!(env!("OUT_DIR"), "/informers.rs")); }
 //! # Ok(()) }
 //! ```
+//!
+//! # How it works
+//!
+//! One pipeline, one module a step: `read` parses each input exactly once (k8s-openapi's sources
+//! through one cache, each CRD manifest into its kinds and its schemas' types together), `lower`
+//! turns what was read into the one model (`model`: groups, versions and kinds for the accessors,
+//! the type IR for compact and `crd-types` types), `validate` checks the settings and the model and
+//! returns every problem together, `emit` writes accessors and types from the model in one path
+//! style, and `render` formats the files with their `@generated` header. [`Builder`] only collects
+//! the configuration and runs these steps.
+//!
+//! Generated code names the runtime and k8s-openapi through two aliases that a generated module
+//! imports, `use <runtime>::__private as rt;` and, where it names a k8s-openapi type,
+//! `use <k8s-openapi> as k8s;`, so the configured crate paths appear once per module; `rt` and
+//! `compact` are names the generated root keeps for itself, and no group or `crd-types` module
+//! may take them.
 
 mod builder;
 pub mod config;
 mod emit;
-pub mod error;
-pub mod input;
-pub mod model;
-pub mod naming;
+mod error;
+mod lower;
+mod model;
+mod naming;
+mod read;
 mod render;
-pub mod types;
+mod validate;
 
 pub use builder::{Builder, Generated};
 pub use error::{Error, Errors};
-pub use input::k8s_openapi::K8sOpenApi;
+pub use read::k8s_openapi::K8sOpenApi;
 pub use render::{GENERATED_MARKER, Layout};
-
-/// `v<N>` optionally followed by `alpha<N>` or `beta<N>` (Kubernetes version naming).
-pub fn is_version(v: &str) -> bool {
-    fn number(s: &str) -> bool {
-        !s.is_empty() && !s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit())
-    }
-    let Some(rest) = v.strip_prefix('v') else {
-        return false;
-    };
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let (major, suffix) = rest.split_at(digits);
-    number(major)
-        && (suffix.is_empty()
-            || suffix
-                .strip_prefix("alpha")
-                .or_else(|| suffix.strip_prefix("beta"))
-                .is_some_and(number))
-}

@@ -16,7 +16,7 @@ const KEYWORDS: &[&str] = &[
 const NON_RAW: &[&str] = &["self", "super", "crate", "Self", "_"];
 
 /// A snake_case name as an identifier: keywords become raw (`r#type`), `self`/`super`/`crate` get `_`.
-pub fn ident(name: &str) -> Ident {
+pub(crate) fn ident(name: &str) -> Ident {
     if NON_RAW.contains(&name) {
         Ident::new(&format!("{name}_"), Span::call_site())
     } else if KEYWORDS.contains(&name) {
@@ -27,7 +27,7 @@ pub fn ident(name: &str) -> Ident {
 }
 
 /// G1: `core` for the core group, else the snake_case of the first DNS label (`apps`, `networking`).
-pub fn group_accessor(group: &str) -> String {
+pub(crate) fn group_accessor(group: &str) -> String {
     if group.is_empty() {
         return "core".to_owned();
     }
@@ -37,7 +37,7 @@ pub fn group_accessor(group: &str) -> String {
 /// G2: the snake_case plural, splitting the API plural at the kind's word boundaries
 /// (`NetworkPolicy` + `networkpolicies` → `network_policies`). When the plural does not start with the
 /// kind's words (an irregular plural), the lowercase plural is used as is.
-pub fn kind_accessor(kind: &str, plural: &str) -> String {
+pub(crate) fn kind_accessor(kind: &str, plural: &str) -> String {
     let kind_snake = kind.to_snake_case();
     let words: Vec<&str> = kind_snake.split('_').collect();
     let mut rest = plural;
@@ -56,7 +56,7 @@ pub fn kind_accessor(kind: &str, plural: &str) -> String {
 }
 
 /// `apps` → `AppsInformers` (the group handle type).
-pub fn group_type(accessor: &str) -> Ident {
+pub(crate) fn group_type(accessor: &str) -> Ident {
     Ident::new(
         &format!("{}Informers", accessor.to_upper_camel_case()),
         Span::call_site(),
@@ -64,7 +64,7 @@ pub fn group_type(accessor: &str) -> Ident {
 }
 
 /// `apps`, `v1` → `AppsV1Informers` (the version handle type).
-pub fn version_type(accessor: &str, version: &str) -> Ident {
+pub(crate) fn version_type(accessor: &str, version: &str) -> Ident {
     let name = format!(
         "{}{}Informers",
         accessor.to_upper_camel_case(),
@@ -74,12 +74,12 @@ pub fn version_type(accessor: &str, version: &str) -> Ident {
 }
 
 /// `Deployment` + `Informer` → `DeploymentInformer`.
-pub fn kind_type(kind: &str, suffix: &str) -> Ident {
+pub(crate) fn kind_type(kind: &str, suffix: &str) -> Ident {
     Ident::new(&format!("{kind}{suffix}"), Span::call_site())
 }
 
 /// Whether `s` is a valid snake_case accessor name (before keyword sanitising).
-pub fn is_snake_ident(s: &str) -> bool {
+pub(crate) fn is_snake_ident(s: &str) -> bool {
     s.chars()
         .next()
         .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
@@ -89,7 +89,7 @@ pub fn is_snake_ident(s: &str) -> bool {
 
 /// kube-derive's default plural (kube-derive 5.0.0 `to_plural`): `-s/-x/-z/-ch/-sh` → `-es`,
 /// consonant + `y` → `-ies`, otherwise `-s`.
-pub fn default_plural(kind: &str) -> String {
+pub(crate) fn default_plural(kind: &str) -> String {
     let word = kind.to_ascii_lowercase();
     if ["s", "x", "z", "ch", "sh"]
         .iter()

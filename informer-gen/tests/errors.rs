@@ -39,6 +39,17 @@ fn broken_yaml_names_the_file() {
     );
 }
 
+/// `file:field` of every error, all of which must be `InvalidCrd`.
+fn crd_fields(errs: &informer_gen::Errors) -> Vec<String> {
+    errs.0
+        .iter()
+        .map(|e| match e {
+            Error::InvalidCrd { path, field, .. } => format!("{}:{field}", path.display()),
+            other => panic!("unexpected {other}"),
+        })
+        .collect()
+}
+
 #[test]
 fn missing_and_wrong_crd_fields_are_named() {
     let dir = tmp("fields");
@@ -57,14 +68,7 @@ fn missing_and_wrong_crd_fields_are_named() {
         .crd_manifest("b.yaml", "crate::x")
         .generate()
         .unwrap_err();
-    let fields: Vec<String> = errs
-        .0
-        .iter()
-        .map(|e| match e {
-            Error::InvalidCrd { path, field, .. } => format!("{}:{field}", path.display()),
-            other => panic!("unexpected {other}"),
-        })
-        .collect();
+    let fields = crd_fields(&errs);
     assert_eq!(fields, ["a.yaml:spec.names.plural", "b.yaml:spec.scope"]);
 }
 
@@ -493,5 +497,47 @@ fn crd_types_modules_must_not_collide() {
     assert!(
         matches!(&errs.0[..], [Error::InvalidName { what: "crd-types module", value, .. }] if value == "example"),
         "the group module `example` is taken: {errs}"
+    );
+}
+
+#[test]
+fn a_group_accessor_may_not_take_a_root_name() {
+    let dir = tmp("root-names");
+    write(
+        &dir,
+        "a.yaml",
+        &FOO_CRD.replace("example.com", "rt.example.com"),
+    );
+    let errs = Builder::new()
+        .root(&dir)
+        .crd_manifest("a.yaml", "crate::x")
+        .generate()
+        .unwrap_err();
+    assert!(
+        matches!(&errs.0[..], [Error::InvalidName { what: "group accessor", value, reason }]
+            if value == "rt" && reason.contains("group-accessors")),
+        "`rt` is the runtime alias of the generated root: {errs}"
+    );
+}
+
+#[test]
+fn a_crd_types_manifest_is_parsed_and_reported_once() {
+    let dir = tmp("types-once");
+    write(&dir, "bad.yaml", "apiVersion: [unclosed\n");
+    write(
+        &dir,
+        "noplural.yaml",
+        &crd_with_schema("type: object\n").replace(", plural: foos", ""),
+    );
+    let errs = Builder::new()
+        .root(&dir)
+        .crd_types("bad.yaml", "bad")
+        .crd_types("noplural.yaml", "foos")
+        .generate()
+        .unwrap_err();
+    let fields = crd_fields(&errs);
+    assert_eq!(
+        fields,
+        ["bad.yaml:<document>", "noplural.yaml:spec.names.plural"]
     );
 }

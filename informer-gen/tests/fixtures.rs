@@ -1,7 +1,8 @@
 //! Golden fixtures: `fixtures/<case>/input/informer-gen.toml` → `fixtures/<case>/expected/`, plus determinism.
 //!
 //! Bless changed output with `INFORMER_GEN_BLESS=1 cargo test -p informer-gen --test fixtures`
-//! (or `cargo codegen`, which regenerates the same goldens).
+//! (or `cargo codegen`, which regenerates the same goldens). `tests/compile_goldens.rs` compiles
+//! every case's `expected/` tree, so a blessed golden must also meet rustc.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -60,6 +61,10 @@ fn g2_keyword_kinds() {
     let mod_rs = &generated.files()["async.rs"];
     assert!(mod_rs.contains("pub fn r#match(&self)"), "{mod_rs}");
     assert!(mod_rs.contains("pub fn crate_(&self)"), "{mod_rs}");
+    // Accessors of CRDs alone name no k8s-openapi type, so they do not import the crate.
+    for (name, text) in generated.files() {
+        assert!(!text.contains("k8s_openapi"), "{name} imports k8s-openapi");
+    }
 }
 
 #[test]

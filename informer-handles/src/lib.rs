@@ -1,5 +1,6 @@
 //! The per-kind handles (`XInformer`, `XLister`, `XNamespaceLister`, G3) as tokens, emitted from this
-//! one place for both `#[derive(Informer)]` (informer-derive) and informer-gen.
+//! one place for both `#[derive(Informer)]` (informer-derive) and informer-gen, and the Kubernetes
+//! naming rule both of them check ([`is_version`]).
 //!
 //! Both callers describe a kind with [`Kind`] and get the same items back; what differs between
 //! them (visibility, doc subject, declared indexes, a `compact()` accessor) is data in [`Kind`],
@@ -185,6 +186,41 @@ fn namespace_lister(kind: &Kind) -> TokenStream {
             #vis fn list(&self, selector: &#p::Selector) -> #p::Vec<#p::Arc<#res>> {
                 self.inner.list(selector)
             }
+        }
+    }
+}
+
+/// Whether `v` is a Kubernetes version name: `v<N>` optionally followed by `alpha<N>` or
+/// `beta<N>`, numbers without a leading zero (`v1`, `v1beta1`, `v2alpha3`). The derive rejects
+/// any other `version`, informer-gen any other CRD version name.
+pub fn is_version(v: &str) -> bool {
+    fn number(s: &str) -> bool {
+        !s.is_empty() && !s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit())
+    }
+    let Some(rest) = v.strip_prefix('v') else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let (major, suffix) = rest.split_at(digits);
+    number(major)
+        && (suffix.is_empty()
+            || suffix
+                .strip_prefix("alpha")
+                .or_else(|| suffix.strip_prefix("beta"))
+                .is_some_and(number))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_version;
+
+    #[test]
+    fn versions() {
+        for ok in ["v1", "v2", "v1beta1", "v2alpha3", "v10"] {
+            assert!(is_version(ok), "{ok}");
+        }
+        for bad in ["1", "v", "v0", "v1beta", "v1gamma1", "V1", "v01", "v1beta0"] {
+            assert!(!is_version(bad), "{bad}");
         }
     }
 }

@@ -19,6 +19,8 @@ pub mod certificate_requests;
 pub mod prometheus_rules;
 /// Compact full-fidelity types of the kinds configured with `compact-kind` (P1-P3).
 pub mod compact;
+#[allow(unused_imports)]
+use ::informer_runtime::__private as rt;
 /// Typed group accessors for the runtime's `SharedInformerFactory`: `factory.apps().v1().deployments()`.
 ///
 /// Bring it into scope with `use` to call the accessors; options, `start`, `wait_for_cache_sync` and
@@ -41,12 +43,10 @@ pub trait InformerFactoryExt {
     /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery.
     fn informer_for_resource(
         &self,
-        gvr: &::informer_runtime::__private::GroupVersionResource,
-    ) -> ::informer_runtime::__private::Option<
-        ::informer_runtime::__private::GenericInformer,
-    >;
+        gvr: &rt::GroupVersionResource,
+    ) -> rt::Option<rt::GenericInformer>;
 }
-impl InformerFactoryExt for ::informer_runtime::__private::SharedInformerFactory {
+impl InformerFactoryExt for rt::SharedInformerFactory {
     fn core(&self) -> self::core::CoreInformers {
         self::core::CoreInformers::new(self)
     }
@@ -67,84 +67,66 @@ impl InformerFactoryExt for ::informer_runtime::__private::SharedInformerFactory
     }
     fn informer_for_resource(
         &self,
-        gvr: &::informer_runtime::__private::GroupVersionResource,
-    ) -> ::informer_runtime::__private::Option<
-        ::informer_runtime::__private::GenericInformer,
-    > {
+        gvr: &rt::GroupVersionResource,
+    ) -> rt::Option<rt::GenericInformer> {
         match (gvr.group.as_str(), gvr.version.as_str(), gvr.resource.as_str()) {
             ("", "v1", "configmaps") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
-                        self.core().v1().config_maps().informer(),
-                    ),
+                rt::Option::Some(
+                    rt::GenericInformer::new(self.core().v1().config_maps().informer()),
                 )
             }
             ("", "v1", "namespaces") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
-                        self.core().v1().namespaces().informer(),
-                    ),
+                rt::Option::Some(
+                    rt::GenericInformer::new(self.core().v1().namespaces().informer()),
                 )
             }
             ("", "v1", "nodes") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
-                        self.core().v1().nodes().informer(),
-                    ),
+                rt::Option::Some(
+                    rt::GenericInformer::new(self.core().v1().nodes().informer()),
                 )
             }
             ("", "v1", "pods") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
-                        self.core().v1().pods().informer(),
-                    ),
+                rt::Option::Some(
+                    rt::GenericInformer::new(self.core().v1().pods().informer()),
                 )
             }
             ("apps", "v1", "deployments") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
-                        self.apps().v1().deployments().informer(),
-                    ),
+                rt::Option::Some(
+                    rt::GenericInformer::new(self.apps().v1().deployments().informer()),
                 )
             }
             ("cert-manager.io", "v1", "certificaterequests") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
+                rt::Option::Some(
+                    rt::GenericInformer::new(
                         self.cert_manager().v1().certificate_requests().informer(),
                     ),
                 )
             }
             ("example.com", "v1", "foos") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
-                        self.example().v1().foos().informer(),
-                    ),
+                rt::Option::Some(
+                    rt::GenericInformer::new(self.example().v1().foos().informer()),
                 )
             }
             ("features.example.com", "v1", "gizmos") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
-                        self.features().v1().gizmos().informer(),
-                    ),
+                rt::Option::Some(
+                    rt::GenericInformer::new(self.features().v1().gizmos().informer()),
                 )
             }
             ("features.example.com", "v1", "things") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
-                        self.features().v1().things().informer(),
-                    ),
+                rt::Option::Some(
+                    rt::GenericInformer::new(self.features().v1().things().informer()),
                 )
             }
             ("features.example.com", "v1alpha1", "gizmos") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
+                rt::Option::Some(
+                    rt::GenericInformer::new(
                         self.features().v1alpha1().gizmos().informer(),
                     ),
                 )
             }
             ("monitoring.coreos.com", "v1", "prometheusrules") => {
-                ::informer_runtime::__private::Option::Some(
-                    ::informer_runtime::__private::GenericInformer::new(
+                rt::Option::Some(
+                    rt::GenericInformer::new(
                         self.monitoring().v1().prometheus_rules().informer(),
                     ),
                 )

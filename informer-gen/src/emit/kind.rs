@@ -9,6 +9,9 @@ use super::{Paths, docs};
 use crate::model::{Kind, Origin};
 use crate::naming;
 
+/// How deep the handles sit below the generated root (`<root>::<group>::<version>`).
+const VERSION_DEPTH: usize = 2;
+
 /// The path of the kind's `XInformer` type as seen from its version module.
 pub(crate) fn informer_type_path(k: &Kind) -> TokenStream {
     match &k.origin {
@@ -29,17 +32,16 @@ pub(crate) fn informer_type_path(k: &Kind) -> TokenStream {
 /// same items `#[derive(Informer)]` emits).
 pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
     let rt = &paths.rt;
-    let res: syn::Path =
-        syn::parse_str(&k.rust_type).expect("bug: rust type path validated by Builder");
-    let compact = k.compact.as_ref().map(|path| {
-        let segs = path.split("::").map(naming::ident);
+    let res = paths.type_ref(&k.rust_type, VERSION_DEPTH);
+    let compact = k.compact.as_ref().map(|ty| {
+        let ty = paths.type_ref(ty, VERSION_DEPTH);
         let doc = format!(
             " The shared informer and lister of the compact {} (P1): every field, a fraction of the memory.",
             k.kind
         );
         quote! {
             #[doc = #doc]
-            pub fn compact(&self) -> #rt::Projected<super::super #(::#segs)*> {
+            pub fn compact(&self) -> #rt::Projected<#ty> {
                 #rt::Projected::new(&self.factory)
             }
         }
@@ -47,7 +49,7 @@ pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
     informer_handles::handles(&informer_handles::Kind {
         vis: quote!(pub),
         rt: rt.clone(),
-        resource: quote!(#res),
+        resource: res,
         prefix: k.kind.clone(),
         namespaced: k.namespaced,
         subject: docs::kind_line(k),

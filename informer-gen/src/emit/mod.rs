@@ -1,33 +1,127 @@
-//! Drives the emitters over a sorted model: one token stream per group plus the root items.
+//! The one emitter: the model into token streams, accessors (`factory`, `version`, `kind`) and
+//! types (`types`) alike, in one path style.
+//!
+//! Path style: every generated module that names the runtime starts with [`Paths::imports`],
+//! `use <runtime crate>::__private as rt;`, plus `use <k8s-openapi crate> as k8s;` where it names
+//! a k8s-openapi type (a version module with built-in kinds, every module of types), and names
+//! everything through them (`rt::SharedInformerFactory`, `rt::IStr`, `k8s::api::core::v1::Pod`);
+//! serde's string attributes say `rt::…` too. The configured crate paths
+//! (`Builder::runtime_crate`, `Builder::k8s_openapi_crate`) appear once per module, in those
+//! imports. Types of the generated tree are reached relatively (`super::super::…`), users' types
+//! by their configured path. The generated root imports `rt` and holds `compact`, so those are
+//! names no group or `crd-types` module may take ([`ROOT_NAMES`]).
+//!
+//! Why aliases rather than absolute paths everywhere (the workspace style's default): serde's
+//! attributes on generated types take paths as strings (`deserialize_with = "rt::null_default"`),
+//! which an alias keeps independent of the configured crate paths, and one style on both sides
+//! keeps each configured path to one `use` per module (issue 28 item 3). Output that names no
+//! k8s-openapi type (accessors of CRDs and derived kinds only) does not import it, so it needs
+//! no direct dependency on k8s-openapi.
 
 mod docs;
 mod factory;
 mod kind;
+pub(crate) mod types;
 mod version;
 
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use crate::model::{Group, Model};
+use crate::model::{Group, Model, TypeRef};
 use crate::naming;
 
-/// Paths the emitted code uses, from the builder's configuration.
+/// Names the generated root module holds besides the group and `crd-types` modules: the runtime
+/// alias it imports, and the `compact` module.
+pub(crate) const ROOT_NAMES: &[&str] = &["rt", "compact"];
+
+/// How the emitted code names the runtime and k8s-openapi.
 pub(crate) struct Paths {
-    /// `::informer_runtime::__private` (or the configured crate's).
+    /// `rt`, the alias of the runtime's `__private` module.
     pub(crate) rt: TokenStream,
+    /// `rt` as a string, for serde's string attributes.
+    pub(crate) rt_str: &'static str,
+    /// `k8s`, the alias of the k8s-openapi crate.
+    pub(crate) k8s: TokenStream,
+    /// The configured runtime crate (`::informer_runtime`).
+    runtime: syn::Path,
+    /// The configured k8s-openapi crate (`::k8s_openapi`).
+    k8s_crate: syn::Path,
+    /// The k8s-openapi crate as docs name it (`k8s_openapi`).
+    pub(crate) k8s_name: String,
+}
+
+impl Paths {
+    /// The aliases of the configured crate paths (checked by `validate::settings`).
+    pub(crate) fn new(runtime_crate: &str, k8s_crate: &str) -> Self {
+        let runtime: syn::Path =
+            syn::parse_str(runtime_crate).expect("bug: runtime crate path validated by Builder");
+        let k8s: syn::Path =
+            syn::parse_str(k8s_crate).expect("bug: k8s-openapi crate path validated by Builder");
+        let k8s_name = quote!(#k8s).to_string().replace(' ', "");
+        Paths {
+            rt: quote!(rt),
+            rt_str: "rt",
+            k8s: quote!(k8s),
+            k8s_name: k8s_name.trim_start_matches("::").to_owned(),
+            runtime,
+            k8s_crate: k8s,
+        }
+    }
+
+    /// The imports at the top of a generated module: `rt`, and `k8s` when the module names a
+    /// k8s-openapi type.
+    pub(crate) fn imports(&self, k8s: bool) -> TokenStream {
+        let runtime = &self.runtime;
+        let k8s = k8s.then(|| {
+            let k8s = &self.k8s_crate;
+            quote! {
+                #[allow(unused_imports)]
+                use #k8s as k8s;
+            }
+        });
+        quote! {
+            #[allow(unused_imports)]
+            use #runtime::__private as rt;
+            #k8s
+        }
+    }
+
+    /// The k8s-openapi type at `path` from that crate's root (`k8s::api::core::v1::Pod`).
+    pub(crate) fn k8s_type(&self, path: &str) -> TokenStream {
+        let k8s = &self.k8s;
+        let segs = path.split("::").map(naming::ident);
+        quote!(#k8s #(::#segs)*)
+    }
+
+    /// `ty` as named from a module `depth` levels below the generated root.
+    pub(crate) fn type_ref(&self, ty: &TypeRef, depth: usize) -> TokenStream {
+        match ty {
+            TypeRef::K8s(path) => self.k8s_type(path),
+            TypeRef::User(path) => {
+                let path: syn::Path =
+                    syn::parse_str(path).expect("bug: user type path validated by Builder");
+                quote!(#path)
+            }
+            TypeRef::Generated(path) => {
+                let ups = (0..depth).map(|_| quote!(super));
+                let segs = path.split("::").map(naming::ident);
+                quote!(#(#ups::)* #(#segs)::*)
+            }
+        }
+    }
 }
 
 /// The emitted code before rendering: root items and one module per group.
 pub(crate) struct Emitted {
     /// The `InformerFactoryExt` trait and its impl.
     pub(crate) root: TokenStream,
-    /// Group modules in sorted order.
+    /// Group modules, then `crd-types` modules, in sorted and configuration order.
     pub(crate) groups: Vec<GroupModule>,
     /// The items of the `compact` module, when compact kinds are configured.
     pub(crate) compact: Option<TokenStream>,
 }
 
-/// One group's module.
+/// One module of the generated root.
 pub(crate) struct GroupModule {
     /// The module identifier (`apps`, `r#async`).
     pub(crate) ident: Ident,
@@ -39,25 +133,44 @@ pub(crate) struct GroupModule {
     pub(crate) body: TokenStream,
 }
 
-/// Emits everything for `model`.
+/// Emits everything in `model`.
 pub(crate) fn emit(model: &Model, paths: &Paths) -> Emitted {
-    let groups = model
+    let mut groups: Vec<GroupModule> = model
         .groups
         .values()
         .map(|g| group_module(g, paths))
         .collect();
+    groups.extend(model.type_modules.iter().map(|t| {
+        let ident = naming::ident(&t.module);
+        GroupModule {
+            file_stem: file_stem(&ident),
+            ident,
+            doc: format!(
+                " Types generated from the CRD schemas in `{}` (`crd-types`).",
+                t.source
+            ),
+            body: types::schema_module(&t.graph, paths, &t.source),
+        }
+    }));
+    let compact = (!model.compact.is_empty()).then(|| types::compact_module(&model.compact, paths));
+    let root = factory::extension_trait(model, paths);
+    let imports = paths.imports(false);
     Emitted {
-        root: factory::extension_trait(model, paths),
+        root: quote!(#imports #root),
         groups,
-        compact: None,
+        compact,
     }
+}
+
+fn file_stem(ident: &Ident) -> String {
+    ident.to_string().trim_start_matches("r#").to_owned()
 }
 
 fn group_module(group: &Group, paths: &Paths) -> GroupModule {
     let ident = naming::ident(&group.accessor);
-    let file_stem = ident.to_string().trim_start_matches("r#").to_owned();
     let group_ty = naming::group_type(&group.accessor);
     let rt = &paths.rt;
+    let imports = paths.imports(false);
     let group_doc = docs::group_handle(group);
     let accessors = group.versions.values().map(|v| {
         let v_ident = naming::ident(&v.name);
@@ -75,6 +188,8 @@ fn group_module(group: &Group, paths: &Paths) -> GroupModule {
         .values()
         .map(|v| version::version_module(group, v, paths));
     let body = quote! {
+        #imports
+
         #[doc = #group_doc]
         #[derive(Clone)]
         pub struct #group_ty {
@@ -93,8 +208,8 @@ fn group_module(group: &Group, paths: &Paths) -> GroupModule {
         #(#versions)*
     };
     GroupModule {
+        file_stem: file_stem(&ident),
         ident,
-        file_stem,
         doc: docs::group_module(group),
         body,
     }

@@ -4,12 +4,17 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{Paths, docs, kind};
-use crate::model::{Group, Origin, Version};
+use crate::model::{Group, Origin, TypeRef, Version};
 use crate::naming;
 
 /// `pub mod v1 { pub struct AppsV1Informers {…} … }`.
 pub(crate) fn version_module(group: &Group, v: &Version, paths: &Paths) -> TokenStream {
     let rt = &paths.rt;
+    let builtins = v
+        .kinds
+        .values()
+        .any(|k| matches!(k.rust_type, TypeRef::K8s(_)));
+    let imports = paths.imports(builtins);
     let v_ident = naming::ident(&v.name);
     let v_ty = naming::version_type(&group.accessor, &v.name);
     let (mod_doc, handle_doc) = (
@@ -35,6 +40,8 @@ pub(crate) fn version_module(group: &Group, v: &Version, paths: &Paths) -> Token
     quote! {
         #[doc = #mod_doc]
         pub mod #v_ident {
+            #imports
+
             #[doc = #handle_doc]
             #[derive(Clone)]
             pub struct #v_ty {

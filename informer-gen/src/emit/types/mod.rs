@@ -17,31 +17,22 @@ use std::collections::BTreeMap;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{CrdResource, FieldDef, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin, Variant};
+use super::Paths;
+use crate::model::types::{
+    CrdResource, FieldDef, OBJECT_META, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin,
+    Variant,
+};
 
 mod convert;
 mod impls;
 mod sizes;
 
-use convert::{to_compact, to_full};
+use convert::{Place, to_compact, to_full};
 use impls::{object_meta_impl, resource_doc, resource_impls, schema_resource_impls};
 use sizes::Sizes;
 
-/// Paths the emitted code names.
-pub(crate) struct TypePaths {
-    /// `::informer_runtime::__private` as tokens.
-    pub(crate) rt: TokenStream,
-    /// The same path as a string, for serde's string attributes.
-    pub(crate) rt_str: String,
-    /// `::k8s_openapi` as tokens.
-    pub(crate) k8s: TokenStream,
-}
-
-/// The key of k8s-openapi's `ObjectMeta`, which gets the runtime's `ProjectedMeta`.
-pub(crate) const OBJECT_META: &str = "apimachinery::pkg::apis::meta::v1::ObjectMeta";
-
 /// The items of the `compact` module: one nested module per source module.
-pub(crate) fn compact_module(graph: &TypeGraph, paths: &TypePaths) -> TokenStream {
+pub(crate) fn compact_module(graph: &TypeGraph, paths: &Paths) -> TokenStream {
     types_module(graph, paths, &|path: &[String]| {
         format!(" Compact types of k8s-openapi's `{}`.", path.join("::"))
     })
@@ -49,7 +40,7 @@ pub(crate) fn compact_module(graph: &TypeGraph, paths: &TypePaths) -> TokenStrea
 
 /// The items of a module of types generated from the CRD manifest `source`: one module per
 /// version (`v1::Widget`, `v1::WidgetSpec`).
-pub(crate) fn schema_module(graph: &TypeGraph, paths: &TypePaths, source: &str) -> TokenStream {
+pub(crate) fn schema_module(graph: &TypeGraph, paths: &Paths, source: &str) -> TokenStream {
     let source = source.to_owned();
     types_module(graph, paths, &move |path: &[String]| {
         format!(
@@ -61,7 +52,7 @@ pub(crate) fn schema_module(graph: &TypeGraph, paths: &TypePaths, source: &str) 
 
 fn types_module(
     graph: &TypeGraph,
-    paths: &TypePaths,
+    paths: &Paths,
     mod_doc: &dyn Fn(&[String]) -> String,
 ) -> TokenStream {
     let sizes = Sizes::new(graph);
@@ -69,20 +60,10 @@ fn types_module(
     for def in graph.values() {
         tree.insert(&def.module, def);
     }
-    // Every module with types imports the two crates under short names, so the emitted code
-    // (and serde's string attributes) read `rt::IStr` and `k8s::api::core::v1::Pod`.
-    let local = TypePaths {
-        rt: quote!(rt),
-        rt_str: "rt".into(),
-        k8s: quote!(k8s),
-    };
-    let k8s_name = paths.k8s.to_string().replace(' ', "");
     tree.emit(
         &[],
         &Ctx {
-            paths: &local,
-            real: paths,
-            k8s_name: k8s_name.trim_start_matches("::"),
+            paths,
             sizes: &sizes,
             mod_doc,
         },
@@ -91,11 +72,7 @@ fn types_module(
 
 struct Ctx<'a> {
     /// Paths as the emitted code names them (`rt`, `k8s`).
-    paths: &'a TypePaths,
-    /// The configured crate paths, imported once per module.
-    real: &'a TypePaths,
-    /// `k8s_openapi`, for docs.
-    k8s_name: &'a str,
+    paths: &'a Paths,
     sizes: &'a Sizes,
     /// The doc of a module, by its path.
     mod_doc: &'a dyn Fn(&[String]) -> String,
@@ -120,15 +97,7 @@ impl<'a> ModTree<'a> {
     }
 
     fn emit(&self, at: &[String], cx: &Ctx<'_>) -> TokenStream {
-        let imports = (!self.defs.is_empty()).then(|| {
-            let (rt, k8s) = (&cx.real.rt, &cx.real.k8s);
-            quote! {
-                #[allow(unused_imports)]
-                use #rt as rt;
-                #[allow(unused_imports)]
-                use #k8s as k8s;
-            }
-        });
+        let imports = (!self.defs.is_empty()).then(|| cx.paths.imports(true));
         let defs = self.defs.iter().map(|d| type_def(d, at, cx));
         let children = self.children.iter().map(|(name, child)| {
             let ident = crate::naming::ident(name);
@@ -164,10 +133,8 @@ fn compact_path(key: &str, at: &[String]) -> TokenStream {
     }
 }
 
-fn full_path(key: &str, paths: &TypePaths) -> TokenStream {
-    let k8s = &paths.k8s;
-    let segs = key.split("::").map(crate::naming::ident);
-    quote!(#k8s #(::#segs)*)
+fn full_path(key: &str, paths: &Paths) -> TokenStream {
+    paths.k8s_type(key)
 }
 
 fn type_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
@@ -324,7 +291,7 @@ fn compact_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let rt = &cx.paths.rt;
     let ident = format_ident!("{}", def.name);
     let full = full_path(&def.key(), cx.paths);
-    let k8s_name = format!("{}::{}", cx.k8s_name, def.key());
+    let k8s_name = format!("{}::{}", cx.paths.k8s_name, def.key());
     let doc = if def.doc.is_empty() {
         format!(" Compact form of `{k8s_name}`.")
     } else {
@@ -346,13 +313,13 @@ fn compact_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let into_compact = def.fields.iter().map(|f| {
         let name = crate::naming::ident(&f.rust);
         let e = quote!(full.#name);
-        let conv = to_compact(&f.ty, &e, false, 0, at, cx);
+        let conv = to_compact(&f.ty, Place::field(&e), at, cx);
         quote!(#name: #conv,)
     });
     let into_full = def.fields.iter().map(|f| {
         let name = crate::naming::ident(&f.rust);
         let e = quote!(compact.#name);
-        let conv = to_full(&f.ty, &e, false, 0, cx);
+        let conv = to_full(&f.ty, Place::field(&e), cx);
         quote!(#name: #conv,)
     });
     let meta = (def.key() == OBJECT_META).then(|| object_meta_impl(&ident, rt));

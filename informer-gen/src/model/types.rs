@@ -1,49 +1,49 @@
-//! Rust type definitions as data, and the one emitter that turns them into compact types (P1-P3).
+//! The type side of the model: Rust type definitions as data (structs, string enums, field shapes).
 //!
-//! Two readers fill this IR: `k8s` from k8s-openapi's sources, for the kinds a configuration
-//! marks compact, and `crd` from CRD manifests' `openAPIV3Schema`s (issue 13); `emit` writes
-//! every type from it. The IR says what a field is (its JSON name,
-//! whether it is required, its shape); the emitter alone decides the compact layout (interned
-//! strings, exact slices, boxed large optional structs, raw JSON), so the layout rules live in
-//! exactly one place.
-
-pub(crate) mod crd;
-pub(crate) mod emit;
-pub(crate) mod k8s;
+//! Two readers fill it: `read::k8s_types` from k8s-openapi's sources, for the kinds a
+//! configuration marks compact, and `read::crd_schema` from CRD manifests' `openAPIV3Schema`s
+//! (issue 13); `emit::types` writes every type from it. The IR says what a field is (its JSON
+//! name, whether it is required, its shape); the emitter alone decides the compact layout
+//! (interned strings, exact slices, boxed large optional structs, raw JSON), so the layout rules
+//! live in exactly one place.
 
 use std::collections::BTreeMap;
 
+/// The key of k8s-openapi's `ObjectMeta`: every cached kind's `metadata`, which the compact
+/// emitter gives the runtime's `ProjectedMeta`.
+pub(crate) const OBJECT_META: &str = "apimachinery::pkg::apis::meta::v1::ObjectMeta";
+
 /// Type definitions by path relative to the source crate root (`api::core::v1::Pod`).
-pub type TypeGraph = BTreeMap<String, TypeDef>;
+pub(crate) type TypeGraph = BTreeMap<String, TypeDef>;
 
 /// One struct with named fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TypeDef {
+pub(crate) struct TypeDef {
     /// Module path relative to the crate root (`["api", "core", "v1"]`).
-    pub module: Vec<String>,
+    pub(crate) module: Vec<String>,
     /// The type name (`Pod`).
-    pub name: String,
+    pub(crate) name: String,
     /// The first sentence of the source type's documentation.
-    pub doc: String,
+    pub(crate) doc: String,
     /// Fields in declaration (and serialization) order.
-    pub fields: Vec<FieldDef>,
+    pub(crate) fields: Vec<FieldDef>,
     /// Whether the source type implements `Default`.
-    pub default: bool,
+    pub(crate) default: bool,
     /// Set for a top-level kind: it serializes `apiVersion` and `kind` and is cacheable.
-    pub resource: bool,
+    pub(crate) resource: bool,
     /// A struct or a string enum.
-    pub shape: Shape,
+    pub(crate) shape: Shape,
     /// Where the definition comes from: a compact form of a k8s-openapi type (with conversions
     /// both ways), or a type of its own generated from a CRD schema.
-    pub origin: TypeOrigin,
+    pub(crate) origin: TypeOrigin,
     /// Unknown fields are kept (`x-kubernetes-preserve-unknown-fields` next to `properties`): the
     /// Rust name of the map that holds them.
-    pub unknown_fields: Option<String>,
+    pub(crate) unknown_fields: Option<String>,
 }
 
 /// What a definition is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// A struct with [`TypeDef::fields`].
     Struct,
     /// An enum of strings (a schema's `enum`): one unit variant per known value plus a variant
@@ -58,16 +58,16 @@ pub enum Shape {
 
 /// One known value of a string enum.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Variant {
+pub(crate) struct Variant {
     /// The Rust name (`Running`).
-    pub rust: String,
+    pub(crate) rust: String,
     /// The JSON value (`running`).
-    pub json: String,
+    pub(crate) json: String,
 }
 
 /// Where a [`TypeDef`] comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TypeOrigin {
+pub(crate) enum TypeOrigin {
     /// The compact form of the k8s-openapi type with the same key.
     K8sOpenApi,
     /// A type of its own, from a CRD's schema; `Some` for the top-level kind.
@@ -76,28 +76,28 @@ pub enum TypeOrigin {
 
 /// What the top-level type of a CRD version needs to be a `kube::Resource` and an informer object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CrdResource {
+pub(crate) struct CrdResource {
     /// API group.
-    pub group: String,
+    pub(crate) group: String,
     /// API version.
-    pub version: String,
+    pub(crate) version: String,
     /// Kind.
-    pub kind: String,
+    pub(crate) kind: String,
     /// The URL plural.
-    pub plural: String,
+    pub(crate) plural: String,
     /// `spec.names.listKind` (default `<Kind>List`).
-    pub list_kind: String,
+    pub(crate) list_kind: String,
     /// Namespaced or cluster-scoped.
-    pub namespaced: bool,
+    pub(crate) namespaced: bool,
     /// The version has the status subresource.
-    pub status_subresource: bool,
+    pub(crate) status_subresource: bool,
     /// The version's scale subresource: spec replicas, status replicas and label selector paths.
-    pub scale: Option<(String, String, Option<String>)>,
+    pub(crate) scale: Option<(String, String, Option<String>)>,
 }
 
 impl TypeDef {
     /// `api::core::v1::Pod`.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         let mut parts = self.module.clone();
         parts.push(self.name.clone());
         parts.join("::")
@@ -106,22 +106,22 @@ impl TypeDef {
 
 /// One field.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldDef {
+pub(crate) struct FieldDef {
     /// The Rust name (`pod_ip`, `type_`).
-    pub rust: String,
+    pub(crate) rust: String,
     /// The JSON name (`podIP`, `type`).
-    pub json: String,
+    pub(crate) json: String,
     /// The first sentence of the field's documentation.
-    pub doc: String,
+    pub(crate) doc: String,
     /// What an absent field means.
-    pub presence: Presence,
+    pub(crate) presence: Presence,
     /// The field's shape; `Option` at the top for [`Presence::Optional`].
-    pub ty: Ty,
+    pub(crate) ty: Ty,
 }
 
 /// What an absent (or `null`) field decodes to, as the source type decodes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Presence {
+pub(crate) enum Presence {
     /// `Option`: absent and `null` are `None`; `None` is not serialized.
     Optional,
     /// Required, but absent and `null` decode as the type's default (k8s-openapi's `unwrap_or_default`).
@@ -135,7 +135,7 @@ pub enum Presence {
 
 /// The shape of a field.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ty {
+pub(crate) enum Ty {
     /// `bool`.
     Bool,
     /// `i32`.

@@ -4,8 +4,8 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::super::{CrdResource, Presence, Ty, TypeDef};
 use super::{Ctx, compact_ty, option_inner};
+use crate::model::types::{CrdResource, Presence, Ty, TypeDef};
 
 pub(super) fn resource_doc(r: &CrdResource) -> String {
     let api_version = if r.group.is_empty() {

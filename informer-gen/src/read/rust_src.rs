@@ -5,12 +5,12 @@ use std::path::Path;
 use syn::{Attribute, Item, LitStr};
 
 use crate::error::Error;
-use crate::model::{Kind, Origin};
+use crate::model::{Kind, Origin, TypeRef};
 use crate::naming;
 
 /// Kinds of every `#[derive(Informer)]` struct in `path`, whose items live in Rust module `module`.
 /// `display` is how the file is named in errors and the header (a relative path).
-pub fn read_derives(
+pub(crate) fn read_derives(
     path: &Path,
     display: &str,
     module: &str,
@@ -26,12 +26,7 @@ pub fn read_derives(
     let ast = match syn::parse_file(&text) {
         Ok(ast) => ast,
         Err(e) => {
-            errors.push(Error::RustSyntax {
-                path: display.into(),
-                line: e.span().start().line,
-                column: e.span().start().column,
-                message: e.to_string(),
-            });
+            errors.push(Error::rust_syntax(display, &e));
             return Vec::new();
         }
     };
@@ -77,6 +72,7 @@ fn derives_informer(attrs: &[Attribute]) -> bool {
         .filter(|a| a.path().is_ident("derive"))
         .any(|a| {
             let mut found = false;
+            // A malformed `derive` list is rustc's to report; the names before the mistake count.
             let _ = a.parse_nested_meta(|m| {
                 found |= m
                     .path
@@ -160,7 +156,7 @@ fn kind_of(attrs: &[Attribute], ident: &str, display: &str, module: &str) -> Res
     };
     Ok(Kind {
         accessor: naming::kind_accessor(&kind, &plural),
-        rust_type: format!("{module}::{resource}"),
+        rust_type: TypeRef::User(format!("{module}::{resource}")),
         origin: Origin::Derive {
             module: module.to_owned(),
             ident: resource,

@@ -7,12 +7,13 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use syn::{Fields, GenericArgument, Item, PathArguments, Type};
 
-use super::{FieldDef, Presence, Ty, TypeDef, TypeGraph};
-use crate::K8sOpenApi;
+use super::k8s_openapi::Sources;
 use crate::error::Error;
+use crate::model::types::{self, FieldDef, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin};
 
 /// Newtypes that stay as they are in compact types: no strings worth interning inside.
 const LEAVES: &[&str] = &[
@@ -25,12 +26,16 @@ const LEAVES: &[&str] = &[
 const QUANTITY: &str = "apimachinery::pkg::api::resource::Quantity";
 
 /// Reads every struct reachable from `roots` (paths from the crate root, `api::core::v1::Pod`),
-/// marking the roots as resources.
-pub(crate) fn read_graph(k8s: &K8sOpenApi, roots: &[String], errors: &mut Vec<Error>) -> TypeGraph {
+/// marking the roots as resources. Files come from `sources`, which the built-in scan filled.
+pub(crate) fn read_graph(
+    sources: &mut Sources,
+    roots: &[String],
+    errors: &mut Vec<Error>,
+) -> TypeGraph {
     let mut reader = Reader {
-        dir: k8s.version_dir(),
+        sources,
         mods: BTreeMap::new(),
-        items: BTreeMap::new(),
+        located: BTreeMap::new(),
     };
     let mut graph = TypeGraph::new();
     let mut queue: VecDeque<String> = roots.iter().cloned().collect();
@@ -38,12 +43,12 @@ pub(crate) fn read_graph(k8s: &K8sOpenApi, roots: &[String], errors: &mut Vec<Er
         if graph.contains_key(&key) {
             continue;
         }
-        let Some(found) = reader.find(&key, errors) else {
+        let Some(found) = reader.definition(&key, errors) else {
             continue;
         };
         let Found::Struct(def) = found else {
             errors.push(Error::SourceType {
-                path: reader.dir.clone(),
+                path: reader.sources.dir.clone(),
                 item: key.clone(),
                 reason: "a compact type can only be generated for a struct with named fields"
                     .into(),
@@ -76,14 +81,25 @@ enum Found {
     Other,
 }
 
-struct Reader {
-    dir: PathBuf,
-    /// `mod.rs` re-exports per module directory: type name → file stem.
-    mods: BTreeMap<PathBuf, BTreeMap<String, String>>,
-    /// What each path resolved to (shapes only), so every file is parsed once.
-    items: BTreeMap<String, Kind>,
+/// Where a type is defined: its file and the index of its item there.
+#[derive(Clone)]
+struct Located {
+    path: PathBuf,
+    text: Rc<str>,
+    ast: Rc<syn::File>,
+    item: usize,
 }
 
+struct Reader<'s> {
+    sources: &'s mut Sources,
+    /// `mod.rs` re-exports per module directory: type name → file stem.
+    mods: BTreeMap<PathBuf, BTreeMap<String, String>>,
+    /// Where each type was found; `None` once its failure was reported, so that a type named by
+    /// several fields is looked up, and reported, once.
+    located: BTreeMap<String, Option<Located>>,
+}
+
+/// What a field's type is, before its definition is read.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Struct,
@@ -91,75 +107,73 @@ enum Kind {
     Other,
 }
 
-impl Reader {
+impl Reader<'_> {
     /// The file defining `key`, through the `pub use self::<file>::<Type>;` of its module.
-    fn file_of(&mut self, key: &str) -> Result<PathBuf, Error> {
+    fn file_of(&mut self, key: &str, errors: &mut Vec<Error>) -> Option<PathBuf> {
         let mut parts: Vec<&str> = key.split("::").collect();
         let name = parts.pop().unwrap_or_default();
-        let module_dir = parts.iter().fold(self.dir.clone(), |d, p| d.join(p));
+        let module_dir = parts
+            .iter()
+            .fold(self.sources.dir.clone(), |d, p| d.join(p));
+        let mod_rs = module_dir.join("mod.rs");
         if !self.mods.contains_key(&module_dir) {
-            let mod_rs = module_dir.join("mod.rs");
-            let text = std::fs::read_to_string(&mod_rs).map_err(|source| Error::Io {
-                path: mod_rs.clone(),
-                source,
-            })?;
+            let text = self.sources.text(&mod_rs, errors)?;
             self.mods.insert(module_dir.clone(), reexports(&text));
         }
-        let stem = self
-            .mods
-            .get(&module_dir)
-            .and_then(|m| m.get(name))
-            .ok_or_else(|| Error::SourceType {
-                path: module_dir.join("mod.rs"),
+        let stem = self.mods.get(&module_dir).and_then(|m| m.get(name));
+        let Some(stem) = stem else {
+            errors.push(Error::SourceType {
+                path: mod_rs,
                 item: key.to_owned(),
                 reason: "no `pub use self::<file>::<Type>;` for this type in its module".into(),
-            })?;
-        Ok(module_dir.join(format!("{stem}.rs")))
+            });
+            return None;
+        };
+        Some(module_dir.join(format!("{stem}.rs")))
     }
 
-    fn find(&mut self, key: &str, errors: &mut Vec<Error>) -> Option<Found> {
-        let path = match self.file_of(key) {
-            Ok(p) => p,
-            Err(e) => {
-                errors.push(e);
-                return None;
-            }
-        };
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(source) => {
-                errors.push(Error::Io { path, source });
-                return None;
-            }
-        };
-        let ast = match syn::parse_file(&text) {
-            Ok(a) => a,
-            Err(e) => {
-                errors.push(Error::RustSyntax {
-                    path,
-                    line: e.span().start().line,
-                    column: e.span().start().column,
-                    message: e.to_string(),
-                });
-                return None;
-            }
-        };
-        let name = key.rsplit("::").next().unwrap_or(key);
-        for item in &ast.items {
-            match item {
-                Item::Struct(s) if s.ident == name => {
-                    return Some(self.read_struct(key, s, &text, &path, errors));
-                }
-                Item::Enum(e) if e.ident == name => return Some(Found::Other),
-                _ => {}
-            }
+    /// Where `key` is defined; every failure is reported on the first lookup only.
+    fn locate(&mut self, key: &str, errors: &mut Vec<Error>) -> Option<Located> {
+        if let Some(found) = self.located.get(key) {
+            return found.clone();
         }
-        errors.push(Error::SourceType {
-            path,
-            item: key.to_owned(),
-            reason: "the file does not define this type".into(),
+        let found = self.find(key, errors);
+        self.located.insert(key.to_owned(), found.clone());
+        found
+    }
+
+    fn find(&mut self, key: &str, errors: &mut Vec<Error>) -> Option<Located> {
+        let path = self.file_of(key, errors)?;
+        let (text, ast) = self.sources.parsed(&path, errors)?;
+        let name = key.rsplit("::").next().unwrap_or(key);
+        let item = ast.items.iter().position(|item| match item {
+            Item::Struct(s) => s.ident == name,
+            Item::Enum(e) => e.ident == name,
+            _ => false,
         });
-        None
+        let Some(item) = item else {
+            errors.push(Error::SourceType {
+                path,
+                item: key.to_owned(),
+                reason: "the file does not define this type".into(),
+            });
+            return None;
+        };
+        Some(Located {
+            path,
+            text,
+            ast,
+            item,
+        })
+    }
+
+    /// The definition of `key`, with its fields for a struct.
+    fn definition(&mut self, key: &str, errors: &mut Vec<Error>) -> Option<Found> {
+        let at = self.locate(key, errors)?;
+        Some(match &at.ast.items[at.item] {
+            Item::Struct(s) => self.read_struct(key, s, &at.text, &at.path, errors),
+            _ => Found::Other,
+        })
     }
 
     fn read_struct(
@@ -172,15 +186,8 @@ impl Reader {
     ) -> Found {
         let named = match &s.fields {
             Fields::Named(n) => n,
-            Fields::Unnamed(u) => {
-                let json = u.unnamed.len() == 1
-                    && matches!(&u.unnamed[0].ty, Type::Path(p) if path_string(&p.path) == "crate::serde_json::Value");
-                return if json {
-                    Found::JsonNewtype
-                } else {
-                    Found::Other
-                };
-            }
+            Fields::Unnamed(u) if json_newtype(u) => return Found::JsonNewtype,
+            Fields::Unnamed(_) => return Found::Other,
             Fields::Unit => return Found::Other,
         };
         let json_names = json_names(text);
@@ -218,7 +225,7 @@ impl Reader {
             fields.push(FieldDef {
                 rust,
                 json,
-                doc: super::doc_text(&first_sentence(&doc_of(&f.attrs))),
+                doc: types::doc_text(&first_sentence(&doc_of(&f.attrs))),
                 presence,
                 ty,
             });
@@ -230,12 +237,12 @@ impl Reader {
         Found::Struct(Box::new(TypeDef {
             module,
             name,
-            doc: super::doc_text(&first_sentence(&doc_of(&s.attrs))),
+            doc: types::doc_text(&first_sentence(&doc_of(&s.attrs))),
             fields,
             default: derives(&s.attrs, "Default"),
             resource: false,
-            shape: super::Shape::Struct,
-            origin: super::TypeOrigin::K8sOpenApi,
+            shape: Shape::Struct,
+            origin: TypeOrigin::K8sOpenApi,
             unknown_fields: None,
         }))
     }
@@ -304,25 +311,27 @@ impl Reader {
         })
     }
 
+    /// What `key` is, from its declaration alone (its fields are read when the graph walk
+    /// reaches it); a type that cannot be found was reported and is kept as it is.
     fn kind_of(&mut self, key: &str, errors: &mut Vec<Error>) -> Kind {
-        if let Some(k) = self.items.get(key) {
-            return *k;
-        }
-        // Structs are read again (with their fields) when the graph walk reaches them; here only
-        // the shape matters. Errors surface then, so they are not reported twice.
-        let mut scratch = Vec::new();
-        let kind = match self.find(key, &mut scratch) {
-            Some(Found::Struct(_)) => Kind::Struct,
-            Some(Found::JsonNewtype) => Kind::JsonNewtype,
-            Some(Found::Other) => Kind::Other,
-            None => {
-                errors.append(&mut scratch);
-                Kind::Other
-            }
+        let Some(at) = self.locate(key, errors) else {
+            return Kind::Other;
         };
-        self.items.insert(key.to_owned(), kind);
-        kind
+        match &at.ast.items[at.item] {
+            Item::Struct(s) => match &s.fields {
+                Fields::Named(_) => Kind::Struct,
+                Fields::Unnamed(u) if json_newtype(u) => Kind::JsonNewtype,
+                _ => Kind::Other,
+            },
+            _ => Kind::Other,
+        }
     }
+}
+
+/// A tuple struct around `serde_json::Value` (k8s-openapi's `FieldsV1`, `JSON`).
+fn json_newtype(fields: &syn::FieldsUnnamed) -> bool {
+    fields.unnamed.len() == 1
+        && matches!(&fields.unnamed[0].ty, Type::Path(p) if path_string(&p.path) == "crate::serde_json::Value")
 }
 
 /// `Type → file stem` from a module's `pub use self::<file>::<Type>;` lines.
@@ -388,7 +397,7 @@ fn derives(attrs: &[syn::Attribute], what: &str) -> bool {
 
 /// The first sentence (up to `. `), so that generated docs stay short; links to the full text
 /// live on the k8s-openapi type.
-pub(crate) fn first_sentence(doc: &str) -> String {
+fn first_sentence(doc: &str) -> String {
     let doc = doc.trim();
     // A sentence ends at `. ` followed by a capital letter (not at "e.g. the").
     let end = doc

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::super::{Ty, TypeGraph};
+use crate::model::types::{Ty, TypeGraph};
 
 /// Optional structs estimated larger than this are boxed.
 pub(crate) const BOX_ABOVE: usize = 8;

@@ -22,47 +22,36 @@
 //! them, and applying them again on decode would change what re-encoding writes.
 //! A structural schema has no `$ref`, so objects nest but never recurse.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::{CrdResource, FieldDef, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin, Variant};
+use super::crd::Crd;
 use crate::error::Error;
+use crate::model::types::{
+    self, CrdResource, FieldDef, OBJECT_META, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin,
+    Variant,
+};
 
 const TIME: &str = "apimachinery::pkg::apis::meta::v1::Time";
 const INT_OR_STRING: &str = "apimachinery::pkg::util::intstr::IntOrString";
-const OBJECT_META: &str = "apimachinery::pkg::apis::meta::v1::ObjectMeta";
 const BYTE_STRING: &str = "ByteString";
 
 /// The Rust name of the map that keeps unknown fields of a struct that preserves them.
-pub(crate) const UNKNOWN_FIELDS: &str = "unknown_fields";
+const UNKNOWN_FIELDS: &str = "unknown_fields";
 
-/// Reads the types of every served version of every CRD in the YAML file at `path`. Keys are
-/// `<version>::<Type>`. Malformed manifests are reported by `input::crd`; this only reports schemas.
-pub(crate) fn read_types(path: &Path, display: &str, errors: &mut Vec<Error>) -> TypeGraph {
+/// Reads the types of every served version of every CRD of one manifest (`display` names it in
+/// errors and docs). Keys are `<version>::<Type>`.
+pub(crate) fn read_types(crds: &[Crd<'_>], display: &str, errors: &mut Vec<Error>) -> TypeGraph {
     let mut graph = TypeGraph::new();
-    let Ok(text) = crate::input::read(path) else {
-        return graph;
-    };
-    let Ok(docs) = serde_saphyr::from_multiple::<Value>(&text) else {
-        return graph;
-    };
-    let crds: Vec<&Value> = docs
-        .iter()
-        .filter(|d| d.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition"))
-        .collect();
     // Every kind's name is taken first, so a nested type of one CRD never takes another's kind.
     let mut names: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for crd in &crds {
-        for (version, _) in served_versions(crd) {
-            if let Some(kind) = str_at(crd, &["spec", "names", "kind"]) {
-                names
-                    .entry(version.to_owned())
-                    .or_default()
-                    .insert(kind.to_owned());
-            }
+    for crd in crds {
+        for (version, _) in &crd.versions {
+            names
+                .entry((*version).to_owned())
+                .or_default()
+                .insert(crd.kind.to_owned());
         }
     }
     for crd in crds {
@@ -121,48 +110,18 @@ fn mark_defaults(graph: &mut TypeGraph) {
     }
 }
 
-fn str_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
-    path.iter().try_fold(v, |v, p| v.get(p))?.as_str()
-}
-
-fn served_versions(crd: &Value) -> Vec<(&str, &Value)> {
-    let Some(versions) = crd.pointer("/spec/versions").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    versions
-        .iter()
-        .filter(|v| v.get("served").and_then(Value::as_bool) != Some(false))
-        .filter_map(|v| Some((v.get("name")?.as_str()?, v)))
-        .filter(|(name, _)| crate::is_version(name))
-        .collect()
-}
-
 fn read_crd(
-    crd: &Value,
+    crd: &Crd<'_>,
     display: &str,
     names: &mut BTreeMap<String, BTreeSet<String>>,
     graph: &mut TypeGraph,
     errors: &mut Vec<Error>,
 ) {
-    let (Some(group), Some(kind), Some(plural)) = (
-        str_at(crd, &["spec", "group"]),
-        str_at(crd, &["spec", "names", "kind"]),
-        str_at(crd, &["spec", "names", "plural"]),
-    ) else {
-        return;
-    };
-    let crd_name = str_at(crd, &["metadata", "name"])
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("{plural}.{group}"));
-    let list_kind = str_at(crd, &["spec", "names", "listKind"])
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("{kind}List"));
-    let namespaced = str_at(crd, &["spec", "scope"]) != Some("Cluster");
-    for (version, v) in served_versions(crd) {
+    for &(version, v) in &crd.versions {
         let mut reader = Reader {
             version,
             display,
-            crd: &crd_name,
+            crd: &crd.name,
             names: names.entry(version.to_owned()).or_default(),
             graph,
             errors,
@@ -185,16 +144,16 @@ fn read_crd(
             )
         });
         let resource = CrdResource {
-            group: group.to_owned(),
+            group: crd.group.to_owned(),
             version: version.to_owned(),
-            kind: kind.to_owned(),
-            plural: plural.to_owned(),
-            list_kind: list_kind.clone(),
-            namespaced,
+            kind: crd.kind.to_owned(),
+            plural: crd.plural.to_owned(),
+            list_kind: crd.list_kind.clone(),
+            namespaced: crd.namespaced,
             status_subresource: v.pointer("/subresources/status").is_some(),
             scale,
         };
-        reader.root(kind, schema, resource);
+        reader.root(crd.kind, schema, resource);
     }
 }
 
@@ -223,17 +182,31 @@ impl Reader<'_> {
         });
     }
 
+    /// A struct `name` of this version's module with no fields, the base the readers complete.
+    fn def(&self, name: String, doc: String) -> TypeDef {
+        TypeDef {
+            module: vec![self.version.to_owned()],
+            name,
+            doc,
+            fields: Vec::new(),
+            default: false,
+            resource: false,
+            shape: Shape::Struct,
+            origin: TypeOrigin::Schema(None),
+            unknown_fields: None,
+        }
+    }
+
+    /// Adds `def` to the graph; its key (`<version>::<Type>`).
+    fn insert(&mut self, def: TypeDef) -> String {
+        let key = format!("{}::{}", self.version, def.name);
+        self.graph.insert(key.clone(), def);
+        key
+    }
+
     /// A fresh type name in this version's module: `base`, else `base2`, `base3`, ….
     fn fresh_name(&mut self, base: &str) -> String {
-        let base = type_name(base);
-        let mut name = base.clone();
-        let mut n = 1;
-        while self.names.contains(&name) {
-            n += 1;
-            name = format!("{base}{n}");
-        }
-        self.names.insert(name.clone());
-        name
+        unique(rust_name(base, Case::Type), "", self.names)
     }
 
     fn root(&mut self, kind: &str, schema: &Value, resource: CrdResource) {
@@ -257,21 +230,13 @@ impl Reader<'_> {
             .collect();
         self.properties(schema, kind, "", &skip, &mut taken, &mut fields);
         let unknown_fields = preserves(schema).then(|| field_name(UNKNOWN_FIELDS, &mut taken));
-        let key = format!("{}::{kind}", self.version);
-        self.graph.insert(
-            key,
-            TypeDef {
-                module: vec![self.version.to_owned()],
-                name: kind.to_owned(),
-                doc,
-                fields,
-                default: false,
-                resource: true,
-                shape: Shape::Struct,
-                origin: TypeOrigin::Schema(Some(resource)),
-                unknown_fields,
-            },
-        );
+        self.insert(TypeDef {
+            fields,
+            resource: true,
+            origin: TypeOrigin::Schema(Some(resource)),
+            unknown_fields,
+            ..self.def(kind.to_owned(), doc)
+        });
     }
 
     /// The fields of an object schema's `properties` (sorted by JSON name), minus `skip`.
@@ -284,11 +249,7 @@ impl Reader<'_> {
         taken: &mut BTreeSet<String>,
         fields: &mut Vec<FieldDef>,
     ) {
-        let required: BTreeSet<&str> = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required = required(schema);
         let Some(props) = schema.get("properties") else {
             return;
         };
@@ -444,22 +405,12 @@ impl Reader<'_> {
         };
         self.properties(s, &name, path, skip, &mut taken, &mut fields);
         let unknown_fields = preserves(s).then(|| field_name(UNKNOWN_FIELDS, &mut taken));
-        let key = format!("{}::{name}", self.version);
         let doc = description(s).unwrap_or_else(|| format!("`{field}` of `{parent}`."));
-        self.graph.insert(
-            key.clone(),
-            TypeDef {
-                module: vec![self.version.to_owned()],
-                name,
-                doc,
-                fields,
-                default: false,
-                resource: false,
-                shape: Shape::Struct,
-                origin: TypeOrigin::Schema(None),
-                unknown_fields,
-            },
-        );
+        let key = self.insert(TypeDef {
+            fields,
+            unknown_fields,
+            ..self.def(name, doc)
+        });
         Some(Ty::Struct(key))
     }
 
@@ -470,11 +421,7 @@ impl Reader<'_> {
         taken: &mut BTreeSet<String>,
         out: &mut Vec<FieldDef>,
     ) {
-        let required: BTreeSet<&str> = s
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required = required(s);
         for (json, ty, doc) in [
             ("apiVersion", Ty::Str, "The embedded object's `apiVersion`."),
             ("kind", Ty::Str, "The embedded object's `kind`."),
@@ -514,23 +461,20 @@ impl Reader<'_> {
         }
         let other = variant_name("Other", &mut taken);
         let doc = format!("The values of `{field}` of `{parent}` (`{path}`).");
-        let key = format!("{}::{name}", self.version);
-        self.graph.insert(
-            key.clone(),
-            TypeDef {
-                module: vec![self.version.to_owned()],
-                name,
-                doc,
-                fields: Vec::new(),
-                default: false,
-                resource: false,
-                shape: Shape::StrEnum { variants, other },
-                origin: TypeOrigin::Schema(None),
-                unknown_fields: None,
-            },
-        );
+        let key = self.insert(TypeDef {
+            shape: Shape::StrEnum { variants, other },
+            ..self.def(name, doc)
+        });
         Ty::Enum(key)
     }
+}
+
+/// The names an object schema lists as `required`.
+fn required(s: &Value) -> BTreeSet<&str> {
+    s.get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 fn flag(s: &Value, name: &str) -> bool {
@@ -546,7 +490,7 @@ fn description(s: &Value) -> Option<String> {
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|d| !d.is_empty())
-        .map(super::doc_text)
+        .map(types::doc_text)
 }
 
 /// The description, plus the `default` and any non-string `enum` as sentences.
@@ -570,39 +514,39 @@ fn field_doc(s: &Value) -> String {
     doc
 }
 
-/// An UpperCamelCase type name from any text: non-alphanumerics split words, a leading digit
-/// gets a `T` in front.
-fn type_name(text: &str) -> String {
-    let cleaned: String = text
+/// The case of a name made by [`rust_name`].
+#[derive(Clone, Copy)]
+enum Case {
+    /// UpperCamelCase; empty is `Type`, a leading digit gets a `T` in front.
+    Type,
+    /// snake_case; empty is `field`, a leading digit gets a `_` in front.
+    Field,
+}
+
+/// A Rust name from any text: characters that cannot be in an identifier split words. Keywords
+/// are made raw by `naming::ident` when emitted.
+fn rust_name(text: &str, case: Case) -> String {
+    let words: String = text
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
         .collect();
-    let mut name = cleaned.to_upper_camel_case();
+    let (mut name, empty, lead) = match case {
+        Case::Type => (words.to_upper_camel_case(), "Type", 'T'),
+        Case::Field => (words.to_snake_case(), "field", '_'),
+    };
     if name.is_empty() {
-        name = "Type".into();
+        name = empty.into();
     }
     if name.starts_with(|c: char| c.is_ascii_digit()) {
-        name.insert(0, 'T');
+        name.insert(0, lead);
     }
     name
 }
 
 /// A snake_case field name for JSON name `json`, unique within `taken` (`_2`, `_3`, … on a
-/// collision after case conversion: `fooBar` and `foo_bar`). Keywords are made raw by
-/// `naming::ident` when emitted.
+/// collision after case conversion: `fooBar` and `foo_bar`).
 fn field_name(json: &str, taken: &mut BTreeSet<String>) -> String {
-    let cleaned: String = json
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    let mut base = cleaned.to_snake_case();
-    if base.is_empty() {
-        base = "field".into();
-    }
-    if base.starts_with(|c: char| c.is_ascii_digit()) {
-        base.insert(0, '_');
-    }
-    unique(base, "_", taken)
+    unique(rust_name(json, Case::Field), "_", taken)
 }
 
 /// A variant name for enum value `json`, unique within `taken`.
@@ -610,7 +554,7 @@ fn variant_name(json: &str, taken: &mut BTreeSet<String>) -> String {
     let base = if json.is_empty() {
         "Empty".to_owned()
     } else {
-        type_name(json)
+        rust_name(json, Case::Type)
     };
     unique(base, "", taken)
 }
@@ -647,6 +591,7 @@ mod tests {
         assert_eq!(variant_name("running", &mut taken), "Running2");
         assert_eq!(variant_name("", &mut taken), "Empty");
         assert_eq!(variant_name("3d", &mut taken), "T3d");
-        assert_eq!(type_name("my-kind.v2"), "MyKindV2");
+        assert_eq!(rust_name("my-kind.v2", Case::Type), "MyKindV2");
+        assert_eq!(rust_name("", Case::Type), "Type");
     }
 }

@@ -1,11 +1,13 @@
 //! Built-in kinds, found by reading the `Resource`/`ListableResource` impls in k8s-openapi's sources (G6).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use syn::{Expr, ImplItem, Item, Lit, Type};
 
 use crate::error::Error;
-use crate::model::{Kind, Origin};
+use crate::model::{Kind, Origin, TypeRef};
 
 /// Where the k8s-openapi sources are and which Kubernetes version module to read.
 #[derive(Debug, Clone)]
@@ -69,23 +71,28 @@ impl K8sOpenApi {
             .ok_or_else(|| Error::K8sOpenApi {
                 reason: "no `k8s-openapi` package in `cargo metadata`".into(),
             })?;
-        let manifest = pkg["manifest_path"].as_str().unwrap_or_default();
-        let src_dir = Path::new(manifest)
+        let field = |name: &str| {
+            pkg[name].as_str().ok_or_else(|| Error::K8sOpenApi {
+                reason: format!("no `{name}` for `k8s-openapi` in `cargo metadata`"),
+            })
+        };
+        let src_dir = Path::new(field("manifest_path")?)
             .parent()
             .map(|p| p.join("src"))
-            .unwrap_or_default();
-        let crate_version = pkg["version"].as_str().unwrap_or_default();
-        Ok(K8sOpenApi::at(src_dir, crate_version, &k8s_version))
+            .ok_or_else(|| Error::K8sOpenApi {
+                reason: "`k8s-openapi`'s `manifest_path` has no directory".into(),
+            })?;
+        Ok(K8sOpenApi::at(src_dir, field("version")?, &k8s_version))
     }
 
     /// The directory of the selected version module (`src/v1_37`).
-    pub fn version_dir(&self) -> PathBuf {
+    pub(crate) fn version_dir(&self) -> PathBuf {
         self.src_dir
             .join(format!("v{}", self.k8s_version.replace('.', "_")))
     }
 
     /// How the header names this input: `k8s-openapi 0.29.0 (v1_37)`; never a path.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "k8s-openapi {} (v{})",
             self.crate_version,
@@ -94,9 +101,68 @@ impl K8sOpenApi {
     }
 }
 
+/// k8s-openapi's sources of the selected Kubernetes version as they are read: each file is read
+/// and parsed at most once, whether the built-in scan or the compact type reader asks first, and
+/// its read or parse error is reported once.
+pub(crate) struct Sources {
+    /// The version module's directory (`src/v1_37`).
+    pub(crate) dir: PathBuf,
+    texts: BTreeMap<PathBuf, Option<Rc<str>>>,
+    asts: BTreeMap<PathBuf, Option<Rc<syn::File>>>,
+}
+
+impl Sources {
+    pub(crate) fn new(k8s: &K8sOpenApi) -> Self {
+        Sources {
+            dir: k8s.version_dir(),
+            texts: BTreeMap::new(),
+            asts: BTreeMap::new(),
+        }
+    }
+
+    /// The text of `path`; `None` (reported on the first call) when it cannot be read.
+    pub(crate) fn text(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Rc<str>> {
+        if let Some(text) = self.texts.get(path) {
+            return text.clone();
+        }
+        let text = super::read(path)
+            .map(Rc::<str>::from)
+            .map_err(|e| errors.push(e))
+            .ok();
+        self.texts.insert(path.to_owned(), text.clone());
+        text
+    }
+
+    /// The text and syntax tree of `path`; `None` (reported on the first call) when it cannot be
+    /// read or parsed.
+    pub(crate) fn parsed(
+        &mut self,
+        path: &Path,
+        errors: &mut Vec<Error>,
+    ) -> Option<(Rc<str>, Rc<syn::File>)> {
+        let text = self.text(path, errors)?;
+        if let Some(ast) = self.asts.get(path) {
+            return ast.clone().map(|ast| (text, ast));
+        }
+        let ast = match syn::parse_file(&text) {
+            Ok(ast) => Some(Rc::new(ast)),
+            Err(e) => {
+                errors.push(Error::rust_syntax(path, &e));
+                None
+            }
+        };
+        self.asts.insert(path.to_owned(), ast.clone());
+        ast.map(|ast| (text, ast))
+    }
+}
+
 /// Every listable, watchable built-in kind, sorted by file path.
-pub fn read_builtins(k: &K8sOpenApi, crate_path: &str, errors: &mut Vec<Error>) -> Vec<Kind> {
-    let dir = k.version_dir();
+pub(crate) fn read_builtins(
+    k: &K8sOpenApi,
+    sources: &mut Sources,
+    errors: &mut Vec<Error>,
+) -> Vec<Kind> {
+    let dir = sources.dir.clone();
     if !dir.is_dir() {
         errors.push(Error::K8sOpenApi {
             reason: format!("no directory `{}`", dir.display()),
@@ -108,22 +174,16 @@ pub fn read_builtins(k: &K8sOpenApi, crate_path: &str, errors: &mut Vec<Error>) 
     files.sort();
     let mut kinds = Vec::new();
     for file in files {
-        let Ok(text) = super::read(&file).map_err(|e| errors.push(e)) else {
+        let Some(text) = sources.text(&file, errors) else {
             continue;
         };
         // Cheap filter: only files with a ListableResource impl are parsed.
         if !text.contains("impl crate::ListableResource for") {
             continue;
         }
-        let rel = file.strip_prefix(&dir).unwrap_or(&file);
-        match syn::parse_file(&text) {
-            Ok(ast) => kinds.extend(kinds_in_file(&ast, rel, crate_path, &k.describe())),
-            Err(e) => errors.push(Error::RustSyntax {
-                path: file.clone(),
-                line: e.span().start().line,
-                column: e.span().start().column,
-                message: e.to_string(),
-            }),
+        let rel = file.strip_prefix(&dir).unwrap_or(&file).to_owned();
+        if let Some((_, ast)) = sources.parsed(&file, errors) {
+            kinds.extend(kinds_in_file(&ast, &rel, &k.describe()));
         }
     }
     kinds
@@ -139,8 +199,17 @@ fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<Error>) {
             });
         }
     };
-    for entry in entries.flatten() {
-        let path = entry.path();
+    for entry in entries {
+        let path = match entry {
+            Ok(entry) => entry.path(),
+            Err(source) => {
+                errors.push(Error::Io {
+                    path: dir.to_owned(),
+                    source,
+                });
+                continue;
+            }
+        };
         if path.is_dir() {
             collect_rs(&path, out, errors);
         } else if path.extension().is_some_and(|e| e == "rs") {
@@ -150,7 +219,7 @@ fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<Error>) {
 }
 
 /// Kinds defined in one file: types with both a `Resource` and a `ListableResource` impl.
-fn kinds_in_file(ast: &syn::File, rel: &Path, crate_path: &str, input: &str) -> Vec<Kind> {
+fn kinds_in_file(ast: &syn::File, rel: &Path, input: &str) -> Vec<Kind> {
     let module: Vec<String> = rel
         .parent()
         .into_iter()
@@ -183,7 +252,7 @@ fn kinds_in_file(ast: &syn::File, rel: &Path, crate_path: &str, input: &str) -> 
         if !listable.contains(&ident) {
             continue;
         }
-        let mut c = std::collections::BTreeMap::new();
+        let mut c = BTreeMap::new();
         let mut namespaced = false;
         for item in &imp.items {
             match item {
@@ -212,8 +281,7 @@ fn kinds_in_file(ast: &syn::File, rel: &Path, crate_path: &str, input: &str) -> 
         if kind.is_empty() || version.is_empty() || plural.is_empty() {
             continue;
         }
-        let mut path = vec![crate_path.trim_end_matches("::").to_owned()];
-        path.extend(module.iter().cloned());
+        let mut path = module.clone();
         path.push(ident);
         out.push(Kind {
             accessor: crate::naming::kind_accessor(&kind, &plural),
@@ -222,7 +290,7 @@ fn kinds_in_file(ast: &syn::File, rel: &Path, crate_path: &str, input: &str) -> 
             kind,
             plural,
             namespaced,
-            rust_type: path.join("::"),
+            rust_type: TypeRef::K8s(path.join("::")),
             origin: Origin::Builtin,
             input: input.to_owned(),
             compact: None,

@@ -4,8 +4,8 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::super::Ty;
 use super::{Ctx, compact_path, full_path};
+use crate::model::types::Ty;
 
 /// Converted by copying or cloning (no string or struct inside to make compact).
 pub(super) fn kept(t: &Ty) -> bool {
@@ -24,28 +24,73 @@ pub(super) fn copy(t: &Ty) -> bool {
     }
 }
 
-pub(super) fn var(prefix: &str, depth: usize) -> Ident {
-    format_ident!("{prefix}{depth}")
+/// The expression a conversion starts from: `e`, a place when `!is_ref` and a reference to one
+/// when `is_ref`, converted at closure nesting `depth`.
+#[derive(Clone, Copy)]
+pub(super) struct Place<'e> {
+    e: &'e TokenStream,
+    is_ref: bool,
+    depth: usize,
+}
+
+impl<'e> Place<'e> {
+    /// A field of the value being converted (`full.name`, `compact.name`).
+    pub(super) fn field(e: &'e TokenStream) -> Self {
+        Place {
+            e,
+            is_ref: false,
+            depth: 0,
+        }
+    }
+
+    /// The reference `e` one closure deeper.
+    fn inner<'i>(&self, e: &'i TokenStream) -> Place<'i> {
+        Place {
+            e,
+            is_ref: true,
+            depth: self.depth + 1,
+        }
+    }
+
+    /// A reference to the value.
+    fn by_ref(&self) -> TokenStream {
+        let e = self.e;
+        if self.is_ref { quote!(#e) } else { quote!(&#e) }
+    }
+
+    /// The value itself as a reference to what a `Box` holds.
+    fn unboxed(&self) -> TokenStream {
+        let e = self.e;
+        if self.is_ref {
+            quote!(&**#e)
+        } else {
+            quote!(&*#e)
+        }
+    }
+
+    /// The closure variable `prefix<depth>`.
+    fn var(&self, prefix: &str) -> Ident {
+        format_ident!("{prefix}{}", self.depth)
+    }
+
+    /// The value copied or cloned, when its type is the same on both sides ([`copy`], [`kept`]).
+    fn unchanged(&self, ty: &Ty, rt: &TokenStream) -> Option<TokenStream> {
+        let e = self.e;
+        if copy(ty) {
+            return Some(if self.is_ref { quote!(*#e) } else { quote!(#e) });
+        }
+        let by_ref = self.by_ref();
+        kept(ty).then(|| quote!(#rt::Clone::clone(#by_ref)))
+    }
 }
 
 /// `e` (a place of the full type when `!is_ref`, a reference to it when `is_ref`) as the compact type.
-pub(super) fn to_compact(
-    ty: &Ty,
-    e: &TokenStream,
-    is_ref: bool,
-    depth: usize,
-    at: &[String],
-    cx: &Ctx<'_>,
-) -> TokenStream {
+pub(super) fn to_compact(ty: &Ty, p: Place<'_>, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let rt = &cx.paths.rt;
-    let by_ref = if is_ref { quote!(#e) } else { quote!(&#e) };
-    if copy(ty) {
-        return if is_ref { quote!(*#e) } else { quote!(#e) };
+    if let Some(same) = p.unchanged(ty, rt) {
+        return same;
     }
-    if kept(ty) {
-        return quote!(#rt::Clone::clone(#by_ref));
-    }
-    let v = var("v", depth);
+    let (e, by_ref, v) = (p.e, p.by_ref(), p.var("v"));
     match ty {
         Ty::Str => quote!(#rt::IStr::new(#by_ref)),
         Ty::Quantity => quote!(#rt::IStr::new(&#e.0)),
@@ -60,17 +105,17 @@ pub(super) fn to_compact(
             if kept(t) {
                 return quote!(#e.iter().cloned().collect());
             }
-            let inner = to_compact(t, &quote!(#v), true, depth + 1, at, cx);
+            let inner = to_compact(t, p.inner(&quote!(#v)), at, cx);
             quote!(#e.iter().map(|#v| #inner).collect())
         }
         Ty::Map(t) if matches!(**t, Ty::Str) => quote!(#e.iter().collect()),
         Ty::Map(t) if matches!(**t, Ty::Quantity) => {
-            let k = var("k", depth);
+            let k = p.var("k");
             quote!(#e.iter().map(|(#k, #v)| (#k, &#v.0)).collect())
         }
         Ty::Map(t) => {
-            let k = var("k", depth);
-            let inner = to_compact(t, &quote!(#v), true, depth + 1, at, cx);
+            let k = p.var("k");
+            let inner = to_compact(t, p.inner(&quote!(#v)), at, cx);
             quote!(#e.iter().map(|(#k, #v)| (#k, #inner)).collect())
         }
         Ty::Option(t) => {
@@ -82,13 +127,12 @@ pub(super) fn to_compact(
                     quote!(#e.as_ref().map(#s::from))
                 }
             } else {
-                let inner = to_compact(t, &quote!(#v), true, depth + 1, at, cx);
+                let inner = to_compact(t, p.inner(&quote!(#v)), at, cx);
                 quote!(#e.as_ref().map(|#v| #inner))
             }
         }
         Ty::Boxed(t) => {
-            let deref = if is_ref { quote!(&**#e) } else { quote!(&*#e) };
-            let inner = to_compact(t, &deref, true, depth + 1, at, cx);
+            let inner = to_compact(t, p.inner(&p.unboxed()), at, cx);
             quote!(#rt::Box::new(#inner))
         }
         Ty::Struct(k) => {
@@ -104,22 +148,12 @@ pub(super) fn to_compact(
 }
 
 /// `e` (a place of the compact type, or a reference to it when `is_ref`) as the full type.
-pub(super) fn to_full(
-    ty: &Ty,
-    e: &TokenStream,
-    is_ref: bool,
-    depth: usize,
-    cx: &Ctx<'_>,
-) -> TokenStream {
+pub(super) fn to_full(ty: &Ty, p: Place<'_>, cx: &Ctx<'_>) -> TokenStream {
     let rt = &cx.paths.rt;
-    let by_ref = if is_ref { quote!(#e) } else { quote!(&#e) };
-    if copy(ty) {
-        return if is_ref { quote!(*#e) } else { quote!(#e) };
+    if let Some(same) = p.unchanged(ty, rt) {
+        return same;
     }
-    if kept(ty) {
-        return quote!(#rt::Clone::clone(#by_ref));
-    }
-    let v = var("v", depth);
+    let (e, by_ref, v) = (p.e, p.by_ref(), p.var("v"));
     let quantity = full_path("apimachinery::pkg::api::resource::Quantity", cx.paths);
     match ty {
         Ty::Str => quote!(#rt::String::from(#e.as_str())),
@@ -132,17 +166,17 @@ pub(super) fn to_full(
             if kept(t) {
                 return quote!(#e.to_vec());
             }
-            let inner = to_full(t, &quote!(#v), true, depth + 1, cx);
+            let inner = to_full(t, p.inner(&quote!(#v)), cx);
             quote!(#e.iter().map(|#v| #inner).collect())
         }
         Ty::Map(t) if matches!(**t, Ty::Str) => quote!(#e.to_btree_map()),
         Ty::Map(t) if matches!(**t, Ty::Quantity) => {
-            let k = var("k", depth);
+            let k = p.var("k");
             quote!(#e.iter().map(|(#k, #v)| (#rt::String::from(#k), #quantity(#rt::String::from(#v)))).collect())
         }
         Ty::Map(t) => {
-            let k = var("k", depth);
-            let inner = to_full(t, &quote!(#v), true, depth + 1, cx);
+            let k = p.var("k");
+            let inner = to_full(t, p.inner(&quote!(#v)), cx);
             quote!(#e.iter().map(|(#k, #v)| (#rt::String::from(#k), #inner)).collect())
         }
         Ty::Option(t) => {
@@ -154,13 +188,12 @@ pub(super) fn to_full(
                     quote!(#e.as_ref().map(#full::from))
                 }
             } else {
-                let inner = to_full(t, &quote!(#v), true, depth + 1, cx);
+                let inner = to_full(t, p.inner(&quote!(#v)), cx);
                 quote!(#e.as_ref().map(|#v| #inner))
             }
         }
         Ty::Boxed(t) => {
-            let deref = if is_ref { quote!(&**#e) } else { quote!(&*#e) };
-            let inner = to_full(t, &deref, true, depth + 1, cx);
+            let inner = to_full(t, p.inner(&p.unboxed()), cx);
             quote!(#rt::Box::new(#inner))
         }
         Ty::Struct(k) => {

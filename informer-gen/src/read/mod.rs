@@ -1,0 +1,156 @@
+//! The readers: each input is read and parsed exactly once, into what the model is lowered from,
+//! and every problem is collected with the file and the field it is about.
+//!
+//! - `k8s_openapi`: the built-in kinds (`Resource`/`ListableResource` impls), through one cache of
+//!   k8s-openapi's sources ([`k8s_openapi::Sources`]) that `k8s_types` reads the compact kinds'
+//!   structs from as well, so no file is parsed twice;
+//! - `rust_src`: `#[derive(Informer)]` types in Rust sources;
+//! - `crd`: CRD manifests, each parsed once into its kinds and, for `crd-types`, the types of
+//!   their schemas (`crd_schema`).
+
+pub(crate) mod crd;
+mod crd_schema;
+pub(crate) mod fixups;
+pub(crate) mod k8s_openapi;
+mod k8s_types;
+mod rust_src;
+
+use std::path::Path;
+
+use crate::builder::Settings;
+use crate::error::Error;
+use crate::model::types::TypeGraph;
+use crate::model::{Kind, TypeModule, TypeRef};
+
+/// Everything the inputs define, before lowering.
+pub(crate) struct Inputs {
+    /// The selected built-in kinds (`include-groups`, `include-kinds`, less the excluded ones).
+    pub(crate) builtins: Vec<Kind>,
+    /// The kinds of derive sources and CRD manifests, in configuration order.
+    pub(crate) kinds: Vec<Kind>,
+    /// The structs reachable from the compact kinds that are selected built-ins.
+    pub(crate) compact: TypeGraph,
+    /// The types of each `crd-types` manifest.
+    pub(crate) type_modules: Vec<TypeModule>,
+    /// How the header names each input.
+    pub(crate) names: Vec<String>,
+}
+
+/// Reads every configured input once.
+pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
+    let mut names = Vec::new();
+    let mut builtins = Vec::new();
+    let mut compact = TypeGraph::new();
+    if !s.include_groups.is_empty() || !s.include_kinds.is_empty() {
+        match &s.k8s {
+            Some(k8s) => {
+                names.push(k8s.describe());
+                let mut sources = k8s_openapi::Sources::new(k8s);
+                let all = k8s_openapi::read_builtins(k8s, &mut sources, errors);
+                builtins = select_builtins(s, all, errors);
+                let roots: Vec<String> = builtins
+                    .iter()
+                    .filter(|k| s.compact_kinds.contains(&gvk(k)))
+                    .filter_map(|k| match &k.rust_type {
+                        TypeRef::K8s(path) => Some(path.clone()),
+                        TypeRef::User(_) | TypeRef::Generated(_) => None,
+                    })
+                    .collect();
+                if !roots.is_empty() {
+                    compact = k8s_types::read_graph(&mut sources, &roots, errors);
+                }
+            }
+            None => errors.push(Error::K8sOpenApi {
+                reason: "built-in kinds were selected but no k8s-openapi sources were configured"
+                    .into(),
+            }),
+        }
+    }
+    let mut kinds = Vec::new();
+    for (rel, module) in &s.derive_sources {
+        names.push(rel.clone());
+        kinds.extend(rust_src::read_derives(
+            &s.root.join(rel),
+            rel,
+            module,
+            errors,
+        ));
+    }
+    for (rel, module) in &s.crd_manifests {
+        names.push(rel.clone());
+        let user =
+            |version: &str, kind: &str| TypeRef::User(format!("{module}::{version}::{kind}"));
+        let manifest = crd::read_manifest(&s.root.join(rel), rel, &user, false, errors);
+        kinds.extend(manifest.kinds);
+    }
+    let mut type_modules = Vec::new();
+    for (rel, module) in &s.crd_types {
+        names.push(rel.clone());
+        // The types live in the generated module `<module>`, beside the group modules.
+        let generated =
+            |version: &str, kind: &str| TypeRef::Generated(format!("{module}::{version}::{kind}"));
+        let manifest = crd::read_manifest(&s.root.join(rel), rel, &generated, true, errors);
+        kinds.extend(manifest.kinds);
+        type_modules.push(TypeModule {
+            module: module.clone(),
+            source: rel.clone(),
+            graph: manifest.types,
+        });
+    }
+    Inputs {
+        builtins,
+        kinds,
+        compact,
+        type_modules,
+        names,
+    }
+}
+
+/// `(group, version, kind)` of a kind, as the settings name kinds.
+pub(crate) fn gvk(k: &Kind) -> (String, String, String) {
+    (k.group.clone(), k.version.clone(), k.kind.clone())
+}
+
+/// The built-in kinds the settings select (`include-groups`, `include-kinds`), less the ones
+/// excluded by the settings or because they cannot be watched (G6); a selection naming nothing
+/// that exists is an error.
+fn select_builtins(s: &Settings, all: Vec<Kind>, errors: &mut Vec<Error>) -> Vec<Kind> {
+    if all.is_empty() {
+        return all;
+    }
+    for g in &s.include_groups {
+        if !all.iter().any(|b| &b.group == g) {
+            errors.push(Error::UnknownGroup {
+                group: g.clone(),
+                setting: "include_group",
+            });
+        }
+    }
+    for (g, v, k) in &s.include_kinds {
+        if !all
+            .iter()
+            .any(|b| (&b.group, &b.version, &b.kind) == (g, v, k))
+        {
+            errors.push(Error::UnknownKind {
+                group: g.clone(),
+                version: v.clone(),
+                kind: k.clone(),
+            });
+        }
+    }
+    let unwatchable = |k: &Kind| {
+        fixups::UNWATCHABLE.contains(&(k.group.as_str(), k.version.as_str(), k.kind.as_str()))
+    };
+    all.into_iter()
+        .filter(|k| s.include_groups.contains(&k.group) || s.include_kinds.contains(&gvk(k)))
+        .filter(|k| !unwatchable(k) && !s.exclude_kinds.contains(&gvk(k)))
+        .collect()
+}
+
+/// Reads a file, mapping failures to [`Error::Io`].
+pub(crate) fn read(path: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
