@@ -48,6 +48,7 @@ mod model;
 mod naming;
 mod read;
 mod render;
+mod settings;
 mod validate;
 
 pub use builder::{Builder, Generated};

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::builder::Settings;
 use crate::error::Error;
 use crate::model::{Group, Kind, Model, Origin, TypeRef};
 use crate::naming;
 use crate::read::Inputs;
+use crate::settings::Settings;
 
 /// The model of `inputs`. A kind defined twice, or a compact kind that is not a selected
 /// built-in, is an error; everything else is checked by `validate::model`.

@@ -4,12 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::K8sOpenApi;
-use crate::builder::Settings;
 use crate::emit::ROOT_NAMES;
 use crate::error::Error;
 use crate::model::Model;
 use crate::model::types::{OBJECT_META, Ty};
 use crate::naming;
+use crate::settings::Settings;
 
 /// Crate and module paths are Rust paths; accessor overrides are snake_case identifiers.
 pub(crate) fn settings(s: &Settings, errors: &mut Vec<Error>) {

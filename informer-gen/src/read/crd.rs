@@ -5,7 +5,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::crd_schema;
 use crate::error::Error;
 use crate::model::types::TypeGraph;
 use crate::model::{Kind, Origin, TypeRef};
@@ -37,11 +36,15 @@ pub(crate) struct Crd<'v> {
 /// Reads the (multi-document) YAML file at `path` once. `display` is how errors and the header
 /// name it; `rust_type` gives the Rust type of a kind from its version and kind names; with
 /// `types`, the schemas' types are read too.
+/// Reads the types of parsed CRDs' schemas (`crd_schema::read_types`, passed in by the caller
+/// so that the schema reader, which reads [`Crd`]s, and this parser do not name each other).
+pub(crate) type SchemaReader = fn(&[Crd<'_>], &str, &mut Vec<Error>) -> TypeGraph;
+
 pub(crate) fn read_manifest(
     path: &Path,
     display: &str,
     rust_type: &dyn Fn(&str, &str) -> TypeRef,
-    types: bool,
+    types: Option<SchemaReader>,
     errors: &mut Vec<Error>,
 ) -> Manifest {
     let text = match super::read(path) {
@@ -95,10 +98,9 @@ pub(crate) fn read_manifest(
             })
         })
         .collect();
-    let types = if types {
-        crd_schema::read_types(&crds, display, errors)
-    } else {
-        TypeGraph::new()
+    let types = match types {
+        Some(read_types) => read_types(&crds, display, errors),
+        None => TypeGraph::new(),
     };
     Manifest { kinds, types }
 }

@@ -17,10 +17,10 @@ mod rust_src;
 
 use std::path::Path;
 
-use crate::builder::Settings;
 use crate::error::Error;
 use crate::model::types::TypeGraph;
 use crate::model::{Kind, TypeModule, TypeRef};
+use crate::settings::Settings;
 
 /// Everything the inputs define, before lowering.
 pub(crate) struct Inputs {
@@ -80,7 +80,7 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
         names.push(rel.clone());
         let user =
             |version: &str, kind: &str| TypeRef::User(format!("{module}::{version}::{kind}"));
-        let manifest = crd::read_manifest(&s.root.join(rel), rel, &user, false, errors);
+        let manifest = crd::read_manifest(&s.root.join(rel), rel, &user, None, errors);
         kinds.extend(manifest.kinds);
     }
     let mut type_modules = Vec::new();
@@ -89,7 +89,13 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
         // The types live in the generated module `<module>`, beside the group modules.
         let generated =
             |version: &str, kind: &str| TypeRef::Generated(format!("{module}::{version}::{kind}"));
-        let manifest = crd::read_manifest(&s.root.join(rel), rel, &generated, true, errors);
+        let manifest = crd::read_manifest(
+            &s.root.join(rel),
+            rel,
+            &generated,
+            Some(crd_schema::read_types),
+            errors,
+        );
         kinds.extend(manifest.kinds);
         type_modules.push(TypeModule {
             module: module.clone(),
