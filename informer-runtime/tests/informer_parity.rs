@@ -427,10 +427,12 @@ async fn v5_removing_a_handler_frees_its_thread_backlog_and_series() {
     factory.shutdown().await;
 }
 
-/// Seeds `n` ConfigMaps and runs an informer (atomic relist as given) with a recording handler.
+/// Seeds `n` ConfigMaps and runs an informer (atomic relist as given) with a recording handler
+/// registered with `options`.
 async fn relist_fixture(
     n: usize,
     atomic_relist: bool,
+    options: HandlerOptions,
 ) -> (
     TestServer,
     Writer,
@@ -452,7 +454,9 @@ async fn relist_fixture(
     inf.set_watch_error_handler(move |_| wf.notify_one())
         .expect("not started");
     let rec = Recorder::with_indexer(inf.indexer());
-    let reg = inf.add_event_handler(rec.clone()).expect("handler");
+    let reg = inf
+        .add_event_handler_with(rec.clone(), options)
+        .expect("handler");
     let (cancel, task) = start(&inf);
     assert_synced(reg.wait_for_sync()).await;
     (server, w, inf, rec, watch_failed, cancel, task)
@@ -476,9 +480,25 @@ fn census(inf: &informer_runtime::informer::SharedIndexInformer<ConfigMap>) -> (
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v2_a_relist_reaches_the_store_as_one_swap_and_handlers_still_get_each_change() {
+    relist_is_one_swap(HandlerOptions::new()).await;
+}
+
+/// Issue 28 item 2: a `Block` handler (here with a backlog of 8, far below the relist) no longer
+/// turns the atomic relist off; its share of the relist waits in the fan-out instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_h10_a_block_handler_keeps_the_relist_one_swap() {
+    let block = HandlerOptions::new()
+        .overflow(OverflowPolicy::Block)
+        .backlog_max(8);
+    relist_is_one_swap(block).await;
+}
+
+/// A relist while readers sample the cache: they see it before or after, never half of it
+/// (V2), and the handler registered with `options` still gets each change.
+async fn relist_is_one_swap(options: HandlerOptions) {
     const N: usize = 300;
     const GONE: usize = 60;
-    let (server, w, inf, rec, watch_failed, cancel, task) = relist_fixture(N, true).await;
+    let (server, w, inf, rec, watch_failed, cancel, task) = relist_fixture(N, true, options).await;
     assert_eq!(census(&inf), (N, 0));
 
     // A reader samples the cache as fast as it can while the relist lands (a lister would).
@@ -501,7 +521,7 @@ async fn v2_a_relist_reaches_the_store_as_one_swap_and_handlers_still_get_each_c
     server.faults().expire_open_watches();
     tokio::time::timeout(WAIT, watch_failed.notified())
         .await
-        .unwrap();
+        .expect("the watch fails");
     for i in 0..N {
         let name = format!("cm-{i:04}");
         if i < GONE {
@@ -516,7 +536,7 @@ async fn v2_a_relist_reaches_the_store_as_one_swap_and_handlers_still_get_each_c
     })
     .await;
     stop_reader.store(true, std::sync::atomic::Ordering::Relaxed);
-    let seen = reader.join().unwrap();
+    let seen = reader.join().expect("the reader thread");
     assert_eq!(
         seen.iter()
             .copied()
@@ -546,7 +566,8 @@ async fn v2_a_relist_reaches_the_store_as_one_swap_and_handlers_still_get_each_c
 async fn v3_batched_processing_keeps_every_notification_and_the_per_key_order() {
     const N: usize = 200;
     // Batches of 16 keys, no atomic relist: live updates and deletes arrive in bursts.
-    let (server, w, inf, rec, _watch_failed, cancel, task) = relist_fixture(N, false).await;
+    let (server, w, inf, rec, _watch_failed, cancel, task) =
+        relist_fixture(N, false, HandlerOptions::new()).await;
     for round in 1..=3 {
         for i in 0..N {
             w.set(&format!("cm-{i:04}"), &round.to_string()).await;

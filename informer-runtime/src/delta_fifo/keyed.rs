@@ -3,11 +3,11 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use super::backlog::{Backlog, InFlight, PoppedItem};
 use super::delta::{
     DeletedFinalStateUnknown, DeletedObject, Delta, Deltas, newest_object, push_dedup,
 };
 use super::known::KnownObjects;
+use super::queue::{DeltaQueue, InFlight, PoppedItem};
 use crate::key::ObjectKey;
 
 /// A queued key's deltas.
@@ -67,7 +67,7 @@ impl<K> KeyedQueue<K> {
     }
 }
 
-impl<K: Send + Sync + 'static> Backlog<K> for KeyedQueue<K> {
+impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
     /// `populated && initial_remaining == 0` (D7).
     fn has_synced(&self) -> bool {
         self.populated && self.initial_remaining == 0

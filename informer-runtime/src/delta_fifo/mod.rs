@@ -36,11 +36,11 @@
 //! # }
 //! ```
 
-mod backlog;
 mod delta;
 mod keyed;
 mod known;
 mod ordered;
+mod queue;
 
 use std::sync::Arc;
 
@@ -52,9 +52,9 @@ pub use known::KnownObjects;
 
 use crate::key::ObjectKey;
 use crate::store::{ReflectorStore, StoreError};
-use backlog::{Backlog, PoppedItem};
 use keyed::KeyedQueue;
 use ordered::OrderedQueue;
+use queue::{DeltaQueue, PoppedItem};
 
 /// A transform applied to each object queued by `add`, `update`, `delete` or `replace` (D8): it
 /// mutates in place and must be idempotent. It never runs for `Sync` deltas of a resync, nor for
@@ -83,7 +83,7 @@ pub enum FifoMode {
 struct Locked<K> {
     closed: bool,
     last_resource_version: Option<String>,
-    backlog: Box<dyn Backlog<K>>,
+    queued: Box<dyn DeltaQueue<K>>,
     /// Queue entries (keys, or log entries in ordered mode) that the last relist's `replace`
     /// left in front of everything queued after it; [`DeltaFifo::pop_batch`] hands them out in
     /// one batch, so the relist reaches the store as one swap (V2).
@@ -158,7 +158,7 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
 
     /// Builds the FIFO.
     pub fn build(self) -> DeltaFifo<K> {
-        let backlog: Box<dyn Backlog<K>> = match self.mode {
+        let queued: Box<dyn DeltaQueue<K>> = match self.mode {
             FifoMode::Coalescing => Box::new(KeyedQueue::new()),
             FifoMode::Ordered => Box::new(OrderedQueue::new()),
         };
@@ -166,7 +166,7 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
             queue: Mutex::new(Locked {
                 closed: false,
                 last_resource_version: None,
-                backlog,
+                queued,
                 relist_barrier: 0,
                 in_flight: 0,
             }),
@@ -302,8 +302,8 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         if queue.closed {
             return Err(StoreError::Closed);
         }
-        let flipped = populate(&mut *queue.backlog);
-        queue.backlog.queue_action(key, delta);
+        let flipped = populate(&mut *queue.queued);
+        queue.queued.queue_action(key, delta);
         drop(queue);
         self.item_ready.notify_one();
         if flipped {
@@ -322,15 +322,15 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                 if queue.closed {
                     return None;
                 }
-                let before = queue.backlog.len();
+                let before = queue.queued.len();
                 if let Some(PoppedItem {
                     key,
                     deltas,
                     initial,
                     is_in_initial_list,
-                }) = queue.backlog.pop_front()
+                }) = queue.queued.pop_front()
                 {
-                    let taken = before.saturating_sub(queue.backlog.len()).max(1);
+                    let taken = before.saturating_sub(queue.queued.len()).max(1);
                     queue.relist_barrier = queue.relist_barrier.saturating_sub(taken);
                     queue.in_flight += 1;
                     return Some(Popped {
@@ -367,11 +367,11 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                     if !wanted {
                         break;
                     }
-                    let before = queue.backlog.len();
-                    let Some(item) = queue.backlog.pop_front() else {
+                    let before = queue.queued.len();
+                    let Some(item) = queue.queued.pop_front() else {
                         break;
                     };
-                    let taken = before.saturating_sub(queue.backlog.len()).max(1);
+                    let taken = before.saturating_sub(queue.queued.len()).max(1);
                     queue.relist_barrier = queue.relist_barrier.saturating_sub(taken);
                     queue.in_flight += 1;
                     batch.push(Popped {
@@ -417,7 +417,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         let flipped = {
             let mut queue = self.queue.lock();
             queue.in_flight = queue.in_flight.saturating_sub(1);
-            queue.backlog.finish(initial)
+            queue.queued.finish(initial)
         };
         if flipped {
             self.synced.notify_waiters();
@@ -428,7 +428,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         {
             let mut queue = self.queue.lock();
             queue.in_flight = queue.in_flight.saturating_sub(1);
-            queue.backlog.requeue(key, deltas, initial);
+            queue.queued.requeue(key, deltas, initial);
         }
         self.item_ready.notify_one();
     }
@@ -437,7 +437,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     /// flight: then the consumer's store reflects it (K4). `None` otherwise, or before any.
     pub fn drained_resource_version(&self) -> Option<String> {
         let queue = self.queue.lock();
-        if queue.backlog.len() == 0 && queue.in_flight == 0 {
+        if queue.queued.len() == 0 && queue.in_flight == 0 {
             queue.last_resource_version.clone()
         } else {
             None
@@ -455,7 +455,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     /// Whether every item of the first `replace` (items plus the tombstones it queued) has been
     /// popped **and processed**, or an add/update/delete came first (D7).
     pub fn has_synced(&self) -> bool {
-        self.queue.lock().backlog.has_synced()
+        self.queue.lock().queued.has_synced()
     }
 
     /// Resolves once [`has_synced`](Self::has_synced) is true (`true`), or the FIFO is closed
@@ -467,7 +467,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
             notified.as_mut().enable();
             {
                 let queue = self.queue.lock();
-                if queue.backlog.has_synced() {
+                if queue.queued.has_synced() {
                     return true;
                 }
                 if queue.closed {
@@ -499,31 +499,31 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     /// Queued units: keys in the keyed mode (memory is bounded by keys, D9), deltas in the
     /// ordered mode.
     pub fn len(&self) -> usize {
-        self.queue.lock().backlog.len()
+        self.queue.lock().queued.len()
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.queue.lock().backlog.len() == 0
+        self.queue.lock().queued.len() == 0
     }
 
     /// The queued keys, in pop order.
     pub fn queued_keys(&self) -> Vec<ObjectKey> {
-        self.queue.lock().backlog.queued_keys()
+        self.queue.lock().queued.queued_keys()
     }
 
     /// A copy of the deltas queued for `key` (Arc clones), if any.
     pub fn queued_deltas(&self, key: &str) -> Option<Deltas<K>> {
-        self.queue.lock().backlog.queued_deltas(key)
+        self.queue.lock().queued.queued_deltas(key)
     }
 }
 
-/// Marks the backlog populated (D7: a write before any `replace` means synced at once) and
+/// Marks the queue populated (D7: a write before any `replace` means synced at once) and
 /// returns whether that made `has_synced` true, so waiters can be woken.
-fn populate<K>(backlog: &mut dyn Backlog<K>) -> bool {
-    let was_synced = backlog.has_synced();
-    backlog.mark_populated();
-    !was_synced && backlog.has_synced()
+fn populate<K>(queued: &mut dyn DeltaQueue<K>) -> bool {
+    let was_synced = queued.has_synced();
+    queued.mark_populated();
+    !was_synced && queued.has_synced()
 }
 
 impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
@@ -554,9 +554,9 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
             if queue.closed {
                 return Err(StoreError::Closed);
             }
-            let flipped = populate(&mut *queue.backlog);
+            let flipped = populate(&mut *queue.queued);
             if !queue
-                .backlog
+                .queued
                 .delete_is_known(key.as_str(), self.known.as_deref())
             {
                 drop(queue);
@@ -604,13 +604,13 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         // V2: only a relist is atomic. Before the first list has been processed nothing reads
         // the cache (F4, C6), and a batch of the whole first list would hold one entry per
         // object beside the FIFO's own for the duration of the sync.
-        let relist = queue.backlog.has_synced();
+        let relist = queue.queued.has_synced();
         queue
-            .backlog
+            .queued
             .replace(list, self.emit_replaced, self.known.as_deref());
-        queue.relist_barrier = if relist { queue.backlog.len() } else { 0 };
+        queue.relist_barrier = if relist { queue.queued.len() } else { 0 };
         queue.last_resource_version = Some(resource_version);
-        let ready = queue.backlog.len() > 0;
+        let ready = queue.queued.len() > 0;
         drop(queue);
         if ready {
             self.item_ready.notify_one();
@@ -629,8 +629,8 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         if queue.closed {
             return Err(StoreError::Closed);
         }
-        queue.backlog.resync(known);
-        let ready = queue.backlog.len() > 0;
+        queue.queued.resync(known);
+        let ready = queue.queued.len() > 0;
         drop(queue);
         if ready {
             self.item_ready.notify_one();
@@ -644,7 +644,7 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         let drained = {
             let mut queue = self.queue.lock();
             queue.last_resource_version = Some(resource_version.to_owned());
-            queue.backlog.len() == 0 && queue.in_flight == 0
+            queue.queued.len() == 0 && queue.in_flight == 0
         };
         if drained {
             self.progress.notify_one();
@@ -656,9 +656,9 @@ impl<K> std::fmt::Debug for DeltaFifo<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let queue = self.queue.lock();
         f.debug_struct("DeltaFifo")
-            .field("queued", &queue.backlog.len())
-            .field("synced", &queue.backlog.has_synced())
-            .field("initial_remaining", &queue.backlog.initial_remaining())
+            .field("queued", &queue.queued.len())
+            .field("synced", &queue.queued.has_synced())
+            .field("initial_remaining", &queue.queued.initial_remaining())
             .field("closed", &queue.closed)
             .finish()
     }

@@ -3,9 +3,9 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use super::backlog::{Backlog, InFlight, PoppedItem};
 use super::delta::{DeletedFinalStateUnknown, DeletedObject, Delta, Deltas};
 use super::known::KnownObjects;
+use super::queue::{DeltaQueue, InFlight, PoppedItem};
 use crate::key::ObjectKey;
 
 /// One logged delta.
@@ -72,7 +72,7 @@ impl<K> OrderedQueue<K> {
     }
 }
 
-impl<K: Send + Sync + 'static> Backlog<K> for OrderedQueue<K> {
+impl<K: Send + Sync + 'static> DeltaQueue<K> for OrderedQueue<K> {
     fn has_synced(&self) -> bool {
         self.populated && self.initial_remaining == 0
     }

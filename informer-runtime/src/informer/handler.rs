@@ -8,9 +8,9 @@ pub use crate::delta_fifo::{DeletedFinalStateUnknown, DeletedObject};
 /// Receives the notifications of one registration (client-go's `ResourceEventHandler`).
 ///
 /// Calls are made one at a time, in distribution order (H8), always after the informer's store
-/// shows the change (H2). Each registration runs on its own thread from tokio's blocking pool
-/// (H9), so a call may block (synchronous I/O, a lock) without delaying other handlers or the
-/// informer; its backlog grows instead (H10). For async work, hand the key to a workqueue or use
+/// shows the change (H2). Each registration runs on its own thread (H9), so a call may block
+/// (synchronous I/O, a lock) without delaying other handlers or the informer; its backlog grows
+/// instead (H10). For async work, hand the key to a workqueue or use
 /// [`SharedIndexInformer::event_stream`](super::SharedIndexInformer::event_stream). A panic is
 /// caught, logged and counted (H11). Every method has a no-op default.
 pub trait ResourceEventHandler<K>: Send + Sync + 'static {

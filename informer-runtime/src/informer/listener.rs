@@ -10,10 +10,14 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 
-use super::backlog::{Backlog, Entry, Notification, OverflowPolicy};
+use super::event::InformerEvent;
+use super::fan_out::OverflowPolicy;
 use super::handler::ResourceEventHandler;
 use super::metrics::HandlerMetrics;
+use super::pending::PendingQueue;
 use super::resync::HandlerResync;
+use super::sync::SyncGate;
+use crate::key::ObjectKey;
 
 /// Pending notifications above which a slow call is logged (H10).
 const SLOW_CALL_PENDING: usize = 1024;
@@ -82,54 +86,9 @@ impl HandlerOptions {
     }
 }
 
-/// Whether the informer's own store has synced (D7), as a flag plus a notification; closed when
-/// the informer stops, so waiters never outlive it (item 1).
-#[derive(Debug, Default)]
-pub(crate) struct SyncGate {
-    synced: AtomicBool,
-    closed: AtomicBool,
-    notify: Notify,
-}
-
-impl SyncGate {
-    /// Whether the store has synced.
-    pub(crate) fn is_synced(&self) -> bool {
-        self.synced.load(Ordering::Acquire)
-    }
-
-    /// Marks the store as synced and wakes every waiter.
-    pub(crate) fn set(&self) {
-        self.synced.store(true, Ordering::Release);
-        self.notify.notify_waiters();
-    }
-
-    /// Marks the informer as stopped and wakes every waiter; a gate that never synced stays
-    /// unsynced.
-    pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        self.notify.notify_waiters();
-    }
-
-    /// Waits until [`set`](Self::set) (true) or [`close`](Self::close) (false) was called,
-    /// whichever comes first; true if both.
-    pub(crate) async fn wait(&self) -> bool {
-        loop {
-            let mut notified = pin!(self.notify.notified());
-            notified.as_mut().enable();
-            if self.is_synced() {
-                return true;
-            }
-            if self.closed.load(Ordering::Acquire) {
-                return false;
-            }
-            notified.await;
-        }
-    }
-}
-
 /// The queue half of a listener.
 struct Queue<K> {
-    backlog: Backlog<K>,
+    pending: PendingQueue<K>,
     closed: bool,
 }
 
@@ -169,7 +128,7 @@ impl<K> Listener<K> {
             id,
             name,
             queue: Mutex::new(Queue {
-                backlog: Backlog::new(backlog_max, policy),
+                pending: PendingQueue::new(backlog_max, policy),
                 closed: false,
             }),
             policy,
@@ -185,21 +144,44 @@ impl<K> Listener<K> {
         }
     }
 
-    /// Queues a notification (never blocks; H9). Ignored once the listener is closed.
-    pub(crate) fn push(&self, entry: Entry<K>) {
-        let initial = entry.notification.is_initial();
+    /// Queues an event whatever the backlog holds (never blocks; H9): the fan-out's way for
+    /// what a policy allows, and a late handler's snapshot (H5). Ignored once closed.
+    pub(crate) fn push(&self, key: ObjectKey, event: InformerEvent<K>) {
+        let _always = self.push_if(key, event, false);
+    }
+
+    /// Queues an event unless this is an [`OverflowPolicy::Block`] backlog at its maximum:
+    /// then the event comes back, for the fan-out to hold until there is room (H10).
+    pub(crate) fn try_push(
+        &self,
+        key: ObjectKey,
+        event: InformerEvent<K>,
+    ) -> Result<(), (ObjectKey, InformerEvent<K>)> {
+        self.push_if(key, event, self.policy == OverflowPolicy::Block)
+    }
+
+    fn push_if(
+        &self,
+        key: ObjectKey,
+        event: InformerEvent<K>,
+        refuse_at_max: bool,
+    ) -> Result<(), (ObjectKey, InformerEvent<K>)> {
+        let initial = event.is_initial();
         let outcome = {
             let mut queue = self.queue.lock();
             if queue.closed {
-                return;
+                return Ok(());
+            }
+            if refuse_at_max && queue.pending.len() >= queue.pending.max() {
+                return Err((key, event));
             }
             if initial {
                 self.pending_initial.fetch_add(1, Ordering::AcqRel);
             }
-            let outcome = queue.backlog.push(entry);
+            let outcome = queue.pending.push(key, event);
             self.metrics
                 .pending
-                .set(i64::try_from(queue.backlog.len()).unwrap_or(i64::MAX));
+                .set(i64::try_from(queue.pending.len()).unwrap_or(i64::MAX));
             outcome
         };
         if outcome.coalesced {
@@ -209,22 +191,23 @@ impl<K> Listener<K> {
             self.finish_initial(outcome.dropped_initial);
         }
         self.wake.notify_one();
+        Ok(())
     }
 
-    /// The next notification, or `None` once closed. Single consumer.
-    pub(crate) async fn next(&self) -> Option<Entry<K>> {
+    /// The next event and its key, or `None` once closed. Single consumer.
+    pub(crate) async fn next(&self) -> Option<(ObjectKey, InformerEvent<K>)> {
         loop {
             {
                 let mut queue = self.queue.lock();
                 if queue.closed {
                     return None;
                 }
-                if let Some(entry) = queue.backlog.pop() {
-                    let len = queue.backlog.len();
+                if let Some(entry) = queue.pending.pop() {
+                    let len = queue.pending.len();
                     self.metrics
                         .pending
                         .set(i64::try_from(len).unwrap_or(i64::MAX));
-                    if self.policy == OverflowPolicy::Block && len < queue.backlog.max() {
+                    if self.policy == OverflowPolicy::Block && len < queue.pending.max() {
                         self.space.notify_waiters();
                     }
                     return Some(entry);
@@ -241,7 +224,7 @@ impl<K> Listener<K> {
 
     /// The number of pending notifications (H10 gauge).
     pub(crate) fn pending(&self) -> usize {
-        self.queue.lock().backlog.len()
+        self.queue.lock().pending.len()
     }
 
     /// Marks `n` initial adds as delivered (or dropped) and wakes sync waiters at zero (H6).
@@ -298,7 +281,7 @@ impl<K> Listener<K> {
             notified.as_mut().enable();
             {
                 let queue = self.queue.lock();
-                if queue.closed || queue.backlog.len() < queue.backlog.max() {
+                if queue.closed || queue.pending.len() < queue.pending.max() {
                     return;
                 }
             }
@@ -311,7 +294,7 @@ impl<K> Listener<K> {
         {
             let mut queue = self.queue.lock();
             queue.closed = true;
-            queue.backlog.clear();
+            queue.pending.clear();
             self.pending_initial.store(0, Ordering::Release);
             self.metrics.pending.set(0);
         }
@@ -410,24 +393,28 @@ fn listener_loop<K: 'static>(
     handler: &dyn ResourceEventHandler<K>,
 ) {
     let _context = rt.enter();
-    while let Some(entry) = rt.block_on(listener.next()) {
-        deliver(listener, handler, &entry);
+    while let Some((key, event)) = rt.block_on(listener.next()) {
+        deliver(listener, handler, &key, &event);
     }
     listener.finished.send_replace(true);
 }
 
-/// Calls the handler for one notification with panic isolation (H11) and H6/H10 bookkeeping.
+/// Calls the handler for one event with panic isolation (H11) and H6/H10 bookkeeping.
 pub(crate) fn deliver<K: 'static>(
     listener: &Listener<K>,
     handler: &dyn ResourceEventHandler<K>,
-    entry: &Entry<K>,
+    key: &ObjectKey,
+    event: &InformerEvent<K>,
 ) {
     let started = Instant::now();
     CURRENT_HANDLER.with(|c| c.set(Some(listener.id)));
-    let result = catch_unwind(AssertUnwindSafe(|| match &entry.notification {
-        Notification::Add { obj, initial } => handler.on_add(obj, *initial),
-        Notification::Update { old, new } => handler.on_update(old, new),
-        Notification::Delete(obj) => handler.on_delete(obj),
+    let result = catch_unwind(AssertUnwindSafe(|| match event {
+        InformerEvent::Added {
+            obj,
+            is_in_initial_list,
+        } => handler.on_add(obj, *is_in_initial_list),
+        InformerEvent::Updated { old, new } => handler.on_update(old, new),
+        InformerEvent::Deleted(obj) => handler.on_delete(obj),
     }));
     CURRENT_HANDLER.with(|c| c.set(None));
     if let Err(panic) = result {
@@ -435,13 +422,13 @@ pub(crate) fn deliver<K: 'static>(
         listener.metrics.panics.inc();
         tracing::error!(
             handler = %listener.name,
-            key = %entry.key,
+            %key,
             panic = %message,
             "event handler panicked; continuing with the next notification (H11)"
         );
     }
     // A panicking initial add still counts as delivered (H11, H6).
-    if entry.notification.is_initial() {
+    if event.is_initial() {
         listener.finish_initial(1);
     }
     listener.note_call_duration(started.elapsed());
@@ -497,7 +484,7 @@ impl<K> HandlerRegistration<K> {
     /// True once the informer has synced **and** this handler has returned from every initial
     /// add, including the synthetic adds of a late handler (H6, M10).
     pub fn has_synced(&self) -> bool {
-        self.gate.is_synced() && self.listener.initial_delivered()
+        self.gate.handler_synced(&self.listener)
     }
 
     /// Waits until [`has_synced`](Self::has_synced); notification-based, no polling (H6).
@@ -508,16 +495,7 @@ impl<K> HandlerRegistration<K> {
     /// [`EventStream`](super::EventStream) waits through its
     /// [`registration`](super::EventStream::registration).
     pub async fn wait_for_sync(&self) -> bool {
-        let synced = tokio::select! {
-            synced = self.gate.wait() => synced,
-            () = self.listener.wait_closed() => self.gate.is_synced(),
-        };
-        if !synced {
-            return false;
-        }
-        // Closing the listener counts its initial adds as delivered, so this ends on removal too.
-        self.listener.wait_initial_delivered().await;
-        self.has_synced()
+        self.gate.wait_handler(&self.listener).await
     }
 
     /// Notifications waiting in this handler's backlog (H10).

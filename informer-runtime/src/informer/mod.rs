@@ -22,12 +22,14 @@
 //! # Ok(()) }
 //! ```
 
-mod backlog;
+mod apply;
 pub(crate) mod collector;
+mod event;
+mod fan_out;
 mod handler;
 mod listener;
 mod metrics;
-mod processor;
+mod pending;
 mod resync;
 mod run;
 mod stream;
@@ -44,16 +46,18 @@ use serde::de::DeserializeOwned;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use backlog::{BACKLOG_START_CAPACITY, DEFAULT_BACKLOG_MAX, OverflowPolicy};
 pub use collector::InformerCollector;
+pub use event::InformerEvent;
+pub use fan_out::OverflowPolicy;
 pub use handler::{
     DeletedFinalStateUnknown, DeletedObject, FilteringHandler, HandlerFn, ResourceEventHandler,
     handler_fn,
 };
 pub use listener::{HandlerOptions, HandlerRegistration};
 pub use metrics::{HandlerLabels, InformerMetrics};
+pub use pending::{BACKLOG_START_CAPACITY, DEFAULT_BACKLOG_MAX};
 pub use resync::MIN_RESYNC_PERIOD;
-pub use stream::{EventStream, InformerEvent};
+pub use stream::EventStream;
 pub use sync::{NotSynced, SyncedChecker, wait_for};
 pub use transform::strip_managed_fields;
 
@@ -61,7 +65,7 @@ use crate::delta_fifo::{DeltaFifo, FifoMode, TransformFn};
 use crate::indexer::{Indexer, Indexers};
 use crate::list_watch::ListWatch;
 use crate::reflector::{ReflectorConfig, ReflectorHandle, WatchErrorHandler};
-use processor::{ListenerDefaults, Processor};
+use fan_out::{FanOut, ListenerDefaults};
 
 /// Why an informer call failed. None of these are retryable: each reports a call made in the
 /// wrong state or a bad argument.
@@ -115,12 +119,15 @@ pub struct InformerConfig<K> {
     pub fifo_mode: FifoMode,
     /// Keys the processing loop pops and applies to the store under one lock (V3; client-go's
     /// batch processing, beta in 1.35). Per-key order and per-handler notifications are as with
-    /// one key at a time. Default [`DEFAULT_BATCH_SIZE`]; 1 turns batching off.
+    /// one key at a time. Default [`DEFAULT_BATCH_SIZE`]; 1 turns batching off. While a handler
+    /// with [`OverflowPolicy::Block`] is registered the loop pops one key at a time, so what the
+    /// handler cannot take yet stays in the FIFO (H10).
     pub batch_size: usize,
     /// Whether a relist reaches the store as one swap (V2; client-go's atomic `ReplacedAll`,
     /// beta in 1.36): a lister never shows half a relist, while handlers still get per-object
-    /// notifications and tombstones. Default true. The first list is applied in batches either
-    /// way: nothing reads a cache before it has synced (F4).
+    /// notifications and tombstones. Default true, and it holds whatever the handlers' overflow
+    /// policies. The first list is applied in batches either way: nothing reads a cache before
+    /// it has synced (F4).
     pub atomic_relist: bool,
 }
 
@@ -190,7 +197,7 @@ pub(crate) struct Inner<K> {
     fifo: Arc<DeltaFifo<K>>,
     /// The config (factory) transform, composed before any `set_transform` one (F8).
     base_transform: Option<TransformFn<K>>,
-    processor: Arc<Processor<K>>,
+    fan_out: Arc<FanOut<K>>,
     pending: Mutex<Option<Pending<K>>>,
     watch_error_handler: Mutex<Option<WatchErrorHandler>>,
     /// Told about every error besides the user's handler, never replacing it (the factory
@@ -225,7 +232,7 @@ impl<K: crate::object::Meta> Inner<K> {
                 .as_ref()
                 .and_then(|h| h.last_sync_resource_version()),
             store_resource_version: self.store_resource_version(),
-            synced: self.processor.gate().is_synced(),
+            synced: self.fan_out.gate().informer_synced(),
             cached: self.indexer.len(),
             queued: self.fifo.len(),
             index_errors: self.counters.index_errors.load(Ordering::Relaxed),
@@ -300,7 +307,7 @@ where
         if let Some(transform) = &config.transform {
             fifo = fifo.transform(Arc::clone(transform));
         }
-        let processor = Processor::new(
+        let fan_out = FanOut::new(
             Arc::clone(&name),
             ListenerDefaults {
                 resync: config.resync,
@@ -320,7 +327,7 @@ where
                 indexer,
                 fifo: Arc::new(fifo.build()),
                 base_transform: config.transform,
-                processor: Arc::new(processor),
+                fan_out: Arc::new(fan_out),
                 pending: Mutex::new(Some(Pending {
                     list_watch,
                     reflector,
@@ -377,13 +384,13 @@ where
         }
         let indexer = &self.inner.indexer;
         self.inner
-            .processor
+            .fan_out
             .add(Some(Arc::new(handler)), options, || snapshot(indexer))
     }
 
     /// Stops delivery to `registration` and returns at once; a call in flight may still finish (H7).
     pub fn remove_event_handler(&self, registration: &HandlerRegistration<K>) {
-        self.inner.processor.remove(registration);
+        self.inner.fan_out.remove(registration);
     }
 
     /// Stops delivery and waits until the handler's task has ended (H7). Called from inside
@@ -393,7 +400,7 @@ where
         &self,
         registration: &HandlerRegistration<K>,
     ) -> Result<()> {
-        self.inner.processor.remove_and_wait(registration).await
+        self.inner.fan_out.remove_and_wait(registration).await
     }
 
     /// The informer's notifications as a `Stream` (for kube-runtime style consumers). It is a
@@ -411,11 +418,11 @@ where
         let indexer = &self.inner.indexer;
         let registration = self
             .inner
-            .processor
+            .fan_out
             .add(None, options, || snapshot(indexer))?;
         Ok(EventStream::new(
             registration,
-            Arc::clone(&self.inner.processor),
+            Arc::clone(&self.inner.fan_out),
         ))
     }
 
@@ -475,7 +482,7 @@ where
 
     /// The resync check period the reflector ticks at (Y3).
     pub fn resync_check_period(&self) -> Duration {
-        self.inner.processor.check_period()
+        self.inner.fan_out.check_period()
     }
 
     /// The resource version of the last list, watch event or bookmark (R23); `None` before the
@@ -503,14 +510,14 @@ impl<K> SharedIndexInformer<K> {
     /// True once the first list has been stored and handed to every handler's queue (D7).
     /// Use [`HandlerRegistration::has_synced`] to also wait for a handler to process it (H6).
     pub fn has_synced(&self) -> bool {
-        self.inner.processor.gate().is_synced()
+        self.inner.fan_out.gate().informer_synced()
     }
 
     /// Waits for [`has_synced`](Self::has_synced); returns `false` if the informer stopped first.
     pub async fn wait_for_sync(&self) -> bool {
         let mut finished = self.inner.finished.subscribe();
         tokio::select! {
-            synced = self.inner.processor.gate().wait() => synced,
+            synced = self.inner.fan_out.gate().wait_informer() => synced,
             _ = finished.wait_for(|f| *f) => self.has_synced(),
         }
     }

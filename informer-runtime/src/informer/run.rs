@@ -1,4 +1,4 @@
-//! The informer's run loop: start the reflector, pop the FIFO, apply each key's deltas to the store and notify (H1-H4, D9), then stop everything.
+//! The informer's run loop: start the reflector, pop the FIFO, apply each batch to the store and hand its notifications to the fan-out (H1-H4, D9), then stop everything.
 
 use std::fmt;
 use std::sync::Arc;
@@ -8,12 +8,9 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::backlog::Notification;
-use super::processor::ProcessorState;
-use super::{InformerCounters, Inner};
-use crate::delta_fifo::{DeletedObject, Delta};
-use crate::indexer::{BatchOp, Indexer};
-use crate::key::ObjectKey;
+use super::Inner;
+use super::apply::{Applied, apply_batch};
+use super::fan_out::Held;
 use crate::reflector::{Reflector, ShouldResync};
 use crate::store::ReflectorStore;
 
@@ -34,12 +31,12 @@ where
         return;
     }
 
-    inner.processor.start(tokio::runtime::Handle::current());
+    inner.fan_out.start(tokio::runtime::Handle::current());
     let batching = pending.batching;
     let mut config = pending.reflector;
-    config.resync_period = inner.processor.check_period();
-    let processor = Arc::clone(&inner.processor);
-    let should_resync: ShouldResync = Arc::new(move || processor.should_resync());
+    config.resync_period = inner.fan_out.check_period();
+    let fan_out = Arc::clone(&inner.fan_out);
+    let should_resync: ShouldResync = Arc::new(move || fan_out.should_resync());
     config.should_resync = Some(should_resync);
     // The user's handler (from the config or `set_watch_error_handler`) and the factory's
     // observer both hear every error; neither replaces the other (item 12).
@@ -74,8 +71,9 @@ where
         let inner = Arc::clone(&inner);
         let stop = stop.clone();
         async move {
+            // D7 for a first list with nothing to pop; the loop follows the FIFO otherwise.
             tokio::select! {
-                synced = inner.fifo.wait_synced() => if synced { inner.processor.gate().set() },
+                synced = inner.fifo.wait_synced() => if synced { inner.fan_out.gate().follow_fifo(&inner.fifo) },
                 () = stop.cancelled() => {}
             }
         }
@@ -97,11 +95,12 @@ where
         .instrument(span)
     }));
 
+    let mut applied = Applied::default();
     loop {
         let keys = tokio::select! {
             () = cancel.cancelled() => break,
             () = stop.cancelled() => break,
-            popped = process_next(&inner, batching) => match popped {
+            popped = process_next(&inner, batching, &mut applied) => match popped {
                 Some(keys) => keys,
                 None => break,
             },
@@ -137,7 +136,7 @@ impl<K: crate::object::Meta> Drop for RunGuard<K> {
             task.abort();
         }
         // Closing the listeners ends every handler thread after its call in flight.
-        drop(inner.processor.stop());
+        drop(inner.fan_out.stop());
         inner.indexer.stop();
         if dropped {
             tracing::warn!(
@@ -151,56 +150,36 @@ impl<K: crate::object::Meta> Drop for RunGuard<K> {
     }
 }
 
-/// Waits for room in blocking handlers (H10), pops a batch of keys (V3; a whole relist, V2)
-/// and processes it. Returns how many keys it processed; `None` once the FIFO is closed.
-async fn process_next<K>(inner: &Inner<K>, batching: Batching) -> Option<usize>
+/// Waits until the fan-out has room (H10), pops a batch of keys (V3; a whole relist, V2),
+/// applies it to the store and hands its notifications to the fan-out. Returns how many keys it
+/// processed; `None` once the FIFO is closed.
+async fn process_next<K>(
+    inner: &Inner<K>,
+    batching: Batching,
+    applied: &mut Applied<K>,
+) -> Option<usize>
 where
     K: crate::object::Meta,
 {
-    inner.processor.wait_for_space().await;
-    // H10: a `Block` handler must get room before each notification, so with one registered
-    // the loop goes one key at a time (no batch, no atomic relist).
-    let (max, atomic) = if inner.processor.has_blocking() {
-        (1, false)
-    } else {
-        (batching.max, batching.atomic_relist)
-    };
-    let batch = inner.fifo.pop_batch(max, atomic).await?;
+    inner.fan_out.wait_for_room().await;
+    let max = inner.fan_out.pop_limit(batching.max);
+    let batch = inner.fifo.pop_batch(max, batching.atomic_relist).await?;
     let keys = batch.len();
     let started = std::time::Instant::now();
-    // V4: the store's resource version follows the objects as they are applied.
-    let applied_rv = batch
-        .iter()
-        .filter_map(|p| {
-            p.deltas()
-                .last()?
-                .object()?
-                .object_resource_version()?
-                .parse::<u64>()
-                .ok()
-        })
-        .max();
-    let apply = || {
+    let mut apply = || -> Held<K> {
         // H5: the lock serialises the store update and distribution with handler registration
         // snapshots. D9: the FIFO's lock is not held here.
-        let state = inner.processor.lock();
+        let state = inner.fan_out.lock();
         // Item 4: user code (index functions) runs in here; their failures and panics are
         // handled inside (item 9). This catch is for anything else: the batch's deltas are
         // dropped with an error and a metric, and the loop goes on, so the cache never freezes
         // with `has_synced` true and no loop behind it.
-        let processed =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &batch[..] {
-                [one] => process_deltas(
-                    &inner.indexer,
-                    &state,
-                    one.key(),
-                    one.deltas(),
-                    one.is_in_initial_list(),
-                    &inner.counters,
-                ),
-                many => process_batch(&inner.indexer, &state, many, &inner.counters),
-            }));
-        if let Err(panic) = processed {
+        let distributed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            apply_batch(&inner.indexer, &batch, applied);
+            report_index_failures(inner, applied);
+            state.distribute(applied.notifications.drain(..))
+        }));
+        distributed.unwrap_or_else(|panic| {
             inner
                 .counters
                 .process_panics
@@ -212,40 +191,57 @@ where
                 panic = %super::listener::panic_message(panic.as_ref()),
                 "processing popped deltas panicked; they were dropped"
             );
-        }
+            Held::none()
+        })
     };
     // Item 15: a relist is applied as one step (V2), which for tens of thousands of keys takes
     // tens of milliseconds (index functions, the swap, every notification). On a multi-thread
     // runtime that step runs in `block_in_place`: the worker hands its queued tasks to a fresh
     // worker first, so no other task waits behind the relist. Small batches (every watch event)
     // run inline, where the hand-over would cost more than it saves.
-    if keys >= BLOCK_IN_PLACE_KEYS && on_a_multi_thread_worker() {
+    let held = if keys >= BLOCK_IN_PLACE_KEYS && on_a_multi_thread_worker() {
         // `block_in_place` refuses (panics before calling `apply`) where a worker cannot hand
         // over, e.g. inside a `LocalSet`: then the batch is applied inline, as before.
         let ran = std::cell::Cell::new(false);
+        let mut held = None;
         let handed_over = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             tokio::task::block_in_place(|| {
                 ran.set(true);
-                apply();
+                held = Some(apply());
             });
         }));
         match handed_over {
-            Ok(()) => {}
+            Ok(()) => held.unwrap_or_else(Held::none),
             Err(_) if !ran.get() => apply(),
             Err(panic) => std::panic::resume_unwind(panic),
         }
     } else {
-        apply();
-    }
+        apply()
+    };
+    let applied_rv = applied.resource_version;
+    applied.clear();
+    let elapsed = started.elapsed();
+    // H10: what a full `Block` handler could not take yet; the FIFO holds everything newer.
+    held.deliver().await;
     for popped in batch {
         popped.done();
     }
-    inner.processing.observe(started.elapsed().as_secs_f64());
+    inner.processing.observe(elapsed.as_secs_f64());
     note_store_rv(inner, applied_rv);
-    if !inner.processor.gate().is_synced() && inner.fifo.has_synced() {
-        inner.processor.gate().set();
-    }
+    inner.fan_out.gate().follow_fifo(&inner.fifo);
     Some(keys)
+}
+
+/// Counts and logs the index function failures of a batch (item 9), before any handler is told
+/// of it: the one place they are reported.
+fn report_index_failures<K>(inner: &Inner<K>, applied: &mut Applied<K>) {
+    for err in applied.index_failures.drain(..) {
+        inner.counters.index_errors.fetch_add(1, Ordering::Relaxed);
+        tracing::error!(
+            error = %err,
+            "index function failed; the object is stored without that index entry"
+        );
+    }
 }
 
 /// Batches of at least this many keys (a relist) are applied in `block_in_place` on a
@@ -269,48 +265,6 @@ pub(super) struct Batching {
     pub(super) atomic_relist: bool,
 }
 
-/// Applies the deltas of several keys to the store under one write lock (V2, V3), then notifies
-/// per delta exactly as [`process_deltas`] would have one key at a time: a reader never sees
-/// half the batch, handlers still get every add, update and delete (with tombstones).
-fn process_batch<K>(
-    indexer: &Indexer<K>,
-    state: &ProcessorState<K>,
-    batch: &[crate::delta_fifo::Popped<'_, K>],
-    counters: &InformerCounters,
-) where
-    K: crate::object::Meta,
-{
-    let ops: Vec<BatchOp<K>> = batch
-        .iter()
-        .flat_map(|p| {
-            p.deltas().iter().map(|delta| match delta {
-                Delta::Added(obj)
-                | Delta::Updated(obj)
-                | Delta::Replaced(obj)
-                | Delta::Sync(obj) => BatchOp::Upsert(p.key().clone(), Arc::clone(obj)),
-                Delta::Deleted(_) => BatchOp::Delete(p.key().clone()),
-            })
-        })
-        .collect();
-    let (olds, failures) = indexer.apply_batch_lenient(&ops);
-    drop(ops);
-    for err in failures {
-        counters.index_errors.fetch_add(1, Ordering::Relaxed);
-        tracing::error!(
-            error = %err,
-            "index function failed; the object is stored without that index entry"
-        );
-    }
-    let mut olds = olds.into_iter();
-    for popped in batch {
-        let key = popped.key();
-        for delta in popped.deltas() {
-            let old = olds.next().flatten();
-            notify(state, key, delta, old, popped.is_in_initial_list());
-        }
-    }
-}
-
 /// Records the resource version the store now reflects (V4, K4): the applied object's, or, once
 /// the FIFO is drained (nothing queued, nothing popped and unfinished), that of the last list or
 /// bookmark (which may be newer than any object). Never moves backwards; wakes
@@ -331,99 +285,6 @@ pub(super) fn note_store_rv<K: crate::object::Meta>(inner: &Inner<K>, applied: O
     }
 }
 
-/// Applies one key's deltas to the store, then notifies (H2): store first, so a lister call in
-/// a handler sees at least this state.
-pub(super) fn process_deltas<K>(
-    indexer: &Indexer<K>,
-    state: &ProcessorState<K>,
-    key: &ObjectKey,
-    deltas: &[Delta<K>],
-    is_in_initial_list: bool,
-    counters: &InformerCounters,
-) where
-    K: crate::object::Meta,
-{
-    for delta in deltas {
-        let old = match delta {
-            Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
-                // Item 9 (X2 [ours]): the store follows the server even when an index function
-                // fails or panics: the object is stored and handlers are told; it is only left
-                // out of the failing index, with an error logged and counted.
-                let (old, failures) = indexer.upsert_lenient(key.clone(), Arc::clone(obj));
-                for err in failures {
-                    counters.index_errors.fetch_add(1, Ordering::Relaxed);
-                    tracing::error!(
-                        %key,
-                        error = %err,
-                        "index function failed; the object is stored without that index entry"
-                    );
-                }
-                old
-            }
-            Delta::Deleted(_) => indexer.delete_key(key.as_str()),
-        };
-        notify(state, key, delta, old, is_in_initial_list);
-    }
-}
-
-/// The notification for one applied delta (H2-H4, H12): `old` is what the store held under the
-/// key just before the delta was applied.
-fn notify<K>(
-    state: &ProcessorState<K>,
-    key: &ObjectKey,
-    delta: &Delta<K>,
-    old: Option<Arc<K>>,
-    is_in_initial_list: bool,
-) where
-    K: crate::object::Meta,
-{
-    match delta {
-        Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
-            match old {
-                Some(old) => {
-                    // H4: an unchanged RV is a resync; only handlers due for one get it.
-                    let is_sync = matches!(delta, Delta::Sync(_)) || same_rv(&*old, &**obj);
-                    let new = Arc::clone(obj);
-                    state.distribute(key, Notification::Update { old, new }, is_sync);
-                }
-                None => {
-                    let n = Notification::Add {
-                        obj: Arc::clone(obj),
-                        initial: is_in_initial_list,
-                    };
-                    state.distribute(key, n, false);
-                }
-            }
-        }
-        Delta::Deleted(deleted) => {
-            let Some(removed) = old else {
-                // Item 11: nothing was stored under this key (the ordered FIFO queues every
-                // delete, D10), so no handler ever saw the object: no notification.
-                tracing::debug!(%key, "delete of a key not in the store; no handler told");
-                return;
-            };
-            // A tombstone without a last state gets the object we just removed (D5, H12).
-            let deleted = match deleted {
-                DeletedObject::Unknown(t) if t.last_known.is_none() => {
-                    let mut t = t.clone();
-                    t.last_known = Some(removed);
-                    DeletedObject::Unknown(t)
-                }
-                d => d.clone(),
-            };
-            state.distribute(key, Notification::Delete(deleted), false);
-        }
-    }
-}
-
-/// Whether two states carry the same, non-empty resource version (H4).
-fn same_rv<K: crate::object::Meta>(old: &K, new: &K) -> bool {
-    match (old.object_resource_version(), new.object_resource_version()) {
-        (Some(a), Some(b)) => !a.is_empty() && a == b,
-        _ => false,
-    }
-}
-
 /// Stops every task and handler thread, awaits them, and marks the informer stopped (H14, no
 /// task left behind).
 async fn shutdown<K>(inner: &Inner<K>, tasks: Vec<tokio::task::JoinHandle<()>>)
@@ -437,7 +298,7 @@ where
             tracing::error!(informer = %inner.name, error = %err, "informer task failed");
         }
     }
-    for listener in inner.processor.stop() {
+    for listener in inner.fan_out.stop() {
         listener.wait_finished().await;
     }
     inner.indexer.stop();
@@ -450,40 +311,29 @@ mod tests {
     use std::time::Duration;
 
     use k8s_openapi::api::core::v1::ConfigMap;
-    use kube::api::ObjectMeta;
     use tokio::sync::mpsc;
 
     use super::*;
-    use crate::delta_fifo::DeltaFifo;
-    use crate::informer::backlog::OverflowPolicy;
+    use crate::delta_fifo::{DeletedObject, Delta, DeltaFifo};
+    use crate::indexer::Indexer;
+    use crate::informer::apply::tests::config_map as cm;
+    use crate::informer::fan_out::{FanOut, ListenerDefaults, OverflowPolicy};
     use crate::informer::handler::handler_fn;
     use crate::informer::listener::HandlerOptions;
     use crate::informer::metrics::InformerMetrics;
-    use crate::informer::processor::{ListenerDefaults, Processor};
-
-    fn cm(name: &str, rv: &str) -> ConfigMap {
-        ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                namespace: Some("ns".into()),
-                resource_version: Some(rv.into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
+    use crate::key::ObjectKey;
 
     struct Fixture {
         indexer: Arc<Indexer<ConfigMap>>,
         fifo: DeltaFifo<ConfigMap>,
-        processor: Processor<ConfigMap>,
+        fan_out: FanOut<ConfigMap>,
     }
 
     impl Fixture {
         fn new(resync: Duration) -> Self {
             let indexer = Arc::new(Indexer::new());
             let fifo = DeltaFifo::builder().known_objects(indexer.clone()).build();
-            let processor = Processor::new(
+            let fan_out = FanOut::new(
                 Arc::from("test"),
                 ListenerDefaults {
                     resync,
@@ -492,29 +342,31 @@ mod tests {
                 },
                 InformerMetrics::new(),
             );
-            processor.start(tokio::runtime::Handle::current());
+            fan_out.start(tokio::runtime::Handle::current());
             Fixture {
                 indexer,
                 fifo,
-                processor,
+                fan_out,
             }
         }
 
         async fn drain(&self) {
             while !self.fifo.is_empty() {
                 let popped = self.fifo.pop().await.unwrap();
-                let state = self.processor.lock();
-                process_deltas(
-                    &self.indexer,
-                    &state,
-                    popped.key(),
-                    popped.deltas(),
-                    popped.is_in_initial_list(),
-                    &InformerCounters::default(),
-                );
-                drop(state);
+                self.apply(std::slice::from_ref(&popped));
                 popped.done();
             }
+        }
+    }
+
+    impl Fixture {
+        /// What the run loop does with a batch, without its metrics.
+        fn apply<P: crate::informer::apply::KeyDeltas<ConfigMap>>(&self, batch: &[P]) {
+            let mut applied = Applied::default();
+            let state = self.fan_out.lock();
+            apply_batch(&self.indexer, batch, &mut applied);
+            let held = state.distribute(applied.notifications.drain(..));
+            assert!(futures::FutureExt::now_or_never(held.deliver()).is_some());
         }
     }
 
@@ -564,7 +416,7 @@ mod tests {
     async fn h2_h3_h4_d5_relist_is_silent_for_unchanged_objects_and_tombstones_vanished_ones() {
         let f = Fixture::new(Duration::ZERO);
         let (h, mut rx) = recorder(f.indexer.clone());
-        f.processor
+        f.fan_out
             .add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new)
             .unwrap();
         f.fifo
@@ -605,19 +457,12 @@ mod tests {
     async fn item11_a_delete_of_a_key_never_stored_reaches_no_handler() {
         let f = Fixture::new(Duration::ZERO);
         let (h, mut rx) = recorder(f.indexer.clone());
-        f.processor
+        f.fan_out
             .add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new)
             .unwrap();
         let key = ObjectKey::new(Some("ns"), "ghost");
         let ghost = Delta::Deleted(DeletedObject::Known(Arc::new(cm("ghost", "5"))));
-        process_deltas(
-            &f.indexer,
-            &f.processor.lock(),
-            &key,
-            std::slice::from_ref(&ghost),
-            false,
-            &InformerCounters::default(),
-        );
+        f.apply(&[(key, vec![ghost], false)]);
         f.fifo.add(cm("real", "6")).unwrap();
         f.drain().await;
         assert_eq!(
@@ -632,10 +477,10 @@ mod tests {
         let f = Fixture::new(Duration::from_secs(1));
         let (h, mut rx) = recorder(f.indexer.clone());
         let (h0, mut rx0) = recorder(f.indexer.clone());
-        f.processor
+        f.fan_out
             .add(Some(Arc::new(h)), HandlerOptions::new(), Vec::new)
             .unwrap();
-        f.processor
+        f.fan_out
             .add(
                 Some(Arc::new(h0)),
                 HandlerOptions::new().resync(Duration::ZERO),
@@ -648,7 +493,7 @@ mod tests {
         recv(&mut rx0).await;
         // Mark every handler that is due one period from now (Y4), then resync the store (D6).
         let later = std::time::Instant::now() + Duration::from_secs(2);
-        for l in &f.processor.lock().listeners_for_test() {
+        for l in &f.fan_out.lock().listeners_for_test() {
             l.resync.lock().tick(later);
         }
         f.fifo.resync().unwrap();

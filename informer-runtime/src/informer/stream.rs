@@ -7,94 +7,9 @@ use std::task::{Context, Poll};
 use futures::Stream;
 use futures::stream::BoxStream;
 
-use super::backlog::Notification;
-use super::handler::DeletedObject;
+use super::event::InformerEvent;
+use super::fan_out::FanOut;
 use super::listener::{HandlerRegistration, Listener};
-use super::processor::Processor;
-
-/// One notification, as the stream adapter yields it. Mirrors the three handler calls.
-pub enum InformerEvent<K> {
-    /// `on_add(obj, is_in_initial_list)` (H3).
-    Added {
-        /// The added object (the same `Arc` the store holds, X7).
-        obj: Arc<K>,
-        /// True for the first list and for the synthetic adds of a late subscriber (H3, H5).
-        is_in_initial_list: bool,
-    },
-    /// `on_update(old, new)`; a resync has equal resource versions (Y1, H4).
-    Updated {
-        /// The previous state.
-        old: Arc<K>,
-        /// The new state.
-        new: Arc<K>,
-    },
-    /// `on_delete(obj)` (H12).
-    Deleted(DeletedObject<K>),
-}
-
-impl<K> Clone for InformerEvent<K> {
-    fn clone(&self) -> Self {
-        match self {
-            InformerEvent::Added {
-                obj,
-                is_in_initial_list,
-            } => InformerEvent::Added {
-                obj: Arc::clone(obj),
-                is_in_initial_list: *is_in_initial_list,
-            },
-            InformerEvent::Updated { old, new } => InformerEvent::Updated {
-                old: Arc::clone(old),
-                new: Arc::clone(new),
-            },
-            InformerEvent::Deleted(d) => InformerEvent::Deleted(d.clone()),
-        }
-    }
-}
-
-impl<K: std::fmt::Debug> std::fmt::Debug for InformerEvent<K> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            InformerEvent::Added {
-                obj,
-                is_in_initial_list,
-            } => f
-                .debug_struct("Added")
-                .field("obj", obj)
-                .field("is_in_initial_list", is_in_initial_list)
-                .finish(),
-            InformerEvent::Updated { old, new } => f
-                .debug_struct("Updated")
-                .field("old", old)
-                .field("new", new)
-                .finish(),
-            InformerEvent::Deleted(d) => f.debug_tuple("Deleted").field(d).finish(),
-        }
-    }
-}
-
-impl<K> InformerEvent<K> {
-    /// The newest object this event carries (for a tombstone, its last known state).
-    pub fn object(&self) -> Option<&Arc<K>> {
-        match self {
-            InformerEvent::Added { obj, .. } => Some(obj),
-            InformerEvent::Updated { new, .. } => Some(new),
-            InformerEvent::Deleted(d) => d.last_known(),
-        }
-    }
-}
-
-impl<K> From<Notification<K>> for InformerEvent<K> {
-    fn from(n: Notification<K>) -> Self {
-        match n {
-            Notification::Add { obj, initial } => InformerEvent::Added {
-                obj,
-                is_in_initial_list: initial,
-            },
-            Notification::Update { old, new } => InformerEvent::Updated { old, new },
-            Notification::Delete(d) => InformerEvent::Deleted(d),
-        }
-    }
-}
 
 /// A registration consumed as a `Stream` instead of by a handler task.
 ///
@@ -104,24 +19,24 @@ impl<K> From<Notification<K>> for InformerEvent<K> {
 pub struct EventStream<K> {
     inner: BoxStream<'static, InformerEvent<K>>,
     registration: HandlerRegistration<K>,
-    processor: Arc<Processor<K>>,
+    fan_out: Arc<FanOut<K>>,
 }
 
 impl<K: Send + Sync + 'static> EventStream<K> {
-    pub(crate) fn new(registration: HandlerRegistration<K>, processor: Arc<Processor<K>>) -> Self {
+    pub(crate) fn new(registration: HandlerRegistration<K>, fan_out: Arc<FanOut<K>>) -> Self {
         let listener: Arc<Listener<K>> = Arc::clone(&registration.listener);
         let inner = futures::stream::unfold(listener, |listener| async move {
-            let entry = listener.next().await?;
-            if entry.notification.is_initial() {
+            let (_key, event) = listener.next().await?;
+            if event.is_initial() {
                 // Yielding an initial add counts as delivering it (H6).
                 listener.finish_initial(1);
             }
-            Some((InformerEvent::from(entry.notification), listener))
+            Some((event, listener))
         });
         EventStream {
             inner: Box::pin(inner),
             registration,
-            processor,
+            fan_out,
         }
     }
 }
@@ -154,7 +69,7 @@ impl<K> Stream for EventStream<K> {
 
 impl<K> Drop for EventStream<K> {
     fn drop(&mut self) {
-        self.processor.remove(&self.registration);
+        self.fan_out.remove(&self.registration);
     }
 }
 

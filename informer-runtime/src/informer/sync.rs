@@ -1,13 +1,108 @@
-//! Named, awaitable sync checks (V5; client-go 1.36 `DoneChecker`, `HasSyncedChecker` and
-//! `cache.WaitFor`): a caller waiting for several informers and handlers learns *which* of them
-//! have not synced when its deadline passes, and never waits for one that stopped.
+//! Where "synced" is decided (D7, H6) and the named, awaitable sync checks over it (V5; client-go
+//! 1.36 `DoneChecker`, `HasSyncedChecker` and `cache.WaitFor`): a caller waiting for several
+//! informers and handlers learns *which* of them have not synced when its deadline passes, and
+//! never waits for one that stopped.
 
 use std::fmt;
 use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
+use tokio::sync::Notify;
+
+use super::listener::Listener;
+use crate::delta_fifo::DeltaFifo;
+
+/// The one place that decides "synced", for the informer and for each handler registration.
+///
+/// - The informer has synced once its FIFO has (D7: every item of the first list popped *and*
+///   applied and handed to every handler's queue), as [`follow_fifo`](Self::follow_fifo) saw
+///   it. The flag only ever goes from false to true; the processing loop asks after every batch,
+///   and a watcher task for a first list with nothing to pop.
+/// - A handler registration has synced once the informer has **and** its handler has returned
+///   from every initial add queued for it, a late handler's snapshot included (H6, M10).
+///
+/// Waiting is notification-based. The gate is closed when the informer stops, so nobody waits
+/// for a sync that can no longer come (item 1).
+#[derive(Debug, Default)]
+pub(crate) struct SyncGate {
+    synced: AtomicBool,
+    closed: AtomicBool,
+    notify: Notify,
+}
+
+impl SyncGate {
+    /// Whether the informer has synced (D7).
+    pub(crate) fn informer_synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
+    /// Adopts the FIFO's D7 state: marks the informer synced, and wakes every waiter, once the
+    /// FIFO has synced. Cheap once synced (no FIFO lock).
+    pub(crate) fn follow_fifo<K: crate::object::Meta>(&self, fifo: &DeltaFifo<K>) {
+        if !self.informer_synced() && fifo.has_synced() {
+            self.set();
+        }
+    }
+
+    fn set(&self) {
+        self.synced.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Marks the informer synced without a FIFO (unit tests of the fan-out).
+    #[cfg(test)]
+    pub(crate) fn set_for_test(&self) {
+        self.set();
+    }
+
+    /// Marks the informer as stopped and wakes every waiter; a gate that never synced stays
+    /// unsynced.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Waits until the informer has synced (true) or the gate was closed first (false); true if
+    /// both.
+    pub(crate) async fn wait_informer(&self) -> bool {
+        loop {
+            let mut notified = pin!(self.notify.notified());
+            notified.as_mut().enable();
+            if self.informer_synced() {
+                return true;
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return false;
+            }
+            notified.await;
+        }
+    }
+
+    /// Whether a registration has synced (H6): the informer has, and its handler returned from
+    /// every initial add.
+    pub(crate) fn handler_synced<K>(&self, listener: &Listener<K>) -> bool {
+        self.informer_synced() && listener.initial_delivered()
+    }
+
+    /// Waits until [`handler_synced`](Self::handler_synced); false if the informer stopped, or
+    /// the registration was removed, before the informer synced.
+    pub(crate) async fn wait_handler<K>(&self, listener: &Listener<K>) -> bool {
+        let synced = tokio::select! {
+            synced = self.wait_informer() => synced,
+            () = listener.wait_closed() => self.informer_synced(),
+        };
+        if !synced {
+            return false;
+        }
+        // Closing the listener counts its initial adds as delivered, so this ends on removal too.
+        listener.wait_initial_delivered().await;
+        self.handler_synced(listener)
+    }
+}
 
 /// The source behind a [`SyncedChecker`].
 pub(crate) trait SyncSource: Send + Sync {

@@ -1,4 +1,4 @@
-//! Unit tests of the processor and listeners without an informer or a server (H5-H11, Y4).
+//! Unit tests of the fan-out and listeners without an informer or a server (H5-H11, Y4).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +13,8 @@ const WAIT: Duration = Duration::from_secs(5);
 
 type Obj = String;
 
-fn processor(backlog_max: usize) -> Arc<Processor<Obj>> {
-    Arc::new(Processor::new(
+fn fan_out(backlog_max: usize) -> Arc<FanOut<Obj>> {
+    Arc::new(FanOut::new(
         Arc::from("test"),
         ListenerDefaults {
             resync: Duration::ZERO,
@@ -29,23 +29,40 @@ fn key(name: &str) -> ObjectKey {
     ObjectKey::new(Some("ns"), name)
 }
 
-fn add(p: &Processor<Obj>, name: &str, initial: bool) {
-    let obj = Arc::new(name.to_string());
-    p.lock()
-        .distribute(&key(name), Notification::Add { obj, initial }, false);
+/// Distributes one notification, as the run loop does; nothing may be held.
+fn send(p: &FanOut<Obj>, name: &str, event: InformerEvent<Obj>, is_resync: bool) {
+    let key = key(name);
+    let notification = Notification {
+        key,
+        event,
+        is_resync,
+    };
+    let held = p.lock().distribute(std::iter::once(notification));
+    assert!(futures::FutureExt::now_or_never(held.deliver()).is_some());
 }
 
-fn update(p: &Processor<Obj>, name: &str, v: &str, is_sync: bool) {
+fn add(p: &FanOut<Obj>, name: &str, is_in_initial_list: bool) {
+    let obj = Arc::new(name.to_string());
+    send(
+        p,
+        name,
+        InformerEvent::Added {
+            obj,
+            is_in_initial_list,
+        },
+        false,
+    );
+}
+
+fn update(p: &FanOut<Obj>, name: &str, v: &str, is_sync: bool) {
     let new = Arc::new(format!("{name}={v}"));
     let old = Arc::clone(&new);
-    p.lock()
-        .distribute(&key(name), Notification::Update { old, new }, is_sync);
+    send(p, name, InformerEvent::Updated { old, new }, is_sync);
 }
 
-fn delete(p: &Processor<Obj>, name: &str) {
+fn delete(p: &FanOut<Obj>, name: &str) {
     let obj = DeletedObject::Known(Arc::new(name.to_string()));
-    p.lock()
-        .distribute(&key(name), Notification::Delete(obj), false);
+    send(p, name, InformerEvent::Deleted(obj), false);
 }
 
 /// A handler that reports every call on a channel as a string.
@@ -131,13 +148,13 @@ impl ResourceEventHandler<Obj> for Gated {
     }
 }
 
-fn start(p: &Processor<Obj>) {
+fn start(p: &FanOut<Obj>) {
     p.start(Handle::current());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
 async fn h8_h9_slow_handler_does_not_delay_a_fast_one() {
-    let p = processor(1000);
+    let p = fan_out(1000);
     let (slow, mut slow_rx) = Gated::new();
     let slow_reg = p
         .add(
@@ -173,7 +190,7 @@ async fn h8_h9_slow_handler_does_not_delay_a_fast_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
 async fn h10_gauge_stops_at_max_and_coalescing_keeps_deletes() {
-    let p = processor(4);
+    let p = fan_out(4);
     let (slow, mut slow_rx) = Gated::new();
     let reg = p
         .add(
@@ -222,7 +239,7 @@ async fn h10_gauge_stops_at_max_and_coalescing_keeps_deletes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn h11_panicking_handler_is_isolated_and_counted() {
-    let p = processor(100);
+    let p = fan_out(100);
     let panicky = handler_fn::<Obj>().on_add(|o, _| {
         if o.as_str() == "boom" {
             panic!("handler bug");
@@ -249,7 +266,7 @@ async fn h11_panicking_handler_is_isolated_and_counted() {
     add(&p, "boom", true);
     add(&p, "c", true);
     assert_eq!(recv_n(&mut rx, 3).await, ["a", "boom", "c"]);
-    p.gate().set();
+    p.gate().set_for_test();
     // H11 + H6: a panicking initial add still counts as delivered.
     timeout(WAIT, panicky_reg.wait_for_sync()).await.unwrap();
     assert_eq!(panicky_reg.panics(), 1);
@@ -260,7 +277,7 @@ async fn h11_panicking_handler_is_isolated_and_counted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
 async fn h6_per_handler_sync_waits_for_that_handlers_initial_adds() {
-    let p = processor(100);
+    let p = fan_out(100);
     let (slow, mut slow_rx) = Gated::new();
     let slow_reg = p
         .add(Some(slow.clone()), HandlerOptions::new(), Vec::new)
@@ -272,7 +289,7 @@ async fn h6_per_handler_sync_waits_for_that_handlers_initial_adds() {
     add(&p, "b", true);
     recv_n(&mut fast_rx, 2).await;
     assert!(!fast_reg.has_synced(), "the store has not synced yet");
-    p.gate().set();
+    p.gate().set_for_test();
     timeout(WAIT, fast_reg.wait_for_sync()).await.unwrap();
     assert!(fast_reg.has_synced());
     assert_eq!(recv(&mut slow_rx).await, "start a");
@@ -292,9 +309,9 @@ async fn h6_per_handler_sync_waits_for_that_handlers_initial_adds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn h5_late_handler_gets_the_snapshot_as_initial_adds_then_live_events() {
-    let p = processor(100);
+    let p = fan_out(100);
     start(&p);
-    p.gate().set();
+    p.gate().set_for_test();
     let (h, mut rx) = recording();
     let reg = p
         .add(Some(h), HandlerOptions::new(), || {
@@ -315,7 +332,7 @@ async fn h5_late_handler_gets_the_snapshot_as_initial_adds_then_live_events() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn h7_removed_handler_receives_nothing_more_and_self_removal_errors() {
-    let p = processor(100);
+    let p = fan_out(100);
     start(&p);
     let (h, mut rx) = recording();
     let reg = p.add(Some(h), HandlerOptions::new(), Vec::new).unwrap();
@@ -352,9 +369,15 @@ async fn h7_removed_handler_receives_nothing_more_and_self_removal_errors() {
     let _ = p.stop();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 3)]
-async fn h10_block_policy_waits_for_space() {
-    let p = processor(2);
+/// Registers a `Block` handler on `p`, starts `p` and returns once the handler is blocked in
+/// its call for `a`, with nothing left in its queue.
+async fn blocked_in_a(
+    p: &FanOut<Obj>,
+) -> (
+    Arc<Gated>,
+    mpsc::UnboundedReceiver<String>,
+    HandlerRegistration<Obj>,
+) {
     let (slow, mut slow_rx) = Gated::new();
     let reg = p
         .add(
@@ -363,13 +386,20 @@ async fn h10_block_policy_waits_for_space() {
             Vec::new,
         )
         .unwrap();
-    start(&p);
-    add(&p, "a", false);
+    start(p);
+    add(p, "a", false);
     assert_eq!(recv(&mut slow_rx).await, "start a");
+    (slow, slow_rx, reg)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 3)]
+async fn h10_block_policy_waits_for_space() {
+    let p = fan_out(2);
+    let (slow, _slow_rx, reg) = blocked_in_a(&p).await;
     add(&p, "b", false);
     add(&p, "c", false);
     assert_eq!(reg.pending(), 2);
-    let mut wait = Box::pin(p.wait_for_space());
+    let mut wait = Box::pin(p.wait_for_room());
     assert!(
         futures::poll!(wait.as_mut()).is_pending(),
         "full: the processing loop must wait"
@@ -379,9 +409,46 @@ async fn h10_block_policy_waits_for_space() {
     let _ = p.stop();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 3)]
+async fn h10_v2_a_full_block_handler_gets_the_rest_of_a_batch_as_it_makes_room() {
+    let p = fan_out(1);
+    let (fast, mut fast_rx) = recording();
+    p.add(Some(fast), HandlerOptions::new(), Vec::new).unwrap();
+    let (slow, mut slow_rx, reg) = blocked_in_a(&p).await;
+    // A batch of three (a relist's, say) after the store took all of it: `b` fits, `c` and `d`
+    // are held for the `Block` handler alone.
+    let batch = ["b", "c", "d"].map(|name| Notification {
+        key: key(name),
+        event: InformerEvent::Added {
+            obj: Arc::new(name.to_string()),
+            is_in_initial_list: false,
+        },
+        is_resync: false,
+    });
+    let held = p.lock().distribute(batch.into_iter());
+    assert_eq!(reg.pending(), 1, "never past the maximum");
+    assert_eq!(
+        recv_n(&mut fast_rx, 4).await,
+        ["add a false", "add b false", "add c false", "add d false"],
+        "other handlers are not held"
+    );
+    let mut deliver = Box::pin(held.deliver());
+    assert!(
+        futures::poll!(deliver.as_mut()).is_pending(),
+        "c waits for room"
+    );
+    slow.open();
+    timeout(WAIT, deliver).await.unwrap();
+    assert_eq!(
+        recv_n(&mut slow_rx, 3).await,
+        ["start b", "start c", "start d"]
+    );
+    let _ = p.stop();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn h4_y4_sync_notifications_go_only_to_due_handlers() {
-    let p = Arc::new(Processor::new(
+    let p = Arc::new(FanOut::new(
         Arc::from("test"),
         ListenerDefaults {
             resync: Duration::from_secs(1),
@@ -429,7 +496,7 @@ async fn h4_y4_sync_notifications_go_only_to_due_handlers() {
 
 #[tokio::test]
 async fn h14_add_after_stop_is_an_error() {
-    let p = processor(10);
+    let p = fan_out(10);
     start(&p);
     assert!(p.stop().is_empty());
     let (h, _rx) = recording();

@@ -1,9 +1,9 @@
-//! One handler's pending notifications: an ordered queue that coalesces by key at its maximum (H8, H10).
+//! One handler's queue of pending events: ordered, and coalescing by key at its maximum under [`OverflowPolicy::CoalesceByKey`] (H8, H10).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
 
-use super::handler::DeletedObject;
+use super::event::InformerEvent;
+use super::fan_out::OverflowPolicy;
 use crate::key::ObjectKey;
 
 /// The initial capacity of a handler backlog, and the capacity it shrinks back to once drained (H10).
@@ -11,76 +11,6 @@ pub const BACKLOG_START_CAPACITY: usize = 1024;
 
 /// The default maximum backlog of one handler before the overflow policy applies (H10).
 pub const DEFAULT_BACKLOG_MAX: usize = 16 * 1024;
-
-/// What happens when a handler's backlog reaches its maximum (H10).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum OverflowPolicy {
-    /// Merge the new notification into the pending one for the same key: update+update becomes
-    /// update(first old, last new), add+update becomes add(last), update+delete becomes
-    /// delete(last state), and delete then add stays two notifications. An add the handler never
-    /// saw followed by its delete vanishes as a pair, so the handler is never told of a delete of
-    /// an object it never saw; deletes of objects it saw are never dropped. A key holds at most
-    /// two pending notifications, so the backlog is bounded by the number of keys rather than
-    /// events (H10, issue 14 item 11).
-    #[default]
-    CoalesceByKey,
-    /// Apply backpressure to the whole informer: the delta-processing loop waits before its next
-    /// pop until this handler's backlog is below the maximum. The reflector keeps filling the
-    /// FIFO, whose memory is bounded by the key count (D9). One key's deltas may overshoot the
-    /// maximum by their count.
-    Block,
-}
-
-/// One notification for one handler.
-pub(crate) enum Notification<K> {
-    /// `on_add(obj, is_in_initial_list)`.
-    Add {
-        /// The added object.
-        obj: Arc<K>,
-        /// H3: from the first list or a late handler's synthetic adds.
-        initial: bool,
-    },
-    /// `on_update(old, new)`.
-    Update {
-        /// The previous state.
-        old: Arc<K>,
-        /// The new state.
-        new: Arc<K>,
-    },
-    /// `on_delete(obj)`.
-    Delete(DeletedObject<K>),
-}
-
-impl<K> Notification<K> {
-    /// Whether delivering this notification counts toward the handler's sync (H6).
-    pub(crate) fn is_initial(&self) -> bool {
-        matches!(self, Notification::Add { initial: true, .. })
-    }
-}
-
-impl<K> Clone for Notification<K> {
-    fn clone(&self) -> Self {
-        match self {
-            Notification::Add { obj, initial } => Notification::Add {
-                obj: Arc::clone(obj),
-                initial: *initial,
-            },
-            Notification::Update { old, new } => Notification::Update {
-                old: Arc::clone(old),
-                new: Arc::clone(new),
-            },
-            Notification::Delete(d) => Notification::Delete(d.clone()),
-        }
-    }
-}
-
-/// A queued notification with the key it concerns.
-pub(crate) struct Entry<K> {
-    /// The object's key, used for coalescing and in logs.
-    pub(crate) key: ObjectKey,
-    /// The notification.
-    pub(crate) notification: Notification<K>,
-}
 
 /// What a push did, so the listener can fix its counters.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -91,15 +21,15 @@ pub(crate) struct PushOutcome {
     pub(crate) coalesced: bool,
 }
 
-/// The queue itself. Not synchronised: the listener wraps it in a mutex.
+/// One handler's pending events, oldest first. Not synchronised: the listener wraps it in a mutex.
 ///
 /// A slot whose notification was merged away (an add the handler never saw, then its delete)
 /// stays in place, empty, until it reaches the front: removing it from the middle would shift
 /// every later sequence number. A later notification for the same key fills it again, so a key
 /// holds at most two slots (a delete of what the handler saw, then the newest state) and the
 /// backlog stays bounded by the key count (H10, issue 14 item 11).
-pub(crate) struct Backlog<K> {
-    items: VecDeque<(ObjectKey, Option<Notification<K>>)>,
+pub(crate) struct PendingQueue<K> {
+    items: VecDeque<(ObjectKey, Option<InformerEvent<K>>)>,
     /// Slots holding a notification.
     live: usize,
     /// Sequence number of `items[0]`; entry `i` has sequence `head_seq + i`.
@@ -110,10 +40,10 @@ pub(crate) struct Backlog<K> {
     policy: OverflowPolicy,
 }
 
-impl<K> Backlog<K> {
+impl<K> PendingQueue<K> {
     /// An empty backlog with the start capacity (H10).
     pub(crate) fn new(max: usize, policy: OverflowPolicy) -> Self {
-        Backlog {
+        PendingQueue {
             items: VecDeque::with_capacity(BACKLOG_START_CAPACITY.min(max.max(1))),
             live: 0,
             head_seq: 0,
@@ -141,18 +71,14 @@ impl<K> Backlog<K> {
 
     /// Appends a notification, coalescing with the key's newest pending entry when the backlog
     /// is at its maximum under [`OverflowPolicy::CoalesceByKey`].
-    pub(crate) fn push(&mut self, entry: Entry<K>) -> PushOutcome {
+    pub(crate) fn push(&mut self, key: ObjectKey, mut event: InformerEvent<K>) -> PushOutcome {
         let mut outcome = PushOutcome::default();
-        let Entry {
-            key,
-            mut notification,
-        } = entry;
         let at_max = self.policy == OverflowPolicy::CoalesceByKey && self.items.len() >= self.max;
         if at_max && let Some(&seq) = self.last_by_key.get(&key) {
             let idx = usize::try_from(seq - self.head_seq).unwrap_or(usize::MAX);
             if let Some((_, slot)) = self.items.get_mut(idx) {
                 let was_live = slot.is_some();
-                match merge(slot, notification) {
+                match merge(slot, event) {
                     Ok(dropped_initial) => {
                         match (was_live, slot.is_some()) {
                             (true, false) => self.live -= 1,
@@ -163,19 +89,19 @@ impl<K> Backlog<K> {
                         outcome.dropped_initial = dropped_initial;
                         return outcome;
                     }
-                    Err(n) => notification = n,
+                    Err(e) => event = e,
                 }
             }
         }
         let seq = self.head_seq + self.items.len() as u64;
         self.last_by_key.insert(key.clone(), seq);
-        self.items.push_back((key, Some(notification)));
+        self.items.push_back((key, Some(event)));
         self.live += 1;
         outcome
     }
 
-    /// Removes the oldest notification; gives memory back once drained (H10).
-    pub(crate) fn pop(&mut self) -> Option<Entry<K>> {
+    /// Removes the oldest event and its key; gives memory back once drained (H10).
+    pub(crate) fn pop(&mut self) -> Option<(ObjectKey, InformerEvent<K>)> {
         loop {
             let (key, slot) = self.items.pop_front()?;
             if self.last_by_key.get(&key) == Some(&self.head_seq) {
@@ -186,9 +112,9 @@ impl<K> Backlog<K> {
                 self.items.shrink_to(BACKLOG_START_CAPACITY);
                 self.last_by_key.shrink_to(BACKLOG_START_CAPACITY);
             }
-            if let Some(notification) = slot {
+            if let Some(event) = slot {
                 self.live -= 1;
-                return Some(Entry { key, notification });
+                return Some((key, event));
             }
         }
     }
@@ -198,7 +124,7 @@ impl<K> Backlog<K> {
         let dropped = self
             .items
             .iter()
-            .filter(|(_, n)| n.as_ref().is_some_and(Notification::is_initial))
+            .filter(|(_, n)| n.as_ref().is_some_and(InformerEvent::is_initial))
             .count();
         self.items = VecDeque::new();
         self.last_by_key = HashMap::new();
@@ -216,40 +142,52 @@ impl<K> Backlog<K> {
 /// An empty slot is "no object in the handler's view": an add or update fills it (as an add), a
 /// delete is dropped. Deletes of objects the handler saw are never dropped.
 fn merge<K>(
-    pending: &mut Option<Notification<K>>,
-    new: Notification<K>,
-) -> Result<usize, Notification<K>> {
+    pending: &mut Option<InformerEvent<K>>,
+    new: InformerEvent<K>,
+) -> Result<usize, InformerEvent<K>> {
     let Some(current) = pending.take() else {
         *pending = match new {
-            Notification::Delete(_) => None,
-            Notification::Update { new, .. } => Some(Notification::Add {
+            InformerEvent::Deleted(_) => None,
+            InformerEvent::Updated { new, .. } => Some(InformerEvent::Added {
                 obj: new,
-                initial: false,
+                is_in_initial_list: false,
             }),
-            add @ Notification::Add { .. } => Some(add),
+            add @ InformerEvent::Added { .. } => Some(add),
         };
         return Ok(0);
     };
     let (merged, result) = match (current, new) {
         // update + update -> update(first old, last new)
-        (Notification::Update { old, .. }, Notification::Update { new, .. }) => {
-            (Some(Notification::Update { old, new }), Ok(0))
+        (InformerEvent::Updated { old, .. }, InformerEvent::Updated { new, .. }) => {
+            (Some(InformerEvent::Updated { old, new }), Ok(0))
         }
         // add + update -> add(last), keeping the initial-list flag (H3)
-        (Notification::Add { initial, .. }, Notification::Update { new, .. }) => {
-            (Some(Notification::Add { obj: new, initial }), Ok(0))
-        }
+        (
+            InformerEvent::Added {
+                is_in_initial_list, ..
+            },
+            InformerEvent::Updated { new, .. },
+        ) => (
+            Some(InformerEvent::Added {
+                obj: new,
+                is_in_initial_list,
+            }),
+            Ok(0),
+        ),
         // add + delete -> nothing: the handler never saw this object
-        (Notification::Add { initial, .. }, Notification::Delete(_)) => {
-            (None, Ok(usize::from(initial)))
-        }
+        (
+            InformerEvent::Added {
+                is_in_initial_list, ..
+            },
+            InformerEvent::Deleted(_),
+        ) => (None, Ok(usize::from(is_in_initial_list))),
         // update + delete -> delete(last state)
-        (Notification::Update { .. }, Notification::Delete(d)) => {
-            (Some(Notification::Delete(d)), Ok(0))
+        (InformerEvent::Updated { .. }, InformerEvent::Deleted(d)) => {
+            (Some(InformerEvent::Deleted(d)), Ok(0))
         }
         // delete + delete -> the first: the handler has no object after it
-        (Notification::Delete(d), Notification::Delete(_)) => {
-            (Some(Notification::Delete(d)), Ok(0))
+        (InformerEvent::Deleted(d), InformerEvent::Deleted(_)) => {
+            (Some(InformerEvent::Deleted(d)), Ok(0))
         }
         // delete then add stays two notifications; a delete is never merged away
         (current, new) => (Some(current), Err(new)),
@@ -260,52 +198,58 @@ fn merge<K>(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::informer::handler::DeletedObject;
 
     fn key(name: &str) -> ObjectKey {
         ObjectKey::new(Some("ns"), name)
     }
 
-    fn add(name: &str, v: u32) -> Entry<u32> {
-        Entry {
-            key: key(name),
-            notification: Notification::Add {
-                obj: Arc::new(v),
-                initial: true,
+    type Entry = (ObjectKey, InformerEvent<u32>);
+
+    fn add(name: &str, v: u32) -> Entry {
+        let obj = Arc::new(v);
+        let is_in_initial_list = true;
+        (
+            key(name),
+            InformerEvent::Added {
+                obj,
+                is_in_initial_list,
             },
-        }
+        )
     }
 
-    fn update(name: &str, old: u32, new: u32) -> Entry<u32> {
-        Entry {
-            key: key(name),
-            notification: Notification::Update {
-                old: Arc::new(old),
-                new: Arc::new(new),
-            },
-        }
+    fn update(name: &str, old: u32, new: u32) -> Entry {
+        let (old, new) = (Arc::new(old), Arc::new(new));
+        (key(name), InformerEvent::Updated { old, new })
     }
 
-    fn delete(name: &str, v: u32) -> Entry<u32> {
-        Entry {
-            key: key(name),
-            notification: Notification::Delete(DeletedObject::Known(Arc::new(v))),
-        }
+    fn delete(name: &str, v: u32) -> Entry {
+        let gone = DeletedObject::Known(Arc::new(v));
+        (key(name), InformerEvent::Deleted(gone))
     }
 
-    fn render(b: &mut Backlog<u32>) -> Vec<String> {
+    /// Pushes one entry, as the listener does.
+    fn push(b: &mut PendingQueue<u32>, (key, event): Entry) -> PushOutcome {
+        b.push(key, event)
+    }
+
+    fn render(b: &mut PendingQueue<u32>) -> Vec<String> {
         std::iter::from_fn(|| b.pop())
-            .map(|e| match e.notification {
-                Notification::Add { obj, initial } => {
-                    format!("{} add {obj} {initial}", e.key.name())
+            .map(|(key, event)| match event {
+                InformerEvent::Added {
+                    obj,
+                    is_in_initial_list,
+                } => format!("{} add {obj} {is_in_initial_list}", key.name()),
+                InformerEvent::Updated { old, new } => {
+                    format!("{} update {old}->{new}", key.name())
                 }
-                Notification::Update { old, new } => {
-                    format!("{} update {old}->{new}", e.key.name())
-                }
-                Notification::Delete(d) => {
+                InformerEvent::Deleted(d) => {
                     format!(
                         "{} delete {}",
-                        e.key.name(),
+                        key.name(),
                         d.last_known().map_or(0, |v| **v)
                     )
                 }
@@ -315,11 +259,11 @@ mod tests {
 
     #[test]
     fn h8_below_max_everything_is_kept_in_order() {
-        let mut b = Backlog::new(100, OverflowPolicy::CoalesceByKey);
-        b.push(add("a", 1));
-        b.push(update("a", 1, 2));
-        b.push(update("a", 2, 3));
-        b.push(delete("a", 3));
+        let mut b = PendingQueue::new(100, OverflowPolicy::CoalesceByKey);
+        push(&mut b, add("a", 1));
+        push(&mut b, update("a", 1, 2));
+        push(&mut b, update("a", 2, 3));
+        push(&mut b, delete("a", 3));
         assert_eq!(
             render(&mut b),
             [
@@ -333,11 +277,11 @@ mod tests {
 
     #[test]
     fn h10_coalesce_update_update_keeps_first_old_and_last_new() {
-        let mut b = Backlog::new(2, OverflowPolicy::CoalesceByKey);
-        b.push(update("a", 1, 2));
-        b.push(update("b", 1, 2));
+        let mut b = PendingQueue::new(2, OverflowPolicy::CoalesceByKey);
+        push(&mut b, update("a", 1, 2));
+        push(&mut b, update("b", 1, 2));
         for v in 3..10 {
-            let out = b.push(update("a", v - 1, v));
+            let out = push(&mut b, update("a", v - 1, v));
             assert!(out.coalesced);
         }
         assert_eq!(b.len(), 2);
@@ -346,10 +290,10 @@ mod tests {
 
     #[test]
     fn h10_coalesce_add_update_is_add_last_and_delete_wins() {
-        let mut b = Backlog::new(1, OverflowPolicy::CoalesceByKey);
-        b.push(add("a", 1));
+        let mut b = PendingQueue::new(1, OverflowPolicy::CoalesceByKey);
+        push(&mut b, add("a", 1));
         assert_eq!(
-            b.push(update("a", 1, 2)),
+            push(&mut b, update("a", 1, 2)),
             PushOutcome {
                 dropped_initial: 0,
                 coalesced: true
@@ -357,10 +301,10 @@ mod tests {
         );
         assert_eq!(render(&mut b), ["a add 2 true"]);
 
-        b.push(add("a", 1));
-        b.push(update("a", 1, 2));
+        push(&mut b, add("a", 1));
+        push(&mut b, update("a", 1, 2));
         assert_eq!(
-            b.push(delete("a", 2)),
+            push(&mut b, delete("a", 2)),
             PushOutcome {
                 dropped_initial: 1,
                 coalesced: true
@@ -372,20 +316,20 @@ mod tests {
             "item 11: no delete for an unseen add"
         );
 
-        b.push(update("a", 1, 2));
-        b.push(delete("a", 2));
+        push(&mut b, update("a", 1, 2));
+        push(&mut b, delete("a", 2));
         assert_eq!(render(&mut b), ["a delete 2"]);
     }
 
     #[test]
     fn h10_delete_then_add_stays_two_and_deletes_are_never_dropped() {
-        let mut b = Backlog::new(1, OverflowPolicy::CoalesceByKey);
-        b.push(delete("a", 1));
-        let out = b.push(add("a", 2));
+        let mut b = PendingQueue::new(1, OverflowPolicy::CoalesceByKey);
+        push(&mut b, delete("a", 1));
+        let out = push(&mut b, add("a", 2));
         assert!(!out.coalesced);
-        b.push(update("a", 2, 3));
-        b.push(delete("a", 3));
-        b.push(delete("b", 7));
+        push(&mut b, update("a", 2, 3));
+        push(&mut b, delete("a", 3));
+        push(&mut b, delete("b", 7));
         // Item 11: 2 and 3 were never seen by the handler, so their add and delete both vanish;
         // the delete of 1, which it saw, stays.
         assert_eq!(render(&mut b), ["a delete 1", "b delete 7"]);
@@ -393,10 +337,10 @@ mod tests {
 
     #[test]
     fn h10_backlog_is_bounded_by_key_count_under_a_storm() {
-        let mut b = Backlog::new(8, OverflowPolicy::CoalesceByKey);
+        let mut b = PendingQueue::new(8, OverflowPolicy::CoalesceByKey);
         for round in 0..10_000u32 {
             let name = format!("k{}", round % 5);
-            b.push(update(&name, round, round + 1));
+            push(&mut b, update(&name, round, round + 1));
         }
         assert!(b.len() <= 8, "len {}", b.len());
         // Every key is still represented with its newest state.
@@ -413,15 +357,15 @@ mod tests {
 
     #[test]
     fn item11_delete_recreate_storm_at_the_maximum_stays_bounded_by_key_count() {
-        let mut b = Backlog::new(1, OverflowPolicy::CoalesceByKey);
-        b.push(update("a", 1, 2));
-        b.push(delete("a", 2));
+        let mut b = PendingQueue::new(1, OverflowPolicy::CoalesceByKey);
+        push(&mut b, update("a", 1, 2));
+        push(&mut b, delete("a", 2));
         for v in 3..1000 {
-            b.push(add("a", v));
-            b.push(delete("a", v));
+            push(&mut b, add("a", v));
+            push(&mut b, delete("a", v));
             assert!(b.items.len() <= 2, "slots {}", b.items.len());
         }
-        b.push(add("a", 1000));
+        push(&mut b, add("a", 1000));
         assert_eq!(b.len(), 2);
         // The handler saw 1 (and 2 via the update): it gets that delete, then the newest add.
         assert_eq!(render(&mut b), ["a delete 2", "a add 1000 true"]);
@@ -430,17 +374,17 @@ mod tests {
 
     #[test]
     fn h10_block_policy_never_coalesces() {
-        let mut b = Backlog::new(1, OverflowPolicy::Block);
-        b.push(update("a", 1, 2));
-        assert!(!b.push(update("a", 2, 3)).coalesced);
+        let mut b = PendingQueue::new(1, OverflowPolicy::Block);
+        push(&mut b, update("a", 1, 2));
+        assert!(!push(&mut b, update("a", 2, 3)).coalesced);
         assert_eq!(b.len(), 2);
     }
 
     #[test]
     fn h10_capacity_shrinks_once_drained() {
-        let mut b = Backlog::new(100_000, OverflowPolicy::CoalesceByKey);
+        let mut b = PendingQueue::new(100_000, OverflowPolicy::CoalesceByKey);
         for i in 0..10_000u32 {
-            b.push(update(&i.to_string(), i, i));
+            push(&mut b, update(&i.to_string(), i, i));
         }
         assert!(b.capacity() >= 10_000);
         while b.pop().is_some() {}
@@ -454,10 +398,10 @@ mod tests {
 
     #[test]
     fn h6_clear_reports_dropped_initial_adds() {
-        let mut b = Backlog::new(10, OverflowPolicy::CoalesceByKey);
-        b.push(add("a", 1));
-        b.push(add("b", 1));
-        b.push(update("a", 1, 2));
+        let mut b = PendingQueue::new(10, OverflowPolicy::CoalesceByKey);
+        push(&mut b, add("a", 1));
+        push(&mut b, add("b", 1));
+        push(&mut b, update("a", 1, 2));
         assert_eq!(b.clear(), 2);
         assert_eq!(b.len(), 0);
     }

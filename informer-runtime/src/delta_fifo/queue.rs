@@ -35,8 +35,9 @@ pub(crate) struct PoppedItem<K> {
     pub(crate) is_in_initial_list: bool,
 }
 
-/// One FIFO mode's queue. All methods run under the FIFO's mutex and must not call user code.
-pub(crate) trait Backlog<K>: Send {
+/// The queue of deltas behind the FIFO's mutex, one implementation per [`FifoMode`](super::FifoMode)
+/// (keyed, ordered). All methods run under that mutex and must not call user code.
+pub(crate) trait DeltaQueue<K>: Send {
     /// Whether the first `replace`'s population was processed, or a write came first (D7).
     fn has_synced(&self) -> bool;
     /// A write happened: with no `replace` before it, `has_synced` is true at once (D7).
