@@ -14,31 +14,11 @@ use super::listener::{
     HandlerOptions, HandlerRegistration, Listener, current_handler, run_listener,
 };
 use super::metrics::InformerMetrics;
+use super::pending::OverflowPolicy;
 use super::resync::{HandlerResync, ResyncClock};
 use super::sync::SyncGate;
 use super::{Error, Result};
 use crate::key::ObjectKey;
-
-/// What happens when a handler's backlog reaches its maximum (H10).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum OverflowPolicy {
-    /// Merge the new notification into the pending one for the same key: update+update becomes
-    /// update(first old, last new), add+update becomes add(last), update+delete becomes
-    /// delete(last state), and delete then add stays two notifications. An add the handler never
-    /// saw followed by its delete vanishes as a pair, so the handler is never told of a delete of
-    /// an object it never saw; deletes of objects it saw are never dropped. A key holds at most
-    /// two pending notifications, so the backlog is bounded by the number of keys rather than
-    /// events (H10, issue 14 item 11).
-    #[default]
-    CoalesceByKey,
-    /// Apply backpressure to the whole informer: the delta-processing loop waits before its next
-    /// pop until this handler's backlog is below the maximum, and pops one key at a time. The
-    /// reflector keeps filling the FIFO, whose memory is bounded by the key count (D9). The
-    /// informer never queues a live notification past the maximum: what does not fit (several
-    /// deltas of one key, a relist) waits in the informer until the handler takes something. A
-    /// relist is still applied to the store as one swap (V2).
-    Block,
-}
 
 /// Informer-wide defaults for new listeners.
 #[derive(Debug, Clone)]

@@ -11,12 +11,12 @@ use parking_lot::Mutex;
 use tokio::sync::{Notify, watch};
 
 use super::event::InformerEvent;
-use super::fan_out::OverflowPolicy;
 use super::handler::ResourceEventHandler;
 use super::metrics::HandlerMetrics;
+use super::pending::OverflowPolicy;
 use super::pending::PendingQueue;
 use super::resync::HandlerResync;
-use super::sync::SyncGate;
+use super::sync::{InitialAdds, SyncGate};
 use crate::key::ObjectKey;
 
 /// Pending notifications above which a slow call is logged (H10).
@@ -484,7 +484,7 @@ impl<K> HandlerRegistration<K> {
     /// True once the informer has synced **and** this handler has returned from every initial
     /// add, including the synthetic adds of a late handler (H6, M10).
     pub fn has_synced(&self) -> bool {
-        self.gate.handler_synced(&self.listener)
+        self.gate.handler_synced(&*self.listener)
     }
 
     /// Waits until [`has_synced`](Self::has_synced); notification-based, no polling (H6).
@@ -495,7 +495,7 @@ impl<K> HandlerRegistration<K> {
     /// [`EventStream`](super::EventStream) waits through its
     /// [`registration`](super::EventStream::registration).
     pub async fn wait_for_sync(&self) -> bool {
-        self.gate.wait_handler(&self.listener).await
+        self.gate.wait_handler(&*self.listener).await
     }
 
     /// Notifications waiting in this handler's backlog (H10).
@@ -549,5 +549,19 @@ impl<K: Send + Sync + 'static> super::sync::SyncSource for HandlerRegistration<K
     fn wait(&self) -> futures::future::BoxFuture<'static, bool> {
         let this = self.clone();
         Box::pin(async move { this.wait_for_sync().await })
+    }
+}
+
+impl<K> InitialAdds for Listener<K> {
+    fn initial_delivered(&self) -> bool {
+        Listener::initial_delivered(self)
+    }
+
+    async fn wait_closed(&self) {
+        Listener::wait_closed(self).await;
+    }
+
+    async fn wait_initial_delivered(&self) {
+        Listener::wait_initial_delivered(self).await;
     }
 }

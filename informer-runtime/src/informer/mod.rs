@@ -48,13 +48,13 @@ use tokio_util::sync::CancellationToken;
 
 pub use collector::InformerCollector;
 pub use event::InformerEvent;
-pub use fan_out::OverflowPolicy;
 pub use handler::{
     DeletedFinalStateUnknown, DeletedObject, FilteringHandler, HandlerFn, ResourceEventHandler,
     handler_fn,
 };
 pub use listener::{HandlerOptions, HandlerRegistration};
 pub use metrics::{HandlerLabels, InformerMetrics};
+pub use pending::OverflowPolicy;
 pub use pending::{BACKLOG_START_CAPACITY, DEFAULT_BACKLOG_MAX};
 pub use resync::MIN_RESYNC_PERIOD;
 pub use stream::EventStream;

@@ -317,10 +317,11 @@ mod tests {
     use crate::delta_fifo::{DeletedObject, Delta, DeltaFifo};
     use crate::indexer::Indexer;
     use crate::informer::apply::tests::config_map as cm;
-    use crate::informer::fan_out::{FanOut, ListenerDefaults, OverflowPolicy};
+    use crate::informer::fan_out::{FanOut, ListenerDefaults};
     use crate::informer::handler::handler_fn;
     use crate::informer::listener::HandlerOptions;
     use crate::informer::metrics::InformerMetrics;
+    use crate::informer::pending::OverflowPolicy;
     use crate::key::ObjectKey;
 
     struct Fixture {

@@ -13,7 +13,6 @@ use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::Notify;
 
-use super::listener::Listener;
 use crate::delta_fifo::DeltaFifo;
 
 /// The one place that decides "synced", for the informer and for each handler registration.
@@ -84,13 +83,13 @@ impl SyncGate {
 
     /// Whether a registration has synced (H6): the informer has, and its handler returned from
     /// every initial add.
-    pub(crate) fn handler_synced<K>(&self, listener: &Listener<K>) -> bool {
+    pub(crate) fn handler_synced(&self, listener: &impl InitialAdds) -> bool {
         self.informer_synced() && listener.initial_delivered()
     }
 
     /// Waits until [`handler_synced`](Self::handler_synced); false if the informer stopped, or
     /// the registration was removed, before the informer synced.
-    pub(crate) async fn wait_handler<K>(&self, listener: &Listener<K>) -> bool {
+    pub(crate) async fn wait_handler(&self, listener: &impl InitialAdds) -> bool {
         let synced = tokio::select! {
             synced = self.wait_informer() => synced,
             () = listener.wait_closed() => self.informer_synced(),
@@ -102,6 +101,18 @@ impl SyncGate {
         listener.wait_initial_delivered().await;
         self.handler_synced(listener)
     }
+}
+
+/// What [`SyncGate`] reads of one handler registration (its listener): whether the handler has
+/// returned from every initial add queued for it, and when it is closed. A trait so that the
+/// gate does not depend on the listener that depends on it.
+pub(crate) trait InitialAdds {
+    /// Whether every queued initial add has been returned from (H6).
+    fn initial_delivered(&self) -> bool;
+    /// Waits until the registration is closed (removed, or the informer stopped).
+    fn wait_closed(&self) -> impl std::future::Future<Output = ()>;
+    /// Waits until [`initial_delivered`](Self::initial_delivered).
+    fn wait_initial_delivered(&self) -> impl std::future::Future<Output = ()>;
 }
 
 /// The source behind a [`SyncedChecker`].

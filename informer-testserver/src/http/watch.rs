@@ -103,6 +103,10 @@ pub(crate) fn watch(
         sh.settings.bookmark_interval.max(Duration::from_millis(1)),
     );
     ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    // Subscribed before the watch counts as open: a kick or a removal sent once a test sees it
+    // open must reach it (a receiver made later would take that change as already seen).
+    let kick = sh.faults.kick_rx();
+    let removed = sh.resources_removed.subscribe();
     sh.active_watches.fetch_add(1, Ordering::SeqCst);
     sh.notify();
     let w = Watcher {
@@ -126,8 +130,8 @@ pub(crate) fn watch(
             .timeout_seconds
             .filter(|s| *s > 0)
             .map(|s| Instant::now() + Duration::from_secs(s)),
-        removed: sh.resources_removed.subscribe(),
-        kick: sh.faults.kick_rx(),
+        removed,
+        kick,
         sent: 0,
         state: Phase::Running,
         error_first,
