@@ -140,8 +140,8 @@ impl<K> Held<K> {
 /// - before each pop ([`wait_for_room`](Self::wait_for_room)), until every `Block` handler is
 ///   below its maximum, and it then pops one key at a time ([`pop_limit`](Self::pop_limit)).
 ///   A blocked handler's queue never coalesces, so what it cannot take yet has to stay in the
-///   FIFO, the one queue that merges a key's deltas and whose memory is bounded by the key
-///   count (D9); a batch of many keys would move them out of it. This is why the batch size
+///   FIFO, the one queue that merges a key's deltas and whose queued entries are bounded by
+///   the key count (D9); a batch of many keys would move them out of it. This is why the batch size
 ///   depends on the handlers' policies.
 /// - after the store was updated ([`Held`]), for whatever does not fit: one key with several
 ///   deltas, or a relist. A relist is popped whole and swapped into the store at once (V2)
