@@ -48,14 +48,25 @@ fn non_test_code(text: &str) -> String {
         {
             break;
         }
-        let code = match trimmed.find("//") {
-            Some(i) => &trimmed[..i],
-            None => trimmed,
-        };
+        let code = &trimmed[..comment_start(trimmed)];
         out.push_str(code);
         out.push('\n');
     }
     out
+}
+
+/// Where a line's `//` comment starts: the first `//` outside a string literal (an even number
+/// of quotes before it), so `"http://..."` does not end the code; the line's length if none.
+fn comment_start(line: &str) -> usize {
+    let mut from = 0;
+    while let Some(pos) = line[from..].find("//") {
+        let at = from + pos;
+        if line[..at].matches('"').count() % 2 == 0 {
+            return at;
+        }
+        from = at + 2;
+    }
+    line.len()
 }
 
 /// Expands a `use` tree (`super::{a, b::{c, d as e}, self}`) into its paths, each as segments.
@@ -399,6 +410,7 @@ mod tests {
     fn paths_are_found_in_use_and_inline_but_not_in_comments_or_tests() {
         let code = non_test_code(
             "use crate::shard::Shard;\n// crate::ignored::X\nfn f() { crate::key::ObjectKey::parse(\"a\"); }\n\
+             let u = \"http://x\"; crate::after::Url; // crate::trailing::Y\n\
              #[cfg(test)]\nmod tests { use crate::test_only::T; }\n",
         );
         let got = paths(&code);

@@ -241,30 +241,13 @@ impl<K> Listener<K> {
         }
     }
 
-    /// Whether every queued initial add has been returned from (H6).
-    pub(crate) fn initial_delivered(&self) -> bool {
-        self.pending_initial.load(Ordering::Acquire) == 0
-    }
-
-    /// Waits until the listener is closed (removed, or the informer stopped). `close` wakes
-    /// the `initial_done` waiters, so that notification serves here too.
-    pub(crate) async fn wait_closed(&self) {
+    /// Waits on `initial_done` until `ready` holds; `close` wakes those waiters too, so this
+    /// serves both [`InitialAdds`] waits (H6, notification-based).
+    async fn wait_initial_done(&self, ready: impl Fn(&Self) -> bool) {
         loop {
             let mut notified = pin!(self.initial_done.notified());
             notified.as_mut().enable();
-            if self.is_closed() {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    /// Waits until [`initial_delivered`](Self::initial_delivered) (H6, notification-based).
-    pub(crate) async fn wait_initial_delivered(&self) {
-        loop {
-            let mut notified = pin!(self.initial_done.notified());
-            notified.as_mut().enable();
-            if self.initial_delivered() {
+            if ready(self) {
                 return;
             }
             notified.await;
@@ -554,14 +537,14 @@ impl<K: Send + Sync + 'static> super::sync::SyncSource for HandlerRegistration<K
 
 impl<K> InitialAdds for Listener<K> {
     fn initial_delivered(&self) -> bool {
-        Listener::initial_delivered(self)
+        self.pending_initial.load(Ordering::Acquire) == 0
     }
 
     async fn wait_closed(&self) {
-        Listener::wait_closed(self).await;
+        self.wait_initial_done(Listener::is_closed).await;
     }
 
     async fn wait_initial_delivered(&self) {
-        Listener::wait_initial_delivered(self).await;
+        self.wait_initial_done(|l| l.initial_delivered()).await;
     }
 }
