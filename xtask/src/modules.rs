@@ -61,7 +61,7 @@ fn comment_start(line: &str) -> usize {
     let mut from = 0;
     while let Some(pos) = line[from..].find("//") {
         let at = from + pos;
-        if line[..at].matches('"').count() % 2 == 0 {
+        if line[..at].matches('"').count().is_multiple_of(2) {
             return at;
         }
         from = at + 2;
