@@ -27,6 +27,7 @@ use http::{HeaderName, HeaderValue};
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::ObjectMeta;
+use kube::core::WatchEvent;
 use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 
@@ -90,6 +91,71 @@ pub async fn wait_watch<S: Clone>(
         Ok(Ok(s)) => s.clone(),
         Ok(Err(_)) => panic!("{what}: channel closed"),
         Err(_) => panic!("timed out waiting for {what}"),
+    }
+}
+
+/// A ConfigMap `ns/name` with `data.v = v` and a `filler` of `kib` KiB: sixty-four of 4 KiB make
+/// a LIST body over the 128 KiB above which kube-apiserver gzips (T3).
+pub fn big_config_map(ns: &str, name: &str, kib: usize) -> ConfigMap {
+    let mut obj = cm(ns, name, "1");
+    obj.data
+        .get_or_insert_default()
+        .insert("filler".into(), "ab".repeat(kib * 512));
+    obj
+}
+
+/// The objects of a watch-list stream's initial `ADDED` events, read up to its bookmark annotated
+/// `k8s.io/initial-events-end` (other bookmarks are skipped; anything else panics).
+pub async fn initial_events<K, E, S>(stream: &mut S) -> Vec<K>
+where
+    K: std::fmt::Debug,
+    E: std::fmt::Debug,
+    S: futures::Stream<Item = Result<WatchEvent<K>, E>> + Unpin,
+{
+    let mut objects = Vec::new();
+    loop {
+        match next_event(stream).await {
+            WatchEvent::Added(obj) => objects.push(obj),
+            WatchEvent::Bookmark(b)
+                if b.metadata
+                    .annotations
+                    .contains_key("k8s.io/initial-events-end") =>
+            {
+                return objects;
+            }
+            WatchEvent::Bookmark(_) => {}
+            other => panic!("unexpected initial event {other:?}"),
+        }
+    }
+}
+
+/// The object of the next `ADDED` event, skipping bookmarks (anything else panics).
+pub async fn next_added<K, E, S>(stream: &mut S) -> K
+where
+    K: std::fmt::Debug,
+    E: std::fmt::Debug,
+    S: futures::Stream<Item = Result<WatchEvent<K>, E>> + Unpin,
+{
+    loop {
+        match next_event(stream).await {
+            WatchEvent::Added(obj) => return obj,
+            WatchEvent::Bookmark(_) => {}
+            other => panic!("expected an ADDED event: {other:?}"),
+        }
+    }
+}
+
+async fn next_event<K, E, S>(stream: &mut S) -> WatchEvent<K>
+where
+    E: std::fmt::Debug,
+    S: futures::Stream<Item = Result<WatchEvent<K>, E>> + Unpin,
+{
+    use futures::StreamExt as _;
+    match tokio::time::timeout(WAIT, stream.next()).await {
+        Ok(Some(Ok(ev))) => ev,
+        Ok(Some(Err(e))) => panic!("watch error: {e:?}"),
+        Ok(None) => panic!("the watch ended"),
+        Err(_) => panic!("timed out waiting for a watch event"),
     }
 }
 

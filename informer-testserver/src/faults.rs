@@ -116,6 +116,13 @@ pub enum HostileResponse {
     },
     /// Any request: this 3xx status with a `Location` header and a small HTML body.
     Redirect(u16),
+    /// LIST or WATCH: HTTP 200 with `Content-Encoding: gzip`, one valid gzip member holding
+    /// `body` (a list, or event lines each ending in a newline), then bytes that are not gzip
+    /// (T3): a corrupt compressed stream.
+    CorruptGzip {
+        /// What the valid member holds.
+        body: String,
+    },
 }
 
 /// A pending hostile response.
@@ -374,6 +381,7 @@ impl Faults {
         let idx = st.hostile.iter().position(|h| {
             let fits = match &h.response {
                 HostileResponse::Redirect(_) => true,
+                HostileResponse::CorruptGzip { .. } => matches!(verb, Verb::List | Verb::Watch),
                 HostileResponse::UnterminatedWatchLine { .. }
                 | HostileResponse::WatchErrorObject(_)
                 | HostileResponse::WatchEvents { .. } => verb == Verb::Watch,

@@ -144,6 +144,8 @@ pub struct RequestRecord {
     pub verb: Verb,
     /// Status of the response head (200 for a watch that later sent an ERROR event).
     pub status: StatusCode,
+    /// Whether the response body was gzipped (`Content-Encoding: gzip`, T3).
+    pub gzip: bool,
     /// When the request arrived.
     pub time: SystemTime,
 }

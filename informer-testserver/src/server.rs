@@ -31,6 +31,7 @@ pub struct TestServerBuilder {
     bind: IpAddr,
     watch_buffer: usize,
     compress_objects: bool,
+    watch_list_compression: bool,
 }
 
 impl Default for TestServerBuilder {
@@ -43,6 +44,7 @@ impl Default for TestServerBuilder {
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             watch_buffer: 65_536,
             compress_objects: false,
+            watch_list_compression: true,
         }
     }
 }
@@ -96,12 +98,22 @@ impl TestServerBuilder {
         self
     }
 
+    /// kube-apiserver's `WatchListCompression` feature gate (beta, on by default in 1.37):
+    /// a watch-list (`sendInitialEvents=true`) to a client that accepts gzip is sent as one
+    /// gzip member per flush. LIST bodies over 128 KiB are gzipped either way, as they are by
+    /// kube-apiserver.
+    pub fn watch_list_compression(mut self, on: bool) -> Self {
+        self.watch_list_compression = on;
+        self
+    }
+
     /// Binds and starts serving on the current tokio runtime.
     pub async fn start(self) -> Result<TestServer, Error> {
         let settings = Settings {
             token: self.token.clone(),
             bookmark_interval: self.bookmark_interval,
             compress_objects: self.compress_objects,
+            watch_list_compression: self.watch_list_compression,
         };
         let sh = Shared::new(settings, self.history_size, self.watch_buffer);
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {

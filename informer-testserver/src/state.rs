@@ -21,6 +21,8 @@ pub(crate) struct Settings {
     pub(crate) bookmark_interval: Duration,
     /// Keep stored objects compressed.
     pub(crate) compress_objects: bool,
+    /// The `WatchListCompression` feature gate: gzip watch-list streams (T3).
+    pub(crate) watch_list_compression: bool,
 }
 
 /// Everything the server shares.

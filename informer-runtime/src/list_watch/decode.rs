@@ -2,7 +2,6 @@
 
 use bytes::{Bytes, BytesMut};
 use futures::Stream;
-use http_body_util::BodyExt;
 use kube::core::{Status, WatchEvent};
 use std::fmt;
 use std::marker::PhantomData;
@@ -96,7 +95,7 @@ fn error_event_not_status(line: &[u8]) -> Error {
 
 /// Splits a response body into newline-terminated lines.
 pub(super) struct LineDecoder {
-    pub(super) body: kube::client::Body,
+    pub(super) body: super::body::BodyReader,
     pub(super) buf: BytesMut,
     /// `buf[..scanned]` holds no newline, so a large event split over many frames is scanned once.
     pub(super) scanned: usize,
@@ -136,17 +135,14 @@ impl LineDecoder {
             if self.done {
                 return None;
             }
-            match self.body.frame().await {
-                Some(Ok(frame)) => {
-                    if let Ok(data) = frame.into_data() {
-                        self.buf.extend_from_slice(&data);
-                    }
-                }
+            match self.body.next().await {
+                Some(Ok(data)) => self.buf.extend_from_slice(&data),
                 Some(Err(e)) => {
-                    // The connection broke (e.g. a chunk was cut): surface it and end the stream.
+                    // The connection broke (e.g. a chunk was cut) or its gzip is corrupt:
+                    // surface it and end the stream.
                     self.done = true;
                     self.buf.clear();
-                    return Some(Err(Error::Transport(e)));
+                    return Some(Err(e));
                 }
                 None => {
                     self.done = true;

@@ -102,6 +102,21 @@ pub enum Error {
         /// The idle time that passed.
         idle: Duration,
     },
+    /// A gzip body (T3) is corrupt, or ended inside a gzip member (a cut connection).
+    /// Retryable: a corrupt stream like a malformed line (R14), a cut one like a cut chunk (R9).
+    #[error("cannot decode the gzip body: {source}")]
+    Gzip {
+        /// What the gzip decoder reported.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server answered with a `Content-Encoding` the request did not offer. Retryable by
+    /// a new cycle after backoff (R15).
+    #[error("the server answered with Content-Encoding {encoding:?}; only gzip was offered")]
+    ContentEncoding {
+        /// The header's value.
+        encoding: String,
+    },
     /// A response body grew past its cap (T4); the rest is not read.
     #[error("{what} body larger than {limit} bytes")]
     BodyTooLarge {
@@ -147,7 +162,12 @@ impl Error {
             | Error::UnexpectedStatus { .. }
             | Error::ErrorEventNotStatus { .. }
             | Error::BodyStalled { .. }
-            | Error::BodyTooLarge { .. } => ErrorClass::Other,
+            | Error::BodyTooLarge { .. }
+            | Error::ContentEncoding { .. } => ErrorClass::Other,
+            Error::Gzip { source } if source.kind() == std::io::ErrorKind::UnexpectedEof => {
+                ErrorClass::CutChunk
+            }
+            Error::Gzip { .. } => ErrorClass::InternalError,
             Error::Decode { .. } | Error::LineTooLong { .. } => ErrorClass::InternalError,
             Error::CutChunk(_) => ErrorClass::CutChunk,
             Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,

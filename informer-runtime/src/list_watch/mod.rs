@@ -18,6 +18,7 @@
 //! kube's default client retries 429/503/504 internally (`Config::default_retry`); the reflector's
 //! own handling (R13) then only sees what is left after those retries.
 
+mod body;
 pub(crate) mod chunked;
 mod decode;
 mod error;
@@ -39,6 +40,7 @@ use kube::core::{Status, WatchEvent};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
+use self::body::BodyReader;
 use self::decode::{LineDecoder, check_list_kind, decode_event, list_meta};
 use self::error::api_error;
 pub use self::error::{Error, ErrorClass, Result};
@@ -172,28 +174,26 @@ impl Default for BodyLimits {
     }
 }
 
-/// Reads a whole body within `limits` (T4): fails when no frame arrives for `limits.idle` or
-/// when the body grows past `max` bytes.
+/// Reads a whole body within `limits` (T4): fails when no bytes arrive for `limits.idle` or
+/// when the decoded body grows past `max` bytes (a gzip body counts decompressed, T3).
 async fn read_body(
-    mut body: kube::client::Body,
+    res: http::Response<kube::client::Body>,
     idle: Duration,
     max: usize,
     what: &'static str,
 ) -> Result<bytes::Bytes> {
-    use http_body_util::BodyExt as _;
+    let mut body = BodyReader::new(res)?;
     let mut buf = BytesMut::new();
     loop {
-        let frame = match tokio::time::timeout(idle, body.frame()).await {
+        let data = match tokio::time::timeout(idle, body.next()).await {
             Err(_) => return Err(Error::BodyStalled { what, idle }),
             Ok(None) => return Ok(buf.freeze()),
-            Ok(Some(frame)) => frame.map_err(Error::Transport)?,
+            Ok(Some(data)) => data?,
         };
-        if let Ok(data) = frame.into_data() {
-            if buf.len().saturating_add(data.len()) > max {
-                return Err(Error::BodyTooLarge { what, limit: max });
-            }
-            buf.extend_from_slice(&data);
+        if buf.len().saturating_add(data.len()) > max {
+            return Err(Error::BodyTooLarge { what, limit: max });
         }
+        buf.extend_from_slice(&data);
     }
 }
 
@@ -374,13 +374,7 @@ where
             Mode::Metadata => "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
         };
         let res = self.send(&query, accept).await?;
-        let body = read_body(
-            res.into_body(),
-            self.limits.idle,
-            self.limits.max_list_bytes,
-            "LIST",
-        )
-        .await?;
+        let body = read_body(res, self.limits.idle, self.limits.max_list_bytes, "LIST").await?;
         let meta = list_meta(&body).map_err(|source| Error::Decode {
             what: "list",
             source,
@@ -448,7 +442,7 @@ where
         };
         let res = self.send(&query, accept).await?;
         let lines = LineDecoder {
-            body: res.into_body(),
+            body: BodyReader::new(res)?,
             buf: BytesMut::new(),
             scanned: 0,
             done: false,
@@ -486,8 +480,9 @@ where
         let uri = format!("{}?{}", self.url_path, query);
         let req = http::Request::get(uri)
             .header(http::header::ACCEPT, accept)
-            // Watch bodies are one JSON line per event; see kube's `request_events` on gzip.
-            .header(http::header::ACCEPT_ENCODING, "identity")
+            // T3: kube-apiserver gzips LIST bodies over 128 KiB and watch-list streams;
+            // `BodyReader` decodes either incrementally.
+            .header(http::header::ACCEPT_ENCODING, "gzip")
             .body(kube::client::Body::empty())
             .map_err(Error::BuildRequest)?;
         let res = self.client.send(req).await.map_err(Error::Transport)?;
@@ -513,13 +508,7 @@ where
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let body = read_body(
-            res.into_body(),
-            self.limits.idle,
-            self.limits.max_error_bytes,
-            "error",
-        )
-        .await?;
+        let body = read_body(res, self.limits.idle, self.limits.max_error_bytes, "error").await?;
         let status = match serde_json::from_slice::<Status>(&body) {
             Ok(s) if s.code != 0 => s,
             _ => {
@@ -625,6 +614,23 @@ mod tests {
             classify_status(&status),
             ErrorClass::TooLargeResourceVersion
         );
+    }
+
+    #[test]
+    fn t3_a_cut_gzip_body_is_a_cut_chunk_and_a_corrupt_one_a_malformed_stream() {
+        use std::io::{Error as IoError, ErrorKind};
+        let cut = Error::Gzip {
+            source: IoError::new(ErrorKind::UnexpectedEof, "the body ended inside a member"),
+        };
+        assert_eq!(cut.class(), ErrorClass::CutChunk);
+        let corrupt = Error::Gzip {
+            source: IoError::new(ErrorKind::InvalidInput, "corrupt deflate stream"),
+        };
+        assert_eq!(corrupt.class(), ErrorClass::InternalError);
+        let other = Error::ContentEncoding {
+            encoding: "br".into(),
+        };
+        assert_eq!(other.class(), ErrorClass::Other);
     }
 
     #[test]

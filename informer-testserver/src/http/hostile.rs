@@ -99,6 +99,16 @@ pub(crate) fn respond(
             body.push_str(&cut);
             Ok(json_response(StatusCode::OK, Bytes::from(body)))
         }
+        HostileResponse::CorruptGzip { body } => {
+            let mut wire = super::gzip::member(body.as_bytes())
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            // A gzip magic and method, then a header and data that are garbage.
+            wire.extend_from_slice(b"\x1f\x8b\x08\x00garbage that inflates to nothing");
+            let mut resp = json_response(StatusCode::OK, Bytes::from(wire));
+            resp.headers_mut()
+                .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            Ok(resp)
+        }
         HostileResponse::Redirect(code) => {
             let mut resp = Response::new(Body::from("<html><body>Moved</body></html>"));
             *resp.status_mut() =

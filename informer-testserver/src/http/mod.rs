@@ -5,6 +5,7 @@
 mod codec;
 mod crud;
 mod discovery;
+mod gzip;
 mod hostile;
 mod list;
 mod scale;
@@ -194,6 +195,10 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
         query,
         verb,
         status: resp.status(),
+        gzip: resp
+            .headers()
+            .get(header::CONTENT_ENCODING)
+            .is_some_and(|v| v == "gzip"),
         time,
     });
     sh.notify();
@@ -208,6 +213,7 @@ async fn serve(
     req: Request,
 ) -> Result<Response, ApiError> {
     let accept = header_text(&req, header::ACCEPT);
+    let gzip_ok = gzip::accepted(&header_text(&req, header::ACCEPT_ENCODING));
     match route {
         Route::Version => Ok(json_response(StatusCode::OK, discovery::version())),
         Route::Health => Ok(Response::new(Body::from("ok"))),
@@ -245,9 +251,20 @@ async fn serve(
                 Verb::Watch => watch::watch(sh, &t, q, mode),
                 _ => crud::handle(sh, &t, verb, q, mode, req).await,
             }?;
-            Ok(match wire {
+            let resp = match wire {
                 codec::Wire::Protobuf => codec::to_protobuf(resp, neg.json_ok).await,
                 codec::Wire::Json => resp,
+            };
+            Ok(match verb {
+                _ if !gzip_ok || !resp.status().is_success() => resp,
+                Verb::Watch
+                    if q.send_initial_events == Some(true)
+                        && sh.settings.watch_list_compression =>
+                {
+                    gzip::per_flush(resp)
+                }
+                Verb::Watch => resp,
+                _ => gzip::whole_body(resp).await,
             })
         }
     }

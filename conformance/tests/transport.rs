@@ -1,0 +1,110 @@
+//! The transport (docs/behaviour.md section 18), on informer-testserver and kube-apiserver alike:
+//! which responses come gzipped (T3), and that the runtime decodes them to the objects written.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use informer_conformance::*;
+use informer_runtime::list_watch::{ListRequest, ListWatch, WatchRequest};
+use informer_test_support::{big_config_map, initial_events, next_added};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::PostParams;
+
+/// ConfigMaps of about 4 KiB each: 64 of them make a LIST body of about 270 KiB.
+const BIG: usize = 64;
+
+async fn seed_big(client: &kube::Client, ns: &str) -> BTreeSet<String> {
+    let api = Api::<ConfigMap>::namespaced(client.clone(), ns);
+    let mut names = BTreeSet::new();
+    for i in 0..BIG {
+        let name = format!("cm-{i:02}");
+        api.create(&PostParams::default(), &big_config_map(ns, &name, 4))
+            .await
+            .expect("create");
+        names.insert(name);
+    }
+    names
+}
+
+/// The `Content-Encoding` of a raw GET of `path_and_query` that offers gzip; the body is dropped.
+async fn encoding_of(client: &kube::Client, path_and_query: &str) -> Option<String> {
+    let req = http::Request::get(path_and_query)
+        .header(http::header::ACCEPT, "application/json")
+        .header(http::header::ACCEPT_ENCODING, "gzip")
+        .body(Vec::new())
+        .expect("request");
+    let res = tokio::time::timeout(WAIT, client.send(req.map(Into::into)))
+        .await
+        .expect("headers in time")
+        .expect("response");
+    assert!(
+        res.status().is_success(),
+        "{path_and_query}: {}",
+        res.status()
+    );
+    res.headers()
+        .get(http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+conformance!(gzip_where_kube_apiserver_gzips);
+/// T3: a LIST body over 128 KiB and a watch-list stream come gzipped to a client that offers
+/// gzip; a small LIST and a plain watch do not. The runtime, which always offers gzip, reads the
+/// same objects from both.
+async fn gzip_where_kube_apiserver_gzips(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("gzip").await;
+    let written = seed_big(&client, &ns).await;
+    let path = format!("/api/v1/namespaces/{ns}/configmaps");
+
+    assert_eq!(encoding_of(&client, &path).await.as_deref(), Some("gzip"));
+    assert_eq!(encoding_of(&client, &format!("{path}?limit=2")).await, None);
+    assert_eq!(
+        encoding_of(
+            &client,
+            &format!("{path}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5")
+        )
+        .await
+        .as_deref(),
+        Some("gzip"),
+        "a watch-list is gzipped (WatchListCompression)"
+    );
+    assert_eq!(
+        encoding_of(&client, &format!("{path}?watch=true&timeoutSeconds=5")).await,
+        None,
+        "a plain watch is not"
+    );
+
+    let lw = ListWatch::<ConfigMap>::new(Api::namespaced(client.clone(), &ns));
+    let page = lw.list(&ListRequest::default()).await.expect("LIST");
+    let listed: BTreeSet<String> = page
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert_eq!(listed, written);
+
+    let mut stream = lw
+        .watch(&WatchRequest {
+            send_initial_events: true,
+            timeout: Duration::from_secs(60),
+            ..Default::default()
+        })
+        .await
+        .expect("watch-list");
+    let streamed: BTreeSet<String> = initial_events(&mut stream)
+        .await
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert_eq!(streamed, written);
+    // A write after the initial events arrives on the same (gzipped) stream.
+    Api::<ConfigMap>::namespaced(client.clone(), &ns)
+        .create(&PostParams::default(), &config_map(&ns, "late", "2", &[]))
+        .await
+        .expect("create");
+    let late = next_added(&mut stream).await;
+    assert_eq!(late.metadata.name.as_deref(), Some("late"));
+}
