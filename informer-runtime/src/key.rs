@@ -40,7 +40,19 @@ impl ObjectKey {
     pub fn new(namespace: Option<&str>, name: &str) -> Self {
         match namespace {
             Some(ns) if !ns.is_empty() => {
-                let mut s = String::with_capacity(ns.len() + 1 + name.len());
+                // One allocation, the `Arc`'s own: the joined text is built on the stack (a
+                // namespace is at most 63 bytes and a name 253, so every valid key fits).
+                let len = ns.len() + 1 + name.len();
+                let mut buf = [0u8; 320];
+                if let Some(joined) = buf.get_mut(..len) {
+                    joined[..ns.len()].copy_from_slice(ns.as_bytes());
+                    joined[ns.len()] = b'/';
+                    joined[ns.len() + 1..].copy_from_slice(name.as_bytes());
+                    if let Ok(text) = std::str::from_utf8(joined) {
+                        return ObjectKey(Arc::from(text));
+                    }
+                }
+                let mut s = String::with_capacity(len);
                 s.push_str(ns);
                 s.push('/');
                 s.push_str(name);
@@ -137,6 +149,16 @@ mod tests {
             (key.as_str(), key.namespace(), key.name()),
             ("n1", None, "n1")
         );
+    }
+
+    proptest::proptest! {
+        /// The stack-built key and the long-key fallback give `namespace/name` for any lengths.
+        #[test]
+        fn x1_keys_join_namespace_and_name(ns in "[a-zé]{1,80}", name in "[a-z0-9.-]{1,400}") {
+            let key = ObjectKey::new(Some(&ns), &name);
+            proptest::prop_assert_eq!(key.as_str(), format!("{ns}/{name}"));
+            proptest::prop_assert_eq!((key.namespace(), key.name()), (Some(ns.as_str()), name.as_str()));
+        }
     }
 
     #[test]

@@ -2,7 +2,11 @@
 
 use std::sync::Arc;
 
-use crate::key::KeyError;
+use crate::key::{KeyError, ObjectKey};
+
+/// A finished object and its key: what the reflector hands the store. The key is built once,
+/// from the transformed object, and travels with it; no store builds it again.
+pub type Keyed<K> = (ObjectKey, Arc<K>);
 
 /// Why a [`ReflectorStore`] refused an operation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,6 +34,11 @@ pub enum StoreError {
 /// [`delete`](Self::delete) is the one exception: a `DELETED` event carries the object's last
 /// state, which the store transforms itself, and only if it queues a real `Deleted` (D4, D8): an
 /// ignored delete of an unknown key must not run user code.
+///
+/// # Keys
+///
+/// Every call carries the object's [`ObjectKey`], built once by the reflector (from the
+/// transformed object, for finished ones); a store keys by it and never builds it again.
 pub trait ReflectorStore<K>: Send + Sync + 'static {
     /// Called by the reflector on every decoded object before it is shared (never for
     /// `DELETED` events). The default does nothing.
@@ -45,22 +54,23 @@ pub trait ReflectorStore<K>: Send + Sync + 'static {
     /// object (same key, UID and resourceVersion: the same content, since the server changes the
     /// resourceVersion on every write) and drop `obj`; [`DeltaFifo`](crate::delta_fifo::DeltaFifo)
     /// does, so an unchanged object costs nothing extra during a relist.
-    fn share(&self, obj: K) -> Arc<K> {
+    fn share(&self, key: &ObjectKey, obj: K) -> Arc<K> {
+        let _ = key;
         Arc::new(obj)
     }
     /// A watch `ADDED` event, finished (transformed and shared; see the trait docs).
-    fn add_shared(&self, obj: Arc<K>) -> Result<(), StoreError>;
+    fn add_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError>;
     /// A watch `MODIFIED` event, finished (transformed and shared; see the trait docs).
-    fn update_shared(&self, obj: Arc<K>) -> Result<(), StoreError>;
+    fn update_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError>;
     /// A watch `DELETED` event, carrying the object's last state, *not* transformed: the store
     /// transforms it only if it queues it (D4, D8).
-    fn delete(&self, obj: K) -> Result<(), StoreError>;
+    fn delete(&self, key: ObjectKey, obj: K) -> Result<(), StoreError>;
     /// The complete state at `resource_version`, from a LIST or a watch-list stream (D5, R17);
     /// every item is finished (passed through [`transform`](Self::transform) and
     /// [`share`](Self::share)).
     fn replace_shared(
         &self,
-        items: Vec<Arc<K>>,
+        items: Vec<Keyed<K>>,
         resource_version: String,
     ) -> Result<(), StoreError>;
     /// Queue a resync of every cached object that has no pending deltas (D6, R22).

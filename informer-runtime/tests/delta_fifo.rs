@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use informer_runtime::delta_fifo::{DeletedObject, Delta, DeltaFifo, DeltaType, KnownObjects};
 use informer_runtime::indexer::Indexer;
+use informer_runtime::key::ObjectKey;
 use informer_runtime::store::{ReflectorStore, StoreError};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::ObjectMeta;
@@ -554,14 +555,17 @@ fn d8_behind_a_reflector_objects_are_transformed_at_decode_and_not_again() {
     let mut a = cm("a", "1");
     ReflectorStore::transform(&fifo, &mut a);
     assert_eq!(calls.load(Ordering::SeqCst), 1);
-    fifo.replace_shared(vec![fifo.share(a)], "1".into())
-        .unwrap();
+    let ka = ObjectKey::from_resource(&a).unwrap();
+    let a = fifo.share(&ka, a);
+    fifo.replace_shared(vec![(ka, a)], "1".into()).unwrap();
     let mut b = cm("b", "2");
     ReflectorStore::transform(&fifo, &mut b);
-    fifo.add_shared(Arc::new(b)).unwrap();
+    fifo.add_shared(ObjectKey::from_resource(&b).unwrap(), Arc::new(b))
+        .unwrap();
     let mut a2 = cm("a", "3");
     ReflectorStore::transform(&fifo, &mut a2);
-    fifo.update_shared(Arc::new(a2)).unwrap();
+    fifo.update_shared(ObjectKey::from_resource(&a2).unwrap(), Arc::new(a2))
+        .unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 3, "not transformed twice");
     // By-value writes of a hand-wired FIFO still transform, once each, whatever came before.
     fifo.update(cm("b", "3")).unwrap();
@@ -622,7 +626,10 @@ fn m8_share_reuses_the_cached_arc_only_for_the_same_uid_and_resource_version() {
     let cached = |name: &str| store.get_by_key(&format!("ns/{name}")).expect("cached");
 
     // X7: an unchanged object is the cached Arc itself, not a second copy.
-    let same = fifo.share(cm_uid("a", "1", "ua"));
+    let share = |fifo: &DeltaFifo<ConfigMap>, obj: ConfigMap| {
+        fifo.share(&ObjectKey::from_resource(&obj).unwrap(), obj)
+    };
+    let same = share(&fifo, cm_uid("a", "1", "ua"));
     assert!(Arc::ptr_eq(&same, &cached("a")));
     // A new resourceVersion, a recreated object (new UID), an empty resourceVersion or an
     // unknown key get their own Arc.
@@ -633,7 +640,7 @@ fn m8_share_reuses_the_cached_arc_only_for_the_same_uid_and_resource_version() {
         (cm_uid("d", "1", "ud"), "unknown"),
     ] {
         let name = obj.metadata.name.clone().unwrap();
-        let shared = fifo.share(obj);
+        let shared = share(&fifo, obj);
         if let Some(old) = store.get_by_key(&format!("ns/{name}")) {
             assert!(!Arc::ptr_eq(&shared, &old), "{why}");
         }
@@ -666,7 +673,7 @@ fn m8_share_reuses_the_cached_arc_only_for_the_same_uid_and_resource_version() {
 
     // Without known objects nothing is reused.
     let bare = DeltaFifo::<ConfigMap>::builder().build();
-    let fresh = bare.share(cm_uid("a", "1", "ua"));
+    let fresh = share(&bare, cm_uid("a", "1", "ua"));
     assert!(!Arc::ptr_eq(&fresh, &cached("a")));
 }
 

@@ -51,7 +51,7 @@ pub use delta::{DeletedFinalStateUnknown, DeletedObject, Delta, DeltaType, Delta
 pub use known::KnownObjects;
 
 use crate::key::ObjectKey;
-use crate::store::{ReflectorStore, StoreError};
+use crate::store::{Keyed, ReflectorStore, StoreError};
 use keyed::KeyedQueue;
 use ordered::OrderedQueue;
 use queue::{DeltaQueue, PoppedItem};
@@ -262,14 +262,23 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     /// (D2, D8). The reflector uses [`ReflectorStore::add_shared`] instead.
     pub fn add(&self, mut obj: K) -> Result<(), StoreError> {
         self.apply_transform(&mut obj);
-        self.add_shared(Arc::new(obj))
+        let key = ObjectKey::from_resource(&obj)?;
+        self.add_shared(key, Arc::new(obj))
     }
 
     /// Queues `Updated` for an object that is not yet transformed: the transform runs once here
     /// (D2, D8). The reflector uses [`ReflectorStore::update_shared`] instead.
     pub fn update(&self, mut obj: K) -> Result<(), StoreError> {
         self.apply_transform(&mut obj);
-        self.update_shared(Arc::new(obj))
+        let key = ObjectKey::from_resource(&obj)?;
+        self.update_shared(key, Arc::new(obj))
+    }
+
+    /// [`ReflectorStore::delete`] keyed here: queues `Deleted` with the final state, unless the
+    /// key is neither stored nor queued (D4).
+    pub fn delete(&self, obj: K) -> Result<(), StoreError> {
+        let key = ObjectKey::from_resource(&obj)?;
+        ReflectorStore::delete(self, key, obj)
     }
 
     /// [`ReflectorStore::replace_shared`] for objects that are not yet transformed: each is
@@ -279,19 +288,20 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
             .into_iter()
             .map(|mut obj| {
                 self.apply_transform(&mut obj);
-                self.share(obj)
+                let key = ObjectKey::from_resource(&obj)?;
+                let obj = self.share(&key, obj);
+                Ok((key, obj))
             })
-            .collect();
+            .collect::<Result<Vec<_>, StoreError>>()?;
         self.replace_shared(items, resource_version)
     }
 
     /// The known object that `obj` is an unchanged copy of: same key, same UID and the same
     /// non-empty resourceVersion. The server changes the resourceVersion on every write, so the
     /// two have the same content (before the transform, which ran on both).
-    fn cached_same(&self, obj: &K) -> Option<Arc<K>> {
+    fn cached_same(&self, key: &ObjectKey, obj: &K) -> Option<Arc<K>> {
         let known = self.known.as_deref()?;
         let rv = obj.object_resource_version().filter(|rv| !rv.is_empty())?;
-        let key = ObjectKey::from_resource(obj).ok()?;
         let cached = known.get_by_key(key.as_str())?;
         (cached.object_resource_version() == Some(rv) && cached.object_uid() == obj.object_uid())
             .then_some(cached)
@@ -534,21 +544,18 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
     }
 
     /// Queues `Added` for a finished object (D2; transformed by the caller, D8).
-    fn add_shared(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        let key = ObjectKey::from_resource(&*obj)?;
+    fn add_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
         self.enqueue(key, Delta::Added(obj))
     }
 
     /// Queues `Updated` for a finished object (D2; transformed by the caller, D8).
-    fn update_shared(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        let key = ObjectKey::from_resource(&*obj)?;
+    fn update_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
         self.enqueue(key, Delta::Updated(obj))
     }
 
     /// Queues `Deleted` with the final state, unless the key is neither stored nor queued (D4);
     /// dedups consecutive deletes (D3).
-    fn delete(&self, obj: K) -> Result<(), StoreError> {
-        let key = ObjectKey::from_resource(&obj)?;
+    fn delete(&self, key: ObjectKey, obj: K) -> Result<(), StoreError> {
         {
             let mut queue = self.queue.lock();
             if queue.closed {
@@ -579,24 +586,19 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
     /// then costs memory only for what changed (M8, X7). A reused object keeps the transform it
     /// was cached with; the transform cannot change once the informer runs (H14), and D8
     /// requires it to be idempotent.
-    fn share(&self, obj: K) -> Arc<K> {
-        match self.cached_same(&obj) {
+    fn share(&self, key: &ObjectKey, obj: K) -> Arc<K> {
+        match self.cached_same(key, &obj) {
             Some(cached) => cached,
             None => Arc::new(obj),
         }
     }
 
-    /// D5: `Replaced` (or `Sync`) for every item, then tombstones. Items are keyed before the
-    /// queue lock is taken. A keyless item fails the whole call.
+    /// D5: `Replaced` (or `Sync`) for every item, then tombstones. The items come keyed.
     fn replace_shared(
         &self,
-        items: Vec<Arc<K>>,
+        list: Vec<Keyed<K>>,
         resource_version: String,
     ) -> Result<(), StoreError> {
-        let list = items
-            .into_iter()
-            .map(|obj| Ok((ObjectKey::from_resource(&*obj)?, obj)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
         let mut queue = self.queue.lock();
         if queue.closed {
             return Err(StoreError::Closed);

@@ -4,11 +4,9 @@ use bytes::{Bytes, BytesMut};
 use futures::Stream;
 use kube::core::{Status, WatchEvent};
 use std::fmt;
-use std::marker::PhantomData;
 
 use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
-    Visitor,
+    self, DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor,
 };
 
 use super::{Error, ObjectCheck, Result, api_error};
@@ -182,107 +180,12 @@ enum ListField {
     Other,
 }
 
-/// What [`EachItem`] saw of a list body besides its items, so the caller can tell a list from
-/// something else that arrived with a 2xx (M14).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct ListShape {
-    /// The body's `kind`, if it has one.
-    pub(super) kind: Option<String>,
-    /// Whether the body has an `items` field (an array or `null`).
-    pub(super) has_items: bool,
-}
-
-/// Decodes a list body's `items` one at a time into `each`, so the caller can transform and share
-/// every object before the next one is decoded (M8); every other field but `kind` is skipped.
-/// `null` items are an empty list; whether `items` was there at all is in the [`ListShape`].
-pub(super) struct EachItem<'f, K, F> {
-    pub(super) each: &'f mut F,
-    pub(super) _k: PhantomData<fn() -> K>,
-}
-
-impl<'de, K: DeserializeOwned, F: FnMut(K)> DeserializeSeed<'de> for EachItem<'_, K, F> {
-    type Value = ListShape;
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<ListShape, D::Error> {
-        de.deserialize_map(self)
-    }
-}
-
-impl<'de, K: DeserializeOwned, F: FnMut(K)> Visitor<'de> for EachItem<'_, K, F> {
-    type Value = ListShape;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ListShape, A::Error> {
-        let mut shape = ListShape::default();
-        while let Some(field) = map.next_key::<ListField>()? {
-            match field {
-                ListField::Items => {
-                    shape.has_items = true;
-                    map.next_value_seed(ItemsValue::<K, F> {
-                        each: &mut *self.each,
-                        _k: PhantomData,
-                    })?
-                }
-                ListField::Kind => shape.kind = map.next_value()?,
-                ListField::Metadata | ListField::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(shape)
-    }
-}
-
-/// The `items` value: `null` or an array of objects.
-struct ItemsValue<'f, K, F> {
-    each: &'f mut F,
-    _k: PhantomData<fn() -> K>,
-}
-
-impl<'de, K: DeserializeOwned, F: FnMut(K)> DeserializeSeed<'de> for ItemsValue<'_, K, F> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
-        de.deserialize_option(self)
-    }
-}
-
-impl<'de, K: DeserializeOwned, F: FnMut(K)> Visitor<'de> for ItemsValue<'_, K, F> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of objects or null")
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
-        de.deserialize_seq(self)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(obj) = seq.next_element::<K>()? {
-            (self.each)(obj);
-        }
-        Ok(())
-    }
-}
-
 /// The marker error [`list_meta`] stops the parse with once it has the list metadata.
 const STOP: &str = "informer-rs: list metadata read";
 
 /// Reads `metadata.resourceVersion` and `metadata.continue` of a list body, and its `kind` if that
 /// comes first (M14). The API server writes `kind` and `metadata` before `items`, so the parse
-/// stops at `metadata` instead of walking megabytes of items that [`EachItem`] decodes anyway; a
+/// stops at `metadata` instead of walking megabytes of items that the item pipeline decodes anyway; a
 /// body with `items` first is walked to its end. A malformed body is an error here only up to
 /// the metadata; the rest fails when the items are decoded.
 pub(super) fn list_meta(body: &[u8]) -> serde_json::Result<ListMetaFields> {
@@ -534,54 +437,5 @@ mod tests {
             br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":200}"#;
         let err = check_list_kind(ok, Some("Status"), &expected).unwrap();
         assert!(matches!(err, Error::NotAList { .. }), "{err:?}");
-    }
-
-    #[test]
-    fn each_item_hands_out_items_in_order_and_accepts_null_or_missing_items() {
-        let decode = |body: &[u8]| {
-            let mut names = Vec::new();
-            let mut each = |cm: ConfigMap| names.push(cm.metadata.name.unwrap_or_default());
-            super::super::sized::from_slice_seed(
-                body,
-                EachItem {
-                    each: &mut each,
-                    _k: PhantomData,
-                },
-            )
-            .map(|shape| (names, shape))
-        };
-        let body = br#"{"metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"a"},"data":{"k":"v"}},{"metadata":{"name":"b"}}],"kind":"ConfigMapList"}"#;
-        let (names, shape) = decode(body).unwrap();
-        assert_eq!(names, ["a", "b"]);
-        assert_eq!(
-            shape,
-            ListShape {
-                kind: Some("ConfigMapList".into()),
-                has_items: true
-            },
-            "a kind after the items is seen too (M14)"
-        );
-        let (names, shape) = decode(br#"{"items":null}"#).unwrap();
-        assert!(
-            names.is_empty() && shape.has_items,
-            "null items: an empty list"
-        );
-        let (names, shape) = decode(br#"{"metadata":{}}"#).unwrap();
-        assert!(
-            names.is_empty() && !shape.has_items,
-            "M14: no items is told apart"
-        );
-        // A bad item is an error; the items before it were already handed out.
-        let mut seen = 0;
-        let mut each = |_: ConfigMap| seen += 1;
-        let res = super::super::sized::from_slice_seed(
-            br#"{"items":[{"metadata":{"name":"a"}},{"metadata":{"name":7}}]}"#,
-            EachItem {
-                each: &mut each,
-                _k: PhantomData,
-            },
-        );
-        assert!(res.is_err());
-        assert_eq!(seen, 1);
     }
 }

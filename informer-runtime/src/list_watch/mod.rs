@@ -44,7 +44,7 @@ use self::body::BodyReader;
 use self::decode::{LineDecoder, check_list_kind, decode_event, list_meta};
 use self::error::api_error;
 pub use self::error::{Error, ErrorClass, Result};
-pub use self::page::{ListPage, RawListPage};
+pub use self::page::{ListPage, PageItems, RawListPage};
 use crate::shard::Shard;
 
 /// The parameters of one LIST request.
@@ -380,7 +380,7 @@ where
             source,
         })?;
         // M14: a Status or a list of another kind with a 2xx is an error before anything else
-        // (the apiserver writes `kind` first; a later `kind` is checked by `decode_each`).
+        // (the apiserver writes `kind` first; a later `kind` is checked by `PageItems::finish`).
         if let Some(err) = check_list_kind(&body, meta.kind.as_deref(), &self.list_kinds) {
             return Err(err);
         }

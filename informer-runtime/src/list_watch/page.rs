@@ -1,5 +1,6 @@
 //! LIST pages: decoded (`ListPage`) and raw (`RawListPage`, whose items are decoded while the
-//! next page is fetched, R3), with the exact-capacity and chunked decoders behind them.
+//! next page is fetched, R3), and the item pipeline between them (`PageItems`): walk, filter,
+//! decode, one item at a time.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
-use super::decode::{EachItem, check_list_kind};
+use super::decode::check_list_kind;
 use super::{Error, Result, chunked, sized};
 use crate::shard::Shard;
 
@@ -71,97 +72,125 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// A body without `items`, or whose `kind` is not the expected list kind, is an error
     /// (M14), never an empty list; `items: null` is an empty list.
     pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
-        if self.client_shard.is_some() {
-            // Item by item over raw slices, so each can be probed before its decode.
-            let mut walk = chunked::ChunkedList::new(&self.body);
-            self.decode_items(&mut walk, usize::MAX, &mut each)?;
-            let shape = (walk.kind.take(), walk.has_items);
-            return self.finish_walk(shape);
+        let mut items = self.items();
+        for obj in &mut items {
+            each(obj?);
         }
-        // M8: exactly sized `Vec`s inside every object (see `sized`), unless turned off.
-        let seed = EachItem {
-            each: &mut each,
-            _k: PhantomData,
-        };
-        let decoded = if self.exact_capacity {
-            sized::from_slice_seed(&self.body, seed)
-        } else {
-            sized::from_slice_seed_unsized(&self.body, seed)
-        };
-        let shape = decoded.map_err(|source| Error::Decode {
-            what: "list",
-            source,
-        })?;
-        self.finish_walk((shape.kind, shape.has_items))
+        items.finish()?;
+        Ok((self.resource_version, self.continue_token))
+    }
+
+    /// The page's objects, decoded one per `next` (the item pipeline): a walker finds each
+    /// item's bytes without interpreting them, a client shard drops foreign items by a probed
+    /// field before their decode (KEP-5866), and the decode builds `K` with exactly sized
+    /// `Vec`s (M8, unless turned off). Nothing is decoded ahead of the caller, so a consumer
+    /// that yields every few hundred objects bounds both memory and the time it holds a
+    /// worker, whatever the body's size (R3, issue 14 item 2). After the last item,
+    /// [`PageItems::finish`] checks the body was a list of the expected kind (M14).
+    pub fn items(&self) -> PageItems<'_, K> {
+        PageItems {
+            page: self,
+            walk: chunked::ChunkedList::new(&self.body),
+            probe: self.client_shard.as_ref().map(|s| s.field().metadata_key()),
+            skipped: 0,
+            done: false,
+        }
     }
 }
 
-impl<K: DeserializeOwned> RawListPage<K> {
-    /// [`decode_each`](Self::decode_each) for a body that may be far larger than a page (an
-    /// unpaged relist at a concrete RV, R3): the items are decoded `chunk` at a time with a
-    /// yield to the runtime after each chunk, so no tokio worker is held longer than about one
-    /// page's worth of decoding (issue 14 item 2). Each object is decoded exactly as in a page
-    /// (exact capacity, M8); the body's `kind` and `items` are checked as in `decode_each` (M14).
-    pub async fn decode_each_chunked(
-        self,
-        chunk: usize,
-        mut each: impl FnMut(K),
-    ) -> Result<(String, Option<String>)> {
-        let chunk = chunk.max(1);
-        let mut walk = chunked::ChunkedList::new(&self.body);
-        while !self.decode_items(&mut walk, chunk, &mut each)? {
-            tokio::task::yield_now().await;
-        }
-        let shape = (walk.kind.take(), walk.has_items);
-        self.finish_walk(shape)
+/// The objects of a [`RawListPage`], decoded one at a time ([`RawListPage::items`]).
+pub struct PageItems<'a, K> {
+    page: &'a RawListPage<K>,
+    walk: chunked::ChunkedList<'a>,
+    /// The `metadata` field a client shard reads before deciding on an item.
+    probe: Option<&'static str>,
+    skipped: usize,
+    done: bool,
+}
+
+impl<K> std::fmt::Debug for PageItems<'_, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageItems")
+            .field("skipped", &self.skipped)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> PageItems<'_, K> {
+    /// How many items a client shard dropped so far, undecoded.
+    pub fn skipped(&self) -> usize {
+        self.skipped
     }
 
-    /// Decodes up to `max` further items of `walk` and hands each to `each`, exactly as a
-    /// page is decoded (exact capacity, M8); an item outside the client shard is skipped by
-    /// its probed field, undecoded (KEP-5866). True once the whole body has been read.
-    fn decode_items<'a>(
-        &self,
-        walk: &mut chunked::ChunkedList<'a>,
-        max: usize,
-        each: &mut impl FnMut(K),
-    ) -> Result<bool> {
-        let exact = self.exact_capacity;
-        let shard = self.client_shard.as_ref();
-        let probe = shard.map(|s| s.field().metadata_key());
-        walk.step_probed(max, probe, |raw, probed| {
-            if let (Some(shard), Some(value)) = (shard, &probed)
-                && !shard.admits_bytes(value)
-            {
-                return Ok(());
-            }
-            let obj = if exact {
-                sized::from_slice::<K>(raw)?
-            } else {
-                sized::from_slice_seed_unsized(raw, PhantomData::<K>)?
-            };
-            each(obj);
-            Ok(())
-        })
-        .map_err(|source| Error::Decode {
-            what: "list",
-            source,
-        })
-    }
-
-    /// The checks after a walk (M14): the body's `kind` and its `items`.
-    fn finish_walk(
-        self,
-        (kind, has_items): (Option<String>, bool),
-    ) -> Result<(String, Option<String>)> {
-        if let Some(err) = check_list_kind(&self.body, kind.as_deref(), &self.list_kinds) {
-            return Err(err);
-        }
-        if !has_items {
+    /// After the last item: the body's checks (M14), its `kind` and that it had `items`. An
+    /// error if the walk stopped early (a decode error, or a caller that did not read on).
+    pub fn finish(self) -> Result<()> {
+        if !self.done {
             return Err(Error::NotAList {
-                what: "a body without `items`".to_string(),
-                expected: self.list_kinds.first().cloned().unwrap_or_default(),
+                what: "a list whose items were not all read".to_string(),
+                expected: self.page.list_kinds.first().cloned().unwrap_or_default(),
             });
         }
-        Ok((self.resource_version, self.continue_token))
+        if let Some(err) = check_list_kind(
+            &self.page.body,
+            self.walk.kind.as_deref(),
+            &self.page.list_kinds,
+        ) {
+            return Err(err);
+        }
+        if !self.walk.has_items {
+            return Err(Error::NotAList {
+                what: "a body without `items`".to_string(),
+                expected: self.page.list_kinds.first().cloned().unwrap_or_default(),
+            });
+        }
+        Ok(())
+    }
+
+    fn decode_error(&mut self, source: serde_json::Error) -> Error {
+        // The walk cannot go on past a malformed item; `finish` then reports an incomplete list.
+        self.done = true;
+        Error::Decode {
+            what: "list",
+            source,
+        }
+    }
+}
+
+impl<K: DeserializeOwned> Iterator for PageItems<'_, K> {
+    type Item = Result<K>;
+
+    fn next(&mut self) -> Option<Result<K>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let mut found = None;
+            match self.walk.step_probed(1, self.probe, |raw, probed| {
+                found = Some((raw, probed));
+                Ok(())
+            }) {
+                Ok(finished) => self.done = finished,
+                Err(source) => return Some(Err(self.decode_error(source))),
+            }
+            let Some((raw, probed)) = found else {
+                continue;
+            };
+            // The filter stage: an item outside the client shard is never decoded.
+            if let (Some(shard), Some(value)) = (&self.page.client_shard, &probed)
+                && !shard.admits_bytes(value)
+            {
+                self.skipped += 1;
+                continue;
+            }
+            // The decode stage.
+            let decoded = if self.page.exact_capacity {
+                sized::from_slice::<K>(raw)
+            } else {
+                sized::from_slice_seed_unsized(raw, PhantomData::<K>)
+            };
+            return Some(decoded.map_err(|source| self.decode_error(source)));
+        }
     }
 }

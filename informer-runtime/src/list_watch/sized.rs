@@ -35,9 +35,8 @@ pub(crate) fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> serde_json::Resul
     from_slice_seed(bytes, std::marker::PhantomData::<T>)
 }
 
-/// [`from_slice`] through a seed, for decoders that consume part of the document as it is
-/// read (a list's items one by one) instead of building it whole.
-pub(crate) fn from_slice_seed<'a, S: DeserializeSeed<'a>>(
+/// [`from_slice`] through a seed.
+fn from_slice_seed<'a, S: DeserializeSeed<'a>>(
     bytes: &'a [u8],
     seed: S,
 ) -> serde_json::Result<S::Value> {

@@ -28,7 +28,7 @@ use super::{
 use crate::key::ObjectKey;
 use crate::list_watch::{self, Probed};
 use crate::shard::ShardMode;
-use crate::store::{ReflectorStore, StoreError};
+use crate::store::{Keyed, ReflectorStore, StoreError};
 
 /// The driver: the reflector's I/O handles and what it keeps between actions. The decisions'
 /// state is the [`Machine`]'s.
@@ -148,7 +148,7 @@ where
 
     /// Replaces the store with a complete list at `rv` (D5) and publishes the RV; the first
     /// complete list is the initial list, the rest are relists.
-    fn replace(&mut self, items: Vec<Arc<K>>, rv: &str, what: &str) -> Result<(), StoreError> {
+    fn replace(&mut self, items: Vec<Keyed<K>>, rv: &str, what: &str) -> Result<(), StoreError> {
         match self.io.store.replace_shared(items, rv.to_string()) {
             Err(StoreError::Closed) => return Err(StoreError::Closed),
             Err(e) => warn!(error = %e, "store refused part of the {what}"),
@@ -398,17 +398,18 @@ where
         }
     }
 
-    /// Transforms a watched object (D8) and shares it, finished, with `write`; a transform
-    /// that panics drops the object (item 5) and writes nothing.
+    /// Transforms a watched object (D8), keys it and shares it, finished, with `write`; a
+    /// transform that panics drops the object (item 5) and writes nothing.
     fn finish_then(
         &self,
         mut obj: K,
-        write: impl FnOnce(&dyn ReflectorStore<K>, Arc<K>) -> Result<(), StoreError>,
+        write: impl FnOnce(&dyn ReflectorStore<K>, ObjectKey, Arc<K>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let store = &*self.io.store;
         if guard_transform(&self.io.shared, &mut obj, |o| store.transform(o)) {
+            let key = ObjectKey::from_resource(&obj)?;
             // A watched object is new (its RV changed), so there is no cached Arc to reuse.
-            write(store, Arc::new(obj))
+            write(store, key, Arc::new(obj))
         } else {
             Ok(())
         }
@@ -428,11 +429,15 @@ where
             // ones are left to the store, which transforms only a real `Deleted` (D4).
             WatchEvent::Added(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                (self.finish_then(o, |s, o| s.add_shared(o)), rv, true)
+                (self.finish_then(o, |s, k, o| s.add_shared(k, o)), rv, true)
             }
             WatchEvent::Modified(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                (self.finish_then(o, |s, o| s.update_shared(o)), rv, false)
+                (
+                    self.finish_then(o, |s, k, o| s.update_shared(k, o)),
+                    rv,
+                    false,
+                )
             }
             WatchEvent::Deleted(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
@@ -440,7 +445,8 @@ where
                 let res = match ObjectKey::from_resource(&o) {
                     Ok(key) => {
                         let store = &self.io.store;
-                        guard_transform_owned(&self.io.shared, &key, o, |o| store.delete(o))
+                        let who = key.clone();
+                        guard_transform_owned(&self.io.shared, &who, o, |o| store.delete(key, o))
                             .unwrap_or(Ok(()))
                     }
                     Err(e) => Err(StoreError::Key(e)),
@@ -505,23 +511,27 @@ mod tests {
     struct Ops(Mutex<Vec<String>>);
 
     impl ReflectorStore<ConfigMap> for Ops {
-        fn add_shared(&self, o: Arc<ConfigMap>) -> Result<(), StoreError> {
+        fn add_shared(&self, _: ObjectKey, o: Arc<ConfigMap>) -> Result<(), StoreError> {
             let name = o.metadata.name.clone().unwrap_or_default();
             self.0.lock().push(format!("add {name}"));
             Ok(())
         }
-        fn update_shared(&self, o: Arc<ConfigMap>) -> Result<(), StoreError> {
+        fn update_shared(&self, _: ObjectKey, o: Arc<ConfigMap>) -> Result<(), StoreError> {
             let name = o.metadata.name.clone().unwrap_or_default();
             self.0.lock().push(format!("update {name}"));
             Ok(())
         }
-        fn delete(&self, o: ConfigMap) -> Result<(), StoreError> {
+        fn delete(&self, _: ObjectKey, o: ConfigMap) -> Result<(), StoreError> {
             self.0
                 .lock()
                 .push(format!("delete {}", o.metadata.name.unwrap_or_default()));
             Ok(())
         }
-        fn replace_shared(&self, items: Vec<Arc<ConfigMap>>, rv: String) -> Result<(), StoreError> {
+        fn replace_shared(
+            &self,
+            items: Vec<Keyed<ConfigMap>>,
+            rv: String,
+        ) -> Result<(), StoreError> {
             self.0.lock().push(format!("replace {} {rv}", items.len()));
             Ok(())
         }

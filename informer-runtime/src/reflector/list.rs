@@ -13,17 +13,17 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info};
 
 use super::io::Io;
-use super::{Error, Shared, bump, transform_and_share};
+use super::{Error, Shared, bump, finish_listed};
 use crate::list_watch::{self, ListRequest, ListWatch, RawListPage};
 use crate::shard::ShardMode;
-use crate::store::ReflectorStore;
+use crate::store::{Keyed, ReflectorStore};
 
 /// A list that runs longer than this logs every page at info level and a step trace at the end (R23).
 const LONG_LIST: Duration = Duration::from_secs(10);
 
-/// A complete list: every item transformed and shared (D8, M8).
+/// A complete list: every item transformed, keyed and shared (D8, M8).
 pub(super) struct Listed<K> {
-    pub(super) items: Vec<Arc<K>>,
+    pub(super) items: Vec<Keyed<K>>,
     pub(super) resource_version: String,
     /// The server answered with more than one page (R3).
     pub(super) paginated: bool,
@@ -49,8 +49,8 @@ struct PageTask<K> {
     /// The page's resourceVersion and continue token, sent as soon as its body has arrived and
     /// before it is decoded, so the next page's fetch can start. Dropped unsent if the fetch fails.
     meta: oneshot::Receiver<(String, Option<String>)>,
-    /// The page's objects, transformed (D8) and shared through the store (M8).
-    items: AbortOnDrop<list_watch::Result<Vec<Arc<K>>>>,
+    /// The page's objects, transformed (D8), keyed and shared through the store (M8).
+    items: AbortOnDrop<list_watch::Result<Vec<Keyed<K>>>>,
 }
 
 impl<K> PageTask<K>
@@ -98,15 +98,8 @@ where
             // pool instead, the cached objects would live in malloc arenas of threads that never
             // allocate again, so the memory freed when watch updates replace them is never
             // reused: 1.8x kube-runtime's RSS after 20 000 updates (benchmark scenario 2).
-            if req.limit.is_some() {
-                decode_shared(&*store, &shared, page).map(|(items, _)| items)
-            } else {
-                // Item 2: an unpaged body may hold the whole collection; decode it a page's
-                // worth at a time, yielding in between.
-                decode_shared_chunked(&*store, &shared, page, chunk)
-                    .await
-                    .map(|(items, _)| items)
-            }
+            // An unpaged body may hold the whole collection: it yields every `chunk` objects.
+            finish_page(&*store, &shared, &page, chunk).await
         };
         PageTask {
             meta,
@@ -115,7 +108,7 @@ where
     }
 
     /// Waits for the page's objects (or the error that ended its fetch or decode).
-    async fn items(mut self) -> list_watch::Result<Vec<Arc<K>>> {
+    async fn items(mut self) -> list_watch::Result<Vec<Keyed<K>>> {
         match (&mut self.items.0).await {
             Ok(res) => res,
             // The task only fails if it panicked or the runtime shuts down.
@@ -124,40 +117,33 @@ where
     }
 }
 
-/// Decodes a page object by object, each transformed and shared as soon as it is decoded
-/// (D8, M8); returns the objects and the list's resourceVersion.
-fn decode_shared<K>(
+/// The item pipeline's last stages for one page: each object the page decodes
+/// ([`RawListPage::items`]: walk, shard filter, decode) is transformed, keyed and shared as soon
+/// as it is decoded (D8, M8), and the task yields after every `chunk` objects, so neither an
+/// unpaged relist nor a large page holds a worker longer than about a page's worth of decoding
+/// (R3, issue 14 item 2).
+async fn finish_page<K>(
     store: &dyn ReflectorStore<K>,
     shared: &Shared,
-    page: RawListPage<K>,
-) -> list_watch::Result<(Vec<Arc<K>>, String)>
-where
-    K: crate::object::Meta + DeserializeOwned + 'static,
-{
-    let mut items = Vec::new();
-    let (resource_version, _) = page.decode_each(|obj| {
-        items.extend(transform_and_share(store, shared, obj));
-    })?;
-    Ok((items, resource_version))
-}
-
-/// [`decode_shared`] for an unpaged body: `chunk` objects per step, yielding in between (item 2).
-async fn decode_shared_chunked<K>(
-    store: &dyn ReflectorStore<K>,
-    shared: &Shared,
-    page: RawListPage<K>,
+    page: &RawListPage<K>,
     chunk: usize,
-) -> list_watch::Result<(Vec<Arc<K>>, String)>
+) -> list_watch::Result<Vec<Keyed<K>>>
 where
     K: crate::object::Meta + DeserializeOwned + 'static,
 {
-    let mut items = Vec::new();
-    let (resource_version, _) = page
-        .decode_each_chunked(chunk, |obj| {
-            items.extend(transform_and_share(store, shared, obj));
-        })
-        .await?;
-    Ok((items, resource_version))
+    let mut finished = Vec::new();
+    let mut items = page.items();
+    let mut since_yield = 0;
+    for obj in &mut items {
+        finished.extend(finish_listed(store, shared, obj?));
+        since_yield += 1;
+        if since_yield == chunk {
+            since_yield = 0;
+            tokio::task::yield_now().await;
+        }
+    }
+    items.finish()?;
+    Ok(finished)
 }
 
 /// How many objects an unpaged body decodes between yields: the page size (R3), or the default
@@ -194,7 +180,7 @@ where
     };
     let mut current = PageTask::spawn(ctx, base.clone());
     let mut list_rv = String::new();
-    let mut items: Vec<Arc<K>> = Vec::new();
+    let mut items: Vec<Keyed<K>> = Vec::new();
     let mut pages = 0u32;
     let mut steps: Vec<(u32, Duration, usize)> = Vec::new();
     // M15: every token this list was given; a repeat means the server pages in a circle.

@@ -41,7 +41,7 @@ use crate::key::ObjectKey;
 pub use crate::list_watch::DEFAULT_MAX_WATCH_LINE_BYTES;
 use crate::list_watch::{self, ListWatch};
 use crate::shard::{Shard, ShardMode};
-use crate::store::{ReflectorStore, StoreError};
+use crate::store::{Keyed, ReflectorStore, StoreError};
 
 /// Why a cycle, a watch or a list failed. All variants but [`Error::StoreClosed`] are retried by the
 /// reflector (the comment on each says how); they reach users through the watch error handler.
@@ -282,19 +282,19 @@ fn bump(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
 }
 
-/// D8/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, then
-/// shared through the store (which reuses its cached `Arc` for an unchanged object), so an
-/// initial list is never held untransformed, nor twice.
+/// D8/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, keyed
+/// once, then shared through the store (which reuses its cached `Arc` for an unchanged object),
+/// so an initial list is never held untransformed, nor twice, and no store builds the key again.
 ///
-/// Item 8: an object without a key (no `metadata.name`) is dropped here, alone, and counted,
-/// so it can neither make the store refuse the whole list nor reach the store at all. `None`
-/// when the object was dropped.
-fn transform_and_share<K: crate::object::Meta>(
+/// Item 8: an object without a key (no `metadata.name`, or one its transform removed) is
+/// dropped here, alone, and counted, so it can neither make the store refuse the whole list nor
+/// reach the store at all. `None` when the object was dropped.
+fn finish_listed<K: crate::object::Meta>(
     store: &dyn ReflectorStore<K>,
     shared: &Shared,
     mut obj: K,
-) -> Option<Arc<K>> {
-    // Checked without building the key: the store builds it once, in `share`.
+) -> Option<Keyed<K>> {
+    // Checked before the transform, so user code never sees an object that cannot be cached.
     if obj.object_name().is_none_or(str::is_empty) {
         bump(&shared.counters.invalid_objects);
         // The object's contents stay out of the log.
@@ -304,7 +304,13 @@ fn transform_and_share<K: crate::object::Meta>(
     if !guard_transform(shared, &mut obj, |o| store.transform(o)) {
         return None;
     }
-    Some(store.share(obj))
+    let Ok(key) = ObjectKey::from_resource(&obj) else {
+        bump(&shared.counters.invalid_objects);
+        warn!("dropping a listed object whose transform removed its `metadata.name`");
+        return None;
+    };
+    let obj = store.share(&key, obj);
+    Some((key, obj))
 }
 
 /// Item 5: runs `f`, a store call that runs the user's transform on `obj`, and catches a panic

@@ -1,20 +1,20 @@
 //! The watch-list initial state (KEP-3157, R17–R20): one stream delivers the initial objects, then live events.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use futures::StreamExt;
 
 use kube::core::WatchEvent;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
-use tracing::{Instrument, warn};
+use tracing::Instrument;
 
 use super::io::{ActiveWatch, Io};
 use super::policy::{Action, Facts, Phase, on_error};
-use super::{Error, bump, transform_and_share};
+use super::{Error, bump, finish_listed};
 use crate::key::ObjectKey;
 use crate::list_watch::{self, Probed};
+use crate::store::Keyed;
 
 /// The annotation on the bookmark that ends the initial events (R17).
 pub(super) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -26,7 +26,7 @@ pub(super) enum Streamed<K> {
     /// connection for live events, started at the bookmark's RV (R17).
     Synced {
         watch: ActiveWatch<K>,
-        items: Vec<Arc<K>>,
+        items: Vec<Keyed<K>>,
     },
     /// The request failed.
     StartFailed(list_watch::Error),
@@ -41,21 +41,17 @@ pub(super) enum Streamed<K> {
 
 /// The objects received so far, keyed so MODIFIED/DELETED during the initial phase apply in place.
 struct Collected<K> {
-    items: Vec<Option<Arc<K>>>,
+    items: Vec<Option<Keyed<K>>>,
     index: HashMap<ObjectKey, usize>,
 }
 
 impl<K: crate::object::Meta> Collected<K> {
-    fn upsert(&mut self, obj: Arc<K>) {
-        let Ok(key) = ObjectKey::from_resource(&*obj) else {
-            warn!("dropping an initial event without a name");
-            return;
-        };
+    fn upsert(&mut self, (key, obj): Keyed<K>) {
         match self.index.get(&key) {
-            Some(&i) => self.items[i] = Some(obj),
+            Some(&i) => self.items[i] = Some((key, obj)),
             None => {
-                self.index.insert(key, self.items.len());
-                self.items.push(Some(obj));
+                self.index.insert(key.clone(), self.items.len());
+                self.items.push(Some((key, obj)));
             }
         }
     }
@@ -144,8 +140,8 @@ where
         };
         match ev {
             WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                if let Some(obj) = transform_and_share(&*ctx.store, &ctx.shared, o) {
-                    got.upsert(obj);
+                if let Some(finished) = finish_listed(&*ctx.store, &ctx.shared, o) {
+                    got.upsert(finished);
                 }
             }
             WatchEvent::Deleted(o) => got.remove(&o),
@@ -159,7 +155,7 @@ where
                 if !end {
                     continue;
                 }
-                let items: Vec<Arc<K>> = got.items.into_iter().flatten().collect();
+                let items: Vec<Keyed<K>> = got.items.into_iter().flatten().collect();
                 span.record("items", items.len());
                 return Streamed::Synced {
                     watch: ActiveWatch {

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use std::time::Duration;
 
 use informer_runtime::key::ObjectKey;
-use informer_runtime::store::{ReflectorStore, StoreError};
+use informer_runtime::store::{Keyed, ReflectorStore, StoreError};
 use kube::Resource;
 
 /// One call the reflector made on the store.
@@ -63,11 +63,17 @@ impl<K: Resource + Send + Sync + 'static> RecordingStore<K> {
         self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
-    fn key(&self, obj: &K) -> Result<String, StoreError> {
+    /// The key the reflector handed over, as text; checks the reflector built it right.
+    fn key(&self, key: &ObjectKey, obj: &K) -> Result<String, StoreError> {
         if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(StoreError::Closed);
         }
-        Ok(ObjectKey::from_resource(obj)?.to_string())
+        assert_eq!(
+            *key,
+            ObjectKey::from_resource(obj)?,
+            "the reflector keys objects"
+        );
+        Ok(key.to_string())
     }
 
     fn record(&self, f: impl FnOnce(&mut Recorded<K>)) {
@@ -107,8 +113,8 @@ impl<K: Resource + Send + Sync + 'static> RecordingStore<K> {
 }
 
 impl<K: Resource + Clone + Send + Sync + 'static> ReflectorStore<K> for RecordingStore<K> {
-    fn add_shared(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        let key = self.key(&obj)?;
+    fn add_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
+        let key = self.key(&key, &obj)?;
         self.record(|r| {
             r.ops.push(Op::Add(key.clone()));
             r.objects.insert(key, Arc::unwrap_or_clone(obj));
@@ -116,8 +122,8 @@ impl<K: Resource + Clone + Send + Sync + 'static> ReflectorStore<K> for Recordin
         Ok(())
     }
 
-    fn update_shared(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        let key = self.key(&obj)?;
+    fn update_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
+        let key = self.key(&key, &obj)?;
         self.record(|r| {
             r.ops.push(Op::Update(key.clone()));
             r.objects.insert(key, Arc::unwrap_or_clone(obj));
@@ -125,8 +131,8 @@ impl<K: Resource + Clone + Send + Sync + 'static> ReflectorStore<K> for Recordin
         Ok(())
     }
 
-    fn delete(&self, obj: K) -> Result<(), StoreError> {
-        let key = self.key(&obj)?;
+    fn delete(&self, key: ObjectKey, obj: K) -> Result<(), StoreError> {
+        let key = self.key(&key, &obj)?;
         self.record(|r| {
             r.ops.push(Op::Delete(key.clone()));
             r.objects.remove(&key);
@@ -136,12 +142,12 @@ impl<K: Resource + Clone + Send + Sync + 'static> ReflectorStore<K> for Recordin
 
     fn replace_shared(
         &self,
-        items: Vec<Arc<K>>,
+        items: Vec<Keyed<K>>,
         resource_version: String,
     ) -> Result<(), StoreError> {
         let mut map = BTreeMap::new();
-        for obj in items {
-            map.insert(self.key(&obj)?, Arc::unwrap_or_clone(obj));
+        for (key, obj) in items {
+            map.insert(self.key(&key, &obj)?, Arc::unwrap_or_clone(obj));
         }
         self.record(|r| {
             r.ops.push(Op::Replace {
