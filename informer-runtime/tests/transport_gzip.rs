@@ -304,3 +304,27 @@ async fn informers_sync_through_gzip_with_either_strategy() {
     assert!(gz.contains(&(true, true)), "a gzipped LIST: {gz:?}");
     assert!(gz.contains(&(false, true)), "a gzipped watch-list: {gz:?}");
 }
+
+#[tokio::test]
+async fn gzip_can_be_turned_off_and_bytes_received_count_the_wire() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    seed_big(&server).await;
+    let api = Api::<ConfigMap>::namespaced(server.client(), "default");
+    let on = ListWatch::<ConfigMap>::new(api.clone());
+    let off = ListWatch::<ConfigMap>::new(api).accept_gzip(false);
+    for lw in [&on, &off] {
+        let page = lw.list(&ListRequest::default()).await.expect("LIST");
+        assert_eq!(names(page.items), all_names());
+    }
+    assert_eq!(gzipped(&server, |r| r.is_list()), [true, false]);
+    let (zipped, plain) = (on.bytes_received(), off.bytes_received());
+    assert!(plain > (BIG * 4096) as u64, "the plain body: {plain} bytes");
+    assert!(zipped * 4 < plain, "gzip {zipped} bytes against {plain}");
+    // Clones share the count (the reflector lists through clones).
+    on.clone()
+        .list(&ListRequest::default())
+        .await
+        .expect("LIST");
+    assert_eq!(on.bytes_received(), 2 * zipped);
+}

@@ -12,6 +12,8 @@
 //! so a small body that inflates to gigabytes is cut at the cap, never held.
 
 use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::{Buf as _, Bytes};
 use http_body_util::BodyExt as _;
@@ -27,6 +29,8 @@ pub(super) struct BodyReader {
     body: kube::client::Body,
     gzip: Option<Gunzip>,
     done: bool,
+    /// Counts the bytes as they come on the wire.
+    received: Arc<AtomicU64>,
 }
 
 /// The incremental state of a gzip body.
@@ -42,7 +46,10 @@ struct Gunzip {
 impl BodyReader {
     /// Reads `res`'s body, decoding it when its `Content-Encoding` is gzip. Any other encoding
     /// but identity is an error: the request only offers gzip.
-    pub(super) fn new(res: http::Response<kube::client::Body>) -> Result<Self> {
+    pub(super) fn new(
+        res: http::Response<kube::client::Body>,
+        received: Arc<AtomicU64>,
+    ) -> Result<Self> {
         let encoding = res.headers().get(http::header::CONTENT_ENCODING).map(|v| {
             v.to_str()
                 .unwrap_or("<not text>")
@@ -66,6 +73,7 @@ impl BodyReader {
             body: res.into_body(),
             gzip,
             done: false,
+            received,
         })
     }
 
@@ -89,6 +97,8 @@ impl BodyReader {
                     let Ok(data) = frame.into_data() else {
                         continue;
                     };
+                    self.received
+                        .fetch_add(data.len() as u64, Ordering::Relaxed);
                     match &mut self.gzip {
                         None if data.is_empty() => {}
                         None => return Some(Ok(data)),
