@@ -129,6 +129,8 @@ func restConfig(s *spec) (*rest.Config, error) {
 	// burst 10) would spread the 100 pages of a 50 000-Pod LIST over 18 s, so the benchmark
 	// would time the limiter; a negative QPS turns it off.
 	cfg.QPS = -1
+	// Go's transport offers gzip unless told not to; the orchestrator's --gzip decides for all.
+	cfg.DisableCompression = !s.gzip
 	switch s.impl {
 	case implProto:
 		// What Kubernetes components configure (kube-controller-manager's --kube-api-content-type):

@@ -54,6 +54,9 @@ pub struct RunConfig {
     /// The server the children synced from (`informer-testserver`, `kube-apiserver v1.37.2`).
     #[serde(default = "default_server")]
     pub server: String,
+    /// Whether the children offered gzip (`--gzip`).
+    #[serde(default)]
+    pub gzip: bool,
 }
 
 fn default_server() -> String {
@@ -573,6 +576,7 @@ pub(crate) mod fixtures {
             seed_s: 1.0,
             server_rss_mib: 1.0,
             server: super::default_server(),
+            gzip: false,
         };
         (host, config)
     }

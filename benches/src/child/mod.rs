@@ -60,6 +60,9 @@ pub struct ChildSpec {
     /// Page size of every LIST (both implementations default to 500).
     #[arg(long, default_value_t = 500)]
     pub page_size: u32,
+    /// Offer gzip (`Accept-Encoding: gzip`, T3).
+    #[arg(long)]
+    pub gzip: bool,
 }
 
 /// Generous upper bound for any one phase; a stuck child fails instead of hanging the run.

@@ -170,7 +170,7 @@ where
     if let Some((replicas, _)) = spec.imp.sharding() {
         config.reflector.shard = Some(Shard::of(0, replicas, ShardField::Uid)?);
     }
-    SharedIndexInformer::new(lw, config).context("creating the informer")
+    SharedIndexInformer::new(lw.accept_gzip(spec.gzip), config).context("creating the informer")
 }
 
 /// Waits for the informer's first sync and reports its time, size and memory.

@@ -69,6 +69,11 @@ pub struct OrchestrateArgs {
     /// of informer-testserver, and run the sync scenario against it.
     #[arg(long, conflicts_with = "scale")]
     pub kube_apiserver: bool,
+    /// Every child offers gzip (T3; client-go's default, informer-rs's too): the server then
+    /// gzips LIST bodies over 128 KiB and watch-list streams. Off by default, so the figures
+    /// measure decoding and caching, not compression on a loopback the two processes share.
+    #[arg(long)]
+    pub gzip: bool,
 }
 
 /// The resolved plan of a run.
@@ -88,6 +93,8 @@ pub(crate) struct Plan {
     pub(crate) client_go: Option<PathBuf>,
     /// Sync from kube-apiserver instead of informer-testserver.
     pub(crate) kube_apiserver: bool,
+    /// Children offer gzip.
+    pub(crate) gzip: bool,
 }
 
 impl Plan {
@@ -125,6 +132,7 @@ impl Plan {
             },
             client_go: a.client_go.clone(),
             kube_apiserver: a.kube_apiserver,
+            gzip: a.gzip,
         }
     }
 
@@ -274,6 +282,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         seed_s,
         server_rss_mib,
         server: server_name,
+        gzip: plan.gzip,
     };
     let report = Report::new(revision, started_unix, host, config, runs);
     print_table(&report.table());

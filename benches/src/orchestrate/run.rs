@@ -168,6 +168,7 @@ impl<'a> Runner<'a> {
                 &plan.query_ms.to_string(),
             ])
             .args(["--page-size", &plan.page_size.to_string()])
+            .args(plan.gzip.then_some("--gzip"))
             .args(
                 self.server
                     .kubeconfig()
