@@ -292,10 +292,10 @@ fn visit_double<'de, V: Visitor<'de>>(visitor: V, d: f64) -> Result<V::Value, Er
         )));
     }
     let integral = d.fract() == 0.0 && !(d == 0.0 && d.is_sign_negative());
-    if integral && d >= 0.0 && d < 18_446_744_073_709_551_616.0 {
+    if integral && (0.0..18_446_744_073_709_551_616.0).contains(&d) {
         return visitor.visit_u64(d as u64);
     }
-    if integral && d < 0.0 && d >= -9_223_372_036_854_775_808.0 {
+    if integral && (-9_223_372_036_854_775_808.0..0.0).contains(&d) {
         return visitor.visit_i64(d as i64);
     }
     visitor.visit_f64(d)

@@ -11,7 +11,7 @@ use k8s_pb::apimachinery::pkg::util::intstr::IntOrString;
 use prost::Message as _;
 use serde_json::{Value, json};
 
-use super::schema::{KindEntry, Label, Message, Shape, Ty, message};
+use super::schema::{KindEntry, Label, Shape, Ty, message};
 use super::wire::{FIXED64, VARINT, put_key, put_len, put_varint};
 use super::{Error, decode_object, encode_object};
 
