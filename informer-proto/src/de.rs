@@ -97,6 +97,38 @@ impl<'de> Deserializer<'de> {
     }
 }
 
+/// The methods the message and field-value deserializers share: `null` values are `None`,
+/// newtypes are transparent, skipped values are passed over undecoded, the rest is
+/// `deserialize_any`.
+macro_rules! common_methods {
+    () => {
+        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            if self.is_null()? {
+                visitor.visit_none()
+            } else {
+                visitor.visit_some(self)
+            }
+        }
+
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, Error> {
+            visitor.visit_newtype_struct(self)
+        }
+
+        fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            visitor.visit_unit()
+        }
+
+        forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
+        }
+    };
+}
+
 impl<'de> de::Deserializer<'de> for Deserializer<'de> {
     type Error = Error;
 
@@ -110,25 +142,7 @@ impl<'de> de::Deserializer<'de> for Deserializer<'de> {
         }
     }
 
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        if self.is_null()? {
-            visitor.visit_none()
-        } else {
-            visitor.visit_some(self)
-        }
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_unit()
-    }
+    common_methods!();
 
     fn deserialize_enum<V: Visitor<'de>>(
         self,
@@ -145,11 +159,6 @@ impl<'de> de::Deserializer<'de> for Deserializer<'de> {
             return Ok(v);
         }
         self.deserialize_any(visitor)
-    }
-
-    forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
     }
 }
 
@@ -485,25 +494,7 @@ impl<'de> de::Deserializer<'de> for Value<'de> {
         }
     }
 
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        if self.is_null()? {
-            visitor.visit_none()
-        } else {
-            visitor.visit_some(self)
-        }
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_unit()
-    }
+    common_methods!();
 
     fn deserialize_enum<V: Visitor<'de>>(
         self,
@@ -523,11 +514,6 @@ impl<'de> de::Deserializer<'de> for Value<'de> {
             Value::Str(s) => visitor.visit_enum(BorrowedStrDeserializer::new(s)),
             other => other.deserialize_any(visitor),
         }
-    }
-
-    forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
     }
 }
 

@@ -43,25 +43,17 @@ fn is_zero(v: &Value) -> bool {
     }
 }
 
-/// `v` as Go's JSON encoder prints the object it decodes to: no nulls, no empty lists or maps
-/// (a nil slice or map), no zero values of `omitempty` non-pointer fields.
-fn go_json(msg: &'static Message, v: &mut Value) {
+/// Calls `visit` on every object message of `v` (`msg` at the top), outermost first.
+fn walk(
+    msg: &'static Message,
+    v: &mut Value,
+    visit: &mut dyn FnMut(&'static Message, &mut Map<String, Value>),
+) {
     let Value::Object(map) = v else { return };
     if msg.shape != Shape::Object {
         return;
     }
-    map.retain(|k, val| {
-        let Some(f) = field_of(msg, k) else {
-            return true;
-        };
-        match f.label {
-            _ if val.is_null() => false,
-            Label::Repeated => val.as_array().is_none_or(|a| !a.is_empty()),
-            Label::Map => val.as_object().is_none_or(|m| !m.is_empty()),
-            Label::Single => !(f.omit_zero && is_zero(val)),
-            Label::Inline => true,
-        }
-    });
+    visit(msg, map);
     for (k, val) in map.iter_mut() {
         let Some(Field {
             ty: Ty::Message(idx),
@@ -74,41 +66,38 @@ fn go_json(msg: &'static Message, v: &mut Value) {
         let sub = message(*idx);
         match (label, val) {
             (Label::Repeated, Value::Array(items)) => {
-                items.iter_mut().for_each(|i| go_json(sub, i));
+                items.iter_mut().for_each(|i| walk(sub, i, visit));
             }
-            (Label::Map, Value::Object(m)) => m.values_mut().for_each(|i| go_json(sub, i)),
-            (_, val) => go_json(sub, val),
+            (Label::Map, Value::Object(m)) => m.values_mut().for_each(|i| walk(sub, i, visit)),
+            (_, val) => walk(sub, val, visit),
         }
     }
+}
+
+/// `v` as Go's JSON encoder prints the object it decodes to: no nulls, no empty lists or maps
+/// (a nil slice or map), no zero values of `omitempty` non-pointer fields.
+fn go_json(msg: &'static Message, v: &mut Value) {
+    walk(msg, v, &mut |msg, map| {
+        map.retain(|k, val| {
+            let Some(f) = field_of(msg, k) else {
+                return true;
+            };
+            match f.label {
+                _ if val.is_null() => false,
+                Label::Repeated => val.as_array().is_none_or(|a| !a.is_empty()),
+                Label::Map => val.as_object().is_none_or(|m| !m.is_empty()),
+                Label::Single => !(f.omit_zero && is_zero(val)),
+                Label::Inline => true,
+            }
+        });
+    });
 }
 
 /// `v` with the zero of every absent `omit_zero` scalar field filled in: what gogo-protobuf
 /// writes for a Go object (every non-pointer field, zero or not), which the decoder must read as
 /// absent again.
 fn gogo_zeros(msg: &'static Message, v: &mut Value) {
-    let Value::Object(map) = v else { return };
-    if msg.shape != Shape::Object {
-        return;
-    }
-    fill(msg, map);
-    for (k, val) in map.iter_mut() {
-        let Some(Field {
-            ty: Ty::Message(idx),
-            label,
-            ..
-        }) = field_of(msg, k)
-        else {
-            continue;
-        };
-        let sub = message(*idx);
-        match (label, val) {
-            (Label::Repeated, Value::Array(items)) => {
-                items.iter_mut().for_each(|i| gogo_zeros(sub, i));
-            }
-            (Label::Map, Value::Object(m)) => m.values_mut().for_each(|i| gogo_zeros(sub, i)),
-            (_, val) => gogo_zeros(sub, val),
-        }
-    }
+    walk(msg, v, &mut fill);
 }
 
 fn fill(msg: &'static Message, map: &mut Map<String, Value>) {

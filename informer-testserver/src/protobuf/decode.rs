@@ -7,8 +7,7 @@ use super::Error;
 use super::schema::{Field, Label, Message, Shape, Ty, message};
 use super::wire::{Reader, Value as Wire};
 
-/// Deepest message nesting accepted (JSON schemas of CRDs nest legitimately, but not this far).
-const MAX_DEPTH: usize = 100;
+use informer_proto::MAX_DEPTH;
 
 /// Decodes `bytes` as `msg`.
 pub(crate) fn decode(msg: &'static Message, bytes: &[u8]) -> Result<Value, Error> {
@@ -17,7 +16,7 @@ pub(crate) fn decode(msg: &'static Message, bytes: &[u8]) -> Result<Value, Error
 
 fn decode_at(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value, Error> {
     if depth > MAX_DEPTH {
-        return Err(Error::TooDeep);
+        return Err(informer_proto::Error::TooDeep.into());
     }
     match msg.shape {
         Shape::Object => object(msg, bytes, depth),
@@ -29,7 +28,7 @@ fn object(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value, Er
     let mut out = Map::new();
     let mut r = Reader::new(bytes);
     while let Some((tag, w)) = r.next_field()? {
-        let f = msg.by_tag(tag).ok_or(Error::UnknownField {
+        let f = msg.by_tag(tag).ok_or(informer_proto::Error::UnknownField {
             message: msg.name,
             tag,
         })?;

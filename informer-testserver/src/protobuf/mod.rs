@@ -33,45 +33,12 @@ pub(crate) use informer_proto::{MAGIC, MEDIA_TYPE, for_kind};
 /// Why a protobuf body could not be read or written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum Error {
-    /// The body does not start with `k8s\0`.
-    #[error("the body does not start with the Kubernetes protobuf prefix k8s\\0")]
-    NoMagic,
-    /// A length or varint runs past the end.
-    #[error("truncated protobuf message")]
-    Truncated,
-    /// A varint longer than 10 bytes.
-    #[error("malformed varint")]
-    BadVarint,
-    /// Field number 0 or above 2^32.
-    #[error("invalid protobuf field number")]
-    BadTag,
-    /// Groups (wire types 3 and 4) or garbage.
-    #[error("unsupported protobuf wire type {0}")]
-    WireType(u8),
-    /// A field number the schema does not have.
-    #[error(
-        "field number {tag} of {message} is not known to this server (a newer Kubernetes version?); send the object as JSON"
-    )]
-    UnknownField {
-        /// The message's full name.
-        message: &'static str,
-        /// The field number.
-        tag: u32,
-    },
-    /// No message for the envelope's apiVersion and kind.
-    #[error("no protobuf message is known for apiVersion {api_version:?} kind {kind:?}")]
-    UnknownKind {
-        /// `typeMeta.apiVersion`.
-        api_version: String,
-        /// `typeMeta.kind`.
-        kind: String,
-    },
+    /// Reading the wire, the envelope or the schema failed.
+    #[error(transparent)]
+    Proto(#[from] informer_proto::Error),
     /// A value that breaks its type (bad UTF-8, non-JSON raw bytes, bad time).
     #[error("{0}")]
     Invalid(String),
-    /// Messages nested deeper than the limit.
-    #[error("protobuf message nested too deeply")]
-    TooDeep,
     /// A JSON value with no protobuf form.
     #[error("cannot encode {path} as protobuf: {why}")]
     Encode {
@@ -106,7 +73,7 @@ pub(crate) fn encode_object(v: &Value) -> Result<Vec<u8>, Error> {
             .to_owned()
     };
     let (api_version, kind) = (text("apiVersion"), text("kind"));
-    let msg = for_kind(&api_version, &kind).ok_or_else(|| Error::UnknownKind {
+    let msg = for_kind(&api_version, &kind).ok_or_else(|| informer_proto::Error::UnknownKind {
         api_version: api_version.clone(),
         kind: kind.clone(),
     })?;
@@ -119,23 +86,6 @@ pub(crate) fn encode_object(v: &Value) -> Result<Vec<u8>, Error> {
     wire::put_len(&mut out, 2, &raw);
     // contentEncoding (3) and contentType (4) stay empty, as kube-apiserver sends them.
     Ok(out)
-}
-
-impl From<informer_proto::Error> for Error {
-    fn from(e: informer_proto::Error) -> Self {
-        use informer_proto::Error as P;
-        match e {
-            P::NoMagic => Error::NoMagic,
-            P::Truncated => Error::Truncated,
-            P::BadVarint => Error::BadVarint,
-            P::BadTag => Error::BadTag,
-            P::WireType(w) => Error::WireType(w),
-            P::UnknownField { message, tag } => Error::UnknownField { message, tag },
-            P::UnknownKind { api_version, kind } => Error::UnknownKind { api_version, kind },
-            P::TooDeep => Error::TooDeep,
-            other => Error::Invalid(other.to_string()),
-        }
-    }
 }
 
 #[cfg(test)]

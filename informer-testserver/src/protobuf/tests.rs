@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use super::schema::{KindEntry, Label, Shape, Ty, message};
 use super::wire::{FIXED64, VARINT, put_key, put_len, put_varint};
 use super::{Error, decode_object, encode_object};
+use informer_proto::Error as P;
 
 /// `k8s\0` + `runtime.Unknown`, built with k8s-pb's own types.
 fn envelope(api_version: &str, kind: &str, raw: Vec<u8>) -> Vec<u8> {
@@ -337,14 +338,17 @@ fn malformed_bodies_are_errors_never_panics() {
     };
     let good = envelope("v1", "Pod", pod.encode_to_vec());
     assert!(decode_object(&good).is_ok());
-    assert_eq!(decode_object(b"{\"kind\":\"Pod\"}"), Err(Error::NoMagic));
+    assert_eq!(
+        decode_object(b"{\"kind\":\"Pod\"}"),
+        Err(Error::Proto(P::NoMagic))
+    );
     assert_eq!(
         decode_object(&good[..good.len() - 1]),
-        Err(Error::Truncated)
+        Err(Error::Proto(P::Truncated))
     );
     assert!(matches!(
         decode_object(&envelope("v1", "Frobnicator", vec![])),
-        Err(Error::UnknownKind { .. })
+        Err(Error::Proto(P::UnknownKind { .. }))
     ));
     // Field 99 of a Pod does not exist.
     let mut raw = pod.encode_to_vec();
@@ -352,10 +356,10 @@ fn malformed_bodies_are_errors_never_panics() {
     put_varint(&mut raw, 1);
     assert_eq!(
         decode_object(&envelope("v1", "Pod", raw)),
-        Err(Error::UnknownField {
+        Err(Error::Proto(P::UnknownField {
             message: "api.core.v1.Pod",
             tag: 99
-        })
+        }))
     );
     // metadata (field 1) as a varint.
     let mut raw = Vec::new();
@@ -396,7 +400,10 @@ fn responses_that_protobuf_cannot_carry_are_errors() {
     let err = encode_object(&v).expect_err("unknown field");
     assert!(err.to_string().contains("surprise"), "{err}");
     let v = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
-    assert!(matches!(encode_object(&v), Err(Error::UnknownKind { .. })));
+    assert!(matches!(
+        encode_object(&v),
+        Err(Error::Proto(P::UnknownKind { .. }))
+    ));
     let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": 1}});
     assert!(
         encode_object(&v).is_err(),
