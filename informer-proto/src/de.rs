@@ -658,12 +658,19 @@ impl<'de> MapAccess<'de> for Entries<'de> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        let v = self
-            .value
-            .take()
-            .ok_or_else(|| Error::Custom("a map value was asked for before its key".into()))?;
-        seed.deserialize(v)
+        next_value(&mut self.value, seed)
     }
+}
+
+/// The value whose key was just presented.
+fn next_value<'de, V: DeserializeSeed<'de>>(
+    slot: &mut Option<Value<'de>>,
+    seed: V,
+) -> Result<V::Value, Error> {
+    let v = slot
+        .take()
+        .ok_or_else(|| Error::Custom("a map value was asked for before its key".into()))?;
+    seed.deserialize(v)
 }
 
 /// One message being read: the message, where in its bytes, which fields were seen.
@@ -822,10 +829,6 @@ impl<'de> MapAccess<'de> for Fields<'de> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        let v = self
-            .value
-            .take()
-            .ok_or_else(|| Error::Custom("a field value was asked for before its key".into()))?;
-        seed.deserialize(v)
+        next_value(&mut self.value, seed)
     }
 }
