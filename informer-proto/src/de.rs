@@ -89,7 +89,8 @@ impl<'de> Deserializer<'de> {
     /// Whether this message's JSON is `null` (a zero time, empty raw JSON, an empty union).
     fn is_null(&self) -> Result<bool, Error> {
         Ok(match self.msg.shape {
-            Shape::Time | Shape::MicroTime => time_of(self.msg, self.bytes)? == (0, 0),
+            // Go marshals the zero time as an empty message, and reads only that as zero.
+            Shape::Time | Shape::MicroTime => self.bytes.is_empty(),
             Shape::RawJson => raw_of(self.msg, self.bytes)?.is_empty(),
             Shape::SchemaOrArray | Shape::SchemaOrStringArray => self.bytes.is_empty(),
             _ => false,
@@ -265,15 +266,6 @@ fn bytes_of<'de>(w: Option<Wire<'de>>) -> &'de [u8] {
     }
 }
 
-/// Seconds (1) and nanoseconds (2) of a `Time` or `MicroTime`.
-fn time_of(msg: &'static Message, bytes: &[u8]) -> Result<(i64, i32), Error> {
-    let s = Slots::read(msg, bytes)?;
-    Ok((
-        varint_of(s.single(1)?) as i64,
-        varint_of(s.single(2)?) as i32,
-    ))
-}
-
 /// The `raw` bytes (1) of a `RawExtension`, `FieldsV1` or apiextensions `JSON`.
 fn raw_of<'de>(msg: &'static Message, bytes: &'de [u8]) -> Result<&'de [u8], Error> {
     Ok(bytes_of(Slots::read(msg, bytes)?.single(1)?))
@@ -322,9 +314,11 @@ fn special<'de, V: Visitor<'de>>(d: Deserializer<'de>, visitor: V) -> Result<V::
     match msg.shape {
         Shape::Object => visitor.visit_map(Fields::new(d)),
         // Go prints the zero Quantity as "0"; an empty message is that zero.
-        Shape::Quantity => match bytes_of(slots.single(1)?) {
-            b"" => visitor.visit_borrowed_str("0"),
-            b => visitor.visit_borrowed_str(utf8(msg, field(1)?, b)?),
+        // Go parses the string; an empty one is an error there too.
+        Shape::Quantity => match slots.single(1)? {
+            None => visitor.visit_borrowed_str("0"),
+            Some(Wire::Len(b"")) => Err(Error::Invalid("an empty Quantity string".into())),
+            Some(w) => visitor.visit_borrowed_str(utf8(msg, field(1)?, bytes_of(Some(w)))?),
         },
         // type (1): 0 int, 1 string; intVal (2); strVal (3).
         Shape::IntOrString => match varint_of(slots.single(1)?) {
@@ -332,13 +326,13 @@ fn special<'de, V: Visitor<'de>>(d: Deserializer<'de>, visitor: V) -> Result<V::
             _ => visit_int(visitor, i64::from(varint_of(slots.single(2)?) as i32)),
         },
         Shape::Time | Shape::MicroTime => {
+            if d.bytes.is_empty() {
+                return visitor.visit_unit();
+            }
             let (secs, nanos) = (
                 varint_of(slots.single(1)?) as i64,
                 varint_of(slots.single(2)?) as i32,
             );
-            if (secs, nanos) == (0, 0) {
-                return visitor.visit_unit();
-            }
             let text = crate::time::format_time(secs, nanos, msg.shape == Shape::MicroTime)?;
             visitor.visit_str(text.as_str())
         }

@@ -51,16 +51,30 @@ fn civil(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-/// Go's `metav1.Time` (`2006-01-02T15:04:05Z`) or, with `micro`, `metav1.MicroTime`
-/// (`2006-01-02T15:04:05.000000Z`) of `secs` and `nanos` since the Unix epoch, in UTC.
+/// What Go's JSON prints for a `metav1.Time` (`2006-01-02T15:04:05Z`) or, with `micro`, a
+/// `metav1.MicroTime` (`2006-01-02T15:04:05.000000Z`) read from protobuf `seconds` and `nanos`
+/// since the Unix epoch, in UTC.
 ///
-/// Go refuses to print a year outside 0..=9999 as RFC 3339 JSON; so does this.
+/// As Go reads them: a `Time` drops `nanos` altogether, a `MicroTime` truncates them to
+/// microseconds, and `nanos` outside a second carry into the seconds (`time.Unix`). The zero time
+/// (Go's `null`) is an empty message, which the caller checks; seconds 0 is 1970-01-01.
+///
+/// Years outside 0..=9999 have no RFC 3339 form and are an error.
 pub fn format_time(secs: i64, nanos: i32, micro: bool) -> Result<TimeText, Error> {
+    let nanos = if micro {
+        i64::from(nanos - nanos % 1000)
+    } else {
+        0
+    };
+    let secs = secs
+        .checked_add(nanos.div_euclid(1_000_000_000))
+        .ok_or_else(|| Error::Invalid(format!("time {secs}s is out of range")))?;
+    let nanos = nanos.rem_euclid(1_000_000_000);
     let (days, in_day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (year, month, day) = civil(days);
-    if !(0..=9999).contains(&year) || !(0..1_000_000_000).contains(&nanos) {
+    if !(0..=9999).contains(&year) {
         return Err(Error::Invalid(format!(
-            "time {secs}s {nanos}ns is out of the range Go prints"
+            "time {secs}s is out of the years RFC 3339 can print"
         )));
     }
     let mut t = TimeText {
@@ -223,7 +237,12 @@ mod tests {
             "0001-01-01T00:00:00Z"
         );
         assert!(format_time(253_402_300_800, 0, false).is_err());
-        assert!(format_time(0, -1, false).is_err());
+        // Nanoseconds carry into the seconds, as with Go's time.Unix.
+        assert_eq!(t(10, -1_000, true).as_str(), "1970-01-01T00:00:09.999999Z");
+        assert_eq!(
+            t(10, 1_999_999, true).as_str(),
+            "1970-01-01T00:00:10.001999Z"
+        );
         // Every day of a few centuries agrees with jiff.
         for day in (-719_000i64..2_900_000).step_by(997) {
             let secs = day * 86_400 + 3_723;

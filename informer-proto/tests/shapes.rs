@@ -49,10 +49,8 @@ fn zero_values_follow_the_go_struct_tags() {
             name: Some("p".into()),
             generate_name: Some(String::new()),
             generation: Some(0),
-            creation_timestamp: Some(pb_meta::Time {
-                seconds: Some(0),
-                nanos: Some(0),
-            }),
+            // gogo writes the zero time as an empty message.
+            creation_timestamp: Some(pb_meta::Time::default()),
             ..Default::default()
         }),
         spec: Some(pb_core::PodSpec {
@@ -124,6 +122,12 @@ fn quantities_int_or_strings_and_inline_fields() {
     // An empty Quantity message is Go's zero Quantity, printed "0".
     let q = by_name("apimachinery.pkg.api.resource.Quantity").unwrap();
     assert_eq!(from_slice::<Value>(q, &[]).unwrap(), json!("0"));
+    let mut empty = Vec::new();
+    put_len(&mut empty, 1, b"");
+    assert!(matches!(
+        from_slice::<Value>(q, &empty),
+        Err(Error::Invalid(_))
+    ));
     // IntOrString of type int with no intVal is 0; negative numbers survive the varint.
     let ios = by_name("apimachinery.pkg.util.intstr.IntOrString").unwrap();
     let mut b = Vec::new();
@@ -152,7 +156,25 @@ fn times_micro_times_and_durations_print_like_go() {
         from_slice::<Value>(t, &time.encode_to_vec()).unwrap(),
         json!("2023-11-14T22:13:20Z")
     );
-    // A zero time is Go's null, in a list or as an Option.
+    // Seconds 0 is the epoch, not Go's zero time; MicroTime truncates to microseconds.
+    let epoch = pb_meta::Time {
+        seconds: Some(0),
+        nanos: Some(0),
+    };
+    assert_eq!(
+        from_slice::<Value>(t, &epoch.encode_to_vec()).unwrap(),
+        json!("1970-01-01T00:00:00Z")
+    );
+    let mt = by_name("apimachinery.pkg.apis.meta.v1.MicroTime").unwrap();
+    let micro = pb_meta::MicroTime {
+        seconds: Some(1_700_000_000),
+        nanos: Some(123_456_999),
+    };
+    assert_eq!(
+        from_slice::<Value>(mt, &micro.encode_to_vec()).unwrap(),
+        json!("2023-11-14T22:13:20.123456Z")
+    );
+    // Only the empty message is the zero time: Go's null, in a list or as an Option.
     assert_eq!(from_slice::<Value>(t, &[]).unwrap(), Value::Null);
     assert_eq!(from_slice::<Option<String>>(t, &[]).unwrap(), None);
     let d = by_name("apimachinery.pkg.apis.meta.v1.Duration").unwrap();

@@ -200,7 +200,8 @@ fn special(
         Shape::Time | Shape::MicroTime => {
             let secs = take(1).as_i64().unwrap_or(0);
             let nanos = take(2).as_i64().unwrap_or(0);
-            if secs == 0 && nanos == 0 {
+            // Go marshals the zero time as an empty message, and reads only that as zero.
+            if bytes.is_empty() {
                 Value::Null
             } else {
                 Value::String(
