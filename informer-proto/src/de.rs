@@ -321,9 +321,11 @@ fn special<'de, V: Visitor<'de>>(d: Deserializer<'de>, visitor: V) -> Result<V::
             Some(w) => visitor.visit_borrowed_str(utf8(msg, field(1)?, bytes_of(Some(w)))?),
         },
         // type (1): 0 int, 1 string; intVal (2); strVal (3).
+        // Go's JSON refuses any other type.
         Shape::IntOrString => match varint_of(slots.single(1)?) {
+            0 => visit_int(visitor, i64::from(varint_of(slots.single(2)?) as i32)),
             1 => visitor.visit_borrowed_str(utf8(msg, field(3)?, bytes_of(slots.single(3)?))?),
-            _ => visit_int(visitor, i64::from(varint_of(slots.single(2)?) as i32)),
+            t => Err(Error::Invalid(format!("IntOrString of type {t}"))),
         },
         Shape::Time | Shape::MicroTime => {
             if d.bytes.is_empty() {

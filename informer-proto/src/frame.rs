@@ -106,6 +106,31 @@ impl<'a> Envelope<'a> {
     }
 }
 
+/// Deserializes the object in a `k8s\0` + `runtime.Unknown` body (a GET answer, a watch event's
+/// object), with the envelope's `apiVersion` and `kind` presented as the object's.
+///
+/// ```
+/// # fn body() -> Vec<u8> {
+/// #     use informer_proto::wire::put_len;
+/// #     let mut tm = Vec::new();
+/// #     put_len(&mut tm, 1, b"v1");
+/// #     put_len(&mut tm, 2, b"ConfigMap");
+/// #     let mut out = informer_proto::MAGIC.to_vec();
+/// #     put_len(&mut out, 1, &tm);
+/// #     put_len(&mut out, 2, &[0x0a, 4, 0x0a, 2, b'c', b'm']);
+/// #     out
+/// # }
+/// #[derive(serde::Deserialize)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Typed { api_version: String, kind: String }
+/// let t: Typed = informer_proto::frame::from_envelope(&body())?;
+/// assert_eq!((t.api_version.as_str(), t.kind.as_str()), ("v1", "ConfigMap"));
+/// # Ok::<(), informer_proto::Error>(())
+/// ```
+pub fn from_envelope<'de, T: serde::Deserialize<'de>>(body: &'de [u8]) -> Result<T, Error> {
+    T::deserialize(Envelope::read(body)?.deserializer()?)
+}
+
 /// The `ListMeta` of a list.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ListMeta<'a> {
