@@ -825,7 +825,7 @@ fn generated_schema_is_fresh() {
                 std::fs::write(&path, text).unwrap();
                 println!("rewrote {}", path.display());
             } else {
-                stale.push(name.clone());
+                stale.push(format!("{GENERATED}/{name}"));
             }
         }
     }
@@ -837,13 +837,13 @@ fn generated_schema_is_fresh() {
                 std::fs::remove_file(entry.path()).unwrap();
                 println!("removed {}", entry.path().display());
             } else {
-                stale.push(name);
+                stale.push(format!("{GENERATED}/{name}"));
             }
         }
     }
     assert!(
         stale.is_empty(),
-        "{} is stale ({stale:?}): run `{BLESS}` and commit the result",
-        dir.display()
+        "the schema table is stale ({stale:?} in {}): run `{BLESS}` and commit the result",
+        env!("CARGO_MANIFEST_DIR")
     );
 }
