@@ -12,7 +12,8 @@
 //
 // where <message> is the k8s-pb name of the Go struct's message (package path without
 // "k8s.io/", '/' -> '.', '-' -> '_', then the Go type name), <go kind> is reflect's kind with a
-// "*" prefix for pointers, and <json options> is a comma list of omitempty/omitzero or "-".
+// "*" prefix for pointers, and <json options> is a comma list of omitempty, omitzero and inline
+// (an embedded struct whose fields Go's JSON merges into the parent), or "-".
 //
 // Run it through informer-proto's schema test, which folds the result into the generated table:
 // INFORMER_PROTO_BLESS=1 cargo test -p informer-proto --test schema
@@ -81,7 +82,9 @@ func main() {
 					opts = append(opts, o)
 				}
 			}
-			if strings.Contains(rest, "inline") {
+			// encoding/json flattens an embedded struct without a JSON name (Kubernetes writes
+			// `json:",inline"` or `json:""` on them).
+			if f.Anonymous && name == "" {
 				opts = append(opts, "inline")
 			}
 			optText := strings.Join(opts, ",")

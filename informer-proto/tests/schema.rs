@@ -647,6 +647,8 @@ struct GoField {
     kind: String,
     omitempty: bool,
     omitzero: bool,
+    /// `json:",inline"`.
+    inline: bool,
 }
 
 /// What [`presence`] found, for the test's output.
@@ -662,6 +664,10 @@ struct Report {
     json_mismatch: Vec<String>,
     /// Table fields with no Go field of that number.
     no_go_field: Vec<String>,
+    /// Fields the table and Go disagree on being `json:",inline"`.
+    inline_mismatch: Vec<String>,
+    /// Fields marked inline from Go's embedding alone.
+    inline_from_go: Vec<String>,
 }
 
 /// `schema-gen/presence.tsv`, by lower-cased message name.
@@ -684,6 +690,7 @@ fn read_presence() -> HashMap<String, Vec<GoField>> {
                 kind: cols[3].to_owned(),
                 omitempty: opts.contains(&"omitempty"),
                 omitzero: opts.contains(&"omitzero"),
+                inline: opts.contains(&"inline"),
             });
     }
     out
@@ -738,11 +745,21 @@ fn presence(messages: &mut [Message]) -> Report {
                 continue;
             };
             // Go's tag is the truth where k8s-openapi had no name and the table guessed one.
-            if g.json != f.json && g.json != "-" {
+            if g.json != f.json && g.json != "-" && !g.inline {
                 report
                     .json_mismatch
                     .push(format!("{}.{} -> {}", m.name, f.json, g.json));
                 f.json.clone_from(&g.json);
+            }
+            // Go's embedding is the truth where k8s-openapi had no struct to infer it from
+            // (`IngressRule.ingressRuleValue` of the v1beta1 groups).
+            if g.inline && f.label == "Single" {
+                f.label = "Inline";
+                report.inline_from_go.push(format!("{}.{}", m.name, f.json));
+            } else if g.inline != (f.label == "Inline") {
+                report
+                    .inline_mismatch
+                    .push(format!("{}.{} ({})", m.name, f.json, f.label));
             }
             let pointer = g.kind.starts_with('*');
             let scalar = matches!(
@@ -797,6 +814,17 @@ fn generated_schema_is_fresh() {
         ),
     }
     let (files, guessed, report) = generate();
+    // The inline flags are inferred from k8s-openapi (a field it lacks whose message's fields it
+    // has); Go's embedded structs must agree.
+    println!(
+        "inline from Go's embedding only: {:?}",
+        report.inline_from_go
+    );
+    assert!(
+        report.inline_mismatch.is_empty(),
+        "inline fields that disagree with the Go struct tags: {:?}",
+        report.inline_mismatch
+    );
     println!(
         "omit-zero fields: {}; fields from another version's Go struct: {}; fields of messages with no Go struct: {} {:?}; table fields with no Go field: {:?}; JSON names taken from Go over the guess: {:?}",
         report.omit_zero,
