@@ -8,8 +8,9 @@
 //! - [`Deserializer`] and [`from_slice`]: a serde `Deserializer` over a message's bytes, so that
 //!   k8s-openapi types, informer-gen's compact types and projections decode straight from
 //!   protobuf into the same values as from the object's JSON (T2);
-//! - [`frame`]: the `k8s\0` + `runtime.Unknown` envelope, LIST bodies (their `ListMeta` and each
-//!   item's bytes), WATCH frames and events, [`frame::probe_meta`] and `Status` errors;
+//! - [`frame`]: the `k8s\0` + `runtime.Unknown` envelope ([`frame::from_envelope`] decodes a
+//!   whole body), LIST bodies (their `ListMeta` and each item's bytes), WATCH frames and events,
+//!   [`frame::probe_meta`] and `Status` errors;
 //! - [`wire`] and [`time`]: the protobuf wire format, and Go's JSON forms of times and durations.
 //!
 //! ```
