@@ -48,3 +48,16 @@ pub use resources::{ResourceInfo, builtin_resources};
 pub use server::{TestServer, TestServerBuilder};
 pub use shard::fnv1a64 as shard_hash;
 pub use status::ApiError;
+
+/// Encodes an object's JSON (with `apiVersion` and `kind`) as Kubernetes protobuf (`k8s\0` +
+/// `runtime.Unknown`), as the server answers a client that accepts only protobuf; for tests of
+/// protobuf readers (informer-proto's T2 tests). The error is the reason, as text.
+pub fn encode_protobuf(object: &serde_json::Value) -> Result<Vec<u8>, String> {
+    protobuf::encode_object(object).map_err(|e| e.to_string())
+}
+
+/// Decodes a Kubernetes protobuf object (`k8s\0` + `runtime.Unknown`) into the JSON the server
+/// stores for it, `apiVersion` and `kind` included. The error is the reason, as text.
+pub fn decode_protobuf(body: &[u8]) -> Result<serde_json::Value, String> {
+    protobuf::decode_object(body).map_err(|e| e.to_string())
+}

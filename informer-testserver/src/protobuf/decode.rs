@@ -7,73 +7,7 @@ use super::Error;
 use super::schema::{Field, Label, Message, Shape, Ty, message};
 use super::wire::{Reader, Value as Wire};
 
-/// Deepest message nesting accepted (JSON schemas of CRDs nest legitimately, but not this far).
-const MAX_DEPTH: usize = 100;
-
-/// Go non-pointer `omitempty` number and bool fields of the kinds kubectl creates: a zero on the
-/// wire is the Go zero value, which Go's JSON leaves out. Every other zero number or `false` is
-/// kept, because it may be a pointer set to zero (`replicas: 0`, `automountServiceAccountToken:
-/// false`) that means something else than unset.
-const OMIT_ZERO: &[(&str, &[&str])] = &[
-    ("apimachinery.pkg.apis.meta.v1.ObjectMeta", &["generation"]),
-    (
-        "api.core.v1.PodSpec",
-        &["hostNetwork", "hostPID", "hostIPC"],
-    ),
-    ("api.core.v1.Container", &["stdin", "stdinOnce", "tty"]),
-    (
-        "api.core.v1.EphemeralContainerCommon",
-        &["stdin", "stdinOnce", "tty"],
-    ),
-    ("api.core.v1.ContainerPort", &["hostPort"]),
-    (
-        "api.core.v1.Probe",
-        &[
-            "initialDelaySeconds",
-            "timeoutSeconds",
-            "periodSeconds",
-            "successThreshold",
-            "failureThreshold",
-        ],
-    ),
-    (
-        "api.core.v1.ServiceSpec",
-        &["publishNotReadyAddresses", "healthCheckNodePort"],
-    ),
-    ("api.core.v1.ServicePort", &["nodePort"]),
-    ("api.apps.v1.DeploymentSpec", &["minReadySeconds", "paused"]),
-    (
-        "api.apps.v1.DeploymentStatus",
-        &[
-            "observedGeneration",
-            "replicas",
-            "updatedReplicas",
-            "readyReplicas",
-            "availableReplicas",
-            "unavailableReplicas",
-        ],
-    ),
-    ("api.apps.v1.ReplicaSetSpec", &["minReadySeconds"]),
-    (
-        "api.apps.v1.ReplicaSetStatus",
-        &[
-            "fullyLabeledReplicas",
-            "readyReplicas",
-            "availableReplicas",
-            "observedGeneration",
-        ],
-    ),
-    ("api.apps.v1.StatefulSetSpec", &["minReadySeconds"]),
-    ("api.batch.v1.JobStatus", &["active", "succeeded", "failed"]),
-];
-
-/// Empty strings are dropped everywhere but here: nearly every Go string field is a non-pointer
-/// `omitempty` one (an empty `restartPolicy` is "unset", which the real server then defaults),
-/// and these are the pointer fields where `""` means something other than unset.
-const KEEP_EMPTY_STRING: &[(&str, &str)] = &[
-    // `""` requests no storage class (no dynamic provisioning); unset means the default class.
-    ("api.core.v1.PersistentVolumeClaimSpec", "storageClassName"),
-];
+use informer_proto::MAX_DEPTH;
 
 /// Decodes `bytes` as `msg`.
 pub(crate) fn decode(msg: &'static Message, bytes: &[u8]) -> Result<Value, Error> {
@@ -82,7 +16,7 @@ pub(crate) fn decode(msg: &'static Message, bytes: &[u8]) -> Result<Value, Error
 
 fn decode_at(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value, Error> {
     if depth > MAX_DEPTH {
-        return Err(Error::TooDeep);
+        return Err(informer_proto::Error::TooDeep.into());
     }
     match msg.shape {
         Shape::Object => object(msg, bytes, depth),
@@ -91,30 +25,26 @@ fn decode_at(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value,
 }
 
 fn object(msg: &'static Message, bytes: &[u8], depth: usize) -> Result<Value, Error> {
-    let omit_zero = OMIT_ZERO
-        .iter()
-        .find(|(name, _)| *name == msg.name)
-        .map_or(&[][..], |(_, fields)| *fields);
     let mut out = Map::new();
     let mut r = Reader::new(bytes);
     while let Some((tag, w)) = r.next_field()? {
-        let f = msg.by_tag(tag).ok_or(Error::UnknownField {
+        let f = msg.by_tag(tag).ok_or(informer_proto::Error::UnknownField {
             message: msg.name,
             tag,
         })?;
         match f.label {
             Label::Single => {
                 let v = value(msg, f, w, depth)?;
+                // A zero of a non-pointer `omitempty`/`omitzero` Go field is what Go's JSON leaves
+                // out; a zero time is Go's `null`, which means the same.
                 let zero = match &v {
-                    Value::Null => true,
                     Value::String(s) => s.is_empty(),
-                    Value::Number(n) => n.as_i64() == Some(0),
+                    Value::Number(n) => n.as_f64() == Some(0.0),
                     Value::Bool(b) => !b,
+                    Value::Object(m) => m.is_empty(),
                     _ => false,
                 };
-                let empty_string = v.as_str().is_some_and(str::is_empty)
-                    && !KEEP_EMPTY_STRING.contains(&(msg.name, f.json));
-                if v.is_null() || empty_string || (zero && omit_zero.contains(&f.json)) {
+                if v.is_null() || (zero && f.omit_zero) {
                     out.remove(f.json);
                 } else {
                     out.insert(f.json.to_owned(), v);
@@ -270,13 +200,24 @@ fn special(
         Shape::Time | Shape::MicroTime => {
             let secs = take(1).as_i64().unwrap_or(0);
             let nanos = take(2).as_i64().unwrap_or(0);
-            if secs == 0 && nanos == 0 {
+            // Go marshals the zero time as an empty message, and reads only that as zero.
+            if bytes.is_empty() {
                 Value::Null
             } else {
-                Value::String(super::time::format(secs, nanos, shape == Shape::MicroTime)?)
+                Value::String(
+                    informer_proto::time::format_time(
+                        secs,
+                        nanos as i32,
+                        shape == Shape::MicroTime,
+                    )?
+                    .as_str()
+                    .to_owned(),
+                )
             }
         }
-        Shape::Duration => Value::String(super::time::go_duration(take(1).as_i64().unwrap_or(0))),
+        Shape::Duration => Value::String(informer_proto::time::go_duration(
+            take(1).as_i64().unwrap_or(0),
+        )),
         Shape::RawJson => raw_json(msg, bytes)?,
         Shape::StringList => match take(1) {
             Value::Null => Value::Array(Vec::new()),

@@ -197,14 +197,14 @@ fn special(
             put(msg, 3, v, path, out)
         }
         (Shape::Time | Shape::MicroTime, Value::String(s)) => {
-            let (secs, nanos) = super::time::parse(s)?;
+            let (secs, nanos) = informer_proto::time::parse_time(s)?;
             put(msg, 1, &Value::from(secs), path, out)?;
             put(msg, 2, &Value::from(nanos), path, out)
         }
         (Shape::Duration, Value::String(s)) => put(
             msg,
             1,
-            &Value::from(super::time::parse_go_duration(s)?),
+            &Value::from(informer_proto::time::parse_go_duration(s)?),
             path,
             out,
         ),

@@ -11,9 +11,10 @@ use k8s_pb::apimachinery::pkg::util::intstr::IntOrString;
 use prost::Message as _;
 use serde_json::{Value, json};
 
-use super::schema::{KindEntry, Label, Message, Shape, Ty, message};
+use super::schema::{KindEntry, Label, Shape, Ty, message};
 use super::wire::{FIXED64, VARINT, put_key, put_len, put_varint};
 use super::{Error, decode_object, encode_object};
+use informer_proto::Error as P;
 
 /// `k8s\0` + `runtime.Unknown`, built with k8s-pb's own types.
 fn envelope(api_version: &str, kind: &str, raw: Vec<u8>) -> Vec<u8> {
@@ -337,14 +338,17 @@ fn malformed_bodies_are_errors_never_panics() {
     };
     let good = envelope("v1", "Pod", pod.encode_to_vec());
     assert!(decode_object(&good).is_ok());
-    assert_eq!(decode_object(b"{\"kind\":\"Pod\"}"), Err(Error::NoMagic));
+    assert_eq!(
+        decode_object(b"{\"kind\":\"Pod\"}"),
+        Err(Error::Proto(P::NoMagic))
+    );
     assert_eq!(
         decode_object(&good[..good.len() - 1]),
-        Err(Error::Truncated)
+        Err(Error::Proto(P::Truncated))
     );
     assert!(matches!(
         decode_object(&envelope("v1", "Frobnicator", vec![])),
-        Err(Error::UnknownKind { .. })
+        Err(Error::Proto(P::UnknownKind { .. }))
     ));
     // Field 99 of a Pod does not exist.
     let mut raw = pod.encode_to_vec();
@@ -352,10 +356,10 @@ fn malformed_bodies_are_errors_never_panics() {
     put_varint(&mut raw, 1);
     assert_eq!(
         decode_object(&envelope("v1", "Pod", raw)),
-        Err(Error::UnknownField {
+        Err(Error::Proto(P::UnknownField {
             message: "api.core.v1.Pod",
             tag: 99
-        })
+        }))
     );
     // metadata (field 1) as a varint.
     let mut raw = Vec::new();
@@ -396,7 +400,10 @@ fn responses_that_protobuf_cannot_carry_are_errors() {
     let err = encode_object(&v).expect_err("unknown field");
     assert!(err.to_string().contains("surprise"), "{err}");
     let v = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
-    assert!(matches!(encode_object(&v), Err(Error::UnknownKind { .. })));
+    assert!(matches!(
+        encode_object(&v),
+        Err(Error::Proto(P::UnknownKind { .. }))
+    ));
     let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": 1}});
     assert!(
         encode_object(&v).is_err(),
@@ -507,7 +514,7 @@ fn synth_value(ty: Ty, tag: u32, out: &mut Vec<u8>, stack: &mut Vec<u16>) {
 }
 
 fn kind_entry(group: &str, version: &str, kind: &str) -> &'static KindEntry {
-    super::generated::KINDS
+    informer_proto::schema::kinds()
         .iter()
         .find(|k| k.group == group && k.version == version && k.kind == kind)
         .unwrap_or_else(|| panic!("no {group}/{version} {kind} in the schema"))
@@ -619,7 +626,7 @@ fn every_field_of_common_kinds_matches_k8s_openapi() {
 
 #[test]
 fn every_kind_round_trips_through_our_encoder() {
-    for k in super::generated::KINDS {
+    for k in informer_proto::schema::kinds() {
         let raw = synth(k.message, &mut vec![k.message]);
         let api_version = if k.group.is_empty() {
             k.version.to_owned()
@@ -633,28 +640,4 @@ fn every_kind_round_trips_through_our_encoder() {
             .unwrap_or_else(|e| panic!("{api_version} {}: {e}", k.kind));
         assert_eq!(again, ours, "{api_version} {}", k.kind);
     }
-}
-
-#[test]
-fn schema_is_consistent() {
-    let messages = super::schema::messages();
-    for (i, m) in messages.iter().enumerate() {
-        let m: &Message = m;
-        assert!(
-            m.fields.windows(2).all(|w| w[0].tag < w[1].tag),
-            "{} tags sorted",
-            m.name
-        );
-        if i > 0 {
-            assert!(messages[i - 1].name < m.name, "messages sorted");
-        }
-    }
-    assert_eq!(
-        super::for_kind("v1", "PodList").map(|m| m.name),
-        Some("api.core.v1.PodList")
-    );
-    assert_eq!(
-        super::for_kind("apps/v1", "Deployment").map(|m| m.name),
-        Some("api.apps.v1.Deployment")
-    );
 }

@@ -1,0 +1,830 @@
+//! A serde `Deserializer` over the protobuf bytes of one message, driven by the schema table.
+//!
+//! A message of [`Shape::Object`] is a map whose keys are its fields' JSON names (inline fields'
+//! fields merged in), in wire order; every other shape is its JSON form (T2 in
+//! `docs/behaviour.md`: the same value as from the object's JSON). Nothing is decoded that the
+//! visitor does not ask for: a skipped value (`deserialize_ignored_any`) is passed over by its
+//! wire length.
+
+use base64::Engine as _;
+use serde::Deserializer as _;
+use serde::de::value::BorrowedStrDeserializer;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::forward_to_deserialize_any;
+
+use crate::Error;
+use crate::schema::{Field, Label, Message, Shape, Ty, message};
+use crate::wire::{Reader, Value as Wire};
+
+/// Deepest message nesting accepted (JSON schemas of CRDs nest legitimately, but not this far).
+pub const MAX_DEPTH: usize = 100;
+
+/// Inline fields nested in inline fields (`RuleWithOperations` in `Rule`): at most this many.
+const MAX_INLINE: usize = 4;
+
+/// Deserializes a `T` from the protobuf bytes of `message` (the object's own message, without
+/// the `k8s\0` envelope: see [`crate::frame::Envelope`]).
+///
+/// `apiVersion` and `kind` are not in a built-in object's message; use
+/// [`Deserializer::with_type_meta`] for a type that requires them.
+///
+/// ```
+/// use informer_proto::{for_kind, from_slice};
+/// use std::collections::BTreeMap;
+///
+/// // A ConfigMap with data {color: blue}: field 2 is the map, each entry a key and a value.
+/// let entry = [&[0x0a, 5][..], b"color", &[0x12, 4], b"blue"].concat();
+/// let mut cm = vec![0x12, entry.len() as u8];
+/// cm.extend(entry);
+///
+/// #[derive(serde::Deserialize)]
+/// struct Data { data: BTreeMap<String, String> }
+/// let d: Data = from_slice(for_kind("v1", "ConfigMap").expect("built in"), &cm)?;
+/// assert_eq!(d.data["color"], "blue");
+/// # Ok::<(), informer_proto::Error>(())
+/// ```
+pub fn from_slice<'de, T: de::Deserialize<'de>>(
+    message: &'static Message,
+    bytes: &'de [u8],
+) -> Result<T, Error> {
+    T::deserialize(Deserializer::new(message, bytes))
+}
+
+/// A serde `Deserializer` over the bytes of one protobuf message.
+#[derive(Debug, Clone, Copy)]
+pub struct Deserializer<'de> {
+    msg: &'static Message,
+    bytes: &'de [u8],
+    depth: usize,
+    type_meta: Option<(&'de str, &'de str)>,
+}
+
+impl<'de> Deserializer<'de> {
+    /// A deserializer of `bytes` as `message`.
+    pub fn new(message: &'static Message, bytes: &'de [u8]) -> Self {
+        Deserializer {
+            msg: message,
+            bytes,
+            depth: 0,
+            type_meta: None,
+        }
+    }
+
+    /// Presents `apiVersion` and `kind` as the first two keys of the object, as its JSON has
+    /// them (kube-apiserver sends them in the envelope, or once for a whole list).
+    pub fn with_type_meta(mut self, api_version: &'de str, kind: &'de str) -> Self {
+        self.type_meta = Some((api_version, kind));
+        self
+    }
+
+    fn nested(msg: &'static Message, bytes: &'de [u8], depth: usize) -> Self {
+        Deserializer {
+            msg,
+            bytes,
+            depth,
+            type_meta: None,
+        }
+    }
+
+    /// Whether this message's JSON is `null` (a zero time, empty raw JSON, an empty union).
+    fn is_null(&self) -> Result<bool, Error> {
+        Ok(match self.msg.shape {
+            // Go marshals the zero time as an empty message, and reads only that as zero.
+            Shape::Time | Shape::MicroTime => self.bytes.is_empty(),
+            Shape::RawJson => raw_of(self.msg, self.bytes)?.is_empty(),
+            Shape::SchemaOrArray | Shape::SchemaOrStringArray => self.bytes.is_empty(),
+            _ => false,
+        })
+    }
+}
+
+/// The methods the message and field-value deserializers share: `null` values are `None`,
+/// newtypes are transparent, skipped values are passed over undecoded, the rest is
+/// `deserialize_any`.
+macro_rules! common_methods {
+    () => {
+        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            if self.is_null()? {
+                visitor.visit_none()
+            } else {
+                visitor.visit_some(self)
+            }
+        }
+
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, Error> {
+            visitor.visit_newtype_struct(self)
+        }
+
+        fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            visitor.visit_unit()
+        }
+
+        forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf unit unit_struct seq tuple tuple_struct map struct identifier
+        }
+    };
+}
+
+impl<'de> de::Deserializer<'de> for Deserializer<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        if self.depth > MAX_DEPTH {
+            return Err(Error::TooDeep);
+        }
+        match self.msg.shape {
+            Shape::Object => visitor.visit_map(Fields::new(self)),
+            _ => special(self, visitor),
+        }
+    }
+
+    common_methods!();
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        if self.msg.shape == Shape::RawJson {
+            let raw = raw_of(self.msg, self.bytes)?;
+            let mut json = serde_json::Deserializer::from_slice(raw);
+            let v = de::Deserializer::deserialize_enum(&mut json, name, variants, visitor)
+                .map_err(json_error)?;
+            json.end().map_err(json_error)?;
+            return Ok(v);
+        }
+        self.deserialize_any(visitor)
+    }
+}
+
+fn json_error(e: serde_json::Error) -> Error {
+    Error::Custom(e.to_string())
+}
+
+/// The wire value of a field of a special-shaped message: the run of field `tag` (one value, or
+/// a repeated field's elements), by field number 1 to 3.
+#[derive(Default)]
+struct Slots<'de> {
+    runs: [Option<&'de [u8]>; 3],
+}
+
+impl<'de> Slots<'de> {
+    fn read(msg: &'static Message, bytes: &'de [u8]) -> Result<Self, Error> {
+        let mut slots = Slots::default();
+        let mut r = Reader::new(bytes);
+        loop {
+            let before = r.rest();
+            let Some((tag, _)) = r.next_field()? else {
+                break;
+            };
+            let f = msg.by_tag(tag).ok_or(Error::UnknownField {
+                message: msg.name,
+                tag,
+            })?;
+            let slot = usize::try_from(tag)
+                .ok()
+                .and_then(|t| slots.runs.get_mut(t.wrapping_sub(1)))
+                .ok_or(Error::UnknownField {
+                    message: msg.name,
+                    tag,
+                })?;
+            if slot.is_some() {
+                return Err(again(msg, f));
+            }
+            run_end(&mut r, tag)?;
+            *slot = Some(&before[..before.len() - r.rest().len()]);
+        }
+        Ok(slots)
+    }
+
+    /// The last value of field `tag` (a later value wins, as in protobuf).
+    fn single(&self, tag: u32) -> Result<Option<Wire<'de>>, Error> {
+        let Some(run) = self.run(tag) else {
+            return Ok(None);
+        };
+        let mut r = Reader::new(run);
+        let mut last = None;
+        while let Some((_, w)) = r.next_field()? {
+            last = Some(w);
+        }
+        Ok(last)
+    }
+
+    fn run(&self, tag: u32) -> Option<&'de [u8]> {
+        usize::try_from(tag)
+            .ok()
+            .and_then(|t| self.runs.get(t.wrapping_sub(1)))
+            .copied()
+            .flatten()
+    }
+}
+
+/// Advances `r` past the fields numbered `tag` that follow directly.
+fn run_end(r: &mut Reader<'_>, tag: u32) -> Result<(), Error> {
+    loop {
+        let mut peek = *r;
+        match peek.next_field()? {
+            Some((t, _)) if t == tag => *r = peek,
+            _ => return Ok(()),
+        }
+    }
+}
+
+fn again(msg: &'static Message, f: &'static Field) -> Error {
+    Error::FieldAgain {
+        message: msg.name,
+        field: f.json,
+        tag: f.tag,
+    }
+}
+
+fn wrong_wire(msg: &'static Message, f: &'static Field) -> Error {
+    Error::WrongWireType {
+        message: msg.name,
+        field: f.json,
+        tag: f.tag,
+    }
+}
+
+fn varint_of(w: Option<Wire<'_>>) -> u64 {
+    match w {
+        Some(Wire::Varint(v)) => v,
+        _ => 0,
+    }
+}
+
+fn bytes_of<'de>(w: Option<Wire<'de>>) -> &'de [u8] {
+    match w {
+        Some(Wire::Len(b)) => b,
+        _ => &[],
+    }
+}
+
+/// The `raw` bytes (1) of a `RawExtension`, `FieldsV1` or apiextensions `JSON`.
+fn raw_of<'de>(msg: &'static Message, bytes: &'de [u8]) -> Result<&'de [u8], Error> {
+    Ok(bytes_of(Slots::read(msg, bytes)?.single(1)?))
+}
+
+fn utf8<'de>(msg: &'static Message, f: &'static Field, b: &'de [u8]) -> Result<&'de str, Error> {
+    std::str::from_utf8(b)
+        .map_err(|_| Error::Invalid(format!("{}.{} is not valid UTF-8", msg.name, f.json)))
+}
+
+/// An integer as serde_json visits it: non-negative as `u64`, negative as `i64`.
+fn visit_int<'de, V: Visitor<'de>>(visitor: V, n: i64) -> Result<V::Value, Error> {
+    match u64::try_from(n) {
+        Ok(u) => visitor.visit_u64(u),
+        Err(_) => visitor.visit_i64(n),
+    }
+}
+
+/// A double as serde_json visits Go's JSON of it: Go prints integral values below 1e21 without
+/// a fraction, which serde_json reads as an integer when it fits one.
+fn visit_double<'de, V: Visitor<'de>>(visitor: V, d: f64) -> Result<V::Value, Error> {
+    if !d.is_finite() {
+        return Err(Error::Invalid(format!(
+            "{d} has no JSON form (Go refuses it too)"
+        )));
+    }
+    let integral = d.fract() == 0.0 && !(d == 0.0 && d.is_sign_negative());
+    if integral && (0.0..18_446_744_073_709_551_616.0).contains(&d) {
+        return visitor.visit_u64(d as u64);
+    }
+    if integral && (-9_223_372_036_854_775_808.0..0.0).contains(&d) {
+        return visitor.visit_i64(d as i64);
+    }
+    visitor.visit_f64(d)
+}
+
+fn special<'de, V: Visitor<'de>>(d: Deserializer<'de>, visitor: V) -> Result<V::Value, Error> {
+    let msg = d.msg;
+    let field = |tag: u32| {
+        msg.by_tag(tag).ok_or(Error::UnknownField {
+            message: msg.name,
+            tag,
+        })
+    };
+    let slots = Slots::read(msg, d.bytes)?;
+    match msg.shape {
+        Shape::Object => visitor.visit_map(Fields::new(d)),
+        // Go prints the zero Quantity as "0"; an empty message is that zero.
+        // Go parses the string; an empty one is an error there too.
+        Shape::Quantity => match slots.single(1)? {
+            None => visitor.visit_borrowed_str("0"),
+            Some(Wire::Len(b"")) => Err(Error::Invalid("an empty Quantity string".into())),
+            Some(w) => visitor.visit_borrowed_str(utf8(msg, field(1)?, bytes_of(Some(w)))?),
+        },
+        // type (1): 0 int, 1 string; intVal (2); strVal (3).
+        // Go's JSON refuses any other type.
+        Shape::IntOrString => match varint_of(slots.single(1)?) {
+            0 => visit_int(visitor, i64::from(varint_of(slots.single(2)?) as i32)),
+            1 => visitor.visit_borrowed_str(utf8(msg, field(3)?, bytes_of(slots.single(3)?))?),
+            t => Err(Error::Invalid(format!("IntOrString of type {t}"))),
+        },
+        Shape::Time | Shape::MicroTime => {
+            if d.bytes.is_empty() {
+                return visitor.visit_unit();
+            }
+            let (secs, nanos) = (
+                varint_of(slots.single(1)?) as i64,
+                varint_of(slots.single(2)?) as i32,
+            );
+            let text = crate::time::format_time(secs, nanos, msg.shape == Shape::MicroTime)?;
+            visitor.visit_str(text.as_str())
+        }
+        Shape::Duration => {
+            visitor.visit_string(crate::time::go_duration(varint_of(slots.single(1)?) as i64))
+        }
+        Shape::RawJson => raw_json(bytes_of(slots.single(1)?), d.depth, visitor),
+        Shape::StringList => {
+            Value::repeated(msg, field(1)?, slots.run(1).unwrap_or_default(), d.depth)
+                .deserialize_any(visitor)
+        }
+        // schema (1), jSONSchemas (2); property (2) for the string-array union.
+        Shape::SchemaOrArray | Shape::SchemaOrStringArray => match (slots.run(2), slots.single(1)?)
+        {
+            (Some(run), _) => {
+                Value::repeated(msg, field(2)?, run, d.depth).deserialize_any(visitor)
+            }
+            (None, Some(w)) => Value::of(msg, field(1)?, w, d.depth)?.deserialize_any(visitor),
+            (None, None) => visitor.visit_unit(),
+        },
+        // allows (1), schema (2).
+        Shape::SchemaOrBool => match slots.single(2)? {
+            Some(w) => Value::of(msg, field(2)?, w, d.depth)?.deserialize_any(visitor),
+            None => visitor.visit_bool(varint_of(slots.single(1)?) != 0),
+        },
+    }
+}
+
+/// Raw JSON bytes through serde_json, or a nested `k8s\0` object through this deserializer.
+fn raw_json<'de, V: Visitor<'de>>(
+    raw: &'de [u8],
+    depth: usize,
+    visitor: V,
+) -> Result<V::Value, Error> {
+    if raw.is_empty() {
+        return visitor.visit_unit();
+    }
+    if raw.starts_with(crate::MAGIC) {
+        let env = crate::frame::Envelope::read(raw)?;
+        let mut inner = Deserializer::nested(env.message()?, env.raw, depth + 1);
+        inner.type_meta = Some((env.api_version, env.kind));
+        return de::Deserializer::deserialize_any(inner, visitor);
+    }
+    let mut json = serde_json::Deserializer::from_slice(raw);
+    let v = de::Deserializer::deserialize_any(&mut json, visitor).map_err(json_error)?;
+    json.end().map_err(json_error)?;
+    Ok(v)
+}
+
+/// One field's value, found but not decoded yet.
+enum Value<'de> {
+    /// One scalar of the field's type.
+    Scalar {
+        msg: &'static Message,
+        field: &'static Field,
+        wire: Wire<'de>,
+    },
+    /// A nested message.
+    Message(Deserializer<'de>),
+    /// A repeated field's run of elements.
+    Repeated {
+        msg: &'static Message,
+        field: &'static Field,
+        run: &'de [u8],
+        depth: usize,
+    },
+    /// A map field's run of entries.
+    Map {
+        msg: &'static Message,
+        field: &'static Field,
+        run: &'de [u8],
+        depth: usize,
+    },
+    /// `apiVersion` or `kind` from the envelope.
+    Str(&'de str),
+}
+
+impl<'de> Value<'de> {
+    /// One value of `field` (an element, for repeated fields).
+    fn of(
+        msg: &'static Message,
+        field: &'static Field,
+        wire: Wire<'de>,
+        depth: usize,
+    ) -> Result<Self, Error> {
+        match (field.ty, wire) {
+            (Ty::Message(idx), Wire::Len(b)) => Ok(Value::Message(Deserializer::nested(
+                message(idx),
+                b,
+                depth + 1,
+            ))),
+            (Ty::String | Ty::Bytes, Wire::Len(_))
+            | (Ty::Int32 | Ty::Int64 | Ty::Bool, Wire::Varint(_))
+            | (Ty::Double, Wire::Fixed64(_)) => Ok(Value::Scalar { msg, field, wire }),
+            _ => Err(wrong_wire(msg, field)),
+        }
+    }
+
+    fn repeated(
+        msg: &'static Message,
+        field: &'static Field,
+        run: &'de [u8],
+        depth: usize,
+    ) -> Self {
+        Value::Repeated {
+            msg,
+            field,
+            run,
+            depth,
+        }
+    }
+
+    fn is_null(&self) -> Result<bool, Error> {
+        match self {
+            Value::Message(d) => d.is_null(),
+            _ => Ok(false),
+        }
+    }
+}
+
+impl<'de> de::Deserializer<'de> for Value<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self {
+            Value::Scalar { msg, field, wire } => scalar(msg, field, wire, visitor),
+            Value::Message(d) => d.deserialize_any(visitor),
+            Value::Repeated {
+                msg,
+                field,
+                run,
+                depth,
+            } => visitor.visit_seq(Elements {
+                msg,
+                field,
+                reader: Reader::new(run),
+                packed: None,
+                depth,
+            }),
+            Value::Map {
+                msg,
+                field,
+                run,
+                depth,
+            } => visitor.visit_map(Entries {
+                msg,
+                field,
+                reader: Reader::new(run),
+                value: None,
+                depth,
+            }),
+            Value::Str(s) => visitor.visit_borrowed_str(s),
+        }
+    }
+
+    common_methods!();
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self {
+            Value::Message(d) => d.deserialize_enum(name, variants, visitor),
+            Value::Scalar {
+                msg,
+                field,
+                wire: Wire::Len(b),
+            } if field.ty == Ty::String => {
+                visitor.visit_enum(BorrowedStrDeserializer::new(utf8(msg, field, b)?))
+            }
+            Value::Str(s) => visitor.visit_enum(BorrowedStrDeserializer::new(s)),
+            other => other.deserialize_any(visitor),
+        }
+    }
+}
+
+fn scalar<'de, V: Visitor<'de>>(
+    msg: &'static Message,
+    field: &'static Field,
+    wire: Wire<'de>,
+    visitor: V,
+) -> Result<V::Value, Error> {
+    match (field.ty, wire) {
+        (Ty::String, Wire::Len(b)) => visitor.visit_borrowed_str(utf8(msg, field, b)?),
+        (Ty::Bytes, Wire::Len(b)) => {
+            visitor.visit_string(base64::engine::general_purpose::STANDARD.encode(b))
+        }
+        // int32 is sign-extended to 64 bits on the wire; truncation is the protobuf rule.
+        (Ty::Int32, Wire::Varint(v)) => visit_int(visitor, i64::from(v as i32)),
+        (Ty::Int64, Wire::Varint(v)) => visit_int(visitor, v as i64),
+        (Ty::Bool, Wire::Varint(v)) => visitor.visit_bool(v != 0),
+        (Ty::Double, Wire::Fixed64(v)) => visit_double(visitor, f64::from_bits(v)),
+        _ => Err(wrong_wire(msg, field)),
+    }
+}
+
+/// A map key: a field's JSON name.
+struct Key(&'static str);
+
+impl<'de> de::Deserializer<'de> for Key {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_borrowed_str(self.0)
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map struct
+        enum identifier ignored_any
+    }
+}
+
+/// The elements of a repeated field.
+struct Elements<'de> {
+    msg: &'static Message,
+    field: &'static Field,
+    reader: Reader<'de>,
+    /// The rest of a packed run of numbers (proto3 style; Kubernetes sends them unpacked).
+    packed: Option<Reader<'de>>,
+    depth: usize,
+}
+
+impl<'de> Elements<'de> {
+    fn next_wire(&mut self) -> Result<Option<Wire<'de>>, Error> {
+        loop {
+            if let Some(p) = &mut self.packed {
+                if !p.is_empty() {
+                    return Ok(Some(match self.field.ty {
+                        Ty::Double => {
+                            let b = p.rest().get(..8).ok_or(Error::Truncated)?;
+                            let mut bits = [0u8; 8];
+                            bits.copy_from_slice(b);
+                            *p = Reader::new(&p.rest()[8..]);
+                            Wire::Fixed64(u64::from_le_bytes(bits))
+                        }
+                        _ => Wire::Varint(p.varint()?),
+                    }));
+                }
+                self.packed = None;
+            }
+            let Some((_, w)) = self.reader.next_field()? else {
+                return Ok(None);
+            };
+            match (self.field.ty, w) {
+                (Ty::Int32 | Ty::Int64 | Ty::Bool | Ty::Double, Wire::Len(b)) => {
+                    self.packed = Some(Reader::new(b));
+                }
+                _ => return Ok(Some(w)),
+            }
+        }
+    }
+}
+
+impl<'de> SeqAccess<'de> for Elements<'de> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        match self.next_wire()? {
+            Some(w) => seed
+                .deserialize(Value::of(self.msg, self.field, w, self.depth)?)
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The entries of a `map<string, V>` field.
+struct Entries<'de> {
+    msg: &'static Message,
+    field: &'static Field,
+    reader: Reader<'de>,
+    value: Option<Value<'de>>,
+    depth: usize,
+}
+
+impl<'de> MapAccess<'de> for Entries<'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let (msg, f) = (self.msg, self.field);
+        let Some((_, w)) = self.reader.next_field()? else {
+            return Ok(None);
+        };
+        let Wire::Len(entry) = w else {
+            return Err(wrong_wire(msg, f));
+        };
+        let (mut key, mut value) = ("", None);
+        let mut r = Reader::new(entry);
+        while let Some((tag, w)) = r.next_field()? {
+            match (tag, w) {
+                (1, Wire::Len(b)) => key = utf8(msg, f, b)?,
+                (2, w) => value = Some(Value::of(msg, f, w, self.depth)?),
+                _ => return Err(wrong_wire(msg, f)),
+            }
+        }
+        // An entry without a value holds the value's zero.
+        self.value = Some(match (value, f.ty) {
+            (Some(v), _) => v,
+            (None, Ty::Message(idx)) => {
+                Value::Message(Deserializer::nested(message(idx), &[], self.depth + 1))
+            }
+            (None, Ty::String | Ty::Bytes) => Value::of(msg, f, Wire::Len(&[]), self.depth)?,
+            (None, Ty::Double) => Value::of(msg, f, Wire::Fixed64(0), self.depth)?,
+            (None, _) => Value::of(msg, f, Wire::Varint(0), self.depth)?,
+        });
+        seed.deserialize(BorrowedStrDeserializer::new(key))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        next_value(&mut self.value, seed)
+    }
+}
+
+/// The value whose key was just presented.
+fn next_value<'de, V: DeserializeSeed<'de>>(
+    slot: &mut Option<Value<'de>>,
+    seed: V,
+) -> Result<V::Value, Error> {
+    let v = slot
+        .take()
+        .ok_or_else(|| Error::Custom("a map value was asked for before its key".into()))?;
+    seed.deserialize(v)
+}
+
+/// One message being read: the message, where in its bytes, which fields were seen.
+#[derive(Clone, Copy)]
+struct Frame<'de> {
+    msg: &'static Message,
+    reader: Reader<'de>,
+    /// Bit `i` set: `msg.fields[i]` was read (a field met again apart is an error).
+    seen: [u64; 4],
+}
+
+impl<'de> Frame<'de> {
+    fn new(msg: &'static Message, bytes: &'de [u8]) -> Self {
+        Frame {
+            msg,
+            reader: Reader::new(bytes),
+            seen: [0; 4],
+        }
+    }
+}
+
+/// The fields of an object message as a map, inline fields' fields merged in.
+struct Fields<'de> {
+    /// The message, then the inline fields being read inside it.
+    frames: [Option<Frame<'de>>; MAX_INLINE],
+    top: usize,
+    type_meta: Option<(&'de str, &'de str)>,
+    /// How many of `apiVersion`, `kind` were presented.
+    type_meta_done: u8,
+    value: Option<Value<'de>>,
+    depth: usize,
+}
+
+impl<'de> Fields<'de> {
+    fn new(d: Deserializer<'de>) -> Self {
+        Fields {
+            frames: [Some(Frame::new(d.msg, d.bytes)), None, None, None],
+            top: 0,
+            type_meta: d.type_meta,
+            type_meta_done: 0,
+            value: None,
+            depth: d.depth,
+        }
+    }
+
+    /// The next present field: its JSON name and value.
+    fn next_field(&mut self) -> Result<Option<(&'static str, Value<'de>)>, Error> {
+        loop {
+            let Some(frame) = self.frames.get_mut(self.top).and_then(Option::as_mut) else {
+                return Ok(None);
+            };
+            let msg = frame.msg;
+            let start = frame.reader.rest();
+            let Some((tag, w)) = frame.reader.next_field()? else {
+                if self.top == 0 {
+                    return Ok(None);
+                }
+                self.frames[self.top] = None;
+                self.top -= 1;
+                continue;
+            };
+            let idx = msg.index_of(tag).ok_or(Error::UnknownField {
+                message: msg.name,
+                tag,
+            })?;
+            let f = &msg.fields[idx];
+            let (word, bit) = (idx / 64, 1u64 << (idx % 64));
+            let seen = frame.seen.get_mut(word).ok_or(Error::UnknownField {
+                message: msg.name,
+                tag,
+            })?;
+            if *seen & bit != 0 {
+                return Err(again(msg, f));
+            }
+            *seen |= bit;
+            match (f.label, f.ty, w) {
+                (Label::Inline, Ty::Message(sub), Wire::Len(b)) => {
+                    self.top += 1;
+                    let slot = self.frames.get_mut(self.top).ok_or(Error::TooDeep)?;
+                    *slot = Some(Frame::new(message(sub), b));
+                }
+                (Label::Inline, _, _) => return Err(wrong_wire(msg, f)),
+                (Label::Repeated | Label::Map, _, _) => {
+                    // The run of this field: its first element (just read) and the ones after it.
+                    run_end(&mut frame.reader, tag)?;
+                    let run = &start[..start.len() - frame.reader.rest().len()];
+                    let depth = self.depth;
+                    let v = if f.label == Label::Map {
+                        Value::Map {
+                            msg,
+                            field: f,
+                            run,
+                            depth,
+                        }
+                    } else {
+                        Value::repeated(msg, f, run, depth)
+                    };
+                    return Ok(Some((f.json, v)));
+                }
+                (Label::Single, _, w) => {
+                    let v = Value::of(msg, f, w, self.depth)?;
+                    if absent(f, w, &v)? {
+                        continue;
+                    }
+                    return Ok(Some((f.json, v)));
+                }
+            }
+        }
+    }
+}
+
+/// Whether a single field's value stands for "absent" in Go's JSON: a zero of a non-pointer
+/// `omitempty`/`omitzero` field, or a zero time (which Go prints as `null`).
+fn absent(f: &'static Field, w: Wire<'_>, v: &Value<'_>) -> Result<bool, Error> {
+    if let Value::Message(d) = v {
+        return Ok(
+            matches!(d.msg.shape, Shape::Time | Shape::MicroTime) && d.is_null()?
+                || f.omit_zero && d.bytes.is_empty(),
+        );
+    }
+    Ok(f.omit_zero
+        && match w {
+            Wire::Varint(n) => n == 0,
+            Wire::Fixed64(bits) => f64::from_bits(bits) == 0.0,
+            Wire::Len(b) => b.is_empty(),
+            Wire::Fixed32 => false,
+        })
+}
+
+impl<'de> MapAccess<'de> for Fields<'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        if let Some((api_version, kind)) = self.type_meta {
+            let (key, value) = match self.type_meta_done {
+                0 => ("apiVersion", api_version),
+                1 => ("kind", kind),
+                _ => ("", ""),
+            };
+            if !key.is_empty() {
+                self.type_meta_done += 1;
+                self.value = Some(Value::Str(value));
+                return seed.deserialize(Key(key)).map(Some);
+            }
+        }
+        match self.next_field()? {
+            Some((json, v)) => {
+                self.value = Some(v);
+                seed.deserialize(Key(json)).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        next_value(&mut self.value, seed)
+    }
+}
