@@ -7,7 +7,7 @@ use std::time::Duration;
 use informer_conformance::*;
 use informer_runtime::list_watch::{ListRequest, ListWatch, WatchRequest};
 use informer_test_support::{big_config_map, initial_events, next_added};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Api;
 use kube::api::PostParams;
 
@@ -27,11 +27,17 @@ async fn seed_big(client: &kube::Client, ns: &str) -> BTreeSet<String> {
     names
 }
 
-/// The `Content-Encoding` of a raw GET of `path_and_query` that offers gzip; the body is dropped.
-async fn encoding_of(client: &kube::Client, path_and_query: &str) -> Option<String> {
+/// The response headers of a raw GET of `path_and_query` with these `Accept` and
+/// `Accept-Encoding` headers; the body is dropped.
+async fn headers_of(
+    client: &kube::Client,
+    path_and_query: &str,
+    accept: &str,
+    accept_encoding: &str,
+) -> http::HeaderMap {
     let req = http::Request::get(path_and_query)
-        .header(http::header::ACCEPT, "application/json")
-        .header(http::header::ACCEPT_ENCODING, "gzip")
+        .header(http::header::ACCEPT, accept)
+        .header(http::header::ACCEPT_ENCODING, accept_encoding)
         .body(Vec::new())
         .expect("request");
     let res = tokio::time::timeout(WAIT, client.send(req.map(Into::into)))
@@ -43,7 +49,13 @@ async fn encoding_of(client: &kube::Client, path_and_query: &str) -> Option<Stri
         "{path_and_query}: {}",
         res.status()
     );
-    res.headers()
+    res.headers().clone()
+}
+
+/// The `Content-Encoding` of a raw GET of `path_and_query` that offers gzip.
+async fn encoding_of(client: &kube::Client, path_and_query: &str) -> Option<String> {
+    headers_of(client, path_and_query, "application/json", "gzip")
+        .await
         .get(http::header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
@@ -86,14 +98,7 @@ async fn gzip_where_kube_apiserver_gzips(backend: &Backend) {
         .collect();
     assert_eq!(listed, written);
 
-    let mut stream = lw
-        .watch(&WatchRequest {
-            send_initial_events: true,
-            timeout: Duration::from_secs(60),
-            ..Default::default()
-        })
-        .await
-        .expect("watch-list");
+    let mut stream = lw.watch(&watch_list()).await.expect("watch-list");
     let streamed: BTreeSet<String> = initial_events(&mut stream)
         .await
         .into_iter()
@@ -107,4 +112,77 @@ async fn gzip_where_kube_apiserver_gzips(backend: &Backend) {
         .expect("create");
     let late = next_added(&mut stream).await;
     assert_eq!(late.metadata.name.as_deref(), Some("late"));
+}
+
+/// A watch-list request (`sendInitialEvents=true`).
+fn watch_list() -> WatchRequest {
+    WatchRequest {
+        send_initial_events: true,
+        timeout: Duration::from_secs(60),
+        ..Default::default()
+    }
+}
+
+/// The `Content-Type` of a raw GET of `path_and_query` that asks for protobuf first.
+async fn content_type_of(client: &kube::Client, path_and_query: &str) -> String {
+    headers_of(
+        client,
+        path_and_query,
+        "application/vnd.kubernetes.protobuf, application/json",
+        "identity",
+    )
+    .await
+    .get(http::header::CONTENT_TYPE)
+    .and_then(|v| v.to_str().ok())
+    .unwrap_or_default()
+    .to_owned()
+}
+
+conformance!(protobuf_for_built_in_kinds);
+/// T1/T2: a LIST and a watch-list of Pods come as protobuf and decode to the objects the JSON
+/// path decodes.
+async fn protobuf_for_built_in_kinds(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("protobuf").await;
+    let api = Api::<Pod>::namespaced(client.clone(), &ns);
+    for i in 0..3 {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": format!("p{i}"), "labels": {"app": "web"}},
+            "spec": {
+                "containers": [{"name": "app", "image": "nginx:1",
+                                "ports": [{"containerPort": 80}],
+                                "resources": {"requests": {"cpu": "100m"}}}],
+                "terminationGracePeriodSeconds": 0
+            }
+        }))
+        .expect("a Pod");
+        api.create(&PostParams::default(), &pod)
+            .await
+            .expect("create");
+    }
+    let path = format!("/api/v1/namespaces/{ns}/pods");
+    assert!(
+        content_type_of(&client, &path)
+            .await
+            .starts_with("application/vnd.kubernetes.protobuf"),
+        "a LIST of Pods in protobuf"
+    );
+    let pb = ListWatch::<Pod>::new(api.clone());
+    let json = ListWatch::<Pod>::new(api.clone()).prefer_protobuf(false);
+    let from_pb = pb
+        .list(&ListRequest::default())
+        .await
+        .expect("protobuf LIST");
+    let from_json = json.list(&ListRequest::default()).await.expect("JSON LIST");
+    assert_eq!(from_pb.items.len(), 3);
+    assert_eq!(from_pb.items, from_json.items, "T2");
+    assert!(pb.asks_for_protobuf(), "no fallback to JSON");
+
+    let mut stream = pb.watch(&watch_list()).await.expect("watch-list");
+    let mut streamed = initial_events(&mut stream).await;
+    streamed.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let mut listed = from_json.items;
+    listed.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    assert_eq!(streamed, listed, "T2 on the watch-list");
+    assert!(pb.asks_for_protobuf(), "no fallback to JSON");
 }

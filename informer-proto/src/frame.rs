@@ -140,6 +140,9 @@ pub struct ListMeta<'a> {
     pub continue_token: &'a str,
     /// `metadata.remainingItemCount`, when the server counted.
     pub remaining_item_count: Option<i64>,
+    /// `shardInfo.selector` (KEP-5866, field 5): the shard selector the server applied; `None`
+    /// when it sent the whole collection.
+    pub shard_selector: Option<&'a str>,
 }
 
 /// A list message: its `ListMeta`, and its items, not decoded.
@@ -220,6 +223,16 @@ fn list_meta(b: &[u8]) -> Result<ListMeta<'_>, Error> {
             (2, Wire::Len(s)) => meta.resource_version = text(s, "metadata.resourceVersion")?,
             (3, Wire::Len(s)) => meta.continue_token = text(s, "metadata.continue")?,
             (4, Wire::Varint(n)) => meta.remaining_item_count = Some(n as i64),
+            (5, Wire::Len(info)) => {
+                let mut ir = Reader::new(info);
+                let mut selector = "";
+                while let Some((t, w)) = ir.next_field()? {
+                    if let (1, Wire::Len(s)) = (t, w) {
+                        selector = text(s, "metadata.shardInfo.selector")?;
+                    }
+                }
+                meta.shard_selector = Some(selector);
+            }
             _ => {
                 return Err(Error::UnknownField {
                     message: "apimachinery.pkg.apis.meta.v1.ListMeta",

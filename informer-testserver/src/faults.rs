@@ -123,6 +123,14 @@ pub enum HostileResponse {
         /// What the valid member holds.
         body: String,
     },
+    /// LIST or WATCH: HTTP 200 with this `Content-Type` and these bytes, e.g. a protobuf body
+    /// the client's schema cannot read (T1).
+    Body {
+        /// The `Content-Type` header.
+        content_type: String,
+        /// The body.
+        body: Vec<u8>,
+    },
 }
 
 /// A pending hostile response.
@@ -381,7 +389,9 @@ impl Faults {
         let idx = st.hostile.iter().position(|h| {
             let fits = match &h.response {
                 HostileResponse::Redirect(_) => true,
-                HostileResponse::CorruptGzip { .. } => matches!(verb, Verb::List | Verb::Watch),
+                HostileResponse::CorruptGzip { .. } | HostileResponse::Body { .. } => {
+                    matches!(verb, Verb::List | Verb::Watch)
+                }
                 HostileResponse::UnterminatedWatchLine { .. }
                 | HostileResponse::WatchErrorObject(_)
                 | HostileResponse::WatchEvents { .. } => verb == Verb::Watch,

@@ -146,6 +146,8 @@ pub struct RequestRecord {
     pub status: StatusCode,
     /// Whether the response body was gzipped (`Content-Encoding: gzip`, T3).
     pub gzip: bool,
+    /// Whether the response body was Kubernetes protobuf (T1).
+    pub protobuf: bool,
     /// When the request arrived.
     pub time: SystemTime,
 }

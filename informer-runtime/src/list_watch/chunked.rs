@@ -133,15 +133,8 @@ impl<'a> ChunkedList<'a> {
                     if handed >= max {
                         return Ok(false);
                     }
-                    self.ws();
-                    if self.peek() == Some(b']') {
-                        self.pos += 1;
-                        self.state = State::Members { first: false };
+                    if !self.enter_element(first)? {
                         continue;
-                    }
-                    if !first {
-                        self.expect(b',')?;
-                        self.ws();
                     }
                     let (element, probed) = match probe {
                         Some(field) if self.peek() == Some(b'{') => self.probed_object(field)?,
@@ -153,6 +146,51 @@ impl<'a> ChunkedList<'a> {
                 }
             }
         }
+    }
+
+    /// Moves to the start of the next `items` element, reading the top-level members around
+    /// `items` on the way, and returns its offset; `None` once the whole body has been read.
+    /// The caller decodes the element from there and reports its end with
+    /// [`element_ends_at`](Self::element_ends_at), so the element is scanned once, by its decode.
+    pub(crate) fn next_element_start(&mut self) -> serde_json::Result<Option<usize>> {
+        loop {
+            if self.step_probed(0, None, |_, _| Ok(()))? {
+                return Ok(None);
+            }
+            let State::Items { first } = self.state else {
+                return Err(malformed(self.pos, "expected an `items` element"));
+            };
+            if self.enter_element(first)? {
+                self.state = State::Items { first: false };
+                return Ok(Some(self.pos));
+            }
+        }
+    }
+
+    /// Inside `items`: moves past the separator to the next element (true), or past the
+    /// closing `]` back to the top-level members (false).
+    fn enter_element(&mut self, first: bool) -> serde_json::Result<bool> {
+        self.ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.state = State::Members { first: false };
+            return Ok(false);
+        }
+        if !first {
+            self.expect(b',')?;
+            self.ws();
+        }
+        Ok(true)
+    }
+
+    /// The element that [`next_element_start`](Self::next_element_start) found ends at `end`.
+    pub(crate) fn element_ends_at(&mut self, end: usize) {
+        self.pos = end.min(self.body.len());
+    }
+
+    /// The body being walked.
+    pub(crate) fn body(&self) -> &'a [u8] {
+        self.body
     }
 
     fn peek(&self) -> Option<u8> {

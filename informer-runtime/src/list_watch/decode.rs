@@ -288,15 +288,7 @@ pub(super) fn check_list_kind(
     };
     if kind == "Status" {
         return Some(match serde_json::from_slice::<Status>(body) {
-            Ok(status) if status.is_failure() || status.code >= 300 => {
-                tracing::warn!(
-                    code = status.code,
-                    reason = %status.reason,
-                    "the server answered a LIST with a success code and a failure Status"
-                );
-                api_error(status, None)
-            }
-            Ok(_) => not_a_list("a Success Status".to_string()),
+            Ok(status) => status_list_error(status, expected),
             Err(_) => not_a_list("a Status that cannot be read".to_string()),
         });
     }
@@ -307,6 +299,23 @@ pub(super) fn check_list_kind(
         return Some(not_a_list(format!("a {kind}")));
     }
     None
+}
+
+/// The error for a 2xx LIST answer that is a `Status` (M14): the failure it reports, so a 410
+/// Status is handled like a 410; a Success Status is [`Error::NotAList`].
+pub(super) fn status_list_error(status: Status, expected: &[String]) -> Error {
+    if status.is_failure() || status.code >= 300 {
+        tracing::warn!(
+            code = status.code,
+            reason = %status.reason,
+            "the server answered a LIST with a success code and a failure Status"
+        );
+        return api_error(status, None);
+    }
+    Error::NotAList {
+        what: "a Success Status".to_string(),
+        expected: expected.first().cloned().unwrap_or_default(),
+    }
 }
 
 #[derive(serde::Deserialize)]

@@ -36,6 +36,19 @@ pub enum Error {
     /// The watch body ended in the middle of a line (a cut chunk). Retryable by re-watching.
     #[error("watch stream ended inside an event ({0} bytes of an incomplete line)")]
     CutChunk(usize),
+    /// A protobuf LIST body or watch event could not be decoded (T1): malformed, or holding a
+    /// field this schema does not know (a newer Kubernetes version). The list-watcher asks for
+    /// JSON from its next request on; retryable like a malformed line (R14).
+    // A value-level message can quote object contents (Secret data), so only structural
+    // errors are shown; the message stays reachable through `source()`.
+    #[error("cannot decode the protobuf {what}: {}", protobuf_summary(.source))]
+    Protobuf {
+        /// What was being decoded (`"list"`, `"watch event"`).
+        what: &'static str,
+        /// What informer-proto reported.
+        #[source]
+        source: informer_proto::Error,
+    },
     /// A watch line grew past [`WatchRequest::max_line_bytes`](super::WatchRequest::max_line_bytes) without a newline (M16). The
     /// stream is treated as broken and ends here; retryable like a malformed line (R14, else a
     /// new cycle after backoff, R15).
@@ -168,7 +181,9 @@ impl Error {
                 ErrorClass::CutChunk
             }
             Error::Gzip { .. } => ErrorClass::InternalError,
-            Error::Decode { .. } | Error::LineTooLong { .. } => ErrorClass::InternalError,
+            Error::Decode { .. } | Error::Protobuf { .. } | Error::LineTooLong { .. } => {
+                ErrorClass::InternalError
+            }
             Error::CutChunk(_) => ErrorClass::CutChunk,
             Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,
         }
@@ -180,6 +195,17 @@ impl Error {
             Error::Api { retry_after, .. } => *retry_after,
             _ => None,
         }
+    }
+}
+
+/// What an [`Error::Protobuf`] shows: the error itself when it is about the wire (field
+/// numbers, kinds, lengths), a fixed text when it is about a value.
+fn protobuf_summary(e: &informer_proto::Error) -> String {
+    match e {
+        informer_proto::Error::Custom(_) | informer_proto::Error::Invalid(_) => {
+            "a value does not fit its type".to_string()
+        }
+        other => other.to_string(),
     }
 }
 

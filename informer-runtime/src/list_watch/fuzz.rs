@@ -73,6 +73,7 @@ fn page<K>(body: Vec<u8>, exact: bool) -> RawListPage<K> {
         continue_token: None,
         shard_info: None,
         client_shard: None,
+        proto: None,
         _k: PhantomData,
     }
 }

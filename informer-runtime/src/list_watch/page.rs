@@ -40,7 +40,18 @@ pub struct RawListPage<K> {
     pub shard_info: Option<String>,
     /// Items outside this shard are skipped before their decode (see [`Self::client_shard`]).
     pub(super) client_shard: Option<Shard>,
+    /// Set when the body is protobuf (T1): the items' message and where the list message is.
+    pub(super) proto: Option<ProtoBody>,
     pub(super) _k: PhantomData<fn() -> K>,
+}
+
+/// A protobuf LIST body's item message and list bytes.
+#[derive(Debug, Clone)]
+pub(super) struct ProtoBody {
+    pub(super) message: &'static informer_proto::Message,
+    /// The list message within the body.
+    pub(super) raw: std::ops::Range<usize>,
+    pub(super) fallback: super::proto::Fallback,
 }
 
 impl<K> RawListPage<K> {
@@ -88,9 +99,18 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// worker, whatever the body's size (R3, issue 14 item 2). After the last item,
     /// [`PageItems::finish`] checks the body was a list of the expected kind (M14).
     pub fn items(&self) -> PageItems<'_, K> {
+        let walk = match &self.proto {
+            Some(p) => Walk::Protobuf(
+                informer_proto::frame::List::read(&self.body[p.raw.clone()])
+                    .map(|list| list.items())
+                    .map_err(Some),
+                p,
+            ),
+            None => Walk::Json(chunked::ChunkedList::new(&self.body)),
+        };
         PageItems {
             page: self,
-            walk: chunked::ChunkedList::new(&self.body),
+            walk,
             probe: self.client_shard.as_ref().map(|s| s.field().metadata_key()),
             skipped: 0,
             done: false,
@@ -98,10 +118,22 @@ impl<K: DeserializeOwned> RawListPage<K> {
     }
 }
 
+/// One raw-item walker per wire format.
+enum Walk<'a> {
+    /// JSON: the top level and `items` walked by hand (strings and bracket depth only).
+    Json(chunked::ChunkedList<'a>),
+    /// Protobuf: the list message's `items` fields, by length prefix. `Err` holds the error
+    /// of reading the list message, handed out once.
+    Protobuf(
+        Result<informer_proto::frame::Items<'a>, Option<informer_proto::Error>>,
+        &'a ProtoBody,
+    ),
+}
+
 /// The objects of a [`RawListPage`], decoded one at a time ([`RawListPage::items`]).
 pub struct PageItems<'a, K> {
     page: &'a RawListPage<K>,
-    walk: chunked::ChunkedList<'a>,
+    walk: Walk<'a>,
     /// The `metadata` field a client shard reads before deciding on an item.
     probe: Option<&'static str>,
     skipped: usize,
@@ -132,14 +164,17 @@ impl<K> PageItems<'_, K> {
                 expected: self.page.list_kinds.first().cloned().unwrap_or_default(),
             });
         }
-        if let Some(err) = check_list_kind(
-            &self.page.body,
-            self.walk.kind.as_deref(),
-            &self.page.list_kinds,
-        ) {
+        // A protobuf list's kind was checked from its envelope before the walk, and a
+        // protobuf list without items is an empty list.
+        let Walk::Json(walk) = &self.walk else {
+            return Ok(());
+        };
+        if let Some(err) =
+            check_list_kind(&self.page.body, walk.kind.as_deref(), &self.page.list_kinds)
+        {
             return Err(err);
         }
-        if !self.walk.has_items {
+        if !walk.has_items {
             return Err(Error::NotAList {
                 what: "a body without `items`".to_string(),
                 expected: self.page.list_kinds.first().cloned().unwrap_or_default(),
@@ -166,31 +201,133 @@ impl<K: DeserializeOwned> Iterator for PageItems<'_, K> {
             if self.done {
                 return None;
             }
-            let mut found = None;
-            match self.walk.step_probed(1, self.probe, |raw, probed| {
-                found = Some((raw, probed));
-                Ok(())
-            }) {
-                Ok(finished) => self.done = finished,
-                Err(source) => return Some(Err(self.decode_error(source))),
-            }
-            let Some((raw, probed)) = found else {
-                continue;
+            let item = match &self.walk {
+                Walk::Json(_) => self.json_item(),
+                Walk::Protobuf(..) => self.proto_item(),
             };
-            // The filter stage: an item outside the client shard is never decoded.
-            if let (Some(shard), Some(value)) = (&self.page.client_shard, &probed)
-                && !shard.admits_bytes(value)
-            {
-                self.skipped += 1;
-                continue;
+            if let Some(item) = item {
+                return Some(item);
             }
-            // The decode stage.
-            let decoded = if self.page.exact_capacity {
-                sized::from_slice::<K>(raw)
-            } else {
-                sized::from_slice_seed_unsized(raw, PhantomData::<K>)
-            };
-            return Some(decoded.map_err(|source| self.decode_error(source)));
+        }
+    }
+}
+
+impl<'a, K: DeserializeOwned> PageItems<'a, K> {
+    /// The next JSON item: walked, filtered, decoded; `None` when this step found none.
+    fn json_item(&mut self) -> Option<Result<K>> {
+        if self.probe.is_none() {
+            return self.json_item_in_one_pass();
+        }
+        let Walk::Json(walk) = &mut self.walk else {
+            return None;
+        };
+        let mut found = None;
+        match walk.step_probed(1, self.probe, |raw, probed| {
+            found = Some((raw, probed));
+            Ok(())
+        }) {
+            Ok(finished) => self.done = finished,
+            Err(source) => return Some(Err(self.decode_error(source))),
+        }
+        let (raw, probed) = found?;
+        // The filter stage: an item outside the client shard is never decoded.
+        if let (Some(shard), Some(value)) = (&self.page.client_shard, &probed)
+            && !shard.admits_bytes(value)
+        {
+            self.skipped += 1;
+            return None;
+        }
+        // The decode stage.
+        let decoded = if self.page.exact_capacity {
+            sized::from_slice::<K>(raw)
+        } else {
+            sized::from_slice_seed_unsized(raw, PhantomData::<K>)
+        };
+        Some(decoded.map_err(|source| self.decode_error(source)))
+    }
+
+    /// The next JSON item when nothing is filtered: its end is found by the pass that decodes
+    /// it (exact capacity: the counting pass; otherwise serde_json itself), so the item's
+    /// bytes are not scanned once more just to find where it ends.
+    fn json_item_in_one_pass(&mut self) -> Option<Result<K>> {
+        let Walk::Json(walk) = &mut self.walk else {
+            return None;
+        };
+        let start = match walk.next_element_start() {
+            Ok(Some(start)) => start,
+            Ok(None) => {
+                self.done = true;
+                return None;
+            }
+            Err(source) => return Some(Err(self.decode_error(source))),
+        };
+        let rest = &walk.body()[start..];
+        let decoded = if self.page.exact_capacity {
+            match sized::value_array_lengths(rest) {
+                Some((lens, end)) => {
+                    walk.element_ends_at(start + end);
+                    sized::from_slice_with_lengths::<K>(&rest[..end], lens)
+                }
+                // Not an object or array, or one that does not close: serde_json says why.
+                None => serde_json::from_slice::<K>(rest),
+            }
+        } else {
+            let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<K>();
+            match stream.next() {
+                Some(Ok(obj)) => {
+                    walk.element_ends_at(start + stream.byte_offset());
+                    Ok(obj)
+                }
+                Some(Err(e)) => Err(e),
+                None => serde_json::from_slice::<K>(rest),
+            }
+        };
+        Some(decoded.map_err(|source| self.decode_error(source)))
+    }
+
+    /// The next protobuf item, through the same stages.
+    fn proto_item(&mut self) -> Option<Result<K>> {
+        let Walk::Protobuf(walk, body) = &mut self.walk else {
+            return None;
+        };
+        let body: &'a ProtoBody = body;
+        let next = match walk {
+            Ok(items) => items.next(),
+            Err(e) => e.take().map(Err),
+        };
+        let fail = |done: &mut bool, e| {
+            *done = true;
+            Some(Err(body.fallback.fail("list", e)))
+        };
+        let range = match next {
+            None => {
+                self.done = true;
+                return None;
+            }
+            Some(Err(e)) => return fail(&mut self.done, e),
+            Some(Ok(range)) => range,
+        };
+        let list = &self.page.body[body.raw.clone()];
+        let Some(item) = list.get(range) else {
+            self.done = true;
+            return Some(Err(Error::NotAList {
+                what: "a protobuf list whose item runs past its end".to_string(),
+                expected: self.page.list_kinds.first().cloned().unwrap_or_default(),
+            }));
+        };
+        if let Some(shard) = &self.page.client_shard {
+            match super::proto::shard_admits(shard, item) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.skipped += 1;
+                    return None;
+                }
+                Err(e) => return fail(&mut self.done, e),
+            }
+        }
+        match super::proto::decode_object(body.message, item) {
+            Ok(obj) => Some(Ok(obj)),
+            Err(e) => fail(&mut self.done, e),
         }
     }
 }

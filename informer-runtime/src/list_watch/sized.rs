@@ -89,6 +89,39 @@ fn decode<'de, R: serde_json::de::Read<'de>, S: DeserializeSeed<'de>>(
 /// Tolerant by design: on malformed input the counts may be wrong (the decoder reports the
 /// error), never out of bounds.
 pub(crate) fn array_lengths(json: &[u8]) -> Vec<u32> {
+    scan_arrays(json, false).0
+}
+
+/// [`array_lengths`] of the JSON value that starts `json` (an object or array), and where that
+/// value ends: one pass finds both, so a list item needs no separate scan for its end. `None`
+/// when the value does not close within `json`.
+pub(crate) fn value_array_lengths(json: &[u8]) -> Option<(Vec<u32>, usize)> {
+    match scan_arrays(json, true) {
+        (lens, Some(end)) => Some((lens, end)),
+        (_, None) => None,
+    }
+}
+
+/// Decodes `bytes` as `T` with the array counts `lens` of its arrays ([`value_array_lengths`]).
+pub(crate) fn from_slice_with_lengths<T: DeserializeOwned>(
+    bytes: &[u8],
+    lens: Vec<u32>,
+) -> serde_json::Result<T> {
+    let hints = Hints {
+        lens,
+        next: Cell::new(0),
+        on: Cell::new(true),
+    };
+    let seed = std::marker::PhantomData::<T>;
+    match std::str::from_utf8(bytes) {
+        Ok(text) => decode(serde_json::Deserializer::from_str(text), &hints, seed),
+        Err(_) => decode(serde_json::Deserializer::from_slice(bytes), &hints, seed),
+    }
+}
+
+/// The counting pass; with `one_value`, it stops where the first container closes and returns
+/// the offset after it.
+fn scan_arrays(json: &[u8], one_value: bool) -> (Vec<u32>, Option<usize>) {
     let mut lens: Vec<u32> = Vec::new();
     // Open containers: for arrays the index into `lens`, for objects `u32::MAX`.
     let mut open: Vec<u32> = Vec::with_capacity(16);
@@ -105,7 +138,7 @@ pub(crate) fn array_lengths(json: &[u8]) -> Vec<u32> {
                             i += off;
                             break;
                         }
-                        None => return lens,
+                        None => return (lens, None),
                     }
                 }
             }
@@ -119,6 +152,9 @@ pub(crate) fn array_lengths(json: &[u8]) -> Vec<u32> {
                 if json.get(j) == Some(&b']') {
                     lens.push(0);
                     i = j;
+                    if one_value && open.is_empty() {
+                        return (lens, Some(i + 1));
+                    }
                 } else {
                     lens.push(1);
                     open.push(idx);
@@ -127,6 +163,9 @@ pub(crate) fn array_lengths(json: &[u8]) -> Vec<u32> {
             b'{' => open.push(u32::MAX),
             b']' | b'}' => {
                 open.pop();
+                if one_value && open.is_empty() {
+                    return (lens, Some(i + 1));
+                }
             }
             b',' => {
                 if let Some(&top) = open.last()
@@ -140,7 +179,7 @@ pub(crate) fn array_lengths(json: &[u8]) -> Vec<u32> {
         }
         i += 1;
     }
-    lens
+    (lens, None)
 }
 
 /// The array counts of one document and the cursor into them.

@@ -182,16 +182,71 @@ pub(crate) async fn to_protobuf(resp: Response, json_ok: bool) -> Response {
     }
 }
 
-/// 406 for a watch asked for in protobuf only (its framing is not served).
+/// Whether watch events of `info`'s kind can be served as protobuf (a built-in kind).
+pub(crate) fn protobuf_watchable(info: &crate::resources::ResourceInfo) -> bool {
+    protobuf::for_kind(&info.api_version(), &info.kind).is_some()
+}
+
+/// 406 for a watch asked for in protobuf only, of a kind protobuf cannot carry.
 pub(crate) fn watch_not_acceptable() -> ApiError {
     ApiError::new(
         406,
         "NotAcceptable",
         format!(
-            "watch streams are served as application/json only, not {}",
+            "watch streams of this kind are served as application/json only, not {}",
             protobuf::MEDIA_TYPE
         ),
     )
+}
+
+/// Re-frames a JSON watch stream as kube-apiserver's protobuf one: each newline-terminated
+/// event becomes a 4-byte big-endian length and a `metav1.WatchEvent` message whose
+/// `object.raw` is the object in the `k8s\0` envelope. A chunk's last line cut short (the
+/// cut-chunk fault) becomes a frame cut short; a line that is not an event (the malformed
+/// fault) becomes a frame of garbage.
+pub(crate) fn watch_to_protobuf(resp: Response) -> Response {
+    let (mut parts, body) = resp.into_parts();
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/vnd.kubernetes.protobuf;stream=watch"),
+    );
+    let frames = futures::StreamExt::map(body.into_data_stream(), |chunk| {
+        chunk.map(|data| bytes::Bytes::from(reframe(&data)))
+    });
+    Response::from_parts(parts, Body::from_stream(frames))
+}
+
+fn reframe(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() / 2);
+    for line in data.split_inclusive(|b| *b == b'\n') {
+        let frame = match event_message(line.strip_suffix(b"\n").unwrap_or(line)) {
+            Some(msg) => msg,
+            None => b"\xff\xfe not a watch event".to_vec(),
+        };
+        let len = u32::try_from(frame.len()).unwrap_or(u32::MAX);
+        if line.ends_with(b"\n") {
+            out.extend_from_slice(&len.to_be_bytes());
+            out.extend_from_slice(&frame);
+        } else {
+            // Cut: the length of the whole frame, then half of it.
+            out.extend_from_slice(&len.to_be_bytes());
+            out.extend_from_slice(&frame[..frame.len() / 2]);
+        }
+    }
+    out
+}
+
+/// One JSON event line as a `WatchEvent` message.
+fn event_message(line: &[u8]) -> Option<Vec<u8>> {
+    let v: Value = serde_json::from_slice(line).ok()?;
+    let event_type = v.get("type")?.as_str()?;
+    let object = protobuf::encode_object(v.get("object")?).ok()?;
+    let mut raw_extension = Vec::with_capacity(object.len() + 8);
+    informer_proto::wire::put_len(&mut raw_extension, 1, &object);
+    let mut msg = Vec::with_capacity(raw_extension.len() + 16);
+    informer_proto::wire::put_len(&mut msg, 1, event_type.as_bytes());
+    informer_proto::wire::put_len(&mut msg, 2, &raw_extension);
+    Some(msg)
 }
 
 #[cfg(test)]

@@ -109,6 +109,15 @@ pub(crate) fn respond(
                 .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
             Ok(resp)
         }
+        HostileResponse::Body { content_type, body } => {
+            let mut resp = Response::new(Body::from(body));
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_str(&content_type)
+                    .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+            );
+            Ok(resp)
+        }
         HostileResponse::Redirect(code) => {
             let mut resp = Response::new(Body::from("<html><body>Moved</body></html>"));
             *resp.status_mut() =

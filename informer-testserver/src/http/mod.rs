@@ -199,6 +199,11 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
             .headers()
             .get(header::CONTENT_ENCODING)
             .is_some_and(|v| v == "gzip"),
+        protobuf: resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with(crate::protobuf::MEDIA_TYPE)),
         time,
     });
     sh.notify();
@@ -236,11 +241,13 @@ async fn serve(
             apply_faults(sh, &t, verb).await?;
             let neg = codec::negotiate(&accept)?;
             let (wire, mode) = match (neg.wire, verb) {
-                // Watch streams are served in JSON only (protobuf framing is not implemented).
-                (codec::Wire::Protobuf, Verb::Watch) if neg.json_ok => {
+                // A watch of a custom resource has no protobuf form.
+                (codec::Wire::Protobuf, Verb::Watch) if !codec::protobuf_watchable(&t.info) => {
+                    if !neg.json_ok {
+                        return Err(codec::watch_not_acceptable());
+                    }
                     (codec::Wire::Json, Mode::Full)
                 }
-                (codec::Wire::Protobuf, Verb::Watch) => return Err(codec::watch_not_acceptable()),
                 (wire, _) => (wire, neg.mode),
             };
             if let Some(response) = sh.faults.take_hostile(verb) {
@@ -251,9 +258,12 @@ async fn serve(
                 Verb::Watch => watch::watch(sh, &t, q, mode),
                 _ => crud::handle(sh, &t, verb, q, mode, req).await,
             }?;
-            let resp = match wire {
-                codec::Wire::Protobuf => codec::to_protobuf(resp, neg.json_ok).await,
-                codec::Wire::Json => resp,
+            let resp = match (wire, verb) {
+                (codec::Wire::Protobuf, Verb::Watch) if resp.status().is_success() => {
+                    codec::watch_to_protobuf(resp)
+                }
+                (codec::Wire::Protobuf, _) => codec::to_protobuf(resp, neg.json_ok).await,
+                (codec::Wire::Json, _) => resp,
             };
             Ok(match verb {
                 _ if !gzip_ok || !resp.status().is_success() => resp,

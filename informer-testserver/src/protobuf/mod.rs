@@ -73,10 +73,17 @@ pub(crate) fn encode_object(v: &Value) -> Result<Vec<u8>, Error> {
             .to_owned()
     };
     let (api_version, kind) = (text("apiVersion"), text("kind"));
-    let msg = for_kind(&api_version, &kind).ok_or_else(|| informer_proto::Error::UnknownKind {
-        api_version: api_version.clone(),
-        kind: kind.clone(),
-    })?;
+    // A `Status` (an error, or a watch ERROR event) is no resource kind, but has a message.
+    let msg = for_kind(&api_version, &kind)
+        .or_else(|| {
+            (kind == "Status")
+                .then(|| schema::by_name("apimachinery.pkg.apis.meta.v1.Status"))
+                .flatten()
+        })
+        .ok_or_else(|| informer_proto::Error::UnknownKind {
+            api_version: api_version.clone(),
+            kind: kind.clone(),
+        })?;
     let raw = encode::encode(msg, v, "")?;
     let mut type_meta = Vec::new();
     wire::put_len(&mut type_meta, 1, api_version.as_bytes());

@@ -1,0 +1,164 @@
+//! T1/T2 (docs/behaviour.md section 18) over HTTP: built-in kinds are listed and watched in
+//! Kubernetes protobuf, custom resources and dynamic objects in JSON; the objects are the ones
+//! the JSON path decodes; a protobuf answer that cannot be decoded costs one retry and turns the
+//! list-watcher to JSON.
+
+mod informer_support;
+
+use std::time::Duration;
+
+use informer_runtime::list_watch::{Error, ListRequest, ListWatch, WatchRequest};
+use informer_support::*;
+use informer_test_support::{initial_events, next_added};
+use informer_testserver::{FaultTarget, HostileResponse, RequestRecord, TestServer};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::Api;
+use kube::api::{DeleteParams, DynamicObject};
+use kube::core::WatchEvent;
+use serde_json::json;
+
+fn pod(ns: &str, name: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": "web"},
+                     "annotations": {"note": "x"}, "ownerReferences": [{"apiVersion": "apps/v1",
+                     "kind": "ReplicaSet", "name": "web-1", "uid": "u-1", "controller": true}]},
+        "spec": {
+            "nodeName": "node-1",
+            "containers": [{"name": "app", "image": "nginx:1",
+                            "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                            "env": [{"name": "A", "value": "1"}]}],
+            "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 30}],
+            "terminationGracePeriodSeconds": 30
+        },
+        "status": {"phase": "Running", "podIP": "10.0.0.1",
+                   "conditions": [{"type": "Ready", "status": "True",
+                                   "lastTransitionTime": "2026-01-02T03:04:05Z"}]}
+    })
+}
+
+fn protobuf_lists(server: &TestServer) -> Vec<bool> {
+    pick(server, RequestRecord::is_list)
+}
+
+fn pick(server: &TestServer, f: impl Fn(&RequestRecord) -> bool) -> Vec<bool> {
+    server
+        .requests()
+        .iter()
+        .filter(|r| f(r))
+        .map(|r| r.protobuf)
+        .collect()
+}
+
+#[tokio::test]
+async fn t2_a_protobuf_list_and_watch_give_the_objects_json_gives() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    for i in 0..5 {
+        server
+            .create_json(pod("default", &format!("p{i}")))
+            .unwrap_or_else(|e| panic!("create: {e}"));
+    }
+    let api = Api::<Pod>::namespaced(server.client(), "default");
+    let pb = ListWatch::<Pod>::new(api.clone());
+    let js = ListWatch::<Pod>::new(api.clone()).prefer_protobuf(false);
+    assert!(pb.asks_for_protobuf() && !js.asks_for_protobuf());
+    let from_pb = pb
+        .list(&ListRequest::default())
+        .await
+        .expect("protobuf LIST");
+    let from_js = js.list(&ListRequest::default()).await.expect("JSON LIST");
+    assert_eq!(from_pb.items.len(), 5);
+    assert_eq!(from_pb.items, from_js.items, "T2");
+    assert_eq!(from_pb.resource_version, from_js.resource_version);
+    assert_eq!(protobuf_lists(&server), [true, false]);
+
+    // A watch-list in protobuf frames (and gzip), then live events.
+    let watch_list = WatchRequest {
+        send_initial_events: true,
+        timeout: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let mut stream = pb.watch(&watch_list).await.expect("watch-list");
+    let mut initial = initial_events(&mut stream).await;
+    initial.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    assert_eq!(initial, from_js.items, "T2 on the watch");
+    server.create_json(pod("default", "late")).expect("create");
+    let late = next_added(&mut stream).await;
+    let json_late = api.get("late").await.expect("GET");
+    assert_eq!(late, json_late);
+    api.delete("late", &DeleteParams::default())
+        .await
+        .expect("delete");
+    loop {
+        match tokio::time::timeout(WAIT, futures::StreamExt::next(&mut stream)).await {
+            Ok(Some(Ok(WatchEvent::Deleted(p)))) => {
+                assert_eq!(p.metadata.name.as_deref(), Some("late"));
+                break;
+            }
+            Ok(Some(Ok(WatchEvent::Bookmark(_) | WatchEvent::Modified(_)))) => {}
+            other => panic!("expected the DELETED event: {other:?}"),
+        }
+    }
+    assert!(
+        pick(&server, RequestRecord::is_watch).iter().all(|p| *p),
+        "the watch was protobuf"
+    );
+}
+
+#[tokio::test]
+async fn custom_resources_and_dynamic_objects_stay_json() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("default", "a", "1")).unwrap();
+    let resource = kube::discovery::ApiResource::erase::<ConfigMap>(&());
+    let dynamic = ListWatch::dynamic(
+        Api::<DynamicObject>::namespaced_with(server.client(), "default", &resource),
+        &resource,
+    );
+    assert!(!dynamic.asks_for_protobuf());
+    let page = dynamic.list(&ListRequest::default()).await.expect("LIST");
+    assert_eq!(page.items.len(), 1);
+    let meta = ListWatch::metadata(Api::<ConfigMap>::namespaced(server.client(), "default"));
+    assert!(!meta.asks_for_protobuf());
+    meta.list(&ListRequest::default()).await.expect("LIST");
+    assert_eq!(protobuf_lists(&server), [false, false]);
+}
+
+#[tokio::test]
+async fn an_undecodable_protobuf_list_costs_one_retry_and_turns_to_json() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("default", "a", "1")).unwrap();
+    server.faults().hostile_next(
+        FaultTarget::List,
+        HostileResponse::Body {
+            content_type: "application/vnd.kubernetes.protobuf".into(),
+            // The magic, then an envelope whose list message holds field 9 of ListMeta.
+            body: [
+                &b"k8s\0"[..],
+                &[0x0a, 0x11, 0x0a, 0x02],
+                b"v1",
+                &[0x12, 0x0b],
+                b"ConfigMapList",
+                &[0x12, 0x04, 0x0a, 0x02, 0x48, 0x01],
+            ]
+            .concat(),
+        },
+        1,
+    );
+    let lw = ListWatch::<ConfigMap>::new(Api::namespaced(server.client(), "default"));
+    let err = lw
+        .list(&ListRequest::default())
+        .await
+        .expect_err("an unknown ListMeta field");
+    assert!(
+        matches!(err, Error::Protobuf { what: "list", .. }),
+        "{err:?}"
+    );
+    assert!(!lw.asks_for_protobuf(), "JSON from now on");
+    let page = lw.list(&ListRequest::default()).await.expect("JSON LIST");
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(protobuf_lists(&server), [true, false]);
+}
