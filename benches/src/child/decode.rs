@@ -80,7 +80,7 @@ pub(crate) async fn run(spec: &ChildSpec) -> anyhow::Result<Metrics> {
 /// fully, against the same pages filtered by a shard that admits (almost) nothing, so every
 /// object is read up to its metadata and skipped (KEP-5866 on a server without the feature).
 async fn skip_versus_decode(client: kube::Client, spec: &ChildSpec) -> anyhow::Result<Metrics> {
-    let lw = ListWatch::<Pod>::new(kube::Api::all(client));
+    let lw = ListWatch::<Pod>::new(kube::Api::all(client)).prefer_protobuf(false);
     let mut pages = Vec::new();
     let mut token: Option<String> = None;
     loop {
