@@ -106,7 +106,11 @@ impl<K: DeserializeOwned> RawListPage<K> {
                     .map_err(Some),
                 p,
             ),
-            None => Walk::Json(chunked::ChunkedList::new(&self.body)),
+            // The body's UTF-8 is validated once here, not string by string in each item.
+            None => Walk::Json(
+                chunked::ChunkedList::new(&self.body),
+                std::str::from_utf8(&self.body).ok(),
+            ),
         };
         PageItems {
             page: self,
@@ -120,8 +124,9 @@ impl<K: DeserializeOwned> RawListPage<K> {
 
 /// One raw-item walker per wire format.
 enum Walk<'a> {
-    /// JSON: the top level and `items` walked by hand (strings and bracket depth only).
-    Json(chunked::ChunkedList<'a>),
+    /// JSON: the top level and `items` walked by hand (strings and bracket depth only), and
+    /// the body as text when it is valid UTF-8.
+    Json(chunked::ChunkedList<'a>, Option<&'a str>),
     /// Protobuf: the list message's `items` fields, by length prefix. `Err` holds the error
     /// of reading the list message, handed out once.
     Protobuf(
@@ -166,7 +171,7 @@ impl<K> PageItems<'_, K> {
         }
         // A protobuf list's kind was checked from its envelope before the walk, and a
         // protobuf list without items is an empty list.
-        let Walk::Json(walk) = &self.walk else {
+        let Walk::Json(walk, _) = &self.walk else {
             return Ok(());
         };
         if let Some(err) =
@@ -202,7 +207,7 @@ impl<K: DeserializeOwned> Iterator for PageItems<'_, K> {
                 return None;
             }
             let item = match &self.walk {
-                Walk::Json(_) => self.json_item(),
+                Walk::Json(..) => self.json_item(),
                 Walk::Protobuf(..) => self.proto_item(),
             };
             if let Some(item) = item {
@@ -218,7 +223,7 @@ impl<'a, K: DeserializeOwned> PageItems<'a, K> {
         if self.probe.is_none() {
             return self.json_item_in_one_pass();
         }
-        let Walk::Json(walk) = &mut self.walk else {
+        let Walk::Json(walk, _) = &mut self.walk else {
             return None;
         };
         let mut found = None;
@@ -250,7 +255,7 @@ impl<'a, K: DeserializeOwned> PageItems<'a, K> {
     /// it (exact capacity: the counting pass; otherwise serde_json itself), so the item's
     /// bytes are not scanned once more just to find where it ends.
     fn json_item_in_one_pass(&mut self) -> Option<Result<K>> {
-        let Walk::Json(walk) = &mut self.walk else {
+        let Walk::Json(walk, text) = &mut self.walk else {
             return None;
         };
         let start = match walk.next_element_start() {
@@ -262,20 +267,26 @@ impl<'a, K: DeserializeOwned> PageItems<'a, K> {
             Err(source) => return Some(Err(self.decode_error(source))),
         };
         let rest = &walk.body()[start..];
+        // `start` is at a JSON token, so a char boundary of the text.
+        let rest_text = text.and_then(|t| t.get(start..));
         let decoded = if self.page.exact_capacity {
             match sized::value_array_lengths(rest) {
                 Some((lens, end)) => {
                     walk.element_ends_at(start + end);
-                    sized::from_slice_with_lengths::<K>(&rest[..end], lens)
+                    let item_text = rest_text.and_then(|t| t.get(..end));
+                    sized::from_slice_with_lengths::<K>(&rest[..end], item_text, lens)
                 }
                 // Not an object or array, or one that does not close: serde_json says why.
                 None => serde_json::from_slice::<K>(rest),
             }
         } else {
-            let mut stream = serde_json::Deserializer::from_slice(rest).into_iter::<K>();
-            match stream.next() {
-                Some(Ok(obj)) => {
-                    walk.element_ends_at(start + stream.byte_offset());
+            let prefix = match rest_text {
+                Some(t) => sized::prefix_unsized::<_, K>(serde_json::Deserializer::from_str(t)),
+                None => sized::prefix_unsized::<_, K>(serde_json::Deserializer::from_slice(rest)),
+            };
+            match prefix {
+                Some(Ok((obj, end))) => {
+                    walk.element_ends_at(start + end);
                     Ok(obj)
                 }
                 Some(Err(e)) => Err(e),

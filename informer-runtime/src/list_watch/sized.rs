@@ -103,8 +103,11 @@ pub(crate) fn value_array_lengths(json: &[u8]) -> Option<(Vec<u32>, usize)> {
 }
 
 /// Decodes `bytes` as `T` with the array counts `lens` of its arrays ([`value_array_lengths`]).
+/// `text` is `bytes` when the caller already knows them to be UTF-8 (a list body validated
+/// once), so they are not validated again.
 pub(crate) fn from_slice_with_lengths<T: DeserializeOwned>(
     bytes: &[u8],
+    text: Option<&str>,
     lens: Vec<u32>,
 ) -> serde_json::Result<T> {
     let hints = Hints {
@@ -113,10 +116,25 @@ pub(crate) fn from_slice_with_lengths<T: DeserializeOwned>(
         on: Cell::new(true),
     };
     let seed = std::marker::PhantomData::<T>;
-    match std::str::from_utf8(bytes) {
-        Ok(text) => decode(serde_json::Deserializer::from_str(text), &hints, seed),
-        Err(_) => decode(serde_json::Deserializer::from_slice(bytes), &hints, seed),
+    match text.map_or_else(|| std::str::from_utf8(bytes).ok(), Some) {
+        Some(text) => decode(serde_json::Deserializer::from_str(text), &hints, seed),
+        None => decode(serde_json::Deserializer::from_slice(bytes), &hints, seed),
     }
+}
+
+/// Decodes the one JSON value that starts the input, with `Vec`s grown as serde_json grows
+/// them, and says where it ended (the rest of the input is not looked at). `None` for an
+/// input with no value.
+pub(crate) fn prefix_unsized<'de, R, T>(
+    de: serde_json::Deserializer<R>,
+) -> Option<serde_json::Result<(T, usize)>>
+where
+    R: serde_json::de::Read<'de>,
+    T: DeserializeOwned,
+{
+    let mut stream = de.into_iter::<T>();
+    let value = stream.next()?;
+    Some(value.map(|v| (v, stream.byte_offset())))
 }
 
 /// The counting pass; with `one_value`, it stops where the first container closes and returns
