@@ -397,3 +397,31 @@ pub fn read_status(body: &[u8]) -> Result<kube::core::Status, Error> {
         Deserializer::new(msg, env.raw).with_type_meta(env.api_version, env.kind),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::put_len;
+
+    #[test]
+    fn list_meta_reads_the_shard_selector_kep_5866() {
+        let mut info = Vec::new();
+        put_len(&mut info, 1, b"shardRange(object.metadata.uid, 0x0, 0x8)");
+        let mut meta = Vec::new();
+        put_len(&mut meta, 2, b"42");
+        put_len(&mut meta, 5, &info);
+        let mut list = Vec::new();
+        put_len(&mut list, 1, &meta);
+        let read = List::read(&list).expect("a list");
+        assert_eq!(read.meta.resource_version, "42");
+        assert_eq!(
+            read.meta.shard_selector,
+            Some("shardRange(object.metadata.uid, 0x0, 0x8)")
+        );
+        let mut plain = Vec::new();
+        put_len(&mut plain, 2, b"7");
+        let mut list = Vec::new();
+        put_len(&mut list, 1, &plain);
+        assert_eq!(List::read(&list).expect("a list").meta.shard_selector, None);
+    }
+}

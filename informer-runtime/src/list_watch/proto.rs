@@ -26,7 +26,7 @@ use serde::de::DeserializeOwned;
 
 use super::body::BodyReader;
 use super::{Error, Probed, Result, api_error};
-use crate::shard::Shard;
+use crate::shard::{Shard, ShardField};
 
 /// The `Accept` of a LIST or WATCH of a built-in kind: protobuf, then JSON.
 pub(super) const ACCEPT: &str = "application/vnd.kubernetes.protobuf, application/json";
@@ -107,9 +107,9 @@ pub(super) fn list_head(
 /// Whether `shard` admits the object `item` (a message's bytes), by its probed metadata.
 pub(super) fn shard_admits(shard: &Shard, item: &[u8]) -> Result<bool, informer_proto::Error> {
     let meta = frame::probe_meta(item)?;
-    let value = match shard.field().metadata_key() {
-        "namespace" => meta.namespace,
-        _ => meta.uid,
+    let value = match shard.field() {
+        ShardField::Namespace => meta.namespace,
+        ShardField::Uid => meta.uid,
     };
     Ok(shard.admits_bytes(value.as_bytes()))
 }
