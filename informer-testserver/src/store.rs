@@ -37,6 +37,9 @@ pub(crate) struct Stored {
     pub(crate) fields: BTreeMap<&'static str, String>,
     /// PartialObjectMetadata JSON, computed on first use.
     meta_json: OnceLock<Bytes>,
+    /// The object's protobuf message (no envelope), encoded on first use; `None` when protobuf
+    /// cannot carry it (a custom resource, a field the schema lacks).
+    proto: OnceLock<Option<Bytes>>,
 }
 
 /// How a stored object's JSON is kept.
@@ -90,6 +93,7 @@ impl Stored {
             labels,
             fields,
             meta_json: OnceLock::new(),
+            proto: OnceLock::new(),
         })
     }
 
@@ -140,6 +144,26 @@ impl Stored {
                     "metadata": meta,
                 });
                 Bytes::from(serde_json::to_vec(&out).unwrap_or_default())
+            })
+            .clone()
+    }
+
+    /// The object as the protobuf message of `kind` (no magic, no envelope), encoded once and
+    /// shared by every LIST page and watcher after; `None` when protobuf cannot carry it.
+    pub(crate) fn protobuf(&self, kind: &str) -> Option<Bytes> {
+        self.proto
+            .get_or_init(|| {
+                let encoded = self.value().map_err(|e| e.message).and_then(|v| {
+                    crate::protobuf::encode_message(&self.api_version, kind, &v)
+                        .map_err(|e| e.to_string())
+                });
+                match encoded {
+                    Ok(b) => Some(Bytes::from(b)),
+                    Err(e) => {
+                        tracing::debug!(name = %self.name, error = %e, "no protobuf form");
+                        None
+                    }
+                }
             })
             .clone()
     }

@@ -147,7 +147,11 @@ pub(crate) fn request_object(content_type: &str, body: &[u8]) -> Result<Value, A
 /// which every client decodes by their Content-Type. When protobuf cannot carry the answer, a
 /// client that also accepts JSON (`json_ok`) gets the JSON, any other a 406.
 pub(crate) async fn to_protobuf(resp: Response, json_ok: bool) -> Response {
-    if !resp.status().is_success() {
+    let already = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(protobuf::MEDIA_TYPE.as_bytes()));
+    if !resp.status().is_success() || already {
         return resp;
     }
     let (mut parts, body) = resp.into_parts();
@@ -199,24 +203,13 @@ pub(crate) fn watch_not_acceptable() -> ApiError {
     )
 }
 
-/// Re-frames a JSON watch stream as kube-apiserver's protobuf one: each newline-terminated
-/// event becomes a 4-byte big-endian length and a `metav1.WatchEvent` message whose
-/// `object.raw` is the object in the `k8s\0` envelope. A chunk's last line cut short (the
-/// cut-chunk fault) becomes a frame cut short; a line that is not an event (the malformed
-/// fault) becomes a frame of garbage.
-pub(crate) fn watch_to_protobuf(resp: Response) -> Response {
-    let (mut parts, body) = resp.into_parts();
-    parts.headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/vnd.kubernetes.protobuf;stream=watch"),
-    );
-    let frames = futures::StreamExt::map(body.into_data_stream(), |chunk| {
-        chunk.map(|data| bytes::Bytes::from(reframe(&data)))
-    });
-    Response::from_parts(parts, Body::from_stream(frames))
-}
-
-fn reframe(data: &[u8]) -> Vec<u8> {
+/// Re-frames JSON watch event lines as kube-apiserver's protobuf frames: each
+/// newline-terminated event becomes a 4-byte big-endian length and a `metav1.WatchEvent` message
+/// whose `object.raw` is the object in the `k8s\0` envelope. A last line cut short (the cut-chunk
+/// fault) becomes a frame cut short; a line that is not an event (the malformed fault) becomes a
+/// frame of garbage. Objects go through their cached messages instead (`watch.rs`); this serves
+/// bookmarks, errors and the faults.
+pub(crate) fn reframe(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len() / 2);
     for line in data.split_inclusive(|b| *b == b'\n') {
         let frame = match event_message(line.strip_suffix(b"\n").unwrap_or(line)) {

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderValue, StatusCode, header};
 
+use super::codec::Wire;
 use super::list::{PageOverride, list_with};
 use super::{Mode, Target, json_response};
 use crate::faults::HostileResponse;
@@ -68,14 +69,14 @@ pub(crate) fn respond(
                 continue_token: Some(token),
                 extra_item: None,
             };
-            list_with(sh, t, &q, mode, &over)
+            list_with(sh, t, &q, mode, Wire::Json, &over)
         }
         HostileResponse::ListExtraItem(item) => {
             let over = PageOverride {
                 continue_token: None,
                 extra_item: Some(item),
             };
-            list_with(sh, t, q, mode, &over)
+            list_with(sh, t, q, mode, Wire::Json, &over)
         }
         HostileResponse::UnterminatedWatchLine { len } => Ok(unterminated_line(sh, t, len)),
         HostileResponse::StalledListBody => {

@@ -7,8 +7,10 @@ use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use http::StatusCode;
 
+use super::codec::Wire;
 use super::{Mode, Target, json_response, object_bytes};
 use crate::log::QueryParams;
+use crate::protobuf;
 use crate::selectors::{FieldSelector, LabelSelector, Selectors, field_paths};
 use crate::shard::ShardSelector;
 use crate::state::Shared;
@@ -64,6 +66,44 @@ fn shard_info(sel: &Selectors) -> Option<String> {
     let shard = sel.shard.as_ref()?;
     let selector = serde_json::Value::String(shard.text().to_owned());
     Some(format!("{{\"selector\":{selector}}}"))
+}
+
+/// A LIST page from its items' cached protobuf messages; `None` when an item has none, or is
+/// stored in another version than the one asked for (served relabelled, in JSON).
+fn protobuf_page(
+    t: &Target,
+    page: &crate::store::Page,
+    cont: Option<&str>,
+    sel: &Selectors,
+) -> Option<Vec<u8>> {
+    let api_version = t.info.api_version();
+    let items = page
+        .items
+        .iter()
+        .map(|o| {
+            let same = o.api_version == api_version || o.api_version.is_empty();
+            same.then(|| o.protobuf(&t.info.kind)).flatten()
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let rv = page.rv.to_string();
+    let head = protobuf::ListHead {
+        api_version: &api_version,
+        kind: &t.info.list_kind(),
+        resource_version: &rv,
+        continue_token: cont,
+        shard_selector: sel.shard.as_ref().map(|s| s.text()),
+    };
+    Some(protobuf::list(&head, &items))
+}
+
+/// A protobuf response.
+pub(crate) fn protobuf_response(body: Vec<u8>) -> Response {
+    let mut resp = Response::new(axum::body::Body::from(body));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(protobuf::MEDIA_TYPE),
+    );
+    resp
 }
 
 /// Parses a resourceVersion query value.
@@ -179,8 +219,9 @@ pub(crate) fn list(
     t: &Target,
     q: &QueryParams,
     mode: Mode,
+    wire: Wire,
 ) -> Result<Response, ApiError> {
-    list_with(sh, t, q, mode, &PageOverride::default())
+    list_with(sh, t, q, mode, wire, &PageOverride::default())
 }
 
 /// What a hostile LIST changes in an otherwise real page (see `hostile.rs`).
@@ -192,12 +233,15 @@ pub(crate) struct PageOverride {
     pub(crate) extra_item: Option<String>,
 }
 
-/// Serves a LIST page, with `over` applied.
+/// Serves a LIST page, with `over` applied. Asked for in protobuf, the page is built from the
+/// items' cached messages; where protobuf cannot carry an item the answer is JSON, which the
+/// caller transcodes or refuses (`codec::to_protobuf`).
 pub(crate) fn list_with(
     sh: &Arc<Shared>,
     t: &Target,
     q: &QueryParams,
     mode: Mode,
+    wire: Wire,
     over: &PageOverride,
 ) -> Result<Response, ApiError> {
     if q.send_initial_events == Some(true) {
@@ -239,6 +283,13 @@ pub(crate) fn list_with(
         let table = super::table::TableRenderer::new(sh, &t.info, q)?;
         let body = table.render(page.items.iter().map(|o| &**o), meta);
         return Ok(json_response(StatusCode::OK, body));
+    }
+    if wire == Wire::Protobuf
+        && mode == Mode::Full
+        && over.extra_item.is_none()
+        && let Some(body) = protobuf_page(t, &page, cont.as_deref(), &sel)
+    {
+        return Ok(protobuf_response(body));
     }
     let size: usize = page.items.iter().map(|o| o.json_len() + 1).sum();
     let mut buf = BytesMut::with_capacity(size + 256);

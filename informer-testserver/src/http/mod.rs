@@ -2,7 +2,7 @@
 //! Kubernetes paths by hand (namespaces and resources overlap too much for a static router),
 //! logs, and answers every failure with a `Status` body.
 
-mod codec;
+pub(crate) mod codec;
 mod crud;
 mod discovery;
 mod gzip;
@@ -254,16 +254,14 @@ async fn serve(
                 return hostile::respond(sh, &t, q, mode, response);
             }
             let resp = match verb {
-                Verb::List => list::list(sh, &t, q, mode),
-                Verb::Watch => watch::watch(sh, &t, q, mode),
+                Verb::List => list::list(sh, &t, q, mode, wire),
+                Verb::Watch => watch::watch(sh, &t, q, mode, wire),
                 _ => crud::handle(sh, &t, verb, q, mode, req).await,
             }?;
             let resp = match (wire, verb) {
-                (codec::Wire::Protobuf, Verb::Watch) if resp.status().is_success() => {
-                    codec::watch_to_protobuf(resp)
-                }
+                // Watches are framed by `watch::watch` itself.
+                (codec::Wire::Protobuf, Verb::Watch) | (codec::Wire::Json, _) => resp,
                 (codec::Wire::Protobuf, _) => codec::to_protobuf(resp, neg.json_ok).await,
-                (codec::Wire::Json, _) => resp,
             };
             Ok(match verb {
                 _ if !gzip_ok || !resp.status().is_success() => resp,

@@ -1,4 +1,5 @@
-//! WATCH: chunked newline-delimited `WatchEvent` JSON. Replay from the bounded history (410 ERROR
+//! WATCH: chunked newline-delimited `WatchEvent` JSON, or for protobuf clients of built-in kinds
+//! kube-apiserver's length-prefixed `WatchEvent` frames. Replay from the bounded history (410 ERROR
 //! event when too old), synthetic ADDED for RV ""/"0", `sendInitialEvents` with the
 //! `k8s.io/initial-events-end` bookmark, periodic bookmarks, `timeoutSeconds`, selector
 //! transitions, and the watch-chunk faults. A watcher that falls behind the broadcast buffer is
@@ -15,10 +16,12 @@ use http::{HeaderValue, StatusCode, header};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
+use super::codec::Wire;
 use super::list::{ShardGate, parse_rv, selectors};
 use super::{Mode, Target, object_bytes};
 use crate::faults::Kick;
 use crate::log::QueryParams;
+use crate::protobuf;
 use crate::selectors::Selectors;
 use crate::state::Shared;
 use crate::status::ApiError;
@@ -33,6 +36,7 @@ pub(crate) fn watch(
     t: &Target,
     q: &QueryParams,
     mode: Mode,
+    wire: Wire,
 ) -> Result<Response, ApiError> {
     let sel = selectors(sh, t, q, ShardGate::Watch)?;
     let table = match mode {
@@ -118,6 +122,7 @@ pub(crate) fn watch(
         ns: t.namespace.clone(),
         sel,
         mode,
+        wire,
         initial: initial.into_iter(),
         replay: replay.into_iter(),
         end_bookmark: initial_events.then_some(start_rv),
@@ -145,7 +150,10 @@ pub(crate) fn watch(
     *resp.status_mut() = StatusCode::OK;
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+        HeaderValue::from_static(match wire {
+            Wire::Json => "application/json",
+            Wire::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",
+        }),
     );
     Ok(resp)
 }
@@ -178,6 +186,8 @@ struct Watcher {
     ns: Option<String>,
     sel: Selectors,
     mode: Mode,
+    /// JSON lines, or kube-apiserver's protobuf frames (built-in kinds only, `Mode::Full`).
+    wire: Wire,
     initial: std::vec::IntoIter<Arc<Stored>>,
     replay: std::vec::IntoIter<Arc<Event>>,
     end_bookmark: Option<u64>,
@@ -203,35 +213,75 @@ impl Watcher {
         self.sh.faults.close_after().is_some_and(|n| self.sent >= n)
     }
 
-    /// Appends one event line; applies the chunk faults. Returns false when the stream must stop
-    /// after this chunk.
+    /// Appends one event (a JSON line or a protobuf frame); applies the chunk faults. Returns
+    /// false when the stream must stop after this chunk.
     fn push_event(&mut self, buf: &mut BytesMut, kind: &str, obj: &Stored) -> bool {
-        let body = match &self.table {
-            Some(table) => table.render_one(obj),
-            None => object_bytes(obj, &self.info, self.mode),
-        };
         let (cut, malformed) = self.sh.faults.take_chunk_fault();
         if malformed {
-            buf.put_slice(format!("{{\"type\":\"{kind}\",\"object\":{{\"kind\":\n").as_bytes());
+            let garbage = format!("{{\"type\":\"{kind}\",\"object\":{{\"kind\":\n");
+            self.put_line(buf, garbage.as_bytes());
         }
-        let mut line = BytesMut::with_capacity(body.len() + 32);
-        line.put_slice(b"{\"type\":\"");
-        line.put_slice(kind.as_bytes());
-        line.put_slice(b"\",\"object\":");
-        line.put_slice(&body);
-        line.put_slice(b"}\n");
+        match self.object_frame(kind, obj, cut) {
+            Some(frame) => buf.put_slice(&frame),
+            None => {
+                let body = match &self.table {
+                    Some(table) => table.render_one(obj),
+                    None => object_bytes(obj, &self.info, self.mode),
+                };
+                let mut line = BytesMut::with_capacity(body.len() + 32);
+                line.put_slice(b"{\"type\":\"");
+                line.put_slice(kind.as_bytes());
+                line.put_slice(b"\",\"object\":");
+                line.put_slice(&body);
+                line.put_slice(b"}\n");
+                let len = if cut { line.len() / 2 } else { line.len() };
+                self.put_line(buf, &line[..len]);
+            }
+        }
         if cut {
-            buf.put_slice(&line[..line.len() / 2]);
             self.state = Phase::Abort;
             return false;
         }
-        buf.put_slice(&line);
         self.sent += 1;
         if self.limit_reached() {
             self.state = Phase::Done;
             return false;
         }
         true
+    }
+
+    /// A protobuf watch frame built from the object's cached message (half of it when `cut`);
+    /// `None` for a JSON watch, or an object without a protobuf form in this version.
+    fn object_frame(&self, kind: &str, obj: &Stored, cut: bool) -> Option<Vec<u8>> {
+        if self.wire != Wire::Protobuf || self.table.is_some() || self.mode != Mode::Full {
+            return None;
+        }
+        let api_version = self.info.api_version();
+        if obj.api_version != api_version && !obj.api_version.is_empty() {
+            return None;
+        }
+        let message = obj.protobuf(&self.info_kind)?;
+        let enveloped = protobuf::envelope(&api_version, &self.info_kind, &message);
+        let mut frame = Vec::with_capacity(enveloped.len() + 32);
+        protobuf::watch_frame(&mut frame, kind, &enveloped, cut);
+        Some(frame)
+    }
+
+    /// Appends a JSON event line (or part of one) in the stream's encoding: as it is, or as
+    /// the protobuf frame `codec::reframe` makes of it.
+    fn put_line(&self, buf: &mut BytesMut, line: &[u8]) {
+        match self.wire {
+            Wire::Json => buf.put_slice(line),
+            Wire::Protobuf => buf.put_slice(&super::codec::reframe(line)),
+        }
+    }
+
+    /// A whole JSON event line (a bookmark, an error) in the stream's encoding.
+    fn encoded(&self, line: Bytes) -> Bytes {
+        match self.wire {
+            Wire::Json => line,
+            Wire::Protobuf => Bytes::from(super::codec::reframe(&line)),
+        }
     }
 
     fn bookmark(&self, rv: u64, end: bool) -> Bytes {
@@ -308,7 +358,7 @@ impl Watcher {
         }
         if let Some(err) = self.error_first.take() {
             self.state = Phase::Done;
-            return Some(Ok(Self::error_event(&err)));
+            return Some(Ok(self.encoded(Self::error_event(&err))));
         }
         let mut buf = BytesMut::new();
         // Initial state and replay, in chunks.
@@ -332,7 +382,7 @@ impl Watcher {
         if let Some(rv) = self.end_bookmark.take()
             && !self.sh.faults.end_suppressed()
         {
-            return Some(Ok(self.bookmark(rv, true)));
+            return Some(Ok(self.encoded(self.bookmark(rv, true))));
         }
         loop {
             let deadline = self.deadline;
@@ -358,7 +408,7 @@ impl Watcher {
                         Kick::Gone => {
                             self.state = Phase::Done;
                             let err = ApiError::expired(format!("too old resource version: {} ({})", self.last_rv, self.sh.store.current_rv()));
-                            return Some(Ok(Self::error_event(&err)));
+                            return Some(Ok(self.encoded(Self::error_event(&err))));
                         }
                     }
                 }
@@ -399,7 +449,7 @@ impl Watcher {
                     Err(RecvError::Closed) => return None,
                 },
                 _ = self.ticker.tick(), if self.bookmarks => {
-                    return Some(Ok(self.bookmark(self.last_rv, false)));
+                    return Some(Ok(self.encoded(self.bookmark(self.last_rv, false))));
                 }
             }
         }

@@ -23,12 +23,14 @@
 
 mod decode;
 mod encode;
+mod serve;
 
 use informer_proto::frame::Envelope;
 use informer_proto::{schema, wire};
 use serde_json::{Map, Value};
 
 pub(crate) use informer_proto::{MAGIC, MEDIA_TYPE, for_kind};
+pub(crate) use serve::{ListHead, envelope, list, watch_frame};
 
 /// Why a protobuf body could not be read or written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -73,26 +75,26 @@ pub(crate) fn encode_object(v: &Value) -> Result<Vec<u8>, Error> {
             .to_owned()
     };
     let (api_version, kind) = (text("apiVersion"), text("kind"));
+    let raw = encode_message(&api_version, &kind, v)?;
+    // contentEncoding (3) and contentType (4) stay empty, as kube-apiserver sends them.
+    Ok(envelope(&api_version, &kind, &raw))
+}
+
+/// Encodes an object's JSON as the message of `kind` alone: no magic, no envelope (a list item,
+/// or what [`envelope`] wraps).
+pub(crate) fn encode_message(api_version: &str, kind: &str, v: &Value) -> Result<Vec<u8>, Error> {
     // A `Status` (an error, or a watch ERROR event) is no resource kind, but has a message.
-    let msg = for_kind(&api_version, &kind)
+    let msg = for_kind(api_version, kind)
         .or_else(|| {
             (kind == "Status")
                 .then(|| schema::by_name("apimachinery.pkg.apis.meta.v1.Status"))
                 .flatten()
         })
         .ok_or_else(|| informer_proto::Error::UnknownKind {
-            api_version: api_version.clone(),
-            kind: kind.clone(),
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
         })?;
-    let raw = encode::encode(msg, v, "")?;
-    let mut type_meta = Vec::new();
-    wire::put_len(&mut type_meta, 1, api_version.as_bytes());
-    wire::put_len(&mut type_meta, 2, kind.as_bytes());
-    let mut out = MAGIC.to_vec();
-    wire::put_len(&mut out, 1, &type_meta);
-    wire::put_len(&mut out, 2, &raw);
-    // contentEncoding (3) and contentType (4) stay empty, as kube-apiserver sends them.
-    Ok(out)
+    encode::encode(msg, v, "")
 }
 
 #[cfg(test)]
