@@ -11,6 +11,8 @@ pub(super) struct Elements<'de> {
     pub(super) reader: Reader<'de>,
     /// The rest of a packed run of numbers (proto3 style; Kubernetes sends them unpacked).
     pub(super) packed: Option<Reader<'de>>,
+    /// How many elements are left, where known (messages, strings and bytes: one per field).
+    pub(super) left: Option<usize>,
     pub(super) depth: usize,
 }
 
@@ -53,11 +55,17 @@ impl<'de> SeqAccess<'de> for Elements<'de> {
         seed: T,
     ) -> Result<Option<T::Value>, Error> {
         match self.next_wire()? {
-            Some(w) => seed
-                .deserialize(Value::of(self.msg, self.field, w, self.depth)?)
-                .map(Some),
+            Some(w) => {
+                self.left = self.left.map(|n| n.saturating_sub(1));
+                seed.deserialize(Value::of(self.msg, self.field, w, self.depth)?)
+                    .map(Some)
+            }
             None => Ok(None),
         }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.left
     }
 }
 
@@ -205,7 +213,7 @@ impl<'de> Fields<'de> {
                 (Label::Inline, _, _) => return Err(wrong_wire(msg, f)),
                 (Label::Repeated | Label::Map, _, _) => {
                     // The run of this field: its first element (just read) and the ones after it.
-                    run_end(&mut frame.reader, tag)?;
+                    let more = run_end(&mut frame.reader, tag)?;
                     let run = &start[..start.len() - frame.reader.rest().len()];
                     let depth = self.depth;
                     let v = if f.label == Label::Map {
@@ -216,7 +224,7 @@ impl<'de> Fields<'de> {
                             depth,
                         }
                     } else {
-                        Value::repeated(msg, f, run, depth)
+                        Value::repeated(msg, f, run, Some(more + 1), depth)
                     };
                     return Ok(Some((f.json, v)));
                 }

@@ -228,13 +228,17 @@ impl<'de> Slots<'de> {
     }
 }
 
-/// Advances `r` past the fields numbered `tag` that follow directly.
-fn run_end(r: &mut Reader<'_>, tag: u32) -> Result<(), Error> {
+/// Advances `r` past the fields numbered `tag` that follow directly; how many.
+fn run_end(r: &mut Reader<'_>, tag: u32) -> Result<usize, Error> {
+    let mut n = 0;
     loop {
         let mut peek = *r;
         match peek.next_field()? {
-            Some((t, _)) if t == tag => *r = peek,
-            _ => return Ok(()),
+            Some((t, _)) if t == tag => {
+                *r = peek;
+                n += 1;
+            }
+            _ => return Ok(n),
         }
     }
 }
@@ -345,15 +349,19 @@ fn special<'de, V: Visitor<'de>>(d: Deserializer<'de>, visitor: V) -> Result<V::
             visitor.visit_string(crate::time::go_duration(varint_of(slots.single(1)?) as i64))
         }
         Shape::RawJson => raw_json(bytes_of(slots.single(1)?), d.depth, visitor),
-        Shape::StringList => {
-            Value::repeated(msg, field(1)?, slots.run(1).unwrap_or_default(), d.depth)
-                .deserialize_any(visitor)
-        }
+        Shape::StringList => Value::repeated(
+            msg,
+            field(1)?,
+            slots.run(1).unwrap_or_default(),
+            None,
+            d.depth,
+        )
+        .deserialize_any(visitor),
         // schema (1), jSONSchemas (2); property (2) for the string-array union.
         Shape::SchemaOrArray | Shape::SchemaOrStringArray => match (slots.run(2), slots.single(1)?)
         {
             (Some(run), _) => {
-                Value::repeated(msg, field(2)?, run, d.depth).deserialize_any(visitor)
+                Value::repeated(msg, field(2)?, run, None, d.depth).deserialize_any(visitor)
             }
             (None, Some(w)) => Value::of(msg, field(1)?, w, d.depth)?.deserialize_any(visitor),
             (None, None) => visitor.visit_unit(),
@@ -402,6 +410,9 @@ enum Value<'de> {
         msg: &'static Message,
         field: &'static Field,
         run: &'de [u8],
+        /// How many fields the run holds, where known: the element count unless numbers are
+        /// packed (serde sizes a `Vec` by it once, instead of growing it).
+        fields: Option<usize>,
         depth: usize,
     },
     /// A map field's run of entries.
@@ -440,12 +451,14 @@ impl<'de> Value<'de> {
         msg: &'static Message,
         field: &'static Field,
         run: &'de [u8],
+        fields: Option<usize>,
         depth: usize,
     ) -> Self {
         Value::Repeated {
             msg,
             field,
             run,
+            fields,
             depth,
         }
     }
@@ -469,12 +482,16 @@ impl<'de> de::Deserializer<'de> for Value<'de> {
                 msg,
                 field,
                 run,
+                fields,
                 depth,
             } => visitor.visit_seq(Elements {
                 msg,
                 field,
                 reader: Reader::new(run),
                 packed: None,
+                // Numbers may come packed, many to a field.
+                left: fields
+                    .filter(|_| matches!(field.ty, Ty::Message(_) | Ty::String | Ty::Bytes)),
                 depth,
             }),
             Value::Map {

@@ -146,11 +146,13 @@ impl<'de> Deserialize<'de> for IStr {
 /// follows the cache down when objects leave it (P3). [`Interner::sweep`] frees them at once.
 pub struct Interner {
     shards: Box<[Mutex<Shard>]>,
-    hasher: std::hash::RandomState,
+    /// Picks the shard. foldhash, seeded per process: interned text comes from the API server,
+    /// so the hash stays unpredictable (as std's SipHash), at a fraction of its cost.
+    hasher: foldhash::fast::RandomState,
 }
 
 struct Shard {
-    set: HashSet<ArcStr>,
+    set: HashSet<ArcStr, foldhash::fast::RandomState>,
     sweep_at: usize,
 }
 
@@ -162,12 +164,12 @@ static INTERNER: LazyLock<Interner> = LazyLock::new(|| Interner {
     shards: (0..SHARDS)
         .map(|_| {
             Mutex::new(Shard {
-                set: HashSet::new(),
+                set: HashSet::with_hasher(foldhash::fast::RandomState::default()),
                 sweep_at: MIN_SWEEP,
             })
         })
         .collect(),
-    hasher: std::hash::RandomState::new(),
+    hasher: foldhash::fast::RandomState::default(),
 });
 
 /// How many strings the interner holds and their bytes (for tests, benchmarks and metrics).
