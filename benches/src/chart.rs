@@ -10,10 +10,16 @@ use crate::protocol::{Impl, MIB, Scenario};
 use crate::report::Report;
 
 /// The implementations the chart shows, in order, with their labels.
-const BARS: [(Impl, &str); 7] = [
+const BARS: [(Impl, &str); 10] = [
     (Impl::Ours, "informer-rs, k8s-openapi Pod"),
     (Impl::OursCompact, "informer-rs, compact Pod"),
     (Impl::OursProjection, "informer-rs, projection"),
+    (Impl::OursProto, "informer-rs, k8s-openapi Pod, protobuf"),
+    (Impl::OursCompactProto, "informer-rs, compact Pod, protobuf"),
+    (
+        Impl::OursProjectionProto,
+        "informer-rs, projection, protobuf",
+    ),
     (Impl::Kube, "kube-runtime"),
     (Impl::ClientGo, "client-go, JSON"),
     (Impl::ClientGoProto, "client-go, protobuf"),
@@ -23,15 +29,9 @@ const BARS: [(Impl, &str); 7] = [
 /// One panel's bars: (label, value, whether it is one of ours).
 type Bars = Vec<(&'static str, f64, bool)>;
 
-/// Objects per second of the initial sync (`objects / sync_s` where a child reports no rate).
+/// Objects per second of the initial sync.
 fn throughput(report: &Report, imp: Impl) -> Option<f64> {
-    report
-        .median(Scenario::Sync, imp, "objects_per_s")
-        .or_else(|| {
-            let objects = report.median(Scenario::Sync, imp, "objects")?;
-            let secs = report.median(Scenario::Sync, imp, "sync_s")?;
-            (secs > 0.0).then(|| objects / secs)
-        })
+    report.sync_rate(imp)
 }
 
 /// Heap bytes per cached object after the sync (`heap_mib / objects` where not reported).

@@ -80,6 +80,9 @@ impl Scenario {
                 Impl::OursCompact,
                 Impl::OursProjection,
                 Impl::OursStreaming,
+                Impl::OursProto,
+                Impl::OursCompactProto,
+                Impl::OursProjectionProto,
                 Impl::ClientGo,
                 Impl::ClientGoProto,
             ],
@@ -89,6 +92,9 @@ impl Scenario {
                 Impl::OursCompact,
                 Impl::OursProjection,
                 Impl::OursOrdered,
+                Impl::OursProto,
+                Impl::OursCompactProto,
+                Impl::OursProjectionProto,
                 Impl::ClientGo,
                 Impl::ClientGoProto,
             ],
@@ -191,6 +197,13 @@ pub enum Impl {
     /// informer-rs with the ordered delta FIFO (client-go's `RealFIFO`, D10) instead of the
     /// coalescing default: the FIFO-mode decision of issue 16.
     OursOrdered,
+    /// [`Impl::Ours`] over protobuf (T1, the runtime's default for built-in kinds; the other
+    /// `ours` variants ask for JSON).
+    OursProto,
+    /// [`Impl::OursCompact`] over protobuf.
+    OursCompactProto,
+    /// [`Impl::OursProjection`] over protobuf.
+    OursProjectionProto,
     /// informer-rs, shard 0 of 1 (KEP-5866), the server applying `shardSelector`.
     Shard1Server,
     /// informer-rs, shard 0 of 2, the server applying `shardSelector`.
@@ -223,6 +236,9 @@ impl Impl {
             Impl::OursCompact => "ours-compact",
             Impl::OursStreaming => "ours-streaming",
             Impl::OursOrdered => "ours-ordered",
+            Impl::OursProto => "ours-proto",
+            Impl::OursCompactProto => "ours-compact-proto",
+            Impl::OursProjectionProto => "ours-projection-proto",
             Impl::Shard1Server => "shard1-server",
             Impl::Shard2Server => "shard2-server",
             Impl::Shard4Server => "shard4-server",
@@ -238,6 +254,14 @@ impl Impl {
     /// `informer-bench child`.
     pub fn is_client_go(self) -> bool {
         matches!(self, Impl::ClientGo | Impl::ClientGoProto)
+    }
+
+    /// Whether this informer-rs variant reads protobuf (T1); every other one asks for JSON.
+    pub fn protobuf(self) -> bool {
+        matches!(
+            self,
+            Impl::OursProto | Impl::OursCompactProto | Impl::OursProjectionProto
+        )
     }
 
     /// For the sharded variants: (replicas, whether the server applies the selector).

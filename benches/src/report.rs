@@ -160,6 +160,17 @@ impl Report {
         (theirs != 0.0).then(|| ours / theirs)
     }
 
+    /// Objects per second of `imp`'s initial sync (`objects / sync_s` where a child reports no
+    /// rate).
+    pub fn sync_rate(&self, imp: Impl) -> Option<f64> {
+        self.median(Scenario::Sync, imp, "objects_per_s")
+            .or_else(|| {
+                let objects = self.median(Scenario::Sync, imp, "objects")?;
+                let secs = self.median(Scenario::Sync, imp, "sync_s")?;
+                (secs > 0.0).then(|| objects / secs)
+            })
+    }
+
     /// Whether any run of (`scenario`, `imp`) succeeded.
     fn measured(&self, scenario: Scenario, imp: Impl) -> bool {
         self.summary
@@ -208,6 +219,18 @@ impl Report {
         let sync_vs_client_go = self
             .ratio_to(Scenario::Sync, "sync_s", Impl::ClientGo)
             .map(|time| 1.0 / time.max(1e-9));
+        // Issue 24 (W): each cached form over protobuf against client-go over protobuf.
+        let rate_vs_go_proto = |imp: Impl| {
+            self.sync_rate(imp)
+                .zip(self.sync_rate(Impl::ClientGoProto))
+                .map(|(ours, go)| ours / go.max(1e-9))
+        };
+        // Bytes on the wire for the sync; the target is for a run with gzip (`--gzip`).
+        let received_vs_go_proto = self
+            .median(Scenario::Sync, Impl::OursProto, "received_mib")
+            .zip(self.median(Scenario::Sync, Impl::ClientGoProto, "received_mib"))
+            .filter(|_| self.config.gzip)
+            .map(|(ours, go)| ours / go.max(1e-9));
         vec![
             goal(
                 "(1) sync time, ours/kube",
@@ -322,6 +345,36 @@ impl Report {
                 self.ratio_to(Scenario::Updates, "events_per_s", Impl::ClientGo),
                 ">= 1.0x",
                 |v| v >= 1.0,
+            ),
+            goal(
+                "(W) typed Pod, protobuf: sync rate / client-go's (protobuf)",
+                rate_vs_go_proto(Impl::OursProto),
+                ">= 1.0x",
+                |v| v >= 1.0,
+            ),
+            goal(
+                "(W) compact Pod, protobuf: sync rate / client-go's (protobuf)",
+                rate_vs_go_proto(Impl::OursCompactProto),
+                ">= 2.0x",
+                |v| v >= 2.0,
+            ),
+            goal(
+                "(W) projection, protobuf: sync rate / client-go's (protobuf)",
+                rate_vs_go_proto(Impl::OursProjectionProto),
+                ">= 4.0x",
+                |v| v >= 4.0,
+            ),
+            goal(
+                "(W) one-thread decode time, compact Pod / prost (protobuf)",
+                self.median(Scenario::Decode, Impl::SerdeJson, "pb_compact_over_prost"),
+                "<= 1.5x",
+                |v| v <= 1.5,
+            ),
+            goal(
+                "(W) bytes received with gzip, ours/client-go (protobuf)",
+                received_vs_go_proto,
+                "<= 1.1x",
+                |v| v <= 1.1,
             ),
         ]
     }

@@ -72,7 +72,8 @@ pub(crate) async fn run(spec: &ChildSpec) -> anyhow::Result<Metrics> {
     ]);
     m.extend(memory_metrics());
     drop(decoded);
-    m.extend(skip_versus_decode(lw_client, spec).await?);
+    m.extend(skip_versus_decode(lw_client.clone(), spec).await?);
+    m.extend(protobuf_ceiling(lw_client, spec).await?);
     Ok(m)
 }
 
@@ -118,5 +119,90 @@ async fn skip_versus_decode(client: kube::Client, spec: &ChildSpec) -> anyhow::R
         ("ours_decode_s".to_string(), decode_s),
         ("skip_decode_s".to_string(), skip_s),
         ("skip_over_decode".to_string(), skip_s / decode_s),
+    ]))
+}
+
+/// Issue 24's decode ceiling: the same Pods fetched as protobuf LIST pages (untimed), then
+/// decoded on one thread by prost into k8s-pb's message types (what client-go's generated
+/// `Unmarshal` does, in Rust) and by informer-proto's deserializer straight into each cached
+/// form: the k8s-openapi Pod, the generated compact Pod and the controller projection.
+async fn protobuf_ceiling(client: kube::Client, spec: &ChildSpec) -> anyhow::Result<Metrics> {
+    use informer_proto::frame::{Envelope, List};
+    use prost::Message as _;
+
+    let mut bodies: Vec<Vec<u8>> = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut uri = format!("/api/v1/pods?limit={}", spec.page_size);
+        if let Some(t) = token.take() {
+            uri.push_str("&continue=");
+            uri.push_str(&t);
+        }
+        let req = http::Request::get(uri)
+            .header(http::header::ACCEPT, informer_proto::MEDIA_TYPE)
+            .body(Vec::new())?;
+        let res = client.send(req.map(Into::into)).await?;
+        anyhow::ensure!(res.status().is_success(), "protobuf LIST: {}", res.status());
+        let body = http_body_util::BodyExt::collect(res.into_body())
+            .await?
+            .to_bytes()
+            .to_vec();
+        let env = Envelope::read(&body)?;
+        let list = List::read(env.raw)?;
+        token = Some(list.meta.continue_token.to_string()).filter(|t| !t.is_empty());
+        bodies.push(body);
+        if token.is_none() {
+            break;
+        }
+    }
+    let pb_bytes: usize = bodies.iter().map(Vec::len).sum();
+    let message = informer_proto::for_kind("v1", "Pod").context("the Pod message")?;
+
+    let start = Instant::now();
+    let mut prost_pods = 0usize;
+    for body in &bodies {
+        let env = Envelope::read(body)?;
+        let list = k8s_pb::api::core::v1::PodList::decode(env.raw)?;
+        prost_pods += list.items.len();
+    }
+    let prost_s = start.elapsed().as_secs_f64().max(1e-9);
+
+    /// Decodes every item of every body into `T`; the count and the seconds.
+    fn ours<T: serde::de::DeserializeOwned>(
+        bodies: &[Vec<u8>],
+        message: &'static informer_proto::Message,
+    ) -> anyhow::Result<(usize, f64)> {
+        let start = Instant::now();
+        let mut n = 0;
+        for body in bodies {
+            let env = Envelope::read(body)?;
+            let list = List::read(env.raw)?;
+            for range in list.items() {
+                let item = env.raw.get(range?).context("an item inside its list")?;
+                let _obj: T = informer_proto::from_slice(message, item)?;
+                n += 1;
+            }
+        }
+        Ok((n, start.elapsed().as_secs_f64().max(1e-9)))
+    }
+    let (typed_n, typed_s) = ours::<Pod>(&bodies, message)?;
+    let (compact_n, compact_s) = ours::<crate::CompactPod>(&bodies, message)?;
+    let (view_n, view_s) = ours::<crate::projection::PodView>(&bodies, message)?;
+    anyhow::ensure!(
+        typed_n == prost_pods && compact_n == prost_pods && view_n == prost_pods,
+        "prost {prost_pods}, typed {typed_n}, compact {compact_n}, projection {view_n}"
+    );
+    let per_s = |s: f64| prost_pods as f64 / s;
+    Ok(Metrics::from([
+        ("pb_mib".to_string(), pb_bytes as f64 / MIB),
+        ("prost_decode_s".to_string(), prost_s),
+        ("prost_objects_per_s".to_string(), per_s(prost_s)),
+        ("pb_typed_decode_s".to_string(), typed_s),
+        ("pb_typed_objects_per_s".to_string(), per_s(typed_s)),
+        ("pb_compact_decode_s".to_string(), compact_s),
+        ("pb_compact_objects_per_s".to_string(), per_s(compact_s)),
+        ("pb_projection_decode_s".to_string(), view_s),
+        ("pb_projection_objects_per_s".to_string(), per_s(view_s)),
+        ("pb_compact_over_prost".to_string(), compact_s / prost_s),
     ]))
 }

@@ -93,7 +93,9 @@ pub fn main(spec: ChildSpec) -> i32 {
     };
     let res = rt.block_on(async {
         match spec.imp {
-            Impl::Ours | Impl::OursStreaming | Impl::OursOrdered => ours::run(&spec, &mut io).await,
+            Impl::Ours | Impl::OursStreaming | Impl::OursOrdered | Impl::OursProto => {
+                ours::run(&spec, &mut io).await
+            }
             // Scenario 9's variants are the same informer with a shard (`ours::informer`).
             Impl::Shard1Server
             | Impl::Shard2Server
@@ -101,8 +103,10 @@ pub fn main(spec: ChildSpec) -> i32 {
             | Impl::Shard1Client
             | Impl::Shard2Client
             | Impl::Shard4Client => ours::run(&spec, &mut io).await,
-            Impl::OursProjection => ours::run_projection(&spec, &mut io).await,
-            Impl::OursCompact => ours::run_compact(&spec, &mut io).await,
+            Impl::OursProjection | Impl::OursProjectionProto => {
+                ours::run_projection(&spec, &mut io).await
+            }
+            Impl::OursCompact | Impl::OursCompactProto => ours::run_compact(&spec, &mut io).await,
             Impl::Kube | Impl::KubeShared => kube_rt::run(&spec, &mut io).await,
             Impl::SerdeJson => decode::run(&spec).await,
             Impl::ClientGo | Impl::ClientGoProto => Err(anyhow::anyhow!(

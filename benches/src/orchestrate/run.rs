@@ -217,10 +217,18 @@ impl<'a> Runner<'a> {
         // Scenario 9: a server with or without the sharding feature.
         self.server
             .set_sharded_list_and_watch(imp.sharding().is_none_or(|(_, server)| server));
+        // Bytes received (T3): loopback traffic from the child's start to its sync, where
+        // loopback carries nothing else (informer-testserver; kube-apiserver also talks to etcd
+        // over it). Scenario 9 children measure their own, from the informer's start.
+        let received_from = (self.server.kubeconfig().is_none() && scenario != Scenario::Shard)
+            .then(crate::sys::loopback_received)
+            .flatten();
         let spawned = self.spawn(scenario, imp, &sentinel);
         let res = match spawned {
             Ok(mut child) => {
-                let res = self.drive(&mut child, scenario, imp, &sentinel, hold).await;
+                let res = self
+                    .drive(&mut child, scenario, imp, &sentinel, hold, received_from)
+                    .await;
                 child.finish().await;
                 res
             }
@@ -247,48 +255,23 @@ impl<'a> Runner<'a> {
         imp: Impl,
         sentinel: &str,
         hold: Option<Duration>,
+        received_from: Option<u64>,
     ) -> anyhow::Result<Metrics> {
         let mut extra = Metrics::new();
         loop {
             match child.next().await? {
-                ChildMsg::Synced { .. } => match scenario {
-                    Scenario::Updates => {
-                        // The child's watch is held by the server (see `hold_watches`) while the
-                        // updates go in, so they reach the child as one backlog at full speed.
-                        let t = Instant::now();
-                        let first = self.generation + 1;
-                        self.generation += self.plan.update_rounds;
-                        self.server
-                            .update_subset(&self.plan.pods, first..=self.generation)
-                            .await?;
-                        extra.insert("producer_s".into(), t.elapsed().as_secs_f64());
-                        // If the held watch was released before the last update went in, part
-                        // of the run was paced by the producer; report by how much.
-                        let released = self.server.first_watch_at().zip(hold).map(|(at, d)| at + d);
-                        let overrun = released
-                            .and_then(|r| SystemTime::now().duration_since(r).ok())
-                            .map_or(0.0, |d| d.as_secs_f64());
-                        extra.insert("hold_overrun_s".into(), overrun);
-                    }
-                    Scenario::Four => {
-                        let want = if imp == Impl::Kube { 4 } else { 1 };
+                ChildMsg::Synced { .. } => {
+                    if let Some((before, after)) =
+                        received_from.zip(crate::sys::loopback_received())
+                    {
                         extra.insert(
-                            "watches".into(),
-                            self.server.settled_watches(want).await? as f64,
+                            "received_mib".into(),
+                            after.saturating_sub(before) as f64 / crate::protocol::MIB,
                         );
-                        child.send(Command::Proceed).await?;
                     }
-                    Scenario::Relist => {
-                        child.send(Command::Mark).await?;
-                        match child.next().await? {
-                            ChildMsg::Marked { .. } => {}
-                            other => bail!("expected `marked`, got {other:?}"),
-                        }
-                        self.server.force_relist().await?;
-                        self.server.create_sentinel(sentinel)?;
-                    }
-                    _ => {}
-                },
+                    self.after_sync(child, scenario, imp, sentinel, hold, &mut extra)
+                        .await?;
+                }
                 ChildMsg::Marked { .. } => bail!("unexpected `marked`"),
                 ChildMsg::Done { mut metrics } => {
                     metrics.extend(extra);
@@ -297,5 +280,56 @@ impl<'a> Runner<'a> {
                 ChildMsg::Failed { error } => bail!("{error}"),
             }
         }
+    }
+
+    /// The orchestrator's part of `scenario` once the child has synced.
+    async fn after_sync(
+        &mut self,
+        child: &mut Running,
+        scenario: Scenario,
+        imp: Impl,
+        sentinel: &str,
+        hold: Option<Duration>,
+        extra: &mut Metrics,
+    ) -> anyhow::Result<()> {
+        match scenario {
+            Scenario::Updates => {
+                // The child's watch is held by the server (see `hold_watches`) while the
+                // updates go in, so they reach the child as one backlog at full speed.
+                let t = Instant::now();
+                let first = self.generation + 1;
+                self.generation += self.plan.update_rounds;
+                self.server
+                    .update_subset(&self.plan.pods, first..=self.generation)
+                    .await?;
+                extra.insert("producer_s".into(), t.elapsed().as_secs_f64());
+                // If the held watch was released before the last update went in, part
+                // of the run was paced by the producer; report by how much.
+                let released = self.server.first_watch_at().zip(hold).map(|(at, d)| at + d);
+                let overrun = released
+                    .and_then(|r| SystemTime::now().duration_since(r).ok())
+                    .map_or(0.0, |d| d.as_secs_f64());
+                extra.insert("hold_overrun_s".into(), overrun);
+            }
+            Scenario::Four => {
+                let want = if imp == Impl::Kube { 4 } else { 1 };
+                extra.insert(
+                    "watches".into(),
+                    self.server.settled_watches(want).await? as f64,
+                );
+                child.send(Command::Proceed).await?;
+            }
+            Scenario::Relist => {
+                child.send(Command::Mark).await?;
+                match child.next().await? {
+                    ChildMsg::Marked { .. } => {}
+                    other => bail!("expected `marked`, got {other:?}"),
+                }
+                self.server.force_relist().await?;
+                self.server.create_sentinel(sentinel)?;
+            }
+            _ => {}
+        }
+        Ok(())
     }
 }
