@@ -528,6 +528,7 @@ fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
             "heap_mib",
             "heap_bytes_per_object",
             "rss_peak_mib",
+            "received_mib",
             "list_requests",
             "watch_requests",
         ],
@@ -576,6 +577,12 @@ fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
             "ours_decode_s",
             "skip_decode_s",
             "skip_over_decode",
+            "pb_mib",
+            "prost_objects_per_s",
+            "pb_typed_objects_per_s",
+            "pb_compact_objects_per_s",
+            "pb_projection_objects_per_s",
+            "pb_compact_over_prost",
         ],
     }
 }

@@ -31,6 +31,7 @@ pub struct TestServerBuilder {
     bind: IpAddr,
     watch_buffer: usize,
     compress_objects: bool,
+    eager_protobuf: bool,
     watch_list_compression: bool,
 }
 
@@ -44,6 +45,7 @@ impl Default for TestServerBuilder {
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             watch_buffer: 65_536,
             compress_objects: false,
+            eager_protobuf: false,
             watch_list_compression: true,
         }
     }
@@ -98,6 +100,19 @@ impl TestServerBuilder {
         self
     }
 
+    /// Encodes every written object of a built-in kind as protobuf at the write, as its JSON
+    /// is (default off: encoded on the first protobuf read, then kept). The benchmark turns it
+    /// on so that protobuf and JSON clients find the server's work done alike.
+    ///
+    /// ```
+    /// let server = informer_testserver::TestServer::builder().eager_protobuf(true);
+    /// # let _ = server;
+    /// ```
+    pub fn eager_protobuf(mut self, on: bool) -> Self {
+        self.eager_protobuf = on;
+        self
+    }
+
     /// kube-apiserver's `WatchListCompression` feature gate (beta, on by default in 1.37):
     /// a watch-list (`sendInitialEvents=true`) to a client that accepts gzip is sent as one
     /// gzip member per flush. LIST bodies over 128 KiB are gzipped either way, as they are by
@@ -113,6 +128,7 @@ impl TestServerBuilder {
             token: self.token.clone(),
             bookmark_interval: self.bookmark_interval,
             compress_objects: self.compress_objects,
+            eager_protobuf: self.eager_protobuf,
             watch_list_compression: self.watch_list_compression,
         };
         let sh = Shared::new(settings, self.history_size, self.watch_buffer);

@@ -21,6 +21,8 @@ pub(crate) struct Settings {
     pub(crate) bookmark_interval: Duration,
     /// Keep stored objects compressed.
     pub(crate) compress_objects: bool,
+    /// Encode built-in objects as protobuf at the write (`TestServerBuilder::eager_protobuf`).
+    pub(crate) eager_protobuf: bool,
     /// The `WatchListCompression` feature gate: gzip watch-list streams (T3).
     pub(crate) watch_list_compression: bool,
 }
@@ -55,7 +57,8 @@ impl Shared {
     pub(crate) fn new(settings: Settings, history_size: usize, watch_buffer: usize) -> Arc<Self> {
         Arc::new(Shared {
             store: Store::new(history_size, watch_buffer)
-                .compress_objects(settings.compress_objects),
+                .compress_objects(settings.compress_objects)
+                .eager_protobuf(settings.eager_protobuf),
             registry: RwLock::new(Registry::with_builtins()),
             faults: Faults::default(),
             log: RequestLog::default(),

@@ -152,20 +152,31 @@ impl Stored {
     /// shared by every LIST page and watcher after; `None` when protobuf cannot carry it.
     pub(crate) fn protobuf(&self, kind: &str) -> Option<Bytes> {
         self.proto
-            .get_or_init(|| {
-                let encoded = self.value().map_err(|e| e.message).and_then(|v| {
-                    crate::protobuf::encode_message(&self.api_version, kind, &v)
-                        .map_err(|e| e.to_string())
-                });
-                match encoded {
-                    Ok(b) => Some(Bytes::from(b)),
-                    Err(e) => {
-                        tracing::debug!(name = %self.name, error = %e, "no protobuf form");
-                        None
-                    }
+            .get_or_init(|| match self.value() {
+                Ok(v) => self.encode_protobuf(kind, &v),
+                Err(e) => {
+                    tracing::debug!(name = %self.name, error = %e.message, "no protobuf form");
+                    None
                 }
             })
             .clone()
+    }
+
+    /// Encodes [`protobuf`](Self::protobuf) now, from the value just written.
+    pub(crate) fn fill_protobuf(&self, kind: &str, value: &Value) {
+        if crate::protobuf::for_kind(&self.api_version, kind).is_some() {
+            self.proto.get_or_init(|| self.encode_protobuf(kind, value));
+        }
+    }
+
+    fn encode_protobuf(&self, kind: &str, value: &Value) -> Option<Bytes> {
+        match crate::protobuf::encode_message(&self.api_version, kind, value) {
+            Ok(b) => Some(Bytes::from(b)),
+            Err(e) => {
+                tracing::debug!(name = %self.name, error = %e, "no protobuf form");
+                None
+            }
+        }
     }
 
     /// The value a field selector compares for `path`.
@@ -320,6 +331,8 @@ pub(crate) struct Store {
     tx: broadcast::Sender<Arc<Event>>,
     history_size: usize,
     compress: bool,
+    /// Encode each written object of a built-in kind as protobuf too, at the write.
+    eager_protobuf: bool,
 }
 
 impl Store {
@@ -331,12 +344,18 @@ impl Store {
             tx,
             history_size: history_size.max(1),
             compress: false,
+            eager_protobuf: false,
         }
     }
 
     /// Keeps every object's JSON LZ4-compressed from now on.
     pub(crate) fn compress_objects(mut self, on: bool) -> Self {
         self.compress = on;
+        self
+    }
+
+    pub(crate) fn eager_protobuf(mut self, on: bool) -> Self {
+        self.eager_protobuf = on;
         self
     }
 
@@ -393,8 +412,15 @@ impl Store {
         let mut st = self.write();
         let next = st.rv + 1;
         let cur = st.collections.get(res).and_then(|c| c.get(key)).cloned();
-        let stored =
-            |v: &Value| Stored::from_value(v, next, field_paths, self.compress).map(Arc::new);
+        let stored = |v: &Value| {
+            let obj = Stored::from_value(v, next, field_paths, self.compress)?;
+            if self.eager_protobuf
+                && let Some(kind) = v.get("kind").and_then(Value::as_str)
+            {
+                obj.fill_protobuf(kind, v);
+            }
+            Ok::<_, ApiError>(Arc::new(obj))
+        };
         let (obj, kind) = match f(cur.as_ref(), next)? {
             Change::Noop => {
                 let obj =

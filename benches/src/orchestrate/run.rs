@@ -258,22 +258,27 @@ impl<'a> Runner<'a> {
         received_from: Option<u64>,
     ) -> anyhow::Result<Metrics> {
         let mut extra = Metrics::new();
+        // At the first of `synced` and `done` (a sync-only child sends just `done`).
+        let mut received_from = received_from;
+        let mut received = |extra: &mut Metrics| {
+            if let Some((before, after)) = received_from.take().zip(crate::sys::loopback_received())
+            {
+                extra.insert(
+                    "received_mib".into(),
+                    after.saturating_sub(before) as f64 / crate::protocol::MIB,
+                );
+            }
+        };
         loop {
             match child.next().await? {
                 ChildMsg::Synced { .. } => {
-                    if let Some((before, after)) =
-                        received_from.zip(crate::sys::loopback_received())
-                    {
-                        extra.insert(
-                            "received_mib".into(),
-                            after.saturating_sub(before) as f64 / crate::protocol::MIB,
-                        );
-                    }
+                    received(&mut extra);
                     self.after_sync(child, scenario, imp, sentinel, hold, &mut extra)
                         .await?;
                 }
                 ChildMsg::Marked { .. } => bail!("unexpected `marked`"),
                 ChildMsg::Done { mut metrics } => {
+                    received(&mut extra);
                     metrics.extend(extra);
                     return Ok(metrics);
                 }
