@@ -418,12 +418,7 @@ impl Report {
         if self.runs.iter().any(|r| r.imp.is_client_go()) {
             let _ = writeln!(
                 out,
-                "{}",
-                if self.config.server.starts_with("kube-apiserver") {
-                    "client-go: JSON; client-go-proto: protobuf LISTs and watches"
-                } else {
-                    "client-go: JSON; client-go-proto: protobuf LISTs, JSON watches (the test server streams watches in JSON only)"
-                }
+                "client-go: JSON; client-go-proto: protobuf LISTs and watches"
             );
         }
         for scenario in Scenario::ALL {

@@ -168,3 +168,41 @@ async fn item12_f6_tweak_that_sets_a_continue_token_or_version_match_is_rejected
         .try_build();
     assert!(ok.is_ok());
 }
+
+/// T1/T3 at the factory: by default informers of built-in kinds read protobuf and offer gzip
+/// (the server gzips the watch-list stream); `protobuf(false)` and `gzip(false)` turn both off
+/// for every informer of the factory.
+#[tokio::test]
+async fn t1_t3_the_factory_chooses_protobuf_and_gzip_for_its_informers() {
+    for (protobuf, gzip) in [(true, true), (false, false), (true, false), (false, true)] {
+        let server = TestServer::start().await.expect("server");
+        let big = informer_test_support::big_config_map("default", "big", 200);
+        server.create(&big).expect("create");
+        let mut builder = SharedInformerFactory::builder(server.client());
+        if !protobuf {
+            builder = builder.protobuf(false);
+        }
+        if !gzip {
+            builder = builder.gzip(false);
+        }
+        let factory = builder.build();
+        let informer = factory.informer_for::<ConfigMap>();
+        factory.start();
+        factory
+            .wait_for_cache_sync_timeout(WAIT)
+            .await
+            .expect("synced");
+        assert_eq!(informer.indexer().len(), 1);
+        let first = server
+            .requests()
+            .into_iter()
+            .find(|r| (r.is_list() || r.is_watch()) && r.path.contains("configmaps"))
+            .expect("the informer's first request");
+        assert_eq!(
+            (first.protobuf, first.gzip),
+            (protobuf, gzip),
+            "protobuf({protobuf}), gzip({gzip}): {first:?}"
+        );
+        factory.shutdown().await;
+    }
+}

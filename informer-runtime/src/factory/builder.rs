@@ -65,6 +65,8 @@ pub(super) struct Options {
     batch_size: usize,
     atomic_relist: bool,
     shard: Option<crate::shard::Shard>,
+    protobuf: bool,
+    gzip: bool,
     pub(super) collector: Option<super::metrics::Slot>,
 }
 
@@ -86,6 +88,8 @@ impl SharedInformerFactoryBuilder {
                 batch_size: crate::informer::DEFAULT_BATCH_SIZE,
                 atomic_relist: true,
                 shard: None,
+                protobuf: true,
+                gzip: true,
                 collector: None,
             },
         }
@@ -207,6 +211,31 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// Whether the informers of built-in kinds read Kubernetes protobuf (T1; default on, as
+    /// client-go's typed clients and controller-runtime do). Off, every informer reads JSON.
+    /// Custom resources and metadata-only and dynamic informers read JSON either way. See
+    /// [`ListWatch::prefer_protobuf`](crate::list_watch::ListWatch::prefer_protobuf).
+    ///
+    /// ```
+    /// # fn f(client: kube::Client) {
+    /// use informer_runtime::factory::SharedInformerFactory;
+    ///
+    /// // JSON and no gzip: a server on the same machine, where bytes are free and CPU is not.
+    /// let factory = SharedInformerFactory::builder(client).protobuf(false).gzip(false).build();
+    /// # let _ = factory; }
+    /// ```
+    pub fn protobuf(mut self, on: bool) -> Self {
+        self.options.protobuf = on;
+        self
+    }
+
+    /// Whether every informer's LIST and WATCH requests offer gzip (T3; default on, as
+    /// client-go's). See [`ListWatch::accept_gzip`](crate::list_watch::ListWatch::accept_gzip).
+    pub fn gzip(mut self, on: bool) -> Self {
+        self.options.gzip = on;
+        self
+    }
+
     /// A unique name for this factory, used as a prefix of every informer's name in logs and
     /// metric labels (F6 `informer_name`).
     pub fn informer_name(mut self, name: impl Into<String>) -> Self {
@@ -236,6 +265,17 @@ impl SharedInformerFactoryBuilder {
 }
 
 impl Options {
+    /// `lw` with the factory's wire choices (protobuf, gzip) applied.
+    pub(super) fn on_the_wire<K>(
+        &self,
+        lw: crate::list_watch::ListWatch<K>,
+    ) -> crate::list_watch::ListWatch<K>
+    where
+        K: serde::de::DeserializeOwned + Send + 'static,
+    {
+        lw.prefer_protobuf(self.protobuf).accept_gzip(self.gzip)
+    }
+
     /// The list options after the tweak, starting from the reflector settings; `None` without
     /// a tweak.
     fn tweaked(&self) -> Option<ListParams> {

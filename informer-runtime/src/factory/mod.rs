@@ -251,7 +251,7 @@ impl SharedInformerFactory {
                 options.namespace.as_deref(),
             );
             let config = options.informer_config::<K>(TypeId::of::<K>(), name);
-            SharedIndexInformer::new(ListWatch::of_source(api), config)
+            SharedIndexInformer::new(options.on_the_wire(ListWatch::of_source(api)), config)
         });
         add_missing_indexers(&informer, indexers);
         informer
@@ -271,7 +271,7 @@ impl SharedInformerFactory {
             );
             let config = options
                 .informer_config::<PartialObjectMeta<K::Source>>(TypeId::of::<K::Source>(), name);
-            SharedIndexInformer::new(ListWatch::metadata(api), config)
+            SharedIndexInformer::new(options.on_the_wire(ListWatch::metadata(api)), config)
         })
     }
 
@@ -298,7 +298,10 @@ impl SharedInformerFactory {
             }
             let config =
                 options.informer_config::<DynamicObject>(TypeId::of::<DynamicObject>(), name);
-            SharedIndexInformer::new(ListWatch::dynamic(api, resource), config)
+            SharedIndexInformer::new(
+                options.on_the_wire(ListWatch::dynamic(api, resource)),
+                config,
+            )
         })
     }
 
