@@ -51,6 +51,8 @@
 //! informer-rs repository, never edited); see the crate README for what this crate adds to a
 //! build.
 
+// Formatted by informer-gen (prettyplease); `cargo fmt` leaves it as `cargo codegen --check` expects.
+#[rustfmt::skip]
 mod generated;
 
 pub use generated::*;

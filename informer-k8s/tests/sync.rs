@@ -53,7 +53,10 @@ fn deployment(ns: &str, name: &str, replicas: i32) -> Deployment {
 }
 
 fn names<K: kube::Resource>(objects: &[Arc<K>]) -> Vec<String> {
-    let mut names: Vec<String> = objects.iter().map(|o| o.meta().name.clone().unwrap_or_default()).collect();
+    let mut names: Vec<String> = objects
+        .iter()
+        .map(|o| o.meta().name.clone().unwrap_or_default())
+        .collect();
     names.sort();
     names
 }
@@ -93,10 +96,7 @@ async fn deployments_and_config_maps_sync_through_typed_listers() {
 
     // The initial list, through the typed listers.
     let everything = Selector::default();
-    assert_eq!(
-        names(&deployment_lister.list(&everything)),
-        ["api", "web"]
-    );
+    assert_eq!(names(&deployment_lister.list(&everything)), ["api", "web"]);
     let web = deployment_lister
         .namespaced("shop")
         .get("web")
@@ -108,7 +108,11 @@ async fn deployments_and_config_maps_sync_through_typed_listers() {
     let shop_web = config_lister.namespaced("shop").list(&web_selector);
     assert_eq!(shop_web.len(), 1);
     assert_eq!(
-        shop_web[0].data.as_ref().and_then(|d| d.get("v")).map(String::as_str),
+        shop_web[0]
+            .data
+            .as_ref()
+            .and_then(|d| d.get("v"))
+            .map(String::as_str),
         Some("1")
     );
 
@@ -137,7 +141,11 @@ async fn deployments_and_config_maps_sync_through_typed_listers() {
     ));
     let gvr = GroupVersionResource::gvr("apps", "v1", "deployments");
     assert!(factory.informer_for_resource(&gvr).is_some());
-    assert_eq!(factory.informer_ids().len(), 2, "no informer beyond the two asked for");
+    assert_eq!(
+        factory.informer_ids().len(),
+        2,
+        "no informer beyond the two asked for"
+    );
 
     factory.shutdown().await;
 }
