@@ -39,7 +39,7 @@ impl crate::ListableResource for {kind} {{
 }}
 "#
     );
-    std::fs::write(dir.join(format!("{}.rs", plural)), text).expect("write kind");
+    std::fs::write(dir.join(format!("{plural}.rs")), text).expect("write kind");
 }
 
 /// `text` without whitespace or trailing commas, so that prettyplease's line breaks do not matter.

@@ -26,7 +26,7 @@ fn deployment(ns: &str, name: &str, replicas: i32) -> Deployment {
             labels: Some(labels.clone()),
             ..Default::default()
         },
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
@@ -47,7 +47,7 @@ fn deployment(ns: &str, name: &str, replicas: i32) -> Deployment {
                 }),
             },
             ..Default::default()
-        }),
+        },
         ..Default::default()
     }
 }
@@ -101,7 +101,7 @@ async fn deployments_and_config_maps_sync_through_typed_listers() {
         .namespaced("shop")
         .get("web")
         .expect("the web Deployment is cached");
-    assert_eq!(web.spec.as_ref().and_then(|s| s.replicas), Some(3));
+    assert_eq!(web.spec.replicas, Some(3));
     assert!(deployment_lister.namespaced("other").get("web").is_err());
     assert_eq!(names(&config_lister.list(&everything)), ["web", "web"]);
     let web_selector: Selector = [("app", "web")].into_iter().collect();

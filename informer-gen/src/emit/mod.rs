@@ -147,7 +147,9 @@ fn k8s_predicate(versions: &BTreeSet<String>) -> Option<TokenStream> {
     if versions.is_empty() {
         return None;
     }
-    if let [version] = Vec::from_iter(versions).as_slice() {
+    if versions.len() == 1
+        && let Some(version) = versions.first()
+    {
         return Some(quote!(k8s_openapi_enabled_version = #version));
     }
     let versions = versions.iter();
