@@ -15,7 +15,7 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::{Api, DeleteParams, PostParams};
-use kube::core::{GroupVersionResource, Selector};
+use kube::core::Selector;
 
 fn deployment(ns: &str, name: &str, replicas: i32) -> Deployment {
     let labels: BTreeMap<String, String> = [("app".to_owned(), name.to_owned())].into();
@@ -134,13 +134,12 @@ async fn deployments_and_config_maps_sync_through_typed_listers() {
     })
     .await;
 
-    // The accessors share the factory's informers (F1), and the generic lookup finds them (G5).
+    // The accessors share the factory's informers (F1). (`informer_for_resource`, G5, is left
+    // out on purpose: it can return any of the ~90 kinds, so calling it instantiates all of them.)
     assert!(Arc::ptr_eq(
         &factory.apps().v1().deployments().informer(),
         &factory.informer_for::<Deployment>()
     ));
-    let gvr = GroupVersionResource::gvr("apps", "v1", "deployments");
-    assert!(factory.informer_for_resource(&gvr).is_some());
     assert_eq!(
         factory.informer_ids().len(),
         2,
