@@ -5,7 +5,10 @@
 //! Both callers describe a kind with [`Kind`] and get the same items back; what differs between
 //! them (visibility, doc subject, declared indexes, a `compact()` accessor) is data in [`Kind`],
 //! never a second copy of the item shapes. The impls are inherent, so they carry no
-//! `#[automatically_derived]` (rustc accepts it on trait impls only).
+//! `#[automatically_derived]` (rustc accepts it on trait impls only). Every method is
+//! `#[inline]`: rustc then compiles a method, and the runtime's generic informer it instantiates,
+//! only in a crate that calls it, so a crate of a hundred kinds (informer-k8s) costs its users
+//! the kinds they use, not every kind it defines.
 //!
 //! ```
 //! use quote::quote;
@@ -87,16 +90,22 @@ fn informer(kind: &Kind) -> TokenStream {
 
         impl #informer {
             /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+            #[inline]
+
             #vis fn new(factory: &#p::SharedInformerFactory) -> Self {
                 Self { factory: #p::Clone::clone(factory) }
             }
 
             /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+            #[inline]
+
             #vis fn informer(&self) -> #p::Arc<#p::SharedIndexInformer<#res>> {
                 #get_informer
             }
 
             /// A typed lister over this informer's cache.
+            #[inline]
+
             #vis fn lister(&self) -> #lister {
                 #lister::new(self.informer().indexer())
             }
@@ -122,6 +131,8 @@ fn lister(kind: &Kind) -> TokenStream {
     let scoped = if kind.namespaced {
         quote! {
             /// A lister restricted to one namespace (L2, L3).
+            #[inline]
+
             #vis fn namespaced(&self, namespace: &str) -> #ns_lister {
                 #ns_lister { inner: self.inner.namespaced(namespace) }
             }
@@ -129,6 +140,8 @@ fn lister(kind: &Kind) -> TokenStream {
     } else {
         quote! {
             /// The object called `name`; a miss is `NotFound` (L3, L4).
+            #[inline]
+
             #vis fn get(&self, name: &str) -> #p::Result<#p::Arc<#res>, #p::ListerError> {
                 self.inner.get(name)
             }
@@ -144,11 +157,15 @@ fn lister(kind: &Kind) -> TokenStream {
 
         impl #lister {
             /// A lister over `indexer` (usually `informer.indexer()`).
+            #[inline]
+
             #vis fn new(indexer: #p::Arc<#p::Indexer<#res>>) -> Self {
                 Self { inner: #p::Lister::from_indexer(indexer) }
             }
 
             /// Every cached object matching `selector` (L1).
+            #[inline]
+
             #vis fn list(&self, selector: &#p::Selector) -> #p::Vec<#p::Arc<#res>> {
                 self.inner.list(selector)
             }
@@ -158,6 +175,8 @@ fn lister(kind: &Kind) -> TokenStream {
             #extra
 
             /// The untyped runtime lister this wraps.
+            #[inline]
+
             #vis fn as_lister(&self) -> &#p::Lister<#res> {
                 &self.inner
             }
@@ -178,11 +197,15 @@ fn namespace_lister(kind: &Kind) -> TokenStream {
 
         impl #ns_lister {
             /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+            #[inline]
+
             #vis fn get(&self, name: &str) -> #p::Result<#p::Arc<#res>, #p::ListerError> {
                 self.inner.get(name)
             }
 
             /// Every object in this namespace matching `selector` (L2).
+            #[inline]
+
             #vis fn list(&self, selector: &#p::Selector) -> #p::Vec<#p::Arc<#res>> {
                 self.inner.list(selector)
             }

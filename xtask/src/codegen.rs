@@ -1,30 +1,64 @@
-//! `cargo codegen [--check]`: regenerates every checked-in informer-gen output (G8).
+//! `cargo codegen [--check]`: regenerates every checked-in informer-gen output (G8), and
+//! `cargo xtask k8s-versions`: checks that informer-k8s compiles under every Kubernetes version.
 //!
-//! Targets: `examples/src/generated/` (configured by `examples/informer-gen.toml`) and every informer-gen
-//! golden `informer-gen/tests/fixtures/<case>/expected/` (configured by `<case>/input/informer-gen.toml`).
-//! Both go through the informer-gen library, the same path build.rs users take.
+//! Targets: `examples/src/generated/` (configured by `examples/informer-gen.toml`), every informer-gen
+//! golden `informer-gen/tests/fixtures/<case>/expected/` (configured by `<case>/input/informer-gen.toml`),
+//! and `informer-k8s/src/generated/`: every API group of every Kubernetes version k8s-openapi
+//! holds (`K8sOpenApi::every_version`), a kind that some version lacks behind a `cfg` on the
+//! versions it exists in. All go through the informer-gen library, the same path build.rs users take.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
 
 use anyhow::{Context, bail};
-use informer_gen::{K8sOpenApi, config};
+use informer_gen::{Builder, K8sOpenApi, config};
 
 use crate::project_root;
 
 /// The command the generated headers and `--check` failures tell people to run.
 const COMMAND: &str = "cargo codegen";
 
-/// One generator run: read `config_dir/informer-gen.toml`, write into `out_dir`.
+/// One generator run, configured by `builder`, written into `out_dir`.
 struct Target {
-    config_dir: PathBuf,
+    builder: Builder,
     out_dir: PathBuf,
 }
 
-fn targets(root: &Path) -> anyhow::Result<Vec<Target>> {
-    let mut targets = vec![Target {
-        config_dir: root.join("examples"),
-        out_dir: root.join("examples/src/generated"),
-    }];
+impl Target {
+    /// Configured by `config_dir/informer-gen.toml`.
+    fn from_config(config_dir: &Path, out_dir: PathBuf, k8s: &K8sOpenApi) -> anyhow::Result<Self> {
+        Ok(Target {
+            builder: config::builder_for_dir(config_dir, Some(k8s.clone()))?,
+            out_dir,
+        })
+    }
+}
+
+/// informer-k8s: every listable, watchable built-in kind of every version k8s-openapi holds.
+fn informer_k8s(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Target> {
+    let every = k8s.clone().every_version()?;
+    let mut builder = Builder::new();
+    builder.root(root.join("informer-k8s"));
+    for group in every.groups()? {
+        builder.include_group(&group);
+    }
+    builder.k8s_openapi(every);
+    Ok(Target {
+        builder,
+        out_dir: root.join("informer-k8s/src/generated"),
+    })
+}
+
+fn targets(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Vec<Target>> {
+    let mut targets = vec![
+        Target::from_config(
+            &root.join("examples"),
+            root.join("examples/src/generated"),
+            k8s,
+        )?,
+        informer_k8s(root, k8s)?,
+    ];
     let fixtures = root.join("informer-gen/tests/fixtures");
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&fixtures)
         .with_context(|| format!("reading {}", fixtures.display()))?
@@ -32,10 +66,13 @@ fn targets(root: &Path) -> anyhow::Result<Vec<Target>> {
         .filter(|p| config::config_file(&p.join("input")).is_some())
         .collect();
     cases.sort();
-    targets.extend(cases.into_iter().map(|case| Target {
-        config_dir: case.join("input"),
-        out_dir: case.join("expected"),
-    }));
+    for case in cases {
+        targets.push(Target::from_config(
+            &case.join("input"),
+            case.join("expected"),
+            k8s,
+        )?);
+    }
     Ok(targets)
 }
 
@@ -44,9 +81,8 @@ pub(crate) fn generate(check: bool) -> anyhow::Result<()> {
     let root = project_root();
     let k8s = K8sOpenApi::locate(&root, None)?;
     let mut stale = Vec::new();
-    for target in targets(&root)? {
-        let mut builder = config::builder_for_dir(&target.config_dir, Some(k8s.clone()))?;
-        let generated = builder.regenerate_command(COMMAND).generate()?;
+    for mut target in targets(&root, &k8s)? {
+        let generated = target.builder.regenerate_command(COMMAND).generate()?;
         for (name, contents) in generated.files() {
             ensure_file_contents(&target.out_dir.join(name), contents, check, &mut stale)?;
         }
@@ -88,6 +124,37 @@ fn ensure_file_contents(
         }
         std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("updated {}", rel(&project_root(), path));
+    }
+    Ok(())
+}
+
+/// `cargo xtask k8s-versions`: `cargo check -p informer-k8s` under each Kubernetes version
+/// k8s-openapi holds (`K8S_OPENAPI_ENABLED_VERSION`, which overrides the workspace's 1.37), in
+/// `target/k8s-versions/`, so the workspace's own k8s-openapi build is not thrown away.
+pub(crate) fn check_versions() -> anyhow::Result<()> {
+    let root = project_root();
+    let versions = K8sOpenApi::locate(&root, None)?
+        .every_version()?
+        .gated_versions;
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("k8s-versions");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    for version in &versions {
+        let start = Instant::now();
+        eprintln!("== cargo check -p informer-k8s with Kubernetes {version}");
+        let status = Command::new(&cargo)
+            .args(["check", "-p", "informer-k8s", "--lib", "--target-dir"])
+            .arg(&target_dir)
+            .env("K8S_OPENAPI_ENABLED_VERSION", version)
+            .current_dir(&root)
+            .status()
+            .context("running cargo check")?;
+        if !status.success() {
+            bail!("informer-k8s does not compile with Kubernetes {version}");
+        }
+        eprintln!("   {version}: {:.0} s", start.elapsed().as_secs_f64());
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`, `cargo xtask envtest`,
-//! `cargo xtask rules`, `cargo xtask modules`.
+//! `cargo xtask rules`, `cargo xtask modules`, `cargo xtask k8s-versions`.
 //!
 //! This file only parses flags and dispatches; each chore lives in its own module.
 
@@ -44,6 +44,8 @@ enum Cmd {
     Rules,
     /// Check that no crate has a module circle outside test code (ARCHITECTURE.md).
     Modules,
+    /// Check that informer-k8s compiles under every Kubernetes version k8s-openapi supports.
+    K8sVersions,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -53,6 +55,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Envtest { rest } => envtest::run(&rest),
         Cmd::Rules => rules::check(),
         Cmd::Modules => modules::check(),
+        Cmd::K8sVersions => codegen::check_versions(),
     }
 }
 

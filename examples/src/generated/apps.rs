@@ -48,18 +48,21 @@ pub mod v1 {
     }
     impl DeploymentInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::apps::v1::Deployment>> {
             self.factory.informer_for::<k8s::api::apps::v1::Deployment>()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> DeploymentLister {
             DeploymentLister::new(self.informer().indexer())
         }
@@ -79,6 +82,7 @@ pub mod v1 {
     }
     impl DeploymentLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(
             indexer: rt::Arc<rt::Indexer<k8s::api::apps::v1::Deployment>>,
         ) -> Self {
@@ -87,6 +91,7 @@ pub mod v1 {
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -94,12 +99,14 @@ pub mod v1 {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
+        #[inline]
         pub fn namespaced(&self, namespace: &str) -> DeploymentNamespaceLister {
             DeploymentNamespaceLister {
                 inner: self.inner.namespaced(namespace),
             }
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(&self) -> &rt::Lister<k8s::api::apps::v1::Deployment> {
             &self.inner
         }
@@ -111,6 +118,7 @@ pub mod v1 {
     }
     impl DeploymentNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -118,6 +126,7 @@ pub mod v1 {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,

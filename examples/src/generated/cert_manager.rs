@@ -46,12 +46,14 @@ pub mod v1 {
     }
     impl CertificateRequestInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<
@@ -65,6 +67,7 @@ pub mod v1 {
                 >()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> CertificateRequestLister {
             CertificateRequestLister::new(self.informer().indexer())
         }
@@ -86,6 +89,7 @@ pub mod v1 {
     }
     impl CertificateRequestLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<super::super::certificate_requests::v1::CertificateRequest>,
@@ -96,6 +100,7 @@ pub mod v1 {
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -105,12 +110,14 @@ pub mod v1 {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
+        #[inline]
         pub fn namespaced(&self, namespace: &str) -> CertificateRequestNamespaceLister {
             CertificateRequestNamespaceLister {
                 inner: self.inner.namespaced(namespace),
             }
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<super::super::certificate_requests::v1::CertificateRequest> {
@@ -126,6 +133,7 @@ pub mod v1 {
     }
     impl CertificateRequestNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -136,6 +144,7 @@ pub mod v1 {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,

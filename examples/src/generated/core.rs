@@ -60,18 +60,21 @@ pub mod v1 {
     }
     impl ConfigMapInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::ConfigMap>> {
             self.factory.informer_for::<k8s::api::core::v1::ConfigMap>()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> ConfigMapLister {
             ConfigMapLister::new(self.informer().indexer())
         }
@@ -91,6 +94,7 @@ pub mod v1 {
     }
     impl ConfigMapLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(
             indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::ConfigMap>>,
         ) -> Self {
@@ -99,6 +103,7 @@ pub mod v1 {
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -106,12 +111,14 @@ pub mod v1 {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
+        #[inline]
         pub fn namespaced(&self, namespace: &str) -> ConfigMapNamespaceLister {
             ConfigMapNamespaceLister {
                 inner: self.inner.namespaced(namespace),
             }
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::ConfigMap> {
             &self.inner
         }
@@ -123,6 +130,7 @@ pub mod v1 {
     }
     impl ConfigMapNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -130,6 +138,7 @@ pub mod v1 {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -144,18 +153,21 @@ pub mod v1 {
     }
     impl NamespaceInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Namespace>> {
             self.factory.informer_for::<k8s::api::core::v1::Namespace>()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> NamespaceLister {
             NamespaceLister::new(self.informer().indexer())
         }
@@ -175,6 +187,7 @@ pub mod v1 {
     }
     impl NamespaceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(
             indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Namespace>>,
         ) -> Self {
@@ -183,6 +196,7 @@ pub mod v1 {
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -190,6 +204,7 @@ pub mod v1 {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -197,6 +212,7 @@ pub mod v1 {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Namespace> {
             &self.inner
         }
@@ -208,18 +224,21 @@ pub mod v1 {
     }
     impl NodeInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Node>> {
             self.factory.informer_for::<k8s::api::core::v1::Node>()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> NodeLister {
             NodeLister::new(self.informer().indexer())
         }
@@ -239,12 +258,14 @@ pub mod v1 {
     }
     impl NodeLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Node>>) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -252,6 +273,7 @@ pub mod v1 {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -259,6 +281,7 @@ pub mod v1 {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Node> {
             &self.inner
         }
@@ -270,18 +293,21 @@ pub mod v1 {
     }
     impl PodInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Pod>> {
             self.factory.informer_for::<k8s::api::core::v1::Pod>()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> PodLister {
             PodLister::new(self.informer().indexer())
         }
@@ -294,6 +320,7 @@ pub mod v1 {
             rt::Projected::new(&self.factory)
         }
         /// The shared informer and lister of the compact Pod (P1): every field, a fraction of the memory.
+        #[inline]
         pub fn compact(
             &self,
         ) -> rt::Projected<super::super::compact::api::core::v1::Pod> {
@@ -307,12 +334,14 @@ pub mod v1 {
     }
     impl PodLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Pod>>) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -320,12 +349,14 @@ pub mod v1 {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
+        #[inline]
         pub fn namespaced(&self, namespace: &str) -> PodNamespaceLister {
             PodNamespaceLister {
                 inner: self.inner.namespaced(namespace),
             }
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Pod> {
             &self.inner
         }
@@ -337,6 +368,7 @@ pub mod v1 {
     }
     impl PodNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -344,6 +376,7 @@ pub mod v1 {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,

@@ -54,18 +54,21 @@ pub mod v1 {
     }
     impl GizmoInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<rt::SharedIndexInformer<super::super::gizmos::v1::Gizmo>> {
             self.factory.informer_for::<super::super::gizmos::v1::Gizmo>()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> GizmoLister {
             GizmoLister::new(self.informer().indexer())
         }
@@ -85,6 +88,7 @@ pub mod v1 {
     }
     impl GizmoLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(
             indexer: rt::Arc<rt::Indexer<super::super::gizmos::v1::Gizmo>>,
         ) -> Self {
@@ -93,6 +97,7 @@ pub mod v1 {
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -100,12 +105,14 @@ pub mod v1 {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
+        #[inline]
         pub fn namespaced(&self, namespace: &str) -> GizmoNamespaceLister {
             GizmoNamespaceLister {
                 inner: self.inner.namespaced(namespace),
             }
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(&self) -> &rt::Lister<super::super::gizmos::v1::Gizmo> {
             &self.inner
         }
@@ -117,6 +124,7 @@ pub mod v1 {
     }
     impl GizmoNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -124,6 +132,7 @@ pub mod v1 {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -138,18 +147,21 @@ pub mod v1 {
     }
     impl ThingInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<rt::SharedIndexInformer<super::super::gizmos::v1::Thing>> {
             self.factory.informer_for::<super::super::gizmos::v1::Thing>()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> ThingLister {
             ThingLister::new(self.informer().indexer())
         }
@@ -169,6 +181,7 @@ pub mod v1 {
     }
     impl ThingLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(
             indexer: rt::Arc<rt::Indexer<super::super::gizmos::v1::Thing>>,
         ) -> Self {
@@ -177,6 +190,7 @@ pub mod v1 {
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -184,6 +198,7 @@ pub mod v1 {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -191,6 +206,7 @@ pub mod v1 {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(&self) -> &rt::Lister<super::super::gizmos::v1::Thing> {
             &self.inner
         }
@@ -224,18 +240,21 @@ pub mod v1alpha1 {
     }
     impl GizmoInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<rt::SharedIndexInformer<super::super::gizmos::v1alpha1::Gizmo>> {
             self.factory.informer_for::<super::super::gizmos::v1alpha1::Gizmo>()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> GizmoLister {
             GizmoLister::new(self.informer().indexer())
         }
@@ -255,6 +274,7 @@ pub mod v1alpha1 {
     }
     impl GizmoLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(
             indexer: rt::Arc<rt::Indexer<super::super::gizmos::v1alpha1::Gizmo>>,
         ) -> Self {
@@ -263,6 +283,7 @@ pub mod v1alpha1 {
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -270,12 +291,14 @@ pub mod v1alpha1 {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
+        #[inline]
         pub fn namespaced(&self, namespace: &str) -> GizmoNamespaceLister {
             GizmoNamespaceLister {
                 inner: self.inner.namespaced(namespace),
             }
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(&self) -> &rt::Lister<super::super::gizmos::v1alpha1::Gizmo> {
             &self.inner
         }
@@ -287,6 +310,7 @@ pub mod v1alpha1 {
     }
     impl GizmoNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -297,6 +321,7 @@ pub mod v1alpha1 {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,

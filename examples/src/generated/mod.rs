@@ -65,6 +65,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
     fn monitoring(&self) -> self::monitoring::MonitoringInformers {
         self::monitoring::MonitoringInformers::new(self)
     }
+    #[inline]
     fn informer_for_resource(
         &self,
         gvr: &rt::GroupVersionResource,

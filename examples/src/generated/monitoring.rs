@@ -46,12 +46,14 @@ pub mod v1 {
     }
     impl PrometheusRuleInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
                 factory: rt::Clone::clone(factory),
             }
         }
         /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
+        #[inline]
         pub fn informer(
             &self,
         ) -> rt::Arc<
@@ -61,6 +63,7 @@ pub mod v1 {
                 .informer_for::<super::super::prometheus_rules::v1::PrometheusRule>()
         }
         /// A typed lister over this informer's cache.
+        #[inline]
         pub fn lister(&self) -> PrometheusRuleLister {
             PrometheusRuleLister::new(self.informer().indexer())
         }
@@ -80,6 +83,7 @@ pub mod v1 {
     }
     impl PrometheusRuleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
+        #[inline]
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<super::super::prometheus_rules::v1::PrometheusRule>,
@@ -90,6 +94,7 @@ pub mod v1 {
             }
         }
         /// Every cached object matching `selector` (L1).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,
@@ -97,12 +102,14 @@ pub mod v1 {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
+        #[inline]
         pub fn namespaced(&self, namespace: &str) -> PrometheusRuleNamespaceLister {
             PrometheusRuleNamespaceLister {
                 inner: self.inner.namespaced(namespace),
             }
         }
         /// The untyped runtime lister this wraps.
+        #[inline]
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<super::super::prometheus_rules::v1::PrometheusRule> {
@@ -116,6 +123,7 @@ pub mod v1 {
     }
     impl PrometheusRuleNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        #[inline]
         pub fn get(
             &self,
             name: &str,
@@ -126,6 +134,7 @@ pub mod v1 {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
+        #[inline]
         pub fn list(
             &self,
             selector: &rt::Selector,

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{Paths, docs};
+use super::{Paths, docs, k8s_cfg};
 use crate::model::Model;
 use crate::naming;
 
@@ -16,14 +16,18 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
             naming::group_type(&g.accessor),
             docs::group_accessor(g),
         );
+        let cfg = k8s_cfg(&g.k8s_versions());
         quote! {
             #[doc = #doc]
+            #cfg
             fn #ident(&self) -> self::#ident::#ty;
         }
     });
     let impls = model.groups.values().map(|g| {
         let (ident, ty) = (naming::ident(&g.accessor), naming::group_type(&g.accessor));
+        let cfg = k8s_cfg(&g.k8s_versions());
         quote! {
+            #cfg
             fn #ident(&self) -> self::#ident::#ty {
                 self::#ident::#ty::new(self)
             }
@@ -34,7 +38,9 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
             v.kinds.values().map(move |k| {
                 let (gi, vi, ki) = (naming::ident(&g.accessor), naming::ident(&v.name), naming::ident(&k.accessor));
                 let (group, version, plural) = (&k.group, &k.version, &k.plural);
+                let cfg = k8s_cfg(&k.k8s_versions);
                 quote! {
+                    #cfg
                     (#group, #version, #plural) => #rt::Option::Some(#rt::GenericInformer::new(self.#gi().#vi().#ki().informer())),
                 }
             })
@@ -60,6 +66,8 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
         impl InformerFactoryExt for #rt::SharedInformerFactory {
             #(#impls)*
 
+            // Inline, so that only a crate calling it instantiates an informer of every kind it knows.
+            #[inline]
             fn informer_for_resource(
                 &self,
                 gvr: &#rt::GroupVersionResource,

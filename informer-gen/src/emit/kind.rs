@@ -41,6 +41,7 @@ pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
         );
         quote! {
             #[doc = #doc]
+            #[inline]
             pub fn compact(&self) -> #rt::Projected<#ty> {
                 #rt::Projected::new(&self.factory)
             }

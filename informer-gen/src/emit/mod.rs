@@ -24,6 +24,8 @@ mod kind;
 pub(crate) mod types;
 mod version;
 
+use std::collections::BTreeSet;
+
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
@@ -111,6 +113,60 @@ impl Paths {
     }
 }
 
+/// `#[cfg(any(k8s_openapi_enabled_version = "1.36", …))]` for an item that exists only in these
+/// Kubernetes versions (`K8sOpenApi::every_version`); nothing for an empty set (every version).
+/// The cfg mirrors the one k8s-openapi sets for itself; the crate compiling the output sets it
+/// from `DEP_K8S_OPENAPI_*_VERSION` in its build script.
+pub(crate) fn k8s_cfg(versions: &BTreeSet<String>) -> TokenStream {
+    k8s_predicate(versions)
+        .map(|p| quote!(#[cfg(#p)]))
+        .unwrap_or_default()
+}
+
+/// [`k8s_cfg`] for an item inside a module gated on `enclosing`: nothing when the item exists
+/// wherever its module does.
+pub(crate) fn k8s_cfg_within(
+    versions: &BTreeSet<String>,
+    enclosing: &BTreeSet<String>,
+) -> TokenStream {
+    if versions == enclosing {
+        TokenStream::new()
+    } else {
+        k8s_cfg(versions)
+    }
+}
+
+/// The same as an inner attribute, `#![cfg(…)]`, for the top of a module.
+fn k8s_inner_cfg(versions: &BTreeSet<String>) -> TokenStream {
+    k8s_predicate(versions)
+        .map(|p| quote!(#![cfg(#p)]))
+        .unwrap_or_default()
+}
+
+fn k8s_predicate(versions: &BTreeSet<String>) -> Option<TokenStream> {
+    if versions.is_empty() {
+        return None;
+    }
+    if versions.len() == 1
+        && let Some(version) = versions.first()
+    {
+        return Some(quote!(k8s_openapi_enabled_version = #version));
+    }
+    let versions = versions.iter();
+    Some(quote!(any(#(k8s_openapi_enabled_version = #versions),*)))
+}
+
+/// `items` with `cfg` (from [`k8s_cfg`]) on each top-level item.
+pub(crate) fn gate_items(items: TokenStream, cfg: &TokenStream) -> TokenStream {
+    if cfg.is_empty() {
+        return items;
+    }
+    let file: syn::File =
+        syn::parse2(items).expect("bug: informer-gen emitted items that do not parse");
+    let items = file.items.iter();
+    quote!(#(#cfg #items)*)
+}
+
 /// The emitted code before rendering: root items and one module per group.
 pub(crate) struct Emitted {
     /// The `InformerFactoryExt` trait and its impl.
@@ -172,12 +228,15 @@ fn group_module(group: &Group, paths: &Paths) -> GroupModule {
     let rt = &paths.rt;
     let imports = paths.imports(false);
     let group_doc = docs::group_handle(group);
+    let group_versions = group.k8s_versions();
     let accessors = group.versions.values().map(|v| {
         let v_ident = naming::ident(&v.name);
         let v_ty = naming::version_type(&group.accessor, &v.name);
         let doc = docs::version_accessor(group, v);
+        let cfg = k8s_cfg_within(&v.k8s_versions(), &group_versions);
         quote! {
             #[doc = #doc]
+            #cfg
             pub fn #v_ident(&self) -> self::#v_ident::#v_ty {
                 self::#v_ident::#v_ty::new(&self.factory)
             }
@@ -186,8 +245,12 @@ fn group_module(group: &Group, paths: &Paths) -> GroupModule {
     let versions = group
         .versions
         .values()
-        .map(|v| version::version_module(group, v, paths));
+        .map(|v| version::version_module(group, v, &group_versions, paths));
+    // A group some Kubernetes versions lack is compiled out whole: an inner attribute, so the
+    // `mod` declaration stays one line in every layout.
+    let group_cfg = k8s_inner_cfg(&group_versions);
     let body = quote! {
+        #group_cfg
         #imports
 
         #[doc = #group_doc]

@@ -1,14 +1,23 @@
 //! Emits one version module: its handle type with kind accessors, and the kinds' typed handles.
 
+use std::collections::BTreeSet;
+
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{Paths, docs, kind};
+use super::{Paths, docs, gate_items, k8s_cfg_within, kind};
 use crate::model::{Group, Origin, TypeRef, Version};
 use crate::naming;
 
 /// `pub mod v1 { pub struct AppsV1Informers {…} … }`.
-pub(crate) fn version_module(group: &Group, v: &Version, paths: &Paths) -> TokenStream {
+/// `group_versions`: the Kubernetes versions the group module exists in (empty: every one).
+pub(crate) fn version_module(
+    group: &Group,
+    v: &Version,
+    group_versions: &BTreeSet<String>,
+    paths: &Paths,
+) -> TokenStream {
+    let v_versions = v.k8s_versions();
     let rt = &paths.rt;
     let builtins = v
         .kinds
@@ -25,8 +34,10 @@ pub(crate) fn version_module(group: &Group, v: &Version, paths: &Paths) -> Token
         let accessor = naming::ident(&k.accessor);
         let handle = kind::informer_type_path(k);
         let doc = docs::kind_accessor(k);
+        let cfg = k8s_cfg_within(&k.k8s_versions, &v_versions);
         quote! {
             #[doc = #doc]
+            #cfg
             pub fn #accessor(&self) -> #handle {
                 #handle::new(&self.factory)
             }
@@ -36,9 +47,14 @@ pub(crate) fn version_module(group: &Group, v: &Version, paths: &Paths) -> Token
         .kinds
         .values()
         .filter(|k| !matches!(k.origin, Origin::Derive { .. }))
-        .map(|k| kind::handles(k, paths));
+        .map(|k| {
+            let cfg = k8s_cfg_within(&k.k8s_versions, &v_versions);
+            gate_items(kind::handles(k, paths), &cfg)
+        });
+    let cfg = k8s_cfg_within(&v_versions, group_versions);
     quote! {
         #[doc = #mod_doc]
+        #cfg
         pub mod #v_ident {
             #imports
 

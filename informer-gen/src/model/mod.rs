@@ -4,7 +4,7 @@
 
 pub(crate) mod types;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use self::types::TypeGraph;
 
@@ -33,6 +33,26 @@ pub(crate) struct Group {
     pub(crate) versions: BTreeMap<String, Version>,
 }
 
+impl Group {
+    /// The Kubernetes versions the group exists in: every version of any of its versions; empty
+    /// (ungated) when one of them exists in every version read.
+    pub(crate) fn k8s_versions(&self) -> BTreeSet<String> {
+        union(self.versions.values().map(Version::k8s_versions))
+    }
+}
+
+/// The union of gates, where an empty gate (exists everywhere) absorbs every other.
+fn union(gates: impl Iterator<Item = BTreeSet<String>>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for gate in gates {
+        if gate.is_empty() {
+            return BTreeSet::new();
+        }
+        out.extend(gate);
+    }
+    out
+}
+
 /// One version of a group.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Version {
@@ -40,6 +60,14 @@ pub(crate) struct Version {
     pub(crate) name: String,
     /// Kinds by kind name.
     pub(crate) kinds: BTreeMap<String, Kind>,
+}
+
+impl Version {
+    /// The Kubernetes versions the API version exists in: every version of any of its kinds;
+    /// empty (ungated) when one of them exists in every version read.
+    pub(crate) fn k8s_versions(&self) -> BTreeSet<String> {
+        union(self.kinds.values().map(|k| k.k8s_versions.clone()))
+    }
 }
 
 /// One resource kind.
@@ -66,6 +94,10 @@ pub(crate) struct Kind {
     /// The compact type, in the generated `compact` module (`compact::api::core::v1::Pod`), when
     /// the configuration asks for one (`compact-kind`); its handle then has a `compact()` accessor.
     pub(crate) compact: Option<TypeRef>,
+    /// The Kubernetes versions (`1.36`) the kind exists in, when informer-gen read several
+    /// (`K8sOpenApi::every_version`) and some lack it: the kind is generated behind a `cfg` on
+    /// these. Empty for a kind of every version read, and for every kind not from k8s-openapi.
+    pub(crate) k8s_versions: BTreeSet<String>,
 }
 
 /// A Rust type the generated code names; the emitter spells it in the one path style.

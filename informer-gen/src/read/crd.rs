@@ -1,6 +1,7 @@
 //! CRD manifests (apiextensions.k8s.io/v1 YAML), each parsed once into its kinds and, for
 //! `crd-types`, the types of their schemas; every malformed field is reported by name.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::Value;
@@ -95,6 +96,7 @@ pub(crate) fn read_manifest(
                 origin: Origin::Crd,
                 input: display.to_owned(),
                 compact: None,
+                k8s_versions: BTreeSet::new(),
             })
         })
         .collect();

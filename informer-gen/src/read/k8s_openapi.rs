@@ -1,12 +1,12 @@
 //! Built-in kinds, found by reading the `Resource`/`ListableResource` impls in k8s-openapi's sources (G6).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use syn::{Expr, ImplItem, Item, Lit, Type};
 
-use crate::error::Error;
+use crate::error::{Error, Errors};
 use crate::model::{Kind, Origin, TypeRef};
 
 /// Where the k8s-openapi sources are and which Kubernetes version module to read.
@@ -18,6 +18,10 @@ pub struct K8sOpenApi {
     pub crate_version: String,
     /// The Kubernetes version feature (`1.37`), selecting `src/v1_37/`.
     pub k8s_version: String,
+    /// Every Kubernetes version to read (`1.33`, …, `1.37`), for output that must compile under
+    /// whichever one the final binary enables ([`Self::every_version`]); empty reads
+    /// `k8s_version` alone and gates nothing.
+    pub gated_versions: Vec<String>,
 }
 
 impl K8sOpenApi {
@@ -27,6 +31,84 @@ impl K8sOpenApi {
             src_dir: src_dir.into(),
             crate_version: crate_version.into(),
             k8s_version: k8s_version.into(),
+            gated_versions: Vec::new(),
+        }
+    }
+
+    /// Reads every Kubernetes version these sources hold (each `src/v1_*/` module), so that the
+    /// output compiles under whichever one k8s-openapi is built for: a built-in kind that some
+    /// version lacks is generated behind
+    /// `#[cfg(any(k8s_openapi_enabled_version = "1.36", …))]`, the versions it exists in
+    /// (mirroring the cfg k8s-openapi sets for itself). The crate that compiles the output sets
+    /// that cfg in its build script from `DEP_K8S_OPENAPI_*_VERSION`, which k8s-openapi's
+    /// `links` metadata hands to its direct dependents:
+    ///
+    /// ```no_run
+    /// // build.rs of the crate holding the generated code
+    /// let version = std::env::vars()
+    ///     .find(|(k, _)| k.starts_with("DEP_K8S_OPENAPI_") && k.ends_with("_VERSION"))
+    ///     .and_then(|(_, v)| v.parse::<u32>().ok()) // 0x00_01_MM_00 in decimal
+    ///     .expect("k8s-openapi is a direct dependency");
+    /// let minor = (version >> 8) & 0xff;
+    /// println!("cargo::rustc-check-cfg=cfg(k8s_openapi_enabled_version, values(\"1.33\", \"1.37\"))");
+    /// println!("cargo::rustc-cfg=k8s_openapi_enabled_version=\"1.{minor}\"");
+    /// ```
+    ///
+    /// A kind every version has is not gated, nor is anything when the sources hold one version.
+    pub fn every_version(mut self) -> Result<Self, Error> {
+        let entries = std::fs::read_dir(&self.src_dir).map_err(|source| Error::Io {
+            path: self.src_dir.clone(),
+            source,
+        })?;
+        let mut versions: Vec<(u32, u32)> = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|source| Error::Io {
+                path: self.src_dir.clone(),
+                source,
+            })?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let parsed = name.strip_prefix('v').and_then(|rest| {
+                let (major, minor) = rest.split_once('_')?;
+                Some((major.parse().ok()?, minor.parse().ok()?))
+            });
+            if let Some(v) = parsed.filter(|_| entry.path().is_dir()) {
+                versions.push(v);
+            }
+        }
+        if versions.is_empty() {
+            return Err(Error::K8sOpenApi {
+                reason: format!(
+                    "no Kubernetes version module (`v1_37/`) in `{}`",
+                    self.src_dir.display()
+                ),
+            });
+        }
+        versions.sort_unstable();
+        self.gated_versions = versions
+            .into_iter()
+            .map(|(major, minor)| format!("{major}.{minor}"))
+            .collect();
+        Ok(self)
+    }
+
+    /// The API groups (`""` for core) of the listable built-in kinds in the versions read,
+    /// sorted: what a crate of every built-in kind passes to `Builder::include_group`.
+    pub fn groups(&self) -> Result<Vec<String>, Errors> {
+        let mut errors = Vec::new();
+        let (kinds, _) = read_every_version(self, &mut errors);
+        if !errors.is_empty() {
+            return Err(Errors(errors));
+        }
+        let groups: BTreeSet<String> = kinds.into_iter().map(|k| k.group).collect();
+        Ok(groups.into_iter().collect())
+    }
+
+    /// The Kubernetes versions read: [`Self::gated_versions`], else `k8s_version` alone.
+    pub(crate) fn versions(&self) -> Vec<String> {
+        if self.gated_versions.is_empty() {
+            vec![self.k8s_version.clone()]
+        } else {
+            self.gated_versions.clone()
         }
     }
 
@@ -87,18 +169,33 @@ impl K8sOpenApi {
 
     /// The directory of the selected version module (`src/v1_37`).
     pub(crate) fn version_dir(&self) -> PathBuf {
-        self.src_dir
-            .join(format!("v{}", self.k8s_version.replace('.', "_")))
+        self.dir_of(&self.k8s_version)
     }
 
-    /// How the header names this input: `k8s-openapi 0.29.0 (v1_37)`; never a path.
-    pub(crate) fn describe(&self) -> String {
-        format!(
-            "k8s-openapi {} (v{})",
-            self.crate_version,
-            self.k8s_version.replace('.', "_")
-        )
+    /// The directory of version `version`'s module (`1.37`: `src/v1_37`).
+    fn dir_of(&self, version: &str) -> PathBuf {
+        self.src_dir.join(feature(version))
     }
+
+    /// How the header names this input: `k8s-openapi 0.29.0 (v1_37)`, or with every version read
+    /// `k8s-openapi 0.29.0 (v1_33 to v1_37)`; never a path.
+    pub(crate) fn describe(&self) -> String {
+        let versions = self.versions();
+        let (first, last) = (
+            versions.first().map(|v| feature(v)).unwrap_or_default(),
+            versions.last().map(|v| feature(v)).unwrap_or_default(),
+        );
+        if first == last {
+            format!("k8s-openapi {} ({first})", self.crate_version)
+        } else {
+            format!("k8s-openapi {} ({first} to {last})", self.crate_version)
+        }
+    }
+}
+
+/// k8s-openapi's feature and module name of a Kubernetes version: `1.37` → `v1_37`.
+fn feature(version: &str) -> String {
+    format!("v{}", version.replace('.', "_"))
 }
 
 /// k8s-openapi's sources of the selected Kubernetes version as they are read: each file is read
@@ -112,9 +209,10 @@ pub(crate) struct Sources {
 }
 
 impl Sources {
-    pub(crate) fn new(k8s: &K8sOpenApi) -> Self {
+    /// The sources of Kubernetes version `version` (`1.34`) of `k8s`.
+    pub(crate) fn of_version(k8s: &K8sOpenApi, version: &str) -> Self {
         Sources {
-            dir: k8s.version_dir(),
+            dir: k8s.dir_of(version),
             texts: BTreeMap::new(),
             asts: BTreeMap::new(),
         }
@@ -156,7 +254,67 @@ impl Sources {
     }
 }
 
-/// Every listable, watchable built-in kind, sorted by file path.
+/// Every listable built-in kind of every version `k` reads ([`K8sOpenApi::versions`]), each
+/// once, with the versions it exists in when some version lacks it
+/// ([`Kind::k8s_versions`]). A kind whose resource differs between versions (plural, scope,
+/// Rust path) is an error: one accessor cannot name two resources. Returns the sources of each
+/// version too, so that the compact type reader parses no file again.
+pub(crate) fn read_every_version(
+    k: &K8sOpenApi,
+    errors: &mut Vec<Error>,
+) -> (Vec<Kind>, BTreeMap<String, Sources>) {
+    let versions = k.versions();
+    let mut merged: BTreeMap<(String, String, String), Kind> = BTreeMap::new();
+    let mut all_sources = BTreeMap::new();
+    for version in &versions {
+        let sources = all_sources
+            .entry(version.clone())
+            .or_insert_with(|| Sources::of_version(k, version));
+        for kind in read_builtins(k, sources, errors) {
+            let key = (kind.group.clone(), kind.version.clone(), kind.kind.clone());
+            let first = merged.entry(key).or_insert_with(|| kind.clone());
+            if (&first.plural, first.namespaced, &first.rust_type)
+                != (&kind.plural, kind.namespaced, &kind.rust_type)
+            {
+                errors.push(Error::K8sOpenApi {
+                    reason: format!(
+                        "kind `{}/{}/{}` differs between Kubernetes versions: {} {} `{:?}` in {}, \
+                         {} {} `{:?}` in {version}",
+                        kind.group,
+                        kind.version,
+                        kind.kind,
+                        first.plural,
+                        scope(first.namespaced),
+                        first.rust_type,
+                        first.k8s_versions.iter().next().map_or("", String::as_str),
+                        kind.plural,
+                        scope(kind.namespaced),
+                        kind.rust_type,
+                    ),
+                });
+            }
+            first.k8s_versions.insert(version.clone());
+        }
+    }
+    let mut kinds: Vec<Kind> = merged.into_values().collect();
+    for kind in &mut kinds {
+        kind.input = k.describe();
+        if kind.k8s_versions.len() == versions.len() {
+            kind.k8s_versions.clear();
+        }
+    }
+    (kinds, all_sources)
+}
+
+fn scope(namespaced: bool) -> &'static str {
+    if namespaced {
+        "namespaced"
+    } else {
+        "cluster-scoped"
+    }
+}
+
+/// Every listable built-in kind of one version, sorted by file path.
 pub(crate) fn read_builtins(
     k: &K8sOpenApi,
     sources: &mut Sources,
@@ -294,6 +452,7 @@ fn kinds_in_file(ast: &syn::File, rel: &Path, input: &str) -> Vec<Kind> {
             origin: Origin::Builtin,
             input: input.to_owned(),
             compact: None,
+            k8s_versions: BTreeSet::new(),
         });
     }
     out

@@ -45,8 +45,7 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
         match &s.k8s {
             Some(k8s) => {
                 names.push(k8s.describe());
-                let mut sources = k8s_openapi::Sources::new(k8s);
-                let all = k8s_openapi::read_builtins(k8s, &mut sources, errors);
+                let (all, mut sources) = k8s_openapi::read_every_version(k8s, errors);
                 builtins = select_builtins(s, all, errors);
                 let roots: Vec<String> = builtins
                     .iter()
@@ -57,7 +56,19 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
                     })
                     .collect();
                 if !roots.is_empty() {
-                    compact = k8s_types::read_graph(&mut sources, &roots, errors);
+                    match sources.get_mut(&k8s.k8s_version) {
+                        Some(sources) if k8s.gated_versions.len() <= 1 => {
+                            compact = k8s_types::read_graph(sources, &roots, errors);
+                        }
+                        _ => errors.push(Error::K8sOpenApi {
+                            reason: format!(
+                                "compact kinds are generated from one Kubernetes version only, \
+                                 and k8s-openapi {} is read for {}",
+                                k8s.crate_version,
+                                k8s.versions().join(", ")
+                            ),
+                        }),
+                    }
                 }
             }
             None => errors.push(Error::K8sOpenApi {

@@ -1,5 +1,6 @@
 //! Rust sources scanned with syn for `#[derive(Informer)]` types (G7): their handles already exist.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use syn::{Attribute, Item, LitStr};
@@ -168,5 +169,6 @@ fn kind_of(attrs: &[Attribute], ident: &str, display: &str, module: &str) -> Res
         plural,
         namespaced: k.namespaced,
         compact: None,
+        k8s_versions: BTreeSet::new(),
     })
 }

@@ -1,0 +1,159 @@
+//! `K8sOpenApi::every_version`: the kinds of several Kubernetes versions merged into one output,
+//! a kind that some version lacks behind a `cfg` on the versions it exists in (informer-k8s).
+
+use std::path::{Path, PathBuf};
+
+use informer_gen::{Builder, Error, K8sOpenApi, Layout};
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "informer-gen-every-version-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A listable kind `demo.example.com/<version>` in `src/v1_<minor>/api/demo/<version>/`.
+fn kind(src: &Path, minor: u32, version: &str, kind: &str, plural: &str, namespaced: bool) {
+    let dir = src.join(format!("v1_{minor}/api/demo/{version}"));
+    std::fs::create_dir_all(&dir).expect("fake tree");
+    let scope = if namespaced {
+        "NamespaceResourceScope"
+    } else {
+        "ClusterResourceScope"
+    };
+    let text = format!(
+        r#"pub struct {kind} {{}}
+impl crate::Resource for {kind} {{
+    const API_VERSION: &'static str = "demo.example.com/{version}";
+    const GROUP: &'static str = "demo.example.com";
+    const KIND: &'static str = "{kind}";
+    const VERSION: &'static str = "{version}";
+    const URL_PATH_SEGMENT: &'static str = "{plural}";
+    type Scope = crate::{scope};
+}}
+impl crate::ListableResource for {kind} {{
+    const LIST_KIND: &'static str = "{kind}List";
+}}
+"#
+    );
+    std::fs::write(dir.join(format!("{plural}.rs")), text).expect("write kind");
+}
+
+/// `text` without whitespace or trailing commas, so that prettyplease's line breaks do not matter.
+fn squeeze(text: &str) -> String {
+    let bare: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    bare.replace(",)", ")")
+}
+
+fn generate(k8s: K8sOpenApi) -> Result<String, informer_gen::Errors> {
+    let generated = Builder::new()
+        .k8s_openapi(k8s)
+        .include_group("demo.example.com")
+        .layout(Layout::SingleFile("all.rs".into()))
+        .generate()?;
+    Ok(generated.files()["all.rs"].clone())
+}
+
+#[test]
+fn a_kind_some_version_lacks_is_gated_on_the_versions_it_exists_in() {
+    let src = tmp("gated").join("src");
+    for minor in [35, 36, 37] {
+        kind(&src, minor, "v1", "Widget", "widgets", true);
+    }
+    for minor in [36, 37] {
+        kind(&src, minor, "v1", "Gadget", "gadgets", false);
+    }
+    kind(&src, 37, "v1beta1", "Gizmo", "gizmos", true);
+    let k8s = K8sOpenApi::at(&src, "0.0.0", "1.37")
+        .every_version()
+        .expect("three versions");
+    assert_eq!(k8s.gated_versions, ["1.35", "1.36", "1.37"]);
+    assert_eq!(k8s.groups().expect("groups"), ["demo.example.com"]);
+    let out = generate(k8s).expect("generates");
+    let squeezed = squeeze(&out);
+    let has = |expected: &str| squeezed.contains(&squeeze(expected));
+    assert!(out.contains("(v1_35 to v1_37)"), "{out}");
+    // Widget exists everywhere: no cfg. Gadget from 1.36, Gizmo (and its whole version) in 1.37.
+    assert!(
+        has(
+            r#"#[cfg(any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37"))] pub fn gadgets"#
+        ),
+        "{out}"
+    );
+    assert!(
+        has(r#"#[cfg(k8s_openapi_enabled_version = "1.37")] pub fn v1beta1"#),
+        "{out}"
+    );
+    assert!(
+        has(r#"#[cfg(k8s_openapi_enabled_version = "1.37")] pub mod v1beta1"#),
+        "{out}"
+    );
+    assert!(
+        has(
+            r#"#[cfg(k8s_openapi_enabled_version = "1.37")] ("demo.example.com", "v1beta1", "gizmos")"#
+        ),
+        "{out}"
+    );
+    assert!(!has(r#")] pub fn widgets"#), "{out}");
+    // Inside the gated v1beta1 module, Gizmo's items need no cfg of their own.
+    assert_eq!(
+        out.matches("k8s_openapi_enabled_version = \"1.35\"")
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn a_kind_whose_resource_differs_between_versions_is_an_error() {
+    let src = tmp("differs").join("src");
+    kind(&src, 36, "v1", "Widget", "widgets", true);
+    kind(&src, 37, "v1", "Widget", "widgets", false);
+    let k8s = K8sOpenApi::at(&src, "0.0.0", "1.37")
+        .every_version()
+        .expect("two versions");
+    let errs = generate(k8s).expect_err("scope changed");
+    assert!(
+        errs.0
+            .iter()
+            .any(|e| matches!(e, Error::K8sOpenApi { reason }
+            if reason.contains("demo.example.com/v1/Widget") && reason.contains("differs"))),
+        "{errs}"
+    );
+}
+
+#[test]
+fn compact_kinds_are_refused_with_every_version() {
+    let src = tmp("compact").join("src");
+    for minor in [36, 37] {
+        kind(&src, minor, "v1", "Widget", "widgets", true);
+    }
+    let k8s = K8sOpenApi::at(&src, "0.0.0", "1.37")
+        .every_version()
+        .expect("two versions");
+    let errs = Builder::new()
+        .k8s_openapi(k8s)
+        .include_group("demo.example.com")
+        .compact_kind("demo.example.com", "v1", "Widget")
+        .generate()
+        .expect_err("compact with every version");
+    assert!(
+        errs.to_string().contains("one Kubernetes version"),
+        "{errs}"
+    );
+}
+
+#[test]
+fn every_version_needs_a_version_module() {
+    let src = tmp("none").join("src");
+    std::fs::create_dir_all(&src).expect("empty tree");
+    let err = K8sOpenApi::at(&src, "0.0.0", "1.37")
+        .every_version()
+        .expect_err("no v1_* module");
+    assert!(
+        err.to_string().contains("no Kubernetes version module"),
+        "{err}"
+    );
+}
