@@ -1,5 +1,5 @@
 //! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`, `cargo xtask envtest`,
-//! `cargo xtask rules`, `cargo xtask modules`.
+//! `cargo xtask rules`, `cargo xtask modules`, `cargo xtask template`.
 //!
 //! This file only parses flags and dispatches; each chore lives in its own module.
 
@@ -8,6 +8,7 @@ mod codegen;
 mod envtest;
 mod modules;
 mod rules;
+mod template;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -44,6 +45,9 @@ enum Cmd {
     Rules,
     /// Check that no crate has a module circle outside test code (ARCHITECTURE.md).
     Modules,
+    /// Build and test `templates/operator/` outside the workspace, as the README tells users to
+    /// set up their crate (and check the README shows the template's files).
+    Template,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -53,6 +57,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Envtest { rest } => envtest::run(&rest),
         Cmd::Rules => rules::check(),
         Cmd::Modules => modules::check(),
+        Cmd::Template => template::run(),
     }
 }
 
