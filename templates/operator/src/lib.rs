@@ -34,7 +34,8 @@ pub async fn reconcile(req: Request<Widget>, ctx: Arc<Context<()>>) -> Result<Ac
         .config_maps()
         .lister()
         .namespaced(namespace)
-        .get(req.name());
+        .get(req.name())
+        .ok(); // not cached yet: create it
     let wanted = BTreeMap::from([("message".to_owned(), widget.spec.message.clone())]);
     if cached.as_ref().and_then(|cm| cm.data.as_ref()) == Some(&wanted) {
         return Ok(Action::Done);
