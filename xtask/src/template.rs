@@ -5,8 +5,9 @@
 //! This copies it to a temporary directory outside the workspace (so this repository's
 //! `.cargo/config.toml`, which sets `K8S_OPENAPI_ENABLED_VERSION`, does not apply), points the
 //! `informer-*` dependencies at the local crates by path, and runs `cargo test` there with no
-//! informer-rs or Cargo variables in the environment. It shares the workspace's `Cargo.lock`
-//! (the same dependency versions, no network) and builds into `<target>/template-operator`.
+//! informer-rs or Cargo variables in the environment. It starts from the workspace's `Cargo.lock`
+//! (the same dependency versions, already downloaded) and builds into `<target>/template-operator`,
+//! kept between runs with its copy, so a second run finds the build fresh.
 //!
 //! It also checks that every README block marked `<!-- template: <file> -->` appears verbatim
 //! in that file of the template, so the README shows exactly what is tested.
@@ -44,7 +45,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         .join("template-operator");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["test", "--offline"]).current_dir(&copy);
+    cmd.args(["test"]).current_dir(&copy);
     // What a user's shell has: none of the variables this workspace or an outer cargo sets.
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
