@@ -185,9 +185,9 @@ pub(crate) fn locate(dir: &Path, explicit: Option<&Chosen>) -> Result<K8sOpenApi
         (Some((_, v)), _) => Some(Chosen::new(
             v,
             format!(
-                "k8s-openapi {} as this crate builds it (its `v{}` feature or `{ENV_VAR}`)",
+                "the `v{}` feature, or `{ENV_VAR}`, this crate builds k8s-openapi {} with",
+                v.replace('.', "_"),
                 pkg.crate_version,
-                v.replace('.', "_")
             ),
         )),
         (None, Some(v)) => {
@@ -230,7 +230,7 @@ pub(crate) fn check_given(k8s: &K8sOpenApi) -> Result<(), Error> {
         Some(&Chosen::new(&k8s.k8s_version, "`Builder::k8s_openapi`")),
         Some(&Chosen::new(
             &enabled,
-            format!("k8s-openapi {crate_version} as this crate builds it"),
+            format!("what this crate builds k8s-openapi {crate_version} with"),
         )),
     )
     .map(|_| ())

@@ -56,10 +56,25 @@ fn the_toml_chooses_the_output_directory_and_check_sees_edits() {
 
 #[test]
 fn without_an_output_directory_outside_a_build_script_write_says_what_to_set() {
-    let dir = crate_dir("no-out", "crds = [{ path = \"widgets.yaml\", module = \"crate::w\" }]\n");
-    let err = Builder::from_dir(&dir).expect("config").write().unwrap_err();
+    let dir = crate_dir(
+        "no-out",
+        "crds = [{ path = \"widgets.yaml\", module = \"crate::w\" }]\n",
+    );
+    let err = Builder::from_dir(&dir)
+        .expect("config")
+        .write()
+        .unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err.0[0], Error::Environment { variable: "OUT_DIR", .. }), "{text}");
+    assert!(
+        matches!(
+            err.0[0],
+            Error::Environment {
+                variable: "OUT_DIR",
+                ..
+            }
+        ),
+        "{text}"
+    );
     assert!(text.contains("out-dir"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -78,7 +93,8 @@ fn the_version_comes_from_the_enabled_feature_and_an_explicit_one_must_match() {
     );
     // The same version, explicitly: fine.
     b.k8s_version("1.37");
-    b.generate().expect("generate with the same explicit version");
+    b.generate()
+        .expect("generate with the same explicit version");
     // Another one: an error naming both and where each came from.
     b.k8s_version("1.36");
     let text = b.generate().unwrap_err().to_string();
@@ -91,7 +107,10 @@ fn the_version_comes_from_the_enabled_feature_and_an_explicit_one_must_match() {
 
 #[test]
 fn k8s_version_in_the_toml_is_checked_and_names_its_line() {
-    let dir = crate_dir("version", "# pinned\nk8s-version = \"1.36\"\ninclude-kinds = [\"/v1/ConfigMap\"]\n");
+    let dir = crate_dir(
+        "version",
+        "# pinned\nk8s-version = \"1.36\"\ninclude-kinds = [\"/v1/ConfigMap\"]\n",
+    );
     let mut b = Builder::from_dir(&dir).expect("config");
     b.root(manifest_dir()); // where `cargo metadata` finds k8s-openapi
     let text = b.generate().unwrap_err().to_string();
@@ -119,18 +138,35 @@ fn the_cli_reads_the_same_toml_and_names_itself_in_the_header() {
         cmd
     };
     let out = cli().output().expect("run informer-gen");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mod_rs = std::fs::read_to_string(dir.join("gen/mod.rs")).expect("gen/mod.rs");
     let header = mod_rs.lines().next().unwrap_or_default();
     assert!(
-        header.ends_with(&format!("do not edit, run informer-gen --config {}", config.display())),
+        header.ends_with(&format!(
+            "do not edit, run informer-gen --config {}",
+            config.display()
+        )),
         "{header}"
     );
     // `--check` compares against what that command wrote.
-    let check = cli().arg("--check").output().expect("run informer-gen --check");
-    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let check = cli()
+        .arg("--check")
+        .output()
+        .expect("run informer-gen --check");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
     std::fs::remove_file(dir.join("gen/mod.rs")).expect("remove");
-    let check = cli().arg("--check").output().expect("run informer-gen --check");
+    let check = cli()
+        .arg("--check")
+        .output()
+        .expect("run informer-gen --check");
     assert!(!check.status.success());
     assert!(String::from_utf8_lossy(&check.stderr).contains("stale"));
     let _ = std::fs::remove_dir_all(&dir);

@@ -9,7 +9,8 @@
 //! (the same dependency versions, already downloaded) and builds into `<target>/template-operator`,
 //! kept between runs with its copy, so a second run finds the build fresh.
 //!
-//! It also checks that every README block marked `<!-- template: <file> -->` appears verbatim
+//! A second copy asks for another Kubernetes version in `informer-gen.toml` than its k8s-openapi
+//! feature enables; its build must fail naming both. It also checks that every README block marked `<!-- template: <file> -->` appears verbatim
 //! in that file of the template, so the README shows exactly what is tested.
 
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
@@ -46,19 +47,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.args(["test"]).current_dir(&copy);
-    // What a user's shell has: none of the variables this workspace or an outer cargo sets.
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
-        if (name.starts_with("CARGO_") && name != "CARGO_HOME")
-            || name == "K8S_OPENAPI_ENABLED_VERSION"
-            || name.starts_with("INFORMER_")
-        {
-            cmd.env_remove(name.as_ref());
-        }
-    }
-    cmd.env("CARGO_TARGET_DIR", &target)
-        // Like the workspace's `[profile.dev.package."*"] debug = false`: smaller and faster.
-        .env("CARGO_PROFILE_DEV_DEBUG", "false");
+    clean_env(&mut cmd, &target);
     eprintln!(
         "template: cargo test in {} (target {})",
         copy.display(),
@@ -68,7 +57,56 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let status = cmd.status().context("running cargo test on the template")?;
     eprintln!("template: took {:.0} s", start.elapsed().as_secs_f64());
     ensure!(status.success(), "the template crate failed: {status}");
+    mismatch_is_refused(&copy, &target)
+}
+
+/// A second copy whose `informer-gen.toml` asks for another Kubernetes version than the
+/// `v1_37` feature: its build script must fail naming both. It shares the target directory, so
+/// only the build script runs again.
+fn mismatch_is_refused(copy: &Path, target: &Path) -> anyhow::Result<()> {
+    let mismatch = copy.with_extension("mismatch");
+    sync_dir(copy, &mismatch)?;
+    let lock = std::fs::read_to_string(copy.join("Cargo.lock"))?;
+    write_if_changed(&mismatch.join("Cargo.lock"), &lock)?;
+    let config = std::fs::read_to_string(copy.join("informer-gen.toml"))?;
+    write_if_changed(
+        &mismatch.join("informer-gen.toml"),
+        &format!("{config}k8s-version = \"1.36\"\n"),
+    )?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--lib"]).current_dir(&mismatch);
+    clean_env(&mut cmd, target);
+    let out = cmd
+        .output()
+        .context("running cargo build on the mismatching copy")?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(
+        !out.status.success()
+            && stderr
+                .contains("Kubernetes 1.36 was asked for by `k8s-version` in informer-gen.toml")
+            && stderr.contains("built for Kubernetes 1.37 (the `v1_37` feature"),
+        "a k8s-version that differs from the enabled feature must fail the build naming both:\n{stderr}"
+    );
+    eprintln!("template: k8s-version = \"1.36\" beside the v1_37 feature is refused");
     Ok(())
+}
+
+/// What a user's shell has: none of the variables this workspace or an outer cargo sets; the
+/// build goes to `target`.
+fn clean_env(cmd: &mut Command, target: &Path) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if (name.starts_with("CARGO_") && name != "CARGO_HOME")
+            || name == "K8S_OPENAPI_ENABLED_VERSION"
+            || name.starts_with("INFORMER_")
+        {
+            cmd.env_remove(name.as_ref());
+        }
+    }
+    cmd.env("CARGO_TARGET_DIR", target)
+        // Like the workspace's `[profile.dev.package."*"] debug = false`: smaller and faster.
+        .env("CARGO_PROFILE_DEV_DEBUG", "false");
 }
 
 /// `informer-x = "0.1"` → `informer-x = { path = "<root>/informer-x" }`, and
