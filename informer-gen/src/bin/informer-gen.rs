@@ -116,7 +116,7 @@ fn builder(args: &Args) -> Result<Builder, Box<dyn std::error::Error>> {
         .skip(1)
         .filter(|a| a != "--check")
         .collect();
-    b.regenerate_command(&format!("informer-gen {}", invocation.join(" ")).trim_end());
+    b.regenerate_command(format!("informer-gen {}", invocation.join(" ")).trim_end());
     Ok(b)
 }
 
