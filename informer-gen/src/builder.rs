@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::K8sOpenApi;
-use crate::config;
 use crate::error::{Error, Errors};
 use crate::k8s_version::{self, Chosen};
 use crate::render::{self, GENERATED_MARKER, Layout};
@@ -30,41 +29,6 @@ impl Builder {
     /// A builder with no inputs and `Layout::Modules`, rooted at the current directory.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// The builder a build script wants: rooted at `CARGO_MANIFEST_DIR` and configured from its
-    /// `informer-gen.toml` when there is one (add or override settings on the result). The
-    /// Kubernetes version of the built-in kinds is the one the crate's k8s-openapi dependency is
-    /// built for (its `v1_*` feature), so k8s-openapi must be a direct `[dependencies]` entry.
-    ///
-    /// ```no_run
-    /// // build.rs
-    /// fn main() -> Result<(), informer_gen::Errors> {
-    ///     informer_gen::Builder::from_build_script()?.write()?;
-    ///     Ok(())
-    /// }
-    /// ```
-    pub fn from_build_script() -> Result<Builder, Errors> {
-        let dir = std::env::var_os("CARGO_MANIFEST_DIR").ok_or(Error::Environment {
-            variable: "CARGO_MANIFEST_DIR",
-            reason: "`Builder::from_build_script` runs in a build script; elsewhere use \
-                     `Builder::from_dir`"
-                .into(),
-        })?;
-        Self::from_dir(Path::new(&dir))
-    }
-
-    /// A builder rooted at `dir`, configured from `dir/informer-gen.toml` (or the older
-    /// `informer-gen.conf`) when it exists, else with no inputs.
-    pub fn from_dir(dir: &Path) -> Result<Builder, Errors> {
-        match config::config_file(dir) {
-            Some(path) => config::builder_for_file(&path),
-            None => {
-                let mut builder = Builder::new();
-                builder.root(dir);
-                Ok(builder)
-            }
-        }
     }
 
     /// The directory relative input paths are resolved against; headers show paths relative to it.
@@ -302,12 +266,12 @@ impl Builder {
         let s = &self.settings;
         match &s.k8s {
             Some(k8s) => {
-                k8s_version::check_given(k8s)?;
+                k8s_version::check_given(&k8s.k8s_version)?;
                 let given = Chosen::new(&k8s.k8s_version, "`Builder::k8s_openapi`");
                 k8s_version::reconcile(s.k8s_version.as_ref(), Some(&given))?;
                 Ok(k8s.clone())
             }
-            None => k8s_version::locate(&s.root, s.k8s_version.as_ref()),
+            None => K8sOpenApi::locate_for(&s.root, s.k8s_version.as_ref()),
         }
     }
 

@@ -94,6 +94,43 @@ pub fn builder_for_file(path: &Path) -> Result<Builder, Errors> {
     Ok(builder)
 }
 
+impl Builder {
+    /// The builder a build script wants: rooted at `CARGO_MANIFEST_DIR` and configured from its
+    /// `informer-gen.toml` when there is one (add or override settings on the result). The
+    /// Kubernetes version of the built-in kinds is the one the crate's k8s-openapi dependency is
+    /// built for (its `v1_*` feature), so k8s-openapi must be a direct `[dependencies]` entry.
+    ///
+    /// ```no_run
+    /// // build.rs
+    /// fn main() -> Result<(), informer_gen::Errors> {
+    ///     informer_gen::Builder::from_build_script()?.write()?;
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn from_build_script() -> Result<Builder, Errors> {
+        let dir = std::env::var_os("CARGO_MANIFEST_DIR").ok_or(Error::Environment {
+            variable: "CARGO_MANIFEST_DIR",
+            reason: "`Builder::from_build_script` runs in a build script; elsewhere use \
+                     `Builder::from_dir`"
+                .into(),
+        })?;
+        Self::from_dir(Path::new(&dir))
+    }
+
+    /// A builder rooted at `dir`, configured from `dir/informer-gen.toml` (or the older
+    /// `informer-gen.conf`) when it exists, else with no inputs.
+    pub fn from_dir(dir: &Path) -> Result<Builder, Errors> {
+        match config_file(dir) {
+            Some(path) => builder_for_file(&path),
+            None => {
+                let mut builder = Builder::new();
+                builder.root(dir);
+                Ok(builder)
+            }
+        }
+    }
+}
+
 /// The TOML configuration, as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]

@@ -14,7 +14,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::read::k8s_openapi::K8sOpenApi;
 
 /// The environment variable k8s-openapi's build script also reads.
 pub(crate) const ENV_VAR: &str = "K8S_OPENAPI_ENABLED_VERSION";
@@ -170,12 +169,22 @@ fn metadata_package(dir: &Path, crate_version: Option<&str>) -> Result<Package, 
     })
 }
 
+/// Where k8s-openapi's sources are and which Kubernetes version to read from them.
+pub(crate) struct Located {
+    /// k8s-openapi's `src/`.
+    pub(crate) src_dir: PathBuf,
+    /// `0.29.0`.
+    pub(crate) crate_version: String,
+    /// `1.37`.
+    pub(crate) k8s_version: String,
+}
+
 /// Finds k8s-openapi's sources for the crate at `dir` and the Kubernetes version to read.
 ///
 /// The enabled version is, in order: what k8s-openapi's build script exported (in a build
 /// script), else the `v1_*` feature in `cargo metadata`'s resolve, else `K8S_OPENAPI_ENABLED_VERSION`.
 /// `explicit` must agree with it.
-pub(crate) fn locate(dir: &Path, explicit: Option<&Chosen>) -> Result<K8sOpenApi, Error> {
+pub(crate) fn locate(dir: &Path, explicit: Option<&Chosen>) -> Result<Located, Error> {
     let exported = from_build_script_env();
     let pkg = metadata_package(dir, exported.as_ref().map(|(c, _)| c.as_str()))?;
     let env = std::env::var(ENV_VAR)
@@ -213,21 +222,21 @@ pub(crate) fn locate(dir: &Path, explicit: Option<&Chosen>) -> Result<K8sOpenApi
             pkg.crate_version
         ),
     })?;
-    Ok(K8sOpenApi::at(
-        pkg.src_dir,
-        &pkg.crate_version,
-        &chosen.version,
-    ))
+    Ok(Located {
+        src_dir: pkg.src_dir,
+        crate_version: pkg.crate_version,
+        k8s_version: chosen.version,
+    })
 }
 
-/// Checks sources given explicitly (`Builder::k8s_openapi`) against the version this build
-/// script's crate compiles k8s-openapi for, when it is known.
-pub(crate) fn check_given(k8s: &K8sOpenApi) -> Result<(), Error> {
+/// Checks the version of sources given explicitly (`Builder::k8s_openapi`) against the version
+/// this build script's crate compiles k8s-openapi for, when it is known.
+pub(crate) fn check_given(given: &str) -> Result<(), Error> {
     let Some((crate_version, enabled)) = from_build_script_env() else {
         return Ok(());
     };
     reconcile(
-        Some(&Chosen::new(&k8s.k8s_version, "`Builder::k8s_openapi`")),
+        Some(&Chosen::new(given, "`Builder::k8s_openapi`")),
         Some(&Chosen::new(
             &enabled,
             format!("what this crate builds k8s-openapi {crate_version} with"),

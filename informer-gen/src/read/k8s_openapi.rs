@@ -7,6 +7,7 @@ use std::rc::Rc;
 use syn::{Expr, ImplItem, Item, Lit, Type};
 
 use crate::error::Error;
+use crate::k8s_version::Chosen;
 use crate::model::{Kind, Origin, TypeRef};
 
 /// Where the k8s-openapi sources are and which Kubernetes version module to read.
@@ -35,9 +36,21 @@ impl K8sOpenApi {
     /// `v1_*` feature enabled on it, else `K8S_OPENAPI_ENABLED_VERSION`). A given version must
     /// agree with the enabled one.
     pub fn locate(manifest_dir: &Path, k8s_version: Option<&str>) -> Result<Self, Error> {
-        let explicit =
-            k8s_version.map(|v| crate::k8s_version::Chosen::new(v, "`K8sOpenApi::locate`"));
-        crate::k8s_version::locate(manifest_dir, explicit.as_ref())
+        let explicit = k8s_version.map(|v| Chosen::new(v, "`K8sOpenApi::locate`"));
+        Self::locate_for(manifest_dir, explicit.as_ref())
+    }
+
+    /// [`locate`](Self::locate) with an explicit version that says where it was set.
+    pub(crate) fn locate_for(
+        manifest_dir: &Path,
+        explicit: Option<&Chosen>,
+    ) -> Result<Self, Error> {
+        let found = crate::k8s_version::locate(manifest_dir, explicit)?;
+        Ok(K8sOpenApi::at(
+            found.src_dir,
+            &found.crate_version,
+            &found.k8s_version,
+        ))
     }
 
     /// The directory of the selected version module (`src/v1_37`).

@@ -1,3 +1,5 @@
+//! The operator binary: the controller against the cluster of KUBECONFIG (or in-cluster).
+
 use tokio_util::sync::CancellationToken;
 
 #[tokio::main]
