@@ -76,11 +76,20 @@ async fn wait_until_all_counts_the_objects_of_a_namespace() {
     let mut ns = Namespace::default();
     ns.metadata.name = Some("n1".into());
     server.create(&ns).unwrap();
+    let named = |all: &[Namespace]| -> Vec<String> {
+        all.iter().filter_map(|n| n.metadata.name.clone()).collect()
+    };
     let nss = server
-        .wait_until_all::<Namespace>(Some("default"), WAIT, |all| !all.is_empty())
+        .wait_until_all::<Namespace>(Some("default"), WAIT, |all| {
+            named(all).contains(&"n1".to_owned())
+        })
         .await
         .unwrap();
-    assert_eq!(nss[0].metadata.name.as_deref(), Some("n1"));
+    assert!(
+        named(&nss).contains(&"default".to_owned()),
+        "{:?}",
+        named(&nss)
+    );
 }
 
 #[tokio::test]
