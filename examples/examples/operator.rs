@@ -2,7 +2,10 @@
 //!
 //! With no cluster configured it starts informer-testserver in process (loopback, bearer token),
 //! installs the CRD, creates sample Foos, shows the reconcile loop converging, edits and deletes a
-//! Foo, then exits 0:
+//! Foo, then exits 0. The embedded server is a demo and test aid only: informer-testserver is a
+//! dev-dependency of this crate (Cargo examples may use those), and everything it needs lives in
+//! `run_embedded`; an operator binary keeps `run_on_cluster` and depends on informer-testserver
+//! only in `[dev-dependencies]`, for its tests.
 //!
 //! ```sh
 //! cargo run -p informer-examples --example operator

@@ -55,9 +55,11 @@ pub enum Error {
 /// object.
 ///
 /// The cached object must be the full kind (not a projection): the status subresource is
-/// replaced whole from it. The stored object is recorded with `recorder` (K2: the next
+/// replaced whole from it. The stored object is recorded with `recorder` ([K2]: the next
 /// reconcile of the key waits until the cache holds it; [`WriteRecorder::detached`] outside a
 /// controller).
+///
+/// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 pub async fn update_status<K>(
     api: &Api<K>,
     current: &K,

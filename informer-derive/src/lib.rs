@@ -9,12 +9,22 @@
 //! Put both derives on the spec struct; the `#[kube(...)]` keys `group`, `version`, `kind`, `plural`,
 //! `singular`, `root` and `namespaced` are read from kube's own attribute, so they are written once:
 //!
-//! ```ignore
+//! ```
+//! use informer_derive::Informer; // or `informer_runtime::Informer`, with its `derive` feature
+//! use kube::CustomResource;
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
 //! #[derive(CustomResource, Informer, Clone, Debug, Serialize, Deserialize, JsonSchema)]
 //! #[kube(group = "example.com", version = "v1", kind = "Foo", namespaced)]
 //! #[informer(index(name = "by_node", path = spec.node_name))]
 //! pub struct FooSpec { pub node_name: Option<String> }
 //! // emits FooInformer, FooLister (with `by_node`), FooNamespaceLister for kube's generated `Foo`
+//!
+//! fn by_node(factory: &informer_runtime::SharedInformerFactory) -> Vec<std::sync::Arc<Foo>> {
+//!     FooInformer::new(factory).lister().by_node("n1").unwrap_or_default()
+//! }
+//! # fn main() {}
 //! ```
 //!
 //! # Standalone

@@ -5,19 +5,28 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::K8sOpenApi;
-use crate::error::Errors;
+use crate::error::{Error, Errors};
+use crate::k8s_version::{self, Chosen};
 use crate::render::{self, GENERATED_MARKER, Layout};
 use crate::settings::Settings;
 use crate::{emit, lower, read, validate};
 
+/// The file [`Builder::write`] produces in `OUT_DIR` unless a layout is configured.
+pub const OUT_DIR_FILE: &str = "informers.rs";
+
 /// Configures one generator run (prost-build style `&mut Self` chain).
+///
+/// In a build script, [`Builder::from_build_script`] reads `informer-gen.toml` and
+/// [`Builder::write`] generates into `OUT_DIR`; see the crate documentation for the whole recipe.
 #[derive(Debug, Clone, Default)]
 pub struct Builder {
     settings: Settings,
+    /// The configuration file read, if any (a build script reruns when it changes).
+    config: Option<PathBuf>,
 }
 
 impl Builder {
-    /// A builder with no inputs, `Layout::Modules` and the `cargo codegen` regenerate command.
+    /// A builder with no inputs and `Layout::Modules`, rooted at the current directory.
     pub fn new() -> Self {
         Self::default()
     }
@@ -28,9 +37,36 @@ impl Builder {
         self
     }
 
-    /// Reads built-in kinds from these k8s-openapi sources (`K8sOpenApi::locate` finds them).
+    /// Reads built-in kinds from these k8s-openapi sources. Without it, the generator finds
+    /// k8s-openapi with `cargo metadata` in [`root`](Self::root) when built-in kinds are selected.
     pub fn k8s_openapi(&mut self, k8s: K8sOpenApi) -> &mut Self {
         self.settings.k8s = Some(k8s);
+        self
+    }
+
+    /// The Kubernetes version (`"1.37"`) whose built-in kinds are read. Not needed: by default it
+    /// is the version k8s-openapi is built for (the `v1_*` feature the crate enables, else
+    /// `K8S_OPENAPI_ENABLED_VERSION`). When both are known and differ, [`generate`](Self::generate)
+    /// fails naming both.
+    pub fn k8s_version(&mut self, version: &str) -> &mut Self {
+        self.set_k8s_version(version, "`Builder::k8s_version`")
+    }
+
+    /// Records the configuration file this builder was filled from.
+    pub(crate) fn config_path(&mut self, path: &Path) -> &mut Self {
+        self.config = Some(path.to_owned());
+        self
+    }
+
+    pub(crate) fn set_k8s_version(&mut self, version: &str, by: &str) -> &mut Self {
+        self.settings.k8s_version = Some(Chosen::new(version, by));
+        self
+    }
+
+    /// Where [`write`](Self::write) puts the files, relative to [`root`](Self::root) (a
+    /// checked-in folder such as `src/generated`); by default `OUT_DIR`.
+    pub fn out_dir(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
+        self.settings.out_dir = Some(dir.into());
         self
     }
 
@@ -134,24 +170,131 @@ impl Builder {
         self
     }
 
-    /// How the output is split into files.
+    /// How the output is split into files. By default [`write`](Self::write) writes one file,
+    /// [`OUT_DIR_FILE`], into `OUT_DIR`, and `mod.rs` plus a file per group into an
+    /// [`out_dir`](Self::out_dir).
     pub fn layout(&mut self, layout: Layout) -> &mut Self {
         self.settings.layout = layout;
+        self.settings.layout_set = true;
         self
     }
 
-    /// The command the header tells readers to run (default `cargo codegen`).
+    /// The command the generated header tells readers to run to regenerate the files. By default
+    /// the header says that build.rs regenerates them (in a build script) or names informer-gen.
     pub fn regenerate_command(&mut self, command: &str) -> &mut Self {
-        self.settings.command = command.into();
+        self.settings.command = Some(command.into());
         self
+    }
+
+    /// Generates and writes the files into [`out_dir`](Self::out_dir), else into `OUT_DIR`
+    /// (one file, [`OUT_DIR_FILE`], to `include!`), and deletes generated files there that are
+    /// no longer produced. In a build script it also tells Cargo to rerun it when the
+    /// configuration file or an input changes. Returns the paths written or deleted.
+    pub fn write(&self) -> Result<Vec<PathBuf>, Errors> {
+        let (generated, dir) = self.generate_for_destination()?;
+        let touched = generated.write_to(&dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        if in_build_script() {
+            self.rerun_if_changed();
+        }
+        Ok(touched)
+    }
+
+    /// Like [`write`](Self::write), but writes nothing: returns the files that `write` would
+    /// change or delete (empty when the output is fresh).
+    pub fn check(&self) -> Result<Vec<PathBuf>, Errors> {
+        let (generated, dir) = self.generate_for_destination()?;
+        let io = |source| Error::Io {
+            path: dir.clone(),
+            source,
+        };
+        let mut stale = generated.stale_files(&dir).map_err(io)?;
+        for (name, contents) in generated.files() {
+            let path = dir.join(name);
+            let on_disk = std::fs::read_to_string(&path).ok();
+            if on_disk.map(|t| t.replace("\r\n", "\n")).as_deref() != Some(contents.as_str()) {
+                stale.push(path);
+            }
+        }
+        stale.sort();
+        Ok(stale)
+    }
+
+    /// Generates for the output directory [`write`](Self::write) writes to, in its layout.
+    fn generate_for_destination(&self) -> Result<(Generated, PathBuf), Errors> {
+        let s = &self.settings;
+        let dir = match &s.out_dir {
+            Some(dir) => s.root.join(dir),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or(Error::Environment {
+                    variable: "OUT_DIR",
+                    reason: "outside a build script, give an output directory \
+                             (`Builder::out_dir`, `out-dir` in informer-gen.toml, `--out`)"
+                        .into(),
+                })?,
+        };
+        if s.layout_set || s.out_dir.is_some() {
+            return Ok((self.generate()?, dir));
+        }
+        let mut single = self.clone();
+        single.settings.layout = Layout::SingleFile(OUT_DIR_FILE.into());
+        Ok((single.generate()?, dir))
+    }
+
+    /// Prints Cargo's rerun directives for the configuration file and every input.
+    #[allow(clippy::print_stdout)] // a build script talks to Cargo on stdout
+    fn rerun_if_changed(&self) {
+        let s = &self.settings;
+        let inputs = s
+            .derive_sources
+            .iter()
+            .chain(&s.crd_manifests)
+            .chain(&s.crd_types)
+            .map(|(path, _)| s.root.join(path));
+        for path in self.config.iter().cloned().chain(inputs) {
+            println!("cargo::rerun-if-changed={}", path.display());
+        }
+        println!("cargo::rerun-if-env-changed={}", k8s_version::ENV_VAR);
+    }
+
+    /// The k8s-openapi sources to read built-in kinds from: the ones given, checked against the
+    /// versions known, or found through `cargo metadata` in `root`.
+    fn k8s_sources(&self) -> Result<K8sOpenApi, Error> {
+        let s = &self.settings;
+        match &s.k8s {
+            Some(k8s) => {
+                k8s_version::check_given(&k8s.k8s_version)?;
+                let given = Chosen::new(&k8s.k8s_version, "`Builder::k8s_openapi`");
+                k8s_version::reconcile(s.k8s_version.as_ref(), Some(&given))?;
+                Ok(k8s.clone())
+            }
+            None => K8sOpenApi::locate_for(&s.root, s.k8s_version.as_ref()),
+        }
     }
 
     /// Reads every input once, lowers and validates the whole model, and emits the files; all
     /// problems are returned together.
     pub fn generate(&self) -> Result<Generated, Errors> {
-        let s = &self.settings;
         let mut errors = Vec::new();
-        validate::settings(s, &mut errors);
+        validate::settings(&self.settings, &mut errors);
+        let mut resolved;
+        let mut s = &self.settings;
+        if !s.include_groups.is_empty() || !s.include_kinds.is_empty() {
+            match self.k8s_sources() {
+                Ok(k8s) => {
+                    resolved = s.clone();
+                    resolved.k8s = Some(k8s);
+                    s = &resolved;
+                }
+                Err(e) => {
+                    errors.push(e);
+                    return Err(Errors(errors));
+                }
+            }
+        }
         let inputs = read::read_inputs(s, &mut errors);
         let model = lower::lower(s, inputs, &mut errors);
         validate::model(s, &model, &mut errors);
@@ -160,11 +303,21 @@ impl Builder {
         }
         let paths = emit::Paths::new(&s.runtime_crate, &s.k8s_crate);
         let emitted = emit::emit(&model, &paths);
-        let header = render::header(&model.inputs, &s.command);
+        let how = match &s.command {
+            Some(command) => format!("run {command}"),
+            None if in_build_script() => "build.rs regenerates it".into(),
+            None => "regenerate it with informer-gen".into(),
+        };
+        let header = render::header(&model.inputs, &how);
         Ok(Generated {
             files: render::render(emitted, &s.layout, &header),
         })
     }
+}
+
+/// Whether this process is a build script (Cargo sets `TARGET` and `OUT_DIR` only for those).
+fn in_build_script() -> bool {
+    std::env::var_os("TARGET").is_some() && std::env::var_os("OUT_DIR").is_some()
 }
 
 /// The generated files, keyed by file name relative to the output directory, in sorted order.

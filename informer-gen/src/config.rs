@@ -1,9 +1,17 @@
 //! The configuration file that fills a [`Builder`]; used by xtask, the fixtures and build scripts.
 //!
 //! `informer-gen.toml` (TOML, read with the `toml` crate and serde; every mistake is reported
-//! with its line and column):
+//! with its line and column). [`Builder::from_build_script`](crate::Builder::from_build_script)
+//! and the `informer-gen` CLI read the same file:
 //!
 //! ```toml
+//! # Optional: where `Builder::write` and the CLI write, relative to this file. Default: `OUT_DIR`
+//! # (one file, `informers.rs`, to `include!`); with a folder, `mod.rs` plus one file per group.
+//! out-dir = "src/generated"
+//! single-file = "informers.rs"                        # optional: one file even in a folder
+//! # Optional and checked: the version must equal the one k8s-openapi is built for (its `v1_*`
+//! # feature); without it, that version is used.
+//! k8s-version = "1.37"
 //! include-groups = ["apps"]
 //! include-kinds = ["apps/v1/Deployment", "/v1/Pod"]   # core group: /v1/Pod
 //! exclude-kinds = ["/v1/Event"]
@@ -54,15 +62,25 @@ pub fn config_file(dir: &Path) -> Option<PathBuf> {
 /// `dir/informer-gen.conf`), reading built-ins from `k8s` if given.
 pub fn builder_for_dir(dir: &Path, k8s: Option<K8sOpenApi>) -> Result<Builder, Errors> {
     let path = config_file(dir).unwrap_or_else(|| dir.join(CONFIG_FILE));
-    let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-        path: path.clone(),
-        source,
-    })?;
-    let mut builder = Builder::new();
-    builder.root(dir);
+    let mut builder = builder_for_file(&path)?;
     if let Some(k8s) = k8s {
         builder.k8s_openapi(k8s);
     }
+    Ok(builder)
+}
+
+/// A builder configured from the file at `path` (TOML, or the legacy line format when it is
+/// named `informer-gen.conf`), rooted at the file's directory: input paths and `out-dir` in it
+/// are relative to where it lives.
+pub fn builder_for_file(path: &Path) -> Result<Builder, Errors> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let mut builder = Builder::new();
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    builder.root(dir.unwrap_or(Path::new(".")));
+    builder.config_path(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -76,10 +94,53 @@ pub fn builder_for_dir(dir: &Path, k8s: Option<K8sOpenApi>) -> Result<Builder, E
     Ok(builder)
 }
 
+impl Builder {
+    /// The builder a build script wants: rooted at `CARGO_MANIFEST_DIR` and configured from its
+    /// `informer-gen.toml` when there is one (add or override settings on the result). The
+    /// Kubernetes version of the built-in kinds is the one the crate's k8s-openapi dependency is
+    /// built for (its `v1_*` feature), so k8s-openapi must be a direct `[dependencies]` entry.
+    ///
+    /// ```no_run
+    /// // build.rs
+    /// fn main() -> Result<(), informer_gen::Errors> {
+    ///     informer_gen::Builder::from_build_script()?.write()?;
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn from_build_script() -> Result<Builder, Errors> {
+        let dir = std::env::var_os("CARGO_MANIFEST_DIR").ok_or(Error::Environment {
+            variable: "CARGO_MANIFEST_DIR",
+            reason: "`Builder::from_build_script` runs in a build script; elsewhere use \
+                     `Builder::from_dir`"
+                .into(),
+        })?;
+        Self::from_dir(Path::new(&dir))
+    }
+
+    /// A builder rooted at `dir`, configured from `dir/informer-gen.toml` (or the older
+    /// `informer-gen.conf`) when it exists, else with no inputs.
+    pub fn from_dir(dir: &Path) -> Result<Builder, Errors> {
+        match config_file(dir) {
+            Some(path) => builder_for_file(&path),
+            None => {
+                let mut builder = Builder::new();
+                builder.root(dir);
+                Ok(builder)
+            }
+        }
+    }
+}
+
 /// The TOML configuration, as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct ConfigFile {
+    #[serde(default)]
+    out_dir: Option<String>,
+    #[serde(default)]
+    single_file: Option<String>,
+    #[serde(default)]
+    k8s_version: Option<Spanned<String>>,
     #[serde(default)]
     include_groups: Vec<String>,
     #[serde(default)]
@@ -154,8 +215,29 @@ pub(crate) fn apply_toml(builder: &mut Builder, text: &str, path: &Path) -> Resu
         gvks(&config.exclude_kinds),
         gvks(&config.compact_kinds),
     );
+    if let Some(v) = &config.k8s_version
+        && !crate::k8s_version::is_version(v.get_ref())
+    {
+        errors.push(at(
+            Some(v.span()),
+            format!("`{}` is not a Kubernetes version like `1.37`", v.get_ref()),
+        ));
+    }
     if !errors.is_empty() {
         return Err(errors);
+    }
+    if let Some(dir) = &config.out_dir {
+        builder.out_dir(dir);
+    }
+    if let Some(name) = &config.single_file {
+        builder.layout(crate::Layout::SingleFile(name.clone()));
+    }
+    if let Some(v) = &config.k8s_version {
+        let (line, _) = line_column(text, v.span().start);
+        builder.set_k8s_version(
+            v.get_ref(),
+            &format!("`k8s-version` in {}:{line}", path.display()),
+        );
     }
     for g in &config.include_groups {
         builder.include_group(g);

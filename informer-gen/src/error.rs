@@ -154,6 +154,29 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The environment lacks what the generator was asked to use (`OUT_DIR` outside a build script).
+    #[error("`{variable}` is not set: {reason}")]
+    Environment {
+        /// The environment variable.
+        variable: &'static str,
+        /// What needed it and what to do instead.
+        reason: String,
+    },
+    /// A Kubernetes version was set explicitly and differs from the one k8s-openapi is built for.
+    #[error(
+        "Kubernetes {requested} was asked for by {requested_by}, but k8s-openapi is built for \
+         Kubernetes {enabled} ({enabled_by}); remove the explicit version or make them equal"
+    )]
+    K8sVersionMismatch {
+        /// The explicit version (`1.36`).
+        requested: String,
+        /// Where it was set (`k8s-version` in informer-gen.toml, `Builder::k8s_version`, …).
+        requested_by: String,
+        /// The version k8s-openapi is compiled for (`1.37`).
+        enabled: String,
+        /// What enabled it (the `v1_37` feature, `K8S_OPENAPI_ENABLED_VERSION`).
+        enabled_by: String,
+    },
 }
 
 impl Error {
@@ -169,8 +192,16 @@ impl Error {
 }
 
 /// Every problem found in one run, in input order; the generator reports them all together.
-#[derive(Debug)]
+///
+/// Its `Debug` is its `Display`, so that a build script's `fn main() -> Result<(), Errors>`
+/// prints the list readably when it fails.
 pub struct Errors(pub Vec<Error>);
+
+impl fmt::Debug for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
 
 impl fmt::Display for Errors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::K8sOpenApi;
+use crate::k8s_version::Chosen;
 use crate::render::Layout;
 
 /// What a `Builder` was told, read by the pipeline's steps.
@@ -13,6 +14,9 @@ use crate::render::Layout;
 pub(crate) struct Settings {
     pub(crate) root: PathBuf,
     pub(crate) k8s: Option<K8sOpenApi>,
+    /// A Kubernetes version set explicitly (builder, configuration file, CLI), checked against
+    /// the one k8s-openapi is built for.
+    pub(crate) k8s_version: Option<Chosen>,
     pub(crate) k8s_crate: String,
     pub(crate) runtime_crate: String,
     pub(crate) include_groups: BTreeSet<String>,
@@ -29,7 +33,12 @@ pub(crate) struct Settings {
     /// `(group, plural)` → accessor.
     pub(crate) kind_accessors: BTreeMap<(String, String), String>,
     pub(crate) layout: Layout,
-    pub(crate) command: String,
+    /// Set by `layout` or the configuration file; otherwise `write` picks one for its directory.
+    pub(crate) layout_set: bool,
+    /// Where `Builder::write` writes (relative to `root`); `None`: `OUT_DIR`.
+    pub(crate) out_dir: Option<PathBuf>,
+    /// The command the header names; `None`: what fits how the generator runs (build.rs or not).
+    pub(crate) command: Option<String>,
 }
 
 impl Default for Settings {
@@ -37,6 +46,7 @@ impl Default for Settings {
         Settings {
             root: PathBuf::from("."),
             k8s: None,
+            k8s_version: None,
             k8s_crate: "::k8s_openapi".into(),
             runtime_crate: "::informer_runtime".into(),
             include_groups: BTreeSet::new(),
@@ -49,7 +59,9 @@ impl Default for Settings {
             group_accessors: BTreeMap::new(),
             kind_accessors: BTreeMap::new(),
             layout: Layout::Modules,
-            command: "cargo codegen".into(),
+            layout_set: false,
+            out_dir: None,
+            command: None,
         }
     }
 }

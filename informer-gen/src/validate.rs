@@ -31,6 +31,15 @@ pub(crate) fn settings(s: &Settings, errors: &mut Vec<Error>) {
             });
         }
     }
+    if let Some(v) = &s.k8s_version
+        && !crate::k8s_version::is_version(&v.version)
+    {
+        errors.push(Error::InvalidName {
+            what: "Kubernetes version",
+            value: v.version.clone(),
+            reason: format!("set by {}; expected `1.<minor>`, like `1.37`", v.by),
+        });
+    }
     let accessors = s.group_accessors.values().chain(s.kind_accessors.values());
     for value in accessors {
         if !naming::is_snake_ident(value) {

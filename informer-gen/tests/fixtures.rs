@@ -24,7 +24,9 @@ fn k8s() -> K8sOpenApi {
 
 fn generate(case: &str) -> Generated {
     let input = fixtures().join(case).join("input");
-    match config::builder_for_dir(&input, Some(k8s())).and_then(|b| b.generate()) {
+    // The goldens are what `cargo codegen` writes, with its name in the header.
+    let builder = config::builder_for_dir(&input, Some(k8s()));
+    match builder.and_then(|mut b| b.regenerate_command("cargo codegen").generate()) {
         Ok(g) => g,
         Err(e) => panic!("{case}: {e}"),
     }

@@ -1,4 +1,6 @@
-//! Resolving a `GroupVersionResource` through the server's discovery, for dynamic informers (F9).
+//! Resolving a `GroupVersionResource` through the server's discovery, for dynamic informers ([F9]).
+//!
+//! [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
 
 use kube::api::GroupVersionResource;
 use kube::core::GroupVersion;

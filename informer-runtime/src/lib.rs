@@ -1,9 +1,52 @@
 //! Shared informers, indexers, listers and a rate-limited workqueue for kube-rs.
 //!
-//! This crate is the generic runtime behind the code that `informer-gen` emits. Everything that
-//! behaves lives here; generated code only picks types and constants. See `ARCHITECTURE.md` at
-//! the repository root for the map of modules and the invariants they keep, and
-//! `docs/behaviour.md` for the rule IDs (R9, D2, …) cited in comments and tests.
+//! This crate is the generic runtime behind the code that `informer-gen` emits: one
+//! [`SharedInformerFactory`] per client holds one informer per kind; each informer lists and
+//! watches like client-go's reflector, keeps an indexed cache of `Arc<K>`, and notifies its
+//! event handlers only after the cache shows a change. Listers read that cache; writes go
+//! through `kube::Api`. For controllers on top of it, see `informer-controller`.
+//!
+//! # Quick start
+//!
+//! ```no_run
+//! use informer_runtime::SharedInformerFactory;
+//! use informer_runtime::informer::handler_fn;
+//! use informer_runtime::lister::Lister;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let factory = SharedInformerFactory::new(kube::Client::try_default().await?);
+//! // One informer per kind and factory, however often it is asked for.
+//! let informer = factory.informer_for::<ConfigMap>();
+//! informer.add_event_handler(handler_fn().on_add(|cm: &std::sync::Arc<ConfigMap>, _initial| {
+//!     println!("added {:?}", cm.metadata.name); // the cache already holds it
+//! }))?;
+//! factory.start();
+//! factory.wait_for_cache_sync().await;
+//! let lister = Lister::from_indexer(informer.indexer());
+//! let cached = lister.namespaced("default").get("settings")?; // Arc<ConfigMap>, no API call
+//! # let _ = cached;
+//! factory.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! With informer-gen (or `#[derive(Informer)]`, behind the `derive` feature) the same reads
+//! become typed accessors: `factory.core().v1().config_maps().lister()`. The README's "Use it in
+//! your crate" section sets a crate up, and the behaviour of every part is specified in
+//! [the behaviour reference](https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md)
+//! (its rule IDs, such as [R9] or [H6], are what comments and tests cite); `ARCHITECTURE.md` maps
+//! the modules.
+//!
+//! # Features
+//!
+//! - `derive`: re-exports `#[derive(Informer)]`, `#[derive(Projection)]` and
+//!   `#[derive(ProjectionSource)]` from informer-derive.
+//!
+//! k8s-openapi needs exactly one Kubernetes version feature (`v1_37`, …), chosen by the final
+//! crate; this library enables none.
+//!
+//! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 
 pub mod compact;
 pub mod delta_fifo;
@@ -20,9 +63,13 @@ pub mod reflector;
 pub mod shard;
 pub mod store;
 
-/// Rate-limited work queues (W1-W8): the [`informer-workqueue`](informer_workqueue) crate,
+/// Rate-limited work queues ([W1]-[W8]): the [`informer-workqueue`](informer_workqueue) crate,
 /// re-exported here so that `informer_runtime::workqueue::RateLimitingQueue` keeps working. It
 /// depends on nothing else in the runtime, like client-go's `util/workqueue`.
+///
+/// [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+///
+/// [W8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub use informer_workqueue as workqueue;
 
 #[doc(hidden)]

@@ -31,6 +31,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A [`TestServer::wait_until`](crate::TestServer::wait_until) condition did not hold in time.
+    #[error("timed out after {after:?} waiting until {what}")]
+    Timeout {
+        /// What was awaited (`the condition on configmaps default/w1`).
+        what: String,
+        /// The timeout.
+        after: std::time::Duration,
+    },
     /// A seed file is not valid YAML.
     #[error("parsing YAML in {path}: {message}")]
     Yaml {

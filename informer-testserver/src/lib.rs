@@ -1,25 +1,44 @@
-//! An in-memory Kubernetes API server that speaks the real HTTP protocol.
+//! An in-memory Kubernetes API server that speaks the real HTTP protocol, for tests.
 //!
-//! `kube::Client`, kube-runtime's `watcher`/`reflector` and `kubectl` work against it unchanged.
-//! Every test, example and benchmark of the workspace runs through it.
+//! `kube::Client`, kube-runtime's `watcher`/`reflector` and `kubectl` work against it unchanged:
+//! LIST with consistent pages, WATCH with bookmarks and 410s, resourceVersions, CRDs served as
+//! soon as they are created, status subresources, finalizers, patches, protobuf and gzip. Put it
+//! in `[dev-dependencies]`; an operator binary has no use for it.
+//!
+//! # Quick start
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), informer_testserver::Error> {
+//! use std::time::Duration;
 //! use informer_testserver::{FaultTarget, TestServer};
 //! use k8s_openapi::api::core::v1::ConfigMap;
 //!
-//! let server = TestServer::start().await?;
+//! let server = TestServer::start().await?; // 127.0.0.1, a free port
+//! let client: kube::Client = server.client(); // hand this to the code under test
 //! let mut cm = ConfigMap::default();
 //! cm.metadata.name = Some("seed".into());
 //! server.create(&cm)?; // same path as an HTTP create: gets an RV and a watch event
-//! let api: kube::Api<ConfigMap> = kube::Api::namespaced(server.client(), "default");
+//!
+//! // Wait for what the code under test writes, re-checked after every write: no sleeps.
+//! let seen = server
+//!     .wait_until::<ConfigMap>(Some("default"), "seed", Duration::from_secs(10), |cm| cm.is_some())
+//!     .await?;
+//! # let _ = (client, seen);
+//! // Make the next WATCH fail, as an overloaded server would.
 //! server.faults().fail_next(FaultTarget::Watch, http::StatusCode::TOO_MANY_REQUESTS, Some(1), 1);
-//! # let _ = api;
 //! # Ok(()) }
 //! ```
 //!
-//! See the crate README for the protocol coverage, the deviations from kube-apiserver, and the
-//! measured throughput.
+//! # What it does not do
+//!
+//! It stores and serves objects; nothing acts on them. There is **no garbage collector**
+//! (deleting an owner leaves the objects it owns, unless a finalizer removes them), **no
+//! admission** (no webhooks, no quota, no policy), **no defaulting or validation of built-in
+//! kinds** (custom resources are pruned and checked against their CRD schema, without `default`s
+//! or CEL), **no controllers** (a Deployment never gets a ReplicaSet, a Pod never runs), and no
+//! RBAC beyond an optional bearer token. A test that needs one of these does the work itself
+//! or runs against a real kube-apiserver. The crate README lists the protocol coverage and every
+//! deviation from kube-apiserver.
 
 mod clock;
 mod crd;
@@ -40,6 +59,7 @@ mod shard;
 mod state;
 mod status;
 mod store;
+mod wait;
 
 pub use error::Error;
 pub use faults::{FaultTarget, Faults, GroupResource, HostileResponse};

@@ -46,7 +46,9 @@ fn name_of(obj: &Value) -> String {
 }
 
 impl TestServer {
-    fn typed_info<K: Resource<DynamicType = ()>>(&self) -> Result<Arc<ResourceInfo>, Error> {
+    pub(crate) fn typed_info<K: Resource<DynamicType = ()>>(
+        &self,
+    ) -> Result<Arc<ResourceInfo>, Error> {
         let (group, version, plural) = (K::group(&()), K::version(&()), K::plural(&()));
         self.sh.registry().get(&group, &version, &plural).ok_or_else(|| {
             Error::Api(ApiError::new(

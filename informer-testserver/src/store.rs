@@ -371,6 +371,11 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Every event from now on (one per write), for waits on the stored state.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.tx.subscribe()
+    }
+
     /// The current global resourceVersion.
     pub(crate) fn current_rv(&self) -> u64 {
         self.read().rv

@@ -1,5 +1,5 @@
 //! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`, `cargo xtask envtest`,
-//! `cargo xtask rules`, `cargo xtask modules`, `cargo xtask k8s-versions`.
+//! `cargo xtask rules`, `cargo xtask modules`, `cargo xtask k8s-versions`, `cargo xtask template`.
 //!
 //! This file only parses flags and dispatches; each chore lives in its own module.
 
@@ -8,6 +8,7 @@ mod codegen;
 mod envtest;
 mod modules;
 mod rules;
+mod template;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +47,9 @@ enum Cmd {
     Modules,
     /// Check that informer-k8s compiles under every Kubernetes version k8s-openapi supports.
     K8sVersions,
+    /// Build and test `templates/operator/` outside the workspace, as the README tells users to
+    /// set up their crate (and check the README shows the template's files).
+    Template,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -56,6 +60,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Rules => rules::check(),
         Cmd::Modules => modules::check(),
         Cmd::K8sVersions => codegen::check_versions(),
+        Cmd::Template => template::run(),
     }
 }
 

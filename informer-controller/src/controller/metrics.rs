@@ -1,4 +1,7 @@
-//! Reconcile metrics with controller-runtime's names (C8), registered next to the workqueue's (W7).
+//! Reconcile metrics with controller-runtime's names ([C8]), registered next to the workqueue's ([W7]).
+//!
+//! [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+//! [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -21,7 +24,7 @@ fn reconcile_time_histogram() -> Histogram {
     Histogram::new(RECONCILE_TIME_BUCKETS)
 }
 
-/// The controller metric families of one registry (C8).
+/// The controller metric families of one registry ([C8]).
 ///
 /// Create it once per registry and share it between controllers (each controller's series
 /// carry its name in the label `controller`). The exposed names are controller-runtime's:
@@ -34,6 +37,8 @@ fn reconcile_time_histogram() -> Histogram {
 /// | `controller_runtime_reconcile_time_seconds{controller}` | histogram of reconcile durations |
 /// | `controller_runtime_active_workers{controller}` | gauge: workers inside a reconcile now |
 /// | `controller_runtime_max_concurrent_reconciles{controller}` | gauge: configured workers |
+///
+/// [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 #[derive(Clone, Debug)]
 pub struct ControllerMetrics {
     reconcile_total: Family<ResultLabels, Counter>,

@@ -1,4 +1,4 @@
-//! Read your own writes (K1-K4): a reconcile never starts on a cache older than the writes
+//! Read your own writes ([K1]-K4): a reconcile never starts on a cache older than the writes
 //! earlier reconciles of its key made.
 //!
 //! A reconcile that writes (creates an owned object, patches a finalizer, updates status) is
@@ -8,20 +8,25 @@
 //! kube-controller-manager (KEP-5647), controller-runtime v0.25 and java-operator-sdk guard
 //! against it; so does this controller:
 //!
-//! - **K2.** Writes made for a reconcile are recorded under the reconcile's key, with the
+//! - **[K2].** Writes made for a reconcile are recorded under the reconcile's key, with the
 //!   resourceVersion the server returned, through a [`WriteRecorder`]
 //!   ([`Context::recorder`](super::Context::recorder)). The crate's write helpers
 //!   ([`finalizer`](crate::finalizer::finalizer), [`update_status`](crate::status::update_status))
 //!   take one; a write through `kube::Api` is recorded with [`WriteRecorder::record`].
-//! - **K3.** Before the next reconcile of that key, the worker waits until the informer of each
+//! - **[K3].** Before the next reconcile of that key, the worker waits until the informer of each
 //!   written kind has stored that resourceVersion (woken as the store advances), at most the
 //!   controller's [`read_your_writes_timeout`](super::Controller::read_your_writes_timeout),
 //!   counting the wait in `stale_sync_skips_total`; past the timeout it reconciles anyway and logs
 //!   a warning. A recorded write is forgotten once waited for.
-//! - **K1.** resourceVersions are compared as integers (kube-apiserver's are, KEP-5504); a write
+//! - **[K1].** resourceVersions are compared as integers (kube-apiserver's are, KEP-5504); a write
 //!   whose resourceVersion is not a number is not recorded, so the guard is off for it.
-//! - **K4.** Bookmarks advance an informer's store resourceVersion, so a write to a quiet kind is
+//! - **[K4].** Bookmarks advance an informer's store resourceVersion, so a write to a quiet kind is
 //!   caught up within the server's bookmark interval.
+//!
+//! [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+//! [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+//! [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+//! [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 
 use std::collections::HashMap;
 use std::fmt;
@@ -108,7 +113,7 @@ impl WriteLog {
 }
 
 /// Records the writes a reconcile makes, so that the next reconcile of its key waits until the
-/// caches hold them (K2, K3). Get one from [`Context::recorder`](super::Context::recorder);
+/// caches hold them ([K2], [K3]). Get one from [`Context::recorder`](super::Context::recorder);
 /// [`WriteRecorder::detached`] records nothing (for the helpers outside a controller).
 ///
 /// ```no_run
@@ -127,6 +132,9 @@ impl WriteLog {
 ///     Ok(Action::Done)
 /// }
 /// ```
+///
+/// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+/// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 #[derive(Clone)]
 pub struct WriteRecorder {
     inner: Option<(ObjectKey, Arc<WriteLog>, SharedInformerFactory)>,
@@ -148,7 +156,9 @@ impl WriteRecorder {
     /// Records `written`, the object a write returned (create, update, patch, status, or the
     /// object a delete returned), under the reconcile's key. Nothing is recorded when the
     /// factory has no informer for `T` (no cache can be stale) or when its resourceVersion is
-    /// not a number (K1).
+    /// not a number ([K1]).
+    ///
+    /// [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn record<T>(&self, written: &T)
     where
         T: Object + kube::Resource,

@@ -1,4 +1,4 @@
-//! Leader election over a `coordination.k8s.io/v1` Lease with client-go's semantics (E1-E7).
+//! Leader election over a `coordination.k8s.io/v1` Lease with client-go's semantics ([E1]-[E7]).
 //!
 //! ```no_run
 //! # use std::time::Duration;
@@ -23,28 +23,38 @@
 //! # }
 //! ```
 //!
-//! Timing (E2-E4): a leader renews every retry period; if it has not renewed within the renew
+//! Timing ([E2]-[E4]): a leader renews every retry period; if it has not renewed within the renew
 //! deadline, counted from the *start* of its last successful write, it stops leading. A
 //! follower takes over only after the lease duration has passed on its own clock since it
 //! last saw the record change. The write reached the server after it started, and the
 //! follower saw it even later, so with renew deadline < lease duration the old leader has
-//! stepped down before anyone else can acquire (E7), whatever the clocks' offsets; only their
+//! stepped down before anyone else can acquire ([E7]), whatever the clocks' offsets; only their
 //! rates must roughly agree, as client-go documents.
 //!
 //! The term's work (issue 25; the same rules hold per shard in [`crate::shards`]):
 //!
-//! - **S3** Work that ends on its own while leading (it returned, e.g. a controller whose sync
+//! - **[S3]** Work that ends on its own while leading (it returned, e.g. a controller whose sync
 //!   timed out, or it panicked) ends the term: the candidate steps down, releases the Lease
-//!   (E5) and campaigns again after a backoff (the retry period, doubled per such term in a
+//!   ([E5]) and campaigns again after a backoff (the retry period, doubled per such term in a
 //!   row, at most the lease duration). A Lease is never renewed for work that no longer runs.
-//! - **S5** Dropping the [`LeaderElector::run`] future while leading is a cancel: the term
+//! - **[S5]** Dropping the [`LeaderElector::run`] future while leading is a cancel: the term
 //!   ends (`is_leader` false, stopped-leading runs), the work's token is cancelled, and the
 //!   work is awaited in the background (bounded as below), then the Lease released (when
 //!   `release_on_cancel`).
-//! - **S6** After a term ends, its work may run for at most
+//! - **[S6]** After a term ends, its work may run for at most
 //!   [`LeaderElectionConfig::drain_limit`] (`lease_duration - renew_deadline` less a margin);
 //!   longer work is aborted with `JoinHandle::abort` and logged, so it stops before a
 //!   successor can lead. (client-go and controller-runtime exit the process instead.)
+//!
+//! [E1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [E7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//!
+//! [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 
 pub(crate) mod record;
 pub(crate) mod work;
@@ -65,15 +75,19 @@ use tokio_util::sync::CancellationToken;
 use record::Decision;
 use work::Work;
 
-/// client-go's `JitterFactor`, also the factor of E2's validity rule.
+/// client-go's `JitterFactor`, also the factor of [E2]'s validity rule.
+///
+/// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 pub const JITTER_FACTOR: f64 = 1.2;
 
 /// Why leader election could not run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The timing violates E2 (lease duration > renew deadline > 1.2 x retry period > 0).
+    /// The timing violates [E2] (lease duration > renew deadline > 1.2 x retry period > 0).
     /// Not retryable.
+    ///
+    /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     #[error("invalid leader election timing: {0}")]
     InvalidConfig(String),
     /// The identity is empty. Not retryable.
@@ -81,8 +95,10 @@ pub enum Error {
     EmptyIdentity,
 }
 
-/// Leader election timing (E2). Defaults are client-go's: 15 s, 10 s, 2 s, jitter 1.2,
+/// Leader election timing ([E2]). Defaults are client-go's: 15 s, 10 s, 2 s, jitter 1.2,
 /// release on cancel.
+///
+/// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 #[derive(Debug, Clone)]
 pub struct LeaderElectionConfig {
     /// How long followers wait after the last observed change before taking over.
@@ -95,7 +111,9 @@ pub struct LeaderElectionConfig {
     /// never longer than until the observed lease expires.
     pub jitter_factor: f64,
     /// On cancel, a leader writes an empty holder with a 1 s duration so a successor can take
-    /// over at once (E5).
+    /// over at once ([E5]).
+    ///
+    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub release_on_cancel: bool,
 }
 
@@ -112,11 +130,13 @@ impl Default for LeaderElectionConfig {
 }
 
 impl LeaderElectionConfig {
-    /// How long a term's work may go on after the term ended before it is aborted (S6):
+    /// How long a term's work may go on after the term ended before it is aborted ([S6]):
     /// `lease_duration - renew_deadline`, less a fifth of it as a margin for the requests and
     /// clocks. A term ends at the latest at the renew deadline after the start of its last
     /// successful write, and nobody else can take the Lease before the lease duration after
     /// it, so work that stops within this limit never overlaps a successor's.
+    ///
+    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn drain_limit(&self) -> Duration {
         let window = self.lease_duration.saturating_sub(self.renew_deadline);
         window.saturating_sub(window / 5)
@@ -137,7 +157,9 @@ impl LeaderElectionConfig {
         Ok(identity)
     }
 
-    /// Checks E2: lease duration > renew deadline > 1.2 x retry period > 0.
+    /// Checks [E2]: lease duration > renew deadline > 1.2 x retry period > 0.
+    ///
+    /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn validate(&self) -> Result<(), Error> {
         if self.retry_period.is_zero() {
             return Err(Error::InvalidConfig("retry period must be positive".into()));
@@ -206,7 +228,9 @@ enum TermEnd {
     Lost,
     /// The caller cancelled.
     Cancelled,
-    /// The work ended on its own (returned or panicked) while leading (S3).
+    /// The work ended on its own (returned or panicked) while leading ([S3]).
+    ///
+    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     WorkEnded(work::Ended),
 }
 
@@ -219,8 +243,10 @@ enum Attempt {
 }
 
 impl LeaderElector {
-    /// A candidate `identity` for the Lease `namespace/name`. Fails on an invalid timing (E2)
+    /// A candidate `identity` for the Lease `namespace/name`. Fails on an invalid timing ([E2])
     /// or an empty identity.
+    ///
+    /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn new(
         client: kube::Client,
         namespace: &str,
@@ -241,14 +267,18 @@ impl LeaderElector {
         })
     }
 
-    /// Called exactly once at the end of every leading term, when lost or released (E6), at
+    /// Called exactly once at the end of every leading term, when lost or released ([E6]), at
     /// the moment this candidate stops believing it leads (before the work is awaited).
+    ///
+    /// [E6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn on_stopped_leading(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.on_stopped_leading = Some(Arc::new(f));
         self
     }
 
-    /// Called whenever the observed holder changes, ourselves included (E6).
+    /// Called whenever the observed holder changes, ourselves included ([E6]).
+    ///
+    /// [E6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn on_new_leader(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.on_new_leader = Some(Arc::new(f));
         self
@@ -273,16 +303,21 @@ impl LeaderElector {
     /// Campaigns until `cancel`: acquires the lease, calls `on_started_leading` with a token
     /// cancelled when the term ends (its future runs as a task), renews, and on loss steps
     /// down (the token is cancelled, [`on_stopped_leading`](Self::on_stopped_leading) runs, the
-    /// work is awaited for at most [`LeaderElectionConfig::drain_limit`], then aborted: S6)
+    /// work is awaited for at most [`LeaderElectionConfig::drain_limit`], then aborted: [S6])
     /// and campaigns again. On cancel a leader steps down, waits for its work and releases the
-    /// lease (E5, when configured). The closure's synchronous part runs at the instant the term
+    /// lease ([E5], when configured). The closure's synchronous part runs at the instant the term
     /// starts.
     ///
     /// Work that ends on its own while leading (it returned, or panicked) ends the term: the
     /// candidate steps down, releases the lease so another candidate can lead at once, and
-    /// campaigns again after a backoff (S3: a lease is never renewed for work that no longer
+    /// campaigns again after a backoff ([S3]: a lease is never renewed for work that no longer
     /// runs). Dropping this future while leading is a cancel: the work is stopped, awaited in
-    /// the background (bounded, S6) and the lease released (S5).
+    /// the background (bounded, [S6]) and the lease released ([S5]).
+    ///
+    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub async fn run<F, Fut>(
         &self,
         cancel: CancellationToken,
@@ -377,8 +412,11 @@ impl LeaderElector {
     }
 
     /// Renews every retry period until the renew deadline passes without success (counted from
-    /// the start of the last successful write, E4), another holder appears, the work ends on
-    /// its own (S3), or `cancel`.
+    /// the start of the last successful write, [E4]), another holder appears, the work ends on
+    /// its own ([S3]), or `cancel`.
+    ///
+    /// [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     async fn renew(
         &self,
         cancel: &CancellationToken,
@@ -455,7 +493,9 @@ impl LeaderElector {
         })
     }
 
-    /// Records `spec` as observed; returns when we first saw it in this form (E3).
+    /// Records `spec` as observed; returns when we first saw it in this form ([E3]).
+    ///
+    /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     fn observe(&self, spec: LeaseSpec) -> Instant {
         let holder = spec.holder_identity.clone().filter(|h| !h.is_empty());
         let at = {
@@ -482,7 +522,9 @@ impl LeaderElector {
         at
     }
 
-    /// Writes an empty holder with a 1 s duration if we still hold the lease (E5).
+    /// Writes an empty holder with a 1 s duration if we still hold the lease ([E5]).
+    ///
+    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     async fn release(&self) {
         release(
             &self.api,
@@ -517,7 +559,9 @@ struct TermGuard<'a> {
 }
 
 impl TermGuard<'_> {
-    /// Arms the release that follows the background drain if the guard is dropped (S5).
+    /// Arms the release that follows the background drain if the guard is dropped ([S5]).
+    ///
+    /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     fn release_if_dropped(&mut self) {
         let e = self.elector;
         if !e.config.release_on_cancel {
@@ -535,7 +579,9 @@ impl TermGuard<'_> {
     }
 
     /// The term ends: `is_leader` turns false, the work's token is cancelled and
-    /// stopped-leading runs (E6), once.
+    /// stopped-leading runs ([E6]), once.
+    ///
+    /// [E6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     fn step_down(&mut self) {
         if !std::mem::replace(&mut self.leading, false) {
             return;
@@ -560,7 +606,9 @@ impl Drop for TermGuard<'_> {
 pub(crate) enum Written {
     /// `identity` holds the Lease now, with this record.
     Held(LeaseSpec),
-    /// Another holder's term runs until this instant (our clock, E3).
+    /// Another holder's term runs until this instant (our clock, [E3]).
+    ///
+    /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     Wait(Instant),
 }
 

@@ -1,6 +1,6 @@
-//! Shard assignment over Leases (issue 17, rules S1-S6 from issue 25): `n` replicas of an
+//! Shard assignment over Leases (issue 17, rules [S1]-S6 from issue 25): `n` replicas of an
 //! operator split a collection's [`Shard`]s between them, each shard owned by exactly one replica
-//! at a time, with client-go's leader-election rules (E2-E5, E7) applied to every shard's Lease.
+//! at a time, with client-go's leader-election rules ([E2]-E5, [E7]) applied to every shard's Lease.
 //!
 //! # Design
 //!
@@ -10,10 +10,10 @@
 //!
 //! - `<set>-shard-<i>`, one per shard: its holder owns shard `i`. Acquired, renewed, taken over
 //!   after expiry and released exactly like a leader-election Lease (the same record decision:
-//!   E3's observation-clock expiry, E4's renew deadline from the start of the last successful
-//!   write, E5's release), so E7's argument holds per shard.
+//!   [E3]'s observation-clock expiry, [E4]'s renew deadline from the start of the last successful
+//!   write, [E5]'s release), so [E7]'s argument holds per shard.
 //! - `<set>-member-<identity>`, one per replica: a heartbeat. The replicas of the same view whose
-//!   member Lease changed within the lease duration (by the observer's clock, as E3) are the
+//!   member Lease changed within the lease duration (by the observer's clock, as [E3]) are the
 //!   live ones.
 //!
 //! Every retry period a replica renews its heartbeat, reads the set with one LIST and balances:
@@ -24,7 +24,7 @@
 //!
 //! The rules, as they hold here:
 //!
-//! - **S1 Exclusive ranges.** Every write records the writer's view (count and field) on the
+//! - **[S1] Exclusive ranges.** Every write records the writer's view (count and field) on the
 //!   Lease. A replica that sees a live shard Lease held by another replica with another view
 //!   (a rolling update from 4 to 8 shards) acquires nothing and logs an error; a shard it acquires
 //!   is only started after a second read of the set, begun after the acquiring write, shows no
@@ -33,21 +33,21 @@
 //!   shard (the newcomer is the one whose view differs), except against a Lease with no view at
 //!   all (an older informer-rs), which stops everything. Only live replicas of the same view
 //!   count for the share.
-//! - **S2 Deadlines per shard.** Each held shard is a task of its own that renews its Lease every
+//! - **[S2] Deadlines per shard.** Each held shard is a task of its own that renews its Lease every
 //!   retry period (read, then write) and cancels its work at its own renew deadline (start of its
 //!   last successful renewal plus the renew deadline), whatever the other shards or the round
 //!   are doing; stopping one shard's work (which may take the drain limit) happens in that
 //!   shard's task, so it never delays another's renewal or cancellation.
-//! - **S3 Dead work releases.** Work that ends on its own (returns, panics) ends the term: its
-//!   Lease is released (E5), and this replica leaves the shard alone for a backoff (the retry
+//! - **[S3] Dead work releases.** Work that ends on its own (returns, panics) ends the term: its
+//!   Lease is released ([E5]), and this replica leaves the shard alone for a backoff (the retry
 //!   period, doubled per dead term in a row, at most the lease duration) so another replica can
 //!   take it.
-//! - **S4** is the reflector's (`informer_runtime::shard`).
-//! - **S5 Drop safety.** Dropping the [`ShardAssigner::run`] future cancels every shard's work;
+//! - **[S4]** is the reflector's (`informer_runtime::shard`).
+//! - **[S5] Drop safety.** Dropping the [`ShardAssigner::run`] future cancels every shard's work;
 //!   each shard's task (detached, not aborted) then waits for its work (bounded by the drain
-//!   limit) and releases its Lease, and the heartbeat is released in the background (E5, when
+//!   limit) and releases its Lease, and the heartbeat is released in the background ([E5], when
 //!   configured).
-//! - **S6 Bounded drain.** After a term ends, its work may run for at most
+//! - **[S6] Bounded drain.** After a term ends, its work may run for at most
 //!   [`LeaderElectionConfig::drain_limit`]; longer work is aborted (`JoinHandle::abort`) and
 //!   logged.
 //!
@@ -86,6 +86,18 @@
 //!     .await
 //! # }
 //! ```
+//!
+//! [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [E7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [S2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Display;
@@ -113,11 +125,15 @@ mod view;
 /// The label that marks a shard set's Leases.
 pub const SHARD_SET_LABEL: &str = "informer-rs.io/shard-set";
 
-/// The label recording the shard count of the writer's view of the set (S1).
+/// The label recording the shard count of the writer's view of the set ([S1]).
+///
+/// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 pub const SHARD_COUNT_LABEL: &str = "informer-rs.io/shard-count";
 
-/// The label recording the hash field of the writer's view of the set (S1): `uid` or
+/// The label recording the hash field of the writer's view of the set ([S1]): `uid` or
 /// `namespace`.
+///
+/// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 pub const SHARD_FIELD_LABEL: &str = "informer-rs.io/shard-field";
 
 /// One replica's membership in a shard set (see the module docs).
@@ -158,7 +174,9 @@ impl std::fmt::Debug for ShardAssigner {
 impl ShardAssigner {
     /// Replica `identity` of the shard set `namespace/set` of `shards` shards, hashing
     /// `metadata.uid` unless [`hash_field`](Self::hash_field) says otherwise. Fails on an
-    /// invalid timing (E2), an empty identity, or zero shards.
+    /// invalid timing ([E2]), an empty identity, or zero shards.
+    ///
+    /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn new(
         client: kube::Client,
         namespace: &str,
@@ -189,8 +207,10 @@ impl ShardAssigner {
         })
     }
 
-    /// The field whose hash the set shards by, recorded on its Leases (S1). Set it before
+    /// The field whose hash the set shards by, recorded on its Leases ([S1]). Set it before
     /// [`run`](Self::run).
+    ///
+    /// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn hash_field(mut self, field: ShardField) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.field = field;
@@ -238,9 +258,13 @@ impl ShardAssigner {
     /// Takes part in the set until `cancel`: calls `on_shard(index, owned)` when this replica
     /// gains shard `index` (its future runs as a task; `owned` is cancelled when the shard is
     /// lost, released to another replica, or the replica stops), and awaits that work (at most
-    /// the drain limit, S6) before the shard can pass to anyone else. On cancel every shard's
-    /// work is stopped and awaited, then the shards and the membership are released (E5, when
-    /// configured). Dropping the future does the same in the background (S5).
+    /// the drain limit, [S6]) before the shard can pass to anyone else. On cancel every shard's
+    /// work is stopped and awaited, then the shards and the membership are released ([E5], when
+    /// configured). Dropping the future does the same in the background ([S5]).
+    ///
+    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub async fn run<F, Fut>(&self, cancel: CancellationToken, mut on_shard: F) -> Result<(), Error>
     where
         F: FnMut(u32, CancellationToken) -> Fut,
@@ -340,11 +364,15 @@ struct Held {
 enum TermEnd {
     /// The run loop stopped it (rebalance, or the replica stops).
     Stopped,
-    /// Not renewed within the renew deadline (E4).
+    /// Not renewed within the renew deadline ([E4]).
+    ///
+    /// [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     Expired,
     /// Another holder has the Lease, or it was deleted.
     Lost,
-    /// The work ended on its own (S3).
+    /// The work ended on its own ([S3]).
+    ///
+    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     WorkEnded(Ended),
 }
 

@@ -1,4 +1,8 @@
-//! One round of the assigner and one shard's term (S2, S3, S6): read, heartbeat, balance; each held shard renews in a task of its own, cut at its own deadline.
+//! One round of the assigner and one shard's term ([S2], [S3], [S6]): read, heartbeat, balance; each held shard renews in a task of its own, cut at its own deadline.
+//!
+//! [S2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use super::*;
 

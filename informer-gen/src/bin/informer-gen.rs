@@ -1,22 +1,38 @@
-//! `informer-gen` CLI: the same generator as the library `Builder`, driven by flags.
+//! `informer-gen` CLI: the same generator as the library `Builder`, driven by `informer-gen.toml`
+//! and flags.
+//!
+//! ```sh
+//! informer-gen                                   # ./informer-gen.toml, its `out-dir`
+//! informer-gen --config operator/informer-gen.toml --out operator/src/generated
+//! informer-gen --include-kind apps/v1/Deployment --out src/generated
+//! ```
+//!
+//! The Kubernetes version of the built-in kinds is the `v1_*` feature enabled on k8s-openapi in
+//! the crate at `--root` (read with `cargo metadata`), like the build script's.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use informer_gen::{Builder, K8sOpenApi, Layout};
+use informer_gen::{Builder, Layout, config};
 
 /// Generates typed informer factories, accessors and listers.
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {
-    /// Output directory.
+    /// The configuration file (default: `informer-gen.toml` in `--root`, if it exists). Paths
+    /// in it are relative to its directory.
     #[arg(long)]
-    out: PathBuf,
-    /// Directory that input paths are relative to (default: current directory).
+    config: Option<PathBuf>,
+    /// Output directory (default: `out-dir` of the configuration file).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The crate directory: input paths are relative to it, and `cargo metadata` runs in it to
+    /// find k8s-openapi (default: the current directory).
     #[arg(long, default_value = ".")]
     root: PathBuf,
-    /// Kubernetes version of k8s-openapi to read (`1.37`); default `K8S_OPENAPI_ENABLED_VERSION`.
+    /// Kubernetes version of k8s-openapi to read (`1.37`); default: the `v1_*` feature enabled
+    /// on k8s-openapi, else `K8S_OPENAPI_ENABLED_VERSION`. Must agree with the enabled feature.
     #[arg(long)]
     k8s_version: Option<String>,
     /// Include every built-in kind of a group (`""` for core).
@@ -52,11 +68,14 @@ fn split(s: &str, sep: char, what: &str) -> Result<(String, String), Box<dyn std
         .ok_or_else(|| format!("`{s}`: expected {what}").into())
 }
 
-fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
-    let mut b = Builder::new();
-    b.root(&args.root);
-    if !args.include_groups.is_empty() || !args.include_kinds.is_empty() {
-        b.k8s_openapi(K8sOpenApi::locate(&args.root, args.k8s_version.as_deref())?);
+/// The builder the configuration file and the flags describe.
+fn builder(args: &Args) -> Result<Builder, Box<dyn std::error::Error>> {
+    let mut b = match &args.config {
+        Some(path) => config::builder_for_file(path)?,
+        None => Builder::from_dir(&args.root)?,
+    };
+    if let Some(v) = &args.k8s_version {
+        b.k8s_version(v);
     }
     for g in &args.include_groups {
         b.include_group(g);
@@ -84,22 +103,33 @@ fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
         let (group, accessor) = split(s, '=', "group=accessor")?;
         b.group_accessor(&group, &accessor);
     }
-    if let Some(name) = args.single_file {
-        b.layout(Layout::SingleFile(name));
+    if let Some(name) = &args.single_file {
+        b.layout(Layout::SingleFile(name.clone()));
     }
-    let generated = b.generate()?;
+    if let Some(out) = &args.out {
+        // `--out` is relative to the current directory, not to the configuration file.
+        b.out_dir(std::path::absolute(out)?);
+    }
+    // The header names the command that was run, so that it can be run again.
+    // `--check` is left out: checking must compare against the header that writing produced.
+    let invocation: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--check")
+        .collect();
+    b.regenerate_command(format!("informer-gen {}", invocation.join(" ")).trim_end());
+    Ok(b)
+}
+
+fn run(args: Args) -> Result<bool, Box<dyn std::error::Error>> {
+    let b = builder(&args)?;
     if args.check {
-        let mut fresh = generated.stale_files(&args.out)?.is_empty();
-        for (name, contents) in generated.files() {
-            let on_disk = std::fs::read_to_string(args.out.join(name)).unwrap_or_default();
-            if on_disk.replace("\r\n", "\n") != *contents {
-                eprintln!("stale: {}", args.out.join(name).display());
-                fresh = false;
-            }
+        let stale = b.check()?;
+        for path in &stale {
+            eprintln!("stale: {}", path.display());
         }
-        return Ok(fresh);
+        return Ok(stale.is_empty());
     }
-    for path in generated.write_to(&args.out)? {
+    for path in b.write()? {
         eprintln!("updated {}", path.display());
     }
     Ok(true)

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use syn::{Expr, ImplItem, Item, Lit, Type};
 
 use crate::error::{Error, Errors};
+use crate::k8s_version::Chosen;
 use crate::model::{Kind, Origin, TypeRef};
 
 /// Where the k8s-openapi sources are and which Kubernetes version module to read.
@@ -112,59 +113,26 @@ impl K8sOpenApi {
         }
     }
 
-    /// Finds the k8s-openapi package used by the workspace at `manifest_dir` with `cargo metadata`.
-    /// `k8s_version` is `1.37`-style; `None` reads `K8S_OPENAPI_ENABLED_VERSION`.
+    /// Finds the k8s-openapi package used by the crate at `manifest_dir` with `cargo metadata`.
+    /// `k8s_version` is `1.37`-style; `None` takes the version k8s-openapi is built for (the
+    /// `v1_*` feature enabled on it, else `K8S_OPENAPI_ENABLED_VERSION`). A given version must
+    /// agree with the enabled one.
     pub fn locate(manifest_dir: &Path, k8s_version: Option<&str>) -> Result<Self, Error> {
-        let k8s_version = match k8s_version {
-            Some(v) => v.to_owned(),
-            None => {
-                std::env::var("K8S_OPENAPI_ENABLED_VERSION").map_err(|_| Error::K8sOpenApi {
-                    reason:
-                        "no Kubernetes version given and `K8S_OPENAPI_ENABLED_VERSION` is not set"
-                            .into(),
-                })?
-            }
-        };
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = std::process::Command::new(cargo)
-            .args(["metadata", "--format-version", "1"])
-            .current_dir(manifest_dir)
-            .output()
-            .map_err(|e| Error::K8sOpenApi {
-                reason: format!("cannot run `cargo metadata`: {e}"),
-            })?;
-        if !out.status.success() {
-            return Err(Error::K8sOpenApi {
-                reason: format!(
-                    "`cargo metadata` failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            });
-        }
-        let meta: serde_json::Value =
-            serde_json::from_slice(&out.stdout).map_err(|e| Error::K8sOpenApi {
-                reason: format!("bad `cargo metadata` output: {e}"),
-            })?;
-        let pkg = meta["packages"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|p| p["name"] == "k8s-openapi")
-            .ok_or_else(|| Error::K8sOpenApi {
-                reason: "no `k8s-openapi` package in `cargo metadata`".into(),
-            })?;
-        let field = |name: &str| {
-            pkg[name].as_str().ok_or_else(|| Error::K8sOpenApi {
-                reason: format!("no `{name}` for `k8s-openapi` in `cargo metadata`"),
-            })
-        };
-        let src_dir = Path::new(field("manifest_path")?)
-            .parent()
-            .map(|p| p.join("src"))
-            .ok_or_else(|| Error::K8sOpenApi {
-                reason: "`k8s-openapi`'s `manifest_path` has no directory".into(),
-            })?;
-        Ok(K8sOpenApi::at(src_dir, field("version")?, &k8s_version))
+        let explicit = k8s_version.map(|v| Chosen::new(v, "`K8sOpenApi::locate`"));
+        Self::locate_for(manifest_dir, explicit.as_ref())
+    }
+
+    /// [`locate`](Self::locate) with an explicit version that says where it was set.
+    pub(crate) fn locate_for(
+        manifest_dir: &Path,
+        explicit: Option<&Chosen>,
+    ) -> Result<Self, Error> {
+        let found = crate::k8s_version::locate(manifest_dir, explicit)?;
+        Ok(K8sOpenApi::at(
+            found.src_dir,
+            &found.crate_version,
+            &found.k8s_version,
+        ))
     }
 
     /// The directory of the selected version module (`src/v1_37`).

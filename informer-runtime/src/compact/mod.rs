@@ -1,4 +1,4 @@
-//! Building blocks of the compact full-fidelity types that informer-gen generates (P1-P3, P7).
+//! Building blocks of the compact full-fidelity types that informer-gen generates ([P1]-[P3], [P7]).
 //!
 //! A compact type has the same fields, JSON names and serde shape as its k8s-openapi type, and
 //! costs a fraction of its memory in a cache:
@@ -11,10 +11,17 @@
 //! | `BTreeMap<String, T>`           | [`CMap<T>`]                      | one sorted slice, no tree nodes       |
 //! | `Option<LargeStruct>`           | `Option<Box<LargeStruct>>`       | 8 B while absent (most are)           |
 //! | `FieldsV1`, `RawExtension`, `serde_json::Value` | [`RawJson`]      | the JSON text, interned               |
-//! | `apiVersion`, `kind`            | [`ApiVersionTag`], [`KindTag`]   | zero bytes; checked on decode (R16)   |
+//! | `apiVersion`, `kind`            | [`ApiVersionTag`], [`KindTag`]   | zero bytes; checked on decode ([R16])   |
 //!
-//! Generated code converts both ways with `From` impls (P2), field by field, with no serde round
+//! Generated code converts both ways with `From` impls ([P2]), field by field, with no serde round
 //! trip: `compact::api::core::v1::Pod::from(&pod)` and `k8s_openapi::api::core::v1::Pod::from(&compact)`.
+//!
+//! [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! [P7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [P2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//!
+//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -35,7 +42,7 @@ impl ProjectFrom<JsonNumber> for JsonNumber {}
 ///
 /// Decoding writes the text straight from the deserializer's events, never building a
 /// `serde_json::Value` tree. Serializing goes through `serde_json::Value`, so the output is
-/// byte-for-byte what k8s-openapi writes for the same document (object keys sorted), P1.
+/// byte-for-byte what k8s-openapi writes for the same document (object keys sorted), [P1].
 ///
 /// ```
 /// use informer_runtime::compact::RawJson;
@@ -43,6 +50,8 @@ impl ProjectFrom<JsonNumber> for JsonNumber {}
 /// assert_eq!(raw.as_str(), r#"{"f:b":{},"f:a":{".":{}}}"#);
 /// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"f:a":{".":{}},"f:b":{}}"#);
 /// ```
+///
+/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct RawJson(IStr);
 
@@ -306,12 +315,16 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for CMap<V> {
 }
 
 /// The `apiVersion` of a compact top-level kind: zero bytes, serialized from `K`'s constant, and
-/// checked on decode (an object of another group/version is an error, R16). Absent is accepted:
+/// checked on decode (an object of another group/version is an error, [R16]). Absent is accepted:
 /// list items carry no `apiVersion`.
+///
+/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 pub struct ApiVersionTag<K>(PhantomData<fn() -> K>);
 
 /// The `kind` of a compact top-level kind: zero bytes, serialized from `K`'s constant, and checked
-/// on decode (R16). Absent is accepted: list items carry no `kind`.
+/// on decode ([R16]). Absent is accepted: list items carry no `kind`.
+///
+/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 pub struct KindTag<K>(PhantomData<fn() -> K>);
 
 macro_rules! tag {
@@ -463,7 +476,9 @@ mod tests {
     }
 
     proptest! {
-        /// P1: the transcoded text is the same JSON value, and re-serializes as `Value` does.
+        /// [P1]: the transcoded text is the same JSON value, and re-serializes as `Value` does.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         #[test]
         fn raw_json_is_lossless(v in arb_json()) {
             let text = serde_json::to_string(&v).unwrap();

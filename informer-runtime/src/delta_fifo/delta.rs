@@ -1,32 +1,46 @@
-//! Delta types, tombstones and the consecutive-delete dedup rule (D1, D3, X1).
+//! Delta types, tombstones and the consecutive-delete dedup rule ([D1], [D3], [X1]).
+//!
+//! [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
 
 use std::sync::Arc;
 
 use crate::key::{KeyError, ObjectKey};
 
-/// The kind of change a [`Delta`] records (D1).
+/// The kind of change a [`Delta`] records ([D1]).
 ///
 /// Bookmarks are not deltas: [`ReflectorStore::bookmark`](crate::store::ReflectorStore::bookmark) only records
 /// the resource version and never reaches handlers.
+///
+/// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeltaType {
     /// A watch `ADDED` event.
     Added,
     /// A watch `MODIFIED` event.
     Updated,
-    /// A watch `DELETED` event, or a tombstone from `replace` (D5).
+    /// A watch `DELETED` event, or a tombstone from `replace` ([D5]).
+    ///
+    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Deleted,
-    /// An item of a `replace` (a LIST or watch-list) when replaced-emission is on (D5).
+    /// An item of a `replace` (a LIST or watch-list) when replaced-emission is on ([D5]).
+    ///
+    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Replaced,
-    /// A resync (D6), or a `replace` item when replaced-emission is off.
+    /// A resync ([D6]), or a `replace` item when replaced-emission is off.
+    ///
+    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Sync,
 }
 
 /// An object deleted while the informer was not watching: its deletion was inferred by a
-/// `replace` whose list no longer contains the key (D5, client-go's `DeletedFinalStateUnknown`).
+/// `replace` whose list no longer contains the key ([D5], client-go's `DeletedFinalStateUnknown`).
 ///
 /// `last_known` is the newest queued object or the stored object, or `None` if neither was
 /// available. The state it carries may be stale.
+///
+/// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 #[derive(Debug)]
 pub struct DeletedFinalStateUnknown<K> {
     /// The key of the deleted object.
@@ -44,12 +58,17 @@ impl<K> Clone for DeletedFinalStateUnknown<K> {
     }
 }
 
-/// The payload of a deletion: the object's final state, or a tombstone (D1, H12).
+/// The payload of a deletion: the object's final state, or a tombstone ([D1], [H12]).
+///
+/// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+/// [H12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 #[derive(Debug)]
 pub enum DeletedObject<K> {
     /// The watch delivered the deleted object (its last state).
     Known(Arc<K>),
-    /// The deletion was inferred by a relist (D5); the state may be stale or missing.
+    /// The deletion was inferred by a relist ([D5]); the state may be stale or missing.
+    ///
+    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Unknown(DeletedFinalStateUnknown<K>),
 }
 
@@ -63,7 +82,9 @@ impl<K> Clone for DeletedObject<K> {
 }
 
 impl<K: crate::object::Meta> DeletedObject<K> {
-    /// The key, unwrapping tombstones (X1: the key function sees through tombstones).
+    /// The key, unwrapping tombstones ([X1]: the key function sees through tombstones).
+    ///
+    /// [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn key(&self) -> Result<ObjectKey, KeyError> {
         match self {
             DeletedObject::Known(obj) => ObjectKey::from_resource(&**obj),
@@ -87,19 +108,29 @@ impl<K> DeletedObject<K> {
     }
 }
 
-/// One recorded change of one key (D1). Only [`Delta::Deleted`] can carry a tombstone.
+/// One recorded change of one key ([D1]). Only [`Delta::Deleted`] can carry a tombstone.
+///
+/// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 #[derive(Debug)]
 pub enum Delta<K> {
-    /// A watch `ADDED` event (transformed once, at decode or enqueue, D8).
+    /// A watch `ADDED` event (transformed once, at decode or enqueue, [D8]).
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Added(Arc<K>),
-    /// A watch `MODIFIED` event (transformed once, at decode or enqueue, D8).
+    /// A watch `MODIFIED` event (transformed once, at decode or enqueue, [D8]).
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Updated(Arc<K>),
     /// A deletion, with the final state or a tombstone.
     Deleted(DeletedObject<K>),
-    /// A `replace` item with replaced-emission on (transformed once, at decode or enqueue, D8).
+    /// A `replace` item with replaced-emission on (transformed once, at decode or enqueue, [D8]).
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Replaced(Arc<K>),
-    /// A resync of the stored object (not transformed, D8), or a `replace` item with
+    /// A resync of the stored object (not transformed, [D8]), or a `replace` item with
     /// replaced-emission off (transformed).
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Sync(Arc<K>),
 }
 
@@ -116,7 +147,9 @@ impl<K> Clone for Delta<K> {
 }
 
 impl<K> Delta<K> {
-    /// The delta's type (D1).
+    /// The delta's type ([D1]).
+    ///
+    /// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn kind(&self) -> DeltaType {
         match self {
             Delta::Added(_) => DeltaType::Added,

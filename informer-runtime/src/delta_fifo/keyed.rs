@@ -1,4 +1,7 @@
-//! The keyed (coalescing) FIFO mode: per-key delta lists in first-enqueue order, and the D2–D7 rules.
+//! The keyed (coalescing) FIFO mode: per-key delta lists in first-enqueue order, and the [D2]–[D7] rules.
+//!
+//! [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -40,8 +43,11 @@ impl<K> KeyedQueue<K> {
         }
     }
 
-    /// Appends `delta` to `key`'s list, queueing the key at the back if it is new (D2), and
-    /// applies the delete dedup (D3).
+    /// Appends `delta` to `key`'s list, queueing the key at the back if it is new ([D2]), and
+    /// applies the delete dedup ([D3]).
+    ///
+    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn push(&mut self, key: ObjectKey, delta: Delta<K>) {
         match self.items.get_mut(key.as_str()) {
             Some(queued) => push_dedup(&mut queued.deltas, delta),
@@ -68,7 +74,9 @@ impl<K> KeyedQueue<K> {
 }
 
 impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
-    /// `populated && initial_remaining == 0` (D7).
+    /// `populated && initial_remaining == 0` ([D7]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn has_synced(&self) -> bool {
         self.populated && self.initial_remaining == 0
     }
@@ -98,7 +106,9 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
     }
 
     /// Whether a `delete` for `key` must be queued: the key is queued, in flight and still
-    /// existing, or in the store (D4).
+    /// existing, or in the store ([D4]).
+    ///
+    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn delete_is_known(&self, key: &str, known: Option<&dyn KnownObjects<K>>) -> bool {
         if self.items.contains_key(key) {
             return true;
@@ -111,9 +121,12 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
         known.is_some_and(|k| k.contains_key(key))
     }
 
-    /// D5: queue each item (`Replaced`, or `Sync` when replaced-emission is off), then a tombstone
+    /// [D5]: queue each item (`Replaced`, or `Sync` when replaced-emission is off), then a tombstone
     /// for every queued key absent from the list, then one for every stored key absent from the
-    /// list that has no queued deltas. The first call sets the D7 population.
+    /// list that has no queued deltas. The first call sets the [D7] population.
+    ///
+    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn replace(
         &mut self,
         list: Vec<(ObjectKey, Arc<K>)>,
@@ -191,8 +204,10 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
         }
     }
 
-    /// D6: queue `Sync` with the stored object for every stored key without queued deltas
+    /// [D6]: queue `Sync` with the stored object for every stored key without queued deltas
     /// (and, ours, not in flight), so a stale copy never overtakes pending newer state.
+    ///
+    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn resync(&mut self, known: &dyn KnownObjects<K>) {
         for key in known.list_keys() {
             if self
@@ -209,7 +224,9 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
         }
     }
 
-    /// Takes the first key's deltas and marks the key in flight (D9).
+    /// Takes the first key's deltas and marks the key in flight ([D9]).
+    ///
+    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn pop_front(&mut self) -> Option<PoppedItem<K>> {
         let is_in_initial_list = !self.has_synced();
         while let Some(key) = self.order.pop_front() {
@@ -229,8 +246,10 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
         None
     }
 
-    /// The consumer processed the popped key. Returns whether `has_synced` flipped to true (D7:
+    /// The consumer processed the popped key. Returns whether `has_synced` flipped to true ([D7]:
     /// the count drops only after processing).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn finish(&mut self, initial: usize) -> bool {
         self.in_flight = None;
         if initial > 0 && self.initial_remaining > 0 {
@@ -242,8 +261,10 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
 
     /// The consumer failed to process the popped deltas: put them back (client-go
     /// `AddIfNotPresent`). If the key was queued again meanwhile, the failed (older) deltas go in
-    /// front of the new ones, with the D3 dedup applied at the seam; otherwise the key is queued
+    /// front of the new ones, with the [D3] dedup applied at the seam; otherwise the key is queued
     /// at the back.
+    ///
+    /// [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: usize) {
         let initial = initial > 0;
         self.in_flight = None;

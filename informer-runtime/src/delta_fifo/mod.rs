@@ -1,13 +1,13 @@
-//! The delta FIFO between the reflector and the informer's processing loop (D1–D9).
+//! The delta FIFO between the reflector and the informer's processing loop ([D1]–[D9]).
 //!
 //! [`DeltaFifo<K>`] is client-go's `DeltaFIFO`: every key holds its own list of [`Delta`]s and
-//! appears in the queue once, in first-enqueue order (D2). The reflector writes into it through
+//! appears in the queue once, in first-enqueue order ([D2]). The reflector writes into it through
 //! [`ReflectorStore`]; the informer pops one key at a time with [`DeltaFifo::pop`] and processes
-//! the deltas **without** the queue lock held (D9 \[ours\]), so the reflector never waits on
+//! the deltas **without** the queue lock held ([D9] \[ours\]), so the reflector never waits on
 //! processing or on handlers.
 //!
-//! [`FifoMode::Ordered`] swaps the keyed queue for client-go's `RealFIFO` log (D10) behind the
-//! same API; the keyed mode is the default (D11, see `.notes/fifo-ordered-mode.md`).
+//! [`FifoMode::Ordered`] swaps the keyed queue for client-go's `RealFIFO` log ([D10]) behind the
+//! same API; the keyed mode is the default ([D11], see `.notes/fifo-ordered-mode.md`).
 //!
 //! ```
 //! # async fn demo() {
@@ -35,6 +35,12 @@
 //! assert_eq!(store.len(), 2);
 //! # }
 //! ```
+//!
+//! [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 mod delta;
 mod keyed;
@@ -56,26 +62,37 @@ use keyed::KeyedQueue;
 use ordered::OrderedQueue;
 use queue::{DeltaQueue, PoppedItem};
 
-/// A transform applied to each object queued by `add`, `update`, `delete` or `replace` (D8): it
+/// A transform applied to each object queued by `add`, `update`, `delete` or `replace` ([D8]): it
 /// mutates in place and must be idempotent. It never runs for `Sync` deltas of a resync, nor for
 /// tombstones. Behind a reflector it runs earlier, as each object is decoded (see
 /// [`DeltaFifo`]'s transform timing), so it runs once per object either way.
+///
+/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub type TransformFn<K> = Arc<dyn Fn(&mut K) + Send + Sync + 'static>;
 
-/// How the FIFO orders deltas across keys (D10, D11). Both modes hand out the same
+/// How the FIFO orders deltas across keys ([D10], [D11]). Both modes hand out the same
 /// [`Popped`] (one key's deltas, oldest first), so the consumer cannot tell them apart.
+///
+/// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+/// [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum FifoMode {
     /// client-go's `DeltaFIFO` (the default): per-key coalescing in first-enqueue order, delete
-    /// dedup, memory bounded by the key count (D2–D6, D11).
+    /// dedup, memory bounded by the key count ([D2]–[D6], [D11]).
+    ///
+    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     #[default]
     Coalescing,
-    /// client-go's `RealFIFO` (D10): a log of every delta in arrival order, deletes always
+    /// client-go's `RealFIFO` ([D10]): a log of every delta in arrival order, deletes always
     /// queued, relist tombstones before the listed items. Memory grows with the event count:
     /// unlike client-go, writers are never blocked at 2000 queued deltas, because the reflector
     /// writes from async code that must not block a worker thread. A failed key's deltas go back
     /// to the front of the log.
+    ///
+    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Ordered,
 }
 
@@ -93,9 +110,9 @@ struct Locked<K> {
     in_flight: usize,
 }
 
-/// The delta FIFO (D1–D9). Share it behind an `Arc`: the reflector writes, one consumer pops.
+/// The delta FIFO ([D1]–[D9]). Share it behind an `Arc`: the reflector writes, one consumer pops.
 ///
-/// # Transform timing (D8, M8)
+/// # Transform timing ([D8], [M8])
 ///
 /// Used directly, the FIFO runs its transform when [`add`](Self::add),
 /// [`update`](Self::update), [`delete`](ReflectorStore::delete) or [`replace`](Self::replace)
@@ -104,8 +121,14 @@ struct Locked<K> {
 /// a large LIST is never held untransformed, and hands the FIFO finished `Arc`s through
 /// [`ReflectorStore::add_shared`], [`update_shared`](ReflectorStore::update_shared) and
 /// [`replace_shared`](ReflectorStore::replace_shared), which queue them as they are. `delete`
-/// always transforms itself, and only when it queues a real `Deleted` (D4), since the reflector
+/// always transforms itself, and only when it queues a real `Deleted` ([D4]), since the reflector
 /// never transforms `DELETED` events.
+///
+/// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+/// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+/// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+/// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub struct DeltaFifo<K> {
     queue: Mutex<Locked<K>>,
     known: Option<Arc<dyn KnownObjects<K>>>,
@@ -130,21 +153,29 @@ pub struct DeltaFifoBuilder<K> {
 
 impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
     /// The store the consumer fills (usually the informer's [`Indexer`](crate::indexer::Indexer)):
-    /// needed to ignore unknown deletes (D4), tombstone vanished objects on `replace` (D5) and
-    /// resync (D6). Without it, `resync` does nothing and `replace` only sees queued keys.
+    /// needed to ignore unknown deletes ([D4]), tombstone vanished objects on `replace` ([D5]) and
+    /// resync ([D6]). Without it, `resync` does nothing and `replace` only sees queued keys.
+    ///
+    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
         self.known = Some(known);
         self
     }
 
     /// Whether `replace` queues `Replaced` (the default here, as every client-go informer sets)
-    /// or `Sync` (client-go's `DeltaFIFO` default, for compatibility) (D5).
+    /// or `Sync` (client-go's `DeltaFIFO` default, for compatibility) ([D5]).
+    ///
+    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
         self.emit_replaced = emit;
         self
     }
 
-    /// The transform applied at enqueue time (D8).
+    /// The transform applied at enqueue time ([D8]).
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn transform(mut self, transform: TransformFn<K>) -> Self {
         self.transform = Some(transform);
         self
@@ -180,9 +211,12 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
     }
 }
 
-/// One popped key, handed to the single consumer (D9). The queue lock is **not** held while it
-/// lives. Finish it with [`done`](Self::done) after processing (D7 counts it only then) or
+/// One popped key, handed to the single consumer ([D9]). The queue lock is **not** held while it
+/// lives. Finish it with [`done`](Self::done) after processing ([D7] counts it only then) or
 /// [`requeue`](Self::requeue) on failure. Dropping it unfinished counts as `done`.
+///
+/// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+/// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub struct Popped<'a, K: crate::object::Meta> {
     fifo: &'a DeltaFifo<K>,
     key: ObjectKey,
@@ -198,17 +232,23 @@ impl<K: crate::object::Meta> Popped<'_, K> {
         &self.key
     }
 
-    /// The deltas, oldest first; never empty (D2).
+    /// The deltas, oldest first; never empty ([D2]).
+    ///
+    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn deltas(&self) -> &[Delta<K>] {
         &self.deltas
     }
 
-    /// Whether the FIFO had not synced when this key was popped (H3's `is_in_initial_list`).
+    /// Whether the FIFO had not synced when this key was popped ([H3]'s `is_in_initial_list`).
+    ///
+    /// [H3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn is_in_initial_list(&self) -> bool {
         self.is_in_initial_list
     }
 
-    /// Processing succeeded: the key leaves flight and counts towards `has_synced` (D7).
+    /// Processing succeeded: the key leaves flight and counts towards `has_synced` ([D7]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn done(mut self) {
         self.finish_done();
     }
@@ -245,7 +285,9 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         }
     }
 
-    /// Sets or clears the transform (D8). It applies to objects queued from now on.
+    /// Sets or clears the transform ([D8]). It applies to objects queued from now on.
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn set_transform(&self, transform: Option<TransformFn<K>>) {
         *self.transform.write() = transform;
     }
@@ -259,7 +301,10 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// Queues `Added` for an object that is not yet transformed: the transform runs once here
-    /// (D2, D8). The reflector uses [`ReflectorStore::add_shared`] instead.
+    /// ([D2], [D8]). The reflector uses [`ReflectorStore::add_shared`] instead.
+    ///
+    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn add(&self, mut obj: K) -> Result<(), StoreError> {
         self.apply_transform(&mut obj);
         let key = ObjectKey::from_resource(&obj)?;
@@ -267,7 +312,10 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// Queues `Updated` for an object that is not yet transformed: the transform runs once here
-    /// (D2, D8). The reflector uses [`ReflectorStore::update_shared`] instead.
+    /// ([D2], [D8]). The reflector uses [`ReflectorStore::update_shared`] instead.
+    ///
+    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn update(&self, mut obj: K) -> Result<(), StoreError> {
         self.apply_transform(&mut obj);
         let key = ObjectKey::from_resource(&obj)?;
@@ -275,14 +323,18 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// [`ReflectorStore::delete`] keyed here: queues `Deleted` with the final state, unless the
-    /// key is neither stored nor queued (D4).
+    /// key is neither stored nor queued ([D4]).
+    ///
+    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn delete(&self, obj: K) -> Result<(), StoreError> {
         let key = ObjectKey::from_resource(&obj)?;
         ReflectorStore::delete(self, key, obj)
     }
 
     /// [`ReflectorStore::replace_shared`] for objects that are not yet transformed: each is
-    /// transformed once (D8) and shared ([`ReflectorStore::share`]) first.
+    /// transformed once ([D8]) and shared ([`ReflectorStore::share`]) first.
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError> {
         let items = items
             .into_iter()
@@ -322,9 +374,11 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         Ok(())
     }
 
-    /// Waits for the next key and hands it out (D9). Returns `None` once the FIFO is closed
+    /// Waits for the next key and hands it out ([D9]). Returns `None` once the FIFO is closed
     /// (queued deltas are then abandoned, as an informer that stops drops its store).
     /// One consumer only. Cancel-safe: nothing is taken from the queue unless this resolves.
+    ///
+    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub async fn pop(&self) -> Option<Popped<'_, K>> {
         loop {
             {
@@ -357,12 +411,15 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         }
     }
 
-    /// Waits for the next key and hands out up to `max` queued keys at once (V3; client-go's
+    /// Waits for the next key and hands out up to `max` queued keys at once ([V3]; client-go's
     /// `PopBatch`), each a [`Popped`] to finish on its own, in pop order. With `atomic`, a
     /// relist's `replace` is handed out whole however large, together with everything queued
     /// before it, so a consumer that applies a batch under one store lock makes the relist one
-    /// swap (V2; client-go's atomic `ReplacedAll`). `None` once closed. Cancel-safe like
+    /// swap ([V2]; client-go's atomic `ReplacedAll`). `None` once closed. Cancel-safe like
     /// [`pop`](Self::pop).
+    ///
+    /// [V3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub async fn pop_batch(&self, max: usize, atomic: bool) -> Option<Vec<Popped<'_, K>>> {
         let max = max.max(1);
         loop {
@@ -405,7 +462,9 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// Pops one key and runs `process(key, deltas, is_in_initial_list)` on it without the queue
-    /// lock (D9). On `Err` the deltas are re-queued and the error returned. `None` once closed.
+    /// lock ([D9]). On `Err` the deltas are re-queued and the error returned. `None` once closed.
+    ///
+    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub async fn pop_process<E>(
         &self,
         process: impl FnOnce(&ObjectKey, &[Delta<K>], bool) -> Result<(), E>,
@@ -444,7 +503,9 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// The last list's or bookmark's resource version, but only while nothing is queued or in
-    /// flight: then the consumer's store reflects it (K4). `None` otherwise, or before any.
+    /// flight: then the consumer's store reflects it ([K4]). `None` otherwise, or before any.
+    ///
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn drained_resource_version(&self) -> Option<String> {
         let queue = self.queue.lock();
         if queue.queued.len() == 0 && queue.in_flight == 0 {
@@ -456,20 +517,26 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
 
     /// Resolves after a bookmark arrives while the FIFO is drained (nothing queued or in
     /// flight), so the consumer can advance its store's resource version although no object
-    /// changed (K4). A bookmark that arrives with items queued needs no wake-up: the consumer
+    /// changed ([K4]). A bookmark that arrives with items queued needs no wake-up: the consumer
     /// reads [`drained_resource_version`](Self::drained_resource_version) after processing them.
+    ///
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub async fn wait_progress(&self) {
         self.progress.notified().await;
     }
 
     /// Whether every item of the first `replace` (items plus the tombstones it queued) has been
-    /// popped **and processed**, or an add/update/delete came first (D7).
+    /// popped **and processed**, or an add/update/delete came first ([D7]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn has_synced(&self) -> bool {
         self.queue.lock().queued.has_synced()
     }
 
     /// Resolves once [`has_synced`](Self::has_synced) is true (`true`), or the FIFO is closed
-    /// before that (`false`). Notification-based, no polling (D7).
+    /// before that (`false`). Notification-based, no polling ([D7]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub async fn wait_synced(&self) -> bool {
         loop {
             let notified = self.synced.notified();
@@ -501,13 +568,17 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         self.queue.lock().closed
     }
 
-    /// The resource version of the last `replace` or bookmark (D1).
+    /// The resource version of the last `replace` or bookmark ([D1]).
+    ///
+    /// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn last_resource_version(&self) -> Option<String> {
         self.queue.lock().last_resource_version.clone()
     }
 
-    /// Queued units: keys in the keyed mode (memory is bounded by keys, D9), deltas in the
+    /// Queued units: keys in the keyed mode (memory is bounded by keys, [D9]), deltas in the
     /// ordered mode.
+    ///
+    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn len(&self) -> usize {
         self.queue.lock().queued.len()
     }
@@ -528,8 +599,10 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 }
 
-/// Marks the queue populated (D7: a write before any `replace` means synced at once) and
+/// Marks the queue populated ([D7]: a write before any `replace` means synced at once) and
 /// returns whether that made `has_synced` true, so waiters can be woken.
+///
+/// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 fn populate<K>(queued: &mut dyn DeltaQueue<K>) -> bool {
     let was_synced = queued.has_synced();
     queued.mark_populated();
@@ -537,24 +610,36 @@ fn populate<K>(queued: &mut dyn DeltaQueue<K>) -> bool {
 }
 
 impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
-    /// Runs the transform on a freshly decoded object (D8, M8); what the reflector then hands
+    /// Runs the transform on a freshly decoded object ([D8], [M8]); what the reflector then hands
     /// over is finished and not transformed again.
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     fn transform(&self, obj: &mut K) {
         self.apply_transform(obj);
     }
 
-    /// Queues `Added` for a finished object (D2; transformed by the caller, D8).
+    /// Queues `Added` for a finished object ([D2]; transformed by the caller, [D8]).
+    ///
+    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn add_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
         self.enqueue(key, Delta::Added(obj))
     }
 
-    /// Queues `Updated` for a finished object (D2; transformed by the caller, D8).
+    /// Queues `Updated` for a finished object ([D2]; transformed by the caller, [D8]).
+    ///
+    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn update_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
         self.enqueue(key, Delta::Updated(obj))
     }
 
-    /// Queues `Deleted` with the final state, unless the key is neither stored nor queued (D4);
-    /// dedups consecutive deletes (D3).
+    /// Queues `Deleted` with the final state, unless the key is neither stored nor queued ([D4]);
+    /// dedups consecutive deletes ([D3]).
+    ///
+    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn delete(&self, key: ObjectKey, obj: K) -> Result<(), StoreError> {
         {
             let mut queue = self.queue.lock();
@@ -583,9 +668,14 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
 
     /// Shares a transformed object. If the known objects hold the same object (same key, same
     /// UID, same non-empty resourceVersion), their `Arc` is returned and `obj` dropped: a relist
-    /// then costs memory only for what changed (M8, X7). A reused object keeps the transform it
-    /// was cached with; the transform cannot change once the informer runs (H14), and D8
+    /// then costs memory only for what changed ([M8], [X7]). A reused object keeps the transform it
+    /// was cached with; the transform cannot change once the informer runs ([H14]), and [D8]
     /// requires it to be idempotent.
+    ///
+    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn share(&self, key: &ObjectKey, obj: K) -> Arc<K> {
         match self.cached_same(key, &obj) {
             Some(cached) => cached,
@@ -593,7 +683,9 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         }
     }
 
-    /// D5: `Replaced` (or `Sync`) for every item, then tombstones. The items come keyed.
+    /// [D5]: `Replaced` (or `Sync`) for every item, then tombstones. The items come keyed.
+    ///
+    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn replace_shared(
         &self,
         list: Vec<Keyed<K>>,
@@ -622,7 +714,9 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         Ok(())
     }
 
-    /// D6: `Sync` for every stored key without queued deltas. A no-op without known objects.
+    /// [D6]: `Sync` for every stored key without queued deltas. A no-op without known objects.
+    ///
+    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn resync(&self) -> Result<(), StoreError> {
         let Some(known) = self.known.as_deref() else {
             return Ok(());
@@ -640,8 +734,11 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         Ok(())
     }
 
-    /// Records the resource version; never reaches handlers (D1). When nothing is queued or in
-    /// flight it wakes [`wait_progress`](DeltaFifo::wait_progress) (K4).
+    /// Records the resource version; never reaches handlers ([D1]). When nothing is queued or in
+    /// flight it wakes [`wait_progress`](DeltaFifo::wait_progress) ([K4]).
+    ///
+    /// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     fn bookmark(&self, resource_version: &str) {
         let drained = {
             let mut queue = self.queue.lock();

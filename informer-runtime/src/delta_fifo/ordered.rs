@@ -1,4 +1,6 @@
-//! The ordered FIFO mode (client-go's `RealFIFO`, D10): a plain log of deltas in arrival order.
+//! The ordered FIFO mode (client-go's `RealFIFO`, [D10]): a plain log of deltas in arrival order.
+//!
+//! [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -85,14 +87,18 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for OrderedQueue<K> {
         self.push(key, delta);
     }
 
-    /// D10: an ordered FIFO queues every delete, known or not.
+    /// [D10]: an ordered FIFO queues every delete, known or not.
+    ///
+    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn delete_is_known(&self, _key: &str, _known: Option<&dyn KnownObjects<K>>) -> bool {
         true
     }
 
-    /// D10: tombstones for queued keys absent from the list (unless their newest delta is
+    /// [D10]: tombstones for queued keys absent from the list (unless their newest delta is
     /// already `Deleted`), then for absent stored keys that are not queued, then the items in
     /// list order.
+    ///
+    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn replace(
         &mut self,
         list: Vec<(ObjectKey, Arc<K>)>,
@@ -169,7 +175,9 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for OrderedQueue<K> {
         debug_assert!(self.log.len() >= before);
     }
 
-    /// D6: `Sync` for stored keys with nothing queued and not in flight.
+    /// [D6]: `Sync` for stored keys with nothing queued and not in flight.
+    ///
+    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn resync(&mut self, known: &dyn KnownObjects<K>) {
         for key in known.list_keys() {
             if self.keys.contains_key(key.as_str())

@@ -1,4 +1,8 @@
-//! The interface both FIFO modes implement behind the FIFO's mutex (keyed D2–D7, ordered D10).
+//! The interface both FIFO modes implement behind the FIFO's mutex (keyed [D2]–[D7], ordered [D10]).
+//!
+//! [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 use std::sync::Arc;
 
@@ -38,26 +42,44 @@ pub(crate) struct PoppedItem<K> {
 /// The queue of deltas behind the FIFO's mutex, one implementation per [`FifoMode`](super::FifoMode)
 /// (keyed, ordered). All methods run under that mutex and must not call user code.
 pub(crate) trait DeltaQueue<K>: Send {
-    /// Whether the first `replace`'s population was processed, or a write came first (D7).
+    /// Whether the first `replace`'s population was processed, or a write came first ([D7]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn has_synced(&self) -> bool;
-    /// A write happened: with no `replace` before it, `has_synced` is true at once (D7).
+    /// A write happened: with no `replace` before it, `has_synced` is true at once ([D7]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn mark_populated(&mut self);
-    /// Queues one delta for `key` (D2/D3 keyed, plain append ordered).
+    /// Queues one delta for `key` ([D2]/D3 keyed, plain append ordered).
+    ///
+    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn queue_action(&mut self, key: ObjectKey, delta: Delta<K>);
-    /// Whether a `delete` for `key` must be queued (D4 keyed; always, D10 ordered).
+    /// Whether a `delete` for `key` must be queued ([D4] keyed; always, [D10] ordered).
+    ///
+    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn delete_is_known(&self, key: &str, known: Option<&dyn KnownObjects<K>>) -> bool;
-    /// A relist (D5 keyed, D10 ordered).
+    /// A relist ([D5] keyed, [D10] ordered).
+    ///
+    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn replace(
         &mut self,
         list: Vec<(ObjectKey, Arc<K>)>,
         emit_replaced: bool,
         known: Option<&dyn KnownObjects<K>>,
     );
-    /// A resync of stored keys without queued deltas (D6).
+    /// A resync of stored keys without queued deltas ([D6]).
+    ///
+    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn resync(&mut self, known: &dyn KnownObjects<K>);
-    /// Takes the next key's deltas and marks the key in flight (D9).
+    /// Takes the next key's deltas and marks the key in flight ([D9]).
+    ///
+    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn pop_front(&mut self) -> Option<PoppedItem<K>>;
-    /// The popped deltas were processed; returns whether `has_synced` flipped (D7).
+    /// The popped deltas were processed; returns whether `has_synced` flipped ([D7]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn finish(&mut self, initial: usize) -> bool;
     /// The popped deltas failed processing: put them back.
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: usize);

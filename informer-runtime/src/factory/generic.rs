@@ -1,4 +1,7 @@
-//! Type-erased informers and listers for `for_resource` (F9) and factory-wide transforms (F8).
+//! Type-erased informers and listers for `for_resource` ([F9]) and factory-wide transforms ([F8]).
+//!
+//! [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+//! [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
 
 use std::any::Any;
 use std::fmt;
@@ -14,9 +17,12 @@ use crate::object::Meta;
 /// Any cached object, type-erased: its metadata ([`Meta`]), and a downcast to the concrete type.
 ///
 /// Implemented for every [`Meta`] type (every `kube::Resource`, and projections); an `Arc<K>` from a
-/// cache converts into an `Arc<dyn AnyObject>` without copying the object (X7). Factory-wide
-/// transforms (F8) reach the full `ObjectMeta` through [`Meta::object_meta_mut`], which is `None`
+/// cache converts into an `Arc<dyn AnyObject>` without copying the object ([X7]). Factory-wide
+/// transforms ([F8]) reach the full `ObjectMeta` through [`Meta::object_meta_mut`], which is `None`
 /// for projections.
+///
+/// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+/// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
 pub trait AnyObject: Meta + Any {
     /// The object as `Any`, to downcast to its concrete type.
     fn as_any(&self) -> &dyn Any;
@@ -102,7 +108,7 @@ fn erase<K: crate::object::Meta>(objs: Vec<Arc<K>>) -> Vec<Arc<dyn AnyObject>> {
     objs.into_iter().map(|o| o as Arc<dyn AnyObject>).collect()
 }
 
-/// A type-erased informer with a type-erased lister, as `for_resource` returns it (F9).
+/// A type-erased informer with a type-erased lister, as `for_resource` returns it ([F9]).
 ///
 /// ```no_run
 /// # use informer_runtime::SharedInformerFactory;
@@ -118,6 +124,8 @@ fn erase<K: crate::object::Meta>(objs: Vec<Arc<K>>) -> Vec<Arc<dyn AnyObject>> {
 /// let typed = foos.informer::<DynamicObject>().expect("for_resource builds DynamicObject informers");
 /// # let _ = typed; Ok(()) }
 /// ```
+///
+/// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
 #[derive(Clone)]
 pub struct GenericInformer {
     erased: Arc<dyn Erased>,
@@ -134,7 +142,9 @@ impl fmt::Debug for GenericInformer {
 }
 
 impl GenericInformer {
-    /// Type-erases a typed informer (F9).
+    /// Type-erases a typed informer ([F9]).
+    ///
+    /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub fn new<K>(informer: Arc<SharedIndexInformer<K>>) -> Self
     where
         K: super::Object,
@@ -142,7 +152,9 @@ impl GenericInformer {
         Self::with_group_resource(informer, GroupResource::of::<K::Source>())
     }
 
-    /// Type-erases any informer, naming its resource for `NotFound` errors (L3).
+    /// Type-erases any informer, naming its resource for `NotFound` errors ([L3]).
+    ///
+    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     pub fn with_group_resource<K>(
         informer: Arc<SharedIndexInformer<K>>,
         group_resource: GroupResource,
@@ -175,7 +187,9 @@ impl GenericInformer {
         &self.group_resource
     }
 
-    /// Whether the informer has synced (D7).
+    /// Whether the informer has synced ([D7]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn has_synced(&self) -> bool {
         self.erased.has_synced()
     }
@@ -193,19 +207,25 @@ impl GenericInformer {
     }
 }
 
-/// A type-erased lister (F9): the same shared objects as the typed lister, as `Arc<dyn AnyObject>`.
+/// A type-erased lister ([F9]): the same shared objects as the typed lister, as `Arc<dyn AnyObject>`.
+///
+/// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
 #[derive(Clone, Debug)]
 pub struct GenericLister {
     informer: GenericInformer,
 }
 
 impl GenericLister {
-    /// Every cached object whose labels match `selector` (L1).
+    /// Every cached object whose labels match `selector` ([L1]).
+    ///
+    /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     pub fn list(&self, selector: &Selector) -> Vec<Arc<dyn AnyObject>> {
         select(|| self.informer.erased.list(), selector)
     }
 
-    /// The object stored under the key `name` (cluster-scoped resources, L4).
+    /// The object stored under the key `name` (cluster-scoped resources, [L4]).
+    ///
+    /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     pub fn get(&self, name: &str) -> lister::Result<Arc<dyn AnyObject>> {
         self.informer
             .erased
@@ -213,7 +233,9 @@ impl GenericLister {
             .ok_or_else(|| self.not_found(name))
     }
 
-    /// A lister restricted to `namespace` (L2).
+    /// A lister restricted to `namespace` ([L2]).
+    ///
+    /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     pub fn namespaced(&self, namespace: &str) -> GenericNamespaceLister {
         GenericNamespaceLister {
             lister: self.clone(),
@@ -229,7 +251,10 @@ impl GenericLister {
     }
 }
 
-/// A type-erased lister restricted to one namespace (L2, L3).
+/// A type-erased lister restricted to one namespace ([L2], [L3]).
+///
+/// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+/// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
 #[derive(Clone, Debug)]
 pub struct GenericNamespaceLister {
     lister: GenericLister,
@@ -245,7 +270,9 @@ impl GenericNamespaceLister {
         )
     }
 
-    /// The object `namespace/name`; a miss is `NotFound` (L3).
+    /// The object `namespace/name`; a miss is `NotFound` ([L3]).
+    ///
+    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     pub fn get(&self, name: &str) -> lister::Result<Arc<dyn AnyObject>> {
         let key = crate::key::ObjectKey::new(Some(&self.namespace), name);
         self.lister

@@ -1,10 +1,12 @@
-//! Per-informer metrics read at scrape time (V4): the reflector's counters, sync state, cache size,
+//! Per-informer metrics read at scrape time ([V4]): the reflector's counters, sync state, cache size,
 //! FIFO depth, processing latency and the resource versions of the reflector and of the store,
 //! each labelled with the informer's name.
 //!
 //! The factory registers one collector over all its informers
 //! ([`SharedInformerFactoryBuilder::metrics`](crate::factory::SharedInformerFactoryBuilder::metrics));
 //! a hand-built informer registers its own [`InformerCollector`].
+//!
+//! [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
 
 use std::sync::Weak;
 

@@ -1,4 +1,8 @@
-//! One registered handler: its backlog, counters, task loop and public [`HandlerRegistration`] (H6-H11).
+//! One registered handler: its backlog, counters, task loop and public [`HandlerRegistration`] ([H6]-[H11]).
+//!
+//! [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//!
+//! [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -19,9 +23,13 @@ use super::resync::HandlerResync;
 use super::sync::{InitialAdds, SyncGate};
 use crate::key::ObjectKey;
 
-/// Pending notifications above which a slow call is logged (H10).
+/// Pending notifications above which a slow call is logged ([H10]).
+///
+/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 const SLOW_CALL_PENDING: usize = 1024;
-/// A call slower than this is logged when the backlog is above [`SLOW_CALL_PENDING`] (H10).
+/// A call slower than this is logged when the backlog is above [`SLOW_CALL_PENDING`] ([H10]).
+///
+/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 const SLOW_CALL: Duration = Duration::from_millis(100);
 /// At most one slow-handler warning per handler per this interval.
 const SLOW_WARN_INTERVAL: Duration = Duration::from_secs(1);
@@ -67,19 +75,25 @@ impl HandlerOptions {
         self
     }
 
-    /// The resync period (0 = none); defaults to the informer's (Y3).
+    /// The resync period (0 = none); defaults to the informer's ([Y3]).
+    ///
+    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
     pub fn resync(mut self, period: Duration) -> Self {
         self.resync = Some(period);
         self
     }
 
-    /// The backlog size at which the overflow policy applies (H10).
+    /// The backlog size at which the overflow policy applies ([H10]).
+    ///
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn backlog_max(mut self, max: usize) -> Self {
         self.backlog_max = Some(max);
         self
     }
 
-    /// The overflow policy (H10); defaults to the informer's.
+    /// The overflow policy ([H10]); defaults to the informer's.
+    ///
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn overflow(mut self, policy: OverflowPolicy) -> Self {
         self.overflow = Some(policy);
         self
@@ -242,7 +256,9 @@ impl<K> Listener<K> {
     }
 
     /// Waits on `initial_done` until `ready` holds; `close` wakes those waiters too, so this
-    /// serves both [`InitialAdds`] waits (H6, notification-based).
+    /// serves both [`InitialAdds`] waits ([H6], notification-based).
+    ///
+    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     async fn wait_initial_done(&self, ready: impl Fn(&Self) -> bool) {
         loop {
             let mut notified = pin!(self.initial_done.notified());
@@ -301,7 +317,9 @@ impl<K> Listener<K> {
         let _ = rx.wait_for(|finished| *finished).await;
     }
 
-    /// Logs a slow call when the backlog is large (H10), at most once per interval.
+    /// Logs a slow call when the backlog is large ([H10]), at most once per interval.
+    ///
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     fn note_call_duration(&self, elapsed: Duration) {
         if elapsed <= SLOW_CALL {
             return;
@@ -426,12 +444,16 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "non-string panic payload".to_string())
 }
 
-/// The handle returned when a handler is registered: identity, per-handler sync (H6) and
-/// backlog observability (H10).
+/// The handle returned when a handler is registered: identity, per-handler sync ([H6]) and
+/// backlog observability ([H10]).
 ///
 /// Cloning is cheap and every clone refers to the same registration. Pass it to
 /// [`SharedIndexInformer::remove_event_handler`](super::SharedIndexInformer::remove_event_handler)
-/// to stop delivery (H7).
+/// to stop delivery ([H7]).
+///
+/// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 pub struct HandlerRegistration<K> {
     pub(crate) listener: Arc<Listener<K>>,
     pub(crate) gate: Arc<SyncGate>,
@@ -465,56 +487,76 @@ impl<K> HandlerRegistration<K> {
     }
 
     /// True once the informer has synced **and** this handler has returned from every initial
-    /// add, including the synthetic adds of a late handler (H6, M10).
+    /// add, including the synthetic adds of a late handler ([H6], [M10]).
+    ///
+    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// [M10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn has_synced(&self) -> bool {
         self.gate.handler_synced(&*self.listener)
     }
 
-    /// Waits until [`has_synced`](Self::has_synced); notification-based, no polling (H6).
+    /// Waits until [`has_synced`](Self::has_synced); notification-based, no polling ([H6]).
     ///
     /// Returns true once synced, or false if the informer stopped (or this registration was
     /// removed) before the informer synced, like client-go's `WaitForCacheSync` on stop; it
     /// never waits for an informer that will not sync any more (item 1). An
     /// [`EventStream`](super::EventStream) waits through its
     /// [`registration`](super::EventStream::registration).
+    ///
+    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub async fn wait_for_sync(&self) -> bool {
         self.gate.wait_handler(&*self.listener).await
     }
 
-    /// Notifications waiting in this handler's backlog (H10).
+    /// Notifications waiting in this handler's backlog ([H10]).
+    ///
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn pending(&self) -> usize {
         self.listener.pending()
     }
 
-    /// Handler calls that panicked so far (H11).
+    /// Handler calls that panicked so far ([H11]).
+    ///
+    /// [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn panics(&self) -> u64 {
         self.listener.metrics.panics.get()
     }
 
-    /// Notifications merged because the backlog was at its maximum (H10).
+    /// Notifications merged because the backlog was at its maximum ([H10]).
+    ///
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn coalesced(&self) -> u64 {
         self.listener.metrics.coalesced.get()
     }
 
-    /// The resync period in force for this handler (Y3; 0 = none).
+    /// The resync period in force for this handler ([Y3]; 0 = none).
+    ///
+    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
     pub fn resync_period(&self) -> Duration {
         self.listener.resync.lock().period()
     }
 
-    /// Whether the registration was removed or the informer stopped (H7).
+    /// Whether the registration was removed or the informer stopped ([H7]).
+    ///
+    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn is_removed(&self) -> bool {
         self.listener.is_closed()
     }
 
-    /// Whether the handler's thread has ended (H7, V5): after removal or stop, once the call in
+    /// Whether the handler's thread has ended ([H7], [V5]): after removal or stop, once the call in
     /// flight returned. Its backlog was dropped at removal.
+    ///
+    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn is_finished(&self) -> bool {
         *self.listener.finished.borrow()
     }
 
     /// A named check of [`has_synced`](Self::has_synced) that can be awaited together with others
-    /// through [`wait_for`](super::wait_for) (V5; client-go's `HasSyncedChecker`). Its name is
+    /// through [`wait_for`](super::wait_for) ([V5]; client-go's `HasSyncedChecker`). Its name is
     /// `informer/handler`.
+    ///
+    /// [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn synced_checker(&self) -> super::SyncedChecker
     where
         K: Send + Sync + 'static,

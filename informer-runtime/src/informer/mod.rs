@@ -1,4 +1,4 @@
-//! The shared index informer: one reflector, one delta FIFO and one indexer per type, fanned out to event handlers (H1-H15, Y1-Y5).
+//! The shared index informer: one reflector, one delta FIFO and one indexer per type, fanned out to event handlers ([H1]-[H15], [Y1]-[Y5]).
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -21,6 +21,12 @@
 //! task.await?;
 //! # Ok(()) }
 //! ```
+//!
+//! [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//! [Y1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+//!
+//! [H15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//! [Y5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
 
 mod apply;
 pub(crate) mod collector;
@@ -71,17 +77,25 @@ use fan_out::{FanOut, ListenerDefaults};
 /// wrong state or a bad argument.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// `set_transform` or `set_watch_error_handler` after the informer started (H14).
+    /// `set_transform` or `set_watch_error_handler` after the informer started ([H14]).
+    ///
+    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     #[error("the informer has already started")]
     AlreadyStarted,
-    /// `add_event_handler` (or `event_stream`) after the informer stopped (H14).
+    /// `add_event_handler` (or `event_stream`) after the informer stopped ([H14]).
+    ///
+    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     #[error("the informer has stopped")]
     Stopped,
     /// `remove_event_handler_and_wait` was awaited from inside the handler being removed, which
-    /// would wait for itself forever (H7).
+    /// would wait for itself forever ([H7]).
+    ///
+    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     #[error("cannot wait for a handler's removal from inside that handler")]
     RemoveFromOwnHandler,
-    /// The indexer rejected the index functions (X6: duplicate name, or after stop).
+    /// The indexer rejected the index functions ([X6]: duplicate name, or after stop).
+    ///
+    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     #[error(transparent)]
     Indexer(#[from] crate::indexer::Error),
 }
@@ -94,40 +108,69 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub struct InformerConfig<K> {
     /// A name for logs and metric labels; defaults to the list-watcher's URL path.
     pub name: String,
-    /// The default handler resync period and the initial check period (Y3, Y5: 0 = none).
+    /// The default handler resync period and the initial check period ([Y3], [Y5]: 0 = none).
+    ///
+    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+    /// [Y5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
     pub resync: Duration,
     /// The reflector's settings. The informer fills in `resync_period`, `should_resync` and
-    /// `watch_error_handler` itself (R22, Y4, H14).
+    /// `watch_error_handler` itself ([R22], [Y4], [H14]).
+    ///
+    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [Y4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub reflector: ReflectorConfig,
-    /// Index functions on top of the namespace index (X2, X3).
+    /// Index functions on top of the namespace index ([X2], [X3]).
+    ///
+    /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// [X3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub indexers: Indexers<K>,
-    /// Whether the namespace index is registered (X3). Default true.
+    /// Whether the namespace index is registered ([X3]). Default true.
+    ///
+    /// [X3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub namespace_index: bool,
-    /// The default backlog maximum of each handler (H10).
+    /// The default backlog maximum of each handler ([H10]).
+    ///
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub handler_backlog_max: usize,
-    /// The default overflow policy of each handler (H10).
+    /// The default overflow policy of each handler ([H10]).
+    ///
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub overflow: OverflowPolicy,
-    /// The base transform applied before objects are stored (D8; see [`strip_managed_fields`]).
+    /// The base transform applied before objects are stored ([D8]; see [`strip_managed_fields`]).
     /// The factory puts its transform here; [`SharedIndexInformer::set_transform`] adds a
-    /// per-informer one that runs after it and never replaces it (F8, M9).
+    /// per-informer one that runs after it and never replaces it ([F8], [M9]).
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// [M9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub transform: Option<TransformFn<K>>,
     /// Metric families to report into; share one across informers to register it once.
     pub metrics: Option<InformerMetrics>,
-    /// How the delta FIFO orders deltas across keys (D10, D11): the keyed, coalescing queue
+    /// How the delta FIFO orders deltas across keys ([D10], [D11]): the keyed, coalescing queue
     /// (default) or client-go's ordered `RealFIFO` log. Handlers see the same kinds of events
     /// either way; the ordered log's memory grows with the event count under a slow consumer.
+    ///
+    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fifo_mode: FifoMode,
-    /// Keys the processing loop pops and applies to the store under one lock (V3; client-go's
+    /// Keys the processing loop pops and applies to the store under one lock ([V3]; client-go's
     /// batch processing, beta in 1.35). Per-key order and per-handler notifications are as with
     /// one key at a time. Default [`DEFAULT_BATCH_SIZE`]; 1 turns batching off. While a handler
     /// with [`OverflowPolicy::Block`] is registered the loop pops one key at a time, so what the
-    /// handler cannot take yet stays in the FIFO (H10).
+    /// handler cannot take yet stays in the FIFO ([H10]).
+    ///
+    /// [V3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub batch_size: usize,
-    /// Whether a relist reaches the store as one swap (V2; client-go's atomic `ReplacedAll`,
+    /// Whether a relist reaches the store as one swap ([V2]; client-go's atomic `ReplacedAll`,
     /// beta in 1.36): a lister never shows half a relist, while handlers still get per-object
     /// notifications and tombstones. Default true, and it holds whatever the handlers' overflow
     /// policies. The first list is applied in batches either way: nothing reads a cache before
-    /// it has synced (F4).
+    /// it has synced ([F4]).
+    ///
+    /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// [F4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub atomic_relist: bool,
 }
 
@@ -136,8 +179,13 @@ pub const DEFAULT_BATCH_SIZE: usize = 100;
 
 impl<K> InformerConfig<K> {
     /// The reflector settings an informer starts from: docs/behaviour.md §1's, with the streaming
-    /// initial list (V1, client-go 1.35+) and its fallback to paged LIST (R19, R20). A bare
-    /// [`ReflectorConfig::default`] keeps R21's paged LIST.
+    /// initial list ([V1], client-go 1.35+) and its fallback to paged LIST ([R19], [R20]). A bare
+    /// [`ReflectorConfig::default`] keeps [R21]'s paged LIST.
+    ///
+    /// [V1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R21]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub fn default_reflector() -> ReflectorConfig {
         ReflectorConfig {
             strategy: crate::reflector::InitialListStrategy::StreamingList,
@@ -289,7 +337,9 @@ where
     K: crate::object::Meta + Clone + DeserializeOwned + fmt::Debug,
 {
     /// An informer over `list_watch`. Nothing runs until [`run`](Self::run) or
-    /// [`start`](Self::start). Fails only if `config.indexers` repeats an index name (X6).
+    /// [`start`](Self::start). Fails only if `config.indexers` repeats an index name ([X6]).
+    ///
+    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn new(list_watch: ListWatch<K>, config: InformerConfig<K>) -> Result<Self> {
         let name: Arc<str> = if config.name.is_empty() {
             Arc::from(list_watch.url_path())
@@ -350,7 +400,9 @@ where
     }
 
     /// Runs the informer until `cancel` is cancelled or [`stop`](Self::stop) is called, then
-    /// stops every task it started before returning. A second call logs and returns at once (H1).
+    /// stops every task it started before returning. A second call logs and returns at once ([H1]).
+    ///
+    /// [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub async fn run(&self, cancel: CancellationToken) {
         // V4: every log line of the informer's tasks carries its name.
         let span = tracing::info_span!("informer", name = %self.inner.name);
@@ -364,8 +416,13 @@ where
         tokio::spawn(async move { this.run(cancel).await })
     }
 
-    /// Registers a handler with the informer's defaults (H5-H11). After start it first receives
-    /// a synthetic `on_add(obj, true)` for every cached object (H5). An error after stop (H14).
+    /// Registers a handler with the informer's defaults ([H5]-[H11]). After start it first receives
+    /// a synthetic `on_add(obj, true)` for every cached object ([H5]). An error after stop ([H14]).
+    ///
+    /// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    ///
+    /// [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn add_event_handler(
         &self,
         handler: impl ResourceEventHandler<K>,
@@ -373,7 +430,10 @@ where
         self.add_event_handler_with(handler, HandlerOptions::default())
     }
 
-    /// Registers a handler with a name, resync period (Y3) and backlog settings (H10).
+    /// Registers a handler with a name, resync period ([Y3]) and backlog settings ([H10]).
+    ///
+    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn add_event_handler_with(
         &self,
         handler: impl ResourceEventHandler<K>,
@@ -388,14 +448,18 @@ where
             .add(Some(Arc::new(handler)), options, || snapshot(indexer))
     }
 
-    /// Stops delivery to `registration` and returns at once; a call in flight may still finish (H7).
+    /// Stops delivery to `registration` and returns at once; a call in flight may still finish ([H7]).
+    ///
+    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn remove_event_handler(&self, registration: &HandlerRegistration<K>) {
         self.inner.fan_out.remove(registration);
     }
 
-    /// Stops delivery and waits until the handler's task has ended (H7). Called from inside
+    /// Stops delivery and waits until the handler's task has ended ([H7]). Called from inside
     /// that same handler (e.g. through `block_on`), it returns [`Error::RemoveFromOwnHandler`]
     /// instead of deadlocking.
+    ///
+    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub async fn remove_event_handler_and_wait(
         &self,
         registration: &HandlerRegistration<K>,
@@ -404,8 +468,11 @@ where
     }
 
     /// The informer's notifications as a `Stream` (for kube-runtime style consumers). It is a
-    /// registration like a handler: late subscribers first get the cache as initial adds (H5);
-    /// the backlog coalesces at the maximum (H10); dropping the stream unregisters it.
+    /// registration like a handler: late subscribers first get the cache as initial adds ([H5]);
+    /// the backlog coalesces at the maximum ([H10]); dropping the stream unregisters it.
+    ///
+    /// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn event_stream(&self) -> Result<EventStream<K>> {
         self.event_stream_with(HandlerOptions::default())
     }
@@ -426,10 +493,14 @@ where
         ))
     }
 
-    /// Sets the per-informer transform applied before objects are stored (D8; e.g.
+    /// Sets the per-informer transform applied before objects are stored ([D8]; e.g.
     /// [`strip_managed_fields`]). It runs after the [`InformerConfig::transform`] (the
-    /// factory's), which it never replaces (F8); a second call replaces the first. An error
-    /// after start (H14).
+    /// factory's), which it never replaces ([F8]); a second call replaces the first. An error
+    /// after start ([H14]).
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn set_transform(&self, transform: impl Fn(&mut K) + Send + Sync + 'static) -> Result<()> {
         if self.inner.started.load(Ordering::Acquire) {
             return Err(Error::AlreadyStarted);
@@ -449,7 +520,9 @@ where
     }
 
     /// Sets the callback told about every list/watch error (client-go's `SetWatchErrorHandler`).
-    /// An error after start (H14).
+    /// An error after start ([H14]).
+    ///
+    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn set_watch_error_handler(
         &self,
         handler: impl Fn(&crate::reflector::Error) + Send + Sync + 'static,
@@ -474,19 +547,25 @@ where
         Ok(())
     }
 
-    /// Registers more index functions and back-fills them (X6); an error for a duplicate name
+    /// Registers more index functions and back-fills them ([X6]); an error for a duplicate name
     /// or after stop.
+    ///
+    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
         Ok(self.inner.indexer.add_indexers(indexers)?)
     }
 
-    /// The resync check period the reflector ticks at (Y3).
+    /// The resync check period the reflector ticks at ([Y3]).
+    ///
+    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
     pub fn resync_check_period(&self) -> Duration {
         self.inner.fan_out.check_period()
     }
 
-    /// The resource version of the last list, watch event or bookmark (R23); `None` before the
+    /// The resource version of the last list, watch event or bookmark ([R23]); `None` before the
     /// first list.
+    ///
+    /// [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub fn last_sync_resource_version(&self) -> Option<String> {
         let reflector = self.inner.reflector.lock().clone();
         // The FIFO records a list's RV inside `replace`, a moment before the reflector does.
@@ -502,13 +581,18 @@ impl<K> SharedIndexInformer<K> {
         &self.inner.name
     }
 
-    /// The shared indexer the informer fills (X7: the same `Arc<K>`s handlers receive).
+    /// The shared indexer the informer fills ([X7]: the same `Arc<K>`s handlers receive).
+    ///
+    /// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn indexer(&self) -> Arc<Indexer<K>> {
         Arc::clone(&self.inner.indexer)
     }
 
-    /// True once the first list has been stored and handed to every handler's queue (D7).
-    /// Use [`HandlerRegistration::has_synced`] to also wait for a handler to process it (H6).
+    /// True once the first list has been stored and handed to every handler's queue ([D7]).
+    /// Use [`HandlerRegistration::has_synced`] to also wait for a handler to process it ([H6]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn has_synced(&self) -> bool {
         self.inner.fan_out.gate().informer_synced()
     }
@@ -524,8 +608,10 @@ impl<K> SharedIndexInformer<K> {
 
     /// How many times an index function failed (returned an error or panicked) while the
     /// informer stored an object. Such an object is stored and handlers are told, but it is left
-    /// out of the failing index (our extension of X2, issue 14 item 9); each failure is also logged with
+    /// out of the failing index (our extension of [X2], issue 14 item 9); each failure is also logged with
     /// the index name and the object's key.
+    ///
+    /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn index_errors(&self) -> u64 {
         self.inner.counters.index_errors.load(Ordering::Relaxed)
     }
@@ -536,7 +622,9 @@ impl<K> SharedIndexInformer<K> {
         self.inner.counters.process_panics.load(Ordering::Relaxed)
     }
 
-    /// Keys waiting in the informer's delta FIFO (V4: queue depth).
+    /// Keys waiting in the informer's delta FIFO ([V4]: queue depth).
+    ///
+    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn queued(&self) -> usize
     where
         K: crate::object::Meta,
@@ -544,17 +632,21 @@ impl<K> SharedIndexInformer<K> {
         self.inner.fifo.len()
     }
 
-    /// The resource version the store reflects (V4; client-go 1.37's store resource version):
+    /// The resource version the store reflects ([V4]; client-go 1.37's store resource version):
     /// that of the last object the processing loop applied, or of the last list or bookmark once
     /// the FIFO was drained. It trails [`last_sync_resource_version`](Self::last_sync_resource_version)
     /// (the reflector's) by what is still queued. `None` before the first object, or when the
     /// server's resource versions are not numbers.
+    ///
+    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn last_store_resource_version(&self) -> Option<String> {
         self.inner.store_resource_version().map(|rv| rv.to_string())
     }
 
-    /// The per-informer metrics of this informer, for a `prometheus_client` registry (V4; an
+    /// The per-informer metrics of this informer, for a `prometheus_client` registry ([V4]; an
     /// informer from a factory is reported by the factory's collector already).
+    ///
+    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn collector(&self) -> InformerCollector<K> {
         InformerCollector {
             inner: Arc::downgrade(&self.inner),
@@ -562,7 +654,9 @@ impl<K> SharedIndexInformer<K> {
     }
 
     /// A named check of [`has_synced`](Self::has_synced) that can be awaited together with others
-    /// through [`wait_for`] (V5; client-go's `HasSyncedChecker`). Its name is the informer's.
+    /// through [`wait_for`] ([V5]; client-go's `HasSyncedChecker`). Its name is the informer's.
+    ///
+    /// [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn synced_checker(&self) -> SyncedChecker
     where
         K: Send + Sync + 'static,
@@ -575,25 +669,31 @@ impl<K> SharedIndexInformer<K> {
         self.inner.reflector.lock().clone()
     }
 
-    /// Asks the informer to stop; [`run`](Self::run) returns once every task has ended (H14).
+    /// Asks the informer to stop; [`run`](Self::run) returns once every task has ended ([H14]).
+    ///
+    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn stop(&self) {
         self.inner.stop.cancel();
     }
 
-    /// Whether the informer stopped, or was asked to (H14).
+    /// Whether the informer stopped, or was asked to ([H14]).
+    ///
+    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn is_stopped(&self) -> bool {
         self.inner.stop.is_cancelled()
     }
 
-    /// Whether `run` was called (H1).
+    /// Whether `run` was called ([H1]).
+    ///
+    /// [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn is_started(&self) -> bool {
         self.inner.started.load(Ordering::Acquire)
     }
 
-    /// Waits until the store reflects `resource_version` or a later one (K3: a controller's
+    /// Waits until the store reflects `resource_version` or a later one ([K3]: a controller's
     /// read-your-own-writes guard waits here for the informer to see its write). Returns `true`
     /// then, `false` if the informer stops first. Wakes as the store advances: on every applied
-    /// object, and on bookmarks while the informer is idle (K4), so a quiet kind catches up
+    /// object, and on bookmarks while the informer is idle ([K4]), so a quiet kind catches up
     /// within the server's bookmark interval.
     ///
     /// ```no_run
@@ -605,6 +705,9 @@ impl<K> SharedIndexInformer<K> {
     /// }
     /// # }
     /// ```
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub async fn wait_for_store_resource_version(&self, resource_version: u64) -> bool {
         let mut rv = self.inner.store_rv.subscribe();
         let mut finished = self.inner.finished.subscribe();
@@ -635,8 +738,10 @@ impl<K: Send + Sync + 'static> sync::SyncSource for SharedIndexInformer<K> {
     }
 }
 
-/// The cache snapshot a late handler receives as synthetic adds (H5). Called under the
+/// The cache snapshot a late handler receives as synthetic adds ([H5]). Called under the
 /// processing lock, so no delta is applied between the snapshot and the registration.
+///
+/// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 fn snapshot<K: crate::object::Meta>(indexer: &Indexer<K>) -> Vec<(crate::key::ObjectKey, Arc<K>)> {
     indexer
         .list()

@@ -1,8 +1,15 @@
-//! Resync bookkeeping: the informer's check period, each handler's period and its due mark (Y1-Y5, H4).
+//! Resync bookkeeping: the informer's check period, each handler's period and its due mark ([Y1]-[Y5], [H4]).
+//!
+//! [Y1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+//! [H4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//!
+//! [Y5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
 
 use std::time::{Duration, Instant};
 
-/// The smallest resync period a handler can have (Y3).
+/// The smallest resync period a handler can have ([Y3]).
+///
+/// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
 pub const MIN_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
 /// One handler's resync state.
@@ -125,7 +132,9 @@ impl ResyncClock {
     }
 }
 
-/// Raises a positive period below the minimum to the minimum, with a warning (Y3).
+/// Raises a positive period below the minimum to the minimum, with a warning ([Y3]).
+///
+/// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
 fn clamp_min(period: Duration, who: &str) -> Duration {
     if !period.is_zero() && period < MIN_RESYNC_PERIOD {
         tracing::warn!(who, ?period, minimum = ?MIN_RESYNC_PERIOD, "resync period raised to the minimum (Y3)");
@@ -135,7 +144,9 @@ fn clamp_min(period: Duration, who: &str) -> Duration {
     }
 }
 
-/// The period in force for a handler (client-go's `determineResyncPeriod`, Y3).
+/// The period in force for a handler (client-go's `determineResyncPeriod`, [Y3]).
+///
+/// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
 fn determine_period(requested: Duration, check_period: Duration) -> Duration {
     if requested.is_zero() || check_period.is_zero() {
         Duration::ZERO

@@ -1,4 +1,4 @@
-//! A response body as decoded bytes: identity or gzip (T3), chunk by chunk.
+//! A response body as decoded bytes: identity or gzip ([T3]), chunk by chunk.
 //!
 //! Every request sends `Accept-Encoding: gzip`. kube-apiserver gzips a LIST body whose first
 //! write passes 128 KiB, and, with `WatchListCompression` (beta, on in 1.37), a watch-list stream
@@ -7,9 +7,13 @@
 //! what each network frame decompresses to. A `kube::Client` built with kube's `gzip` feature
 //! decompresses on its own and removes the `Content-Encoding` header; then the body is read as is.
 //!
-//! Decompressed bytes are what the caps count (the LIST body cap of T4, the watch line cap of
-//! M16): each step feeds the decoder a piece of compressed input and hands on what it produced,
+//! Decompressed bytes are what the caps count (the LIST body cap of [T4], the watch line cap of
+//! [M16]): each step feeds the decoder a piece of compressed input and hands on what it produced,
 //! so a small body that inflates to gigabytes is cut at the cap, never held.
+//!
+//! [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+//! [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+//! [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -207,7 +211,9 @@ mod tests {
     }
 
     proptest! {
-        /// T3: a multi-member stream cut into frames anywhere decodes to the members' bytes.
+        /// [T3]: a multi-member stream cut into frames anywhere decodes to the members' bytes.
+        ///
+        /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
         #[test]
         fn members_cut_anywhere_decode_to_their_concatenation(
             members in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..3000), 1..6),

@@ -1,4 +1,6 @@
-//! Decoding of LIST bodies and newline-delimited watch bodies: each watch line is decoded once (R16 aside).
+//! Decoding of LIST bodies and newline-delimited watch bodies: each watch line is decoded once ([R16] aside).
+//!
+//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use bytes::{Bytes, BytesMut};
 use futures::Stream;
@@ -157,7 +159,9 @@ impl LineDecoder {
 }
 
 impl LineDecoder {
-    /// Ends the stream because a line passed `max_line` bytes (M16).
+    /// Ends the stream because a line passed `max_line` bytes ([M16]).
+    ///
+    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     fn too_long(&mut self) -> Error {
         self.done = true;
         self.buf = BytesMut::new();

@@ -1,11 +1,18 @@
-//! Why a LIST or WATCH request failed, and the error classes the reflector acts on (R9-R16).
+//! Why a LIST or WATCH request failed, and the error classes the reflector acts on ([R9]-[R16]).
+//!
+//! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//!
+//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use std::time::Duration;
 
 use kube::core::Status;
 
 /// Why a LIST or WATCH request failed. The [reflector](crate::reflector) classifies these into
-/// the R9–R16 error classes; [`Error::class`] gives the class.
+/// the [R9]–[R16] error classes; [`Error::class`] gives the class.
+///
+/// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The API server answered with a `Status` (an HTTP error, or an `ERROR` watch event).
@@ -59,8 +66,10 @@ pub enum Error {
         /// The limit in bytes.
         limit: usize,
     },
-    /// A watch event carries an object of another kind, or a `Table` (R16). The event is dropped; the
+    /// A watch event carries an object of another kind, or a `Table` ([R16]). The event is dropped; the
     /// watch goes on. Not an error of the connection.
+    ///
+    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("unexpected object in {event_type} event: {kind} (expected {expected})")]
     UnexpectedObject {
         /// The watch event type.
@@ -88,17 +97,22 @@ pub enum Error {
     },
     /// A watch `ERROR` event whose object is not a `Status` (a broken server or proxy). Only
     /// what kind of object arrived is kept, never its contents (it may be a Secret). Retryable
-    /// by a new cycle after backoff (R15), as client-go does.
+    /// by a new cycle after backoff ([R15]), as client-go does.
+    ///
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("watch ERROR event carries {what}, not a Status")]
     ErrorEventNotStatus {
         /// What arrived, e.g. `"a v1 Secret"`.
         what: String,
     },
-    /// A 2xx LIST answer that is not a list of the expected kind (M14): a `Status` reporting
+    /// A 2xx LIST answer that is not a list of the expected kind ([M14]): a `Status` reporting
     /// success, a body without `items`, or a list of another kind (a `…List` kind other than the
     /// expected one; a CRD's custom `listKind` passes if it has `items`). It is never read as an empty
     /// list (that would delete every cached object); retryable by a new cycle after backoff
-    /// (R15). A 2xx with a failure `Status` is an [`Error::Api`] instead.
+    /// ([R15]). A 2xx with a failure `Status` is an [`Error::Api`] instead.
+    ///
+    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("LIST answered {what} instead of a {expected}")]
     NotAList {
         /// What arrived (`"a PodList"`, `"a list without items"`); never object contents.
@@ -106,8 +120,12 @@ pub enum Error {
         /// The list kind expected.
         expected: String,
     },
-    /// A response body made no progress for the idle time (T4): a half-open connection. Like
-    /// a dead watch (R7), the reflector backs off and lists again (R15).
+    /// A response body made no progress for the idle time ([T4]): a half-open connection. Like
+    /// a dead watch ([R7]), the reflector backs off and lists again ([R15]).
+    ///
+    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("{what} body made no progress for {idle:?} (dead connection?)")]
     BodyStalled {
         /// Which body (`"LIST"`, `"error"`).
@@ -115,8 +133,12 @@ pub enum Error {
         /// The idle time that passed.
         idle: Duration,
     },
-    /// A gzip body (T3) is corrupt, or ended inside a gzip member (a cut connection).
-    /// Retryable: a corrupt stream like a malformed line (R14), a cut one like a cut chunk (R9).
+    /// A gzip body ([T3]) is corrupt, or ended inside a gzip member (a cut connection).
+    /// Retryable: a corrupt stream like a malformed line ([R14]), a cut one like a cut chunk ([R9]).
+    ///
+    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("cannot decode the gzip body: {source}")]
     Gzip {
         /// What the gzip decoder reported.
@@ -124,13 +146,17 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The server answered with a `Content-Encoding` the request did not offer. Retryable by
-    /// a new cycle after backoff (R15).
+    /// a new cycle after backoff ([R15]).
+    ///
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("the server answered with Content-Encoding {encoding:?}; only gzip was offered")]
     ContentEncoding {
         /// The header's value.
         encoding: String,
     },
-    /// A response body grew past its cap (T4); the rest is not read.
+    /// A response body grew past its cap ([T4]); the rest is not read.
+    ///
+    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     #[error("{what} body larger than {limit} bytes")]
     BodyTooLarge {
         /// Which body (`"LIST"`, `"error"`).
@@ -140,26 +166,49 @@ pub enum Error {
     },
 }
 
-/// The reflector's view of an [`Error`] (docs/behaviour.md R9–R16).
+/// The reflector's view of an [`Error`] (docs/behaviour.md [R9]–[R16]).
+///
+/// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
-    /// 410 Gone / Expired (R11 on LIST, R12 on WATCH, R4 on a continue page).
+    /// 410 Gone / Expired ([R11] on LIST, [R12] on WATCH, [R4] on a continue page).
+    ///
+    /// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     Expired,
-    /// "Too large resource version" (R11).
+    /// "Too large resource version" ([R11]).
+    ///
+    /// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     TooLargeResourceVersion,
-    /// 429 Too Many Requests (R13).
+    /// 429 Too Many Requests ([R13]).
+    ///
+    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     TooManyRequests,
-    /// Connection refused (R13).
+    /// Connection refused ([R13]).
+    ///
+    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     ConnectionRefused,
-    /// 500 Internal Error, including a malformed watch line (R14).
+    /// 500 Internal Error, including a malformed watch line ([R14]).
+    ///
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     InternalError,
-    /// 400/422: the server rejects the request itself, e.g. it does not support watch-list (R19).
+    /// 400/422: the server rejects the request itself, e.g. it does not support watch-list ([R19]).
+    ///
+    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     Invalid,
-    /// The event was dropped; the watch continues (R16).
+    /// The event was dropped; the watch continues ([R16]).
+    ///
+    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     UnexpectedObject,
-    /// The watch body was cut mid-line: treated like a normal close (R9).
+    /// The watch body was cut mid-line: treated like a normal close ([R9]).
+    ///
+    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     CutChunk,
-    /// Anything else (R15).
+    /// Anything else ([R15]).
+    ///
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     Other,
 }
 

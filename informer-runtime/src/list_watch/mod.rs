@@ -4,9 +4,9 @@
 //!
 //! Both requests are built here rather than through kube's `ListParams`/`WatchParams`, because:
 //! - kube's `ListParams` drops `resourceVersion` when it is `"0"` and a `limit` is set, but the first
-//!   paged LIST must send `resourceVersion=0&limit=500` (R2, R3);
-//! - the watch request carries what `WatchParams` has no field for: the shard selector (S4) and the
-//!   client-side limits (a line cap, M16); and each watch asks for 300–600 s (R6), which kube's
+//!   paged LIST must send `resourceVersion=0&limit=500` ([R2], [R3]);
+//! - the watch request carries what `WatchParams` has no field for: the shard selector ([S4]) and the
+//!   client-side limits (a line cap, [M16]); and each watch asks for 300–600 s ([R6]), which kube's
 //!   own client read timeout (295 s) would cut, hence the client requirement below.
 //!
 //! # Client requirement
@@ -14,9 +14,17 @@
 //! The `kube::Client` must not time out a response body before the watch does: its
 //! `Config::read_timeout` must be `None` (kube's default) or longer than the longest watch timeout
 //! the reflector may ask for (twice `ReflectorConfig::min_watch_timeout`, 10 min by default, plus 5 s).
-//! The reflector detects dead connections itself (R7). [`read_timeout_fits`] checks a `kube::Config`.
+//! The reflector detects dead connections itself ([R7]). [`read_timeout_fits`] checks a `kube::Config`.
 //! kube's default client retries 429/503/504 internally (`Config::default_retry`); the reflector's
-//! own handling (R13) then only sees what is left after those retries.
+//! own handling ([R13]) then only sees what is left after those retries.
+//!
+//! [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+//! [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 mod body;
 pub(crate) mod chunked;
@@ -69,28 +77,38 @@ pub struct ListRequest {
     pub shard_selector: Option<String>,
 }
 
-/// The parameters of one WATCH request. `allowWatchBookmarks=true` is always sent (R5).
+/// The parameters of one WATCH request. `allowWatchBookmarks=true` is always sent ([R5]).
+///
+/// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WatchRequest {
     /// `resourceVersion` to start from.
     pub resource_version: String,
-    /// `timeoutSeconds` (R6; not limited to < 295 s).
+    /// `timeoutSeconds` ([R6]; not limited to < 295 s).
+    ///
+    /// [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub timeout: Duration,
-    /// Watch-list (R17): sends `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`.
+    /// Watch-list ([R17]): sends `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`.
+    ///
+    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub send_initial_events: bool,
     /// `labelSelector`.
     pub label_selector: Option<String>,
     /// `fieldSelector`.
     pub field_selector: Option<String>,
-    /// The longest event line accepted, in bytes (M16); `None` means
+    /// The longest event line accepted, in bytes ([M16]); `None` means
     /// [`DEFAULT_MAX_WATCH_LINE_BYTES`]. A longer line ends the stream with
     /// [`Error::LineTooLong`].
+    ///
+    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub max_line_bytes: Option<usize>,
     /// `shardSelector` (KEP-5866; [`Shard::selector`]).
     pub shard_selector: Option<String>,
     /// Filter events on the client: an event whose object is outside this shard is skipped
     /// before its object is decoded (for a server that ignores `shardSelector`, or one that
-    /// claims to apply it; S4 probes every sharded watch).
+    /// claims to apply it; [S4] probes every sharded watch).
+    ///
+    /// [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub client_shard: Option<Shard>,
 }
 
@@ -107,15 +125,20 @@ pub(crate) enum Probed<K> {
     /// An event to apply.
     Event(WatchEvent<K>),
     /// An event of an object outside the client shard, dropped before its decode. It is still
-    /// traffic on the connection: it proves the watch alive (R7) and counts as an event when
-    /// judging a very short watch (R10).
+    /// traffic on the connection: it proves the watch alive ([R7]) and counts as an event when
+    /// judging a very short watch ([R10]).
+    ///
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     Foreign,
 }
 
 /// A watch stream that also reports the events its client shard dropped ([`Probed`]).
 pub(crate) type ProbedStream<K> = BoxStream<'static, Result<Probed<K>>>;
 
-/// Checks a decoded object before it is handed on (R16); returns the unexpected kind.
+/// Checks a decoded object before it is handed on ([R16]); returns the unexpected kind.
+///
+/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 type ObjectCheck<K> = Arc<dyn Fn(&K) -> Option<String> + Send + Sync>;
 
 /// Which representation the server is asked for.
@@ -154,10 +177,13 @@ pub struct ListWatch<K> {
     fallback: proto::Fallback,
 }
 
-/// Bounds on reading a LIST body or an error body (T4): a half-open connection fails after
-/// `idle` without bytes, like a dead watch (R7), instead of freezing a relist for the kernel's
+/// Bounds on reading a LIST body or an error body ([T4]): a half-open connection fails after
+/// `idle` without bytes, like a dead watch ([R7]), instead of freezing a relist for the kernel's
 /// TCP timeout (about 15 minutes); a body above its cap fails with [`Error::BodyTooLarge`]
 /// instead of exhausting memory.
+///
+/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyLimits {
     /// The longest time without a byte of the body. Default [`DEFAULT_BODY_IDLE_TIMEOUT`].
@@ -168,7 +194,9 @@ pub struct BodyLimits {
     pub max_error_bytes: usize,
 }
 
-/// T4's default idle time of a body (docs/behaviour.md: 60 s).
+/// [T4]'s default idle time of a body (docs/behaviour.md: 60 s).
+///
+/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub const DEFAULT_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default cap of one LIST body: 4 GiB, far above a 500-object page (a few MiB) and above
 /// an unpaged relist of 200 000 realistic Pods.
@@ -186,8 +214,11 @@ impl Default for BodyLimits {
     }
 }
 
-/// Reads a whole body within `limits` (T4): fails when no bytes arrive for `limits.idle` or
-/// when the decoded body grows past `max` bytes (a gzip body counts decompressed, T3).
+/// Reads a whole body within `limits` ([T4]): fails when no bytes arrive for `limits.idle` or
+/// when the decoded body grows past `max` bytes (a gzip body counts decompressed, [T3]).
+///
+/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 async fn read_body(
     mut body: BodyReader,
     idle: Duration,
@@ -243,7 +274,9 @@ where
     K::DynamicType: Default,
 {
     /// A list-watcher for a typed resource; the namespace (or all namespaces) comes from the `Api`.
-    /// The typed decoder itself rejects objects of another kind (R16).
+    /// The typed decoder itself rejects objects of another kind ([R16]).
+    ///
+    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub fn new(api: Api<K>) -> Self {
         let dt = K::DynamicType::default();
         let kind = K::kind(&dt).into_owned();
@@ -263,8 +296,11 @@ where
     K: DeserializeOwned + Send + 'static,
 {
     /// A list-watcher that reads `S`'s endpoint (from the `Api`) into `K`: `S` itself for typed
-    /// resources ([`ListWatch::new`]), or a projection of `S` (P4), whose decoder skips every field
-    /// it does not declare and rejects objects of another kind (R16).
+    /// resources ([`ListWatch::new`]), or a projection of `S` ([P4]), whose decoder skips every field
+    /// it does not declare and rejects objects of another kind ([R16]).
+    ///
+    /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub fn of_source<S>(api: Api<S>) -> Self
     where
         S: Resource<DynamicType = ()> + 'static,
@@ -285,7 +321,9 @@ where
 
 impl ListWatch<DynamicObject> {
     /// A list-watcher for dynamic objects of the `ApiResource` the `Api` was built with.
-    /// Events whose `kind` differs from `resource.kind` are dropped (R16).
+    /// Events whose `kind` differs from `resource.kind` are dropped ([R16]).
+    ///
+    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub fn dynamic(api: Api<DynamicObject>, resource: &kube::discovery::ApiResource) -> Self {
         let mut lw = Self::from_parts(
             api.resource_url().to_string(),
@@ -307,8 +345,10 @@ where
     K: Resource + Send + 'static,
     K::DynamicType: Default,
 {
-    /// A metadata-only list-watcher: the server sends `PartialObjectMetadata` (M8). Objects of
+    /// A metadata-only list-watcher: the server sends `PartialObjectMetadata` ([M8]). Objects of
     /// `K`'s own kind are accepted too (a server that ignores the `as=` media type parameter).
+    ///
+    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn metadata(api: Api<K>) -> Self {
         let mut lw = Self::from_parts(
             api.resource_url().to_string(),
@@ -364,19 +404,23 @@ where
         self
     }
 
-    /// Whether LIST and WATCH ask for Kubernetes protobuf (T1). On by default for built-in
+    /// Whether LIST and WATCH ask for Kubernetes protobuf ([T1]). On by default for built-in
     /// kinds ([`new`](Self::new), [`of_source`](Self::of_source)), as client-go's typed clients
     /// and controller-runtime read them: several times faster to decode than JSON. Custom
     /// resources, [`dynamic`](Self::dynamic) and [`metadata`](Self::metadata) list-watchers are
     /// JSON only (kube-apiserver serves no protobuf for custom resources), and so is any
     /// list-watcher once a protobuf answer could not be decoded (a field of a newer
     /// Kubernetes version than this schema): it asks for JSON from then on.
+    ///
+    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn prefer_protobuf(mut self, on: bool) -> Self {
         self.protobuf = on;
         self
     }
 
-    /// Whether the next request asks for protobuf (T1).
+    /// Whether the next request asks for protobuf ([T1]).
+    ///
+    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn asks_for_protobuf(&self) -> bool {
         self.protobuf_message().is_some()
     }
@@ -387,10 +431,12 @@ where
             .filter(|_| self.protobuf && self.mode == Mode::Full && !self.fallback.to_json())
     }
 
-    /// Whether LIST and WATCH requests offer gzip (default on, T3). kube-apiserver then gzips
+    /// Whether LIST and WATCH requests offer gzip (default on, [T3]). kube-apiserver then gzips
     /// LIST bodies over 128 KiB and watch-list streams: 5-10x fewer bytes on the wire for some
     /// CPU on both ends. Turn it off where the network is free and the CPU is not (a server on
     /// the same machine), as client-go's `rest.Config.DisableCompression` does.
+    ///
+    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn accept_gzip(mut self, on: bool) -> Self {
         self.accept_gzip = on;
         self
@@ -404,15 +450,19 @@ where
         self.received.load(Ordering::Relaxed)
     }
 
-    /// How long a LIST or error body may make no progress and how large it may grow (T4).
+    /// How long a LIST or error body may make no progress and how large it may grow ([T4]).
+    ///
+    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn body_limits(mut self, limits: BodyLimits) -> Self {
         self.limits = limits;
         self
     }
 
-    /// Whether pages and events are decoded with exactly sized `Vec`s (default on, M8). The
+    /// Whether pages and events are decoded with exactly sized `Vec`s (default on, [M8]). The
     /// counting pass walks every array of a page; [`of_source`](Self::of_source) turns it off
     /// for projections, whose few small arrays do not repay a walk over the fields they skip.
+    ///
+    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn exact_capacity(mut self, on: bool) -> Self {
         self.exact_capacity = on;
         self
@@ -664,9 +714,12 @@ where
 }
 
 /// Whether a client built from `config` can carry the reflector's watches: its read timeout must be
-/// unset or longer than the longest watch (twice `min_watch_timeout`, raised to 5 min, R6) plus the
-/// 5 s dead-connection grace (R7). Check user-supplied configurations with this before building
+/// unset or longer than the longest watch (twice `min_watch_timeout`, raised to 5 min, [R6]) plus the
+/// 5 s dead-connection grace ([R7]). Check user-supplied configurations with this before building
 /// the `kube::Client` (a built `Client` no longer exposes its timeouts).
+///
+/// [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 pub fn read_timeout_fits(config: &kube::Config, min_watch_timeout: Duration) -> bool {
     let longest = min_watch_timeout.max(Duration::from_secs(300)) * 2 + Duration::from_secs(5);
     config.read_timeout.is_none_or(|t| t > longest)

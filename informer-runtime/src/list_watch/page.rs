@@ -1,6 +1,8 @@
 //! LIST pages: decoded (`ListPage`) and raw (`RawListPage`, whose items are decoded while the
-//! next page is fetched, R3), and the item pipeline between them (`PageItems`): walk, filter,
+//! next page is fetched, [R3]), and the item pipeline between them (`PageItems`): walk, filter,
 //! decode, one item at a time.
+//!
+//! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -24,7 +26,9 @@ pub struct ListPage<K> {
 }
 
 /// A LIST response whose body has arrived but whose items are not decoded yet, so the next page can
-/// be fetched while this one decodes (R3). Cloning it shares the body.
+/// be fetched while this one decodes ([R3]). Cloning it shares the body.
+///
+/// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 #[derive(Debug, Clone)]
 pub struct RawListPage<K> {
     pub(super) body: Bytes,
@@ -81,7 +85,9 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// continue token. On a decode error the items already handed out stay with `each`.
     ///
     /// A body without `items`, or whose `kind` is not the expected list kind, is an error
-    /// (M14), never an empty list; `items: null` is an empty list.
+    /// ([M14]), never an empty list; `items: null` is an empty list.
+    ///
+    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
         let mut items = self.items();
         for obj in &mut items {
@@ -94,10 +100,14 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// The page's objects, decoded one per `next` (the item pipeline): a walker finds each
     /// item's bytes without interpreting them, a client shard drops foreign items by a probed
     /// field before their decode (KEP-5866), and the decode builds `K` with exactly sized
-    /// `Vec`s (M8, unless turned off). Nothing is decoded ahead of the caller, so a consumer
+    /// `Vec`s ([M8], unless turned off). Nothing is decoded ahead of the caller, so a consumer
     /// that yields every few hundred objects bounds both memory and the time it holds a
-    /// worker, whatever the body's size (R3, issue 14 item 2). After the last item,
-    /// [`PageItems::finish`] checks the body was a list of the expected kind (M14).
+    /// worker, whatever the body's size ([R3], issue 14 item 2). After the last item,
+    /// [`PageItems::finish`] checks the body was a list of the expected kind ([M14]).
+    ///
+    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn items(&self) -> PageItems<'_, K> {
         let walk = match &self.proto {
             Some(p) => Walk::Protobuf(
@@ -160,8 +170,10 @@ impl<K> PageItems<'_, K> {
         self.skipped
     }
 
-    /// After the last item: the body's checks (M14), its `kind` and that it had `items`. An
+    /// After the last item: the body's checks ([M14]), its `kind` and that it had `items`. An
     /// error if the walk stopped early (a decode error, or a caller that did not read on).
+    ///
+    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn finish(self) -> Result<()> {
         if !self.done {
             return Err(Error::NotAList {

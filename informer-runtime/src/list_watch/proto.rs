@@ -1,4 +1,4 @@
-//! Kubernetes protobuf on the wire (T1): what a LIST or WATCH answer in
+//! Kubernetes protobuf on the wire ([T1]): what a LIST or WATCH answer in
 //! `application/vnd.kubernetes.protobuf` looks like, read with `informer-proto`.
 //!
 //! Built-in kinds are asked for in protobuf with JSON as the fallback, as client-go's typed
@@ -6,11 +6,14 @@
 //! around the list message, whose items the item pipeline walks by byte range (`page.rs`); a
 //! WATCH is a stream of length-prefixed `WatchEvent` frames ([`FrameDecoder`]). Objects decode
 //! straight into the cached form through `informer-proto`'s serde `Deserializer`, with no
-//! intermediate value (T2).
+//! intermediate value ([T2]).
 //!
 //! A protobuf answer this schema cannot read (a field of a newer Kubernetes version, say) is an
 //! error once: the list-watcher then asks for JSON from its next request on ([`Fallback`]), so
 //! a schema gap costs a retry, never the informer.
+//!
+//! [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+//! [T2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -2,9 +2,12 @@
 //! which types can be cached at all ([`Object`], with the scope it is listed in, [`ScopeKind`]).
 //!
 //! The runtime is generic over this trait rather than over `kube::Resource`, whose `meta()` hands
-//! out a full `ObjectMeta`: a projection (P4, P6) keeps a slim, interned metadata of its own and
+//! out a full `ObjectMeta`: a projection ([P4], [P6]) keeps a slim, interned metadata of its own and
 //! still has the source object's key, UID and resourceVersion. Every `kube::Resource` implements
 //! [`Meta`] through its `ObjectMeta`; `#[derive(Projection)]` implements it for projections.
+//!
+//! [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 mod scope;
 
@@ -15,11 +18,15 @@ use kube::core::{Expression, Selector};
 
 pub use scope::ScopeKind;
 
-/// The metadata the cache needs from an object (X1 keys, R* resourceVersions, L1 label selection,
-/// M8 reuse of unchanged objects).
+/// The metadata the cache needs from an object ([X1] keys, R* resourceVersions, [L1] label selection,
+/// [M8] reuse of unchanged objects).
 ///
 /// The methods carry an `object_` prefix so that they never clash with `kube::ResourceExt`'s
 /// `name_any()`, `namespace()` or `uid()` on types that implement both.
+///
+/// [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+/// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+/// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 pub trait Meta: Send + Sync + 'static {
     /// `metadata.name`.
     fn object_name(&self) -> Option<&str>;
@@ -36,7 +43,10 @@ pub trait Meta: Send + Sync + 'static {
     fn object_meta(&self) -> Option<&ObjectMeta> {
         None
     }
-    /// The full `ObjectMeta`, mutably, for transforms (D8, F8); projections return `None`.
+    /// The full `ObjectMeta`, mutably, for transforms ([D8], [F8]); projections return `None`.
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     fn object_meta_mut(&mut self) -> Option<&mut ObjectMeta> {
         None
     }
@@ -71,9 +81,11 @@ impl<K: kube::Resource + Send + Sync + 'static> Meta for K {
 }
 
 /// The scope of an object's kind: `NamespaceResourceScope`, `ClusterResourceScope` or
-/// `DynamicResourceScope`. Listers offer `namespaced(ns)` or `get(name)` by it (L4).
+/// `DynamicResourceScope`. Listers offer `namespaced(ns)` or `get(name)` by it ([L4]).
 ///
 /// Every `kube::Resource` has its own; a projection has its source kind's.
+///
+/// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
 pub trait HasScope {
     /// The scope type.
     type Scope;
@@ -83,7 +95,9 @@ impl<K: kube::Resource> HasScope for K {
     type Scope = <K as kube::Resource>::Scope;
 }
 
-/// A named index function without captures, as generated code declares them (X2).
+/// A named index function without captures, as generated code declares them ([X2]).
+///
+/// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
 pub type StaticIndexer<K> = (&'static str, fn(&K) -> Vec<String>);
 
 /// Every type the factory can build a typed informer for.
@@ -91,14 +105,20 @@ pub type StaticIndexer<K> = (&'static str, fn(&K) -> Vec<String>);
 /// Two kinds of types are objects:
 /// - every `kube::Resource` with a static type and a known scope (k8s-openapi types, kube
 ///   `CustomResource`s): its own [`Source`](Object::Source), through a blanket impl;
-/// - projections (`#[derive(Projection)]`, P4): a slim struct decoded straight from the wire
+/// - projections (`#[derive(Projection)]`, [P4]): a slim struct decoded straight from the wire
 ///   of its source kind, whose endpoint the informer lists and watches.
+///
+/// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub trait Object:
     Meta + HasScope<Scope: ScopeKind> + Clone + serde::de::DeserializeOwned + fmt::Debug
 {
     /// The kind whose endpoint is listed and watched, and whose group, version and plural name
-    /// the informer (F1) and its lister's errors (L3): `Self` for Kubernetes types, the source
-    /// kind for projections (P6: same key, UID and resourceVersion as the source object).
+    /// the informer ([F1]) and its lister's errors ([L3]): `Self` for Kubernetes types, the source
+    /// kind for projections ([P6]: same key, UID and resourceVersion as the source object).
+    ///
+    /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     type Source: kube::Resource<DynamicType = (), Scope = <Self as HasScope>::Scope>
         + Clone
         + serde::de::DeserializeOwned
@@ -108,7 +128,9 @@ pub trait Object:
         + 'static;
 
     /// Indexes the type declares for itself (a projection's `#[projection(index(...))]`), which
-    /// [`SharedInformerFactory::informer_for`](crate::SharedInformerFactory::informer_for) registers (X2). None for Kubernetes types.
+    /// [`SharedInformerFactory::informer_for`](crate::SharedInformerFactory::informer_for) registers ([X2]). None for Kubernetes types.
+    ///
+    /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     fn indexers() -> &'static [StaticIndexer<Self>] {
         &[]
     }
@@ -190,7 +212,9 @@ mod tests {
     }
 
     proptest! {
-        /// L1: matching through `object_label` agrees with kube's `Selector::matches` on maps.
+        /// [L1]: matching through `object_label` agrees with kube's `Selector::matches` on maps.
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[test]
         fn label_matcher_agrees_with_kube_selector(
             selector in selector_strategy(),

@@ -1,4 +1,6 @@
-//! Interned strings ([`IStr`]): equal strings of the cache share one allocation (P3).
+//! Interned strings ([`IStr`]): equal strings of the cache share one allocation ([P3]).
+//!
+//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::borrow::Borrow;
 use std::collections::HashSet;
@@ -14,7 +16,7 @@ use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 
 /// An interned, immutable string: 8 bytes inline (a thin pointer; `Option<IStr>` is 8 bytes too),
-/// and one shared allocation per distinct value across every cached object (P3).
+/// and one shared allocation per distinct value across every cached object ([P3]).
 ///
 /// Use it in projections for strings that repeat across objects: label and annotation keys and
 /// values, namespaces, owner kinds and names, images, condition types and reasons. Unique strings
@@ -28,6 +30,8 @@ use serde::{Serialize, Serializer};
 /// assert_eq!(a, b);
 /// assert!(IStr::ptr_eq(&a, &b));
 /// ```
+///
+/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IStr(ArcStr);
 
@@ -143,7 +147,9 @@ impl<'de> Deserialize<'de> for IStr {
 /// Sharded by hash so that page decodes on several workers rarely contend. A shard drops the
 /// strings no object uses any more whenever it has doubled since its last sweep, so the interner
 /// holds at most about twice the strings in use (plus a small constant per shard) and its memory
-/// follows the cache down when objects leave it (P3). [`Interner::sweep`] frees them at once.
+/// follows the cache down when objects leave it ([P3]). [`Interner::sweep`] frees them at once.
+///
+/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub struct Interner {
     shards: Box<[Mutex<Shard>]>,
     /// Picks the shard. foldhash, seeded per process: interned text comes from the API server,

@@ -5,10 +5,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{IStr, StrMap};
 
-/// The slim metadata of a projection (P4): name, namespace, uid, resourceVersion, generation,
+/// The slim metadata of a projection ([P4]): name, namespace, uid, resourceVersion, generation,
 /// labels, annotations, owner references, deletion timestamp and finalizers.
 ///
-/// Everything else in `ObjectMeta` (managedFields above all: 2-4 KiB per Pod, M8) is skipped by
+/// Everything else in `ObjectMeta` (managedFields above all: 2-4 KiB per Pod, [M8]) is skipped by
 /// the decoder, never materialised. Repeating strings are interned ([`IStr`], [`StrMap`]); the
 /// name, UID and resourceVersion, unique per object, are exact boxed strings.
 ///
@@ -21,6 +21,9 @@ use super::{IStr, StrMap};
 /// assert_eq!(meta.labels.get("app"), Some("web"));
 /// assert_eq!(meta.resource_version.as_deref(), Some("42"));
 /// ```
+///
+/// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+/// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SlimMeta {

@@ -1,4 +1,4 @@
-//! Projections: slim structs decoded straight from the wire of a source kind (P4-P7).
+//! Projections: slim structs decoded straight from the wire of a source kind ([P4]-[P7]).
 //!
 //! A projection declares only the fields a controller reads, and `#[derive(Projection)]`
 //! (informer-derive, re-exported as `informer_runtime::Projection` with the `derive` feature)
@@ -44,19 +44,26 @@
 //!   name from its JSON name (snake case: `pod_ip` is `podIP`, `type_` is `type`, `ref_path` is
 //!   `$ref`), so for them a key matches a field when both are equal ignoring ASCII case, `_` and
 //!   `-` ([`JsonNames::Normalized`]).
-//! - **Decoding (P4).** Fields the projection does not declare are skipped by the decoder
+//! - **Decoding ([P4]).** Fields the projection does not declare are skipped by the decoder
 //!   (serde's `IgnoredAny`), never materialised. An absent or `null` field is `None` for an
 //!   `Option` field and the type's default otherwise. A top-level projection rejects an object
-//!   whose `kind` is not its source's (R16).
-//! - **Checked at compile time (P5).** Each field must exist in the source type under the same
+//!   whose `kind` is not its source's ([R16]).
+//! - **Checked at compile time ([P5]).** Each field must exist in the source type under the same
 //!   Rust name and have a JSON name there, with a type that can hold it: [`ProjectFrom`] lists the
 //!   compatible pairs (the same scalar, a compact form such as [`IStr`] for `String` or `Box<[T]>`
 //!   for `Vec<S>`, or a nested projection of the field's type). Two fields that would read the
 //!   same JSON key (the same name once normalized, for a [`JsonNames::Normalized`] source) are
 //!   rejected too. A mistake is a compile error at the field.
-//! - **Same identity (P6).** A top-level projection has a `metadata` field ([`SlimMeta`], or a
+//! - **Same identity ([P6]).** A top-level projection has a `metadata` field ([`SlimMeta`], or a
 //!   full `ObjectMeta`); its key, UID and resourceVersion are the source object's, so every R*,
 //!   D* and H* rule holds for its informer unchanged.
+//!
+//! [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//!
+//! [P7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 mod intern;
 pub(crate) mod map;
@@ -173,8 +180,10 @@ impl<T: k8s_openapi::DeepMerge + ?Sized> ProjectionSource for T {
     const JSON_NAMES: JsonNames = JsonNames::Normalized;
 }
 
-/// How a projection reads its identity from its `metadata` field (P6): implemented by
+/// How a projection reads its identity from its `metadata` field ([P6]): implemented by
 /// [`SlimMeta`] and by the full `ObjectMeta`.
+///
+/// [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub trait ProjectedMeta: Send + Sync + 'static {
     /// `metadata.name`.
     fn name(&self) -> Option<&str>;
@@ -244,7 +253,9 @@ pub mod __derive {
     pub use super::*;
 
     /// A source field, its type fixed by the argument, so that [`SourceField::holds`] reports an
-    /// incompatible projection type through [`ProjectFrom`]'s message (P5).
+    /// incompatible projection type through [`ProjectFrom`]'s message ([P5]).
+    ///
+    /// [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     pub struct SourceField<'a, S>(pub &'a S);
 
     impl<S> SourceField<'_, S> {
@@ -256,7 +267,9 @@ pub mod __derive {
     pub enum Key {
         /// The declared field with this index.
         Field(usize),
-        /// `kind`, checked against the source kind (R16).
+        /// `kind`, checked against the source kind ([R16]).
+        ///
+        /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
         Kind,
         /// Anything else: skipped.
         Other,
@@ -344,7 +357,9 @@ pub mod __derive {
         matches!(names, JsonNames::Exact(_))
     }
 
-    /// What [`check_field`] found wrong with a field (P5).
+    /// What [`check_field`] found wrong with a field ([P5]).
+    ///
+    /// [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     pub enum FieldCheck {
         /// Nothing.
         Ok,
@@ -410,7 +425,9 @@ pub mod __derive {
         true
     }
 
-    /// Reads the value of `kind` and fails unless it is `expected` (R16).
+    /// Reads the value of `kind` and fails unless it is `expected` ([R16]).
+    ///
+    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub fn check_kind<'de, A: MapAccess<'de>>(map: &mut A, expected: &str) -> Result<(), A::Error> {
         let kind: std::borrow::Cow<'de, str> = map.next_value::<BorrowedOrOwned<'de>>()?.0;
         if kind != expected {

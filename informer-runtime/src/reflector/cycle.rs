@@ -1,9 +1,18 @@
 //! The driver of the reflector's state machine (`state.rs`): it performs each [`Action`] the
 //! pure `step` returns (LIST and replace, watch-list stream, WATCH, backoff) and feeds back the
 //! [`Event`] it observed. It makes no decision of its own: which request comes next, at which
-//! RV, after which delay, is `step`'s and the error table's (R1-R23). What it does do is the I/O
-//! around a decision: applying watch events to the store (R5, R8, R16), the resync timer (R22),
-//! the dead-connection timer (R7), logging and counting.
+//! RV, after which delay, is `step`'s and the error table's ([R1]-[R23]). What it does do is the I/O
+//! around a decision: applying watch events to the store ([R5], [R8], [R16]), the resync timer ([R22]),
+//! the dead-connection timer ([R7]), logging and counting.
+//!
+//! [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//!
+//! [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -124,13 +133,18 @@ where
     }
 
     /// One backoff delay, at least the server's `Retry-After` capped at the backoff maximum
-    /// (R1, R13, item 7).
+    /// ([R1], [R13], item 7).
+    ///
+    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     fn backoff_delay(&mut self, floor: Option<Duration>) -> Duration {
         let floor = retry_after_floor(floor, self.io.config.backoff.cap);
         self.backoff.next_delay().max(floor)
     }
 
-    /// R1: every cycle after the first starts after one backoff delay.
+    /// [R1]: every cycle after the first starts after one backoff delay.
+    ///
+    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     async fn back_off(&mut self, floor: Option<Duration>) -> Event {
         let delay = self.backoff_delay(floor);
         debug!(?delay, "backing off before the next list+watch cycle");
@@ -141,13 +155,17 @@ where
         }
     }
 
-    /// Publishes `rv` as the last synced RV (R23).
+    /// Publishes `rv` as the last synced RV ([R23]).
+    ///
+    /// [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     fn set_rv(&self, rv: &str) {
         *self.io.shared.last_sync_rv.write() = Some(rv.to_string());
     }
 
-    /// Replaces the store with a complete list at `rv` (D5) and publishes the RV; the first
+    /// Replaces the store with a complete list at `rv` ([D5]) and publishes the RV; the first
     /// complete list is the initial list, the rest are relists.
+    ///
+    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn replace(&mut self, items: Vec<Keyed<K>>, rv: &str, what: &str) -> Result<(), StoreError> {
         match self.io.store.replace_shared(items, rv.to_string()) {
             Err(StoreError::Closed) => return Err(StoreError::Closed),
@@ -162,7 +180,11 @@ where
         Ok(())
     }
 
-    /// [`Action::List`]: the whole list at `rv`, then `replace` (R2-R4).
+    /// [`Action::List`]: the whole list at `rv`, then `replace` ([R2]-[R4]).
+    ///
+    /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    ///
+    /// [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     async fn list(&mut self, rv: String, limit: Option<u32>) -> Event {
         let span = tracing::info_span!(
             "list",
@@ -204,8 +226,12 @@ where
         }
     }
 
-    /// [`Action::Stream`]: a watch-list stream at `rv` up to its bookmark (R17-R20); the
+    /// [`Action::Stream`]: a watch-list stream at `rv` up to its bookmark ([R17]-[R20]); the
     /// connection, once synced, for [`Action::ConsumeStream`].
+    ///
+    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    ///
+    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     async fn stream(&mut self, rv: String) -> (Event, Option<ActiveWatch<K>>) {
         let started = Instant::now();
         match watch_list::initial(&self.io, rv).await {
@@ -241,7 +267,9 @@ where
         }
     }
 
-    /// [`Action::ConsumeStream`]: live events on the watch-list connection (R17).
+    /// [`Action::ConsumeStream`]: live events on the watch-list connection ([R17]).
+    ///
+    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     async fn consume_stream(&mut self, synced: Option<ActiveWatch<K>>, rv: String) -> Event {
         match synced {
             Some(w) => {
@@ -325,8 +353,12 @@ where
     }
 
     /// Applies the watch's events until it ends; returns how, the events it received (those
-    /// the client shard dropped included: they are traffic, R7 and R10) and the newest RV it
-    /// recorded (R8).
+    /// the client shard dropped included: they are traffic, [R7] and [R10]) and the newest RV it
+    /// recorded ([R8]).
+    ///
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     async fn consume(
         &mut self,
         w: &mut ActiveWatch<K>,
@@ -398,8 +430,10 @@ where
         }
     }
 
-    /// Transforms a watched object (D8), keys it and shares it, finished, with `write`; a
+    /// Transforms a watched object ([D8]), keys it and shares it, finished, with `write`; a
     /// transform that panics drops the object (item 5) and writes nothing.
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn finish_then(
         &self,
         mut obj: K,
@@ -415,8 +449,11 @@ where
         }
     }
 
-    /// Applies one watch event to the store (R5) and publishes its RV if the gate admits it
-    /// (R8); returns that RV. Err means the store closed.
+    /// Applies one watch event to the store ([R5]) and publishes its RV if the gate admits it
+    /// ([R8]); returns that RV. Err means the store closed.
+    ///
+    /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     fn apply(
         &self,
         ev: WatchEvent<K>,
@@ -605,8 +642,11 @@ mod tests {
         );
     }
 
-    /// R7 (issue 25 item 14): an event the client shard dropped is traffic: it restarts the
-    /// dead-connection timer and counts as an event (R10).
+    /// [R7] (issue 25 item 14): an event the client shard dropped is traffic: it restarts the
+    /// dead-connection timer and counts as an event ([R10]).
+    ///
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[tokio::test(start_paused = true)]
     async fn r7_r10_an_event_dropped_by_the_client_shard_keeps_the_watch_alive() {
         let store = Arc::new(Ops::default());

@@ -1,22 +1,39 @@
-//! The reflector: list, then watch, and keep a [`ReflectorStore`] in step with the API server (docs/behaviour.md §1, R1–R23).
+//! The reflector: list, then watch, and keep a [`ReflectorStore`] in step with the API server (docs/behaviour.md §1, [R1]–[R23]).
 //!
 //! One [`Reflector`] runs list+watch *cycles* until its `CancellationToken` is cancelled:
 //!
-//! 1. Initial state: a paged LIST (R2–R4, R11) or, with [`InitialListStrategy::StreamingList`], a
-//!    watch-list stream (R17–R20), ending in one `store.replace_shared(items, rv)`.
-//! 2. Watch from that RV, re-watching in place after normal ends (R9), 429s (R13) and, inside the
-//!    R14 window, internal errors. Bookmarks go to `store.bookmark` (R5). The resync timer (R22)
+//! 1. Initial state: a paged LIST ([R2]–[R4], [R11]) or, with [`InitialListStrategy::StreamingList`], a
+//!    watch-list stream ([R17]–[R20]), ending in one `store.replace_shared(items, rv)`.
+//! 2. Watch from that RV, re-watching in place after normal ends ([R9]), 429s ([R13]) and, inside the
+//!    [R14] window, internal errors. Bookmarks go to `store.bookmark` ([R5]). The resync timer ([R22])
 //!    ticks alongside.
-//! 3. Errors that end the cycle (R10, R12, R15) start the next cycle after one backoff delay (R1).
+//! 3. Errors that end the cycle ([R10], [R12], [R15]) start the next cycle after one backoff delay ([R1]).
 //!
 //! Inside, it is an explicit state machine: a pure `step` from (state, event) to (state, action)
 //! decides everything, with one table from error class to answer for the LIST, WATCH and
 //! watch-list paths; a driver performs the actions. Objects reach the store finished:
-//! transformed once as they are decoded (D8) and shared as the `Arc` the cache will hold.
+//! transformed once as they are decoded ([D8]) and shared as the `Arc` the cache will hold.
 //!
 //! Retryability of [`Error`]: every variant is retried by the reflector itself except
 //! [`Error::StoreClosed`], which stops it. The errors are reported through
 //! [`ReflectorConfig::watch_error_handler`] and the log; `run` never returns them.
+//!
+//! [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 mod backoff;
 mod cycle;
@@ -47,37 +64,60 @@ use crate::store::{Keyed, ReflectorStore, StoreError};
 /// reflector (the comment on each says how); they reach users through the watch error handler.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A LIST failed. 410/"too large RV": relist at once at `""` (R11); otherwise a new cycle after
-    /// backoff (R15).
+    /// A LIST failed. 410/"too large RV": relist at once at `""` ([R11]); otherwise a new cycle after
+    /// backoff ([R15]).
+    ///
+    /// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("list failed: {0}")]
     List(#[source] list_watch::Error),
-    /// A WATCH could not start. 429/connection refused: re-watch at the same RV after backoff (R13);
-    /// 410: relist at the last RV after backoff (R12); otherwise R14/R15.
+    /// A WATCH could not start. 429/connection refused: re-watch at the same RV after backoff ([R13]);
+    /// 410: relist at the last RV after backoff ([R12]); otherwise [R14]/R15.
+    ///
+    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("watch failed to start: {0}")]
     WatchStart(#[source] list_watch::Error),
     /// A running watch failed: an `ERROR` event, a malformed line, a cut chunk or a broken connection.
-    /// Handled by class like [`Error::WatchStart`]; a cut chunk or broken connection re-watches (R9).
+    /// Handled by class like [`Error::WatchStart`]; a cut chunk or broken connection re-watches ([R9]).
+    ///
+    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("watch failed: {0}")]
     Watch(#[source] list_watch::Error),
-    /// A watch event carried an object of another kind or a `Table` and was dropped (R16).
+    /// A watch event carried an object of another kind or a `Table` and was dropped ([R16]).
+    ///
+    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("dropped event: {0}")]
     UnexpectedObject(#[source] list_watch::Error),
-    /// The watch ended within 1 s without any event (R10): a new cycle after backoff.
+    /// The watch ended within 1 s without any event ([R10]): a new cycle after backoff.
+    ///
+    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("very short watch: ended after {0:?} without events")]
     VeryShortWatch(Duration),
-    /// The watch sent nothing for its timeout plus 5 s (R7): treated as a normal close (R9).
+    /// The watch sent nothing for its timeout plus 5 s ([R7]): treated as a normal close ([R9]).
+    ///
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("watch sent nothing for {0:?}; treating the connection as dead")]
     DeadWatch(Duration),
-    /// The watch-list stream did not deliver its `initial-events-end` bookmark (R20): falls back to a
+    /// The watch-list stream did not deliver its `initial-events-end` bookmark ([R20]): falls back to a
     /// paged LIST in the same cycle and stays on paged LIST.
+    ///
+    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("watch-list stream abandoned: {0}")]
     WatchListIncomplete(String),
-    /// `store.resync()` failed (R22): ends the current watch; a new cycle after backoff.
+    /// `store.resync()` failed ([R22]): ends the current watch; a new cycle after backoff.
+    ///
+    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("resync failed: {0}")]
     Resync(#[source] StoreError),
-    /// A paged LIST did not end (M15): the server repeated a `continue` token, or sent more than
+    /// A paged LIST did not end ([M15]): the server repeated a `continue` token, or sent more than
     /// [`ReflectorConfig::max_list_pages`] pages. The pages read so far are dropped; a new cycle
-    /// after backoff (R15).
+    /// after backoff ([R15]).
+    ///
+    /// [M15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("paged list abandoned after {pages} pages: {reason}")]
     EndlessList {
         /// Pages received in this list.
@@ -98,17 +138,25 @@ pub const DEFAULT_MAX_LIST_PAGES: u32 = 10_000;
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// How the initial state of a cycle is obtained (R21).
+/// How the initial state of a cycle is obtained ([R21]).
+///
+/// [R21]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum InitialListStrategy {
     /// A (paged) LIST, then a WATCH from its RV. The default.
     #[default]
     ListWatch,
-    /// A watch-list stream (`sendInitialEvents=true`, KEP-3157, R17), falling back to paged LIST (R19, R20).
+    /// A watch-list stream (`sendInitialEvents=true`, KEP-3157, [R17]), falling back to paged LIST ([R19], [R20]).
+    ///
+    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     StreamingList,
 }
 
-/// Callback deciding on each resync tick whether to resync (the informer's handlers decide, Y4).
+/// Callback deciding on each resync tick whether to resync (the informer's handlers decide, [Y4]).
+///
+/// [Y4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
 pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Callback told about every error (client-go `SetWatchErrorHandler`).
@@ -119,28 +167,50 @@ pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
 pub struct ReflectorConfig {
     /// A name for logs and spans; defaults to the list-watcher's URL path when empty.
     pub name: String,
-    /// LIST page size (R3); `0` disables paging. Default 500.
+    /// LIST page size ([R3]); `0` disables paging. Default 500.
+    ///
+    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub page_size: u32,
-    /// The most pages one LIST may take before it is abandoned as endless (M15); `0` means no
+    /// The most pages one LIST may take before it is abandoned as endless ([M15]); `0` means no
     /// limit. Default [`DEFAULT_MAX_LIST_PAGES`]. A repeated `continue` token ends a list
     /// whatever this is.
+    ///
+    /// [M15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub max_list_pages: u32,
-    /// RV of the first LIST (R2, M6). Default `"0"` (served by the watch cache); `""` forces a quorum read.
+    /// RV of the first LIST ([R2], [M6]). Default `"0"` (served by the watch cache); `""` forces a quorum read.
+    ///
+    /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [M6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub initial_list_rv: String,
-    /// Backoff between cycles and before R13 re-watches (R1).
+    /// Backoff between cycles and before [R13] re-watches ([R1]).
+    ///
+    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub backoff: BackoffConfig,
-    /// Initial-list strategy (R21). Default [`InitialListStrategy::ListWatch`].
+    /// Initial-list strategy ([R21]). Default [`InitialListStrategy::ListWatch`].
+    ///
+    /// [R21]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub strategy: InitialListStrategy,
-    /// Idle time before a watch-list stream without `initial-events-end` is abandoned (R20). Default 30 s.
+    /// Idle time before a watch-list stream without `initial-events-end` is abandoned ([R20]). Default 30 s.
+    ///
+    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub watch_list_idle_timeout: Duration,
-    /// The longest watch event line accepted, in bytes (M16): a longer line ends the watch as
+    /// The longest watch event line accepted, in bytes ([M16]): a longer line ends the watch as
     /// a broken stream. Default [`DEFAULT_MAX_WATCH_LINE_BYTES`] (16 MiB, as client-go).
+    ///
+    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub max_watch_line_bytes: usize,
-    /// Minimum watch timeout; each watch asks for `[m, 2m)` with `m` at least 5 min (R6). Default 5 min.
+    /// Minimum watch timeout; each watch asks for `[m, 2m)` with `m` at least 5 min ([R6]). Default 5 min.
+    ///
+    /// [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub min_watch_timeout: Duration,
-    /// Window in which 500s on a watch are retried at once (R14). Default 0: never.
+    /// Window in which 500s on a watch are retried at once ([R14]). Default 0: never.
+    ///
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub max_internal_error_retry: Duration,
-    /// Resync period (R22); zero disables the timer. Default 0.
+    /// Resync period ([R22]); zero disables the timer. Default 0.
+    ///
+    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub resync_period: Duration,
     /// Asked on each resync tick; `None` means always resync.
     pub should_resync: Option<ShouldResync>,
@@ -153,10 +223,12 @@ pub struct ReflectorConfig {
     /// Cache only this slice of the collection (KEP-5866, see [`crate::shard`]): sent as
     /// `shardSelector` on every LIST and WATCH, and applied on the client to every LIST page
     /// whose `shardInfo.selector` is missing or differs from the one sent, and to every watch
-    /// event (S4: a filtering server sends no foreign event, so the probe costs nothing there).
+    /// event ([S4]: a filtering server sends no foreign event, so the probe costs nothing there).
     /// A sharded reflector starts with a paged LIST even under
     /// [`InitialListStrategy::StreamingList`], since only a LIST answer says whether the server
     /// applied the selector. Default `None`.
+    ///
+    /// [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub shard: Option<Shard>,
 }
 
@@ -215,11 +287,20 @@ pub struct ReflectorCounters {
     pub relists: u64,
     /// WATCH requests sent (watch-list streams included).
     pub watch_requests: u64,
-    /// Watches restarted within a cycle without relisting (R9, R13, R14).
+    /// Watches restarted within a cycle without relisting ([R9], [R13], [R14]).
+    ///
+    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub rewatches: u64,
-    /// Watch-list streams abandoned for a paged LIST (R19, R20).
+    /// Watch-list streams abandoned for a paged LIST ([R19], [R20]).
+    ///
+    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub watch_list_fallbacks: u64,
-    /// Resyncs triggered (R22).
+    /// Resyncs triggered ([R22]).
+    ///
+    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub resyncs: u64,
     /// Errors handled.
     pub errors: u64,
@@ -282,13 +363,15 @@ fn bump(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
 }
 
-/// D8/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, keyed
+/// [D8]/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, keyed
 /// once, then shared through the store (which reuses its cached `Arc` for an unchanged object),
 /// so an initial list is never held untransformed, nor twice, and no store builds the key again.
 ///
 /// Item 8: an object without a key (no `metadata.name`, or one its transform removed) is
 /// dropped here, alone, and counted, so it can neither make the store refuse the whole list nor
 /// reach the store at all. `None` when the object was dropped.
+///
+/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 fn finish_listed<K: crate::object::Meta>(
     store: &dyn ReflectorStore<K>,
     shared: &Shared,
@@ -385,7 +468,9 @@ impl fmt::Debug for ReflectorHandle {
 }
 
 impl ReflectorHandle {
-    /// The RV of the last list, watch event or bookmark the store received (R23); `None` before the first list.
+    /// The RV of the last list, watch event or bookmark the store received ([R23]); `None` before the first list.
+    ///
+    /// [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub fn last_sync_resource_version(&self) -> Option<String> {
         self.shared.last_sync_rv.read().clone()
     }
@@ -474,7 +559,9 @@ where
         self.handle.clone()
     }
 
-    /// The last synced RV (R23); see [`ReflectorHandle::last_sync_resource_version`].
+    /// The last synced RV ([R23]); see [`ReflectorHandle::last_sync_resource_version`].
+    ///
+    /// [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub fn last_sync_resource_version(&self) -> Option<String> {
         self.handle.last_sync_resource_version()
     }

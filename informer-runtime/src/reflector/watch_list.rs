@@ -1,4 +1,7 @@
-//! The watch-list initial state (KEP-3157, R17–R20): one stream delivers the initial objects, then live events.
+//! The watch-list initial state (KEP-3157, [R17]–[R20]): one stream delivers the initial objects, then live events.
+//!
+//! [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use std::collections::HashMap;
 
@@ -23,7 +26,9 @@ pub(super) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 /// to a paged LIST, R15) is the state machine's decision (`state.rs`).
 pub(super) enum Streamed<K> {
     /// The initial-events-end bookmark arrived: the objects to `replace` with, and the same
-    /// connection for live events, started at the bookmark's RV (R17).
+    /// connection for live events, started at the bookmark's RV ([R17]).
+    ///
+    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     Synced {
         watch: ActiveWatch<K>,
         items: Vec<Keyed<K>>,
@@ -33,7 +38,9 @@ pub(super) enum Streamed<K> {
     /// The stream failed before its bookmark.
     Failed(list_watch::Error),
     /// The stream closed (`idle` false), or sent no initial event for the idle timeout (`idle`
-    /// true), before its bookmark (R20); why.
+    /// true), before its bookmark ([R20]); why.
+    ///
+    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     Incomplete { reason: String, idle: bool },
     /// Cancelled.
     Cancelled,

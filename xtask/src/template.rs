@@ -1,0 +1,276 @@
+//! `cargo xtask template`: the README's "Use it in your crate" steps, run as a user would.
+//!
+//! `templates/operator/` is a user's crate (a Widget CRD, a controller owning ConfigMaps, a test
+//! on informer-testserver) that depends on the informer-rs crates by version, as from crates.io.
+//! This copies it to a temporary directory outside the workspace (so this repository's
+//! `.cargo/config.toml`, which sets `K8S_OPENAPI_ENABLED_VERSION`, does not apply), points the
+//! `informer-*` dependencies at the local crates by path, and runs `cargo test` there with no
+//! informer-rs or Cargo variables in the environment. It starts from the workspace's `Cargo.lock`
+//! (the same dependency versions, already downloaded) and builds into `<target>/template-operator`,
+//! kept between runs with its copy, so a second run finds the build fresh.
+//!
+//! A second copy asks for another Kubernetes version in `informer-gen.toml` than its k8s-openapi
+//! feature enables; its build must fail naming both. It also checks that every README block marked `<!-- template: <file> -->` appears verbatim
+//! in that file of the template, so the README shows exactly what is tested.
+
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail, ensure};
+
+use crate::project_root;
+
+/// The template crate, relative to the workspace root.
+const TEMPLATE: &str = "templates/operator";
+
+/// Checks the README against the template, then builds and tests a copy of it.
+pub(crate) fn run() -> anyhow::Result<()> {
+    let root = project_root();
+    let template = root.join(TEMPLATE);
+    readme_matches(&root)?;
+    let copy = std::env::temp_dir().join(format!(
+        "informer-rs-template-{:016x}",
+        BuildHasherDefault::<DefaultHasher>::default().hash_one(&root)
+    ));
+    // Kept between runs, and only changed files are written, so that Cargo finds the last
+    // build fresh.
+    sync_dir(&template, &copy)?;
+    let text = std::fs::read_to_string(template.join("Cargo.toml"))?;
+    write_if_changed(&copy.join("Cargo.toml"), &local_paths(&text, &root)?)?;
+    std::fs::copy(root.join("Cargo.lock"), copy.join("Cargo.lock"))?;
+
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), PathBuf::from)
+        .join("template-operator");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["test"]).current_dir(&copy);
+    clean_env(&mut cmd, &target);
+    eprintln!(
+        "template: cargo test in {} (target {})",
+        copy.display(),
+        target.display()
+    );
+    let start = Instant::now();
+    let status = cmd.status().context("running cargo test on the template")?;
+    eprintln!("template: took {:.0} s", start.elapsed().as_secs_f64());
+    ensure!(status.success(), "the template crate failed: {status}");
+    mismatch_is_refused(&copy, &target)
+}
+
+/// A second copy whose `informer-gen.toml` asks for another Kubernetes version than the
+/// `v1_37` feature: its build script must fail naming both. It shares the target directory, so
+/// only the build script runs again.
+fn mismatch_is_refused(copy: &Path, target: &Path) -> anyhow::Result<()> {
+    let mismatch = copy.with_extension("mismatch");
+    sync_dir(copy, &mismatch)?;
+    let lock = std::fs::read_to_string(copy.join("Cargo.lock"))?;
+    write_if_changed(&mismatch.join("Cargo.lock"), &lock)?;
+    let config = std::fs::read_to_string(copy.join("informer-gen.toml"))?;
+    write_if_changed(
+        &mismatch.join("informer-gen.toml"),
+        &format!("{config}k8s-version = \"1.36\"\n"),
+    )?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--lib"]).current_dir(&mismatch);
+    clean_env(&mut cmd, target);
+    let out = cmd
+        .output()
+        .context("running cargo build on the mismatching copy")?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(
+        !out.status.success()
+            && stderr
+                .contains("Kubernetes 1.36 was asked for by `k8s-version` in informer-gen.toml")
+            && stderr.contains("built for Kubernetes 1.37 (the `v1_37` feature"),
+        "a k8s-version that differs from the enabled feature must fail the build naming both:\n{stderr}"
+    );
+    eprintln!("template: k8s-version = \"1.36\" beside the v1_37 feature is refused");
+    Ok(())
+}
+
+/// What a user's shell has: none of the variables this workspace or an outer cargo sets; the
+/// build goes to `target`.
+fn clean_env(cmd: &mut Command, target: &Path) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if (name.starts_with("CARGO_") && name != "CARGO_HOME")
+            || name == "K8S_OPENAPI_ENABLED_VERSION"
+            || name.starts_with("INFORMER_")
+        {
+            cmd.env_remove(name.as_ref());
+        }
+    }
+    cmd.env("CARGO_TARGET_DIR", target)
+        // Like the workspace's `[profile.dev.package."*"] debug = false`: smaller and faster.
+        .env("CARGO_PROFILE_DEV_DEBUG", "false");
+}
+
+/// `informer-x = "0.1"` → `informer-x = { path = "<root>/informer-x" }`, and
+/// `informer-x = { version = "0.1", … }` → `informer-x = { path = "<root>/informer-x", … }`.
+fn local_paths(manifest: &str, root: &Path) -> anyhow::Result<String> {
+    let mut out = String::new();
+    for line in manifest.lines() {
+        let rewritten = match line.split_once(" = ") {
+            Some((name, value)) if name.starts_with("informer-") => {
+                let dir = root.join(name);
+                ensure!(
+                    dir.join("Cargo.toml").is_file(),
+                    "{name}: no crate at {}",
+                    dir.display()
+                );
+                let path = format!("path = {:?}", dir.display().to_string());
+                if value.starts_with('"') {
+                    format!("{name} = {{ {path} }}")
+                } else if let Some(start) = value.find("version = \"") {
+                    let end = value[start + 11..]
+                        .find('"')
+                        .map(|e| start + 11 + e + 1)
+                        .context("unterminated version")?;
+                    format!("{name} = {}{path}{}", &value[..start], &value[end..])
+                } else {
+                    bail!("{name}: cannot rewrite `{value}`");
+                }
+            }
+            _ => line.to_owned(),
+        };
+        out.push_str(&rewritten);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Makes `to` a copy of `from` (build output left out): writes the files whose contents differ
+/// and removes what `from` no longer has.
+fn sync_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    let skip = |name: &std::ffi::OsStr| name == "target" || name == "Cargo.lock";
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        if skip(&entry.file_name()) {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type()?.is_dir() {
+            sync_dir(&src, &dst)?;
+        } else {
+            let text = std::fs::read_to_string(&src)
+                .with_context(|| format!("reading {}", src.display()))?;
+            write_if_changed(&dst, &text)?;
+        }
+    }
+    for entry in std::fs::read_dir(to)? {
+        let entry = entry?;
+        if skip(&entry.file_name()) || from.join(entry.file_name()).exists() {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<()> {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Every fenced block after `<!-- template: <file> -->` in README.md appears verbatim in that
+/// file of the template.
+fn readme_matches(root: &Path) -> anyhow::Result<()> {
+    let readme = std::fs::read_to_string(root.join("README.md"))?;
+    let blocks = marked_blocks(&readme)?;
+    ensure!(!blocks.is_empty(), "README.md marks no template blocks");
+    let mut wrong = Vec::new();
+    for (file, block) in &blocks {
+        let path = root.join(TEMPLATE).join(file);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("README.md names {}", path.display()))?;
+        if !text.contains(block.as_str()) {
+            wrong.push(format!("{TEMPLATE}/{file}"));
+        }
+    }
+    ensure!(
+        wrong.is_empty(),
+        "README.md shows blocks that are not in the template: {}",
+        wrong.join(", ")
+    );
+    Ok(())
+}
+
+/// `(file, block)` for every `<!-- template: file -->` followed by a fenced block.
+fn marked_blocks(readme: &str) -> anyhow::Result<Vec<(String, String)>> {
+    let mut blocks = Vec::new();
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        let Some(file) = line
+            .trim()
+            .strip_prefix("<!-- template: ")
+            .and_then(|l| l.strip_suffix(" -->"))
+        else {
+            continue;
+        };
+        let fence = lines.next().unwrap_or_default();
+        ensure!(
+            fence.starts_with("```"),
+            "<!-- template: {file} --> is not followed by a fenced block"
+        );
+        let mut block = String::new();
+        for l in lines.by_ref().take_while(|l| !l.starts_with("```")) {
+            block.push_str(l);
+            block.push('\n');
+        }
+        blocks.push((file.to_owned(), block));
+    }
+    Ok(blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dependencies_are_pointed_at_the_local_crates() {
+        let root = project_root();
+        let manifest = "[dependencies]\ninformer-runtime = { version = \"0.1\", features = [\"derive\"] }\n\
+                        informer-controller = \"0.1\"\nkube = \"5\"\n";
+        let out = local_paths(manifest, &root).unwrap_or_else(|e| panic!("{e:#}"));
+        let runtime = root.join("informer-runtime").display().to_string();
+        assert!(
+            out.contains(&format!(
+                "informer-runtime = {{ path = {runtime:?}, features = [\"derive\"] }}"
+            )),
+            "{out}"
+        );
+        assert!(out.contains("informer-controller = { path = "), "{out}");
+        assert!(out.contains("kube = \"5\""), "{out}");
+    }
+
+    #[test]
+    fn marked_blocks_are_found() {
+        let readme = "x\n<!-- template: build.rs -->\n```rust\nfn main() {}\n```\nafter\n";
+        let blocks = marked_blocks(readme).unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(
+            blocks,
+            vec![("build.rs".to_owned(), "fn main() {}\n".to_owned())]
+        );
+        assert!(marked_blocks("<!-- template: a -->\ntext\n").is_err());
+    }
+
+    /// The README's "Use it in your crate" steps build and pass their test outside the workspace.
+    #[test]
+    fn the_template_crate_builds_and_passes_outside_the_workspace() {
+        if let Err(e) = run() {
+            panic!("{e:#}");
+        }
+    }
+}
