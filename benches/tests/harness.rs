@@ -29,10 +29,11 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&out).expect("results file")).expect("results JSON");
     let runs = report["runs"].as_array().expect("runs");
-    // 9 scenarios: 2 implementations each, 3 for `four` and `relist` (ordered FIFO), 5 for `sync`
-    // (compact, projection, streaming list) and `updates` (compact, projection, ordered FIFO),
+    // 9 scenarios: 2 implementations each, 3 for `four` and `relist` (ordered FIFO), 8 for `sync`
+    // (compact, projection, streaming list, and the typed, compact and projected Pod over
+    // protobuf) and `updates` (compact, projection, ordered FIFO, and the three over protobuf),
     // 1 for `decode`, 6 for `shard` (1, 2 and 4 replicas, server and client filtering).
-    assert_eq!(runs.len(), 29, "{runs:#?}");
+    assert_eq!(runs.len(), 35, "{runs:#?}");
     let failed: Vec<_> = runs.iter().filter(|r| !r["error"].is_null()).collect();
     assert!(failed.is_empty(), "failed runs: {failed:#?}");
     for r in runs {
@@ -42,7 +43,13 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
         }
     }
     assert_eq!(report["summary"]["four"]["ours"]["watches"]["median"], 1.0);
-    for variant in ["ours-projection", "ours-compact"] {
+    for variant in [
+        "ours-projection",
+        "ours-compact",
+        "ours-proto",
+        "ours-compact-proto",
+        "ours-projection-proto",
+    ] {
         assert_eq!(
             report["summary"]["sync"][variant]["objects"]["median"], 40.0,
             "{variant}"
