@@ -91,21 +91,18 @@ fn informer(kind: &Kind) -> TokenStream {
         impl #informer {
             /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
             #[inline]
-
             #vis fn new(factory: &#p::SharedInformerFactory) -> Self {
                 Self { factory: #p::Clone::clone(factory) }
             }
 
             /// The factory's shared informer for this type, created on first use; every call returns the same `Arc`.
             #[inline]
-
             #vis fn informer(&self) -> #p::Arc<#p::SharedIndexInformer<#res>> {
                 #get_informer
             }
 
             /// A typed lister over this informer's cache.
             #[inline]
-
             #vis fn lister(&self) -> #lister {
                 #lister::new(self.informer().indexer())
             }
@@ -132,7 +129,6 @@ fn lister(kind: &Kind) -> TokenStream {
         quote! {
             /// A lister restricted to one namespace (L2, L3).
             #[inline]
-
             #vis fn namespaced(&self, namespace: &str) -> #ns_lister {
                 #ns_lister { inner: self.inner.namespaced(namespace) }
             }
@@ -141,7 +137,6 @@ fn lister(kind: &Kind) -> TokenStream {
         quote! {
             /// The object called `name`; a miss is `NotFound` (L3, L4).
             #[inline]
-
             #vis fn get(&self, name: &str) -> #p::Result<#p::Arc<#res>, #p::ListerError> {
                 self.inner.get(name)
             }
@@ -158,14 +153,12 @@ fn lister(kind: &Kind) -> TokenStream {
         impl #lister {
             /// A lister over `indexer` (usually `informer.indexer()`).
             #[inline]
-
             #vis fn new(indexer: #p::Arc<#p::Indexer<#res>>) -> Self {
                 Self { inner: #p::Lister::from_indexer(indexer) }
             }
 
             /// Every cached object matching `selector` (L1).
             #[inline]
-
             #vis fn list(&self, selector: &#p::Selector) -> #p::Vec<#p::Arc<#res>> {
                 self.inner.list(selector)
             }
@@ -176,7 +169,6 @@ fn lister(kind: &Kind) -> TokenStream {
 
             /// The untyped runtime lister this wraps.
             #[inline]
-
             #vis fn as_lister(&self) -> &#p::Lister<#res> {
                 &self.inner
             }
@@ -198,14 +190,12 @@ fn namespace_lister(kind: &Kind) -> TokenStream {
         impl #ns_lister {
             /// The object called `name` in this namespace; a miss is `NotFound` (L3).
             #[inline]
-
             #vis fn get(&self, name: &str) -> #p::Result<#p::Arc<#res>, #p::ListerError> {
                 self.inner.get(name)
             }
 
             /// Every object in this namespace matching `selector` (L2).
             #[inline]
-
             #vis fn list(&self, selector: &#p::Selector) -> #p::Vec<#p::Arc<#res>> {
                 self.inner.list(selector)
             }
