@@ -14,11 +14,14 @@ pub use std::sync::Arc;
 pub use std::vec::Vec;
 
 pub use crate::compact::{
-    ApiVersionTag, CMap, IStr, JsonNumber, KindTag, RawJson, StrMap, null_default, nullable,
+    ApiVersionTag, CMap, IStr, JsonNumber, KindTag, Pool, RawJson, Share, ShareHash, Shared,
+    StrMap, null_default, nullable,
 };
 pub use crate::projection::{JsonNames, ProjectFrom, ProjectedMeta, ProjectionSource};
 pub use core::default::Default;
 pub use core::fmt;
+pub use core::hash::{Hash, Hasher};
+pub use core::mem;
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::{
     ListableResource as K8sListableResource, Metadata as K8sMetadata, Resource as K8sResource,
@@ -28,6 +31,7 @@ pub use kube::api::ObjectMeta;
 pub use kube::core::object::{HasSpec, HasStatus};
 pub use serde;
 pub use std::boxed::Box;
+pub use std::sync::LazyLock;
 
 pub use crate::factory::Projected;
 pub use crate::object::StaticIndexer;

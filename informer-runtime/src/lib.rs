@@ -58,6 +58,7 @@ pub mod key;
 pub mod list_watch;
 pub mod lister;
 pub mod object;
+mod pool;
 pub mod projection;
 pub mod reflector;
 pub mod shard;

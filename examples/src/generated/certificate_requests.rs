@@ -132,7 +132,7 @@ pub mod v1 {
         ///
         /// The `name` field of the reference must always be specified.
         #[serde(rename = "issuerRef")]
-        pub issuer_ref: CertificateRequestSpecIssuerRef,
+        pub issuer_ref: rt::Shared<CertificateRequestSpecIssuerRef>,
         /// The PEM-encoded X.509 certificate signing request to be submitted to the
         /// issuer for signing.
         ///
@@ -182,6 +182,19 @@ pub mod v1 {
             ],
         );
     }
+    impl rt::ShareHash for CertificateRequestSpec {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.duration, state);
+            rt::ShareHash::share_hash(&self.extra, state);
+            rt::ShareHash::share_hash(&self.groups, state);
+            rt::ShareHash::share_hash(&self.is_ca, state);
+            rt::ShareHash::share_hash(&self.issuer_ref, state);
+            rt::ShareHash::share_hash(&self.request, state);
+            rt::ShareHash::share_hash(&self.uid, state);
+            rt::ShareHash::share_hash(&self.usages, state);
+            rt::ShareHash::share_hash(&self.username, state);
+        }
+    }
     /// Reference to the issuer responsible for issuing the certificate.
     /// If the issuer is namespace-scoped, it must be in the same namespace
     /// as the Certificate. If the issuer is cluster-scoped, it can be used
@@ -214,6 +227,21 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("group", "group"), ("kind", "kind"), ("name", "name")],
         );
+    }
+    impl rt::ShareHash for CertificateRequestSpecIssuerRef {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.group, state);
+            rt::ShareHash::share_hash(&self.kind, state);
+            rt::ShareHash::share_hash(&self.name, state);
+        }
+    }
+    impl rt::Share for CertificateRequestSpecIssuerRef {
+        fn pool() -> &'static rt::Pool<Self> {
+            static POOL: rt::LazyLock<rt::Pool<CertificateRequestSpecIssuerRef>> = rt::LazyLock::new(
+                rt::Pool::new,
+            );
+            &POOL
+        }
     }
     /// The values of `usages` of `CertificateRequestSpec` (`.properties.spec.properties.usages.items`).
     #[derive(
@@ -299,6 +327,14 @@ pub mod v1 {
         #[serde(untagged)]
         Other(rt::IStr),
     }
+    impl rt::ShareHash for CertificateRequestSpecUsages {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            match self {
+                Self::Other(s) => rt::ShareHash::share_hash(s, state),
+                _ => rt::Hash::hash(&rt::mem::discriminant(self), state),
+            }
+        }
+    }
     /// Status of the CertificateRequest.
     /// This is set and managed automatically.
     /// Read-only.
@@ -357,6 +393,14 @@ pub mod v1 {
             ],
         );
     }
+    impl rt::ShareHash for CertificateRequestStatus {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.ca, state);
+            rt::ShareHash::share_hash(&self.certificate, state);
+            rt::ShareHash::share_hash(&self.conditions, state);
+            rt::ShareHash::share_hash(&self.failure_time, state);
+        }
+    }
     /// CertificateRequestCondition contains condition information for a CertificateRequest.
     #[derive(
         rt::Clone,
@@ -408,6 +452,15 @@ pub mod v1 {
             ],
         );
     }
+    impl rt::ShareHash for CertificateRequestStatusConditions {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.last_transition_time, state);
+            rt::ShareHash::share_hash(&self.message, state);
+            rt::ShareHash::share_hash(&self.reason, state);
+            rt::ShareHash::share_hash(&self.status, state);
+            rt::ShareHash::share_hash(&self.r#type, state);
+        }
+    }
     /// The values of `status` of `CertificateRequestStatusConditions` (`.properties.status.properties.conditions.items.properties.status`).
     #[derive(
         rt::Clone,
@@ -431,5 +484,13 @@ pub mod v1 {
         /// kept and written back as it came.
         #[serde(untagged)]
         Other(rt::IStr),
+    }
+    impl rt::ShareHash for CertificateRequestStatusConditionsStatus {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            match self {
+                Self::Other(s) => rt::ShareHash::share_hash(s, state),
+                _ => rt::Hash::hash(&rt::mem::discriminant(self), state),
+            }
+        }
     }
 }

@@ -88,6 +88,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::AWSElasticBlockStoreVolumeSource>
             for AWSElasticBlockStoreVolumeSource {}
+            impl rt::ShareHash for AWSElasticBlockStoreVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.partition, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.volume_id, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::Affinity`: Affinity is a group of affinity scheduling rules.
             #[derive(
                 rt::Clone,
@@ -167,6 +175,21 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::Affinity> for Affinity {}
+            impl rt::ShareHash for Affinity {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.node_affinity, state);
+                    rt::ShareHash::share_hash(&self.pod_affinity, state);
+                    rt::ShareHash::share_hash(&self.pod_anti_affinity, state);
+                }
+            }
+            impl rt::Share for Affinity {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<Affinity>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::AppArmorProfile`: AppArmorProfile defines a pod or container's AppArmor settings.
             #[derive(
                 rt::Clone,
@@ -218,6 +241,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::AppArmorProfile>
             for AppArmorProfile {}
+            impl rt::ShareHash for AppArmorProfile {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.localhost_profile, state);
+                    rt::ShareHash::share_hash(&self.type_, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::AzureDiskVolumeSource`: AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
             #[derive(
                 rt::Clone,
@@ -324,6 +353,16 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::AzureDiskVolumeSource>
             for AzureDiskVolumeSource {}
+            impl rt::ShareHash for AzureDiskVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.caching_mode, state);
+                    rt::ShareHash::share_hash(&self.disk_name, state);
+                    rt::ShareHash::share_hash(&self.disk_uri, state);
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.kind, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::AzureFileVolumeSource`: AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
             #[derive(
                 rt::Clone,
@@ -388,6 +427,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::AzureFileVolumeSource>
             for AzureFileVolumeSource {}
+            impl rt::ShareHash for AzureFileVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.secret_name, state);
+                    rt::ShareHash::share_hash(&self.share_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::CSIVolumeSource`: Represents a source location of a volume to mount, managed by an external CSI driver
             #[derive(
                 rt::Clone,
@@ -485,6 +531,15 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::CSIVolumeSource>
             for CSIVolumeSource {}
+            impl rt::ShareHash for CSIVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.driver, state);
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.node_publish_secret_ref, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.volume_attributes, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::Capabilities`: Adds and removes POSIX capabilities from running containers.
             #[derive(
                 rt::Clone,
@@ -549,6 +604,12 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::Capabilities> for Capabilities {}
+            impl rt::ShareHash for Capabilities {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.add, state);
+                    rt::ShareHash::share_hash(&self.drop, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::CephFSVolumeSource`: Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
             #[derive(
                 rt::Clone,
@@ -669,6 +730,16 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::CephFSVolumeSource>
             for CephFSVolumeSource {}
+            impl rt::ShareHash for CephFSVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.monitors, state);
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.secret_file, state);
+                    rt::ShareHash::share_hash(&self.secret_ref, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::CinderVolumeSource`: Represents a cinder volume resource in Openstack.
             #[derive(
                 rt::Clone,
@@ -752,6 +823,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::CinderVolumeSource>
             for CinderVolumeSource {}
+            impl rt::ShareHash for CinderVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.secret_ref, state);
+                    rt::ShareHash::share_hash(&self.volume_id, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ClusterTrustBundleProjection`: ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.
             #[derive(
                 rt::Clone,
@@ -869,6 +948,16 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ClusterTrustBundleProjection>
             for ClusterTrustBundleProjection {}
+            impl rt::ShareHash for ClusterTrustBundleProjection {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.label_selector, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.signer_name, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ConfigMapEnvSource`: ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.  The contents of the target ConfigMap's Data field will represent the key-value pairs as environment variables.
             #[derive(
                 rt::Clone,
@@ -916,6 +1005,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ConfigMapEnvSource>
             for ConfigMapEnvSource {}
+            impl rt::ShareHash for ConfigMapEnvSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ConfigMapKeySelector`: Selects a key from a ConfigMap.
             #[derive(
                 rt::Clone,
@@ -968,6 +1063,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ConfigMapKeySelector>
             for ConfigMapKeySelector {}
+            impl rt::ShareHash for ConfigMapKeySelector {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.key, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ConfigMapProjection`: Adapts a ConfigMap into a projected volume.  The contents of the target ConfigMap's Data field will be presented in a projected volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths.
             #[derive(
                 rt::Clone,
@@ -1032,6 +1134,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ConfigMapProjection>
             for ConfigMapProjection {}
+            impl rt::ShareHash for ConfigMapProjection {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.items, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ConfigMapVolumeSource`: Adapts a ConfigMap into a volume.  The contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths.
             #[derive(
                 rt::Clone,
@@ -1120,6 +1229,15 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ConfigMapVolumeSource>
             for ConfigMapVolumeSource {}
+            impl rt::ShareHash for ConfigMapVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.default_mode, state);
+                    rt::ShareHash::share_hash(&self.default_user, state);
+                    rt::ShareHash::share_hash(&self.items, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::Container`: A single application container that you want to run within a pod.
             #[derive(
                 rt::Clone,
@@ -1217,7 +1335,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub resources: rt::Option<rt::Box<ResourceRequirements>>,
+                pub resources: rt::Option<rt::Shared<ResourceRequirements>>,
                 /// RestartPolicy defines the restart behavior of individual containers in a pod.
                 #[serde(
                     rename = "restartPolicy",
@@ -1384,7 +1502,7 @@ pub mod api {
                         resources: full
                             .resources
                             .as_ref()
-                            .map(|v0| rt::Box::new(ResourceRequirements::from(v0))),
+                            .map(|v0| rt::Shared::new(ResourceRequirements::from(v0))),
                         restart_policy: full
                             .restart_policy
                             .as_ref()
@@ -1560,6 +1678,43 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::Container> for Container {}
+            impl rt::ShareHash for Container {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.args, state);
+                    rt::ShareHash::share_hash(&self.command, state);
+                    rt::ShareHash::share_hash(&self.env, state);
+                    rt::ShareHash::share_hash(&self.env_from, state);
+                    rt::ShareHash::share_hash(&self.image, state);
+                    rt::ShareHash::share_hash(&self.image_pull_policy, state);
+                    rt::ShareHash::share_hash(&self.lifecycle, state);
+                    rt::ShareHash::share_hash(&self.liveness_probe, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.ports, state);
+                    rt::ShareHash::share_hash(&self.readiness_probe, state);
+                    rt::ShareHash::share_hash(&self.resize_policy, state);
+                    rt::ShareHash::share_hash(&self.resources, state);
+                    rt::ShareHash::share_hash(&self.restart_policy, state);
+                    rt::ShareHash::share_hash(&self.restart_policy_rules, state);
+                    rt::ShareHash::share_hash(&self.security_context, state);
+                    rt::ShareHash::share_hash(&self.startup_probe, state);
+                    rt::ShareHash::share_hash(&self.stdin, state);
+                    rt::ShareHash::share_hash(&self.stdin_once, state);
+                    rt::ShareHash::share_hash(&self.termination_message_path, state);
+                    rt::ShareHash::share_hash(&self.termination_message_policy, state);
+                    rt::ShareHash::share_hash(&self.tty, state);
+                    rt::ShareHash::share_hash(&self.volume_devices, state);
+                    rt::ShareHash::share_hash(&self.volume_mounts, state);
+                    rt::ShareHash::share_hash(&self.working_dir, state);
+                }
+            }
+            impl rt::Share for Container {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<Container>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerExtendedResourceRequest`: ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.
             #[derive(
                 rt::Clone,
@@ -1628,6 +1783,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerExtendedResourceRequest>
             for ContainerExtendedResourceRequest {}
+            impl rt::ShareHash for ContainerExtendedResourceRequest {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.container_name, state);
+                    rt::ShareHash::share_hash(&self.request_name, state);
+                    rt::ShareHash::share_hash(&self.resource_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerPort`: ContainerPort represents a network port in a single container.
             #[derive(
                 rt::Clone,
@@ -1718,6 +1880,15 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerPort> for ContainerPort {}
+            impl rt::ShareHash for ContainerPort {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.container_port, state);
+                    rt::ShareHash::share_hash(&self.host_ip, state);
+                    rt::ShareHash::share_hash(&self.host_port, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.protocol, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerResizePolicy`: ContainerResizePolicy represents resource resize policy for the container.
             #[derive(
                 rt::Clone,
@@ -1772,6 +1943,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerResizePolicy>
             for ContainerResizePolicy {}
+            impl rt::ShareHash for ContainerResizePolicy {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.resource_name, state);
+                    rt::ShareHash::share_hash(&self.restart_policy, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerRestartRule`: ContainerRestartRule describes how a container exit is handled.
             #[derive(
                 rt::Clone,
@@ -1833,6 +2010,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerRestartRule>
             for ContainerRestartRule {}
+            impl rt::ShareHash for ContainerRestartRule {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.action, state);
+                    rt::ShareHash::share_hash(&self.exit_codes, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes`: ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.
             #[derive(
                 rt::Clone,
@@ -1889,6 +2072,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerRestartRuleOnExitCodes>
             for ContainerRestartRuleOnExitCodes {}
+            impl rt::ShareHash for ContainerRestartRuleOnExitCodes {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.operator, state);
+                    rt::ShareHash::share_hash(&self.values, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerState`: ContainerState holds a possible state of container.
             #[derive(
                 rt::Clone,
@@ -1968,6 +2157,13 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerState> for ContainerState {}
+            impl rt::ShareHash for ContainerState {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.running, state);
+                    rt::ShareHash::share_hash(&self.terminated, state);
+                    rt::ShareHash::share_hash(&self.waiting, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerStateRunning`: ContainerStateRunning is a running state of a container.
             #[derive(
                 rt::Clone,
@@ -2010,6 +2206,11 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerStateRunning>
             for ContainerStateRunning {}
+            impl rt::ShareHash for ContainerStateRunning {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.started_at, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerStateTerminated`: ContainerStateTerminated is a terminated state of a container.
             #[derive(
                 rt::Clone,
@@ -2128,6 +2329,17 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerStateTerminated>
             for ContainerStateTerminated {}
+            impl rt::ShareHash for ContainerStateTerminated {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.container_id, state);
+                    rt::ShareHash::share_hash(&self.exit_code, state);
+                    rt::ShareHash::share_hash(&self.finished_at, state);
+                    rt::ShareHash::share_hash(&self.message, state);
+                    rt::ShareHash::share_hash(&self.reason, state);
+                    rt::ShareHash::share_hash(&self.signal, state);
+                    rt::ShareHash::share_hash(&self.started_at, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerStateWaiting`: ContainerStateWaiting is a waiting state of a container.
             #[derive(
                 rt::Clone,
@@ -2185,6 +2397,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerStateWaiting>
             for ContainerStateWaiting {}
+            impl rt::ShareHash for ContainerStateWaiting {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.message, state);
+                    rt::ShareHash::share_hash(&self.reason, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerStatus`: ContainerStatus contains details for the current status of this container.
             #[derive(
                 rt::Clone,
@@ -2254,7 +2472,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub resources: rt::Option<rt::Box<ResourceRequirements>>,
+                pub resources: rt::Option<rt::Shared<ResourceRequirements>>,
                 /// RestartCount holds the number of times the container has been restarted.
                 #[serde(
                     rename = "restartCount",
@@ -2345,7 +2563,7 @@ pub mod api {
                         resources: full
                             .resources
                             .as_ref()
-                            .map(|v0| rt::Box::new(ResourceRequirements::from(v0))),
+                            .map(|v0| rt::Shared::new(ResourceRequirements::from(v0))),
                         restart_count: full.restart_count,
                         started: full.started,
                         state: full
@@ -2434,6 +2652,25 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerStatus>
             for ContainerStatus {}
+            impl rt::ShareHash for ContainerStatus {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.allocated_resources, state);
+                    rt::ShareHash::share_hash(&self.allocated_resources_status, state);
+                    rt::ShareHash::share_hash(&self.container_id, state);
+                    rt::ShareHash::share_hash(&self.image, state);
+                    rt::ShareHash::share_hash(&self.image_id, state);
+                    rt::ShareHash::share_hash(&self.last_state, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.ready, state);
+                    rt::ShareHash::share_hash(&self.resources, state);
+                    rt::ShareHash::share_hash(&self.restart_count, state);
+                    rt::ShareHash::share_hash(&self.started, state);
+                    rt::ShareHash::share_hash(&self.state, state);
+                    rt::ShareHash::share_hash(&self.stop_signal, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                    rt::ShareHash::share_hash(&self.volume_mounts, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ContainerUser`: ContainerUser represents user identity information
             #[derive(
                 rt::Clone,
@@ -2479,6 +2716,11 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ContainerUser> for ContainerUser {}
+            impl rt::ShareHash for ContainerUser {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.linux, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::DownwardAPIProjection`: Represents downward API info for projecting into a projected volume.
             #[derive(
                 rt::Clone,
@@ -2534,6 +2776,11 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::DownwardAPIProjection>
             for DownwardAPIProjection {}
+            impl rt::ShareHash for DownwardAPIProjection {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.items, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::DownwardAPIVolumeFile`: DownwardAPIVolumeFile represents information to create the file containing the pod field
             #[derive(
                 rt::Clone,
@@ -2626,6 +2873,15 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::DownwardAPIVolumeFile>
             for DownwardAPIVolumeFile {}
+            impl rt::ShareHash for DownwardAPIVolumeFile {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.field_ref, state);
+                    rt::ShareHash::share_hash(&self.mode, state);
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.resource_field_ref, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::DownwardAPIVolumeSource`: DownwardAPIVolumeSource represents a volume containing downward API info.
             #[derive(
                 rt::Clone,
@@ -2703,6 +2959,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::DownwardAPIVolumeSource>
             for DownwardAPIVolumeSource {}
+            impl rt::ShareHash for DownwardAPIVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.default_mode, state);
+                    rt::ShareHash::share_hash(&self.default_user, state);
+                    rt::ShareHash::share_hash(&self.items, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::EmptyDirVolumeSource`: Represents an empty directory for a pod.
             #[derive(
                 rt::Clone,
@@ -2778,6 +3041,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::EmptyDirVolumeSource>
             for EmptyDirVolumeSource {}
+            impl rt::ShareHash for EmptyDirVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.medium, state);
+                    rt::ShareHash::share_hash(&self.mode, state);
+                    rt::ShareHash::share_hash(&self.size_limit, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::EnvFromSource`: EnvFromSource represents the source of a set of ConfigMaps or Secrets
             #[derive(
                 rt::Clone,
@@ -2854,6 +3124,13 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::EnvFromSource> for EnvFromSource {}
+            impl rt::ShareHash for EnvFromSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.config_map_ref, state);
+                    rt::ShareHash::share_hash(&self.prefix, state);
+                    rt::ShareHash::share_hash(&self.secret_ref, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::EnvVar`: EnvVar represents an environment variable present in a Container.
             #[derive(
                 rt::Clone,
@@ -2916,6 +3193,13 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::EnvVar> for EnvVar {}
+            impl rt::ShareHash for EnvVar {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.value, state);
+                    rt::ShareHash::share_hash(&self.value_from, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::EnvVarSource`: EnvVarSource represents a source for the value of an EnvVar.
             #[derive(
                 rt::Clone,
@@ -3027,6 +3311,15 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::EnvVarSource> for EnvVarSource {}
+            impl rt::ShareHash for EnvVarSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.config_map_key_ref, state);
+                    rt::ShareHash::share_hash(&self.field_ref, state);
+                    rt::ShareHash::share_hash(&self.file_key_ref, state);
+                    rt::ShareHash::share_hash(&self.resource_field_ref, state);
+                    rt::ShareHash::share_hash(&self.secret_key_ref, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::EphemeralContainer`: An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging.
             #[derive(
                 rt::Clone,
@@ -3124,7 +3417,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub resources: rt::Option<rt::Box<ResourceRequirements>>,
+                pub resources: rt::Option<rt::Shared<ResourceRequirements>>,
                 /// Restart policy for the container to manage the restart behavior of each container within a pod.
                 #[serde(
                     rename = "restartPolicy",
@@ -3300,7 +3593,7 @@ pub mod api {
                         resources: full
                             .resources
                             .as_ref()
-                            .map(|v0| rt::Box::new(ResourceRequirements::from(v0))),
+                            .map(|v0| rt::Shared::new(ResourceRequirements::from(v0))),
                         restart_policy: full
                             .restart_policy
                             .as_ref()
@@ -3486,6 +3779,44 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::EphemeralContainer>
             for EphemeralContainer {}
+            impl rt::ShareHash for EphemeralContainer {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.args, state);
+                    rt::ShareHash::share_hash(&self.command, state);
+                    rt::ShareHash::share_hash(&self.env, state);
+                    rt::ShareHash::share_hash(&self.env_from, state);
+                    rt::ShareHash::share_hash(&self.image, state);
+                    rt::ShareHash::share_hash(&self.image_pull_policy, state);
+                    rt::ShareHash::share_hash(&self.lifecycle, state);
+                    rt::ShareHash::share_hash(&self.liveness_probe, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.ports, state);
+                    rt::ShareHash::share_hash(&self.readiness_probe, state);
+                    rt::ShareHash::share_hash(&self.resize_policy, state);
+                    rt::ShareHash::share_hash(&self.resources, state);
+                    rt::ShareHash::share_hash(&self.restart_policy, state);
+                    rt::ShareHash::share_hash(&self.restart_policy_rules, state);
+                    rt::ShareHash::share_hash(&self.security_context, state);
+                    rt::ShareHash::share_hash(&self.startup_probe, state);
+                    rt::ShareHash::share_hash(&self.stdin, state);
+                    rt::ShareHash::share_hash(&self.stdin_once, state);
+                    rt::ShareHash::share_hash(&self.target_container_name, state);
+                    rt::ShareHash::share_hash(&self.termination_message_path, state);
+                    rt::ShareHash::share_hash(&self.termination_message_policy, state);
+                    rt::ShareHash::share_hash(&self.tty, state);
+                    rt::ShareHash::share_hash(&self.volume_devices, state);
+                    rt::ShareHash::share_hash(&self.volume_mounts, state);
+                    rt::ShareHash::share_hash(&self.working_dir, state);
+                }
+            }
+            impl rt::Share for EphemeralContainer {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<EphemeralContainer>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::EphemeralVolumeSource`: Represents an ephemeral volume that is handled by a normal storage driver.
             #[derive(
                 rt::Clone,
@@ -3538,6 +3869,11 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::EphemeralVolumeSource>
             for EphemeralVolumeSource {}
+            impl rt::ShareHash for EphemeralVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.volume_claim_template, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::EvictionResponder`: EvictionResponder allows you to specify the responder reacting to an Eviction.
             #[derive(
                 rt::Clone,
@@ -3583,6 +3919,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::EvictionResponder>
             for EvictionResponder {}
+            impl rt::ShareHash for EvictionResponder {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.priority, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ExecAction`: ExecAction describes a "run in container" action.
             #[derive(
                 rt::Clone,
@@ -3630,6 +3972,11 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ExecAction> for ExecAction {}
+            impl rt::ShareHash for ExecAction {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.command, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::FCVolumeSource`: Represents a Fibre Channel volume.
             #[derive(
                 rt::Clone,
@@ -3730,6 +4077,15 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::FCVolumeSource> for FCVolumeSource {}
+            impl rt::ShareHash for FCVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.lun, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.target_wwns, state);
+                    rt::ShareHash::share_hash(&self.wwids, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::FileKeySelector`: FileKeySelector selects a key of the env file.
             #[derive(
                 rt::Clone,
@@ -3794,6 +4150,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::FileKeySelector>
             for FileKeySelector {}
+            impl rt::ShareHash for FileKeySelector {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.key, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.volume_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::FlexVolumeSource`: FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin.
             #[derive(
                 rt::Clone,
@@ -3885,6 +4249,15 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::FlexVolumeSource>
             for FlexVolumeSource {}
+            impl rt::ShareHash for FlexVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.driver, state);
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.options, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.secret_ref, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::FlockerVolumeSource`: Represents a Flocker volume mounted by the Flocker agent.
             #[derive(
                 rt::Clone,
@@ -3948,6 +4321,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::FlockerVolumeSource>
             for FlockerVolumeSource {}
+            impl rt::ShareHash for FlockerVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.dataset_name, state);
+                    rt::ShareHash::share_hash(&self.dataset_uuid, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource`: Represents a Persistent Disk resource in Google Compute Engine.  A GCE PD must exist before mounting to a container.
             #[derive(
                 rt::Clone,
@@ -4027,6 +4406,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::GCEPersistentDiskVolumeSource>
             for GCEPersistentDiskVolumeSource {}
+            impl rt::ShareHash for GCEPersistentDiskVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.partition, state);
+                    rt::ShareHash::share_hash(&self.pd_name, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::GRPCAction`: GRPCAction specifies an action involving a GRPC service.
             #[derive(
                 rt::Clone,
@@ -4086,6 +4473,13 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::GRPCAction> for GRPCAction {}
+            impl rt::ShareHash for GRPCAction {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.mode, state);
+                    rt::ShareHash::share_hash(&self.port, state);
+                    rt::ShareHash::share_hash(&self.service, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::GitRepoVolumeSource`: Represents a volume that is populated with the contents of a git repository.
             #[derive(
                 rt::Clone,
@@ -4156,6 +4550,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::GitRepoVolumeSource>
             for GitRepoVolumeSource {}
+            impl rt::ShareHash for GitRepoVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.directory, state);
+                    rt::ShareHash::share_hash(&self.repository, state);
+                    rt::ShareHash::share_hash(&self.revision, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::GlusterfsVolumeSource`: Represents a Glusterfs mount that lasts the lifetime of a pod.
             #[derive(
                 rt::Clone,
@@ -4216,6 +4617,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::GlusterfsVolumeSource>
             for GlusterfsVolumeSource {}
+            impl rt::ShareHash for GlusterfsVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.endpoints, state);
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::HTTPGetAction`: HTTPGetAction describes an action based on HTTP Get requests.
             #[derive(
                 rt::Clone,
@@ -4326,6 +4734,16 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::HTTPGetAction> for HTTPGetAction {}
+            impl rt::ShareHash for HTTPGetAction {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.host, state);
+                    rt::ShareHash::share_hash(&self.http_headers, state);
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.port, state);
+                    rt::ShareHash::share_hash(&self.protocol, state);
+                    rt::ShareHash::share_hash(&self.scheme, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::HTTPHeader`: HTTPHeader describes a custom header to be used in HTTP probes
             #[derive(
                 rt::Clone,
@@ -4370,6 +4788,12 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::HTTPHeader> for HTTPHeader {}
+            impl rt::ShareHash for HTTPHeader {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.value, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::HostAlias`: HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file.
             #[derive(
                 rt::Clone,
@@ -4422,6 +4846,20 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::HostAlias> for HostAlias {}
+            impl rt::ShareHash for HostAlias {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.hostnames, state);
+                    rt::ShareHash::share_hash(&self.ip, state);
+                }
+            }
+            impl rt::Share for HostAlias {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<HostAlias>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::HostIP`: HostIP represents a single IP address allocated to the host.
             #[derive(
                 rt::Clone,
@@ -4455,6 +4893,11 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::HostIP> for HostIP {}
+            impl rt::ShareHash for HostIP {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.ip, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::HostPathVolumeSource`: Represents a host path mapped into a pod.
             #[derive(
                 rt::Clone,
@@ -4505,6 +4948,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::HostPathVolumeSource>
             for HostPathVolumeSource {}
+            impl rt::ShareHash for HostPathVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.type_, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ISCSIVolumeSource`: Represents an ISCSI disk.
             #[derive(
                 rt::Clone,
@@ -4668,6 +5117,21 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ISCSIVolumeSource>
             for ISCSIVolumeSource {}
+            impl rt::ShareHash for ISCSIVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.chap_auth_discovery, state);
+                    rt::ShareHash::share_hash(&self.chap_auth_session, state);
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.initiator_name, state);
+                    rt::ShareHash::share_hash(&self.iqn, state);
+                    rt::ShareHash::share_hash(&self.iscsi_interface, state);
+                    rt::ShareHash::share_hash(&self.lun, state);
+                    rt::ShareHash::share_hash(&self.portals, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.secret_ref, state);
+                    rt::ShareHash::share_hash(&self.target_portal, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ImageVolumeSource`: ImageVolumeSource represents a image volume resource.
             #[derive(
                 rt::Clone,
@@ -4726,6 +5190,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ImageVolumeSource>
             for ImageVolumeSource {}
+            impl rt::ShareHash for ImageVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.pull_policy, state);
+                    rt::ShareHash::share_hash(&self.reference, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ImageVolumeStatus`: ImageVolumeStatus represents the image-based volume status.
             #[derive(
                 rt::Clone,
@@ -4766,6 +5236,11 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ImageVolumeStatus>
             for ImageVolumeStatus {}
+            impl rt::ShareHash for ImageVolumeStatus {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.image_ref, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::KeyToPath`: Maps a string key to a path within a volume.
             #[derive(
                 rt::Clone,
@@ -4829,6 +5304,14 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::KeyToPath> for KeyToPath {}
+            impl rt::ShareHash for KeyToPath {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.key, state);
+                    rt::ShareHash::share_hash(&self.mode, state);
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::Lifecycle`: Lifecycle describes actions that the management system should take in response to container lifecycle events.
             #[derive(
                 rt::Clone,
@@ -4908,6 +5391,13 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::Lifecycle> for Lifecycle {}
+            impl rt::ShareHash for Lifecycle {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.post_start, state);
+                    rt::ShareHash::share_hash(&self.pre_stop, state);
+                    rt::ShareHash::share_hash(&self.stop_signal, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::LifecycleHandler`: LifecycleHandler defines a specific action that should be taken in a lifecycle hook.
             #[derive(
                 rt::Clone,
@@ -5001,6 +5491,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::LifecycleHandler>
             for LifecycleHandler {}
+            impl rt::ShareHash for LifecycleHandler {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.exec, state);
+                    rt::ShareHash::share_hash(&self.http_get, state);
+                    rt::ShareHash::share_hash(&self.sleep, state);
+                    rt::ShareHash::share_hash(&self.tcp_socket, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::LinuxContainerUser`: LinuxContainerUser represents user identity information in Linux containers
             #[derive(
                 rt::Clone,
@@ -5063,6 +5561,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::LinuxContainerUser>
             for LinuxContainerUser {}
+            impl rt::ShareHash for LinuxContainerUser {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.gid, state);
+                    rt::ShareHash::share_hash(&self.supplemental_groups, state);
+                    rt::ShareHash::share_hash(&self.uid, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::LocalObjectReference`: LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
             #[derive(
                 rt::Clone,
@@ -5101,6 +5606,11 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::LocalObjectReference>
             for LocalObjectReference {}
+            impl rt::ShareHash for LocalObjectReference {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::NFSVolumeSource`: Represents an NFS mount that lasts the lifetime of a pod.
             #[derive(
                 rt::Clone,
@@ -5155,6 +5665,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::NFSVolumeSource>
             for NFSVolumeSource {}
+            impl rt::ShareHash for NFSVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.server, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::NodeAffinity`: Node affinity is a group of node affinity scheduling rules.
             #[derive(
                 rt::Clone,
@@ -5235,6 +5752,18 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::NodeAffinity> for NodeAffinity {}
+            impl rt::ShareHash for NodeAffinity {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(
+                        &self.preferred_during_scheduling_ignored_during_execution,
+                        state,
+                    );
+                    rt::ShareHash::share_hash(
+                        &self.required_during_scheduling_ignored_during_execution,
+                        state,
+                    );
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::NodeAllocatableMappedResources`: NodeAllocatableMappedResources describes mapped node allocatable resource allocations.
             #[derive(
                 rt::Clone,
@@ -5286,6 +5815,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::NodeAllocatableMappedResources>
             for NodeAllocatableMappedResources {}
+            impl rt::ShareHash for NodeAllocatableMappedResources {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.quantity, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::NodeAllocatableOverheadResources`: NodeAllocatableOverheadResources describes auxiliary overhead resource allocations.
             #[derive(
                 rt::Clone,
@@ -5361,6 +5896,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::NodeAllocatableOverheadResources>
             for NodeAllocatableOverheadResources {}
+            impl rt::ShareHash for NodeAllocatableOverheadResources {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.per_container, state);
+                    rt::ShareHash::share_hash(&self.per_pod, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::NodeAllocatableResourceClaimStatus`: NodeAllocatableResourceClaimStatus describes the status of node allocatable resources allocated via DRA.
             #[derive(
                 rt::Clone,
@@ -5483,6 +6025,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::NodeAllocatableResourceClaimStatus>
             for NodeAllocatableResourceClaimStatus {}
+            impl rt::ShareHash for NodeAllocatableResourceClaimStatus {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.containers, state);
+                    rt::ShareHash::share_hash(&self.mapping, state);
+                    rt::ShareHash::share_hash(&self.overhead, state);
+                    rt::ShareHash::share_hash(&self.resource_claim_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::NodeSelector`: A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.
             #[derive(
                 rt::Clone,
@@ -5530,6 +6080,11 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::NodeSelector> for NodeSelector {}
+            impl rt::ShareHash for NodeSelector {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.node_selector_terms, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::NodeSelectorRequirement`: A node selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
             #[derive(
                 rt::Clone,
@@ -5594,6 +6149,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::NodeSelectorRequirement>
             for NodeSelectorRequirement {}
+            impl rt::ShareHash for NodeSelectorRequirement {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.key, state);
+                    rt::ShareHash::share_hash(&self.operator, state);
+                    rt::ShareHash::share_hash(&self.values, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::NodeSelectorTerm`: A null or empty node selector term matches no objects.
             #[derive(
                 rt::Clone,
@@ -5672,6 +6234,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::NodeSelectorTerm>
             for NodeSelectorTerm {}
+            impl rt::ShareHash for NodeSelectorTerm {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.match_expressions, state);
+                    rt::ShareHash::share_hash(&self.match_fields, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ObjectFieldSelector`: ObjectFieldSelector selects an APIVersioned field of an object.
             #[derive(
                 rt::Clone,
@@ -5729,6 +6297,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ObjectFieldSelector>
             for ObjectFieldSelector {}
+            impl rt::ShareHash for ObjectFieldSelector {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.api_version, state);
+                    rt::ShareHash::share_hash(&self.field_path, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeClaimSpec`: PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes
             #[derive(
                 rt::Clone,
@@ -5921,6 +6495,19 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PersistentVolumeClaimSpec>
             for PersistentVolumeClaimSpec {}
+            impl rt::ShareHash for PersistentVolumeClaimSpec {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.access_modes, state);
+                    rt::ShareHash::share_hash(&self.data_source, state);
+                    rt::ShareHash::share_hash(&self.data_source_ref, state);
+                    rt::ShareHash::share_hash(&self.resources, state);
+                    rt::ShareHash::share_hash(&self.selector, state);
+                    rt::ShareHash::share_hash(&self.storage_class_name, state);
+                    rt::ShareHash::share_hash(&self.volume_attributes_class_name, state);
+                    rt::ShareHash::share_hash(&self.volume_mode, state);
+                    rt::ShareHash::share_hash(&self.volume_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate`: PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.
             #[derive(
                 rt::Clone,
@@ -5988,6 +6575,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PersistentVolumeClaimTemplate>
             for PersistentVolumeClaimTemplate {}
+            impl rt::ShareHash for PersistentVolumeClaimTemplate {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.metadata, state);
+                    rt::ShareHash::share_hash(&self.spec, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource`: PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace.
             #[derive(
                 rt::Clone,
@@ -6041,6 +6634,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PersistentVolumeClaimVolumeSource>
             for PersistentVolumeClaimVolumeSource {}
+            impl rt::ShareHash for PersistentVolumeClaimVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.claim_name, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource`: Represents a Photon Controller persistent disk resource.
             #[derive(
                 rt::Clone,
@@ -6093,6 +6692,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PhotonPersistentDiskVolumeSource>
             for PhotonPersistentDiskVolumeSource {}
+            impl rt::ShareHash for PhotonPersistentDiskVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.pd_id, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::Pod`: Pod is a collection of containers that can run on a host.
             #[derive(
                 rt::Clone,
@@ -6288,6 +6893,18 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodAffinity> for PodAffinity {}
+            impl rt::ShareHash for PodAffinity {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(
+                        &self.preferred_during_scheduling_ignored_during_execution,
+                        state,
+                    );
+                    rt::ShareHash::share_hash(
+                        &self.required_during_scheduling_ignored_during_execution,
+                        state,
+                    );
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodAffinityTerm`: Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key \&lt;topologyKey\&gt; matches that of any node on which a pod of the set of pods is running
             #[derive(
                 rt::Clone,
@@ -6436,6 +7053,16 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodAffinityTerm>
             for PodAffinityTerm {}
+            impl rt::ShareHash for PodAffinityTerm {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.label_selector, state);
+                    rt::ShareHash::share_hash(&self.match_label_keys, state);
+                    rt::ShareHash::share_hash(&self.mismatch_label_keys, state);
+                    rt::ShareHash::share_hash(&self.namespace_selector, state);
+                    rt::ShareHash::share_hash(&self.namespaces, state);
+                    rt::ShareHash::share_hash(&self.topology_key, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodAntiAffinity`: Pod anti affinity is a group of inter pod anti affinity scheduling rules.
             #[derive(
                 rt::Clone,
@@ -6522,6 +7149,18 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodAntiAffinity>
             for PodAntiAffinity {}
+            impl rt::ShareHash for PodAntiAffinity {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(
+                        &self.preferred_during_scheduling_ignored_during_execution,
+                        state,
+                    );
+                    rt::ShareHash::share_hash(
+                        &self.required_during_scheduling_ignored_during_execution,
+                        state,
+                    );
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodCertificateProjection`: PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.
             #[derive(
                 rt::Clone,
@@ -6657,6 +7296,18 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodCertificateProjection>
             for PodCertificateProjection {}
+            impl rt::ShareHash for PodCertificateProjection {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.certificate_chain_path, state);
+                    rt::ShareHash::share_hash(&self.credential_bundle_path, state);
+                    rt::ShareHash::share_hash(&self.key_path, state);
+                    rt::ShareHash::share_hash(&self.key_type, state);
+                    rt::ShareHash::share_hash(&self.max_expiration_seconds, state);
+                    rt::ShareHash::share_hash(&self.signer_name, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                    rt::ShareHash::share_hash(&self.user_annotations, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodCondition`: PodCondition contains details for the current condition of this pod.
             #[derive(
                 rt::Clone,
@@ -6768,6 +7419,17 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodCondition> for PodCondition {}
+            impl rt::ShareHash for PodCondition {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.last_probe_time, state);
+                    rt::ShareHash::share_hash(&self.last_transition_time, state);
+                    rt::ShareHash::share_hash(&self.message, state);
+                    rt::ShareHash::share_hash(&self.observed_generation, state);
+                    rt::ShareHash::share_hash(&self.reason, state);
+                    rt::ShareHash::share_hash(&self.status, state);
+                    rt::ShareHash::share_hash(&self.type_, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodDNSConfig`: PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy.
             #[derive(
                 rt::Clone,
@@ -6856,6 +7518,21 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodDNSConfig> for PodDNSConfig {}
+            impl rt::ShareHash for PodDNSConfig {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.nameservers, state);
+                    rt::ShareHash::share_hash(&self.options, state);
+                    rt::ShareHash::share_hash(&self.searches, state);
+                }
+            }
+            impl rt::Share for PodDNSConfig {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<PodDNSConfig>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodDNSConfigOption`: PodDNSConfigOption defines DNS resolver options of a pod.
             #[derive(
                 rt::Clone,
@@ -6913,6 +7590,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodDNSConfigOption>
             for PodDNSConfigOption {}
+            impl rt::ShareHash for PodDNSConfigOption {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.value, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus`: PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA.
             #[derive(
                 rt::Clone,
@@ -6981,6 +7664,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodExtendedResourceClaimStatus>
             for PodExtendedResourceClaimStatus {}
+            impl rt::ShareHash for PodExtendedResourceClaimStatus {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.request_mappings, state);
+                    rt::ShareHash::share_hash(&self.resource_claim_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodIP`: PodIP represents a single IP address allocated to the pod.
             #[derive(
                 rt::Clone,
@@ -7014,6 +7703,11 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodIP> for PodIP {}
+            impl rt::ShareHash for PodIP {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.ip, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodOS`: PodOS defines the OS parameters of a pod.
             #[derive(
                 rt::Clone,
@@ -7049,6 +7743,11 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodOS> for PodOS {}
+            impl rt::ShareHash for PodOS {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodReadinessGate`: PodReadinessGate contains the reference to a pod condition
             #[derive(
                 rt::Clone,
@@ -7089,6 +7788,11 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodReadinessGate>
             for PodReadinessGate {}
+            impl rt::ShareHash for PodReadinessGate {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.condition_type, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodResourceClaim`: PodResourceClaim references exactly one ResourceClaim, either directly or by naming a ResourceClaimTemplate which is then turned into a ResourceClaim for the pod.  It adds a name to it that uniquely identifies the ResourceClaim inside the Pod.
             #[derive(
                 rt::Clone,
@@ -7159,6 +7863,21 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodResourceClaim>
             for PodResourceClaim {}
+            impl rt::ShareHash for PodResourceClaim {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.resource_claim_name, state);
+                    rt::ShareHash::share_hash(&self.resource_claim_template_name, state);
+                }
+            }
+            impl rt::Share for PodResourceClaim {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<PodResourceClaim>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodResourceClaimStatus`: PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references a ResourceClaimTemplate.
             #[derive(
                 rt::Clone,
@@ -7212,6 +7931,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodResourceClaimStatus>
             for PodResourceClaimStatus {}
+            impl rt::ShareHash for PodResourceClaimStatus {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.resource_claim_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodSchedulingGate`: PodSchedulingGate is associated to a Pod to guard its scheduling.
             #[derive(
                 rt::Clone,
@@ -7248,6 +7973,11 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodSchedulingGate>
             for PodSchedulingGate {}
+            impl rt::ShareHash for PodSchedulingGate {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodSchedulingGroup`: PodSchedulingGroup identifies the runtime scheduling group instance that a Pod belongs to.
             #[derive(
                 rt::Clone,
@@ -7296,6 +8026,11 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodSchedulingGroup>
             for PodSchedulingGroup {}
+            impl rt::ShareHash for PodSchedulingGroup {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.pod_group_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodSecurityContext`: PodSecurityContext holds pod-level security attributes and common container settings.
             #[derive(
                 rt::Clone,
@@ -7518,6 +8253,31 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodSecurityContext>
             for PodSecurityContext {}
+            impl rt::ShareHash for PodSecurityContext {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.app_armor_profile, state);
+                    rt::ShareHash::share_hash(&self.fs_group, state);
+                    rt::ShareHash::share_hash(&self.fs_group_change_policy, state);
+                    rt::ShareHash::share_hash(&self.run_as_group, state);
+                    rt::ShareHash::share_hash(&self.run_as_non_root, state);
+                    rt::ShareHash::share_hash(&self.run_as_user, state);
+                    rt::ShareHash::share_hash(&self.se_linux_change_policy, state);
+                    rt::ShareHash::share_hash(&self.se_linux_options, state);
+                    rt::ShareHash::share_hash(&self.seccomp_profile, state);
+                    rt::ShareHash::share_hash(&self.supplemental_groups, state);
+                    rt::ShareHash::share_hash(&self.supplemental_groups_policy, state);
+                    rt::ShareHash::share_hash(&self.sysctls, state);
+                    rt::ShareHash::share_hash(&self.windows_options, state);
+                }
+            }
+            impl rt::Share for PodSecurityContext {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<PodSecurityContext>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodSpec`: PodSpec is a description of a pod.
             #[derive(
                 rt::Clone,
@@ -7542,7 +8302,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub affinity: rt::Option<rt::Box<Affinity>>,
+                pub affinity: rt::Option<rt::Shared<Affinity>>,
                 /// AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.
                 #[serde(
                     rename = "automountServiceAccountToken",
@@ -7556,14 +8316,14 @@ pub mod api {
                     default,
                     deserialize_with = "rt::null_default"
                 )]
-                pub containers: rt::Box<[Container]>,
+                pub containers: rt::Box<[rt::Shared<Container>]>,
                 /// Specifies the DNS parameters of a pod.
                 #[serde(
                     rename = "dnsConfig",
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub dns_config: rt::Option<rt::Box<PodDNSConfig>>,
+                pub dns_config: rt::Option<rt::Shared<PodDNSConfig>>,
                 /// Set DNS policy for the pod.
                 #[serde(
                     rename = "dnsPolicy",
@@ -7584,7 +8344,9 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub ephemeral_containers: rt::Option<rt::Box<[EphemeralContainer]>>,
+                pub ephemeral_containers: rt::Option<
+                    rt::Box<[rt::Shared<EphemeralContainer>]>,
+                >,
                 /// evictionResponders reference responders that react to Evictions based on EvictionRequests.
                 #[serde(
                     rename = "evictionResponders",
@@ -7598,7 +8360,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub host_aliases: rt::Option<rt::Box<[HostAlias]>>,
+                pub host_aliases: rt::Option<rt::Box<[rt::Shared<HostAlias>]>>,
                 /// Use the host's ipc namespace.
                 #[serde(
                     rename = "hostIPC",
@@ -7654,7 +8416,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub init_containers: rt::Option<rt::Box<[Container]>>,
+                pub init_containers: rt::Option<rt::Box<[rt::Shared<Container>]>>,
                 /// NodeName indicates in which node this pod is scheduled.
                 #[serde(
                     rename = "nodeName",
@@ -7717,14 +8479,14 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub resource_claims: rt::Option<rt::Box<[PodResourceClaim]>>,
+                pub resource_claims: rt::Option<rt::Box<[rt::Shared<PodResourceClaim>]>>,
                 /// Resources is the total amount of CPU and Memory resources required by all containers in the pod.
                 #[serde(
                     rename = "resources",
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub resources: rt::Option<rt::Box<ResourceRequirements>>,
+                pub resources: rt::Option<rt::Shared<ResourceRequirements>>,
                 /// Restart policy for all containers within the pod.
                 #[serde(
                     rename = "restartPolicy",
@@ -7766,7 +8528,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub security_context: rt::Option<rt::Box<PodSecurityContext>>,
+                pub security_context: rt::Option<rt::Shared<PodSecurityContext>>,
                 /// DeprecatedServiceAccount is a deprecated alias for ServiceAccountName.
                 #[serde(
                     rename = "serviceAccount",
@@ -7815,7 +8577,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub tolerations: rt::Option<rt::Box<[Toleration]>>,
+                pub tolerations: rt::Option<rt::Box<[rt::Shared<Toleration>]>>,
                 /// TopologySpreadConstraints describes how a group of pods ought to spread across topology domains.
                 #[serde(
                     rename = "topologySpreadConstraints",
@@ -7823,7 +8585,7 @@ pub mod api {
                     skip_serializing_if = "rt::Option::is_none"
                 )]
                 pub topology_spread_constraints: rt::Option<
-                    rt::Box<[TopologySpreadConstraint]>,
+                    rt::Box<[rt::Shared<TopologySpreadConstraint>]>,
                 >,
                 /// List of volumes that can be mounted by containers belonging to the pod.
                 #[serde(
@@ -7831,7 +8593,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub volumes: rt::Option<rt::Box<[Volume]>>,
+                pub volumes: rt::Option<rt::Box<[rt::Shared<Volume>]>>,
             }
             impl rt::ProjectionSource for PodSpec {
                 const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
@@ -7895,24 +8657,29 @@ pub mod api {
                         affinity: full
                             .affinity
                             .as_ref()
-                            .map(|v0| rt::Box::new(Affinity::from(v0))),
+                            .map(|v0| rt::Shared::new(Affinity::from(v0))),
                         automount_service_account_token: full
                             .automount_service_account_token,
                         containers: full
                             .containers
                             .iter()
-                            .map(Container::from)
+                            .map(|v0| rt::Shared::new(Container::from(v0)))
                             .collect(),
                         dns_config: full
                             .dns_config
                             .as_ref()
-                            .map(|v0| rt::Box::new(PodDNSConfig::from(v0))),
+                            .map(|v0| rt::Shared::new(PodDNSConfig::from(v0))),
                         dns_policy: full.dns_policy.as_ref().map(|v0| rt::IStr::new(v0)),
                         enable_service_links: full.enable_service_links,
                         ephemeral_containers: full
                             .ephemeral_containers
                             .as_ref()
-                            .map(|v0| v0.iter().map(EphemeralContainer::from).collect()),
+                            .map(|v0| {
+                                v0
+                                    .iter()
+                                    .map(|v1| rt::Shared::new(EphemeralContainer::from(v1)))
+                                    .collect()
+                            }),
                         eviction_responders: full
                             .eviction_responders
                             .as_ref()
@@ -7920,7 +8687,12 @@ pub mod api {
                         host_aliases: full
                             .host_aliases
                             .as_ref()
-                            .map(|v0| v0.iter().map(HostAlias::from).collect()),
+                            .map(|v0| {
+                                v0
+                                    .iter()
+                                    .map(|v1| rt::Shared::new(HostAlias::from(v1)))
+                                    .collect()
+                            }),
                         host_ipc: full.host_ipc,
                         host_network: full.host_network,
                         host_pid: full.host_pid,
@@ -7939,7 +8711,12 @@ pub mod api {
                         init_containers: full
                             .init_containers
                             .as_ref()
-                            .map(|v0| v0.iter().map(Container::from).collect()),
+                            .map(|v0| {
+                                v0
+                                    .iter()
+                                    .map(|v1| rt::Shared::new(Container::from(v1)))
+                                    .collect()
+                            }),
                         node_name: full.node_name.as_ref().map(|v0| rt::IStr::new(v0)),
                         node_selector: full
                             .node_selector
@@ -7966,11 +8743,16 @@ pub mod api {
                         resource_claims: full
                             .resource_claims
                             .as_ref()
-                            .map(|v0| v0.iter().map(PodResourceClaim::from).collect()),
+                            .map(|v0| {
+                                v0
+                                    .iter()
+                                    .map(|v1| rt::Shared::new(PodResourceClaim::from(v1)))
+                                    .collect()
+                            }),
                         resources: full
                             .resources
                             .as_ref()
-                            .map(|v0| rt::Box::new(ResourceRequirements::from(v0))),
+                            .map(|v0| rt::Shared::new(ResourceRequirements::from(v0))),
                         restart_policy: full
                             .restart_policy
                             .as_ref()
@@ -7994,7 +8776,7 @@ pub mod api {
                         security_context: full
                             .security_context
                             .as_ref()
-                            .map(|v0| rt::Box::new(PodSecurityContext::from(v0))),
+                            .map(|v0| rt::Shared::new(PodSecurityContext::from(v0))),
                         service_account: full
                             .service_account
                             .as_ref()
@@ -8011,17 +8793,32 @@ pub mod api {
                         tolerations: full
                             .tolerations
                             .as_ref()
-                            .map(|v0| v0.iter().map(Toleration::from).collect()),
+                            .map(|v0| {
+                                v0
+                                    .iter()
+                                    .map(|v1| rt::Shared::new(Toleration::from(v1)))
+                                    .collect()
+                            }),
                         topology_spread_constraints: full
                             .topology_spread_constraints
                             .as_ref()
                             .map(|v0| {
-                                v0.iter().map(TopologySpreadConstraint::from).collect()
+                                v0
+                                    .iter()
+                                    .map(|v1| rt::Shared::new(
+                                        TopologySpreadConstraint::from(v1),
+                                    ))
+                                    .collect()
                             }),
                         volumes: full
                             .volumes
                             .as_ref()
-                            .map(|v0| v0.iter().map(Volume::from).collect()),
+                            .map(|v0| {
+                                v0
+                                    .iter()
+                                    .map(|v1| rt::Shared::new(Volume::from(v1)))
+                                    .collect()
+                            }),
                     }
                 }
             }
@@ -8038,7 +8835,7 @@ pub mod api {
                         containers: compact
                             .containers
                             .iter()
-                            .map(k8s::api::core::v1::Container::from)
+                            .map(|v0| k8s::api::core::v1::Container::from(&**v0))
                             .collect(),
                         dns_config: compact
                             .dns_config
@@ -8055,7 +8852,9 @@ pub mod api {
                             .map(|v0| {
                                 v0
                                     .iter()
-                                    .map(k8s::api::core::v1::EphemeralContainer::from)
+                                    .map(|v1| k8s::api::core::v1::EphemeralContainer::from(
+                                        &**v1,
+                                    ))
                                     .collect()
                             }),
                         eviction_responders: compact
@@ -8071,7 +8870,10 @@ pub mod api {
                             .host_aliases
                             .as_ref()
                             .map(|v0| {
-                                v0.iter().map(k8s::api::core::v1::HostAlias::from).collect()
+                                v0
+                                    .iter()
+                                    .map(|v1| k8s::api::core::v1::HostAlias::from(&**v1))
+                                    .collect()
                             }),
                         host_ipc: compact.host_ipc,
                         host_network: compact.host_network,
@@ -8098,7 +8900,10 @@ pub mod api {
                             .init_containers
                             .as_ref()
                             .map(|v0| {
-                                v0.iter().map(k8s::api::core::v1::Container::from).collect()
+                                v0
+                                    .iter()
+                                    .map(|v1| k8s::api::core::v1::Container::from(&**v1))
+                                    .collect()
                             }),
                         node_name: compact
                             .node_name
@@ -8147,7 +8952,7 @@ pub mod api {
                             .map(|v0| {
                                 v0
                                     .iter()
-                                    .map(k8s::api::core::v1::PodResourceClaim::from)
+                                    .map(|v1| k8s::api::core::v1::PodResourceClaim::from(&**v1))
                                     .collect()
                             }),
                         resources: compact
@@ -8205,7 +9010,7 @@ pub mod api {
                             .map(|v0| {
                                 v0
                                     .iter()
-                                    .map(k8s::api::core::v1::Toleration::from)
+                                    .map(|v1| k8s::api::core::v1::Toleration::from(&**v1))
                                     .collect()
                             }),
                         topology_spread_constraints: compact
@@ -8214,19 +9019,77 @@ pub mod api {
                             .map(|v0| {
                                 v0
                                     .iter()
-                                    .map(k8s::api::core::v1::TopologySpreadConstraint::from)
+                                    .map(|v1| k8s::api::core::v1::TopologySpreadConstraint::from(
+                                        &**v1,
+                                    ))
                                     .collect()
                             }),
                         volumes: compact
                             .volumes
                             .as_ref()
                             .map(|v0| {
-                                v0.iter().map(k8s::api::core::v1::Volume::from).collect()
+                                v0
+                                    .iter()
+                                    .map(|v1| k8s::api::core::v1::Volume::from(&**v1))
+                                    .collect()
                             }),
                     }
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodSpec> for PodSpec {}
+            impl rt::ShareHash for PodSpec {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.active_deadline_seconds, state);
+                    rt::ShareHash::share_hash(&self.affinity, state);
+                    rt::ShareHash::share_hash(
+                        &self.automount_service_account_token,
+                        state,
+                    );
+                    rt::ShareHash::share_hash(&self.containers, state);
+                    rt::ShareHash::share_hash(&self.dns_config, state);
+                    rt::ShareHash::share_hash(&self.dns_policy, state);
+                    rt::ShareHash::share_hash(&self.enable_service_links, state);
+                    rt::ShareHash::share_hash(&self.ephemeral_containers, state);
+                    rt::ShareHash::share_hash(&self.eviction_responders, state);
+                    rt::ShareHash::share_hash(&self.host_aliases, state);
+                    rt::ShareHash::share_hash(&self.host_ipc, state);
+                    rt::ShareHash::share_hash(&self.host_network, state);
+                    rt::ShareHash::share_hash(&self.host_pid, state);
+                    rt::ShareHash::share_hash(&self.host_users, state);
+                    rt::ShareHash::share_hash(&self.hostname, state);
+                    rt::ShareHash::share_hash(&self.hostname_override, state);
+                    rt::ShareHash::share_hash(&self.image_pull_secrets, state);
+                    rt::ShareHash::share_hash(&self.init_containers, state);
+                    rt::ShareHash::share_hash(&self.node_name, state);
+                    rt::ShareHash::share_hash(&self.node_selector, state);
+                    rt::ShareHash::share_hash(&self.os, state);
+                    rt::ShareHash::share_hash(&self.overhead, state);
+                    rt::ShareHash::share_hash(&self.preemption_policy, state);
+                    rt::ShareHash::share_hash(&self.priority, state);
+                    rt::ShareHash::share_hash(&self.priority_class_name, state);
+                    rt::ShareHash::share_hash(&self.readiness_gates, state);
+                    rt::ShareHash::share_hash(&self.resource_claims, state);
+                    rt::ShareHash::share_hash(&self.resources, state);
+                    rt::ShareHash::share_hash(&self.restart_policy, state);
+                    rt::ShareHash::share_hash(&self.runtime_class_name, state);
+                    rt::ShareHash::share_hash(&self.scheduler_name, state);
+                    rt::ShareHash::share_hash(&self.scheduling_gates, state);
+                    rt::ShareHash::share_hash(&self.scheduling_group, state);
+                    rt::ShareHash::share_hash(&self.security_context, state);
+                    rt::ShareHash::share_hash(&self.service_account, state);
+                    rt::ShareHash::share_hash(&self.service_account_name, state);
+                    rt::ShareHash::share_hash(&self.set_hostname_as_fqdn, state);
+                    rt::ShareHash::share_hash(&self.share_process_namespace, state);
+                    rt::ShareHash::share_hash(&self.subdomain, state);
+                    rt::ShareHash::share_hash(
+                        &self.termination_grace_period_seconds,
+                        state,
+                    );
+                    rt::ShareHash::share_hash(&self.tolerations, state);
+                    rt::ShareHash::share_hash(&self.topology_spread_constraints, state);
+                    rt::ShareHash::share_hash(&self.volumes, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodStatus`: PodStatus represents information about the status of a pod.
             #[derive(
                 rt::Clone,
@@ -8383,7 +9246,7 @@ pub mod api {
                     default,
                     skip_serializing_if = "rt::Option::is_none"
                 )]
-                pub resources: rt::Option<rt::Box<ResourceRequirements>>,
+                pub resources: rt::Option<rt::Shared<ResourceRequirements>>,
                 /// RFC 3339 date and time at which the object was acknowledged by the Kubelet.
                 #[serde(
                     rename = "startTime",
@@ -8500,7 +9363,7 @@ pub mod api {
                         resources: full
                             .resources
                             .as_ref()
-                            .map(|v0| rt::Box::new(ResourceRequirements::from(v0))),
+                            .map(|v0| rt::Shared::new(ResourceRequirements::from(v0))),
                         start_time: rt::Clone::clone(&full.start_time),
                         volume_health: full
                             .volume_health
@@ -8651,6 +9514,38 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodStatus> for PodStatus {}
+            impl rt::ShareHash for PodStatus {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.allocated_resources, state);
+                    rt::ShareHash::share_hash(&self.conditions, state);
+                    rt::ShareHash::share_hash(&self.container_statuses, state);
+                    rt::ShareHash::share_hash(&self.ephemeral_container_statuses, state);
+                    rt::ShareHash::share_hash(
+                        &self.extended_resource_claim_status,
+                        state,
+                    );
+                    rt::ShareHash::share_hash(&self.host_ip, state);
+                    rt::ShareHash::share_hash(&self.host_ips, state);
+                    rt::ShareHash::share_hash(&self.init_container_statuses, state);
+                    rt::ShareHash::share_hash(&self.message, state);
+                    rt::ShareHash::share_hash(
+                        &self.node_allocatable_resource_claim_statuses,
+                        state,
+                    );
+                    rt::ShareHash::share_hash(&self.nominated_node_name, state);
+                    rt::ShareHash::share_hash(&self.observed_generation, state);
+                    rt::ShareHash::share_hash(&self.phase, state);
+                    rt::ShareHash::share_hash(&self.pod_ip, state);
+                    rt::ShareHash::share_hash(&self.pod_ips, state);
+                    rt::ShareHash::share_hash(&self.qos_class, state);
+                    rt::ShareHash::share_hash(&self.reason, state);
+                    rt::ShareHash::share_hash(&self.resize, state);
+                    rt::ShareHash::share_hash(&self.resource_claim_statuses, state);
+                    rt::ShareHash::share_hash(&self.resources, state);
+                    rt::ShareHash::share_hash(&self.start_time, state);
+                    rt::ShareHash::share_hash(&self.volume_health, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PodVolumeHealth`: PodVolumeHealth contains health information for a volume used by a pod, reported by the CSI node plugin via the kubelet.
             #[derive(
                 rt::Clone,
@@ -8728,6 +9623,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PodVolumeHealth>
             for PodVolumeHealth {}
+            impl rt::ShareHash for PodVolumeHealth {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.health_conditions, state);
+                    rt::ShareHash::share_hash(&self.last_transition_time, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PortworxVolumeSource`: PortworxVolumeSource represents a Portworx volume resource.
             #[derive(
                 rt::Clone,
@@ -8795,6 +9697,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PortworxVolumeSource>
             for PortworxVolumeSource {}
+            impl rt::ShareHash for PortworxVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.volume_id, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::PreferredSchedulingTerm`: An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a no-op).
             #[derive(
                 rt::Clone,
@@ -8848,6 +9757,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::PreferredSchedulingTerm>
             for PreferredSchedulingTerm {}
+            impl rt::ShareHash for PreferredSchedulingTerm {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.preference, state);
+                    rt::ShareHash::share_hash(&self.weight, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::Probe`: Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
             #[derive(
                 rt::Clone,
@@ -9008,6 +9923,23 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::Probe> for Probe {}
+            impl rt::ShareHash for Probe {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.exec, state);
+                    rt::ShareHash::share_hash(&self.failure_threshold, state);
+                    rt::ShareHash::share_hash(&self.grpc, state);
+                    rt::ShareHash::share_hash(&self.http_get, state);
+                    rt::ShareHash::share_hash(&self.initial_delay_seconds, state);
+                    rt::ShareHash::share_hash(&self.period_seconds, state);
+                    rt::ShareHash::share_hash(&self.success_threshold, state);
+                    rt::ShareHash::share_hash(&self.tcp_socket, state);
+                    rt::ShareHash::share_hash(
+                        &self.termination_grace_period_seconds,
+                        state,
+                    );
+                    rt::ShareHash::share_hash(&self.timeout_seconds, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ProjectedVolumeSource`: Represents a projected volume source
             #[derive(
                 rt::Clone,
@@ -9083,6 +10015,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ProjectedVolumeSource>
             for ProjectedVolumeSource {}
+            impl rt::ShareHash for ProjectedVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.default_mode, state);
+                    rt::ShareHash::share_hash(&self.default_user, state);
+                    rt::ShareHash::share_hash(&self.sources, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::QuobyteVolumeSource`: Represents a Quobyte mount that lasts the lifetime of a pod.
             #[derive(
                 rt::Clone,
@@ -9186,6 +10125,16 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::QuobyteVolumeSource>
             for QuobyteVolumeSource {}
+            impl rt::ShareHash for QuobyteVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.group, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.registry, state);
+                    rt::ShareHash::share_hash(&self.tenant, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                    rt::ShareHash::share_hash(&self.volume, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::RBDVolumeSource`: Represents a Rados Block Device mount that lasts the lifetime of a pod.
             #[derive(
                 rt::Clone,
@@ -9324,6 +10273,18 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::RBDVolumeSource>
             for RBDVolumeSource {}
+            impl rt::ShareHash for RBDVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.image, state);
+                    rt::ShareHash::share_hash(&self.keyring, state);
+                    rt::ShareHash::share_hash(&self.monitors, state);
+                    rt::ShareHash::share_hash(&self.pool, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.secret_ref, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ResourceClaim`: ResourceClaim references one entry in PodSpec.ResourceClaims.
             #[derive(
                 rt::Clone,
@@ -9371,6 +10332,12 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ResourceClaim> for ResourceClaim {}
+            impl rt::ShareHash for ResourceClaim {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.request, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ResourceFieldSelector`: ResourceFieldSelector represents container resources (cpu, memory) and their output format
             #[derive(
                 rt::Clone,
@@ -9446,6 +10413,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ResourceFieldSelector>
             for ResourceFieldSelector {}
+            impl rt::ShareHash for ResourceFieldSelector {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.container_name, state);
+                    rt::ShareHash::share_hash(&self.divisor, state);
+                    rt::ShareHash::share_hash(&self.resource, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ResourceHealth`: ResourceHealth represents the health of a resource.
             #[derive(
                 rt::Clone,
@@ -9513,6 +10487,13 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ResourceHealth> for ResourceHealth {}
+            impl rt::ShareHash for ResourceHealth {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.health, state);
+                    rt::ShareHash::share_hash(&self.message, state);
+                    rt::ShareHash::share_hash(&self.resource_id, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ResourceRequirements`: ResourceRequirements describes the compute resource requirements.
             #[derive(
                 rt::Clone,
@@ -9620,6 +10601,21 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ResourceRequirements>
             for ResourceRequirements {}
+            impl rt::ShareHash for ResourceRequirements {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.claims, state);
+                    rt::ShareHash::share_hash(&self.limits, state);
+                    rt::ShareHash::share_hash(&self.requests, state);
+                }
+            }
+            impl rt::Share for ResourceRequirements {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<ResourceRequirements>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ResourceStatus`: ResourceStatus represents the status of a single resource allocated to a Pod.
             #[derive(
                 rt::Clone,
@@ -9675,6 +10671,12 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ResourceStatus> for ResourceStatus {}
+            impl rt::ShareHash for ResourceStatus {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.resources, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::SELinuxOptions`: SELinuxOptions are the labels to be applied to the container
             #[derive(
                 rt::Clone,
@@ -9758,6 +10760,14 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::SELinuxOptions> for SELinuxOptions {}
+            impl rt::ShareHash for SELinuxOptions {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.level, state);
+                    rt::ShareHash::share_hash(&self.role, state);
+                    rt::ShareHash::share_hash(&self.type_, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ScaleIOVolumeSource`: ScaleIOVolumeSource represents a persistent ScaleIO volume
             #[derive(
                 rt::Clone,
@@ -9921,6 +10931,20 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ScaleIOVolumeSource>
             for ScaleIOVolumeSource {}
+            impl rt::ShareHash for ScaleIOVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.gateway, state);
+                    rt::ShareHash::share_hash(&self.protection_domain, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.secret_ref, state);
+                    rt::ShareHash::share_hash(&self.ssl_enabled, state);
+                    rt::ShareHash::share_hash(&self.storage_mode, state);
+                    rt::ShareHash::share_hash(&self.storage_pool, state);
+                    rt::ShareHash::share_hash(&self.system, state);
+                    rt::ShareHash::share_hash(&self.volume_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::SeccompProfile`: SeccompProfile defines a pod/container's seccomp profile settings.
             #[derive(
                 rt::Clone,
@@ -9971,6 +10995,12 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::SeccompProfile> for SeccompProfile {}
+            impl rt::ShareHash for SeccompProfile {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.localhost_profile, state);
+                    rt::ShareHash::share_hash(&self.type_, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::SecretEnvSource`: SecretEnvSource selects a Secret to populate the environment variables with.  The contents of the target Secret's Data field will represent the key-value pairs as environment variables.
             #[derive(
                 rt::Clone,
@@ -10016,6 +11046,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::SecretEnvSource>
             for SecretEnvSource {}
+            impl rt::ShareHash for SecretEnvSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::SecretKeySelector`: SecretKeySelector selects a key of a Secret.
             #[derive(
                 rt::Clone,
@@ -10066,6 +11102,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::SecretKeySelector>
             for SecretKeySelector {}
+            impl rt::ShareHash for SecretKeySelector {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.key, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::SecretProjection`: Adapts a secret into a projected volume.  The contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names.
             #[derive(
                 rt::Clone,
@@ -10128,6 +11171,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::SecretProjection>
             for SecretProjection {}
+            impl rt::ShareHash for SecretProjection {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.items, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::SecretVolumeSource`: Adapts a Secret into a volume.  The contents of the target Secret's Data field will be presented in a volume as files using the keys in the Data field as the file names.
             #[derive(
                 rt::Clone,
@@ -10226,6 +11276,15 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::SecretVolumeSource>
             for SecretVolumeSource {}
+            impl rt::ShareHash for SecretVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.default_mode, state);
+                    rt::ShareHash::share_hash(&self.default_user, state);
+                    rt::ShareHash::share_hash(&self.items, state);
+                    rt::ShareHash::share_hash(&self.optional, state);
+                    rt::ShareHash::share_hash(&self.secret_name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::SecurityContext`: SecurityContext holds security configuration that will be applied to a container.
             #[derive(
                 rt::Clone,
@@ -10413,6 +11472,22 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::SecurityContext>
             for SecurityContext {}
+            impl rt::ShareHash for SecurityContext {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.allow_privilege_escalation, state);
+                    rt::ShareHash::share_hash(&self.app_armor_profile, state);
+                    rt::ShareHash::share_hash(&self.capabilities, state);
+                    rt::ShareHash::share_hash(&self.privileged, state);
+                    rt::ShareHash::share_hash(&self.proc_mount, state);
+                    rt::ShareHash::share_hash(&self.read_only_root_filesystem, state);
+                    rt::ShareHash::share_hash(&self.run_as_group, state);
+                    rt::ShareHash::share_hash(&self.run_as_non_root, state);
+                    rt::ShareHash::share_hash(&self.run_as_user, state);
+                    rt::ShareHash::share_hash(&self.se_linux_options, state);
+                    rt::ShareHash::share_hash(&self.seccomp_profile, state);
+                    rt::ShareHash::share_hash(&self.windows_options, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::ServiceAccountTokenProjection`: ServiceAccountTokenProjection represents a projected service account token volume.
             #[derive(
                 rt::Clone,
@@ -10488,6 +11563,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::ServiceAccountTokenProjection>
             for ServiceAccountTokenProjection {}
+            impl rt::ShareHash for ServiceAccountTokenProjection {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.audience, state);
+                    rt::ShareHash::share_hash(&self.expiration_seconds, state);
+                    rt::ShareHash::share_hash(&self.path, state);
+                    rt::ShareHash::share_hash(&self.user, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::SleepAction`: SleepAction describes a "sleep" action.
             #[derive(
                 rt::Clone,
@@ -10527,6 +11610,11 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::SleepAction> for SleepAction {}
+            impl rt::ShareHash for SleepAction {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.seconds, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::StorageOSVolumeSource`: Represents a StorageOS persistent volume resource.
             #[derive(
                 rt::Clone,
@@ -10632,6 +11720,15 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::StorageOSVolumeSource>
             for StorageOSVolumeSource {}
+            impl rt::ShareHash for StorageOSVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.secret_ref, state);
+                    rt::ShareHash::share_hash(&self.volume_name, state);
+                    rt::ShareHash::share_hash(&self.volume_namespace, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::Sysctl`: Sysctl defines a kernel parameter to be set
             #[derive(
                 rt::Clone,
@@ -10676,6 +11773,12 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::Sysctl> for Sysctl {}
+            impl rt::ShareHash for Sysctl {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.value, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::TCPSocketAction`: TCPSocketAction describes an action based on opening a socket
             #[derive(
                 rt::Clone,
@@ -10724,6 +11827,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::TCPSocketAction>
             for TCPSocketAction {}
+            impl rt::ShareHash for TCPSocketAction {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.host, state);
+                    rt::ShareHash::share_hash(&self.port, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::Toleration`: The pod this Toleration is attached to tolerates any taint that matches the triple \&lt;key,value,effect\&gt; using the matching operator \&lt;operator\&gt;.
             #[derive(
                 rt::Clone,
@@ -10817,6 +11926,23 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::Toleration> for Toleration {}
+            impl rt::ShareHash for Toleration {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.effect, state);
+                    rt::ShareHash::share_hash(&self.key, state);
+                    rt::ShareHash::share_hash(&self.operator, state);
+                    rt::ShareHash::share_hash(&self.toleration_seconds, state);
+                    rt::ShareHash::share_hash(&self.value, state);
+                }
+            }
+            impl rt::Share for Toleration {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<Toleration>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::TopologySpreadConstraint`: TopologySpreadConstraint specifies how to spread matching pods among the given topology.
             #[derive(
                 rt::Clone,
@@ -10969,6 +12095,26 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::TopologySpreadConstraint>
             for TopologySpreadConstraint {}
+            impl rt::ShareHash for TopologySpreadConstraint {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.label_selector, state);
+                    rt::ShareHash::share_hash(&self.match_label_keys, state);
+                    rt::ShareHash::share_hash(&self.max_skew, state);
+                    rt::ShareHash::share_hash(&self.min_domains, state);
+                    rt::ShareHash::share_hash(&self.node_affinity_policy, state);
+                    rt::ShareHash::share_hash(&self.node_taints_policy, state);
+                    rt::ShareHash::share_hash(&self.topology_key, state);
+                    rt::ShareHash::share_hash(&self.when_unsatisfiable, state);
+                }
+            }
+            impl rt::Share for TopologySpreadConstraint {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<TopologySpreadConstraint>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::TypedLocalObjectReference`: TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.
             #[derive(
                 rt::Clone,
@@ -11024,6 +12170,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::TypedLocalObjectReference>
             for TypedLocalObjectReference {}
+            impl rt::ShareHash for TypedLocalObjectReference {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.api_group, state);
+                    rt::ShareHash::share_hash(&self.kind, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::TypedObjectReference`: TypedObjectReference contains enough information to let you locate the typed referenced object
             #[derive(
                 rt::Clone,
@@ -11096,6 +12249,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::TypedObjectReference>
             for TypedObjectReference {}
+            impl rt::ShareHash for TypedObjectReference {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.api_group, state);
+                    rt::ShareHash::share_hash(&self.kind, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.namespace, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::Volume`: Volume represents a named volume in a pod that may be accessed by any container in the pod.
             #[derive(
                 rt::Clone,
@@ -11641,6 +12802,49 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::Volume> for Volume {}
+            impl rt::ShareHash for Volume {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.aws_elastic_block_store, state);
+                    rt::ShareHash::share_hash(&self.azure_disk, state);
+                    rt::ShareHash::share_hash(&self.azure_file, state);
+                    rt::ShareHash::share_hash(&self.cephfs, state);
+                    rt::ShareHash::share_hash(&self.cinder, state);
+                    rt::ShareHash::share_hash(&self.config_map, state);
+                    rt::ShareHash::share_hash(&self.csi, state);
+                    rt::ShareHash::share_hash(&self.downward_api, state);
+                    rt::ShareHash::share_hash(&self.empty_dir, state);
+                    rt::ShareHash::share_hash(&self.ephemeral, state);
+                    rt::ShareHash::share_hash(&self.fc, state);
+                    rt::ShareHash::share_hash(&self.flex_volume, state);
+                    rt::ShareHash::share_hash(&self.flocker, state);
+                    rt::ShareHash::share_hash(&self.gce_persistent_disk, state);
+                    rt::ShareHash::share_hash(&self.git_repo, state);
+                    rt::ShareHash::share_hash(&self.glusterfs, state);
+                    rt::ShareHash::share_hash(&self.host_path, state);
+                    rt::ShareHash::share_hash(&self.image, state);
+                    rt::ShareHash::share_hash(&self.iscsi, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.nfs, state);
+                    rt::ShareHash::share_hash(&self.persistent_volume_claim, state);
+                    rt::ShareHash::share_hash(&self.photon_persistent_disk, state);
+                    rt::ShareHash::share_hash(&self.portworx_volume, state);
+                    rt::ShareHash::share_hash(&self.projected, state);
+                    rt::ShareHash::share_hash(&self.quobyte, state);
+                    rt::ShareHash::share_hash(&self.rbd, state);
+                    rt::ShareHash::share_hash(&self.scale_io, state);
+                    rt::ShareHash::share_hash(&self.secret, state);
+                    rt::ShareHash::share_hash(&self.storageos, state);
+                    rt::ShareHash::share_hash(&self.vsphere_volume, state);
+                }
+            }
+            impl rt::Share for Volume {
+                fn pool() -> &'static rt::Pool<Self> {
+                    static POOL: rt::LazyLock<rt::Pool<Volume>> = rt::LazyLock::new(
+                        rt::Pool::new,
+                    );
+                    &POOL
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::VolumeDevice`: volumeDevice describes a mapping of a raw block device within a container.
             #[derive(
                 rt::Clone,
@@ -11685,6 +12889,12 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::VolumeDevice> for VolumeDevice {}
+            impl rt::ShareHash for VolumeDevice {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.device_path, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::VolumeHealthCondition`: VolumeHealthCondition represents an adverse health condition reported for a volume.
             #[derive(
                 rt::Clone,
@@ -11748,6 +12958,13 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::VolumeHealthCondition>
             for VolumeHealthCondition {}
+            impl rt::ShareHash for VolumeHealthCondition {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.message, state);
+                    rt::ShareHash::share_hash(&self.reason, state);
+                    rt::ShareHash::share_hash(&self.status, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::VolumeMount`: VolumeMount describes a mounting of a Volume within a container.
             #[derive(
                 rt::Clone,
@@ -11884,6 +13101,18 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::VolumeMount> for VolumeMount {}
+            impl rt::ShareHash for VolumeMount {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.bind_mount_options, state);
+                    rt::ShareHash::share_hash(&self.mount_path, state);
+                    rt::ShareHash::share_hash(&self.mount_propagation, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.recursive_read_only, state);
+                    rt::ShareHash::share_hash(&self.sub_path, state);
+                    rt::ShareHash::share_hash(&self.sub_path_expr, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::VolumeMountStatus`: VolumeMountStatus shows status of volume mounts.
             #[derive(
                 rt::Clone,
@@ -11974,6 +13203,15 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::VolumeMountStatus>
             for VolumeMountStatus {}
+            impl rt::ShareHash for VolumeMountStatus {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.mount_path, state);
+                    rt::ShareHash::share_hash(&self.name, state);
+                    rt::ShareHash::share_hash(&self.read_only, state);
+                    rt::ShareHash::share_hash(&self.recursive_read_only, state);
+                    rt::ShareHash::share_hash(&self.volume_status, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::VolumeProjection`: Projection that may be projected along with other supported volume types.
             #[derive(
                 rt::Clone,
@@ -12110,6 +13348,16 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::VolumeProjection>
             for VolumeProjection {}
+            impl rt::ShareHash for VolumeProjection {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.cluster_trust_bundle, state);
+                    rt::ShareHash::share_hash(&self.config_map, state);
+                    rt::ShareHash::share_hash(&self.downward_api, state);
+                    rt::ShareHash::share_hash(&self.pod_certificate, state);
+                    rt::ShareHash::share_hash(&self.secret, state);
+                    rt::ShareHash::share_hash(&self.service_account_token, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::VolumeResourceRequirements`: VolumeResourceRequirements describes the storage resource requirements for a volume.
             #[derive(
                 rt::Clone,
@@ -12193,6 +13441,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::VolumeResourceRequirements>
             for VolumeResourceRequirements {}
+            impl rt::ShareHash for VolumeResourceRequirements {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.limits, state);
+                    rt::ShareHash::share_hash(&self.requests, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::VolumeStatus`: VolumeStatus represents the status of a mounted volume.
             #[derive(
                 rt::Clone,
@@ -12235,6 +13489,11 @@ pub mod api {
                 }
             }
             impl rt::ProjectFrom<k8s::api::core::v1::VolumeStatus> for VolumeStatus {}
+            impl rt::ShareHash for VolumeStatus {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.image, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource`: Represents a vSphere volume resource.
             #[derive(
                 rt::Clone,
@@ -12326,6 +13585,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::VsphereVirtualDiskVolumeSource>
             for VsphereVirtualDiskVolumeSource {}
+            impl rt::ShareHash for VsphereVirtualDiskVolumeSource {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.fs_type, state);
+                    rt::ShareHash::share_hash(&self.storage_policy_id, state);
+                    rt::ShareHash::share_hash(&self.storage_policy_name, state);
+                    rt::ShareHash::share_hash(&self.volume_path, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::WeightedPodAffinityTerm`: The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)
             #[derive(
                 rt::Clone,
@@ -12381,6 +13648,12 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::WeightedPodAffinityTerm>
             for WeightedPodAffinityTerm {}
+            impl rt::ShareHash for WeightedPodAffinityTerm {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.pod_affinity_term, state);
+                    rt::ShareHash::share_hash(&self.weight, state);
+                }
+            }
             /// Compact form of `k8s_openapi::api::core::v1::WindowsSecurityContextOptions`: WindowsSecurityContextOptions contain Windows-specific options and credentials.
             #[derive(
                 rt::Clone,
@@ -12475,6 +13748,14 @@ pub mod api {
             }
             impl rt::ProjectFrom<k8s::api::core::v1::WindowsSecurityContextOptions>
             for WindowsSecurityContextOptions {}
+            impl rt::ShareHash for WindowsSecurityContextOptions {
+                fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                    rt::ShareHash::share_hash(&self.gmsa_credential_spec, state);
+                    rt::ShareHash::share_hash(&self.gmsa_credential_spec_name, state);
+                    rt::ShareHash::share_hash(&self.host_process, state);
+                    rt::ShareHash::share_hash(&self.run_as_user_name, state);
+                }
+            }
         }
     }
 }
@@ -12572,6 +13853,12 @@ pub mod apimachinery {
                     impl rt::ProjectFrom<
                         k8s::apimachinery::pkg::apis::meta::v1::LabelSelector,
                     > for LabelSelector {}
+                    impl rt::ShareHash for LabelSelector {
+                        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                            rt::ShareHash::share_hash(&self.match_expressions, state);
+                            rt::ShareHash::share_hash(&self.match_labels, state);
+                        }
+                    }
                     /// Compact form of `k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement`: A label selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
                     #[derive(
                         rt::Clone,
@@ -12648,6 +13935,13 @@ pub mod apimachinery {
                     impl rt::ProjectFrom<
                         k8s::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement,
                     > for LabelSelectorRequirement {}
+                    impl rt::ShareHash for LabelSelectorRequirement {
+                        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                            rt::ShareHash::share_hash(&self.key, state);
+                            rt::ShareHash::share_hash(&self.operator, state);
+                            rt::ShareHash::share_hash(&self.values, state);
+                        }
+                    }
                     /// Compact form of `k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry`: ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.
                     #[derive(
                         rt::Clone,
@@ -12793,6 +14087,17 @@ pub mod apimachinery {
                     impl rt::ProjectFrom<
                         k8s::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry,
                     > for ManagedFieldsEntry {}
+                    impl rt::ShareHash for ManagedFieldsEntry {
+                        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                            rt::ShareHash::share_hash(&self.api_version, state);
+                            rt::ShareHash::share_hash(&self.fields_type, state);
+                            rt::ShareHash::share_hash(&self.fields_v1, state);
+                            rt::ShareHash::share_hash(&self.manager, state);
+                            rt::ShareHash::share_hash(&self.operation, state);
+                            rt::ShareHash::share_hash(&self.subresource, state);
+                            rt::ShareHash::share_hash(&self.time, state);
+                        }
+                    }
                     /// Compact form of `k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta`: ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
                     #[derive(
                         rt::Clone,
@@ -12891,7 +14196,9 @@ pub mod apimachinery {
                             default,
                             skip_serializing_if = "rt::Option::is_none"
                         )]
-                        pub owner_references: rt::Option<rt::Box<[OwnerReference]>>,
+                        pub owner_references: rt::Option<
+                            rt::Box<[rt::Shared<OwnerReference>]>,
+                        >,
                         /// An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed.
                         #[serde(
                             rename = "resourceVersion",
@@ -12980,7 +14287,12 @@ pub mod apimachinery {
                                 owner_references: full
                                     .owner_references
                                     .as_ref()
-                                    .map(|v0| v0.iter().map(OwnerReference::from).collect()),
+                                    .map(|v0| {
+                                        v0
+                                            .iter()
+                                            .map(|v1| rt::Shared::new(OwnerReference::from(v1)))
+                                            .collect()
+                                    }),
                                 resource_version: full
                                     .resource_version
                                     .as_ref()
@@ -13046,9 +14358,9 @@ pub mod apimachinery {
                                     .map(|v0| {
                                         v0
                                             .iter()
-                                            .map(
-                                                k8s::apimachinery::pkg::apis::meta::v1::OwnerReference::from,
-                                            )
+                                            .map(|v1| k8s::apimachinery::pkg::apis::meta::v1::OwnerReference::from(
+                                                &**v1,
+                                            ))
                                             .collect()
                                     }),
                                 resource_version: compact
@@ -13084,6 +14396,28 @@ pub mod apimachinery {
                         }
                         fn label(&self, key: &str) -> rt::Option<&str> {
                             self.labels.as_ref()?.get(key)
+                        }
+                    }
+                    impl rt::ShareHash for ObjectMeta {
+                        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                            rt::ShareHash::share_hash(&self.annotations, state);
+                            rt::ShareHash::share_hash(&self.creation_timestamp, state);
+                            rt::ShareHash::share_hash(
+                                &self.deletion_grace_period_seconds,
+                                state,
+                            );
+                            rt::ShareHash::share_hash(&self.deletion_timestamp, state);
+                            rt::ShareHash::share_hash(&self.finalizers, state);
+                            rt::ShareHash::share_hash(&self.generate_name, state);
+                            rt::ShareHash::share_hash(&self.generation, state);
+                            rt::ShareHash::share_hash(&self.labels, state);
+                            rt::ShareHash::share_hash(&self.managed_fields, state);
+                            rt::ShareHash::share_hash(&self.name, state);
+                            rt::ShareHash::share_hash(&self.namespace, state);
+                            rt::ShareHash::share_hash(&self.owner_references, state);
+                            rt::ShareHash::share_hash(&self.resource_version, state);
+                            rt::ShareHash::share_hash(&self.self_link, state);
+                            rt::ShareHash::share_hash(&self.uid, state);
                         }
                     }
                     /// Compact form of `k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference`: OwnerReference contains enough information to let you identify an owning object.
@@ -13184,6 +14518,24 @@ pub mod apimachinery {
                     impl rt::ProjectFrom<
                         k8s::apimachinery::pkg::apis::meta::v1::OwnerReference,
                     > for OwnerReference {}
+                    impl rt::ShareHash for OwnerReference {
+                        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+                            rt::ShareHash::share_hash(&self.api_version, state);
+                            rt::ShareHash::share_hash(&self.block_owner_deletion, state);
+                            rt::ShareHash::share_hash(&self.controller, state);
+                            rt::ShareHash::share_hash(&self.kind, state);
+                            rt::ShareHash::share_hash(&self.name, state);
+                            rt::ShareHash::share_hash(&self.uid, state);
+                        }
+                    }
+                    impl rt::Share for OwnerReference {
+                        fn pool() -> &'static rt::Pool<Self> {
+                            static POOL: rt::LazyLock<rt::Pool<OwnerReference>> = rt::LazyLock::new(
+                                rt::Pool::new,
+                            );
+                            &POOL
+                        }
+                    }
                 }
             }
         }

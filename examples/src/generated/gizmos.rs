@@ -135,7 +135,7 @@ pub mod v1 {
         pub anything: rt::Option<rt::CMap<rt::RawJson>>,
         /// `child` (no description in the schema).
         #[serde(rename = "child", default, skip_serializing_if = "rt::Option::is_none")]
-        pub child: rt::Option<rt::Box<GizmoSpecChild>>,
+        pub child: rt::Option<rt::Shared<GizmoSpecChild>>,
         /// `config` (no description in the schema).
         #[serde(rename = "config", default, skip_serializing_if = "rt::Option::is_none")]
         pub config: rt::Option<rt::RawJson>,
@@ -165,7 +165,7 @@ pub mod v1 {
         pub extra: rt::Option<rt::Box<GizmoSpecExtra>>,
         /// `items` (no description in the schema).
         #[serde(rename = "items", default, skip_serializing_if = "rt::Option::is_none")]
-        pub items: rt::Option<rt::Box<[GizmoSpecItems]>>,
+        pub items: rt::Option<rt::Box<[rt::Shared<GizmoSpecItems>]>>,
         /// `labels` (no description in the schema).
         #[serde(rename = "labels", default, skip_serializing_if = "rt::Option::is_none")]
         pub labels: rt::Option<rt::StrMap>,
@@ -256,6 +256,35 @@ pub mod v1 {
             ],
         );
     }
+    impl rt::ShareHash for GizmoSpec {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.any_value, state);
+            rt::ShareHash::share_hash(&self.anything, state);
+            rt::ShareHash::share_hash(&self.child, state);
+            rt::ShareHash::share_hash(&self.config, state);
+            rt::ShareHash::share_hash(&self.count, state);
+            rt::ShareHash::share_hash(&self.created, state);
+            rt::ShareHash::share_hash(&self.empty, state);
+            rt::ShareHash::share_hash(&self.enabled, state);
+            rt::ShareHash::share_hash(&self.extra, state);
+            rt::ShareHash::share_hash(&self.items, state);
+            rt::ShareHash::share_hash(&self.labels, state);
+            rt::ShareHash::share_hash(&self.level, state);
+            rt::ShareHash::share_hash(&self.limits, state);
+            rt::ShareHash::share_hash(&self.matrix, state);
+            rt::ShareHash::share_hash(&self.name, state);
+            rt::ShareHash::share_hash(&self.nested, state);
+            rt::ShareHash::share_hash(&self.nullable_object, state);
+            rt::ShareHash::share_hash(&self.payload, state);
+            rt::ShareHash::share_hash(&self.phase, state);
+            rt::ShareHash::share_hash(&self.port, state);
+            rt::ShareHash::share_hash(&self.ratio, state);
+            rt::ShareHash::share_hash(&self.required_nullable, state);
+            rt::ShareHash::share_hash(&self.size, state);
+            rt::ShareHash::share_hash(&self.tags, state);
+            rt::ShareHash::share_hash(&self.template, state);
+        }
+    }
     /// `child` of `GizmoSpec`.
     #[derive(
         rt::Clone,
@@ -298,6 +327,21 @@ pub mod v1 {
             ],
         );
     }
+    impl rt::ShareHash for GizmoSpecChild {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.api_version, state);
+            rt::ShareHash::share_hash(&self.kind, state);
+            rt::ShareHash::share_hash(&self.spec, state);
+        }
+    }
+    impl rt::Share for GizmoSpecChild {
+        fn pool() -> &'static rt::Pool<Self> {
+            static POOL: rt::LazyLock<rt::Pool<GizmoSpecChild>> = rt::LazyLock::new(
+                rt::Pool::new,
+            );
+            &POOL
+        }
+    }
     /// `spec` of `GizmoSpecChild`.
     #[derive(
         rt::Clone,
@@ -322,6 +366,11 @@ pub mod v1 {
             &[("replicas", "replicas")],
         );
     }
+    impl rt::ShareHash for GizmoSpecChildSpec {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.replicas, state);
+        }
+    }
     /// `extra` of `GizmoSpec`.
     #[derive(
         rt::Clone,
@@ -342,6 +391,12 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecExtra {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("known", "known")]);
+    }
+    impl rt::ShareHash for GizmoSpecExtra {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.known, state);
+            rt::ShareHash::share_hash(&self.unknown_fields, state);
+        }
     }
     /// `items` of `GizmoSpec`.
     #[derive(
@@ -389,6 +444,24 @@ pub mod v1 {
             ],
         );
     }
+    impl rt::ShareHash for GizmoSpecItems {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.r#ref, state);
+            rt::ShareHash::share_hash(&self._8080, state);
+            rt::ShareHash::share_hash(&self.foo_bar, state);
+            rt::ShareHash::share_hash(&self.foo_bar_2, state);
+            rt::ShareHash::share_hash(&self.self_, state);
+            rt::ShareHash::share_hash(&self.r#type, state);
+        }
+    }
+    impl rt::Share for GizmoSpecItems {
+        fn pool() -> &'static rt::Pool<Self> {
+            static POOL: rt::LazyLock<rt::Pool<GizmoSpecItems>> = rt::LazyLock::new(
+                rt::Pool::new,
+            );
+            &POOL
+        }
+    }
     /// Its type name collides with spec.items' after case conversion.
     #[derive(
         rt::Clone,
@@ -406,6 +479,11 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecItems2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("note", "note")]);
+    }
+    impl rt::ShareHash for GizmoSpecItems2 {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.note, state);
+        }
     }
     /// `limits` of `GizmoSpec`.
     #[derive(
@@ -425,6 +503,11 @@ pub mod v1 {
     impl rt::ProjectionSource for GizmoSpecLimits {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("max", "max")]);
     }
+    impl rt::ShareHash for GizmoSpecLimits {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.max, state);
+        }
+    }
     /// `nested` of `GizmoSpec`.
     #[derive(
         rt::Clone,
@@ -442,6 +525,11 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecNested {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("level1", "level1")]);
+    }
+    impl rt::ShareHash for GizmoSpecNested {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.level1, state);
+        }
     }
     /// `level1` of `GizmoSpecNested`.
     #[derive(
@@ -461,6 +549,11 @@ pub mod v1 {
     impl rt::ProjectionSource for GizmoSpecNestedLevel1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("level2", "level2")]);
     }
+    impl rt::ShareHash for GizmoSpecNestedLevel1 {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.level2, state);
+        }
+    }
     /// `level2` of `GizmoSpecNestedLevel1`.
     #[derive(
         rt::Clone,
@@ -479,6 +572,11 @@ pub mod v1 {
     impl rt::ProjectionSource for GizmoSpecNestedLevel1Level2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("value", "value")]);
     }
+    impl rt::ShareHash for GizmoSpecNestedLevel1Level2 {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.value, state);
+        }
+    }
     /// `nullableObject` of `GizmoSpec`.
     #[derive(
         rt::Clone,
@@ -496,6 +594,11 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecNullableObject {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("note", "note")]);
+    }
+    impl rt::ShareHash for GizmoSpecNullableObject {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.note, state);
+        }
     }
     /// The values of `phase` of `GizmoSpec` (`.properties.spec.properties.phase`).
     #[derive(
@@ -526,6 +629,14 @@ pub mod v1 {
         /// kept and written back as it came.
         #[serde(untagged)]
         Other(rt::IStr),
+    }
+    impl rt::ShareHash for GizmoSpecPhase {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            match self {
+                Self::Other(s) => rt::ShareHash::share_hash(s, state),
+                _ => rt::Hash::hash(&rt::mem::discriminant(self), state),
+            }
+        }
     }
     /// `status` of `Gizmo`.
     #[derive(
@@ -568,6 +679,13 @@ pub mod v1 {
                 ("selector", "selector"),
             ],
         );
+    }
+    impl rt::ShareHash for GizmoStatus {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.conditions, state);
+            rt::ShareHash::share_hash(&self.replicas, state);
+            rt::ShareHash::share_hash(&self.selector, state);
+        }
     }
     /// `conditions` of `GizmoStatus`.
     #[derive(
@@ -612,6 +730,14 @@ pub mod v1 {
             ],
         );
     }
+    impl rt::ShareHash for GizmoStatusConditions {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.last_transition_time, state);
+            rt::ShareHash::share_hash(&self.message, state);
+            rt::ShareHash::share_hash(&self.status, state);
+            rt::ShareHash::share_hash(&self.r#type, state);
+        }
+    }
     /// The values of `status` of `GizmoStatusConditions` (`.properties.status.properties.conditions.items.properties.status`).
     #[derive(
         rt::Clone,
@@ -635,6 +761,14 @@ pub mod v1 {
         /// kept and written back as it came.
         #[serde(untagged)]
         Other(rt::IStr),
+    }
+    impl rt::ShareHash for GizmoStatusConditionsStatus {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            match self {
+                Self::Other(s) => rt::ShareHash::share_hash(s, state),
+                _ => rt::Hash::hash(&rt::mem::discriminant(self), state),
+            }
+        }
     }
     /// A cluster-scoped kind whose schema keeps every field it does not declare.
     ///
@@ -775,5 +909,10 @@ pub mod v1alpha1 {
     }
     impl rt::ProjectionSource for GizmoSpec {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("size", "size")]);
+    }
+    impl rt::ShareHash for GizmoSpec {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.size, state);
+        }
     }
 }

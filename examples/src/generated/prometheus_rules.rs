@@ -100,10 +100,15 @@ pub mod v1 {
     pub struct PrometheusRuleSpec {
         /// Content of Prometheus rule file
         #[serde(rename = "groups", default, skip_serializing_if = "rt::Option::is_none")]
-        pub groups: rt::Option<rt::Box<[PrometheusRuleSpecGroups]>>,
+        pub groups: rt::Option<rt::Box<[rt::Shared<PrometheusRuleSpecGroups>]>>,
     }
     impl rt::ProjectionSource for PrometheusRuleSpec {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("groups", "groups")]);
+    }
+    impl rt::ShareHash for PrometheusRuleSpec {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.groups, state);
+        }
     }
     /// RuleGroup is a list of sequentially evaluated recording and alerting rules.
     #[derive(
@@ -154,6 +159,23 @@ pub mod v1 {
                 ("rules", "rules"),
             ],
         );
+    }
+    impl rt::ShareHash for PrometheusRuleSpecGroups {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.interval, state);
+            rt::ShareHash::share_hash(&self.limit, state);
+            rt::ShareHash::share_hash(&self.name, state);
+            rt::ShareHash::share_hash(&self.partial_response_strategy, state);
+            rt::ShareHash::share_hash(&self.rules, state);
+        }
+    }
+    impl rt::Share for PrometheusRuleSpecGroups {
+        fn pool() -> &'static rt::Pool<Self> {
+            static POOL: rt::LazyLock<rt::Pool<PrometheusRuleSpecGroups>> = rt::LazyLock::new(
+                rt::Pool::new,
+            );
+            &POOL
+        }
     }
     /// Rule describes an alerting or recording rule
     /// See Prometheus documentation: \[alerting\](<https://www.prometheus.io/docs/prometheus/latest/configuration/alerting_rules/>) or \[recording\](<https://www.prometheus.io/docs/prometheus/latest/configuration/recording_rules/#recording-rules>) rule
@@ -212,5 +234,16 @@ pub mod v1 {
                 ("record", "record"),
             ],
         );
+    }
+    impl rt::ShareHash for PrometheusRuleSpecGroupsRules {
+        fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
+            rt::ShareHash::share_hash(&self.alert, state);
+            rt::ShareHash::share_hash(&self.annotations, state);
+            rt::ShareHash::share_hash(&self.expr, state);
+            rt::ShareHash::share_hash(&self.r#for, state);
+            rt::ShareHash::share_hash(&self.keep_firing_for, state);
+            rt::ShareHash::share_hash(&self.labels, state);
+            rt::ShareHash::share_hash(&self.record, state);
+        }
     }
 }

@@ -12,6 +12,7 @@
 //! | `Option<LargeStruct>`           | `Option<Box<LargeStruct>>`       | 8 B while absent (most are)           |
 //! | `FieldsV1`, `RawExtension`, `serde_json::Value` | [`RawJson`]      | the JSON text, interned               |
 //! | `apiVersion`, `kind`            | [`ApiVersionTag`], [`KindTag`]   | zero bytes; checked on decode ([R16])   |
+//! | a container, volume, toleration… | [`Shared<T>`]                   | 8 B, equal parts of all objects share one copy |
 //!
 //! Generated code converts both ways with `From` impls ([P2]), field by field, with no serde round
 //! trip: `compact::api::core::v1::Pod::from(&pod)` and `k8s_openapi::api::core::v1::Pod::from(&compact)`.
@@ -31,6 +32,9 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::projection::ProjectFrom;
 pub use crate::projection::{IStr, StrMap};
+
+mod shared;
+pub use shared::{Pool, PoolStats, Share, ShareHash, Shared};
 
 // A projection of a generated type keeps its compact fields as they are (P4), like `IStr` and
 // `StrMap` in `projection`.

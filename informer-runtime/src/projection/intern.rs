@@ -3,7 +3,6 @@
 //! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::borrow::Borrow;
-use std::collections::HashSet;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::ops::Deref;
@@ -11,7 +10,7 @@ use std::sync::LazyLock;
 
 use arcstr::ArcStr;
 
-use parking_lot::Mutex;
+use crate::pool::{Entry, ShardedSet};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 
@@ -151,32 +150,25 @@ impl<'de> Deserialize<'de> for IStr {
 ///
 /// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub struct Interner {
-    shards: Box<[Mutex<Shard>]>,
-    /// Picks the shard. foldhash, seeded per process: interned text comes from the API server,
-    /// so the hash stays unpredictable (as std's SipHash), at a fraction of its cost.
-    hasher: foldhash::fast::RandomState,
+    set: ShardedSet<ArcStr>,
 }
 
-struct Shard {
-    set: HashSet<ArcStr, foldhash::fast::RandomState>,
-    sweep_at: usize,
-}
-
-/// A shard sweeps when it reaches this many strings, at the least.
-const MIN_SWEEP: usize = 64;
 const SHARDS: usize = 32;
 
 static INTERNER: LazyLock<Interner> = LazyLock::new(|| Interner {
-    shards: (0..SHARDS)
-        .map(|_| {
-            Mutex::new(Shard {
-                set: HashSet::with_hasher(foldhash::fast::RandomState::default()),
-                sweep_at: MIN_SWEEP,
-            })
-        })
-        .collect(),
-    hasher: foldhash::fast::RandomState::default(),
+    set: ShardedSet::new(SHARDS),
 });
+
+impl Entry for ArcStr {
+    fn rehash(&self, hasher: &foldhash::fast::RandomState) -> u64 {
+        hasher.hash_one(self.as_str())
+    }
+
+    fn in_use(&self) -> bool {
+        // The empty string is static in `ArcStr` (no count, no allocation): never kept.
+        ArcStr::strong_count(self).is_some_and(|n| n > 1)
+    }
+}
 
 /// How many strings the interner holds and their bytes (for tests, benchmarks and metrics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -193,52 +185,27 @@ impl Interner {
         &INTERNER
     }
 
-    fn shard(&self, s: &str) -> &Mutex<Shard> {
-        let h = self.hasher.hash_one(s) as usize;
-        &self.shards[h % self.shards.len()]
-    }
-
     fn intern(&self, s: &str) -> IStr {
-        let mut shard = self.shard(s).lock();
-        if let Some(found) = shard.set.get(s) {
-            return IStr(ArcStr::clone(found));
+        let shard = self.set.shard(self.set.hasher().hash_one(s));
+        if let Some(found) = shard.find(|e| e.as_str() == s) {
+            return IStr(found);
         }
-        let new = ArcStr::from(s);
-        shard.set.insert(ArcStr::clone(&new));
-        if shard.set.len() >= shard.sweep_at {
-            shard.sweep();
-        }
-        IStr(new)
+        IStr(shard.insert(ArcStr::from(s)))
     }
 
     /// Drops every string that no [`IStr`] refers to any more.
     pub fn sweep(&self) {
-        for shard in self.shards.iter() {
-            shard.lock().sweep();
-        }
+        self.set.sweep();
     }
 
     /// The strings held now (including unused ones not swept yet).
     pub fn stats(&self) -> InternerStats {
         let mut stats = InternerStats::default();
-        for shard in self.shards.iter() {
-            let shard = shard.lock();
-            stats.strings += shard.set.len();
-            stats.bytes += shard.set.iter().map(|s| s.len()).sum::<usize>();
-        }
+        self.set.for_each(|s| {
+            stats.strings += 1;
+            stats.bytes += s.len();
+        });
         stats
-    }
-}
-
-impl Shard {
-    fn sweep(&mut self) {
-        // Only the set holds a string whose strong count is 1; nothing can clone it without
-        // this shard's lock, which the caller holds.
-        // The empty string is static in `ArcStr` (no count, no allocation): never kept.
-        self.set
-            .retain(|s| ArcStr::strong_count(s).is_some_and(|n| n > 1));
-        self.set.shrink_to(self.set.len() * 2);
-        self.sweep_at = (self.set.len() * 2).max(MIN_SWEEP);
     }
 }
 
@@ -253,6 +220,7 @@ impl fmt::Debug for Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pool::MIN_SWEEP;
 
     #[test]
     fn p3_equal_strings_share_one_allocation() {
@@ -274,11 +242,11 @@ mod tests {
             drop(IStr::new(&format!("{prefix}dropped-{i}")));
         }
         let count = |pat: &str| {
+            let mut n = 0;
             Interner::global()
-                .shards
-                .iter()
-                .map(|s| s.lock().set.iter().filter(|k| k.starts_with(pat)).count())
-                .sum::<usize>()
+                .set
+                .for_each(|k| n += usize::from(k.starts_with(pat)));
+            n
         };
         // Amortised sweeping keeps at most about twice the live strings per shard.
         assert!(count(&format!("{prefix}dropped-")) <= SHARDS * MIN_SWEEP * 2);

@@ -97,6 +97,9 @@ pub(super) fn to_compact(ty: &Ty, p: Place<'_>, at: &[String], cx: &Ctx<'_>) -> 
         Ty::List(t) => {
             if let Ty::Struct(k) = &**t {
                 let s = compact_path(k, at);
+                if cx.sharing.is_shared(k) {
+                    return quote!(#e.iter().map(|#v| #rt::Shared::new(#s::from(#v))).collect());
+                }
                 return quote!(#e.iter().map(#s::from).collect());
             }
             if copy(t) {
@@ -121,7 +124,9 @@ pub(super) fn to_compact(ty: &Ty, p: Place<'_>, at: &[String], cx: &Ctx<'_>) -> 
         Ty::Option(t) => {
             if let Ty::Struct(k) = &**t {
                 let s = compact_path(k, at);
-                if cx.sizes.boxed(t) {
+                if cx.sharing.is_shared(k) {
+                    quote!(#e.as_ref().map(|#v| #rt::Shared::new(#s::from(#v))))
+                } else if cx.sizes.boxed(t) {
                     quote!(#e.as_ref().map(|#v| #rt::Box::new(#s::from(#v))))
                 } else {
                     quote!(#e.as_ref().map(#s::from))
@@ -134,6 +139,10 @@ pub(super) fn to_compact(ty: &Ty, p: Place<'_>, at: &[String], cx: &Ctx<'_>) -> 
         Ty::Boxed(t) => {
             let inner = to_compact(t, p.inner(&p.unboxed()), at, cx);
             quote!(#rt::Box::new(#inner))
+        }
+        Ty::Struct(k) if cx.sharing.is_shared(k) => {
+            let s = compact_path(k, at);
+            quote!(#rt::Shared::new(#s::from(#by_ref)))
         }
         Ty::Struct(k) => {
             let s = compact_path(k, at);
@@ -161,6 +170,9 @@ pub(super) fn to_full(ty: &Ty, p: Place<'_>, cx: &Ctx<'_>) -> TokenStream {
         Ty::List(t) => {
             if let Ty::Struct(k) = &**t {
                 let full = full_path(k, cx.paths);
+                if cx.sharing.is_shared(k) {
+                    return quote!(#e.iter().map(|#v| #full::from(&**#v)).collect());
+                }
                 return quote!(#e.iter().map(#full::from).collect());
             }
             if kept(t) {
@@ -182,7 +194,7 @@ pub(super) fn to_full(ty: &Ty, p: Place<'_>, cx: &Ctx<'_>) -> TokenStream {
         Ty::Option(t) => {
             if let Ty::Struct(k) = &**t {
                 let full = full_path(k, cx.paths);
-                if cx.sizes.boxed(t) {
+                if cx.sizes.boxed(t) || cx.sharing.is_shared(k) {
                     quote!(#e.as_deref().map(#full::from))
                 } else {
                     quote!(#e.as_ref().map(#full::from))
@@ -195,6 +207,11 @@ pub(super) fn to_full(ty: &Ty, p: Place<'_>, cx: &Ctx<'_>) -> TokenStream {
         Ty::Boxed(t) => {
             let inner = to_full(t, p.inner(&p.unboxed()), cx);
             quote!(#rt::Box::new(#inner))
+        }
+        Ty::Struct(k) if cx.sharing.is_shared(k) => {
+            let full = full_path(k, cx.paths);
+            let unshared = p.unboxed();
+            quote!(#full::from(#unshared))
         }
         Ty::Struct(k) => {
             let full = full_path(k, cx.paths);

@@ -5,6 +5,8 @@
 //! - sequences are exactly sized `Box<[T]>`; string maps `StrMap`, other maps `CMap<T>`;
 //! - an optional struct whose estimated compact size exceeds [`sizes::BOX_ABOVE`] bytes is boxed, so an
 //!   absent one costs 8 bytes instead of its full size;
+//! - a struct that [`share`] decides to share is `Shared<T>` wherever it appears (8 bytes; equal
+//!   values of all cached objects are one allocation), never boxed;
 //! - free-form JSON is `RawJson` (interned compact text);
 //! - `Time`, `IntOrString`, `ByteString` stay k8s-openapi's types.
 //!
@@ -25,10 +27,12 @@ use crate::model::types::{
 
 mod convert;
 mod impls;
+mod share;
 mod sizes;
 
 use convert::{Place, to_compact, to_full};
 use impls::{object_meta_impl, resource_doc, resource_impls, schema_resource_impls};
+use share::Sharing;
 use sizes::Sizes;
 
 /// The items of the `compact` module: one nested module per source module.
@@ -55,7 +59,8 @@ fn types_module(
     paths: &Paths,
     mod_doc: &dyn Fn(&[String]) -> String,
 ) -> TokenStream {
-    let sizes = Sizes::new(graph);
+    let sharing = Sharing::new(graph);
+    let sizes = Sizes::new(graph, &sharing);
     let mut tree = ModTree::default();
     for def in graph.values() {
         tree.insert(&def.module, def);
@@ -65,6 +70,7 @@ fn types_module(
         &Ctx {
             paths,
             sizes: &sizes,
+            sharing: &sharing,
             mod_doc,
         },
     )
@@ -73,7 +79,9 @@ fn types_module(
 struct Ctx<'a> {
     /// Paths as the emitted code names them (`rt`, `k8s`).
     paths: &'a Paths,
-    sizes: &'a Sizes,
+    sizes: &'a Sizes<'a>,
+    /// Which structs are `Shared`.
+    sharing: &'a Sharing,
     /// The doc of a module, by its path.
     mod_doc: &'a dyn Fn(&[String]) -> String,
 }
@@ -138,11 +146,13 @@ fn full_path(key: &str, paths: &Paths) -> TokenStream {
 }
 
 fn type_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
-    match (&def.shape, &def.origin) {
+    let item = match (&def.shape, &def.origin) {
         (Shape::StrEnum { variants, other }, _) => enum_def(def, variants, other, cx),
         (Shape::Struct, TypeOrigin::K8sOpenApi) => compact_def(def, at, cx),
         (Shape::Struct, TypeOrigin::Schema(res)) => schema_def(def, res.as_ref(), at, cx),
-    }
+    };
+    let share = share::share_impls(def, cx);
+    quote!(#item #share)
 }
 
 /// Doc attributes, one per line of `text` (which readers keep markdown-safe).
@@ -409,6 +419,10 @@ fn compact_ty(ty: &Ty, at: &[String], cx: &Ctx<'_>) -> TokenStream {
         Ty::Boxed(t) => {
             let t = compact_ty(t, at, cx);
             quote!(#rt::Box<#t>)
+        }
+        Ty::Struct(k) if cx.sharing.is_shared(k) => {
+            let t = compact_path(k, at);
+            quote!(#rt::Shared<#t>)
         }
         Ty::Struct(k) | Ty::Enum(k) => compact_path(k, at),
         Ty::Leaf(k) => full_path(k, cx.paths),

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::share::Sharing;
 use crate::model::types::{Ty, TypeGraph};
 
 /// Optional structs estimated larger than this are boxed.
@@ -10,14 +11,17 @@ pub(crate) const BOX_ABOVE: usize = 8;
 
 /// Estimated compact sizes in bytes (the boxing rule's input; not a layout guarantee, P7 tests
 /// assert the real `size_of`).
-pub(super) struct Sizes {
+pub(super) struct Sizes<'s> {
     structs: BTreeMap<String, usize>,
+    /// Shared structs are one pointer wherever they appear, and never boxed.
+    sharing: &'s Sharing,
 }
 
-impl Sizes {
-    pub(super) fn new(graph: &TypeGraph) -> Self {
+impl<'s> Sizes<'s> {
+    pub(super) fn new(graph: &TypeGraph, sharing: &'s Sharing) -> Self {
         let mut sizes = Sizes {
             structs: BTreeMap::new(),
+            sharing,
         };
         for key in graph.keys() {
             sizes.of_struct(key, graph, 0);
@@ -46,6 +50,14 @@ impl Sizes {
     }
 
     pub(super) fn of(&mut self, ty: &Ty, graph: &TypeGraph, depth: usize) -> usize {
+        if self.sharing.shared(ty) {
+            return 8;
+        }
+        if let Ty::Option(t) = ty
+            && self.sharing.shared(t)
+        {
+            return 8;
+        }
         match ty {
             Ty::Bool => 1,
             Ty::I32 => 4,
@@ -69,6 +81,7 @@ impl Sizes {
     }
 
     pub(super) fn boxed(&self, t: &Ty) -> bool {
-        matches!(t, Ty::Struct(k) if self.structs.get(k).is_some_and(|s| *s > BOX_ABOVE))
+        !self.sharing.shared(t)
+            && matches!(t, Ty::Struct(k) if self.structs.get(k).is_some_and(|s| *s > BOX_ABOVE))
     }
 }
