@@ -167,23 +167,27 @@ async fn protobuf_ceiling(client: kube::Client, spec: &ChildSpec) -> anyhow::Res
     }
     let prost_s = start.elapsed().as_secs_f64().max(1e-9);
 
-    /// Decodes every item of every body into `T`; the count and the seconds.
+    /// Decodes every item of every body into `T`; the count and the seconds. As an informer
+    /// does: one interning scope per page, and every decoded object kept (a cache holds them),
+    /// so interned strings and shared parts are found again, not freed and made again item by
+    /// item. The objects are dropped after the clock stops.
     fn ours<T: serde::de::DeserializeOwned>(
         bodies: &[Vec<u8>],
         message: &'static informer_proto::Message,
     ) -> anyhow::Result<(usize, f64)> {
         let start = Instant::now();
-        let mut n = 0;
+        let mut kept: Vec<T> = Vec::new();
         for body in bodies {
+            let _scope = informer_runtime::projection::InternScope::enter();
             let env = Envelope::read(body)?;
             let list = List::read(env.raw)?;
             for range in list.items() {
                 let item = env.raw.get(range?).context("an item inside its list")?;
-                let _obj: T = informer_proto::from_slice(message, item)?;
-                n += 1;
+                kept.push(informer_proto::from_slice(message, item)?);
             }
         }
-        Ok((n, start.elapsed().as_secs_f64().max(1e-9)))
+        let seconds = start.elapsed().as_secs_f64().max(1e-9);
+        Ok((kept.len(), seconds))
     }
     let (typed_n, typed_s) = ours::<Pod>(&bodies, message)?;
     let (compact_n, compact_s) = ours::<crate::CompactPod>(&bodies, message)?;

@@ -37,7 +37,12 @@ pub struct IStr(ArcStr);
 impl IStr {
     /// The interned copy of `s`.
     pub fn new(s: &str) -> Self {
-        INTERNER.intern(s)
+        let hash = INTERNER.set.hasher().hash_one(s);
+        LOCAL
+            .try_with(|local| local.intern(s, hash))
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| INTERNER.intern_hashed(s, hash))
     }
 
     /// The text.
@@ -185,8 +190,8 @@ impl Interner {
         &INTERNER
     }
 
-    fn intern(&self, s: &str) -> IStr {
-        let shard = self.set.shard(self.set.hasher().hash_one(s));
+    fn intern_hashed(&self, s: &str, hash: u64) -> IStr {
+        let shard = self.set.shard(hash);
         if let Some(found) = shard.find(|e| e.as_str() == s) {
             return IStr(found);
         }
@@ -217,6 +222,92 @@ impl fmt::Debug for Interner {
     }
 }
 
+/// A decode in progress on this thread: while one is alive, [`IStr::new`] first looks in a small
+/// per-thread cache of the strings this decode interned, and only then in the process-wide
+/// [`Interner`] (which costs a shard lock and a probe of a large table).
+///
+/// The objects of one LIST page repeat most of their strings (label keys and values, images,
+/// owner names, field names of managedFields), so most lookups end in the cache. The cache holds
+/// its strings only while the scope lives: dropping the last scope of the thread empties it, so
+/// an interned string is still freed when no cached object uses it ([P3]). informer-rs opens one
+/// around each run of items a LIST page decodes between two yields; open one around your own
+/// batch decodes. Scopes nest; a scope is not `Send` (it belongs to its thread).
+///
+/// ```
+/// use informer_runtime::projection::{IStr, InternScope};
+/// let names: Vec<IStr> = {
+///     let _scope = InternScope::enter();
+///     (0..1000).map(|i| IStr::new(["web", "api"][i % 2])).collect()
+/// };
+/// assert!(IStr::ptr_eq(&names[0], &IStr::new("web")));
+/// ```
+///
+/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+#[must_use = "the cache is used only while the scope is alive"]
+pub struct InternScope {
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl InternScope {
+    /// Opens a scope on this thread.
+    pub fn enter() -> Self {
+        let _ = LOCAL.try_with(|local| local.depth.set(local.depth.get() + 1));
+        InternScope {
+            _thread: std::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for InternScope {
+    fn drop(&mut self) {
+        let _ = LOCAL.try_with(|local| {
+            let depth = local.depth.get().saturating_sub(1);
+            local.depth.set(depth);
+            if depth == 0 {
+                local.slots.borrow_mut().iter_mut().for_each(|s| *s = None);
+            }
+        });
+    }
+}
+
+impl fmt::Debug for InternScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("InternScope")
+    }
+}
+
+/// Slots of the per-thread cache (direct-mapped by hash; a power of two).
+const LOCAL_SLOTS: usize = 1024;
+
+struct Local {
+    depth: std::cell::Cell<u32>,
+    slots: std::cell::RefCell<Box<[Option<IStr>]>>,
+}
+
+thread_local! {
+    static LOCAL: Local = Local {
+        depth: std::cell::Cell::new(0),
+        slots: std::cell::RefCell::new(vec![None; LOCAL_SLOTS].into_boxed_slice()),
+    };
+}
+
+impl Local {
+    /// The interned `s` through the cache, or `None` outside a scope.
+    fn intern(&self, s: &str, hash: u64) -> Option<IStr> {
+        if self.depth.get() == 0 {
+            return None;
+        }
+        let mut slots = self.slots.try_borrow_mut().ok()?;
+        let slot = slots.get_mut(hash as usize & (LOCAL_SLOTS - 1))?;
+        if let Some(found) = slot.as_ref().filter(|f| f.as_str() == s) {
+            return Some(found.clone());
+        }
+        let interned = INTERNER.intern_hashed(s, hash);
+        *slot = Some(interned.clone());
+        Some(interned)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +320,31 @@ mod tests {
         let c: IStr = serde_json::from_str("\"p3-shared-value\"").unwrap();
         assert!(IStr::ptr_eq(&a, &b) && IStr::ptr_eq(&a, &c));
         assert_eq!(serde_json::to_string(&c).unwrap(), "\"p3-shared-value\"");
+    }
+
+    #[test]
+    fn p3_a_decode_scope_shares_like_the_interner_and_holds_nothing_after_it() {
+        let prefix = "p3-scope-";
+        let (inside, again) = {
+            let _outer = InternScope::enter();
+            let _inner = InternScope::enter();
+            let inside: Vec<IStr> = (0..3000)
+                .map(|i| IStr::new(&format!("{prefix}{}", i % 700)))
+                .collect();
+            (inside, IStr::new(&format!("{prefix}7")))
+        };
+        // Equal strings are one allocation, in and out of a scope.
+        assert!(IStr::ptr_eq(&inside[7], &again));
+        assert!(IStr::ptr_eq(&inside[7], &IStr::new(&format!("{prefix}7"))));
+        assert!(IStr::ptr_eq(&inside[7], &inside[707]));
+        // Once the scope is gone, its cache keeps nothing alive: what no object uses is freed.
+        drop((inside, again));
+        Interner::global().sweep();
+        let mut left = 0;
+        Interner::global()
+            .set
+            .for_each(|k| left += usize::from(k.starts_with(prefix)));
+        assert_eq!(left, 0);
     }
 
     #[test]

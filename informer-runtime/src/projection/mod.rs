@@ -69,7 +69,7 @@ mod intern;
 pub(crate) mod map;
 mod meta;
 
-pub use intern::{IStr, Interner, InternerStats};
+pub use intern::{IStr, InternScope, Interner, InternerStats};
 pub use map::StrMap;
 pub use meta::{SlimMeta, SlimOwnerReference};
 

@@ -22,6 +22,7 @@ use tracing::{Instrument, debug, info};
 use super::io::Io;
 use super::{Error, Shared, bump, finish_listed};
 use crate::list_watch::{self, ListRequest, ListWatch, RawListPage};
+use crate::projection::InternScope;
 use crate::shard::ShardMode;
 use crate::store::{Keyed, ReflectorStore};
 
@@ -146,14 +147,23 @@ where
 {
     let mut finished = Vec::new();
     let mut items = page.items();
-    let mut since_yield = 0;
-    for obj in &mut items {
-        finished.extend(finish_listed(store, shared, obj?));
-        since_yield += 1;
-        if since_yield == chunk {
-            since_yield = 0;
-            tokio::task::yield_now().await;
+    loop {
+        // One run of `chunk` items between yields, with one interning cache (P3): the run's
+        // repeated strings skip the process-wide interner's lock. The scope ends before the
+        // yield (it belongs to this thread; the task may resume on another).
+        let exhausted = {
+            let _scope = InternScope::enter();
+            let mut taken = 0;
+            for obj in items.by_ref().take(chunk.max(1)) {
+                finished.extend(finish_listed(store, shared, obj?));
+                taken += 1;
+            }
+            taken < chunk.max(1)
+        };
+        if exhausted {
+            break;
         }
+        tokio::task::yield_now().await;
     }
     items.finish()?;
     Ok(finished)
