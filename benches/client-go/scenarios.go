@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"sync/atomic"
 	"time"
@@ -124,6 +125,12 @@ func restConfig(s *spec) (*rest.Config, error) {
 		cfg = loaded
 	} else {
 		cfg = &rest.Config{Host: s.url}
+		// Without TLS, a dialer or a proxy, client-go hands the config http.DefaultTransport
+		// (transport/cache.go), which ignores DisableCompression: it offers gzip and ungzips
+		// on every request, so `--gzip` off still received gzip (issue 24). A dialer of our own
+		// makes client-go build its own transport, as it always does against a real (TLS)
+		// cluster, and that one honours DisableCompression.
+		cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	// Neither informer-rs nor kube-runtime limits its request rate. client-go's default (5 QPS,
 	// burst 10) would spread the 100 pages of a 50 000-Pod LIST over 18 s, so the benchmark

@@ -15,6 +15,7 @@
 pub mod alloc;
 pub mod chart;
 pub mod child;
+pub mod corpus;
 
 /// The compact Pod that informer-gen generates (P1), as the example crate uses it.
 pub use informer_examples::generated::compact::api::core::v1::Pod as CompactPod;

@@ -7,16 +7,24 @@
 //! kube-controller-manager and the kubelet write (about 3 KiB together). Everything is derived
 //! deterministically from the Pod's index, so every run and every process sees the same bytes.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
-/// How the benchmark Pods are spread: `n` Pods over `namespaces` namespaces, round-robin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+use crate::corpus::{CORPUS_SEED, Corpus, Layout};
+
+/// How the benchmark Pods are spread: `n` Pods over `namespaces` namespaces, from one corpus:
+/// all distinct (round-robin over the namespaces, the worst case for sharing) or realistic
+/// (owner groups sharing their template, see [`corpus`](crate::corpus)).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodSet {
     /// Number of Pods.
     pub n: usize,
     /// Number of namespaces (`bench-000` …); scenario 5 queries them one by one.
     pub namespaces: usize,
+    /// The realistic corpus's groups; `None` for the all-distinct corpus.
+    layout: Option<Arc<Layout>>,
 }
 
 /// The label selector of the subset that scenarios 2, 3 and 4 watch: a fifth of the Pods.
@@ -28,30 +36,74 @@ pub struct PodSet {
 pub const SUBSET_SELECTOR: &str = "shard in (0,1)";
 
 impl PodSet {
+    /// `n` Pods of `corpus` over `namespaces` namespaces (at least one).
+    pub fn new(n: usize, namespaces: usize, corpus: Corpus) -> Self {
+        let namespaces = namespaces.max(1);
+        let layout = match corpus {
+            Corpus::Distinct => None,
+            Corpus::Realistic => Some(Arc::new(Layout::new(n, namespaces, CORPUS_SEED))),
+        };
+        PodSet {
+            n,
+            namespaces,
+            layout,
+        }
+    }
+
+    /// `n` all-distinct Pods over `namespaces` namespaces (the corpus before issue 27).
+    pub fn distinct(n: usize, namespaces: usize) -> Self {
+        PodSet::new(n, namespaces, Corpus::Distinct)
+    }
+
+    /// Which corpus the Pods come from.
+    pub fn corpus(&self) -> Corpus {
+        match self.layout {
+            None => Corpus::Distinct,
+            Some(_) => Corpus::Realistic,
+        }
+    }
+
+    /// The realistic corpus's owner groups (`None` for the all-distinct corpus).
+    pub fn layout(&self) -> Option<&Layout> {
+        self.layout.as_deref()
+    }
+
     /// How many Pods match [`SUBSET_SELECTOR`].
     pub fn subset_len(&self) -> usize {
         (self.n / 10) * 2 + (self.n % 10).min(2)
     }
 
-    /// The indices of the Pods that match [`SUBSET_SELECTOR`].
+    /// The indices of the Pods that match [`SUBSET_SELECTOR`] (both corpora label Pod `i` with
+    /// shard `i % 10`).
     pub fn subset(&self) -> impl Iterator<Item = usize> + use<> {
         (0..self.n).filter(|i| i % 10 < 2)
     }
 
     /// The namespace of Pod `i`.
     pub fn namespace_of(&self, i: usize) -> String {
-        namespace_name(i % self.namespaces.max(1))
+        match &self.layout {
+            None => namespace_name(i % self.namespaces.max(1)),
+            Some(layout) => namespace_name(layout.group_of(i).namespace),
+        }
     }
 
     /// The name of Pod `i`.
     pub fn name_of(&self, i: usize) -> String {
-        let h = mix(i as u64);
-        format!("web-{:08x}-{}", (h >> 32) as u32, suffix(h))
+        match &self.layout {
+            None => {
+                let h = mix(i as u64);
+                format!("web-{:08x}-{}", (h >> 32) as u32, suffix(h))
+            }
+            Some(layout) => layout.name_of(i),
+        }
     }
 
     /// The Pod with index `i`, as JSON (what the server stores and serves).
     pub fn pod_json(&self, i: usize) -> Value {
-        pod_json(&self.namespace_of(i), &self.name_of(i), i as u64, 0)
+        match &self.layout {
+            None => pod_json(&self.namespace_of(i), &self.name_of(i), i as u64, 0),
+            Some(layout) => layout.pod_json(i),
+        }
     }
 
     /// The Pod with index `i`, typed.
@@ -131,7 +183,7 @@ pub fn pod_json(namespace: &str, name: &str, seed: u64, generation: u64) -> Valu
 }
 
 /// Application names; they only vary the bytes a little.
-const APPS: [&str; 8] = [
+pub(crate) const APPS: [&str; 8] = [
     "checkout",
     "cart",
     "catalog",
@@ -142,7 +194,7 @@ const APPS: [&str; 8] = [
     "accounts",
 ];
 
-fn container(
+pub(crate) fn container(
     name: &str,
     image: String,
     port: u16,
@@ -188,33 +240,70 @@ fn container(
     })
 }
 
-fn env_var(name: &str, value: &str) -> Value {
+pub(crate) fn env_var(name: &str, value: &str) -> Value {
     json!({"name": name, "value": value})
 }
 
-fn spec(app: &str, tag: &str, node: &str, h: u64) -> Value {
-    let sa_mount = json!({"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true});
-    let app_env = json!([
+/// The service-account token mount every container has.
+pub(crate) fn sa_mount() -> Value {
+    json!({"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true})
+}
+
+/// The application container's twelve env vars.
+pub(crate) fn app_env(app: &str) -> Vec<Value> {
+    vec![
         env_var("APP_NAME", app),
         env_var("APP_ENV", "production"),
         env_var("LOG_LEVEL", "info"),
-        env_var("OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel-collector.observability.svc.cluster.local:4317"),
+        env_var(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://otel-collector.observability.svc.cluster.local:4317",
+        ),
         env_var("OTEL_SERVICE_NAME", app),
-        env_var("DATABASE_HOST", &format!("{app}-db.storefront.svc.cluster.local")),
+        env_var(
+            "DATABASE_HOST",
+            &format!("{app}-db.storefront.svc.cluster.local"),
+        ),
         env_var("DATABASE_POOL_SIZE", "20"),
-        env_var("CACHE_URL", "redis://redis-master.storefront.svc.cluster.local:6379/0"),
-        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
-        {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}},
-        {"name": "POD_IP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}},
-        {"name": "DATABASE_PASSWORD", "valueFrom": {"secretKeyRef": {"name": format!("{app}-db"), "key": "password"}}},
-    ]);
-    let app_mounts = json!([
+        env_var(
+            "CACHE_URL",
+            "redis://redis-master.storefront.svc.cluster.local:6379/0",
+        ),
+        json!({"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}),
+        json!({"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}),
+        json!({"name": "POD_IP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}}),
+        json!({"name": "DATABASE_PASSWORD", "valueFrom": {"secretKeyRef": {"name": format!("{app}-db"), "key": "password"}}}),
+    ]
+}
+
+/// The application container's mounts (its config, TLS, scratch space and the token).
+pub(crate) fn app_mounts() -> Value {
+    json!([
         {"name": "config", "mountPath": "/etc/app", "readOnly": true},
         {"name": "tls", "mountPath": "/etc/tls", "readOnly": true},
         {"name": "tmp", "mountPath": "/tmp"},
-        sa_mount,
-    ]);
-    let proxy_env = json!([
+        sa_mount(),
+    ])
+}
+
+/// The Istio sidecar injector's init container.
+pub(crate) fn istio_init() -> Value {
+    json!({
+        "name": "istio-init",
+        "image": ISTIO_IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        "args": ["istio-iptables", "-p", "15001", "-z", "15006", "-u", "1337", "-m", "REDIRECT", "-i", "*", "-x", "", "-b", "*", "-d", "15090,15021,15020"],
+        "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "10m", "memory": "40Mi"}},
+        "volumeMounts": [sa_mount()],
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+        "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_RAW"], "drop": ["ALL"]}, "runAsUser": 0, "runAsNonRoot": false},
+    })
+}
+
+/// The Istio proxy sidecar of `app`.
+pub(crate) fn istio_proxy(app: &str) -> Value {
+    let env = json!([
         env_var("PILOT_CERT_PROVIDER", "istiod"),
         env_var("CA_ADDR", "istiod.istio-system.svc:15012"),
         env_var("ISTIO_META_CLUSTER_ID", "Kubernetes"),
@@ -226,74 +315,151 @@ fn spec(app: &str, tag: &str, node: &str, h: u64) -> Value {
         {"name": "INSTANCE_IP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}},
         {"name": "HOST_IP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.hostIP"}}},
     ]);
-    let proxy_mounts = json!([
+    let mounts = json!([
         {"name": "istio-envoy", "mountPath": "/etc/istio/proxy"},
         {"name": "istio-data", "mountPath": "/var/lib/istio/data"},
         {"name": "istio-token", "mountPath": "/var/run/secrets/tokens"},
         {"name": "istiod-ca-cert", "mountPath": "/var/run/secrets/istio"},
-        sa_mount,
+        sa_mount(),
     ]);
-    let log_env = json!([
+    container(
+        "istio-proxy",
+        ISTIO_IMAGE.to_string(),
+        15090,
+        env,
+        mounts,
+        "100m",
+        "128Mi",
+    )
+}
+
+/// The log-shipping sidecar.
+pub(crate) fn log_shipper() -> Value {
+    let env = json!([
         env_var("FLUENT_BIT_LOG_LEVEL", "warn"),
         env_var("OUTPUT_HOST", "logs.observability.svc.cluster.local"),
         env_var("OUTPUT_PORT", "24224"),
     ]);
-    let log_mounts =
-        json!([{"name": "tmp", "mountPath": "/var/log/app", "readOnly": true}, sa_mount]);
+    let mounts =
+        json!([{"name": "tmp", "mountPath": "/var/log/app", "readOnly": true}, sa_mount()]);
+    container(
+        "log-shipper",
+        FLUENT_BIT_IMAGE.to_string(),
+        2020,
+        env,
+        mounts,
+        "20m",
+        "64Mi",
+    )
+}
+
+/// The application's own volumes: its ConfigMap, its TLS Secret and scratch space.
+pub(crate) fn app_volumes(app: &str) -> [Value; 3] {
+    [
+        json!({"name": "config", "configMap": {"name": format!("{app}-config"), "defaultMode": 420}}),
+        json!({"name": "tls", "secret": {"secretName": format!("{app}-tls"), "defaultMode": 420}}),
+        json!({"name": "tmp", "emptyDir": {}}),
+    ]
+}
+
+/// The volumes the Istio sidecar injector adds.
+pub(crate) fn istio_volumes() -> [Value; 4] {
+    [
+        json!({"name": "istio-envoy", "emptyDir": {"medium": "Memory"}}),
+        json!({"name": "istio-data", "emptyDir": {}}),
+        json!({"name": "istio-token", "projected": {"defaultMode": 420, "sources": [
+            {"serviceAccountToken": {"audience": "istio-ca", "expirationSeconds": 43200, "path": "istio-token"}}]}}),
+        json!({"name": "istiod-ca-cert", "configMap": {"name": "istio-ca-root-cert", "defaultMode": 420}}),
+    ]
+}
+
+/// The projected service-account volume every Pod gets.
+pub(crate) fn kube_api_access() -> Value {
+    json!({"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+    ]}})
+}
+
+/// The default tolerations plus the workload's node pool.
+pub(crate) fn tolerations() -> Value {
+    json!([
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        {"key": "workload", "operator": "Equal", "value": "storefront", "effect": "NoSchedule"},
+    ])
+}
+
+/// Spread `app`'s Pods over zones.
+pub(crate) fn anti_affinity(app: &str) -> Value {
+    json!({"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+        "weight": 100,
+        "podAffinityTerm": {
+            "labelSelector": {"matchLabels": {"app.kubernetes.io/name": app}},
+            "topologyKey": "topology.kubernetes.io/zone",
+        },
+    }]}})
+}
+
+/// The image of the Istio proxy and its init container.
+pub(crate) const ISTIO_IMAGE: &str = "docker.io/istio/proxyv2:1.24.2";
+/// The image of the log shipper.
+pub(crate) const FLUENT_BIT_IMAGE: &str = "cr.fluentbit.io/fluent/fluent-bit:3.2.4";
+
+fn spec(app: &str, tag: &str, node: &str, h: u64) -> Value {
+    let volumes: Vec<Value> = app_volumes(app)
+        .into_iter()
+        .chain(istio_volumes())
+        .chain([kube_api_access()])
+        .collect();
+    let containers = vec![
+        container(
+            app,
+            format!("registry.example.com/storefront/{app}:{tag}"),
+            8080,
+            Value::Array(app_env(app)),
+            app_mounts(),
+            "250m",
+            "512Mi",
+        ),
+        istio_proxy(app),
+        log_shipper(),
+    ];
+    let mut spec = app_pod_spec(
+        app,
+        vec![istio_init()],
+        containers,
+        volumes,
+        h.is_multiple_of(2),
+    );
+    spec["nodeName"] = json!(node);
+    spec
+}
+
+/// An application Pod's spec around its containers and volumes (no node yet).
+pub(crate) fn app_pod_spec(
+    app: &str,
+    init_containers: Vec<Value>,
+    containers: Vec<Value>,
+    volumes: Vec<Value>,
+    enable_service_links: bool,
+) -> Value {
     json!({
-        "initContainers": [{
-            "name": "istio-init",
-            "image": "docker.io/istio/proxyv2:1.24.2",
-            "imagePullPolicy": "IfNotPresent",
-            "args": ["istio-iptables", "-p", "15001", "-z", "15006", "-u", "1337", "-m", "REDIRECT", "-i", "*", "-x", "", "-b", "*", "-d", "15090,15021,15020"],
-            "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "10m", "memory": "40Mi"}},
-            "volumeMounts": [sa_mount],
-            "terminationMessagePath": "/dev/termination-log",
-            "terminationMessagePolicy": "File",
-            "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_RAW"], "drop": ["ALL"]}, "runAsUser": 0, "runAsNonRoot": false},
-        }],
-        "containers": [
-            container(app, format!("registry.example.com/storefront/{app}:{tag}"), 8080, app_env, app_mounts, "250m", "512Mi"),
-            container("istio-proxy", "docker.io/istio/proxyv2:1.24.2".to_string(), 15090, proxy_env, proxy_mounts, "100m", "128Mi"),
-            container("log-shipper", "cr.fluentbit.io/fluent/fluent-bit:3.2.4".to_string(), 2020, log_env, log_mounts, "20m", "64Mi"),
-        ],
-        "volumes": [
-            {"name": "config", "configMap": {"name": format!("{app}-config"), "defaultMode": 420}},
-            {"name": "tls", "secret": {"secretName": format!("{app}-tls"), "defaultMode": 420}},
-            {"name": "tmp", "emptyDir": {}},
-            {"name": "istio-envoy", "emptyDir": {"medium": "Memory"}},
-            {"name": "istio-data", "emptyDir": {}},
-            {"name": "istio-token", "projected": {"defaultMode": 420, "sources": [
-                {"serviceAccountToken": {"audience": "istio-ca", "expirationSeconds": 43200, "path": "istio-token"}}]}},
-            {"name": "istiod-ca-cert", "configMap": {"name": "istio-ca-root-cert", "defaultMode": 420}},
-            {"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
-                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
-            ]}},
-        ],
+        "initContainers": init_containers,
+        "containers": containers,
+        "volumes": volumes,
         "restartPolicy": "Always",
         "terminationGracePeriodSeconds": 30,
         "dnsPolicy": "ClusterFirst",
         "serviceAccountName": app,
         "serviceAccount": app,
-        "nodeName": node,
         "securityContext": {"fsGroup": 10001, "seccompProfile": {"type": "RuntimeDefault"}},
-        "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
-            "weight": 100,
-            "podAffinityTerm": {
-                "labelSelector": {"matchLabels": {"app.kubernetes.io/name": app}},
-                "topologyKey": "topology.kubernetes.io/zone",
-            },
-        }]}},
+        "affinity": anti_affinity(app),
         "schedulerName": "default-scheduler",
-        "tolerations": [
-            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-            {"key": "workload", "operator": "Equal", "value": "storefront", "effect": "NoSchedule"},
-        ],
+        "tolerations": tolerations(),
         "priority": 0,
-        "enableServiceLinks": h.is_multiple_of(2),
+        "enableServiceLinks": enable_service_links,
         "preemptionPolicy": "PreemptLowerPriority",
     })
 }
@@ -360,7 +526,7 @@ fn status(app: &str, tag: &str, ip: &str, started: &str, generation: u64, h: u64
 
 /// The two managedFields entries of a running Deployment Pod: kube-controller-manager's `Update`
 /// of metadata and spec, and the kubelet's `Update` of the status subresource.
-fn managed_fields(at: &str) -> Value {
+pub(crate) fn managed_fields(at: &str) -> Value {
     let container_fields = |extra: Value| {
         let mut c = json!({
             ".": {}, "f:args": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
@@ -445,14 +611,14 @@ fn managed_fields(at: &str) -> Value {
 }
 
 /// A 64-bit mixer (splitmix64), used to derive varied but deterministic field values.
-fn mix(x: u64) -> u64 {
+pub(crate) fn mix(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
 
-fn hex64(x: u64) -> String {
+pub(crate) fn hex64(x: u64) -> String {
     format!(
         "{:016x}{:016x}{:016x}{:016x}",
         mix(x),
@@ -462,7 +628,7 @@ fn hex64(x: u64) -> String {
     )
 }
 
-fn uuid_of(h: u64) -> String {
+pub(crate) fn uuid_of(h: u64) -> String {
     let a = mix(h);
     let b = mix(a);
     format!(
@@ -475,10 +641,12 @@ fn uuid_of(h: u64) -> String {
     )
 }
 
-fn suffix(h: u64) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+/// The characters of generated name suffixes (Kubernetes' `utilrand` alphabet).
+pub(crate) const SUFFIX_ALPHABET: &[u8; 27] = b"bcdfghjklmnpqrstvwxz2456789";
+
+pub(crate) fn suffix(h: u64) -> String {
     (0..5)
-        .map(|k| ALPHABET[((h >> (k * 5)) % ALPHABET.len() as u64) as usize] as char)
+        .map(|k| SUFFIX_ALPHABET[((h >> (k * 5)) % SUFFIX_ALPHABET.len() as u64) as usize] as char)
         .collect()
 }
 
@@ -488,10 +656,7 @@ mod tests {
 
     #[test]
     fn pods_are_realistic_size_and_round_trip_through_the_typed_pod() {
-        let set = PodSet {
-            n: 10,
-            namespaces: 3,
-        };
+        let set = PodSet::distinct(10, 3);
         for i in 0..10 {
             let v = set.pod_json(i);
             let bytes = serde_json::to_vec(&v).expect("serialize");

@@ -47,6 +47,10 @@ pub enum Scenario {
     /// (9) Sharded sync (KEP-5866): one replica of 1, 2 or 4, the server sharding or the
     /// client filtering.
     Shard,
+    /// (10) The scale run (issue 27): one sync of every Pod into the compact Pod, the server
+    /// keeping its objects LZ4-compressed beside it. Not in [`Scenario::ALL`]: run it with
+    /// `--scale` (1 000 000 Pods) or `--scenarios scale`.
+    Scale,
 }
 
 impl Scenario {
@@ -105,6 +109,7 @@ impl Scenario {
                 Impl::ClientGo,
                 Impl::ClientGoProto,
             ],
+            Scenario::Scale => &[Impl::OursCompact, Impl::OursProjection],
             Scenario::Shard => &[
                 Impl::Shard1Server,
                 Impl::Shard2Server,
@@ -136,6 +141,7 @@ impl Scenario {
             Scenario::SyncStrip => "sync-strip",
             Scenario::SyncMeta => "sync-meta",
             Scenario::Shard => "shard",
+            Scenario::Scale => "scale",
         }
     }
 
@@ -151,6 +157,7 @@ impl Scenario {
             Scenario::SyncStrip => "(7a) sync, managedFields stripped",
             Scenario::SyncMeta => "(7b) sync, metadata only",
             Scenario::Shard => "(9) sharded sync: one replica of n, server-side vs client-side",
+            Scenario::Scale => "(10) scale: one sync of every Pod, server beside the informer",
         }
     }
 }

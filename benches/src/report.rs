@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::corpus::Corpus;
 use crate::orchestrate::sizes::PodSizes;
 use crate::protocol::{Impl, Metrics, Scenario};
 use crate::stats::Summary;
@@ -57,6 +58,9 @@ pub struct RunConfig {
     /// Whether the children offered gzip (`--gzip`).
     #[serde(default)]
     pub gzip: bool,
+    /// Which Pods were seeded (`--corpus`; runs before issue 27 seeded the all-distinct ones).
+    #[serde(default)]
+    pub corpus: Corpus,
 }
 
 fn default_server() -> String {
@@ -376,6 +380,22 @@ impl Report {
                 "<= 1.1x",
                 |v| v <= 1.1,
             ),
+            // Issue 27: the goals hold for 1 000 000 Pods; a smaller scale run reports n/a.
+            goal(
+                "(S) scale, 1M compact Pods: objects/s",
+                self.median(Scenario::Scale, Impl::OursCompact, "objects_per_s")
+                    .filter(|_| self.config.pods >= 1_000_000),
+                ">= 20000",
+                |v| v >= 20_000.0,
+            ),
+            goal(
+                "(S) scale, 1M compact Pods: informer peak RSS, GiB",
+                self.median(Scenario::Scale, Impl::OursCompact, "rss_peak_mib")
+                    .filter(|_| self.config.pods >= 1_000_000)
+                    .map(|mib| mib / 1024.0),
+                "<= 10",
+                |v| v <= 10.0,
+            ),
         ]
     }
 
@@ -384,8 +404,9 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "informer-bench: {} Pods ({:.1} KiB JSON each) in {} namespaces (scenarios 2-4: {} of them, {} updates), {} reps, page size {}{}",
+            "informer-bench: {} Pods of the {} corpus ({:.1} KiB JSON each) in {} namespaces (scenarios 2-4: {} of them, {} updates), {} reps, page size {}{}",
             self.config.pods,
+            self.config.corpus.name(),
             self.config.pod_json_bytes / 1024.0,
             self.config.namespaces,
             self.config.subset,
@@ -515,6 +536,17 @@ impl Report {
 /// The metrics shown in the table for each scenario (the JSON has all of them).
 fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
     match scenario {
+        Scenario::Scale => &[
+            "sync_s",
+            "objects",
+            "objects_per_s",
+            "rss_peak_mib",
+            "heap_peak_mib",
+            "heap_bytes_per_object",
+            "server_rss_mib",
+            "server_rss_peak_mib",
+            "received_mib",
+        ],
         Scenario::Sync | Scenario::SyncStrip | Scenario::SyncMeta => &[
             "sync_s",
             "objects",
@@ -632,6 +664,7 @@ pub(crate) mod fixtures {
             server_rss_mib: 1.0,
             server: super::default_server(),
             gzip: false,
+            corpus: crate::corpus::Corpus::Distinct,
         };
         (host, config)
     }

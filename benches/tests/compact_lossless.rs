@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 use informer_benches::CompactPod;
+use informer_benches::corpus::Corpus;
 use informer_benches::pods::{self, PodSet};
 use k8s_openapi::api::core::v1::Pod;
 use proptest::prelude::*;
@@ -40,13 +41,15 @@ fn lossless(bytes: &[u8]) -> Result<bool, TestCaseError> {
 
 #[test]
 fn p1_every_pod_of_the_benchmark_corpus_round_trips() {
-    let set = PodSet {
-        n: 1_000,
-        namespaces: 50,
-    };
-    for i in 0..set.n {
-        let bytes = serde_json::to_vec(&set.pod_json(i)).unwrap();
-        assert!(lossless(&bytes).unwrap(), "corpus Pod {i} decodes");
+    for corpus in [Corpus::Distinct, Corpus::Realistic] {
+        let set = PodSet::new(1_000, 50, corpus);
+        for i in 0..set.n {
+            let bytes = serde_json::to_vec(&set.pod_json(i)).unwrap();
+            assert!(
+                lossless(&bytes).unwrap(),
+                "{corpus:?} corpus Pod {i} decodes"
+            );
+        }
     }
     // The watch updates of scenario 2 (annotations, restart counts, transition times change).
     for generation in 1..4 {
@@ -171,7 +174,7 @@ proptest! {
         pod in 0usize..64,
         edits in prop::collection::vec((any::<u64>(), edit()), 1..8),
     ) {
-        let set = PodSet { n: 64, namespaces: 4 };
+        let set = PodSet::distinct(64, 4);
         let mut doc = set.pod_json(pod);
         for (seed, e) in &edits {
             apply(&mut doc, *seed, e);
@@ -185,10 +188,7 @@ proptest! {
 fn the_mutator_produces_documents_k8s_openapi_accepts() {
     // Guard against a mutator that only ever breaks documents (which would make the property
     // vacuous): most single edits keep a valid Pod.
-    let set = PodSet {
-        n: 8,
-        namespaces: 2,
-    };
+    let set = PodSet::distinct(8, 2);
     let mut accepted = 0;
     for seed in 0..400u64 {
         let mut doc = set.pod_json((seed % 8) as usize);

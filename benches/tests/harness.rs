@@ -6,13 +6,27 @@
 
 use std::process::Command;
 
-#[test]
-fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
-    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("harness-results.json");
+/// Runs `informer-bench orchestrate ARGS` (a child timeout of 120 s, results in `out` under the
+/// test's temporary folder), asserts it succeeded, and returns the results JSON.
+fn orchestrate(out: &str, args: &[&str]) -> serde_json::Value {
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(out);
     let _ = std::fs::remove_file(&out);
     let status = Command::new(env!("CARGO_BIN_EXE_informer-bench"))
-        .args([
-            "orchestrate",
+        .arg("orchestrate")
+        .args(args)
+        .args(["--child-timeout-s", "120", "--out"])
+        .arg(&out)
+        .status()
+        .expect("run informer-bench");
+    assert!(status.success(), "orchestrate failed: {status}");
+    serde_json::from_slice(&std::fs::read(&out).expect("results file")).expect("results JSON")
+}
+
+#[test]
+fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
+    let report = orchestrate(
+        "harness-results.json",
+        &[
             "--quick",
             "--pods",
             "40",
@@ -20,14 +34,8 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
             "4",
             "--reps",
             "1",
-        ])
-        .args(["--child-timeout-s", "120", "--out"])
-        .arg(&out)
-        .status()
-        .expect("run informer-bench");
-    assert!(status.success(), "orchestrate failed: {status}");
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&out).expect("results file")).expect("results JSON");
+        ],
+    );
     let runs = report["runs"].as_array().expect("runs");
     // 9 scenarios: 2 implementations each, 3 for `four` and `relist` (ordered FIFO), 8 for `sync`
     // (compact, projection, streaming list, and the typed, compact and projected Pod over
@@ -79,4 +87,46 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
         "skipping is cheaper than decoding: {skip}"
     );
     assert!(report["revision"].is_string() && report["host"]["nproc"].as_u64() > Some(0));
+    assert_eq!(report["config"]["corpus"], "distinct", "the default corpus");
+}
+
+/// The scale run (issue 27) at toy size, on the realistic corpus: both of its variants sync every
+/// Pod, and the report carries the informer's and the server's memory apart.
+#[test]
+fn the_scale_run_syncs_the_realistic_corpus_and_reports_the_server_apart() {
+    let report = orchestrate(
+        "harness-scale.json",
+        &[
+            "--scenarios",
+            "scale",
+            "--corpus",
+            "realistic",
+            "--pods",
+            "120",
+            "--namespaces",
+            "3",
+            "--reps",
+            "1",
+        ],
+    );
+    assert_eq!(report["config"]["corpus"], "realistic");
+    let runs = report["runs"].as_array().expect("runs");
+    let variants: Vec<&str> = runs.iter().filter_map(|r| r["impl"].as_str()).collect();
+    assert_eq!(variants, ["ours-compact", "ours-projection"], "{runs:#?}");
+    for r in runs {
+        assert!(r["error"].is_null(), "failed: {r}");
+        let m = &r["metrics"];
+        assert_eq!(m["objects"], 120.0, "{r}");
+        for metric in ["objects_per_s", "rss_peak_mib", "server_rss_mib"] {
+            assert!(
+                m[metric].as_f64().is_some_and(|v| v > 0.0),
+                "{metric} in {r}"
+            );
+        }
+        let (now, peak) = (
+            m["server_rss_mib"].as_f64(),
+            m["server_rss_peak_mib"].as_f64(),
+        );
+        assert!(now.zip(peak).is_some_and(|(now, peak)| peak >= now), "{r}");
+    }
 }

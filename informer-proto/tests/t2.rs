@@ -220,10 +220,7 @@ fn kubectl_bodies() {
 
 #[test]
 fn benchmark_pods() {
-    let set = PodSet {
-        n: 64,
-        namespaces: 5,
-    };
+    let set = PodSet::distinct(64, 5);
     for i in 0..set.n {
         check(set.pod_json(i));
     }

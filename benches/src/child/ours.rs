@@ -148,6 +148,9 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             Ok(m)
         }
         Scenario::Decode => anyhow::bail!("scenario decode has no informer-rs side"),
+        Scenario::Scale => {
+            anyhow::bail!("the scale run measures the compact Pod and the projection")
+        }
     }
 }
 
@@ -282,7 +285,8 @@ where
     let start = Instant::now();
     let lw = ListWatch::<V>::of_source(api);
     match spec.scenario {
-        Scenario::Sync => {
+        // The scale run is the sync at scale; the orchestrator adds the server's figures.
+        Scenario::Sync | Scenario::Scale => {
             let informer = informer(lw, spec)?;
             informer.start(cancel);
             synced(&informer, start).await

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 
+use crate::corpus::Corpus;
 use crate::pods::PodSet;
 use crate::protocol::{Impl, Scenario};
 use crate::report::{Report, RunConfig, RunRecord};
@@ -56,9 +57,10 @@ pub struct OrchestrateArgs {
     /// Give up on a child that says nothing for this long (seconds) [full: 900, quick: 60].
     #[arg(long)]
     pub child_timeout_s: Option<u64>,
-    /// The scale scenario: 1 000 000 Pods in 5 000 namespaces, one sync with the controller
-    /// projection (`ours-projection`, P4), the server keeping its objects LZ4-compressed so that
-    /// it fits beside the informer on one 24 GiB machine. `--pods`/`--impls` still override.
+    /// The scale run (issue 27): 1 000 000 Pods of the realistic corpus in 5 000 namespaces, one
+    /// sync into the compact Pod (`ours-compact`; `--impls ours-projection` for the projection),
+    /// the server keeping its objects LZ4-compressed so that it fits beside the informer on one
+    /// 24 GiB machine. `--pods`/`--impls`/`--corpus` still override.
     #[arg(long, conflicts_with = "quick")]
     pub scale: bool,
     /// The client-go child (`go build -o PATH ./benches/client-go`; `cargo xtask bench` builds it
@@ -69,6 +71,11 @@ pub struct OrchestrateArgs {
     /// of informer-testserver, and run the sync scenario against it.
     #[arg(long, conflicts_with = "scale")]
     pub kube_apiserver: bool,
+    /// Which Pods to seed: `distinct` (every Pod different, the worst case for sharing; the
+    /// default, as in every run before issue 27) or `realistic` (owner groups sharing their
+    /// template, see `benches/src/corpus.rs`) [default: distinct; with --scale: realistic].
+    #[arg(long, value_enum)]
+    pub corpus: Option<Corpus>,
     /// Every child offers gzip (T3; client-go's default, informer-rs's too): the server then
     /// gzips LIST bodies over 128 KiB and watch-list streams. Off by default, so the figures
     /// measure decoding and caching, not compression on a loopback the two processes share.
@@ -87,7 +94,6 @@ pub(crate) struct Plan {
     pub(crate) child_timeout: Duration,
     pub(crate) query_ms: u64,
     pub(crate) page_size: u32,
-    pub(crate) scale: bool,
     pub(crate) impls: Vec<Impl>,
     /// The client-go child, when there is one.
     pub(crate) client_go: Option<PathBuf>,
@@ -108,13 +114,21 @@ impl Plan {
         };
         Plan {
             quick: a.quick,
-            pods: PodSet {
-                n: a.pods.unwrap_or(pods),
-                namespaces: a.namespaces.unwrap_or(namespaces).max(1),
-            },
+            pods: PodSet::new(
+                a.pods.unwrap_or(pods),
+                a.namespaces.unwrap_or(namespaces),
+                a.corpus
+                    .unwrap_or(if a.scale || a.scenarios.contains(&Scenario::Scale) {
+                        Corpus::Realistic
+                    } else {
+                        Corpus::Distinct
+                    }),
+            ),
             reps: a.reps.unwrap_or(reps).max(1),
             update_rounds: a.update_rounds.max(1),
-            scenarios: if a.scenarios.is_empty() && (a.scale || a.kube_apiserver) {
+            scenarios: if a.scenarios.is_empty() && a.scale {
+                vec![Scenario::Scale]
+            } else if a.scenarios.is_empty() && a.kube_apiserver {
                 vec![Scenario::Sync]
             } else if a.scenarios.is_empty() {
                 Scenario::ALL.to_vec()
@@ -124,9 +138,8 @@ impl Plan {
             child_timeout: Duration::from_secs(a.child_timeout_s.unwrap_or(timeout)),
             query_ms,
             page_size: 500,
-            scale: a.scale,
             impls: if a.scale && a.impls.is_empty() {
-                vec![Impl::OursProjection]
+                vec![Impl::OursCompact]
             } else {
                 a.impls.clone()
             },
@@ -205,15 +218,16 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     } else {
         server::BenchServer::start(
             plan.update_rounds as usize * plan.pods.subset_len(),
-            plan.scale,
+            plan.scenarios.contains(&Scenario::Scale),
         )
         .await?
     };
     eprintln!(
-        "informer-bench: {} at {}; seeding {} Pods in {} namespaces",
+        "informer-bench: {} at {}; seeding {} Pods of the {} corpus in {} namespaces",
         server.name(),
         server.url(),
         plan.pods.n,
+        plan.pods.corpus().name(),
         plan.pods.namespaces
     );
     let t = Instant::now();
@@ -237,7 +251,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let mut runs: Vec<RunRecord> = Vec::new();
     // One untimed child first: the very first child of a run was consistently 40-70% slower than
     // the rest (whichever implementation it was), which only widened the spread.
-    if let Some(scenario) = plan.scenarios.first().filter(|_| !plan.scale)
+    if let Some(scenario) = plan.scenarios.first().filter(|s| **s != Scenario::Scale)
         && let Some(imp) = plan.impls_of(*scenario).next()
     {
         let record = runner.run(*scenario, imp, 0).await;
@@ -283,6 +297,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         server_rss_mib,
         server: server_name,
         gzip: plan.gzip,
+        corpus: plan.pods.corpus(),
     };
     let report = Report::new(revision, started_unix, host, config, runs);
     print_table(&report.table());
@@ -352,5 +367,26 @@ mod tests {
         assert!(asked.check_client_go().is_err());
         let missing = plan(&["--quick", "--client-go", "/nonexistent/client-go-child"]);
         assert!(missing.check_client_go().is_err());
+    }
+
+    #[test]
+    fn the_corpus_is_distinct_unless_asked_and_realistic_for_the_scale_run() {
+        assert_eq!(plan(&["--quick"]).pods.corpus(), Corpus::Distinct);
+        let realistic = plan(&["--quick", "--corpus", "realistic"]);
+        assert_eq!(realistic.pods.corpus(), Corpus::Realistic);
+        let scale = plan(&["--scale"]);
+        assert_eq!(scale.pods.corpus(), Corpus::Realistic);
+        assert_eq!(scale.pods.n, 1_000_000);
+        assert_eq!(scale.scenarios, [Scenario::Scale]);
+        assert_eq!(
+            scale.impls_of(Scenario::Scale).collect::<Vec<_>>(),
+            [Impl::OursCompact]
+        );
+        let by_scenario = plan(&["--scenarios", "scale", "--pods", "10"]);
+        assert_eq!(by_scenario.pods.corpus(), Corpus::Realistic);
+        let both: Vec<Impl> = by_scenario.impls_of(Scenario::Scale).collect();
+        assert_eq!(both, [Impl::OursCompact, Impl::OursProjection]);
+        let distinct = plan(&["--scale", "--corpus", "distinct", "--pods", "10"]);
+        assert_eq!(distinct.pods.corpus(), Corpus::Distinct);
     }
 }

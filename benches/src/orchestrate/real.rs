@@ -191,11 +191,7 @@ mod tests {
 
     #[test]
     fn the_create_carries_no_server_set_field_and_the_status_goes_apart() {
-        let pod = PodSet {
-            n: 3,
-            namespaces: 1,
-        }
-        .pod_json(1);
+        let pod = PodSet::distinct(3, 1).pod_json(1);
         assert!(pod["metadata"]["uid"].is_string() && pod["status"].is_object());
         let (create, status) = for_create(pod.clone()).expect("a Pod");
         for field in [

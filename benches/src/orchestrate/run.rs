@@ -223,6 +223,13 @@ impl<'a> Runner<'a> {
         let received_from = (self.server.kubeconfig().is_none() && scenario != Scenario::Shard)
             .then(crate::sys::loopback_received)
             .flatten();
+        // The scale run reports the server's memory while it serves (this process hosts it):
+        // the peak from the child's start on, not the seeding's.
+        if scenario == Scenario::Scale && !crate::sys::reset_peak_rss() {
+            tracing::debug!(
+                "the kernel refused to reset VmHWM; server_rss_peak_mib includes seeding"
+            );
+        }
         let spawned = self.spawn(scenario, imp, &sentinel);
         let res = match spawned {
             Ok(mut child) => {
@@ -240,6 +247,11 @@ impl<'a> Runner<'a> {
             self.server.delete_sentinel(&sentinel);
         }
         let mut metrics = res?;
+        if scenario == Scenario::Scale && self.server.kubeconfig().is_none() {
+            let rss = crate::sys::rss();
+            metrics.insert("server_rss_mib".into(), rss.current_kib as f64 / 1024.0);
+            metrics.insert("server_rss_peak_mib".into(), rss.peak_kib as f64 / 1024.0);
+        }
         if let Some(counts) = self.server.request_counts() {
             metrics.insert("list_requests".into(), counts.lists as f64);
             metrics.insert("watch_requests".into(), counts.watches as f64);
