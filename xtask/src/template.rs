@@ -94,7 +94,7 @@ fn mismatch_is_refused(copy: &Path, target: &Path) -> anyhow::Result<()> {
 
 /// What a user's shell has: none of the variables this workspace or an outer cargo sets; the
 /// build goes to `target`.
-fn clean_env(cmd: &mut Command, target: &Path) {
+pub(crate) fn clean_env(cmd: &mut Command, target: &Path) {
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
         if (name.starts_with("CARGO_") && name != "CARGO_HOME")
