@@ -47,7 +47,8 @@ enum Cmd {
     Rules,
     /// Check that no crate has a module circle outside test code (ARCHITECTURE.md).
     Modules,
-    /// Check that informer-k8s compiles under every Kubernetes version k8s-openapi supports.
+    /// Check that informer-k8s (with its `compact` feature) compiles under every Kubernetes
+    /// version k8s-openapi supports.
     K8sVersions,
     /// Build and test `templates/operator/` outside the workspace, as the README tells users to
     /// set up their crate (and check the README shows the template's files).
