@@ -41,8 +41,7 @@ impl Ended {
 pub(crate) struct Work {
     token: CancellationToken,
     handle: Option<JoinHandle<()>>,
-    /// [S6]: how long the work may run after its term ended.
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// How long the work may run after its term ended (S6).
     limit: Duration,
     /// Names the term in logs (`lease`, `shard`).
     label: String,

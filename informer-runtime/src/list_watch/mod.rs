@@ -109,16 +109,13 @@ pub struct ListWatch<K> {
     ///
     /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     exact_capacity: bool,
-    /// [T4]: how long a LIST or error body may make no progress, and how large it may grow.
-    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// How long a LIST or error body may make no progress, and how large it may grow (T4).
     limits: BodyLimits,
-    /// [T3]: whether requests offer gzip (`Accept-Encoding: gzip`).
-    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// Whether requests offer gzip (`Accept-Encoding: gzip`, T3).
     accept_gzip: bool,
     /// Body bytes received as they came on the wire (compressed, if gzip), shared by clones.
     received: Arc<AtomicU64>,
-    /// [T1]: the protobuf message of the served kind, when it is a built-in one.
-    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// The protobuf message of the served kind, when it is a built-in one (T1).
     kind_message: Option<&'static informer_proto::Message>,
     /// Whether protobuf is asked for where the kind has a message.
     protobuf: bool,
