@@ -96,7 +96,9 @@ impl Builder {
         self
     }
 
-    /// Excludes one built-in kind (for kinds that cannot be watched, G6), in addition to the built-in list.
+    /// Excludes one built-in kind (for kinds that cannot be watched, [G6]), in addition to the built-in list.
+    ///
+    /// [G6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     pub fn exclude_kind(&mut self, group: &str, version: &str, kind: &str) -> &mut Self {
         self.settings
             .exclude_kinds
@@ -104,12 +106,27 @@ impl Builder {
         self
     }
 
-    /// Also generates the compact type of built-in kind `group/version/kind` (P1-P3) and a
+    /// Also generates the compact type of built-in kind `group/version/kind` ([P1]-[P3]) and a
     /// `compact()` accessor on its handle. The kind must be selected too (`include_kind`/`include_group`).
+    ///
+    /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     pub fn compact_kind(&mut self, group: &str, version: &str, kind: &str) -> &mut Self {
         self.settings
             .compact_kinds
             .insert((group.into(), version.into(), kind.into()));
+        self
+    }
+
+    /// Compiles the compact types and the `compact()` accessors only when the crate compiling the
+    /// output enables the cargo feature `feature` (`#[cfg(feature = "...")]`), for a crate that
+    /// ships them as an option, as informer-k8s does.
+    ///
+    /// With [`K8sOpenApi::every_version`] the compact types are generated once per Kubernetes
+    /// version, each behind the `cfg` of its version, since a kind's fields differ between
+    /// versions; the accessors name whichever version the crate is compiled for.
+    pub fn compact_feature(&mut self, feature: &str) -> &mut Self {
+        self.settings.compact_feature = Some(feature.into());
         self
     }
 
@@ -154,7 +171,9 @@ impl Builder {
         self
     }
 
-    /// Overrides the accessor of `group` (G1), e.g. when two groups share a first DNS label.
+    /// Overrides the accessor of `group` ([G1]), e.g. when two groups share a first DNS label.
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     pub fn group_accessor(&mut self, group: &str, accessor: &str) -> &mut Self {
         self.settings
             .group_accessors
@@ -162,7 +181,9 @@ impl Builder {
         self
     }
 
-    /// Overrides the accessor of the resource `plural` in `group` (G2 irregular-plural table).
+    /// Overrides the accessor of the resource `plural` in `group` ([G2] irregular-plural table).
+    ///
+    /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     pub fn kind_accessor(&mut self, group: &str, plural: &str, accessor: &str) -> &mut Self {
         self.settings
             .kind_accessors
@@ -301,7 +322,8 @@ impl Builder {
         if !errors.is_empty() {
             return Err(Errors(errors));
         }
-        let paths = emit::Paths::new(&s.runtime_crate, &s.k8s_crate);
+        let paths = emit::Paths::new(&s.runtime_crate, &s.k8s_crate)
+            .with_compact_feature(s.compact_feature.as_deref());
         let emitted = emit::emit(&model, &paths);
         let how = match &s.command {
             Some(command) => format!("run {command}"),
@@ -333,7 +355,9 @@ impl Generated {
     }
 
     /// Writes every file whose contents changed and deletes `.rs` files in `dir` that carry the
-    /// generated header but are no longer produced (G8). Returns the paths written or deleted.
+    /// generated header but are no longer produced ([G8]). Returns the paths written or deleted.
+    ///
+    /// [G8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     pub fn write_to(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir)?;
         let mut touched = Vec::new();

@@ -1,4 +1,7 @@
-//! Case conversion, keyword sanitising and accessor names (G1, G2); the only place names are made.
+//! Case conversion, keyword sanitising and accessor names ([G1], [G2]); the only place names are made.
+//!
+//! [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+//! [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::{Ident, Span};

@@ -23,6 +23,9 @@ pub(crate) struct Settings {
     pub(crate) include_kinds: BTreeSet<(String, String, String)>,
     pub(crate) exclude_kinds: BTreeSet<(String, String, String)>,
     pub(crate) compact_kinds: BTreeSet<(String, String, String)>,
+    /// The cargo feature of the crate compiling the output that gates the compact types and
+    /// the `compact()` accessors; `None`: always compiled.
+    pub(crate) compact_feature: Option<String>,
     /// `(path, module)` pairs.
     pub(crate) derive_sources: Vec<(String, String)>,
     /// `(path, module)` pairs.
@@ -53,6 +56,7 @@ impl Default for Settings {
             include_kinds: BTreeSet::new(),
             exclude_kinds: BTreeSet::new(),
             compact_kinds: BTreeSet::new(),
+            compact_feature: None,
             derive_sources: Vec::new(),
             crd_manifests: Vec::new(),
             crd_types: Vec::new(),

@@ -140,7 +140,8 @@ fn root_names(model: &Model, errors: &mut Vec<Error>) {
 
 /// A cached kind is keyed by its metadata (P6): every compact kind needs `metadata: ObjectMeta`.
 fn compact_kinds(s: &Settings, model: &Model, errors: &mut Vec<Error>) {
-    for (root, def) in model.compact.iter().filter(|(_, d)| d.resource) {
+    let graphs = std::iter::once(&model.compact).chain(model.compact_by_version.values());
+    for (root, def) in graphs.flatten().filter(|(_, d)| d.resource) {
         let has_meta = def
             .fields
             .iter()

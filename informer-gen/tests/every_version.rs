@@ -124,24 +124,59 @@ fn a_kind_whose_resource_differs_between_versions_is_an_error() {
     );
 }
 
+/// Compact types follow a kind's fields, which differ between Kubernetes versions: with every
+/// version read, each version gets its own compact module behind its `cfg`, re-exported at the
+/// same path, and `compact_feature` gates them and the accessors on a cargo feature (the
+/// informer-k8s `compact` feature; issue 27 item 3).
 #[test]
-fn compact_kinds_are_refused_with_every_version() {
-    let src = tmp("compact").join("src");
-    for minor in [36, 37] {
-        kind(&src, minor, "v1", "Widget", "widgets", true);
-    }
-    let k8s = K8sOpenApi::at(&src, "0.0.0", "1.37")
+fn compact_kinds_are_generated_per_version_with_every_version() {
+    let k8s = K8sOpenApi::locate(Path::new(env!("CARGO_MANIFEST_DIR")), Some("1.37"))
+        .expect("k8s-openapi sources")
         .every_version()
-        .expect("two versions");
-    let errs = Builder::new()
+        .expect("every version");
+    let versions = k8s.gated_versions.clone();
+    assert!(versions.len() > 1, "{versions:?}");
+    let generated = Builder::new()
         .k8s_openapi(k8s)
-        .include_group("demo.example.com")
-        .compact_kind("demo.example.com", "v1", "Widget")
+        .include_kind("", "v1", "ConfigMap")
+        .compact_kind("", "v1", "ConfigMap")
+        .compact_feature("compact")
+        .layout(Layout::SingleFile("all.rs".into()))
         .generate()
-        .expect_err("compact with every version");
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = squeeze(&generated.files()["all.rs"]);
+    // The module's doc comes between its `cfg` and `pub mod compact {`.
+    let module = text.find("pubmodcompact{").expect("a compact module");
+    let gate = squeeze("#[cfg(feature = \"compact\")]");
+    let at = text[..module]
+        .rfind(&gate)
+        .expect("the compact module is behind the feature");
     assert!(
-        errs.to_string().contains("one Kubernetes version"),
-        "{errs}"
+        !text[at..module].contains(['}', ';']),
+        "the feature gate belongs to the compact module"
+    );
+    assert!(
+        text.contains(&squeeze(
+            "#[cfg(feature = \"compact\")] #[inline] pub fn compact("
+        )),
+        "the accessor is behind the feature"
+    );
+    for version in &versions {
+        let module = format!("v{}", version.replace('.', "_"));
+        let cfg = format!("#[cfg(k8s_openapi_enabled_version = \"{version}\")]");
+        assert!(
+            text.contains(&squeeze(&format!("{cfg} mod {module} {{"))),
+            "a compact module for {version}"
+        );
+        assert!(
+            text.contains(&squeeze(&format!("{cfg} pub use self::{module}::*;"))),
+            "re-exported for {version}"
+        );
+    }
+    assert_eq!(
+        text.matches("pubstructConfigMap{").count(),
+        versions.len(),
+        "one compact ConfigMap per version"
     );
 }
 

@@ -120,7 +120,9 @@ impl ClusterScope for DynamicResourceScope {}
 pub struct Lister<K> {
     indexer: Arc<Indexer<K>>,
     group_resource: Arc<GroupResource>,
-    /// Warn only once when the namespace index is missing (L2).
+    /// Warn only once when the namespace index is missing ([L2]).
+    ///
+    /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     warned_no_namespace_index: Arc<AtomicBool>,
 }
 

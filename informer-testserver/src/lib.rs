@@ -39,6 +39,15 @@
 //! RBAC beyond an optional bearer token. A test that needs one of these does the work itself
 //! or runs against a real kube-apiserver. The crate README lists the protocol coverage and every
 //! deviation from kube-apiserver.
+//!
+//! # The standalone server
+//!
+//! `cargo install informer-testserver --features cli` installs the `informer-testserver` binary
+//! (the `cli` feature is off by default, so a library user does not compile clap).
+//! `informer-testserver --port 8080` serves on loopback, prints `url: <base URL>` and
+//! `kubeconfig: <path>` on stdout once it accepts connections, and serves until Ctrl-C; `kubectl
+//! --kubeconfig <path>` then works against it. The feature picks Kubernetes 1.37 for
+//! k8s-openapi, as a binary must: never enable `cli` in a library's dependency on this crate.
 
 mod clock;
 mod crd;
@@ -71,7 +80,9 @@ pub use status::ApiError;
 
 /// Encodes an object's JSON (with `apiVersion` and `kind`) as Kubernetes protobuf (`k8s\0` +
 /// `runtime.Unknown`), as the server answers a client that accepts only protobuf; for tests of
-/// protobuf readers (informer-proto's T2 tests). The error is the reason, as text.
+/// protobuf readers (informer-proto's [T2] tests). The error is the reason, as text.
+///
+/// [T2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub fn encode_protobuf(object: &serde_json::Value) -> Result<Vec<u8>, String> {
     protobuf::encode_object(object).map_err(|e| e.to_string())
 }

@@ -144,9 +144,13 @@ pub struct RequestRecord {
     pub verb: Verb,
     /// Status of the response head (200 for a watch that later sent an ERROR event).
     pub status: StatusCode,
-    /// Whether the response body was gzipped (`Content-Encoding: gzip`, T3).
+    /// Whether the response body was gzipped (`Content-Encoding: gzip`, [T3]).
+    ///
+    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub gzip: bool,
-    /// Whether the response body was Kubernetes protobuf (T1).
+    /// Whether the response body was Kubernetes protobuf ([T1]).
+    ///
+    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub protobuf: bool,
     /// When the request arrived.
     pub time: SystemTime,

@@ -1,4 +1,6 @@
-//! A work queue whose items can wait for a ready time first, driven by one timer task (W3).
+//! A work queue whose items can wait for a ready time first, driven by one timer task ([W3]).
+//!
+//! [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
@@ -14,7 +16,7 @@ use tokio::time::Instant;
 use super::queue::{WeakWorkQueue, WorkGuard, WorkQueue};
 use super::{Error, Result};
 
-/// A [`WorkQueue`] with [`add_after`](Self::add_after) (W3).
+/// A [`WorkQueue`] with [`add_after`](Self::add_after) ([W3]).
 ///
 /// This is client-go's `TypedDelayingInterface`. Waiting items are kept in a min-heap ordered by
 /// ready time; one background task sleeps until the earliest one is due and is woken only when an
@@ -33,6 +35,8 @@ use super::{Error, Result};
 /// let key = queue.get().await; // about 30 s later
 /// # }
 /// ```
+///
+/// [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub struct DelayingQueue<T> {
     queue: WorkQueue<T>,
     waiting: Arc<Waiting<T>>,
@@ -49,7 +53,9 @@ struct Heap<T> {
     /// earlier time for its item: re-adding with an earlier time pushes a new entry instead of
     /// searching the heap.
     heap: BinaryHeap<Entry<T>>,
-    /// The current ready time of every waiting item (W3: the earliest one wins).
+    /// The current ready time of every waiting item ([W3]: the earliest one wins).
+    ///
+    /// [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     ready_at: HashMap<T, Instant>,
     /// Breaks ties between equal ready times in insertion order.
     seq: u64,
@@ -122,11 +128,13 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> DelayingQueue<T> {
         Ok(Self { queue, waiting })
     }
 
-    /// Adds `item` once `delay` has passed (W3).
+    /// Adds `item` once `delay` has passed ([W3]).
     ///
     /// A zero delay is a plain [`add`](Self::add). If the item is already waiting, the **earlier**
     /// of the two ready times is kept. Ignored while shutting down. Counts towards
     /// `workqueue_retries_total`, as client-go does for every `AddAfter`.
+    ///
+    /// [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub fn add_after(&self, item: T, delay: Duration) {
         if self.queue.is_shutting_down() {
             return;

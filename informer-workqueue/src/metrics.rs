@@ -1,4 +1,6 @@
-//! Prometheus metrics for named work queues, with client-go's metric names and the label `name` (W7).
+//! Prometheus metrics for named work queues, with client-go's metric names and the label `name` ([W7]).
+//!
+//! [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 
 use std::sync::atomic::AtomicU64;
 
@@ -17,7 +19,7 @@ type HistogramFamily = Family<NameLabel, Histogram, fn() -> Histogram>;
 /// A gauge holding seconds as a float.
 type SecondsGauge = Gauge<f64, AtomicU64>;
 
-/// The workqueue metric families registered in one [`Registry`] (W7).
+/// The workqueue metric families registered in one [`Registry`] ([W7]).
 ///
 /// Create it **once per registry** and pass it to every queue builder with
 /// [`QueueBuilder::metrics`](super::QueueBuilder::metrics); each named queue gets its own series,
@@ -50,6 +52,8 @@ type SecondsGauge = Gauge<f64, AtomicU64>;
 /// prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
 /// # }
 /// ```
+///
+/// [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 #[derive(Clone, Debug)]
 pub struct WorkQueueMetrics {
     depth: Family<NameLabel, Gauge>,

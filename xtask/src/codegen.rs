@@ -1,5 +1,6 @@
 //! `cargo codegen [--check]`: regenerates every checked-in informer-gen output (G8), and
-//! `cargo xtask k8s-versions`: checks that informer-k8s compiles under every Kubernetes version.
+//! `cargo xtask k8s-versions`: checks that informer-k8s, with its `compact` feature, compiles under
+//! every Kubernetes version.
 //!
 //! Targets: `examples/src/generated/` (configured by `examples/informer-gen.toml`), every informer-gen
 //! golden `informer-gen/tests/fixtures/<case>/expected/` (configured by `<case>/input/informer-gen.toml`),
@@ -35,7 +36,26 @@ impl Target {
     }
 }
 
-/// informer-k8s: every listable, watchable built-in kind of every version k8s-openapi holds.
+/// The built-in kinds informer-k8s has compact forms of, behind its `compact` feature: the kinds
+/// with the largest objects or the most of them in a cluster (informer-k8s/README.md says why
+/// not every kind).
+pub(crate) const COMPACT_KINDS: &[(&str, &str, &str)] = &[
+    ("", "v1", "Pod"),
+    ("", "v1", "Node"),
+    ("", "v1", "Service"),
+    ("", "v1", "ConfigMap"),
+    ("", "v1", "Secret"),
+    ("", "v1", "Event"),
+    ("apps", "v1", "Deployment"),
+    ("apps", "v1", "ReplicaSet"),
+    ("apps", "v1", "StatefulSet"),
+    ("apps", "v1", "DaemonSet"),
+    ("batch", "v1", "Job"),
+    ("discovery.k8s.io", "v1", "EndpointSlice"),
+];
+
+/// informer-k8s: every listable, watchable built-in kind of every version k8s-openapi holds, and
+/// the compact forms of [`COMPACT_KINDS`] per version behind the `compact` feature.
 fn informer_k8s(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Target> {
     let every = k8s.clone().every_version()?;
     let mut builder = Builder::new();
@@ -43,6 +63,10 @@ fn informer_k8s(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Target> {
     for group in every.groups()? {
         builder.include_group(&group);
     }
+    for (group, version, kind) in COMPACT_KINDS {
+        builder.compact_kind(group, version, kind);
+    }
+    builder.compact_feature("compact");
     builder.k8s_openapi(every);
     Ok(Target {
         builder,
@@ -128,7 +152,8 @@ fn ensure_file_contents(
     Ok(())
 }
 
-/// `cargo xtask k8s-versions`: `cargo check -p informer-k8s` under each Kubernetes version
+/// `cargo xtask k8s-versions`: `cargo check -p informer-k8s --features compact` (the accessors
+/// and the compact types of that version) under each Kubernetes version
 /// k8s-openapi holds (`K8S_OPENAPI_ENABLED_VERSION`, which overrides the workspace's 1.37), in
 /// `target/k8s-versions/`, so the workspace's own k8s-openapi build is not thrown away.
 pub(crate) fn check_versions() -> anyhow::Result<()> {
@@ -143,9 +168,17 @@ pub(crate) fn check_versions() -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     for version in &versions {
         let start = Instant::now();
-        eprintln!("== cargo check -p informer-k8s with Kubernetes {version}");
+        eprintln!("== cargo check -p informer-k8s --features compact with Kubernetes {version}");
         let status = Command::new(&cargo)
-            .args(["check", "-p", "informer-k8s", "--lib", "--target-dir"])
+            .args([
+                "check",
+                "-p",
+                "informer-k8s",
+                "--lib",
+                "--features",
+                "compact",
+            ])
+            .arg("--target-dir")
             .arg(&target_dir)
             .env("K8S_OPENAPI_ENABLED_VERSION", version)
             .current_dir(&root)

@@ -1,11 +1,13 @@
 //! Project chores: `cargo xtask codegen [--check]`, `cargo xtask bench`, `cargo xtask envtest`,
-//! `cargo xtask rules`, `cargo xtask modules`, `cargo xtask k8s-versions`, `cargo xtask template`.
+//! `cargo xtask rules`, `cargo xtask modules`, `cargo xtask k8s-versions`, `cargo xtask template`,
+//! `cargo xtask install`.
 //!
 //! This file only parses flags and dispatches; each chore lives in its own module.
 
 mod bench;
 mod codegen;
 mod envtest;
+mod install;
 mod modules;
 mod rules;
 mod template;
@@ -45,11 +47,15 @@ enum Cmd {
     Rules,
     /// Check that no crate has a module circle outside test code (ARCHITECTURE.md).
     Modules,
-    /// Check that informer-k8s compiles under every Kubernetes version k8s-openapi supports.
+    /// Check that informer-k8s (with its `compact` feature) compiles under every Kubernetes
+    /// version k8s-openapi supports.
     K8sVersions,
     /// Build and test `templates/operator/` outside the workspace, as the README tells users to
     /// set up their crate (and check the README shows the template's files).
     Template,
+    /// `cargo install` informer-testserver's standalone server (`--features cli`) offline and
+    /// check that the installed binary answers `/version`.
+    Install,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -61,6 +67,7 @@ fn main() -> anyhow::Result<()> {
         Cmd::Modules => modules::check(),
         Cmd::K8sVersions => codegen::check_versions(),
         Cmd::Template => template::run(),
+        Cmd::Install => install::run(),
     }
 }
 

@@ -69,9 +69,12 @@ fn mismatch_is_refused(copy: &Path, target: &Path) -> anyhow::Result<()> {
     let lock = std::fs::read_to_string(copy.join("Cargo.lock"))?;
     write_if_changed(&mismatch.join("Cargo.lock"), &lock)?;
     let config = std::fs::read_to_string(copy.join("informer-gen.toml"))?;
+    // A built-in kind too: the template generates only its CRD's accessors (built-in kinds
+    // come from informer-k8s), and informer-gen resolves the Kubernetes version only when it
+    // generates built-in kinds.
     write_if_changed(
         &mismatch.join("informer-gen.toml"),
-        &format!("{config}k8s-version = \"1.36\"\n"),
+        &format!("{config}include-kinds = [\"/v1/Secret\"]\nk8s-version = \"1.36\"\n"),
     )?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -94,7 +97,7 @@ fn mismatch_is_refused(copy: &Path, target: &Path) -> anyhow::Result<()> {
 
 /// What a user's shell has: none of the variables this workspace or an outer cargo sets; the
 /// build goes to `target`.
-fn clean_env(cmd: &mut Command, target: &Path) {
+pub(crate) fn clean_env(cmd: &mut Command, target: &Path) {
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
         if (name.starts_with("CARGO_") && name != "CARGO_HOME")

@@ -36,19 +36,27 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `v1` kind `ConfigMap` (resource `configmaps`, namespaced) (G2).
+        /// The shared informer handle for `v1` kind `ConfigMap` (resource `configmaps`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn config_maps(&self) -> self::ConfigMapInformer {
             self::ConfigMapInformer::new(&self.factory)
         }
-        /// The shared informer handle for `v1` kind `Namespace` (resource `namespaces`, cluster-scoped) (G2).
+        /// The shared informer handle for `v1` kind `Namespace` (resource `namespaces`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn namespaces(&self) -> self::NamespaceInformer {
             self::NamespaceInformer::new(&self.factory)
         }
-        /// The shared informer handle for `v1` kind `Node` (resource `nodes`, cluster-scoped) (G2).
+        /// The shared informer handle for `v1` kind `Node` (resource `nodes`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn nodes(&self) -> self::NodeInformer {
             self::NodeInformer::new(&self.factory)
         }
-        /// The shared informer handle for `v1` kind `Pod` (resource `pods`, namespaced) (G2).
+        /// The shared informer handle for `v1` kind `Pod` (resource `pods`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn pods(&self) -> self::PodInformer {
             self::PodInformer::new(&self.factory)
         }
@@ -59,7 +67,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ConfigMapInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -78,8 +88,10 @@ pub mod v1 {
         pub fn lister(&self) -> ConfigMapLister {
             ConfigMapLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::core::v1::ConfigMap>,
@@ -102,7 +114,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -110,7 +124,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::core::v1::ConfigMap>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> ConfigMapNamespaceLister {
             ConfigMapNamespaceLister {
@@ -129,7 +146,9 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::core::v1::ConfigMap>,
     }
     impl ConfigMapNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -137,7 +156,9 @@ pub mod v1 {
         ) -> rt::Result<rt::Arc<k8s::api::core::v1::ConfigMap>, rt::ListerError> {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -152,7 +173,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl NamespaceInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -171,8 +194,10 @@ pub mod v1 {
         pub fn lister(&self) -> NamespaceLister {
             NamespaceLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::core::v1::Namespace>,
@@ -195,7 +220,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -203,7 +230,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Namespace>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -223,7 +253,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl NodeInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -242,8 +274,10 @@ pub mod v1 {
         pub fn lister(&self) -> NodeLister {
             NodeLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::core::v1::Node>,
@@ -264,7 +298,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -272,7 +308,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Node>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -292,7 +331,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl PodInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -311,15 +352,19 @@ pub mod v1 {
         pub fn lister(&self) -> PodLister {
             PodLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::core::v1::Pod>,
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Pod (P1): every field, a fraction of the memory.
+        /// The shared informer and lister of the compact Pod: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         #[inline]
         pub fn compact(
             &self,
@@ -340,7 +385,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -348,7 +395,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Pod>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> PodNamespaceLister {
             PodNamespaceLister {
@@ -367,7 +417,9 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::core::v1::Pod>,
     }
     impl PodNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -375,7 +427,9 @@ pub mod v1 {
         ) -> rt::Result<rt::Arc<k8s::api::core::v1::Pod>, rt::ListerError> {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,

@@ -34,7 +34,9 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `example.com/v1` kind `Foo` (resource `foos`, namespaced) (G2).
+        /// The shared informer handle for `example.com/v1` kind `Foo` (resource `foos`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn foos(&self) -> crate::crd::FooInformer {
             crate::crd::FooInformer::new(&self.factory)
         }

@@ -17,7 +17,10 @@ pub mod gizmos;
 pub mod certificate_requests;
 /// Types generated from the CRD schemas in `crds/vendor/monitoring.coreos.com_prometheusrules.yaml` (`crd-types`).
 pub mod prometheus_rules;
-/// Compact full-fidelity types of the kinds configured with `compact-kind` (P1-P3).
+/// Compact full-fidelity types of the kinds configured with `compact-kind` ([P1]-[P3]).
+///
+/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub mod compact;
 #[allow(unused_imports)]
 use ::informer_runtime::__private as rt;
@@ -26,21 +29,37 @@ use ::informer_runtime::__private as rt;
 /// Bring it into scope with `use` to call the accessors; options, `start`, `wait_for_cache_sync` and
 /// `shutdown` stay on the factory itself.
 pub trait InformerFactoryExt {
-    /// Informers of the core (`""`) API group (G1).
+    /// Informers of the core (`""`) API group ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn core(&self) -> self::core::CoreInformers;
-    /// Informers of the `apps` API group (G1).
+    /// Informers of the `apps` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn apps(&self) -> self::apps::AppsInformers;
-    /// Informers of the `cert-manager.io` API group (G1).
+    /// Informers of the `cert-manager.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn cert_manager(&self) -> self::cert_manager::CertManagerInformers;
-    /// Informers of the `example.com` API group (G1).
+    /// Informers of the `example.com` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn example(&self) -> self::example::ExampleInformers;
-    /// Informers of the `features.example.com` API group (G1).
+    /// Informers of the `features.example.com` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn features(&self) -> self::features::FeaturesInformers;
-    /// Informers of the `monitoring.coreos.com` API group (G1).
+    /// Informers of the `monitoring.coreos.com` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn monitoring(&self) -> self::monitoring::MonitoringInformers;
-    /// The generic informer for `gvr` (G5, F9): a kind known to this generated code is created on first
+    /// The generic informer for `gvr` ([G5]): a kind known to this generated code is created on first
     /// use through its typed accessor; any other resource is looked up with `find_by_resource`.
-    /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery.
+    /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery
+    /// ([F9]).
+    ///
+    /// [G5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+    /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     fn informer_for_resource(
         &self,
         gvr: &rt::GroupVersionResource,

@@ -140,7 +140,9 @@ pub struct Controller<K> {
     metrics: Option<(ControllerMetrics, WorkQueueMetrics)>,
     sync_timeout: Option<Duration>,
     shutdown_timeout: Duration,
-    /// K3's bound; `None` turns the read-your-own-writes guard off.
+    /// [K3]'s bound; `None` turns the read-your-own-writes guard off.
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     read_your_writes: Option<Duration>,
     _kind: PhantomData<fn() -> K>,
 }
@@ -486,9 +488,13 @@ struct Worker<K, D, F> {
     ctx: Arc<Context<D>>,
     reconcile: Arc<F>,
     stop: CancellationToken,
-    /// The writes recorded by reconciles (K2); `None` with the guard off.
+    /// The writes recorded by reconciles ([K2]); `None` with the guard off.
+    ///
+    /// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     writes: Option<Arc<WriteLog>>,
-    /// K3's bound.
+    /// [K3]'s bound.
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     read_your_writes: Duration,
 }
 

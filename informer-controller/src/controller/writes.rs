@@ -1,4 +1,4 @@
-//! Read your own writes ([K1]-K4): a reconcile never starts on a cache older than the writes
+//! Read your own writes ([K1]-[K4]): a reconcile never starts on a cache older than the writes
 //! earlier reconciles of its key made.
 //!
 //! A reconcile that writes (creates an owned object, patches a finalizer, updates status) is

@@ -204,7 +204,9 @@ pub struct LeaderElector {
     identity: String,
     config: LeaderElectionConfig,
     state: watch::Sender<LeaderState>,
-    /// The record as last observed, and when we first saw it in that form (E3).
+    /// The record as last observed, and when we first saw it in that form ([E3]).
+    ///
+    /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     observed: Mutex<Option<(LeaseSpec, Instant)>>,
     on_stopped_leading: Option<Callback>,
     on_new_leader: Option<LeaderCallback>,

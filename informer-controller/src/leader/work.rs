@@ -41,11 +41,13 @@ impl Ended {
 pub(crate) struct Work {
     token: CancellationToken,
     handle: Option<JoinHandle<()>>,
-    /// S6: how long the work may run after its term ended.
+    /// How long the work may run after its term ended (S6).
     limit: Duration,
     /// Names the term in logs (`lease`, `shard`).
     label: String,
-    /// Runs after the background drain when the owner is dropped first (the E5 release).
+    /// Runs after the background drain when the owner is dropped first (the [E5] release).
+    ///
+    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     after_drop: Option<BoxFuture<'static, ()>>,
     /// When the term ended (the token was cancelled): the drain limit counts from here.
     since: Option<Instant>,

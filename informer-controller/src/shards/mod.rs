@@ -1,6 +1,6 @@
-//! Shard assignment over Leases (issue 17, rules [S1]-S6 from issue 25): `n` replicas of an
+//! Shard assignment over Leases (issue 17, rules [S1]-[S6] from issue 25): `n` replicas of an
 //! operator split a collection's [`Shard`]s between them, each shard owned by exactly one replica
-//! at a time, with client-go's leader-election rules ([E2]-E5, [E7]) applied to every shard's Lease.
+//! at a time, with client-go's leader-election rules ([E2]-[E5], [E7]) applied to every shard's Lease.
 //!
 //! # Design
 //!
@@ -150,11 +150,15 @@ struct Inner {
     field: ShardField,
     config: LeaderElectionConfig,
     owned: watch::Sender<BTreeSet<u32>>,
-    /// Every Lease of the set as last observed, and when we first saw it in that form (E3).
+    /// Every Lease of the set as last observed, and when we first saw it in that form ([E3]).
+    ///
+    /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     observed: Mutex<HashMap<String, (LeaseSpec, Instant)>>,
     /// The last failure of each operation, logged once per change (issue 25 item 10).
     failures: Mutex<HashMap<String, String>>,
-    /// The last view conflict reported (S1), logged once per change.
+    /// The last view conflict reported ([S1]), logged once per change.
+    ///
+    /// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     conflict: Mutex<Option<String>>,
 }
 
@@ -385,8 +389,10 @@ struct RunState {
     held: BTreeMap<u32, Held>,
     /// Shards told to stop whose task has not reported yet: not acquired again until then.
     stopping: BTreeMap<u32, JoinHandle<()>>,
-    /// S3: shards whose work ended on its own: left alone until the instant, and how many
+    /// [S3]: shards whose work ended on its own: left alone until the instant, and how many
     /// such terms in a row.
+    ///
+    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     cooldown: HashMap<u32, (Instant, u32)>,
 }
 

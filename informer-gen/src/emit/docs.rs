@@ -1,6 +1,39 @@
 //! Rustdoc text for every generated item.
+//!
+//! Generated docs describe behaviour in words and link each rule they cite to the behaviour
+//! reference in the informer-rs repository, which users of the generated code can open.
+
+use proc_macro2::TokenStream;
+use quote::quote;
 
 use crate::model::{Group, Kind, Version};
+
+/// The behaviour reference, as users reach it from docs.rs.
+const REFERENCE: &str = "https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md";
+
+/// Its section of each rule the generated docs cite.
+fn section(rule: &str) -> &'static str {
+    match rule.as_bytes().first() {
+        Some(b'F') => "6-shared-informer-factory",
+        Some(b'P') => "12-compact-types-and-projections-ours",
+        _ => "9-code-generation-output",
+    }
+}
+
+/// `#[doc]` attributes: `text` (lines starting with a space, as rustdoc expects), then the
+/// link definition of every rule it cites as `[G1]`.
+pub(crate) fn linked(text: &str, rules: &[&str]) -> TokenStream {
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    if !rules.is_empty() {
+        lines.push(String::new());
+    }
+    lines.extend(
+        rules
+            .iter()
+            .map(|rule| format!(" [{rule}]: {REFERENCE}#{}", section(rule))),
+    );
+    quote! { #(#[doc = #lines])* }
+}
 
 fn group_name(group: &Group) -> String {
     if group.name.is_empty() {
@@ -32,8 +65,16 @@ pub(crate) fn group_handle(group: &Group) -> String {
 }
 
 /// Doc of a group accessor on the factory.
-pub(crate) fn group_accessor(group: &Group) -> String {
-    format!(" Informers of the {} API group (G1).", group_name(group))
+pub(crate) fn group_accessor(group: &Group) -> TokenStream {
+    let text = if group.name.is_empty() {
+        " Informers of the core (`\"\"`) API group ([G1]).".to_owned()
+    } else {
+        format!(
+            " Informers of the `{}` API group, named after the group's first DNS label ([G1]).",
+            group.name
+        )
+    };
+    linked(&text, &["G1"])
 }
 
 /// Doc of a version accessor.
@@ -67,6 +108,20 @@ pub(crate) fn kind_line(k: &Kind) -> String {
 }
 
 /// Doc of a kind accessor.
-pub(crate) fn kind_accessor(k: &Kind) -> String {
-    format!(" The shared informer handle for {} (G2).", kind_line(k))
+pub(crate) fn kind_accessor(k: &Kind) -> TokenStream {
+    let text = format!(
+        " The shared informer handle for {}, named after its plural in snake case ([G2]).",
+        kind_line(k)
+    );
+    linked(&text, &["G2"])
+}
+
+/// Doc of the `compact()` accessor of a kind with a generated compact type.
+pub(crate) fn compact_accessor(k: &Kind) -> TokenStream {
+    let text = format!(
+        " The shared informer and lister of the compact {}: every field, the same JSON both ways \
+         ([P1]), a fraction of the memory.",
+        k.kind
+    );
+    linked(&text, &["P1"])
 }

@@ -1,4 +1,7 @@
-//! Emits the `InformerFactoryExt` extension trait: group accessors (G1) and the GVR table (G5).
+//! Emits the `InformerFactoryExt` extension trait: group accessors ([G1]) and the GVR table ([G5]).
+//!
+//! [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+//! [G5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -18,7 +21,7 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
         );
         let cfg = k8s_cfg(&g.k8s_versions());
         quote! {
-            #[doc = #doc]
+            #doc
             #cfg
             fn #ident(&self) -> self::#ident::#ty;
         }
@@ -54,9 +57,13 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
         pub trait InformerFactoryExt {
             #(#decls)*
 
-            /// The generic informer for `gvr` (G5, F9): a kind known to this generated code is created on first
+            /// The generic informer for `gvr` ([G5]): a kind known to this generated code is created on first
             /// use through its typed accessor; any other resource is looked up with `find_by_resource`.
-            /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery.
+            /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery
+            /// ([F9]).
+            ///
+            /// [G5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+            /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
             fn informer_for_resource(
                 &self,
                 gvr: &#rt::GroupVersionResource,

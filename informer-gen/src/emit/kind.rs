@@ -1,6 +1,8 @@
-//! Emits the typed handles of one kind: `XInformer`, `XLister` and, for namespaced kinds, `XNamespaceLister` (G3).
+//! Emits the typed handles of one kind: `XInformer`, `XLister` and, for namespaced kinds, `XNamespaceLister` ([G3]).
 //!
 //! The item shapes live in `informer-handles`, shared with `#[derive(Informer)]`.
+//!
+//! [G3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -35,12 +37,11 @@ pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
     let res = paths.type_ref(&k.rust_type, VERSION_DEPTH);
     let compact = k.compact.as_ref().map(|ty| {
         let ty = paths.type_ref(ty, VERSION_DEPTH);
-        let doc = format!(
-            " The shared informer and lister of the compact {} (P1): every field, a fraction of the memory.",
-            k.kind
-        );
+        let doc = docs::compact_accessor(k);
+        let cfg = &paths.compact_cfg;
         quote! {
-            #[doc = #doc]
+            #doc
+            #cfg
             #[inline]
             pub fn compact(&self) -> #rt::Projected<#ty> {
                 #rt::Projected::new(&self.factory)

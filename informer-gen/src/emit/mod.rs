@@ -50,6 +50,9 @@ pub(crate) struct Paths {
     k8s_crate: syn::Path,
     /// The k8s-openapi crate as docs name it (`k8s_openapi`).
     pub(crate) k8s_name: String,
+    /// `#[cfg(feature = "…")]` on the compact types and accessors (`Builder::compact_feature`),
+    /// or nothing.
+    pub(crate) compact_cfg: TokenStream,
 }
 
 impl Paths {
@@ -67,7 +70,16 @@ impl Paths {
             k8s_name: k8s_name.trim_start_matches("::").to_owned(),
             runtime,
             k8s_crate: k8s,
+            compact_cfg: TokenStream::new(),
         }
+    }
+
+    /// Gates the compact types and accessors on the cargo feature `feature`, if any.
+    pub(crate) fn with_compact_feature(mut self, feature: Option<&str>) -> Self {
+        self.compact_cfg = feature
+            .map(|f| quote!(#[cfg(feature = #f)]))
+            .unwrap_or_default();
+        self
     }
 
     /// The imports at the top of a generated module: `rt`, and `k8s` when the module names a
@@ -175,6 +187,21 @@ pub(crate) struct Emitted {
     pub(crate) groups: Vec<GroupModule>,
     /// The items of the `compact` module, when compact kinds are configured.
     pub(crate) compact: Option<TokenStream>,
+    /// Instead of `compact`, when several Kubernetes versions are read: one module of compact
+    /// types per version, each with its `cfg`, re-exported by the `compact` module.
+    pub(crate) compact_versions: Vec<CompactVersion>,
+    /// `#[cfg(feature = …)]` on the `compact` module's declaration, or nothing.
+    pub(crate) compact_cfg: TokenStream,
+}
+
+/// The compact types of one Kubernetes version (`K8sOpenApi::every_version`).
+pub(crate) struct CompactVersion {
+    /// The module identifier, `v1_37`.
+    pub(crate) ident: Ident,
+    /// `#[cfg(k8s_openapi_enabled_version = "1.37")]`.
+    pub(crate) cfg: TokenStream,
+    /// The module's items.
+    pub(crate) body: TokenStream,
 }
 
 /// One module of the generated root.
@@ -209,12 +236,24 @@ pub(crate) fn emit(model: &Model, paths: &Paths) -> Emitted {
         }
     }));
     let compact = (!model.compact.is_empty()).then(|| types::compact_module(&model.compact, paths));
+    let compact_versions = model
+        .compact_by_version
+        .iter()
+        .filter(|(_, graph)| !graph.is_empty())
+        .map(|(version, graph)| CompactVersion {
+            ident: naming::ident(&format!("v{}", version.replace('.', "_"))),
+            cfg: k8s_cfg(&BTreeSet::from([version.clone()])),
+            body: types::compact_module(graph, paths),
+        })
+        .collect();
     let root = factory::extension_trait(model, paths);
     let imports = paths.imports(false);
     Emitted {
         root: quote!(#imports #root),
         groups,
         compact,
+        compact_versions,
+        compact_cfg: paths.compact_cfg.clone(),
     }
 }
 

@@ -36,7 +36,7 @@ pub(crate) fn version_module(
         let doc = docs::kind_accessor(k);
         let cfg = k8s_cfg_within(&k.k8s_versions, &v_versions);
         quote! {
-            #[doc = #doc]
+            #doc
             #cfg
             pub fn #accessor(&self) -> #handle {
                 #handle::new(&self.factory)

@@ -16,6 +16,12 @@ pub(crate) struct Model {
     /// The compact types (P1-P3) of the kinds configured with `compact-kind`, keyed by their path
     /// in k8s-openapi (`api::core::v1::Pod`); empty when none is.
     pub(crate) compact: TypeGraph,
+    /// The compact types of each Kubernetes version (`1.37`), instead of [`Model::compact`], when
+    /// informer-gen reads several (`K8sOpenApi::every_version`): a kind's fields differ between
+    /// versions, so each version gets its own compact module behind its `cfg`.
+    pub(crate) compact_by_version: BTreeMap<String, TypeGraph>,
+    /// The cargo feature that gates the compact types and accessors (`Builder::compact_feature`).
+    pub(crate) compact_feature: Option<String>,
     /// One module of types per `crd-types` manifest, in configuration order.
     pub(crate) type_modules: Vec<TypeModule>,
     /// The inputs as the header names them (`k8s-openapi 0.29.0 (v1_37), crds/a.yaml`).

@@ -15,6 +15,7 @@ pub(crate) mod k8s_openapi;
 mod k8s_types;
 mod rust_src;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::Error;
@@ -30,6 +31,8 @@ pub(crate) struct Inputs {
     pub(crate) kinds: Vec<Kind>,
     /// The structs reachable from the compact kinds that are selected built-ins.
     pub(crate) compact: TypeGraph,
+    /// The same per Kubernetes version, when several are read (`K8sOpenApi::every_version`).
+    pub(crate) compact_by_version: BTreeMap<String, TypeGraph>,
     /// The types of each `crd-types` manifest.
     pub(crate) type_modules: Vec<TypeModule>,
     /// How the header names each input.
@@ -41,33 +44,46 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
     let mut names = Vec::new();
     let mut builtins = Vec::new();
     let mut compact = TypeGraph::new();
+    let mut compact_by_version = BTreeMap::new();
     if !s.include_groups.is_empty() || !s.include_kinds.is_empty() {
         match &s.k8s {
             Some(k8s) => {
                 names.push(k8s.describe());
                 let (all, mut sources) = k8s_openapi::read_every_version(k8s, errors);
                 builtins = select_builtins(s, all, errors);
-                let roots: Vec<String> = builtins
-                    .iter()
-                    .filter(|k| s.compact_kinds.contains(&gvk(k)))
-                    .filter_map(|k| match &k.rust_type {
-                        TypeRef::K8s(path) => Some(path.clone()),
-                        TypeRef::User(_) | TypeRef::Generated(_) => None,
-                    })
-                    .collect();
-                if !roots.is_empty() {
-                    match sources.get_mut(&k8s.k8s_version) {
-                        Some(sources) if k8s.gated_versions.len() <= 1 => {
-                            compact = k8s_types::read_graph(sources, &roots, errors);
+                // The compact kinds' k8s-openapi paths that exist in `version` (`None`: the
+                // one version read).
+                let roots = |version: Option<&String>| -> Vec<String> {
+                    builtins
+                        .iter()
+                        .filter(|k| s.compact_kinds.contains(&gvk(k)))
+                        .filter(|k| {
+                            version.is_none_or(|v| {
+                                k.k8s_versions.is_empty() || k.k8s_versions.contains(v)
+                            })
+                        })
+                        .filter_map(|k| match &k.rust_type {
+                            TypeRef::K8s(path) => Some(path.clone()),
+                            TypeRef::User(_) | TypeRef::Generated(_) => None,
+                        })
+                        .collect()
+                };
+                if k8s.gated_versions.len() <= 1 {
+                    let roots = roots(None);
+                    if let (false, Some(sources)) =
+                        (roots.is_empty(), sources.get_mut(&k8s.k8s_version))
+                    {
+                        compact = k8s_types::read_graph(sources, &roots, errors);
+                    }
+                } else {
+                    // A kind's fields differ between Kubernetes versions: one graph each.
+                    for version in &k8s.gated_versions {
+                        let roots = roots(Some(version));
+                        if let (false, Some(sources)) = (roots.is_empty(), sources.get_mut(version))
+                        {
+                            let graph = k8s_types::read_graph(sources, &roots, errors);
+                            compact_by_version.insert(version.clone(), graph);
                         }
-                        _ => errors.push(Error::K8sOpenApi {
-                            reason: format!(
-                                "compact kinds are generated from one Kubernetes version only, \
-                                 and k8s-openapi {} is read for {}",
-                                k8s.crate_version,
-                                k8s.versions().join(", ")
-                            ),
-                        }),
                     }
                 }
             }
@@ -118,6 +134,7 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
         builtins,
         kinds,
         compact,
+        compact_by_version,
         type_modules,
         names,
     }

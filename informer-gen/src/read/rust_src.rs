@@ -1,4 +1,6 @@
-//! Rust sources scanned with syn for `#[derive(Informer)]` types (G7): their handles already exist.
+//! Rust sources scanned with syn for `#[derive(Informer)]` types ([G7]): their handles already exist.
+//!
+//! [G7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
 
 use std::collections::BTreeSet;
 use std::path::Path;

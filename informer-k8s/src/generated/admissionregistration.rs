@@ -53,7 +53,9 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(
             any(
                 k8s_openapi_enabled_version = "1.36",
@@ -65,7 +67,9 @@ pub mod v1 {
         ) -> self::MutatingAdmissionPolicyInformer {
             self::MutatingAdmissionPolicyInformer::new(&self.factory)
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(
             any(
                 k8s_openapi_enabled_version = "1.36",
@@ -77,25 +81,33 @@ pub mod v1 {
         ) -> self::MutatingAdmissionPolicyBindingInformer {
             self::MutatingAdmissionPolicyBindingInformer::new(&self.factory)
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `MutatingWebhookConfiguration` (resource `mutatingwebhookconfigurations`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `MutatingWebhookConfiguration` (resource `mutatingwebhookconfigurations`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn mutating_webhook_configurations(
             &self,
         ) -> self::MutatingWebhookConfigurationInformer {
             self::MutatingWebhookConfigurationInformer::new(&self.factory)
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `ValidatingAdmissionPolicy` (resource `validatingadmissionpolicies`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `ValidatingAdmissionPolicy` (resource `validatingadmissionpolicies`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn validating_admission_policies(
             &self,
         ) -> self::ValidatingAdmissionPolicyInformer {
             self::ValidatingAdmissionPolicyInformer::new(&self.factory)
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `ValidatingAdmissionPolicyBinding` (resource `validatingadmissionpolicybindings`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `ValidatingAdmissionPolicyBinding` (resource `validatingadmissionpolicybindings`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn validating_admission_policy_bindings(
             &self,
         ) -> self::ValidatingAdmissionPolicyBindingInformer {
             self::ValidatingAdmissionPolicyBindingInformer::new(&self.factory)
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `ValidatingWebhookConfiguration` (resource `validatingwebhookconfigurations`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `ValidatingWebhookConfiguration` (resource `validatingwebhookconfigurations`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn validating_webhook_configurations(
             &self,
         ) -> self::ValidatingWebhookConfigurationInformer {
@@ -114,7 +126,9 @@ pub mod v1 {
         any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
     )]
     impl MutatingAdmissionPolicyInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -140,8 +154,10 @@ pub mod v1 {
         pub fn lister(&self) -> MutatingAdmissionPolicyLister {
             MutatingAdmissionPolicyLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -174,7 +190,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -184,7 +202,10 @@ pub mod v1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -215,7 +236,9 @@ pub mod v1 {
         any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
     )]
     impl MutatingAdmissionPolicyBindingInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -241,8 +264,10 @@ pub mod v1 {
         pub fn lister(&self) -> MutatingAdmissionPolicyBindingLister {
             MutatingAdmissionPolicyBindingLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -279,7 +304,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -289,7 +316,10 @@ pub mod v1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -316,7 +346,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl MutatingWebhookConfigurationInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -342,8 +374,10 @@ pub mod v1 {
         pub fn lister(&self) -> MutatingWebhookConfigurationLister {
             MutatingWebhookConfigurationLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -374,7 +408,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -384,7 +420,10 @@ pub mod v1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -411,7 +450,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ValidatingAdmissionPolicyInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -437,8 +478,10 @@ pub mod v1 {
         pub fn lister(&self) -> ValidatingAdmissionPolicyLister {
             ValidatingAdmissionPolicyLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -469,7 +512,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -479,7 +524,10 @@ pub mod v1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -506,7 +554,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ValidatingAdmissionPolicyBindingInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -532,8 +582,10 @@ pub mod v1 {
         pub fn lister(&self) -> ValidatingAdmissionPolicyBindingLister {
             ValidatingAdmissionPolicyBindingLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -564,7 +616,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -576,7 +630,10 @@ pub mod v1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -605,7 +662,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ValidatingWebhookConfigurationInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -631,8 +690,10 @@ pub mod v1 {
         pub fn lister(&self) -> ValidatingWebhookConfigurationLister {
             ValidatingWebhookConfigurationLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -663,7 +724,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -673,7 +736,10 @@ pub mod v1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -713,13 +779,17 @@ pub mod v1alpha1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1alpha1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1alpha1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn mutating_admission_policies(
             &self,
         ) -> self::MutatingAdmissionPolicyInformer {
             self::MutatingAdmissionPolicyInformer::new(&self.factory)
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1alpha1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1alpha1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn mutating_admission_policy_bindings(
             &self,
         ) -> self::MutatingAdmissionPolicyBindingInformer {
@@ -732,7 +802,9 @@ pub mod v1alpha1 {
         factory: rt::SharedInformerFactory,
     }
     impl MutatingAdmissionPolicyInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -758,8 +830,10 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> MutatingAdmissionPolicyLister {
             MutatingAdmissionPolicyLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -790,7 +864,9 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -800,7 +876,10 @@ pub mod v1alpha1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -827,7 +906,9 @@ pub mod v1alpha1 {
         factory: rt::SharedInformerFactory,
     }
     impl MutatingAdmissionPolicyBindingInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -853,8 +934,10 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> MutatingAdmissionPolicyBindingLister {
             MutatingAdmissionPolicyBindingLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -885,7 +968,9 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -897,7 +982,10 @@ pub mod v1alpha1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -948,7 +1036,9 @@ pub mod v1beta1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(
             any(
                 k8s_openapi_enabled_version = "1.34",
@@ -962,7 +1052,9 @@ pub mod v1beta1 {
         ) -> self::MutatingAdmissionPolicyInformer {
             self::MutatingAdmissionPolicyInformer::new(&self.factory)
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(
             any(
                 k8s_openapi_enabled_version = "1.34",
@@ -976,14 +1068,18 @@ pub mod v1beta1 {
         ) -> self::MutatingAdmissionPolicyBindingInformer {
             self::MutatingAdmissionPolicyBindingInformer::new(&self.factory)
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `ValidatingAdmissionPolicy` (resource `validatingadmissionpolicies`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `ValidatingAdmissionPolicy` (resource `validatingadmissionpolicies`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.33")]
         pub fn validating_admission_policies(
             &self,
         ) -> self::ValidatingAdmissionPolicyInformer {
             self::ValidatingAdmissionPolicyInformer::new(&self.factory)
         }
-        /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `ValidatingAdmissionPolicyBinding` (resource `validatingadmissionpolicybindings`, cluster-scoped) (G2).
+        /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `ValidatingAdmissionPolicyBinding` (resource `validatingadmissionpolicybindings`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.33")]
         pub fn validating_admission_policy_bindings(
             &self,
@@ -1013,7 +1109,9 @@ pub mod v1beta1 {
         )
     )]
     impl MutatingAdmissionPolicyInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1039,8 +1137,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> MutatingAdmissionPolicyLister {
             MutatingAdmissionPolicyLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -1087,7 +1187,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1097,7 +1199,10 @@ pub mod v1beta1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1140,7 +1245,9 @@ pub mod v1beta1 {
         )
     )]
     impl MutatingAdmissionPolicyBindingInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1166,8 +1273,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> MutatingAdmissionPolicyBindingLister {
             MutatingAdmissionPolicyBindingLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -1214,7 +1323,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1226,7 +1337,10 @@ pub mod v1beta1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1257,7 +1371,9 @@ pub mod v1beta1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ValidatingAdmissionPolicyInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1283,8 +1399,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> ValidatingAdmissionPolicyLister {
             ValidatingAdmissionPolicyLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -1317,7 +1435,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1327,7 +1447,10 @@ pub mod v1beta1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1356,7 +1479,9 @@ pub mod v1beta1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ValidatingAdmissionPolicyBindingInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1382,8 +1507,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> ValidatingAdmissionPolicyBindingLister {
             ValidatingAdmissionPolicyBindingLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -1416,7 +1543,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1428,7 +1557,10 @@ pub mod v1beta1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,

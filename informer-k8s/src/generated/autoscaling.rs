@@ -40,7 +40,9 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `autoscaling/v1` kind `HorizontalPodAutoscaler` (resource `horizontalpodautoscalers`, namespaced) (G2).
+        /// The shared informer handle for `autoscaling/v1` kind `HorizontalPodAutoscaler` (resource `horizontalpodautoscalers`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn horizontal_pod_autoscalers(
             &self,
         ) -> self::HorizontalPodAutoscalerInformer {
@@ -53,7 +55,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl HorizontalPodAutoscalerInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -75,8 +79,10 @@ pub mod v1 {
         pub fn lister(&self) -> HorizontalPodAutoscalerLister {
             HorizontalPodAutoscalerLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::autoscaling::v1::HorizontalPodAutoscaler>,
@@ -101,7 +107,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -109,7 +117,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(
             &self,
@@ -133,7 +144,9 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>,
     }
     impl HorizontalPodAutoscalerNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -144,7 +157,9 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -172,7 +187,9 @@ pub mod v2 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `autoscaling/v2` kind `HorizontalPodAutoscaler` (resource `horizontalpodautoscalers`, namespaced) (G2).
+        /// The shared informer handle for `autoscaling/v2` kind `HorizontalPodAutoscaler` (resource `horizontalpodautoscalers`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn horizontal_pod_autoscalers(
             &self,
         ) -> self::HorizontalPodAutoscalerInformer {
@@ -185,7 +202,9 @@ pub mod v2 {
         factory: rt::SharedInformerFactory,
     }
     impl HorizontalPodAutoscalerInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -207,8 +226,10 @@ pub mod v2 {
         pub fn lister(&self) -> HorizontalPodAutoscalerLister {
             HorizontalPodAutoscalerLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
@@ -233,7 +254,9 @@ pub mod v2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -241,7 +264,10 @@ pub mod v2 {
         ) -> rt::Vec<rt::Arc<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(
             &self,
@@ -265,7 +291,9 @@ pub mod v2 {
         inner: rt::NamespacedLister<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
     }
     impl HorizontalPodAutoscalerNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -276,7 +304,9 @@ pub mod v2 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,

@@ -52,18 +52,24 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `certificates.k8s.io/v1` kind `CertificateSigningRequest` (resource `certificatesigningrequests`, cluster-scoped) (G2).
+        /// The shared informer handle for `certificates.k8s.io/v1` kind `CertificateSigningRequest` (resource `certificatesigningrequests`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn certificate_signing_requests(
             &self,
         ) -> self::CertificateSigningRequestInformer {
             self::CertificateSigningRequestInformer::new(&self.factory)
         }
-        /// The shared informer handle for `certificates.k8s.io/v1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped) (G2).
+        /// The shared informer handle for `certificates.k8s.io/v1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.37")]
         pub fn cluster_trust_bundles(&self) -> self::ClusterTrustBundleInformer {
             self::ClusterTrustBundleInformer::new(&self.factory)
         }
-        /// The shared informer handle for `certificates.k8s.io/v1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced) (G2).
+        /// The shared informer handle for `certificates.k8s.io/v1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.37")]
         pub fn pod_certificate_requests(&self) -> self::PodCertificateRequestInformer {
             self::PodCertificateRequestInformer::new(&self.factory)
@@ -75,7 +81,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl CertificateSigningRequestInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -99,8 +107,10 @@ pub mod v1 {
         pub fn lister(&self) -> CertificateSigningRequestLister {
             CertificateSigningRequestLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -127,7 +137,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -135,7 +147,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::CertificateSigningRequest>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -162,7 +177,9 @@ pub mod v1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl ClusterTrustBundleInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -183,8 +200,10 @@ pub mod v1 {
         pub fn lister(&self) -> ClusterTrustBundleLister {
             ClusterTrustBundleLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::certificates::v1::ClusterTrustBundle>,
@@ -209,7 +228,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -217,7 +238,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::ClusterTrustBundle>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -244,7 +268,9 @@ pub mod v1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl PodCertificateRequestInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -266,8 +292,10 @@ pub mod v1 {
         pub fn lister(&self) -> PodCertificateRequestLister {
             PodCertificateRequestLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::certificates::v1::PodCertificateRequest>,
@@ -294,7 +322,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -302,7 +332,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(
             &self,
@@ -328,7 +361,9 @@ pub mod v1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl PodCertificateRequestNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -339,7 +374,9 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -375,11 +412,15 @@ pub mod v1alpha1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `certificates.k8s.io/v1alpha1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped) (G2).
+        /// The shared informer handle for `certificates.k8s.io/v1alpha1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn cluster_trust_bundles(&self) -> self::ClusterTrustBundleInformer {
             self::ClusterTrustBundleInformer::new(&self.factory)
         }
-        /// The shared informer handle for `certificates.k8s.io/v1alpha1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced) (G2).
+        /// The shared informer handle for `certificates.k8s.io/v1alpha1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.34")]
         pub fn pod_certificate_requests(&self) -> self::PodCertificateRequestInformer {
             self::PodCertificateRequestInformer::new(&self.factory)
@@ -391,7 +432,9 @@ pub mod v1alpha1 {
         factory: rt::SharedInformerFactory,
     }
     impl ClusterTrustBundleInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -413,8 +456,10 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> ClusterTrustBundleLister {
             ClusterTrustBundleLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
@@ -439,7 +484,9 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -447,7 +494,10 @@ pub mod v1alpha1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::ClusterTrustBundle>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -474,7 +524,9 @@ pub mod v1alpha1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.34")]
     impl PodCertificateRequestInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -500,8 +552,10 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> PodCertificateRequestLister {
             PodCertificateRequestLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -530,7 +584,9 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -538,7 +594,10 @@ pub mod v1alpha1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(
             &self,
@@ -566,7 +625,9 @@ pub mod v1alpha1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.34")]
     impl PodCertificateRequestNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -577,7 +638,9 @@ pub mod v1alpha1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -605,11 +668,15 @@ pub mod v1beta1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `certificates.k8s.io/v1beta1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped) (G2).
+        /// The shared informer handle for `certificates.k8s.io/v1beta1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn cluster_trust_bundles(&self) -> self::ClusterTrustBundleInformer {
             self::ClusterTrustBundleInformer::new(&self.factory)
         }
-        /// The shared informer handle for `certificates.k8s.io/v1beta1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced) (G2).
+        /// The shared informer handle for `certificates.k8s.io/v1beta1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(
             any(
                 k8s_openapi_enabled_version = "1.35",
@@ -627,7 +694,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl ClusterTrustBundleInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -649,8 +718,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> ClusterTrustBundleLister {
             ClusterTrustBundleLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::certificates::v1beta1::ClusterTrustBundle>,
@@ -675,7 +746,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -683,7 +756,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::ClusterTrustBundle>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -722,7 +798,9 @@ pub mod v1beta1 {
         )
     )]
     impl PodCertificateRequestInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -746,8 +824,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> PodCertificateRequestLister {
             PodCertificateRequestLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -788,7 +868,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -796,7 +878,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(
             &self,
@@ -836,7 +921,9 @@ pub mod v1beta1 {
         )
     )]
     impl PodCertificateRequestNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -847,7 +934,9 @@ pub mod v1beta1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,

@@ -44,7 +44,9 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `coordination.k8s.io/v1` kind `Lease` (resource `leases`, namespaced) (G2).
+        /// The shared informer handle for `coordination.k8s.io/v1` kind `Lease` (resource `leases`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn leases(&self) -> self::LeaseInformer {
             self::LeaseInformer::new(&self.factory)
         }
@@ -55,7 +57,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl LeaseInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -74,8 +78,10 @@ pub mod v1 {
         pub fn lister(&self) -> LeaseLister {
             LeaseLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::coordination::v1::Lease>,
@@ -98,7 +104,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -106,7 +114,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1::Lease>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> LeaseNamespaceLister {
             LeaseNamespaceLister {
@@ -125,7 +136,9 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::coordination::v1::Lease>,
     }
     impl LeaseNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -133,7 +146,9 @@ pub mod v1 {
         ) -> rt::Result<rt::Arc<k8s::api::coordination::v1::Lease>, rt::ListerError> {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -161,7 +176,9 @@ pub mod v1alpha2 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `coordination.k8s.io/v1alpha2` kind `LeaseCandidate` (resource `leasecandidates`, namespaced) (G2).
+        /// The shared informer handle for `coordination.k8s.io/v1alpha2` kind `LeaseCandidate` (resource `leasecandidates`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn lease_candidates(&self) -> self::LeaseCandidateInformer {
             self::LeaseCandidateInformer::new(&self.factory)
         }
@@ -172,7 +189,9 @@ pub mod v1alpha2 {
         factory: rt::SharedInformerFactory,
     }
     impl LeaseCandidateInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -194,8 +213,10 @@ pub mod v1alpha2 {
         pub fn lister(&self) -> LeaseCandidateLister {
             LeaseCandidateLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::coordination::v1alpha2::LeaseCandidate>,
@@ -220,7 +241,9 @@ pub mod v1alpha2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -228,7 +251,10 @@ pub mod v1alpha2 {
         ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1alpha2::LeaseCandidate>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> LeaseCandidateNamespaceLister {
             LeaseCandidateNamespaceLister {
@@ -249,7 +275,9 @@ pub mod v1alpha2 {
         inner: rt::NamespacedLister<k8s::api::coordination::v1alpha2::LeaseCandidate>,
     }
     impl LeaseCandidateNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -260,7 +288,9 @@ pub mod v1alpha2 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -288,7 +318,9 @@ pub mod v1beta1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `coordination.k8s.io/v1beta1` kind `LeaseCandidate` (resource `leasecandidates`, namespaced) (G2).
+        /// The shared informer handle for `coordination.k8s.io/v1beta1` kind `LeaseCandidate` (resource `leasecandidates`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn lease_candidates(&self) -> self::LeaseCandidateInformer {
             self::LeaseCandidateInformer::new(&self.factory)
         }
@@ -299,7 +331,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl LeaseCandidateInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -321,8 +355,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> LeaseCandidateLister {
             LeaseCandidateLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::coordination::v1beta1::LeaseCandidate>,
@@ -347,7 +383,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -355,7 +393,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1beta1::LeaseCandidate>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> LeaseCandidateNamespaceLister {
             LeaseCandidateNamespaceLister {
@@ -376,7 +417,9 @@ pub mod v1beta1 {
         inner: rt::NamespacedLister<k8s::api::coordination::v1beta1::LeaseCandidate>,
     }
     impl LeaseCandidateNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -387,7 +430,9 @@ pub mod v1beta1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,

@@ -36,7 +36,9 @@ pub mod v1alpha1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `internal.apiserver.k8s.io/v1alpha1` kind `StorageVersion` (resource `storageversions`, cluster-scoped) (G2).
+        /// The shared informer handle for `internal.apiserver.k8s.io/v1alpha1` kind `StorageVersion` (resource `storageversions`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn storage_versions(&self) -> self::StorageVersionInformer {
             self::StorageVersionInformer::new(&self.factory)
         }
@@ -47,7 +49,9 @@ pub mod v1alpha1 {
         factory: rt::SharedInformerFactory,
     }
     impl StorageVersionInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -71,8 +75,10 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> StorageVersionLister {
             StorageVersionLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -99,7 +105,9 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -107,7 +115,10 @@ pub mod v1alpha1 {
         ) -> rt::Vec<rt::Arc<k8s::api::apiserverinternal::v1alpha1::StorageVersion>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,

@@ -43,6 +43,12 @@ pub mod scheduling;
 pub mod storage;
 /// Informers and listers for the `storagemigration.k8s.io` API group.
 pub mod storagemigration;
+#[cfg(feature = "compact")]
+/// Compact full-fidelity types of the kinds configured with `compact-kind` ([P1]-[P3]).
+///
+/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+pub mod compact;
 #[allow(unused_imports)]
 use ::informer_runtime::__private as rt;
 /// Typed group accessors for the runtime's `SharedInformerFactory`: `factory.apps().v1().deployments()`.
@@ -50,52 +56,96 @@ use ::informer_runtime::__private as rt;
 /// Bring it into scope with `use` to call the accessors; options, `start`, `wait_for_cache_sync` and
 /// `shutdown` stay on the factory itself.
 pub trait InformerFactoryExt {
-    /// Informers of the core (`""`) API group (G1).
+    /// Informers of the core (`""`) API group ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn core(&self) -> self::core::CoreInformers;
-    /// Informers of the `admissionregistration.k8s.io` API group (G1).
+    /// Informers of the `admissionregistration.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn admissionregistration(
         &self,
     ) -> self::admissionregistration::AdmissionregistrationInformers;
-    /// Informers of the `apiextensions.k8s.io` API group (G1).
+    /// Informers of the `apiextensions.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn apiextensions(&self) -> self::apiextensions::ApiextensionsInformers;
-    /// Informers of the `apiregistration.k8s.io` API group (G1).
+    /// Informers of the `apiregistration.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn apiregistration(&self) -> self::apiregistration::ApiregistrationInformers;
-    /// Informers of the `apps` API group (G1).
+    /// Informers of the `apps` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn apps(&self) -> self::apps::AppsInformers;
-    /// Informers of the `autoscaling` API group (G1).
+    /// Informers of the `autoscaling` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn autoscaling(&self) -> self::autoscaling::AutoscalingInformers;
-    /// Informers of the `batch` API group (G1).
+    /// Informers of the `batch` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn batch(&self) -> self::batch::BatchInformers;
-    /// Informers of the `certificates.k8s.io` API group (G1).
+    /// Informers of the `certificates.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn certificates(&self) -> self::certificates::CertificatesInformers;
-    /// Informers of the `coordination.k8s.io` API group (G1).
+    /// Informers of the `coordination.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn coordination(&self) -> self::coordination::CoordinationInformers;
-    /// Informers of the `discovery.k8s.io` API group (G1).
+    /// Informers of the `discovery.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn discovery(&self) -> self::discovery::DiscoveryInformers;
-    /// Informers of the `events.k8s.io` API group (G1).
+    /// Informers of the `events.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn events(&self) -> self::events::EventsInformers;
-    /// Informers of the `flowcontrol.apiserver.k8s.io` API group (G1).
+    /// Informers of the `flowcontrol.apiserver.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn flowcontrol(&self) -> self::flowcontrol::FlowcontrolInformers;
-    /// Informers of the `internal.apiserver.k8s.io` API group (G1).
+    /// Informers of the `internal.apiserver.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn internal(&self) -> self::internal::InternalInformers;
-    /// Informers of the `lifecycle.k8s.io` API group (G1).
+    /// Informers of the `lifecycle.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     fn lifecycle(&self) -> self::lifecycle::LifecycleInformers;
-    /// Informers of the `networking.k8s.io` API group (G1).
+    /// Informers of the `networking.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn networking(&self) -> self::networking::NetworkingInformers;
-    /// Informers of the `node.k8s.io` API group (G1).
+    /// Informers of the `node.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn node(&self) -> self::node::NodeInformers;
-    /// Informers of the `policy` API group (G1).
+    /// Informers of the `policy` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn policy(&self) -> self::policy::PolicyInformers;
-    /// Informers of the `rbac.authorization.k8s.io` API group (G1).
+    /// Informers of the `rbac.authorization.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn rbac(&self) -> self::rbac::RbacInformers;
-    /// Informers of the `resource.k8s.io` API group (G1).
+    /// Informers of the `resource.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn resource(&self) -> self::resource::ResourceInformers;
-    /// Informers of the `scheduling.k8s.io` API group (G1).
+    /// Informers of the `scheduling.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn scheduling(&self) -> self::scheduling::SchedulingInformers;
-    /// Informers of the `storage.k8s.io` API group (G1).
+    /// Informers of the `storage.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn storage(&self) -> self::storage::StorageInformers;
-    /// Informers of the `storagemigration.k8s.io` API group (G1).
+    /// Informers of the `storagemigration.k8s.io` API group, named after the group's first DNS label ([G1]).
+    ///
+    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     #[cfg(
         any(
             k8s_openapi_enabled_version = "1.33",
@@ -106,9 +156,13 @@ pub trait InformerFactoryExt {
         )
     )]
     fn storagemigration(&self) -> self::storagemigration::StoragemigrationInformers;
-    /// The generic informer for `gvr` (G5, F9): a kind known to this generated code is created on first
+    /// The generic informer for `gvr` ([G5]): a kind known to this generated code is created on first
     /// use through its typed accessor; any other resource is looked up with `find_by_resource`.
-    /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery.
+    /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery
+    /// ([F9]).
+    ///
+    /// [G5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+    /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     fn informer_for_resource(
         &self,
         gvr: &rt::GroupVersionResource,

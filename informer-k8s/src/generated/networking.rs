@@ -48,23 +48,33 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `networking.k8s.io/v1` kind `IPAddress` (resource `ipaddresses`, cluster-scoped) (G2).
+        /// The shared informer handle for `networking.k8s.io/v1` kind `IPAddress` (resource `ipaddresses`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn ip_addresses(&self) -> self::IPAddressInformer {
             self::IPAddressInformer::new(&self.factory)
         }
-        /// The shared informer handle for `networking.k8s.io/v1` kind `Ingress` (resource `ingresses`, namespaced) (G2).
+        /// The shared informer handle for `networking.k8s.io/v1` kind `Ingress` (resource `ingresses`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn ingresses(&self) -> self::IngressInformer {
             self::IngressInformer::new(&self.factory)
         }
-        /// The shared informer handle for `networking.k8s.io/v1` kind `IngressClass` (resource `ingressclasses`, cluster-scoped) (G2).
+        /// The shared informer handle for `networking.k8s.io/v1` kind `IngressClass` (resource `ingressclasses`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn ingress_classes(&self) -> self::IngressClassInformer {
             self::IngressClassInformer::new(&self.factory)
         }
-        /// The shared informer handle for `networking.k8s.io/v1` kind `NetworkPolicy` (resource `networkpolicies`, namespaced) (G2).
+        /// The shared informer handle for `networking.k8s.io/v1` kind `NetworkPolicy` (resource `networkpolicies`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn network_policies(&self) -> self::NetworkPolicyInformer {
             self::NetworkPolicyInformer::new(&self.factory)
         }
-        /// The shared informer handle for `networking.k8s.io/v1` kind `ServiceCIDR` (resource `servicecidrs`, cluster-scoped) (G2).
+        /// The shared informer handle for `networking.k8s.io/v1` kind `ServiceCIDR` (resource `servicecidrs`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn service_cidrs(&self) -> self::ServiceCIDRInformer {
             self::ServiceCIDRInformer::new(&self.factory)
         }
@@ -75,7 +85,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl IPAddressInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -94,8 +106,10 @@ pub mod v1 {
         pub fn lister(&self) -> IPAddressLister {
             IPAddressLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::IPAddress>,
@@ -118,7 +132,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -126,7 +142,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::IPAddress>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -146,7 +165,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl IngressInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -165,8 +186,10 @@ pub mod v1 {
         pub fn lister(&self) -> IngressLister {
             IngressLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::Ingress>,
@@ -189,7 +212,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -197,7 +222,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::Ingress>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> IngressNamespaceLister {
             IngressNamespaceLister {
@@ -216,7 +244,9 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::networking::v1::Ingress>,
     }
     impl IngressNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -224,7 +254,9 @@ pub mod v1 {
         ) -> rt::Result<rt::Arc<k8s::api::networking::v1::Ingress>, rt::ListerError> {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -239,7 +271,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl IngressClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -258,8 +292,10 @@ pub mod v1 {
         pub fn lister(&self) -> IngressClassLister {
             IngressClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::IngressClass>,
@@ -282,7 +318,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -290,7 +328,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::IngressClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -313,7 +354,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl NetworkPolicyInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -332,8 +375,10 @@ pub mod v1 {
         pub fn lister(&self) -> NetworkPolicyLister {
             NetworkPolicyLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::NetworkPolicy>,
@@ -356,7 +401,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -364,7 +411,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::NetworkPolicy>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> NetworkPolicyNamespaceLister {
             NetworkPolicyNamespaceLister {
@@ -383,7 +433,9 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::networking::v1::NetworkPolicy>,
     }
     impl NetworkPolicyNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -394,7 +446,9 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -409,7 +463,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ServiceCIDRInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -428,8 +484,10 @@ pub mod v1 {
         pub fn lister(&self) -> ServiceCIDRLister {
             ServiceCIDRLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::ServiceCIDR>,
@@ -452,7 +510,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -460,7 +520,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::ServiceCIDR>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -504,11 +567,15 @@ pub mod v1beta1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `networking.k8s.io/v1beta1` kind `IPAddress` (resource `ipaddresses`, cluster-scoped) (G2).
+        /// The shared informer handle for `networking.k8s.io/v1beta1` kind `IPAddress` (resource `ipaddresses`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn ip_addresses(&self) -> self::IPAddressInformer {
             self::IPAddressInformer::new(&self.factory)
         }
-        /// The shared informer handle for `networking.k8s.io/v1beta1` kind `ServiceCIDR` (resource `servicecidrs`, cluster-scoped) (G2).
+        /// The shared informer handle for `networking.k8s.io/v1beta1` kind `ServiceCIDR` (resource `servicecidrs`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn service_cidrs(&self) -> self::ServiceCIDRInformer {
             self::ServiceCIDRInformer::new(&self.factory)
         }
@@ -519,7 +586,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl IPAddressInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -538,8 +607,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> IPAddressLister {
             IPAddressLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1beta1::IPAddress>,
@@ -562,7 +633,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -570,7 +643,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1beta1::IPAddress>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -595,7 +671,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl ServiceCIDRInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -616,8 +694,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> ServiceCIDRLister {
             ServiceCIDRLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1beta1::ServiceCIDR>,
@@ -640,7 +720,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -648,7 +730,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1beta1::ServiceCIDR>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,

@@ -64,24 +64,34 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `resource.k8s.io/v1` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn device_classes(&self) -> self::DeviceClassInformer {
             self::DeviceClassInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.37")]
         pub fn device_taint_rules(&self) -> self::DeviceTaintRuleInformer {
             self::DeviceTaintRuleInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1` kind `ResourceClaim` (resource `resourceclaims`, namespaced) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1` kind `ResourceClaim` (resource `resourceclaims`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn resource_claims(&self) -> self::ResourceClaimInformer {
             self::ResourceClaimInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn resource_claim_templates(&self) -> self::ResourceClaimTemplateInformer {
             self::ResourceClaimTemplateInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn resource_slices(&self) -> self::ResourceSliceInformer {
             self::ResourceSliceInformer::new(&self.factory)
         }
@@ -92,7 +102,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl DeviceClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -111,8 +123,10 @@ pub mod v1 {
         pub fn lister(&self) -> DeviceClassLister {
             DeviceClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1::DeviceClass>,
@@ -135,7 +149,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -143,7 +159,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::DeviceClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -165,7 +184,9 @@ pub mod v1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl DeviceTaintRuleInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -184,8 +205,10 @@ pub mod v1 {
         pub fn lister(&self) -> DeviceTaintRuleLister {
             DeviceTaintRuleLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1::DeviceTaintRule>,
@@ -210,7 +233,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -218,7 +243,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::DeviceTaintRule>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -241,7 +269,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ResourceClaimInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -260,8 +290,10 @@ pub mod v1 {
         pub fn lister(&self) -> ResourceClaimLister {
             ResourceClaimLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1::ResourceClaim>,
@@ -284,7 +316,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -292,7 +326,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::ResourceClaim>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> ResourceClaimNamespaceLister {
             ResourceClaimNamespaceLister {
@@ -311,7 +348,9 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::resource::v1::ResourceClaim>,
     }
     impl ResourceClaimNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -322,7 +361,9 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -337,7 +378,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ResourceClaimTemplateInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -358,8 +401,10 @@ pub mod v1 {
         pub fn lister(&self) -> ResourceClaimTemplateLister {
             ResourceClaimTemplateLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1::ResourceClaimTemplate>,
@@ -382,7 +427,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -390,7 +437,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(
             &self,
@@ -414,7 +464,9 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::resource::v1::ResourceClaimTemplate>,
     }
     impl ResourceClaimTemplateNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -425,7 +477,9 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -440,7 +494,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ResourceSliceInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -459,8 +515,10 @@ pub mod v1 {
         pub fn lister(&self) -> ResourceSliceLister {
             ResourceSliceLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1::ResourceSlice>,
@@ -483,7 +541,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -491,7 +551,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::ResourceSlice>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -527,26 +590,36 @@ pub mod v1alpha3 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.33")]
         pub fn device_classes(&self) -> self::DeviceClassInformer {
             self::DeviceClassInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn device_taint_rules(&self) -> self::DeviceTaintRuleInformer {
             self::DeviceTaintRuleInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `ResourceClaim` (resource `resourceclaims`, namespaced) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `ResourceClaim` (resource `resourceclaims`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.33")]
         pub fn resource_claims(&self) -> self::ResourceClaimInformer {
             self::ResourceClaimInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.33")]
         pub fn resource_claim_templates(&self) -> self::ResourceClaimTemplateInformer {
             self::ResourceClaimTemplateInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `ResourcePoolStatusRequest` (resource `resourcepoolstatusrequests`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `ResourcePoolStatusRequest` (resource `resourcepoolstatusrequests`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(
             any(
                 k8s_openapi_enabled_version = "1.36",
@@ -558,7 +631,9 @@ pub mod v1alpha3 {
         ) -> self::ResourcePoolStatusRequestInformer {
             self::ResourcePoolStatusRequestInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(k8s_openapi_enabled_version = "1.33")]
         pub fn resource_slices(&self) -> self::ResourceSliceInformer {
             self::ResourceSliceInformer::new(&self.factory)
@@ -572,7 +647,9 @@ pub mod v1alpha3 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl DeviceClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -593,8 +670,10 @@ pub mod v1alpha3 {
         pub fn lister(&self) -> DeviceClassLister {
             DeviceClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1alpha3::DeviceClass>,
@@ -619,7 +698,9 @@ pub mod v1alpha3 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -627,7 +708,10 @@ pub mod v1alpha3 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::DeviceClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -652,7 +736,9 @@ pub mod v1alpha3 {
         factory: rt::SharedInformerFactory,
     }
     impl DeviceTaintRuleInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -673,8 +759,10 @@ pub mod v1alpha3 {
         pub fn lister(&self) -> DeviceTaintRuleLister {
             DeviceTaintRuleLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1alpha3::DeviceTaintRule>,
@@ -697,7 +785,9 @@ pub mod v1alpha3 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -705,7 +795,10 @@ pub mod v1alpha3 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::DeviceTaintRule>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -732,7 +825,9 @@ pub mod v1alpha3 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -753,8 +848,10 @@ pub mod v1alpha3 {
         pub fn lister(&self) -> ResourceClaimLister {
             ResourceClaimLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1alpha3::ResourceClaim>,
@@ -779,7 +876,9 @@ pub mod v1alpha3 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -787,7 +886,10 @@ pub mod v1alpha3 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaim>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> ResourceClaimNamespaceLister {
             ResourceClaimNamespaceLister {
@@ -810,7 +912,9 @@ pub mod v1alpha3 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -821,7 +925,9 @@ pub mod v1alpha3 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -838,7 +944,9 @@ pub mod v1alpha3 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimTemplateInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -860,8 +968,10 @@ pub mod v1alpha3 {
         pub fn lister(&self) -> ResourceClaimTemplateLister {
             ResourceClaimTemplateLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
@@ -888,7 +998,9 @@ pub mod v1alpha3 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -896,7 +1008,10 @@ pub mod v1alpha3 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(
             &self,
@@ -922,7 +1037,9 @@ pub mod v1alpha3 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimTemplateNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -933,7 +1050,9 @@ pub mod v1alpha3 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -954,7 +1073,9 @@ pub mod v1alpha3 {
         any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
     )]
     impl ResourcePoolStatusRequestInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -980,8 +1101,10 @@ pub mod v1alpha3 {
         pub fn lister(&self) -> ResourcePoolStatusRequestLister {
             ResourcePoolStatusRequestLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -1014,7 +1137,9 @@ pub mod v1alpha3 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1022,7 +1147,10 @@ pub mod v1alpha3 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourcePoolStatusRequest>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1049,7 +1177,9 @@ pub mod v1alpha3 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceSliceInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1070,8 +1200,10 @@ pub mod v1alpha3 {
         pub fn lister(&self) -> ResourceSliceLister {
             ResourceSliceLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1alpha3::ResourceSlice>,
@@ -1096,7 +1228,9 @@ pub mod v1alpha3 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1104,7 +1238,10 @@ pub mod v1alpha3 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceSlice>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1142,19 +1279,27 @@ pub mod v1beta1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `resource.k8s.io/v1beta1` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1beta1` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn device_classes(&self) -> self::DeviceClassInformer {
             self::DeviceClassInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1beta1` kind `ResourceClaim` (resource `resourceclaims`, namespaced) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1beta1` kind `ResourceClaim` (resource `resourceclaims`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn resource_claims(&self) -> self::ResourceClaimInformer {
             self::ResourceClaimInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1beta1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1beta1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn resource_claim_templates(&self) -> self::ResourceClaimTemplateInformer {
             self::ResourceClaimTemplateInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1beta1` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1beta1` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn resource_slices(&self) -> self::ResourceSliceInformer {
             self::ResourceSliceInformer::new(&self.factory)
         }
@@ -1165,7 +1310,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl DeviceClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1184,8 +1331,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> DeviceClassLister {
             DeviceClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1beta1::DeviceClass>,
@@ -1208,7 +1357,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1216,7 +1367,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::DeviceClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1241,7 +1395,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl ResourceClaimInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1262,8 +1418,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> ResourceClaimLister {
             ResourceClaimLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1beta1::ResourceClaim>,
@@ -1286,7 +1444,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1294,7 +1454,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaim>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> ResourceClaimNamespaceLister {
             ResourceClaimNamespaceLister {
@@ -1315,7 +1478,9 @@ pub mod v1beta1 {
         inner: rt::NamespacedLister<k8s::api::resource::v1beta1::ResourceClaim>,
     }
     impl ResourceClaimNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1326,7 +1491,9 @@ pub mod v1beta1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1341,7 +1508,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl ResourceClaimTemplateInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1363,8 +1532,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> ResourceClaimTemplateLister {
             ResourceClaimTemplateLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1beta1::ResourceClaimTemplate>,
@@ -1389,7 +1560,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1397,7 +1570,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(
             &self,
@@ -1421,7 +1597,9 @@ pub mod v1beta1 {
         inner: rt::NamespacedLister<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
     }
     impl ResourceClaimTemplateNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1432,7 +1610,9 @@ pub mod v1beta1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1447,7 +1627,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl ResourceSliceInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1468,8 +1650,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> ResourceSliceLister {
             ResourceSliceLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1beta1::ResourceSlice>,
@@ -1492,7 +1676,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1500,7 +1686,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceSlice>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1538,11 +1727,15 @@ pub mod v1beta2 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn device_classes(&self) -> self::DeviceClassInformer {
             self::DeviceClassInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         #[cfg(
             any(
                 k8s_openapi_enabled_version = "1.36",
@@ -1552,15 +1745,21 @@ pub mod v1beta2 {
         pub fn device_taint_rules(&self) -> self::DeviceTaintRuleInformer {
             self::DeviceTaintRuleInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `ResourceClaim` (resource `resourceclaims`, namespaced) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `ResourceClaim` (resource `resourceclaims`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn resource_claims(&self) -> self::ResourceClaimInformer {
             self::ResourceClaimInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn resource_claim_templates(&self) -> self::ResourceClaimTemplateInformer {
             self::ResourceClaimTemplateInformer::new(&self.factory)
         }
-        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped) (G2).
+        /// The shared informer handle for `resource.k8s.io/v1beta2` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn resource_slices(&self) -> self::ResourceSliceInformer {
             self::ResourceSliceInformer::new(&self.factory)
         }
@@ -1571,7 +1770,9 @@ pub mod v1beta2 {
         factory: rt::SharedInformerFactory,
     }
     impl DeviceClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1590,8 +1791,10 @@ pub mod v1beta2 {
         pub fn lister(&self) -> DeviceClassLister {
             DeviceClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1beta2::DeviceClass>,
@@ -1614,7 +1817,9 @@ pub mod v1beta2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1622,7 +1827,10 @@ pub mod v1beta2 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::DeviceClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1653,7 +1861,9 @@ pub mod v1beta2 {
         any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
     )]
     impl DeviceTaintRuleInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1674,8 +1884,10 @@ pub mod v1beta2 {
         pub fn lister(&self) -> DeviceTaintRuleLister {
             DeviceTaintRuleLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1beta2::DeviceTaintRule>,
@@ -1704,7 +1916,9 @@ pub mod v1beta2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1712,7 +1926,10 @@ pub mod v1beta2 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::DeviceTaintRule>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1737,7 +1954,9 @@ pub mod v1beta2 {
         factory: rt::SharedInformerFactory,
     }
     impl ResourceClaimInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1758,8 +1977,10 @@ pub mod v1beta2 {
         pub fn lister(&self) -> ResourceClaimLister {
             ResourceClaimLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1beta2::ResourceClaim>,
@@ -1782,7 +2003,9 @@ pub mod v1beta2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1790,7 +2013,10 @@ pub mod v1beta2 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaim>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> ResourceClaimNamespaceLister {
             ResourceClaimNamespaceLister {
@@ -1811,7 +2037,9 @@ pub mod v1beta2 {
         inner: rt::NamespacedLister<k8s::api::resource::v1beta2::ResourceClaim>,
     }
     impl ResourceClaimNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1822,7 +2050,9 @@ pub mod v1beta2 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1837,7 +2067,9 @@ pub mod v1beta2 {
         factory: rt::SharedInformerFactory,
     }
     impl ResourceClaimTemplateInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1859,8 +2091,10 @@ pub mod v1beta2 {
         pub fn lister(&self) -> ResourceClaimTemplateLister {
             ResourceClaimTemplateLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1beta2::ResourceClaimTemplate>,
@@ -1885,7 +2119,9 @@ pub mod v1beta2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1893,7 +2129,10 @@ pub mod v1beta2 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(
             &self,
@@ -1917,7 +2156,9 @@ pub mod v1beta2 {
         inner: rt::NamespacedLister<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
     }
     impl ResourceClaimTemplateNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1928,7 +2169,9 @@ pub mod v1beta2 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1943,7 +2186,9 @@ pub mod v1beta2 {
         factory: rt::SharedInformerFactory,
     }
     impl ResourceSliceInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -1964,8 +2209,10 @@ pub mod v1beta2 {
         pub fn lister(&self) -> ResourceSliceLister {
             ResourceSliceLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::resource::v1beta2::ResourceSlice>,
@@ -1988,7 +2235,9 @@ pub mod v1beta2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -1996,7 +2245,10 @@ pub mod v1beta2 {
         ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceSlice>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,

@@ -56,7 +56,9 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `scheduling.k8s.io/v1` kind `PriorityClass` (resource `priorityclasses`, cluster-scoped) (G2).
+        /// The shared informer handle for `scheduling.k8s.io/v1` kind `PriorityClass` (resource `priorityclasses`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn priority_classes(&self) -> self::PriorityClassInformer {
             self::PriorityClassInformer::new(&self.factory)
         }
@@ -67,7 +69,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl PriorityClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -86,8 +90,10 @@ pub mod v1 {
         pub fn lister(&self) -> PriorityClassLister {
             PriorityClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::scheduling::v1::PriorityClass>,
@@ -110,7 +116,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -118,7 +126,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1::PriorityClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -155,7 +166,9 @@ pub mod v1alpha1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `scheduling.k8s.io/v1alpha1` kind `Workload` (resource `workloads`, namespaced) (G2).
+        /// The shared informer handle for `scheduling.k8s.io/v1alpha1` kind `Workload` (resource `workloads`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn workloads(&self) -> self::WorkloadInformer {
             self::WorkloadInformer::new(&self.factory)
         }
@@ -166,7 +179,9 @@ pub mod v1alpha1 {
         factory: rt::SharedInformerFactory,
     }
     impl WorkloadInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -185,8 +200,10 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> WorkloadLister {
             WorkloadLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::scheduling::v1alpha1::Workload>,
@@ -209,7 +226,9 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -217,7 +236,10 @@ pub mod v1alpha1 {
         ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha1::Workload>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> WorkloadNamespaceLister {
             WorkloadNamespaceLister {
@@ -238,7 +260,9 @@ pub mod v1alpha1 {
         inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha1::Workload>,
     }
     impl WorkloadNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -249,7 +273,9 @@ pub mod v1alpha1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -278,11 +304,15 @@ pub mod v1alpha2 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `scheduling.k8s.io/v1alpha2` kind `PodGroup` (resource `podgroups`, namespaced) (G2).
+        /// The shared informer handle for `scheduling.k8s.io/v1alpha2` kind `PodGroup` (resource `podgroups`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn pod_groups(&self) -> self::PodGroupInformer {
             self::PodGroupInformer::new(&self.factory)
         }
-        /// The shared informer handle for `scheduling.k8s.io/v1alpha2` kind `Workload` (resource `workloads`, namespaced) (G2).
+        /// The shared informer handle for `scheduling.k8s.io/v1alpha2` kind `Workload` (resource `workloads`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn workloads(&self) -> self::WorkloadInformer {
             self::WorkloadInformer::new(&self.factory)
         }
@@ -293,7 +323,9 @@ pub mod v1alpha2 {
         factory: rt::SharedInformerFactory,
     }
     impl PodGroupInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -312,8 +344,10 @@ pub mod v1alpha2 {
         pub fn lister(&self) -> PodGroupLister {
             PodGroupLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::scheduling::v1alpha2::PodGroup>,
@@ -336,7 +370,9 @@ pub mod v1alpha2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -344,7 +380,10 @@ pub mod v1alpha2 {
         ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::PodGroup>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> PodGroupNamespaceLister {
             PodGroupNamespaceLister {
@@ -365,7 +404,9 @@ pub mod v1alpha2 {
         inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha2::PodGroup>,
     }
     impl PodGroupNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -376,7 +417,9 @@ pub mod v1alpha2 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -391,7 +434,9 @@ pub mod v1alpha2 {
         factory: rt::SharedInformerFactory,
     }
     impl WorkloadInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -410,8 +455,10 @@ pub mod v1alpha2 {
         pub fn lister(&self) -> WorkloadLister {
             WorkloadLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::scheduling::v1alpha2::Workload>,
@@ -434,7 +481,9 @@ pub mod v1alpha2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -442,7 +491,10 @@ pub mod v1alpha2 {
         ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::Workload>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> WorkloadNamespaceLister {
             WorkloadNamespaceLister {
@@ -463,7 +515,9 @@ pub mod v1alpha2 {
         inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha2::Workload>,
     }
     impl WorkloadNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -474,7 +528,9 @@ pub mod v1alpha2 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -503,15 +559,21 @@ pub mod v1alpha3 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `scheduling.k8s.io/v1alpha3` kind `CompositePodGroup` (resource `compositepodgroups`, namespaced) (G2).
+        /// The shared informer handle for `scheduling.k8s.io/v1alpha3` kind `CompositePodGroup` (resource `compositepodgroups`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn composite_pod_groups(&self) -> self::CompositePodGroupInformer {
             self::CompositePodGroupInformer::new(&self.factory)
         }
-        /// The shared informer handle for `scheduling.k8s.io/v1alpha3` kind `PodGroup` (resource `podgroups`, namespaced) (G2).
+        /// The shared informer handle for `scheduling.k8s.io/v1alpha3` kind `PodGroup` (resource `podgroups`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn pod_groups(&self) -> self::PodGroupInformer {
             self::PodGroupInformer::new(&self.factory)
         }
-        /// The shared informer handle for `scheduling.k8s.io/v1alpha3` kind `Workload` (resource `workloads`, namespaced) (G2).
+        /// The shared informer handle for `scheduling.k8s.io/v1alpha3` kind `Workload` (resource `workloads`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn workloads(&self) -> self::WorkloadInformer {
             self::WorkloadInformer::new(&self.factory)
         }
@@ -522,7 +584,9 @@ pub mod v1alpha3 {
         factory: rt::SharedInformerFactory,
     }
     impl CompositePodGroupInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -544,8 +608,10 @@ pub mod v1alpha3 {
         pub fn lister(&self) -> CompositePodGroupLister {
             CompositePodGroupLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::scheduling::v1alpha3::CompositePodGroup>,
@@ -570,7 +636,9 @@ pub mod v1alpha3 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -578,7 +646,10 @@ pub mod v1alpha3 {
         ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::CompositePodGroup>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> CompositePodGroupNamespaceLister {
             CompositePodGroupNamespaceLister {
@@ -599,7 +670,9 @@ pub mod v1alpha3 {
         inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha3::CompositePodGroup>,
     }
     impl CompositePodGroupNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -610,7 +683,9 @@ pub mod v1alpha3 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -625,7 +700,9 @@ pub mod v1alpha3 {
         factory: rt::SharedInformerFactory,
     }
     impl PodGroupInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -644,8 +721,10 @@ pub mod v1alpha3 {
         pub fn lister(&self) -> PodGroupLister {
             PodGroupLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::scheduling::v1alpha3::PodGroup>,
@@ -668,7 +747,9 @@ pub mod v1alpha3 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -676,7 +757,10 @@ pub mod v1alpha3 {
         ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::PodGroup>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> PodGroupNamespaceLister {
             PodGroupNamespaceLister {
@@ -697,7 +781,9 @@ pub mod v1alpha3 {
         inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha3::PodGroup>,
     }
     impl PodGroupNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -708,7 +794,9 @@ pub mod v1alpha3 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -723,7 +811,9 @@ pub mod v1alpha3 {
         factory: rt::SharedInformerFactory,
     }
     impl WorkloadInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -742,8 +832,10 @@ pub mod v1alpha3 {
         pub fn lister(&self) -> WorkloadLister {
             WorkloadLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::scheduling::v1alpha3::Workload>,
@@ -766,7 +858,9 @@ pub mod v1alpha3 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -774,7 +868,10 @@ pub mod v1alpha3 {
         ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::Workload>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> WorkloadNamespaceLister {
             WorkloadNamespaceLister {
@@ -795,7 +892,9 @@ pub mod v1alpha3 {
         inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha3::Workload>,
     }
     impl WorkloadNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -806,7 +905,9 @@ pub mod v1alpha3 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -835,11 +936,15 @@ pub mod v1beta1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `scheduling.k8s.io/v1beta1` kind `PodGroup` (resource `podgroups`, namespaced) (G2).
+        /// The shared informer handle for `scheduling.k8s.io/v1beta1` kind `PodGroup` (resource `podgroups`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn pod_groups(&self) -> self::PodGroupInformer {
             self::PodGroupInformer::new(&self.factory)
         }
-        /// The shared informer handle for `scheduling.k8s.io/v1beta1` kind `Workload` (resource `workloads`, namespaced) (G2).
+        /// The shared informer handle for `scheduling.k8s.io/v1beta1` kind `Workload` (resource `workloads`, namespaced), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn workloads(&self) -> self::WorkloadInformer {
             self::WorkloadInformer::new(&self.factory)
         }
@@ -850,7 +955,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl PodGroupInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -869,8 +976,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> PodGroupLister {
             PodGroupLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::scheduling::v1beta1::PodGroup>,
@@ -893,7 +1002,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -901,7 +1012,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1beta1::PodGroup>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> PodGroupNamespaceLister {
             PodGroupNamespaceLister {
@@ -920,7 +1034,9 @@ pub mod v1beta1 {
         inner: rt::NamespacedLister<k8s::api::scheduling::v1beta1::PodGroup>,
     }
     impl PodGroupNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -931,7 +1047,9 @@ pub mod v1beta1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -946,7 +1064,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl WorkloadInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -965,8 +1085,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> WorkloadLister {
             WorkloadLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::scheduling::v1beta1::Workload>,
@@ -989,7 +1111,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -997,7 +1121,10 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1beta1::Workload>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace (L2, L3).
+        /// A lister restricted to one namespace ([L2], [L3]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> WorkloadNamespaceLister {
             WorkloadNamespaceLister {
@@ -1016,7 +1143,9 @@ pub mod v1beta1 {
         inner: rt::NamespacedLister<k8s::api::scheduling::v1beta1::Workload>,
     }
     impl WorkloadNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
+        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -1027,7 +1156,9 @@ pub mod v1beta1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` (L2).
+        /// Every object in this namespace matching `selector` ([L2]).
+        ///
+        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,

@@ -65,7 +65,9 @@ pub mod v1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `storagemigration.k8s.io/v1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped) (G2).
+        /// The shared informer handle for `storagemigration.k8s.io/v1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn storage_version_migrations(
             &self,
         ) -> self::StorageVersionMigrationInformer {
@@ -78,7 +80,9 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl StorageVersionMigrationInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -104,8 +108,10 @@ pub mod v1 {
         pub fn lister(&self) -> StorageVersionMigrationLister {
             StorageVersionMigrationLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -132,7 +138,9 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -140,7 +148,10 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storagemigration::v1::StorageVersionMigration>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -179,7 +190,9 @@ pub mod v1alpha1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `storagemigration.k8s.io/v1alpha1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped) (G2).
+        /// The shared informer handle for `storagemigration.k8s.io/v1alpha1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn storage_version_migrations(
             &self,
         ) -> self::StorageVersionMigrationInformer {
@@ -192,7 +205,9 @@ pub mod v1alpha1 {
         factory: rt::SharedInformerFactory,
     }
     impl StorageVersionMigrationInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -218,8 +233,10 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> StorageVersionMigrationLister {
             StorageVersionMigrationLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -248,7 +265,9 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -258,7 +277,10 @@ pub mod v1alpha1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,
@@ -303,7 +325,9 @@ pub mod v1beta1 {
                 factory: rt::Clone::clone(factory),
             }
         }
-        /// The shared informer handle for `storagemigration.k8s.io/v1beta1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped) (G2).
+        /// The shared informer handle for `storagemigration.k8s.io/v1beta1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped), named after its plural in snake case ([G2]).
+        ///
+        /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
         pub fn storage_version_migrations(
             &self,
         ) -> self::StorageVersionMigrationInformer {
@@ -316,7 +340,9 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl StorageVersionMigrationInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
+        ///
+        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -342,8 +368,10 @@ pub mod v1beta1 {
         pub fn lister(&self) -> StorageVersionMigrationLister {
             StorageVersionMigrationLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
+        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
+        ///
+        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -370,7 +398,9 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` (L1).
+        /// Every cached object matching `selector` ([L1]).
+        ///
+        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn list(
             &self,
@@ -380,7 +410,10 @@ pub mod v1beta1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` (L3, L4).
+        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
+        ///
+        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
         #[inline]
         pub fn get(
             &self,

@@ -6,7 +6,7 @@
 //! that every constructor looks up in `T`'s [`Pool`]: an equal value already held by some cached
 //! object is reused and the freshly decoded one dropped, so siblings share one copy. Which types
 //! are shared is decided by informer-gen from each type's estimated size and shape (see
-//! ARCHITECTURE.md, decision record 17); the generated code only names `Shared<T>` and implements
+//! ARCHITECTURE.md, decision record 18); the generated code only names `Shared<T>` and implements
 //! [`Share`] for `T`.
 //!
 //! - Lossless ([P1]): a `Shared<T>` serializes, compares and converts as its `T`.

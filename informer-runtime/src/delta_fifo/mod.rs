@@ -103,10 +103,14 @@ struct Locked<K> {
     queued: Box<dyn DeltaQueue<K>>,
     /// Queue entries (keys, or log entries in ordered mode) that the last relist's `replace`
     /// left in front of everything queued after it; [`DeltaFifo::pop_batch`] hands them out in
-    /// one batch, so the relist reaches the store as one swap (V2).
+    /// one batch, so the relist reaches the store as one swap ([V2]).
+    ///
+    /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     relist_barrier: usize,
     /// Popped entries not yet finished (done or requeued): while any is out, the store does not
-    /// yet reflect the FIFO's last resource version (K4).
+    /// yet reflect the FIFO's last resource version ([K4]).
+    ///
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     in_flight: usize,
 }
 
@@ -139,7 +143,9 @@ pub struct DeltaFifo<K> {
     /// Wakes `wait_synced` callers when `has_synced` flips or the FIFO closes.
     synced: Notify,
     /// Wakes [`wait_progress`](DeltaFifo::wait_progress): a bookmark arrived while nothing was
-    /// queued or in flight (K4).
+    /// queued or in flight ([K4]).
+    ///
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     progress: Notify,
 }
 

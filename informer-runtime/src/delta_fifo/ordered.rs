@@ -14,7 +14,9 @@ use crate::key::ObjectKey;
 struct Entry<K> {
     key: ObjectKey,
     delta: Delta<K>,
-    /// Part of the first `replace`'s population (D7).
+    /// Part of the first `replace`'s population ([D7]).
+    ///
+    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     initial: bool,
 }
 

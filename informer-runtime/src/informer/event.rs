@@ -17,9 +17,14 @@ pub enum InformerEvent<K> {
     ///
     /// [H3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     Added {
-        /// The added object (the same `Arc` the store holds, X7).
+        /// The added object (the same `Arc` the store holds, [X7]).
+        ///
+        /// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
         obj: Arc<K>,
-        /// True for the first list and for the synthetic adds of a late subscriber (H3, H5).
+        /// True for the first list and for the synthetic adds of a late subscriber ([H3], [H5]).
+        ///
+        /// [H3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+        /// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
         is_in_initial_list: bool,
     },
     /// `on_update(old, new)`; a resync has equal resource versions ([Y1], [H4]).

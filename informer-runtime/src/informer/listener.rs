@@ -116,13 +116,17 @@ pub(crate) struct Listener<K> {
     wake: Notify,
     /// Wakes the processing loop waiting for space under [`OverflowPolicy::Block`].
     space: Notify,
-    /// Initial adds queued but not yet returned from (H6).
+    /// Initial adds queued but not yet returned from ([H6]).
+    ///
+    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pending_initial: AtomicUsize,
     initial_done: Notify,
     pub(crate) resync: Mutex<HandlerResync>,
     /// Whether a task was spawned for this listener (stream listeners have none).
     pub(crate) spawned: AtomicBool,
-    /// True once the consumer will never call the handler again (H7).
+    /// True once the consumer will never call the handler again ([H7]).
+    ///
+    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     finished: watch::Sender<bool>,
     pub(crate) metrics: HandlerMetrics,
     last_slow_warning: Mutex<Option<Instant>>,

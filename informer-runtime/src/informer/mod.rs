@@ -133,10 +133,16 @@ pub(crate) struct Inner<K> {
     finished: tokio::sync::watch::Sender<bool>,
     /// Failures of user code met while processing (items 4 and 9).
     counters: InformerCounters,
-    /// Time to apply one popped key's deltas and hand them to the handlers (V4).
+    /// Time to apply one popped key's deltas and hand them to the handlers ([V4]).
+    ///
+    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     processing: prometheus_client::metrics::histogram::Histogram,
-    /// The numeric resourceVersion the store reflects (V4, K4); [`NO_RV`] before the first.
-    /// A watch channel, so read-your-own-writes waiters wake when it advances (K3).
+    /// The numeric resourceVersion the store reflects ([V4], [K4]); [`NO_RV`] before the first.
+    /// A watch channel, so read-your-own-writes waiters wake when it advances ([K3]).
+    ///
+    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     store_rv: tokio::sync::watch::Sender<u64>,
 }
 

@@ -17,11 +17,15 @@ pub const MIN_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 pub(crate) struct HandlerResync {
     /// The period the handler asked for (after the minimum and after-start adjustments).
     requested: Duration,
-    /// The period in force, derived from `requested` and the check period (Y3).
+    /// The period in force, derived from `requested` and the check period ([Y3]).
+    ///
+    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
     period: Duration,
     /// When this handler is next due.
     next: Instant,
-    /// Marked on the last tick (Y4): sync notifications go to this handler.
+    /// Marked on the last tick ([Y4]): sync notifications go to this handler.
+    ///
+    /// [Y4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
     due: bool,
 }
 

@@ -43,9 +43,12 @@ pub enum Error {
     /// The watch body ended in the middle of a line (a cut chunk). Retryable by re-watching.
     #[error("watch stream ended inside an event ({0} bytes of an incomplete line)")]
     CutChunk(usize),
-    /// A protobuf LIST body or watch event could not be decoded (T1): malformed, or holding a
+    /// A protobuf LIST body or watch event could not be decoded ([T1]): malformed, or holding a
     /// field this schema does not know (a newer Kubernetes version). The list-watcher asks for
-    /// JSON from its next request on; retryable like a malformed line (R14).
+    /// JSON from its next request on; retryable like a malformed line ([R14]).
+    ///
+    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     // A value-level message can quote object contents (Secret data), so only structural
     // errors are shown; the message stays reachable through `source()`.
     #[error("cannot decode the protobuf {what}: {}", protobuf_summary(.source))]
@@ -56,9 +59,13 @@ pub enum Error {
         #[source]
         source: informer_proto::Error,
     },
-    /// A watch line grew past [`WatchRequest::max_line_bytes`](super::WatchRequest::max_line_bytes) without a newline (M16). The
-    /// stream is treated as broken and ends here; retryable like a malformed line (R14, else a
-    /// new cycle after backoff, R15).
+    /// A watch line grew past [`WatchRequest::max_line_bytes`](super::WatchRequest::max_line_bytes) without a newline ([M16]). The
+    /// stream is treated as broken and ends here; retryable like a malformed line ([R14], else a
+    /// new cycle after backoff, [R15]).
+    ///
+    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error(
         "watch line longer than {limit} bytes without a newline; treating the stream as broken"
     )]
@@ -84,7 +91,9 @@ pub enum Error {
     BuildRequest(#[source] http::Error),
     /// The server answered with an HTTP status that is neither a success nor an error: a 3xx
     /// redirect (from a proxy or load balancer in front of the API server; the client follows
-    /// none) or a stray 1xx. The body is not read. Retryable by a new cycle after backoff (R15).
+    /// none) or a stray 1xx. The body is not read. Retryable by a new cycle after backoff ([R15]).
+    ///
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error(
         "unexpected HTTP status {code} from the API server{}",
         .location.as_deref().map(|l| format!(" (redirect to {l}, not followed)")).unwrap_or_default()

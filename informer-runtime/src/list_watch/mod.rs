@@ -100,18 +100,22 @@ pub struct ListWatch<K> {
     url_path: String,
     mode: Mode,
     expected_kind: String,
-    /// The `kind`s a LIST answer may have (M14); the first is the one named in errors.
+    /// The `kind`s a LIST answer may have ([M14]); the first is the one named in errors.
+    ///
+    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     list_kinds: Arc<[String]>,
     check: Option<ObjectCheck<K>>,
-    /// Decode with exactly sized `Vec`s (M8); off for projections (see `of_source`).
+    /// Decode with exactly sized `Vec`s ([M8]); off for projections (see `of_source`).
+    ///
+    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     exact_capacity: bool,
-    /// T4: how long a LIST or error body may make no progress, and how large it may grow.
+    /// How long a LIST or error body may make no progress, and how large it may grow (T4).
     limits: BodyLimits,
-    /// T3: whether requests offer gzip (`Accept-Encoding: gzip`).
+    /// Whether requests offer gzip (`Accept-Encoding: gzip`, T3).
     accept_gzip: bool,
     /// Body bytes received as they came on the wire (compressed, if gzip), shared by clones.
     received: Arc<AtomicU64>,
-    /// T1: the protobuf message of the served kind, when it is a built-in one.
+    /// The protobuf message of the served kind, when it is a built-in one (T1).
     kind_message: Option<&'static informer_proto::Message>,
     /// Whether protobuf is asked for where the kind has a message.
     protobuf: bool,

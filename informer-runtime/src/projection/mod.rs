@@ -81,10 +81,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-/// `Self` can hold a source field of type `S` in a projection (P5).
+/// `Self` can hold a source field of type `S` in a projection ([P5]).
 ///
 /// `#[derive(Projection)]` checks every field against its source field with this trait, and
 /// implements it for each projection struct from its `of` type, so nested projections compose.
+///
+/// [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[diagnostic::on_unimplemented(
     message = "a projection field of type `{Self}` cannot hold the source field of type `{S}`",
     label = "not a compatible projection of `{S}`",
@@ -126,7 +128,7 @@ impl<P: ProjectFrom<S>, S> ProjectFrom<Vec<S>> for Vec<P> {}
 impl<P: ProjectFrom<S>, S> ProjectFrom<Box<[S]>> for Box<[P]> {}
 impl<P: ProjectFrom<S>, S> ProjectFrom<Box<[S]>> for Vec<P> {}
 
-/// A type a projection can be `of`: how its fields are named in JSON (P4, P5).
+/// A type a projection can be `of`: how its fields are named in JSON ([P4], [P5]).
 ///
 /// `#[derive(Projection)]` reads [`ProjectionSource::JSON_NAMES`] of its `of` type to find the
 /// JSON key of each field it declares, at compile time. Every k8s-openapi type implements it (as
@@ -150,6 +152,9 @@ impl<P: ProjectFrom<S>, S> ProjectFrom<Box<[S]>> for Vec<P> {}
 ///         JsonNames::Exact(&[("replica_count", "replicaCount"), ("reference", "$ref")]);
 /// }
 /// ```
+///
+/// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+/// [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not say how its fields are named in JSON, so it cannot be projected",
     label = "not a `ProjectionSource`",

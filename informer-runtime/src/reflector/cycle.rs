@@ -45,7 +45,9 @@ struct Driver<K> {
     io: Io<K>,
     backoff: Backoff,
     listed_once: bool,
-    /// The resync timer (R22): restarted with each cycle's first watch, kept across re-watches.
+    /// The resync timer ([R22]): restarted with each cycle's first watch, kept across re-watches.
+    ///
+    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     resync: Option<Interval>,
 }
 

@@ -1,4 +1,4 @@
-//! The paged list ([R2]-R4, [R23], [M15]): pages are fetched and decoded one ahead of the page
+//! The paged list ([R2]-[R4], [R23], [M15]): pages are fetched and decoded one ahead of the page
 //! being consumed. It returns what it listed, or how it failed; what happens next ([R4]'s
 //! unpaged retry, [R11], [R15]) is the state machine's decision (`state.rs`).
 //!
@@ -59,7 +59,10 @@ struct PageTask<K> {
     /// The page's resourceVersion and continue token, sent as soon as its body has arrived and
     /// before it is decoded, so the next page's fetch can start. Dropped unsent if the fetch fails.
     meta: oneshot::Receiver<(String, Option<String>)>,
-    /// The page's objects, transformed (D8), keyed and shared through the store (M8).
+    /// The page's objects, transformed ([D8]), keyed and shared through the store ([M8]).
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     items: AbortOnDrop<list_watch::Result<Vec<Keyed<K>>>>,
 }
 

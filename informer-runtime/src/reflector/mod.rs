@@ -72,11 +72,12 @@ pub enum Error {
     #[error("list failed: {0}")]
     List(#[source] list_watch::Error),
     /// A WATCH could not start. 429/connection refused: re-watch at the same RV after backoff ([R13]);
-    /// 410: relist at the last RV after backoff ([R12]); otherwise [R14]/R15.
+    /// 410: relist at the last RV after backoff ([R12]); otherwise [R14]/[R15].
     ///
     /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("watch failed to start: {0}")]
     WatchStart(#[source] list_watch::Error),
     /// A running watch failed: an `ERROR` event, a malformed line, a cut chunk or a broken connection.

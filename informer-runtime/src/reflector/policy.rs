@@ -236,7 +236,9 @@ pub(crate) enum Action {
     /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     Rewatch {
-        /// Whether one backoff delay (R1) comes first.
+        /// Whether one backoff delay ([R1]) comes first.
+        ///
+        /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
         backoff: bool,
     },
     /// Abandon the stream for a paged LIST in the same cycle ([R19]); `disable_streaming` keeps

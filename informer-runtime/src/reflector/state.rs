@@ -58,7 +58,9 @@ pub(crate) enum State {
     Streaming {
         /// The RV the stream asked for.
         rv: String,
-        /// The stream was already retried at `""` in this cycle (R19).
+        /// The stream was already retried at `""` in this cycle ([R19]).
+        ///
+        /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
         retried_at_empty: bool,
     },
     /// A WATCH is starting or running ([R5]-[R16], [R22]).

@@ -1,5 +1,11 @@
-//! Standalone informer-testserver for demos and benchmarks: `cargo run -p informer-testserver --
-//! --port 8080 [--seed DIR] [--token T]` prints where it wrote its kubeconfig and runs until Ctrl-C.
+//! Standalone informer-testserver for demos, `kubectl` and tests in other languages:
+//! `cargo install informer-testserver --features cli`, then `informer-testserver --port 8080
+//! [--seed DIR] [--token T]` (in this repository: `cargo run -p informer-testserver --features cli
+//! -- --port 8080`). It prints `url: <base URL>` and `kubeconfig: <path>` on stdout, one line each,
+//! once it accepts connections, and serves until Ctrl-C.
+
+// The two lines on stdout are the binary's interface to scripts.
+#![allow(clippy::print_stdout)]
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -69,8 +75,8 @@ async fn main() -> anyhow::Result<()> {
     server
         .write_kubeconfig(&path)
         .with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("informer-testserver listening on {}", server.base_url());
-    eprintln!("kubeconfig written to {}", path.display());
+    println!("url: {}", server.base_url());
+    println!("kubeconfig: {}", path.display());
     eprintln!("try: kubectl --kubeconfig {} get pods -A", path.display());
     tokio::signal::ctrl_c()
         .await

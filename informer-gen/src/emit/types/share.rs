@@ -1,6 +1,6 @@
 //! Which compact types are shared (`Shared<T>`: equal values of cached objects are one
 //! allocation), decided here from each type's estimated size and shape, never by hand
-//! (ARCHITECTURE.md, decision record 17).
+//! (ARCHITECTURE.md, decision record 18).
 //!
 //! A struct type is shared when all of these hold:
 //! - it sits below a kind's `spec` or `metadata` (the desired state a template stamps onto its
