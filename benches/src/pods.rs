@@ -7,25 +7,9 @@
 //! kube-controller-manager and the kubelet write (about 3 KiB together). Everything is derived
 //! deterministically from the Pod's index, so every run and every process sees the same bytes.
 
-use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
-use crate::corpus::{CORPUS_SEED, Corpus, Layout};
-
-/// How the benchmark Pods are spread: `n` Pods over `namespaces` namespaces, from one corpus:
-/// all distinct (round-robin over the namespaces, the worst case for sharing) or realistic
-/// (owner groups sharing their template, see [`corpus`](crate::corpus)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodSet {
-    /// Number of Pods.
-    pub n: usize,
-    /// Number of namespaces (`bench-000` …); scenario 5 queries them one by one.
-    pub namespaces: usize,
-    /// The realistic corpus's groups; `None` for the all-distinct corpus.
-    layout: Option<Arc<Layout>>,
-}
 
 /// The label selector of the subset that scenarios 2, 3 and 4 watch: a fifth of the Pods.
 ///
@@ -34,83 +18,6 @@ pub struct PodSet {
 /// would need about 24 GiB, and a burst of 100 000 updates buffered whole would need 12 GiB; the
 /// subset keeps those scenarios within a normal machine.
 pub const SUBSET_SELECTOR: &str = "shard in (0,1)";
-
-impl PodSet {
-    /// `n` Pods of `corpus` over `namespaces` namespaces (at least one).
-    pub fn new(n: usize, namespaces: usize, corpus: Corpus) -> Self {
-        let namespaces = namespaces.max(1);
-        let layout = match corpus {
-            Corpus::Distinct => None,
-            Corpus::Realistic => Some(Arc::new(Layout::new(n, namespaces, CORPUS_SEED))),
-        };
-        PodSet {
-            n,
-            namespaces,
-            layout,
-        }
-    }
-
-    /// `n` all-distinct Pods over `namespaces` namespaces (the corpus before issue 27).
-    pub fn distinct(n: usize, namespaces: usize) -> Self {
-        PodSet::new(n, namespaces, Corpus::Distinct)
-    }
-
-    /// Which corpus the Pods come from.
-    pub fn corpus(&self) -> Corpus {
-        match self.layout {
-            None => Corpus::Distinct,
-            Some(_) => Corpus::Realistic,
-        }
-    }
-
-    /// The realistic corpus's owner groups (`None` for the all-distinct corpus).
-    pub fn layout(&self) -> Option<&Layout> {
-        self.layout.as_deref()
-    }
-
-    /// How many Pods match [`SUBSET_SELECTOR`].
-    pub fn subset_len(&self) -> usize {
-        (self.n / 10) * 2 + (self.n % 10).min(2)
-    }
-
-    /// The indices of the Pods that match [`SUBSET_SELECTOR`] (both corpora label Pod `i` with
-    /// shard `i % 10`).
-    pub fn subset(&self) -> impl Iterator<Item = usize> + use<> {
-        (0..self.n).filter(|i| i % 10 < 2)
-    }
-
-    /// The namespace of Pod `i`.
-    pub fn namespace_of(&self, i: usize) -> String {
-        match &self.layout {
-            None => namespace_name(i % self.namespaces.max(1)),
-            Some(layout) => namespace_name(layout.group_of(i).namespace),
-        }
-    }
-
-    /// The name of Pod `i`.
-    pub fn name_of(&self, i: usize) -> String {
-        match &self.layout {
-            None => {
-                let h = mix(i as u64);
-                format!("web-{:08x}-{}", (h >> 32) as u32, suffix(h))
-            }
-            Some(layout) => layout.name_of(i),
-        }
-    }
-
-    /// The Pod with index `i`, as JSON (what the server stores and serves).
-    pub fn pod_json(&self, i: usize) -> Value {
-        match &self.layout {
-            None => pod_json(&self.namespace_of(i), &self.name_of(i), i as u64, 0),
-            Some(layout) => layout.pod_json(i),
-        }
-    }
-
-    /// The Pod with index `i`, typed.
-    pub fn pod(&self, i: usize) -> Result<Pod, serde_json::Error> {
-        serde_json::from_value(self.pod_json(i))
-    }
-}
 
 /// The name of namespace number `n`.
 pub fn namespace_name(n: usize) -> String {
@@ -652,7 +559,8 @@ pub(crate) fn suffix(h: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::podset::PodSet;
+    use k8s_openapi::api::core::v1::Pod;
 
     #[test]
     fn pods_are_realistic_size_and_round_trip_through_the_typed_pod() {

@@ -9,7 +9,8 @@
 
 use informer_benches::CompactPod;
 use informer_benches::corpus::Corpus;
-use informer_benches::pods::{self, PodSet};
+use informer_benches::pods;
+use informer_benches::podset::PodSet;
 use k8s_openapi::api::core::v1::Pod;
 use proptest::prelude::*;
 use serde_json::Value;

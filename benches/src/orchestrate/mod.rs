@@ -22,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 
 use crate::corpus::Corpus;
-use crate::pods::PodSet;
+use crate::podset::PodSet;
 use crate::protocol::{Impl, Scenario};
 use crate::report::{Report, RunConfig, RunRecord};
 use crate::sys::{git_revision, host_facts};

@@ -19,7 +19,8 @@ use kube::api::{ListParams, PostParams};
 use kube::core::Request;
 use serde_json::{Value, json};
 
-use crate::pods::{PodSet, namespace_name};
+use crate::pods::namespace_name;
+use crate::podset::PodSet;
 
 /// Requests in flight while seeding (kube-apiserver and etcd share the machine's cores).
 const SEED_CONCURRENCY: usize = 32;

@@ -11,7 +11,8 @@ use informer_testserver::{FaultTarget, TestServer};
 use serde_json::json;
 
 use super::real::RealServer;
-use crate::pods::{PodSet, namespace_name, pod_json};
+use crate::pods::{namespace_name, pod_json};
+use crate::podset::PodSet;
 use crate::protocol::GENERATION_ANNOTATION;
 
 /// Request counts seen by the server.

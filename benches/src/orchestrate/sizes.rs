@@ -5,7 +5,7 @@ use kube::core::PartialObjectMeta;
 use serde::de::DeserializeOwned;
 
 use crate::alloc::heap_stats;
-use crate::pods::PodSet;
+use crate::podset::PodSet;
 
 /// Heap bytes per decoded Pod in its three cached shapes, and JSON bytes per Pod.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
