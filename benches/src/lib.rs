@@ -20,8 +20,8 @@ pub mod corpus;
 /// The compact Pod that informer-gen generates (P1), as the example crate uses it.
 pub use informer_examples::generated::compact::api::core::v1::Pod as CompactPod;
 pub mod orchestrate;
-pub mod podset;
 pub mod pods;
+pub mod podset;
 pub mod projection;
 pub mod protocol;
 pub mod report;

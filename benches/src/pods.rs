@@ -7,9 +7,7 @@
 //! kube-controller-manager and the kubelet write (about 3 KiB together). Everything is derived
 //! deterministically from the Pod's index, so every run and every process sees the same bytes.
 
-
 use serde_json::{Value, json};
-
 
 /// The label selector of the subset that scenarios 2, 3 and 4 watch: a fifth of the Pods.
 ///

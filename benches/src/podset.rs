@@ -99,4 +99,3 @@ impl PodSet {
         serde_json::from_value(self.pod_json(i))
     }
 }
-
