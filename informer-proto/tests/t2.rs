@@ -13,7 +13,7 @@
 use std::fmt::Debug;
 
 use informer_benches::CompactPod;
-use informer_benches::pods::PodSet;
+use informer_benches::podset::PodSet;
 use informer_benches::projection::PodView;
 use informer_proto::frame::Envelope;
 use informer_proto::schema::{Field, Label, Message, Shape, Ty, message};
