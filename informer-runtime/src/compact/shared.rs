@@ -17,33 +17,6 @@
 //! - An update that changes one container of one Pod allocates only that container: the Pod's
 //!   other parts decode to values the pool already holds.
 //!
-//! ```
-//! use informer_runtime::compact::{Pool, Share, ShareHash, Shared};
-//!
-//! #[derive(Debug, PartialEq, serde::Deserialize, serde::Serialize)]
-//! struct Toleration { key: String, effect: String }
-//!
-//! impl ShareHash for Toleration {
-//!     fn share_hash<H: std::hash::Hasher>(&self, state: &mut H) {
-//!         self.key.share_hash(state);
-//!         self.effect.share_hash(state);
-//!     }
-//! }
-//! impl Share for Toleration {
-//!     fn pool() -> &'static Pool<Self> {
-//!         static POOL: std::sync::LazyLock<Pool<Toleration>> = std::sync::LazyLock::new(Pool::new);
-//!         &POOL
-//!     }
-//! }
-//!
-//! let json = r#"{"key":"node.kubernetes.io/not-ready","effect":"NoExecute"}"#;
-//! let a: Shared<Toleration> = serde_json::from_str(json)?;
-//! let b: Shared<Toleration> = serde_json::from_str(json)?;
-//! assert!(Shared::ptr_eq(&a, &b));
-//! assert_eq!(serde_json::to_string(&a)?, json);
-//! # Ok::<(), serde_json::Error>(())
-//! ```
-//!
 //! [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 //! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
@@ -78,7 +51,47 @@ pub trait Share: ShareHash + PartialEq + Send + Sync + Sized + 'static {
 }
 
 /// A shared, immutable value: an `Arc<T>` (8 bytes) whose equal values are one allocation
-/// across every cached object. See the [module documentation](self).
+/// across every cached object.
+///
+/// - Lossless ([P1]): it serializes, compares and converts as its `T`.
+/// - Freed with its last user: `T`'s [`Pool`] holds at most about twice the values cached
+///   objects use, sweeping the ones only it holds (as the string interner does).
+/// - Safe under concurrent readers: values are immutable once shared; pools are sharded by
+///   hash, with no global lock.
+/// - An update that changes one container of one Pod allocates only that container: the Pod's
+///   other parts decode to values the pool already holds.
+///
+/// Which types are shared is decided by informer-gen (decision record 18); the generated code
+/// names `Shared<T>` and implements [`Share`] for `T`:
+///
+/// ```
+/// use informer_runtime::compact::{Pool, Share, ShareHash, Shared};
+///
+/// #[derive(Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+/// struct Toleration { key: String, effect: String }
+///
+/// impl ShareHash for Toleration {
+///     fn share_hash<H: std::hash::Hasher>(&self, state: &mut H) {
+///         self.key.share_hash(state);
+///         self.effect.share_hash(state);
+///     }
+/// }
+/// impl Share for Toleration {
+///     fn pool() -> &'static Pool<Self> {
+///         static POOL: std::sync::LazyLock<Pool<Toleration>> = std::sync::LazyLock::new(Pool::new);
+///         &POOL
+///     }
+/// }
+///
+/// let json = r#"{"key":"node.kubernetes.io/not-ready","effect":"NoExecute"}"#;
+/// let a: Shared<Toleration> = serde_json::from_str(json)?;
+/// let b: Shared<Toleration> = serde_json::from_str(json)?;
+/// assert!(Shared::ptr_eq(&a, &b));
+/// assert_eq!(serde_json::to_string(&a)?, json);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+///
+/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub struct Shared<T>(Arc<T>);
 
 impl<T: Share> Shared<T> {
