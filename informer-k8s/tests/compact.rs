@@ -103,11 +103,14 @@ async fn assert_cached_is_server_object<K, C>(
     let full: K = server.get(namespace, name).expect("server object");
     let key = namespace.map_or_else(|| name.to_owned(), |ns| format!("{ns}/{name}"));
     let rv = full.meta().resource_version.clone();
-    wait_until(&format!("{} {key} in its compact lister", K::KIND), || {
-        lister
-            .get_by_key(&key)
-            .is_ok_and(|c| K::from(&*c).meta().resource_version == rv)
-    })
+    wait_until(
+        &format!("{} {key} in its compact lister", K::kind(&())),
+        || {
+            lister
+                .get_by_key(&key)
+                .is_ok_and(|c| K::from(&*c).meta().resource_version == rv)
+        },
+    )
     .await;
     let cached = lister.get_by_key(&key).expect("cached");
     assert_round_trip(&*cached, &full);
