@@ -1,12 +1,14 @@
 //! The `compact` feature: compact Pods synced from informer-testserver through informer-k8s's
 //! `factory.core().v1().pods().compact()`, with no generator setting in this crate, and converted
-//! to and from k8s-openapi's Pod (issue 26 item 1, issue 27 item 3).
+//! to and from k8s-openapi's Pod (issue 26 item 1, issue 27 item 3); and the compact forms of
+//! kinds of other groups, which the feature covers as well (every built-in kind).
 //!
 //! Run with `cargo test -p informer-k8s --features compact --test compact`.
 
 use informer_k8s::InformerFactoryExt;
 use informer_k8s::compact::api::core::v1 as compact;
 use informer_runtime::SharedInformerFactory;
+use informer_runtime::lister::Lister;
 use informer_test_support::{WAIT, wait_until};
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::Pod;
@@ -70,5 +72,173 @@ async fn compact_pods_sync_and_convert_to_k8s_openapi() {
         pods.namespaced("prod").get("web-0").is_err()
     })
     .await;
+    factory.shutdown().await;
+}
+
+/// `cached` (from a compact lister) is `full` converted, and converts back to it.
+fn assert_round_trip<K, C>(cached: &C, full: &K)
+where
+    K: PartialEq + std::fmt::Debug + for<'a> From<&'a C>,
+    C: PartialEq + std::fmt::Debug + for<'a> From<&'a K>,
+{
+    assert_eq!(*cached, C::from(full));
+    assert_eq!(K::from(cached), *full);
+}
+
+/// The server's object `namespace/name` of kind `K` and its compact form in `lister`, once
+/// the watch has delivered the server's current resourceVersion.
+async fn assert_cached_is_server_object<K, C>(
+    server: &TestServer,
+    lister: &Lister<C>,
+    namespace: Option<&str>,
+    name: &str,
+) where
+    K: kube::Resource<DynamicType = ()>
+        + k8s_openapi::serde::de::DeserializeOwned
+        + PartialEq
+        + std::fmt::Debug
+        + for<'a> From<&'a C>,
+    C: informer_runtime::Meta + PartialEq + std::fmt::Debug + for<'a> From<&'a K>,
+{
+    let full: K = server.get(namespace, name).expect("server object");
+    let key = namespace.map_or_else(|| name.to_owned(), |ns| format!("{ns}/{name}"));
+    let rv = full.meta().resource_version.clone();
+    wait_until(
+        &format!("{} {key} in its compact lister", K::kind(&())),
+        || {
+            lister
+                .get_by_key(&key)
+                .is_ok_and(|c| K::from(&*c).meta().resource_version == rv)
+        },
+    )
+    .await;
+    let cached = lister.get_by_key(&key).expect("cached");
+    assert_round_trip(&*cached, &full);
+}
+
+/// Kinds beyond the twelve largest have compact forms from the same feature: one of each of
+/// rbac, coordination, networking, storage and apiextensions (CustomResourceDefinition, whose
+/// JSONSchemaProps is recursive), listed at the sync and then changed through the watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_forms_of_other_groups_list_watch_and_round_trip() {
+    use informer_k8s::compact::api::{
+        coordination::v1::Lease as CLease, networking::v1::Ingress as CIngress,
+        rbac::v1::Role as CRole, storage::v1::StorageClass as CStorageClass,
+    };
+    use informer_k8s::compact::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition as CCrd;
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::api::networking::v1::Ingress;
+    use k8s_openapi::api::rbac::v1::Role;
+    use k8s_openapi::api::storage::v1::StorageClass;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+    let server = TestServer::start().await.expect("testserver");
+    // Listed at the sync.
+    server
+        .create_json(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "reader", "namespace": "prod", "labels": {"team": "a"}},
+            "rules": [{"apiGroups": [""], "resources": ["pods", "configmaps"],
+                       "verbs": ["get", "list", "watch"]}]
+        }))
+        .expect("seed Role");
+    server
+        .create_json(json!({
+            "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": "fast", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+            "provisioner": "csi.example.com", "reclaimPolicy": "Delete",
+            "volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": true,
+            "parameters": {"type": "ssd"}, "mountOptions": ["noatime"]
+        }))
+        .expect("seed StorageClass");
+    server
+        .create_json(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {"type": "object", "properties": {
+                        "size": {"type": "integer", "minimum": 1},
+                        "tags": {"type": "array", "items": {"type": "string"}},
+                        "nested": {"type": "object", "properties": {"deep": {"type": "string"}}}
+                    }}}
+                }}}]
+            }
+        }))
+        .expect("seed CustomResourceDefinition");
+
+    let factory = SharedInformerFactory::new(server.client());
+    let roles = factory.rbac().v1().roles().compact().lister();
+    let leases = factory.coordination().v1().leases().compact().lister();
+    let ingresses = factory.networking().v1().ingresses().compact().lister();
+    let classes = factory.storage().v1().storage_classes().compact().lister();
+    let crds = factory
+        .apiextensions()
+        .v1()
+        .custom_resource_definitions()
+        .compact()
+        .lister();
+    factory.start();
+    factory
+        .wait_for_cache_sync_timeout(WAIT)
+        .await
+        .expect("compact informers sync");
+    assert_cached_is_server_object::<Role, CRole>(&server, &roles, Some("prod"), "reader").await;
+    assert_cached_is_server_object::<StorageClass, CStorageClass>(&server, &classes, None, "fast")
+        .await;
+    assert_cached_is_server_object::<CustomResourceDefinition, CCrd>(
+        &server,
+        &crds,
+        None,
+        "widgets.example.com",
+    )
+    .await;
+    let crd = crds.get("widgets.example.com").expect("cached CRD");
+    let schema = crd.spec.versions[0]
+        .schema
+        .as_ref()
+        .and_then(|s| s.open_api_v3_schema.as_ref())
+        .expect("schema");
+    assert!(format!("{schema:?}").contains("deep"), "{schema:?}");
+
+    // Created and changed after the sync: through the watch.
+    server
+        .create_json(json!({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "leader", "namespace": "prod"},
+            "spec": {"holderIdentity": "pod-a", "leaseDurationSeconds": 15,
+                     "acquireTime": "2026-01-02T03:04:05.000000Z", "leaseTransitions": 2}
+        }))
+        .expect("create Lease");
+    server
+        .create_json(json!({
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web", "namespace": "prod"},
+            "spec": {
+                "ingressClassName": "nginx",
+                "tls": [{"hosts": ["web.example.com"], "secretName": "web-tls"}],
+                "rules": [{"host": "web.example.com", "http": {"paths": [{
+                    "path": "/", "pathType": "Prefix",
+                    "backend": {"service": {"name": "web", "port": {"number": 80}}}
+                }]}}]
+            }
+        }))
+        .expect("create Ingress");
+    server
+        .update_json(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "reader", "namespace": "prod", "labels": {"team": "b"}},
+            "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"]}]
+        }))
+        .expect("update Role");
+    assert_cached_is_server_object::<Lease, CLease>(&server, &leases, Some("prod"), "leader").await;
+    assert_cached_is_server_object::<Ingress, CIngress>(&server, &ingresses, Some("prod"), "web")
+        .await;
+    assert_cached_is_server_object::<Role, CRole>(&server, &roles, Some("prod"), "reader").await;
+    let role = roles.namespaced("prod").get("reader").expect("cached Role");
+    assert_eq!(&*role.rules.as_deref().expect("rules")[0].verbs, ["get"]);
     factory.shutdown().await;
 }

@@ -36,26 +36,8 @@ impl Target {
     }
 }
 
-/// The built-in kinds informer-k8s has compact forms of, behind its `compact` feature: the kinds
-/// with the largest objects or the most of them in a cluster (informer-k8s/README.md says why
-/// not every kind).
-pub(crate) const COMPACT_KINDS: &[(&str, &str, &str)] = &[
-    ("", "v1", "Pod"),
-    ("", "v1", "Node"),
-    ("", "v1", "Service"),
-    ("", "v1", "ConfigMap"),
-    ("", "v1", "Secret"),
-    ("", "v1", "Event"),
-    ("apps", "v1", "Deployment"),
-    ("apps", "v1", "ReplicaSet"),
-    ("apps", "v1", "StatefulSet"),
-    ("apps", "v1", "DaemonSet"),
-    ("batch", "v1", "Job"),
-    ("discovery.k8s.io", "v1", "EndpointSlice"),
-];
-
 /// informer-k8s: every listable, watchable built-in kind of every version k8s-openapi holds, and
-/// the compact forms of [`COMPACT_KINDS`] per version behind the `compact` feature.
+/// the compact form of each, per version, behind the `compact` feature.
 fn informer_k8s(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Target> {
     let every = k8s.clone().every_version()?;
     let mut builder = Builder::new();
@@ -63,8 +45,10 @@ fn informer_k8s(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Target> {
     for group in every.groups()? {
         builder.include_group(&group);
     }
-    for (group, version, kind) in COMPACT_KINDS {
-        builder.compact_kind(group, version, kind);
+    // Every kind has a compact form: the kinds of every version, each generated in the versions
+    // that have it (docs/decisions/17-compact-forms-of-built-in-kinds.md).
+    for (group, version, kind) in every.kinds()? {
+        builder.compact_kind(&group, &version, &kind);
     }
     builder.compact_feature("compact");
     builder.k8s_openapi(every);

@@ -97,13 +97,29 @@ impl K8sOpenApi {
     /// The API groups (`""` for core) of the listable built-in kinds in the versions read,
     /// sorted: what a crate of every built-in kind passes to `Builder::include_group`.
     pub fn groups(&self) -> Result<Vec<String>, Errors> {
+        let groups: BTreeSet<String> = self.kinds()?.into_iter().map(|(g, _, _)| g).collect();
+        Ok(groups.into_iter().collect())
+    }
+
+    /// Every listable and watchable built-in kind of the versions read (the kinds
+    /// `Builder::include_group` selects: not the list-only `ComponentStatus`), as
+    /// `(group, version, kind)` (`("apps", "v1", "Deployment")`, `""` for core), each once,
+    /// sorted: what a crate of every built-in kind's compact form passes to
+    /// `Builder::compact_kind`. A kind that some version lacks is listed too (its compact form
+    /// is generated in the versions that have it).
+    pub fn kinds(&self) -> Result<Vec<(String, String, String)>, Errors> {
         let mut errors = Vec::new();
         let (kinds, _) = read_every_version(self, &mut errors);
         if !errors.is_empty() {
             return Err(Errors(errors));
         }
-        let groups: BTreeSet<String> = kinds.into_iter().map(|k| k.group).collect();
-        Ok(groups.into_iter().collect())
+        Ok(kinds
+            .into_iter()
+            .map(|k| (k.group, k.version, k.kind))
+            .filter(|(g, v, k)| {
+                !super::fixups::UNWATCHABLE.contains(&(g.as_str(), v.as_str(), k.as_str()))
+            })
+            .collect())
     }
 
     /// The Kubernetes versions read: [`Self::gated_versions`], else `k8s_version` alone.

@@ -166,6 +166,18 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     #[cfg(
         any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
@@ -274,6 +286,18 @@ pub mod v1 {
                 Source = k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -386,6 +410,18 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact MutatingWebhookConfiguration: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1::MutatingWebhookConfiguration,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1` kind `MutatingWebhookConfiguration` (resource `mutatingwebhookconfigurations`, cluster-scoped).
     #[derive(Clone)]
@@ -490,6 +526,18 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact ValidatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1` kind `ValidatingAdmissionPolicy` (resource `validatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
@@ -592,6 +640,18 @@ pub mod v1 {
                 Source = k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ValidatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -700,6 +760,18 @@ pub mod v1 {
                 Source = k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ValidatingWebhookConfiguration: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -842,6 +914,18 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1alpha1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
@@ -944,6 +1028,18 @@ pub mod v1alpha1 {
                 Source = k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -1149,6 +1245,18 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     #[cfg(
         any(
@@ -1285,6 +1393,18 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     #[cfg(
         any(
@@ -1411,6 +1531,18 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact ValidatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1beta1` kind `ValidatingAdmissionPolicy` (resource `validatingadmissionpolicies`, cluster-scoped).
@@ -1517,6 +1649,18 @@ pub mod v1beta1 {
                 Source = k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ValidatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

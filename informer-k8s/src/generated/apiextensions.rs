@@ -91,6 +91,18 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact CustomResourceDefinition: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `apiextensions.k8s.io/v1` kind `CustomResourceDefinition` (resource `customresourcedefinitions`, cluster-scoped).
     #[derive(Clone)]

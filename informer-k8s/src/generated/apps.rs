@@ -104,6 +104,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact ControllerRevision: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::apps::v1::ControllerRevision> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `apps/v1` kind `ControllerRevision` (resource `controllerrevisions`, namespaced).
     #[derive(Clone)]

@@ -89,6 +89,18 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact HorizontalPodAutoscaler: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `autoscaling/v1` kind `HorizontalPodAutoscaler` (resource `horizontalpodautoscalers`, namespaced).
     #[derive(Clone)]
@@ -234,6 +246,18 @@ pub mod v2 {
         where
             P: rt::Object<Source = k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact HorizontalPodAutoscaler: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

@@ -119,6 +119,18 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact CertificateSigningRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::certificates::v1::CertificateSigningRequest,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `certificates.k8s.io/v1` kind `CertificateSigningRequest` (resource `certificatesigningrequests`, cluster-scoped).
     #[derive(Clone)]
@@ -208,6 +220,18 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::certificates::v1::ClusterTrustBundle>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ClusterTrustBundle: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::certificates::v1::ClusterTrustBundle,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -300,6 +324,18 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::certificates::v1::PodCertificateRequest>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodCertificateRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::certificates::v1::PodCertificateRequest,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -466,6 +502,18 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact ClusterTrustBundle: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `certificates.k8s.io/v1alpha1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped).
     #[derive(Clone)]
@@ -562,6 +610,18 @@ pub mod v1alpha1 {
                 Source = k8s::api::certificates::v1alpha1::PodCertificateRequest,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodCertificateRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -728,6 +788,18 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact ClusterTrustBundle: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `certificates.k8s.io/v1beta1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped).
     #[derive(Clone)]
@@ -834,6 +906,18 @@ pub mod v1beta1 {
                 Source = k8s::api::certificates::v1beta1::PodCertificateRequest,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodCertificateRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

@@ -88,6 +88,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact Lease: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::coordination::v1::Lease> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `coordination.k8s.io/v1` kind `Lease` (resource `leases`, namespaced).
     #[derive(Clone)]
@@ -221,6 +231,18 @@ pub mod v1alpha2 {
         where
             P: rt::Object<Source = k8s::api::coordination::v1alpha2::LeaseCandidate>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact LeaseCandidate: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -363,6 +385,18 @@ pub mod v1beta1 {
         where
             P: rt::Object<Source = k8s::api::coordination::v1beta1::LeaseCandidate>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact LeaseCandidate: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::coordination::v1beta1::LeaseCandidate,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

@@ -280,6 +280,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact Endpoints: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::core::v1::Endpoints> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `v1` kind `Endpoints` (resource `endpoints`, namespaced).
     #[derive(Clone)]
@@ -500,6 +510,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact LimitRange: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::core::v1::LimitRange> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `v1` kind `LimitRange` (resource `limitranges`, namespaced).
     #[derive(Clone)]
@@ -604,6 +624,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::core::v1::Namespace>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Namespace: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::core::v1::Namespace> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -774,6 +804,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact PersistentVolume: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::core::v1::PersistentVolume> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `v1` kind `PersistentVolume` (resource `persistentvolumes`, cluster-scoped).
     #[derive(Clone)]
@@ -854,6 +894,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::core::v1::PersistentVolumeClaim>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PersistentVolumeClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::core::v1::PersistentVolumeClaim> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -1084,6 +1134,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact PodTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::core::v1::PodTemplate> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `v1` kind `PodTemplate` (resource `podtemplates`, namespaced).
     #[derive(Clone)]
@@ -1190,6 +1250,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::core::v1::ReplicationController>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ReplicationController: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::core::v1::ReplicationController> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -1304,6 +1374,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::core::v1::ResourceQuota>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceQuota: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::core::v1::ResourceQuota> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -1638,6 +1718,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::core::v1::ServiceAccount>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ServiceAccount: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::core::v1::ServiceAccount> {
             rt::Projected::new(&self.factory)
         }
     }

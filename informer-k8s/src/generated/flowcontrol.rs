@@ -88,6 +88,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact FlowSchema: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::flowcontrol::v1::FlowSchema> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `flowcontrol.apiserver.k8s.io/v1` kind `FlowSchema` (resource `flowschemas`, cluster-scoped).
     #[derive(Clone)]
@@ -176,6 +186,18 @@ pub mod v1 {
                 Source = k8s::api::flowcontrol::v1::PriorityLevelConfiguration,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PriorityLevelConfiguration: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::flowcontrol::v1::PriorityLevelConfiguration,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

@@ -87,6 +87,18 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact StorageVersion: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::apiserverinternal::v1alpha1::StorageVersion,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `internal.apiserver.k8s.io/v1alpha1` kind `StorageVersion` (resource `storageversions`, cluster-scoped).
     #[derive(Clone)]

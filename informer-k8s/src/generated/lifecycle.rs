@@ -87,6 +87,16 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact Eviction: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::lifecycle::v1alpha1::Eviction> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `lifecycle.k8s.io/v1alpha1` kind `Eviction` (resource `evictions`, namespaced).
     #[derive(Clone)]
@@ -196,6 +206,18 @@ pub mod v1alpha1 {
         where
             P: rt::Object<Source = k8s::api::lifecycle::v1alpha1::EvictionRequest>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact EvictionRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::lifecycle::v1alpha1::EvictionRequest,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

@@ -116,6 +116,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact IPAddress: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::networking::v1::IPAddress> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `networking.k8s.io/v1` kind `IPAddress` (resource `ipaddresses`, cluster-scoped).
     #[derive(Clone)]
@@ -194,6 +204,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::networking::v1::Ingress>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Ingress: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::networking::v1::Ingress> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -302,6 +322,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact IngressClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::networking::v1::IngressClass> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `networking.k8s.io/v1` kind `IngressClass` (resource `ingressclasses`, cluster-scoped).
     #[derive(Clone)]
@@ -383,6 +413,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::networking::v1::NetworkPolicy>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact NetworkPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::networking::v1::NetworkPolicy> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -492,6 +532,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::networking::v1::ServiceCIDR>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ServiceCIDR: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::networking::v1::ServiceCIDR> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -617,6 +667,16 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact IPAddress: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::networking::v1beta1::IPAddress> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `networking.k8s.io/v1beta1` kind `IPAddress` (resource `ipaddresses`, cluster-scoped).
     #[derive(Clone)]
@@ -702,6 +762,18 @@ pub mod v1beta1 {
         where
             P: rt::Object<Source = k8s::api::networking::v1beta1::ServiceCIDR>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ServiceCIDR: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::networking::v1beta1::ServiceCIDR,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

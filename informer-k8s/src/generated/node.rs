@@ -80,6 +80,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact RuntimeClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::node::v1::RuntimeClass> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `node.k8s.io/v1` kind `RuntimeClass` (resource `runtimeclasses`, cluster-scoped).
     #[derive(Clone)]

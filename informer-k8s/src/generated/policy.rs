@@ -82,6 +82,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact PodDisruptionBudget: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::policy::v1::PodDisruptionBudget> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `policy/v1` kind `PodDisruptionBudget` (resource `poddisruptionbudgets`, namespaced).
     #[derive(Clone)]

@@ -98,6 +98,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact ClusterRole: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::rbac::v1::ClusterRole> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `rbac.authorization.k8s.io/v1` kind `ClusterRole` (resource `clusterroles`, cluster-scoped).
     #[derive(Clone)]
@@ -176,6 +186,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::rbac::v1::ClusterRoleBinding>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ClusterRoleBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::rbac::v1::ClusterRoleBinding> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -259,6 +279,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::rbac::v1::Role>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Role: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::rbac::v1::Role> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -363,6 +393,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::rbac::v1::RoleBinding>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact RoleBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::rbac::v1::RoleBinding> {
             rt::Projected::new(&self.factory)
         }
     }

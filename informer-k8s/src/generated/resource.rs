@@ -133,6 +133,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact DeviceClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::resource::v1::DeviceClass> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
@@ -213,6 +223,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::resource::v1::DeviceTaintRule>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact DeviceTaintRule: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::resource::v1::DeviceTaintRule> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -298,6 +318,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::resource::v1::ResourceClaim>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::resource::v1::ResourceClaim> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -409,6 +439,18 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::resource::v1::ResourceClaimTemplate>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaimTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1::ResourceClaimTemplate,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -523,6 +565,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::resource::v1::ResourceSlice>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceSlice: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::resource::v1::ResourceSlice> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -680,6 +732,16 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact DeviceClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::resource::v1alpha3::DeviceClass> {
+            rt::Projected::new(&self.factory)
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
@@ -769,6 +831,18 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact DeviceTaintRule: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped).
     #[derive(Clone)]
@@ -856,6 +930,18 @@ pub mod v1alpha3 {
         where
             P: rt::Object<Source = k8s::api::resource::v1alpha3::ResourceClaim>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1alpha3::ResourceClaim,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -976,6 +1062,18 @@ pub mod v1alpha3 {
         where
             P: rt::Object<Source = k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaimTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -1113,6 +1211,18 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact ResourcePoolStatusRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1alpha3::ResourcePoolStatusRequest,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     #[cfg(
         any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
@@ -1208,6 +1318,18 @@ pub mod v1alpha3 {
         where
             P: rt::Object<Source = k8s::api::resource::v1alpha3::ResourceSlice>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceSlice: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1alpha3::ResourceSlice,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -1341,6 +1463,16 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact DeviceClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::resource::v1beta1::DeviceClass> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta1` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
@@ -1426,6 +1558,18 @@ pub mod v1beta1 {
         where
             P: rt::Object<Source = k8s::api::resource::v1beta1::ResourceClaim>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1beta1::ResourceClaim,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -1540,6 +1684,18 @@ pub mod v1beta1 {
         where
             P: rt::Object<Source = k8s::api::resource::v1beta1::ResourceClaimTemplate>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaimTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -1658,6 +1814,18 @@ pub mod v1beta1 {
         where
             P: rt::Object<Source = k8s::api::resource::v1beta1::ResourceSlice>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceSlice: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1beta1::ResourceSlice,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -1801,6 +1969,16 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact DeviceClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::resource::v1beta2::DeviceClass> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
@@ -1894,6 +2072,18 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact DeviceTaintRule: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1beta2::DeviceTaintRule,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     #[cfg(
         any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
@@ -1985,6 +2175,18 @@ pub mod v1beta2 {
         where
             P: rt::Object<Source = k8s::api::resource::v1beta2::ResourceClaim>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1beta2::ResourceClaim,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -2099,6 +2301,18 @@ pub mod v1beta2 {
         where
             P: rt::Object<Source = k8s::api::resource::v1beta2::ResourceClaimTemplate>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaimTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -2217,6 +2431,18 @@ pub mod v1beta2 {
         where
             P: rt::Object<Source = k8s::api::resource::v1beta2::ResourceSlice>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceSlice: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::resource::v1beta2::ResourceSlice,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

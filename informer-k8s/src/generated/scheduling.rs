@@ -100,6 +100,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact PriorityClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::scheduling::v1::PriorityClass> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1` kind `PriorityClass` (resource `priorityclasses`, cluster-scoped).
     #[derive(Clone)]
@@ -208,6 +218,16 @@ pub mod v1alpha1 {
         where
             P: rt::Object<Source = k8s::api::scheduling::v1alpha1::Workload>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Workload: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha1::Workload> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -354,6 +374,16 @@ pub mod v1alpha2 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact PodGroup: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha2::PodGroup> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha2` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
@@ -463,6 +493,16 @@ pub mod v1alpha2 {
         where
             P: rt::Object<Source = k8s::api::scheduling::v1alpha2::Workload>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Workload: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha2::Workload> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -618,6 +658,18 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact CompositePodGroup: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::scheduling::v1alpha3::CompositePodGroup,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha3` kind `CompositePodGroup` (resource `compositepodgroups`, namespaced).
     #[derive(Clone)]
@@ -731,6 +783,16 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact PodGroup: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha3::PodGroup> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha3` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
@@ -840,6 +902,16 @@ pub mod v1alpha3 {
         where
             P: rt::Object<Source = k8s::api::scheduling::v1alpha3::Workload>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Workload: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha3::Workload> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -986,6 +1058,16 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact PodGroup: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::scheduling::v1beta1::PodGroup> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1beta1` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
@@ -1093,6 +1175,16 @@ pub mod v1beta1 {
         where
             P: rt::Object<Source = k8s::api::scheduling::v1beta1::Workload>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Workload: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::scheduling::v1beta1::Workload> {
             rt::Projected::new(&self.factory)
         }
     }

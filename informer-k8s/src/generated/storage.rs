@@ -137,6 +137,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact CSIDriver: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::storage::v1::CSIDriver> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `storage.k8s.io/v1` kind `CSIDriver` (resource `csidrivers`, cluster-scoped).
     #[derive(Clone)]
@@ -215,6 +225,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::storage::v1::CSINode>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CSINode: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::storage::v1::CSINode> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -297,6 +317,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::storage::v1::CSIStorageCapacity>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CSIStorageCapacity: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::storage::v1::CSIStorageCapacity> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -410,6 +440,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact StorageClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::storage::v1::StorageClass> {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `storage.k8s.io/v1` kind `StorageClass` (resource `storageclasses`, cluster-scoped).
     #[derive(Clone)]
@@ -488,6 +528,16 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::storage::v1::VolumeAttachment>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact VolumeAttachment: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::compact::api::storage::v1::VolumeAttachment> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -589,6 +639,18 @@ pub mod v1 {
         where
             P: rt::Object<Source = k8s::api::storage::v1::VolumeAttributesClass>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact VolumeAttributesClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::storage::v1::VolumeAttributesClass,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -722,6 +784,18 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact VolumeAttributesClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `storage.k8s.io/v1alpha1` kind `VolumeAttributesClass` (resource `volumeattributesclasses`, cluster-scoped).
     #[derive(Clone)]
@@ -844,6 +918,18 @@ pub mod v1beta1 {
         where
             P: rt::Object<Source = k8s::api::storage::v1beta1::VolumeAttributesClass>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact VolumeAttributesClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

@@ -120,6 +120,18 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
+        /// The shared informer and lister of the compact StorageVersionMigration: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::storagemigration::v1::StorageVersionMigration,
+        > {
+            rt::Projected::new(&self.factory)
+        }
     }
     /// Typed lister over the informer cache of `storagemigration.k8s.io/v1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped).
     #[derive(Clone)]
@@ -243,6 +255,18 @@ pub mod v1alpha1 {
                 Source = k8s::api::storagemigration::v1alpha1::StorageVersionMigration,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact StorageVersionMigration: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
+        > {
             rt::Projected::new(&self.factory)
         }
     }
@@ -378,6 +402,18 @@ pub mod v1beta1 {
                 Source = k8s::api::storagemigration::v1beta1::StorageVersionMigration,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact StorageVersionMigration: every field, the same JSON both ways ([P1]), a fraction of the memory.
+        ///
+        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+        #[cfg(feature = "compact")]
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<
+            super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
+        > {
             rt::Projected::new(&self.factory)
         }
     }

@@ -382,7 +382,13 @@ fn field_decl(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
             quote!(#[serde(rename = #json, default, skip_serializing_if = #skip, deserialize_with = #with)])
         }
     };
-    let doc = doc_attrs(&f.doc);
+    // k8s-openapi leaves some fields undocumented (the apiextensions `ExternalDocumentation`);
+    // a public field still needs a doc.
+    let doc = if f.doc.is_empty() {
+        doc_attrs(&format!("The `{json}` field."))
+    } else {
+        doc_attrs(&f.doc)
+    };
     quote! {
         #doc
         #attr

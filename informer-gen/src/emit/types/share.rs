@@ -45,6 +45,9 @@ const HASHED_LEAVES: &[&str] = &[
 /// The set of shared types of one graph.
 pub(super) struct Sharing {
     shared: BTreeSet<String>,
+    /// The kinds some other type holds (a StatefulSet's `volumeClaimTemplates` holds
+    /// PersistentVolumeClaims): they need `ShareHash` like any nested type.
+    nested_kinds: BTreeSet<String>,
 }
 
 impl Sharing {
@@ -69,7 +72,17 @@ impl Sharing {
                 }
             }
         }
-        Sharing { shared }
+        let nested_kinds = graph
+            .values()
+            .flat_map(|def| &def.fields)
+            .flat_map(|f| structs_in(&f.ty))
+            .filter(|k| graph.get(*k).is_some_and(|d| d.resource))
+            .map(str::to_owned)
+            .collect();
+        Sharing {
+            shared,
+            nested_kinds,
+        }
     }
 
     /// Whether `ty` is a shared struct.
@@ -196,11 +209,11 @@ impl DeepSizes {
     }
 }
 
-/// `ShareHash` for every struct and string enum that is not a kind, and `Share` (with the
-/// type's pool) for the shared ones.
+/// `ShareHash` for every struct and string enum that is not a kind or is a kind another type
+/// holds, and `Share` (with the type's pool) for the shared ones.
 pub(super) fn share_impls(def: &TypeDef, cx: &super::Ctx<'_>) -> proc_macro2::TokenStream {
     use quote::{format_ident, quote};
-    if def.resource {
+    if def.resource && !cx.sharing.nested_kinds.contains(&def.key()) {
         return quote!();
     }
     let rt = &cx.paths.rt;
