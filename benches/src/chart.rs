@@ -136,8 +136,9 @@ pub fn headline_svg(report: &Report) -> Option<String> {
     let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
         svg,
-        r#"<text x="10" y="24" font-size="17" font-weight="bold">Initial sync of {} realistic Pods ({:.1} KiB of JSON each), one process each</text>"#,
+        r#"<text x="10" y="24" font-size="17" font-weight="bold">Initial sync of {} Pods of the {} corpus ({:.1} KiB of JSON each), one process each</text>"#,
         grouped(c.pods as f64),
+        c.corpus.name(),
         c.pod_json_bytes / 1024.0
     );
     let _ = writeln!(
@@ -214,7 +215,13 @@ mod tests {
         );
         let svg = headline_svg(&report).expect("a chart");
         assert!(svg.starts_with("<svg"), "{svg}");
-        assert!(svg.contains("50\u{2009}000 realistic Pods"), "{svg}");
+        assert!(
+            svg.contains(&format!(
+                "50\u{2009}000 Pods of the {} corpus",
+                report.config.corpus.name()
+            )),
+            "{svg}"
+        );
         // client-go's rate comes from objects / sync_s: 2 000/s, half of ours.
         assert!(svg.contains(">2\u{2009}000 /s<"), "{svg}");
         assert!(svg.contains(">4\u{2009}000 /s<"), "{svg}");
