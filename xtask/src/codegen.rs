@@ -42,13 +42,17 @@ fn informer_k8s(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Target> {
     let every = k8s.clone().every_version()?;
     let mut builder = Builder::new();
     builder.root(root.join("informer-k8s"));
-    for group in every.groups()? {
-        builder.include_group(&group);
+    // One read of every version gives both the groups and the kinds.
+    let kinds = every.kinds()?;
+    let groups: std::collections::BTreeSet<&str> =
+        kinds.iter().map(|(g, _, _)| g.as_str()).collect();
+    for group in groups {
+        builder.include_group(group);
     }
     // Every kind has a compact form: the kinds of every version, each generated in the versions
     // that have it (docs/decisions/17-compact-forms-of-built-in-kinds.md).
-    for (group, version, kind) in every.kinds()? {
-        builder.compact_kind(&group, &version, &kind);
+    for (group, version, kind) in &kinds {
+        builder.compact_kind(group, version, kind);
     }
     builder.compact_feature("compact");
     builder.k8s_openapi(every);

@@ -150,6 +150,7 @@ where
 {
     let mut finished = Vec::new();
     let mut items = page.items();
+    let chunk = chunk.max(1);
     loop {
         // One run of `chunk` items between yields, with one interning cache (P3): the run's
         // repeated strings skip the process-wide interner's lock. The scope ends before the
@@ -157,11 +158,11 @@ where
         let exhausted = {
             let _scope = InternScope::enter();
             let mut taken = 0;
-            for obj in items.by_ref().take(chunk.max(1)) {
+            for obj in items.by_ref().take(chunk) {
                 finished.extend(finish_listed(store, shared, obj?));
                 taken += 1;
             }
-            taken < chunk.max(1)
+            taken < chunk
         };
         if exhausted {
             break;
