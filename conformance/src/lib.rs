@@ -99,6 +99,24 @@ impl Backend {
         }
     }
 
+    /// A client that leaves every retry to the caller: kube's default client retries 429, 503
+    /// and 504 answers up to 15 times (with `Retry-After`) before the caller sees one, which
+    /// hides what the server answered from a scenario that checks it.
+    pub async fn client_without_retry(&self) -> kube::Client {
+        let mut config = match self {
+            Backend::TestServer(server) => server.kube_config(),
+            Backend::KubeApiserver(env) => kube::Config::from_custom_kubeconfig(
+                env.kubeconfig().expect("kubeconfig"),
+                &kube::config::KubeConfigOptions::default(),
+            )
+            .await
+            .expect("config"),
+        };
+        config.read_timeout = None;
+        config.default_retry = false;
+        kube::Client::try_from(config).expect("client")
+    }
+
     /// Creates a namespace of this scenario's own, `prefix-<random>`, and returns its name.
     pub async fn namespace(&self, prefix: &str) -> String {
         let name = format!("{prefix}-{:08x}", rand::random::<u32>());

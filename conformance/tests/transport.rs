@@ -186,3 +186,158 @@ async fn protobuf_for_built_in_kinds(backend: &Backend) {
     assert_eq!(streamed, listed, "T2 on the watch-list");
     assert!(pb.asks_for_protobuf(), "no fallback to JSON");
 }
+
+/// A raw GET of `path_and_query` with this `Accept`: its status, `Content-Type` and body.
+async fn raw_get(
+    client: &kube::Client,
+    path_and_query: &str,
+    accept: &str,
+) -> (u16, String, Vec<u8>) {
+    let req = http::Request::get(path_and_query)
+        .header(http::header::ACCEPT, accept)
+        .body(Vec::new())
+        .expect("request");
+    let res = tokio::time::timeout(WAIT, client.send(req.map(Into::into)))
+        .await
+        .expect("an answer in time")
+        .expect("response");
+    let code = res.status().as_u16();
+    let content_type = res
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = http_body_util::BodyExt::collect(res.into_body())
+        .await
+        .expect("body")
+        .to_bytes()
+        .to_vec();
+    (code, content_type, body)
+}
+
+/// The `Status` of an error body in either encoding, by its `Content-Type`.
+fn status_of(content_type: &str, body: &[u8]) -> kube::core::Status {
+    if content_type.starts_with(PROTOBUF) {
+        informer_proto::frame::read_status(body).expect("a protobuf Status")
+    } else {
+        serde_json::from_slice(body).expect("a JSON Status")
+    }
+}
+
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// A cluster-scoped custom resource for [`error_bodies_follow_the_accept_header`].
+const PROBE_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: probes.errors.conformance.informer-rs.io
+spec:
+  group: errors.conformance.informer-rs.io
+  names: {kind: Probe, plural: probes, singular: probe, listKind: ProbeList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"#;
+
+conformance!(error_bodies_follow_the_accept_header);
+/// T5: an error's `Status` comes in the media type the request's `Accept` negotiates:
+/// protobuf for a built-in kind asked for in protobuf first, JSON otherwise; the runtime reads
+/// either, so the reason and the error class survive (a 504 "too large resource version" is
+/// R11's class, not an unknown failure).
+async fn error_bodies_follow_the_accept_header(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("errors").await;
+    backend.install_crds(PROBE_CRD).await;
+    let pb_first = "application/vnd.kubernetes.protobuf, application/json";
+    let cases = [
+        (
+            format!("/api/v1/namespaces/{ns}/configmaps/missing"),
+            pb_first,
+            404,
+            "NotFound",
+            true,
+        ),
+        (
+            format!("/api/v1/namespaces/{ns}/configmaps/missing"),
+            "application/json",
+            404,
+            "NotFound",
+            false,
+        ),
+        (
+            format!("/api/v1/namespaces/{ns}/configmaps?labelSelector=a%20in%20%28"),
+            pb_first,
+            400,
+            "BadRequest",
+            true,
+        ),
+        (
+            format!("/apis/errors.conformance.informer-rs.io/v1/namespaces/{ns}/probes/missing"),
+            pb_first,
+            404,
+            "NotFound",
+            true,
+        ),
+    ];
+    for (path, accept, code, reason, protobuf) in cases {
+        let (got, content_type, body) = raw_get(&client, &path, accept).await;
+        assert_eq!(got, code, "{path} ({accept})");
+        assert_eq!(
+            content_type.starts_with(PROTOBUF),
+            protobuf,
+            "{path} ({accept}): the error came as {content_type:?}"
+        );
+        let status = status_of(&content_type, &body);
+        assert_eq!(
+            (status.code, status.reason.as_str()),
+            (code, reason),
+            "{path}"
+        );
+    }
+
+    // The runtime asks for protobuf first and reads the Status either way (through a client
+    // that shows it every answer, not kube's retries of the 504).
+    let no_retry = backend.client_without_retry().await;
+    let lw = ListWatch::<ConfigMap>::new(Api::namespaced(no_retry, &ns));
+    assert!(lw.asks_for_protobuf());
+    let bad = ListRequest {
+        label_selector: Some("a in (".into()),
+        ..Default::default()
+    };
+    match lw.list(&bad).await {
+        Err(informer_runtime::list_watch::Error::Api { status, .. }) => {
+            assert_eq!((status.code, status.reason.as_str()), (400, "BadRequest"));
+        }
+        other => panic!("a bad selector is a 400: {other:?}"),
+    }
+    let current = rv_number(
+        &lw.list(&ListRequest::default())
+            .await
+            .expect("LIST")
+            .resource_version,
+    );
+    let too_large = ListRequest {
+        resource_version: Some((current + 1_000_000).to_string()),
+        resource_version_match: Some("NotOlderThan".into()),
+        ..Default::default()
+    };
+    let err = lw
+        .list(&too_large)
+        .await
+        .expect_err("too large a resourceVersion");
+    assert_eq!(
+        err.class(),
+        informer_runtime::list_watch::ErrorClass::TooLargeResourceVersion,
+        "R11 from a protobuf error body: {err:?}"
+    );
+    assert!(
+        lw.asks_for_protobuf(),
+        "an error body is no reason to turn to JSON"
+    );
+}

@@ -108,6 +108,18 @@ impl<'a> Envelope<'a> {
     }
 }
 
+/// Where `part` lies within `whole`, as a byte range of `whole`; `None` when `part` is not a
+/// sub-slice of it (an absent field's `&[]`, say). For turning the slices [`Envelope::read`]
+/// and [`List::items`] hand out back into offsets without trusting pointer arithmetic.
+pub fn range_within(whole: &[u8], part: &[u8]) -> Option<Range<usize>> {
+    let (w, p) = (whole.as_ptr_range(), part.as_ptr_range());
+    if p.start < w.start || p.end > w.end {
+        return None;
+    }
+    let start = (p.start as usize).checked_sub(w.start as usize)?;
+    Some(start..start + part.len())
+}
+
 /// Deserializes the object in a `k8s\0` + `runtime.Unknown` body (a GET answer, a watch event's
 /// object), with the envelope's `apiVersion` and `kind` presented as the object's.
 ///

@@ -6,7 +6,8 @@
 
 mod reflector_support;
 
-use informer_testserver::{FaultTarget, HostileResponse, TestServer};
+use informer_runtime::list_watch::ListWatch;
+use informer_testserver::{FaultTarget, HostileProtobuf, HostileResponse, TestServer};
 use reflector_support::*;
 
 /// Waits until the reflector has reported an error whose debug text contains `needle`.
@@ -290,4 +291,156 @@ async fn item7_r13_retry_after_on_watch_is_capped_by_the_backoff_maximum() {
     .await;
     assert_eq!(lists(&server).len(), 1, "R13: no relist");
     r.stop().await;
+}
+
+/// R13 with `ConsistentListFromCacheSkipTimeoutFallback`: a consistent LIST the lagging watch
+/// cache cannot serve answers 429 with `Retry-After: 1` and a "Too large resource version"
+/// message; that is a 429 (wait at least a second), not R11's "too large" (relist at once).
+#[tokio::test]
+async fn r13_a_429_for_a_consistent_list_waits_its_retry_after() {
+    let server = TestServer::start().await.expect("server");
+    seed(&server, 3);
+    server.set_consistent_list_from_cache_skip_timeout_fallback(true);
+    server.faults().lag_watch_cache(true);
+    let mut config = fast_config();
+    config.initial_list_rv = String::new();
+    config.backoff.cap = std::time::Duration::from_secs(5);
+    let r = start(&server, config);
+    wait_log(&server, "two consistent LISTs", |log| {
+        log.iter().filter(|x| x.is_list()).count() >= 2
+    })
+    .await;
+    server.faults().lag_watch_cache(false);
+    wait_replaces(&r.store, 1).await;
+    let lists = lists(&server);
+    assert_eq!(lists[0].status, http::StatusCode::TOO_MANY_REQUESTS);
+    let gap = lists[1]
+        .time
+        .duration_since(lists[0].time)
+        .unwrap_or_default();
+    assert!(
+        gap >= std::time::Duration::from_millis(950),
+        "Retry-After: 1 waits a second: {gap:?} ({:#?})",
+        summary(&lists)
+    );
+    assert!(
+        r.errors().iter().any(|e| e.contains("TooManyRequests")),
+        "{:#?}",
+        r.errors()
+    );
+    r.stop().await;
+}
+
+/// T1, M14: each hostile protobuf LIST answer (an envelope without its list message, a list of
+/// another kind, an item declaring 2^62 bytes) is one error; nothing panics or allocates what
+/// a length claims, and the reflector stores the server's real objects on a later cycle (in
+/// JSON, where the protobuf answer could not be read).
+#[tokio::test]
+async fn t1_hostile_protobuf_lists_are_errors_never_panics() {
+    for (hostile, needle) in [
+        (HostileProtobuf::ListWithoutRaw, "runtime.Unknown.raw"),
+        (HostileProtobuf::ListOfKind("PodList".into()), "PodList"),
+        (HostileProtobuf::HugeItemLength, "Truncated"),
+    ] {
+        let server = TestServer::start().await.expect("server");
+        seed(&server, 3);
+        server.faults().hostile_next(
+            FaultTarget::List,
+            HostileResponse::Protobuf(hostile.clone()),
+            1,
+        );
+        let r = start(&server, fast_config());
+        wait_error(&r, needle).await;
+        r.store
+            .wait_for("the 3 real objects", WAIT, |s| s.objects.len() == 3)
+            .await;
+        assert_eq!(
+            r.store.with(|s| s.replaces()),
+            1,
+            "{hostile:?}: stored once"
+        );
+        r.stop().await;
+    }
+}
+
+/// T1, M16: a protobuf watch frame declaring 4 GiB, and an event whose object declares 2^62
+/// bytes, each end the watch with an error; the reflector relists and watches again.
+#[tokio::test]
+async fn t1_hostile_protobuf_watch_frames_end_the_watch_with_an_error() {
+    for (hostile, needle) in [
+        (HostileProtobuf::HugeFrameLength, "LineTooLong"),
+        (HostileProtobuf::HugeObjectLength, "Truncated"),
+    ] {
+        let server = TestServer::start().await.expect("server");
+        seed(&server, 3);
+        server.faults().hostile_next(
+            FaultTarget::Watch,
+            HostileResponse::Protobuf(hostile.clone()),
+            1,
+        );
+        let r = start(&server, fast_config());
+        wait_error(&r, needle).await;
+        wait_replaces(&r.store, 2).await;
+        wait_log(&server, "a second watch", |log| {
+            log.iter().filter(|x| x.is_watch()).count() >= 2
+        })
+        .await;
+        r.stop().await;
+    }
+}
+
+/// T1 and the nesting limit: a CustomResourceDefinition whose schema nests 95 levels is an
+/// error in protobuf (too deep) as in JSON (serde_json's recursion limit), never a stack
+/// overflow; the list-watcher then asks for JSON and lists the server's real CRDs.
+#[tokio::test]
+async fn t1_a_95_level_crd_schema_is_an_error_in_either_format() {
+    use informer_runtime::list_watch::{Error as LwError, ListRequest};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let server = TestServer::start().await.expect("server");
+    let lw = ListWatch::<CustomResourceDefinition>::new(kube::Api::all(server.client()));
+    server.faults().hostile_next(
+        FaultTarget::List,
+        HostileResponse::Protobuf(HostileProtobuf::DeepSchema { levels: 95 }),
+        1,
+    );
+    match lw.list(&ListRequest::default()).await {
+        Err(LwError::Protobuf { source, .. }) => {
+            assert_eq!(source, informer_proto::Error::TooDeep);
+        }
+        other => panic!("a 95-level schema in protobuf: {other:?}"),
+    }
+    assert!(!lw.asks_for_protobuf(), "turned to JSON");
+    // The same CRD in JSON.
+    let mut schema = serde_json::json!({"type": "string"});
+    for _ in 1..95 {
+        schema = serde_json::json!({"type": "object", "properties": {"a": schema}});
+    }
+    let body = serde_json::json!({
+        "kind": "CustomResourceDefinitionList", "apiVersion": "apiextensions.k8s.io/v1",
+        "metadata": {"resourceVersion": "5"},
+        "items": [{"metadata": {"name": "deeps.example.com"},
+                   "spec": {"group": "example.com", "scope": "Namespaced",
+                            "names": {"kind": "Deep", "plural": "deeps"},
+                            "versions": [{"name": "v1", "served": true, "storage": true,
+                                          "schema": {"openAPIV3Schema": schema}}]}}]
+    });
+    server.faults().hostile_next(
+        FaultTarget::List,
+        HostileResponse::Body {
+            content_type: "application/json".into(),
+            body: serde_json::to_vec(&body).expect("serialize"),
+        },
+        1,
+    );
+    match lw.list(&ListRequest::default()).await {
+        Err(LwError::Decode { source, .. }) => {
+            assert!(source.to_string().contains("recursion"), "{source}");
+        }
+        other => panic!("a 95-level schema in JSON: {other:?}"),
+    }
+    let page = lw
+        .list(&ListRequest::default())
+        .await
+        .expect("the real list");
+    assert!(page.items.is_empty());
 }

@@ -328,3 +328,38 @@ async fn gzip_can_be_turned_off_and_bytes_received_count_the_wire() {
         .expect("LIST");
     assert_eq!(on.bytes_received(), 2 * zipped);
 }
+
+/// T3: a gzip body that inflates a thousandfold (64 MiB from about 64 KiB) is cut past its
+/// first 16 MiB, long before the 4 GiB LIST cap; the list-watcher then asks for identity
+/// bodies, and the next LIST (of a collection big enough to be gzipped) arrives plain.
+#[tokio::test]
+async fn a_gzip_bomb_is_cut_and_the_list_watcher_stops_offering_gzip() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    seed_big(&server).await;
+    server.faults().hostile_next(
+        FaultTarget::List,
+        HostileResponse::GzipBomb { inflated: 64 << 20 },
+        1,
+    );
+    let lw = ListWatch::<ConfigMap>::new(Api::all(server.client()));
+    let err = lw.list(&ListRequest::default()).await.expect_err("a bomb");
+    match err {
+        Error::GzipInflation { fed, produced } => {
+            assert!(
+                produced < 32 << 20,
+                "cut early: {produced} bytes from {fed}"
+            );
+        }
+        other => panic!("a gzip bomb: {other:?}"),
+    }
+    let page = lw.list(&ListRequest::default()).await.expect("next LIST");
+    assert_eq!(page.items.len(), BIG);
+    let lists: Vec<bool> = server
+        .requests()
+        .iter()
+        .filter(|r| r.is_list())
+        .map(|r| r.gzip)
+        .collect();
+    assert_eq!(lists, [true, false], "gzip, then identity");
+}

@@ -162,3 +162,66 @@ async fn an_undecodable_protobuf_list_costs_one_retry_and_turns_to_json() {
     assert_eq!(page.items.len(), 1);
     assert_eq!(protobuf_lists(&server), [true, false]);
 }
+
+/// T5: a protobuf request's error answer is a protobuf `Status`, and so is a protobuf watch's
+/// `ERROR` event; the runtime reads reason, code and `retryAfterSeconds` from both.
+#[tokio::test]
+async fn t5_protobuf_error_answers_and_error_events_keep_their_status() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    server.create_json(pod("default", "p")).expect("create");
+    let mut config = server.kube_config();
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).expect("client");
+    let lw = ListWatch::<Pod>::new(Api::namespaced(client, "default"));
+    server.faults().fail_next(
+        FaultTarget::List,
+        http::StatusCode::TOO_MANY_REQUESTS,
+        Some(7),
+        1,
+    );
+    match lw.list(&ListRequest::default()).await {
+        Err(Error::Api {
+            status,
+            retry_after,
+        }) => {
+            assert_eq!(
+                (status.code, status.reason.as_str()),
+                (429, "TooManyRequests")
+            );
+            assert_eq!(retry_after, Some(Duration::from_secs(7)));
+        }
+        other => panic!("a 429: {other:?}"),
+    }
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.is_list() && r.status == 429 && r.protobuf),
+        "the error came in protobuf"
+    );
+    let watch = WatchRequest {
+        timeout: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let mut stream = lw.watch(&watch).await.expect("watch");
+    assert!(
+        server.wait_for_active_watches(1, WAIT).await,
+        "the watch is open"
+    );
+    server.faults().expire_open_watches();
+    loop {
+        match tokio::time::timeout(WAIT, futures::StreamExt::next(&mut stream)).await {
+            Ok(Some(Ok(WatchEvent::Added(_) | WatchEvent::Bookmark(_)))) => {}
+            Ok(Some(Err(Error::Api { status, .. }))) => {
+                assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+                break;
+            }
+            other => panic!("the protobuf ERROR event: {other:?}"),
+        }
+    }
+    assert!(
+        lw.asks_for_protobuf(),
+        "errors are no reason to turn to JSON"
+    );
+}

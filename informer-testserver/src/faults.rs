@@ -144,6 +144,19 @@ pub enum HostileResponse {
         /// What the valid member holds.
         body: String,
     },
+    /// LIST or WATCH: HTTP 200 with `Content-Encoding: gzip` and one gzip member of a few KiB
+    /// that inflates to `inflated` bytes of JSON white space (a gzip bomb, [T3]).
+    ///
+    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    GzipBomb {
+        /// The inflated size.
+        inflated: usize,
+    },
+    /// LIST or WATCH: HTTP 200 with a Kubernetes protobuf body that breaks the framing or the
+    /// limits of protobuf ([T1]); see [`HostileProtobuf`].
+    ///
+    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    Protobuf(HostileProtobuf),
     /// LIST or WATCH: HTTP 200 with this `Content-Type` and these bytes, e.g. a protobuf body
     /// the client's schema cannot read ([T1]).
     ///
@@ -154,6 +167,43 @@ pub enum HostileResponse {
         /// The body.
         body: Vec<u8>,
     },
+}
+
+/// A protobuf answer that is well-formed HTTP but not a well-formed or reasonable protobuf
+/// body ([`HostileResponse::Protobuf`]). The client must turn each one into a clear error
+/// (and ask for JSON from then on, [T1]), never panic or allocate what a length claims.
+///
+/// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostileProtobuf {
+    /// LIST: the `k8s\0` envelope names the list kind but holds no list message (`raw`).
+    ListWithoutRaw,
+    /// LIST: an empty list message in an envelope naming this kind (e.g. `"PodList"`).
+    ListOfKind(String),
+    /// LIST: a list message whose one item declares about 2^62 bytes and holds a few.
+    HugeItemLength,
+    /// WATCH: one frame whose 4-byte length prefix declares 4 GiB less 16 bytes, then a few
+    /// bytes, then the end of the body.
+    HugeFrameLength,
+    /// WATCH: one `ADDED` frame whose object envelope declares about 2^62 bytes of `raw`.
+    HugeObjectLength,
+    /// LIST: one CustomResourceDefinition (whatever the resource asked for) whose
+    /// `openAPIV3Schema` nests `levels` schemas, each the only property of the one above.
+    DeepSchema {
+        /// How many schemas deep.
+        levels: usize,
+    },
+}
+
+impl HostileProtobuf {
+    /// Whether this answers a WATCH (else a LIST).
+    pub(crate) fn is_watch(&self) -> bool {
+        matches!(
+            self,
+            HostileProtobuf::HugeFrameLength | HostileProtobuf::HugeObjectLength
+        )
+    }
 }
 
 /// A pending hostile response.
@@ -183,6 +233,8 @@ pub(crate) enum Kick {
     Close,
     /// Send an ERROR event with a 410 Status, then end.
     Gone,
+    /// Send nothing more (no event, no bookmark) and never end: a half-open connection.
+    Freeze,
 }
 
 #[derive(Debug, Default)]
@@ -198,6 +250,7 @@ struct State {
     forbidden: BTreeSet<GroupResource>,
     hostile: Vec<Hostile>,
     refused_user_agents: BTreeSet<String>,
+    watch_cache_lags: bool,
     hung_user_agents: BTreeSet<String>,
 }
 
@@ -277,6 +330,21 @@ impl Faults {
     /// `ResourceVersionTooLarge`), as kube-apiserver's watch cache does.
     pub fn too_large_resource_version_next_list(&self) {
         self.lock().too_large_next_list += 1;
+    }
+
+    /// While `on`, the watch cache lags behind storage, so a consistent LIST (no
+    /// `resourceVersion`, no `continue`) cannot be served from it within kube-apiserver's wait:
+    /// the server reads storage instead (the same answer), or, with
+    /// `ConsistentListFromCacheSkipTimeoutFallback` on
+    /// ([`TestServer::set_consistent_list_from_cache_skip_timeout_fallback`](crate::TestServer::set_consistent_list_from_cache_skip_timeout_fallback)),
+    /// answers 429 TooManyRequests with `Retry-After: 1`.
+    pub fn lag_watch_cache(&self, on: bool) {
+        self.lock().watch_cache_lags = on;
+    }
+
+    /// Whether the watch cache lags ([`Faults::lag_watch_cache`]).
+    pub(crate) fn watch_cache_lags(&self) -> bool {
+        self.lock().watch_cache_lags
     }
 
     /// Delays every request matching `target` by `delay` before it is answered
@@ -378,6 +446,16 @@ impl Faults {
         });
     }
 
+    /// Every open watch goes silent for good: no event, no bookmark, no end, with its
+    /// connection left open, as a watch on a half-open connection looks to the client (a peer
+    /// gone without a FIN). Watches started later are served normally.
+    pub fn freeze_open_watches(&self) {
+        self.kick.send_modify(|(n, k)| {
+            *n += 1;
+            *k = Kick::Freeze;
+        });
+    }
+
     /// Turns every switch off (open watches are not touched).
     pub fn reset(&self) {
         *self.lock() = State::default();
@@ -412,8 +490,17 @@ impl Faults {
         let idx = st.hostile.iter().position(|h| {
             let fits = match &h.response {
                 HostileResponse::Redirect(_) => true,
-                HostileResponse::CorruptGzip { .. } | HostileResponse::Body { .. } => {
+                HostileResponse::CorruptGzip { .. }
+                | HostileResponse::GzipBomb { .. }
+                | HostileResponse::Body { .. } => {
                     matches!(verb, Verb::List | Verb::Watch)
+                }
+                HostileResponse::Protobuf(p) => {
+                    verb == if p.is_watch() {
+                        Verb::Watch
+                    } else {
+                        Verb::List
+                    }
                 }
                 HostileResponse::UnterminatedWatchLine { .. }
                 | HostileResponse::WatchErrorObject(_)

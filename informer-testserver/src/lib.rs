@@ -71,7 +71,7 @@ mod store;
 mod wait;
 
 pub use error::Error;
-pub use faults::{FaultTarget, Faults, GroupResource, HostileResponse};
+pub use faults::{FaultTarget, Faults, GroupResource, HostileProtobuf, HostileResponse};
 pub use log::{QueryParams, RequestRecord, Verb};
 pub use resources::{ResourceInfo, builtin_resources};
 pub use server::{TestServer, TestServerBuilder};

@@ -352,6 +352,17 @@ impl TestServer {
             .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Turns the `ConsistentListFromCacheSkipTimeoutFallback` feature gate (alpha in 1.37) on or
+    /// off (the default). It matters only while the watch cache lags
+    /// ([`Faults::lag_watch_cache`](crate::Faults::lag_watch_cache)): a consistent LIST
+    /// (no `resourceVersion`, no `continue`) then answers 429 TooManyRequests with `Retry-After:
+    /// 1` instead of being served from storage.
+    pub fn set_consistent_list_from_cache_skip_timeout_fallback(&self, on: bool) {
+        self.sh
+            .consistent_list_skip_fallback
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// The `ShardedListAndWatch` gate for WATCHes only (see
     /// [`set_sharded_list`](Self::set_sharded_list)).
     pub fn set_sharded_watch(&self, on: bool) {

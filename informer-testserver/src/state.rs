@@ -46,6 +46,10 @@ pub(crate) struct Shared {
     /// server. Separate from the WATCH gate, so a test can play two API servers behind one
     /// load balancer, only one of which has the gate (S4).
     pub(crate) sharded_list: std::sync::atomic::AtomicBool,
+    /// The `ConsistentListFromCacheSkipTimeoutFallback` feature gate (alpha in 1.37, off by
+    /// default): a consistent LIST the lagging watch cache cannot serve in time answers 429
+    /// instead of reading storage (`Faults::lag_watch_cache`).
+    pub(crate) consistent_list_skip_fallback: std::sync::atomic::AtomicBool,
     /// The gate as WATCHes see it: on, `shardSelector` filters watch events.
     pub(crate) sharded_watch: std::sync::atomic::AtomicBool,
     /// While set (and the gate on), the server applies and echoes this shard selector instead
@@ -69,6 +73,7 @@ impl Shared {
             resources_removed: tokio::sync::watch::Sender::new(0),
             sharded_list: std::sync::atomic::AtomicBool::new(true),
             sharded_watch: std::sync::atomic::AtomicBool::new(true),
+            consistent_list_skip_fallback: std::sync::atomic::AtomicBool::new(false),
             shard_selector_override: std::sync::Mutex::new(None),
         })
     }

@@ -115,6 +115,20 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
+    /// 429 TooManyRequests for a consistent LIST the watch cache could not serve in time, as
+    /// kube-apiserver answers it with `ConsistentListFromCacheSkipTimeoutFallback` on: the
+    /// message is the watch cache's "Too large resource version" text, without its cause, and
+    /// `Retry-After` is 1 s.
+    pub(crate) fn consistent_read_too_many_requests(requested: u64, current: u64) -> Self {
+        Self::new(
+            429,
+            "TooManyRequests",
+            format!("Too large resource version: {requested}, current: {current}"),
+        )
+        .with_details(json!({"retryAfterSeconds": 1}))
+        .with_retry_after(Some(1))
+    }
+
     /// 504 Timeout "Too large resource version", exactly as the watch cache answers it.
     pub(crate) fn too_large_rv(requested: u64, current: u64) -> Self {
         Self::new(

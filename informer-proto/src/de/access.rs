@@ -215,7 +215,8 @@ impl<'de> Fields<'de> {
                     // The run of this field: its first element (just read) and the ones after it.
                     let more = run_end(&mut frame.reader, tag)?;
                     let run = &start[..start.len() - frame.reader.rest().len()];
-                    let depth = self.depth;
+                    // The list or map is a level of its own, as its JSON array or object is.
+                    let depth = self.depth + 1;
                     let v = if f.label == Label::Map {
                         Value::Map {
                             msg,

@@ -21,8 +21,12 @@ use crate::wire::{Reader, Value as Wire};
 mod access;
 use access::{Elements, Entries, Fields};
 
-/// Deepest message nesting accepted (JSON schemas of CRDs nest legitimately, but not this far).
-pub const MAX_DEPTH: usize = 100;
+/// The deepest nesting accepted, counted as JSON nests: each message, and each repeated or map
+/// field, is one level, as each object and array is one to serde_json, whose own limit this
+/// is. So an object decodes from protobuf exactly when it decodes from its JSON: a
+/// CustomResourceDefinition's schema may nest about 62 levels either way (`properties` is a map
+/// of schemas: two levels each), and anything deeper is [`Error::TooDeep`] either way.
+pub const MAX_DEPTH: usize = 126;
 
 /// Inline fields nested in inline fields (`RuleWithOperations` in `Rule`): at most this many.
 const MAX_INLINE: usize = 4;
@@ -477,6 +481,11 @@ impl<'de> de::Deserializer<'de> for Value<'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        if let Value::Repeated { depth, .. } | Value::Map { depth, .. } = self
+            && depth > MAX_DEPTH
+        {
+            return Err(Error::TooDeep);
+        }
         match self {
             Value::Scalar { msg, field, wire } => scalar(msg, field, wire, visitor),
             Value::Message(d) => d.deserialize_any(visitor),

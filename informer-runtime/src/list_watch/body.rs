@@ -24,14 +24,46 @@ use http_body_util::BodyExt as _;
 
 use super::{Error, Result};
 
+/// How many decompressed bytes a gzip body may produce before its inflation is bounded.
+pub(super) const INFLATION_FLOOR: u64 = 16 << 20;
+
+/// Past [`INFLATION_FLOOR`], the most a gzip body may inflate: 64 bytes out per byte in. Real
+/// lists and event streams inflate 5- to 30-fold (identical large fields in consecutive
+/// objects a little over 100-fold at the most); a gzip bomb, about 1 000-fold.
+pub(super) const MAX_INFLATION: u64 = 64;
+
 /// How much compressed input one decoding step is given. Inflate stops when its 32 KiB output
 /// buffer is full, so one step yields at most a few times 32 KiB however well the input packs.
 const STEP_INPUT: usize = 8 << 10;
+
+/// Whether a list-watcher still offers gzip; shared by its clones. Turned off, for good, by the
+/// first body that inflated past [`MAX_INFLATION`] ([T3]): that request failed, and the next
+/// asks for identity bodies, which cost bandwidth, never memory beyond the body caps.
+///
+/// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+#[derive(Debug, Clone, Default)]
+pub(super) struct GzipRefused(Arc<std::sync::atomic::AtomicBool>);
+
+impl GzipRefused {
+    /// Whether gzip is refused from now on.
+    pub(super) fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn set(&self) {
+        if !self.0.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "a gzip body inflated more than {MAX_INFLATION}-fold; this list-watcher asks for identity bodies from now on"
+            );
+        }
+    }
+}
 
 /// A response body that yields decoded bytes.
 pub(super) struct BodyReader {
     body: kube::client::Body,
     gzip: Option<Gunzip>,
+    refused: GzipRefused,
     done: bool,
     /// Counts the bytes as they come on the wire.
     received: Arc<AtomicU64>,
@@ -45,6 +77,9 @@ struct Gunzip {
     pending: Bytes,
     /// Whether any compressed byte arrived: an empty body is a valid empty stream.
     started: bool,
+    /// Compressed bytes fed to the decoder, and decompressed bytes it produced.
+    fed: u64,
+    produced: u64,
 }
 
 impl BodyReader {
@@ -53,6 +88,7 @@ impl BodyReader {
     pub(super) fn new(
         res: http::Response<kube::client::Body>,
         received: Arc<AtomicU64>,
+        refused: GzipRefused,
     ) -> Result<Self> {
         let encoding = res.headers().get(http::header::CONTENT_ENCODING).map(|v| {
             v.to_str()
@@ -62,11 +98,7 @@ impl BodyReader {
         });
         let gzip = match encoding.as_deref() {
             None | Some("" | "identity") => None,
-            Some("gzip" | "x-gzip") => Some(Gunzip {
-                decoder: flate2::write::MultiGzDecoder::new(Vec::new()),
-                pending: Bytes::new(),
-                started: false,
-            }),
+            Some("gzip" | "x-gzip") => Some(Gunzip::new()),
             Some(other) => {
                 return Err(Error::ContentEncoding {
                     encoding: other.to_string(),
@@ -76,6 +108,7 @@ impl BodyReader {
         Ok(BodyReader {
             body: res.into_body(),
             gzip,
+            refused,
             done: false,
             received,
         })
@@ -88,6 +121,7 @@ impl BodyReader {
                 && !gz.pending.is_empty()
             {
                 match gz.step() {
+                    Ok(_) if gz.over_inflated() => return Some(Err(self.over_inflated())),
                     Ok(out) if out.is_empty() => continue,
                     Ok(out) => return Some(Ok(out)),
                     Err(e) => return Some(Err(self.fail(e))),
@@ -120,6 +154,9 @@ impl BodyReader {
                     self.done = true;
                     if let Some(gz) = &mut self.gzip {
                         match gz.finish() {
+                            Ok(_) if gz.over_inflated() => {
+                                return Some(Err(self.over_inflated()));
+                            }
                             Ok(out) if out.is_empty() => {}
                             Ok(out) => return Some(Ok(out)),
                             Err(e) => return Some(Err(self.fail(e))),
@@ -136,9 +173,39 @@ impl BodyReader {
         self.gzip = None;
         Error::Gzip { source }
     }
+
+    /// Ends a body that inflated past [`MAX_INFLATION`] and refuses gzip from now on ([T3]).
+    ///
+    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    fn over_inflated(&mut self) -> Error {
+        let (fed, produced) = self
+            .gzip
+            .as_ref()
+            .map_or((0, 0), |gz| (gz.fed, gz.produced));
+        self.done = true;
+        self.gzip = None;
+        self.refused.set();
+        Error::GzipInflation { fed, produced }
+    }
 }
 
 impl Gunzip {
+    fn new() -> Self {
+        Gunzip {
+            decoder: flate2::write::MultiGzDecoder::new(Vec::new()),
+            pending: Bytes::new(),
+            started: false,
+            fed: 0,
+            produced: 0,
+        }
+    }
+
+    /// Whether the body has inflated past [`MAX_INFLATION`] beyond its first
+    /// [`INFLATION_FLOOR`] bytes.
+    fn over_inflated(&self) -> bool {
+        self.produced > INFLATION_FLOOR && self.produced > self.fed.saturating_mul(MAX_INFLATION)
+    }
+
     /// Feeds the decoder one piece of the pending input and takes what it produced.
     fn step(&mut self) -> std::io::Result<Bytes> {
         let piece = self.pending.len().min(STEP_INPUT);
@@ -150,8 +217,16 @@ impl Gunzip {
             ));
         }
         self.pending.advance(used);
+        self.fed += used as u64;
         self.decoder.flush()?;
-        Ok(Bytes::from(std::mem::take(self.decoder.get_mut())))
+        Ok(self.take_output())
+    }
+
+    /// What the decoder produced since the last call, counted.
+    fn take_output(&mut self) -> Bytes {
+        let out = std::mem::take(self.decoder.get_mut());
+        self.produced += out.len() as u64;
+        Bytes::from(out)
     }
 
     /// At the end of the body: the last member must be complete (its trailer checks the CRC).
@@ -165,7 +240,7 @@ impl Gunzip {
                 )
             })?;
         }
-        Ok(Bytes::from(std::mem::take(self.decoder.get_mut())))
+        Ok(self.take_output())
     }
 }
 
@@ -184,11 +259,7 @@ mod tests {
 
     /// Decodes `wire` fed in the given frame sizes through the same steps as a body.
     fn decode(wire: &[u8], cuts: &[usize]) -> std::io::Result<(Vec<u8>, usize)> {
-        let mut gz = Gunzip {
-            decoder: flate2::write::MultiGzDecoder::new(Vec::new()),
-            pending: Bytes::new(),
-            started: false,
-        };
+        let mut gz = Gunzip::new();
         let (mut out, mut largest, mut at) = (Vec::new(), 0, 0);
         let mut sizes = cuts.iter().copied().cycle();
         while at < wire.len() {
@@ -233,6 +304,36 @@ mod tests {
         let (out, largest) = decode(&wire, &[wire.len()]).expect("valid stream");
         assert_eq!(out.len(), zeros.len());
         assert!(largest <= 256 << 10, "one step produced {largest} bytes");
+    }
+
+    #[test]
+    fn t3_inflation_is_bounded_past_the_floor() {
+        let mut gz = Gunzip::new();
+        gz.pending = Bytes::from(member(&vec![b' '; 64 << 20]));
+        gz.started = true;
+        let mut steps = 0;
+        while !gz.pending.is_empty() && !gz.over_inflated() {
+            gz.step().expect("valid gzip");
+            steps += 1;
+        }
+        assert!(gz.over_inflated(), "a thousandfold member trips the bound");
+        assert!(gz.produced > INFLATION_FLOOR && gz.produced < 2 * INFLATION_FLOOR);
+        assert!(steps > 1);
+        // Real lists inflate far less: 32 MiB of varied JSON-like text passes.
+        let text: Vec<u8> = (0..(32u32 << 20) / 16)
+            .flat_map(|i| {
+                format!("{{\"n\":\"{:08x}\"}}", i.wrapping_mul(2_654_435_761)).into_bytes()
+            })
+            .collect();
+        let (out, _) = decode(&member(&text), &[64 << 10]).expect("valid stream");
+        assert_eq!(out.len(), text.len());
+        let mut gz = Gunzip::new();
+        gz.pending = Bytes::from(member(&text));
+        gz.started = true;
+        while !gz.pending.is_empty() {
+            gz.step().expect("valid gzip");
+            assert!(!gz.over_inflated(), "{} from {}", gz.produced, gz.fed);
+        }
     }
 
     #[test]

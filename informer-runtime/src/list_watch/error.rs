@@ -129,6 +129,18 @@ pub enum Error {
         /// The list kind expected.
         expected: String,
     },
+    /// No response headers arrived within [`BodyLimits::head`](super::BodyLimits::head)
+    /// ([T4]): a request on a half-open connection. The connection is dropped; like a dead
+    /// watch ([R7]), the reflector backs off and tries again ([R15]).
+    ///
+    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    #[error("no response headers within {waited:?} (dead connection?)")]
+    NoResponse {
+        /// How long the request waited.
+        waited: Duration,
+    },
     /// A response body made no progress for the idle time ([T4]): a half-open connection. Like
     /// a dead watch ([R7]), the reflector backs off and lists again ([R15]).
     ///
@@ -153,6 +165,22 @@ pub enum Error {
         /// What the gzip decoder reported.
         #[source]
         source: std::io::Error,
+    },
+    /// A gzip body inflated more than 64-fold past its first 16 MiB ([T3]): a gzip bomb, or
+    /// data far more repetitive than Kubernetes objects are. The rest is not read, and the
+    /// list-watcher asks for identity bodies from its next request on; retryable like a
+    /// malformed body ([R14]).
+    ///
+    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    #[error(
+        "a gzip body inflated from {fed} to {produced} bytes; asking for identity bodies from now on"
+    )]
+    GzipInflation {
+        /// Compressed bytes read.
+        fed: u64,
+        /// Decompressed bytes they produced.
+        produced: u64,
     },
     /// The server answered with a `Content-Encoding` the request did not offer. Retryable by
     /// a new cycle after backoff ([R15]).
@@ -233,12 +261,13 @@ impl Error {
             | Error::UnexpectedStatus { .. }
             | Error::ErrorEventNotStatus { .. }
             | Error::BodyStalled { .. }
+            | Error::NoResponse { .. }
             | Error::BodyTooLarge { .. }
             | Error::ContentEncoding { .. } => ErrorClass::Other,
             Error::Gzip { source } if source.kind() == std::io::ErrorKind::UnexpectedEof => {
                 ErrorClass::CutChunk
             }
-            Error::Gzip { .. } => ErrorClass::InternalError,
+            Error::Gzip { .. } | Error::GzipInflation { .. } => ErrorClass::InternalError,
             Error::Decode { .. } | Error::Protobuf { .. } | Error::LineTooLong { .. } => {
                 ErrorClass::InternalError
             }
@@ -284,15 +313,48 @@ pub(super) fn api_error(status: Status, header_retry: Option<Duration>) -> Error
     }
 }
 
+/// The `Status` of an error answer ([T5]): kube-apiserver encodes it as the request's `Accept`
+/// negotiates, so a protobuf request's error arrives as a protobuf `Status`. A body that is
+/// neither becomes a failure carrying the HTTP code and the body's text.
+///
+/// [T5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+pub(super) fn status_of_body(body: &[u8], protobuf: bool, code: u16) -> Status {
+    let parsed = if protobuf {
+        informer_proto::frame::read_status(body).ok()
+    } else {
+        serde_json::from_slice::<Status>(body).ok()
+    };
+    match parsed {
+        Some(mut s) if s.code != 0 || s.is_failure() => {
+            if s.code == 0 {
+                s.code = code;
+            }
+            s
+        }
+        _ if protobuf => {
+            Status::failure("an error body in protobuf that is not a Status", "").with_code(code)
+        }
+        _ => Status::failure(String::from_utf8_lossy(body).trim(), "").with_code(code),
+    }
+}
+
+/// The error class of a `Status`, as client-go's reflector tells them apart: "too large
+/// resource version" by its cause, or by its message on a 504 Timeout only (servers before
+/// 1.19); a 429 whose message quotes that text (a consistent LIST the watch cache could not
+/// serve in time, `ConsistentListFromCacheSkipTimeoutFallback`) is a 429 ([R11], [R13]).
+///
+/// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 pub(super) fn classify_status(status: &Status) -> ErrorClass {
     let too_large = status.details.as_ref().is_some_and(|d| {
         d.causes
             .iter()
             .any(|c| c.reason == "ResourceVersionTooLarge")
-    }) || status
-        .message
-        .to_ascii_lowercase()
-        .contains("too large resource version");
+    }) || (status.code == 504
+        && status
+            .message
+            .to_ascii_lowercase()
+            .contains("too large resource version"));
     if too_large {
         return ErrorClass::TooLargeResourceVersion;
     }

@@ -47,7 +47,7 @@ use bytes::BytesMut;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::api::{Api, DynamicObject, PartialObjectMeta};
-use kube::core::{Status, WatchEvent};
+use kube::core::WatchEvent;
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
@@ -113,6 +113,8 @@ pub struct ListWatch<K> {
     limits: BodyLimits,
     /// Whether requests offer gzip (`Accept-Encoding: gzip`, T3).
     accept_gzip: bool,
+    /// Set, for good, by a gzip body that inflated past its bound (T3).
+    gzip_refused: body::GzipRefused,
     /// Body bytes received as they came on the wire (compressed, if gzip), shared by clones.
     received: Arc<AtomicU64>,
     /// The protobuf message of the served kind, when it is a built-in one (T1).
@@ -123,15 +125,19 @@ pub struct ListWatch<K> {
     fallback: proto::Fallback,
 }
 
-/// Bounds on reading a LIST body or an error body ([T4]): a half-open connection fails after
-/// `idle` without bytes, like a dead watch ([R7]), instead of freezing a relist for the kernel's
-/// TCP timeout (about 15 minutes); a body above its cap fails with [`Error::BodyTooLarge`]
-/// instead of exhausting memory.
+/// Bounds on waiting for an answer and reading a LIST body or an error body ([T4]): a request
+/// on a half-open connection fails after `head` without response headers, and a body after
+/// `idle` without bytes, like a dead watch ([R7]), instead of freezing a list or a watch for the
+/// kernel's TCP timeout (about 15 minutes); a body above its cap fails with
+/// [`Error::BodyTooLarge`] instead of exhausting memory.
 ///
 /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyLimits {
+    /// The longest wait for the status line and headers of any LIST, WATCH or watch-list
+    /// answer. Default [`DEFAULT_RESPONSE_HEAD_TIMEOUT`].
+    pub head: Duration,
     /// The longest time without a byte of the body. Default [`DEFAULT_BODY_IDLE_TIMEOUT`].
     pub idle: Duration,
     /// The largest LIST body, in bytes. Default [`DEFAULT_MAX_LIST_BODY_BYTES`].
@@ -140,6 +146,12 @@ pub struct BodyLimits {
     pub max_error_bytes: usize,
 }
 
+/// [T4]'s default wait for response headers: 90 s, longer than kube-apiserver's own request
+/// timeout (`--request-timeout`, 60 s by default), after which a live server answers a slow
+/// LIST with 504 itself; a watch's headers come at once.
+///
+/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+pub const DEFAULT_RESPONSE_HEAD_TIMEOUT: Duration = Duration::from_secs(90);
 /// [T4]'s default idle time of a body (docs/behaviour.md: 60 s).
 ///
 /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
@@ -153,6 +165,7 @@ pub const DEFAULT_MAX_ERROR_BODY_BYTES: usize = 1 << 20;
 impl Default for BodyLimits {
     fn default() -> Self {
         BodyLimits {
+            head: DEFAULT_RESPONSE_HEAD_TIMEOUT,
             idle: DEFAULT_BODY_IDLE_TIMEOUT,
             max_list_bytes: DEFAULT_MAX_LIST_BODY_BYTES,
             max_error_bytes: DEFAULT_MAX_ERROR_BODY_BYTES,
@@ -197,6 +210,7 @@ impl<K> Clone for ListWatch<K> {
             exact_capacity: self.exact_capacity,
             limits: self.limits,
             accept_gzip: self.accept_gzip,
+            gzip_refused: self.gzip_refused.clone(),
             received: Arc::clone(&self.received),
             kind_message: self.kind_message,
             protobuf: self.protobuf,
@@ -335,6 +349,7 @@ where
             exact_capacity: true,
             limits: BodyLimits::default(),
             accept_gzip: true,
+            gzip_refused: body::GzipRefused::default(),
             received: Arc::new(AtomicU64::new(0)),
             kind_message: None,
             protobuf: true,
@@ -600,7 +615,7 @@ where
 
     /// A response's body, decoded and counted in [`bytes_received`](Self::bytes_received).
     fn body(&self, res: http::Response<kube::client::Body>) -> Result<BodyReader> {
-        BodyReader::new(res, Arc::clone(&self.received))
+        BodyReader::new(res, Arc::clone(&self.received), self.gzip_refused.clone())
     }
 
     async fn send(
@@ -615,11 +630,22 @@ where
             // `BodyReader` decodes either incrementally.
             .header(
                 http::header::ACCEPT_ENCODING,
-                if self.accept_gzip { "gzip" } else { "identity" },
+                if self.accept_gzip && !self.gzip_refused.is_set() {
+                    "gzip"
+                } else {
+                    "identity"
+                },
             )
             .body(kube::client::Body::empty())
             .map_err(Error::BuildRequest)?;
-        let res = self.client.send(req).await.map_err(Error::Transport)?;
+        // T4: a request written into a half-open pooled connection gets no answer and no
+        // error; dropping it closes that connection.
+        let res = tokio::time::timeout(self.limits.head, self.client.send(req))
+            .await
+            .map_err(|_| Error::NoResponse {
+                waited: self.limits.head,
+            })?
+            .map_err(Error::Transport)?;
         let code = res.status();
         if code.is_success() {
             return Ok(res);
@@ -642,6 +668,7 @@ where
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
+        let protobuf = proto::is_protobuf(res.headers());
         let body = read_body(
             self.body(res)?,
             self.limits.idle,
@@ -649,13 +676,10 @@ where
             "error",
         )
         .await?;
-        let status = match serde_json::from_slice::<Status>(&body) {
-            Ok(s) if s.code != 0 => s,
-            _ => {
-                Status::failure(String::from_utf8_lossy(&body).trim(), "").with_code(code.as_u16())
-            }
-        };
-        Err(api_error(status, header_retry))
+        Err(api_error(
+            error::status_of_body(&body, protobuf, code.as_u16()),
+            header_retry,
+        ))
     }
 }
 
@@ -698,6 +722,7 @@ mod tests {
     use super::error::classify_status;
     use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::core::Status;
 
     #[test]
     fn read_timeout_must_exceed_the_longest_watch() {
@@ -757,6 +782,53 @@ mod tests {
             classify_status(&status),
             ErrorClass::TooLargeResourceVersion
         );
+    }
+
+    #[test]
+    fn r11_r13_too_large_by_cause_or_on_a_504_only() {
+        // ConsistentListFromCacheSkipTimeoutFallback's 429 quotes the watch cache's text.
+        let mut status = Status::failure(
+            "Too large resource version: 12, current: 11",
+            "TooManyRequests",
+        )
+        .with_code(429);
+        assert_eq!(classify_status(&status), ErrorClass::TooManyRequests);
+        status.code = 504;
+        assert_eq!(
+            classify_status(&status),
+            ErrorClass::TooLargeResourceVersion
+        );
+        let mut caused = Status::failure("whatever", "Timeout").with_code(504);
+        caused.details = Some(kube::core::response::StatusDetails {
+            name: String::new(),
+            group: String::new(),
+            kind: String::new(),
+            uid: String::new(),
+            causes: vec![kube::core::response::StatusCause {
+                reason: "ResourceVersionTooLarge".into(),
+                message: "Too large resource version".into(),
+                field: String::new(),
+            }],
+            retry_after_seconds: 1,
+        });
+        assert_eq!(
+            classify_status(&caused),
+            ErrorClass::TooLargeResourceVersion
+        );
+    }
+
+    #[test]
+    fn t5_error_bodies_in_either_encoding() {
+        let json = br#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"no","reason":"NotFound","code":404}"#;
+        let s = error::status_of_body(json, false, 404);
+        assert_eq!((s.code, s.reason.as_str()), (404, "NotFound"));
+        let text = error::status_of_body(b"<html>bad gateway</html>", false, 502);
+        assert_eq!(text.code, 502);
+        assert!(text.message.contains("bad gateway"));
+        // A protobuf body that is no Status keeps the code, not the bytes.
+        let garbage = error::status_of_body(b"k8s\0\xff", true, 503);
+        assert_eq!(garbage.code, 503);
+        assert!(!garbage.message.contains('\u{fffd}'));
     }
 
     #[test]

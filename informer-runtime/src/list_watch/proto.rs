@@ -95,15 +95,26 @@ pub(super) fn list_head(
             expected: list_kinds.first().cloned().unwrap_or_default(),
         });
     }
+    // A list message always holds its `ListMeta` (gogo writes the non-nullable field even when
+    // empty), so an envelope without `raw` is malformed, not an empty list (M14).
+    let raw = frame::range_within(body, env.raw)
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| {
+            fallback.fail(
+                "list",
+                informer_proto::Error::Invalid(
+                    "the protobuf list envelope holds no list message (runtime.Unknown.raw)".into(),
+                ),
+            )
+        })?;
     let list = frame::List::read(env.raw).map_err(|e| fallback.fail("list", e))?;
-    let start = env.raw.as_ptr() as usize - body.as_ptr() as usize;
     Ok(ListHead {
         resource_version: list.meta.resource_version.to_string(),
         continue_token: Some(list.meta.continue_token)
             .filter(|c| !c.is_empty())
             .map(str::to_string),
         shard_info: list.meta.shard_selector.map(str::to_string),
-        raw: start..start + env.raw.len(),
+        raw,
     })
 }
 
@@ -258,4 +269,113 @@ fn bookmark_meta(env: &Envelope<'_>) -> Result<BookmarkMeta, informer_proto::Err
     }
     let object: Object = from_slice(env.message()?, env.raw)?;
     Ok(object.metadata)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use serde_json::{Value, json};
+
+    /// The `k8s\0` envelope naming `kind`, with `raw` as field 2 when given.
+    fn envelope(kind: &str, raw: Option<&[u8]>) -> Bytes {
+        let mut tm = Vec::new();
+        informer_proto::wire::put_len(&mut tm, 1, b"v1");
+        informer_proto::wire::put_len(&mut tm, 2, kind.as_bytes());
+        let mut out = informer_proto::MAGIC.to_vec();
+        informer_proto::wire::put_len(&mut out, 1, &tm);
+        if let Some(raw) = raw {
+            informer_proto::wire::put_len(&mut out, 2, raw);
+        }
+        Bytes::from(out)
+    }
+
+    #[test]
+    fn a_list_envelope_without_its_list_message_is_an_error() {
+        let kinds = ["ConfigMapList".to_string()];
+        for raw in [None, Some(&b""[..])] {
+            let fallback = Fallback::default();
+            let err = match list_head(&envelope("ConfigMapList", raw), &kinds, &fallback) {
+                Ok(_) => panic!("{raw:?}: read as a list"),
+                Err(e) => e,
+            };
+            assert!(matches!(err, Error::Protobuf { .. }), "{err:?}");
+            assert!(fallback.to_json(), "a malformed answer turns to JSON");
+        }
+        let ok = list_head(
+            &envelope("ConfigMapList", Some(&[0x0a, 0x03, 0x12, 0x01, b'7'])),
+            &kinds,
+            &Fallback::default(),
+        )
+        .unwrap_or_else(|e| panic!("a list: {e}"));
+        assert_eq!(ok.resource_version, "7");
+        assert!(matches!(
+            list_head(
+                &envelope("PodList", Some(&[0x0a, 0x00])),
+                &kinds,
+                &Fallback::default()
+            ),
+            Err(Error::NotAList { .. })
+        ));
+    }
+
+    /// A CustomResourceDefinition whose schema nests `levels` schemas, each the only property
+    /// of the one above.
+    fn deep_crd(levels: usize) -> Value {
+        let mut schema = json!({"type": "string"});
+        for _ in 1..levels {
+            schema = json!({"type": "object", "properties": {"a": schema}});
+        }
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "deeps.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"kind": "Deep", "plural": "deeps"},
+                     "versions": [{"name": "v1", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": schema}}]}
+        })
+    }
+
+    /// Whether each format decodes `v` as a LIST item is decoded: (JSON, protobuf).
+    fn decodes(v: &Value) -> (bool, bool) {
+        let json = serde_json::to_vec(v).expect("serialize");
+        let from_json = super::super::sized::from_slice::<CustomResourceDefinition>(&json);
+        let body = informer_testserver::encode_protobuf(v).expect("encode");
+        let env = informer_proto::frame::Envelope::read(&body).expect("envelope");
+        let message =
+            informer_proto::for_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+                .expect("a built-in kind");
+        let from_pb = decode_object::<CustomResourceDefinition>(message, env.raw);
+        if let (Ok(a), Ok(b)) = (&from_json, &from_pb) {
+            assert_eq!(a, b, "T2");
+        }
+        (from_json.is_ok(), from_pb.is_ok())
+    }
+
+    /// Protobuf nests as deep as JSON, no deeper (informer-proto's `MAX_DEPTH`), and the
+    /// deepest object either accepts decodes within a tokio worker's 2 MiB stack.
+    #[test]
+    fn protobuf_and_json_accept_the_same_nesting_within_a_worker_stack() {
+        let run = || {
+            let mut deepest = 0;
+            for levels in 1..=96 {
+                let (json, pb) = decodes(&deep_crd(levels));
+                assert_eq!(json, pb, "{levels} levels: JSON {json}, protobuf {pb}");
+                if json {
+                    deepest = levels;
+                }
+            }
+            deepest
+        };
+        let deepest = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(run)
+            .expect("spawn")
+            .join()
+            .expect("no panic, no stack overflow");
+        assert!(
+            (55..90).contains(&deepest),
+            "schemas nest up to {deepest} levels"
+        );
+    }
 }

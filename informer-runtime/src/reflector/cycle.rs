@@ -30,6 +30,7 @@ use super::policy::{
     Action as Answer, DEAD_WATCH_GRACE, EventRvGate, Facts, Phase, on_error, retry_after_floor,
 };
 use super::state::{Action, Event, Failure, Machine, Note, Settings, Wait, WatchEnd};
+use super::watch_list::is_initial_events_end;
 use super::{
     Backoff, Error, InitialListStrategy, Reflector, bump, guard_transform, guard_transform_owned,
     list, watch_list,
@@ -45,6 +46,11 @@ struct Driver<K> {
     io: Io<K>,
     backoff: Backoff,
     listed_once: bool,
+    /// Whether the server has sent a periodic bookmark (not only an initial-events-end one): from
+    /// then on a watch silent for `max_bookmark_gap` is dead ([R7]).
+    ///
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    periodic_bookmarks: bool,
     /// The resync timer ([R22]): restarted with each cycle's first watch, kept across re-watches.
     ///
     /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
@@ -111,6 +117,7 @@ where
                 cancel,
             },
             listed_once: false,
+            periodic_bookmarks: false,
             resync: None,
         }
     }
@@ -344,6 +351,18 @@ where
         }
     }
 
+    /// How long watch `w` may stay silent before it is dead ([R7]).
+    ///
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    fn idle_limit(&self, w: &ActiveWatch<K>) -> Duration {
+        let own = w.timeout + DEAD_WATCH_GRACE;
+        if self.periodic_bookmarks {
+            own.min(self.io.config.max_bookmark_gap)
+        } else {
+            own
+        }
+    }
+
     fn resync_timer(&self) -> Option<Interval> {
         let period = self.io.config.resync_period;
         if period.is_zero() {
@@ -366,7 +385,7 @@ where
         w: &mut ActiveWatch<K>,
         resync: &mut Option<Interval>,
     ) -> (Consumed, u64, Option<String>) {
-        let idle = w.timeout + DEAD_WATCH_GRACE;
+        let mut idle = self.idle_limit(w);
         let mut deadline = Instant::now() + idle;
         let mut gate = EventRvGate::new(&w.start_rv);
         let mut events = 0u64;
@@ -387,7 +406,8 @@ where
                     }
                 }
                 _ = tokio::time::sleep_until(deadline) => {
-                    // R7: nothing for timeout + 5 s: a dead connection, handled like a close.
+                    // R7: nothing for timeout + 5 s, or for the bookmark gap once the server
+                    // sends bookmarks: a dead connection, handled like a close.
                     self.io.report(Error::DeadWatch(idle));
                     return (Consumed::Ended(WatchEnd::Closed), events, last_rv);
                 }
@@ -405,6 +425,13 @@ where
                         }
                         Some(Ok(Probed::Event(ev))) => {
                             events += 1;
+                            if !self.periodic_bookmarks
+                                && matches!(&ev, WatchEvent::Bookmark(b) if !is_initial_events_end(b))
+                            {
+                                self.periodic_bookmarks = true;
+                                idle = self.idle_limit(w);
+                                deadline = Instant::now() + idle;
+                            }
                             match self.apply(ev, &mut gate) {
                                 Ok(Some(rv)) => last_rv = Some(rv),
                                 Ok(None) => {}

@@ -160,6 +160,12 @@ pub enum InitialListStrategy {
 /// [Y4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
 pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 
+/// The default [`ReflectorConfig::max_bookmark_gap`]: two and a half times kube-apiserver's
+/// bookmark period of one minute ([R7]).
+///
+/// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+pub const DEFAULT_MAX_BOOKMARK_GAP: Duration = Duration::from_secs(150);
+
 /// Callback told about every error (client-go `SetWatchErrorHandler`).
 pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
 
@@ -205,6 +211,16 @@ pub struct ReflectorConfig {
     ///
     /// [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub min_watch_timeout: Duration,
+    /// The longest silence (no event, no bookmark) a running watch may keep once the server
+    /// has shown it sends periodic bookmarks ([R7]): kube-apiserver sends one about every
+    /// minute to a watch that asks (every watch does, [R5]), so a watch that hears nothing for
+    /// well over that is on a dead connection. Default [`DEFAULT_MAX_BOOKMARK_GAP`] (150 s).
+    /// Until a periodic bookmark has arrived (a server without a watch cache may send none),
+    /// only the watch's own timeout plus 5 s applies.
+    ///
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    pub max_bookmark_gap: Duration,
     /// Window in which 500s on a watch are retried at once ([R14]). Default 0: never.
     ///
     /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
@@ -245,6 +261,7 @@ impl Default for ReflectorConfig {
             watch_list_idle_timeout: Duration::from_secs(30),
             max_watch_line_bytes: DEFAULT_MAX_WATCH_LINE_BYTES,
             min_watch_timeout: policy::MIN_WATCH_TIMEOUT_FLOOR,
+            max_bookmark_gap: DEFAULT_MAX_BOOKMARK_GAP,
             max_internal_error_retry: Duration::ZERO,
             resync_period: Duration::ZERO,
             should_resync: None,
@@ -268,6 +285,7 @@ impl fmt::Debug for ReflectorConfig {
             .field("watch_list_idle_timeout", &self.watch_list_idle_timeout)
             .field("max_watch_line_bytes", &self.max_watch_line_bytes)
             .field("min_watch_timeout", &self.min_watch_timeout)
+            .field("max_bookmark_gap", &self.max_bookmark_gap)
             .field("max_internal_error_retry", &self.max_internal_error_retry)
             .field("resync_period", &self.resync_period)
             .field("label_selector", &self.label_selector)

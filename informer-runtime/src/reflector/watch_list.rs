@@ -22,6 +22,17 @@ use crate::store::Keyed;
 /// The annotation on the bookmark that ends the initial events (R17).
 pub(super) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
+/// Whether `b` is the bookmark that ends a watch-list's initial events ([R17]).
+///
+/// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+pub(super) fn is_initial_events_end(b: &kube::core::watch::Bookmark) -> bool {
+    b.metadata
+        .annotations
+        .get(INITIAL_EVENTS_END)
+        .map(String::as_str)
+        == Some("true")
+}
+
 /// How a watch-list stream ended; what happens next (R19's retry at `""`, R19/R20's fallback
 /// to a paged LIST, R15) is the state machine's decision (`state.rs`).
 pub(super) enum Streamed<K> {
@@ -153,13 +164,7 @@ where
             }
             WatchEvent::Deleted(o) => got.remove(&o),
             WatchEvent::Bookmark(b) => {
-                let end = b
-                    .metadata
-                    .annotations
-                    .get(INITIAL_EVENTS_END)
-                    .map(String::as_str)
-                    == Some("true");
-                if !end {
+                if !is_initial_events_end(&b) {
                     continue;
                 }
                 let items: Vec<Keyed<K>> = got.items.into_iter().flatten().collect();

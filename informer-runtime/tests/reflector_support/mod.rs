@@ -212,6 +212,23 @@ pub struct Running {
 }
 
 impl Running {
+    /// A reflector started by the caller (see [`start`] for the usual one).
+    pub fn new(
+        store: Arc<RecordingStore<ConfigMap>>,
+        handle: ReflectorHandle,
+        errors: Arc<Mutex<Vec<String>>>,
+        cancel: CancellationToken,
+        task: tokio::task::JoinHandle<()>,
+    ) -> Self {
+        Running {
+            store,
+            handle,
+            errors,
+            cancel,
+            task,
+        }
+    }
+
     /// Cancels the reflector and checks that its task ends promptly.
     pub async fn stop(self) {
         self.cancel.cancel();

@@ -97,6 +97,49 @@ fn first_servable(accept: &str) -> Result<(Wire, Mode), ApiError> {
     ))
 }
 
+/// The encoding of an error's `Status` ([T5]): the first media range of `accept` that is JSON
+/// or protobuf without an `as=` conversion (a `Status` is neither a Table nor metadata); JSON
+/// when none is, as kube-apiserver falls back to when negotiation fails.
+///
+/// [T5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+pub(crate) fn error_wire(accept: &str) -> Wire {
+    media_ranges(accept)
+        .filter(|r| r.as_kind.is_none())
+        .find_map(|r| match r.base {
+            "application/json" | "application/*" | "*/*" => Some(Wire::Json),
+            protobuf::MEDIA_TYPE => Some(Wire::Protobuf),
+            _ => None,
+        })
+        .unwrap_or(Wire::Json)
+}
+
+/// An error answer whose `Status` is encoded as `wire` ([T5]), with its `Retry-After`.
+///
+/// [T5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+pub(crate) fn negotiated_error(err: &ApiError, wire: Wire) -> Response {
+    let mut resp = super::error_response(err);
+    if wire == Wire::Json {
+        return resp;
+    }
+    let encoded = serde_json::from_slice::<Value>(&err.body())
+        .map_err(|e| protobuf::Error::Invalid(e.to_string()))
+        .and_then(|v| protobuf::encode_object(&v));
+    match encoded {
+        Ok(pb) => {
+            *resp.body_mut() = Body::from(pb);
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(protobuf::MEDIA_TYPE),
+            );
+            resp
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "a Status that protobuf cannot carry; answering in JSON");
+            resp
+        }
+    }
+}
+
 /// Decodes a create/update request body by its Content-Type into a JSON object.
 pub(crate) fn request_object(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
     let base = content_type
@@ -277,6 +320,29 @@ mod tests {
                 .code,
             406
         );
+    }
+
+    #[test]
+    fn t5_errors_are_encoded_as_the_accept_header_negotiates() {
+        let pb = "application/vnd.kubernetes.protobuf";
+        assert_eq!(
+            error_wire(&format!("{pb}, application/json")),
+            Wire::Protobuf
+        );
+        assert_eq!(error_wire(&format!("application/json, {pb}")), Wire::Json);
+        assert_eq!(error_wire(""), Wire::Json);
+        assert_eq!(error_wire("text/html"), Wire::Json);
+        assert_eq!(
+            error_wire(&format!(
+                "{pb};as=Table;v=v1;g=meta.k8s.io, application/json"
+            )),
+            Wire::Json
+        );
+        let err = ApiError::new(429, "TooManyRequests", "slow down").with_retry_after(Some(2));
+        let resp = negotiated_error(&err, Wire::Protobuf);
+        assert_eq!(resp.status().as_u16(), 429);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], pb);
+        assert_eq!(resp.headers()[header::RETRY_AFTER], "2");
     }
 
     #[test]

@@ -14,8 +14,9 @@ use http::{HeaderValue, StatusCode, header};
 use super::codec::Wire;
 use super::list::{PageOverride, list_with};
 use super::{Mode, Target, json_response};
-use crate::faults::HostileResponse;
+use crate::faults::{HostileProtobuf, HostileResponse};
 use crate::log::QueryParams;
+use crate::protobuf;
 use crate::state::Shared;
 use crate::status::ApiError;
 
@@ -113,6 +114,18 @@ pub(crate) fn respond(
                 .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
             Ok(resp)
         }
+        HostileResponse::GzipBomb { inflated } => {
+            let wire = super::gzip::member(&vec![b' '; inflated])
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            let mut resp = json_response(StatusCode::OK, Bytes::from(wire));
+            resp.headers_mut()
+                .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            Ok(resp)
+        }
+        HostileResponse::Protobuf(p) => {
+            let body = protobuf_body(t, rv, &p)?;
+            Ok(super::list::protobuf_response(body))
+        }
         HostileResponse::Body { content_type, body } => {
             let mut resp = Response::new(Body::from(body));
             resp.headers_mut().insert(
@@ -135,6 +148,87 @@ pub(crate) fn respond(
             Ok(resp)
         }
     }
+}
+
+/// The bytes of a hostile protobuf answer for `t` at `rv`.
+fn protobuf_body(t: &Target, rv: u64, p: &HostileProtobuf) -> Result<Vec<u8>, ApiError> {
+    use informer_proto::wire::{LEN, put_key, put_len, put_varint};
+    const HUGE: u64 = 1 << 62;
+    let api_version = t.info.api_version();
+    let rv = rv.to_string();
+    let list_meta = |out: &mut Vec<u8>| {
+        let mut meta = Vec::new();
+        put_len(&mut meta, 2, rv.as_bytes());
+        put_len(out, 1, &meta);
+    };
+    Ok(match p {
+        HostileProtobuf::ListWithoutRaw => {
+            let mut tm = Vec::new();
+            put_len(&mut tm, 1, api_version.as_bytes());
+            put_len(&mut tm, 2, t.info.list_kind().as_bytes());
+            let mut out = protobuf::MAGIC.to_vec();
+            put_len(&mut out, 1, &tm);
+            out
+        }
+        HostileProtobuf::ListOfKind(kind) => {
+            let mut list = Vec::new();
+            list_meta(&mut list);
+            protobuf::envelope(&api_version, kind, &list)
+        }
+        HostileProtobuf::HugeItemLength => {
+            let mut list = Vec::new();
+            list_meta(&mut list);
+            put_key(&mut list, 2, LEN);
+            put_varint(&mut list, HUGE);
+            list.extend_from_slice(b"\x0a\x02ab");
+            protobuf::envelope(&api_version, &t.info.list_kind(), &list)
+        }
+        HostileProtobuf::HugeFrameLength => {
+            let mut out = (u32::MAX - 15).to_be_bytes().to_vec();
+            out.extend_from_slice(b"\x0a\x05ADDED");
+            out
+        }
+        HostileProtobuf::HugeObjectLength => {
+            let mut object = protobuf::MAGIC.to_vec();
+            let mut tm = Vec::new();
+            put_len(&mut tm, 1, api_version.as_bytes());
+            put_len(&mut tm, 2, t.info.kind.as_bytes());
+            put_len(&mut object, 1, &tm);
+            put_key(&mut object, 2, LEN);
+            put_varint(&mut object, HUGE);
+            object.extend_from_slice(b"\x0a\x00");
+            let mut out = Vec::new();
+            protobuf::watch_frame(&mut out, "ADDED", &object, false);
+            out
+        }
+        HostileProtobuf::DeepSchema { levels } => {
+            let mut schema = serde_json::json!({"type": "string"});
+            for _ in 1..*levels {
+                schema = serde_json::json!({"type": "object", "properties": {"a": schema}});
+            }
+            let crd = serde_json::json!({
+                "metadata": {"name": "deeps.example.com", "resourceVersion": rv, "uid": "deep"},
+                "spec": {"group": "example.com", "scope": "Namespaced",
+                         "names": {"kind": "Deep", "plural": "deeps"},
+                         "versions": [{"name": "v1", "served": true, "storage": true,
+                                       "schema": {"openAPIV3Schema": schema}}]}
+            });
+            let item = protobuf::encode_message(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                &crd,
+            )
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+            let head = protobuf::ListHead {
+                api_version: "apiextensions.k8s.io/v1",
+                kind: "CustomResourceDefinitionList",
+                resource_version: &rv,
+                continue_token: None,
+                shard_selector: None,
+            };
+            protobuf::list(&head, &[item])
+        }
+    })
 }
 
 /// A watch body holding one event line of `len` bytes with no newline, then nothing until the

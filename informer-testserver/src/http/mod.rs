@@ -238,48 +238,71 @@ async fn serve(
             discovery::resources(sh, &g, &v),
         )),
         Route::Resource(t) => {
-            apply_faults(sh, &t, verb).await?;
-            let neg = codec::negotiate(&accept)?;
-            let (wire, mode) = match (neg.wire, verb) {
-                // A watch of a custom resource has no protobuf form.
-                (codec::Wire::Protobuf, Verb::Watch) if !codec::protobuf_watchable(&t.info) => {
-                    if !neg.json_ok {
-                        return Err(codec::watch_not_acceptable());
-                    }
-                    (codec::Wire::Json, Mode::Full)
-                }
-                (wire, _) => (wire, neg.mode),
-            };
-            if let Some(response) = sh.faults.take_hostile(verb) {
-                return hostile::respond(sh, &t, q, mode, response);
+            // T5: kube-apiserver encodes an error's Status as the request's Accept negotiates.
+            let error_wire = codec::error_wire(&accept);
+            match resource(sh, t, verb, q, req, &accept, gzip_ok).await {
+                Ok(resp) => Ok(resp),
+                Err(e) => Ok(codec::negotiated_error(&e, error_wire)),
             }
-            let resp = match verb {
-                Verb::List => list::list(sh, &t, q, mode, wire),
-                Verb::Watch => watch::watch(sh, &t, q, mode, wire),
-                _ => crud::handle(sh, &t, verb, q, mode, req).await,
-            }?;
-            let resp = match (wire, verb) {
-                // Watches are framed by `watch::watch` itself.
-                (codec::Wire::Protobuf, Verb::Watch) | (codec::Wire::Json, _) => resp,
-                (codec::Wire::Protobuf, _) => codec::to_protobuf(resp, neg.json_ok).await,
-            };
-            Ok(match verb {
-                _ if !gzip_ok || !resp.status().is_success() => resp,
-                Verb::Watch
-                    if q.send_initial_events == Some(true)
-                        && sh.settings.watch_list_compression =>
-                {
-                    gzip::per_flush(resp)
-                }
-                Verb::Watch => resp,
-                _ => gzip::whole_body(resp).await,
-            })
         }
     }
 }
 
-/// Forbidden resources, injected failures, delays, stalls and too-large-RV, in that order.
-async fn apply_faults(sh: &Arc<Shared>, t: &Target, verb: Verb) -> Result<(), ApiError> {
+/// Serves a resource request (every verb but discovery).
+async fn resource(
+    sh: &Arc<Shared>,
+    t: Target,
+    verb: Verb,
+    q: &QueryParams,
+    req: Request,
+    accept: &str,
+    gzip_ok: bool,
+) -> Result<Response, ApiError> {
+    apply_faults(sh, &t, verb, q).await?;
+    let neg = codec::negotiate(accept)?;
+    let (wire, mode) = match (neg.wire, verb) {
+        // A watch of a custom resource has no protobuf form.
+        (codec::Wire::Protobuf, Verb::Watch) if !codec::protobuf_watchable(&t.info) => {
+            if !neg.json_ok {
+                return Err(codec::watch_not_acceptable());
+            }
+            (codec::Wire::Json, Mode::Full)
+        }
+        (wire, _) => (wire, neg.mode),
+    };
+    if let Some(response) = sh.faults.take_hostile(verb) {
+        return hostile::respond(sh, &t, q, mode, response);
+    }
+    let resp = match verb {
+        Verb::List => list::list(sh, &t, q, mode, wire),
+        Verb::Watch => watch::watch(sh, &t, q, mode, wire),
+        _ => crud::handle(sh, &t, verb, q, mode, req).await,
+    }?;
+    let resp = match (wire, verb) {
+        // Watches are framed by `watch::watch` itself.
+        (codec::Wire::Protobuf, Verb::Watch) | (codec::Wire::Json, _) => resp,
+        (codec::Wire::Protobuf, _) => codec::to_protobuf(resp, neg.json_ok).await,
+    };
+    Ok(match verb {
+        _ if !gzip_ok || !resp.status().is_success() => resp,
+        Verb::Watch
+            if q.send_initial_events == Some(true) && sh.settings.watch_list_compression =>
+        {
+            gzip::per_flush(resp)
+        }
+        Verb::Watch => resp,
+        _ => gzip::whole_body(resp).await,
+    })
+}
+
+/// Forbidden resources, injected failures, delays, stalls, too-large-RV and a lagging watch
+/// cache, in that order.
+async fn apply_faults(
+    sh: &Arc<Shared>,
+    t: &Target,
+    verb: Verb,
+    q: &QueryParams,
+) -> Result<(), ApiError> {
     let faults = &sh.faults;
     if faults.is_forbidden(&t.info.group, &t.info.plural) {
         let verb_name = format!("{verb:?}").to_lowercase();
@@ -316,6 +339,20 @@ async fn apply_faults(sh: &Arc<Shared>, t: &Target, verb: Verb) -> Result<(), Ap
         if faults.take_too_large() {
             let cur = sh.store.current_rv();
             return Err(ApiError::too_large_rv(cur + 1000, cur));
+        }
+        let consistent =
+            q.continue_token.is_none() && q.resource_version.as_deref().is_none_or(str::is_empty);
+        if consistent
+            && faults.watch_cache_lags()
+            && sh
+                .consistent_list_skip_fallback
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            let cur = sh.store.current_rv();
+            return Err(ApiError::consistent_read_too_many_requests(
+                cur,
+                cur.saturating_sub(1),
+            ));
         }
     }
     Ok(())

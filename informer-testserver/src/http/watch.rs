@@ -405,6 +405,10 @@ impl Watcher {
                     match kick {
                         Kick::None => {}
                         Kick::Close => return None,
+                        Kick::Freeze => {
+                            self.sh.shutdown.cancelled().await;
+                            return None;
+                        }
                         Kick::Gone => {
                             self.state = Phase::Done;
                             let err = ApiError::expired(format!("too old resource version: {} ({})", self.last_rv, self.sh.store.current_rv()));
