@@ -36,6 +36,11 @@ pub enum Flavor {
     ShardGateOff,
     /// The watch cache off: a watch from a compacted resourceVersion reaches etcd (410 Gone).
     NoWatchCache,
+    /// `ConsistentListFromCacheSkipTimeoutFallback` on (alpha in 1.37): a consistent LIST the
+    /// watch cache cannot serve in time answers 429 instead of reading etcd ([R13]).
+    ///
+    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    SkipTimeoutFallback,
 }
 
 impl Flavor {
@@ -44,6 +49,9 @@ impl Flavor {
             Flavor::Default => Options::default(),
             Flavor::ShardGateOff => Options::default().feature_gate("ShardedListAndWatch", false),
             Flavor::NoWatchCache => Options::default().watch_cache(false),
+            Flavor::SkipTimeoutFallback => {
+                Options::default().feature_gate("ConsistentListFromCacheSkipTimeoutFallback", true)
+            }
         }
     }
 }
@@ -69,8 +77,12 @@ impl Backend {
         let server = TestServer::start()
             .await
             .expect("informer-testserver starts");
-        if flavor == Flavor::ShardGateOff {
-            server.set_sharded_list_and_watch(false);
+        match flavor {
+            Flavor::ShardGateOff => server.set_sharded_list_and_watch(false),
+            Flavor::SkipTimeoutFallback => {
+                server.set_consistent_list_from_cache_skip_timeout_fallback(true);
+            }
+            Flavor::Default | Flavor::NoWatchCache => {}
         }
         Backend::TestServer(server)
     }
@@ -183,14 +195,19 @@ impl Backend {
 }
 
 /// Runs each named scenario against both backends: `conformance!(name)` or
-/// `conformance!(name, NoWatchCache)` (a [`Flavor`]) makes `mod name { testserver, kube_apiserver }`.
+/// `conformance!(name, NoWatchCache)` (a [`Flavor`]) makes `mod name { testserver, kube_apiserver }`;
+/// `conformance!(name, Flavor, module)` runs the scenario once more, under another flavor, as
+/// `mod module`.
 #[macro_export]
 macro_rules! conformance {
     ($name:ident) => {
         $crate::conformance!($name, Default);
     };
     ($name:ident, $flavor:ident) => {
-        mod $name {
+        $crate::conformance!($name, $flavor, $name);
+    };
+    ($name:ident, $flavor:ident, $module:ident) => {
+        mod $module {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn testserver() {
                 let backend = $crate::Backend::testserver($crate::Flavor::$flavor).await;

@@ -345,3 +345,44 @@ async fn label_and_field_selectors(backend: &Backend) {
     log.wait_line("delete a2").await;
     assert_eq!(names(&labelled), ["a1"]);
 }
+
+// The list scenarios once more with `ConsistentListFromCacheSkipTimeoutFallback` on (R13): with
+// a watch cache that keeps up, the gate changes nothing a client sees.
+conformance!(
+    paged_initial_list,
+    SkipTimeoutFallback,
+    paged_initial_list_skip_timeout_fallback
+);
+conformance!(
+    streaming_initial_list,
+    SkipTimeoutFallback,
+    streaming_initial_list_skip_timeout_fallback
+);
+conformance!(
+    label_and_field_selectors,
+    SkipTimeoutFallback,
+    label_and_field_selectors_skip_timeout_fallback
+);
+conformance!(consistent_initial_list, SkipTimeoutFallback);
+/// An informer whose first LIST is a consistent read (`resourceVersion=""`, M6) syncs to the
+/// server's state with `ConsistentListFromCacheSkipTimeoutFallback` on: the watch cache serves
+/// it, and no 429 reaches the reflector.
+async fn consistent_initial_list(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("consistent").await;
+    for i in 0..5 {
+        create(&client, &ns, &format!("cm-{i}"), "x").await;
+    }
+    let informer = informer(&client, &ns, |c| {
+        c.reflector.strategy = InitialListStrategy::ListWatch;
+        c.reflector.initial_list_rv = String::new();
+    });
+    let _running = start_synced(&informer).await;
+    // A consistent read holds every write made before it.
+    assert_eq!(
+        by_name(informer.indexer().list()),
+        server_config_maps(&client, &ns).await
+    );
+    let counters = informer.reflector_handle().expect("reflector").counters();
+    assert_eq!(counters.errors, 0, "{counters:?}");
+}

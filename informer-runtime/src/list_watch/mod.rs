@@ -15,8 +15,11 @@
 //! `Config::read_timeout` must be `None` (kube's default) or longer than the longest watch timeout
 //! the reflector may ask for (twice `ReflectorConfig::min_watch_timeout`, 10 min by default, plus 5 s).
 //! The reflector detects dead connections itself ([R7]). [`read_timeout_fits`] checks a `kube::Config`.
-//! kube's default client retries 429/503/504 internally (`Config::default_retry`); the reflector's
-//! own handling ([R13]) then only sees what is left after those retries.
+//! kube's default client retries 429/503/504 internally (`Config::default_retry`: up to 15
+//! times, honouring `Retry-After`); the reflector's own handling ([R11], [R13]) then only sees
+//! what is left after those retries, and the response-head bound ([`BodyLimits::head`], [T4])
+//! spans all of them. The reflector needs no retry layer of its own: a client built with
+//! `default_retry = false` hands it every answer at once.
 //!
 //! [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 //! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
@@ -25,6 +28,8 @@
 //! [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 //! [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 //! [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 mod body;
 pub(crate) mod chunked;
