@@ -341,3 +341,51 @@ async fn error_bodies_follow_the_accept_header(backend: &Backend) {
         "an error body is no reason to turn to JSON"
     );
 }
+
+conformance!(managed_fields_drop_is_ignored_without_the_gate);
+/// KEP-5958 (`ManagedFieldsOptOut`, alpha in 1.38): a server without the gate, kube-apiserver
+/// 1.37 among them, ignores `drop=metadata.managedFields` on the `Accept` media types and
+/// answers the full objects in the format asked for; so the runtime may always send it where
+/// its cached form keeps no managedFields.
+async fn managed_fields_drop_is_ignored_without_the_gate(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("drop").await;
+    // kube-apiserver records a manager of its own on every write; informer-testserver keeps
+    // what the client sends, so the object carries one either way.
+    let mut cm = config_map(&ns, "a", "1", &[]);
+    cm.metadata.managed_fields = Some(vec![
+        serde_json::from_value(serde_json::json!({
+            "manager": "conformance", "operation": "Update", "apiVersion": "v1",
+            "time": "2026-01-02T03:04:05Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {"f:v": {}}}
+        }))
+        .expect("a managedFields entry"),
+    ]);
+    Api::<ConfigMap>::namespaced(client.clone(), &ns)
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
+    let path = format!("/api/v1/namespaces/{ns}/configmaps");
+    for (accept, protobuf) in [
+        (
+            "application/vnd.kubernetes.protobuf;drop=metadata.managedFields, application/json;drop=metadata.managedFields",
+            true,
+        ),
+        ("application/json;drop=metadata.managedFields", false),
+        ("application/json;drop=metadata.labels", false),
+    ] {
+        let (code, content_type, body) = raw_get(&client, &path, accept).await;
+        assert_eq!(code, 200, "{accept}: {}", String::from_utf8_lossy(&body));
+        assert_eq!(content_type.starts_with(PROTOBUF), protobuf, "{accept}");
+        let list: serde_json::Value = if protobuf {
+            informer_testserver::decode_protobuf(&body).expect("a protobuf list")
+        } else {
+            serde_json::from_slice(&body).expect("a JSON list")
+        };
+        let managed = &list["items"][0]["metadata"]["managedFields"];
+        assert!(
+            managed.as_array().is_some_and(|m| !m.is_empty()),
+            "{accept}: managedFields kept: {list}"
+        );
+    }
+}

@@ -48,7 +48,7 @@ pub mod schema;
 pub mod time;
 pub mod wire;
 
-pub use de::{Deserializer, MAX_DEPTH, from_slice};
+pub use de::{Deserializer, MAX_DEPTH, RAW_PART, from_slice};
 pub use error::Error;
 pub use schema::{Message, for_kind};
 

@@ -159,6 +159,27 @@ async fn kube_apiserver_protobuf_reads_like_its_json() {
     )
     .await
     .expect("crd");
+    // A new CRD's status has no conditions (JSON `null`, protobuf: nothing) until the
+    // apiextensions controllers set them a moment later; compare the settled object.
+    let established = async {
+        loop {
+            let crd = crds
+                .get("widgets.proto.example.com")
+                .await
+                .expect("get crd");
+            let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
+            if conditions
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+            {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), established)
+        .await
+        .expect("the CRD is Established");
     same_object::<CustomResourceDefinition>(
         &client,
         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.proto.example.com",

@@ -437,3 +437,68 @@ async fn r17_p6_a_projection_syncs_through_a_watch_list_stream_and_follows_live_
     .await;
     factory.shutdown().await;
 }
+
+/// T7 (KEP-5958): a projection whose metadata is `SlimMeta` keeps no managedFields, so its
+/// informer asks the server to leave them out; a server with `ManagedFieldsOptOut` does, for
+/// the LIST and the WATCH alike, while the full Pod's informer still gets them, and a factory
+/// that strips managedFields asks too.
+#[tokio::test]
+async fn t7_what_the_cache_does_not_keep_is_left_out_on_the_wire() {
+    let server = TestServer::start().await.expect("server");
+    server.set_managed_fields_opt_out(true);
+    server
+        .create_json(pod_json("prod", "web-0", "n1", "web"))
+        .expect("create");
+    let factory = SharedInformerFactory::new(server.client());
+    let views = factory.informer_for::<PodView>();
+    factory.start();
+    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+    assert!(server.wait_for_active_watches(1, WAIT).await, "a watch");
+    let projected: Vec<_> = server.requests();
+    assert!(
+        projected
+            .iter()
+            .filter(|r| r.is_list() || r.is_watch())
+            .all(|r| r.managed_fields_dropped),
+        "the projection's LIST and WATCH leave managedFields out"
+    );
+    assert_eq!(views.indexer().list().len(), 1);
+    factory.shutdown().await;
+
+    // The full Pod keeps them.
+    server.clear_requests();
+    let full = SharedInformerFactory::new(server.client());
+    let pods = full.informer_for::<Pod>();
+    full.start();
+    assert!(full.wait_for_cache_sync().await.values().all(|s| *s));
+    assert!(
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.is_list())
+            .all(|r| !r.managed_fields_dropped)
+    );
+    let pod = pods.indexer().list().pop().expect("the Pod");
+    assert!(
+        pod.metadata.managed_fields.is_some(),
+        "the full Pod is whole"
+    );
+    full.shutdown().await;
+
+    // A factory that strips them asks the server to leave them out.
+    server.clear_requests();
+    let stripping = SharedInformerFactory::builder(server.client())
+        .strip_managed_fields()
+        .build();
+    stripping.informer_for::<Pod>();
+    stripping.start();
+    assert!(stripping.wait_for_cache_sync().await.values().all(|s| *s));
+    assert!(
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.is_list())
+            .all(|r| r.managed_fields_dropped)
+    );
+    stripping.shutdown().await;
+}

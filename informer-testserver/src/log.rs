@@ -152,6 +152,11 @@ pub struct RequestRecord {
     ///
     /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub protobuf: bool,
+    /// Whether the objects went out without `metadata.managedFields`: the request's `Accept`
+    /// asked for that and the `ManagedFieldsOptOut` gate is on (KEP-5958, [T7]).
+    ///
+    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pub managed_fields_dropped: bool,
     /// When the request arrived.
     pub time: SystemTime,
 }

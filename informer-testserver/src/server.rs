@@ -363,6 +363,17 @@ impl TestServer {
             .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Turns the `ManagedFieldsOptOut` feature gate (KEP-5958, alpha in 1.38) on or off (the
+    /// default). On, a request whose `Accept` media type says `drop=metadata.managedFields` gets
+    /// every object (GET, LIST, WATCH, writes) without `metadata.managedFields`, in JSON and
+    /// protobuf alike, and a media type with any other `drop` value is not acceptable; off, the
+    /// parameter is ignored, as by a server without the gate.
+    pub fn set_managed_fields_opt_out(&self, on: bool) {
+        self.sh
+            .managed_fields_opt_out
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// The `ShardedListAndWatch` gate for WATCHes only (see
     /// [`set_sharded_list`](Self::set_sharded_list)).
     pub fn set_sharded_watch(&self, on: bool) {

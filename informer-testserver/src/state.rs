@@ -50,6 +50,9 @@ pub(crate) struct Shared {
     /// default): a consistent LIST the lagging watch cache cannot serve in time answers 429
     /// instead of reading storage (`Faults::lag_watch_cache`).
     pub(crate) consistent_list_skip_fallback: std::sync::atomic::AtomicBool,
+    /// The `ManagedFieldsOptOut` feature gate (KEP-5958, alpha in 1.38, off by default): a
+    /// request whose `Accept` says `drop=metadata.managedFields` gets objects without them.
+    pub(crate) managed_fields_opt_out: std::sync::atomic::AtomicBool,
     /// The gate as WATCHes see it: on, `shardSelector` filters watch events.
     pub(crate) sharded_watch: std::sync::atomic::AtomicBool,
     /// While set (and the gate on), the server applies and echoes this shard selector instead
@@ -74,6 +77,7 @@ impl Shared {
             sharded_list: std::sync::atomic::AtomicBool::new(true),
             sharded_watch: std::sync::atomic::AtomicBool::new(true),
             consistent_list_skip_fallback: std::sync::atomic::AtomicBool::new(false),
+            managed_fields_opt_out: std::sync::atomic::AtomicBool::new(false),
             shard_selector_override: std::sync::Mutex::new(None),
         })
     }

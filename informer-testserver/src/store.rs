@@ -40,6 +40,17 @@ pub(crate) struct Stored {
     /// The object's protobuf message (no envelope), encoded on first use; `None` when protobuf
     /// cannot carry it (a custom resource, a field the schema lacks).
     proto: OnceLock<Option<Bytes>>,
+    /// The three forms above without `metadata.managedFields` (KEP-5958), each made on first
+    /// use, as kube-apiserver's watch cache keeps one serialization per encoder.
+    dropped: Box<Dropped>,
+}
+
+/// A stored object's forms without `metadata.managedFields`.
+#[derive(Debug, Default)]
+struct Dropped {
+    json: OnceLock<Bytes>,
+    meta_json: OnceLock<Bytes>,
+    proto: OnceLock<Option<Bytes>>,
 }
 
 /// How a stored object's JSON is kept.
@@ -94,6 +105,7 @@ impl Stored {
             fields,
             meta_json: OnceLock::new(),
             proto: OnceLock::new(),
+            dropped: Box::default(),
         })
     }
 
@@ -146,6 +158,62 @@ impl Stored {
                 Bytes::from(serde_json::to_vec(&out).unwrap_or_default())
             })
             .clone()
+    }
+
+    /// The object without `metadata.managedFields` (write paths never see it).
+    pub(crate) fn value_without_managed_fields(&self) -> Result<Value, ApiError> {
+        let mut v = self.value()?;
+        if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+        Ok(v)
+    }
+
+    /// [`json`](Self::json), [`metadata_json`](Self::metadata_json), or
+    /// [`protobuf`](Self::protobuf) without `metadata.managedFields` (KEP-5958), each made once.
+    pub(crate) fn json_without_managed_fields(&self) -> Bytes {
+        self.dropped
+            .json
+            .get_or_init(|| {
+                let v = self.value_without_managed_fields().unwrap_or_default();
+                Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+            })
+            .clone()
+    }
+
+    /// See [`json_without_managed_fields`](Self::json_without_managed_fields).
+    pub(crate) fn metadata_json_without_managed_fields(&self) -> Bytes {
+        self.dropped
+            .meta_json
+            .get_or_init(|| {
+                let mut v: Value =
+                    serde_json::from_slice(&self.metadata_json()).unwrap_or_default();
+                if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.remove("managedFields");
+                }
+                Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+            })
+            .clone()
+    }
+
+    /// See [`json_without_managed_fields`](Self::json_without_managed_fields).
+    pub(crate) fn protobuf_without_managed_fields(&self, kind: &str) -> Option<Bytes> {
+        self.dropped
+            .proto
+            .get_or_init(|| match self.value_without_managed_fields() {
+                Ok(v) => self.encode_protobuf(kind, &v),
+                Err(_) => None,
+            })
+            .clone()
+    }
+
+    /// The object as the protobuf message of `kind`, whole or without managedFields.
+    pub(crate) fn protobuf_as(&self, kind: &str, drop_managed_fields: bool) -> Option<Bytes> {
+        if drop_managed_fields {
+            self.protobuf_without_managed_fields(kind)
+        } else {
+            self.protobuf(kind)
+        }
     }
 
     /// The object as the protobuf message of `kind` (no magic, no envelope), encoded once and

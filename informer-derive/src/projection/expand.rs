@@ -214,6 +214,15 @@ fn object(m: &Model<'_>) -> TokenStream {
         .map(|f| f.ty.span())
         .unwrap_or_else(proc_macro2::Span::call_site);
     let pm = quote_spanned!(meta_ty=> #d::ProjectedMeta);
+    let meta_field_ty = m
+        .fields
+        .iter()
+        .find(|f| f.ident == "metadata")
+        .map(|f| {
+            let ty = &f.ty;
+            quote!(#ty)
+        })
+        .unwrap_or_else(|| quote!(#d::SlimMeta));
     let indexers = m.indexes.iter().map(|(name, body)| {
         let call = match body {
             IndexBody::Path(members) => {
@@ -262,6 +271,9 @@ fn object(m: &Model<'_>) -> TokenStream {
             type Source = #of;
             fn indexers() -> &'static [#p::StaticIndexer<Self>] {
                 &[#(#indexers),*]
+            }
+            fn keeps_managed_fields() -> bool {
+                <#meta_field_ty as #pm>::KEEPS_MANAGED_FIELDS
             }
         }
     }

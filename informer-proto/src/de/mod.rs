@@ -28,6 +28,20 @@ use access::{Elements, Entries, Fields};
 /// of schemas: two levels each), and anything deeper is [`Error::TooDeep`] either way.
 pub const MAX_DEPTH: usize = 126;
 
+/// The newtype name through which a type asks for a value's encoded bytes before its decode,
+/// so that it can skip the decode of bytes it has decoded before (structural sharing: equal
+/// encodings are equal values).
+///
+/// A type that deserializes through `deserialize_newtype_struct(RAW_PART, visitor)` gets, from
+/// a deserializer that knows the name, `visit_seq` with three elements: a `&str` naming the
+/// encoding, the value's encoded bytes (`&[u8]`, borrowed from
+/// the input), and the value itself, which the visitor asks for only when it needs the decode.
+/// The encoding's name is the message's full name for protobuf (`api.core.v1.Container`), so
+/// equal bytes of two messages never look alike.
+/// Any other deserializer calls `visit_newtype_struct` with itself, and the visitor decodes as
+/// usual. This crate's [`Deserializer`] knows the name for every message-valued field.
+pub const RAW_PART: &str = "$informer-rs::raw-part";
+
 /// Inline fields nested in inline fields (`RuleWithOperations` in `Rule`): at most this many.
 const MAX_INLINE: usize = 4;
 
@@ -95,6 +109,14 @@ impl<'de> Deserializer<'de> {
         }
     }
 
+    /// For [`RAW_PART`]: this object message's encoding and bytes, then itself.
+    fn raw_part(self, name: &'static str) -> Option<RawPart<'de>> {
+        (name == RAW_PART && self.msg.shape == Shape::Object).then_some(RawPart {
+            value: self,
+            next: 0,
+        })
+    }
+
     /// Whether this message's JSON is `null` (a zero time, empty raw JSON, an empty union).
     fn is_null(&self) -> Result<bool, Error> {
         Ok(match self.msg.shape {
@@ -122,10 +144,13 @@ macro_rules! common_methods {
 
         fn deserialize_newtype_struct<V: Visitor<'de>>(
             self,
-            _name: &'static str,
+            name: &'static str,
             visitor: V,
         ) -> Result<V::Value, Error> {
-            visitor.visit_newtype_struct(self)
+            match self.raw_part(name) {
+                Some(part) => visitor.visit_seq(part),
+                None => visitor.visit_newtype_struct(self),
+            }
         }
 
         fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -475,6 +500,14 @@ impl<'de> Value<'de> {
             _ => Ok(false),
         }
     }
+
+    /// For [`RAW_PART`]: a message value's encoding and bytes, then the value.
+    fn raw_part(&self, name: &'static str) -> Option<RawPart<'de>> {
+        match self {
+            Value::Message(d) => d.raw_part(name),
+            _ => None,
+        }
+    }
 }
 
 impl<'de> de::Deserializer<'de> for Value<'de> {
@@ -561,6 +594,39 @@ fn scalar<'de, V: Visitor<'de>>(
         (Ty::Bool, Wire::Varint(v)) => visitor.visit_bool(v != 0),
         (Ty::Double, Wire::Fixed64(v)) => visit_double(visitor, f64::from_bits(v)),
         _ => Err(wrong_wire(msg, field)),
+    }
+}
+
+/// A message's [`RAW_PART`] elements: its encoding (the message's full name), its bytes, then the
+/// message itself.
+struct RawPart<'de> {
+    value: Deserializer<'de>,
+    next: u8,
+}
+
+impl<'de> SeqAccess<'de> for RawPart<'de> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        let element = self.next;
+        self.next = self.next.saturating_add(1);
+        match element {
+            0 => seed.deserialize(Key(self.value.msg.name)).map(Some),
+            1 => seed
+                .deserialize(serde::de::value::BorrowedBytesDeserializer::<Error>::new(
+                    self.value.bytes,
+                ))
+                .map(Some),
+            2 => seed.deserialize(self.value).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(3usize.saturating_sub(usize::from(self.next)))
     }
 }
 

@@ -33,6 +33,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use crate::projection::ProjectFrom;
 pub use crate::projection::{IStr, StrMap};
 
+mod recent;
 mod shared;
 pub use shared::{Pool, PoolStats, Share, ShareHash, Shared};
 

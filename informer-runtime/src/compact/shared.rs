@@ -25,8 +25,12 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::ops::Deref;
 use std::sync::Arc;
 
+use std::marker::PhantomData;
+
+use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::recent::{Digest, Recent};
 use super::{CMap, JsonNumber, RawJson};
 use crate::pool::{Entry, ShardedSet};
 use crate::projection::{IStr, ProjectFrom, StrMap};
@@ -166,9 +170,48 @@ impl<T: Serialize> Serialize for Shared<T> {
 }
 
 impl<'de, T: Share + Deserialize<'de>> Deserialize<'de> for Shared<T> {
-    /// Decodes a `T` (from JSON or protobuf alike) and shares it.
+    /// Decodes a `T` (from JSON or protobuf alike) and shares it; where the deserializer hands
+    /// out the value's encoded bytes ([`informer_proto::RAW_PART`]) and this type's pool decoded
+    /// the same bytes recently, the shared value is taken without a decode ([P8]).
+    ///
+    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        T::deserialize(deserializer).map(Shared::new)
+        deserializer
+            .deserialize_newtype_struct(informer_proto::RAW_PART, SharedVisitor(PhantomData))
+    }
+}
+
+/// Decodes a [`Shared`] value, skipping bytes decoded before ([P8]).
+///
+/// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+struct SharedVisitor<T>(PhantomData<fn() -> T>);
+
+impl<'de, T: Share + Deserialize<'de>> Visitor<'de> for SharedVisitor<T> {
+    type Value = Shared<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a shared value")
+    }
+
+    /// A deserializer that does not hand out encodings: decode and share.
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Shared<T>, D::Error> {
+        T::deserialize(d).map(Shared::new)
+    }
+
+    /// The encoding's name, its bytes, then (only if asked for) the value.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shared<T>, A::Error> {
+        let missing = || de::Error::custom("a shared value's encoding ended early");
+        let encoding: &'de str = seq.next_element()?.ok_or_else(missing)?;
+        let bytes: &'de [u8] = seq.next_element()?.ok_or_else(missing)?;
+        let digest = Digest::of(encoding, bytes);
+        let pool = T::pool();
+        if let Some(found) = pool.recent.get(digest) {
+            return Ok(Shared(found));
+        }
+        let value: T = seq.next_element()?.ok_or_else(missing)?;
+        let shared = pool.share(value);
+        pool.recent.put(digest, &shared.0);
+        Ok(shared)
     }
 }
 
@@ -179,6 +222,10 @@ impl<P: ProjectFrom<S>, S> ProjectFrom<Shared<S>> for P {}
 /// object uses any more whenever a shard has doubled since its last sweep.
 pub struct Pool<T> {
     set: ShardedSet<PoolEntry<T>>,
+    /// The encodings decoded recently, to skip their next decode ([P8]).
+    ///
+    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    recent: Recent<T>,
 }
 
 /// How many values a [`Pool`] holds.
@@ -198,6 +245,7 @@ impl<T: Share> Pool<T> {
     pub fn new() -> Self {
         Pool {
             set: ShardedSet::new(SHARDS),
+            recent: Recent::new(),
         }
     }
 

@@ -78,6 +78,12 @@ pub(super) struct Options {
     shard: Option<crate::shard::Shard>,
     protobuf: bool,
     gzip: bool,
+    /// The factory transform is [`SharedInformerFactoryBuilder::strip_managed_fields`]'s.
+    strips_managed_fields: bool,
+    /// The decode pool every informer of the factory decodes on ([T6]).
+    ///
+    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pool: crate::list_watch::DecodePool,
     pub(super) collector: Option<super::metrics::Slot>,
 }
 
@@ -101,6 +107,8 @@ impl SharedInformerFactoryBuilder {
                 shard: None,
                 protobuf: true,
                 gzip: true,
+                strips_managed_fields: false,
+                pool: crate::list_watch::DecodePool::shared(),
                 collector: None,
             },
         }
@@ -155,18 +163,25 @@ impl SharedInformerFactoryBuilder {
         transform: impl Fn(&mut dyn AnyObject) + Send + Sync + 'static,
     ) -> Self {
         self.options.transform = Some(Arc::new(transform));
+        self.options.strips_managed_fields = false;
         self
     }
 
-    /// Shorthand for a factory transform that drops `metadata.managedFields` ([M8]).
+    /// Shorthand for a factory transform that drops `metadata.managedFields` ([M8]); the
+    /// factory's informers then also ask the server to leave them out (KEP-5958, [T7]), which a
+    /// server with `ManagedFieldsOptOut` does and any other ignores. A later
+    /// [`transform`](Self::transform) replaces it.
     ///
     /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn strip_managed_fields(self) -> Self {
-        self.transform(|obj: &mut dyn AnyObject| {
+        let mut builder = self.transform(|obj: &mut dyn AnyObject| {
             if let Some(meta) = obj.object_meta_mut() {
                 meta.managed_fields = None;
             }
-        })
+        });
+        builder.options.strips_managed_fields = true;
+        builder
     }
 
     /// The reflector settings every informer starts from (page size, backoff, strategy, …).
@@ -275,6 +290,33 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// How many threads decode the LIST pages and large watch events of this factory's
+    /// informers ([T6]): by default one per core, shared with every other list-watcher of the
+    /// process ([`DecodePool::shared`](crate::list_watch::DecodePool::shared)); `1` decodes on
+    /// each informer's own task. Objects reach the cache in wire order either way.
+    ///
+    /// ```
+    /// # fn f(client: kube::Client) -> Result<(), informer_runtime::list_watch::Error> {
+    /// use informer_runtime::factory::SharedInformerFactory;
+    ///
+    /// // Two threads of its own for this factory's decoding.
+    /// let factory = SharedInformerFactory::builder(client).decode_threads(2)?.build();
+    /// # let _ = factory; Ok(()) }
+    /// ```
+    ///
+    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pub fn decode_threads(mut self, threads: usize) -> crate::list_watch::Result<Self> {
+        self.options.pool = crate::list_watch::DecodePool::new(threads)?;
+        Ok(self)
+    }
+
+    /// The decode pool this factory's informers decode on: [`decode_threads`](Self::decode_threads)
+    /// with a pool of the caller's, shared with other factories or list-watchers.
+    pub fn decode_pool(mut self, pool: crate::list_watch::DecodePool) -> Self {
+        self.options.pool = pool;
+        self
+    }
+
     /// A unique name for this factory, used as a prefix of every informer's name in logs and
     /// metric labels ([F6] `informer_name`).
     ///
@@ -306,15 +348,23 @@ impl SharedInformerFactoryBuilder {
 }
 
 impl Options {
-    /// `lw` with the factory's wire choices (protobuf, gzip) applied.
+    /// `lw` with the factory's wire choices (protobuf, gzip, the decode pool) applied; it asks
+    /// the server to leave managedFields out ([T7]) where the cached form does not keep them
+    /// (`keeps_managed_fields` false) or the factory strips them.
+    ///
+    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub(super) fn on_the_wire<K>(
         &self,
         lw: crate::list_watch::ListWatch<K>,
+        keeps_managed_fields: bool,
     ) -> crate::list_watch::ListWatch<K>
     where
         K: serde::de::DeserializeOwned + Send + 'static,
     {
-        lw.prefer_protobuf(self.protobuf).accept_gzip(self.gzip)
+        lw.prefer_protobuf(self.protobuf)
+            .accept_gzip(self.gzip)
+            .decode_pool(self.pool.clone())
+            .drop_managed_fields(self.strips_managed_fields || !keeps_managed_fields)
     }
 
     /// The list options after the tweak, starting from the reflector settings; `None` without

@@ -269,7 +269,8 @@ impl SharedInformerFactory {
                 options.namespace.as_deref(),
             );
             let config = options.informer_config::<K>(TypeId::of::<K>(), name);
-            SharedIndexInformer::new(options.on_the_wire(ListWatch::of_source(api)), config)
+            let lw = ListWatch::of_source(api);
+            SharedIndexInformer::new(options.on_the_wire(lw, K::keeps_managed_fields()), config)
         });
         add_missing_indexers(&informer, indexers);
         informer
@@ -292,7 +293,7 @@ impl SharedInformerFactory {
             );
             let config = options
                 .informer_config::<PartialObjectMeta<K::Source>>(TypeId::of::<K::Source>(), name);
-            SharedIndexInformer::new(options.on_the_wire(ListWatch::metadata(api)), config)
+            SharedIndexInformer::new(options.on_the_wire(ListWatch::metadata(api), true), config)
         })
     }
 
@@ -322,7 +323,7 @@ impl SharedInformerFactory {
             let config =
                 options.informer_config::<DynamicObject>(TypeId::of::<DynamicObject>(), name);
             SharedIndexInformer::new(
-                options.on_the_wire(ListWatch::dynamic(api, resource)),
+                options.on_the_wire(ListWatch::dynamic(api, resource), true),
                 config,
             )
         })

@@ -190,11 +190,6 @@ impl<'a> ChunkedList<'a> {
         self.pos = end.min(self.body.len());
     }
 
-    /// The body being walked.
-    pub(crate) fn body(&self) -> &'a [u8] {
-        self.body
-    }
-
     fn peek(&self) -> Option<u8> {
         self.body.get(self.pos).copied()
     }
@@ -407,6 +402,12 @@ fn string_value(raw: &[u8]) -> Option<Cow<'_, [u8]>> {
 /// Whether a raw key (with its quotes) is `name`; an escaped key is decoded first.
 fn key_named(raw: &[u8], name: &str) -> bool {
     string_value(raw).is_some_and(|key| *key == *name.as_bytes())
+}
+
+/// Where the object or array that starts `json` ends (just past its closing bracket); `None`
+/// when it does not close.
+pub(crate) fn value_end(json: &[u8]) -> Option<usize> {
+    container_end(json, 0)
 }
 
 /// The index just past the object or array that starts at `start` (at its `{` or `[`), or

@@ -191,6 +191,18 @@ pub enum Error {
         /// The header's value.
         encoding: String,
     },
+    /// A decode on the decode pool panicked: a `Deserialize` impl of the cached type, given
+    /// bytes it did not expect ([T6]). Retryable like a malformed body ([R14]).
+    ///
+    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    #[error("a decode panicked (a Deserialize impl); the answer is dropped")]
+    DecodePanicked,
+    /// The decode pool's threads could not be started ([T6]).
+    ///
+    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    #[error("cannot start the decode pool: {0}")]
+    DecodePool(String),
     /// A response body grew past its cap ([T4]); the rest is not read.
     ///
     /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
@@ -268,9 +280,11 @@ impl Error {
                 ErrorClass::CutChunk
             }
             Error::Gzip { .. } | Error::GzipInflation { .. } => ErrorClass::InternalError,
-            Error::Decode { .. } | Error::Protobuf { .. } | Error::LineTooLong { .. } => {
-                ErrorClass::InternalError
-            }
+            Error::Decode { .. }
+            | Error::Protobuf { .. }
+            | Error::LineTooLong { .. }
+            | Error::DecodePanicked => ErrorClass::InternalError,
+            Error::DecodePool(_) => ErrorClass::Other,
             Error::CutChunk(_) => ErrorClass::CutChunk,
             Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,
         }

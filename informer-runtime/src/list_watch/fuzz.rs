@@ -10,8 +10,9 @@ use bytes::Bytes;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use proptest::prelude::*;
 
-use super::decode::decode_event;
-use super::{RawListPage, sized};
+use super::format::{EventCtx, Fallback, Format, Json, Protobuf, WireFormat};
+use super::{DecodePool, RawListPage, sized};
+use crate::shard::{Shard, ShardField};
 
 const CM_EVENT: &str = r#"{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"ns","resourceVersion":"12","labels":{"app":"web"},"managedFields":[{"manager":"m","operation":"Update","fieldsV1":{"f:data":{}}}]},"data":{"k":"v\n\"q\""}}}"#;
 const POD_EVENT: &str = r#"{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns","resourceVersion":"3"},"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":80},{"containerPort":443}],"env":[{"name":"A","value":"1"}]}]},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}}"#;
@@ -23,7 +24,7 @@ fn cm_list(n: usize) -> String {
     let items: Vec<String> = (0..n)
         .map(|i| {
             format!(
-                r#"{{"metadata":{{"name":"cm-{i}","namespace":"ns","resourceVersion":"{i}","labels":{{"i":"{i}"}}}},"data":{{"k":"[{{]}}\"\\{i}"}}}}"#
+                r#"{{"metadata":{{"name":"cm-{i}","namespace":"ns-{i}","resourceVersion":"{i}","labels":{{"i":"{i}"}}}},"data":{{"k":"[{{]}}\"\\{i}"}}}}"#
             )
         })
         .collect();
@@ -67,13 +68,14 @@ fn ops() -> impl Strategy<Value = Vec<(u8, usize, u8)>> {
 fn page<K>(body: Vec<u8>, exact: bool) -> RawListPage<K> {
     RawListPage {
         body: Bytes::from(body),
-        exact_capacity: exact,
+        format: Format::Json(Json {
+            exact_capacity: exact,
+        }),
         list_kinds: Arc::from(vec!["ConfigMapList".to_string()]),
         resource_version: String::new(),
         continue_token: None,
         shard_info: None,
         client_shard: None,
-        proto: None,
         _k: PhantomData,
     }
 }
@@ -116,10 +118,13 @@ proptest! {
         arbitrary in proptest::collection::vec(any::<u8>(), 0..200),
         exact in any::<bool>(),
     ) {
+        let json = Json { exact_capacity: exact };
+        let cms = EventCtx::<ConfigMap> { expected_kind: "ConfigMap".into(), check: None, shard: None };
+        let pods = EventCtx::<Pod> { expected_kind: "Pod".into(), check: None, shard: None };
         for line in [mutate(base.as_bytes(), &ops), arbitrary] {
             let line = Bytes::from(line);
-            let _ = decode_event::<ConfigMap>(line.clone(), None, "ConfigMap", exact);
-            let _ = decode_event::<Pod>(line, None, "Pod", exact);
+            let _ = json.event(line.clone(), &cms);
+            let _ = json.event(line, &pods);
         }
     }
 
@@ -228,5 +233,80 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// A ConfigMapList of `n` items in Kubernetes protobuf, as informer-testserver encodes it.
+fn cm_list_protobuf(n: usize) -> Vec<u8> {
+    let list: serde_json::Value = serde_json::from_str(&cm_list(n)).expect("a list");
+    informer_testserver::encode_protobuf(&list).expect("encodes")
+}
+
+/// `body` as a page in `protobuf` or JSON (exact capacity as given), filtered by `shard`.
+fn page_in<K>(body: Vec<u8>, protobuf: bool, exact: bool, shard: Option<Shard>) -> RawListPage<K> {
+    let mut page = page::<K>(body, exact);
+    if protobuf {
+        page.format = Format::Protobuf(Protobuf {
+            message: informer_proto::for_kind("v1", "ConfigMap").expect("built in"),
+            fallback: Fallback::default(),
+        });
+    }
+    page.client_shard(shard)
+}
+
+/// Sequential (the item iterator) against parallel (runs on a pool of three threads, whatever
+/// the machine): the names of the items each keeps, or the error each ends with, as text.
+fn sequential_and_parallel(
+    body: Vec<u8>,
+    protobuf: bool,
+    exact: bool,
+    shard: Option<Shard>,
+) -> (Result<Vec<String>, String>, Result<Vec<String>, String>) {
+    let name = |cm: ConfigMap| cm.metadata.name.unwrap_or_default();
+    let sequential = {
+        let page = page_in::<ConfigMap>(body.clone(), protobuf, exact, shard.clone());
+        let mut names = Vec::new();
+        let mut items = page.items();
+        let walked = items
+            .by_ref()
+            .try_for_each(|cm| cm.map(|cm| names.push(name(cm))));
+        walked
+            .and_then(|()| items.finish())
+            .map(|()| names)
+            .map_err(|e| e.to_string())
+    };
+    let pool = DecodePool::new(3).expect("a pool");
+    let page = page_in::<ConfigMap>(body, protobuf, exact, shard);
+    let parallel = futures::executor::block_on(page.decode_on(&pool, move |cm| Some(name(cm))))
+        .map_err(|e| e.to_string());
+    (sequential, parallel)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// T6: decoding a page on the pool gives what decoding it item by item gives: the same
+    /// objects in the same order, the same shard filtering, and the same error (the first in
+    /// wire order), on real lists of either format, cut or mutated ones, and arbitrary bytes.
+    #[test]
+    fn parallel_decoding_equals_sequential_decoding(
+        n in 0usize..80,
+        protobuf in any::<bool>(),
+        exact in any::<bool>(),
+        sharded in any::<bool>(),
+        cut in any::<usize>(),
+        ops in ops(),
+        arbitrary in proptest::collection::vec(any::<u8>(), 0..200),
+    ) {
+        let real = if protobuf { cm_list_protobuf(n) } else { cm_list(n).into_bytes() };
+        let shard = sharded.then(|| Shard::of(0, 2, ShardField::Namespace).expect("a shard"));
+        let cut_at = cut % (real.len() + 1);
+        for body in [real.clone(), real[..cut_at].to_vec(), mutate(&real, &ops), arbitrary.clone()] {
+            let (sequential, parallel) =
+                sequential_and_parallel(body, protobuf, exact, shard.clone());
+            prop_assert_eq!(sequential, parallel);
+        }
+        let (whole, _) = sequential_and_parallel(real, protobuf, exact, None);
+        prop_assert_eq!(whole.map(|names| names.len()), Ok(n));
     }
 }

@@ -33,14 +33,15 @@
 
 mod body;
 pub(crate) mod chunked;
-mod decode;
 mod error;
+mod format;
+mod framing;
 #[cfg(test)]
 mod fuzz;
 mod page;
-mod proto;
+mod pool;
 mod request;
-mod sized;
+pub(crate) mod sized;
 
 use std::fmt::Write as _;
 use std::marker::PhantomData;
@@ -57,10 +58,12 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 use self::body::BodyReader;
-use self::decode::{LineDecoder, check_list_kind, decode_event, list_meta};
 use self::error::api_error;
 pub use self::error::{Error, ErrorClass, Result};
+use self::format::{EventCtx, Format, Json, Protobuf, WireFormat};
+use self::framing::EventFramer;
 pub use self::page::{ListPage, PageItems, RawListPage};
+pub use self::pool::DecodePool;
 pub use self::request::{DEFAULT_MAX_WATCH_LINE_BYTES, ListRequest, WatchRequest};
 
 /// A stream of decoded watch events; errors do not end it (the consumer decides), the end of the
@@ -127,7 +130,13 @@ pub struct ListWatch<K> {
     /// Whether protobuf is asked for where the kind has a message.
     protobuf: bool,
     /// Turned on, for good, by the first protobuf answer that could not be decoded.
-    fallback: proto::Fallback,
+    fallback: format::Fallback,
+    /// Whether requests ask the server to leave managedFields out (KEP-5958, T7).
+    drop_managed_fields: bool,
+    /// Where pages and large watch events are decoded ([T6]).
+    ///
+    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pool: DecodePool,
 }
 
 /// Bounds on waiting for an answer and reading a LIST body or an error body ([T4]): a request
@@ -220,6 +229,8 @@ impl<K> Clone for ListWatch<K> {
             kind_message: self.kind_message,
             protobuf: self.protobuf,
             fallback: self.fallback.clone(),
+            pool: self.pool.clone(),
+            drop_managed_fields: self.drop_managed_fields,
         }
     }
 }
@@ -358,7 +369,9 @@ where
             received: Arc::new(AtomicU64::new(0)),
             kind_message: None,
             protobuf: true,
-            fallback: proto::Fallback::default(),
+            fallback: format::Fallback::default(),
+            pool: DecodePool::shared(),
+            drop_managed_fields: false,
         }
     }
 
@@ -388,13 +401,85 @@ where
     ///
     /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn asks_for_protobuf(&self) -> bool {
-        self.protobuf_message().is_some()
+        self.protobuf().is_some()
     }
 
-    /// The message objects are decoded through when the next request asks for protobuf.
-    fn protobuf_message(&self) -> Option<&'static informer_proto::Message> {
+    /// The protobuf reader of the next request, when it asks for protobuf: the built-in
+    /// kind's message, which every decoded object is read through.
+    fn protobuf(&self) -> Option<Protobuf> {
         self.kind_message
             .filter(|_| self.protobuf && self.mode == Mode::Full && !self.fallback.to_json())
+            .map(|message| Protobuf {
+                message,
+                fallback: self.fallback.clone(),
+            })
+    }
+
+    /// The JSON reader.
+    fn json(&self) -> Json {
+        Json {
+            exact_capacity: self.exact_capacity,
+        }
+    }
+
+    /// The `Accept` of a LIST (`list`) or WATCH: protobuf then JSON where protobuf is asked
+    /// for ([T1]), the metadata-only form where that is what is cached, else JSON.
+    ///
+    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    fn accept(&self, protobuf: bool, list: bool) -> http::HeaderValue {
+        let ranges: &[&str] = match (self.mode, protobuf, list) {
+            (Mode::Full, true, _) => &["application/vnd.kubernetes.protobuf", "application/json"],
+            (Mode::Full, false, _) => &["application/json"],
+            (Mode::Metadata, _, true) => {
+                &["application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"]
+            }
+            (Mode::Metadata, _, false) => {
+                &["application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"]
+            }
+        };
+        // T7: every range asks the server to leave managedFields out, where nothing cached
+        // keeps them.
+        let drop = if self.drop_managed_fields {
+            ";drop=metadata.managedFields"
+        } else {
+            ""
+        };
+        let text = ranges
+            .iter()
+            .map(|r| format!("{r}{drop}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        http::HeaderValue::from_str(&text)
+            .unwrap_or_else(|_| http::HeaderValue::from_static("application/json"))
+    }
+
+    /// Whether every request asks the server to leave `metadata.managedFields` out of the
+    /// objects it sends (`drop=metadata.managedFields` on each `Accept` media type, KEP-5958,
+    /// [T7]). Off by default; turn it on only where the cached form keeps no managedFields (a
+    /// projection whose metadata is [`SlimMeta`](crate::projection::SlimMeta), an informer that
+    /// strips them): a server with `ManagedFieldsOptOut` (alpha in 1.38) then sends 36-50%
+    /// fewer bytes and the client decodes less; any other server ignores the parameter and
+    /// sends everything, which the cached form drops as before.
+    ///
+    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pub fn drop_managed_fields(mut self, on: bool) -> Self {
+        self.drop_managed_fields = on;
+        self
+    }
+
+    /// Where LIST pages and watch events of 4 KiB or more are decoded ([T6]): by default
+    /// [`DecodePool::shared`], one thread per core; [`DecodePool::inline`] decodes on the task
+    /// that reads the answer. Objects are handed on in wire order either way.
+    ///
+    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pub fn decode_pool(mut self, pool: DecodePool) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// The pool this list-watcher decodes on ([`decode_pool`](Self::decode_pool)).
+    pub fn pool(&self) -> &DecodePool {
+        &self.pool
     }
 
     /// Whether LIST and WATCH requests offer gzip (default on, [T3]). kube-apiserver then gzips
@@ -459,16 +544,11 @@ where
                 req.resource_version_match.as_deref(),
             );
         }
-        let message = self.protobuf_message();
-        let accept = match (self.mode, message) {
-            (Mode::Full, Some(_)) => proto::ACCEPT,
-            (Mode::Full, None) => "application/json",
-            (Mode::Metadata, _) => {
-                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-            }
-        };
-        let res = self.send(&query, accept).await?;
-        let is_protobuf = proto::is_protobuf(res.headers());
+        let protobuf = self.protobuf();
+        let res = self
+            .send(&query, self.accept(protobuf.is_some(), true))
+            .await?;
+        let format = Format::of_answer(res.headers(), &self.json(), protobuf.as_ref());
         let body = read_body(
             self.body(res)?,
             self.limits.idle,
@@ -476,48 +556,20 @@ where
             "LIST",
         )
         .await?;
-        let mut page = RawListPage {
+        let head = match &format {
+            Format::Json(f) => f.list_head(&body, &self.list_kinds),
+            Format::Protobuf(f) => f.list_head(&body, &self.list_kinds),
+        }?;
+        Ok(RawListPage {
             body,
-            exact_capacity: self.exact_capacity,
+            format,
             list_kinds: Arc::clone(&self.list_kinds),
-            resource_version: String::new(),
-            continue_token: None,
-            shard_info: None,
+            resource_version: head.resource_version,
+            continue_token: head.continue_token,
+            shard_info: head.shard_info,
             client_shard: None,
-            proto: None,
             _k: PhantomData,
-        };
-        match message.filter(|_| is_protobuf) {
-            Some(message) => {
-                let head = proto::list_head(&page.body, &self.list_kinds, &self.fallback)?;
-                page.resource_version = head.resource_version;
-                page.continue_token = head.continue_token;
-                page.shard_info = head.shard_info;
-                page.proto = Some(page::ProtoBody {
-                    message,
-                    raw: head.raw,
-                    fallback: self.fallback.clone(),
-                });
-            }
-            None => {
-                let meta = list_meta(&page.body).map_err(|source| Error::Decode {
-                    what: "list",
-                    source,
-                })?;
-                // M14: a Status or a list of another kind with a 2xx is an error before
-                // anything else (the apiserver writes `kind` first; a later `kind` is checked
-                // by `PageItems::finish`).
-                if let Some(err) =
-                    check_list_kind(&page.body, meta.kind.as_deref(), &self.list_kinds)
-                {
-                    return Err(err);
-                }
-                page.resource_version = meta.resource_version.unwrap_or_default();
-                page.continue_token = meta.continue_.filter(|c| !c.is_empty());
-                page.shard_info = meta.shard_info.and_then(|i| i.selector);
-            }
-        }
-        Ok(page)
+        })
     }
 
     /// Sends one LIST and decodes it.
@@ -560,62 +612,23 @@ where
             push_pair(&mut query, "sendInitialEvents", "true");
             push_pair(&mut query, "resourceVersionMatch", "NotOlderThan");
         }
-        let message = self.protobuf_message();
-        let accept = match (self.mode, message) {
-            (Mode::Full, Some(_)) => proto::ACCEPT,
-            (Mode::Full, None) => "application/json",
-            (Mode::Metadata, _) => "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
-        };
-        let res = self.send(&query, accept).await?;
-        let max_line = req.max_line_bytes.unwrap_or(DEFAULT_MAX_WATCH_LINE_BYTES);
-        if let Some(message) = message.filter(|_| proto::is_protobuf(res.headers())) {
-            // T1: length-prefixed `WatchEvent` frames.
-            let frames = proto::FrameDecoder {
-                body: self.body(res)?,
-                buf: BytesMut::new(),
-                done: false,
-                max_frame: max_line,
-            };
-            let events = proto::EventDecoder {
-                message,
-                expected_kind: self.expected_kind.clone(),
-                shard: req.client_shard.clone(),
-                fallback: self.fallback.clone(),
-            };
-            return Ok(frames
-                .into_stream()
-                .map(move |frame| frame.and_then(|f| events.decode::<K>(&f)))
-                .boxed());
-        }
-        let lines = LineDecoder {
-            body: self.body(res)?,
-            buf: BytesMut::new(),
-            scanned: 0,
-            done: false,
-            max_line,
-        };
-        let check = self.check.clone();
-        let expected = self.expected_kind.clone();
-        let exact = self.exact_capacity;
-        let shard = req.client_shard.clone();
-        Ok(lines
-            .into_stream()
-            .map(move |line| match line {
-                // KEP-5866 on the client: an event of an object outside the shard is dropped
-                // after reading its type and metadata, before the decode.
-                Ok(line)
-                    if shard
-                        .as_ref()
-                        .is_some_and(|s| !chunked::shard_admits_event(s, &line)) =>
-                {
-                    Ok(Probed::Foreign)
-                }
-                Ok(line) => {
-                    decode_event::<K>(line, check.as_ref(), &expected, exact).map(Probed::Event)
-                }
-                Err(e) => Err(e),
-            })
-            .boxed())
+        let protobuf = self.protobuf();
+        let res = self
+            .send(&query, self.accept(protobuf.is_some(), false))
+            .await?;
+        let format = Format::of_answer(res.headers(), &self.json(), protobuf.as_ref());
+        let body = self.body(res)?;
+        let max = req.max_line_bytes.unwrap_or(DEFAULT_MAX_WATCH_LINE_BYTES);
+        let ctx = Arc::new(EventCtx {
+            expected_kind: self.expected_kind.clone(),
+            check: self.check.clone(),
+            shard: req.client_shard.clone(),
+        });
+        let pool = self.pool.clone();
+        Ok(match format {
+            Format::Json(f) => events(f, body, max, ctx, pool),
+            Format::Protobuf(f) => events(f, body, max, ctx, pool),
+        })
     }
 
     /// A response's body, decoded and counted in [`bytes_received`](Self::bytes_received).
@@ -626,7 +639,7 @@ where
     async fn send(
         &self,
         query: &str,
-        accept: &'static str,
+        accept: http::HeaderValue,
     ) -> Result<http::Response<kube::client::Body>> {
         let uri = format!("{}?{}", self.url_path, query);
         let req = http::Request::get(uri)
@@ -673,7 +686,7 @@ where
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let protobuf = proto::is_protobuf(res.headers());
+        let protobuf = format::protobuf::is_protobuf(res.headers());
         let body = read_body(
             self.body(res)?,
             self.limits.idle,
@@ -686,6 +699,50 @@ where
             header_retry,
         ))
     }
+}
+
+/// A watch event this large or larger is decoded on the decode pool ([T6]); a smaller one costs
+/// less to decode than to hand over.
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+const POOLED_EVENT: usize = 4 << 10;
+
+/// A watch body's events in format `F`, each decoded against `ctx`: inline, or the large ones on
+/// `pool`, a few ahead of the consumer and handed on in wire order ([T6]).
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+fn events<F, K>(
+    format: F,
+    body: body::BodyReader,
+    max: usize,
+    ctx: Arc<EventCtx<K>>,
+    pool: DecodePool,
+) -> ProbedStream<K>
+where
+    F: WireFormat,
+    K: DeserializeOwned + Send + 'static,
+{
+    let frames = EventFramer::new(body, format.clone(), max).into_stream();
+    if pool.is_inline() {
+        return frames
+            .map(move |event| event.and_then(|e| format.event::<K>(e, &ctx)))
+            .boxed();
+    }
+    let ahead = 2 * pool.threads();
+    frames
+        .map(move |event| match event {
+            Ok(e) if e.len() >= POOLED_EVENT => {
+                let (format, ctx, pool) = (format.clone(), Arc::clone(&ctx), pool.clone());
+                futures::FutureExt::boxed(async move {
+                    pool.run(move || format.event::<K>(e, &ctx)).await
+                })
+            }
+            other => futures::FutureExt::boxed(futures::future::ready(
+                other.and_then(|e| format.event::<K>(e, &ctx)),
+            )),
+        })
+        .buffered(ahead)
+        .boxed()
 }
 
 /// Whether a client built from `config` can carry the reflector's watches: its read timeout must be

@@ -1,6 +1,6 @@
 //! LIST pages: decoded (`ListPage`) and raw (`RawListPage`, whose items are decoded while the
 //! next page is fetched, [R3]), and the item pipeline between them (`PageItems`): walk, filter,
-//! decode, one item at a time.
+//! decode, one item at a time, written once for every wire format (`format/`).
 //!
 //! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
@@ -10,8 +10,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
-use super::decode::check_list_kind;
-use super::{Error, Result, chunked, sized};
+use super::format::{Format, ItemWalk, Json, Protobuf, WireFormat, item_outside_list};
+use super::{DecodePool, Error, Result};
 use crate::shard::Shard;
 
 /// One decoded LIST page.
@@ -29,10 +29,11 @@ pub struct ListPage<K> {
 /// be fetched while this one decodes ([R3]). Cloning it shares the body.
 ///
 /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RawListPage<K> {
     pub(super) body: Bytes,
-    pub(super) exact_capacity: bool,
+    /// The format the body came in.
+    pub(super) format: Format,
     /// The list kinds this page may have (M14).
     pub(super) list_kinds: Arc<[String]>,
     /// `metadata.resourceVersion` of the list.
@@ -44,18 +45,18 @@ pub struct RawListPage<K> {
     pub shard_info: Option<String>,
     /// Items outside this shard are skipped before their decode (see [`Self::client_shard`]).
     pub(super) client_shard: Option<Shard>,
-    /// Set when the body is protobuf (T1): the items' message and where the list message is.
-    pub(super) proto: Option<ProtoBody>,
     pub(super) _k: PhantomData<fn() -> K>,
 }
 
-/// A protobuf LIST body's item message and list bytes.
-#[derive(Debug, Clone)]
-pub(super) struct ProtoBody {
-    pub(super) message: &'static informer_proto::Message,
-    /// The list message within the body.
-    pub(super) raw: std::ops::Range<usize>,
-    pub(super) fallback: super::proto::Fallback,
+impl<K> std::fmt::Debug for RawListPage<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawListPage")
+            .field("bytes", &self.body.len())
+            .field("resource_version", &self.resource_version)
+            .field("continue_token", &self.continue_token)
+            .field("shard_info", &self.shard_info)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<K> RawListPage<K> {
@@ -97,69 +98,246 @@ impl<K: DeserializeOwned> RawListPage<K> {
         Ok((self.resource_version, self.continue_token))
     }
 
-    /// The page's objects, decoded one per `next` (the item pipeline): a walker finds each
-    /// item's bytes without interpreting them, a client shard drops foreign items by a probed
-    /// field before their decode (KEP-5866), and the decode builds `K` with exactly sized
-    /// `Vec`s ([M8], unless turned off). Nothing is decoded ahead of the caller, so a consumer
-    /// that yields every few hundred objects bounds both memory and the time it holds a
-    /// worker, whatever the body's size ([R3], issue 14 item 2). After the last item,
+    /// The page's objects, decoded one per `next` (the item pipeline): the format's walk finds
+    /// each item's bytes without interpreting them, a client shard drops foreign items by a
+    /// probed field before their decode (KEP-5866), and the decode builds `K` (JSON with
+    /// exactly sized `Vec`s, [M8], unless turned off). Nothing is decoded ahead of the caller,
+    /// so a consumer that yields every few hundred objects bounds both memory and the time it
+    /// holds a worker, whatever the body's size ([R3]). After the last item,
     /// [`PageItems::finish`] checks the body was a list of the expected kind ([M14]).
     ///
     /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn items(&self) -> PageItems<'_, K> {
-        let walk = match &self.proto {
-            Some(p) => Walk::Protobuf(
-                informer_proto::frame::List::read(&self.body[p.raw.clone()])
-                    .map(|list| list.items())
-                    .map_err(Some),
-                p,
-            ),
-            // The body's UTF-8 is validated once here, not string by string in each item.
-            None => Walk::Json(
-                chunked::ChunkedList::new(&self.body),
-                std::str::from_utf8(&self.body).ok(),
-            ),
+        let shard = self.client_shard.as_ref();
+        let pipeline = match &self.format {
+            Format::Json(f) => {
+                Pipelines::Json(Pipeline::new(f, &self.body, &self.list_kinds, shard))
+            }
+            Format::Protobuf(f) => {
+                Pipelines::Protobuf(Pipeline::new(f, &self.body, &self.list_kinds, shard))
+            }
         };
         PageItems {
-            page: self,
-            walk,
-            probe: self.client_shard.as_ref().map(|s| s.field().metadata_key()),
-            skipped: 0,
-            done: false,
+            pipeline,
+            list_kinds: &self.list_kinds,
+            _k: PhantomData,
         }
     }
 }
 
-/// One raw-item walker per wire format.
-enum Walk<'a> {
-    /// JSON: the top level and `items` walked by hand (strings and bracket depth only), and
-    /// the body as text when it is valid UTF-8.
-    Json(chunked::ChunkedList<'a>, Option<&'a str>),
-    /// Protobuf: the list message's `items` fields, by length prefix. `Err` holds the error
-    /// of reading the list message, handed out once.
-    Protobuf(
-        Result<informer_proto::frame::Items<'a>, Option<informer_proto::Error>>,
-        &'a ProtoBody,
-    ),
+impl<K: DeserializeOwned + Send + 'static> RawListPage<K> {
+    /// Decodes the items on `pool` ([T6]) and hands each decoded object to `map` on the thread
+    /// that decoded it; returns what `map` kept, in wire order.
+    ///
+    /// The walk (the format's item boundaries) runs first, on one thread; then runs of items
+    /// are filtered and decoded across the pool's threads, each run under its own interning
+    /// scope (P3). The error is the one the sequential pipeline ([`items`](Self::items))
+    /// reports: the first in wire order, whether of the walk, a shard probe or a decode, and the
+    /// body's own checks only once every item decoded. Inline, this is the sequential pipeline.
+    ///
+    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pub(crate) async fn decode_on<T, M>(self, pool: &DecodePool, map: M) -> Result<Vec<T>>
+    where
+        T: Send + 'static,
+        M: Fn(K) -> Option<T> + Send + Sync + 'static,
+    {
+        let on = pool.clone();
+        pool.run(move || match &self.format {
+            Format::Json(f) => decode_runs(f, &self, &on, &map),
+            Format::Protobuf(f) => decode_runs(f, &self, &on, &map),
+        })
+        .await
+    }
+}
+
+/// Items per run of a parallel page decode: enough that a run's scheduling costs little
+/// beside its decodes, few enough that both threads get several runs of a 500-item page.
+const RUN: usize = 32;
+
+/// [`RawListPage::decode_on`] in format `F`, on a pool thread.
+fn decode_runs<F, K, T>(
+    format: &F,
+    page: &RawListPage<K>,
+    pool: &DecodePool,
+    map: &(dyn Fn(K) -> Option<T> + Send + Sync),
+) -> Result<Vec<T>>
+where
+    F: WireFormat,
+    K: DeserializeOwned,
+    T: Send,
+{
+    let mut walk = format.walk(&page.body);
+    let mut items = Vec::new();
+    let mut walk_error = None;
+    while let Some(item) = walk.next_item() {
+        match item {
+            Ok(item) => items.push(item),
+            Err(e) => {
+                walk_error = Some(e);
+                break;
+            }
+        }
+    }
+    let count = items.len();
+    let mut runs = Vec::with_capacity(count.div_ceil(RUN));
+    let mut items = items.into_iter();
+    loop {
+        let run: Vec<_> = items.by_ref().take(RUN).collect();
+        if run.is_empty() {
+            break;
+        }
+        runs.push(run);
+    }
+    let shard = page.client_shard.as_ref();
+    let decoded = pool.map_in_order(runs, |run| {
+        let _scope = crate::projection::InternScope::enter();
+        let mut out = Vec::with_capacity(run.len());
+        for (range, hint) in run {
+            let Some(item) = page.body.get(range) else {
+                return (out, Some(item_outside_list(&page.list_kinds)));
+            };
+            if let Some(shard) = shard {
+                match format.admits(shard, item) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => return (out, Some(e)),
+                }
+            }
+            match format.decode::<K>(item, hint) {
+                Ok(obj) => out.extend(map(obj)),
+                Err(e) => return (out, Some(e)),
+            }
+        }
+        (out, None)
+    });
+    let mut all = Vec::with_capacity(count);
+    for (out, error) in decoded {
+        if let Some(e) = error {
+            return Err(e);
+        }
+        all.extend(out);
+    }
+    if let Some(e) = walk_error {
+        return Err(e);
+    }
+    walk.finish(&page.list_kinds)?;
+    Ok(all)
+}
+
+/// The item pipeline of one body in one format: walk, filter, decode.
+pub(super) struct Pipeline<'a, F: WireFormat> {
+    format: &'a F,
+    body: &'a [u8],
+    list_kinds: &'a [String],
+    walk: F::Walk<'a>,
+    shard: Option<&'a Shard>,
+    skipped: usize,
+    done: bool,
+}
+
+impl<'a, F: WireFormat> Pipeline<'a, F> {
+    pub(super) fn new(
+        format: &'a F,
+        body: &'a [u8],
+        list_kinds: &'a [String],
+        shard: Option<&'a Shard>,
+    ) -> Self {
+        Pipeline {
+            format,
+            body,
+            list_kinds,
+            walk: format.walk(body),
+            shard,
+            skipped: 0,
+            done: false,
+        }
+    }
+
+    /// The next item that passes the filter, with its decode hint: its bytes are not
+    /// interpreted beyond the shard probe. `None` at the end of the walk.
+    pub(super) fn next_raw(&mut self) -> Option<Result<(&'a [u8], F::Hint)>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let (range, hint) = match self.walk.next_item() {
+                None => {
+                    self.done = true;
+                    return None;
+                }
+                Some(Err(e)) => return Some(Err(self.fail(e))),
+                Some(Ok(item)) => item,
+            };
+            let Some(item) = self.body.get(range) else {
+                return Some(Err(self.fail(item_outside_list(self.list_kinds))));
+            };
+            // The filter stage: an item outside the client shard is never decoded.
+            if let Some(shard) = self.shard {
+                match self.format.admits(shard, item) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        self.skipped += 1;
+                        continue;
+                    }
+                    Err(e) => return Some(Err(self.fail(e))),
+                }
+            }
+            return Some(Ok((item, hint)));
+        }
+    }
+
+    /// The next item, decoded.
+    fn next_decoded<K: DeserializeOwned>(&mut self) -> Option<Result<K>> {
+        let decoded = match self.next_raw()? {
+            Ok((item, hint)) => self.format.decode::<K>(item, hint),
+            Err(e) => Err(e),
+        };
+        Some(decoded.map_err(|e| self.fail(e)))
+    }
+
+    /// Ends the walk at an error: nothing after it is read.
+    fn fail(&mut self, e: Error) -> Error {
+        self.done = true;
+        e
+    }
+
+    /// How many items the client shard dropped so far.
+    pub(super) fn skipped(&self) -> usize {
+        self.skipped
+    }
+
+    /// Whether the walk has ended.
+    pub(super) fn done(&self) -> bool {
+        self.done
+    }
+
+    /// The checks of the body as a whole, after the walk ([M14]).
+    ///
+    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    pub(super) fn finish(&self, list_kinds: &[String]) -> Result<()> {
+        self.walk.finish(list_kinds)
+    }
+}
+
+/// The pipeline of a page in whichever format it came.
+enum Pipelines<'a> {
+    Json(Pipeline<'a, Json>),
+    Protobuf(Pipeline<'a, Protobuf>),
 }
 
 /// The objects of a [`RawListPage`], decoded one at a time ([`RawListPage::items`]).
 pub struct PageItems<'a, K> {
-    page: &'a RawListPage<K>,
-    walk: Walk<'a>,
-    /// The `metadata` field a client shard reads before deciding on an item.
-    probe: Option<&'static str>,
-    skipped: usize,
-    done: bool,
+    pipeline: Pipelines<'a>,
+    list_kinds: &'a [String],
+    _k: PhantomData<fn() -> K>,
 }
 
 impl<K> std::fmt::Debug for PageItems<'_, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PageItems")
-            .field("skipped", &self.skipped)
-            .field("done", &self.done)
+            .field("skipped", &self.skipped())
             .finish_non_exhaustive()
     }
 }
@@ -167,7 +345,10 @@ impl<K> std::fmt::Debug for PageItems<'_, K> {
 impl<K> PageItems<'_, K> {
     /// How many items a client shard dropped so far, undecoded.
     pub fn skipped(&self) -> usize {
-        self.skipped
+        match &self.pipeline {
+            Pipelines::Json(p) => p.skipped(),
+            Pipelines::Protobuf(p) => p.skipped(),
+        }
     }
 
     /// After the last item: the body's checks ([M14]), its `kind` and that it had `items`. An
@@ -175,38 +356,17 @@ impl<K> PageItems<'_, K> {
     ///
     /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn finish(self) -> Result<()> {
-        if !self.done {
+        let (done, checked) = match &self.pipeline {
+            Pipelines::Json(p) => (p.done(), p.finish(self.list_kinds)),
+            Pipelines::Protobuf(p) => (p.done(), p.finish(self.list_kinds)),
+        };
+        if !done {
             return Err(Error::NotAList {
                 what: "a list whose items were not all read".to_string(),
-                expected: self.page.list_kinds.first().cloned().unwrap_or_default(),
+                expected: self.list_kinds.first().cloned().unwrap_or_default(),
             });
         }
-        // A protobuf list's kind was checked from its envelope before the walk, and a
-        // protobuf list without items is an empty list.
-        let Walk::Json(walk, _) = &self.walk else {
-            return Ok(());
-        };
-        if let Some(err) =
-            check_list_kind(&self.page.body, walk.kind.as_deref(), &self.page.list_kinds)
-        {
-            return Err(err);
-        }
-        if !walk.has_items {
-            return Err(Error::NotAList {
-                what: "a body without `items`".to_string(),
-                expected: self.page.list_kinds.first().cloned().unwrap_or_default(),
-            });
-        }
-        Ok(())
-    }
-
-    fn decode_error(&mut self, source: serde_json::Error) -> Error {
-        // The walk cannot go on past a malformed item; `finish` then reports an incomplete list.
-        self.done = true;
-        Error::Decode {
-            what: "list",
-            source,
-        }
+        checked
     }
 }
 
@@ -214,143 +374,9 @@ impl<K: DeserializeOwned> Iterator for PageItems<'_, K> {
     type Item = Result<K>;
 
     fn next(&mut self) -> Option<Result<K>> {
-        loop {
-            if self.done {
-                return None;
-            }
-            let item = match &self.walk {
-                Walk::Json(..) => self.json_item(),
-                Walk::Protobuf(..) => self.proto_item(),
-            };
-            if let Some(item) = item {
-                return Some(item);
-            }
-        }
-    }
-}
-
-impl<'a, K: DeserializeOwned> PageItems<'a, K> {
-    /// The next JSON item: walked, filtered, decoded; `None` when this step found none.
-    fn json_item(&mut self) -> Option<Result<K>> {
-        if self.probe.is_none() {
-            return self.json_item_in_one_pass();
-        }
-        let Walk::Json(walk, _) = &mut self.walk else {
-            return None;
-        };
-        let mut found = None;
-        match walk.step_probed(1, self.probe, |raw, probed| {
-            found = Some((raw, probed));
-            Ok(())
-        }) {
-            Ok(finished) => self.done = finished,
-            Err(source) => return Some(Err(self.decode_error(source))),
-        }
-        let (raw, probed) = found?;
-        // The filter stage: an item outside the client shard is never decoded.
-        if let (Some(shard), Some(value)) = (&self.page.client_shard, &probed)
-            && !shard.admits_bytes(value)
-        {
-            self.skipped += 1;
-            return None;
-        }
-        // The decode stage.
-        let decoded = if self.page.exact_capacity {
-            sized::from_slice::<K>(raw)
-        } else {
-            sized::from_slice_seed_unsized(raw, PhantomData::<K>)
-        };
-        Some(decoded.map_err(|source| self.decode_error(source)))
-    }
-
-    /// The next JSON item when nothing is filtered: its end is found by the pass that decodes
-    /// it (exact capacity: the counting pass; otherwise serde_json itself), so the item's
-    /// bytes are not scanned once more just to find where it ends.
-    fn json_item_in_one_pass(&mut self) -> Option<Result<K>> {
-        let Walk::Json(walk, text) = &mut self.walk else {
-            return None;
-        };
-        let start = match walk.next_element_start() {
-            Ok(Some(start)) => start,
-            Ok(None) => {
-                self.done = true;
-                return None;
-            }
-            Err(source) => return Some(Err(self.decode_error(source))),
-        };
-        let rest = &walk.body()[start..];
-        // `start` is at a JSON token, so a char boundary of the text.
-        let rest_text = text.and_then(|t| t.get(start..));
-        let decoded = if self.page.exact_capacity {
-            match sized::value_array_lengths(rest) {
-                Some((lens, end)) => {
-                    walk.element_ends_at(start + end);
-                    let item_text = rest_text.and_then(|t| t.get(..end));
-                    sized::from_slice_with_lengths::<K>(&rest[..end], item_text, lens)
-                }
-                // Not an object or array, or one that does not close: serde_json says why.
-                None => serde_json::from_slice::<K>(rest),
-            }
-        } else {
-            let prefix = match rest_text {
-                Some(t) => sized::prefix_unsized::<_, K>(serde_json::Deserializer::from_str(t)),
-                None => sized::prefix_unsized::<_, K>(serde_json::Deserializer::from_slice(rest)),
-            };
-            match prefix {
-                Some(Ok((obj, end))) => {
-                    walk.element_ends_at(start + end);
-                    Ok(obj)
-                }
-                Some(Err(e)) => Err(e),
-                None => serde_json::from_slice::<K>(rest),
-            }
-        };
-        Some(decoded.map_err(|source| self.decode_error(source)))
-    }
-
-    /// The next protobuf item, through the same stages.
-    fn proto_item(&mut self) -> Option<Result<K>> {
-        let Walk::Protobuf(walk, body) = &mut self.walk else {
-            return None;
-        };
-        let body: &'a ProtoBody = body;
-        let next = match walk {
-            Ok(items) => items.next(),
-            Err(e) => e.take().map(Err),
-        };
-        let fail = |done: &mut bool, e| {
-            *done = true;
-            Some(Err(body.fallback.fail("list", e)))
-        };
-        let range = match next {
-            None => {
-                self.done = true;
-                return None;
-            }
-            Some(Err(e)) => return fail(&mut self.done, e),
-            Some(Ok(range)) => range,
-        };
-        let list = &self.page.body[body.raw.clone()];
-        let Some(item) = list.get(range) else {
-            self.done = true;
-            return Some(Err(Error::NotAList {
-                what: "a protobuf list whose item runs past its end".to_string(),
-                expected: self.page.list_kinds.first().cloned().unwrap_or_default(),
-            }));
-        };
-        if let Some(shard) = &self.page.client_shard {
-            match super::proto::shard_admits(shard, item) {
-                Ok(true) => {}
-                Ok(false) => {
-                    self.skipped += 1;
-                    return None;
-                }
-                Err(e) => return fail(&mut self.done, e),
-            }
-        }
-        match super::proto::decode_object(body.message, item) {
-            Ok(obj) => Some(Ok(obj)),
-            Err(e) => fail(&mut self.done, e),
+        match &mut self.pipeline {
+            Pipelines::Json(p) => p.next_decoded(),
+            Pipelines::Protobuf(p) => p.next_decoded(),
         }
     }
 }

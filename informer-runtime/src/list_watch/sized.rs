@@ -125,21 +125,6 @@ pub(crate) fn from_slice_with_lengths<T: DeserializeOwned>(
     }
 }
 
-/// Decodes the one JSON value that starts the input, with `Vec`s grown as serde_json grows
-/// them, and says where it ended (the rest of the input is not looked at). `None` for an
-/// input with no value.
-pub(crate) fn prefix_unsized<'de, R, T>(
-    de: serde_json::Deserializer<R>,
-) -> Option<serde_json::Result<(T, usize)>>
-where
-    R: serde_json::de::Read<'de>,
-    T: DeserializeOwned,
-{
-    let mut stream = de.into_iter::<T>();
-    let value = stream.next()?;
-    Some(value.map(|v| (v, stream.byte_offset())))
-}
-
 /// The counting pass; with `one_value`, it stops where the first container closes and returns
 /// the offset after it.
 fn scan_arrays(json: &[u8], one_value: bool) -> (Vec<u32>, Option<usize>) {
@@ -212,6 +197,12 @@ struct Hints {
 }
 
 impl Hints {
+    /// Passes over the counts of the arrays in `raw`, a span of the document decoded
+    /// elsewhere (or not at all), so the next array gets its own count again.
+    fn skip_span(&self, raw: &[u8]) {
+        self.next.set(self.next.get() + count_arrays(raw));
+    }
+
     /// The count for the array that has just been opened.
     fn take(&self) -> Option<usize> {
         let i = self.next.get();
@@ -323,6 +314,22 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Wrap<'_, D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, D::Error> {
+        if name == informer_proto::RAW_PART {
+            // P8: the value's JSON, then (if the visitor needs it) the value decoded from it.
+            let raw = <&'de serde_json::value::RawValue as de::Deserialize>::deserialize(self.de)?;
+            let mut part = JsonPart {
+                raw: raw.get(),
+                hints: self.hints,
+                next: 0,
+                error: std::marker::PhantomData::<D::Error>,
+            };
+            let value = visitor.visit_seq(&mut part)?;
+            if part.next < 3 {
+                // The value was not decoded: its arrays' counts are passed over.
+                self.hints.skip_span(part.raw.as_bytes());
+            }
+            return Ok(value);
+        }
         self.de.deserialize_newtype_struct(
             name,
             WrapVisitor {
@@ -397,6 +404,78 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Wrap<'_, D> {
     fn is_human_readable(&self) -> bool {
         self.de.is_human_readable()
     }
+}
+
+/// A value's [`informer_proto::RAW_PART`] elements from JSON: the encoding's name (`json`), the
+/// value's JSON text, then the value decoded from that text (with the document's array counts).
+struct JsonPart<'h, 'de, E> {
+    raw: &'de str,
+    hints: &'h Hints,
+    next: u8,
+    error: std::marker::PhantomData<E>,
+}
+
+impl<'de, E: de::Error> SeqAccess<'de> for JsonPart<'_, 'de, E> {
+    type Error = E;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, E> {
+        let element = self.next;
+        self.next = self.next.saturating_add(1);
+        match element {
+            0 => seed
+                .deserialize(de::value::BorrowedStrDeserializer::<E>::new("json"))
+                .map(Some),
+            1 => seed
+                .deserialize(de::value::BorrowedBytesDeserializer::<E>::new(
+                    self.raw.as_bytes(),
+                ))
+                .map(Some),
+            2 => {
+                let mut json = serde_json::Deserializer::from_str(self.raw);
+                let value = seed
+                    .deserialize(Wrap {
+                        de: &mut json,
+                        hints: self.hints,
+                    })
+                    .and_then(|v| json.end().map(|()| v))
+                    .map_err(E::custom)?;
+                Ok(Some(value))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(3usize.saturating_sub(usize::from(self.next)))
+    }
+}
+
+/// How many arrays `json` opens, outside strings: the counting pass's entries for that span.
+fn count_arrays(json: &[u8]) -> usize {
+    let mut count = 0;
+    let mut i = 0;
+    while let Some(&b) = json.get(i) {
+        match b {
+            b'"' => loop {
+                i += 1;
+                match memchr::memchr2(b'"', b'\\', json.get(i..).unwrap_or_default()) {
+                    Some(off) if json.get(i + off) == Some(&b'\\') => i += off + 1,
+                    Some(off) => {
+                        i += off;
+                        break;
+                    }
+                    None => return count,
+                }
+            },
+            b'[' => count += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    count
 }
 
 /// Forwards `visit_*` methods that carry a plain value.

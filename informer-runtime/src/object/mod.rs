@@ -134,6 +134,15 @@ pub trait Object:
     fn indexers() -> &'static [StaticIndexer<Self>] {
         &[]
     }
+
+    /// Whether the cached form keeps `metadata.managedFields`: `false` for a projection whose
+    /// metadata is [`SlimMeta`](crate::projection::SlimMeta), so the factory asks the server to
+    /// leave them out ([T7]). True for Kubernetes types and compact types (lossless).
+    ///
+    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    fn keeps_managed_fields() -> bool {
+        true
+    }
 }
 
 impl<T> Object for T

@@ -190,6 +190,12 @@ impl<T: k8s_openapi::DeepMerge + ?Sized> ProjectionSource for T {
 ///
 /// [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub trait ProjectedMeta: Send + Sync + 'static {
+    /// Whether this metadata keeps `managedFields` ([T7]: a projection that does not lets
+    /// the server leave them out). True unless the implementation says otherwise.
+    ///
+    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    const KEEPS_MANAGED_FIELDS: bool = true;
+
     /// `metadata.name`.
     fn name(&self) -> Option<&str>;
     /// `metadata.namespace`.
@@ -211,6 +217,8 @@ pub trait ProjectedMeta: Send + Sync + 'static {
 }
 
 impl ProjectedMeta for SlimMeta {
+    const KEEPS_MANAGED_FIELDS: bool = false;
+
     fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }

@@ -106,12 +106,18 @@ where
             }
             // The receiver is gone only if the list was abandoned.
             let _ = tx.send((page.resource_version.clone(), page.continue_token.clone()));
-            // Decoded right here on a tokio worker, as kube-runtime's watcher decodes its pages:
-            // the work is bounded by the page size (about 100 ms for 500 Pods). On the blocking
-            // pool instead, the cached objects would live in malloc arenas of threads that never
-            // allocate again, so the memory freed when watch updates replace them is never
-            // reused: 1.8x kube-runtime's RSS after 20 000 updates (benchmark scenario 2).
-            // An unpaged body may hold the whole collection: it yields every `chunk` objects.
+            let pool = lw.pool();
+            if !pool.is_inline() {
+                // T6: decoded, transformed, keyed and shared on the decode pool's threads,
+                // which also decode the large watch events, so the memory an update frees is
+                // reused by the next decode there (the tokio blocking pool's threads, which
+                // never allocate again, kept it: 1.8x kube-runtime's RSS after 20 000 updates).
+                let finish = move |obj| finish_listed(&*store, &shared, obj);
+                return page.decode_on(pool, finish).await;
+            }
+            // Inline: decoded right here on a tokio worker, as kube-runtime's watcher decodes
+            // its pages: the work is bounded by the page size (about 100 ms for 500 Pods). An
+            // unpaged body may hold the whole collection: it yields every `chunk` objects.
             finish_page(&*store, &shared, &page, chunk).await
         };
         PageTask {

@@ -23,22 +23,44 @@ pub(crate) enum Wire {
     Protobuf,
 }
 
-/// One media range of an Accept header: the type and its `as`/`g`/`v` parameters.
+/// One media range of an Accept header: the type and its `as` and `drop` parameters.
 struct MediaRange<'a> {
     base: &'a str,
     as_kind: Option<&'a str>,
+    /// `drop` (KEP-5958): the field to leave out of every object.
+    drop: Option<&'a str>,
 }
+
+/// The only field KEP-5958 lets a client drop.
+const DROPPABLE: &str = "metadata.managedFields";
 
 fn media_ranges(accept: &str) -> impl Iterator<Item = MediaRange<'_>> {
     accept.split(',').map(|part| {
         let mut it = part.split(';');
         let base = it.next().unwrap_or_default().trim();
-        let as_kind = it
+        let params: Vec<(&str, &str)> = it
             .filter_map(|p| p.split_once('='))
-            .find(|(k, _)| k.trim() == "as")
-            .map(|(_, v)| v.trim());
-        MediaRange { base, as_kind }
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .collect();
+        let param = |name: &str| params.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        MediaRange {
+            base,
+            as_kind: param("as"),
+            drop: param("drop"),
+        }
     })
+}
+
+impl MediaRange<'_> {
+    /// Under `ManagedFieldsOptOut` (`drop_gate`): whether the range asks to drop managedFields
+    /// (`Some(true)`), does not (`Some(false)`), or asks to drop something else and so is not
+    /// acceptable (`None`). Without the gate the parameter is ignored.
+    fn drops(&self, drop_gate: bool) -> Option<bool> {
+        match self.drop {
+            Some(field) if drop_gate => (field == DROPPABLE).then_some(true),
+            _ => Some(false),
+        }
+    }
 }
 
 /// The outcome of content negotiation.
@@ -51,28 +73,41 @@ pub(crate) struct Negotiated {
     /// Whether plain JSON objects are acceptable too: the fallback when protobuf cannot carry an
     /// answer (a watch, a custom resource, a field the schema lacks).
     pub(crate) json_ok: bool,
+    /// Whether objects are sent without `metadata.managedFields` (KEP-5958, [T7]).
+    ///
+    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pub(crate) drop_managed_fields: bool,
 }
 
 /// Picks the response encoding and rendering from an Accept header: the first media range the
-/// server can produce wins, as in kube-apiserver. `Err` is 406 Not Acceptable.
-pub(crate) fn negotiate(accept: &str) -> Result<Negotiated, ApiError> {
+/// server can produce wins, as in kube-apiserver. Under `ManagedFieldsOptOut` (`drop_gate`,
+/// KEP-5958) a range may ask to drop `metadata.managedFields`, and a range that asks to drop
+/// anything else is not acceptable; without the gate `drop` is ignored. `Err` is 406 Not
+/// Acceptable.
+pub(crate) fn negotiate(accept: &str, drop_gate: bool) -> Result<Negotiated, ApiError> {
     let json_ok = accept.trim().is_empty()
         || media_ranges(accept).any(|r| {
-            matches!(r.base, "application/json" | "application/*" | "*/*") && r.as_kind.is_none()
+            matches!(r.base, "application/json" | "application/*" | "*/*")
+                && r.as_kind.is_none()
+                && r.drops(drop_gate).is_some()
         });
-    let (wire, mode) = first_servable(accept)?;
+    let (wire, mode, drop_managed_fields) = first_servable(accept, drop_gate)?;
     Ok(Negotiated {
         wire,
         mode,
         json_ok,
+        drop_managed_fields,
     })
 }
 
-fn first_servable(accept: &str) -> Result<(Wire, Mode), ApiError> {
+fn first_servable(accept: &str, drop_gate: bool) -> Result<(Wire, Mode, bool), ApiError> {
     if accept.trim().is_empty() {
-        return Ok((Wire::Json, Mode::Full));
+        return Ok((Wire::Json, Mode::Full, false));
     }
     for r in media_ranges(accept) {
+        let Some(drop) = r.drops(drop_gate) else {
+            continue;
+        };
         let json = matches!(r.base, "application/json" | "application/*" | "*/*");
         let mode = match r.as_kind {
             None => Mode::Full,
@@ -81,10 +116,10 @@ fn first_servable(accept: &str) -> Result<(Wire, Mode), ApiError> {
             Some(_) => continue,
         };
         if json {
-            return Ok((Wire::Json, mode));
+            return Ok((Wire::Json, mode, drop));
         }
         if r.base == protobuf::MEDIA_TYPE && mode == Mode::Full {
-            return Ok((Wire::Protobuf, Mode::Full));
+            return Ok((Wire::Protobuf, Mode::Full, drop));
         }
     }
     Err(ApiError::new(
@@ -292,34 +327,64 @@ mod tests {
     #[test]
     fn negotiation_prefers_the_first_servable_range() {
         let pb = "application/vnd.kubernetes.protobuf";
-        let n = negotiate(&format!("{pb},application/json")).expect("ok");
+        let n = negotiate(&format!("{pb},application/json"), false).expect("ok");
         assert_eq!(
             (n.wire, n.mode, n.json_ok),
             (Wire::Protobuf, Mode::Full, true)
         );
-        let n = negotiate(pb).expect("ok");
+        let n = negotiate(pb, false).expect("ok");
         assert_eq!((n.wire, n.json_ok), (Wire::Protobuf, false));
         assert_eq!(
-            first_servable("application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
-                .expect("ok"),
-            (Wire::Json, Mode::Table)
-        );
-        assert_eq!(
-            first_servable(&format!(
-                "{pb};as=Table;v=v1;g=meta.k8s.io,application/json"
-            ))
+            first_servable(
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+                false
+            )
             .expect("ok"),
-            (Wire::Json, Mode::Full)
+            (Wire::Json, Mode::Table, false)
         );
-        assert_eq!(first_servable("").expect("ok"), (Wire::Json, Mode::Full));
-        assert_eq!(first_servable("*/*").expect("ok"), (Wire::Json, Mode::Full));
-        assert_eq!(negotiate("text/html").expect_err("406").code, 406);
         assert_eq!(
-            negotiate(&format!("{pb};as=Table;v=v1;g=meta.k8s.io"))
+            first_servable(
+                &format!("{pb};as=Table;v=v1;g=meta.k8s.io,application/json"),
+                false
+            )
+            .expect("ok"),
+            (Wire::Json, Mode::Full, false)
+        );
+        assert_eq!(
+            first_servable("", false).expect("ok"),
+            (Wire::Json, Mode::Full, false)
+        );
+        assert_eq!(
+            first_servable("*/*", false).expect("ok"),
+            (Wire::Json, Mode::Full, false)
+        );
+        assert_eq!(negotiate("text/html", false).expect_err("406").code, 406);
+        assert_eq!(
+            negotiate(&format!("{pb};as=Table;v=v1;g=meta.k8s.io"), false)
                 .expect_err("406")
                 .code,
             406
         );
+    }
+
+    #[test]
+    fn t7_drop_managed_fields_under_the_gate_and_ignored_without_it() {
+        let pb = "application/vnd.kubernetes.protobuf";
+        let drop = ";drop=metadata.managedFields";
+        let n = negotiate(&format!("{pb}{drop}, application/json{drop}"), true).expect("ok");
+        assert_eq!(
+            (n.wire, n.drop_managed_fields, n.json_ok),
+            (Wire::Protobuf, true, true)
+        );
+        let n = negotiate(&format!("{pb}{drop}, application/json{drop}"), false).expect("ok");
+        assert_eq!((n.wire, n.drop_managed_fields), (Wire::Protobuf, false));
+        // Any other field makes that media type unacceptable under the gate, and only then.
+        let other = "application/json;drop=metadata.labels";
+        assert_eq!(negotiate(other, true).expect_err("406").code, 406);
+        let n = negotiate(other, false).expect("ignored");
+        assert!(!n.drop_managed_fields);
+        let n = negotiate(&format!("{other}, {pb}"), true).expect("the next range");
+        assert_eq!((n.wire, n.drop_managed_fields), (Wire::Protobuf, false));
     }
 
     #[test]

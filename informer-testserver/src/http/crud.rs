@@ -72,7 +72,7 @@ pub(crate) async fn handle(
     let ns = t.namespace.as_deref();
     let p = part(t)?;
     let ok = |status: StatusCode, obj: &crate::store::Stored| {
-        json_response(status, object_bytes(obj, &t.info, mode))
+        json_response(status, object_bytes(obj, t, mode))
     };
     match verb {
         Verb::Get => {
@@ -168,7 +168,7 @@ pub(crate) async fn handle(
                 if i > 0 {
                     buf.put_u8(b',');
                 }
-                buf.put_slice(&object_bytes(o, &t.info, mode));
+                buf.put_slice(&object_bytes(o, t, mode));
             }
             buf.put_slice(b"]}");
             Ok(json_response(StatusCode::OK, buf.freeze()))

@@ -82,7 +82,8 @@ fn protobuf_page(
         .iter()
         .map(|o| {
             let same = o.api_version == api_version || o.api_version.is_empty();
-            same.then(|| o.protobuf(&t.info.kind)).flatten()
+            same.then(|| o.protobuf_as(&t.info.kind, t.drop_managed_fields))
+                .flatten()
         })
         .collect::<Option<Vec<_>>>()?;
     let rv = page.rv.to_string();
@@ -308,7 +309,7 @@ pub(crate) fn list_with(
         if i > 0 || over.extra_item.is_some() {
             buf.put_u8(b',');
         }
-        buf.put_slice(&object_bytes(o, &t.info, mode));
+        buf.put_slice(&object_bytes(o, t, mode));
     }
     buf.put_slice(b"]}");
     Ok(json_response(StatusCode::OK, Bytes::from(buf)))

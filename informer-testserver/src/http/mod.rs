@@ -44,10 +44,16 @@ pub(crate) enum Mode {
     Table,
 }
 
+/// Marks a response whose objects left `metadata.managedFields` out (for the request log).
+#[derive(Debug, Clone, Copy)]
+struct ManagedFieldsDropped;
+
 /// A parsed resource path.
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     pub(crate) info: Arc<ResourceInfo>,
+    /// Objects go out without `metadata.managedFields` (KEP-5958, negotiated from `Accept`).
+    pub(crate) drop_managed_fields: bool,
     pub(crate) namespace: Option<String>,
     pub(crate) name: Option<String>,
     pub(crate) subresource: Option<String>,
@@ -115,6 +121,7 @@ fn route(sh: &Shared, path: &str) -> Result<Route, ApiError> {
     };
     Ok(Route::Resource(Target {
         info,
+        drop_managed_fields: false,
         namespace,
         name,
         subresource,
@@ -204,6 +211,7 @@ async fn dispatch(State(sh): State<Arc<Shared>>, req: Request) -> Response {
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with(crate::protobuf::MEDIA_TYPE)),
+        managed_fields_dropped: resp.extensions().get::<ManagedFieldsDropped>().is_some(),
         time,
     });
     sh.notify();
@@ -251,7 +259,7 @@ async fn serve(
 /// Serves a resource request (every verb but discovery).
 async fn resource(
     sh: &Arc<Shared>,
-    t: Target,
+    mut t: Target,
     verb: Verb,
     q: &QueryParams,
     req: Request,
@@ -259,7 +267,12 @@ async fn resource(
     gzip_ok: bool,
 ) -> Result<Response, ApiError> {
     apply_faults(sh, &t, verb, q).await?;
-    let neg = codec::negotiate(accept)?;
+    let neg = codec::negotiate(
+        accept,
+        sh.managed_fields_opt_out
+            .load(std::sync::atomic::Ordering::Relaxed),
+    )?;
+    t.drop_managed_fields = neg.drop_managed_fields;
     let (wire, mode) = match (neg.wire, verb) {
         // A watch of a custom resource has no protobuf form.
         (codec::Wire::Protobuf, Verb::Watch) if !codec::protobuf_watchable(&t.info) => {
@@ -278,11 +291,14 @@ async fn resource(
         Verb::Watch => watch::watch(sh, &t, q, mode, wire),
         _ => crud::handle(sh, &t, verb, q, mode, req).await,
     }?;
-    let resp = match (wire, verb) {
+    let mut resp = match (wire, verb) {
         // Watches are framed by `watch::watch` itself.
         (codec::Wire::Protobuf, Verb::Watch) | (codec::Wire::Json, _) => resp,
         (codec::Wire::Protobuf, _) => codec::to_protobuf(resp, neg.json_ok).await,
     };
+    if t.drop_managed_fields && resp.status().is_success() {
+        resp.extensions_mut().insert(ManagedFieldsDropped);
+    }
     Ok(match verb {
         _ if !gzip_ok || !resp.status().is_success() => resp,
         Verb::Watch
@@ -387,16 +403,36 @@ pub(crate) fn error_response(err: &ApiError) -> Response {
     resp
 }
 
-/// The bytes of an object as served through `info` in `mode`.
-pub(crate) fn object_bytes(obj: &Stored, info: &ResourceInfo, mode: Mode) -> Bytes {
+/// The bytes of an object as served through `t` in `mode` (without managedFields where the
+/// request asked for that, KEP-5958).
+pub(crate) fn object_bytes(obj: &Stored, t: &Target, mode: Mode) -> Bytes {
+    object_bytes_of(obj, &t.info, mode, t.drop_managed_fields)
+}
+
+/// The bytes of an object as served through `info` in `mode`, without managedFields when
+/// `drop` (KEP-5958).
+pub(crate) fn object_bytes_of(obj: &Stored, info: &ResourceInfo, mode: Mode, drop: bool) -> Bytes {
     if mode == Mode::Metadata {
-        return obj.metadata_json();
+        return if drop {
+            obj.metadata_json_without_managed_fields()
+        } else {
+            obj.metadata_json()
+        };
     }
     if obj.api_version == info.api_version() || obj.api_version.is_empty() {
-        return obj.json();
+        return if drop {
+            obj.json_without_managed_fields()
+        } else {
+            obj.json()
+        };
     }
     // Served through another version of the same group: relabel (no schema conversion).
-    match obj.value() {
+    let value = if drop {
+        obj.value_without_managed_fields()
+    } else {
+        obj.value()
+    };
+    match value {
         Ok(mut v) => {
             v["apiVersion"] = serde_json::Value::String(info.api_version());
             Bytes::from(serde_json::to_vec(&v).unwrap_or_default())

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
-use super::object_bytes;
+use super::object_bytes_of;
 use crate::log::QueryParams;
 use crate::printers::{self, Column};
 use crate::resources::ResourceInfo;
@@ -102,10 +102,13 @@ impl TableRenderer {
         let object = match self.include {
             Include::None => None,
             Include::Metadata => serde_json::from_slice::<Value>(&obj.metadata_json()).ok(),
-            Include::Object => {
-                serde_json::from_slice::<Value>(&object_bytes(obj, &self.info, super::Mode::Full))
-                    .ok()
-            }
+            Include::Object => serde_json::from_slice::<Value>(&object_bytes_of(
+                obj,
+                &self.info,
+                super::Mode::Full,
+                false,
+            ))
+            .ok(),
         };
         if let Some(o) = object {
             row["object"] = o;

@@ -18,7 +18,7 @@ use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 use super::codec::Wire;
 use super::list::{ShardGate, parse_rv, selectors};
-use super::{Mode, Target, object_bytes};
+use super::{Mode, Target, object_bytes_of};
 use crate::faults::Kick;
 use crate::log::QueryParams;
 use crate::protobuf;
@@ -141,6 +141,7 @@ pub(crate) fn watch(
         state: Phase::Running,
         error_first,
         table,
+        drop_managed_fields: t.drop_managed_fields,
     };
     let stream = futures::stream::unfold(w, |mut w| async move {
         let item = w.next_chunk().await?;
@@ -203,6 +204,8 @@ struct Watcher {
     error_first: Option<ApiError>,
     /// Set for `as=Table` watches: every event's object is a one-row Table.
     table: Option<super::table::TableRenderer>,
+    /// Objects go out without `metadata.managedFields` (KEP-5958).
+    drop_managed_fields: bool,
 }
 
 type Chunk = Result<Bytes, std::io::Error>;
@@ -226,7 +229,7 @@ impl Watcher {
             None => {
                 let body = match &self.table {
                     Some(table) => table.render_one(obj),
-                    None => object_bytes(obj, &self.info, self.mode),
+                    None => object_bytes_of(obj, &self.info, self.mode, self.drop_managed_fields),
                 };
                 let mut line = BytesMut::with_capacity(body.len() + 32);
                 line.put_slice(b"{\"type\":\"");
@@ -260,7 +263,7 @@ impl Watcher {
         if obj.api_version != api_version && !obj.api_version.is_empty() {
             return None;
         }
-        let message = obj.protobuf(&self.info_kind)?;
+        let message = obj.protobuf_as(&self.info_kind, self.drop_managed_fields)?;
         let enveloped = protobuf::envelope(&api_version, &self.info_kind, &message);
         let mut frame = Vec::with_capacity(enveloped.len() + 32);
         protobuf::watch_frame(&mut frame, kind, &enveloped, cut);

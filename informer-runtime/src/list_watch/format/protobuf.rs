@@ -3,10 +3,9 @@
 //!
 //! Built-in kinds are asked for in protobuf with JSON as the fallback, as client-go's typed
 //! clients do; the answer's `Content-Type` says which arrived. A LIST is the `k8s\0` envelope
-//! around the list message, whose items the item pipeline walks by byte range (`page.rs`); a
-//! WATCH is a stream of length-prefixed `WatchEvent` frames ([`FrameDecoder`]). Objects decode
-//! straight into the cached form through `informer-proto`'s serde `Deserializer`, with no
-//! intermediate value ([T2]).
+//! around the list message, whose items are walked by their length prefixes; a WATCH is a
+//! stream of length-prefixed `WatchEvent` frames. Objects decode straight into the cached form
+//! through `informer-proto`'s serde `Deserializer`, with no intermediate value ([T2]).
 //!
 //! A protobuf answer this schema cannot read (a field of a newer Kubernetes version, say) is an
 //! error once: the list-watcher then asks for JSON from its next request on ([`Fallback`]), so
@@ -19,45 +18,45 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use bytes::{Buf as _, Bytes, BytesMut};
-use futures::Stream;
+use bytes::Bytes;
 use informer_proto::frame::{self, Envelope, WatchFrame};
 use informer_proto::{Message, from_slice};
 use kube::core::WatchEvent;
 use kube::core::watch::{Bookmark, BookmarkMeta};
 use serde::de::DeserializeOwned;
 
-use super::body::BodyReader;
-use super::{Error, Probed, Result, api_error};
+use super::{EventCtx, ItemWalk, ListHead, Split, WireFormat};
+use crate::list_watch::{Error, Probed, Result, api_error};
 use crate::shard::{Shard, ShardField};
 
-/// The `Accept` of a LIST or WATCH of a built-in kind: protobuf, then JSON.
-pub(super) const ACCEPT: &str = "application/vnd.kubernetes.protobuf, application/json";
+/// The media type of Kubernetes protobuf.
+pub(in crate::list_watch) const MEDIA_TYPE: &str = informer_proto::MEDIA_TYPE;
 
 /// Whether a response is protobuf, by its `Content-Type`.
-pub(super) fn is_protobuf(headers: &http::HeaderMap) -> bool {
+pub(in crate::list_watch) fn is_protobuf(headers: &http::HeaderMap) -> bool {
     headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| {
             t.split(';')
                 .next()
-                .is_some_and(|base| base.trim() == informer_proto::MEDIA_TYPE)
+                .is_some_and(|base| base.trim() == MEDIA_TYPE)
         })
 }
 
 /// Whether a list-watcher still asks for protobuf; shared by its clones. Set off, for good, by
 /// the first protobuf answer that could not be decoded.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Fallback(Arc<AtomicBool>);
+pub(in crate::list_watch) struct Fallback(Arc<AtomicBool>);
 
 impl Fallback {
-    pub(super) fn to_json(&self) -> bool {
+    /// Whether protobuf was turned off.
+    pub(in crate::list_watch) fn to_json(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
 
     /// Records a protobuf decode error and turns protobuf off.
-    pub(super) fn fail(&self, what: &'static str, source: informer_proto::Error) -> Error {
+    fn fail(&self, what: &'static str, source: informer_proto::Error) -> Error {
         if !self.0.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 error = %source,
@@ -68,161 +67,101 @@ impl Fallback {
     }
 }
 
-/// What a protobuf LIST body holds besides its items.
-pub(super) struct ListHead {
-    pub(super) resource_version: String,
-    pub(super) continue_token: Option<String>,
-    pub(super) shard_info: Option<String>,
-    /// The list message's bytes within the body, whose items the pipeline walks.
-    pub(super) raw: Range<usize>,
+/// Kubernetes protobuf for one built-in kind.
+#[derive(Debug, Clone)]
+pub(in crate::list_watch) struct Protobuf {
+    /// The kind's message, which every object is decoded through.
+    pub(in crate::list_watch) message: &'static Message,
+    /// Turned on by the first answer this list-watcher could not decode.
+    pub(in crate::list_watch) fallback: Fallback,
 }
 
-/// Reads a protobuf LIST body's envelope and list metadata. A `Status` is the error it reports;
-/// a list of another kind is [`Error::NotAList`] (M14).
-pub(super) fn list_head(
-    body: &Bytes,
-    list_kinds: &[String],
-    fallback: &Fallback,
-) -> Result<ListHead> {
-    let env = Envelope::read(body).map_err(|e| fallback.fail("list", e))?;
-    if env.kind == "Status" {
-        let status = frame::read_status(body).map_err(|e| fallback.fail("list", e))?;
-        return Err(super::decode::status_list_error(status, list_kinds));
-    }
-    if !list_kinds.iter().any(|k| k == env.kind) {
-        return Err(Error::NotAList {
-            what: format!("a {}", env.kind),
-            expected: list_kinds.first().cloned().unwrap_or_default(),
-        });
-    }
-    // A list message always holds its `ListMeta` (gogo writes the non-nullable field even when
-    // empty), so an envelope without `raw` is malformed, not an empty list (M14).
-    let raw = frame::range_within(body, env.raw)
-        .filter(|r| !r.is_empty())
-        .ok_or_else(|| {
-            fallback.fail(
-                "list",
-                informer_proto::Error::Invalid(
-                    "the protobuf list envelope holds no list message (runtime.Unknown.raw)".into(),
-                ),
-            )
-        })?;
-    let list = frame::List::read(env.raw).map_err(|e| fallback.fail("list", e))?;
-    Ok(ListHead {
-        resource_version: list.meta.resource_version.to_string(),
-        continue_token: Some(list.meta.continue_token)
-            .filter(|c| !c.is_empty())
-            .map(str::to_string),
-        shard_info: list.meta.shard_selector.map(str::to_string),
-        raw,
-    })
-}
+impl WireFormat for Protobuf {
+    type Hint = ();
+    type Walk<'a> = ProtobufWalk<'a>;
 
-/// Whether `shard` admits the object `item` (a message's bytes), by its probed metadata.
-pub(super) fn shard_admits(shard: &Shard, item: &[u8]) -> Result<bool, informer_proto::Error> {
-    let meta = frame::probe_meta(item)?;
-    let value = match shard.field() {
-        ShardField::Namespace => meta.namespace,
-        ShardField::Uid => meta.uid,
-    };
-    Ok(shard.admits_bytes(value.as_bytes()))
-}
-
-/// Decodes one object's message bytes into `K`.
-pub(super) fn decode_object<K: DeserializeOwned>(
-    message: &'static Message,
-    item: &[u8],
-) -> Result<K, informer_proto::Error> {
-    from_slice(message, item)
-}
-
-/// Splits a protobuf watch body into its length-prefixed frames; each frame is capped at
-/// `max_frame` bytes (M16's line cap), counted decompressed.
-pub(super) struct FrameDecoder {
-    pub(super) body: BodyReader,
-    pub(super) buf: BytesMut,
-    pub(super) done: bool,
-    pub(super) max_frame: usize,
-}
-
-impl FrameDecoder {
-    pub(super) fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
-        futures::stream::unfold(self, |mut st| async move {
-            let item = st.next_frame().await?;
-            Some((item, st))
+    fn list_head(&self, body: &Bytes, list_kinds: &[String]) -> Result<ListHead> {
+        let env = Envelope::read(body).map_err(|e| self.fallback.fail("list", e))?;
+        if env.kind == "Status" {
+            let status = frame::read_status(body).map_err(|e| self.fallback.fail("list", e))?;
+            return Err(super::json::status_list_error(status, list_kinds));
+        }
+        if !list_kinds.iter().any(|k| k == env.kind) {
+            return Err(Error::NotAList {
+                what: format!("a {}", env.kind),
+                expected: list_kinds.first().cloned().unwrap_or_default(),
+            });
+        }
+        list_region(body, &env).map_err(|e| self.fallback.fail("list", e))?;
+        let list = frame::List::read(env.raw).map_err(|e| self.fallback.fail("list", e))?;
+        Ok(ListHead {
+            resource_version: list.meta.resource_version.to_string(),
+            continue_token: Some(list.meta.continue_token)
+                .filter(|c| !c.is_empty())
+                .map(str::to_string),
+            shard_info: list.meta.shard_selector.map(str::to_string),
         })
     }
 
-    async fn next_frame(&mut self) -> Option<Result<Bytes>> {
-        loop {
-            if self.done && self.buf.is_empty() {
-                return None;
-            }
-            match frame::read_watch_frame(&self.buf, self.max_frame) {
-                Ok(WatchFrame::Frame { event, consumed }) => {
-                    let start = consumed - event.len();
-                    let mut frame = self.buf.split_to(consumed).freeze();
-                    frame.advance(start);
-                    return Some(Ok(frame));
-                }
-                Ok(WatchFrame::Incomplete { .. }) if self.done => {
-                    let rest = self.buf.len();
-                    self.buf.clear();
-                    return Some(Err(Error::CutChunk(rest)));
-                }
-                Ok(WatchFrame::Incomplete { .. }) => {}
-                Err(_) => {
-                    self.done = true;
-                    self.buf = BytesMut::new();
-                    return Some(Err(Error::LineTooLong {
-                        limit: self.max_frame,
-                    }));
-                }
-            }
-            match self.body.next().await {
-                Some(Ok(data)) => self.buf.extend_from_slice(&data),
-                Some(Err(e)) => {
-                    self.done = true;
-                    self.buf.clear();
-                    return Some(Err(e));
-                }
-                None => self.done = true,
-            }
+    fn walk<'a>(&self, body: &'a [u8]) -> ProtobufWalk<'a> {
+        let walk = Envelope::read(body).and_then(|env| {
+            let region = list_region(body, &env)?;
+            let list = frame::List::read(env.raw)?;
+            Ok((region.start, list.items()))
+        });
+        ProtobufWalk {
+            walk: walk.map_err(Some),
+            fallback: self.fallback.clone(),
         }
     }
-}
 
-/// What a protobuf watch stream needs to decode its events.
-#[derive(Clone)]
-pub(super) struct EventDecoder {
-    pub(super) message: &'static Message,
-    pub(super) expected_kind: String,
-    pub(super) shard: Option<Shard>,
-    pub(super) fallback: Fallback,
-}
+    fn admits(&self, shard: &Shard, item: &[u8]) -> Result<bool> {
+        let meta = frame::probe_meta(item).map_err(|e| self.fallback.fail("list", e))?;
+        let value = match shard.field() {
+            ShardField::Namespace => meta.namespace,
+            ShardField::Uid => meta.uid,
+        };
+        Ok(shard.admits_bytes(value.as_bytes()))
+    }
 
-impl EventDecoder {
-    /// Decodes one frame (a `WatchEvent` message) into an event; an object outside the client
-    /// shard is [`Probed::Foreign`], read up to its metadata only.
-    pub(super) fn decode<K: DeserializeOwned>(&self, frame: &[u8]) -> Result<Probed<K>> {
+    fn decode<K: DeserializeOwned>(&self, item: &[u8], (): ()) -> Result<K> {
+        from_slice(self.message, item).map_err(|e| self.fallback.fail("list", e))
+    }
+
+    fn split_event(&self, buf: &[u8], _scanned: usize, max: usize) -> Split {
+        match frame::read_watch_frame(buf, max) {
+            Ok(WatchFrame::Frame { event, consumed }) => Split::Event {
+                event: consumed - event.len()..consumed,
+                consumed,
+            },
+            Ok(WatchFrame::Incomplete { .. }) => Split::Incomplete { scanned: 0 },
+            Err(_) => Split::TooLong,
+        }
+    }
+
+    fn cut_at_end(&self, rest: &[u8]) -> usize {
+        rest.len()
+    }
+
+    fn event<K: DeserializeOwned>(&self, event: Bytes, ctx: &EventCtx<K>) -> Result<Probed<K>> {
         let fail = |e| self.fallback.fail("watch event", e);
-        let event = frame::WatchEvent::read(frame).map_err(fail)?;
+        let event = frame::WatchEvent::read(&event).map_err(fail)?;
         let env = event.envelope().map_err(fail)?;
         let object = |env: &Envelope<'_>| -> Result<Option<K>> {
-            if env.kind != self.expected_kind {
+            if env.kind != ctx.expected_kind {
                 // R16: an object of another kind is dropped, the watch goes on.
                 return Err(Error::UnexpectedObject {
                     event_type: event.event_type.to_string(),
                     kind: env.kind.to_string(),
-                    expected: self.expected_kind.clone(),
+                    expected: ctx.expected_kind.clone(),
                 });
             }
-            if let Some(shard) = &self.shard
-                && !shard_admits(shard, env.raw).map_err(fail)?
+            if let Some(shard) = &ctx.shard
+                && !self.admits(shard, env.raw)?
             {
                 return Ok(None);
             }
-            decode_object(self.message, env.raw).map(Some).map_err(fail)
+            from_slice(self.message, env.raw).map(Some).map_err(fail)
         };
         let ev = match event.event_type {
             "ADDED" | "MODIFIED" | "DELETED" => match object(&env)? {
@@ -260,6 +199,51 @@ impl EventDecoder {
     }
 }
 
+/// Where the list message of a LIST envelope lies in `body`. A list message always holds its
+/// `ListMeta` (gogo writes the non-nullable field even when empty), so an envelope without
+/// `raw` is malformed, not an empty list (M14).
+fn list_region(body: &[u8], env: &Envelope<'_>) -> Result<Range<usize>, informer_proto::Error> {
+    frame::range_within(body, env.raw)
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| {
+            informer_proto::Error::Invalid(
+                "the protobuf list envelope holds no list message (runtime.Unknown.raw)".into(),
+            )
+        })
+}
+
+/// The walk over a protobuf LIST body: the list message's `items` fields, by length prefix.
+pub(in crate::list_watch) struct ProtobufWalk<'a> {
+    /// Where the list message starts in the body, and its items; `Err` holds the error of
+    /// reading the envelope or the list message, handed out once.
+    walk: std::result::Result<(usize, frame::Items<'a>), Option<informer_proto::Error>>,
+    fallback: Fallback,
+}
+
+impl ItemWalk for ProtobufWalk<'_> {
+    type Hint = ();
+
+    fn next_item(&mut self) -> Option<Result<(Range<usize>, ())>> {
+        let (start, items) = match &mut self.walk {
+            Ok((start, items)) => (*start, items),
+            Err(e) => return e.take().map(|e| Err(self.fallback.fail("list", e))),
+        };
+        match items.next()? {
+            Ok(range) => Some(Ok((start + range.start..start + range.end, ()))),
+            Err(e) => {
+                self.walk = Err(None);
+                Some(Err(self.fallback.fail("list", e)))
+            }
+        }
+    }
+
+    fn finish(&self, _list_kinds: &[String]) -> Result<()> {
+        // A protobuf list's kind was checked from its envelope before the walk, and a list
+        // message without items is an empty list.
+        Ok(())
+    }
+}
+
 /// A bookmark's `metadata.resourceVersion` and annotations, read through the object's own
 /// message (any kind's `metadata` is an `ObjectMeta`).
 fn bookmark_meta(env: &Envelope<'_>) -> Result<BookmarkMeta, informer_proto::Error> {
@@ -274,8 +258,16 @@ fn bookmark_meta(env: &Envelope<'_>) -> Result<BookmarkMeta, informer_proto::Err
 #[cfg(test)]
 mod tests {
     use super::*;
+    use informer_proto::for_kind;
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use serde_json::{Value, json};
+
+    fn format(fallback: &Fallback) -> Protobuf {
+        Protobuf {
+            message: for_kind("v1", "ConfigMap").expect("a built-in kind"),
+            fallback: fallback.clone(),
+        }
+    }
 
     /// The `k8s\0` envelope naming `kind`, with `raw` as field 2 when given.
     fn envelope(kind: &str, raw: Option<&[u8]>) -> Bytes {
@@ -295,26 +287,23 @@ mod tests {
         let kinds = ["ConfigMapList".to_string()];
         for raw in [None, Some(&b""[..])] {
             let fallback = Fallback::default();
-            let err = match list_head(&envelope("ConfigMapList", raw), &kinds, &fallback) {
+            let err = match format(&fallback).list_head(&envelope("ConfigMapList", raw), &kinds) {
                 Ok(_) => panic!("{raw:?}: read as a list"),
                 Err(e) => e,
             };
             assert!(matches!(err, Error::Protobuf { .. }), "{err:?}");
             assert!(fallback.to_json(), "a malformed answer turns to JSON");
         }
-        let ok = list_head(
-            &envelope("ConfigMapList", Some(&[0x0a, 0x03, 0x12, 0x01, b'7'])),
-            &kinds,
-            &Fallback::default(),
-        )
-        .unwrap_or_else(|e| panic!("a list: {e}"));
+        let ok = format(&Fallback::default())
+            .list_head(
+                &envelope("ConfigMapList", Some(&[0x0a, 0x03, 0x12, 0x01, b'7'])),
+                &kinds,
+            )
+            .unwrap_or_else(|e| panic!("a list: {e}"));
         assert_eq!(ok.resource_version, "7");
         assert!(matches!(
-            list_head(
-                &envelope("PodList", Some(&[0x0a, 0x00])),
-                &kinds,
-                &Fallback::default()
-            ),
+            format(&Fallback::default())
+                .list_head(&envelope("PodList", Some(&[0x0a, 0x00])), &kinds),
             Err(Error::NotAList { .. })
         ));
     }
@@ -339,13 +328,13 @@ mod tests {
     /// Whether each format decodes `v` as a LIST item is decoded: (JSON, protobuf).
     fn decodes(v: &Value) -> (bool, bool) {
         let json = serde_json::to_vec(v).expect("serialize");
-        let from_json = super::super::sized::from_slice::<CustomResourceDefinition>(&json);
+        let from_json = crate::list_watch::sized::from_slice::<CustomResourceDefinition>(&json);
         let body = informer_testserver::encode_protobuf(v).expect("encode");
         let env = informer_proto::frame::Envelope::read(&body).expect("envelope");
         let message =
             informer_proto::for_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
                 .expect("a built-in kind");
-        let from_pb = decode_object::<CustomResourceDefinition>(message, env.raw);
+        let from_pb = from_slice::<CustomResourceDefinition>(message, env.raw);
         if let (Ok(a), Ok(b)) = (&from_json, &from_pb) {
             assert_eq!(a, b, "T2");
         }

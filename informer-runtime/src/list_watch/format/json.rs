@@ -1,30 +1,208 @@
-//! Decoding of LIST bodies and newline-delimited watch bodies: each watch line is decoded once ([R16] aside).
+//! JSON on the wire: LIST bodies (walked by hand, `chunked.rs`, and decoded with exactly sized
+//! `Vec`s, `sized.rs`) and newline-delimited watch events, each decoded exactly once ([R16]
+//! aside).
 //!
 //! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
-use bytes::{Bytes, BytesMut};
-use futures::Stream;
-use kube::core::{Status, WatchEvent};
 use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Range;
 
+use bytes::Bytes;
+use kube::core::{Status, WatchEvent};
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor,
 };
 
-use super::{Error, ObjectCheck, Result, api_error};
+use super::{EventCtx, ItemWalk, ListHead, Split, WireFormat};
+use crate::list_watch::chunked::{self, ChunkedList};
+use crate::list_watch::{Error, ObjectCheck, Probed, Result, api_error, sized};
+use crate::shard::Shard;
+
+/// JSON (`application/json`), the format of every list-watcher and the fallback of protobuf.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::list_watch) struct Json {
+    /// Decode with exactly sized `Vec`s ([M8]); off for projections.
+    ///
+    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    pub(in crate::list_watch) exact_capacity: bool,
+}
+
+impl WireFormat for Json {
+    /// The counts of the item's arrays (exact capacity), found by the pass that found its end.
+    type Hint = Option<Vec<u32>>;
+    type Walk<'a> = JsonWalk<'a>;
+
+    fn list_head(&self, body: &Bytes, list_kinds: &[String]) -> Result<ListHead> {
+        let meta = list_meta(body).map_err(|source| Error::Decode {
+            what: "list",
+            source,
+        })?;
+        // M14: a Status or a list of another kind with a 2xx is an error before anything else
+        // (the apiserver writes `kind` first; a later `kind` is checked by the walk's `finish`).
+        if let Some(err) = check_list_kind(body, meta.kind.as_deref(), list_kinds) {
+            return Err(err);
+        }
+        Ok(ListHead {
+            resource_version: meta.resource_version.unwrap_or_default(),
+            continue_token: meta.continue_.filter(|c| !c.is_empty()),
+            shard_info: meta.shard_info.and_then(|i| i.selector),
+        })
+    }
+
+    fn walk<'a>(&self, body: &'a [u8]) -> JsonWalk<'a> {
+        JsonWalk {
+            list: ChunkedList::new(body),
+            body,
+            exact_capacity: self.exact_capacity,
+            done: false,
+        }
+    }
+
+    fn admits(&self, shard: &Shard, item: &[u8]) -> Result<bool> {
+        // An item whose field cannot be read is decoded, and its decode says what is wrong.
+        Ok(
+            chunked::probe_metadata_field(item, shard.field().metadata_key())
+                .is_none_or(|value| shard.admits_bytes(&value)),
+        )
+    }
+
+    fn decode<K: DeserializeOwned>(&self, item: &[u8], hint: Self::Hint) -> Result<K> {
+        match hint {
+            Some(lens) => sized::from_slice_with_lengths::<K>(item, None, lens),
+            None => sized::from_slice_seed_unsized(item, PhantomData::<K>),
+        }
+        .map_err(|source| Error::Decode {
+            what: "list",
+            source,
+        })
+    }
+
+    fn split_event(&self, buf: &[u8], scanned: usize, max: usize) -> Split {
+        let from = scanned.min(buf.len());
+        match memchr::memchr(b'\n', &buf[from..]) {
+            Some(off) => {
+                let end = from + off;
+                if end > max {
+                    Split::TooLong
+                } else if buf[..end].iter().all(u8::is_ascii_whitespace) {
+                    Split::Skip { consumed: end + 1 }
+                } else {
+                    Split::Event {
+                        event: 0..end,
+                        consumed: end + 1,
+                    }
+                }
+            }
+            // M16: a line without a newline must not grow without limit.
+            None if buf.len() > max => Split::TooLong,
+            None => Split::Incomplete { scanned: buf.len() },
+        }
+    }
+
+    fn cut_at_end(&self, rest: &[u8]) -> usize {
+        rest.iter().filter(|b| !b.is_ascii_whitespace()).count()
+    }
+
+    fn event<K: DeserializeOwned>(&self, event: Bytes, ctx: &EventCtx<K>) -> Result<Probed<K>> {
+        // KEP-5866 on the client: an event of an object outside the shard is dropped after
+        // reading its type and metadata, before the decode.
+        if ctx
+            .shard
+            .as_ref()
+            .is_some_and(|s| !chunked::shard_admits_event(s, &event))
+        {
+            return Ok(Probed::Foreign);
+        }
+        decode_event::<K>(
+            event,
+            ctx.check.as_ref(),
+            &ctx.expected_kind,
+            self.exact_capacity,
+        )
+        .map(Probed::Event)
+    }
+}
+
+/// The walk over a JSON LIST body: the top level and `items` by hand (strings and bracket
+/// depth only, `chunked.rs`); each item's end is found by the pass that counts its arrays for
+/// an exactly sized decode, so an item is scanned once before its decode.
+pub(in crate::list_watch) struct JsonWalk<'a> {
+    list: ChunkedList<'a>,
+    body: &'a [u8],
+    exact_capacity: bool,
+    done: bool,
+}
+
+impl ItemWalk for JsonWalk<'_> {
+    type Hint = Option<Vec<u32>>;
+
+    fn next_item(&mut self) -> Option<Result<(Range<usize>, Self::Hint)>> {
+        if self.done {
+            return None;
+        }
+        let start = match self.list.next_element_start() {
+            Ok(Some(start)) => start,
+            Ok(None) => {
+                self.done = true;
+                return None;
+            }
+            Err(source) => {
+                self.done = true;
+                return Some(Err(Error::Decode {
+                    what: "list",
+                    source,
+                }));
+            }
+        };
+        let rest = &self.body[start..];
+        let found = match rest.first() {
+            Some(b'{' | b'[') if self.exact_capacity => {
+                sized::value_array_lengths(rest).map(|(lens, end)| (end, Some(lens)))
+            }
+            Some(b'{' | b'[') => chunked::value_end(rest).map(|end| (end, None)),
+            _ => None,
+        };
+        match found {
+            Some((end, hint)) => {
+                self.list.element_ends_at(start + end);
+                Some(Ok((start..start + end, hint)))
+            }
+            // Not an object or array, or one that does not close: the item is the rest of the
+            // body, whose decode says what is wrong, and the walk ends there.
+            None => {
+                self.done = true;
+                Some(Ok((start..self.body.len(), None)))
+            }
+        }
+    }
+
+    fn finish(&self, list_kinds: &[String]) -> Result<()> {
+        if let Some(err) = check_list_kind(self.body, self.list.kind.as_deref(), list_kinds) {
+            return Err(err);
+        }
+        if !self.list.has_items {
+            return Err(Error::NotAList {
+                what: "a body without `items`".to_string(),
+                expected: list_kinds.first().cloned().unwrap_or_default(),
+            });
+        }
+        Ok(())
+    }
+}
 
 /// Decodes one watch line exactly once into `WatchEvent<K>`. Only when that fails is the line looked
 /// at again, to tell an object of another kind (R16) from a malformed line.
-pub(super) fn decode_event<K: DeserializeOwned>(
+fn decode_event<K: DeserializeOwned>(
     line: Bytes,
     check: Option<&ObjectCheck<K>>,
     expected: &str,
     exact_capacity: bool,
 ) -> Result<WatchEvent<K>> {
     let decoded = if exact_capacity {
-        super::sized::from_slice::<WatchEvent<K>>(&line)
+        sized::from_slice::<WatchEvent<K>>(&line)
     } else {
-        super::sized::from_slice_seed_unsized(&line, std::marker::PhantomData::<WatchEvent<K>>)
+        sized::from_slice_seed_unsized(&line, std::marker::PhantomData::<WatchEvent<K>>)
     };
     match decoded {
         // Every field of `Status` has a default, so any object decodes as one; a real Status
@@ -93,85 +271,6 @@ fn error_event_not_status(line: &[u8]) -> Error {
     Error::ErrorEventNotStatus { what }
 }
 
-/// Splits a response body into newline-terminated lines.
-pub(super) struct LineDecoder {
-    pub(super) body: super::body::BodyReader,
-    pub(super) buf: BytesMut,
-    /// `buf[..scanned]` holds no newline, so a large event split over many frames is scanned once.
-    pub(super) scanned: usize,
-    pub(super) done: bool,
-    /// The longest line accepted (M16); a longer one ends the stream with an error.
-    pub(super) max_line: usize,
-}
-
-impl LineDecoder {
-    pub(super) fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
-        futures::stream::unfold(self, |mut st| async move {
-            let item = st.next_line().await?;
-            Some((item, st))
-        })
-    }
-
-    async fn next_line(&mut self) -> Option<Result<Bytes>> {
-        loop {
-            if let Some(off) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
-                let pos = self.scanned + off;
-                if pos > self.max_line {
-                    return Some(Err(self.too_long()));
-                }
-                self.scanned = 0;
-                let mut line = self.buf.split_to(pos + 1).freeze();
-                line.truncate(pos);
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                return Some(Ok(line));
-            }
-            self.scanned = self.buf.len();
-            if self.buf.len() > self.max_line {
-                // M16: a line without a newline must not grow without limit.
-                return Some(Err(self.too_long()));
-            }
-            if self.done {
-                return None;
-            }
-            match self.body.next().await {
-                Some(Ok(data)) => self.buf.extend_from_slice(&data),
-                Some(Err(e)) => {
-                    // The connection broke (e.g. a chunk was cut) or its gzip is corrupt:
-                    // surface it and end the stream.
-                    self.done = true;
-                    self.buf.clear();
-                    return Some(Err(e));
-                }
-                None => {
-                    self.done = true;
-                    let rest = self.buf.iter().filter(|b| !b.is_ascii_whitespace()).count();
-                    self.buf.clear();
-                    if rest > 0 {
-                        return Some(Err(Error::CutChunk(rest)));
-                    }
-                    return None;
-                }
-            }
-        }
-    }
-}
-
-impl LineDecoder {
-    /// Ends the stream because a line passed `max_line` bytes ([M16]).
-    ///
-    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    fn too_long(&mut self) -> Error {
-        self.done = true;
-        self.buf = BytesMut::new();
-        self.scanned = 0;
-        Error::LineTooLong {
-            limit: self.max_line,
-        }
-    }
-}
-
 /// The fields of a list object the decoders look at; every other field is `Other` and skipped.
 /// An identifier, so reading a key allocates nothing.
 #[derive(serde::Deserialize)]
@@ -192,7 +291,7 @@ const STOP: &str = "informer-rs: list metadata read";
 /// stops at `metadata` instead of walking megabytes of items that the item pipeline decodes anyway; a
 /// body with `items` first is walked to its end. A malformed body is an error here only up to
 /// the metadata; the rest fails when the items are decoded.
-pub(super) fn list_meta(body: &[u8]) -> serde_json::Result<ListMetaFields> {
+fn list_meta(body: &[u8]) -> serde_json::Result<ListMetaFields> {
     let mut found = None;
     let mut kind = None;
     let mut de = serde_json::Deserializer::from_slice(body);
@@ -255,33 +354,29 @@ impl<'de> Visitor<'de> for MetaSeed<'_> {
 
 #[derive(serde::Deserialize, Default, Debug)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct ListMetaFields {
-    pub(super) resource_version: Option<String>,
+struct ListMetaFields {
+    resource_version: Option<String>,
     #[serde(rename = "continue")]
-    pub(super) continue_: Option<String>,
+    continue_: Option<String>,
     /// KEP-5866: the shard selector the server applied.
-    pub(super) shard_info: Option<ShardInfo>,
+    shard_info: Option<ShardInfo>,
     /// The list's `kind` when it precedes `metadata` (filled in by [`list_meta`], not part of
     /// `metadata`).
     #[serde(skip)]
-    pub(super) kind: Option<String>,
+    kind: Option<String>,
 }
 
 /// `metadata.shardInfo` of a sharded LIST answer (KEP-5866).
 #[derive(serde::Deserialize, Default, Debug)]
-pub(super) struct ShardInfo {
-    pub(super) selector: Option<String>,
+struct ShardInfo {
+    selector: Option<String>,
 }
 
 /// The error for a 2xx LIST body that is not a list of one of the `expected` kinds (M14), or
 /// `None` if it is one. A non-Success `Status` becomes the API error it reports, so a 410
 /// Status is handled like a 410; every other mismatch is [`Error::NotAList`]. `body` is only
 /// parsed again when `kind` is `Status`.
-pub(super) fn check_list_kind(
-    body: &[u8],
-    kind: Option<&str>,
-    expected: &[String],
-) -> Option<Error> {
+fn check_list_kind(body: &[u8], kind: Option<&str>, expected: &[String]) -> Option<Error> {
     let kind = kind?;
     if expected.iter().any(|e| e == kind) {
         return None;
@@ -307,7 +402,7 @@ pub(super) fn check_list_kind(
 
 /// The error for a 2xx LIST answer that is a `Status` (M14): the failure it reports, so a 410
 /// Status is handled like a 410; a Success Status is [`Error::NotAList`].
-pub(super) fn status_list_error(status: Status, expected: &[String]) -> Error {
+pub(in crate::list_watch) fn status_list_error(status: Status, expected: &[String]) -> Error {
     if status.is_failure() || status.code >= 300 {
         tracing::warn!(
             code = status.code,

@@ -1,0 +1,152 @@
+//! The wire formats of LIST and WATCH answers ([T1]), each one private implementation of
+//! [`WireFormat`]: JSON (`json.rs`) and Kubernetes protobuf (`protobuf.rs`). What reads a body
+//! (the item pipeline of `page.rs`, the event stream of `framing.rs`) is written once, over the
+//! trait; [`Format`] picks the implementation for one answer by its `Content-Type`. A third
+//! format (CBOR: `application/cbor`, `application/cbor-seq`) is one more implementation here.
+//!
+//! [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+
+pub(super) mod json;
+pub(super) mod protobuf;
+
+use std::ops::Range;
+
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+
+use super::{Error, ObjectCheck, Probed, Result};
+use crate::shard::Shard;
+
+pub(super) use self::json::Json;
+pub(super) use self::protobuf::{Fallback, Protobuf};
+
+/// What a LIST body holds besides its items.
+#[derive(Debug, Default)]
+pub(super) struct ListHead {
+    /// `metadata.resourceVersion`.
+    pub(super) resource_version: String,
+    /// `metadata.continue`, if more pages follow.
+    pub(super) continue_token: Option<String>,
+    /// `metadata.shardInfo.selector` (KEP-5866): the selector the server applied.
+    pub(super) shard_info: Option<String>,
+}
+
+/// Where the next watch event is in a buffer of received bytes ([`WireFormat::split_event`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Split {
+    /// An event at `event`; drop `consumed` bytes before the next call.
+    Event {
+        event: Range<usize>,
+        consumed: usize,
+    },
+    /// `consumed` bytes hold no event (blank lines); drop them.
+    Skip { consumed: usize },
+    /// No whole event yet; `scanned` bytes need not be looked at again.
+    Incomplete { scanned: usize },
+    /// The event in progress is longer than the limit ([M16]).
+    ///
+    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    TooLong,
+}
+
+/// What every watch event of one stream is decoded against.
+pub(super) struct EventCtx<K> {
+    /// The kind this list-watcher serves ([R16]).
+    ///
+    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    pub(super) expected_kind: String,
+    /// A check of a decoded object (dynamic and metadata-only list-watchers).
+    pub(super) check: Option<ObjectCheck<K>>,
+    /// Events of objects outside this shard are dropped before their decode (KEP-5866, [S4]).
+    ///
+    /// [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    pub(super) shard: Option<Shard>,
+}
+
+/// One wire format's reading of LIST and WATCH answers. Every method is pure: nothing here
+/// waits, so the item decodes may run on any thread, in any number.
+pub(super) trait WireFormat: Clone + Send + Sync + 'static {
+    /// What the walk hands each item's decode besides its bytes (JSON: the counts of its
+    /// arrays, for exact capacities).
+    type Hint: Send + 'static;
+    /// A walk over the items of one LIST body.
+    type Walk<'a>: ItemWalk<Hint = Self::Hint>;
+
+    /// Reads a LIST body's head. A `Status`, or a list of another kind, is the error it stands
+    /// for, never an empty list ([M14]).
+    ///
+    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    fn list_head(&self, body: &Bytes, list_kinds: &[String]) -> Result<ListHead>;
+
+    /// A walk over the items of `body`, whose head [`list_head`](Self::list_head) read.
+    fn walk<'a>(&self, body: &'a [u8]) -> Self::Walk<'a>;
+
+    /// Whether `shard` admits the object `item`, by its probed metadata field: the rest of the
+    /// item is not read (KEP-5866).
+    fn admits(&self, shard: &Shard, item: &[u8]) -> Result<bool>;
+
+    /// Decodes one item of a LIST body.
+    fn decode<K: DeserializeOwned>(&self, item: &[u8], hint: Self::Hint) -> Result<K>;
+
+    /// Finds the first watch event in `buf`, whose first `scanned` bytes were looked at by an
+    /// earlier call and hold no event boundary; `max` caps an event's length ([M16]).
+    ///
+    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    fn split_event(&self, buf: &[u8], scanned: usize, max: usize) -> Split;
+
+    /// How much of what was left when a watch body ended is a cut event; zero if nothing.
+    fn cut_at_end(&self, rest: &[u8]) -> usize;
+
+    /// Decodes one watch event; an event of an object outside `ctx.shard` is
+    /// [`Probed::Foreign`], read up to its metadata only.
+    fn event<K: DeserializeOwned>(&self, event: Bytes, ctx: &EventCtx<K>) -> Result<Probed<K>>;
+}
+
+/// The walk over one LIST body's items.
+pub(super) trait ItemWalk: Send {
+    /// What each item's decode is handed.
+    type Hint;
+
+    /// The next item: its bytes' range in the body and its decode hint; `None` at the end. An
+    /// error ends the walk.
+    fn next_item(&mut self) -> Option<Result<(Range<usize>, Self::Hint)>>;
+
+    /// After the last item: the checks of the body as a whole ([M14]), such as its `kind` and
+    /// that it had `items`.
+    ///
+    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    fn finish(&self, list_kinds: &[String]) -> Result<()>;
+}
+
+/// The format of one answer, picked by its `Content-Type` from the formats the request
+/// accepted.
+#[derive(Clone)]
+pub(super) enum Format {
+    /// `application/json`.
+    Json(Json),
+    /// `application/vnd.kubernetes.protobuf`.
+    Protobuf(Protobuf),
+}
+
+impl Format {
+    /// The format of an answer with these headers: protobuf when the request offered it
+    /// (`protobuf` is its reader) and the answer is protobuf, else JSON.
+    pub(super) fn of_answer(
+        headers: &http::HeaderMap,
+        json: &Json,
+        protobuf: Option<&Protobuf>,
+    ) -> Format {
+        match protobuf {
+            Some(p) if protobuf::is_protobuf(headers) => Format::Protobuf(p.clone()),
+            _ => Format::Json(*json),
+        }
+    }
+}
+
+/// The error of an item the walk could not hand out past the end of its list message.
+pub(super) fn item_outside_list(list_kinds: &[String]) -> Error {
+    Error::NotAList {
+        what: "a list whose item runs past its end".to_string(),
+        expected: list_kinds.first().cloned().unwrap_or_default(),
+    }
+}

@@ -1,0 +1,97 @@
+//! A watch body split into its events, whatever the format ([`WireFormat::split_event`]: JSON's
+//! newline-terminated lines, protobuf's length-prefixed frames). Each event is capped by the
+//! line cap ([M16], counted decompressed, [T3]); a body that ends inside an event is a cut
+//! chunk ([R9]).
+//!
+//! [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+//! [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+//! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+
+use bytes::{Buf as _, Bytes, BytesMut};
+use futures::Stream;
+
+use super::body::BodyReader;
+use super::format::{Split, WireFormat};
+use super::{Error, Result};
+
+/// Splits a watch body into events.
+pub(super) struct EventFramer<F> {
+    body: BodyReader,
+    format: F,
+    buf: BytesMut,
+    /// `buf[..scanned]` holds no event boundary, so a large event split over many network
+    /// frames is scanned once.
+    scanned: usize,
+    done: bool,
+    /// The longest event accepted ([M16]); a longer one ends the stream with an error.
+    ///
+    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    max: usize,
+}
+
+impl<F: WireFormat> EventFramer<F> {
+    pub(super) fn new(body: BodyReader, format: F, max: usize) -> Self {
+        EventFramer {
+            body,
+            format,
+            buf: BytesMut::new(),
+            scanned: 0,
+            done: false,
+            max,
+        }
+    }
+
+    /// The events, each its own bytes; an error ends the stream.
+    pub(super) fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
+        futures::stream::unfold(self, |mut st| async move {
+            let item = st.next_event().await?;
+            Some((item, st))
+        })
+    }
+
+    async fn next_event(&mut self) -> Option<Result<Bytes>> {
+        loop {
+            if self.done && self.buf.is_empty() {
+                return None;
+            }
+            match self.format.split_event(&self.buf, self.scanned, self.max) {
+                Split::Event { event, consumed } => {
+                    self.scanned = 0;
+                    let mut bytes = self.buf.split_to(consumed).freeze();
+                    bytes.truncate(event.end);
+                    bytes.advance(event.start);
+                    return Some(Ok(bytes));
+                }
+                Split::Skip { consumed } => {
+                    self.scanned = 0;
+                    self.buf.advance(consumed);
+                    continue;
+                }
+                Split::TooLong => {
+                    // M16: the stream is treated as broken and ends here.
+                    self.done = true;
+                    self.buf = BytesMut::new();
+                    self.scanned = 0;
+                    return Some(Err(Error::LineTooLong { limit: self.max }));
+                }
+                Split::Incomplete { scanned } => self.scanned = scanned,
+            }
+            if self.done {
+                let cut = self.format.cut_at_end(&self.buf);
+                self.buf.clear();
+                return (cut > 0).then_some(Err(Error::CutChunk(cut)));
+            }
+            match self.body.next().await {
+                Some(Ok(data)) => self.buf.extend_from_slice(&data),
+                Some(Err(e)) => {
+                    // The connection broke (a chunk was cut) or its gzip is corrupt: surface
+                    // it and end the stream.
+                    self.done = true;
+                    self.buf.clear();
+                    return Some(Err(e));
+                }
+                None => self.done = true,
+            }
+        }
+    }
+}
