@@ -30,6 +30,19 @@ async fn namespace(client: &kube::Client, name: &str) {
         .expect("namespace");
 }
 
+/// A client from the server's kubeconfig as `change` leaves it.
+async fn client_with(
+    env: &Envtest,
+    change: impl FnOnce(&mut kube::config::Kubeconfig),
+) -> kube::Client {
+    let mut kubeconfig = env.kubeconfig().expect("kubeconfig");
+    change(&mut kubeconfig);
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("config");
+    kube::Client::try_from(config).expect("client")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serves_its_version_over_verified_tls_and_cleans_up() {
     let Some(env) = skip_unless_available("envtest", Envtest::start(Options::default()).await)
@@ -67,16 +80,16 @@ async fn serves_its_version_over_verified_tls_and_cleans_up() {
     assert!(compacted >= rv, "compacted at {compacted}, wrote at {rv}");
 
     // Without the token the server refuses (401).
-    let mut anonymous = env.kubeconfig().expect("kubeconfig");
-    for user in &mut anonymous.auth_infos {
-        if let Some(info) = user.auth_info.as_mut() {
-            info.token = None;
+    let anonymous = client_with(&env, |kubeconfig| {
+        for user in kubeconfig
+            .auth_infos
+            .iter_mut()
+            .filter_map(|u| u.auth_info.as_mut())
+        {
+            user.token = None;
         }
-    }
-    let config = kube::Config::from_custom_kubeconfig(anonymous, &Default::default())
-        .await
-        .expect("config");
-    let anonymous = kube::Client::try_from(config).expect("client");
+    })
+    .await;
     let err = Api::<ConfigMap>::namespaced(anonymous, "envtest-smoke")
         .list(&Default::default())
         .await
@@ -86,16 +99,16 @@ async fn serves_its_version_over_verified_tls_and_cleans_up() {
         "{err}"
     );
     // Without the server's certificate authority the client refuses the server.
-    let mut untrusted = env.kubeconfig().expect("kubeconfig");
-    for cluster in &mut untrusted.clusters {
-        if let Some(c) = cluster.cluster.as_mut() {
-            c.certificate_authority = None;
+    let untrusted = client_with(&env, |kubeconfig| {
+        for cluster in kubeconfig
+            .clusters
+            .iter_mut()
+            .filter_map(|c| c.cluster.as_mut())
+        {
+            cluster.certificate_authority = None;
         }
-    }
-    let config = kube::Config::from_custom_kubeconfig(untrusted, &Default::default())
-        .await
-        .expect("config");
-    let untrusted = kube::Client::try_from(config).expect("client");
+    })
+    .await;
     assert!(
         untrusted.apiserver_version().await.is_err(),
         "TLS is verified"

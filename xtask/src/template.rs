@@ -82,7 +82,8 @@ type Artifacts = std::collections::BTreeMap<String, std::collections::BTreeSet<S
 fn artifacts(copy: &Path, target: &Path, args: &[&str]) -> anyhow::Result<Artifacts> {
     let mut cmd = cargo(copy, target, args);
     cmd.arg("--message-format=json-render-diagnostics")
-        .stdout(std::process::Stdio::piped());
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit());
     let out = cmd
         .output()
         .with_context(|| format!("running cargo {} on the template", args.join(" ")))?;
