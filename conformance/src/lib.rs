@@ -45,12 +45,15 @@ pub enum Flavor {
 
 impl Flavor {
     fn options(self) -> Options {
+        let gates = Options::default()
+            .feature_gate("WatchList", true)
+            .feature_gate("ShardedListAndWatch", true);
         match self {
-            Flavor::Default => Options::default(),
-            Flavor::ShardGateOff => Options::default().feature_gate("ShardedListAndWatch", false),
-            Flavor::NoWatchCache => Options::default().watch_cache(false),
+            Flavor::Default => gates,
+            Flavor::ShardGateOff => gates.feature_gate("ShardedListAndWatch", false),
+            Flavor::NoWatchCache => gates.watch_cache(false),
             Flavor::SkipTimeoutFallback => {
-                Options::default().feature_gate("ConsistentListFromCacheSkipTimeoutFallback", true)
+                gates.feature_gate("ConsistentListFromCacheSkipTimeoutFallback", true)
             }
         }
     }

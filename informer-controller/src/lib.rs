@@ -55,3 +55,6 @@ pub mod status;
 pub use controller::{
     Action, Context, Controller, ControllerMetrics, Error, Request, Result, WriteRecorder,
 };
+/// The key a [`Controller::watches`] mapper returns (`namespace/name`): informer-runtime's
+/// `ObjectKey`, here so that a controller needs no second import.
+pub use informer_runtime::ObjectKey;

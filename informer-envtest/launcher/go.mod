@@ -3,7 +3,6 @@ module github.com/informer-rs/informer-rs/informer-envtest/launcher
 go 1.26.0
 
 require (
-	go.etcd.io/etcd/api/v3 v3.7.0
 	go.etcd.io/etcd/server/v3 v3.7.0
 	k8s.io/component-base v0.37.2
 	k8s.io/kubernetes v1.37.2
@@ -85,6 +84,7 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xiang90/probing v0.0.0-20221125231312-a49e3df8f510 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
+	go.etcd.io/etcd/api/v3 v3.7.0 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.0 // indirect
 	go.etcd.io/etcd/client/v3 v3.7.0 // indirect
 	go.etcd.io/etcd/pkg/v3 v3.7.0 // indirect

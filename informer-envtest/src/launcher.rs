@@ -1,48 +1,52 @@
-//! Finding or building the Go launcher (kube-apiserver and etcd in one binary).
+//! Building the Go launcher: kube-apiserver and etcd from the `k8s.io/kubernetes` and etcd
+//! modules, in one binary.
 //!
-//! The sources are `launcher/` beside this crate's `Cargo.toml`; the binary goes to
-//! `target/envtest/informer-envtest-launcher` with a stamp of what it was built from (the Go
-//! files and `go version`), so a changed source or toolchain rebuilds it and anything else reuses
-//! it. Go's own build cache makes a rebuild after a small change take seconds.
+//! The sources (`launcher/` in this crate) are compiled into this library, so nothing reads this
+//! crate's directory at run time. The first build writes them to
+//! `<cache>/<Kubernetes version>/<stamp>/src/` and builds `informer-envtest-launcher` beside them
+//! (see [`cache_dir`](crate::cache_dir)); the stamp is a hash of the sources and of `go version`,
+//! so a changed source or toolchain builds anew and anything else reuses the binary: every crate
+//! and checkout of the user, and CI's earlier `informer-envtest build` step, share one build. Go's
+//! own caches make a rebuild after a small change take seconds.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::Error;
+use crate::cache::cache_dir;
 
 /// The Kubernetes release the launcher builds (`k8s.io/kubernetes` in `launcher/go.mod`); its
 /// `/version` reports it, so `kubectl` picks the matching behaviour.
 pub const KUBERNETES_VERSION: &str = "v1.37.2";
 
 /// Overrides the launcher binary (a prebuilt one); nothing is built then.
-const LAUNCHER_ENV: &str = "INFORMER_ENVTEST_LAUNCHER";
+pub(crate) const LAUNCHER_ENV: &str = "INFORMER_ENVTEST_LAUNCHER";
 
-/// The launcher's Go sources.
-fn source_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("launcher")
+/// The launcher's Go sources, by file name.
+const SOURCES: [(&str, &str); 3] = [
+    ("go.mod", include_str!("../launcher/go.mod")),
+    ("go.sum", include_str!("../launcher/go.sum")),
+    ("main.go", include_str!("../launcher/main.go")),
+];
+
+/// The launcher's binary name.
+const BINARY: &str = "informer-envtest-launcher";
+
+/// `<cache>/<Kubernetes version>`: the builds of this version.
+fn version_dir() -> PathBuf {
+    cache_dir().join(KUBERNETES_VERSION)
 }
 
-/// Where builds and server data go: `$CARGO_TARGET_DIR/envtest`, else the workspace's
-/// `target/envtest`.
-pub(crate) fn work_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .or_else(|| option_env!("CARGO_TARGET_DIR").map(PathBuf::from))
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .parent()
-                .unwrap_or_else(|| Path::new("."))
-                .join("target")
-        });
-    target.join("envtest")
-}
-
-/// Where the launcher binary is (or will be) built.
-pub fn launcher_path() -> PathBuf {
-    std::env::var_os(LAUNCHER_ENV)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| work_dir().join("informer-envtest-launcher"))
+/// Where the launcher is, or will be once built: `$INFORMER_ENVTEST_LAUNCHER`, else the build of
+/// these sources with the `go` found now in the cache. `None` without Go.
+pub fn launcher_path() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(LAUNCHER_ENV) {
+        return Some(PathBuf::from(path));
+    }
+    let go = go_command()?;
+    let stamp = stamp(&go).ok()?;
+    Some(version_dir().join(stamp).join(BINARY))
 }
 
 /// The `go` command: `$GO`, else `go` on the PATH, else Go's default install location.
@@ -70,25 +74,17 @@ fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
 
 /// What the launcher is built from: its Go files and the Go toolchain's version.
 fn stamp(go: &Path) -> Result<String, Error> {
-    let dir = source_dir();
     let mut hash = 0xcbf2_9ce4_8422_2325_u64;
-    for name in ["go.mod", "go.sum", "main.go"] {
-        let path = dir.join(name);
-        let bytes = std::fs::read(&path).map_err(|e| {
-            Error::Unavailable(format!(
-                "reading the launcher source {}: {e}",
-                path.display()
-            ))
-        })?;
+    for (name, text) in SOURCES {
         hash = fnv1a(hash, name.as_bytes());
-        hash = fnv1a(hash, &bytes);
+        hash = fnv1a(hash, text.as_bytes());
     }
     let version = Command::new(go)
         .arg("version")
         .output()
         .map_err(|e| Error::Unavailable(format!("running `{} version`: {e}", go.display())))?;
     hash = fnv1a(hash, &version.stdout);
-    Ok(format!("{hash:016x} {KUBERNETES_VERSION}"))
+    Ok(format!("{hash:016x}"))
 }
 
 /// The launcher binary, built first when it is missing or stale. Builds from concurrent test
@@ -99,7 +95,7 @@ pub(crate) fn ensure_built() -> Result<PathBuf, Error> {
         return if path.exists() {
             Ok(path)
         } else {
-            Err(Error::Unavailable(format!(
+            Err(Error::Binaries(format!(
                 "{LAUNCHER_ENV}={} does not exist",
                 path.display()
             )))
@@ -107,34 +103,50 @@ pub(crate) fn ensure_built() -> Result<PathBuf, Error> {
     }
     let Some(go) = go_command() else {
         return Err(Error::Unavailable(
-            "Go is not installed (no `go` on the PATH, no /usr/local/go/bin/go)".into(),
+            "Go is not installed (no `go` on the PATH, no /usr/local/go/bin/go), and neither \
+             KUBEBUILDER_ASSETS nor TEST_ASSET_KUBE_APISERVER and TEST_ASSET_ETCD name existing \
+             binaries"
+                .into(),
         ));
     };
-    let dir = work_dir();
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Error::Unavailable(format!("creating {}: {e}", dir.display())))?;
-    let lock_path = dir.join("build.lock");
+    let unavailable =
+        |what: String| move |e: std::io::Error| Error::Unavailable(format!("{what}: {e}"));
+    let versions = version_dir();
+    std::fs::create_dir_all(&versions)
+        .map_err(unavailable(format!("creating {}", versions.display())))?;
+    let lock_path = versions.join("build.lock");
     let lock = std::fs::File::create(&lock_path)
-        .map_err(|e| Error::Unavailable(format!("creating {}: {e}", lock_path.display())))?;
+        .map_err(unavailable(format!("creating {}", lock_path.display())))?;
     lock.lock()
-        .map_err(|e| Error::Unavailable(format!("locking {}: {e}", lock_path.display())))?;
-    let binary = launcher_path();
-    let stamp_path = dir.join("informer-envtest-launcher.stamp");
-    let want = stamp(&go)?;
-    let have = std::fs::read_to_string(&stamp_path).unwrap_or_default();
-    if binary.exists() && have.trim() == want {
+        .map_err(unavailable(format!("locking {}", lock_path.display())))?;
+    let stamp = stamp(&go)?;
+    let dir = versions.join(&stamp);
+    let binary = dir.join(BINARY);
+    if binary.exists() {
         return Ok(binary);
     }
-    build(&go, &binary)?;
-    let mut file = std::fs::File::create(&stamp_path)
-        .map_err(|e| Error::Unavailable(format!("writing {}: {e}", stamp_path.display())))?;
-    writeln!(file, "{want}")
-        .map_err(|e| Error::Unavailable(format!("writing {}: {e}", stamp_path.display())))?;
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).map_err(unavailable(format!("creating {}", src.display())))?;
+    for (name, text) in SOURCES {
+        let path = src.join(name);
+        std::fs::write(&path, text).map_err(unavailable(format!("writing {}", path.display())))?;
+    }
+    build(&go, &src, &binary)?;
+    // Older builds of this version are of no more use: other sources or another Go.
+    if let Ok(entries) = std::fs::read_dir(&versions) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() && entry.file_name() != stamp.as_str() {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+        }
+    }
     Ok(binary)
 }
 
-/// `go build` of the launcher into `binary` (through a temporary name, renamed when done).
-fn build(go: &Path, binary: &Path) -> Result<(), Error> {
+/// `go build` of the launcher from `src` into `binary` (through a temporary name, renamed when
+/// done, so a binary that exists is complete).
+fn build(go: &Path, src: &Path, binary: &Path) -> Result<(), Error> {
     eprintln!(
         "informer-envtest: building kube-apiserver {KUBERNETES_VERSION} and etcd from source \
          into {} (the first build downloads the Go modules and takes several minutes)",
@@ -153,27 +165,30 @@ fn build(go: &Path, binary: &Path) -> Result<(), Error> {
             "build",
             "-trimpath",
             "-mod=readonly",
+            "-buildvcs=false",
             "-ldflags",
             &ldflags,
             "-o",
         ])
         .arg(&partial)
         .arg(".")
-        .current_dir(source_dir())
+        .current_dir(src)
         .output()
         .map_err(|e| Error::Unavailable(format!("running `{} build`: {e}", go.display())))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let lines: Vec<&str> = stderr.lines().collect();
         return Err(Error::Unavailable(format!(
-            "`go build` of the launcher failed ({}):\n{}",
+            "`go build` of the launcher in {} failed ({}):\n{}",
+            src.display(),
             output.status,
             lines[lines.len().saturating_sub(30)..].join("\n")
         )));
     }
     std::fs::rename(&partial, binary)
         .map_err(|e| Error::Unavailable(format!("moving the launcher into place: {e}")))?;
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "informer-envtest: built {} in {:.0} s",
         binary.display(),
         started.elapsed().as_secs_f64()

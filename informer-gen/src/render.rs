@@ -57,7 +57,7 @@ pub(crate) fn render(emitted: Emitted, layout: &Layout, header: &str) -> BTreeMa
             });
             files.insert(
                 "mod.rs".to_owned(),
-                format_file(header, quote!(#(#decls)* #compact_decl #root)),
+                format_root(header, quote!(#(#decls)* #compact_decl #root), false),
             );
             if let Some(compact) = &emitted.compact {
                 files.insert(
@@ -129,11 +129,64 @@ pub(crate) fn render(emitted: Emitted, layout: &Layout, header: &str) -> BTreeMa
             });
             files.insert(
                 name.clone(),
-                format_file(header, quote!(#(#mods)* #compact #root)),
+                format_root(header, quote!(#(#mods)* #compact #root), true),
             );
         }
     }
     files
+}
+
+/// The lints a user cannot act on in generated code, allowed on every item of the generated
+/// root (so on every generated module, whichever file it is in): clippy's opt-in groups
+/// (`pedantic`, `nursery`: a crate that enables them is not drowned in warnings about code it
+/// does not own), and the default lints that text and names from the inputs trigger: CRD
+/// descriptions and Kubernetes' API docs become doc comments as written (their Markdown lists,
+/// tabs), and schema names become enum variants and modules. The generator's own code stays
+/// under every other default lint (this repository's CI runs clippy on its output).
+const ALLOWED_LINTS: &str = "clippy::pedantic, clippy::nursery, clippy::doc_lazy_continuation, \
+     clippy::doc_overindented_list_items, clippy::tabs_in_doc_comments, clippy::empty_docs, \
+     clippy::enum_variant_names, clippy::upper_case_acronyms, clippy::module_inception, \
+     clippy::large_enum_variant";
+
+/// A root file with [`ALLOWED_LINTS`] allowed for everything in it: `mod.rs` as an inner
+/// attribute; the one file `build.rs` writes (`included`) on every item, because a file pulled
+/// in with `include!` may not have inner attributes (on a `mod`, an outer one covers it all).
+fn format_root(header: &str, tokens: TokenStream, included: bool) -> String {
+    let mut file: syn::File =
+        syn::parse2(tokens).expect("bug: informer-gen emitted tokens that do not parse as a file");
+    let lints: TokenStream = ALLOWED_LINTS
+        .parse()
+        .expect("bug: ALLOWED_LINTS is a list of paths");
+    if included {
+        let allow: syn::Attribute = syn::parse_quote!(#[allow(#lints)]);
+        for item in &mut file.items {
+            if let Some(attrs) = item_attrs(item) {
+                attrs.insert(0, allow.clone());
+            }
+        }
+    } else {
+        file.attrs.push(syn::parse_quote!(#![allow(#lints)]));
+    }
+    let mut out = String::from(header);
+    out.push_str(&prettyplease::unparse(&file));
+    out
+}
+
+/// The attributes of the items the generator emits at its root; `use` items take no lint
+/// attributes (clippy's `useless_attribute`), and nothing in them can warn.
+fn item_attrs(item: &mut syn::Item) -> Option<&mut Vec<syn::Attribute>> {
+    Some(match item {
+        syn::Item::Mod(i) => &mut i.attrs,
+        syn::Item::Trait(i) => &mut i.attrs,
+        syn::Item::Impl(i) => &mut i.attrs,
+        syn::Item::Struct(i) => &mut i.attrs,
+        syn::Item::Enum(i) => &mut i.attrs,
+        syn::Item::Fn(i) => &mut i.attrs,
+        syn::Item::Type(i) => &mut i.attrs,
+        syn::Item::Const(i) => &mut i.attrs,
+        syn::Item::Static(i) => &mut i.attrs,
+        _ => return None,
+    })
 }
 
 fn format_file(header: &str, tokens: TokenStream) -> String {
@@ -142,4 +195,36 @@ fn format_file(header: &str, tokens: TokenStream) -> String {
     let mut out = String::from(header);
     out.push_str(&prettyplease::unparse(&file));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_roots_allow_the_lints_users_cannot_act_on() {
+        let tokens = quote! {
+            use ::informer_runtime::__private as rt;
+            /// Types from a CRD.
+            pub mod widgets {}
+            pub trait InformerFactoryExt {}
+        };
+        let modules = format_root("// header\n", tokens.clone(), false);
+        assert!(
+            modules.starts_with("// header\n#![allow(\n    clippy::pedantic,"),
+            "{modules}"
+        );
+        let included = format_root("// header\n", tokens, true);
+        let allow = "#[allow(\n    clippy::pedantic,";
+        assert!(!included.contains("#![allow"), "{included}");
+        assert_eq!(
+            included.matches(allow).count(),
+            2,
+            "the mod and the trait: {included}"
+        );
+        assert!(
+            included.contains("use ::informer_runtime::__private as rt;\n#[allow("),
+            "no lint attribute on a `use`: {included}"
+        );
+    }
 }

@@ -116,8 +116,32 @@ fn root_names(model: &Model, errors: &mut Vec<Error>) {
             });
         }
     }
-    let mut seen: BTreeSet<&str> = model.groups.values().map(|g| g.accessor.as_str()).collect();
-    seen.extend(ROOT_NAMES);
+    // Who holds each root name, for an error that says what a `crd-types` module clashes with.
+    let mut owners: BTreeMap<&str, String> = model
+        .groups
+        .values()
+        .map(|g| {
+            let owner = format!(
+                "the module of group `{}` (its accessor, `factory.{}()`)",
+                g.name, g.accessor
+            );
+            (g.accessor.as_str(), owner)
+        })
+        .collect();
+    for name in ROOT_NAMES {
+        owners.insert(
+            name,
+            format!(
+                "a name the generated root module takes for itself ({})",
+                ROOT_NAMES.join(", ")
+            ),
+        );
+    }
+    let taken: BTreeSet<&str> = owners
+        .keys()
+        .copied()
+        .chain(model.type_modules.iter().map(|t| t.module.as_str()))
+        .collect();
     for t in &model.type_modules {
         if !naming::is_snake_ident(&t.module) {
             errors.push(Error::InvalidName {
@@ -125,17 +149,33 @@ fn root_names(model: &Model, errors: &mut Vec<Error>) {
                 value: t.module.clone(),
                 reason: "expected a snake_case identifier".into(),
             });
-        } else if !seen.insert(&t.module) {
+        } else if let Some(owner) = owners.get(t.module.as_str()) {
             errors.push(Error::InvalidName {
                 what: "crd-types module",
                 value: t.module.clone(),
                 reason: format!(
-                    "already the name of a group module, another `crd-types` module or one of {}; choose another",
-                    ROOT_NAMES.join(", ")
+                    "`{}` (for {}) is already {owner}; choose another module name, such as `{}`",
+                    t.module,
+                    t.source,
+                    free_name(&t.module, &taken)
                 ),
             });
+        } else {
+            owners.insert(&t.module, format!("the `crd-types` module of {}", t.source));
         }
     }
+}
+
+/// A module name near `name` that nothing in `taken` holds: `<name>_types`, `<name>_crds`, then
+/// `<name>_types_2`, `<name>_types_3`, ...
+fn free_name(name: &str, taken: &BTreeSet<&str>) -> String {
+    let candidates = [format!("{name}_types"), format!("{name}_crds")]
+        .into_iter()
+        .chain((2..).map(|n| format!("{name}_types_{n}")));
+    candidates
+        .into_iter()
+        .find(|c| !taken.contains(c.as_str()))
+        .unwrap_or_else(|| format!("{name}_types"))
 }
 
 /// A cached kind is keyed by its metadata (P6): every compact kind needs `metadata: ObjectMeta`.

@@ -498,6 +498,49 @@ fn crd_types_modules_must_not_collide() {
         matches!(&errs.0[..], [Error::InvalidName { what: "crd-types module", value, .. }] if value == "example"),
         "the group module `example` is taken: {errs}"
     );
+    // The message names what holds the name and a free one to use instead.
+    let text = errs.to_string();
+    assert!(
+        text.contains(
+            "invalid crd-types module `example`: `example` (for foos.yaml) is already the module of \
+             group `example.com` (its accessor, `factory.example()`); choose another module name, \
+             such as `example_types`"
+        ),
+        "{text}"
+    );
+
+    // A second manifest asking for the same module name, and the first suggestion taken too.
+    write(
+        &dir,
+        "bars.yaml",
+        &crd_with_schema("type: object\n")
+            .replace("foo", "bar")
+            .replace("Foo", "Bar"),
+    );
+    let errs = Builder::new()
+        .root(&dir)
+        .crd_types("foos.yaml", "widgets")
+        .crd_types("bars.yaml", "widgets")
+        .generate()
+        .unwrap_err();
+    let text = errs.to_string();
+    assert!(
+        text.contains(
+            "`widgets` (for bars.yaml) is already the `crd-types` module of foos.yaml; choose \
+             another module name, such as `widgets_types`"
+        ),
+        "{text}"
+    );
+    let errs = Builder::new()
+        .root(&dir)
+        .crd_types("foos.yaml", "example")
+        .crd_types("bars.yaml", "example_types")
+        .generate()
+        .unwrap_err();
+    assert!(
+        errs.to_string().contains("such as `example_crds`"),
+        "{errs}"
+    );
 }
 
 #[test]

@@ -28,8 +28,11 @@ pub enum KeyError {
 /// The key is one shared allocation, so cloning it is a reference-count increment. It does not
 /// contain the UID ([H13]): a delete and re-create under the same name keeps the same key.
 ///
+/// Also at the crate root (`informer_runtime::ObjectKey`) and in informer-controller
+/// (`informer_controller::ObjectKey`), where a `watches` mapper returns it.
+///
 /// ```
-/// use informer_runtime::key::ObjectKey;
+/// use informer_runtime::ObjectKey;
 /// let key = ObjectKey::new(Some("prod"), "web");
 /// assert_eq!(key.as_str(), "prod/web");
 /// assert_eq!(key.namespace(), Some("prod"));

@@ -77,6 +77,7 @@ pub use informer_workqueue as workqueue;
 pub mod __private;
 
 pub use factory::SharedInformerFactory;
+pub use key::ObjectKey;
 pub use object::{Meta, Object};
 
 #[cfg(feature = "derive")]

@@ -1,8 +1,16 @@
 //! Custom objects against their CRD's structural schema, as kube-apiserver's apiextensions
-//! server treats them on every write: unknown fields pruned (unless the schema preserves them),
-//! `null` dropped where the schema is not `nullable`, then types, `enum` and `required`
-//! validated, with kube-apiserver's 422 messages. Formats, bounds, patterns, defaults and CEL
-//! rules are not checked (documented in the crate README).
+//! server treats them on every write: unknown fields pruned (unless the schema preserves
+//! them), `null` dropped where the schema is neither `nullable` nor defaulted, `default`s filled
+//! in, then types, `enum` and `required` validated, with kube-apiserver's 422 messages. Formats,
+//! bounds, patterns and CEL rules are not checked (documented in the crate README).
+//!
+//! The order is kube-apiserver's: its decoder prunes (and drops the non-nullable nulls that have
+//! no default), its defaulter then fills in every `default` whose field is absent or a
+//! non-nullable `null`, and validation sees the defaulted object, so a `required` field with a
+//! default is never missing. A default lands only where its parent exists (a default object's
+//! own nested defaults included), in every item of an array and in every value of a map. One
+//! walk does all three here: each subtree is pruned, defaulted and validated before its parent's
+//! `required` is checked, which is the same result.
 
 use serde_json::{Map, Value, json};
 
@@ -48,6 +56,11 @@ fn flag(schema: &Value, name: &str) -> bool {
     schema.get(name).and_then(Value::as_bool) == Some(true)
 }
 
+/// The schema's `default`, if it has one (`default: null` is none, as in the Go structural schema).
+fn default_of(schema: &Value) -> Option<&Value> {
+    schema.get("default").filter(|d| !d.is_null())
+}
+
 fn join(path: &str, field: &str) -> String {
     if path.is_empty() {
         field.to_owned()
@@ -58,8 +71,8 @@ fn join(path: &str, field: &str) -> String {
 
 /// The fields of an object: each known one validated, unknown ones pruned unless the schema
 /// keeps them (`additionalProperties`, `x-kubernetes-preserve-unknown-fields`, the type and
-/// object metadata of an embedded resource, or `keep`), non-nullable nulls dropped, `required`
-/// checked.
+/// object metadata of an embedded resource, or `keep`), non-nullable nulls replaced by their
+/// default or dropped, absent properties with a default filled in, `required` checked.
 fn object(
     schema: &Value,
     fields: &mut Map<String, Value>,
@@ -92,10 +105,26 @@ fn object(
             continue;
         };
         if child.is_null() && !flag(child_schema, "nullable") {
-            fields.remove(&field);
-            continue;
+            // A non-nullable null takes the default where there is one, else it goes.
+            match default_of(child_schema) {
+                Some(default) => *child = default.clone(),
+                None => {
+                    fields.remove(&field);
+                    continue;
+                }
+            }
         }
         value(child_schema, child, &join(path, &field), errors);
+    }
+    // Defaults of absent properties, each then defaulted and validated inside.
+    for (field, child_schema) in properties.into_iter().flatten() {
+        if fields.contains_key(field) || keep(field) {
+            continue;
+        }
+        if let Some(default) = default_of(child_schema) {
+            let child = fields.entry(field.clone()).or_insert(default.clone());
+            value(child_schema, child, &join(path, field), errors);
+        }
     }
     let required = schema.get("required").and_then(Value::as_array);
     for field in required.into_iter().flatten().filter_map(Value::as_str) {
@@ -105,9 +134,10 @@ fn object(
     }
 }
 
-/// One value: its type, its `enum`, then its fields or items.
+/// One value: its type, its `enum`, then its fields or items. A `null` reaches here only where
+/// the schema is `nullable` or as an array item without a default, which must then be nullable.
 fn value(schema: &Value, v: &mut Value, path: &str, errors: &mut Vec<String>) {
-    if v.is_null() {
+    if v.is_null() && (flag(schema, "nullable") || schema.get("type").is_none()) {
         return;
     }
     let int_or_string = flag(schema, "x-kubernetes-int-or-string");
@@ -157,6 +187,14 @@ fn value(schema: &Value, v: &mut Value, path: &str, errors: &mut Vec<String>) {
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter_mut().enumerate() {
+                    // A non-nullable null item takes the items' default; one without a
+                    // default stays, as on kube-apiserver.
+                    if item.is_null()
+                        && !flag(item_schema, "nullable")
+                        && let Some(default) = default_of(item_schema)
+                    {
+                        *item = default.clone();
+                    }
                     value(item_schema, item, &format!("{path}[{i}]"), errors);
                 }
             }
@@ -256,6 +294,78 @@ mod tests {
             err.message,
             "Widget.example.com \"w\" is invalid: spec.size: Invalid value: \"string\": \
              spec.size in body must be of type integer: \"string\""
+        );
+    }
+
+    fn defaulted_schema() -> Value {
+        json!({"type": "object", "properties": {
+            "metadata": {"type": "object"},
+            "spec": {"type": "object", "required": ["replicas"], "properties": {
+                "replicas": {"type": "integer", "default": 1},
+                "mode": {"type": "string", "enum": ["Fast", "Safe"], "default": "Safe"},
+                "note": {"type": "string", "nullable": true, "default": "x"},
+                "name": {"type": "string", "default": "filled"},
+                "resources": {"type": "object", "properties": {
+                    "cpu": {"type": "string", "default": "100m"}}},
+                "limits": {"type": "object", "default": {}, "properties": {
+                    "memory": {"type": "string", "default": "64Mi"}}},
+                "ports": {"type": "array", "items": {"type": "object", "properties": {
+                    "port": {"type": "integer"},
+                    "protocol": {"type": "string", "default": "TCP"}}}},
+                "weights": {"type": "object", "additionalProperties": {
+                    "type": "object", "default": {"weight": 5},
+                    "properties": {"weight": {"type": "integer", "default": 10}}}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+            }}
+        }})
+    }
+
+    #[test]
+    fn fills_defaults_where_their_parent_exists_after_pruning() {
+        let mut obj = json!({
+            "metadata": {"name": "d"},
+            "spec": {"note": null, "name": null, "unknown": 1,
+                     "ports": [{"port": 80}, {"port": 53, "protocol": "UDP"}],
+                     "weights": {"a": {}, "b": {"weight": 1}, "c": null},
+                     "free": {"x": {}}}
+        });
+        apply(&info(), "d", &defaulted_schema(), &mut obj).expect("valid once defaulted");
+        assert_eq!(
+            obj,
+            json!({
+                "metadata": {"name": "d"},
+                "spec": {"replicas": 1, "mode": "Safe", "note": null, "name": "filled",
+                         "limits": {"memory": "64Mi"},
+                         "ports": [{"port": 80, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}],
+                         "weights": {"a": {"weight": 10}, "b": {"weight": 1}, "c": {"weight": 5}},
+                         "free": {"x": {}}}
+            })
+        );
+        // No parent, no nested default: `spec` itself has none, so nothing is filled in.
+        let mut bare = json!({"metadata": {"name": "d"}});
+        apply(&info(), "d", &defaulted_schema(), &mut bare).expect("valid");
+        assert_eq!(bare, json!({"metadata": {"name": "d"}}));
+    }
+
+    #[test]
+    fn a_null_array_item_takes_the_items_default_or_is_invalid() {
+        let mut obj = json!({"spec": {"ports": [null]}});
+        let err = apply(&info(), "d", &defaulted_schema(), &mut obj).expect_err("null item");
+        assert!(
+            err.message.contains(
+                "spec.ports[0]: Invalid value: \"null\": spec.ports[0] in body must be of type object: \"null\""
+            ),
+            "{}",
+            err.message
+        );
+        let mut schema = defaulted_schema();
+        schema["properties"]["spec"]["properties"]["ports"]["items"]["default"] =
+            json!({"port": 1});
+        let mut obj = json!({"spec": {"ports": [null]}});
+        apply(&info(), "d", &schema, &mut obj).expect("defaulted item");
+        assert_eq!(
+            obj["spec"]["ports"],
+            json!([{"port": 1, "protocol": "TCP"}])
         );
     }
 }

@@ -32,6 +32,8 @@ pub(crate) fn run(rest: &[String]) -> anyhow::Result<()> {
             "run",
             "-p",
             "informer-envtest",
+            "--features",
+            "cli",
             "--bin",
             "informer-envtest",
             "--",

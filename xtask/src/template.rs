@@ -1,17 +1,21 @@
 //! `cargo xtask template`: the README's "Use it in your crate" steps, run as a user would.
 //!
-//! `templates/operator/` is a user's crate (a Widget CRD, a controller owning ConfigMaps, a test
-//! on informer-testserver) that depends on the informer-rs crates by version, as from crates.io.
-//! This copies it to a temporary directory outside the workspace (so this repository's
-//! `.cargo/config.toml`, which sets `K8S_OPENAPI_ENABLED_VERSION`, does not apply), points the
-//! `informer-*` dependencies at the local crates by path, and runs `cargo test` there with no
-//! informer-rs or Cargo variables in the environment. It starts from the workspace's `Cargo.lock`
-//! (the same dependency versions, already downloaded) and builds into `<target>/template-operator`,
-//! kept between runs with its copy, so a second run finds the build fresh.
+//! `templates/operator/` is a user's crate (a Widget CRD, a controller owning ConfigMaps, tests
+//! on informer-testserver and on kube-apiserver through informer-envtest) that depends on the
+//! informer-rs crates by version, as from crates.io. This copies it to a temporary directory
+//! outside the workspace (so this repository's `.cargo/config.toml`, which sets
+//! `K8S_OPENAPI_ENABLED_VERSION`, does not apply), points the `informer-*` dependencies at the
+//! local crates by path, and runs `cargo build`, then `cargo test`, there with no informer-rs or
+//! Cargo variables in the environment; `cargo test` must build none of the libraries
+//! `cargo build` built again (decision record 20). It starts from the workspace's `Cargo.lock`
+//! (the same dependency versions, already downloaded) and builds into
+//! `<target>/template-operator`, kept between runs with its copy, so a second run finds the build
+//! fresh.
 //!
 //! A second copy asks for another Kubernetes version in `informer-gen.toml` than its k8s-openapi
-//! feature enables; its build must fail naming both. It also checks that every README block marked `<!-- template: <file> -->` appears verbatim
-//! in that file of the template, so the README shows exactly what is tested.
+//! feature enables; its build must fail naming both. It also checks that every README block
+//! marked `<!-- template: <file> -->` appears verbatim in that file of the template, so the
+//! README shows exactly what is tested.
 
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::path::{Path, PathBuf};
@@ -44,20 +48,101 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root.join("target"), PathBuf::from)
         .join("template-operator");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args(["test"]).current_dir(&copy);
-    clean_env(&mut cmd, &target);
     eprintln!(
-        "template: cargo test in {} (target {})",
+        "template: cargo build, cargo test in {} (target {})",
         copy.display(),
         target.display()
     );
     let start = Instant::now();
-    let status = cmd.status().context("running cargo test on the template")?;
+    let built = artifacts(&copy, &target, &["build"])?;
+    let tested = artifacts(&copy, &target, &["test", "--no-run"])?;
+    one_build(&built, &tested)?;
+    let status = cargo(&copy, &target, &["test"])
+        .status()
+        .context("running cargo test on the template")?;
     eprintln!("template: took {:.0} s", start.elapsed().as_secs_f64());
     ensure!(status.success(), "the template crate failed: {status}");
     mismatch_is_refused(&copy, &target)
+}
+
+/// `cargo ARGS` in the copy, with a user's environment.
+fn cargo(copy: &Path, target: &Path, args: &[&str]) -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(args).current_dir(copy);
+    clean_env(&mut cmd, target);
+    cmd
+}
+
+/// The library files each package's build wrote or found fresh: package id → file names.
+type Artifacts = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
+
+/// Runs `cargo ARGS --message-format=json-render-diagnostics` in the copy (diagnostics still
+/// reach the terminal) and collects the library artifacts of every package but the copy's own.
+fn artifacts(copy: &Path, target: &Path, args: &[&str]) -> anyhow::Result<Artifacts> {
+    let mut cmd = cargo(copy, target, args);
+    cmd.arg("--message-format=json-render-diagnostics")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit());
+    let out = cmd
+        .output()
+        .with_context(|| format!("running cargo {} on the template", args.join(" ")))?;
+    ensure!(
+        out.status.success(),
+        "cargo {} of the template failed: {}",
+        args.join(" "),
+        out.status
+    );
+    let mut found = Artifacts::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let package = msg["package_id"].as_str().unwrap_or_default();
+        let is_lib = msg["target"]["kind"].as_array().is_some_and(|kinds| {
+            kinds.iter().any(|k| {
+                k.as_str()
+                    .is_some_and(|k| k.ends_with("lib") || k == "proc-macro")
+            })
+        });
+        if !is_lib || package.contains("widget-operator") {
+            continue;
+        }
+        let files = msg["filenames"].as_array().into_iter().flatten();
+        found
+            .entry(package.to_owned())
+            .or_default()
+            .extend(files.filter_map(|f| f.as_str().map(str::to_owned)));
+    }
+    Ok(found)
+}
+
+/// No dependency of the user's crate is built again for its tests (decision record 20): every
+/// library `cargo test` uses of a package that `cargo build` built is one of the files
+/// `cargo build` wrote. A dev-dependency that turns on another feature of a shared crate gives
+/// that crate, and everything above it, other file names.
+fn one_build(built: &Artifacts, tested: &Artifacts) -> anyhow::Result<()> {
+    let rebuilt: Vec<&str> = tested
+        .iter()
+        .filter(|(package, files)| built.get(*package).is_some_and(|was| !files.is_subset(was)))
+        .map(|(package, _)| package.as_str())
+        .collect();
+    ensure!(
+        rebuilt.is_empty(),
+        "`cargo test` built these dependencies of the template again, with other features than \
+         `cargo build` (decision record 20: no dev-dependency of ours may change a feature of a \
+         shared crate):\n  {}",
+        rebuilt.join("\n  ")
+    );
+    let shared = tested.keys().filter(|p| built.contains_key(*p)).count();
+    eprintln!(
+        "template: cargo test reuses all {shared} libraries cargo build built ({} of its own)",
+        tested.len() - shared
+    );
+    Ok(())
 }
 
 /// A second copy whose `informer-gen.toml` asks for another Kubernetes version than the
@@ -76,11 +161,7 @@ fn mismatch_is_refused(copy: &Path, target: &Path) -> anyhow::Result<()> {
         &mismatch.join("informer-gen.toml"),
         &format!("{config}include-kinds = [\"/v1/Secret\"]\nk8s-version = \"1.36\"\n"),
     )?;
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--lib"]).current_dir(&mismatch);
-    clean_env(&mut cmd, target);
-    let out = cmd
+    let out = cargo(&mismatch, target, &["build", "--lib"])
         .output()
         .context("running cargo build on the mismatching copy")?;
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -256,6 +337,27 @@ mod tests {
         );
         assert!(out.contains("informer-controller = { path = "), "{out}");
         assert!(out.contains("kube = \"5\""), "{out}");
+    }
+
+    #[test]
+    fn a_library_built_again_for_the_tests_is_reported() {
+        let set = |files: &[&str]| files.iter().map(|f| (*f).to_owned()).collect();
+        let built = Artifacts::from([
+            ("serde_json 1".to_owned(), set(&["libserde_json-aaa.rlib"])),
+            ("kube 5".to_owned(), set(&["libkube-bbb.rlib"])),
+        ]);
+        let same = Artifacts::from([
+            ("serde_json 1".to_owned(), set(&["libserde_json-aaa.rlib"])),
+            ("axum 0.8".to_owned(), set(&["libaxum-ccc.rlib"])),
+        ]);
+        assert!(one_build(&built, &same).is_ok());
+        let again = Artifacts::from([
+            ("serde_json 1".to_owned(), set(&["libserde_json-ddd.rlib"])),
+            ("kube 5".to_owned(), set(&["libkube-bbb.rlib"])),
+        ]);
+        let err = one_build(&built, &again).expect_err("serde_json built again");
+        assert!(err.to_string().contains("serde_json 1"), "{err}");
+        assert!(!err.to_string().contains("kube 5"), "{err}");
     }
 
     #[test]

@@ -204,6 +204,25 @@ impl<K: Object> Controller<K> {
     /// Reconciles the keys `mapper` returns when an object of kind `W` changes (both the old
     /// and the new state on update, the last known state on delete; [C4]).
     ///
+    /// ```no_run
+    /// use informer_controller::{Controller, ObjectKey};
+    /// use k8s_openapi::api::apps::v1::Deployment;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// # fn demo(factory: informer_runtime::SharedInformerFactory) {
+    /// // Each Deployment names the ConfigMap it reads in an annotation: reconcile that ConfigMap.
+    /// let controller = Controller::<ConfigMap>::new(factory, "config").watches(|d: &Deployment| {
+    ///     let ns = d.metadata.namespace.as_deref();
+    ///     let annotations = d.metadata.annotations.iter().flatten();
+    ///     annotations
+    ///         .filter(|(k, _)| k.as_str() == "example.com/config")
+    ///         .map(|(_, name)| ObjectKey::new(ns, name))
+    ///         .collect()
+    /// });
+    /// # let _ = controller;
+    /// # }
+    /// ```
+    ///
     /// [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     pub fn watches<W: Object>(
         mut self,

@@ -1,10 +1,10 @@
-//! `informer-envtest build`: build (or find) the kube-apiserver launcher and print its path.
+//! `informer-envtest build`: build (or find) kube-apiserver and etcd and print where they are.
 //! `informer-envtest start [--kubeconfig PATH]`: start kube-apiserver and etcd on loopback,
-//! write a kubeconfig for `kubectl`, and run until Ctrl-C or until standard input closes.
+//! write a kubeconfig for `kubectl`, and run until Ctrl-C.
 
 use std::path::PathBuf;
 
-use informer_envtest::{Envtest, Options};
+use informer_envtest::{Binaries, Envtest, Options};
 
 fn usage() -> ! {
     eprintln!("usage: informer-envtest build | start [--kubeconfig PATH]");
@@ -15,8 +15,18 @@ fn usage() -> ! {
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("build") => informer_envtest::build_launcher().map(|path| {
-            eprintln!("informer-envtest: launcher ready at {}", path.display());
+        Some("build") => Binaries::find(&Options::default()).map(|binaries| match binaries {
+            Binaries::Launcher(path) => {
+                eprintln!("informer-envtest: launcher ready at {}", path.display());
+            }
+            Binaries::External {
+                kube_apiserver,
+                etcd,
+            } => eprintln!(
+                "informer-envtest: using {} and {} (nothing to build)",
+                kube_apiserver.display(),
+                etcd.display()
+            ),
         }),
         Some("start") => {
             let kubeconfig = match args.get(1).map(String::as_str) {
@@ -38,8 +48,7 @@ async fn start(kubeconfig: PathBuf) -> Result<(), informer_envtest::Error> {
     let env = Envtest::start(Options::default()).await?;
     env.write_kubeconfig(&kubeconfig)?;
     eprintln!(
-        "informer-envtest: kube-apiserver {} at {}; kubectl --kubeconfig {}; Ctrl-C stops it",
-        informer_envtest::KUBERNETES_VERSION,
+        "informer-envtest: kube-apiserver at {}; kubectl --kubeconfig {}; Ctrl-C stops it",
         env.server_url(),
         kubeconfig.display()
     );

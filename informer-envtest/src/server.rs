@@ -1,0 +1,406 @@
+//! A running kube-apiserver and etcd: [`Envtest`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use crate::process::{Supervised, free_port};
+use crate::{Binaries, Error, Options, cache, pki};
+
+/// How long kube-apiserver may take to become ready (it bootstraps RBAC and priority classes).
+const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// How long a stopping server may take before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// A running kube-apiserver with its etcd, on loopback. Dropping it stops both and removes their
+/// data; so does the end of the test process, however it ends.
+pub struct Envtest {
+    server: String,
+    etcd: String,
+    /// kube-apiserver's own serving certificate and its authority (`--cert-dir`).
+    ca_file: PathBuf,
+    token: String,
+    options: Options,
+    binaries: Binaries,
+    /// The data directory: etcd's data, certificates, keys, token file, logs.
+    dir: PathBuf,
+    /// kube-apiserver's process id (with the launcher, etcd runs in it too).
+    pid: u32,
+    processes: Mutex<Vec<Supervised>>,
+    /// A failed start keeps its directory, with the logs, for reading.
+    keep_dir: AtomicBool,
+}
+
+impl std::fmt::Debug for Envtest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Envtest")
+            .field("server", &self.server)
+            .field("etcd", &self.etcd)
+            .field("binaries", &self.binaries)
+            .field("options", &self.options)
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Envtest {
+    /// Finds or builds the binaries ([`Binaries`]), starts etcd and kube-apiserver on free
+    /// loopback ports and waits until `/readyz` answers `ok` (up to three minutes).
+    pub async fn start(options: Options) -> Result<Envtest, Error> {
+        let find = options.clone();
+        let binaries = tokio::task::spawn_blocking(move || Binaries::find(&find))
+            .await
+            .map_err(|e| Error::Unavailable(format!("the build task failed: {e}")))??;
+        let run = cache::run_dir();
+        std::fs::create_dir_all(&run).map_err(Error::io(format!("creating {}", run.display())))?;
+        sweep_orphans(&run);
+        let dir = run.join(format!(
+            "{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let pki_dir = dir.join("pki");
+        std::fs::create_dir_all(&pki_dir)
+            .map_err(Error::io(format!("creating {}", pki_dir.display())))?;
+        let token = pki::token()?;
+        pki::write_token_file(&dir, &token)?;
+        pki::write_service_account_keys(&pki_dir)?;
+
+        let (etcd_port, peer_port, port) = (free_port()?, free_port()?, free_port()?);
+        let etcd = format!("http://127.0.0.1:{etcd_port}");
+        let server = format!("https://127.0.0.1:{port}");
+        let etcd_args = etcd_args(&dir, &etcd, &format!("http://127.0.0.1:{peer_port}"));
+        let mut apiserver_args = vec![
+            "--bind-address=127.0.0.1".to_owned(),
+            "--advertise-address=127.0.0.1".to_owned(),
+            // No kubernetes Service endpoints: a loopback address may not be advertised in them.
+            "--endpoint-reconciler-type=none".to_owned(),
+            format!("--secure-port={port}"),
+            format!("--etcd-servers={etcd}"),
+            format!("--cert-dir={}", pki_dir.display()),
+            format!("--token-auth-file={}", dir.join("tokens.csv").display()),
+            "--authorization-mode=RBAC".to_owned(),
+            "--service-cluster-ip-range=10.0.0.0/24".to_owned(),
+            format!("--service-account-issuer={server}"),
+            format!(
+                "--service-account-key-file={}",
+                pki_dir.join("sa.pub").display()
+            ),
+            format!(
+                "--service-account-signing-key-file={}",
+                pki_dir.join("sa.key").display()
+            ),
+            // No controller makes the default ServiceAccount, so Pods could not be created.
+            "--disable-admission-plugins=ServiceAccount".to_owned(),
+            "--allow-privileged=true".to_owned(),
+            "--enable-priority-and-fairness=false".to_owned(),
+        ];
+        apiserver_args.extend(options.apiserver_args());
+
+        let processes = match &binaries {
+            Binaries::Launcher(launcher) => {
+                let mut args = vec!["both".to_owned()];
+                args.extend(etcd_args);
+                args.push("--".to_owned());
+                args.extend(apiserver_args);
+                vec![Supervised::spawn("kube-apiserver", &dir, launcher, &args)?]
+            }
+            Binaries::External {
+                kube_apiserver,
+                etcd: etcd_binary,
+            } => {
+                let etcd = Supervised::spawn("etcd", &dir, etcd_binary, &etcd_args)?;
+                let apiserver =
+                    Supervised::spawn("kube-apiserver", &dir, kube_apiserver, &apiserver_args)?;
+                vec![apiserver, etcd]
+            }
+        };
+        let mut env = Envtest {
+            server,
+            etcd,
+            ca_file: pki_dir.join("apiserver.crt"),
+            token,
+            options,
+            binaries,
+            dir,
+            pid: 0,
+            processes: Mutex::new(processes),
+            keep_dir: AtomicBool::new(false),
+        };
+        let started = Instant::now();
+        if let Err(e) = env.wait_ready(started).await {
+            env.keep_dir.store(true, Ordering::Relaxed);
+            return Err(e);
+        }
+        let pid = env
+            .lock_processes()
+            .first()
+            .and_then(|p| p.program_id(&env.dir))
+            .unwrap_or_default();
+        env.pid = pid;
+        tracing::info!(
+            server = %env.server,
+            elapsed_s = started.elapsed().as_secs_f64(),
+            binaries = ?env.binaries,
+            "envtest kube-apiserver ready"
+        );
+        Ok(env)
+    }
+
+    fn lock_processes(&self) -> std::sync::MutexGuard<'_, Vec<Supervised>> {
+        self.processes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The first process that exited, as an error carrying its log.
+    fn exited(&self) -> Option<Error> {
+        let mut processes = self.lock_processes();
+        let dir = self.dir.clone();
+        processes.iter_mut().find_map(|p| {
+            let status = p.exited()?;
+            Some(Error::Start {
+                reason: format!("{} exited ({status})", p.name),
+                log_tail: tail(&p.log(&dir)),
+            })
+        })
+    }
+
+    fn apiserver_log(&self) -> PathBuf {
+        self.dir.join("kube-apiserver.log")
+    }
+
+    /// Polls until kube-apiserver has written its certificate and `/readyz` answers `ok`,
+    /// failing when a process exits or time runs out.
+    async fn wait_ready(&self, started: Instant) -> Result<(), Error> {
+        let mut client = None;
+        let mut last = String::from("no answer yet");
+        while started.elapsed() < READY_TIMEOUT {
+            if let Some(e) = self.exited() {
+                return Err(e);
+            }
+            if client.is_none() && self.ca_file.exists() {
+                // A certificate file still being written does not parse yet: try again.
+                match self.client().await {
+                    Ok(c) => client = Some(c),
+                    Err(e) => last = e.to_string(),
+                }
+            }
+            if let Some(client) = &client {
+                let req = http::Request::get("/readyz")
+                    .body(Vec::new())
+                    .map_err(|e| Error::Unavailable(format!("building /readyz: {e}")))?;
+                match client.request_text(req).await {
+                    Ok(body) if body.trim() == "ok" => return Ok(()),
+                    Ok(body) => last = body,
+                    Err(e) => last = e.to_string(),
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        Err(Error::Start {
+            reason: format!(
+                "/readyz not ok after {} s (last answer: {last})",
+                READY_TIMEOUT.as_secs()
+            ),
+            log_tail: tail(&self.apiserver_log()),
+        })
+    }
+
+    /// A new client for this server. Make one per tokio runtime (one per test): a client's
+    /// connections belong to the runtime it was first used on.
+    pub async fn client(&self) -> Result<kube::Client, Error> {
+        let mut config =
+            kube::Config::from_custom_kubeconfig(self.kubeconfig()?, &KubeConfigOptions::default())
+                .await?;
+        // Watches may stay open for up to ten minutes; never cut them on the client side.
+        config.read_timeout = None;
+        Ok(kube::Client::try_from(config)?)
+    }
+
+    /// The kubeconfig for this server (`certificate-authority` and `token`; TLS is verified).
+    pub fn kubeconfig(&self) -> Result<Kubeconfig, Error> {
+        Ok(Kubeconfig::from_yaml(&self.kubeconfig_text())?)
+    }
+
+    /// The kubeconfig as a file's text (JSON, which kubectl reads as YAML).
+    pub fn kubeconfig_text(&self) -> String {
+        serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{
+                "name": "envtest",
+                "cluster": {
+                    "server": self.server,
+                    "certificate-authority": self.ca_file,
+                },
+            }],
+            "users": [{ "name": "envtest-admin", "user": { "token": self.token } }],
+            "contexts": [{
+                "name": "envtest",
+                "context": { "cluster": "envtest", "user": "envtest-admin" },
+            }],
+            "current-context": "envtest",
+        })
+        .to_string()
+    }
+
+    /// Writes [`kubeconfig_text`](Self::kubeconfig_text) to `path`.
+    pub fn write_kubeconfig(&self, path: &Path) -> Result<(), Error> {
+        std::fs::write(path, self.kubeconfig_text())
+            .map_err(Error::io(format!("writing {}", path.display())))
+    }
+
+    /// The API server's URL (`https://127.0.0.1:PORT`).
+    pub fn server_url(&self) -> &str {
+        &self.server
+    }
+
+    /// etcd's client URL (`http://127.0.0.1:PORT`).
+    pub fn etcd_url(&self) -> &str {
+        &self.etcd
+    }
+
+    /// The data directory (etcd's data, the certificates, the token file, the logs); removed
+    /// when the server stops.
+    pub fn data_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// kube-apiserver's process id. With the launcher, etcd runs in the same process, so its
+    /// resident set is both servers' (a benchmark reads it from `/proc/PID/status`).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The binaries this server runs.
+    pub fn binaries(&self) -> &Binaries {
+        &self.binaries
+    }
+
+    /// The options this server runs with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Compacts etcd at its current revision, so that any earlier resourceVersion is gone:
+    /// a watch or consistent read from before it answers 410 Gone (where the watch cache does
+    /// not answer it first). Returns the compacted revision. Goes through etcd's JSON gateway
+    /// (`/v3/kv/range`, `/v3/kv/compaction`), so it works with any etcd binary.
+    pub async fn compact(&self) -> Result<i64, Error> {
+        let fail = |reason: String| Error::Command {
+            command: "compact".into(),
+            reason,
+        };
+        let url = self
+            .etcd
+            .parse()
+            .map_err(|e| fail(format!("etcd's URL {}: {e}", self.etcd)))?;
+        let etcd = kube::Client::try_from(kube::Config::new(url))?;
+        let post = |path: &str, body: serde_json::Value| {
+            http::Request::post(path)
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(body.to_string().into_bytes())
+                .map_err(|e| fail(format!("building {path}: {e}")))
+        };
+        // Any range answers with the current revision in its header (int64s are strings).
+        let range = etcd
+            .request_text(post("/v3/kv/range", serde_json::json!({ "key": "AA==" }))?)
+            .await
+            .map_err(|e| fail(format!("reading etcd's revision: {e}")))?;
+        let range: serde_json::Value =
+            serde_json::from_str(&range).map_err(|e| fail(format!("{e}: {range}")))?;
+        let revision = range
+            .pointer("/header/revision")
+            .and_then(|r| {
+                r.as_str()
+                    .map(str::to_owned)
+                    .or_else(|| r.as_i64().map(|n| n.to_string()))
+            })
+            .and_then(|r| r.parse::<i64>().ok())
+            .ok_or_else(|| fail(format!("no revision in {range}")))?;
+        let body = serde_json::json!({ "revision": revision.to_string(), "physical": true });
+        etcd.request_text(post("/v3/kv/compaction", body)?)
+            .await
+            .map_err(|e| fail(format!("compacting at {revision}: {e}")))?;
+        Ok(revision)
+    }
+}
+
+impl Drop for Envtest {
+    fn drop(&mut self) {
+        let mut processes = self.lock_processes();
+        for p in processes.iter_mut() {
+            p.release();
+        }
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        for p in processes.iter_mut() {
+            p.reap(deadline);
+        }
+        drop(processes);
+        if !self.keep_dir.load(Ordering::Relaxed) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// etcd's flags: loopback only, data thrown away with the server.
+fn etcd_args(dir: &Path, client: &str, peer: &str) -> Vec<String> {
+    vec![
+        format!("--data-dir={}", dir.join("etcd").display()),
+        format!("--listen-client-urls={client}"),
+        format!("--advertise-client-urls={client}"),
+        format!("--listen-peer-urls={peer}"),
+        format!("--initial-advertise-peer-urls={peer}"),
+        format!("--initial-cluster=default={peer}"),
+        // Unsafe but fast: the data is thrown away with the server.
+        "--unsafe-no-fsync=true".to_owned(),
+        // Room for benchmarks that seed tens of thousands of realistic Pods (etcd's default quota
+        // is 2 GiB, and its database keeps every revision until compaction).
+        format!("--quota-backend-bytes={}", 8u64 << 30),
+        "--log-level=error".to_owned(),
+    ]
+}
+
+/// Removes the data directories of servers whose test process is gone without stopping them
+/// (killed by a signal that reached the whole process group, such as Ctrl-C): their names start
+/// with the process id. Linux only (it asks `/proc`); elsewhere they stay.
+fn sweep_orphans(run: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(run) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.split('-').next()) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// What a failed start's log says: its error lines (klog's `E` and `F` severities) and its last
+/// lines; the whole log stays at `path` for reading.
+pub(crate) fn tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let is_error = |line: &&str| {
+        let mut chars = line.chars();
+        matches!(chars.next(), Some('E' | 'F')) && chars.next().is_some_and(|c| c.is_ascii_digit())
+    };
+    let errors: Vec<&str> = text.lines().filter(is_error).collect();
+    let lines: Vec<&str> = text.lines().collect();
+    format!(
+        "(whole log: {})\nerrors:\n{}\nlast lines:\n{}",
+        path.display(),
+        errors[errors.len().saturating_sub(15)..].join("\n"),
+        lines[lines.len().saturating_sub(10)..].join("\n")
+    )
+}
