@@ -6,8 +6,9 @@
 //! `.cargo/config.toml`, which sets `K8S_OPENAPI_ENABLED_VERSION`, does not apply), points the
 //! `informer-*` dependencies at the local crates by path, and runs `cargo test` there with no
 //! informer-rs or Cargo variables in the environment. It starts from the workspace's `Cargo.lock`
-//! (the same dependency versions, already downloaded) and builds into `<target>/template-operator`,
-//! kept between runs with its copy, so a second run finds the build fresh.
+//! (the same dependency versions, already downloaded) and builds into `<target>/user-crates`
+//! (shared with `cargo xtask install`, which builds in the same clean environment), kept between
+//! runs with its copy, so a second run finds the build fresh.
 //!
 //! A second copy asks for another Kubernetes version in `informer-gen.toml` than its k8s-openapi
 //! feature enables; its build must fail naming both. It also checks that every README block marked `<!-- template: <file> -->` appears verbatim
@@ -24,6 +25,10 @@ use crate::project_root;
 
 /// The template crate, relative to the workspace root.
 const TEMPLATE: &str = "templates/operator";
+
+/// The target directory (below the workspace's) of the crates built as a user builds them, outside
+/// the workspace and its configuration: the template's copies and `cargo xtask install`.
+pub(crate) const USER_CRATES: &str = "user-crates";
 
 /// Checks the README against the template, then builds and tests a copy of it.
 pub(crate) fn run() -> anyhow::Result<()> {
@@ -43,7 +48,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
 
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root.join("target"), PathBuf::from)
-        .join("template-operator");
+        .join(USER_CRATES);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.args(["test"]).current_dir(&copy);
