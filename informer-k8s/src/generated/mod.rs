@@ -146,15 +146,6 @@ pub trait InformerFactoryExt {
     /// Informers of the `storagemigration.k8s.io` API group, named after the group's first DNS label ([G1]).
     ///
     /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.33",
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
     fn storagemigration(&self) -> self::storagemigration::StoragemigrationInformers;
     /// The generic informer for `gvr` ([G5]): a kind known to this generated code is created on first
     /// use through its typed accessor; any other resource is looked up with `find_by_resource`.
@@ -235,15 +226,6 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
     fn storage(&self) -> self::storage::StorageInformers {
         self::storage::StorageInformers::new(self)
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.33",
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
     fn storagemigration(&self) -> self::storagemigration::StoragemigrationInformers {
         self::storagemigration::StoragemigrationInformers::new(self)
     }
@@ -338,12 +320,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.36")]
             ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -355,12 +332,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.36")]
             ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -446,14 +418,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("admissionregistration.k8s.io", "v1beta1", "mutatingadmissionpolicies") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -465,14 +430,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             (
                 "admissionregistration.k8s.io",
                 "v1beta1",
@@ -616,14 +574,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36"
-                )
-            )]
+            #[cfg(k8s_until = "1.36")]
             ("certificates.k8s.io", "v1alpha1", "clustertrustbundles") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -650,13 +601,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.35")]
             ("certificates.k8s.io", "v1beta1", "podcertificaterequests") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -777,14 +722,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36"
-                )
-            )]
+            #[cfg(k8s_until = "1.36")]
             ("networking.k8s.io", "v1beta1", "ipaddresses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -792,14 +730,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36"
-                )
-            )]
+            #[cfg(k8s_until = "1.36")]
             ("networking.k8s.io", "v1beta1", "servicecidrs") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -843,14 +774,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     rt::GenericInformer::new(self.rbac().v1().role_bindings().informer()),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("resource.k8s.io", "v1", "deviceclasses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -866,14 +790,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("resource.k8s.io", "v1", "resourceclaims") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -881,14 +798,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("resource.k8s.io", "v1", "resourceclaimtemplates") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -896,14 +806,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("resource.k8s.io", "v1", "resourceslices") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -942,12 +845,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.36")]
             ("resource.k8s.io", "v1alpha3", "resourcepoolstatusrequests") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1002,12 +900,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.36")]
             ("resource.k8s.io", "v1beta2", "devicetaintrules") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1140,14 +1033,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("storage.k8s.io", "v1", "volumeattributesclasses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1155,12 +1041,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34"
-                )
-            )]
+            #[cfg(k8s_until = "1.34")]
             ("storage.k8s.io", "v1alpha1", "volumeattributesclasses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1168,14 +1049,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36"
-                )
-            )]
+            #[cfg(k8s_until = "1.36")]
             ("storage.k8s.io", "v1beta1", "volumeattributesclasses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1195,12 +1069,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34"
-                )
-            )]
+            #[cfg(k8s_until = "1.34")]
             ("storagemigration.k8s.io", "v1alpha1", "storageversionmigrations") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1212,13 +1081,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.35")]
             ("storagemigration.k8s.io", "v1beta1", "storageversionmigrations") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
