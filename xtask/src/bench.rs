@@ -124,7 +124,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
 }
 
 /// The Go toolchain: `$GO`, else `go` on the path, else the standard install location.
-fn go_tool() -> Option<PathBuf> {
+pub(crate) fn go_tool() -> Option<PathBuf> {
     let candidates = std::env::var_os("GO")
         .map(PathBuf::from)
         .into_iter()

@@ -2,7 +2,7 @@
 //! `cargo xtask k8s-versions`: checks that informer-k8s, with its `compact` feature, compiles under
 //! every Kubernetes version.
 //!
-//! Targets: `examples/src/generated/` (configured by `examples/informer-gen.toml`), every informer-gen
+//! Targets: informer-proto's protobuf table (`proto_schema`), `examples/src/generated/` (configured by `examples/informer-gen.toml`), every informer-gen
 //! golden `informer-gen/tests/fixtures/<case>/expected/` (configured by `<case>/input/informer-gen.toml`),
 //! and `informer-k8s/src/generated/`: every API group of every Kubernetes version k8s-openapi
 //! holds (`K8sOpenApi::every_version`), a kind that some version lacks behind a `cfg` on the
@@ -127,6 +127,9 @@ pub(crate) fn generate(check: bool) -> anyhow::Result<()> {
             stale.push(path);
         }
     }
+    // informer-proto's protobuf table (decision record 15), from k8s-pb, k8s-openapi and the Go
+    // struct tags.
+    crate::proto_schema::regenerate(COMMAND, check, &mut stale);
     if check && !stale.is_empty() {
         let list: Vec<String> = stale.iter().map(|p| rel(&root, p)).collect();
         bail!(

@@ -9,6 +9,7 @@ mod codegen;
 mod envtest;
 mod install;
 mod modules;
+mod proto_schema;
 mod rules;
 mod template;
 mod tidy;
