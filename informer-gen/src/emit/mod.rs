@@ -324,3 +324,41 @@ fn group_module(group: &Group, paths: &Paths) -> GroupModule {
         body,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::Paths;
+
+    fn cfg(versions: &[&str]) -> String {
+        let every = ["1.33", "1.34", "1.35", "1.36", "1.37"].map(String::from);
+        let paths = Paths::new("::informer_runtime", "::k8s_openapi").with_k8s_versions(&every);
+        let set: BTreeSet<String> = versions.iter().map(|v| (*v).to_owned()).collect();
+        paths.k8s_cfg(&set).to_string().replace(' ', "")
+    }
+
+    /// Decision record 19: one version by name, a run by its ends, anything else by its members.
+    #[test]
+    fn version_gates_are_one_version_a_run_or_a_list() {
+        assert_eq!(cfg(&[]), "");
+        assert_eq!(cfg(&["1.33", "1.34", "1.35", "1.36", "1.37"]), "");
+        assert_eq!(
+            cfg(&["1.35"]),
+            r#"#[cfg(k8s_openapi_enabled_version="1.35")]"#
+        );
+        assert_eq!(
+            cfg(&["1.34", "1.35", "1.36", "1.37"]),
+            r#"#[cfg(k8s_since="1.34")]"#
+        );
+        assert_eq!(cfg(&["1.33", "1.34"]), r#"#[cfg(k8s_until="1.34")]"#);
+        assert_eq!(
+            cfg(&["1.34", "1.35"]),
+            r#"#[cfg(all(k8s_since="1.34",k8s_until="1.35"))]"#
+        );
+        assert_eq!(
+            cfg(&["1.33", "1.37"]),
+            r#"#[cfg(any(k8s_openapi_enabled_version="1.33",k8s_openapi_enabled_version="1.37"))]"#
+        );
+    }
+}
