@@ -2,46 +2,88 @@
 //!
 //! k8s-openapi builds for exactly one version, chosen by the final binary, and hands it to its
 //! direct dependents as `links` metadata: `DEP_K8S_OPENAPI_<crate version>_VERSION`, the number
-//! `0x00_01_MM_00` (major 1, minor MM) in decimal. This script turns it into the cfg the
-//! generated code is gated on, `k8s_openapi_enabled_version = "1.MM"` (the name k8s-openapi uses
-//! for itself), so a kind that the chosen version lacks is not compiled.
+//! `0x00_01_MM_00` (major 1, minor MM) in decimal. This script turns it into the cfgs the
+//! generated code is gated on (decision records 16 and 19), so an item that the chosen version
+//! lacks is not compiled:
+//!
+//! - `k8s_openapi_enabled_version = "1.MM"` (the name k8s-openapi uses for itself);
+//! - `k8s_since = "1.NN"` for every generated version 1.NN up to the chosen one;
+//! - `k8s_until = "1.NN"` for every generated version from the chosen one on.
+//!
+//! The generated versions are listed in `src/generated/k8s-versions.txt`, written by
+//! `cargo codegen` with the rest of `src/generated/`: a new Kubernetes version needs no edit here.
 
 // A build script talks to cargo on stdout.
 #![allow(clippy::print_stdout)]
 
 use std::process::ExitCode;
 
-/// The versions the checked-in code was generated for (`cargo codegen`).
-const MIN: u32 = 33;
-const MAX: u32 = 37;
+/// The list of versions the checked-in code was generated for.
+const VERSIONS: &str = "src/generated/k8s-versions.txt";
 
 fn main() -> ExitCode {
-    let values: Vec<String> = (MIN..=MAX).map(|m| format!("\"1.{m}\"")).collect();
-    println!(
-        "cargo::rustc-check-cfg=cfg(k8s_openapi_enabled_version, values({}))",
-        values.join(", ")
-    );
+    println!("cargo::rerun-if-changed={VERSIONS}");
+    let text = match std::fs::read_to_string(VERSIONS) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("informer-k8s: reading {VERSIONS}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // `1.MM` per line, oldest first; `#` starts a comment.
+    let mut minors = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        match line.strip_prefix("1.").and_then(|m| m.parse::<u32>().ok()) {
+            Some(minor) => minors.push(minor),
+            None => {
+                eprintln!("informer-k8s: {VERSIONS}: {line:?} is not a version `1.MM`");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let (Some(&min), Some(&max)) = (minors.iter().min(), minors.iter().max()) else {
+        eprintln!("informer-k8s: {VERSIONS} lists no version");
+        return ExitCode::FAILURE;
+    };
+    let values: Vec<String> = minors.iter().map(|m| format!("\"1.{m}\"")).collect();
+    for name in ["k8s_openapi_enabled_version", "k8s_since", "k8s_until"] {
+        println!(
+            "cargo::rustc-check-cfg=cfg({name}, values({}))",
+            values.join(", ")
+        );
+    }
     let found = std::env::vars()
         .find(|(key, _)| key.starts_with("DEP_K8S_OPENAPI_") && key.ends_with("_VERSION"));
     let Some((key, value)) = found else {
         eprintln!(
             "informer-k8s: no DEP_K8S_OPENAPI_*_VERSION from k8s-openapi's build script; \
-             is k8s-openapi 0.29 in the dependency graph with one version feature (v1_33 .. v1_37) enabled?"
+             is k8s-openapi in the dependency graph with one version feature (v1_{min} .. v1_{max}) enabled?"
         );
         return ExitCode::FAILURE;
     };
     let Ok(number) = value.parse::<u32>() else {
-        eprintln!("informer-k8s: {key}={value:?} is not the number k8s-openapi 0.29 writes");
+        eprintln!("informer-k8s: {key}={value:?} is not the number k8s-openapi writes");
         return ExitCode::FAILURE;
     };
     let (major, minor) = ((number >> 16) & 0xff, (number >> 8) & 0xff);
-    if major != 1 || !(MIN..=MAX).contains(&minor) {
+    if major != 1 || !minors.contains(&minor) {
         eprintln!(
             "informer-k8s: k8s-openapi is built for Kubernetes {major}.{minor}; this informer-k8s \
-             was generated for 1.{MIN} to 1.{MAX}"
+             was generated for 1.{min} to 1.{max}"
         );
         return ExitCode::FAILURE;
     }
     println!("cargo::rustc-cfg=k8s_openapi_enabled_version=\"1.{minor}\"");
+    for &m in &minors {
+        if m <= minor {
+            println!("cargo::rustc-cfg=k8s_since=\"1.{m}\"");
+        }
+        if m >= minor {
+            println!("cargo::rustc-cfg=k8s_until=\"1.{m}\"");
+        }
+    }
     ExitCode::SUCCESS
 }

@@ -17,8 +17,8 @@ pub mod chart;
 pub mod child;
 pub mod corpus;
 
-/// The compact Pod that informer-gen generates (P1), as the example crate uses it.
-pub use informer_examples::generated::compact::api::core::v1::Pod as CompactPod;
+/// The compact Pod (P1) that informer-k8s ships behind its `compact` feature, as users get it.
+pub use informer_k8s::compact::api::core::v1::Pod as CompactPod;
 pub mod orchestrate;
 pub mod pods;
 pub mod podset;

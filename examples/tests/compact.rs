@@ -1,5 +1,5 @@
-//! The generated compact Pod over HTTP against informer-testserver (P1-P3, P6, P7), reached through
-//! the generated accessor `factory.core().v1().pods().compact()`: listers, selectors, an index,
+//! informer-k8s's compact Pod over HTTP against informer-testserver (P1-P3, P6, P7), reached through
+//! its accessor `factory.core().v1().pods().compact()`: listers, selectors, an index,
 //! handlers, a relist, the conversions both ways and the sizes.
 //!
 //! Run with `cargo test -p informer-examples --test compact`.
@@ -8,9 +8,9 @@ use informer_test_support::{WAIT, wait_until};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use informer_examples::generated::InformerFactoryExt;
-use informer_examples::generated::compact::api::core::v1 as compact;
-use informer_examples::generated::compact::apimachinery::pkg::apis::meta::v1 as compact_meta;
+use informer_k8s::InformerFactoryExt;
+use informer_k8s::compact::api::core::v1 as compact;
+use informer_k8s::compact::apimachinery::pkg::apis::meta::v1 as compact_meta;
 use informer_runtime::compact::IStr;
 use informer_runtime::indexer::Indexers;
 use informer_runtime::informer::handler_fn;

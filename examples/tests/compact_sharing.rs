@@ -1,4 +1,4 @@
-//! Structural sharing of the generated compact Pod over HTTP against informer-testserver (P3
+//! Structural sharing of informer-k8s's compact Pod over HTTP against informer-testserver (P3
 //! generalised to sub-objects): sibling Pods of one ReplicaSet share their containers,
 //! volumes, tolerations, affinity and owner reference; an update that changes one container of
 //! one Pod allocates only that container; parts no cached Pod uses any more are freed. Over
@@ -10,8 +10,8 @@
 // in the `#[test]` functions themselves).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use informer_examples::generated::InformerFactoryExt;
-use informer_examples::generated::compact::api::core::v1 as compact;
+use informer_k8s::InformerFactoryExt;
+use informer_k8s::compact::api::core::v1 as compact;
 use informer_runtime::SharedInformerFactory;
 use informer_runtime::compact::{Share, Shared};
 use informer_test_support::{WAIT, wait_until};

@@ -322,8 +322,10 @@ impl Builder {
         if !errors.is_empty() {
             return Err(Errors(errors));
         }
+        let every_version = s.k8s.as_ref().map(|k| k.gated_versions.as_slice());
         let paths = emit::Paths::new(&s.runtime_crate, &s.k8s_crate)
-            .with_compact_feature(s.compact_feature.as_deref());
+            .with_compact_feature(s.compact_feature.as_deref())
+            .with_k8s_versions(every_version.unwrap_or_default());
         let emitted = emit::emit(&model, &paths);
         let how = match &s.command {
             Some(command) => format!("run {command}"),
@@ -375,26 +377,32 @@ impl Generated {
         Ok(touched)
     }
 
-    /// Generated-header `.rs` files in `dir` that this output no longer contains.
+    /// Generated-header `.rs` files in `dir` and its subdirectories that this output no longer
+    /// contains (a subdirectory of an older layout, `compact/v1_37.rs`, included).
     pub fn stale_files(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         let mut stale = Vec::new();
+        self.stale_in(dir, "", &mut stale)?;
+        stale.sort();
+        Ok(stale)
+    }
+
+    fn stale_in(&self, dir: &Path, prefix: &str, stale: &mut Vec<PathBuf>) -> std::io::Result<()> {
         if !dir.is_dir() {
-            return Ok(stale);
+            return Ok(());
         }
         for entry in std::fs::read_dir(dir)? {
-            let path = entry?.path();
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if path.extension().is_some_and(|e| e == "rs")
+            let entry = entry?;
+            let path = entry.path();
+            let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+            if entry.file_type()?.is_dir() {
+                self.stale_in(&path, &format!("{name}/"), stale)?;
+            } else if path.extension().is_some_and(|e| e == "rs")
                 && !self.files.contains_key(&name)
                 && std::fs::read_to_string(&path).is_ok_and(|t| t.starts_with(GENERATED_MARKER))
             {
                 stale.push(path);
             }
         }
-        stale.sort();
-        Ok(stale)
+        Ok(())
     }
 }

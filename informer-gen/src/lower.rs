@@ -16,14 +16,12 @@ pub(crate) fn lower(s: &Settings, inputs: Inputs, errors: &mut Vec<Error>) -> Mo
         builtins,
         kinds,
         compact,
-        compact_by_version,
         type_modules,
         names,
     } = inputs;
     let mut model = Model {
         groups: BTreeMap::new(),
         compact,
-        compact_by_version,
         compact_feature: s.compact_feature.clone(),
         type_modules,
         inputs: if names.is_empty() {

@@ -44,8 +44,7 @@ pub(crate) fn render(emitted: Emitted, layout: &Layout, header: &str) -> BTreeMa
                 }
             });
             let compact_cfg = &emitted.compact_cfg;
-            let has_compact = emitted.compact.is_some() || !emitted.compact_versions.is_empty();
-            let compact_decl = has_compact.then(|| {
+            let compact_decl = emitted.compact.is_some().then(|| {
                 quote! {
                     #compact_cfg
                     /// Compact full-fidelity types of the kinds configured with `compact-kind` ([P1]-[P3]).
@@ -65,29 +64,6 @@ pub(crate) fn render(emitted: Emitted, layout: &Layout, header: &str) -> BTreeMa
                     format_file(header, quote!(#compact)),
                 );
             }
-            // One file per Kubernetes version, `compact/v1_37.rs`, under `compact/mod.rs`.
-            if !emitted.compact_versions.is_empty() {
-                let decls = emitted.compact_versions.iter().map(|v| {
-                    let (ident, cfg) = (&v.ident, &v.cfg);
-                    quote! {
-                        #cfg
-                        mod #ident;
-                        #cfg
-                        pub use self::#ident::*;
-                    }
-                });
-                files.insert(
-                    "compact/mod.rs".to_owned(),
-                    format_file(header, quote!(#(#decls)*)),
-                );
-                for v in &emitted.compact_versions {
-                    let body = &v.body;
-                    files.insert(
-                        format!("compact/{}.rs", v.ident),
-                        format_file(header, quote!(#body)),
-                    );
-                }
-            }
             for g in emitted.groups {
                 files.insert(format!("{}.rs", g.file_stem), format_file(header, g.body));
             }
@@ -103,19 +79,7 @@ pub(crate) fn render(emitted: Emitted, layout: &Layout, header: &str) -> BTreeMa
                 }
             });
             let compact_cfg = &emitted.compact_cfg;
-            let versions = emitted.compact_versions.iter().map(|v| {
-                let (ident, cfg, body) = (&v.ident, &v.cfg, &v.body);
-                quote! {
-                    #cfg
-                    mod #ident {
-                        #body
-                    }
-                    #cfg
-                    pub use self::#ident::*;
-                }
-            });
-            let by_version = (!emitted.compact_versions.is_empty()).then(|| quote!(#(#versions)*));
-            let compact = emitted.compact.as_ref().or(by_version.as_ref()).map(|c| {
+            let compact = emitted.compact.as_ref().map(|c| {
                 quote! {
                     #compact_cfg
                     /// Compact full-fidelity types of the kinds configured with `compact-kind` ([P1]-[P3]).

@@ -180,12 +180,13 @@ fn free_name(name: &str, taken: &BTreeSet<&str>) -> String {
 
 /// A cached kind is keyed by its metadata (P6): every compact kind needs `metadata: ObjectMeta`.
 fn compact_kinds(s: &Settings, model: &Model, errors: &mut Vec<Error>) {
-    let graphs = std::iter::once(&model.compact).chain(model.compact_by_version.values());
-    for (root, def) in graphs.flatten().filter(|(_, d)| d.resource) {
-        let has_meta = def
-            .fields
-            .iter()
-            .any(|f| f.rust == "metadata" && f.ty == Ty::Struct(OBJECT_META.to_owned()));
+    for (root, def) in model.compact.iter().filter(|(_, d)| d.resource) {
+        // In every version the kind exists in.
+        let has_meta = def.fields.iter().any(|f| {
+            f.rust == "metadata"
+                && f.ty == Ty::Struct(OBJECT_META.to_owned())
+                && f.k8s_versions.is_empty()
+        });
         if !has_meta {
             errors.push(Error::SourceType {
                 path: s.k8s.as_ref().map(K8sOpenApi::version_dir).unwrap_or_default(),

@@ -76,13 +76,9 @@ fn a_kind_some_version_lacks_is_gated_on_the_versions_it_exists_in() {
     let squeezed = squeeze(&out);
     let has = |expected: &str| squeezed.contains(&squeeze(expected));
     assert!(out.contains("(v1_35 to v1_37)"), "{out}");
-    // Widget exists everywhere: no cfg. Gadget from 1.36, Gizmo (and its whole version) in 1.37.
-    assert!(
-        has(
-            r#"#[cfg(any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37"))] pub fn gadgets"#
-        ),
-        "{out}"
-    );
+    // Widget exists everywhere: no cfg. Gadget from 1.36 (a run of versions up to the newest:
+    // `k8s_since`), Gizmo (and its whole version) in 1.37 only.
+    assert!(has(r#"#[cfg(k8s_since = "1.36")] pub fn gadgets"#), "{out}");
     assert!(
         has(r#"#[cfg(k8s_openapi_enabled_version = "1.37")] pub fn v1beta1"#),
         "{out}"
@@ -125,21 +121,21 @@ fn a_kind_whose_resource_differs_between_versions_is_an_error() {
 }
 
 /// Compact types follow a kind's fields, which differ between Kubernetes versions: with every
-/// version read, each version gets its own compact module behind its `cfg`, re-exported at the
-/// same path, and `compact_feature` gates them and the accessors on a cargo feature (the
-/// informer-k8s `compact` feature; issue 27 item 3).
+/// version read, one module holds the compact types of all of them, a type or field that some
+/// versions lack behind a `cfg` on the versions it exists in (decision record 19), and
+/// `compact_feature` gates them and the accessors on a cargo feature (the informer-k8s `compact`
+/// feature).
 #[test]
-fn compact_kinds_are_generated_per_version_with_every_version() {
+fn compact_kinds_are_generated_once_with_version_gates_with_every_version() {
     let k8s = K8sOpenApi::locate(Path::new(env!("CARGO_MANIFEST_DIR")), Some("1.37"))
         .expect("k8s-openapi sources")
         .every_version()
         .expect("every version");
-    let versions = k8s.gated_versions.clone();
-    assert!(versions.len() > 1, "{versions:?}");
+    assert_eq!(k8s.gated_versions, ["1.33", "1.34", "1.35", "1.36", "1.37"]);
     let generated = Builder::new()
         .k8s_openapi(k8s)
-        .include_kind("", "v1", "ConfigMap")
-        .compact_kind("", "v1", "ConfigMap")
+        .include_kind("", "v1", "Pod")
+        .compact_kind("", "v1", "Pod")
         .compact_feature("compact")
         .layout(Layout::SingleFile("all.rs".into()))
         .generate()
@@ -161,23 +157,38 @@ fn compact_kinds_are_generated_per_version_with_every_version() {
         )),
         "the accessor is behind the feature"
     );
-    for version in &versions {
-        let module = format!("v{}", version.replace('.', "_"));
-        let cfg = format!("#[cfg(k8s_openapi_enabled_version = \"{version}\")]");
-        assert!(
-            text.contains(&squeeze(&format!("{cfg} mod {module} {{"))),
-            "a compact module for {version}"
-        );
-        assert!(
-            text.contains(&squeeze(&format!("{cfg} pub use self::{module}::*;"))),
-            "re-exported for {version}"
-        );
-    }
-    assert_eq!(
-        text.matches("pubstructConfigMap{").count(),
-        versions.len(),
-        "one compact ConfigMap per version"
+    // One Pod and one PodSpec for every version, no module per version.
+    assert_eq!(text.matches("pubstructPod{").count(), 1);
+    assert_eq!(text.matches("pubstructPodSpec{").count(), 1);
+    assert!(!text.contains("modv1_37"), "no module per version");
+    // In k8s-openapi 0.29: `hostnameOverride` from 1.34 on, `workloadRef` (and its
+    // WorkloadReference) in 1.35 only, `containers` everywhere. The field's gate sits on its
+    // declaration and on both conversions.
+    let field = |cfg: &str, decl: &str| {
+        let (cfg, decl) = (squeeze(cfg), squeeze(decl));
+        text.match_indices(&cfg)
+            .any(|(i, _)| text[i + cfg.len()..].starts_with(&decl))
+    };
+    assert!(
+        field(
+            r#"#[cfg(k8s_since = "1.34")]"#,
+            r#"#[serde(rename = "hostnameOverride""#
+        ),
+        "hostnameOverride is gated on 1.34 and later"
     );
+    assert!(field(
+        r#"#[cfg(k8s_since = "1.34")]"#,
+        "hostname_override: full.hostname_override"
+    ));
+    assert!(field(
+        r#"#[cfg(k8s_since = "1.34")]"#,
+        r#"("hostname_override", "hostnameOverride")"#
+    ));
+    assert!(field(
+        r#"#[cfg(k8s_openapi_enabled_version = "1.35")]"#,
+        "/// Compact form of `k8s_openapi::api::core::v1::WorkloadReference`"
+    ));
+    assert!(!field("#[cfg(", r#"#[serde(rename = "containers""#));
 }
 
 #[test]

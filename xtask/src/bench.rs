@@ -20,6 +20,11 @@ pub(crate) struct BenchArgs {
     /// Small sizes, for CI: proves the harness works in under two minutes.
     #[arg(long)]
     pub(crate) quick: bool,
+    /// Run the dev-profile binary that `cargo test --workspace` builds (the same build, so CI
+    /// compiles the stack once) instead of a release build: proves the harness works, measures
+    /// nothing worth reading.
+    #[arg(long)]
+    pub(crate) debug: bool,
     /// Passed to `informer-bench orchestrate` unchanged.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub(crate) rest: Vec<String>,
@@ -29,15 +34,23 @@ pub(crate) struct BenchArgs {
 pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     let root = crate::project_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(&cargo)
-        .args([
+    // The dev-profile binary comes from `cargo test --workspace --no-run`: the units and the
+    // features of the README's test command, so after it this build is fresh (a `-p` build would
+    // resolve other features and recompile the kube stack).
+    let build: &[&str] = if args.debug {
+        &["test", "--workspace", "--no-run"]
+    } else {
+        &[
             "build",
             "--release",
             "-p",
             "informer-benches",
             "--bin",
             "informer-bench",
-        ])
+        ]
+    };
+    let status = Command::new(&cargo)
+        .args(build)
         .current_dir(&root)
         .status()
         .context("running cargo build")?;
@@ -49,7 +62,10 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     // `go build` runs in benches/client-go, so its output path must not be relative.
     let target =
         std::path::absolute(&target).with_context(|| format!("resolving {}", target.display()))?;
-    let exe = target.join("release").join("informer-bench");
+    let profile = if args.debug { "debug" } else { "release" };
+    let exe = target
+        .join(profile)
+        .join(format!("informer-bench{}", std::env::consts::EXE_SUFFIX));
     let given = args
         .rest
         .iter()
@@ -92,6 +108,12 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(go_child) = &client_go {
         cmd.arg("--client-go").arg(go_child);
     }
+    // Unoptimised code decodes several times slower: give a child longer than the quick
+    // default (60 s) to report, so a loaded machine does not fail the harness check.
+    let timeout_given = args.rest.iter().any(|a| a.starts_with("--child-timeout-s"));
+    if args.debug && !timeout_given {
+        cmd.args(["--child-timeout-s", "300"]);
+    }
     cmd.args(&args.rest);
     let start = Instant::now();
     let status = cmd
@@ -108,7 +130,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
 }
 
 /// The Go toolchain: `$GO`, else `go` on the path, else the standard install location.
-fn go_tool() -> Option<PathBuf> {
+pub(crate) fn go_tool() -> Option<PathBuf> {
     let candidates = std::env::var_os("GO")
         .map(PathBuf::from)
         .into_iter()

@@ -4,8 +4,10 @@
 //! The install runs outside the workspace (so this repository's `.cargo/config.toml`, which sets
 //! `K8S_OPENAPI_ENABLED_VERSION`, does not apply: the `cli` feature alone must pick the
 //! Kubernetes version), offline, with the dev profile (`--debug`: a release build of the server
-//! would take minutes) into `<target>/testserver-install`, kept between runs, so a second run only
-//! copies the binary. The install root is made anew each time, so the binary is always installed.
+//! would take minutes) into `<target>/user-crates`, the target directory `cargo xtask template`
+//! builds the user's crate in (the same clean environment, so the kube stack they share is built
+//! once), kept between runs, so a second run only copies the binary. The install root
+//! (`<target>/testserver-install`) is made anew each time, so the binary is always installed.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -16,15 +18,15 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 
 use crate::project_root;
-use crate::template::clean_env;
+use crate::template::{USER_CRATES, clean_env};
 
 /// Installs the `cli` binary and checks that it serves `/version`.
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| root.join("target"), PathBuf::from)
-        .join("testserver-install");
-    let install_root = target.join("root");
+    let outer =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let target = outer.join(USER_CRATES);
+    let install_root = outer.join("testserver-install");
     if install_root.exists() {
         std::fs::remove_dir_all(&install_root)
             .with_context(|| format!("removing {}", install_root.display()))?;

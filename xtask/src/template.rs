@@ -8,9 +8,9 @@
 //! local crates by path, and runs `cargo build`, then `cargo test`, there with no informer-rs or
 //! Cargo variables in the environment; `cargo test` must build none of the libraries
 //! `cargo build` built again (decision record 20). It starts from the workspace's `Cargo.lock`
-//! (the same dependency versions, already downloaded) and builds into
-//! `<target>/template-operator`, kept between runs with its copy, so a second run finds the build
-//! fresh.
+//! (the same dependency versions, already downloaded) and builds into `<target>/user-crates`
+//! (shared with `cargo xtask install`, which builds in the same clean environment), kept between
+//! runs with its copy, so a second run finds the build fresh.
 //!
 //! A second copy asks for another Kubernetes version in `informer-gen.toml` than its k8s-openapi
 //! feature enables; its build must fail naming both. It also checks that every README block
@@ -28,6 +28,10 @@ use crate::project_root;
 
 /// The template crate, relative to the workspace root.
 const TEMPLATE: &str = "templates/operator";
+
+/// The target directory, under the workspace's, of the crates built outside the workspace and
+/// its configuration: the template's copies and `cargo xtask install`.
+pub(crate) const USER_CRATES: &str = "user-crates";
 
 /// Checks the README against the template, then builds and tests a copy of it.
 pub(crate) fn run() -> anyhow::Result<()> {
@@ -47,7 +51,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
 
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root.join("target"), PathBuf::from)
-        .join("template-operator");
+        .join(USER_CRATES);
     eprintln!(
         "template: cargo build, cargo test in {} (target {})",
         copy.display(),

@@ -362,15 +362,6 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Pod: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::core::v1::Pod> {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `v1` kind `Pod` (resource `pods`, namespaced).
     #[derive(Clone)]

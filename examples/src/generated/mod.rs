@@ -29,11 +29,6 @@ pub mod gizmos;
 pub mod certificate_requests;
 /// Types generated from the CRD schemas in `crds/vendor/monitoring.coreos.com_prometheusrules.yaml` (`crd-types`).
 pub mod prometheus_rules;
-/// Compact full-fidelity types of the kinds configured with `compact-kind` ([P1]-[P3]).
-///
-/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-pub mod compact;
 #[allow(unused_imports)]
 use ::informer_runtime::__private as rt;
 /// Typed group accessors for the runtime's `SharedInformerFactory`: `factory.apps().v1().deployments()`.

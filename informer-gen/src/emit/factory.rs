@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{Paths, docs, k8s_cfg};
+use super::{Paths, docs};
 use crate::model::Model;
 use crate::naming;
 
@@ -19,7 +19,7 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
             naming::group_type(&g.accessor),
             docs::group_accessor(g),
         );
-        let cfg = k8s_cfg(&g.k8s_versions());
+        let cfg = paths.k8s_cfg(&g.k8s_versions());
         quote! {
             #doc
             #cfg
@@ -28,7 +28,7 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
     });
     let impls = model.groups.values().map(|g| {
         let (ident, ty) = (naming::ident(&g.accessor), naming::group_type(&g.accessor));
-        let cfg = k8s_cfg(&g.k8s_versions());
+        let cfg = paths.k8s_cfg(&g.k8s_versions());
         quote! {
             #cfg
             fn #ident(&self) -> self::#ident::#ty {
@@ -41,7 +41,7 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
             v.kinds.values().map(move |k| {
                 let (gi, vi, ki) = (naming::ident(&g.accessor), naming::ident(&v.name), naming::ident(&k.accessor));
                 let (group, version, plural) = (&k.group, &k.version, &k.plural);
-                let cfg = k8s_cfg(&k.k8s_versions);
+                let cfg = paths.k8s_cfg(&k.k8s_versions);
                 quote! {
                     #cfg
                     (#group, #version, #plural) => #rt::Option::Some(#rt::GenericInformer::new(self.#gi().#vi().#ki().informer())),

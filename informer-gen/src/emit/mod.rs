@@ -53,6 +53,8 @@ pub(crate) struct Paths {
     /// `#[cfg(feature = "…")]` on the compact types and accessors (`Builder::compact_feature`),
     /// or nothing.
     pub(crate) compact_cfg: TokenStream,
+    /// Every Kubernetes version read, oldest first ([`Paths::with_k8s_versions`]).
+    k8s_versions: Vec<String>,
 }
 
 impl Paths {
@@ -71,6 +73,7 @@ impl Paths {
             runtime,
             k8s_crate: k8s,
             compact_cfg: TokenStream::new(),
+            k8s_versions: Vec::new(),
         }
     }
 
@@ -125,47 +128,76 @@ impl Paths {
     }
 }
 
-/// `#[cfg(any(k8s_openapi_enabled_version = "1.36", …))]` for an item that exists only in these
-/// Kubernetes versions (`K8sOpenApi::every_version`); nothing for an empty set (every version).
-/// The cfg mirrors the one k8s-openapi sets for itself; the crate compiling the output sets it
-/// from `DEP_K8S_OPENAPI_*_VERSION` in its build script.
-pub(crate) fn k8s_cfg(versions: &BTreeSet<String>) -> TokenStream {
-    k8s_predicate(versions)
-        .map(|p| quote!(#[cfg(#p)]))
-        .unwrap_or_default()
-}
-
-/// [`k8s_cfg`] for an item inside a module gated on `enclosing`: nothing when the item exists
-/// wherever its module does.
-pub(crate) fn k8s_cfg_within(
-    versions: &BTreeSet<String>,
-    enclosing: &BTreeSet<String>,
-) -> TokenStream {
-    if versions == enclosing {
-        TokenStream::new()
-    } else {
-        k8s_cfg(versions)
+impl Paths {
+    /// Every Kubernetes version read (`K8sOpenApi::every_version`), oldest first: the range the
+    /// version `cfg`s are written against.
+    pub(crate) fn with_k8s_versions(mut self, versions: &[String]) -> Self {
+        let mut versions = versions.to_vec();
+        versions.sort_by_key(|v| crate::model::merge::version_key(v));
+        self.k8s_versions = versions;
+        self
     }
-}
 
-/// The same as an inner attribute, `#![cfg(…)]`, for the top of a module.
-fn k8s_inner_cfg(versions: &BTreeSet<String>) -> TokenStream {
-    k8s_predicate(versions)
-        .map(|p| quote!(#![cfg(#p)]))
-        .unwrap_or_default()
-}
+    /// `#[cfg(…)]` for an item that exists only in these Kubernetes versions
+    /// (`K8sOpenApi::every_version`); nothing for an empty set (every version). One version is
+    /// `k8s_openapi_enabled_version = "1.36"`, the cfg k8s-openapi sets for itself; a run of
+    /// versions is `k8s_since = "1.34"` (that version or later), `k8s_until = "1.35"` (that
+    /// version or earlier) or both, which stay one line where a list of versions would not.
+    /// The crate compiling the output sets all three from `DEP_K8S_OPENAPI_*_VERSION` in its build
+    /// script (informer-k8s's `build.rs`; decision records 16 and 19).
+    pub(crate) fn k8s_cfg(&self, versions: &BTreeSet<String>) -> TokenStream {
+        self.k8s_predicate(versions)
+            .map(|p| quote!(#[cfg(#p)]))
+            .unwrap_or_default()
+    }
 
-fn k8s_predicate(versions: &BTreeSet<String>) -> Option<TokenStream> {
-    if versions.is_empty() {
-        return None;
+    /// [`Paths::k8s_cfg`] for an item inside a module gated on `enclosing`: nothing when the item
+    /// exists wherever its module does.
+    pub(crate) fn k8s_cfg_within(
+        &self,
+        versions: &BTreeSet<String>,
+        enclosing: &BTreeSet<String>,
+    ) -> TokenStream {
+        if versions == enclosing {
+            TokenStream::new()
+        } else {
+            self.k8s_cfg(versions)
+        }
     }
-    if versions.len() == 1
-        && let Some(version) = versions.first()
-    {
-        return Some(quote!(k8s_openapi_enabled_version = #version));
+
+    /// The same as an inner attribute, `#![cfg(…)]`, for the top of a module.
+    fn k8s_inner_cfg(&self, versions: &BTreeSet<String>) -> TokenStream {
+        self.k8s_predicate(versions)
+            .map(|p| quote!(#![cfg(#p)]))
+            .unwrap_or_default()
     }
-    let versions = versions.iter();
-    Some(quote!(any(#(k8s_openapi_enabled_version = #versions),*)))
+
+    fn k8s_predicate(&self, versions: &BTreeSet<String>) -> Option<TokenStream> {
+        if versions.is_empty() {
+            return None;
+        }
+        let every = &self.k8s_versions;
+        let at: Vec<usize> = versions
+            .iter()
+            .filter_map(|v| every.iter().position(|e| e == v))
+            .collect();
+        let (first, last) = (at.iter().min(), at.iter().max());
+        if let (Some(&first), Some(&last)) = (first, last)
+            && at.len() == versions.len()
+            && last - first + 1 == at.len()
+        {
+            let (from, to) = (&every[first], &every[last]);
+            return match (first == 0, last + 1 == every.len()) {
+                _ if first == last => Some(quote!(k8s_openapi_enabled_version = #from)),
+                (true, true) => None,
+                (false, true) => Some(quote!(k8s_since = #from)),
+                (true, false) => Some(quote!(k8s_until = #to)),
+                (false, false) => Some(quote!(all(k8s_since = #from, k8s_until = #to))),
+            };
+        }
+        let versions = versions.iter();
+        Some(quote!(any(#(k8s_openapi_enabled_version = #versions),*)))
+    }
 }
 
 /// `items` with `cfg` (from [`k8s_cfg`]) on each top-level item.
@@ -187,21 +219,8 @@ pub(crate) struct Emitted {
     pub(crate) groups: Vec<GroupModule>,
     /// The items of the `compact` module, when compact kinds are configured.
     pub(crate) compact: Option<TokenStream>,
-    /// Instead of `compact`, when several Kubernetes versions are read: one module of compact
-    /// types per version, each with its `cfg`, re-exported by the `compact` module.
-    pub(crate) compact_versions: Vec<CompactVersion>,
     /// `#[cfg(feature = …)]` on the `compact` module's declaration, or nothing.
     pub(crate) compact_cfg: TokenStream,
-}
-
-/// The compact types of one Kubernetes version (`K8sOpenApi::every_version`).
-pub(crate) struct CompactVersion {
-    /// The module identifier, `v1_37`.
-    pub(crate) ident: Ident,
-    /// `#[cfg(k8s_openapi_enabled_version = "1.37")]`.
-    pub(crate) cfg: TokenStream,
-    /// The module's items.
-    pub(crate) body: TokenStream,
 }
 
 /// One module of the generated root.
@@ -236,23 +255,12 @@ pub(crate) fn emit(model: &Model, paths: &Paths) -> Emitted {
         }
     }));
     let compact = (!model.compact.is_empty()).then(|| types::compact_module(&model.compact, paths));
-    let compact_versions = model
-        .compact_by_version
-        .iter()
-        .filter(|(_, graph)| !graph.is_empty())
-        .map(|(version, graph)| CompactVersion {
-            ident: naming::ident(&format!("v{}", version.replace('.', "_"))),
-            cfg: k8s_cfg(&BTreeSet::from([version.clone()])),
-            body: types::compact_module(graph, paths),
-        })
-        .collect();
     let root = factory::extension_trait(model, paths);
     let imports = paths.imports(false);
     Emitted {
         root: quote!(#imports #root),
         groups,
         compact,
-        compact_versions,
         compact_cfg: paths.compact_cfg.clone(),
     }
 }
@@ -272,7 +280,7 @@ fn group_module(group: &Group, paths: &Paths) -> GroupModule {
         let v_ident = naming::ident(&v.name);
         let v_ty = naming::version_type(&group.accessor, &v.name);
         let doc = docs::version_accessor(group, v);
-        let cfg = k8s_cfg_within(&v.k8s_versions(), &group_versions);
+        let cfg = paths.k8s_cfg_within(&v.k8s_versions(), &group_versions);
         quote! {
             #[doc = #doc]
             #cfg
@@ -287,7 +295,7 @@ fn group_module(group: &Group, paths: &Paths) -> GroupModule {
         .map(|v| version::version_module(group, v, &group_versions, paths));
     // A group some Kubernetes versions lack is compiled out whole: an inner attribute, so the
     // `mod` declaration stays one line in every layout.
-    let group_cfg = k8s_inner_cfg(&group_versions);
+    let group_cfg = paths.k8s_inner_cfg(&group_versions);
     let body = quote! {
         #group_cfg
         #imports
@@ -314,5 +322,43 @@ fn group_module(group: &Group, paths: &Paths) -> GroupModule {
         ident,
         doc: docs::group_module(group),
         body,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::Paths;
+
+    fn cfg(versions: &[&str]) -> String {
+        let every = ["1.33", "1.34", "1.35", "1.36", "1.37"].map(String::from);
+        let paths = Paths::new("::informer_runtime", "::k8s_openapi").with_k8s_versions(&every);
+        let set: BTreeSet<String> = versions.iter().map(|v| (*v).to_owned()).collect();
+        paths.k8s_cfg(&set).to_string().replace(' ', "")
+    }
+
+    /// Decision record 19: one version by name, a run by its ends, anything else by its members.
+    #[test]
+    fn version_gates_are_one_version_a_run_or_a_list() {
+        assert_eq!(cfg(&[]), "");
+        assert_eq!(cfg(&["1.33", "1.34", "1.35", "1.36", "1.37"]), "");
+        assert_eq!(
+            cfg(&["1.35"]),
+            r#"#[cfg(k8s_openapi_enabled_version="1.35")]"#
+        );
+        assert_eq!(
+            cfg(&["1.34", "1.35", "1.36", "1.37"]),
+            r#"#[cfg(k8s_since="1.34")]"#
+        );
+        assert_eq!(cfg(&["1.33", "1.34"]), r#"#[cfg(k8s_until="1.34")]"#);
+        assert_eq!(
+            cfg(&["1.34", "1.35"]),
+            r#"#[cfg(all(k8s_since="1.34",k8s_until="1.35"))]"#
+        );
+        assert_eq!(
+            cfg(&["1.33", "1.37"]),
+            r#"#[cfg(any(k8s_openapi_enabled_version="1.33",k8s_openapi_enabled_version="1.37"))]"#
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{Paths, docs, gate_items, k8s_cfg_within, kind};
+use super::{Paths, docs, gate_items, kind};
 use crate::model::{Group, Origin, TypeRef, Version};
 use crate::naming;
 
@@ -34,7 +34,7 @@ pub(crate) fn version_module(
         let accessor = naming::ident(&k.accessor);
         let handle = kind::informer_type_path(k);
         let doc = docs::kind_accessor(k);
-        let cfg = k8s_cfg_within(&k.k8s_versions, &v_versions);
+        let cfg = paths.k8s_cfg_within(&k.k8s_versions, &v_versions);
         quote! {
             #doc
             #cfg
@@ -48,10 +48,10 @@ pub(crate) fn version_module(
         .values()
         .filter(|k| !matches!(k.origin, Origin::Derive { .. }))
         .map(|k| {
-            let cfg = k8s_cfg_within(&k.k8s_versions, &v_versions);
+            let cfg = paths.k8s_cfg_within(&k.k8s_versions, &v_versions);
             gate_items(kind::handles(k, paths), &cfg)
         });
-    let cfg = k8s_cfg_within(&v_versions, group_versions);
+    let cfg = paths.k8s_cfg_within(&v_versions, group_versions);
     quote! {
         #[doc = #mod_doc]
         #cfg

@@ -2,6 +2,7 @@
 //! (no tokens). Both emitters read it: the accessors from [`Model::groups`], the types from
 //! [`Model::compact`] and [`Model::type_modules`].
 
+pub(crate) mod merge;
 pub(crate) mod types;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,12 +15,10 @@ pub(crate) struct Model {
     /// Groups by API group name (`""` for core), sorted by group, version and kind.
     pub(crate) groups: BTreeMap<String, Group>,
     /// The compact types (P1-P3) of the kinds configured with `compact-kind`, keyed by their path
-    /// in k8s-openapi (`api::core::v1::Pod`); empty when none is.
+    /// in k8s-openapi (`api::core::v1::Pod`); empty when none is. When informer-gen reads several
+    /// Kubernetes versions (`K8sOpenApi::every_version`), one graph of all of them: each type
+    /// and field records the versions it exists in (`merge::merge_versions`).
     pub(crate) compact: TypeGraph,
-    /// The compact types of each Kubernetes version (`1.37`), instead of [`Model::compact`], when
-    /// informer-gen reads several (`K8sOpenApi::every_version`): a kind's fields differ between
-    /// versions, so each version gets its own compact module behind its `cfg`.
-    pub(crate) compact_by_version: BTreeMap<String, TypeGraph>,
     /// The cargo feature that gates the compact types and accessors (`Builder::compact_feature`).
     pub(crate) compact_feature: Option<String>,
     /// One module of types per `crd-types` manifest, in configuration order.

@@ -7,7 +7,7 @@
 //! (interned strings, exact slices, boxed large optional structs, raw JSON), so the layout rules
 //! live in exactly one place.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The key of k8s-openapi's `ObjectMeta`: every cached kind's `metadata`, which the compact
 /// emitter gives the runtime's `ProjectedMeta`.
@@ -39,6 +39,10 @@ pub(crate) struct TypeDef {
     /// Unknown fields are kept (`x-kubernetes-preserve-unknown-fields` next to `properties`): the
     /// Rust name of the map that holds them.
     pub(crate) unknown_fields: Option<String>,
+    /// The Kubernetes versions (`1.36`) the type exists in, when informer-gen read several
+    /// (`K8sOpenApi::every_version`) and some lack it: the type and its impls are generated
+    /// behind a `cfg` on these. Empty for a type of every version read (decision record 19).
+    pub(crate) k8s_versions: BTreeSet<String>,
 }
 
 /// What a definition is.
@@ -117,6 +121,11 @@ pub(crate) struct FieldDef {
     pub(crate) presence: Presence,
     /// The field's shape; `Option` at the top for [`Presence::Optional`].
     pub(crate) ty: Ty,
+    /// The Kubernetes versions the field exists in with this shape and presence, when some
+    /// versions of its type lack it or give it another shape (then the type has one
+    /// [`FieldDef`] per shape, with the same names and disjoint versions): the field is generated
+    /// behind a `cfg` on these. Empty for a field of every version its type exists in.
+    pub(crate) k8s_versions: BTreeSet<String>,
 }
 
 /// What an absent (or `null`) field decodes to, as the source type decodes it.

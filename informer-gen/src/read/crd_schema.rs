@@ -185,6 +185,7 @@ impl Reader<'_> {
     /// A struct `name` of this version's module with no fields, the base the readers complete.
     fn def(&self, name: String, doc: String) -> TypeDef {
         TypeDef {
+            k8s_versions: Default::default(),
             module: vec![self.version.to_owned()],
             name,
             doc,
@@ -218,6 +219,7 @@ impl Reader<'_> {
         });
         let skip = ["apiVersion", "kind", "metadata"];
         let mut fields = vec![FieldDef {
+            k8s_versions: Default::default(),
             rust: "metadata".into(),
             json: "metadata".into(),
             doc: "Standard object metadata.".into(),
@@ -231,6 +233,7 @@ impl Reader<'_> {
         self.properties(schema, kind, "", &skip, &mut taken, &mut fields);
         let unknown_fields = preserves(schema).then(|| field_name(UNKNOWN_FIELDS, &mut taken));
         self.insert(TypeDef {
+            k8s_versions: Default::default(),
             fields,
             resource: true,
             origin: TypeOrigin::Schema(Some(resource)),
@@ -283,6 +286,7 @@ impl Reader<'_> {
                 doc = format!("`{json}` (no description in the schema).");
             }
             fields.push(FieldDef {
+                k8s_versions: Default::default(),
                 rust: field_name(json, taken),
                 json: json.clone(),
                 doc,
@@ -407,6 +411,7 @@ impl Reader<'_> {
         let unknown_fields = preserves(s).then(|| field_name(UNKNOWN_FIELDS, &mut taken));
         let doc = description(s).unwrap_or_else(|| format!("`{field}` of `{parent}`."));
         let key = self.insert(TypeDef {
+            k8s_versions: Default::default(),
             fields,
             unknown_fields,
             ..self.def(name, doc)
@@ -437,6 +442,7 @@ impl Reader<'_> {
                 (Presence::Optional, Ty::Option(Box::new(ty)))
             };
             out.push(FieldDef {
+                k8s_versions: Default::default(),
                 rust: field_name(json, taken),
                 json: json.into(),
                 doc: doc.into(),
@@ -462,6 +468,7 @@ impl Reader<'_> {
         let other = variant_name("Other", &mut taken);
         let doc = format!("The values of `{field}` of `{parent}` (`{path}`).");
         let key = self.insert(TypeDef {
+            k8s_versions: Default::default(),
             shape: Shape::StrEnum { variants, other },
             ..self.def(name, doc)
         });

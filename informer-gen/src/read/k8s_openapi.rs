@@ -39,25 +39,33 @@ impl K8sOpenApi {
     }
 
     /// Reads every Kubernetes version these sources hold (each `src/v1_*/` module), so that the
-    /// output compiles under whichever one k8s-openapi is built for: a built-in kind that some
-    /// version lacks is generated behind
-    /// `#[cfg(any(k8s_openapi_enabled_version = "1.36", …))]`, the versions it exists in
-    /// (mirroring the cfg k8s-openapi sets for itself). The crate that compiles the output sets
-    /// that cfg in its build script from `DEP_K8S_OPENAPI_*_VERSION`, which k8s-openapi's
-    /// `links` metadata hands to its direct dependents:
+    /// output compiles under whichever one k8s-openapi is built for: a built-in kind, compact
+    /// type or compact field that some version lacks is generated behind a `cfg` on the versions
+    /// it exists in: `k8s_openapi_enabled_version = "1.36"` for one version (the cfg k8s-openapi
+    /// sets for itself), `k8s_since = "1.34"` for that version and later, `k8s_until = "1.35"` for
+    /// that version and earlier, both for a run in between, `any(…)` of single versions otherwise.
+    /// The crate that compiles the output sets those cfgs in its build script from
+    /// `DEP_K8S_OPENAPI_*_VERSION`, which k8s-openapi's `links` metadata hands to its direct
+    /// dependents (informer-k8s's `build.rs` is the complete one):
     ///
     /// ```no_run
-    /// // build.rs of the crate holding the generated code
+    /// // build.rs of the crate holding the generated code, for versions 1.33 to 1.37
     /// let version = std::env::vars()
     ///     .find(|(k, _)| k.starts_with("DEP_K8S_OPENAPI_") && k.ends_with("_VERSION"))
     ///     .and_then(|(_, v)| v.parse::<u32>().ok()) // 0x00_01_MM_00 in decimal
     ///     .expect("k8s-openapi is a direct dependency");
     /// let minor = (version >> 8) & 0xff;
-    /// println!("cargo::rustc-check-cfg=cfg(k8s_openapi_enabled_version, values(\"1.33\", \"1.37\"))");
+    /// for name in ["k8s_openapi_enabled_version", "k8s_since", "k8s_until"] {
+    ///     println!("cargo::rustc-check-cfg=cfg({name}, values(\"1.33\", \"1.34\", \"1.35\", \"1.36\", \"1.37\"))");
+    /// }
     /// println!("cargo::rustc-cfg=k8s_openapi_enabled_version=\"1.{minor}\"");
+    /// for m in 33..=37 {
+    ///     if m <= minor { println!("cargo::rustc-cfg=k8s_since=\"1.{m}\""); }
+    ///     if m >= minor { println!("cargo::rustc-cfg=k8s_until=\"1.{m}\""); }
+    /// }
     /// ```
     ///
-    /// A kind every version has is not gated, nor is anything when the sources hold one version.
+    /// An item every version has is not gated, nor is anything when the sources hold one version.
     pub fn every_version(mut self) -> Result<Self, Error> {
         let entries = std::fs::read_dir(&self.src_dir).map_err(|source| Error::Io {
             path: self.src_dir.clone(),

@@ -225,6 +225,7 @@ impl Reader<'_> {
                 Presence::Required
             };
             fields.push(FieldDef {
+                k8s_versions: Default::default(),
                 rust,
                 json,
                 doc: types::doc_text(&first_sentence(&doc_of(&f.attrs))),
@@ -237,6 +238,7 @@ impl Reader<'_> {
             None => (Vec::new(), key.to_owned()),
         };
         Found::Struct(Box::new(TypeDef {
+            k8s_versions: Default::default(),
             module,
             name,
             doc: types::doc_text(&first_sentence(&doc_of(&s.attrs))),

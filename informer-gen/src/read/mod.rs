@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::Error;
+use crate::model::merge;
 use crate::model::types::TypeGraph;
 use crate::model::{Kind, TypeModule, TypeRef};
 use crate::settings::Settings;
@@ -29,10 +30,10 @@ pub(crate) struct Inputs {
     pub(crate) builtins: Vec<Kind>,
     /// The kinds of derive sources and CRD manifests, in configuration order.
     pub(crate) kinds: Vec<Kind>,
-    /// The structs reachable from the compact kinds that are selected built-ins.
+    /// The structs reachable from the compact kinds that are selected built-ins; when several
+    /// Kubernetes versions are read (`K8sOpenApi::every_version`), the graphs of every version
+    /// merged into one whose types and fields record their versions.
     pub(crate) compact: TypeGraph,
-    /// The same per Kubernetes version, when several are read (`K8sOpenApi::every_version`).
-    pub(crate) compact_by_version: BTreeMap<String, TypeGraph>,
     /// The types of each `crd-types` manifest.
     pub(crate) type_modules: Vec<TypeModule>,
     /// How the header names each input.
@@ -44,7 +45,6 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
     let mut names = Vec::new();
     let mut builtins = Vec::new();
     let mut compact = TypeGraph::new();
-    let mut compact_by_version = BTreeMap::new();
     if !s.include_groups.is_empty() || !s.include_kinds.is_empty() {
         match &s.k8s {
             Some(k8s) => {
@@ -76,14 +76,25 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
                         compact = k8s_types::read_graph(sources, &roots, errors);
                     }
                 } else {
-                    // A kind's fields differ between Kubernetes versions: one graph each.
+                    // A kind's fields differ between Kubernetes versions: one graph each, merged
+                    // into one that records where each type and field exists.
+                    let mut by_version = BTreeMap::new();
                     for version in &k8s.gated_versions {
                         let roots = roots(Some(version));
                         if let (false, Some(sources)) = (roots.is_empty(), sources.get_mut(version))
                         {
                             let graph = k8s_types::read_graph(sources, &roots, errors);
-                            compact_by_version.insert(version.clone(), graph);
+                            by_version.insert(version.as_str(), graph);
                         }
+                    }
+                    if !by_version.is_empty() {
+                        // Versions without a compact kind still count: a type they lack is gated.
+                        let empty = TypeGraph::new();
+                        let every = k8s
+                            .gated_versions
+                            .iter()
+                            .map(|v| (v.as_str(), by_version.get(v.as_str()).unwrap_or(&empty)));
+                        compact = merge::merge_versions(every);
                     }
                 }
             }
@@ -134,7 +145,6 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
         builtins,
         kinds,
         compact,
-        compact_by_version,
         type_modules,
         names,
     }

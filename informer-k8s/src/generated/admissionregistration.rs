@@ -22,15 +22,6 @@ impl AdmissionregistrationInformers {
         self::v1alpha1::AdmissionregistrationV1alpha1Informers::new(&self.factory)
     }
     /// Informers of `admissionregistration.k8s.io/v1beta1`.
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.33",
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
     pub fn v1beta1(&self) -> self::v1beta1::AdmissionregistrationV1beta1Informers {
         self::v1beta1::AdmissionregistrationV1beta1Informers::new(&self.factory)
     }
@@ -56,12 +47,7 @@ pub mod v1 {
         /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped), named after its plural in snake case ([G2]).
         ///
         /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-        #[cfg(
-            any(
-                k8s_openapi_enabled_version = "1.36",
-                k8s_openapi_enabled_version = "1.37"
-            )
-        )]
+        #[cfg(k8s_since = "1.36")]
         pub fn mutating_admission_policies(
             &self,
         ) -> self::MutatingAdmissionPolicyInformer {
@@ -70,12 +56,7 @@ pub mod v1 {
         /// The shared informer handle for `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped), named after its plural in snake case ([G2]).
         ///
         /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-        #[cfg(
-            any(
-                k8s_openapi_enabled_version = "1.36",
-                k8s_openapi_enabled_version = "1.37"
-            )
-        )]
+        #[cfg(k8s_since = "1.36")]
         pub fn mutating_admission_policy_bindings(
             &self,
         ) -> self::MutatingAdmissionPolicyBindingInformer {
@@ -114,17 +95,13 @@ pub mod v1 {
             self::ValidatingWebhookConfigurationInformer::new(&self.factory)
         }
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     /// Typed handle to the shared informer for `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyInformer {
         factory: rt::SharedInformerFactory,
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     impl MutatingAdmissionPolicyInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
         ///
@@ -179,17 +156,13 @@ pub mod v1 {
             rt::Projected::new(&self.factory)
         }
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyLister {
         inner: rt::Lister<k8s::api::admissionregistration::v1::MutatingAdmissionPolicy>,
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     impl MutatingAdmissionPolicyLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
@@ -236,17 +209,13 @@ pub mod v1 {
             &self.inner
         }
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     /// Typed handle to the shared informer for `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyBindingInformer {
         factory: rt::SharedInformerFactory,
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     impl MutatingAdmissionPolicyBindingInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
         ///
@@ -301,9 +270,7 @@ pub mod v1 {
             rt::Projected::new(&self.factory)
         }
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyBindingLister {
@@ -311,9 +278,7 @@ pub mod v1 {
             k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
         >,
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     impl MutatingAdmissionPolicyBindingLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
@@ -1106,15 +1071,6 @@ pub mod v1alpha1 {
     }
 }
 /// Informers and listers for `admissionregistration.k8s.io/v1beta1`.
-#[cfg(
-    any(
-        k8s_openapi_enabled_version = "1.33",
-        k8s_openapi_enabled_version = "1.34",
-        k8s_openapi_enabled_version = "1.35",
-        k8s_openapi_enabled_version = "1.36",
-        k8s_openapi_enabled_version = "1.37"
-    )
-)]
 pub mod v1beta1 {
     #[allow(unused_imports)]
     use ::informer_runtime::__private as rt;
@@ -1135,14 +1091,7 @@ pub mod v1beta1 {
         /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped), named after its plural in snake case ([G2]).
         ///
         /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-        #[cfg(
-            any(
-                k8s_openapi_enabled_version = "1.34",
-                k8s_openapi_enabled_version = "1.35",
-                k8s_openapi_enabled_version = "1.36",
-                k8s_openapi_enabled_version = "1.37"
-            )
-        )]
+        #[cfg(k8s_since = "1.34")]
         pub fn mutating_admission_policies(
             &self,
         ) -> self::MutatingAdmissionPolicyInformer {
@@ -1151,14 +1100,7 @@ pub mod v1beta1 {
         /// The shared informer handle for `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped), named after its plural in snake case ([G2]).
         ///
         /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-        #[cfg(
-            any(
-                k8s_openapi_enabled_version = "1.34",
-                k8s_openapi_enabled_version = "1.35",
-                k8s_openapi_enabled_version = "1.36",
-                k8s_openapi_enabled_version = "1.37"
-            )
-        )]
+        #[cfg(k8s_since = "1.34")]
         pub fn mutating_admission_policy_bindings(
             &self,
         ) -> self::MutatingAdmissionPolicyBindingInformer {
@@ -1183,27 +1125,13 @@ pub mod v1beta1 {
             self::ValidatingAdmissionPolicyBindingInformer::new(&self.factory)
         }
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     /// Typed handle to the shared informer for `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyInformer {
         factory: rt::SharedInformerFactory,
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     impl MutatingAdmissionPolicyInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
         ///
@@ -1258,14 +1186,7 @@ pub mod v1beta1 {
             rt::Projected::new(&self.factory)
         }
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyLister {
@@ -1273,14 +1194,7 @@ pub mod v1beta1 {
             k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
         >,
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     impl MutatingAdmissionPolicyLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
@@ -1331,27 +1245,13 @@ pub mod v1beta1 {
             &self.inner
         }
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     /// Typed handle to the shared informer for `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyBindingInformer {
         factory: rt::SharedInformerFactory,
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     impl MutatingAdmissionPolicyBindingInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
         ///
@@ -1406,14 +1306,7 @@ pub mod v1beta1 {
             rt::Projected::new(&self.factory)
         }
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyBindingLister {
@@ -1421,14 +1314,7 @@ pub mod v1beta1 {
             k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
         >,
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     impl MutatingAdmissionPolicyBindingLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]

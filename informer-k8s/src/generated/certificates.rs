@@ -18,14 +18,7 @@ impl CertificatesInformers {
         self::v1::CertificatesV1Informers::new(&self.factory)
     }
     /// Informers of `certificates.k8s.io/v1alpha1`.
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.33",
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36"
-        )
-    )]
+    #[cfg(k8s_until = "1.36")]
     pub fn v1alpha1(&self) -> self::v1alpha1::CertificatesV1alpha1Informers {
         self::v1alpha1::CertificatesV1alpha1Informers::new(&self.factory)
     }
@@ -423,14 +416,7 @@ pub mod v1 {
     }
 }
 /// Informers and listers for `certificates.k8s.io/v1alpha1`.
-#[cfg(
-    any(
-        k8s_openapi_enabled_version = "1.33",
-        k8s_openapi_enabled_version = "1.34",
-        k8s_openapi_enabled_version = "1.35",
-        k8s_openapi_enabled_version = "1.36"
-    )
-)]
+#[cfg(k8s_until = "1.36")]
 pub mod v1alpha1 {
     #[allow(unused_imports)]
     use ::informer_runtime::__private as rt;
@@ -737,13 +723,7 @@ pub mod v1beta1 {
         /// The shared informer handle for `certificates.k8s.io/v1beta1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced), named after its plural in snake case ([G2]).
         ///
         /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-        #[cfg(
-            any(
-                k8s_openapi_enabled_version = "1.35",
-                k8s_openapi_enabled_version = "1.36",
-                k8s_openapi_enabled_version = "1.37"
-            )
-        )]
+        #[cfg(k8s_since = "1.35")]
         pub fn pod_certificate_requests(&self) -> self::PodCertificateRequestInformer {
             self::PodCertificateRequestInformer::new(&self.factory)
         }
@@ -850,25 +830,13 @@ pub mod v1beta1 {
             &self.inner
         }
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.35")]
     /// Typed handle to the shared informer for `certificates.k8s.io/v1beta1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced).
     #[derive(Clone)]
     pub struct PodCertificateRequestInformer {
         factory: rt::SharedInformerFactory,
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.35")]
     impl PodCertificateRequestInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
         ///
@@ -921,25 +889,13 @@ pub mod v1beta1 {
             rt::Projected::new(&self.factory)
         }
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.35")]
     /// Typed lister over the informer cache of `certificates.k8s.io/v1beta1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced).
     #[derive(Clone)]
     pub struct PodCertificateRequestLister {
         inner: rt::Lister<k8s::api::certificates::v1beta1::PodCertificateRequest>,
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.35")]
     impl PodCertificateRequestLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
@@ -983,13 +939,7 @@ pub mod v1beta1 {
             &self.inner
         }
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.35")]
     /// Typed lister for one namespace of `certificates.k8s.io/v1beta1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced).
     #[derive(Clone)]
     pub struct PodCertificateRequestNamespaceLister {
@@ -997,13 +947,7 @@ pub mod v1beta1 {
             k8s::api::certificates::v1beta1::PodCertificateRequest,
         >,
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.35")]
     impl PodCertificateRequestNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
         ///

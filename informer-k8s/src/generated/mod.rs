@@ -158,15 +158,6 @@ pub trait InformerFactoryExt {
     /// Informers of the `storagemigration.k8s.io` API group, named after the group's first DNS label ([G1]).
     ///
     /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.33",
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
     fn storagemigration(&self) -> self::storagemigration::StoragemigrationInformers;
     /// The generic informer for `gvr` ([G5]): a kind known to this generated code is created on first
     /// use through its typed accessor; any other resource is looked up with `find_by_resource`.
@@ -247,15 +238,6 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
     fn storage(&self) -> self::storage::StorageInformers {
         self::storage::StorageInformers::new(self)
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.33",
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
     fn storagemigration(&self) -> self::storagemigration::StoragemigrationInformers {
         self::storagemigration::StoragemigrationInformers::new(self)
     }
@@ -350,12 +332,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.36")]
             ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -367,12 +344,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.36")]
             ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -458,14 +430,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("admissionregistration.k8s.io", "v1beta1", "mutatingadmissionpolicies") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -477,14 +442,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             (
                 "admissionregistration.k8s.io",
                 "v1beta1",
@@ -628,14 +586,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36"
-                )
-            )]
+            #[cfg(k8s_until = "1.36")]
             ("certificates.k8s.io", "v1alpha1", "clustertrustbundles") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -662,13 +613,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.35")]
             ("certificates.k8s.io", "v1beta1", "podcertificaterequests") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -789,14 +734,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36"
-                )
-            )]
+            #[cfg(k8s_until = "1.36")]
             ("networking.k8s.io", "v1beta1", "ipaddresses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -804,14 +742,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36"
-                )
-            )]
+            #[cfg(k8s_until = "1.36")]
             ("networking.k8s.io", "v1beta1", "servicecidrs") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -855,14 +786,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     rt::GenericInformer::new(self.rbac().v1().role_bindings().informer()),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("resource.k8s.io", "v1", "deviceclasses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -878,14 +802,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("resource.k8s.io", "v1", "resourceclaims") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -893,14 +810,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("resource.k8s.io", "v1", "resourceclaimtemplates") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -908,14 +818,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("resource.k8s.io", "v1", "resourceslices") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -954,12 +857,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.36")]
             ("resource.k8s.io", "v1alpha3", "resourcepoolstatusrequests") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1014,12 +912,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.36")]
             ("resource.k8s.io", "v1beta2", "devicetaintrules") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1152,14 +1045,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.34")]
             ("storage.k8s.io", "v1", "volumeattributesclasses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1167,12 +1053,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34"
-                )
-            )]
+            #[cfg(k8s_until = "1.34")]
             ("storage.k8s.io", "v1alpha1", "volumeattributesclasses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1180,14 +1061,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34",
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36"
-                )
-            )]
+            #[cfg(k8s_until = "1.36")]
             ("storage.k8s.io", "v1beta1", "volumeattributesclasses") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1207,12 +1081,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.33",
-                    k8s_openapi_enabled_version = "1.34"
-                )
-            )]
+            #[cfg(k8s_until = "1.34")]
             ("storagemigration.k8s.io", "v1alpha1", "storageversionmigrations") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(
@@ -1224,13 +1093,7 @@ impl InformerFactoryExt for rt::SharedInformerFactory {
                     ),
                 )
             }
-            #[cfg(
-                any(
-                    k8s_openapi_enabled_version = "1.35",
-                    k8s_openapi_enabled_version = "1.36",
-                    k8s_openapi_enabled_version = "1.37"
-                )
-            )]
+            #[cfg(k8s_since = "1.35")]
             ("storagemigration.k8s.io", "v1beta1", "storageversionmigrations") => {
                 rt::Option::Some(
                     rt::GenericInformer::new(

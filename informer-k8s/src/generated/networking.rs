@@ -18,14 +18,7 @@ impl NetworkingInformers {
         self::v1::NetworkingV1Informers::new(&self.factory)
     }
     /// Informers of `networking.k8s.io/v1beta1`.
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.33",
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36"
-        )
-    )]
+    #[cfg(k8s_until = "1.36")]
     pub fn v1beta1(&self) -> self::v1beta1::NetworkingV1beta1Informers {
         self::v1beta1::NetworkingV1beta1Informers::new(&self.factory)
     }
@@ -592,14 +585,7 @@ pub mod v1 {
     }
 }
 /// Informers and listers for `networking.k8s.io/v1beta1`.
-#[cfg(
-    any(
-        k8s_openapi_enabled_version = "1.33",
-        k8s_openapi_enabled_version = "1.34",
-        k8s_openapi_enabled_version = "1.35",
-        k8s_openapi_enabled_version = "1.36"
-    )
-)]
+#[cfg(k8s_until = "1.36")]
 pub mod v1beta1 {
     #[allow(unused_imports)]
     use ::informer_runtime::__private as rt;

@@ -14,14 +14,7 @@ impl ResourceInformers {
         }
     }
     /// Informers of `resource.k8s.io/v1`.
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     pub fn v1(&self) -> self::v1::ResourceV1Informers {
         self::v1::ResourceV1Informers::new(&self.factory)
     }
@@ -39,14 +32,7 @@ impl ResourceInformers {
     }
 }
 /// Informers and listers for `resource.k8s.io/v1`.
-#[cfg(
-    any(
-        k8s_openapi_enabled_version = "1.34",
-        k8s_openapi_enabled_version = "1.35",
-        k8s_openapi_enabled_version = "1.36",
-        k8s_openapi_enabled_version = "1.37"
-    )
-)]
+#[cfg(k8s_since = "1.34")]
 pub mod v1 {
     #[allow(unused_imports)]
     use ::informer_runtime::__private as rt;
@@ -672,12 +658,7 @@ pub mod v1alpha3 {
         /// The shared informer handle for `resource.k8s.io/v1alpha3` kind `ResourcePoolStatusRequest` (resource `resourcepoolstatusrequests`, cluster-scoped), named after its plural in snake case ([G2]).
         ///
         /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-        #[cfg(
-            any(
-                k8s_openapi_enabled_version = "1.36",
-                k8s_openapi_enabled_version = "1.37"
-            )
-        )]
+        #[cfg(k8s_since = "1.36")]
         pub fn resource_pool_status_requests(
             &self,
         ) -> self::ResourcePoolStatusRequestInformer {
@@ -1159,17 +1140,13 @@ pub mod v1alpha3 {
             self.inner.list(selector)
         }
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     /// Typed handle to the shared informer for `resource.k8s.io/v1alpha3` kind `ResourcePoolStatusRequest` (resource `resourcepoolstatusrequests`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourcePoolStatusRequestInformer {
         factory: rt::SharedInformerFactory,
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     impl ResourcePoolStatusRequestInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
         ///
@@ -1224,17 +1201,13 @@ pub mod v1alpha3 {
             rt::Projected::new(&self.factory)
         }
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `ResourcePoolStatusRequest` (resource `resourcepoolstatusrequests`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourcePoolStatusRequestLister {
         inner: rt::Lister<k8s::api::resource::v1alpha3::ResourcePoolStatusRequest>,
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     impl ResourcePoolStatusRequestLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
@@ -1904,12 +1877,7 @@ pub mod v1beta2 {
         /// The shared informer handle for `resource.k8s.io/v1beta2` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped), named after its plural in snake case ([G2]).
         ///
         /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-        #[cfg(
-            any(
-                k8s_openapi_enabled_version = "1.36",
-                k8s_openapi_enabled_version = "1.37"
-            )
-        )]
+        #[cfg(k8s_since = "1.36")]
         pub fn device_taint_rules(&self) -> self::DeviceTaintRuleInformer {
             self::DeviceTaintRuleInformer::new(&self.factory)
         }
@@ -2027,17 +1995,13 @@ pub mod v1beta2 {
             &self.inner
         }
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     /// Typed handle to the shared informer for `resource.k8s.io/v1beta2` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceTaintRuleInformer {
         factory: rt::SharedInformerFactory,
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     impl DeviceTaintRuleInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
         ///
@@ -2085,17 +2049,13 @@ pub mod v1beta2 {
             rt::Projected::new(&self.factory)
         }
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceTaintRuleLister {
         inner: rt::Lister<k8s::api::resource::v1beta2::DeviceTaintRule>,
     }
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.36", k8s_openapi_enabled_version = "1.37")
-    )]
+    #[cfg(k8s_since = "1.36")]
     impl DeviceTaintRuleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]

@@ -18,21 +18,12 @@ impl StorageInformers {
         self::v1::StorageV1Informers::new(&self.factory)
     }
     /// Informers of `storage.k8s.io/v1alpha1`.
-    #[cfg(
-        any(k8s_openapi_enabled_version = "1.33", k8s_openapi_enabled_version = "1.34")
-    )]
+    #[cfg(k8s_until = "1.34")]
     pub fn v1alpha1(&self) -> self::v1alpha1::StorageV1alpha1Informers {
         self::v1alpha1::StorageV1alpha1Informers::new(&self.factory)
     }
     /// Informers of `storage.k8s.io/v1beta1`.
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.33",
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36"
-        )
-    )]
+    #[cfg(k8s_until = "1.36")]
     pub fn v1beta1(&self) -> self::v1beta1::StorageV1beta1Informers {
         self::v1beta1::StorageV1beta1Informers::new(&self.factory)
     }
@@ -88,14 +79,7 @@ pub mod v1 {
         /// The shared informer handle for `storage.k8s.io/v1` kind `VolumeAttributesClass` (resource `volumeattributesclasses`, cluster-scoped), named after its plural in snake case ([G2]).
         ///
         /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-        #[cfg(
-            any(
-                k8s_openapi_enabled_version = "1.34",
-                k8s_openapi_enabled_version = "1.35",
-                k8s_openapi_enabled_version = "1.36",
-                k8s_openapi_enabled_version = "1.37"
-            )
-        )]
+        #[cfg(k8s_since = "1.34")]
         pub fn volume_attributes_classes(&self) -> self::VolumeAttributesClassInformer {
             self::VolumeAttributesClassInformer::new(&self.factory)
         }
@@ -586,27 +570,13 @@ pub mod v1 {
             &self.inner
         }
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     /// Typed handle to the shared informer for `storage.k8s.io/v1` kind `VolumeAttributesClass` (resource `volumeattributesclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct VolumeAttributesClassInformer {
         factory: rt::SharedInformerFactory,
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     impl VolumeAttributesClassInformer {
         /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
         ///
@@ -654,27 +624,13 @@ pub mod v1 {
             rt::Projected::new(&self.factory)
         }
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     /// Typed lister over the informer cache of `storage.k8s.io/v1` kind `VolumeAttributesClass` (resource `volumeattributesclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct VolumeAttributesClassLister {
         inner: rt::Lister<k8s::api::storage::v1::VolumeAttributesClass>,
     }
-    #[cfg(
-        any(
-            k8s_openapi_enabled_version = "1.34",
-            k8s_openapi_enabled_version = "1.35",
-            k8s_openapi_enabled_version = "1.36",
-            k8s_openapi_enabled_version = "1.37"
-        )
-    )]
+    #[cfg(k8s_since = "1.34")]
     impl VolumeAttributesClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
@@ -719,7 +675,7 @@ pub mod v1 {
     }
 }
 /// Informers and listers for `storage.k8s.io/v1alpha1`.
-#[cfg(any(k8s_openapi_enabled_version = "1.33", k8s_openapi_enabled_version = "1.34"))]
+#[cfg(k8s_until = "1.34")]
 pub mod v1alpha1 {
     #[allow(unused_imports)]
     use ::informer_runtime::__private as rt;
@@ -848,14 +804,7 @@ pub mod v1alpha1 {
     }
 }
 /// Informers and listers for `storage.k8s.io/v1beta1`.
-#[cfg(
-    any(
-        k8s_openapi_enabled_version = "1.33",
-        k8s_openapi_enabled_version = "1.34",
-        k8s_openapi_enabled_version = "1.35",
-        k8s_openapi_enabled_version = "1.36"
-    )
-)]
+#[cfg(k8s_until = "1.36")]
 pub mod v1beta1 {
     #[allow(unused_imports)]
     use ::informer_runtime::__private as rt;

@@ -152,7 +152,13 @@ fn type_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
         (Shape::Struct, TypeOrigin::Schema(res)) => schema_def(def, res.as_ref(), at, cx),
     };
     let share = share::share_impls(def, cx);
-    quote!(#item #share)
+    // A type some Kubernetes versions lack: every item behind their `cfg` (decision record 19).
+    super::gate_items(quote!(#item #share), &cx.paths.k8s_cfg(&def.k8s_versions))
+}
+
+/// `#[cfg(…)]` on a field that only some versions of its type have (decision record 19).
+fn field_cfg(f: &FieldDef, cx: &Ctx<'_>) -> TokenStream {
+    cx.paths.k8s_cfg(&f.k8s_versions)
 }
 
 /// Doc attributes, one per line of `text` (which readers keep markdown-safe).
@@ -258,7 +264,8 @@ fn json_names_impl(def: &TypeDef, tags: bool, cx: &Ctx<'_>) -> TokenStream {
     let pairs = def.fields.iter().map(|f| {
         let rust = crate::naming::ident(&f.rust).unraw().to_string();
         let json = &f.json;
-        quote!((#rust, #json),)
+        let cfg = field_cfg(f, cx);
+        quote!(#cfg (#rust, #json),)
     });
     quote! {
         impl #rt::ProjectionSource for #ident {
@@ -324,13 +331,15 @@ fn compact_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
         let name = crate::naming::ident(&f.rust);
         let e = quote!(full.#name);
         let conv = to_compact(&f.ty, Place::field(&e), at, cx);
-        quote!(#name: #conv,)
+        let cfg = field_cfg(f, cx);
+        quote!(#cfg #name: #conv,)
     });
     let into_full = def.fields.iter().map(|f| {
         let name = crate::naming::ident(&f.rust);
         let e = quote!(compact.#name);
         let conv = to_full(&f.ty, Place::field(&e), cx);
-        quote!(#name: #conv,)
+        let cfg = field_cfg(f, cx);
+        quote!(#cfg #name: #conv,)
     });
     let meta = (def.key() == OBJECT_META).then(|| object_meta_impl(&ident, rt));
     let resource = def.resource.then(|| resource_impls(&ident, &full, rt));
@@ -389,8 +398,10 @@ fn field_decl(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     } else {
         doc_attrs(&f.doc)
     };
+    let cfg = field_cfg(f, cx);
     quote! {
         #doc
+        #cfg
         #attr
         pub #name: #ty,
     }

@@ -220,13 +220,16 @@ pub(super) fn share_impls(def: &TypeDef, cx: &super::Ctx<'_>) -> proc_macro2::To
     let ident = format_ident!("{}", def.name);
     let body = match &def.shape {
         Shape::Struct => {
-            let fields = def
-                .fields
-                .iter()
-                .filter(|f| hashed(&f.ty))
-                .map(|f| crate::naming::ident(&f.rust))
-                .chain(def.unknown_fields.as_deref().map(crate::naming::ident));
-            quote!(#(#rt::ShareHash::share_hash(&self.#fields, state);)*)
+            let fields = def.fields.iter().filter(|f| hashed(&f.ty)).map(|f| {
+                let name = crate::naming::ident(&f.rust);
+                let cfg = cx.paths.k8s_cfg(&f.k8s_versions);
+                quote!(#cfg #rt::ShareHash::share_hash(&self.#name, state);)
+            });
+            let unknown = def.unknown_fields.as_deref().map(|u| {
+                let name = crate::naming::ident(u);
+                quote!(#rt::ShareHash::share_hash(&self.#name, state);)
+            });
+            quote!(#(#fields)* #unknown)
         }
         Shape::StrEnum { other, .. } => {
             let other = format_ident!("{other}");
@@ -270,12 +273,14 @@ mod tests {
 
     fn def(name: &str, resource: bool, fields: Vec<(String, Ty)>) -> (String, TypeDef) {
         let def = TypeDef {
+            k8s_versions: Default::default(),
             module: vec!["api".into()],
             name: name.into(),
             doc: String::new(),
             fields: fields
                 .into_iter()
                 .map(|(json, ty)| FieldDef {
+                    k8s_versions: Default::default(),
                     rust: json.to_lowercase(),
                     json,
                     doc: String::new(),

@@ -2,9 +2,8 @@
 //! "absent", from the Go struct tags) read and folded into the generated messages.
 
 use std::collections::HashMap;
-use std::path::Path;
 
-use super::{Message, PRESENCE, SCHEMA_GEN};
+use super::{Message, PRESENCE, SCHEMA_GEN, crate_dir};
 
 /// One field of a Go struct, as `schema-gen` prints it.
 #[derive(Debug)]
@@ -40,7 +39,7 @@ pub(super) struct Report {
 
 /// `schema-gen/presence.tsv`, by lower-cased message name.
 pub(super) fn read_presence() -> HashMap<String, Vec<GoField>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(PRESENCE);
+    let path = crate_dir().join(PRESENCE);
     let text = std::fs::read_to_string(&path).unwrap();
     let mut out: HashMap<String, Vec<GoField>> = HashMap::new();
     for line in text
@@ -143,10 +142,13 @@ pub(super) fn presence(messages: &mut [Message]) -> Report {
     report
 }
 
-/// `go run .` in `schema-gen/`, or why it could not run.
+/// `go run .` in `schema-gen/`, or why it could not run. Go as `cargo xtask bench` finds it:
+/// `$GO`, `go` on the path, or /usr/local/go.
 pub(super) fn run_schema_gen() -> Result<String, String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(SCHEMA_GEN);
-    let out = std::process::Command::new("go")
+    let dir = crate_dir().join(SCHEMA_GEN);
+    let go = crate::bench::go_tool()
+        .ok_or("no Go toolchain found (`go`, `$GO`, /usr/local/go/bin/go)")?;
+    let out = std::process::Command::new(go)
         .args(["run", "."])
         .current_dir(&dir)
         .output()
