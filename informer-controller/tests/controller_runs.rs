@@ -10,9 +10,12 @@
 mod support;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use informer_controller::{Action, Context, Controller, Request};
 use informer_runtime::SharedInformerFactory;
+use informer_runtime::key::ObjectKey;
+use informer_runtime::workqueue::ItemExponentialFailureRateLimiter;
 use informer_testserver::TestServer;
 use k8s_openapi::api::core::v1::ConfigMap;
 use prometheus_client::registry::Registry;
@@ -59,17 +62,18 @@ async fn c7_a_dropped_run_leaves_no_handler_on_informers_that_outlive_it() {
         let controller = Controller::<ConfigMap>::new(factory.clone(), "standby");
         let task = tokio::spawn({
             let seen = Arc::clone(&seen);
-            async move {
-                controller
-                    .run(record, seen, CancellationToken::new())
-                    .await
-            }
+            async move { controller.run(record, seen, CancellationToken::new()).await }
         });
         seen.wait_until("the term's first reconcile", |s| !s.is_empty())
             .await;
         assert_eq!(registered(&registry, "standby"), 1, "term {term}");
         task.abort();
-        assert!(within("the aborted run", task).await.unwrap_err().is_cancelled());
+        assert!(
+            within("the aborted run", task)
+                .await
+                .unwrap_err()
+                .is_cancelled()
+        );
         assert_eq!(
             registered(&registry, "standby"),
             0,
@@ -77,4 +81,115 @@ async fn c7_a_dropped_run_leaves_no_handler_on_informers_that_outlive_it() {
         );
     }
     factory.shutdown().await;
+}
+
+/// One reconcile of `failing`: when, and the `data.v` it read.
+#[derive(Debug, Clone)]
+struct Attempt {
+    at: Instant,
+    v: String,
+}
+
+/// Fails until the object says `fixed`.
+async fn fail_until_fixed(
+    req: Request<ConfigMap>,
+    ctx: Arc<Context<Arc<Recorder<Attempt>>>>,
+) -> Result<Action, String> {
+    let v = req
+        .object
+        .as_ref()
+        .and_then(|cm| cm.data.as_ref()?.get("v").cloned())
+        .unwrap_or_default();
+    ctx.data().push(Attempt {
+        at: Instant::now(),
+        v: v.clone(),
+    });
+    if v == "fixed" {
+        Ok(Action::Done)
+    } else {
+        Err(format!("v = {v}"))
+    }
+}
+
+/// C10: a key that fails waits out its backoff (300 ms, then 600 ms, 1.2 s) while its object
+/// changes every 20 ms. No event runs it early: the reconciles are spaced by the limiter's
+/// delays, each failure counts once, and the retry due at the end of a delay reads the latest
+/// state (the fix written during the storm is what the last reconcile sees).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c10_events_do_not_cut_a_backoff_short_nor_grow_it() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm(NS, "failing", "0")).unwrap();
+    let base = Duration::from_millis(300);
+    let mut registry = Registry::default();
+    let controller =
+        Controller::<ConfigMap>::new(SharedInformerFactory::new(server.client()), "held")
+            .workers(2)
+            .rate_limiter(ItemExponentialFailureRateLimiter::<ObjectKey>::new(
+                base,
+                Duration::from_secs(30),
+            ))
+            .metrics(&mut registry);
+    let attempts = Recorder::<Attempt>::new();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (attempts, cancel) = (Arc::clone(&attempts), cancel.clone());
+        async move { controller.run(fail_until_fixed, attempts, cancel).await }
+    });
+    attempts
+        .wait_until("the first failure", |a| !a.is_empty())
+        .await;
+    // An event storm: a change every 20 ms for 1.5 s, then the fix.
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(server.client(), NS);
+    let storm_end = Instant::now() + Duration::from_millis(1500);
+    let mut n = 0u32;
+    while Instant::now() < storm_end {
+        n += 1;
+        let mut obj = api.get("failing").await.unwrap();
+        obj.data = Some([("v".to_string(), n.to_string())].into());
+        api.replace("failing", &Default::default(), &obj)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut obj = api.get("failing").await.unwrap();
+    obj.data = Some([("v".to_string(), "fixed".to_string())].into());
+    api.replace("failing", &Default::default(), &obj)
+        .await
+        .unwrap();
+    let all = attempts
+        .wait_until("the reconcile that reads the fix", |a| {
+            a.last().is_some_and(|a| a.v == "fixed")
+        })
+        .await;
+    eprintln!(
+        "{n} changes; reconciles at {:?}",
+        all.iter().map(|a| a.at - all[0].at).collect::<Vec<_>>()
+    );
+    // Spaced by base * 2^i: an event never ran the key early, and each delay grew once.
+    for (i, pair) in all.windows(2).enumerate() {
+        let gap = pair[1].at - pair[0].at;
+        let min = base * 2u32.pow(i as u32);
+        assert!(
+            gap >= min,
+            "C10: reconcile {} came {gap:?} after the one before, inside its {min:?} backoff: {all:#?}",
+            i + 1
+        );
+    }
+    // 0, 0.3, 0.9 and 2.1 s after the first: at most four failures for ~75 events.
+    let failures = all.len() - 1;
+    assert!(
+        failures <= 4,
+        "C10: {failures} failures counted for {n} events"
+    );
+    let text = scrape(&registry);
+    assert_eq!(
+        sample(
+            &text,
+            r#"controller_runtime_reconcile_errors_total{controller="held"}"#
+        ),
+        Some(failures as f64)
+    );
+    cancel.cancel();
+    within("shutdown", run).await.unwrap().unwrap();
 }

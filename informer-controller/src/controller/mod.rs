@@ -1,5 +1,5 @@
 //! The controller: a primary kind, the kinds it owns or watches, a rate-limited workqueue and
-//! N workers running an async reconcile ([C1]-[C8]).
+//! N workers running an async reconcile ([C1]-[C10]).
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -29,21 +29,20 @@
 //!
 //! [C1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 //!
-//! [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+//! [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 
 mod action;
 mod metrics;
 mod sources;
+mod worker;
 mod writes;
 
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use futures::FutureExt;
 use informer_runtime::key::ObjectKey;
 use informer_runtime::lister::Lister;
 use informer_runtime::workqueue::{
@@ -59,6 +58,7 @@ pub use writes::WriteRecorder;
 
 use metrics::Series;
 use sources::{InformerSource, Mapping, Registered, Source};
+use worker::{Backoffs, Worker};
 use writes::WriteLog;
 
 /// Why a controller run failed.
@@ -115,7 +115,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Guarantees, from the workqueue ([W1], [W2], [W5]):
 /// - one reconcile per key at a time, across all workers ([C1]);
 /// - a change during a reconcile leads to exactly one more reconcile of that key ([C2]);
-/// - an error requeues the key with per-key exponential backoff ([C3]);
+/// - an error requeues the key with per-key exponential backoff ([C3]), which events do not cut
+///   short nor grow: the key waits for the retry due at its end ([C10]);
 /// - a reconcile never starts on a cache older than the writes recorded by earlier reconciles
 ///   of its key, waiting up to [`read_your_writes_timeout`](Self::read_your_writes_timeout)
 ///   ([K1]-[K4], see [`WriteRecorder`]).
@@ -128,6 +129,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// [C1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 /// [C2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 /// [C3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+/// [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 /// [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 ///
 /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
@@ -440,6 +442,7 @@ impl<K: Object> Controller<K> {
         let lister = Lister::<K>::from_indexer(self.factory.informer_for::<K>().indexer());
         series.max_concurrent.set(self.workers as i64);
         let stop = cancel.child_token();
+        let backoffs = Arc::new(Backoffs::default());
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..self.workers {
             let worker = Worker {
@@ -452,6 +455,7 @@ impl<K: Object> Controller<K> {
                 stop: stop.clone(),
                 writes: writes.clone(),
                 read_your_writes: self.read_your_writes.unwrap_or_default(),
+                backoffs: Arc::clone(&backoffs),
             };
             workers.spawn(worker.run());
         }
@@ -477,130 +481,5 @@ impl<K: Object> Controller<K> {
 fn unregister(registrations: &[Box<dyn Registered>]) {
     for r in registrations {
         r.remove();
-    }
-}
-
-struct Worker<K, D, F> {
-    name: Arc<str>,
-    queue: RateLimitingQueue<ObjectKey>,
-    lister: Lister<K>,
-    series: Series,
-    ctx: Arc<Context<D>>,
-    reconcile: Arc<F>,
-    stop: CancellationToken,
-    /// The writes recorded by reconciles ([K2]); `None` with the guard off.
-    ///
-    /// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    writes: Option<Arc<WriteLog>>,
-    /// [K3]'s bound.
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    read_your_writes: Duration,
-}
-
-impl<K, D, F, Fut, E> Worker<K, D, F>
-where
-    K: Object,
-    D: Send + Sync + 'static,
-    F: Fn(Request<K>, Arc<Context<D>>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
-    E: fmt::Display + Send + 'static,
-{
-    async fn run(self) {
-        loop {
-            // Biased: once stopping, take no more keys (C7). `get` is cancel-safe.
-            let guard = tokio::select! {
-                biased;
-                () = self.stop.cancelled() => break,
-                guard = self.queue.get_guarded() => match guard {
-                    Some(guard) => guard,
-                    None => break,
-                },
-            };
-            let key = guard.item().clone();
-            self.reconcile_one(key).await;
-            // Dropping the guard marks the key done: a key re-added meanwhile runs again (C2).
-            drop(guard);
-        }
-    }
-
-    /// [K3]: waits (bounded) until the informers hold the writes earlier reconciles of `key`
-    /// recorded; past the bound it logs a warning and lets the reconcile run.
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    async fn await_own_writes(&self, key: &ObjectKey) {
-        let Some(writes) = &self.writes else { return };
-        let outstanding = writes.outstanding(key);
-        if outstanding.is_empty() {
-            return;
-        }
-        self.series.stale_sync_skips.inc();
-        let (versions, waits): (Vec<_>, Vec<_>) = outstanding
-            .into_iter()
-            .map(|(rv, informer, wait)| ((rv, informer), wait))
-            .unzip();
-        tracing::debug!(controller = %self.name, %key, ?versions, "waiting for the caches to hold this key's writes");
-        let caught_up = tokio::select! {
-            biased;
-            () = self.stop.cancelled() => return,
-            done = tokio::time::timeout(self.read_your_writes, futures::future::join_all(waits)) => done.is_ok(),
-        };
-        if !caught_up {
-            tracing::warn!(
-                controller = %self.name,
-                %key,
-                ?versions,
-                timeout = ?self.read_your_writes,
-                "the caches did not catch up with this key's writes in time; reconciling on older state"
-            );
-        }
-    }
-
-    async fn reconcile_one(&self, key: ObjectKey) {
-        self.await_own_writes(&key).await;
-        let object = self.lister.get_by_key(key.as_str()).ok();
-        let request = Request {
-            key: key.clone(),
-            object,
-        };
-        self.series.active_workers.inc();
-        let started = Instant::now();
-        let outcome = AssertUnwindSafe((self.reconcile)(request, Arc::clone(&self.ctx)))
-            .catch_unwind()
-            .await;
-        self.series.active_workers.dec();
-        self.series.time.observe(started.elapsed().as_secs_f64());
-        match outcome {
-            Ok(Ok(action)) => {
-                self.series.count(action.result_label());
-                match action {
-                    Action::Done => self.queue.forget(&key),
-                    Action::Requeue => self.queue.add_rate_limited(key),
-                    Action::RequeueAfter(delay) => {
-                        self.queue.forget(&key);
-                        self.queue.add_after(key, delay);
-                    }
-                }
-            }
-            Ok(Err(err)) => {
-                self.series.count("error");
-                self.series.errors.inc();
-                tracing::warn!(
-                    controller = %self.name,
-                    %key,
-                    error = %err,
-                    retries = self.queue.num_requeues(&key),
-                    "reconcile failed; retrying with backoff"
-                );
-                self.queue.add_rate_limited(key);
-            }
-            Err(_panic) => {
-                self.series.count("error");
-                self.series.errors.inc();
-                self.series.panics.inc();
-                tracing::error!(controller = %self.name, %key, "reconcile panicked; retrying with backoff");
-                self.queue.add_rate_limited(key);
-            }
-        }
     }
 }
