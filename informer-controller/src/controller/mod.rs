@@ -32,6 +32,7 @@
 //! [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 
 mod action;
+mod admission;
 mod metrics;
 mod sources;
 mod worker;
