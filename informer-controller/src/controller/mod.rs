@@ -46,6 +46,7 @@ use std::time::Duration;
 
 use informer_runtime::key::ObjectKey;
 use informer_runtime::lister::Lister;
+use informer_runtime::shard::ShardField;
 use informer_runtime::workqueue::{
     RateLimiter, RateLimitingQueue, WorkQueueMetrics, default_controller_rate_limiter,
 };
@@ -93,6 +94,18 @@ pub enum Error {
     /// An informer stopped before it synced (the factory was shut down). Not retryable.
     #[error("controller {controller}: an informer stopped before it synced")]
     InformerStopped {
+        /// The controller's name.
+        controller: String,
+    },
+    /// The factory is sharded by `metadata.uid`, which splits the objects of one key over
+    /// replicas ([S7]): shard by namespace. Not retryable.
+    ///
+    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    #[error(
+        "controller {controller}: its factory is sharded by metadata.uid, which puts an object, the objects it owns \
+         and a re-created object of the same name on different replicas (S7); shard by metadata.namespace"
+    )]
+    ShardedByUid {
         /// The controller's name.
         controller: String,
     },
@@ -320,6 +333,9 @@ impl<K: Object> Controller<K> {
     /// `reconcile` gets the [`Request`] and the shared [`Context`] holding `data`; its error
     /// is logged, counted, and the key retried with backoff ([C3]). A panic counts as an error.
     ///
+    /// A factory sharded by `metadata.uid` is refused ([`Error::ShardedByUid`], [S7]).
+    ///
+    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     /// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     /// [C3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     pub async fn run<D, F, Fut, E>(
@@ -334,6 +350,16 @@ impl<K: Object> Controller<K> {
         Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
         E: fmt::Display + Send + 'static,
     {
+        // S7: a key's objects must be in one shard; a UID does not keep them there.
+        if self
+            .factory
+            .shard()
+            .is_some_and(|s| s.field() == ShardField::Uid)
+        {
+            return Err(Error::ShardedByUid {
+                controller: self.name.to_string(),
+            });
+        }
         let mut builder = RateLimitingQueue::builder()
             .name(self.name.to_string())
             .rate_limiter(Arc::clone(&self.limiter));

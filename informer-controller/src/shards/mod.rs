@@ -70,7 +70,7 @@
 //! let assigner = ShardAssigner::new(
 //!     client.clone(), "default", "my-operator", "replica-a", 8, LeaderElectionConfig::default(),
 //! )?
-//! .hash_field(ShardField::Uid);
+//! .hash_field(ShardField::Namespace); // the default: a key's objects stay together (S7)
 //! let shards = &assigner;
 //! assigner
 //!     .run(CancellationToken::new(), |index, owned| {
@@ -177,8 +177,12 @@ impl std::fmt::Debug for ShardAssigner {
 
 impl ShardAssigner {
     /// Replica `identity` of the shard set `namespace/set` of `shards` shards, hashing
-    /// `metadata.uid` unless [`hash_field`](Self::hash_field) says otherwise. Fails on an
-    /// invalid timing ([E2]), an empty identity, or zero shards.
+    /// `metadata.namespace` unless [`hash_field`](Self::hash_field) says otherwise ([S7]: a
+    /// controller's primary object, the objects it owns and every object that ever had its name
+    /// share a namespace, never a UID). Fails on an invalid timing ([E2]), an empty identity,
+    /// or zero shards.
+    ///
+    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     ///
     /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn new(
@@ -201,7 +205,7 @@ impl ShardAssigner {
                 set: set.into(),
                 identity,
                 shards,
-                field: ShardField::Uid,
+                field: ShardField::Namespace,
                 config,
                 owned: watch::Sender::new(BTreeSet::new()),
                 observed: Mutex::new(HashMap::new()),
@@ -212,7 +216,12 @@ impl ShardAssigner {
     }
 
     /// The field whose hash the set shards by, recorded on its Leases ([S1]). Set it before
-    /// [`run`](Self::run).
+    /// [`run`](Self::run). The default, `metadata.namespace`, keeps what a controller
+    /// reconciles together ([S7]); [`ShardField::Uid`] spreads objects evenly but splits a
+    /// key's objects over replicas, so a [`Controller`](crate::Controller) refuses a factory
+    /// sharded by it: use it for caches and work keyed by UID only.
+    ///
+    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     ///
     /// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn hash_field(mut self, field: ShardField) -> Self {
