@@ -56,6 +56,7 @@
 //!
 //! [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 
+pub(crate) mod names;
 pub(crate) mod record;
 pub(crate) mod work;
 
@@ -93,6 +94,12 @@ pub enum Error {
     /// The identity is empty. Not retryable.
     #[error("leader election identity must not be empty")]
     EmptyIdentity,
+    /// A Lease or shard set name that kube-apiserver would refuse on every write ([S8]). Not
+    /// retryable.
+    ///
+    /// [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    #[error("{0}")]
+    InvalidName(String),
 }
 
 /// Leader election timing ([E2]). Defaults are client-go's: 15 s, 10 s, 2 s, jitter 1.2,
@@ -245,8 +252,11 @@ enum Attempt {
 }
 
 impl LeaderElector {
-    /// A candidate `identity` for the Lease `namespace/name`. Fails on an invalid timing ([E2])
-    /// or an empty identity.
+    /// A candidate `identity` for the Lease `namespace/name`. Fails on an invalid timing ([E2]),
+    /// an empty identity, or a name kube-apiserver would refuse (not a lowercase RFC 1123
+    /// subdomain, [S8]). The identity is free text: it is only the Lease's holder.
+    ///
+    /// [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     ///
     /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn new(
@@ -257,9 +267,11 @@ impl LeaderElector {
         config: LeaderElectionConfig,
     ) -> Result<Self, Error> {
         let identity = config.candidate(identity.into())?;
+        let name = name.into();
+        names::check("the Lease name", &name, names::NAME_MAX).map_err(Error::InvalidName)?;
         Ok(LeaderElector {
             api: Api::namespaced(client, namespace),
-            name: name.into(),
+            name,
             identity,
             config,
             state: watch::Sender::new(LeaderState::default()),

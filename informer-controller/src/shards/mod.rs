@@ -180,7 +180,11 @@ impl ShardAssigner {
     /// `metadata.namespace` unless [`hash_field`](Self::hash_field) says otherwise ([S7]: a
     /// controller's primary object, the objects it owns and every object that ever had its name
     /// share a namespace, never a UID). Fails on an invalid timing ([E2]), an empty identity,
-    /// or zero shards.
+    /// zero shards, or a set name that is not a lowercase RFC 1123 subdomain of at most 63
+    /// characters ([S8]). The identity is free text: where it names the replica's heartbeat
+    /// Lease it is encoded ([S8]).
+    ///
+    /// [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     ///
     /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     ///
@@ -194,6 +198,10 @@ impl ShardAssigner {
         config: LeaderElectionConfig,
     ) -> Result<Self, Error> {
         let identity = config.candidate(identity.into())?;
+        let set = set.into();
+        // S8: the set names every Lease of it and is a label value on each.
+        leader::names::check("the shard set name", &set, leader::names::LABEL_VALUE_MAX)
+            .map_err(Error::InvalidName)?;
         if shards == 0 {
             return Err(Error::InvalidConfig(
                 "a shard set needs at least one shard".into(),
@@ -202,7 +210,7 @@ impl ShardAssigner {
         Ok(ShardAssigner {
             inner: Arc::new(Inner {
                 api: Api::namespaced(client, namespace),
-                set: set.into(),
+                set,
                 identity,
                 shards,
                 field: ShardField::Namespace,

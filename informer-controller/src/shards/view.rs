@@ -17,8 +17,14 @@ impl Inner {
         format!("{}-shard-{index}", self.set)
     }
 
+    /// The replica's heartbeat Lease: the identity encoded where it is no valid name (S8).
     pub(super) fn member_lease(&self) -> String {
-        format!("{}-member-{}", self.set, self.identity)
+        let prefix = format!("{}-member-", self.set);
+        let room = leader::names::NAME_MAX.saturating_sub(prefix.len());
+        format!(
+            "{prefix}{}",
+            leader::names::encode_identity(&self.identity, room)
+        )
     }
 
     pub(super) fn field_name(&self) -> &'static str {
