@@ -1,6 +1,7 @@
 //! A shard set's members against informer-testserver (which validates names as kube-apiserver
-//! does): identities that are no valid Lease name still heartbeat and balance (S8), and names
-//! kube-apiserver would refuse are errors up front.
+//! does): identities that are no valid Lease name still heartbeat and balance (S8), names
+//! kube-apiserver would refuse are errors up front, and the Leases of members that left are
+//! deleted (S9).
 //!
 //! Run with `cargo test -p informer-controller --test shard_members`.
 
@@ -10,11 +11,14 @@
 mod support;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use informer_controller::leader::{Error, LeaderElector};
+use informer_controller::leader::{Error, LeaderElectionConfig, LeaderElector};
+use informer_controller::shards::{SHARD_COUNT_LABEL, SHARD_FIELD_LABEL};
 use informer_controller::shards::{SHARD_SET_LABEL, ShardAssigner};
 use informer_testserver::TestServer;
-use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::api::ListParams;
 use support::*;
 use tokio::task::JoinHandle;
@@ -29,8 +33,18 @@ struct Replica {
 }
 
 fn replica(server: &TestServer, set: &str, identity: &str, shards: u32) -> Replica {
+    replica_with(server, set, identity, shards, fast())
+}
+
+fn replica_with(
+    server: &TestServer,
+    set: &str,
+    identity: &str,
+    shards: u32,
+    config: LeaderElectionConfig,
+) -> Replica {
     let assigner =
-        Arc::new(ShardAssigner::new(server.client(), NS, set, identity, shards, fast()).unwrap());
+        Arc::new(ShardAssigner::new(server.client(), NS, set, identity, shards, config).unwrap());
     let cancel = CancellationToken::new();
     let task = tokio::spawn({
         let (a, cancel) = (Arc::clone(&assigner), cancel.clone());
@@ -110,4 +124,101 @@ async fn s8_names_kube_apiserver_refuses_are_errors_up_front() {
     assert!(matches!(long, Err(Error::InvalidName(_))), "{long:?}");
     // A free-text identity is fine.
     assert!(LeaderElector::new(server.client(), NS, "my-operator", "Host_A", fast()).is_ok());
+}
+
+fn exists(server: &TestServer, name: &str) -> bool {
+    server.get::<Lease>(Some(NS), name).is_ok()
+}
+
+/// S9: a replica that leaves deletes its heartbeat Lease; one that crashed leaves its Lease
+/// behind, and the replicas still running delete it once nobody has renewed it for two lease
+/// durations, as they delete a shard Lease beyond their shard count (a set that shrank). A
+/// live replica's heartbeat is never deleted. (Before, every rollout left a heartbeat Lease per
+/// replica for every replica to LIST each round, for good.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s9_members_that_leave_or_crash_leave_no_lease_behind() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let config = fast();
+    let a = replica(&server, "members", "a", 2);
+    let b = replica(&server, "members", "b", 2);
+    wait_until("one shard each", || {
+        a.assigner.owned().len() == 1 && b.assigner.owned().len() == 1
+    })
+    .await;
+    assert!(exists(&server, "members-member-b"));
+    stop(b).await;
+    assert!(
+        !exists(&server, "members-member-b"),
+        "S9: b left, its heartbeat Lease stayed: {:?}",
+        leases(&server, "members").await
+    );
+    // A shard Lease of an 8-shard view of the set, abandoned (the set shrank to 2).
+    let abandoned = Lease {
+        metadata: kube::api::ObjectMeta {
+            name: Some("members-shard-7".into()),
+            labels: Some(
+                [
+                    (SHARD_SET_LABEL.to_string(), "members".to_string()),
+                    (SHARD_COUNT_LABEL.to_string(), "8".to_string()),
+                    (SHARD_FIELD_LABEL.to_string(), "namespace".to_string()),
+                ]
+                .into(),
+            ),
+            ..Default::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some("gone".into()),
+            lease_duration_seconds: Some(2),
+            renew_time: Some(MicroTime(k8s_openapi::jiff::Timestamp::now())),
+            ..Default::default()
+        }),
+    };
+    server.create(&abandoned).unwrap();
+    // c crashes: it stops without releasing or deleting anything.
+    let c = replica_with(
+        &server,
+        "members",
+        "c",
+        2,
+        LeaderElectionConfig {
+            release_on_cancel: false,
+            ..fast()
+        },
+    );
+    wait_until("one shard each again", || {
+        a.assigner.owned().len() == 1 && c.assigner.owned().len() == 1
+    })
+    .await;
+    stop(c).await;
+    let crashed = Instant::now();
+    assert!(
+        exists(&server, "members-member-c"),
+        "a crash deletes nothing"
+    );
+    wait_until(
+        "the crashed replica's heartbeat and the abandoned shard swept",
+        || !exists(&server, "members-member-c") && !exists(&server, "members-shard-7"),
+    )
+    .await;
+    let swept = crashed.elapsed();
+    eprintln!("swept {swept:?} after the crash");
+    // Two lease durations after a's last observation of c's last renewal, which is at most a
+    // retry period before the crash, plus a round.
+    let bound = config.lease_duration * 2 + config.retry_period * 2 + Duration::from_millis(500);
+    assert!(
+        swept >= config.lease_duration * 2 - config.retry_period && swept <= bound,
+        "S9: swept {swept:?} after the crash (bound {bound:?})"
+    );
+    assert!(
+        exists(&server, "members-member-a"),
+        "S9: a live heartbeat was swept"
+    );
+    wait_until("a to take c's shard", || a.assigner.owned().len() == 2).await;
+    stop(a).await;
+    let left = leases(&server, "members").await;
+    assert!(
+        left.iter().all(|(name, _)| name.contains("-shard-")),
+        "S9: {left:?}"
+    );
 }

@@ -12,9 +12,11 @@
 //!   after expiry and released exactly like a leader-election Lease (the same record decision:
 //!   [E3]'s observation-clock expiry, [E4]'s renew deadline from the start of the last successful
 //!   write, [E5]'s release), so [E7]'s argument holds per shard.
-//! - `<set>-member-<identity>`, one per replica: a heartbeat. The replicas of the same view whose
-//!   member Lease changed within the lease duration (by the observer's clock, as [E3]) are the
-//!   live ones.
+//! - `<set>-member-<identity>`, one per replica: a heartbeat (the identity encoded where it is
+//!   no valid name, [S8]). The replicas of the same view whose member Lease changed within the
+//!   lease duration (by the observer's clock, as [E3]) are the live ones. A replica that leaves
+//!   deletes its heartbeat; Leases nobody wrote for two lease durations (a crashed replica's
+//!   heartbeat, a shard beyond the count) are deleted by the others ([S9]).
 //!
 //! Every retry period a replica renews its heartbeat, reads the set with one LIST and balances:
 //! with `live` replicas each aims at `ceil(shards / live)` shards. Above that it stops its highest
@@ -98,6 +100,8 @@
 //! [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Display;
@@ -106,7 +110,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use kube::api::{Api, ListParams};
+use kube::api::{Api, DeleteParams, ListParams, Preconditions};
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -343,7 +347,7 @@ impl ShardAssigner {
             tracing::warn!(set = %self.inner.set, identity = %self.inner.identity, "shard tasks did not stop in time");
         }
         if config.release_on_cancel {
-            self.inner.release(&self.inner.member_lease()).await;
+            self.inner.leave().await;
         }
         guard.armed = false;
         Ok(())
@@ -369,7 +373,7 @@ impl Drop for RunGuard {
             && let Ok(rt) = tokio::runtime::Handle::try_current()
         {
             let inner = Arc::clone(&self.inner);
-            rt.spawn(async move { inner.release(&inner.member_lease()).await });
+            rt.spawn(async move { inner.leave().await });
         }
     }
 }

@@ -28,6 +28,7 @@ impl Inner {
             Err(err) => self.failed("heartbeat", &err),
         }
         let now = Instant::now();
+        self.sweep(&leases, now).await;
         let conflict = self.conflict(&leases, now);
         self.report_conflict(conflict.as_ref());
         let live = self.live_members(&leases, now).max(1);
