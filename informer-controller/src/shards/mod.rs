@@ -123,6 +123,7 @@ use crate::leader::{self, Error, LeaderElectionConfig, Written};
 use informer_runtime::shard::{Shard, ShardField};
 
 mod leases;
+mod round;
 mod term;
 mod view;
 
@@ -317,12 +318,14 @@ impl ShardAssigner {
             }
             let round_started = Instant::now();
             // A round only balances; a hung request delays the next round, never a renewal
-            // (each held shard renews in its own task, S2). It is cut at the renew deadline.
+            // (each held shard renews in its own task, S2). Each of its requests is bounded by
+            // the renew deadline; the round as a whole is not cut, so what it won is started
+            // or released, never dropped (S10).
             let round = self.inner.round(&mut st, &root, &ends_tx, &mut on_shard);
             let next_expiry = tokio::select! {
                 biased;
                 () = cancel.cancelled() => break,
-                r = tokio::time::timeout(config.renew_deadline, round) => r.ok().flatten(),
+                r = round => r,
             };
             wake = round_started + config.jittered_retry();
             // A replica below its share starts its next round when the first shard it could
