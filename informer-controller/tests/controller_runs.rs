@@ -1,6 +1,7 @@
 //! A controller run's life on informers that outlive it, against informer-testserver: a run
-//! whose future is dropped leaves no handler behind (C7), and a key waiting out its backoff is
-//! not reconciled early by events (C10).
+//! whose future is dropped leaves no handler behind (C7), a run in a leader's term drains within
+//! the term's drain limit (S6, S11), and a key waiting out its backoff is not reconciled early by
+//! events (C10).
 //!
 //! Run with `cargo test -p informer-controller --test controller_runs`.
 
@@ -12,6 +13,7 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use informer_controller::leader::LeaderElector;
 use informer_controller::{Action, Context, Controller, Request};
 use informer_runtime::SharedInformerFactory;
 use informer_runtime::key::ObjectKey;
@@ -192,4 +194,95 @@ async fn c10_events_do_not_cut_a_backoff_short_nor_grow_it() {
     );
     cancel.cancel();
     within("shutdown", run).await.unwrap().unwrap();
+}
+
+/// How a controller run inside a leader's term ended.
+#[derive(Debug, Clone, PartialEq)]
+enum RunEnd {
+    /// `run` returned, having drained and unregistered itself.
+    Returned(Instant),
+    /// Its future was dropped (the elector aborted the work past the drain limit).
+    Dropped(Instant),
+}
+
+/// Records `Dropped` unless the run returned first.
+struct DropWatch(Arc<Recorder<RunEnd>>, bool);
+
+impl Drop for DropWatch {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.push(RunEnd::Dropped(Instant::now()));
+        }
+    }
+}
+
+/// A reconcile of 30 s that ignores cancellation (a slow external call).
+async fn stuck(
+    req: Request<ConfigMap>,
+    ctx: Arc<Context<Arc<Recorder<String>>>>,
+) -> Result<Action, String> {
+    ctx.data().push(req.key.to_string());
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    Ok(Action::Done)
+}
+
+/// C7, S6, S11: a controller run in a leader's term with a reconcile stuck for 30 s (its
+/// shutdown timeout is the default 30 s). The leader is cut off and its term ends; the run
+/// aborts the reconcile itself and returns within the term's drain limit (0.8 s here), so it
+/// unregisters and releases what it holds, instead of being dropped by the elector at the
+/// drain limit (before, it waited for its 30 s shutdown timeout and was aborted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c7_s6_a_run_in_a_leader_s_term_drains_within_the_term_s_drain_limit() {
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm(NS, "slow", "1")).unwrap();
+    let factory = SharedInformerFactory::new(server.client());
+    let elector = LeaderElector::new(
+        client_with_agent(&server, "leader"),
+        NS,
+        "drain-lock",
+        "leader",
+        fast(),
+    )
+    .unwrap();
+    let (seen, ends) = (Recorder::<String>::new(), Recorder::<RunEnd>::new());
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (seen, ends, cancel) = (Arc::clone(&seen), Arc::clone(&ends), cancel.clone());
+        async move {
+            elector
+                .run(cancel, move |term| {
+                    let controller = Controller::<ConfigMap>::new(factory.clone(), "drains");
+                    let (seen, ends) = (Arc::clone(&seen), Arc::clone(&ends));
+                    async move {
+                        let mut watch = DropWatch(Arc::clone(&ends), false);
+                        controller.run(stuck, seen, term).await.unwrap();
+                        watch.1 = true;
+                        ends.push(RunEnd::Returned(Instant::now()));
+                    }
+                })
+                .await
+                .unwrap();
+        }
+    });
+    seen.wait_until("the stuck reconcile", |s| !s.is_empty())
+        .await;
+    let cut = Instant::now();
+    server.faults().refuse_user_agent("leader");
+    let ended = ends.wait_until("the run to end", |e| !e.is_empty()).await;
+    let config = fast();
+    match ended[0] {
+        RunEnd::Returned(at) => assert!(
+            at - cut <= config.renew_deadline + config.drain_limit(),
+            "S6: returned {:?} after the cut",
+            at - cut
+        ),
+        RunEnd::Dropped(at) => panic!(
+            "C7/S6: the run did not drain within the drain limit; the elector dropped it {:?} after the cut",
+            at - cut
+        ),
+    }
+    server.faults().admit_user_agent("leader");
+    cancel.cancel();
+    within("the elector to stop", run).await.unwrap();
 }

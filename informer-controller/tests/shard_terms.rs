@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
+use informer_controller::leader::Term;
 use informer_controller::shards::{
     SHARD_COUNT_LABEL, SHARD_FIELD_LABEL, SHARD_SET_LABEL, ShardAssigner,
 };
@@ -157,7 +158,7 @@ impl Ownership {
 }
 
 /// A shard's work: given the replica, the shard and its token.
-type Behaviour = Arc<dyn Fn(&str, u32, CancellationToken) -> BoxFuture<'static, ()> + Send + Sync>;
+type Behaviour = Arc<dyn Fn(&str, u32, Term) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// Work that runs until its token is cancelled.
 fn until_cancelled() -> Behaviour {

@@ -44,6 +44,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use informer_runtime::key::ObjectKey;
 use informer_runtime::lister::Lister;
 use informer_runtime::shard::ShardField;
@@ -58,6 +60,7 @@ pub use action::{Action, Context, Request};
 pub use metrics::ControllerMetrics;
 pub use writes::WriteRecorder;
 
+use crate::leader::Term;
 use metrics::Series;
 use sources::{InformerSource, Mapping, Registered, Source};
 use worker::{Backoffs, Worker};
@@ -321,7 +324,10 @@ impl<K: Object> Controller<K> {
 
     /// Runs the controller until `cancel`, then shuts down gracefully ([C7]): workers stop
     /// taking keys, in-flight reconciles finish (bounded by the shutdown timeout), and handlers
-    /// are unregistered.
+    /// are unregistered. `cancel` is a `CancellationToken` or a leader's or shard's [`Term`]:
+    /// then the run also ends when the term's valid-until instant passes, by this run's own
+    /// clock, and in-flight reconciles are aborted once the term's drain limit has passed
+    /// ([S11], [S6]), before a successor can lead.
     ///
     /// It starts only the informers it reads (its primary kind and the kinds it owns or
     /// watches), each through a [`use_informer`](SharedInformerFactory::use_informer) share, and
@@ -338,11 +344,13 @@ impl<K: Object> Controller<K> {
     /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     /// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     /// [C3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub async fn run<D, F, Fut, E>(
         &self,
         reconcile: F,
         data: D,
-        cancel: CancellationToken,
+        cancel: impl Into<Term>,
     ) -> Result<()>
     where
         D: Send + Sync + 'static,
@@ -393,10 +401,11 @@ impl<K: Object> Controller<K> {
             .filter_map(|s| self.factory.use_informer(&s.id()))
             .collect();
 
-        let synced = self.wait_synced(&registrations, &cancel).await;
+        let term: Term = cancel.into();
+        let synced = self.wait_synced(&registrations, &term).await;
         let result = match synced {
             Ok(true) => {
-                self.work(&queue, &series, reconcile, data, &cancel).await;
+                self.work(&queue, &series, reconcile, data, &term).await;
                 Ok(())
             }
             Ok(false) => Ok(()),
@@ -416,7 +425,7 @@ impl<K: Object> Controller<K> {
     async fn wait_synced(
         &self,
         registrations: &[Box<dyn Registered>],
-        cancel: &CancellationToken,
+        term: &Term,
     ) -> Result<bool> {
         let all = futures::future::join_all(registrations.iter().map(|r| r.wait_for_sync()));
         let timeout = async {
@@ -434,7 +443,7 @@ impl<K: Object> Controller<K> {
                     Err(Error::InformerStopped { controller: self.name.to_string() })
                 }
             }
-            () = cancel.cancelled() => Ok(false),
+            () = term.cancelled() => Ok(false),
             () = timeout => Err(Error::CacheSyncTimeout {
                 controller: self.name.to_string(),
                 timeout: self.sync_timeout.unwrap_or_default(),
@@ -442,16 +451,20 @@ impl<K: Object> Controller<K> {
         }
     }
 
-    /// Runs the workers until `cancel`, then lets in-flight reconciles finish ([C7]).
+    /// Runs the workers until the term ends (cancelled, or past its valid-until instant,
+    /// [S11]), then lets in-flight reconciles finish ([C7]) within the shutdown timeout and the
+    /// term's drain limit ([S6]), whichever ends first.
     ///
     /// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     async fn work<D, F, Fut, E>(
         &self,
         queue: &RateLimitingQueue<ObjectKey>,
         series: &Series,
         reconcile: F,
         data: D,
-        cancel: &CancellationToken,
+        term: &Term,
     ) where
         D: Send + Sync + 'static,
         F: Fn(Request<K>, Arc<Context<D>>) -> Fut + Send + Sync + 'static,
@@ -468,7 +481,7 @@ impl<K: Object> Controller<K> {
         let reconcile = Arc::new(reconcile);
         let lister = Lister::<K>::from_indexer(self.factory.informer_for::<K>().indexer());
         series.max_concurrent.set(self.workers as i64);
-        let stop = cancel.child_token();
+        let stop = CancellationToken::new();
         let backoffs = Arc::new(Backoffs::default());
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..self.workers {
@@ -480,16 +493,27 @@ impl<K: Object> Controller<K> {
                 ctx: Arc::clone(&ctx),
                 reconcile: Arc::clone(&reconcile),
                 stop: stop.clone(),
+                term: term.clone(),
                 writes: writes.clone(),
                 read_your_writes: self.read_your_writes.unwrap_or_default(),
                 backoffs: Arc::clone(&backoffs),
             };
             workers.spawn(worker.run());
         }
-        stop.cancelled().await;
-        // Workers blocked in `get` wake up; those inside a reconcile finish it first.
+        // S11: the term's end, valid-until included, on this run's own clock.
+        term.cancelled().await;
+        stop.cancel();
+        // Workers blocked in `get` wake up; those inside a reconcile finish it first, within
+        // the shutdown timeout and the term's drain limit (S6).
         queue.shut_down();
-        let drained = tokio::time::timeout(self.shutdown_timeout, async {
+        let noticed = Instant::now();
+        let mut until = noticed + self.shutdown_timeout;
+        // S6: a quarter of the term's drain limit is left to unregister and release the
+        // informers, so the run returns on its own before the elector would abort it.
+        if let (Some(deadline), Some(limit)) = (term.drain_deadline(noticed), term.drain_limit()) {
+            until = until.min(deadline - limit / 4);
+        }
+        let drained = tokio::time::timeout_at(until, async {
             while workers.join_next().await.is_some() {}
         })
         .await;
@@ -497,6 +521,7 @@ impl<K: Object> Controller<K> {
             tracing::warn!(
                 controller = %self.name,
                 timeout = ?self.shutdown_timeout,
+                drain_limit = ?term.drain_limit(),
                 "in-flight reconciles did not finish in time; aborting them"
             );
             workers.shutdown().await;

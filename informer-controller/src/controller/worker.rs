@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::action::{Action, Context, Request};
 use super::metrics::Series;
 use super::writes::WriteLog;
+use crate::leader::Term;
 
 /// One of a run's workers.
 pub(super) struct Worker<K, D, F> {
@@ -34,6 +35,10 @@ pub(super) struct Worker<K, D, F> {
     pub(super) ctx: Arc<Context<D>>,
     pub(super) reconcile: Arc<F>,
     pub(super) stop: CancellationToken,
+    /// The run's term: no reconcile starts once it is over ([S11]).
+    ///
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    pub(super) term: Term,
     /// The writes recorded by reconciles ([K2]); `None` with the guard off.
     ///
     /// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
@@ -67,6 +72,11 @@ where
                     None => break,
                 },
             };
+            // S11: past the term's valid-until instant no reconcile starts, even before the
+            // run has noticed (its timer and this worker may run on different threads).
+            if !self.term.is_valid() {
+                break;
+            }
             let key = guard.item().clone();
             if self.backoffs.holds(&self.queue, &key) {
                 // C10: an event re-added a key that waits out its backoff; the retry due at

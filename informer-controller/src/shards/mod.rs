@@ -119,7 +119,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::leader::record;
 use crate::leader::work::{Ended, Work};
-use crate::leader::{self, Error, LeaderElectionConfig, Written};
+use crate::leader::{self, Error, LeaderElectionConfig, Term, Written};
 use informer_runtime::shard::{Shard, ShardField};
 
 mod leases;
@@ -282,18 +282,20 @@ impl ShardAssigner {
     }
 
     /// Takes part in the set until `cancel`: calls `on_shard(index, owned)` when this replica
-    /// gains shard `index` (its future runs as a task; `owned` is cancelled when the shard is
-    /// lost, released to another replica, or the replica stops), and awaits that work (at most
-    /// the drain limit, [S6]) before the shard can pass to anyone else. On cancel every shard's
+    /// gains shard `index` (its future runs as a task; the [`Term`] `owned` ends when the shard
+    /// is lost, released to another replica, the replica stops, or its valid-until instant
+    /// passes, [S11]), and awaits that work (at most the drain limit, [S6]) before the shard
+    /// can pass to anyone else. On cancel every shard's
     /// work is stopped and awaited, then the shards and the membership are released ([E5], when
     /// configured). Dropping the future does the same in the background ([S5]).
     ///
     /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub async fn run<F, Fut>(&self, cancel: CancellationToken, mut on_shard: F) -> Result<(), Error>
     where
-        F: FnMut(u32, CancellationToken) -> Fut,
+        F: FnMut(u32, Term) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         let root = CancellationToken::new();

@@ -24,7 +24,7 @@ impl Inner {
         on_shard: &mut F,
     ) -> Option<Instant>
     where
-        F: FnMut(u32, CancellationToken) -> Fut,
+        F: FnMut(u32, Term) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         let bound = self.config.renew_deadline;
@@ -175,7 +175,7 @@ impl Inner {
         ends: &mpsc::UnboundedSender<Report>,
         on_shard: &mut F,
     ) where
-        F: FnMut(u32, CancellationToken) -> Fut,
+        F: FnMut(u32, Term) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         let first = won.iter().map(|(_, started)| *started).min();

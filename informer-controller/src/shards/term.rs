@@ -18,23 +18,26 @@ impl Inner {
         ends: &mpsc::UnboundedSender<Report>,
         on_shard: &mut F,
     ) where
-        F: FnMut(u32, CancellationToken) -> Fut,
+        F: FnMut(u32, Term) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         let stop = root.child_token();
-        let token = stop.child_token();
+        // S11: the work's term is valid until the renew deadline after the shard's last
+        // successful write, on the work's own clock.
+        let (valid, valid_until) = watch::channel(acquired + self.config.renew_deadline);
+        let term = Term::new(stop.child_token(), valid_until, self.config.drain_limit());
         self.publish(index, true);
         tracing::info!(set = %self.set, identity = %self.identity, shard = index, "acquired a shard");
         let work = Work::spawn(
-            token.clone(),
-            on_shard(index, token),
+            term.clone(),
+            on_shard(index, term),
             self.config.drain_limit(),
             format!("shard {index} of {}", self.set),
         );
         let task = tokio::spawn(Arc::clone(self).term(
             index,
             acquired,
-            work,
+            (work, valid),
             stop.clone(),
             root.clone(),
             ends.clone(),
@@ -50,14 +53,16 @@ impl Inner {
         self: Arc<Self>,
         index: u32,
         acquired: Instant,
-        mut work: Work,
+        (mut work, valid): (Work, watch::Sender<Instant>),
         stop: CancellationToken,
         root: CancellationToken,
         ends: mpsc::UnboundedSender<Report>,
     ) {
         let name = self.shard_lease(index);
         let mut last_write = acquired;
-        let end = self.keep(&name, &mut last_write, &mut work, &stop).await;
+        let end = self
+            .keep(&name, &mut last_write, &valid, &mut work, &stop)
+            .await;
         let ended_at = Instant::now();
         work.cancel();
         self.publish(index, false);
@@ -92,6 +97,7 @@ impl Inner {
         &self,
         name: &str,
         last_write: &mut Instant,
+        valid: &watch::Sender<Instant>,
         work: &mut Work,
         stop: &CancellationToken,
     ) -> TermEnd {
@@ -102,7 +108,7 @@ impl Inner {
                 biased;
                 () = stop.cancelled() => return TermEnd::Stopped,
                 () = tokio::time::sleep_until(deadline) => return TermEnd::Expired,
-                how = work.ended() => return TermEnd::WorkEnded(how),
+                how = work.ended() => return ended(how, deadline),
                 () = tokio::time::sleep_until(next.min(deadline)) => {}
             }
             let started = Instant::now();
@@ -110,12 +116,13 @@ impl Inner {
                 biased;
                 () = stop.cancelled() => return TermEnd::Stopped,
                 () = tokio::time::sleep_until(deadline) => return TermEnd::Expired,
-                how = work.ended() => return TermEnd::WorkEnded(how),
+                how = work.ended() => return ended(how, deadline),
                 r = self.renew(name) => r,
             };
             match renewed {
                 Ok(true) => {
                     *last_write = started;
+                    valid.send_replace(started + self.config.renew_deadline);
                     self.succeeded(name);
                 }
                 Ok(false) => return TermEnd::Lost,
@@ -150,5 +157,16 @@ impl Inner {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// Why a shard term whose work just ended is over: the work ended on its own (S3), unless the
+/// term was already past its renew deadline, which the work sees on its own clock (S11) and may
+/// have stopped for: then the shard expired, and no dead-work backoff applies.
+fn ended(how: Ended, deadline: Instant) -> TermEnd {
+    if Instant::now() >= deadline {
+        TermEnd::Expired
+    } else {
+        TermEnd::WorkEnded(how)
     }
 }
