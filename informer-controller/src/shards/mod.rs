@@ -52,6 +52,9 @@
 //! - **[S6] Bounded drain.** After a term ends, its work may run for at most
 //!   [`LeaderElectionConfig::drain_limit`]; longer work is aborted (`JoinHandle::abort`) and
 //!   logged.
+//! - **[S12] Every shard owned.** No part of the hash space goes without work for longer than a
+//!   lease duration plus a round, across joins, leaves, crashes and rollouts; each replica
+//!   reports the shards its view sees unowned ([`ShardSetMetrics`], [`ShardAssigner::unowned`]).
 //!
 //! A 409 on renewing one's own shard Lease (someone labelled it) re-reads the Lease and retries
 //! within the renew deadline; only another holder (or a deleted Lease) ends the term. Failures of
@@ -102,6 +105,7 @@
 //! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Display;
@@ -122,7 +126,10 @@ use crate::leader::work::{Ended, Work};
 use crate::leader::{self, Error, LeaderElectionConfig, Term, Written};
 use informer_runtime::shard::{Shard, ShardField};
 
+pub use metrics::ShardSetMetrics;
+
 mod leases;
+mod metrics;
 mod round;
 mod term;
 mod view;
@@ -165,6 +172,14 @@ struct Inner {
     ///
     /// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     conflict: Mutex<Option<String>>,
+    /// The shards of our view no live Lease covers, as of the last round ([S12]).
+    ///
+    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    unowned: watch::Sender<u32>,
+    /// This replica's metric series ([S12]).
+    ///
+    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    series: metrics::Series,
 }
 
 impl std::fmt::Debug for ShardAssigner {
@@ -224,8 +239,34 @@ impl ShardAssigner {
                 observed: Mutex::new(HashMap::new()),
                 failures: Mutex::new(HashMap::new()),
                 conflict: Mutex::new(None),
+                unowned: watch::Sender::new(0),
+                series: metrics::Series::default(),
             }),
         })
+    }
+
+    /// Reports this replica's view of the set in `metrics` ([S12]): unowned shards, owned
+    /// shards, live members. Set it before [`run`](Self::run).
+    ///
+    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    pub fn metrics(mut self, metrics: &ShardSetMetrics) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.series = metrics.series(&inner.set, &inner.identity);
+        }
+        self
+    }
+
+    /// How many shards of this replica's view no live Lease covered at its last round, by its
+    /// own observation ([S12]); 0 before the first round.
+    ///
+    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    pub fn unowned(&self) -> u32 {
+        *self.inner.unowned.borrow()
+    }
+
+    /// [`unowned`](Self::unowned) as a watch channel, updated every round.
+    pub fn subscribe_unowned(&self) -> watch::Receiver<u32> {
+        self.inner.unowned.subscribe()
     }
 
     /// The field whose hash the set shards by, recorded on its Leases ([S1]). Set it before

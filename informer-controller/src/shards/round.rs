@@ -37,6 +37,11 @@ impl Inner {
         self.report_conflict(conflict.as_ref());
         let live = self.live_members(&leases, now).max(1);
         let target = self.shards.div_ceil(live) as usize;
+        // S12: what this LIST shows, before this round acquires anything.
+        let unowned = self.unowned(&leases, st, now);
+        self.unowned.send_replace(unowned);
+        self.series.unowned.set(i64::from(unowned));
+        self.series.live.set(i64::from(live));
         let next_expiry = if st.held.len() < target {
             self.earliest_foreign_expiry(&leases, st)
         } else {
