@@ -19,86 +19,15 @@ use std::time::{Duration, Instant};
 
 use informer_controller::shards::{ShardAssigner, ShardSetMetrics};
 use informer_testserver::TestServer;
-use parking_lot::Mutex;
 use prometheus_client::registry::Registry;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use support::ownership::{Interval, Ownership};
 use support::*;
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 const NS: &str = "default";
-
-/// When one replica's work for one shard of a `count`-shard view ran.
-#[derive(Debug, Clone)]
-struct Interval {
-    replica: String,
-    count: u32,
-    index: u32,
-    start: Instant,
-    stop: Option<Instant>,
-}
-
-impl Interval {
-    /// Whether the interval's hash range holds cell `cell` of `cells` (`cells` a multiple of
-    /// `count`).
-    fn holds(&self, cell: u64, cells: u64) -> bool {
-        let per = cells / u64::from(self.count);
-        cell / per == u64::from(self.index)
-    }
-}
-
-/// Every replica's work intervals.
-struct World {
-    intervals: Mutex<Vec<Interval>>,
-    changed: watch::Sender<u64>,
-}
-
-/// Closes its interval when the work's future is dropped.
-struct Running(Arc<World>, usize);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.0.intervals.lock()[self.1].stop = Some(Instant::now());
-        self.0.changed.send_modify(|n| *n += 1);
-    }
-}
-
-impl World {
-    fn new() -> Arc<Self> {
-        Arc::new(World {
-            intervals: Mutex::new(Vec::new()),
-            changed: watch::Sender::new(0),
-        })
-    }
-
-    fn begin(self: &Arc<Self>, replica: &str, count: u32, index: u32) -> Running {
-        let at = {
-            let mut all = self.intervals.lock();
-            all.push(Interval {
-                replica: replica.to_owned(),
-                count,
-                index,
-                start: Instant::now(),
-                stop: None,
-            });
-            all.len() - 1
-        };
-        self.changed.send_modify(|n| *n += 1);
-        Running(Arc::clone(self), at)
-    }
-
-    fn snapshot(&self) -> Vec<Interval> {
-        self.intervals.lock().clone()
-    }
-
-    /// Whether running work covers every one of `cells` cells now.
-    fn covered_now(&self, cells: u64) -> bool {
-        let all = self.snapshot();
-        (0..cells).all(|c| all.iter().any(|i| i.stop.is_none() && i.holds(c, cells)))
-    }
-}
 
 /// The longest time each cell went without running work between `from` and `to`, and where.
 fn longest_gap(
@@ -127,21 +56,6 @@ fn longest_gap(
     worst
 }
 
-/// Pairs of intervals of different replicas that overlap in range and time (S1).
-fn overlaps(all: &[Interval], cells: u64) -> Vec<String> {
-    let mut out = Vec::new();
-    for (n, a) in all.iter().enumerate() {
-        for b in &all[n + 1..] {
-            let end = |i: &Interval| i.stop.unwrap_or_else(Instant::now);
-            let shared = (0..cells).any(|c| a.holds(c, cells) && b.holds(c, cells));
-            if a.replica != b.replica && shared && a.start < end(b) && b.start < end(a) {
-                out.push(format!("{a:?} overlaps {b:?}"));
-            }
-        }
-    }
-    out
-}
-
 struct Replica {
     name: String,
     assigner: Arc<ShardAssigner>,
@@ -153,7 +67,7 @@ struct Replica {
 
 struct Sim {
     server: TestServer,
-    world: Arc<World>,
+    world: Arc<Ownership>,
     metrics: ShardSetMetrics,
     registry: Registry,
     set: &'static str,
@@ -168,7 +82,7 @@ impl Sim {
         let metrics = ShardSetMetrics::new(&mut registry);
         Sim {
             server: TestServer::start().await.unwrap(),
-            world: World::new(),
+            world: Ownership::new(),
             metrics,
             registry,
             set,
@@ -296,8 +210,7 @@ impl Sim {
             "S12: cell {cell} of {cells} had no work for {gap:?} from {:?} in (bound {bound:?}): {all:#?}",
             at - from
         );
-        let overlaps = overlaps(&all, cells);
-        assert!(overlaps.is_empty(), "S1: {overlaps:#?}");
+        self.world.assert_exclusive();
         let text = scrape(&self.registry);
         for r in &self.replicas {
             let series = format!(

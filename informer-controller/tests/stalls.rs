@@ -22,6 +22,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use support::*;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 const NS: &str = "default";
@@ -138,56 +139,46 @@ fn assert_fenced(actions: &[(&'static str, Instant)], old: &str, new: &str) {
     );
 }
 
-/// S11 for a `LeaderElector`: the leader's runtime stalls for 4 s (lease 2 s) while its work
-/// runs on another runtime. The successor leads about 2.25 s into the stall; the old leader's
-/// work has stopped by then, at its term's valid-until instant by its own timer. (Before, the
-/// work's token was cancelled only by the stalled renew task: it acted beside the successor
-/// until the stall ended.)
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn s11_a_stalled_leader_s_work_elsewhere_stops_before_its_successor_leads() {
+/// Spawns one replica on `on`, acting (on the test's runtime) while it owns the Lease or
+/// shard; `cancel` stops it.
+type Spawn = fn(&Handle, &'static str, kube::Client, Actions, CancellationToken) -> JoinHandle<()>;
+
+/// S11: replica `a` runs on a runtime that then stalls for 4 s (lease 2 s) while its work runs
+/// on the test's runtime; `b` takes over about 2.25 s into the stall. `a`'s work must have
+/// stopped by then, at its term's valid-until instant by its own timer. (Before, the work's
+/// token was cancelled only by the stalled renew task: it acted beside `b` until the stall
+/// ended.)
+async fn work_elsewhere_is_fenced_across_a_stall(spawn: Spawn) {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     let stalled = Stallable::new();
     let actions: Actions = Recorder::new();
-    let main = Handle::current();
     let cancel = CancellationToken::new();
-    let a = {
-        let elector =
-            LeaderElector::new(own_client(&server, "a"), NS, "stall-lock", "a", fast()).unwrap();
-        let (main, actions, cancel) = (main.clone(), Arc::clone(&actions), cancel.clone());
-        stalled.handle.spawn(async move {
-            elector
-                .run(cancel, move |term| {
-                    act_until_ended!(main, "a", term, actions)
-                })
-                .await
-                .unwrap();
-        })
-    };
+    let a = spawn(
+        &stalled.handle,
+        "a",
+        own_client(&server, "a"),
+        Arc::clone(&actions),
+        cancel.clone(),
+    );
     actions
         .wait_until("a to lead and act", |a| !a.is_empty())
         .await;
-    let b = {
-        let elector =
-            LeaderElector::new(own_client(&server, "b"), NS, "stall-lock", "b", fast()).unwrap();
-        let (main, actions, cancel) = (main.clone(), Arc::clone(&actions), cancel.clone());
-        tokio::spawn(async move {
-            elector
-                .run(cancel, move |term| {
-                    act_until_ended!(main, "b", term, actions)
-                })
-                .await
-                .unwrap();
-        })
-    };
+    let b = spawn(
+        &Handle::current(),
+        "b",
+        own_client(&server, "b"),
+        Arc::clone(&actions),
+        cancel.clone(),
+    );
     let resumes = stalled.stall(Duration::from_secs(4)).await;
     // Long enough (30 actions of b, 300 ms) for a's work, were it still running, to act too.
     actions
-        .wait_until("b to lead and act", |a| {
+        .wait_until("b to take over and act", |a| {
             a.iter().filter(|(w, _)| *w == "b").count() >= 30
         })
         .await;
-    assert!(Instant::now() < resumes, "b led before a resumed");
+    assert!(Instant::now() < resumes, "b took over before a resumed");
     assert_fenced(&actions.snapshot(), "a", "b");
     cancel.cancel();
     within("b to stop", b).await.unwrap();
@@ -195,61 +186,40 @@ async fn s11_a_stalled_leader_s_work_elsewhere_stops_before_its_successor_leads(
     let _ = a.await;
 }
 
-/// S11 for a `ShardAssigner`: the same with one shard: the holder's runtime stalls for 4 s,
-/// the other replica takes the shard after its lease expires, and the first replica's work (on
-/// another runtime) stopped before.
+/// S11 for a `LeaderElector`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s11_a_stalled_leader_s_work_elsewhere_stops_before_its_successor_leads() {
+    work_elsewhere_is_fenced_across_a_stall(|on, who, client, actions, cancel| {
+        let elector = LeaderElector::new(client, NS, "stall-lock", who, fast()).unwrap();
+        let main = Handle::current();
+        on.spawn(async move {
+            elector
+                .run(cancel, move |term| {
+                    act_until_ended!(main, who, term, actions)
+                })
+                .await
+                .unwrap();
+        })
+    })
+    .await;
+}
+
+/// S11 for a `ShardAssigner` of one shard.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s11_a_stalled_replica_s_shard_work_elsewhere_stops_before_its_successor_takes_it() {
-    init_tracing();
-    let server = TestServer::start().await.unwrap();
-    let stalled = Stallable::new();
-    let actions: Actions = Recorder::new();
-    let main = Handle::current();
-    let cancel = CancellationToken::new();
-    let a = {
-        let assigner =
-            ShardAssigner::new(own_client(&server, "a"), NS, "stall", "a", 1, fast()).unwrap();
-        let (main, actions, cancel) = (main.clone(), Arc::clone(&actions), cancel.clone());
-        stalled.handle.spawn(async move {
+    work_elsewhere_is_fenced_across_a_stall(|on, who, client, actions, cancel| {
+        let assigner = ShardAssigner::new(client, NS, "stall", who, 1, fast()).unwrap();
+        let main = Handle::current();
+        on.spawn(async move {
             assigner
                 .run(cancel, move |_, term| {
-                    act_until_ended!(main, "a", term, actions)
+                    act_until_ended!(main, who, term, actions)
                 })
                 .await
                 .unwrap();
         })
-    };
-    actions
-        .wait_until("a to own the shard and act", |a| !a.is_empty())
-        .await;
-    let b = {
-        let assigner =
-            ShardAssigner::new(own_client(&server, "b"), NS, "stall", "b", 1, fast()).unwrap();
-        let (main, actions, cancel) = (main.clone(), Arc::clone(&actions), cancel.clone());
-        tokio::spawn(async move {
-            assigner
-                .run(cancel, move |_, term| {
-                    act_until_ended!(main, "b", term, actions)
-                })
-                .await
-                .unwrap();
-        })
-    };
-    let resumes = stalled.stall(Duration::from_secs(4)).await;
-    actions
-        .wait_until("b to take the shard and act", |a| {
-            a.iter().filter(|(w, _)| *w == "b").count() >= 30
-        })
-        .await;
-    assert!(
-        Instant::now() < resumes,
-        "b took the shard before a resumed"
-    );
-    assert_fenced(&actions.snapshot(), "a", "b");
-    cancel.cancel();
-    within("b to stop", b).await.unwrap();
-    drop(stalled);
-    let _ = a.await;
+    })
+    .await;
 }
 
 /// S11: the answer to the acquiring write arrives, and the candidate then stalls for 1.5 s

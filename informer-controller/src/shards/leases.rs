@@ -136,17 +136,10 @@ impl Inner {
     pub(super) async fn leave(&self) {
         let name = self.member_lease();
         let result = async {
-            let Some(lease) = self.api.get_opt(&name).await? else {
-                return Ok(false);
-            };
-            let holder = lease
-                .spec
-                .as_ref()
-                .and_then(|s| s.holder_identity.as_deref());
-            if holder != Some(self.identity.as_str()) {
-                return Ok(false);
+            match self.read_ours(&name).await? {
+                Some(lease) => self.delete_as_read(&lease).await,
+                None => Ok(false),
             }
-            self.delete_as_read(&lease).await
         };
         match tokio::time::timeout(self.config.renew_deadline, result).await {
             Ok(Ok(true)) => {
@@ -201,6 +194,15 @@ impl Inner {
                 Err(err) => self.failed("sweep", &err),
             }
         }
+    }
+
+    /// The Lease `name` as read now, if it exists and we hold it.
+    pub(super) async fn read_ours(&self, name: &str) -> Result<Option<Lease>, kube::Error> {
+        let lease = self.api.get_opt(name).await?;
+        Ok(lease.filter(|l| {
+            l.spec.as_ref().and_then(|s| s.holder_identity.as_deref())
+                == Some(self.identity.as_str())
+        }))
     }
 
     /// Deletes `lease` if it is still as read (its resourceVersion): Ok(true) deleted,

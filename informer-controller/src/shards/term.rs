@@ -137,16 +137,9 @@ impl Inner {
     /// re-reads and retries; the caller bounds it by the renew deadline (item 12).
     pub(super) async fn renew(&self, name: &str) -> Result<bool, kube::Error> {
         loop {
-            let Some(lease) = self.api.get_opt(name).await? else {
+            let Some(lease) = self.read_ours(name).await? else {
                 return Ok(false);
             };
-            let holder = lease
-                .spec
-                .as_ref()
-                .and_then(|s| s.holder_identity.as_deref());
-            if holder != Some(self.identity.as_str()) {
-                return Ok(false);
-            }
             let written = self.write_lease(name, Some(lease), Instant::now()).await;
             match written {
                 Ok(Written::Held(_)) => return Ok(true),

@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+pub mod ownership;
+
 pub use informer_test_support::{
     Recorder, WAIT, client_with_agent, cm, config_map, init_tracing, poll_within, sample, scrape,
     wait_until, wait_watch, within,
