@@ -3,8 +3,8 @@
 //! and kube-runtime interop ([`interop`]).
 //!
 //! How each part behaves is specified in the behaviour reference, whose rule IDs the
-//! documentation cites: controllers in [C1]-[C9], read your own writes in [K1]-[K4], leader
-//! election in [E1]-[E7], shard sets and terms in [S1]-[S6], the workqueue in [W1]-[W8] and event
+//! documentation cites: controllers in [C1]-[C10], read your own writes in [K1]-[K4], leader
+//! election in [E1]-[E7], shard sets and terms in [S1]-[S11], the workqueue in [W1]-[W8] and event
 //! handlers in [H1]-[H15]. `docs/decisions/13-controllers-in-their-own-crate.md` in the repository
 //! explains why this is a crate of its own.
 //!
@@ -38,10 +38,11 @@
 //! [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 //! [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 //!
+//! [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 //! [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 //! [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 //! [E7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [W8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 //! [H15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 

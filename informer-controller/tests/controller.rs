@@ -254,6 +254,19 @@ async fn c3_c8_errors_back_off_per_key_requeues_count_and_metrics_use_controller
         m(r#"controller_runtime_max_concurrent_reconciles{controller="flaky"}"#),
         3.0
     );
+    // controller-runtime v0.25's other families, for its dashboards (C8).
+    assert_eq!(
+        m(r#"controller_runtime_terminal_reconcile_errors_total{controller="flaky"}"#),
+        0.0
+    );
+    assert_eq!(
+        m(r#"controller_runtime_reconcile_timeouts_total{controller="flaky"}"#),
+        0.0
+    );
+    assert_eq!(
+        m(r#"controller_runtime_reconcile_panics_total{controller="flaky"}"#),
+        0.0
+    );
     // The workqueue's metrics sit next to them, under the controller's name (W7).
     assert!(m(r#"workqueue_adds_total{name="flaky"}"#) >= 4.0);
     assert_eq!(

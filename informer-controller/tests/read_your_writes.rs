@@ -18,6 +18,7 @@ use informer_controller::finalizer::{self, Event};
 use informer_controller::{Action, Context, Controller, Request, WriteRecorder};
 use informer_runtime::SharedInformerFactory;
 use informer_runtime::reflector::{InitialListStrategy, ReflectorConfig};
+use informer_runtime::shard::{Shard, ShardField};
 use informer_testserver::{FaultTarget, TestServer};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -373,4 +374,137 @@ async fn an_incomparable_resource_version_turns_the_guard_off_for_that_write() {
     );
     let skips = stale_sync_skips(&registry, "opaque");
     assert_eq!(skips, 0.0);
+}
+
+/// Where the first reconcile of [`write_elsewhere`] writes an object its factory's informer
+/// never stores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Elsewhere {
+    /// A Secret: the factory has a Secret informer (a lister asked for it), never started.
+    Unstarted,
+    /// A ConfigMap in another namespace than the factory's.
+    OtherNamespace,
+    /// A ConfigMap outside the factory's label selector.
+    Label,
+    /// A ConfigMap outside the factory's field selector.
+    Field,
+    /// A ConfigMap in a namespace of another shard than the factory's.
+    Shard,
+}
+
+/// The case, a namespace the factory does not admit, and the reconciles' instants.
+type ElsewhereData = (Elsewhere, String, Arc<Recorder<Instant>>);
+
+/// The first reconcile writes per `case` (into `foreign`, a namespace the factory does not
+/// admit where that matters), records the write and requeues; later ones log their instant.
+async fn write_elsewhere(
+    req: Request<ConfigMap>,
+    ctx: Arc<Context<ElsewhereData>>,
+) -> Result<Action, kube::Error> {
+    let (case, foreign, log) = ctx.data();
+    log.push(Instant::now());
+    if log.snapshot().len() > 1 {
+        return Ok(Action::Done);
+    }
+    let client = ctx.client().clone();
+    let recorder = ctx.recorder(&req.key);
+    let mut obj = cm(NS, "beside", "1");
+    match case {
+        Elsewhere::Unstarted => {
+            let mut secret = Secret::default();
+            secret.metadata.name = Some("beside".into());
+            let api: Api<Secret> = Api::namespaced(client, NS);
+            recorder.record(&api.create(&Default::default(), &secret).await?);
+            return Ok(Action::Requeue);
+        }
+        Elsewhere::OtherNamespace | Elsewhere::Shard => {
+            obj.metadata.namespace = Some(foreign.clone());
+        }
+        Elsewhere::Label => {
+            obj.metadata.labels = Some([("app".to_string(), "other".to_string())].into());
+        }
+        Elsewhere::Field => obj.metadata.name = Some("hidden".into()),
+    }
+    let ns = obj.metadata.namespace.clone().unwrap_or_default();
+    let api: Api<ConfigMap> = Api::namespaced(client, &ns);
+    recorder.record(&api.create(&Default::default(), &obj).await?);
+    Ok(Action::Requeue)
+}
+
+/// K3: a reconcile waits only for writes a running informer of the written kind will store.
+/// A write to a kind whose informer is not running, or outside the factory's namespace, label
+/// selector, field selector or shard, never reaches a store; recorded, it held the next
+/// reconcile for the whole timeout (3 s here, 5 s by default), or until a bookmark advanced
+/// the store (kube-apiserver sends one about every minute).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_the_informers_never_store_is_not_waited_for() {
+    init_tracing();
+    // kube-apiserver's bookmark interval (about a minute): a bookmark does not end the wait.
+    let server = TestServer::builder()
+        .bookmark_interval(Duration::from_secs(60))
+        .start()
+        .await
+        .unwrap();
+    server
+        .create(&config_map(NS, "counter", "0", &[("app", "ryw")]))
+        .unwrap();
+    let home = (0..2)
+        .map(|i| Shard::of(i, 2, ShardField::Namespace).unwrap())
+        .find(|s| s.admits(NS))
+        .unwrap();
+    let foreign = (0..)
+        .map(|i| format!("other-{i}"))
+        .find(|ns| !home.admits(ns))
+        .unwrap();
+    let timeout = Duration::from_secs(3);
+    for case in [
+        Elsewhere::Unstarted,
+        Elsewhere::OtherNamespace,
+        Elsewhere::Label,
+        Elsewhere::Field,
+        Elsewhere::Shard,
+    ] {
+        let builder = SharedInformerFactory::builder(server.client());
+        let factory = match case {
+            Elsewhere::Unstarted => builder.build(),
+            Elsewhere::OtherNamespace => builder.namespace(NS).build(),
+            Elsewhere::Label => builder
+                .tweak_list_options(|p| p.label_selector = Some("app=ryw".into()))
+                .build(),
+            Elsewhere::Field => builder
+                .tweak_list_options(|p| p.field_selector = Some("metadata.name!=hidden".into()))
+                .build(),
+            Elsewhere::Shard => builder.shard(home.clone()).build(),
+        };
+        let _unstarted = factory.informer_for::<Secret>();
+        let mut registry = Registry::default();
+        let controller = Controller::<ConfigMap>::new(factory, "elsewhere")
+            .read_your_writes_timeout(timeout)
+            .metrics(&mut registry);
+        let log = Recorder::<Instant>::new();
+        let cancel = CancellationToken::new();
+        let run = tokio::spawn({
+            let (data, cancel) = ((case, foreign.clone(), Arc::clone(&log)), cancel.clone());
+            async move { controller.run(write_elsewhere, data, cancel).await }
+        });
+        let times = log
+            .wait_until("the requeued reconcile", |l| l.len() >= 2)
+            .await;
+        cancel.cancel();
+        within("the controller to stop", run)
+            .await
+            .unwrap()
+            .unwrap();
+        let gap = times[1] - times[0];
+        assert!(
+            gap < Duration::from_secs(1),
+            "K3 ({case:?}): the requeue waited {gap:?} for a write no informer stores"
+        );
+        assert_eq!(stale_sync_skips(&registry, "elsewhere"), 0.0, "{case:?}");
+        // Clean up for the next case.
+        let _ = server.delete::<Secret>(Some(NS), "beside");
+        for (ns, name) in [(NS, "beside"), (NS, "hidden"), (foreign.as_str(), "beside")] {
+            let _ = server.delete::<ConfigMap>(Some(ns), name);
+        }
+    }
 }

@@ -91,7 +91,7 @@ fn replica(server: &TestServer, world: &Arc<World>, r: usize, release: bool) -> 
         tokio::spawn(async move {
             let a = Arc::clone(&assigner);
             a.run(cancel, move |index, owned| {
-                let shard = assigner.shard(index, ShardField::Uid);
+                let shard = assigner.shard(index, assigner.field());
                 let factory = SharedInformerFactory::builder(client.clone())
                     .informer_name(format!("r{r}-s{index}"))
                     .shard(shard.clone())
@@ -111,8 +111,8 @@ fn replica(server: &TestServer, world: &Arc<World>, r: usize, release: bool) -> 
                         async move {
                             *world.reconciles.lock() += 1;
                             if let Some(obj) = &req.object {
-                                let uid = obj.metadata.uid.clone().unwrap_or_default();
-                                if !ctx.data().admits(&uid) {
+                                let ns = obj.metadata.namespace.clone().unwrap_or_default();
+                                if !ctx.data().admits(&ns) {
                                     world.foreign.lock().push(req.key.to_string());
                                 }
                             }
@@ -185,10 +185,10 @@ fn partition(world: &World) -> Option<BTreeMap<String, String>> {
         if !informer.has_synced() {
             return None;
         }
-        let shard = Shard::of(*index, SHARDS, ShardField::Uid).unwrap();
+        let shard = Shard::of(*index, SHARDS, ShardField::Namespace).unwrap();
         for obj in informer.indexer().list() {
             let m = &obj.metadata;
-            if !shard.admits(m.uid.as_deref().unwrap_or_default()) {
+            if !shard.admits(m.namespace.as_deref().unwrap_or_default()) {
                 return None;
             }
             let key = format!(

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
+use informer_controller::leader::Term;
 use informer_controller::shards::{
     SHARD_COUNT_LABEL, SHARD_FIELD_LABEL, SHARD_SET_LABEL, ShardAssigner,
 };
@@ -25,139 +26,16 @@ use informer_testserver::TestServer;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Patch, PatchParams};
 use parking_lot::Mutex;
+use support::ownership::Ownership;
 use support::*;
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 const NS: &str = "default";
 const SET: &str = "terms";
 
-/// When one replica's work for one shard ran.
-#[derive(Debug, Clone)]
-struct Interval {
-    replica: String,
-    /// The shard count of the replica's view, and the shard.
-    count: u32,
-    index: u32,
-    start: Instant,
-    stop: Option<Instant>,
-}
-
-impl Interval {
-    /// Whether the two hash ranges `index/count` overlap (`Shard::of` splits the space evenly).
-    fn ranges_overlap(&self, other: &Interval) -> bool {
-        let (a, b) = (u64::from(self.index), u64::from(other.index));
-        let (ca, cb) = (u64::from(self.count), u64::from(other.count));
-        a * cb < (b + 1) * ca && b * ca < (a + 1) * cb
-    }
-
-    fn times_overlap(&self, other: &Interval) -> bool {
-        let end = |i: &Interval| i.stop.unwrap_or_else(Instant::now);
-        self.start < end(other) && other.start < end(self)
-    }
-}
-
-/// Every replica's ownership intervals, with waits on them.
-struct Ownership {
-    intervals: Mutex<Vec<Interval>>,
-    changed: watch::Sender<u64>,
-}
-
-/// Closes its interval when dropped: when the work's future ends or is aborted.
-struct Owning {
-    own: Arc<Ownership>,
-    at: usize,
-}
-
-impl Drop for Owning {
-    fn drop(&mut self) {
-        self.own.intervals.lock()[self.at].stop = Some(Instant::now());
-        self.own.changed.send_modify(|n| *n += 1);
-    }
-}
-
-impl Ownership {
-    fn new() -> Arc<Self> {
-        Arc::new(Ownership {
-            intervals: Mutex::new(Vec::new()),
-            changed: watch::Sender::new(0),
-        })
-    }
-
-    fn begin(self: &Arc<Self>, replica: &str, count: u32, index: u32) -> Owning {
-        let at = {
-            let mut all = self.intervals.lock();
-            all.push(Interval {
-                replica: replica.to_owned(),
-                count,
-                index,
-                start: Instant::now(),
-                stop: None,
-            });
-            all.len() - 1
-        };
-        self.changed.send_modify(|n| *n += 1);
-        Owning {
-            own: Arc::clone(self),
-            at,
-        }
-    }
-
-    fn snapshot(&self) -> Vec<Interval> {
-        self.intervals.lock().clone()
-    }
-
-    /// Every pair of intervals of different replicas that overlap in time and range (S1, S2).
-    fn overlaps(&self) -> Vec<String> {
-        let all = self.snapshot();
-        let mut out = Vec::new();
-        for (i, a) in all.iter().enumerate() {
-            for b in &all[i + 1..] {
-                if a.replica != b.replica && a.ranges_overlap(b) && a.times_overlap(b) {
-                    out.push(format!("{a:?} overlaps {b:?}"));
-                }
-            }
-        }
-        out
-    }
-
-    fn assert_exclusive(&self) {
-        let overlaps = self.overlaps();
-        assert!(overlaps.is_empty(), "overlapping ownership: {overlaps:#?}");
-    }
-
-    /// The shards whose work runs now on `replica`.
-    fn running(&self, replica: &str) -> BTreeSet<u32> {
-        self.snapshot()
-            .iter()
-            .filter(|i| i.replica == replica && i.stop.is_none())
-            .map(|i| i.index)
-            .collect()
-    }
-
-    /// Waits until `cond` holds for the intervals; panics after [`WAIT`].
-    async fn wait_until(&self, what: &str, cond: impl Fn(&[Interval]) -> bool) {
-        let mut rx = self.changed.subscribe();
-        let wait = async {
-            loop {
-                rx.borrow_and_update();
-                if cond(&self.snapshot()) {
-                    return;
-                }
-                if rx.changed().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
-        if tokio::time::timeout(WAIT, wait).await.is_err() {
-            panic!("timed out waiting for {what}: {:#?}", self.snapshot());
-        }
-    }
-}
-
 /// A shard's work: given the replica, the shard and its token.
-type Behaviour = Arc<dyn Fn(&str, u32, CancellationToken) -> BoxFuture<'static, ()> + Send + Sync>;
+type Behaviour = Arc<dyn Fn(&str, u32, Term) -> BoxFuture<'static, ()> + Send + Sync>;
 
 /// Work that runs until its token is cancelled.
 fn until_cancelled() -> Behaviour {

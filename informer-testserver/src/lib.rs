@@ -55,6 +55,7 @@ mod error;
 mod faults;
 mod http;
 mod log;
+mod names;
 mod ops;
 mod patch;
 mod printers;

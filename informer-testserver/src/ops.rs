@@ -81,25 +81,6 @@ fn check_type(info: &ResourceInfo, v: &mut Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn check_name(info: &ResourceInfo, name: &str) -> Result<(), ApiError> {
-    if name.is_empty()
-        || name == "."
-        || name == ".."
-        || name.contains('/')
-        || name.contains('%')
-        || name.len() > 253
-    {
-        return Err(ApiError::invalid(
-            info,
-            name,
-            &format!(
-                "metadata.name: Invalid value: {name:?}: a valid name must not be empty or contain '/' or '%'"
-            ),
-        ));
-    }
-    Ok(())
-}
-
 fn key(info: &ResourceInfo, ns: Option<&str>, name: &str) -> ObjKey {
     let ns = if info.namespaced {
         ns.unwrap_or_default()
@@ -154,7 +135,7 @@ pub(crate) fn create(
             }
         }
     }
-    check_name(info, &name)?;
+    crate::names::check(info, &name)?;
     m.insert("name".into(), Value::String(name.clone()));
     if info.namespaced {
         let Some(ns) = ns else {

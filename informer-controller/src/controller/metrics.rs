@@ -37,6 +37,14 @@ fn reconcile_time_histogram() -> Histogram {
 /// | `controller_runtime_reconcile_time_seconds{controller}` | histogram of reconcile durations |
 /// | `controller_runtime_active_workers{controller}` | gauge: workers inside a reconcile now |
 /// | `controller_runtime_max_concurrent_reconciles{controller}` | gauge: configured workers |
+/// | `controller_runtime_terminal_reconcile_errors_total{controller}` | counter, always 0: every error is retried (no terminal errors) |
+/// | `controller_runtime_reconcile_timeouts_total{controller}` | counter, always 0: reconciles have no timeout of their own |
+///
+/// Names, labels, help texts and the histogram's buckets are those of controller-runtime v0.25
+/// (`pkg/internal/controller/metrics`), whose families are all here, so its dashboards work
+/// unchanged; the last two exist for them only. Next to them: `stale_sync_skips_total` ([K3]).
+///
+/// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 ///
 /// [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 #[derive(Clone, Debug)]
@@ -47,6 +55,8 @@ pub struct ControllerMetrics {
     reconcile_time: HistogramFamily,
     active_workers: Family<ControllerLabel, Gauge>,
     max_concurrent: Family<ControllerLabel, Gauge>,
+    terminal_errors: Family<ControllerLabel, Counter>,
+    timeouts: Family<ControllerLabel, Counter>,
     stale_sync_skips: Family<ControllerLabel, Counter>,
 }
 
@@ -60,6 +70,8 @@ impl ControllerMetrics {
             reconcile_time: Family::new_with_constructor(reconcile_time_histogram),
             active_workers: Family::default(),
             max_concurrent: Family::default(),
+            terminal_errors: Family::default(),
+            timeouts: Family::default(),
             stale_sync_skips: Family::default(),
         };
         // prometheus-client appends `_total` to counter names.
@@ -94,6 +106,16 @@ impl ControllerMetrics {
             m.max_concurrent.clone(),
         );
         registry.register(
+            "controller_runtime_terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            m.terminal_errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_timeouts",
+            "Total number of reconciliation timeouts per controller",
+            m.timeouts.clone(),
+        );
+        registry.register(
             "stale_sync_skips",
             "Reconciles that waited for the caches to hold their key's own earlier writes (K3)",
             m.stale_sync_skips.clone(),
@@ -104,6 +126,9 @@ impl ControllerMetrics {
     /// The series of one controller, resolved once.
     pub(crate) fn for_controller(&self, name: &str) -> Series {
         let label = [("controller", name.to_owned())];
+        // Created at 0, as controller-runtime creates every series of a controller at start.
+        drop(self.terminal_errors.get_or_create(&label));
+        drop(self.timeouts.get_or_create(&label));
         let result = |r: &str| {
             self.reconcile_total
                 .get_or_create(&[("controller", name.to_owned()), ("result", r.to_owned())])

@@ -1,5 +1,5 @@
 //! The controller: a primary kind, the kinds it owns or watches, a rate-limited workqueue and
-//! N workers running an async reconcile ([C1]-[C8]).
+//! N workers running an async reconcile ([C1]-[C10]).
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -29,23 +29,26 @@
 //!
 //! [C1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 //!
-//! [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+//! [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 
 mod action;
+mod admission;
 mod metrics;
 mod sources;
+mod worker;
 mod writes;
 
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use futures::FutureExt;
+use tokio::time::Instant;
+
 use informer_runtime::key::ObjectKey;
 use informer_runtime::lister::Lister;
+use informer_runtime::shard::ShardField;
 use informer_runtime::workqueue::{
     RateLimiter, RateLimitingQueue, WorkQueueMetrics, default_controller_rate_limiter,
 };
@@ -57,8 +60,10 @@ pub use action::{Action, Context, Request};
 pub use metrics::ControllerMetrics;
 pub use writes::WriteRecorder;
 
+use crate::leader::Term;
 use metrics::Series;
 use sources::{InformerSource, Mapping, Registered, Source};
+use worker::{Backoffs, Worker};
 use writes::WriteLog;
 
 /// Why a controller run failed.
@@ -95,6 +100,18 @@ pub enum Error {
         /// The controller's name.
         controller: String,
     },
+    /// The factory is sharded by `metadata.uid`, which splits the objects of one key over
+    /// replicas ([S7]): shard by namespace. Not retryable.
+    ///
+    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    #[error(
+        "controller {controller}: its factory is sharded by metadata.uid, which puts an object, the objects it owns \
+         and a re-created object of the same name on different replicas (S7); shard by metadata.namespace"
+    )]
+    ShardedByUid {
+        /// The controller's name.
+        controller: String,
+    },
 }
 
 /// [K3]'s default bound: how long a reconcile waits for the caches to hold its key's writes.
@@ -115,7 +132,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Guarantees, from the workqueue ([W1], [W2], [W5]):
 /// - one reconcile per key at a time, across all workers ([C1]);
 /// - a change during a reconcile leads to exactly one more reconcile of that key ([C2]);
-/// - an error requeues the key with per-key exponential backoff ([C3]);
+/// - an error requeues the key with per-key exponential backoff ([C3]), which events do not cut
+///   short nor grow: the key waits for the retry due at its end ([C10]);
 /// - a reconcile never starts on a cache older than the writes recorded by earlier reconciles
 ///   of its key, waiting up to [`read_your_writes_timeout`](Self::read_your_writes_timeout)
 ///   ([K1]-[K4], see [`WriteRecorder`]).
@@ -128,6 +146,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// [C1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 /// [C2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 /// [C3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+/// [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 /// [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 ///
 /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
@@ -324,7 +343,10 @@ impl<K: Object> Controller<K> {
 
     /// Runs the controller until `cancel`, then shuts down gracefully ([C7]): workers stop
     /// taking keys, in-flight reconciles finish (bounded by the shutdown timeout), and handlers
-    /// are unregistered.
+    /// are unregistered. `cancel` is a `CancellationToken` or a leader's or shard's [`Term`]:
+    /// then the run also ends when the term's valid-until instant passes, by this run's own
+    /// clock, and in-flight reconciles are aborted once the term's drain limit has passed
+    /// ([S11], [S6]), before a successor can lead.
     ///
     /// It starts only the informers it reads (its primary kind and the kinds it owns or
     /// watches), each through a [`use_informer`](SharedInformerFactory::use_informer) share, and
@@ -336,13 +358,18 @@ impl<K: Object> Controller<K> {
     /// `reconcile` gets the [`Request`] and the shared [`Context`] holding `data`; its error
     /// is logged, counted, and the key retried with backoff ([C3]). A panic counts as an error.
     ///
+    /// A factory sharded by `metadata.uid` is refused ([`Error::ShardedByUid`], [S7]).
+    ///
+    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     /// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     /// [C3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub async fn run<D, F, Fut, E>(
         &self,
         reconcile: F,
         data: D,
-        cancel: CancellationToken,
+        cancel: impl Into<Term>,
     ) -> Result<()>
     where
         D: Send + Sync + 'static,
@@ -350,6 +377,16 @@ impl<K: Object> Controller<K> {
         Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
         E: fmt::Display + Send + 'static,
     {
+        // S7: a key's objects must be in one shard; a UID does not keep them there.
+        if self
+            .factory
+            .shard()
+            .is_some_and(|s| s.field() == ShardField::Uid)
+        {
+            return Err(Error::ShardedByUid {
+                controller: self.name.to_string(),
+            });
+        }
         let mut builder = RateLimitingQueue::builder()
             .name(self.name.to_string())
             .rate_limiter(Arc::clone(&self.limiter));
@@ -383,10 +420,11 @@ impl<K: Object> Controller<K> {
             .filter_map(|s| self.factory.use_informer(&s.id()))
             .collect();
 
-        let synced = self.wait_synced(&registrations, &cancel).await;
+        let term: Term = cancel.into();
+        let synced = self.wait_synced(&registrations, &term).await;
         let result = match synced {
             Ok(true) => {
-                self.work(&queue, &series, reconcile, data, &cancel).await;
+                self.work(&queue, &series, reconcile, data, &term).await;
                 Ok(())
             }
             Ok(false) => Ok(()),
@@ -406,7 +444,7 @@ impl<K: Object> Controller<K> {
     async fn wait_synced(
         &self,
         registrations: &[Box<dyn Registered>],
-        cancel: &CancellationToken,
+        term: &Term,
     ) -> Result<bool> {
         let all = futures::future::join_all(registrations.iter().map(|r| r.wait_for_sync()));
         let timeout = async {
@@ -424,7 +462,7 @@ impl<K: Object> Controller<K> {
                     Err(Error::InformerStopped { controller: self.name.to_string() })
                 }
             }
-            () = cancel.cancelled() => Ok(false),
+            () = term.cancelled() => Ok(false),
             () = timeout => Err(Error::CacheSyncTimeout {
                 controller: self.name.to_string(),
                 timeout: self.sync_timeout.unwrap_or_default(),
@@ -432,16 +470,20 @@ impl<K: Object> Controller<K> {
         }
     }
 
-    /// Runs the workers until `cancel`, then lets in-flight reconciles finish ([C7]).
+    /// Runs the workers until the term ends (cancelled, or past its valid-until instant,
+    /// [S11]), then lets in-flight reconciles finish ([C7]) within the shutdown timeout and the
+    /// term's drain limit ([S6]), whichever ends first.
     ///
     /// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     async fn work<D, F, Fut, E>(
         &self,
         queue: &RateLimitingQueue<ObjectKey>,
         series: &Series,
         reconcile: F,
         data: D,
-        cancel: &CancellationToken,
+        term: &Term,
     ) where
         D: Send + Sync + 'static,
         F: Fn(Request<K>, Arc<Context<D>>) -> Fut + Send + Sync + 'static,
@@ -458,7 +500,8 @@ impl<K: Object> Controller<K> {
         let reconcile = Arc::new(reconcile);
         let lister = Lister::<K>::from_indexer(self.factory.informer_for::<K>().indexer());
         series.max_concurrent.set(self.workers as i64);
-        let stop = cancel.child_token();
+        let stop = CancellationToken::new();
+        let backoffs = Arc::new(Backoffs::default());
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..self.workers {
             let worker = Worker {
@@ -469,15 +512,27 @@ impl<K: Object> Controller<K> {
                 ctx: Arc::clone(&ctx),
                 reconcile: Arc::clone(&reconcile),
                 stop: stop.clone(),
+                term: term.clone(),
                 writes: writes.clone(),
                 read_your_writes: self.read_your_writes.unwrap_or_default(),
+                backoffs: Arc::clone(&backoffs),
             };
             workers.spawn(worker.run());
         }
-        stop.cancelled().await;
-        // Workers blocked in `get` wake up; those inside a reconcile finish it first.
+        // S11: the term's end, valid-until included, on this run's own clock.
+        term.cancelled().await;
+        stop.cancel();
+        // Workers blocked in `get` wake up; those inside a reconcile finish it first, within
+        // the shutdown timeout and the term's drain limit (S6).
         queue.shut_down();
-        let drained = tokio::time::timeout(self.shutdown_timeout, async {
+        let noticed = Instant::now();
+        let mut until = noticed + self.shutdown_timeout;
+        // S6: a quarter of the term's drain limit is left to unregister and release the
+        // informers, so the run returns on its own before the elector would abort it.
+        if let (Some(deadline), Some(limit)) = (term.drain_deadline(noticed), term.drain_limit()) {
+            until = until.min(deadline - limit / 4);
+        }
+        let drained = tokio::time::timeout_at(until, async {
             while workers.join_next().await.is_some() {}
         })
         .await;
@@ -485,6 +540,7 @@ impl<K: Object> Controller<K> {
             tracing::warn!(
                 controller = %self.name,
                 timeout = ?self.shutdown_timeout,
+                drain_limit = ?term.drain_limit(),
                 "in-flight reconciles did not finish in time; aborting them"
             );
             workers.shutdown().await;
@@ -496,130 +552,5 @@ impl<K: Object> Controller<K> {
 fn unregister(registrations: &[Box<dyn Registered>]) {
     for r in registrations {
         r.remove();
-    }
-}
-
-struct Worker<K, D, F> {
-    name: Arc<str>,
-    queue: RateLimitingQueue<ObjectKey>,
-    lister: Lister<K>,
-    series: Series,
-    ctx: Arc<Context<D>>,
-    reconcile: Arc<F>,
-    stop: CancellationToken,
-    /// The writes recorded by reconciles ([K2]); `None` with the guard off.
-    ///
-    /// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    writes: Option<Arc<WriteLog>>,
-    /// [K3]'s bound.
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    read_your_writes: Duration,
-}
-
-impl<K, D, F, Fut, E> Worker<K, D, F>
-where
-    K: Object,
-    D: Send + Sync + 'static,
-    F: Fn(Request<K>, Arc<Context<D>>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
-    E: fmt::Display + Send + 'static,
-{
-    async fn run(self) {
-        loop {
-            // Biased: once stopping, take no more keys (C7). `get` is cancel-safe.
-            let guard = tokio::select! {
-                biased;
-                () = self.stop.cancelled() => break,
-                guard = self.queue.get_guarded() => match guard {
-                    Some(guard) => guard,
-                    None => break,
-                },
-            };
-            let key = guard.item().clone();
-            self.reconcile_one(key).await;
-            // Dropping the guard marks the key done: a key re-added meanwhile runs again (C2).
-            drop(guard);
-        }
-    }
-
-    /// [K3]: waits (bounded) until the informers hold the writes earlier reconciles of `key`
-    /// recorded; past the bound it logs a warning and lets the reconcile run.
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    async fn await_own_writes(&self, key: &ObjectKey) {
-        let Some(writes) = &self.writes else { return };
-        let outstanding = writes.outstanding(key);
-        if outstanding.is_empty() {
-            return;
-        }
-        self.series.stale_sync_skips.inc();
-        let (versions, waits): (Vec<_>, Vec<_>) = outstanding
-            .into_iter()
-            .map(|(rv, informer, wait)| ((rv, informer), wait))
-            .unzip();
-        tracing::debug!(controller = %self.name, %key, ?versions, "waiting for the caches to hold this key's writes");
-        let caught_up = tokio::select! {
-            biased;
-            () = self.stop.cancelled() => return,
-            done = tokio::time::timeout(self.read_your_writes, futures::future::join_all(waits)) => done.is_ok(),
-        };
-        if !caught_up {
-            tracing::warn!(
-                controller = %self.name,
-                %key,
-                ?versions,
-                timeout = ?self.read_your_writes,
-                "the caches did not catch up with this key's writes in time; reconciling on older state"
-            );
-        }
-    }
-
-    async fn reconcile_one(&self, key: ObjectKey) {
-        self.await_own_writes(&key).await;
-        let object = self.lister.get_by_key(key.as_str()).ok();
-        let request = Request {
-            key: key.clone(),
-            object,
-        };
-        self.series.active_workers.inc();
-        let started = Instant::now();
-        let outcome = AssertUnwindSafe((self.reconcile)(request, Arc::clone(&self.ctx)))
-            .catch_unwind()
-            .await;
-        self.series.active_workers.dec();
-        self.series.time.observe(started.elapsed().as_secs_f64());
-        match outcome {
-            Ok(Ok(action)) => {
-                self.series.count(action.result_label());
-                match action {
-                    Action::Done => self.queue.forget(&key),
-                    Action::Requeue => self.queue.add_rate_limited(key),
-                    Action::RequeueAfter(delay) => {
-                        self.queue.forget(&key);
-                        self.queue.add_after(key, delay);
-                    }
-                }
-            }
-            Ok(Err(err)) => {
-                self.series.count("error");
-                self.series.errors.inc();
-                tracing::warn!(
-                    controller = %self.name,
-                    %key,
-                    error = %err,
-                    retries = self.queue.num_requeues(&key),
-                    "reconcile failed; retrying with backoff"
-                );
-                self.queue.add_rate_limited(key);
-            }
-            Err(_panic) => {
-                self.series.count("error");
-                self.series.errors.inc();
-                self.series.panics.inc();
-                tracing::error!(controller = %self.name, %key, "reconcile panicked; retrying with backoff");
-                self.queue.add_rate_limited(key);
-            }
-        }
     }
 }

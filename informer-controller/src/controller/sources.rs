@@ -133,7 +133,7 @@ fn enqueue_all(queue: &RateLimitingQueue<ObjectKey>, keys: Vec<ObjectKey>) {
     }
 }
 
-struct Registration<S> {
+struct Registration<S: Object> {
     informer: Arc<SharedIndexInformer<S>>,
     registration: HandlerRegistration<S>,
 }
@@ -144,6 +144,16 @@ impl<S: Object> Registered for Registration<S> {
     }
 
     fn remove(&self) {
+        self.informer.remove_event_handler(&self.registration);
+    }
+}
+
+/// C7: a run's registrations end with the run, also when its future is dropped (a leader's term
+/// aborted after the drain limit, a `select!` that lost): the informers outlive the run, and a
+/// registration left behind would keep its handler's thread and queue every event into a
+/// workqueue nobody reads. Removing twice is harmless.
+impl<S: Object> Drop for Registration<S> {
+    fn drop(&mut self) {
         self.informer.remove_event_handler(&self.registration);
     }
 }

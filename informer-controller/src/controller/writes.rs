@@ -155,10 +155,12 @@ impl WriteRecorder {
 
     /// Records `written`, the object a write returned (create, update, patch, status, or the
     /// object a delete returned), under the reconcile's key. Nothing is recorded when the
-    /// factory has no informer for `T` (no cache can be stale) or when its resourceVersion is
-    /// not a number ([K1]).
+    /// factory has no running informer for `T` (no cache can be stale), when that informer
+    /// never stores the object (another namespace, label or field selection, or shard: [K3]),
+    /// or when its resourceVersion is not a number ([K1]).
     ///
     /// [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn record<T>(&self, written: &T)
     where
         T: Object + kube::Resource,
@@ -177,6 +179,15 @@ impl WriteRecorder {
         let Some(informer) = factory.existing_informer::<T>() else {
             return;
         };
+        // K3: only a store that will hold the write may be waited for: a running informer
+        // whose namespace, selectors and shard admit the object.
+        if !informer.is_started()
+            || informer.is_stopped()
+            || !super::admission::admits(factory, written.meta())
+        {
+            tracing::debug!(key = %key, informer = %informer.name(), "a write this informer never stores is not recorded (K3)");
+            return;
+        }
         log.record(
             key,
             Pending {
@@ -222,10 +233,23 @@ mod tests {
     #[tokio::test]
     async fn only_numeric_writes_to_cached_kinds_are_recorded() {
         let factory = factory();
-        let _ = factory.informer_for::<ConfigMap>();
+        let informer = factory.informer_for::<ConfigMap>();
         let log = Arc::new(WriteLog::default());
         let key = ObjectKey::new(Some("ns"), "owner");
         let recorder = WriteRecorder::new(key.clone(), Arc::clone(&log), factory);
+        // K3: an informer that is not running never stores the write.
+        recorder.record(&written::<ConfigMap>("12"));
+        assert_eq!(log.keys(), 0);
+        // Running (its requests fail: nothing listens on port 9; it never stores anything).
+        let stop = tokio_util::sync::CancellationToken::new();
+        let _task = informer.start(stop.clone());
+        for _ in 0..1_000 {
+            if informer.is_started() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(informer.is_started());
         // K1: an opaque resourceVersion turns the guard off for that write.
         recorder.record(&written::<ConfigMap>("opaque"));
         // No Secret informer in the factory: no cache to be stale.
@@ -234,11 +258,7 @@ mod tests {
         recorder.record(&written::<ConfigMap>("12"));
         assert_eq!(log.keys(), 1);
         let outstanding = log.outstanding(&key);
-        assert_eq!(
-            outstanding.len(),
-            1,
-            "the unstarted store has not reached 12"
-        );
+        assert_eq!(outstanding.len(), 1, "the store has not reached 12");
         assert_eq!(outstanding[0].0, 12);
         assert!(
             log.outstanding(&key).is_empty(),
@@ -246,5 +266,6 @@ mod tests {
         );
         WriteRecorder::detached().record(&written::<ConfigMap>("13"));
         assert_eq!(log.keys(), 0);
+        stop.cancel();
     }
 }

@@ -44,7 +44,12 @@
 //! - **[S6]** After a term ends, its work may run for at most
 //!   [`LeaderElectionConfig::drain_limit`] (`lease_duration - renew_deadline` less a margin);
 //!   longer work is aborted with `JoinHandle::abort` and logged, so it stops before a
-//!   successor can lead. (client-go and controller-runtime exit the process instead.)
+//!   successor can lead. (client-go and controller-runtime exit the process instead.) The limit
+//!   counts from the term's end, its valid-until instant at the latest.
+//! - **[S11]** The work gets a [`Term`]: it ends when cancelled or when the term's valid-until
+//!   instant (the start of its last successful write plus the renew deadline) passes, by the
+//!   work's own clock, so work on another runtime stops in time even if the renew task is
+//!   starved. An acquire answer seen after its write's renew deadline starts no term.
 //!
 //! [E1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 //! [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
@@ -53,11 +58,16 @@
 //! [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 //! [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //!
 //! [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 
+pub(crate) mod names;
 pub(crate) mod record;
+mod term;
 pub(crate) mod work;
+
+pub use term::Term;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -93,6 +103,12 @@ pub enum Error {
     /// The identity is empty. Not retryable.
     #[error("leader election identity must not be empty")]
     EmptyIdentity,
+    /// A Lease or shard set name that kube-apiserver would refuse on every write ([S8]). Not
+    /// retryable.
+    ///
+    /// [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    #[error("{0}")]
+    InvalidName(String),
 }
 
 /// Leader election timing ([E2]). Defaults are client-go's: 15 s, 10 s, 2 s, jitter 1.2,
@@ -245,8 +261,11 @@ enum Attempt {
 }
 
 impl LeaderElector {
-    /// A candidate `identity` for the Lease `namespace/name`. Fails on an invalid timing ([E2])
-    /// or an empty identity.
+    /// A candidate `identity` for the Lease `namespace/name`. Fails on an invalid timing ([E2]),
+    /// an empty identity, or a name kube-apiserver would refuse (not a lowercase RFC 1123
+    /// subdomain, [S8]). The identity is free text: it is only the Lease's holder.
+    ///
+    /// [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     ///
     /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn new(
@@ -257,9 +276,11 @@ impl LeaderElector {
         config: LeaderElectionConfig,
     ) -> Result<Self, Error> {
         let identity = config.candidate(identity.into())?;
+        let name = name.into();
+        names::check("the Lease name", &name, names::NAME_MAX).map_err(Error::InvalidName)?;
         Ok(LeaderElector {
             api: Api::namespaced(client, namespace),
-            name: name.into(),
+            name,
             identity,
             config,
             state: watch::Sender::new(LeaderState::default()),
@@ -302,8 +323,9 @@ impl LeaderElector {
         self.state.borrow().is_leader
     }
 
-    /// Campaigns until `cancel`: acquires the lease, calls `on_started_leading` with a token
-    /// cancelled when the term ends (its future runs as a task), renews, and on loss steps
+    /// Campaigns until `cancel`: acquires the lease, calls `on_started_leading` with the term's
+    /// [`Term`] (ended when the term ends or its valid-until instant passes, [S11]; its future
+    /// runs as a task), renews, and on loss steps
     /// down (the token is cancelled, [`on_stopped_leading`](Self::on_stopped_leading) runs, the
     /// work is awaited for at most [`LeaderElectionConfig::drain_limit`], then aborted: [S6])
     /// and campaigns again. On cancel a leader steps down, waits for its work and releases the
@@ -320,13 +342,14 @@ impl LeaderElector {
     /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub async fn run<F, Fut>(
         &self,
         cancel: CancellationToken,
         mut on_started_leading: F,
     ) -> Result<(), Error>
     where
-        F: FnMut(CancellationToken) -> Fut,
+        F: FnMut(Term) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         let mut dead_terms = 0u32;
@@ -334,8 +357,9 @@ impl LeaderElector {
             let Some(mut last_write) = self.acquire(&cancel).await else {
                 return Ok(());
             };
-            // The term starts now.
-            let term = cancel.child_token();
+            // The term starts now, valid until the renew deadline after its winning write (S11).
+            let (valid, valid_until) = watch::channel(last_write + self.config.renew_deadline);
+            let term = Term::new(cancel.child_token(), valid_until, self.config.drain_limit());
             self.state.send_modify(|s| s.is_leader = true);
             tracing::info!(lease = %self.name, identity = %self.identity, "started leading");
             let started = Instant::now();
@@ -350,7 +374,9 @@ impl LeaderElector {
                 leading: true,
             };
             guard.release_if_dropped();
-            let end = self.renew(&cancel, &mut last_write, &mut guard.work).await;
+            let end = self
+                .renew(&cancel, &mut last_write, &valid, &mut guard.work)
+                .await;
             // Step down first, then let the work wind down.
             let ended_at = Instant::now();
             guard.step_down();
@@ -396,7 +422,16 @@ impl LeaderElector {
                 a = tokio::time::timeout(self.config.renew_deadline, self.try_acquire_or_renew()) => a,
             };
             let wake = match attempt {
-                Ok(Ok(Attempt::Held)) => return Some(started),
+                // S11: only an answer that came before the renew deadline of its write starts a
+                // term; a late one (a stalled runtime resumed) would start it already over.
+                Ok(Ok(Attempt::Held)) if Instant::now() < started + self.config.renew_deadline => {
+                    return Some(started);
+                }
+                Ok(Ok(Attempt::Held)) => {
+                    tracing::warn!(lease = %self.name, identity = %self.identity,
+                        "the answer to an acquiring write came after its renew deadline; not leading on it (S11)");
+                    Instant::now() + self.jittered_retry()
+                }
                 Ok(Ok(Attempt::Wait(expires))) => {
                     expires.min(Instant::now() + self.jittered_retry())
                 }
@@ -423,6 +458,7 @@ impl LeaderElector {
         &self,
         cancel: &CancellationToken,
         last_write: &mut Instant,
+        valid: &watch::Sender<Instant>,
         work: &mut Work,
     ) -> TermEnd {
         loop {
@@ -431,7 +467,7 @@ impl LeaderElector {
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return TermEnd::Cancelled,
-                how = work.ended() => return TermEnd::WorkEnded(how),
+                how = work.ended() => return self.work_ended(how, deadline),
                 () = tokio::time::sleep_until(next) => {}
             }
             loop {
@@ -444,12 +480,13 @@ impl LeaderElector {
                     biased;
                     () = cancel.cancelled() => return TermEnd::Cancelled,
                     () = tokio::time::sleep_until(deadline) => continue,
-                    how = work.ended() => return TermEnd::WorkEnded(how),
+                    how = work.ended() => return self.work_ended(how, deadline),
                     a = self.try_acquire_or_renew() => a,
                 };
                 match attempt {
                     Ok(Attempt::Held) => {
                         *last_write = started;
+                        valid.send_replace(started + self.config.renew_deadline);
                         break;
                     }
                     Ok(Attempt::Wait(_)) => return TermEnd::Lost,
@@ -459,12 +496,24 @@ impl LeaderElector {
                         tokio::select! {
                             biased;
                             () = cancel.cancelled() => return TermEnd::Cancelled,
-                            how = work.ended() => return TermEnd::WorkEnded(how),
+                            how = work.ended() => return self.work_ended(how, deadline),
                             () = tokio::time::sleep_until(retry) => {}
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// Why a term whose work just ended is over: the work ended on its own (S3), unless the
+    /// term was already past its renew deadline, which the work sees on its own clock (S11)
+    /// and may have stopped for: then the Lease was lost, nothing needs a backoff.
+    fn work_ended(&self, how: work::Ended, deadline: Instant) -> TermEnd {
+        if Instant::now() >= deadline {
+            tracing::warn!(lease = %self.name, identity = %self.identity, "failed to renew within the renew deadline");
+            TermEnd::Lost
+        } else {
+            TermEnd::WorkEnded(how)
         }
     }
 

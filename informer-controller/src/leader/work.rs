@@ -12,7 +12,8 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use tokio::task::{JoinError, JoinHandle};
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
+
+use super::term::Term;
 
 /// How a term's work ended.
 #[derive(Debug)]
@@ -37,9 +38,9 @@ impl Ended {
     }
 }
 
-/// One term's work task: `token` tells it to stop; `handle` is `None` once it has ended.
+/// One term's work task: `term` tells it to stop; `handle` is `None` once it has ended.
 pub(crate) struct Work {
-    token: CancellationToken,
+    term: Term,
     handle: Option<JoinHandle<()>>,
     /// How long the work may run after its term ended (S6).
     limit: Duration,
@@ -49,23 +50,19 @@ pub(crate) struct Work {
     ///
     /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     after_drop: Option<BoxFuture<'static, ()>>,
-    /// When the term ended (the token was cancelled): the drain limit counts from here.
+    /// When the term's end was noticed (the token was cancelled); the drain limit counts from
+    /// this or the term's valid-until instant, whichever is earlier (S6).
     since: Option<Instant>,
 }
 
 impl Work {
-    /// Spawns `fut` as the term's work; `token` is the one `fut` watches.
-    pub(crate) fn spawn<Fut>(
-        token: CancellationToken,
-        fut: Fut,
-        limit: Duration,
-        label: String,
-    ) -> Self
+    /// Spawns `fut` as the term's work; `term` is the one `fut` watches.
+    pub(crate) fn spawn<Fut>(term: Term, fut: Fut, limit: Duration, label: String) -> Self
     where
         Fut: Future<Output = ()> + Send + 'static,
     {
         Work {
-            token,
+            term,
             handle: Some(tokio::spawn(fut)),
             limit,
             label,
@@ -74,11 +71,20 @@ impl Work {
         }
     }
 
-    /// The term ended now: the work's token is cancelled (once; the drain limit counts from
-    /// the first call).
+    /// The term's end was noticed now: the work's token is cancelled (once; the drain limit
+    /// counts from the first call, or from the term's valid-until instant if that is earlier).
     pub(crate) fn cancel(&mut self) {
         self.since.get_or_insert_with(Instant::now);
-        self.token.cancel();
+        self.term.token().cancel();
+    }
+
+    /// When the work must have stopped, the term's end having been noticed at `noticed`: the
+    /// drain limit after that or after the term's valid-until instant, whichever is earlier
+    /// (S6: a replica that resumes from a stall gets no fresh drain beside its successor).
+    fn drain_until(&self, noticed: Instant) -> Instant {
+        self.term
+            .drain_deadline(noticed)
+            .unwrap_or(noticed + self.limit)
     }
 
     /// Runs `after` once the work has been drained in the background, should this be dropped
@@ -100,16 +106,17 @@ impl Work {
         }
     }
 
-    /// Ends the term: cancels the token, waits for the work at most the drain limit from
-    /// `since` (when the term ended), then aborts it and logs that (S6). Returns how it ended
-    /// (`Returned` if it had already).
+    /// Ends the term: cancels the token, waits for the work at most the drain limit from the
+    /// term's end (when it was noticed, `since`, or its valid-until instant if earlier), then
+    /// aborts it and logs that (S6). Returns how it ended (`Returned` if it had already).
     pub(crate) async fn drain(&mut self, since: Instant) -> Ended {
         let since = *self.since.get_or_insert(since);
-        self.token.cancel();
+        self.term.token().cancel();
+        let until = self.drain_until(since);
         let Some(handle) = self.handle.as_mut() else {
             return Ended::Returned;
         };
-        let ended = drain(handle, since + self.limit, self.limit, &self.label).await;
+        let ended = drain(handle, until, self.limit, &self.label).await;
         self.handle = None;
         ended
     }
@@ -143,13 +150,13 @@ async fn drain(handle: &mut JoinHandle<()>, until: Instant, limit: Duration, lab
 
 impl Drop for Work {
     fn drop(&mut self) {
-        self.token.cancel();
+        self.term.token().cancel();
         let after = self.after_drop.take();
+        let until = self.drain_until(self.since.unwrap_or_else(Instant::now));
         let Some(mut handle) = self.handle.take() else {
             return;
         };
         let (limit, label) = (self.limit, std::mem::take(&mut self.label));
-        let until = self.since.unwrap_or_else(Instant::now) + limit;
         match tokio::runtime::Handle::try_current() {
             // The background task owns the bare handle, not a `Work`: dropping it unpolled
             // (a runtime shutting down) cannot spawn again.

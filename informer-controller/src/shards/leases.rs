@@ -130,4 +130,93 @@ impl Inner {
     pub(super) async fn release(&self, name: &str) {
         leader::release(&self.api, name, &self.identity, self.config.renew_deadline).await;
     }
+
+    /// The replica leaves the set (S9): its heartbeat Lease is deleted, if it still holds it,
+    /// so no other replica lists it again; bounded by the renew deadline, logged.
+    pub(super) async fn leave(&self) {
+        let name = self.member_lease();
+        let result = async {
+            match self.read_ours(&name).await? {
+                Some(lease) => self.delete_as_read(&lease).await,
+                None => Ok(false),
+            }
+        };
+        match tokio::time::timeout(self.config.renew_deadline, result).await {
+            Ok(Ok(true)) => {
+                tracing::info!(set = %self.set, identity = %self.identity, lease = %name, "left the shard set; deleted the heartbeat Lease")
+            }
+            Ok(Ok(false)) => {}
+            Ok(Err(err)) => {
+                tracing::warn!(set = %self.set, lease = %name, error = %err, "deleting the heartbeat Lease failed")
+            }
+            Err(_) => {
+                tracing::warn!(set = %self.set, lease = %name, "deleting the heartbeat Lease timed out")
+            }
+        }
+    }
+
+    /// Deletes the set's Leases that nobody has written for two lease durations by our clock
+    /// (S9): heartbeats of replicas that left without deleting theirs (a crash, an older
+    /// informer-rs), and shard Leases beyond our shard count (a set that shrank). Each delete
+    /// carries the resourceVersion we read, so a replica that writes meanwhile wins (409); a
+    /// Lease another replica deleted first is a 404. Our own shards' Leases are kept: they
+    /// are reused.
+    pub(super) async fn sweep(&self, leases: &HashMap<String, Lease>, now: Instant) {
+        let members = format!("{}-member-", self.set);
+        let shards = format!("{}-shard-", self.set);
+        let me = self.member_lease();
+        let stale: Vec<&Lease> = {
+            let observed = self.observed.lock();
+            leases
+                .iter()
+                .filter(|(name, _)| {
+                    let beyond = name
+                        .strip_prefix(&shards)
+                        .and_then(|i| i.parse::<u32>().ok())
+                        .is_some_and(|i| i >= self.shards);
+                    (name.starts_with(&members) && **name != me) || beyond
+                })
+                .filter(|(name, _)| {
+                    observed.get(*name).is_some_and(|(spec, at)| {
+                        record::expiry(spec, *at) + self.config.lease_duration <= now
+                    })
+                })
+                .map(|(_, lease)| lease)
+                .collect()
+        };
+        for lease in stale {
+            let name = lease.metadata.name.as_deref().unwrap_or_default();
+            match self.delete_as_read(lease).await {
+                Ok(true) => {
+                    tracing::info!(set = %self.set, identity = %self.identity, lease = %name, "deleted a Lease nobody renews (S9)")
+                }
+                Ok(false) => {}
+                Err(err) => self.failed("sweep", &err),
+            }
+        }
+    }
+
+    /// The Lease `name` as read now, if it exists and we hold it.
+    pub(super) async fn read_ours(&self, name: &str) -> Result<Option<Lease>, kube::Error> {
+        let lease = self.api.get_opt(name).await?;
+        Ok(lease.filter(|l| {
+            l.spec.as_ref().and_then(|s| s.holder_identity.as_deref())
+                == Some(self.identity.as_str())
+        }))
+    }
+
+    /// Deletes `lease` if it is still as read (its resourceVersion): Ok(true) deleted,
+    /// Ok(false) changed meanwhile (409) or already gone (404).
+    async fn delete_as_read(&self, lease: &Lease) -> Result<bool, kube::Error> {
+        let name = lease.metadata.name.as_deref().unwrap_or_default();
+        let params = DeleteParams::default().preconditions(Preconditions {
+            resource_version: lease.metadata.resource_version.clone(),
+            uid: lease.metadata.uid.clone(),
+        });
+        match self.api.delete(name, &params).await {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
 }

@@ -12,9 +12,11 @@
 //!   after expiry and released exactly like a leader-election Lease (the same record decision:
 //!   [E3]'s observation-clock expiry, [E4]'s renew deadline from the start of the last successful
 //!   write, [E5]'s release), so [E7]'s argument holds per shard.
-//! - `<set>-member-<identity>`, one per replica: a heartbeat. The replicas of the same view whose
-//!   member Lease changed within the lease duration (by the observer's clock, as [E3]) are the
-//!   live ones.
+//! - `<set>-member-<identity>`, one per replica: a heartbeat (the identity encoded where it is
+//!   no valid name, [S8]). The replicas of the same view whose member Lease changed within the
+//!   lease duration (by the observer's clock, as [E3]) are the live ones. A replica that leaves
+//!   deletes its heartbeat; Leases nobody wrote for two lease durations (a crashed replica's
+//!   heartbeat, a shard beyond the count) are deleted by the others ([S9]).
 //!
 //! Every retry period a replica renews its heartbeat, reads the set with one LIST and balances:
 //! with `live` replicas each aims at `ceil(shards / live)` shards. Above that it stops its highest
@@ -50,6 +52,9 @@
 //! - **[S6] Bounded drain.** After a term ends, its work may run for at most
 //!   [`LeaderElectionConfig::drain_limit`]; longer work is aborted (`JoinHandle::abort`) and
 //!   logged.
+//! - **[S12] Every shard owned.** No part of the hash space goes without work for longer than a
+//!   lease duration plus a round, across joins, leaves, crashes and rollouts; each replica
+//!   reports the shards its view sees unowned ([`ShardSetMetrics`], [`ShardAssigner::unowned`]).
 //!
 //! A 409 on renewing one's own shard Lease (someone labelled it) re-reads the Lease and retries
 //! within the renew deadline; only another holder (or a deleted Lease) ends the term. Failures of
@@ -70,7 +75,7 @@
 //! let assigner = ShardAssigner::new(
 //!     client.clone(), "default", "my-operator", "replica-a", 8, LeaderElectionConfig::default(),
 //! )?
-//! .hash_field(ShardField::Uid);
+//! .hash_field(ShardField::Namespace); // the default: a key's objects stay together (S7)
 //! let shards = &assigner;
 //! assigner
 //!     .run(CancellationToken::new(), |index, owned| {
@@ -98,6 +103,9 @@
 //! [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Display;
@@ -106,7 +114,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use kube::api::{Api, ListParams};
+use kube::api::{Api, DeleteParams, ListParams, Preconditions};
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -115,10 +123,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::leader::record;
 use crate::leader::work::{Ended, Work};
-use crate::leader::{self, Error, LeaderElectionConfig, Written};
+use crate::leader::{self, Error, LeaderElectionConfig, Term, Written};
 use informer_runtime::shard::{Shard, ShardField};
 
+pub use metrics::ShardSetMetrics;
+
 mod leases;
+mod metrics;
+mod round;
 mod term;
 mod view;
 
@@ -160,6 +172,14 @@ struct Inner {
     ///
     /// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     conflict: Mutex<Option<String>>,
+    /// The shards of our view no live Lease covers, as of the last round ([S12]).
+    ///
+    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    unowned: watch::Sender<u32>,
+    /// This replica's metric series ([S12]).
+    ///
+    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    series: metrics::Series,
 }
 
 impl std::fmt::Debug for ShardAssigner {
@@ -177,8 +197,16 @@ impl std::fmt::Debug for ShardAssigner {
 
 impl ShardAssigner {
     /// Replica `identity` of the shard set `namespace/set` of `shards` shards, hashing
-    /// `metadata.uid` unless [`hash_field`](Self::hash_field) says otherwise. Fails on an
-    /// invalid timing ([E2]), an empty identity, or zero shards.
+    /// `metadata.namespace` unless [`hash_field`](Self::hash_field) says otherwise ([S7]: a
+    /// controller's primary object, the objects it owns and every object that ever had its name
+    /// share a namespace, never a UID). Fails on an invalid timing ([E2]), an empty identity,
+    /// zero shards, or a set name that is not a lowercase RFC 1123 subdomain of at most 63
+    /// characters ([S8]). The identity is free text: where it names the replica's heartbeat
+    /// Lease it is encoded ([S8]).
+    ///
+    /// [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    ///
+    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     ///
     /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn new(
@@ -190,6 +218,10 @@ impl ShardAssigner {
         config: LeaderElectionConfig,
     ) -> Result<Self, Error> {
         let identity = config.candidate(identity.into())?;
+        let set = set.into();
+        // S8: the set names every Lease of it and is a label value on each.
+        leader::names::check("the shard set name", &set, leader::names::LABEL_VALUE_MAX)
+            .map_err(Error::InvalidName)?;
         if shards == 0 {
             return Err(Error::InvalidConfig(
                 "a shard set needs at least one shard".into(),
@@ -198,21 +230,52 @@ impl ShardAssigner {
         Ok(ShardAssigner {
             inner: Arc::new(Inner {
                 api: Api::namespaced(client, namespace),
-                set: set.into(),
+                set,
                 identity,
                 shards,
-                field: ShardField::Uid,
+                field: ShardField::Namespace,
                 config,
                 owned: watch::Sender::new(BTreeSet::new()),
                 observed: Mutex::new(HashMap::new()),
                 failures: Mutex::new(HashMap::new()),
                 conflict: Mutex::new(None),
+                unowned: watch::Sender::new(0),
+                series: metrics::Series::default(),
             }),
         })
     }
 
+    /// Reports this replica's view of the set in `metrics` ([S12]): unowned shards, owned
+    /// shards, live members. Set it before [`run`](Self::run).
+    ///
+    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    pub fn metrics(mut self, metrics: &ShardSetMetrics) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.series = metrics.series(&inner.set, &inner.identity);
+        }
+        self
+    }
+
+    /// How many shards of this replica's view no live Lease covered at its last round, by its
+    /// own observation ([S12]); 0 before the first round.
+    ///
+    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    pub fn unowned(&self) -> u32 {
+        *self.inner.unowned.borrow()
+    }
+
+    /// [`unowned`](Self::unowned) as a watch channel, updated every round.
+    pub fn subscribe_unowned(&self) -> watch::Receiver<u32> {
+        self.inner.unowned.subscribe()
+    }
+
     /// The field whose hash the set shards by, recorded on its Leases ([S1]). Set it before
-    /// [`run`](Self::run).
+    /// [`run`](Self::run). The default, `metadata.namespace`, keeps what a controller
+    /// reconciles together ([S7]); [`ShardField::Uid`] spreads objects evenly but splits a
+    /// key's objects over replicas, so a [`Controller`](crate::Controller) refuses a factory
+    /// sharded by it: use it for caches and work keyed by UID only.
+    ///
+    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     ///
     /// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn hash_field(mut self, field: ShardField) -> Self {
@@ -260,18 +323,20 @@ impl ShardAssigner {
     }
 
     /// Takes part in the set until `cancel`: calls `on_shard(index, owned)` when this replica
-    /// gains shard `index` (its future runs as a task; `owned` is cancelled when the shard is
-    /// lost, released to another replica, or the replica stops), and awaits that work (at most
-    /// the drain limit, [S6]) before the shard can pass to anyone else. On cancel every shard's
+    /// gains shard `index` (its future runs as a task; the [`Term`] `owned` ends when the shard
+    /// is lost, released to another replica, the replica stops, or its valid-until instant
+    /// passes, [S11]), and awaits that work (at most the drain limit, [S6]) before the shard
+    /// can pass to anyone else. On cancel every shard's
     /// work is stopped and awaited, then the shards and the membership are released ([E5], when
     /// configured). Dropping the future does the same in the background ([S5]).
     ///
     /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub async fn run<F, Fut>(&self, cancel: CancellationToken, mut on_shard: F) -> Result<(), Error>
     where
-        F: FnMut(u32, CancellationToken) -> Fut,
+        F: FnMut(u32, Term) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         let root = CancellationToken::new();
@@ -296,12 +361,14 @@ impl ShardAssigner {
             }
             let round_started = Instant::now();
             // A round only balances; a hung request delays the next round, never a renewal
-            // (each held shard renews in its own task, S2). It is cut at the renew deadline.
+            // (each held shard renews in its own task, S2). Each of its requests is bounded by
+            // the renew deadline; the round as a whole is not cut, so what it won is started
+            // or released, never dropped (S10).
             let round = self.inner.round(&mut st, &root, &ends_tx, &mut on_shard);
             let next_expiry = tokio::select! {
                 biased;
                 () = cancel.cancelled() => break,
-                r = tokio::time::timeout(config.renew_deadline, round) => r.ok().flatten(),
+                r = round => r,
             };
             wake = round_started + config.jittered_retry();
             // A replica below its share starts its next round when the first shard it could
@@ -326,7 +393,7 @@ impl ShardAssigner {
             tracing::warn!(set = %self.inner.set, identity = %self.inner.identity, "shard tasks did not stop in time");
         }
         if config.release_on_cancel {
-            self.inner.release(&self.inner.member_lease()).await;
+            self.inner.leave().await;
         }
         guard.armed = false;
         Ok(())
@@ -352,7 +419,7 @@ impl Drop for RunGuard {
             && let Ok(rt) = tokio::runtime::Handle::try_current()
         {
             let inner = Arc::clone(&self.inner);
-            rt.spawn(async move { inner.release(&inner.member_lease()).await });
+            rt.spawn(async move { inner.leave().await });
         }
     }
 }

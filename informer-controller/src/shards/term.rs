@@ -1,4 +1,4 @@
-//! One round of the assigner and one shard's term ([S2], [S3], [S6]): read, heartbeat, balance; each held shard renews in a task of its own, cut at its own deadline.
+//! One shard's term ([S2], [S3], [S6]): each held shard renews in a task of its own, cut at its own deadline.
 //!
 //! [S2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
@@ -7,107 +7,6 @@
 use super::*;
 
 impl Inner {
-    /// One round: read the set, heartbeat, balance. Returns, when this replica holds fewer
-    /// shards than its share, when the first shard held by another expires (E3).
-    pub(super) async fn round<F, Fut>(
-        self: &Arc<Self>,
-        st: &mut RunState,
-        root: &CancellationToken,
-        ends: &mpsc::UnboundedSender<Report>,
-        on_shard: &mut F,
-    ) -> Option<Instant>
-    where
-        F: FnMut(u32, CancellationToken) -> Fut,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        let leases = self.read_set().await?;
-        // The heartbeat first, so a replica that has just joined counts itself.
-        let member = self.member_lease();
-        match self.write(&member, leases.get(&member)).await {
-            Ok(_) => self.succeeded("heartbeat"),
-            Err(err) => self.failed("heartbeat", &err),
-        }
-        let now = Instant::now();
-        let conflict = self.conflict(&leases, now);
-        self.report_conflict(conflict.as_ref());
-        let live = self.live_members(&leases, now).max(1);
-        let target = self.shards.div_ceil(live) as usize;
-        let next_expiry = if st.held.len() < target {
-            self.earliest_foreign_expiry(&leases, st)
-        } else {
-            None
-        };
-        // Too many: stop the highest shards; each one's task releases its Lease once its work
-        // has ended, and the shard is not acquired again before that.
-        while st.held.len() > target {
-            let Some((index, held)) = st.held.pop_last() else {
-                break;
-            };
-            tracing::info!(set = %self.set, identity = %self.identity, shard = index, live, "releasing a shard to rebalance");
-            held.stop.cancel();
-            st.stopping.insert(index, held.task);
-        }
-        if let Some(c) = &conflict {
-            if c.view.is_none() {
-                // A holder that records no view cannot check ours: stop everything.
-                for (index, held) in std::mem::take(&mut st.held) {
-                    held.stop.cancel();
-                    st.stopping.insert(index, held.task);
-                }
-            }
-            return None;
-        }
-        // Too few: free, released or expired shards, starting at an offset of our own so the
-        // replicas do not all race for shard 0.
-        let offset =
-            (informer_runtime::shard::fnv1a64(&self.identity) % u64::from(self.shards)) as u32;
-        let mut acquired = Vec::new();
-        for step in 0..self.shards {
-            if st.held.len() + acquired.len() >= target || root.is_cancelled() {
-                break;
-            }
-            let index = (offset + step) % self.shards;
-            if st.held.contains_key(&index)
-                || st.stopping.contains_key(&index)
-                || st.cooling(index, now)
-            {
-                continue;
-            }
-            let name = self.shard_lease(index);
-            let started = Instant::now();
-            match self.write(&name, leases.get(&name)).await {
-                Ok(true) => acquired.push((index, started)),
-                Ok(false) => {}
-                Err(err) => self.failed("acquire", &err),
-            }
-        }
-        if acquired.is_empty() {
-            return next_expiry;
-        }
-        // S1: start only after a read begun after the acquiring writes shows no live Lease of
-        // another view; a replica of another view acquiring at the same time sees ours.
-        let verified = match self.read_set().await {
-            Some(after) => {
-                let conflict = self.conflict(&after, Instant::now());
-                self.report_conflict(conflict.as_ref());
-                conflict.is_none()
-            }
-            None => false,
-        };
-        for (index, started) in acquired {
-            if !verified {
-                self.release(&self.shard_lease(index)).await;
-                continue;
-            }
-            if started + self.config.renew_deadline <= Instant::now() {
-                // Too late to start: the term would already be over (E4); the Lease expires.
-                continue;
-            }
-            self.start(st, index, started, root, ends, on_shard);
-        }
-        next_expiry
-    }
-
     /// Starts shard `index`'s term, acquired by the write that started at `acquired`: its
     /// work, and the task that renews its Lease and ends the term (S2).
     pub(super) fn start<F, Fut>(
@@ -119,23 +18,26 @@ impl Inner {
         ends: &mpsc::UnboundedSender<Report>,
         on_shard: &mut F,
     ) where
-        F: FnMut(u32, CancellationToken) -> Fut,
+        F: FnMut(u32, Term) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         let stop = root.child_token();
-        let token = stop.child_token();
+        // S11: the work's term is valid until the renew deadline after the shard's last
+        // successful write, on the work's own clock.
+        let (valid, valid_until) = watch::channel(acquired + self.config.renew_deadline);
+        let term = Term::new(stop.child_token(), valid_until, self.config.drain_limit());
         self.publish(index, true);
         tracing::info!(set = %self.set, identity = %self.identity, shard = index, "acquired a shard");
         let work = Work::spawn(
-            token.clone(),
-            on_shard(index, token),
+            term.clone(),
+            on_shard(index, term),
             self.config.drain_limit(),
             format!("shard {index} of {}", self.set),
         );
         let task = tokio::spawn(Arc::clone(self).term(
             index,
             acquired,
-            work,
+            (work, valid),
             stop.clone(),
             root.clone(),
             ends.clone(),
@@ -151,14 +53,16 @@ impl Inner {
         self: Arc<Self>,
         index: u32,
         acquired: Instant,
-        mut work: Work,
+        (mut work, valid): (Work, watch::Sender<Instant>),
         stop: CancellationToken,
         root: CancellationToken,
         ends: mpsc::UnboundedSender<Report>,
     ) {
         let name = self.shard_lease(index);
         let mut last_write = acquired;
-        let end = self.keep(&name, &mut last_write, &mut work, &stop).await;
+        let end = self
+            .keep(&name, &mut last_write, &valid, &mut work, &stop)
+            .await;
         let ended_at = Instant::now();
         work.cancel();
         self.publish(index, false);
@@ -193,6 +97,7 @@ impl Inner {
         &self,
         name: &str,
         last_write: &mut Instant,
+        valid: &watch::Sender<Instant>,
         work: &mut Work,
         stop: &CancellationToken,
     ) -> TermEnd {
@@ -203,7 +108,7 @@ impl Inner {
                 biased;
                 () = stop.cancelled() => return TermEnd::Stopped,
                 () = tokio::time::sleep_until(deadline) => return TermEnd::Expired,
-                how = work.ended() => return TermEnd::WorkEnded(how),
+                how = work.ended() => return ended(how, deadline),
                 () = tokio::time::sleep_until(next.min(deadline)) => {}
             }
             let started = Instant::now();
@@ -211,12 +116,13 @@ impl Inner {
                 biased;
                 () = stop.cancelled() => return TermEnd::Stopped,
                 () = tokio::time::sleep_until(deadline) => return TermEnd::Expired,
-                how = work.ended() => return TermEnd::WorkEnded(how),
+                how = work.ended() => return ended(how, deadline),
                 r = self.renew(name) => r,
             };
             match renewed {
                 Ok(true) => {
                     *last_write = started;
+                    valid.send_replace(started + self.config.renew_deadline);
                     self.succeeded(name);
                 }
                 Ok(false) => return TermEnd::Lost,
@@ -231,16 +137,9 @@ impl Inner {
     /// re-reads and retries; the caller bounds it by the renew deadline (item 12).
     pub(super) async fn renew(&self, name: &str) -> Result<bool, kube::Error> {
         loop {
-            let Some(lease) = self.api.get_opt(name).await? else {
+            let Some(lease) = self.read_ours(name).await? else {
                 return Ok(false);
             };
-            let holder = lease
-                .spec
-                .as_ref()
-                .and_then(|s| s.holder_identity.as_deref());
-            if holder != Some(self.identity.as_str()) {
-                return Ok(false);
-            }
             let written = self.write_lease(name, Some(lease), Instant::now()).await;
             match written {
                 Ok(Written::Held(_)) => return Ok(true),
@@ -251,5 +150,16 @@ impl Inner {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// Why a shard term whose work just ended is over: the work ended on its own (S3), unless the
+/// term was already past its renew deadline, which the work sees on its own clock (S11) and may
+/// have stopped for: then the shard expired, and no dead-work backoff applies.
+fn ended(how: Ended, deadline: Instant) -> TermEnd {
+    if Instant::now() >= deadline {
+        TermEnd::Expired
+    } else {
+        TermEnd::WorkEnded(how)
     }
 }

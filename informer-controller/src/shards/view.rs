@@ -17,8 +17,14 @@ impl Inner {
         format!("{}-shard-{index}", self.set)
     }
 
+    /// The replica's heartbeat Lease: the identity encoded where it is no valid name (S8).
     pub(super) fn member_lease(&self) -> String {
-        format!("{}-member-{}", self.set, self.identity)
+        let prefix = format!("{}-member-", self.set);
+        let room = leader::names::NAME_MAX.saturating_sub(prefix.len());
+        format!(
+            "{prefix}{}",
+            leader::names::encode_identity(&self.identity, room)
+        )
     }
 
     pub(super) fn field_name(&self) -> &'static str {
@@ -138,5 +144,98 @@ impl Inner {
                 o.remove(&index)
             }
         });
+        self.series.owned.set(self.owned.borrow().len() as i64);
+    }
+
+    /// S12: how many shards of our view no live Lease covers, by our observation: a shard we
+    /// run or are stopping is covered, and so is a hash range under the live Leases of other
+    /// replicas that hash the same field, whatever their shard count (a rolling update from 4 to
+    /// 8 shards keeps the whole range covered by the 4-shard view until it hands over). Leases
+    /// that record no view cover nothing.
+    pub(super) fn unowned(
+        &self,
+        leases: &HashMap<String, Lease>,
+        st: &RunState,
+        now: Instant,
+    ) -> u32 {
+        let prefix = format!("{}-shard-", self.set);
+        let field = self.field_name();
+        let mine = u64::from(self.shards);
+        let mut covering: Vec<(u64, u64)> = st
+            .held
+            .keys()
+            .chain(st.stopping.keys())
+            .map(|i| (u64::from(*i), mine))
+            .collect();
+        for (name, lease) in leases {
+            let Some(index) = name
+                .strip_prefix(&prefix)
+                .and_then(|i| i.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            let Some(labels) = lease.metadata.labels.as_ref() else {
+                continue;
+            };
+            if labels.get(SHARD_FIELD_LABEL).map(String::as_str) != Some(field) {
+                continue;
+            }
+            let Some(count) = labels
+                .get(SHARD_COUNT_LABEL)
+                .and_then(|c| c.parse::<u64>().ok())
+                .filter(|c| index < *c)
+            else {
+                continue;
+            };
+            if self.live_foreign(name, now).is_some() {
+                covering.push((index, count));
+            }
+        }
+        let uncovered = (0..mine).filter(|i| !covered(*i, mine, &covering)).count();
+        u32::try_from(uncovered).unwrap_or(u32::MAX)
+    }
+}
+
+/// Whether the hash range of shard `index` of `count`, `[index/count, (index+1)/count)`, lies in
+/// the union of the ranges of `covering` (each `(index, count)`), compared as fractions.
+pub(super) fn covered(index: u64, count: u64, covering: &[(u64, u64)]) -> bool {
+    // a/b <= c/d, exactly.
+    let le = |(a, b): (u64, u64), (c, d): (u64, u64)| {
+        u128::from(a) * u128::from(d) <= u128::from(c) * u128::from(b)
+    };
+    let end = (index + 1, count);
+    let mut at = (index, count);
+    while !le(end, at) {
+        // The range that starts at or before `at` and reaches furthest past it.
+        let next = covering
+            .iter()
+            .filter(|(j, c)| le((*j, *c), at) && !le((*j + 1, *c), at))
+            .map(|(j, c)| (*j + 1, *c))
+            .reduce(|x, y| if le(x, y) { y } else { x });
+        match next {
+            Some(reach) => at = reach,
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::covered;
+
+    #[test]
+    fn s12_coverage_of_a_range_by_ranges_of_any_count() {
+        // Shard 1 of 4 is [1/4, 2/4): covered by shards 2 and 3 of 8, not by shard 2 alone.
+        assert!(covered(1, 4, &[(2, 8), (3, 8)]));
+        assert!(!covered(1, 4, &[(2, 8)]));
+        assert!(!covered(1, 4, &[(3, 8)]));
+        // By a coarser range, and by overlapping ranges of different counts.
+        assert!(covered(1, 4, &[(0, 2)]));
+        assert!(covered(2, 6, &[(1, 4), (2, 4)]));
+        assert!(!covered(0, 3, &[(1, 4), (2, 4)]));
+        assert!(covered(0, 1, &[(0, 3), (1, 3), (2, 3)]));
+        assert!(!covered(0, 1, &[(0, 3), (2, 3)]));
+        assert!(!covered(0, 4, &[]));
     }
 }

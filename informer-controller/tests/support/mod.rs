@@ -5,8 +5,11 @@
 
 use std::time::Duration;
 
+pub mod ownership;
+
 pub use informer_test_support::{
-    Recorder, WAIT, client_with_agent, cm, init_tracing, sample, scrape, wait_watch, within,
+    Recorder, WAIT, client_with_agent, cm, config_map, init_tracing, poll_within, sample, scrape,
+    wait_until, wait_watch, within,
 };
 
 /// Lease timings with E2's proportions, short (lease 2 s, renew 1 s, retry 250 ms) and without

@@ -383,6 +383,27 @@ impl Options {
         Some(params)
     }
 
+    /// The label and field selectors every informer lists and watches with (the tweak's, else
+    /// the reflector settings'); an empty one is none.
+    pub(super) fn selectors(&self) -> (Option<String>, Option<String>) {
+        let (label, field) = match self.tweaked() {
+            Some(params) => (params.label_selector, params.field_selector),
+            None => (
+                self.reflector.label_selector.clone(),
+                self.reflector.field_selector.clone(),
+            ),
+        };
+        (
+            label.filter(|s| !s.is_empty()),
+            field.filter(|s| !s.is_empty()),
+        )
+    }
+
+    /// The shard every informer is limited to, if any.
+    pub(super) fn shard(&self) -> Option<&crate::shard::Shard> {
+        self.shard.as_ref()
+    }
+
     /// Item 12: a tweak may only set options the reflector can honour.
     fn check_tweak(&self) -> super::Result<()> {
         let Some(params) = self.tweaked() else {

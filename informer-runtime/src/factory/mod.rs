@@ -546,6 +546,28 @@ impl SharedInformerFactory {
         self.inner.options.namespace.as_deref()
     }
 
+    /// The label selector the factory's informers list and watch with ([F6]), if any: what a
+    /// [`tweak_list_options`](SharedInformerFactoryBuilder::tweak_list_options) or the
+    /// reflector settings set.
+    ///
+    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    pub fn label_selector(&self) -> Option<String> {
+        self.inner.options.selectors().0
+    }
+
+    /// The field selector the factory's informers list and watch with ([F6]), if any.
+    ///
+    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    pub fn field_selector(&self) -> Option<String> {
+        self.inner.options.selectors().1
+    }
+
+    /// The shard the factory's informers are limited to
+    /// ([`SharedInformerFactoryBuilder::shard`]), if any.
+    pub fn shard(&self) -> Option<&crate::shard::Shard> {
+        self.inner.options.shard()
+    }
+
     /// The client the factory's informers use.
     pub fn client(&self) -> &kube::Client {
         &self.inner.client
