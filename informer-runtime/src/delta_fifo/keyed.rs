@@ -11,6 +11,7 @@ use super::delta::{
 };
 use super::known::KnownObjects;
 use super::queue::{DeltaQueue, InFlight, PoppedItem};
+use super::versions::{PendingVersions, change_version, lower};
 use crate::key::ObjectKey;
 
 /// A queued key's deltas.
@@ -18,6 +19,11 @@ pub(crate) struct Queued<K> {
     pub(crate) deltas: Deltas<K>,
     /// Part of the first `replace`'s population (D7).
     pub(crate) initial: bool,
+    /// The lowest version of a change among `deltas` (not a resync's `Sync`), as held in
+    /// [`KeyedQueue::versions`] ([K3]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    pub(crate) lowest: Option<u64>,
 }
 
 /// The keyed queue (client-go's `DeltaFIFO`).
@@ -30,9 +36,14 @@ pub(crate) struct KeyedQueue<K> {
     /// Keys of the first `replace` not yet processed (D7).
     pub(crate) initial_remaining: usize,
     pub(crate) in_flight: Option<InFlight<K>>,
+    /// The `lowest` change version of every queued key ([K3]): one entry per key, added when
+    /// the key is queued and removed when it is popped, so a delta costs O(log keys) at most.
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    versions: PendingVersions,
 }
 
-impl<K> KeyedQueue<K> {
+impl<K: crate::object::Meta> KeyedQueue<K> {
     pub(crate) fn new() -> Self {
         KeyedQueue {
             items: HashMap::new(),
@@ -40,28 +51,49 @@ impl<K> KeyedQueue<K> {
             populated: false,
             initial_remaining: 0,
             in_flight: None,
+            versions: PendingVersions::default(),
         }
     }
 
     /// Appends `delta` to `key`'s list, queueing the key at the back if it is new ([D2]), and
-    /// applies the delete dedup ([D3]).
+    /// applies the delete dedup ([D3]). `version` is the change's version ([K3]; `None` for a
+    /// resync's `Sync`, which changes nothing).
     ///
     /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     /// [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    fn push(&mut self, key: ObjectKey, delta: Delta<K>) {
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>, version: Option<u64>) {
         match self.items.get_mut(key.as_str()) {
-            Some(queued) => push_dedup(&mut queued.deltas, delta),
+            Some(queued) => {
+                push_dedup(&mut queued.deltas, delta);
+                // Changes of one key arrive in version order, so this is a comparison and
+                // nothing more, except for a first change after a resync's `Sync`.
+                let lowest = lower(queued.lowest, version);
+                if lowest != queued.lowest {
+                    self.versions.replace(queued.lowest, lowest);
+                    queued.lowest = lowest;
+                }
+            }
             None => {
                 self.order.push_back(key.clone());
+                if let Some(version) = version {
+                    self.versions.insert(version);
+                }
                 self.items.insert(
                     key,
                     Queued {
                         deltas: vec![delta],
                         initial: false,
+                        lowest: version,
                     },
                 );
             }
         }
+    }
+
+    fn queue_change(&mut self, key: ObjectKey, delta: Delta<K>) {
+        let version = change_version(&delta);
+        self.push(key, delta, version);
     }
 
     fn queue_tombstone(&mut self, key: ObjectKey, last_known: Option<Arc<K>>) {
@@ -69,11 +101,11 @@ impl<K> KeyedQueue<K> {
             key: key.clone(),
             last_known,
         };
-        self.push(key, Delta::Deleted(DeletedObject::Unknown(tombstone)));
+        self.queue_change(key, Delta::Deleted(DeletedObject::Unknown(tombstone)));
     }
 }
 
-impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
+impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
     /// `populated && initial_remaining == 0` ([D7]).
     ///
     /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
@@ -102,7 +134,11 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
     }
 
     fn queue_action(&mut self, key: ObjectKey, delta: Delta<K>) {
-        self.push(key, delta);
+        self.queue_change(key, delta);
+    }
+
+    fn lowest_pending_version(&self) -> Option<u64> {
+        self.versions.lowest()
     }
 
     /// Whether a `delete` for `key` must be queued: the key is queued, in flight and still
@@ -219,7 +255,8 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
                 continue;
             }
             if let Some(obj) = known.get_by_key(key.as_str()) {
-                self.queue_action(key, Delta::Sync(obj));
+                // The store holds this state already: it holds nothing back (K3).
+                self.push(key, Delta::Sync(obj), None);
             }
         }
     }
@@ -235,6 +272,9 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
                 tracing::error!(%key, "delta FIFO key without deltas; skipping");
                 continue;
             };
+            if let Some(version) = queued.lowest {
+                self.versions.remove(version);
+            }
             self.in_flight = Some(InFlight::of(key.clone(), &queued.deltas));
             return Some(PoppedItem {
                 key,
@@ -271,8 +311,13 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
         if deltas.is_empty() {
             return;
         }
+        // Rare (a consumer's failure): every requeued delta counts, a `Sync` included.
+        let version = deltas.iter().map(change_version).fold(None, lower);
         match self.items.get_mut(key.as_str()) {
             Some(queued) => {
+                let lowest = lower(queued.lowest, version);
+                self.versions.replace(queued.lowest, lowest);
+                queued.lowest = lowest;
                 let newer = std::mem::replace(&mut queued.deltas, deltas);
                 for delta in newer {
                     push_dedup(&mut queued.deltas, delta);
@@ -286,7 +331,17 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
             }
             None => {
                 self.order.push_back(key.clone());
-                self.items.insert(key, Queued { deltas, initial });
+                if let Some(version) = version {
+                    self.versions.insert(version);
+                }
+                self.items.insert(
+                    key,
+                    Queued {
+                        deltas,
+                        initial,
+                        lowest: version,
+                    },
+                );
             }
         }
     }

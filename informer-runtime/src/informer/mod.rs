@@ -513,12 +513,14 @@ impl<K> SharedIndexInformer<K> {
     }
 
     /// The resource version the store reflects ([V4]; client-go 1.37's store resource version):
-    /// that of the last object the processing loop applied, or of the last list or bookmark once
-    /// the FIFO was drained. It trails [`last_sync_resource_version`](Self::last_sync_resource_version)
+    /// that of the newest object the processing loop applied, lowered below any change still
+    /// queued ([K4]: the keyed FIFO can hand out an older change after a newer one), or that of
+    /// the last list or bookmark once the FIFO was drained. It trails [`last_sync_resource_version`](Self::last_sync_resource_version)
     /// (the reflector's) by what is still queued. `None` before the first object, or when the
     /// server's resource versions are not numbers.
     ///
     /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn last_store_resource_version(&self) -> Option<String> {
         self.inner.store_resource_version().map(|rv| rv.to_string())
     }

@@ -274,16 +274,13 @@ pub(super) struct Batching {
     pub(super) atomic_relist: bool,
 }
 
-/// Records the resource version the store now reflects (V4, K4): the applied object's, or, once
-/// the FIFO is drained (nothing queued, nothing popped and unfinished), that of the last list or
-/// bookmark (which may be newer than any object). Never moves backwards; wakes
+/// Records the resource version the store now reflects (V4, K3, K4): the newest applied
+/// object's, lowered below any change still queued (`DeltaFifo::settled_resource_version`), or,
+/// once the FIFO is drained (nothing queued, nothing popped and unfinished), that of the last
+/// list or bookmark (which may be newer than any object). Never moves backwards; wakes
 /// [`wait_for_store_resource_version`](super::SharedIndexInformer::wait_for_store_resource_version).
 pub(super) fn note_store_rv<K: crate::object::Meta>(inner: &Inner<K>, applied: Option<u64>) {
-    let drained = inner
-        .fifo
-        .drained_resource_version()
-        .and_then(|rv| rv.parse::<u64>().ok());
-    if let Some(rv) = drained.into_iter().chain(applied).max() {
+    if let Some(rv) = inner.fifo.settled_resource_version(applied) {
         inner.store_rv.send_if_modified(|current| {
             let advance = *current == super::NO_RV || rv > *current;
             if advance {
