@@ -11,7 +11,7 @@ use super::delta::{
 };
 use super::known::KnownObjects;
 use super::queue::{DeltaQueue, InFlight, PoppedItem};
-use super::versions::{PendingVersions, change_version, lower};
+use super::versions::{KeyVersions, change_version, lower};
 use crate::key::ObjectKey;
 
 /// A queued key's deltas.
@@ -19,11 +19,13 @@ pub(crate) struct Queued<K> {
     pub(crate) deltas: Deltas<K>,
     /// Part of the first `replace`'s population (D7).
     pub(crate) initial: bool,
-    /// The lowest version of a change among `deltas` (not a resync's `Sync`), as held in
+    /// The lowest version of a change among `deltas` (not a resync's `Sync`), as told to
     /// [`KeyedQueue::versions`] ([K3]).
     ///
     /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub(crate) lowest: Option<u64>,
+    /// The key's number in [`KeyedQueue::versions`]: keys are numbered as `order` queues them.
+    pub(crate) seq: u64,
 }
 
 /// The keyed queue (client-go's `DeltaFIFO`).
@@ -36,11 +38,11 @@ pub(crate) struct KeyedQueue<K> {
     /// Keys of the first `replace` not yet processed (D7).
     pub(crate) initial_remaining: usize,
     pub(crate) in_flight: Option<InFlight<K>>,
-    /// The `lowest` change version of every queued key ([K3]): one entry per key, added when
-    /// the key is queued and removed when it is popped, so a delta costs O(log keys) at most.
+    /// The `lowest` change version of every queued key ([K3]): O(1) amortized per queued key,
+    /// nothing per pop (entries of popped keys leave when the lowest is asked for).
     ///
     /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    versions: PendingVersions,
+    versions: KeyVersions,
 }
 
 impl<K: crate::object::Meta> KeyedQueue<K> {
@@ -51,7 +53,7 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
             populated: false,
             initial_remaining: 0,
             in_flight: None,
-            versions: PendingVersions::default(),
+            versions: KeyVersions::default(),
         }
     }
 
@@ -69,15 +71,18 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
                 // Changes of one key arrive in version order, so this is a comparison and
                 // nothing more, except for a first change after a resync's `Sync`.
                 let lowest = lower(queued.lowest, version);
-                if lowest != queued.lowest {
-                    self.versions.replace(queued.lowest, lowest);
-                    queued.lowest = lowest;
+                if lowest != queued.lowest
+                    && let Some(lowest) = lowest
+                {
+                    self.versions.lowered(queued.seq, lowest);
+                    queued.lowest = Some(lowest);
                 }
             }
             None => {
                 self.order.push_back(key.clone());
+                let seq = self.versions.number();
                 if let Some(version) = version {
-                    self.versions.insert(version);
+                    self.versions.queued(seq, version);
                 }
                 self.items.insert(
                     key,
@@ -85,6 +90,7 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
                         deltas: vec![delta],
                         initial: false,
                         lowest: version,
+                        seq,
                     },
                 );
             }
@@ -137,8 +143,13 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
         self.queue_change(key, delta);
     }
 
-    fn lowest_pending_version(&self) -> Option<u64> {
-        self.versions.lowest()
+    fn lowest_pending_version(&mut self) -> Option<u64> {
+        let oldest = self
+            .order
+            .front()
+            .and_then(|key| self.items.get(key.as_str()))
+            .map(|queued| queued.seq);
+        self.versions.lowest(oldest)
     }
 
     /// Whether a `delete` for `key` must be queued: the key is queued, in flight and still
@@ -272,9 +283,6 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
                 tracing::error!(%key, "delta FIFO key without deltas; skipping");
                 continue;
             };
-            if let Some(version) = queued.lowest {
-                self.versions.remove(version);
-            }
             self.in_flight = Some(InFlight::of(key.clone(), &queued.deltas));
             return Some(PoppedItem {
                 key,
@@ -316,8 +324,12 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
         match self.items.get_mut(key.as_str()) {
             Some(queued) => {
                 let lowest = lower(queued.lowest, version);
-                self.versions.replace(queued.lowest, lowest);
-                queued.lowest = lowest;
+                if lowest != queued.lowest
+                    && let Some(lowest) = lowest
+                {
+                    self.versions.lowered(queued.seq, lowest);
+                    queued.lowest = Some(lowest);
+                }
                 let newer = std::mem::replace(&mut queued.deltas, deltas);
                 for delta in newer {
                     push_dedup(&mut queued.deltas, delta);
@@ -331,8 +343,9 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
             }
             None => {
                 self.order.push_back(key.clone());
+                let seq = self.versions.number();
                 if let Some(version) = version {
-                    self.versions.insert(version);
+                    self.versions.queued(seq, version);
                 }
                 self.items.insert(
                     key,
@@ -340,6 +353,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
                         deltas,
                         initial,
                         lowest: version,
+                        seq,
                     },
                 );
             }

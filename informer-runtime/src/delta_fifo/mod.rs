@@ -556,7 +556,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn settled_resource_version(&self, applied: Option<u64>) -> Option<u64> {
-        let queue = self.queue.lock();
+        let mut queue = self.queue.lock();
         if queue.in_flight > 0 {
             return None;
         }

@@ -128,7 +128,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
         self.push(key, delta);
     }
 
-    fn lowest_pending_version(&self) -> Option<u64> {
+    fn lowest_pending_version(&mut self) -> Option<u64> {
         self.versions.lowest()
     }
 

@@ -59,7 +59,7 @@ pub(crate) trait DeltaQueue<K>: Send {
     /// queued change can hold the store's version back.
     ///
     /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    fn lowest_pending_version(&self) -> Option<u64>;
+    fn lowest_pending_version(&mut self) -> Option<u64>;
     /// Whether a `delete` for `key` must be queued ([D4] keyed; always, [D10] ordered).
     ///
     /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo

@@ -3,16 +3,24 @@
 //!
 //! A store whose consumer applied a key's deltas up to version 102 does not reflect 102 while
 //! another key still holds a queued change at 101: the keyed FIFO hands keys out in
-//! first-enqueue order, not in version order ([D2]). [`PendingVersions`] keeps, as a multiset,
-//! the lowest version of every queued change that can hold the store back, so the FIFO can
-//! publish only a version below all of them. Each insert and removal is O(log n) in the queued
-//! keys (keyed mode) or queued relist entries (ordered mode); the lowest is O(log n) too.
+//! first-enqueue order, not in version order ([D2]). The queues keep the lowest version of every
+//! queued change that can hold the store back, so the FIFO can publish only a version below all
+//! of them:
+//!
+//! - the keyed mode, per queued key, in [`KeyVersions`]: a monotone queue over the keys in the
+//!   order they were queued (which is the order they are popped), O(1) amortized per key and
+//!   nothing per pop, plus a small heap for the rare key whose lowest version drops after it was
+//!   queued (a change after a resync's `Sync`, a requeue); entries leave lazily, when asked for
+//!   the lowest;
+//! - the ordered mode, per relist or requeued entry (watch events are in version order already),
+//!   in [`PendingVersions`], a multiset: O(log n) per such entry.
 //!
 //! [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 //! [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 //! [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use super::delta::{DeletedObject, Delta};
 
@@ -42,22 +50,67 @@ impl PendingVersions {
         self.counts.keys().next().copied()
     }
 
-    /// Replaces one occurrence of `old` by `new` (either may be absent).
-    pub(crate) fn replace(&mut self, old: Option<u64>, new: Option<u64>) {
-        if old == new {
-            return;
-        }
-        if let Some(old) = old {
-            self.remove(old);
-        }
-        if let Some(new) = new {
-            self.insert(new);
-        }
-    }
-
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.counts.values().map(|c| *c as usize).sum()
+    }
+}
+
+/// The lowest change version among the keys of a queue that numbers its keys as it queues them
+/// and hands them out in that order (the keyed FIFO's `order`): a key numbered `seq` is still
+/// queued exactly when `seq` is at least the oldest queued key's number.
+#[derive(Debug, Default)]
+pub(crate) struct KeyVersions {
+    next_seq: u64,
+    /// `(version, seq)` of keys as they were queued; versions rise from front to back (a
+    /// monotone queue): an entry with a higher version and an older key can never be the lowest.
+    queued: VecDeque<(u64, u64)>,
+    /// `(version, seq)` of keys whose lowest version dropped after they were queued.
+    lowered: BinaryHeap<Reverse<(u64, u64)>>,
+}
+
+impl KeyVersions {
+    /// Numbers a key being queued at the back.
+    pub(crate) fn number(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    /// The key numbered `seq` (the latest) was queued with a change at `version`.
+    pub(crate) fn queued(&mut self, seq: u64, version: u64) {
+        while self.queued.back().is_some_and(|(v, _)| *v >= version) {
+            self.queued.pop_back();
+        }
+        self.queued.push_back((version, seq));
+    }
+
+    /// The queued key numbered `seq` now holds a change at `version`, lower than before.
+    pub(crate) fn lowered(&mut self, seq: u64, version: u64) {
+        self.lowered.push(Reverse((version, seq)));
+    }
+
+    /// The lowest change version of the keys still queued, the oldest of which is numbered
+    /// `oldest` (`None`: nothing is queued). Drops the entries of keys popped since.
+    pub(crate) fn lowest(&mut self, oldest: Option<u64>) -> Option<u64> {
+        let Some(oldest) = oldest else {
+            self.queued.clear();
+            self.lowered.clear();
+            return None;
+        };
+        while self.queued.front().is_some_and(|(_, seq)| *seq < oldest) {
+            self.queued.pop_front();
+        }
+        while self
+            .lowered
+            .peek()
+            .is_some_and(|Reverse((_, seq))| *seq < oldest)
+        {
+            self.lowered.pop();
+        }
+        let queued = self.queued.front().map(|(v, _)| *v);
+        let lowered = self.lowered.peek().map(|Reverse((v, _))| *v);
+        lower(queued, lowered)
     }
 }
 
@@ -112,12 +165,33 @@ mod tests {
         assert_eq!(v.lowest(), Some(3));
         v.remove(3);
         assert_eq!(v.lowest(), Some(7));
-        v.replace(Some(7), Some(9));
-        assert_eq!(v.lowest(), Some(9));
         v.remove(42);
         assert_eq!(v.len(), 1);
-        v.replace(Some(9), None);
+        v.remove(7);
         assert_eq!(v.lowest(), None);
+    }
+
+    #[test]
+    fn key_versions_follow_the_keys_still_queued() {
+        let mut v = KeyVersions::default();
+        // Keys 0, 1, 2 queued at 100, 101, 99 (a relist's list order); key 1 later drops to 90.
+        for version in [100, 101, 99] {
+            let seq = v.number();
+            v.queued(seq, version);
+        }
+        assert_eq!(v.lowest(Some(0)), Some(99));
+        v.lowered(1, 90);
+        assert_eq!(v.lowest(Some(0)), Some(90));
+        // Key 0 popped: 1 is the oldest.
+        assert_eq!(v.lowest(Some(1)), Some(90));
+        // Key 1 popped: its lowered entry goes with it.
+        assert_eq!(v.lowest(Some(2)), Some(99));
+        let seq = v.number();
+        v.queued(seq, 120);
+        assert_eq!(v.lowest(Some(2)), Some(99));
+        assert_eq!(v.lowest(Some(3)), Some(120));
+        assert_eq!(v.lowest(None), None);
+        assert_eq!(v.lowest(Some(4)), None);
     }
 
     #[test]
