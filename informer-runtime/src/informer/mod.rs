@@ -115,6 +115,10 @@ struct Pending<K> {
 /// Shared state of an informer and its running tasks.
 pub(crate) struct Inner<K> {
     name: Arc<str>,
+    /// The resource listed and watched, for client-go's metric labels ([V4]).
+    ///
+    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    resource: collector::ResourceLabels,
     indexer: Arc<Indexer<K>>,
     fifo: Arc<DeltaFifo<K>>,
     /// The config (factory) transform, composed before any `set_transform` one (F8).
@@ -155,6 +159,7 @@ impl<K: crate::object::Meta> Inner<K> {
         let reflector = self.reflector.lock().clone();
         collector::Snapshot {
             name: self.name.to_string(),
+            resource: self.resource.clone(),
             counters: reflector.as_ref().map(|h| h.counters()).unwrap_or_default(),
             last_resource_version: reflector
                 .as_ref()
@@ -251,9 +256,11 @@ where
             reflector.name = name.to_string();
         }
         let watch_error_handler = reflector.watch_error_handler.take();
+        let resource = collector::ResourceLabels::of_path(list_watch.url_path());
         Ok(SharedIndexInformer {
             inner: Arc::new(Inner {
                 name,
+                resource,
                 indexer,
                 fifo: Arc::new(fifo.build()),
                 base_transform: config.transform,
