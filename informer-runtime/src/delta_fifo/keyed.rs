@@ -28,6 +28,22 @@ pub(crate) struct Queued<K> {
     pub(crate) seq: u64,
 }
 
+impl<K> Queued<K> {
+    /// The key now also holds a change at `version`: lowers its lowest version, telling
+    /// `versions` ([K3]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    fn lower_to(&mut self, version: Option<u64>, versions: &mut KeyVersions) {
+        let lowest = lower(self.lowest, version);
+        if lowest != self.lowest
+            && let Some(lowest) = lowest
+        {
+            versions.lowered(self.seq, lowest);
+            self.lowest = Some(lowest);
+        }
+    }
+}
+
 /// The keyed queue (client-go's `DeltaFIFO`).
 pub(crate) struct KeyedQueue<K> {
     pub(crate) items: HashMap<ObjectKey, Queued<K>>,
@@ -70,31 +86,37 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
                 push_dedup(&mut queued.deltas, delta);
                 // Changes of one key arrive in version order, so this is a comparison and
                 // nothing more, except for a first change after a resync's `Sync`.
-                let lowest = lower(queued.lowest, version);
-                if lowest != queued.lowest
-                    && let Some(lowest) = lowest
-                {
-                    self.versions.lowered(queued.seq, lowest);
-                    queued.lowest = Some(lowest);
-                }
+                queued.lower_to(version, &mut self.versions);
             }
-            None => {
-                self.order.push_back(key.clone());
-                let seq = self.versions.number();
-                if let Some(version) = version {
-                    self.versions.queued(seq, version);
-                }
-                self.items.insert(
-                    key,
-                    Queued {
-                        deltas: vec![delta],
-                        initial: false,
-                        lowest: version,
-                        seq,
-                    },
-                );
-            }
+            None => self.queue_key(key, vec![delta], false, version),
         }
+    }
+
+    /// Queues a key that is not queued at the back, with its deltas and their lowest change
+    /// version ([K3]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    fn queue_key(
+        &mut self,
+        key: ObjectKey,
+        deltas: Deltas<K>,
+        initial: bool,
+        version: Option<u64>,
+    ) {
+        self.order.push_back(key.clone());
+        let seq = self.versions.number();
+        if let Some(version) = version {
+            self.versions.queued(seq, version);
+        }
+        self.items.insert(
+            key,
+            Queued {
+                deltas,
+                initial,
+                lowest: version,
+                seq,
+            },
+        );
     }
 
     fn queue_change(&mut self, key: ObjectKey, delta: Delta<K>) {
@@ -323,13 +345,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
         let version = deltas.iter().map(change_version).fold(None, lower);
         match self.items.get_mut(key.as_str()) {
             Some(queued) => {
-                let lowest = lower(queued.lowest, version);
-                if lowest != queued.lowest
-                    && let Some(lowest) = lowest
-                {
-                    self.versions.lowered(queued.seq, lowest);
-                    queued.lowest = Some(lowest);
-                }
+                queued.lower_to(version, &mut self.versions);
                 let newer = std::mem::replace(&mut queued.deltas, deltas);
                 for delta in newer {
                     push_dedup(&mut queued.deltas, delta);
@@ -341,22 +357,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
                 }
                 queued.initial |= initial;
             }
-            None => {
-                self.order.push_back(key.clone());
-                let seq = self.versions.number();
-                if let Some(version) = version {
-                    self.versions.queued(seq, version);
-                }
-                self.items.insert(
-                    key,
-                    Queued {
-                        deltas,
-                        initial,
-                        lowest: version,
-                        seq,
-                    },
-                );
-            }
+            None => self.queue_key(key, deltas, initial, version),
         }
     }
 }
