@@ -267,10 +267,11 @@ async fn c3_c8_errors_back_off_per_key_requeues_count_and_metrics_use_controller
         m(r#"controller_runtime_reconcile_panics_total{controller="flaky"}"#),
         0.0
     );
-    // The workqueue's metrics sit next to them, under the controller's name (W7).
-    assert!(m(r#"workqueue_adds_total{name="flaky"}"#) >= 4.0);
+    // The workqueue's metrics sit next to them, under the controller's name, labelled as
+    // controller-runtime labels them (W7).
+    assert!(m(r#"workqueue_adds_total{name="flaky",controller="flaky"}"#) >= 4.0);
     assert_eq!(
-        m(r#"workqueue_retries_total{name="flaky"}"#),
+        m(r#"workqueue_retries_total{name="flaky",controller="flaky"}"#),
         6.0,
         "3 errors, 1 requeue, 2 requeue_after"
     );

@@ -4,6 +4,8 @@
 //!
 //! Checked after every step: `has_synced` (D7), every notification is valid for the handler's
 //! view and shows the store already updated (H2), no key's version ever goes backwards (D6, D9).
+//! K3: whenever no key is in flight, the FIFO's settled resource version (what the store is said
+//! to reflect) is below every write the store does not show yet.
 //! Checked at the end, after draining: store == server, handler view == server, and every index
 //! equals a brute-force recomputation (X4). Run: `cargo test -p informer-runtime --test delta_fifo_model`.
 
@@ -116,6 +118,8 @@ struct Harness {
     populated: bool,
     /// Keys of the first replace not yet processed (D7).
     initial_pending: BTreeSet<String>,
+    /// Writes (key, version) the store does not reflect yet (K3).
+    outstanding: BTreeSet<(String, u64)>,
 }
 
 impl Harness {
@@ -128,6 +132,11 @@ impl Harness {
     fn process(&mut self, key: &ObjectKey, deltas: &[Delta<ConfigMap>]) {
         assert!(!deltas.is_empty());
         for delta in deltas {
+            // Applying a key's state at version v reflects every earlier write of that key.
+            if let Some(v) = delta.object().map(|o| version(o)) {
+                self.outstanding
+                    .retain(|(k, w)| k.as_str() != key.as_str() || *w > v);
+            }
             match delta {
                 Delta::Deleted(gone) => {
                     self.store.delete_key(key.as_str());
@@ -174,8 +183,33 @@ impl Harness {
     fn finish(&mut self, fifo: &DeltaFifo<ConfigMap>, popped: Popped<'_, ConfigMap>) {
         self.process(popped.key(), popped.deltas());
         self.initial_pending.remove(popped.key().as_str());
+        // What the informer's loop reports: the popped key's newest version.
+        let applied = popped
+            .deltas()
+            .last()
+            .and_then(|d| d.object())
+            .map(|o| version(o));
         popped.done();
-        let _ = fifo;
+        self.check_settled(fifo, applied);
+    }
+
+    /// K3: the version the store is said to reflect is below every write it does not show.
+    fn check_settled(&self, fifo: &DeltaFifo<ConfigMap>, applied: Option<u64>) {
+        if let Some(settled) = fifo.settled_resource_version(applied) {
+            let behind: Vec<_> = self
+                .outstanding
+                .iter()
+                .filter(|(_, w)| *w <= settled)
+                .collect();
+            assert!(
+                behind.is_empty(),
+                "the store is said to reflect {settled}, but not {behind:?} (K3)"
+            );
+        }
+    }
+
+    fn write(&mut self, i: usize, v: u64) {
+        self.outstanding.insert((key(i), v));
     }
 }
 
@@ -202,6 +236,7 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
         high_water: BTreeMap::new(),
         populated: false,
         initial_pending: BTreeSet::new(),
+        outstanding: BTreeSet::new(),
     };
     let mut in_flight: Option<Popped<'_, ConfigMap>> = None;
 
@@ -210,17 +245,22 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
             Op::Create(i) if !h.server.contains_key(&i) => {
                 let v = h.bump();
                 h.server.insert(i, v);
+                h.write(i, v);
                 fifo.add(object(i, v)).expect("test fixture");
                 h.populated = true;
             }
             Op::Modify(i) if h.server.contains_key(&i) => {
                 let v = h.bump();
                 h.server.insert(i, v);
+                h.write(i, v);
                 fifo.update(object(i, v)).expect("test fixture");
                 h.populated = true;
             }
             Op::Remove(i) if h.server.contains_key(&i) => {
-                let v = h.server.remove(&i).unwrap_or(0);
+                // kube-apiserver stamps a deleted object with the deletion's version.
+                h.server.remove(&i);
+                let v = h.bump();
+                h.write(i, v);
                 fifo.delete(object(i, v)).expect("test fixture");
                 h.populated = true;
             }
@@ -233,11 +273,18 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
                     }
                     let v = match h.server.get(&i) {
                         Some(&v) if changed & (1 << i) == 0 => v,
-                        _ => h.bump(),
+                        _ => {
+                            let v = h.bump();
+                            h.write(i, v);
+                            v
+                        }
                     };
                     server.insert(i, v);
                     list.push(object(i, v));
                 }
+                // A list is in key order, not version order: the versions given out above
+                // rise along the list, so reverse it.
+                list.reverse();
                 let rv = h.next_version.to_string();
                 fifo.replace(list, rv).expect("test fixture");
                 if !h.populated {
@@ -272,6 +319,9 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
             h.populated && h.initial_pending.is_empty(),
             "D7"
         );
+        if in_flight.is_none() {
+            h.check_settled(&fifo, None);
+        }
     }
 
     // Drain.

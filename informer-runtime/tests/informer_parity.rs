@@ -193,12 +193,10 @@ async fn v4_factory_metrics_carry_the_informer_name_queue_depth_latency_and_stor
     .unwrap();
     factory.start();
     let label = "{informer=\"ctl/v1/configmaps\"}";
+    // client-go 1.37's families carry client-go's labels (V4).
+    let go = "{name=\"ctl/v1/configmaps\",group=\"\",version=\"v1\",resource=\"configmaps\"}";
     wait_until("a queue behind the blocked handler", || {
-        metric(
-            &scrape(&registry),
-            &format!("informer_fifo_queued_items{label}"),
-        )
-        .is_some_and(|q| q > 0.0)
+        metric(&scrape(&registry), &format!("informer_queued_items{go}")).is_some_and(|q| q > 0.0)
     })
     .await;
     assert!(cms.queued() > 0);
@@ -231,20 +229,42 @@ async fn v4_factory_metrics_carry_the_informer_name_queue_depth_latency_and_stor
 
     let text = scrape(&registry);
     assert_eq!(
-        metric(&text, &format!("informer_fifo_queued_items{label}")),
+        metric(&text, &format!("informer_queued_items{go}")),
         Some(0.0),
         "{text}"
     );
     assert_eq!(
-        metric(&text, &format!("informer_store_resource_version{label}")),
+        metric(&text, &format!("informer_store_resource_version{go}")),
         Some(live_rv.parse::<f64>().unwrap()),
         "{text}"
     );
     let processed = metric(
         &text,
-        &format!("informer_processing_latency_seconds_count{label}"),
+        &format!("informer_processing_latency_seconds_count{go}"),
     )
     .unwrap_or_default();
+    // client-go's buckets, 1 ms to 10 s.
+    let bounds: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("informer_processing_latency_seconds_bucket{"))
+        .filter_map(|l| l.split("le=\"").nth(1)?.split('"').next())
+        .collect();
+    assert_eq!(
+        bounds,
+        [
+            "0.001", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1.0", "2.5", "5.0",
+            "10.0", "+Inf"
+        ],
+        "{text}"
+    );
+    for family in [
+        "# TYPE informer_queued_items gauge",
+        "# TYPE informer_processing_latency_seconds histogram",
+        "# TYPE informer_store_resource_version gauge",
+    ] {
+        assert!(text.contains(family), "{family} in\n{text}");
+    }
+    assert!(!text.contains("informer_fifo_queued_items"), "{text}");
     assert!(
         processed >= 21.0,
         "21 keys processed, histogram says {processed}:\n{text}"
@@ -273,12 +293,13 @@ async fn v4_a_hand_built_informer_reports_through_its_own_collector() {
         metric(&before, "informer_synced{informer=\"solo\"}"),
         Some(0.0)
     );
+    // client-go's store resource version reads 0 before the first (V4).
     assert_eq!(
         metric(
             &before,
-            "informer_store_resource_version{informer=\"solo\"}"
+            "informer_store_resource_version{name=\"solo\",group=\"\",version=\"v1\",resource=\"configmaps\"}"
         ),
-        Some(-1.0)
+        Some(0.0)
     );
     let cancel = CancellationToken::new();
     let task = inf.start(cancel.clone());
@@ -296,7 +317,7 @@ async fn v4_a_hand_built_informer_reports_through_its_own_collector() {
     task.await.unwrap();
     drop(inf);
     assert!(
-        !scrape(&registry).contains("informer=\"solo\""),
+        !scrape(&registry).contains("\"solo\""),
         "a dropped informer reports nothing"
     );
 }

@@ -203,3 +203,66 @@ async fn w7_refresher_task_ends_on_shutdown() {
         "background tasks did not end after shutdown"
     );
 }
+
+/// The finite bucket bounds (`le`) of the histogram series `family_bucket{...<labels>...}`.
+fn bucket_bounds(text: &str, family: &str, labels: &str) -> Vec<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{family}_bucket{{")) && l.contains(labels))
+        .filter_map(|l| {
+            let le = l.split("le=\"").nth(1)?.split('"').next()?;
+            le.parse::<f64>().ok().filter(|v| v.is_finite())
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn w7_client_go_buckets_are_component_base_s() {
+    let mut registry = Registry::default();
+    let metrics = WorkQueueMetrics::new(&mut registry);
+    let _q: WorkQueue<u8> = WorkQueue::builder().name("q").metrics(&metrics).build();
+    let text = render(&registry);
+    // component-base v0.37.2: ExponentialBuckets(10e-9, 10, 10), label `name` only.
+    for family in [
+        "workqueue_queue_duration_seconds",
+        "workqueue_work_duration_seconds",
+    ] {
+        let bounds = bucket_bounds(&text, family, r#"name="q""#);
+        assert_eq!(bounds.len(), 10, "{family}: {bounds:?}");
+        assert!((bounds[0] - 1e-8).abs() < 1e-20 && (bounds[9] - 10.0).abs() < 1e-9);
+    }
+    assert!(!text.contains("controller="), "{text}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn w7_controller_runtime_flavour_has_its_labels_and_buckets() {
+    let mut registry = Registry::default();
+    let metrics = WorkQueueMetrics::controller_runtime(&mut registry);
+    let q: RateLimitingQueue<&str> = RateLimitingQueue::builder()
+        .name("foos")
+        .metrics(&metrics)
+        .build();
+    q.add("a");
+    q.add_after("b", Duration::from_secs(1));
+    let text = render(&registry);
+    // controller-runtime v0.25 (pkg/internal/metrics/workqueue.go): `name` and `controller`
+    // (both the queue's name), `priority=""` on the depth, ExponentialBuckets(10e-9, 10, 12).
+    for sample in [
+        r#"workqueue_depth{name="foos",controller="foos",priority=""} 1"#,
+        r#"workqueue_adds_total{name="foos",controller="foos"} 1"#,
+        r#"workqueue_retries_total{name="foos",controller="foos"} 1"#,
+        r#"workqueue_queue_duration_seconds_count{name="foos",controller="foos"} 0"#,
+        r#"workqueue_work_duration_seconds_count{name="foos",controller="foos"} 0"#,
+        r#"workqueue_unfinished_work_seconds{name="foos",controller="foos"} 0.0"#,
+        r#"workqueue_longest_running_processor_seconds{name="foos",controller="foos"} 0.0"#,
+    ] {
+        assert!(text.contains(sample), "missing {sample} in\n{text}");
+    }
+    for family in [
+        "workqueue_queue_duration_seconds",
+        "workqueue_work_duration_seconds",
+    ] {
+        let bounds = bucket_bounds(&text, family, r#"controller="foos""#);
+        assert_eq!(bounds.len(), 12, "{family}: {bounds:?}");
+        assert!((bounds[0] - 1e-8).abs() < 1e-20 && (bounds[11] - 1000.0).abs() < 1e-9);
+    }
+}

@@ -268,7 +268,9 @@ impl<K: Object> Controller<K> {
         self
     }
 
-    /// Registers the controller metrics ([C8]) and the workqueue metrics ([W7]) in `registry`.
+    /// Registers the controller metrics ([C8]) and the workqueue metrics ([W7]) in `registry`,
+    /// both as controller-runtime exports them (the workqueue's with
+    /// [`WorkQueueMetrics::controller_runtime`]: labels `name` and `controller`).
     /// Several controllers on one registry share the families instead: use
     /// [`shared_metrics`](Self::shared_metrics).
     ///
@@ -276,7 +278,7 @@ impl<K: Object> Controller<K> {
     /// [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub fn metrics(self, registry: &mut Registry) -> Self {
         let controller = ControllerMetrics::new(registry);
-        let queue = WorkQueueMetrics::new(registry);
+        let queue = WorkQueueMetrics::controller_runtime(registry);
         self.shared_metrics(&controller, &queue)
     }
 

@@ -32,7 +32,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::recent::{Digest, Recent};
 use super::{CMap, JsonNumber, RawJson};
-use crate::pool::{Entry, ShardedSet};
+use crate::pool::{Entry, Kind, ShardedSet};
 use crate::projection::{IStr, ProjectFrom, StrMap};
 
 /// A hash of a value's content, consistent with its `PartialEq`: equal values hash equally.
@@ -219,9 +219,13 @@ impl<'de, T: Share + Deserialize<'de>> Visitor<'de> for SharedVisitor<T> {
 impl<P: ProjectFrom<S>, S> ProjectFrom<Shared<S>> for P {}
 
 /// The pool of one type's [`Shared`] values: a sharded set that sweeps the values no cached
-/// object uses any more whenever a shard has doubled since its last sweep.
+/// object uses any more whenever a shard has doubled since its last sweep, and, when objects
+/// leave the caches and nothing new arrives, in a running informer's background pass ([P3]).
+/// Its size is the `informer_shared_values{type}` gauge of a factory's metrics.
+///
+/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub struct Pool<T> {
-    set: ShardedSet<PoolEntry<T>>,
+    set: std::sync::Arc<ShardedSet<PoolEntry<T>>>,
     /// The encodings decoded recently, to skip their next decode ([P8]).
     ///
     /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
@@ -244,7 +248,7 @@ impl<T: Share> Pool<T> {
     /// An empty pool (informer-gen puts one in a `static` per shared type).
     pub fn new() -> Self {
         Pool {
-            set: ShardedSet::new(SHARDS),
+            set: ShardedSet::registered(SHARDS, Kind::Shared(std::any::type_name::<T>())),
             recent: Recent::new(),
         }
     }

@@ -11,6 +11,7 @@ use super::delta::{
 };
 use super::known::KnownObjects;
 use super::queue::{DeltaQueue, InFlight, PoppedItem};
+use super::versions::{KeyVersions, change_version, lower};
 use crate::key::ObjectKey;
 
 /// A queued key's deltas.
@@ -18,6 +19,29 @@ pub(crate) struct Queued<K> {
     pub(crate) deltas: Deltas<K>,
     /// Part of the first `replace`'s population (D7).
     pub(crate) initial: bool,
+    /// The lowest version of a change among `deltas` (not a resync's `Sync`), as told to
+    /// [`KeyedQueue::versions`] ([K3]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    pub(crate) lowest: Option<u64>,
+    /// The key's number in [`KeyedQueue::versions`]: keys are numbered as `order` queues them.
+    pub(crate) seq: u64,
+}
+
+impl<K> Queued<K> {
+    /// The key now also holds a change at `version`: lowers its lowest version, telling
+    /// `versions` ([K3]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    fn lower_to(&mut self, version: Option<u64>, versions: &mut KeyVersions) {
+        let lowest = lower(self.lowest, version);
+        if lowest != self.lowest
+            && let Some(lowest) = lowest
+        {
+            versions.lowered(self.seq, lowest);
+            self.lowest = Some(lowest);
+        }
+    }
 }
 
 /// The keyed queue (client-go's `DeltaFIFO`).
@@ -30,9 +54,14 @@ pub(crate) struct KeyedQueue<K> {
     /// Keys of the first `replace` not yet processed (D7).
     pub(crate) initial_remaining: usize,
     pub(crate) in_flight: Option<InFlight<K>>,
+    /// The `lowest` change version of every queued key ([K3]): O(1) amortized per queued key,
+    /// nothing per pop (entries of popped keys leave when the lowest is asked for).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    versions: KeyVersions,
 }
 
-impl<K> KeyedQueue<K> {
+impl<K: crate::object::Meta> KeyedQueue<K> {
     pub(crate) fn new() -> Self {
         KeyedQueue {
             items: HashMap::new(),
@@ -40,28 +69,59 @@ impl<K> KeyedQueue<K> {
             populated: false,
             initial_remaining: 0,
             in_flight: None,
+            versions: KeyVersions::default(),
         }
     }
 
     /// Appends `delta` to `key`'s list, queueing the key at the back if it is new ([D2]), and
-    /// applies the delete dedup ([D3]).
+    /// applies the delete dedup ([D3]). `version` is the change's version ([K3]; `None` for a
+    /// resync's `Sync`, which changes nothing).
     ///
     /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     /// [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    fn push(&mut self, key: ObjectKey, delta: Delta<K>) {
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>, version: Option<u64>) {
         match self.items.get_mut(key.as_str()) {
-            Some(queued) => push_dedup(&mut queued.deltas, delta),
-            None => {
-                self.order.push_back(key.clone());
-                self.items.insert(
-                    key,
-                    Queued {
-                        deltas: vec![delta],
-                        initial: false,
-                    },
-                );
+            Some(queued) => {
+                push_dedup(&mut queued.deltas, delta);
+                // Changes of one key arrive in version order, so this is a comparison and
+                // nothing more, except for a first change after a resync's `Sync`.
+                queued.lower_to(version, &mut self.versions);
             }
+            None => self.queue_key(key, vec![delta], false, version),
         }
+    }
+
+    /// Queues a key that is not queued at the back, with its deltas and their lowest change
+    /// version ([K3]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    fn queue_key(
+        &mut self,
+        key: ObjectKey,
+        deltas: Deltas<K>,
+        initial: bool,
+        version: Option<u64>,
+    ) {
+        self.order.push_back(key.clone());
+        let seq = self.versions.number();
+        if let Some(version) = version {
+            self.versions.queued(seq, version);
+        }
+        self.items.insert(
+            key,
+            Queued {
+                deltas,
+                initial,
+                lowest: version,
+                seq,
+            },
+        );
+    }
+
+    fn queue_change(&mut self, key: ObjectKey, delta: Delta<K>) {
+        let version = change_version(&delta);
+        self.push(key, delta, version);
     }
 
     fn queue_tombstone(&mut self, key: ObjectKey, last_known: Option<Arc<K>>) {
@@ -69,11 +129,11 @@ impl<K> KeyedQueue<K> {
             key: key.clone(),
             last_known,
         };
-        self.push(key, Delta::Deleted(DeletedObject::Unknown(tombstone)));
+        self.queue_change(key, Delta::Deleted(DeletedObject::Unknown(tombstone)));
     }
 }
 
-impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
+impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
     /// `populated && initial_remaining == 0` ([D7]).
     ///
     /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
@@ -102,7 +162,16 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
     }
 
     fn queue_action(&mut self, key: ObjectKey, delta: Delta<K>) {
-        self.push(key, delta);
+        self.queue_change(key, delta);
+    }
+
+    fn lowest_pending_version(&mut self) -> Option<u64> {
+        let oldest = self
+            .order
+            .front()
+            .and_then(|key| self.items.get(key.as_str()))
+            .map(|queued| queued.seq);
+        self.versions.lowest(oldest)
     }
 
     /// Whether a `delete` for `key` must be queued: the key is queued, in flight and still
@@ -219,7 +288,8 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
                 continue;
             }
             if let Some(obj) = known.get_by_key(key.as_str()) {
-                self.queue_action(key, Delta::Sync(obj));
+                // The store holds this state already: it holds nothing back (K3).
+                self.push(key, Delta::Sync(obj), None);
             }
         }
     }
@@ -271,8 +341,11 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
         if deltas.is_empty() {
             return;
         }
+        // Rare (a consumer's failure): every requeued delta counts, a `Sync` included.
+        let version = deltas.iter().map(change_version).fold(None, lower);
         match self.items.get_mut(key.as_str()) {
             Some(queued) => {
+                queued.lower_to(version, &mut self.versions);
                 let newer = std::mem::replace(&mut queued.deltas, deltas);
                 for delta in newer {
                     push_dedup(&mut queued.deltas, delta);
@@ -284,10 +357,7 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for KeyedQueue<K> {
                 }
                 queued.initial |= initial;
             }
-            None => {
-                self.order.push_back(key.clone());
-                self.items.insert(key, Queued { deltas, initial });
-            }
+            None => self.queue_key(key, deltas, initial, version),
         }
     }
 }

@@ -47,6 +47,8 @@ mod keyed;
 mod known;
 mod ordered;
 mod queue;
+mod settled;
+mod versions;
 
 use std::sync::Arc;
 
@@ -506,29 +508,6 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
             queue.queued.requeue(key, deltas, initial);
         }
         self.item_ready.notify_one();
-    }
-
-    /// The last list's or bookmark's resource version, but only while nothing is queued or in
-    /// flight: then the consumer's store reflects it ([K4]). `None` otherwise, or before any.
-    ///
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    pub fn drained_resource_version(&self) -> Option<String> {
-        let queue = self.queue.lock();
-        if queue.queued.len() == 0 && queue.in_flight == 0 {
-            queue.last_resource_version.clone()
-        } else {
-            None
-        }
-    }
-
-    /// Resolves after a bookmark arrives while the FIFO is drained (nothing queued or in
-    /// flight), so the consumer can advance its store's resource version although no object
-    /// changed ([K4]). A bookmark that arrives with items queued needs no wake-up: the consumer
-    /// reads [`drained_resource_version`](Self::drained_resource_version) after processing them.
-    ///
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    pub async fn wait_progress(&self) {
-        self.progress.notified().await;
     }
 
     /// Whether every item of the first `replace` (items plus the tombstones it queued) has been

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::delta::{DeletedFinalStateUnknown, DeletedObject, Delta, Deltas};
 use super::known::KnownObjects;
 use super::queue::{DeltaQueue, InFlight, PoppedItem};
+use super::versions::{PendingVersions, change_version};
 use crate::key::ObjectKey;
 
 /// One logged delta.
@@ -18,6 +19,11 @@ struct Entry<K> {
     ///
     /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     initial: bool,
+    /// Queued by a relist (or put back by `requeue`), so possibly out of version order; its
+    /// change version is in [`OrderedQueue::versions`] ([K3]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    tracked: bool,
 }
 
 /// What the log holds for one key, kept so D10's checks need no scan of the log.
@@ -38,9 +44,16 @@ pub(crate) struct OrderedQueue<K> {
     /// Deltas of the first `replace` not yet processed (client-go: `len(f.items)`).
     initial_remaining: usize,
     in_flight: Option<InFlight<K>>,
+    /// The change versions of the tracked entries ([K3]). Watch events are appended in version
+    /// order and a batch pops a prefix of the log, so every untracked entry left behind a
+    /// batch is newer than what it applied; only a relist's entries (list order, tombstones)
+    /// and requeued ones can be older. Watch events cost nothing here.
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    versions: PendingVersions,
 }
 
-impl<K> OrderedQueue<K> {
+impl<K: crate::object::Meta> OrderedQueue<K> {
     pub(crate) fn new() -> Self {
         OrderedQueue {
             log: VecDeque::new(),
@@ -48,6 +61,20 @@ impl<K> OrderedQueue<K> {
             populated: false,
             initial_remaining: 0,
             in_flight: None,
+            versions: PendingVersions::default(),
+        }
+    }
+
+    /// Appends a relist's entry, tracking its version ([K3]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    fn push_listed(&mut self, key: ObjectKey, delta: Delta<K>) {
+        if let Some(version) = change_version(&delta) {
+            self.versions.insert(version);
+        }
+        self.push(key, delta);
+        if let Some(entry) = self.log.back_mut() {
+            entry.tracked = true;
         }
     }
 
@@ -64,6 +91,7 @@ impl<K> OrderedQueue<K> {
             key,
             delta,
             initial: false,
+            tracked: false,
         });
     }
 
@@ -72,11 +100,22 @@ impl<K> OrderedQueue<K> {
             key: key.clone(),
             last_known,
         };
-        self.push(key, Delta::Deleted(DeletedObject::Unknown(tombstone)));
+        self.push_listed(key, Delta::Deleted(DeletedObject::Unknown(tombstone)));
+    }
+
+    /// Takes the head entry, forgetting its version if it was tracked.
+    fn take_front(&mut self) -> Option<Entry<K>> {
+        let entry = self.log.pop_front()?;
+        if entry.tracked
+            && let Some(version) = change_version(&entry.delta)
+        {
+            self.versions.remove(version);
+        }
+        Some(entry)
     }
 }
 
-impl<K: Send + Sync + 'static> DeltaQueue<K> for OrderedQueue<K> {
+impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
     fn has_synced(&self) -> bool {
         self.populated && self.initial_remaining == 0
     }
@@ -87,6 +126,10 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for OrderedQueue<K> {
 
     fn queue_action(&mut self, key: ObjectKey, delta: Delta<K>) {
         self.push(key, delta);
+    }
+
+    fn lowest_pending_version(&mut self) -> Option<u64> {
+        self.versions.lowest()
     }
 
     /// [D10]: an ordered FIFO queues every delete, known or not.
@@ -164,7 +207,7 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for OrderedQueue<K> {
             } else {
                 Delta::Sync(obj)
             };
-            self.push(key, delta);
+            self.push_listed(key, delta);
         }
 
         if !self.populated {
@@ -197,12 +240,12 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for OrderedQueue<K> {
     /// them together is the same as one by one, and keeps `Popped` "one key, oldest first".
     fn pop_front(&mut self) -> Option<PoppedItem<K>> {
         let is_in_initial_list = !self.has_synced();
-        let first = self.log.pop_front()?;
+        let first = self.take_front()?;
         let key = first.key;
         let mut initial = usize::from(first.initial);
         let mut deltas = vec![first.delta];
         while self.log.front().is_some_and(|e| e.key == key) {
-            if let Some(next) = self.log.pop_front() {
+            if let Some(next) = self.take_front() {
                 initial += usize::from(next.initial);
                 deltas.push(next.delta);
             }
@@ -259,10 +302,15 @@ impl<K: Send + Sync + 'static> DeltaQueue<K> for OrderedQueue<K> {
             }
         }
         for (i, delta) in deltas.into_iter().enumerate().rev() {
+            // Rare (a consumer's failure): every requeued delta is tracked, a `Sync` included.
+            if let Some(version) = change_version(&delta) {
+                self.versions.insert(version);
+            }
             self.log.push_front(Entry {
                 key: key.clone(),
                 delta,
                 initial: i < initial,
+                tracked: true,
             });
         }
     }

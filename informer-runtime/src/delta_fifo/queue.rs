@@ -54,6 +54,12 @@ pub(crate) trait DeltaQueue<K>: Send {
     ///
     /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn queue_action(&mut self, key: ObjectKey, delta: Delta<K>);
+    /// The lowest version of a queued change that the consumer's store may not reflect yet
+    /// ([K3]): every queued change the mode can hand out after a newer one. `None` when no
+    /// queued change can hold the store's version back.
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    fn lowest_pending_version(&mut self) -> Option<u64>;
     /// Whether a `delete` for `key` must be queued ([D4] keyed; always, [D10] ordered).
     ///
     /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo

@@ -194,10 +194,16 @@ impl SharedInformerFactoryBuilder {
     /// Registers the informer metrics in `registry` and reports every informer of this factory
     /// there: per handler the backlog gauge, panics and coalesced notifications ([H10], [H11]); per
     /// informer the reflector's LIST/WATCH requests, relists, rewatches, watch-list fallbacks and
-    /// errors, the last resource version, the sync state and the cache size.
+    /// errors, the last resource version, the sync state and the cache size, and client-go 1.37's
+    /// queue depth, processing latency and store resource version under client-go's names,
+    /// labels and buckets ([V4]; the table is on [`InformerCollector`](crate::informer::InformerCollector));
+    /// for the process, the interner's and the sharing pools' sizes ([P3]). One factory per
+    /// registry: a second would register the same families again.
     ///
     /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     /// [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     pub fn metrics(mut self, registry: &mut Registry) -> Self {
         let metrics = InformerMetrics::new();
         metrics.register(registry);

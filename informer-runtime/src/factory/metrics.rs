@@ -32,6 +32,8 @@ impl Collector for FactoryCollector {
         let Some(inner) = self.slot.get().and_then(Weak::upgrade) else {
             return Ok(());
         };
-        crate::informer::collector::encode(&inner.snapshots(), &mut encoder)
+        crate::informer::collector::encode(&inner.snapshots(), &mut encoder)?;
+        // P3: the process-wide interner and sharing pools, which the factory's objects use.
+        crate::pool::encode(&mut encoder)
     }
 }

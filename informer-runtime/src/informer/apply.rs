@@ -65,6 +65,9 @@ pub(crate) struct Applied<K> {
     pub(crate) index_failures: Vec<indexer::Error>,
     /// The highest numeric resource version among the batch's newest objects (V4, K4).
     pub(crate) resource_version: Option<u64>,
+    /// Stored objects the batch deleted: what they alone held in the sharing pools is garbage
+    /// now (P3).
+    pub(crate) deleted: usize,
     /// The store writes of a batch of several deltas, kept for their capacity.
     ops: Vec<BatchOp<K>>,
 }
@@ -78,6 +81,7 @@ impl<K> Default for Applied<K> {
             notifications: Vec::new(),
             index_failures: Vec::new(),
             resource_version: None,
+            deleted: 0,
             ops: Vec::new(),
         }
     }
@@ -90,6 +94,7 @@ impl<K> Applied<K> {
         self.notifications.shrink_to(KEEP_CAPACITY);
         self.index_failures.clear();
         self.resource_version = None;
+        self.deleted = 0;
         self.ops.clear();
         self.ops.shrink_to(KEEP_CAPACITY);
     }
@@ -114,7 +119,11 @@ where
         // One write (every watch event of a quiet informer): the indexer's single-object
         // writes, which need no list of writes and no list of previous objects.
         let old = match delta {
-            Delta::Deleted(_) => indexer.delete_key(one.key().as_str()),
+            Delta::Deleted(_) => {
+                let old = indexer.delete_key(one.key().as_str());
+                out.deleted += usize::from(old.is_some());
+                old
+            }
             Delta::Added(obj) | Delta::Updated(obj) | Delta::Replaced(obj) | Delta::Sync(obj) => {
                 let (old, failures) = indexer.upsert_lenient(one.key().clone(), Arc::clone(obj));
                 out.index_failures.extend(failures);
@@ -144,6 +153,7 @@ where
     for p in batch {
         for delta in p.deltas() {
             let old = olds.next().flatten();
+            out.deleted += usize::from(matches!(delta, Delta::Deleted(_)) && old.is_some());
             out.notifications
                 .extend(notification(p.key(), delta, old, p.is_in_initial_list()));
         }

@@ -1,12 +1,14 @@
 //! Per-informer metrics read at scrape time ([V4]): the reflector's counters, sync state, cache size,
-//! FIFO depth, processing latency and the resource versions of the reflector and of the store,
-//! each labelled with the informer's name.
+//! FIFO depth, processing latency and the resource versions of the reflector and of the store.
 //!
 //! The factory registers one collector over all its informers
 //! ([`SharedInformerFactoryBuilder::metrics`](crate::factory::SharedInformerFactoryBuilder::metrics));
 //! a hand-built informer registers its own [`InformerCollector`].
 //!
+//! The families and how they map onto client-go's are listed on [`InformerCollector`].
+//!
 //! [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+//! [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 
 use std::sync::Weak;
 
@@ -15,14 +17,47 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::Histogram;
 
 use super::Inner;
 use crate::reflector::ReflectorCounters;
 
+/// The resource an informer lists and watches, as client-go's metric labels name it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ResourceLabels {
+    pub(crate) group: String,
+    pub(crate) version: String,
+    pub(crate) resource: String,
+}
+
+impl ResourceLabels {
+    /// The group, version and resource of a list-watch URL path: `/api/v1/pods`,
+    /// `/apis/apps/v1/namespaces/prod/deployments`. Empty parts for a path of another shape.
+    pub(crate) fn of_path(path: &str) -> Self {
+        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let (group, rest) = match segments.as_slice() {
+            ["api", version, rest @ ..] => (("", *version), rest),
+            ["apis", group, version, rest @ ..] => ((*group, *version), rest),
+            _ => return Self::default(),
+        };
+        let resource = match rest {
+            ["namespaces", _, resource, ..] => *resource,
+            [resource, ..] => *resource,
+            [] => "",
+        };
+        ResourceLabels {
+            group: group.0.to_owned(),
+            version: group.1.to_owned(),
+            resource: resource.to_owned(),
+        }
+    }
+}
+
 /// What one informer reports at a scrape.
 pub(crate) struct Snapshot {
     pub(crate) name: String,
+    /// Its resource, for client-go's `group`, `version` and `resource` labels.
+    pub(crate) resource: ResourceLabels,
     pub(crate) counters: ReflectorCounters,
     pub(crate) last_resource_version: Option<String>,
     pub(crate) store_resource_version: Option<u64>,
@@ -39,9 +74,21 @@ pub(crate) struct Snapshot {
     pub(crate) shard_mode: Option<crate::shard::ShardMode>,
 }
 
-/// A fresh processing-latency histogram: 100 µs to about 26 s.
+/// client-go's `informer_processing_latency_seconds` buckets (component-base 1.37).
+const PROCESSING_BUCKETS: [f64; 12] = [
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// A fresh processing-latency histogram with client-go's buckets: 1 ms to 10 s.
 pub(crate) fn processing_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.0001, 4.0, 10))
+    Histogram::new(PROCESSING_BUCKETS)
+}
+
+/// client-go's store resource version gauge: the 15 least significant decimal digits (so the
+/// value is exact in a float), 0 before the first or when not numeric.
+fn store_rv_gauge(rv: Option<u64>) -> i64 {
+    rv.and_then(|v| i64::try_from(v % 1_000_000_000_000_000).ok())
+        .unwrap_or(0)
 }
 
 type Counter = fn(&Snapshot) -> u64;
@@ -105,7 +152,7 @@ const COUNTERS: [(&str, &str, Counter); 10] = [
     ),
 ];
 
-const GAUGES: [(&str, &str, GaugeOf); 6] = [
+const GAUGES: [(&str, &str, GaugeOf); 4] = [
     (
         "informer_shard_mode",
         "How the informer's shard is applied (KEP-5866): 0 no shard or not listed yet, 1 by the server, 2 filtered on the client",
@@ -126,11 +173,6 @@ const GAUGES: [(&str, &str, GaugeOf); 6] = [
         |s| i64::try_from(s.cached).unwrap_or(i64::MAX),
     ),
     (
-        "informer_fifo_queued_items",
-        "Keys waiting in the informer's delta FIFO (V4, client-go fifo_queued_items)",
-        |s| i64::try_from(s.queued).unwrap_or(i64::MAX),
-    ),
-    (
         "informer_last_resource_version",
         "The reflector's last synced resourceVersion, when it is numeric (R23); -1 before the first list",
         |s| {
@@ -141,10 +183,19 @@ const GAUGES: [(&str, &str, GaugeOf); 6] = [
             )
         },
     ),
+];
+
+/// client-go's gauges (component-base `clientgo/fifo`), labelled `name, group, version, resource`.
+const CLIENT_GO_GAUGES: [(&str, &str, GaugeOf); 2] = [
+    (
+        "informer_queued_items",
+        "Number of items currently queued in the FIFO.",
+        |s| i64::try_from(s.queued).unwrap_or(i64::MAX),
+    ),
     (
         "informer_store_resource_version",
-        "The resourceVersion the store reflects: of the last processed object, or of the last list or bookmark once the FIFO is drained (V4); -1 before the first",
-        |s| rv_gauge(s.store_resource_version),
+        "The 15 least significant digits of the resource version of the store.",
+        |s| store_rv_gauge(s.store_resource_version),
     ),
 ];
 
@@ -167,21 +218,58 @@ pub(crate) fn encode(
             ConstGauge::new(read(s)).encode(family.encode_family(&labels)?)?;
         }
     }
+    let client_go_labels = |s: &Snapshot| {
+        [
+            ("name", s.name.clone()),
+            ("group", s.resource.group.clone()),
+            ("version", s.resource.version.clone()),
+            ("resource", s.resource.resource.clone()),
+        ]
+    };
+    for (name, help, read) in CLIENT_GO_GAUGES {
+        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        for s in snapshots {
+            ConstGauge::new(read(s)).encode(family.encode_family(&client_go_labels(s))?)?;
+        }
+    }
     let mut family = encoder.encode_descriptor(
         "informer_processing_latency_seconds",
-        "Time to apply one popped key's deltas to the store and hand them to the handlers (V4)",
+        "Time taken to process events after popping from the queue.",
         None,
         MetricType::Histogram,
     )?;
     for s in snapshots {
-        let labels = [("informer", s.name.as_str())];
-        s.processing.encode(family.encode_family(&labels)?)?;
+        s.processing
+            .encode(family.encode_family(&client_go_labels(s))?)?;
     }
     Ok(())
 }
 
 /// The per-informer metrics of one informer built by hand (the factory reports its own
 /// informers already). Holds the informer weakly: a dropped informer reports nothing.
+///
+/// # client-go's families
+///
+/// The three families client-go 1.37 exports for an informer (component-base
+/// `metrics/prometheus/clientgo/fifo`) have client-go's names, types, labels and buckets, so a
+/// dashboard built for Go informers works unchanged. Their `name` label is the informer's name
+/// (the factory's [`informer_name`](crate::factory::SharedInformerFactoryBuilder::informer_name)
+/// prefix included, as in its logs), and `group`, `version`, `resource` are those it lists and
+/// watches (`group=""` for the core group):
+///
+/// | client-go 1.37 | informer-rs (before) | what |
+/// |---|---|---|
+/// | `informer_queued_items{name,group,version,resource}` gauge | `informer_fifo_queued_items{informer}` | keys queued in the delta FIFO (deltas in the ordered mode, as client-go's `RealFIFO`) |
+/// | `informer_processing_latency_seconds{name,group,version,resource}` histogram, buckets 1 ms … 10 s (`0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10`) | same name, `{informer}`, buckets 100 µs × 4ⁿ | one observation per popped batch: store update and hand-off to the handlers |
+/// | `informer_store_resource_version{name,group,version,resource}` gauge | same name, `{informer}`, -1 before the first | the store's resourceVersion ([K4]), its 15 least significant digits; 0 before the first or when not numeric |
+///
+/// Every other family is ours and labelled `informer=<name>`: `informer_list_requests_total`,
+/// `informer_relists_total`, `informer_watch_requests_total`, `informer_rewatches_total`,
+/// `informer_watch_list_fallbacks_total`, `informer_reflector_errors_total`,
+/// `informer_invalid_objects_total`, `informer_transform_panics_total`,
+/// `informer_index_errors_total`, `informer_process_panics_total`, `informer_shard_mode`,
+/// `informer_synced`, `informer_cached_objects`, `informer_last_resource_version`. client-go
+/// 1.37 exports no reflector metrics (its reflector metrics provider is a no-op by default).
 ///
 /// ```no_run
 /// # use informer_runtime::informer::{InformerConfig, SharedIndexInformer};
@@ -196,6 +284,8 @@ pub(crate) fn encode(
 /// registry.register_collector(Box::new(informer.collector()));
 /// # Ok(()) }
 /// ```
+///
+/// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 pub struct InformerCollector<K> {
     pub(super) inner: Weak<Inner<K>>,
 }
@@ -215,5 +305,41 @@ impl<K: crate::object::Meta> Collector for InformerCollector<K> {
             return Ok(());
         };
         encode(&[inner.snapshot()], &mut encoder)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v4_client_go_labels_come_from_the_list_watch_path() {
+        let of = |p: &str| {
+            let r = ResourceLabels::of_path(p);
+            (r.group, r.version, r.resource)
+        };
+        let s = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+        assert_eq!(of("/api/v1/pods"), s("", "v1", "pods"));
+        assert_eq!(of("/api/v1/namespaces/prod/pods"), s("", "v1", "pods"));
+        assert_eq!(of("/api/v1/namespaces"), s("", "v1", "namespaces"));
+        assert_eq!(
+            of("/apis/apps/v1/namespaces/prod/deployments"),
+            s("apps", "v1", "deployments")
+        );
+        assert_eq!(
+            of("/apis/example.com/v1alpha1/foos"),
+            s("example.com", "v1alpha1", "foos")
+        );
+        assert_eq!(of("/healthz"), s("", "", ""));
+    }
+
+    #[test]
+    fn v4_the_store_resource_version_gauge_keeps_15_digits_as_client_go() {
+        assert_eq!(store_rv_gauge(None), 0);
+        assert_eq!(store_rv_gauge(Some(42)), 42);
+        assert_eq!(
+            store_rv_gauge(Some(12_345_678_901_234_567_890)),
+            678_901_234_567_890
+        );
     }
 }

@@ -115,6 +115,10 @@ struct Pending<K> {
 /// Shared state of an informer and its running tasks.
 pub(crate) struct Inner<K> {
     name: Arc<str>,
+    /// The resource listed and watched, for client-go's metric labels ([V4]).
+    ///
+    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    resource: collector::ResourceLabels,
     indexer: Arc<Indexer<K>>,
     fifo: Arc<DeltaFifo<K>>,
     /// The config (factory) transform, composed before any `set_transform` one (F8).
@@ -155,6 +159,7 @@ impl<K: crate::object::Meta> Inner<K> {
         let reflector = self.reflector.lock().clone();
         collector::Snapshot {
             name: self.name.to_string(),
+            resource: self.resource.clone(),
             counters: reflector.as_ref().map(|h| h.counters()).unwrap_or_default(),
             last_resource_version: reflector
                 .as_ref()
@@ -251,9 +256,11 @@ where
             reflector.name = name.to_string();
         }
         let watch_error_handler = reflector.watch_error_handler.take();
+        let resource = collector::ResourceLabels::of_path(list_watch.url_path());
         Ok(SharedIndexInformer {
             inner: Arc::new(Inner {
                 name,
+                resource,
                 indexer,
                 fifo: Arc::new(fifo.build()),
                 base_transform: config.transform,
@@ -513,12 +520,14 @@ impl<K> SharedIndexInformer<K> {
     }
 
     /// The resource version the store reflects ([V4]; client-go 1.37's store resource version):
-    /// that of the last object the processing loop applied, or of the last list or bookmark once
-    /// the FIFO was drained. It trails [`last_sync_resource_version`](Self::last_sync_resource_version)
+    /// that of the newest object the processing loop applied, lowered below any change still
+    /// queued ([K4]: the keyed FIFO can hand out an older change after a newer one), or that of
+    /// the last list or bookmark once the FIFO was drained. It trails [`last_sync_resource_version`](Self::last_sync_resource_version)
     /// (the reflector's) by what is still queued. `None` before the first object, or when the
     /// server's resource versions are not numbers.
     ///
     /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn last_store_resource_version(&self) -> Option<String> {
         self.inner.store_resource_version().map(|rv| rv.to_string())
     }

@@ -65,7 +65,7 @@ where
     // unwinds, the guard stops the reflector, the sync watcher and every handler thread.
     let mut guard = RunGuard {
         inner: Arc::clone(&inner),
-        tasks: Vec::with_capacity(2),
+        tasks: Vec::with_capacity(4),
     };
     // V4: the spawned tasks stay inside the informer's span (`run` is instrumented with it).
     let span = tracing::Span::current();
@@ -95,6 +95,18 @@ where
                     () = inner.fifo.wait_progress() => note_store_rv(&inner, None),
                     () = stop.cancelled() => break,
                 }
+            }
+        }
+        .instrument(span.clone())
+    }));
+    // P3: frees what no cached object uses in the interner and the sharing pools when caches
+    // shrink with nothing new arriving (one pass at a time in the process, shard by shard).
+    guard.tasks.push(tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            tokio::select! {
+                () = crate::pool::sweep_in_background() => {}
+                () = stop.cancelled() => {}
             }
         }
         .instrument(span)
@@ -228,6 +240,7 @@ where
         apply()
     };
     let applied_rv = applied.resource_version;
+    let deleted = applied.deleted;
     applied.clear();
     let elapsed = started.elapsed();
     // H10: what a full `Block` handler could not take yet; the FIFO holds everything newer.
@@ -235,6 +248,9 @@ where
     for popped in batch {
         popped.done();
     }
+    // P3: the deleted objects are gone (the batch held their last deltas); what only they used
+    // in the interner and the sharing pools is garbage for the next background pass.
+    crate::pool::released(deleted);
     inner.processing.observe(elapsed.as_secs_f64());
     note_store_rv(inner, applied_rv);
     inner.fan_out.gate().follow_fifo(&inner.fifo);
@@ -274,16 +290,13 @@ pub(super) struct Batching {
     pub(super) atomic_relist: bool,
 }
 
-/// Records the resource version the store now reflects (V4, K4): the applied object's, or, once
-/// the FIFO is drained (nothing queued, nothing popped and unfinished), that of the last list or
-/// bookmark (which may be newer than any object). Never moves backwards; wakes
+/// Records the resource version the store now reflects (V4, K3, K4): the newest applied
+/// object's, lowered below any change still queued (`DeltaFifo::settled_resource_version`), or,
+/// once the FIFO is drained (nothing queued, nothing popped and unfinished), that of the last
+/// list or bookmark (which may be newer than any object). Never moves backwards; wakes
 /// [`wait_for_store_resource_version`](super::SharedIndexInformer::wait_for_store_resource_version).
 pub(super) fn note_store_rv<K: crate::object::Meta>(inner: &Inner<K>, applied: Option<u64>) {
-    let drained = inner
-        .fifo
-        .drained_resource_version()
-        .and_then(|rv| rv.parse::<u64>().ok());
-    if let Some(rv) = drained.into_iter().chain(applied).max() {
+    if let Some(rv) = inner.fifo.settled_resource_version(applied) {
         inner.store_rv.send_if_modified(|current| {
             let advance = *current == super::NO_RV || rv > *current;
             if advance {

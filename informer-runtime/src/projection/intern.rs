@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use arcstr::ArcStr;
 
-use crate::pool::{Entry, ShardedSet};
+use crate::pool::{Entry, Kind, ShardedSet};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 
@@ -150,18 +150,21 @@ impl<'de> Deserialize<'de> for IStr {
 ///
 /// Sharded by hash so that page decodes on several workers rarely contend. A shard drops the
 /// strings no object uses any more whenever it has doubled since its last sweep, so the interner
-/// holds at most about twice the strings in use (plus a small constant per shard) and its memory
-/// follows the cache down when objects leave it ([P3]). [`Interner::sweep`] frees them at once.
+/// holds at most about twice the strings in use (plus a small constant per shard); when objects
+/// leave the caches and nothing new arrives, a running informer's background pass frees them
+/// (after deletes, within a second or so; otherwise every few minutes), so its memory follows
+/// the cache down ([P3]). [`Interner::sweep`] frees them at once. Its size is the
+/// `informer_interned_strings` gauge of a factory's metrics.
 ///
 /// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub struct Interner {
-    set: ShardedSet<ArcStr>,
+    set: std::sync::Arc<ShardedSet<ArcStr>>,
 }
 
 const SHARDS: usize = 32;
 
 static INTERNER: LazyLock<Interner> = LazyLock::new(|| Interner {
-    set: ShardedSet::new(SHARDS),
+    set: ShardedSet::registered(SHARDS, Kind::Strings),
 });
 
 impl Entry for ArcStr {

@@ -1,19 +1,25 @@
 //! The sharded, self-sweeping set behind both interners: strings ([`IStr`], P3) and equal
-//! sub-objects of compact types ([`Shared`]).
+//! sub-objects of compact types ([`Shared`]); `background.rs` sweeps them when caches shrink
+//! with nothing new arriving, and reports their sizes.
 //!
 //! A value is found by its hash and an equality test, so a lookup needs neither an owned key
 //! nor `Borrow`. Each shard is a mutex around a `hashbrown` table; the shard is picked by the
 //! value's hash, so decoders on several workers rarely meet on one lock and there is no global
 //! lock on the hot path. An entry the set alone holds (reference count 1) is garbage: a shard
 //! drops its garbage whenever it has doubled since its last sweep, so a set holds at most about
-//! twice the values in use (plus a small constant per shard) and follows the cache down when
-//! objects leave it.
+//! twice the values in use (plus a small constant per shard) while values arrive, and the
+//! background passes (`background.rs`) bring it down when objects leave the caches and nothing
+//! arrives.
 //!
 //! [`IStr`]: crate::projection::IStr
 //! [`Shared`]: crate::compact::Shared
 
+mod background;
+
 use hashbrown::HashTable;
 use parking_lot::{Mutex, MutexGuard};
+
+pub(crate) use background::{Kind, Sweep, encode, register, released, sweep_in_background};
 
 /// A shard sweeps when it reaches this many entries, at the least.
 pub(crate) const MIN_SWEEP: usize = 64;
@@ -64,6 +70,17 @@ impl<E: Entry> ShardedSet<E> {
         }
     }
 
+    /// A new set, registered for background passes and metrics as `kind` (held weakly there).
+    pub(crate) fn registered(shards: usize, kind: Kind) -> std::sync::Arc<Self>
+    where
+        E: Send + 'static,
+    {
+        let set = std::sync::Arc::new(Self::new(shards));
+        let sweep: std::sync::Arc<dyn Sweep> = set.clone();
+        register(kind, &sweep);
+        set
+    }
+
     /// The hasher every value's hash comes from.
     pub(crate) fn hasher(&self) -> &foldhash::fast::RandomState {
         &self.hasher
@@ -101,6 +118,22 @@ impl<E: Entry> ShardedSet<E> {
             counts.in_use += usize::from(e.in_use());
         });
         counts
+    }
+}
+
+impl<E: Entry + Send> Sweep for ShardedSet<E> {
+    fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    fn sweep_shard(&self, i: usize) {
+        if let Some(shard) = self.shards.get(i) {
+            shard.lock().sweep(&self.hasher);
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().table.len()).sum()
     }
 }
 

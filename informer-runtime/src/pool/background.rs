@@ -1,0 +1,189 @@
+//! Sweeping without new arrivals ([P3]), and the sets' sizes as metrics.
+//!
+//! A shard of a [`ShardedSet`](super::ShardedSet) sweeps itself when it has doubled, which
+//! needs new values: after a cache loses most of its objects (deletes, a relist's tombstones)
+//! nothing arrives and the garbage would stay. So every set registers here, and each running
+//! informer hosts a sweep task ([`sweep_in_background`]) that passes over every set when
+//! informers have deleted objects (at most once per [`RELEASE_INTERVAL`]) and otherwise every
+//! [`PERIOD`] (objects a handler held past the delete, a stopped informer's store). One pass
+//! runs at a time in the process however many informers run; it locks one shard at a time
+//! (O(shard), as an insert's own sweep does) and yields to the runtime between shards, so no
+//! worker is held for a whole pool. The hot path pays one atomic add per batch that deleted.
+//!
+//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// The shortest time between two passes started by deletes.
+pub(crate) const RELEASE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// A pass runs at least this often while any informer runs.
+pub(crate) const PERIOD: Duration = Duration::from_secs(300);
+
+/// What a pass and the metrics need of a set, whatever its entries.
+pub(crate) trait Sweep: Send + Sync {
+    /// Its shard count.
+    fn shard_count(&self) -> usize;
+    /// Drops the garbage of shard `i` (under that shard's lock alone).
+    fn sweep_shard(&self, i: usize);
+    /// Entries held, in use or not swept yet: O(shards).
+    fn held(&self) -> usize;
+}
+
+/// Which set a registration is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// The string interner (`IStr`).
+    Strings,
+    /// The pool of one type's `Shared` values.
+    Shared(&'static str),
+}
+
+struct Registered {
+    kind: Kind,
+    set: Weak<dyn Sweep>,
+}
+
+/// Every set of the process (the interner and each type's pool), held weakly.
+static SETS: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
+/// Objects deleted from caches since the last pass started.
+static RELEASED: AtomicUsize = AtomicUsize::new(0);
+/// Wakes the sweep tasks when objects were deleted.
+static WAKE: Notify = Notify::const_new();
+/// Whether a pass is running (one at a time in the process).
+static PASSING: AtomicBool = AtomicBool::new(false);
+/// When the last pass started.
+static LAST_PASS: Mutex<Option<Instant>> = Mutex::new(None);
+/// Passes run so far (a metric).
+static PASSES: AtomicU64 = AtomicU64::new(0);
+
+/// Registers a set for background passes and metrics. Held weakly: a dropped set leaves.
+pub(crate) fn register(kind: Kind, set: &Arc<dyn Sweep>) {
+    let mut sets = SETS.lock();
+    sets.retain(|r| r.set.strong_count() > 0);
+    sets.push(Registered {
+        kind,
+        set: Arc::downgrade(set),
+    });
+}
+
+/// The live sets, in registration order.
+fn sets() -> Vec<(Kind, Arc<dyn Sweep>)> {
+    SETS.lock()
+        .iter()
+        .filter_map(|r| r.set.upgrade().map(|s| (r.kind, s)))
+        .collect()
+}
+
+/// `n` cached objects were deleted: what only they used is garbage now. Cheap: an atomic add
+/// and, for `n > 0`, a wake-up.
+pub(crate) fn released(n: usize) {
+    if n > 0 {
+        RELEASED.fetch_add(n, Ordering::Relaxed);
+        WAKE.notify_waiters();
+    }
+}
+
+/// Resets [`PASSING`] when a pass ends, also when its task is cancelled mid-pass.
+struct Pass;
+
+impl Pass {
+    fn begin() -> Option<Pass> {
+        (!PASSING.swap(true, Ordering::AcqRel)).then_some(Pass)
+    }
+}
+
+impl Drop for Pass {
+    fn drop(&mut self) {
+        PASSING.store(false, Ordering::Release);
+    }
+}
+
+/// Runs passes for as long as it is polled (an informer's run hosts it): one after deletes, at
+/// most once per [`RELEASE_INTERVAL`], and one every [`PERIOD`] otherwise. Cancel-safe: a pass
+/// cut short leaves the sets consistent (each shard sweep is one locked step).
+pub(crate) async fn sweep_in_background() {
+    let start = Instant::now();
+    loop {
+        let last = LAST_PASS.lock().unwrap_or(start);
+        let notified = WAKE.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if RELEASED.load(Ordering::Relaxed) == 0 {
+            tokio::select! {
+                () = notified => {}
+                () = tokio::time::sleep_until(last + PERIOD) => {}
+            }
+        }
+        let last = LAST_PASS.lock().unwrap_or(start);
+        tokio::time::sleep_until(last + RELEASE_INTERVAL).await;
+        let Some(_pass) = Pass::begin() else {
+            // Another task's pass started; it set `LAST_PASS`, so the next round waits.
+            tokio::task::yield_now().await;
+            continue;
+        };
+        *LAST_PASS.lock() = Some(Instant::now());
+        RELEASED.store(0, Ordering::Relaxed);
+        for (_, set) in sets() {
+            for shard in 0..set.shard_count() {
+                set.sweep_shard(shard);
+                tokio::task::yield_now().await;
+            }
+        }
+        PASSES.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Encodes the sets' sizes ([P3]): `informer_interned_strings` (the interner),
+/// `informer_shared_values{type}` (each type's pool), both counting entries in use or not swept
+/// yet, and `informer_pool_sweeps_total` (background passes).
+///
+/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+pub(crate) fn encode(encoder: &mut DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+    let sets = sets();
+    let strings: usize = sets
+        .iter()
+        .filter(|(kind, _)| *kind == Kind::Strings)
+        .map(|(_, set)| set.held())
+        .sum();
+    let gauge = |n: usize| ConstGauge::new(i64::try_from(n).unwrap_or(i64::MAX));
+    gauge(strings).encode(encoder.encode_descriptor(
+        "informer_interned_strings",
+        "Distinct strings the process-wide interner holds, in use or not swept yet (P3)",
+        None,
+        MetricType::Gauge,
+    )?)?;
+    let mut family = encoder.encode_descriptor(
+        "informer_shared_values",
+        "Distinct values a type's sharing pool holds, in use or not swept yet (P3, decision record 18)",
+        None,
+        MetricType::Gauge,
+    )?;
+    // One series per type, should a type have several pools.
+    let mut per_type = std::collections::BTreeMap::<&str, usize>::new();
+    for (kind, set) in &sets {
+        if let Kind::Shared(name) = kind {
+            *per_type.entry(*name).or_default() += set.held();
+        }
+    }
+    for (name, held) in per_type {
+        gauge(held).encode(family.encode_family(&[("type", name)])?)?;
+    }
+    ConstCounter::new(PASSES.load(Ordering::Relaxed)).encode(encoder.encode_descriptor(
+        "informer_pool_sweeps",
+        "Background passes that swept the interner and the sharing pools (P3)",
+        None,
+        MetricType::Counter,
+    )?)?;
+    Ok(())
+}
