@@ -500,3 +500,57 @@ async fn a_controller_runs_only_while_leading_on_informers_warmed_before() {
     }
     assert_eq!(fence.violations(), Vec::<String>::new());
 }
+
+/// C8: `leader_election_master_status{name}` as client-go and controller-runtime export it: 1
+/// on the leader, 0 on the other candidate, and the two swap when the leader leaves.
+#[tokio::test]
+async fn c8_leader_election_master_status_follows_leadership() {
+    use informer_test_support::{sample, scrape};
+    use prometheus_client::registry::Registry;
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let series = r#"leader_election_master_status{name="lock"}"#;
+    let status = |registry: &Registry| sample(&scrape(registry), series);
+    let mut registries = [Registry::default(), Registry::default()];
+    let electors: Vec<Arc<LeaderElector>> = ["first", "second"]
+        .into_iter()
+        .zip(registries.iter_mut())
+        .map(|(id, registry)| {
+            let elector = LeaderElector::new(server.client(), NS, LEASE, id, fast())
+                .unwrap()
+                .metrics(registry);
+            Arc::new(elector)
+        })
+        .collect();
+    assert_eq!(status(&registries[0]), Some(0.0), "0 before any term");
+    let run = |e: &Arc<LeaderElector>, cancel: &CancellationToken| {
+        let (e, cancel) = (Arc::clone(e), cancel.clone());
+        tokio::spawn(async move {
+            e.run(cancel, |term| async move { term.cancelled().await })
+                .await
+                .unwrap();
+        })
+    };
+    let first_cancel = CancellationToken::new();
+    let first = run(&electors[0], &first_cancel);
+    within("the first leads", async {
+        let mut s = electors[0].subscribe();
+        s.wait_for(|s| s.is_leader).await.unwrap();
+    })
+    .await;
+    let second_cancel = CancellationToken::new();
+    let second = run(&electors[1], &second_cancel);
+    assert_eq!(status(&registries[0]), Some(1.0));
+    assert_eq!(status(&registries[1]), Some(0.0));
+    first_cancel.cancel();
+    first.await.unwrap();
+    within("the second leads", async {
+        let mut s = electors[1].subscribe();
+        s.wait_for(|s| s.is_leader).await.unwrap();
+    })
+    .await;
+    assert_eq!(status(&registries[0]), Some(0.0));
+    assert_eq!(status(&registries[1]), Some(1.0));
+    second_cancel.cancel();
+    second.await.unwrap();
+}
