@@ -127,9 +127,16 @@ pub(crate) fn generate(check: bool) -> anyhow::Result<()> {
             stale.push(path);
         }
     }
-    // informer-proto's protobuf table (decision record 15), from k8s-pb, k8s-openapi and the Go
-    // struct tags.
-    crate::proto_schema::regenerate(COMMAND, check, &mut stale);
+    // informer-proto's protobuf table (decision records 15 and 22), for the same Kubernetes
+    // versions, from their Go types and generated.proto files.
+    let start = Instant::now();
+    let versions = k8s.clone().every_version()?.gated_versions;
+    crate::proto_schema::regenerate(COMMAND, &versions, check, &mut stale)?;
+    eprintln!(
+        "codegen: informer-proto's table for Kubernetes {} in {:.1} s",
+        versions.join(", "),
+        start.elapsed().as_secs_f64()
+    );
     if check && !stale.is_empty() {
         let list: Vec<String> = stale.iter().map(|p| rel(&root, p)).collect();
         bail!(
