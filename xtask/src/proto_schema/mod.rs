@@ -51,14 +51,14 @@ pub(crate) fn regenerate(
     let mut schema = std::fs::read_to_string(&schema_path).unwrap_or_default();
     match SchemaGen::new(root.join(SCHEMA_GEN)) {
         Ok(go) => {
-            if let Some(text) = from_go(&go, &root, versions, command, check, stale)? {
-                if text != schema {
-                    stale.push(schema_path.clone());
-                    if !check {
-                        std::fs::write(&schema_path, &text)?;
-                        eprintln!("updated {CRATE}/{SCHEMA}");
-                        schema = text;
-                    }
+            if let Some(text) = from_go(&go, &root, versions, command, check, stale)?
+                && text != schema
+            {
+                stale.push(schema_path.clone());
+                if !check {
+                    std::fs::write(&schema_path, &text)?;
+                    eprintln!("updated {CRATE}/{SCHEMA}");
+                    schema = text;
                 }
             }
         }
