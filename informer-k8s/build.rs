@@ -3,15 +3,18 @@
 //! k8s-openapi builds for exactly one version, chosen by the final binary, and hands it to its
 //! direct dependents as `links` metadata: `DEP_K8S_OPENAPI_<crate version>_VERSION`, the number
 //! `0x00_01_MM_00` (major 1, minor MM) in decimal. This script turns it into the cfgs the
-//! generated code is gated on (decision records 16 and 19), so an item that the chosen version
-//! lacks is not compiled:
+//! generated code is gated on (decision records 16, 19 and 22), so an item that the chosen
+//! version lacks is not compiled:
 //!
 //! - `k8s_openapi_enabled_version = "1.MM"` (the name k8s-openapi uses for itself);
 //! - `k8s_since = "1.NN"` for every generated version 1.NN up to the chosen one;
-//! - `k8s_until = "1.NN"` for every generated version from the chosen one on.
+//! - `k8s_until = "1.NN"` for every generated version from the chosen one on;
+//!
+//! and sets `INFORMER_KUBERNETES_VERSION=1.MM` for `env!` in the crate.
 //!
 //! The generated versions are listed in `src/generated/k8s-versions.txt`, written by
 //! `cargo codegen` with the rest of `src/generated/`: a new Kubernetes version needs no edit here.
+//! informer-proto's build script is a copy of this one, written by `cargo codegen`.
 
 // A build script talks to cargo on stdout.
 #![allow(clippy::print_stdout)]
@@ -20,13 +23,15 @@ use std::process::ExitCode;
 
 /// The list of versions the checked-in code was generated for.
 const VERSIONS: &str = "src/generated/k8s-versions.txt";
+/// This package, for messages.
+const CRATE: &str = env!("CARGO_PKG_NAME");
 
 fn main() -> ExitCode {
     println!("cargo::rerun-if-changed={VERSIONS}");
     let text = match std::fs::read_to_string(VERSIONS) {
         Ok(text) => text,
         Err(e) => {
-            eprintln!("informer-k8s: reading {VERSIONS}: {e}");
+            eprintln!("{CRATE}: reading {VERSIONS}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -39,13 +44,13 @@ fn main() -> ExitCode {
         match line.strip_prefix("1.").and_then(|m| m.parse::<u32>().ok()) {
             Some(minor) => minors.push(minor),
             None => {
-                eprintln!("informer-k8s: {VERSIONS}: {line:?} is not a version `1.MM`");
+                eprintln!("{CRATE}: {VERSIONS}: {line:?} is not a version `1.MM`");
                 return ExitCode::FAILURE;
             }
         }
     }
     let (Some(&min), Some(&max)) = (minors.iter().min(), minors.iter().max()) else {
-        eprintln!("informer-k8s: {VERSIONS} lists no version");
+        eprintln!("{CRATE}: {VERSIONS} lists no version");
         return ExitCode::FAILURE;
     };
     let values: Vec<String> = minors.iter().map(|m| format!("\"1.{m}\"")).collect();
@@ -59,24 +64,25 @@ fn main() -> ExitCode {
         .find(|(key, _)| key.starts_with("DEP_K8S_OPENAPI_") && key.ends_with("_VERSION"));
     let Some((key, value)) = found else {
         eprintln!(
-            "informer-k8s: no DEP_K8S_OPENAPI_*_VERSION from k8s-openapi's build script; \
+            "{CRATE}: no DEP_K8S_OPENAPI_*_VERSION from k8s-openapi's build script; \
              is k8s-openapi in the dependency graph with one version feature (v1_{min} .. v1_{max}) enabled?"
         );
         return ExitCode::FAILURE;
     };
     let Ok(number) = value.parse::<u32>() else {
-        eprintln!("informer-k8s: {key}={value:?} is not the number k8s-openapi writes");
+        eprintln!("{CRATE}: {key}={value:?} is not the number k8s-openapi writes");
         return ExitCode::FAILURE;
     };
     let (major, minor) = ((number >> 16) & 0xff, (number >> 8) & 0xff);
     if major != 1 || !minors.contains(&minor) {
         eprintln!(
-            "informer-k8s: k8s-openapi is built for Kubernetes {major}.{minor}; this informer-k8s \
+            "{CRATE}: k8s-openapi is built for Kubernetes {major}.{minor}; this {CRATE} \
              was generated for 1.{min} to 1.{max}"
         );
         return ExitCode::FAILURE;
     }
     println!("cargo::rustc-cfg=k8s_openapi_enabled_version=\"1.{minor}\"");
+    println!("cargo::rustc-env=INFORMER_KUBERNETES_VERSION=1.{minor}");
     for &m in &minors {
         if m <= minor {
             println!("cargo::rustc-cfg=k8s_since=\"1.{m}\"");

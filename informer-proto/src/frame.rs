@@ -394,7 +394,7 @@ pub fn probe_meta(object: &[u8]) -> Result<ObjectRef<'_>, Error> {
 
 /// Decodes a `metav1.Status` (`k8s\0` + envelope, as in an `ERROR` watch event or an error
 /// answer) into kube's `Status`.
-pub fn read_status(body: &[u8]) -> Result<kube::core::Status, Error> {
+pub fn read_status(body: &[u8]) -> Result<kube_core::Status, Error> {
     let env = Envelope::read(body)?;
     if env.kind != "Status" {
         return Err(Error::Invalid(format!(

@@ -326,7 +326,7 @@ fn malformed_input_is_a_clear_error() {
     // Nesting is bounded: JSONSchemaProps inside JSONSchemaProps, 200 deep (field 1 of
     // JSONSchemaPropsOrArray is a schema; JSONSchemaProps.items is field 15... built by name).
     let props =
-        by_name("apiextensions_apiserver.pkg.apis.apiextensions.v1.JsonSchemaProps").unwrap();
+        by_name("apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps").unwrap();
     let not = props.by_json("not").expect("not").tag;
     let mut b = Vec::new();
     for _ in 0..200 {

@@ -1,6 +1,6 @@
 //! `cargo codegen [--check]`: regenerates every checked-in informer-gen output (G8), and
 //! `cargo xtask k8s-versions`: checks that informer-k8s, with its `compact` feature, compiles under
-//! every Kubernetes version.
+//! every Kubernetes version, and that informer-proto's table of each version passes its tests.
 //!
 //! Targets: informer-proto's protobuf table (`proto_schema`), `examples/src/generated/` (configured by `examples/informer-gen.toml`), every informer-gen
 //! golden `informer-gen/tests/fixtures/<case>/expected/` (configured by `<case>/input/informer-gen.toml`),
@@ -127,9 +127,16 @@ pub(crate) fn generate(check: bool) -> anyhow::Result<()> {
             stale.push(path);
         }
     }
-    // informer-proto's protobuf table (decision record 15), from k8s-pb, k8s-openapi and the Go
-    // struct tags.
-    crate::proto_schema::regenerate(COMMAND, check, &mut stale);
+    // informer-proto's protobuf table (decision records 15 and 22), for the same Kubernetes
+    // versions, from their Go types and generated.proto files.
+    let start = Instant::now();
+    let versions = k8s.clone().every_version()?.gated_versions;
+    crate::proto_schema::regenerate(COMMAND, &versions, check, &mut stale)?;
+    eprintln!(
+        "codegen: informer-proto's table for Kubernetes {} in {:.1} s",
+        versions.join(", "),
+        start.elapsed().as_secs_f64()
+    );
     if check && !stale.is_empty() {
         let list: Vec<String> = stale.iter().map(|p| rel(&root, p)).collect();
         bail!(
@@ -165,7 +172,8 @@ fn ensure_file_contents(
 }
 
 /// `cargo xtask k8s-versions`: `cargo check -p informer-k8s --features compact` (the accessors
-/// and the compact types of that version) under each Kubernetes version
+/// and the compact types of that version, and informer-proto's table, a dependency) and
+/// `cargo test -p informer-proto-versions` (that table decoding) under each Kubernetes version
 /// k8s-openapi holds (`K8S_OPENAPI_ENABLED_VERSION`, which overrides the workspace's 1.37), in
 /// `target/k8s-versions/`, so the workspace's own k8s-openapi build is not thrown away. The
 /// versions in `skip` are left out (CI skips the one its workspace build compiled already).
@@ -204,6 +212,19 @@ pub(crate) fn check_versions(skip: &[String]) -> anyhow::Result<()> {
             .context("running cargo check")?;
         if !status.success() {
             bail!("informer-k8s does not compile with Kubernetes {version}");
+        }
+        // informer-proto's table of this version, decoding (decision record 22).
+        eprintln!("== cargo test -p informer-proto-versions with Kubernetes {version}");
+        let status = Command::new(&cargo)
+            .args(["test", "-p", "informer-proto-versions", "--quiet"])
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .env("K8S_OPENAPI_ENABLED_VERSION", version)
+            .current_dir(&root)
+            .status()
+            .context("running cargo test")?;
+        if !status.success() {
+            bail!("informer-proto's table fails its tests with Kubernetes {version}");
         }
         eprintln!("   {version}: {:.0} s", start.elapsed().as_secs_f64());
     }

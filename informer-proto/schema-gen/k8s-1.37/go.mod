@@ -1,4 +1,4 @@
-module github.com/informer-rs/informer-rs/informer-proto/schema-gen
+module github.com/informer-rs/informer-rs/informer-proto/schema-gen/k8s-1.37
 
 go 1.26.0
 
