@@ -1,4 +1,4 @@
-//! Projections of types generated from CRD schemas (issue 25 item 8, P4/P5): a projection of the
+//! Projections of types generated from CRD schemas (P4, P5): a projection of the
 //! generated `Gizmo` reads each field under the JSON name the generated type gives it (`$ref`,
 //! `fooBar` and `foo_bar` as two fields, `self`, `8080`), from LIST pages and from watch events,
 //! over HTTP (`kube::Client` against informer-testserver).

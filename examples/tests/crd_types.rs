@@ -1,4 +1,4 @@
-//! Types generated from CRD schemas (`crd-types`, issue 13): every schema feature of
+//! Types generated from CRD schemas (`crd-types`, decision record 07): every schema feature of
 //! `examples/crds/features.yaml` decodes and re-encodes to the same JSON, and the generated kind
 //! works with `kube::Api` and with the generated informers and listers over HTTP against
 //! informer-testserver.

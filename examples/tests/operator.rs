@@ -196,7 +196,7 @@ async fn operator_with_leader_election_converges_and_releases_its_lease() {
     assert!(server.wait_for_active_watches(0, demo::STEP_TIMEOUT).await);
 }
 
-/// Issue 17: three replicas split six namespaces over Leases (sharded by namespace, so a Foo and
+/// S7, S12: three replicas split six namespaces over Leases (sharded by namespace, so a Foo and
 /// its ConfigMap share a shard); every Foo converges, a replica that stops hands its shards over
 /// (released on cancel) and later edits still converge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-//! Leader terms whose work misbehaves (issue 25: S3, S5, S6 for a `LeaderElector`) against
+//! Leader terms whose work misbehaves (S3, S5, S6 for a `LeaderElector`) against
 //! informer-testserver: a controller that fails inside its term (its caches never sync), a
 //! dropped run future, and work that ignores its token after the lease is lost. Each records
 //! when every replica's work ran and asserts that no two replicas' work overlapped.
@@ -95,7 +95,7 @@ async fn poll_until(what: &str, cond: impl Fn() -> bool) {
     }
 }
 
-/// S3 (issue 25 item 6): the leader's controller fails inside its term: it may not read
+/// S3: the leader's controller fails inside its term: it may not read
 /// ConfigMaps (403), so `Controller::run` ends with a sync timeout. The leader releases the
 /// Lease (E5) instead of renewing it for work that no longer runs, and a second candidate
 /// leads; once the LIST answers, a term runs for good.
@@ -176,7 +176,7 @@ async fn s3_a_controller_that_fails_inside_its_term_releases_the_lease() {
     terms.assert_exclusive();
 }
 
-/// S5 (issue 25 item 5): the task running `LeaderElector::run` is aborted while leading. The
+/// S5: the task running `LeaderElector::run` is aborted while leading. The
 /// work's token is cancelled, the work ends, the Lease is released, and another candidate
 /// leads at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,7 +220,7 @@ async fn s5_dropping_the_elector_run_future_stops_the_work_and_releases() {
     terms.assert_exclusive();
 }
 
-/// S6 (issue 25 item 7): the leader is cut off (every request 503) while its work ignores its
+/// S6: the leader is cut off (every request 503) while its work ignores its
 /// token for 30 s. After stepping down, the work may run at most the drain limit; it is
 /// aborted then, before the successor's term starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,5 @@
 //! Read your own writes (K1-K4 in docs/behaviour.md section 16), and the controller's informer
-//! lifetimes on a shared factory (issue 25 items 4, 16 and 17), over HTTP against
+//! lifetimes on a shared factory (C7) and finalizer removal (C9), over HTTP against
 //! informer-testserver.
 //!
 //! The stale-read scenario: the test server answers every WATCH request only after a delay, so
@@ -234,7 +234,7 @@ impl Logging {
     }
 }
 
-/// Issue 25 item 4: two controllers on one factory share its informers; stopping one leaves the
+/// C7: two controllers on one factory share its informers; stopping one leaves the
 /// other's informers running (before, the first to stop removed the informer it had started).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_one_controller_leaves_the_informers_another_uses() {
@@ -256,7 +256,7 @@ async fn stopping_one_controller_leaves_the_informers_another_uses() {
     );
 }
 
-/// Issue 25 item 17: a run starts only the informers it reads and stops them when it returns;
+/// C7: a run starts only the informers it reads and stops them when it returns;
 /// other informers of the factory are left alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_starts_and_stops_only_what_it_reads() {
@@ -280,7 +280,7 @@ async fn a_run_starts_and_stops_only_what_it_reads() {
     assert!(!secrets.is_started() && factory.existing_informer::<Secret>().is_some());
 }
 
-/// Issue 25 item 16: removing the finalizer from an object that is already gone (a second
+/// C9: removing the finalizer from an object that is already gone (a second
 /// cleanup of a completed deletion) is success, not a failed reconcile.
 #[tokio::test]
 async fn removing_a_finalizer_from_a_deleted_object_succeeds() {

@@ -1,4 +1,4 @@
-//! Shard assignment over Leases (issue 17 part 3) against informer-testserver: four replicas
+//! Shard assignment over Leases (S1, S12) against informer-testserver: four replicas
 //! split four shards of 10 000 ConfigMaps, each running a sharded informer and a controller per
 //! owned shard. Every object is cached and reconciled by exactly one replica; a replica that dies
 //! (no release) loses its shard to another within the lease duration plus the observation lag

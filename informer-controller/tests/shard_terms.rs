@@ -1,4 +1,4 @@
-//! Shard terms under stress (issue 25, S1-S3, S5, S6 and items 10, 12) against informer-testserver:
+//! Shard terms under stress (S1-S3, S5, S6, S13, S14) against informer-testserver:
 //! a shard whose work is slow to stop, a replica whose requests hang, replicas with different
 //! shard counts in one set, work that ends on its own, a dropped run future, work that ignores
 //! its token, and a Lease someone else relabels. Every test records each replica's ownership
@@ -137,7 +137,7 @@ async fn poll_until(what: &str, cond: impl Fn() -> bool) {
     }
 }
 
-/// S2 (issue 25 item 1): replica `a` holds all four shards, each slow to stop (20 s after its
+/// S2: replica `a` holds all four shards, each slow to stop (20 s after its
 /// token). Replica `b` joins: `a` stops its two highest shards, whose work is aborted after the
 /// drain limit (S6) and released, while its other two keep being renewed and never stop; `b`
 /// takes the released two. No two replicas ever run overlapping shards.
@@ -189,7 +189,7 @@ async fn s2_s6_a_shard_slow_to_stop_delays_no_other_shard_and_never_overlaps() {
     assert!(own.snapshot().iter().all(|i| i.stop.is_some()));
 }
 
-/// S2 (issue 25 item 1): eight shards on one replica while every write takes 200 ms: renewed
+/// S2: eight shards on one replica while every write takes 200 ms: renewed
 /// one after another they would need 1.6 s per round, past the 1 s renew deadline; renewed
 /// concurrently, each within its own deadline, no shard is ever lost or restarted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -275,7 +275,7 @@ async fn s2_a_replica_whose_requests_hang_stops_every_shard_at_its_own_deadline(
     own.assert_exclusive();
 }
 
-/// S1 (issue 25 item 2): a set of two shards runs on `a` and `b`; `c` and `d` join with four
+/// S1: a set of two shards runs on `a` and `b`; `c` and `d` join with four
 /// shards (a rolling update). They own nothing while the two-shard view holds the set (its
 /// Leases record it), and take every shard once `a` and `b` have left; no ranges ever overlap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -407,7 +407,7 @@ async fn s1_replicas_with_different_hash_fields_never_run_at_the_same_time() {
     stop(n).await;
 }
 
-/// S3 (issue 25 item 6): a shard's work fails on its own, first by returning (a controller
+/// S3: a shard's work fails on its own, first by returning (a controller
 /// whose sync timed out), then by panicking. Each time the replica releases the Lease instead
 /// of renewing it for nothing, and starts the work again after a backoff.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -472,7 +472,7 @@ async fn s3_shard_work_that_ends_on_its_own_releases_its_lease() {
     own.assert_exclusive();
 }
 
-/// S5 (issue 25 item 5): the task running `ShardAssigner::run` is aborted (its future
+/// S5: the task running `ShardAssigner::run` is aborted (its future
 /// dropped). Every shard's work stops and the Leases are released; nothing keeps working
 /// without a renewing Lease.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -501,7 +501,7 @@ async fn s5_dropping_the_assigner_run_future_stops_the_work_and_releases() {
     own.assert_exclusive();
 }
 
-/// S6 (issue 25 item 7): work that ignores its token for 30 s is aborted the drain limit
+/// S6: work that ignores its token for 30 s is aborted the drain limit
 /// after the replica stops, and `run` returns.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s6_shard_work_that_ignores_its_token_is_aborted_after_the_drain_limit() {
@@ -534,12 +534,12 @@ async fn s6_shard_work_that_ignores_its_token_is_aborted_after_the_drain_limit()
     assert!(holder(&server, &format!("{SET}-shard-0")).is_none());
 }
 
-/// Issue 25 item 12: someone else writes our own shard Lease: once removing the set's label
+/// S14: someone else writes our own shard Lease: once removing the set's label
 /// (so the set's LIST no longer shows it), then relabelling it as fast as it can. Every 409
 /// this causes on renewal re-reads and retries; the work is never restarted, and the holder
 /// puts the labels back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn item12_a_relabelled_own_shard_lease_is_renewed_not_lost() {
+async fn s14_a_relabelled_own_shard_lease_is_renewed_not_lost() {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     let own = Ownership::new();
@@ -570,7 +570,7 @@ async fn item12_a_relabelled_own_shard_lease_is_renewed_not_lost() {
     })
     .await;
     let all = own.snapshot();
-    assert_eq!(all.len(), 1, "item 12: the work was restarted: {all:#?}");
+    assert_eq!(all.len(), 1, "S14: the work was restarted: {all:#?}");
     assert!(all[0].stop.is_none());
     assert_eq!(holder(&server, &name).as_deref(), Some("a"));
     stop(a).await;
@@ -600,11 +600,11 @@ impl Captured {
     }
 }
 
-/// Issue 25 item 10: the assigner's failing requests (here RBAC: every Lease request is 403)
+/// S13: the assigner's failing requests (here RBAC: every Lease request is 403)
 /// are logged at warn, once per state change rather than every round, and the recovery at
 /// info. A current-thread runtime keeps every task under the test's log subscriber.
 #[tokio::test(flavor = "current_thread")]
-async fn item10_assigner_failures_are_warned_once_per_state_change() {
+async fn s13_assigner_failures_are_warned_once_per_state_change() {
     let captured = Captured::default();
     let subscriber = tracing_subscriber::fmt()
         .with_writer({
@@ -633,7 +633,7 @@ async fn item10_assigner_failures_are_warned_once_per_state_change() {
     let warned = captured.lines("WARN", "shard assigner request failed");
     assert!(
         (1..=2).contains(&warned),
-        "item 10: {warned} warnings for one failing state"
+        "S13: {warned} warnings for one failing state"
     );
     server.faults().allow(&leases);
     own.wait_until("a to run its shard", |_| own.running("a").len() == 1)

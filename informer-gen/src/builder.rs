@@ -147,10 +147,10 @@ impl Builder {
     }
 
     /// Reads CRD manifests from a YAML file and generates their Rust types from each served
-    /// version's `openAPIV3Schema` (issue 13) into the generated module `module` (a snake_case
-    /// name beside the group modules): kind `K` of version `v` is `<generated>::{module}::{v}::{K}`,
-    /// nested objects are `{v}::{K}{Field}…`. The kinds get accessors as with [`Self::crd_manifest`],
-    /// on the generated types.
+    /// version's `openAPIV3Schema` (decision record 07) into the generated module `module` (a
+    /// snake_case name beside the group modules): kind `K` of version `v` is
+    /// `<generated>::{module}::{v}::{K}`, nested objects are `{v}::{K}{Field}…`. The kinds get
+    /// accessors as with [`Self::crd_manifest`], on the generated types.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -18,7 +18,7 @@
 //! compact-kinds = ["/v1/Pod"]                         # also generate the compact Pod (P1)
 //! derive-sources = [{ path = "src/crd.rs", module = "crate::crd" }]
 //! crds = [{ path = "crds/bar.yaml", module = "crate::crds" }]
-//! # types generated from the schemas, in the generated module `widgets` (issue 13)
+//! # types generated from the schemas, in the generated module `widgets`
 //! crd-types = [{ path = "crds/widgets.yaml", module = "widgets" }]
 //!
 //! [group-accessors]

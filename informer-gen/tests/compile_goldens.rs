@@ -1,6 +1,7 @@
-//! Every golden fixture meets rustc (issue 28): each case's `expected/` tree is compiled here as
-//! a module of this test crate, beside the types its configuration names, so generated code is
-//! checked by the compiler (raw identifiers such as `r#async`, paths, docs) and not only as text.
+//! Every golden fixture meets rustc (decision record 14): each case's `expected/` tree is compiled
+//! here as a module of this test crate, beside the types its configuration names, so generated code
+//! is checked by the compiler (raw identifiers such as `r#async`, paths, docs) and not only as
+//! text.
 //!
 //! A case's configuration names its types under `crate::<case>::…`; this file provides them
 //! (kube `CustomResource` types for `crds` manifests, the case's own `types.rs` for derive

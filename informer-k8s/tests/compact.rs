@@ -1,6 +1,6 @@
 //! The `compact` feature: compact Pods synced from informer-testserver through informer-k8s's
 //! `factory.core().v1().pods().compact()`, with no generator setting in this crate, and converted
-//! to and from k8s-openapi's Pod (issue 26 item 1, issue 27 item 3); and the compact forms of
+//! to and from k8s-openapi's Pod (decision records 17 and 19); and the compact forms of
 //! kinds of other groups, which the feature covers as well (every built-in kind).
 //!
 //! Run with `cargo test -p informer-k8s --features compact --test compact`.

@@ -1,6 +1,6 @@
 //! A factory from informer-k8s syncs Deployments and ConfigMaps from informer-testserver over
 //! HTTP (kube::Client) and serves them through the generated typed listers, with no build script
-//! and no generator in this crate (issue 26).
+//! and no generator in this crate (decision record 16).
 //!
 //! Run with `cargo test -p informer-k8s --test sync`.
 

@@ -551,7 +551,7 @@ fn d8_behind_a_reflector_objects_are_transformed_at_decode_and_not_again() {
         }))
         .build();
     // What the reflector does: transform each decoded object, share it, then hand the
-    // finished `Arc` over (issue 14 item 14: no pre-transformed mode in the FIFO).
+    // finished `Arc` over (D8: no pre-transformed mode in the FIFO).
     let mut a = cm("a", "1");
     ReflectorStore::transform(&fifo, &mut a);
     assert_eq!(calls.load(Ordering::SeqCst), 1);

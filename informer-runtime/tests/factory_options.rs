@@ -1,4 +1,4 @@
-//! Factory options that must be honoured, not silently dropped (issue 14 item 12, F6): the list
+//! Factory options that must be honoured, not silently dropped (F6, F10): the list
 //! options a tweak sets (or a rejection of those that cannot be), and a watch error handler in
 //! the factory's reflector config.
 //!
@@ -29,7 +29,7 @@ fn cm(name: &str) -> ConfigMap {
 }
 
 #[tokio::test]
-async fn item12_f6_watch_error_handler_in_the_factory_reflector_config_is_honoured() {
+async fn f10_watch_error_handler_in_the_factory_reflector_config_is_honoured() {
     let server = TestServer::start().await.expect("server");
     server.faults().forbid(GroupResource::new("", "secrets"));
     let seen = Arc::new(AtomicUsize::new(0));
@@ -62,7 +62,7 @@ async fn item12_f6_watch_error_handler_in_the_factory_reflector_config_is_honour
     factory.shutdown().await;
 }
 
-/// Issue 25 item 11 (R21): a tweak that only sets a selector keeps the streaming initial list;
+/// R21: a tweak that only sets a selector keeps the streaming initial list;
 /// before, the tweak's pre-filled page size counted as "set" and switched every tweaked factory
 /// to paged LISTs.
 #[tokio::test]
@@ -97,7 +97,7 @@ async fn a_selector_only_tweak_keeps_the_streaming_list() {
 }
 
 #[tokio::test]
-async fn item12_f6_tweak_list_options_limit_is_the_page_size() {
+async fn f6_tweak_list_options_limit_is_the_page_size() {
     let server = TestServer::start().await.expect("server");
     for i in 0..5 {
         server.create(&cm(&format!("cm-{i}"))).expect("create");
@@ -123,7 +123,7 @@ async fn item12_f6_tweak_list_options_limit_is_the_page_size() {
 }
 
 #[tokio::test]
-async fn item12_r2_m6_tweak_of_the_first_list_rv_is_honoured() {
+async fn f6_r2_m6_tweak_of_the_first_list_rv_is_honoured() {
     let server = TestServer::start().await.expect("server");
     server.create(&cm("a")).expect("create");
     let factory = SharedInformerFactory::builder(server.client())
@@ -146,7 +146,7 @@ async fn item12_r2_m6_tweak_of_the_first_list_rv_is_honoured() {
 }
 
 #[tokio::test]
-async fn item12_f6_tweak_that_sets_a_continue_token_or_version_match_is_rejected() {
+async fn f6_tweak_that_sets_a_continue_token_or_version_match_is_rejected() {
     let server = TestServer::start().await.expect("server");
     let res = SharedInformerFactory::builder(server.client())
         .tweak_list_options(|lp| lp.continue_token = Some("abc".into()))

@@ -1,4 +1,4 @@
-//! The delta FIFO mode chosen from `InformerConfig` and the factory (issue 14 item 15, D10, D11):
+//! The delta FIFO mode chosen from `InformerConfig` and the factory (D10, D11):
 //! with the ordered mode, deltas queued while processing waits reach handlers in global event
 //! order; with the keyed default, one key's deltas are grouped.
 //!
@@ -139,7 +139,7 @@ async fn d10_ordered_mode_from_the_factory_keeps_global_order() {
     factory.shutdown().await;
 }
 
-/// Issue 16, the FIFO-mode decision: what a burst costs while the consumer is held. 10 objects
+/// Decision record 08 (the FIFO mode): what a burst costs while the consumer is held. 10 objects
 /// get 30 updates each while processing waits on a blocked handler; the keyed FIFO holds one
 /// entry per key, the ordered log one per event. Returns the FIFO's length once every change
 /// has reached it, then lets the handler finish.

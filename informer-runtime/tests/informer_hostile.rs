@@ -1,6 +1,6 @@
-//! Informers against a hostile or broken API server (issue 14): answers that are well-formed HTTP
-//! but break the API contract must never reach the cache as data (M14), and failures must never
-//! freeze the informer or leave a waiter hanging.
+//! Informers against a hostile or broken API server (decision record 09): answers that are
+//! well-formed HTTP but break the API contract must never reach the cache as data (M14), and
+//! failures must never freeze the informer or leave a waiter hanging.
 //!
 //! Run with `cargo test -p informer-runtime --test informer_hostile`.
 
@@ -99,7 +99,7 @@ async fn m14_d7_first_list_answered_200_without_items_does_not_sync_an_empty_cac
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn item8_list_item_without_a_name_is_dropped_alone() {
+async fn m17_list_item_without_a_name_is_dropped_alone() {
     init_tracing();
     let server = TestServer::start().await.expect("testserver");
     let w = Writer::new(server.client(), "default");
@@ -127,7 +127,7 @@ async fn item8_list_item_without_a_name_is_dropped_alone() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn item1_h6_wait_for_sync_returns_false_when_the_informer_stops_before_it_synced() {
+async fn h16_h6_wait_for_sync_returns_false_when_the_informer_stops_before_it_synced() {
     init_tracing();
     let server = TestServer::start().await.expect("testserver");
     let w = Writer::new(server.client(), "default");
@@ -165,7 +165,7 @@ async fn item1_h6_wait_for_sync_returns_false_when_the_informer_stops_before_it_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn item1_h7_wait_for_sync_returns_false_when_the_registration_is_removed_before_sync() {
+async fn h16_h7_wait_for_sync_returns_false_when_the_registration_is_removed_before_sync() {
     init_tracing();
     let server = TestServer::start().await.expect("testserver");
     server.faults().stall_list(true);
@@ -197,7 +197,7 @@ fn panicking_transform(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn item5_panicking_transform_on_the_list_drops_only_that_object() {
+async fn m17_panicking_transform_on_the_list_drops_only_that_object() {
     init_tracing();
     let server = TestServer::start().await.expect("testserver");
     let w = Writer::new(server.client(), "default");
@@ -223,7 +223,7 @@ async fn item5_panicking_transform_on_the_list_drops_only_that_object() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn item5_panicking_transform_on_a_watch_event_drops_only_that_event() {
+async fn m17_panicking_transform_on_a_watch_event_drops_only_that_event() {
     init_tracing();
     let server = TestServer::start().await.expect("testserver");
     let w = Writer::new(server.client(), "default");

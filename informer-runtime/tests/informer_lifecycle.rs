@@ -1,4 +1,4 @@
-//! The informer's lifetime and its user code (issue 14 items 4, 6, 9, 10): every task and handler
+//! The informer's lifetime and its user code (H17, H18, X2): every task and handler
 //! thread is tied to the run future; failing or panicking index functions never freeze the cache;
 //! handlers need no tokio blocking-pool thread; the processing loop yields while the FIFO is full.
 //!
@@ -53,7 +53,7 @@ async fn running(server: &TestServer) -> (SharedIndexInformer<ConfigMap>, Weak<(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn item4_aborting_the_run_task_stops_the_watch_and_every_handler_thread() {
+async fn h17_aborting_the_run_task_stops_the_watch_and_every_handler_thread() {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     let (inf, alive) = running(&server).await;
@@ -82,7 +82,7 @@ async fn item4_aborting_the_run_task_stops_the_watch_and_every_handler_thread() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn item4_dropping_the_run_future_stops_the_watch_and_every_handler_thread() {
+async fn h17_dropping_the_run_future_stops_the_watch_and_every_handler_thread() {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     let (inf, alive) = running(&server).await;
@@ -130,7 +130,7 @@ fn touchy_indexers() -> Indexers<ConfigMap> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn item4_item9_failing_or_panicking_index_functions_never_freeze_the_cache() {
+async fn h17_x2_failing_or_panicking_index_functions_never_freeze_the_cache() {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     let w = Writer::new(server.client(), "default");
@@ -167,7 +167,7 @@ async fn item4_item9_failing_or_panicking_index_functions_never_freeze_the_cache
         evs.iter().any(|e| e.key() == "default/later")
     })
     .await;
-    // Item 9: the failing update is stored, handlers were told, and the old index entries left.
+    // X2: the failing update is stored, handlers were told, and the old index entries left.
     let good = idx.get_by_key("default/good").unwrap();
     assert_eq!(good.data.as_ref().unwrap()["v"], "fail");
     assert!(
@@ -189,10 +189,10 @@ async fn item4_item9_failing_or_panicking_index_functions_never_freeze_the_cache
     stop(cancel, task).await;
 }
 
-/// Item 6: a handler never takes a tokio blocking-pool thread, so a runtime whose pool has one
+/// H9, H17: a handler never takes a tokio blocking-pool thread, so a runtime whose pool has one
 /// thread still runs four handlers (and keeps its pool for `spawn_blocking` users).
 #[test]
-fn item6_handlers_need_no_blocking_pool_thread() {
+fn h17_handlers_need_no_blocking_pool_thread() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(1)
@@ -220,10 +220,10 @@ fn item6_handlers_need_no_blocking_pool_thread() {
     });
 }
 
-/// Item 6: a handler closure that holds its own informer (an `Arc` cycle through the handler)
+/// H17: a handler closure that holds its own informer (an `Arc` cycle through the handler)
 /// does not keep the runtime from shutting down, and the handler thread ends with it.
 #[test]
-fn item6_a_handler_holding_its_informer_does_not_block_runtime_shutdown() {
+fn h17_a_handler_holding_its_informer_does_not_block_runtime_shutdown() {
     let server_rt = tokio::runtime::Runtime::new().unwrap();
     let server = server_rt.block_on(TestServer::start()).unwrap();
     server.create(&cm("default", "a", "0")).unwrap();
@@ -262,11 +262,11 @@ fn item6_a_handler_holding_its_informer_does_not_block_runtime_shutdown() {
     drop(server_rt);
 }
 
-/// Item 10: after a list of many keys the processing loop must let other tasks run while the
+/// H18: after a list of many keys the processing loop must let other tasks run while the
 /// FIFO still holds items (on a current-thread runtime it would otherwise hold the only thread
 /// until the FIFO is empty).
 #[tokio::test(flavor = "current_thread")]
-async fn item10_processing_loop_yields_while_the_fifo_holds_items() {
+async fn h18_processing_loop_yields_while_the_fifo_holds_items() {
     init_tracing();
     const N: usize = 3000;
     let server = TestServer::start().await.unwrap();
@@ -343,11 +343,11 @@ impl informer_runtime::informer::ResourceEventHandler<ConfigMap> for Gate {
     }
 }
 
-/// Item 11: at its maximum, a slow handler's backlog stays bounded by the key count under a
+/// H10: at its maximum, a slow handler's backlog stays bounded by the key count under a
 /// delete/re-create storm of one key, and the handler never gets a delete for an object (a UID)
 /// it never saw added.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn item11_delete_recreate_storm_keeps_a_slow_backlog_bounded_and_deletes_seen_objects_only() {
+async fn h10_delete_recreate_storm_keeps_a_slow_backlog_bounded_and_deletes_seen_objects_only() {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     let w = Writer::new(server.client(), "default");
@@ -403,11 +403,12 @@ async fn item11_delete_recreate_storm_keeps_a_slow_backlog_bounded_and_deletes_s
     stop(cancel, task).await;
 }
 
-/// Item 2: a relist at a concrete RV is unpaged (R3), so its body holds the whole collection;
-/// it is decoded a page's worth at a time with the runtime free in between. On a current-thread
-/// runtime another task sees the relist's objects arrive chunk by chunk, not all at once.
+/// Decision record 03: a relist at a concrete RV is unpaged (R3), so its body holds the whole
+/// collection; it is decoded a page's worth at a time with the runtime free in between. On a
+/// current-thread runtime another task sees the relist's objects arrive chunk by chunk, not all at
+/// once.
 #[tokio::test(flavor = "current_thread")]
-async fn item2_r3_unpaged_relist_is_decoded_in_page_sized_chunks() {
+async fn r3_unpaged_relist_is_decoded_in_page_sized_chunks() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     init_tracing();
     const N: usize = 3000;
@@ -466,9 +467,9 @@ async fn item2_r3_unpaged_relist_is_decoded_in_page_sized_chunks() {
     stop(cancel, task).await;
 }
 
-/// Items 4 and 9: the factory's metrics report index function failures per informer.
+/// X2: the factory's metrics report index function failures per informer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn item9_factory_metrics_count_index_function_failures() {
+async fn x2_factory_metrics_count_index_function_failures() {
     init_tracing();
     let server = TestServer::start().await.unwrap();
     server.create(&cm("default", "ok", "a")).unwrap();

@@ -504,7 +504,7 @@ async fn v2_a_relist_reaches_the_store_as_one_swap_and_handlers_still_get_each_c
     relist_is_one_swap(HandlerOptions::new()).await;
 }
 
-/// Issue 28 item 2: a `Block` handler (here with a backlog of 8, far below the relist) no longer
+/// Decision record 14: a `Block` handler (here with a backlog of 8, far below the relist) no longer
 /// turns the atomic relist off; its share of the relist waits in the fan-out instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v2_h10_a_block_handler_keeps_the_relist_one_swap() {

@@ -1,4 +1,4 @@
-//! Sharded informers (KEP-5866; issue 17 part 2) through `kube::Client` and informer-testserver:
+//! Sharded informers (KEP-5866; S4) through `kube::Client` and informer-testserver:
 //! four replicas, each `Shard::of(i, 4)` of 10 000 ConfigMaps, cache every object exactly once,
 //! whether the server applies `shardSelector` (the `ShardedListAndWatch` gate on) or ignores it
 //! (gate off: the reflector filters on the client, on LIST pages and on watch events), and stay so

@@ -1,6 +1,6 @@
 //! T4 (docs/behaviour.md section 18): a LIST body that makes no progress fails after the idle time,
 //! like a dead watch, instead of freezing a relist for the kernel's TCP timeout; a body above
-//! its cap fails with a clear error. Issue 25 items 9 and 13.
+//! its cap fails with a clear error.
 
 mod informer_support;
 

@@ -1,6 +1,6 @@
-//! The reflector against a hostile or broken API server over real HTTP (issue 14): 2xx answers
-//! that are not lists (M14), endless paging (M15), unbounded watch lines (M16), redirects, ERROR
-//! events without a Status, and Retry-After.
+//! The reflector against a hostile or broken API server over real HTTP (decision record 09): 2xx
+//! answers that are not lists (M14), endless paging (M15), unbounded watch lines (M16), redirects,
+//! ERROR events without a Status, and Retry-After.
 //!
 //! Run with `cargo test -p informer-runtime --test reflector_hostile`.
 
@@ -249,7 +249,7 @@ async fn d_r15_error_event_without_a_status_says_what_arrived_but_not_its_conten
 }
 
 #[tokio::test]
-async fn item7_r1_retry_after_on_list_is_capped_by_the_backoff_maximum() {
+async fn r1_retry_after_on_list_is_capped_by_the_backoff_maximum() {
     let server = TestServer::start().await.expect("server");
     seed(&server, 3);
     server.faults().fail_next(
@@ -274,7 +274,7 @@ async fn item7_r1_retry_after_on_list_is_capped_by_the_backoff_maximum() {
 }
 
 #[tokio::test]
-async fn item7_r13_retry_after_on_watch_is_capped_by_the_backoff_maximum() {
+async fn r13_retry_after_on_watch_is_capped_by_the_backoff_maximum() {
     let server = TestServer::start().await.expect("server");
     seed(&server, 3);
     server.faults().fail_next(

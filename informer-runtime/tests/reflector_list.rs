@@ -193,7 +193,7 @@ async fn r15_list_429_retries_after_backoff_and_honours_retry_after() {
     server
         .faults()
         .fail_next(FaultTarget::List, StatusCode::TOO_MANY_REQUESTS, Some(1), 1);
-    // Retry-After is capped at the backoff maximum (item 7): raise it above 1 s.
+    // Retry-After is capped at the backoff maximum (R1): raise it above 1 s.
     let mut config = fast_config();
     config.backoff.cap = Duration::from_secs(2);
     let r = start(&server, config);
@@ -243,7 +243,7 @@ async fn selectors_are_sent_on_list_and_watch() {
 }
 
 #[tokio::test]
-async fn item3_r3_a_paged_quorum_list_does_not_make_later_relists_paged() {
+async fn r3_a_paged_quorum_list_does_not_make_later_relists_paged() {
     let server = TestServer::start().await.expect("server");
     seed(&server, 1200);
     // The first LIST ("0") gets 410, so the first list that succeeds is the paged one at "" (R11).

@@ -1,5 +1,5 @@
-//! Reflector rules whose timers run for minutes, tested with tokio's paused clock (issue 14
-//! item 13): the test server runs on its own real-time runtime, the reflector on a paused one
+//! Reflector rules whose timers run for minutes, tested with tokio's paused clock: the
+//! test server runs on its own real-time runtime, the reflector on a paused one
 //! whose clock jumps ahead whenever it is idle. The client has no read, write or connect
 //! timeout here, so no client timer can fire early while a request waits on the socket.
 //!

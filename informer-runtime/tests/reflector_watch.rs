@@ -132,7 +132,7 @@ async fn r12_error_event_410_relists_at_last_rv() {
 #[tokio::test]
 async fn r13_429_on_watch_start_rewatches_same_rv_without_list() {
     let server = TestServer::start().await.expect("server");
-    // Retry-After is capped at the backoff maximum (item 7): raise it above 1 s.
+    // Retry-After is capped at the backoff maximum (R1): raise it above 1 s.
     let mut config = fast_config();
     config.backoff.cap = Duration::from_secs(2);
     let r = synced_with_event(&server, config).await;

@@ -97,11 +97,11 @@ async fn r18_resumed_watch_does_not_send_initial_events_again() {
     r.stop().await;
 }
 
-/// Issue 14 item 15: a busy resource's live events must not reset the wait for a withheld
+/// R20: a busy resource's live events must not reset the wait for a withheld
 /// `initial-events-end` bookmark; the fallback comes about one idle timeout (1 s here) after
 /// the snapshot, not after the watch timeout (5-10 min).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn r20_item15_live_events_do_not_extend_the_wait_for_a_withheld_end_bookmark() {
+async fn r20_live_events_do_not_extend_the_wait_for_a_withheld_end_bookmark() {
     let server = TestServer::start().await.expect("server");
     seed(&server, 4);
     server.faults().suppress_initial_events_end(true);

@@ -1,4 +1,4 @@
-//! Issue 25 item 15: an atomic relist of many keys is applied in one synchronous step (V2: a
+//! H18: an atomic relist of many keys is applied in one synchronous step (V2: a
 //! lister never sees half of it), and that step may take tens of milliseconds (50 000 keys:
 //! 26-102 ms measured, more with index functions and handlers). On a multi-thread runtime it runs
 //! in `block_in_place`, so the worker hands its other tasks to a new worker instead of holding

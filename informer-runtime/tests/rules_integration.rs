@@ -1,5 +1,5 @@
 //! Integration tests through `kube::Client` and informer-testserver for rules that had only unit
-//! tests (issue 14 item 13): R1, R22, R23, H8, H13, F2. R19's and R7's live in
+//! tests: R1, R22, R23, H8, H13, F2. R19's and R7's live in
 //! `reflector_watch_list.rs` and `reflector_paused.rs`.
 //!
 //! Run with `cargo test -p informer-runtime --test rules_integration`.

@@ -1,8 +1,8 @@
-//! Integration tests through the test server for R8 and R16 (issue 14 item 13), which the
+//! Integration tests through the test server for R8 and R16, which the
 //! server could not produce before `HostileResponse::WatchEvents`: a watch answered with events
 //! of another kind or a `Table` (R16), and a watch-list stream whose synthetic ADDED events carry
 //! resourceVersions and end before the initial-events-end bookmark (R8); and the one error
-//! table's answer to a watch-list stream that breaks mid-line (issue 14 item 14, R20).
+//! table's answer to a watch-list stream that breaks mid-line (R20).
 //!
 //! Run with `cargo test -p informer-runtime --test rules_r8_r16`.
 
@@ -188,13 +188,12 @@ async fn r8_rvs_of_synthetic_added_events_are_never_recorded() {
     stop(cancel, task).await;
 }
 
-/// Issue 14 item 14 (one error table): a watch-list stream whose connection breaks mid-line
+/// The one error table (R9, R20): a watch-list stream whose connection breaks mid-line
 /// before the initial-events-end bookmark has ended, as a broken plain watch has (R9): R20
 /// applies, a paged LIST in the same cycle. Before the table this path started a new cycle
 /// after a backoff delay and streamed again, while a broken plain watch re-watched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn item14_r20_a_stream_broken_before_its_bookmark_is_a_close_and_falls_back_in_the_same_cycle()
- {
+async fn r20_a_stream_broken_before_its_bookmark_is_a_close_and_falls_back_in_the_same_cycle() {
     init_tracing();
     let server = TestServer::start().await.expect("testserver");
     for name in ["a", "b"] {

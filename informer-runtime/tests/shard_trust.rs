@@ -207,7 +207,7 @@ async fn s4_a_list_echoing_another_selector_is_filtered_on_the_client() {
     factory.shutdown().await;
 }
 
-/// R10 (issue 25 item 14): a watch whose only event was dropped by the client shard is not a
+/// R10 (and R7): a watch whose only event was dropped by the client shard is not a
 /// "very short watch with 0 events": the server ends each watch after one event (foreign to the
 /// shard) within a second of its start, and the reflector re-watches at the same RV (R9)
 /// instead of backing off and relisting.

@@ -380,7 +380,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Issue 14 item 16: arbitrary text, and text assembled from selector tokens, parses or
+        /// Hostile input: arbitrary text, and text assembled from selector tokens, parses or
         /// is a 400; never a panic, and a parsed selector matches any label set without one.
         #[test]
         fn selector_parsing_never_panics(

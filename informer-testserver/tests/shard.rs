@@ -1,4 +1,4 @@
-//! Server-side sharded LIST and WATCH (KEP-5866; issue 17 part 1) over HTTP: `shardSelector` on
+//! Server-side sharded LIST and WATCH (KEP-5866) over HTTP: `shardSelector` on
 //! LIST, WATCH and watch-list, the `shardInfo` echo, 400 for a malformed selector, and the switch
 //! that makes the server behave like one without the `ShardedListAndWatch` gate.
 // Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).

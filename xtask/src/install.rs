@@ -120,7 +120,7 @@ fn http_get(url: &str, path: &str) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     /// `cargo install --features cli` of informer-testserver gives a binary that serves the
-    /// API (issue 26).
+    /// API.
     #[test]
     fn the_installed_testserver_answers_version() {
         if let Err(e) = super::run() {

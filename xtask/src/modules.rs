@@ -447,8 +447,8 @@ mod tests {
         assert_eq!(files, ["a.rs", "b.rs"]);
     }
 
-    /// The repository's own check (issue 28): no crate of the workspace has a module circle
-    /// outside test code.
+    /// The repository's own check (decision record 14): no crate of the workspace has a module
+    /// circle outside test code.
     #[test]
     fn the_workspace_has_no_module_circles() {
         let circles = workspace_circles(&crate::project_root());

@@ -6,6 +6,12 @@
 //! whose prefix the reference uses (`R`, `D`, `H`, ...), standing alone (not inside an
 //! identifier). The test below runs the check on the workspace, so `cargo test --workspace`
 //! (CI) fails on an undefined ID.
+//!
+//! It also refuses references to the project's issues: the word `issue` or `item` followed by a
+//! number of one to three digits, in prose or in a name (a test named after an item). Issues are
+//! not in the repository, so a reader cannot follow them; code cites a rule ID or a decision
+//! record (`docs/decisions/NN-….md`) instead. Upstream issues (numbers of four digits or more,
+//! `kubernetes#138842`) are not ours and pass.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -104,6 +110,26 @@ pub(crate) fn cited_ids(text: &str, prefixes: &BTreeSet<String>) -> Vec<(String,
     out
 }
 
+/// Every `.rs` file under `root` that can be read, in path order, as (path relative to `root`,
+/// text).
+fn sources(root: &Path) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(root, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(&file).ok()?;
+            let place = file
+                .strip_prefix(root)
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            Some((place, text))
+        })
+        .collect()
+}
+
 /// The IDs cited under `root` that `reference` does not define, each with its first place.
 pub(crate) fn undefined(root: &Path, reference: &str) -> BTreeMap<String, String> {
     let defined = defined_ids(reference);
@@ -111,17 +137,10 @@ pub(crate) fn undefined(root: &Path, reference: &str) -> BTreeMap<String, String
         .iter()
         .filter_map(|id| split_id(id).map(|(p, _)| p.to_owned()))
         .collect();
-    let mut files = Vec::new();
-    rust_files(root, &mut files);
-    files.sort();
     let mut missing = BTreeMap::new();
-    for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue;
-        };
+    for (place, text) in sources(root) {
         for (id, line) in cited_ids(&text, &prefixes) {
             if !defined.contains(&id) {
-                let place = file.strip_prefix(root).unwrap_or(&file).display();
                 missing
                     .entry(id)
                     .or_insert_with(|| format!("{place}:{line}"));
@@ -131,12 +150,78 @@ pub(crate) fn undefined(root: &Path, reference: &str) -> BTreeMap<String, String
     missing
 }
 
-/// `cargo xtask rules`: fails and lists each undefined ID with its first place.
+/// The references to this project's issues in `text`, with their line numbers: a word `issue` or
+/// `item` (any case, plural too) that does not continue an identifier, then one of ` `, ` #`,
+/// `#`, `_`, `-` or nothing, then a number of one to three digits (so a test name made of the
+/// word and a number counts too).
+pub(crate) fn issue_references(text: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (line_no, line) in text.lines().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        let bytes = lower.as_bytes();
+        for word in ["issue", "item"] {
+            let mut from = 0;
+            while let Some(at) = lower[from..].find(word).map(|i| from + i) {
+                from = at + word.len();
+                let starts_word =
+                    at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
+                if !starts_word {
+                    continue;
+                }
+                let mut j = at + word.len();
+                if bytes.get(j) == Some(&b's') {
+                    j += 1;
+                }
+                if bytes.get(j) == Some(&b' ') {
+                    j += 1;
+                    if bytes.get(j) == Some(&b'#') {
+                        j += 1;
+                    }
+                } else if matches!(bytes.get(j), Some(b'#' | b'_' | b'-')) {
+                    j += 1;
+                }
+                let digits = bytes[j.min(bytes.len())..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+                if (1..=3).contains(&digits) {
+                    let end = (j + digits).min(line.len());
+                    out.push((line[at..end].to_owned(), line_no + 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every reference to this project's issues under `root`, as `place: text`.
+pub(crate) fn issue_reference_places(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (place, text) in sources(root) {
+        for (reference, line) in issue_references(&text) {
+            out.push(format!("{place}:{line}: {reference}"));
+        }
+    }
+    out
+}
+
+/// `cargo xtask rules`: fails and lists each undefined ID with its first place, and each
+/// reference to the project's issues.
 pub(crate) fn check() -> anyhow::Result<()> {
     let root = crate::project_root();
     let path = root.join(REFERENCE);
     let reference =
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let references = issue_reference_places(&root);
+    if !references.is_empty() {
+        for place in &references {
+            eprintln!("xtask rules: {place}");
+        }
+        bail!(
+            "{} references to issues, which are not in the repository: cite a rule ID ({REFERENCE}) or a decision record (docs/decisions/) instead",
+            references.len()
+        );
+    }
     let missing = undefined(&root, &reference);
     if missing.is_empty() {
         eprintln!(
@@ -180,8 +265,33 @@ mod tests {
         assert_eq!(ids, ["R9", "K3", "F2"]);
     }
 
+    /// A sample with a `§` inside each keyword, so that this file passes its own check; the
+    /// `§` is removed before use.
+    fn sample(text: &str) -> String {
+        text.replace('§', "")
+    }
+
+    #[test]
+    fn references_to_our_issues_are_found_and_upstream_ones_pass() {
+        let text = sample(
+            "// iss§ue 14 it§em 2\n// It§ems 4 and 6; Iss§ue #7\nfn it§em12_f6() {}\n\
+             // kubernetes#138842, issue #138415, items, issues, the item-list, tissue 5",
+        );
+        let found: Vec<String> = issue_references(&text)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
+        let expected = ["iss§ue 14", "it§em 2", "Iss§ue #7", "It§ems 4", "it§em12"].map(sample);
+        assert_eq!(found, expected, "{found:?}");
+        let lines: Vec<usize> = issue_references(&text)
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect();
+        assert_eq!(lines, [1, 1, 2, 2, 3]);
+    }
+
     /// The repository's own check: every rule ID cited in the workspace's code and tests is
-    /// defined in docs/behaviour.md (issue 28).
+    /// defined in docs/behaviour.md.
     #[test]
     fn every_cited_rule_id_is_defined_in_the_reference() {
         let root = crate::project_root();

@@ -31,7 +31,7 @@
 //! stepped down before anyone else can acquire ([E7]), whatever the clocks' offsets; only their
 //! rates must roughly agree, as client-go documents.
 //!
-//! The term's work (issue 25; the same rules hold per shard in [`crate::shards`]):
+//! The term's work (the same rules hold per shard in [`crate::shards`]):
 //!
 //! - **[S3]** Work that ends on its own while leading (it returned, e.g. a controller whose sync
 //!   timed out, or it panicked) ends the term: the candidate steps down, releases the Lease

@@ -1,4 +1,4 @@
-//! Shard assignment over Leases (issue 17, rules [S1]-[S6] from issue 25): `n` replicas of an
+//! Shard assignment over Leases (docs/behaviour.md section 17, [S1]-[S14]): `n` replicas of an
 //! operator split a collection's [`Shard`]s between them, each shard owned by exactly one replica
 //! at a time, with client-go's leader-election rules ([E2]-[E5], [E7]) applied to every shard's Lease.
 //!
@@ -56,10 +56,12 @@
 //!   lease duration plus a round, across joins, leaves, crashes and rollouts; each replica
 //!   reports the shards its view sees unowned ([`ShardSetMetrics`], [`ShardAssigner::unowned`]).
 //!
-//! A 409 on renewing one's own shard Lease (someone labelled it) re-reads the Lease and retries
-//! within the renew deadline; only another holder (or a deleted Lease) ends the term. Failures of
-//! the assigner's requests (RBAC, conflicts, timeouts) are logged at warn when an operation starts
-//! failing or fails differently, and at info when it recovers.
+//! - **[S13] Failures are told once.** Failures of the assigner's requests (RBAC, conflicts,
+//!   timeouts) are logged at warn when an operation starts failing or fails differently, and at
+//!   info when it recovers.
+//! - **[S14] Our Lease, written by others.** A 409 on renewing one's own shard Lease (someone
+//!   labelled it) re-reads the Lease and retries within the renew deadline; only another holder
+//!   (or a deleted Lease) ends the term.
 //!
 //! Each owned shard's work (`run`'s closure) typically builds a factory with
 //! `SharedInformerFactoryBuilder::shard(assigner.shard(i, field))` and runs a
@@ -106,6 +108,8 @@
 //! [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! [S14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Display;
@@ -166,7 +170,7 @@ struct Inner {
     ///
     /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     observed: Mutex<HashMap<String, (LeaseSpec, Instant)>>,
-    /// The last failure of each operation, logged once per change (issue 25 item 10).
+    /// The last failure of each operation, logged once per change (S13).
     failures: Mutex<HashMap<String, String>>,
     /// The last view conflict reported ([S1]), logged once per change.
     ///

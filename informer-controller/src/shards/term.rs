@@ -134,7 +134,7 @@ impl Inner {
 
     /// One renewal of our shard Lease `name`: Ok(true) renewed, Ok(false) we no longer hold it
     /// (another holder, or deleted). A 409 (someone else wrote the Lease, e.g. labelled it)
-    /// re-reads and retries; the caller bounds it by the renew deadline (item 12).
+    /// re-reads and retries; the caller bounds it by the renew deadline (S14).
     pub(super) async fn renew(&self, name: &str) -> Result<bool, kube::Error> {
         loop {
             let Some(lease) = self.read_ours(name).await? else {

@@ -117,7 +117,7 @@ impl Inner {
         *last = text;
     }
 
-    /// Logs a failure of `op` at warn when it starts failing or fails differently (item 10).
+    /// Logs a failure of `op` at warn when it starts failing or fails differently (S13).
     pub(super) fn failed(&self, op: &str, err: &dyn Display) {
         let msg = err.to_string();
         let mut failures = self.failures.lock();

@@ -14,7 +14,7 @@
 //! Why aliases rather than absolute paths everywhere (the workspace style's default): serde's
 //! attributes on generated types take paths as strings (`deserialize_with = "rt::null_default"`),
 //! which an alias keeps independent of the configured crate paths, and one style on both sides
-//! keeps each configured path to one `use` per module (issue 28 item 3). Output that names no
+//! keeps each configured path to one `use` per module (decision record 14). Output that names no
 //! k8s-openapi type (accessors of CRDs and derived kinds only) does not import it, so it needs
 //! no direct dependency on k8s-openapi.
 

@@ -1,9 +1,9 @@
 //! The type side of the model: Rust type definitions as data (structs, string enums, field shapes).
 //!
-//! Two readers fill it: `read::k8s_types` from k8s-openapi's sources, for the kinds a
-//! configuration marks compact, and `read::crd_schema` from CRD manifests' `openAPIV3Schema`s
-//! (issue 13); `emit::types` writes every type from it. The IR says what a field is (its JSON
-//! name, whether it is required, its shape); the emitter alone decides the compact layout
+//! Two readers fill it: `read::k8s_types` from k8s-openapi's sources, for the kinds a configuration
+//! marks compact, and `read::crd_schema` from CRD manifests' `openAPIV3Schema`s
+//! (decision record 07); `emit::types` writes every type from it. The IR says what a field is (its
+//! JSON name, whether it is required, its shape); the emitter alone decides the compact layout
 //! (interned strings, exact slices, boxed large optional structs, raw JSON), so the layout rules
 //! live in exactly one place.
 

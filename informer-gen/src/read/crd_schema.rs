@@ -1,4 +1,4 @@
-//! CRD manifests' `openAPIV3Schema`s → the type IR (issue 13): one module per served version, the
+//! CRD manifests' `openAPIV3Schema`s → the type IR: one module per served version, the
 //! kind at its top, nested objects named `Parent` + `FieldName`.
 //!
 //! The mapping (documented for users in docs/decisions/07-types-from-crd-schemas.md):

@@ -16,7 +16,7 @@ use crate::informer::{InformerConfig, InformerMetrics};
 use crate::reflector::ReflectorConfig;
 
 /// Changes the list options of every informer of a factory ([F6]). The tweak starts from the
-/// factory's reflector settings and what it sets is honoured (item 12): the label and field
+/// factory's reflector settings and what it sets is honoured: the label and field
 /// selectors go on every LIST and WATCH, `limit` is the page size ([R3], `None` = unpaged) and
 /// `resource_version` the RV of the first LIST ([R2], [M6]). `continue_token` and `version_match`
 /// cannot be honoured (the reflector pages and matches versions itself):
@@ -410,7 +410,7 @@ impl Options {
         self.shard.as_ref()
     }
 
-    /// Item 12: a tweak may only set options the reflector can honour.
+    /// F6: a tweak may only set options the reflector can honour.
     fn check_tweak(&self) -> super::Result<()> {
         let Some(params) = self.tweaked() else {
             return Ok(());
@@ -432,13 +432,13 @@ impl Options {
     {
         let mut reflector = self.reflector.clone();
         if let Some(params) = self.tweaked() {
-            // Item 12: every option the tweak can set that the reflector can honour.
+            // F6: every option the tweak can set that the reflector can honour.
             reflector.label_selector = params.label_selector.filter(|s| !s.is_empty());
             reflector.field_selector = params.field_selector.filter(|s| !s.is_empty());
             // A page size or a first-list RV only means something to a paged LIST: a tweak that
-            // *changes* one selects it over the streaming default (V1), so it is honoured (item
-            // 12). The tweak starts from the reflector's own values (`tweaked`), so a tweak that
-            // only sets a selector changes neither and keeps streaming (R21, issue 25 item 11).
+            // *changes* one selects it over the streaming default (V1), so it is honoured (F6).
+            // The tweak starts from the reflector's own values (`tweaked`), so a tweak that only
+            // sets a selector changes neither and keeps streaming (R21).
             let page_size = params.limit.unwrap_or(0);
             let first_rv = params.resource_version.unwrap_or_default();
             if page_size != reflector.page_size || first_rv != reflector.initial_list_rv {

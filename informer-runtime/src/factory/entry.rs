@@ -231,7 +231,7 @@ impl Entry {
         let recorder = Arc::clone(&last_error);
         // Remember the reflector's last error for `wait_for_cache_sync_timeout`, next to (never
         // instead of) the watch error handler of the reflector config or `set_watch_error_handler`
-        // (item 12). The informer has not started, so this cannot fail.
+        // (F10). The informer has not started, so this cannot fail.
         if let Err(err) = informer.observe_watch_errors(move |e: &crate::reflector::Error| {
             *recorder.lock() = Some(e.to_string());
         }) {

@@ -59,7 +59,7 @@ impl<K> Clone for IndexFunc<K> {
 impl<K> IndexFunc<K> {
     /// Runs the function: the deduplicated values, in first-seen order.
     ///
-    /// A panic of the user's function is caught and returned as its error (item 9: a panicking
+    /// A panic of the user's function is caught and returned as its error (X2: a panicking
     /// index function is a failing one, never an unwinding writer).
     pub fn values(&self, obj: &K) -> Result<Vec<String>, IndexFnError> {
         let call = |f: &dyn Fn() -> Result<Vec<String>, IndexFnError>| {

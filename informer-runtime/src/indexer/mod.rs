@@ -242,9 +242,9 @@ impl<K: crate::object::Meta> Indexer<K> {
     /// fails (or panics) on `obj` gets no entry for it, as if the function had returned no
     /// values, and the failures are returned beside the previous object.
     ///
-    /// This is the informer's rule (our extension of [X2], issue 14 item 9): the store follows the server
-    /// whatever the user's index functions do, so the cache never keeps an old object (and its
-    /// old index entries) that the server has replaced, and handlers are told.
+    /// This is the informer's rule (our extension of [X2], decision record 10): the store follows
+    /// the server whatever the user's index functions do, so the cache never keeps an old object
+    /// (and its old index entries) that the server has replaced, and handlers are told.
     ///
     /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn upsert_lenient(&self, key: ObjectKey, obj: Arc<K>) -> (Option<Arc<K>>, Vec<Error>) {
@@ -276,7 +276,7 @@ impl<K: crate::object::Meta> Indexer<K> {
     /// the batch or after it, never in between. Returns, per op, the object stored under its key
     /// just before that op (so the caller can tell adds, updates and deletes of absent keys
     /// apart, as with [`upsert_lenient`](Self::upsert_lenient) and
-    /// [`delete_key`](Self::delete_key)), and the index function failures (lenient, item 9).
+    /// [`delete_key`](Self::delete_key)), and the index function failures (lenient, X2).
     ///
     /// Index functions run for every upsert before the lock is taken ([X8]: no user code under
     /// the lock).

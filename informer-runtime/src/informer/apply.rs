@@ -61,7 +61,7 @@ pub(crate) struct Applied<K> {
     /// The notifications, in delta order, each after the store shows its change (H2).
     pub(crate) notifications: Vec<Notification<K>>,
     /// Index functions that failed (errors and panics); the objects were stored without those
-    /// index entries (our extension of X2, issue 14 item 9). The caller reports them.
+    /// index entries (our extension of X2, decision record 10). The caller reports them.
     pub(crate) index_failures: Vec<indexer::Error>,
     /// The highest numeric resource version among the batch's newest objects (V4, K4).
     pub(crate) resource_version: Option<u64>,
@@ -105,7 +105,7 @@ impl<K> Applied<K> {
 /// own: `old` is what the store held under the key just before that delta (H2, H4, H12). A
 /// single key is a batch of one. `out` must be [cleared](Applied::clear).
 ///
-/// The store follows the server even when an index function fails or panics (item 9): the
+/// The store follows the server even when an index function fails or panics (X2): the
 /// object is stored and handlers are told; the failures land in `out.index_failures`.
 pub(crate) fn apply_batch<K, P>(indexer: &Indexer<K>, batch: &[P], out: &mut Applied<K>)
 where
@@ -208,7 +208,7 @@ fn notification<K: crate::object::Meta>(
         }
         Delta::Deleted(deleted) => {
             let Some(removed) = old else {
-                // Item 11: nothing was stored under this key (the ordered FIFO queues every
+                // H10: nothing was stored under this key (the ordered FIFO queues every
                 // delete, D10), so no handler ever saw the object: no notification.
                 tracing::debug!(%key, "delete of a key not in the store; no handler told");
                 return None;
@@ -347,7 +347,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn item11_d5_h12_deletes_of_absent_keys_vanish_and_tombstones_get_the_removed_state() {
+    fn h10_d5_h12_deletes_of_absent_keys_vanish_and_tombstones_get_the_removed_state() {
         let indexer = Indexer::new();
         let tombstone = DeletedObject::Unknown(DeletedFinalStateUnknown {
             key: key("b"),
@@ -368,7 +368,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn x2_item9_a_failing_index_function_is_reported_and_the_object_still_stored() {
+    fn x2_a_failing_index_function_is_reported_and_the_object_still_stored() {
         let indexers = Indexers::new()
             .with_fallible("broken", |_: &ConfigMap| Err::<Vec<String>, _>("no".into()));
         let indexer = Indexer::builder().indexers(indexers).build().unwrap();

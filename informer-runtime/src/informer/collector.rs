@@ -64,9 +64,9 @@ pub(crate) struct Snapshot {
     pub(crate) synced: bool,
     pub(crate) cached: usize,
     pub(crate) queued: usize,
-    /// Index function failures met while storing objects (issue 14 item 9).
+    /// Index function failures met while storing objects (X2).
     pub(crate) index_errors: u64,
-    /// Panics caught around one key's processing (issue 14 item 4).
+    /// Panics caught around one key's processing (H17).
     pub(crate) process_panics: u64,
     /// Time to apply one popped key's deltas to the store and hand them to the handlers.
     pub(crate) processing: Histogram,

@@ -363,7 +363,7 @@ impl<K: Send + Sync + 'static> FanOut<K> {
         for l in &listeners {
             l.close();
         }
-        // Item 1: whoever waits for a sync that can no longer come gets an answer.
+        // H16: whoever waits for a sync that can no longer come gets an answer.
         self.gate.close();
         listeners
     }

@@ -349,7 +349,7 @@ impl<K> Listener<K> {
 /// Starts a handler's own thread: delivers notifications one at a time, in order (H8), catching
 /// panics (H11), until the listener is closed.
 ///
-/// Each handler gets a dedicated OS thread (H9, issue 14 item 6), not a tokio blocking-pool
+/// Each handler gets a dedicated OS thread (H9, H17), not a tokio blocking-pool
 /// thread: handler calls are synchronous and may block, and a blocked tokio worker could strand
 /// other tasks queued on it (tokio's LIFO slot is not stealable), including other handlers and
 /// the processing loop (M2). A blocking-pool thread held for the handler's life would count
@@ -503,7 +503,7 @@ impl<K> HandlerRegistration<K> {
     ///
     /// Returns true once synced, or false if the informer stopped (or this registration was
     /// removed) before the informer synced, like client-go's `WaitForCacheSync` on stop; it
-    /// never waits for an informer that will not sync any more (item 1). An
+    /// never waits for an informer that will not sync any more (H16). An
     /// [`EventStream`](super::EventStream) waits through its
     /// [`registration`](super::EventStream::registration).
     ///

@@ -127,7 +127,7 @@ pub(crate) struct Inner<K> {
     pending: Mutex<Option<Pending<K>>>,
     watch_error_handler: Mutex<Option<WatchErrorHandler>>,
     /// Told about every error besides the user's handler, never replacing it (the factory
-    /// records the last error here, item 12).
+    /// records the last error here, F10).
     error_observer: Mutex<Option<WatchErrorHandler>>,
     reflector: Mutex<Option<ReflectorHandle>>,
     started: AtomicBool,
@@ -135,7 +135,7 @@ pub(crate) struct Inner<K> {
     stop: CancellationToken,
     /// True once every task of the informer has ended.
     finished: tokio::sync::watch::Sender<bool>,
-    /// Failures of user code met while processing (items 4 and 9).
+    /// Failures of user code met while processing (X2, H17).
     counters: InformerCounters,
     /// Time to apply one popped key's deltas and hand them to the handlers ([V4]).
     ///
@@ -182,7 +182,7 @@ impl<K> Inner<K> {
     }
 }
 
-/// Counters of the processing loop (issue 14 items 4 and 9).
+/// Counters of the processing loop (X2, H17).
 #[derive(Debug, Default)]
 pub(crate) struct InformerCounters {
     /// Index function failures (errors and panics) met while storing objects.
@@ -422,7 +422,7 @@ where
     }
 
     /// Sets a callback told about every list/watch error next to the watch error handler,
-    /// which it never replaces (item 12); for the factory's bookkeeping. An error after start.
+    /// which it never replaces (F10); for the factory's bookkeeping. An error after start.
     pub(crate) fn observe_watch_errors(
         &self,
         observer: impl Fn(&crate::reflector::Error) + Send + Sync + 'static,
@@ -493,9 +493,9 @@ impl<K> SharedIndexInformer<K> {
         }
     }
 
-    /// How many times an index function failed (returned an error or panicked) while the
-    /// informer stored an object. Such an object is stored and handlers are told, but it is left
-    /// out of the failing index (our extension of [X2], issue 14 item 9); each failure is also logged with
+    /// How many times an index function failed (returned an error or panicked) while the informer
+    /// stored an object. Such an object is stored and handlers are told, but it is left out of the
+    /// failing index (our extension of [X2], decision record 10); each failure is also logged with
     /// the index name and the object's key.
     ///
     /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
@@ -504,7 +504,7 @@ impl<K> SharedIndexInformer<K> {
     }
 
     /// How many times processing one key's deltas panicked outside user code (a bug): the
-    /// key's deltas were dropped, logged, and the processing loop went on (item 4).
+    /// key's deltas were dropped, logged, and the processing loop went on (H17).
     pub fn process_panics(&self) -> u64 {
         self.inner.counters.process_panics.load(Ordering::Relaxed)
     }

@@ -19,7 +19,7 @@ pub enum OverflowPolicy {
     /// saw followed by its delete vanishes as a pair, so the handler is never told of a delete of
     /// an object it never saw; deletes of objects it saw are never dropped. A key holds at most
     /// two pending notifications, so the backlog is bounded by the number of keys rather than
-    /// events ([H10], issue 14 item 11).
+    /// events ([H10]).
     ///
     /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     #[default]
@@ -61,7 +61,7 @@ pub(crate) struct PushOutcome {
 /// stays in place, empty, until it reaches the front: removing it from the middle would shift
 /// every later sequence number. A later notification for the same key fills it again, so a key
 /// holds at most two slots (a delete of what the handler saw, then the newest state) and the
-/// backlog stays bounded by the key count (H10, issue 14 item 11).
+/// backlog stays bounded by the key count (H10).
 pub(crate) struct PendingQueue<K> {
     items: VecDeque<(ObjectKey, Option<InformerEvent<K>>)>,
     /// Slots holding a notification.
@@ -170,7 +170,7 @@ impl<K> PendingQueue<K> {
 /// Merges `new` into the key's newest pending slot following [H10]'s rules. `Ok(n)` means merged,
 /// with `n` initial adds dropped; `Err(new)` means the two must stay separate notifications.
 ///
-/// Issue 14 item 11: a pending add is the handler's first view of the object (an add only comes
+/// H10: a pending add is the handler's first view of the object (an add only comes
 /// when the handler's view has no object), so add + delete leaves the handler's view where it
 /// was: both vanish (the slot empties) instead of a delete for an object the handler never saw.
 /// An empty slot is "no object in the handler's view": an add or update fills it (as an add), a
@@ -349,7 +349,7 @@ mod tests {
         assert_eq!(b.len(), 0);
         assert!(
             render(&mut b).is_empty(),
-            "item 11: no delete for an unseen add"
+            "H10: no delete for an unseen add"
         );
 
         push(&mut b, update("a", 1, 2));
@@ -366,7 +366,7 @@ mod tests {
         push(&mut b, update("a", 2, 3));
         push(&mut b, delete("a", 3));
         push(&mut b, delete("b", 7));
-        // Item 11: 2 and 3 were never seen by the handler, so their add and delete both vanish;
+        // H10: 2 and 3 were never seen by the handler, so their add and delete both vanish;
         // the delete of 1, which it saw, stays.
         assert_eq!(render(&mut b), ["a delete 1", "b delete 7"]);
     }
@@ -392,7 +392,7 @@ mod tests {
     }
 
     #[test]
-    fn item11_delete_recreate_storm_at_the_maximum_stays_bounded_by_key_count() {
+    fn h10_delete_recreate_storm_at_the_maximum_stays_bounded_by_key_count() {
         let mut b = PendingQueue::new(1, OverflowPolicy::CoalesceByKey);
         push(&mut b, update("a", 1, 2));
         push(&mut b, delete("a", 2));

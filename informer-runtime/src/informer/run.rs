@@ -44,7 +44,7 @@ where
     let should_resync: ShouldResync = Arc::new(move || fan_out.should_resync());
     config.should_resync = Some(should_resync);
     // The user's handler (from the config or `set_watch_error_handler`) and the factory's
-    // observer both hear every error; neither replaces the other (item 12).
+    // observer both hear every error; neither replaces the other (F10).
     let handler = inner.watch_error_handler.lock().clone();
     let observer = inner.error_observer.lock().clone();
     config.watch_error_handler = match (handler, observer) {
@@ -60,7 +60,7 @@ where
     tracing::debug!(informer = %inner.name, "informer starting");
 
     let stop = inner.stop.clone();
-    // Structured concurrency (issue 14 item 4): every task and handler thread is tied to this
+    // Structured concurrency (H17): every task and handler thread is tied to this
     // future. If it is dropped (aborted, a `select!` lost, the runtime shutting down) or
     // unwinds, the guard stops the reflector, the sync watcher and every handler thread.
     let mut guard = RunGuard {
@@ -122,7 +122,7 @@ where
                 None => break,
             },
         };
-        // Item 10: the FIFO may hold 50 000 keys after a relist, and `pop` is ready at once
+        // H18: the FIFO may hold 50 000 keys after a relist, and `pop` is ready at once
         // while it does; without a yield point the loop would keep this worker (and, on a
         // current-thread runtime, everything else) until the FIFO is empty. One unit of
         // tokio's cooperative budget per key (not per batch, V3) yields after every 128 keys.
@@ -135,7 +135,7 @@ where
 }
 
 /// Stops everything the run future started when the future ends in any way: the last line of
-/// defence of structured concurrency (item 4). Idempotent with [`shutdown`], which on a normal
+/// defence of structured concurrency (H17). Idempotent with [`shutdown`], which on a normal
 /// end has already done all of this (and awaited it).
 struct RunGuard<K: crate::object::Meta> {
     inner: Arc<Inner<K>>,
@@ -191,8 +191,8 @@ where
         // H5: the lock serialises the store update and distribution with handler registration
         // snapshots. D9: the FIFO's lock is not held here.
         let state = inner.fan_out.lock();
-        // Item 4: user code (index functions) runs in here; their failures and panics are
-        // handled inside (item 9). This catch is for anything else: the batch's deltas are
+        // H17: user code (index functions) runs in here; their failures and panics are
+        // handled inside (X2). This catch is for anything else: the batch's deltas are
         // dropped with an error and a metric, and the loop goes on, so the cache never freezes
         // with `has_synced` true and no loop behind it.
         let distributed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -215,7 +215,7 @@ where
             Held::none()
         })
     };
-    // Item 15: a relist is applied as one step (V2), which for tens of thousands of keys takes
+    // H18: a relist is applied as one step (V2), which for tens of thousands of keys takes
     // tens of milliseconds (index functions, the swap, every notification). On a multi-thread
     // runtime that step runs in `block_in_place`: the worker hands its queued tasks to a fresh
     // worker first, so no other task waits behind the relist. Small batches (every watch event)
@@ -257,7 +257,7 @@ where
     Some(keys)
 }
 
-/// Counts and logs the index function failures of a batch (item 9), before any handler is told
+/// Counts and logs the index function failures of a batch (X2), before any handler is told
 /// of it: the one place they are reported.
 fn report_index_failures<K>(inner: &Inner<K>, applied: &mut Applied<K>) {
     for err in applied.index_failures.drain(..) {
@@ -270,7 +270,7 @@ fn report_index_failures<K>(inner: &Inner<K>, applied: &mut Applied<K>) {
 }
 
 /// Batches of at least this many keys (a relist) are applied in `block_in_place` on a
-/// multi-thread runtime (issue 25 item 15).
+/// multi-thread runtime (H18).
 const BLOCK_IN_PLACE_KEYS: usize = 1024;
 
 /// Whether this code runs in a task of a multi-thread runtime, where `block_in_place` can hand
@@ -479,7 +479,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn item11_a_delete_of_a_key_never_stored_reaches_no_handler() {
+    async fn h10_a_delete_of_a_key_never_stored_reaches_no_handler() {
         let f = Fixture::new(Duration::ZERO);
         let (h, mut rx) = recorder(f.indexer.clone());
         f.fan_out

@@ -29,7 +29,7 @@ use crate::delta_fifo::DeltaFifo;
 ///   from every initial add queued for it, a late handler's snapshot included (H6, M10).
 ///
 /// Waiting is notification-based. The gate is closed when the informer stops, so nobody waits
-/// for a sync that can no longer come (item 1).
+/// for a sync that can no longer come (H16).
 #[derive(Debug, Default)]
 pub(crate) struct SyncGate {
     synced: AtomicBool,

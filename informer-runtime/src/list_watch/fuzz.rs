@@ -1,4 +1,4 @@
-//! Property tests over hostile input (issue 14 item 16): the watch-event decoder, the sized LIST
+//! Property tests over hostile input (decision record 09): the watch-event decoder, the sized LIST
 //! decoder and the chunked LIST walk get arbitrary bytes and mutated real inputs. None may panic,
 //! none may allocate from a length written in the input (every size hint is a count of elements
 //! actually present), and the chunked walk decodes exactly what the whole-body decoder decodes.

@@ -142,7 +142,7 @@ where
     }
 
     /// One backoff delay, at least the server's `Retry-After` capped at the backoff maximum
-    /// ([R1], [R13], item 7).
+    /// ([R1], [R13]).
     ///
     /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
@@ -460,7 +460,7 @@ where
     }
 
     /// Transforms a watched object ([D8]), keys it and shares it, finished, with `write`; a
-    /// transform that panics drops the object (item 5) and writes nothing.
+    /// transform that panics drops the object (M17) and writes nothing.
     ///
     /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn finish_then(
@@ -488,7 +488,7 @@ where
         ev: WatchEvent<K>,
         gate: &mut EventRvGate,
     ) -> Result<Option<String>, StoreError> {
-        // Item 5: a panicking transform drops that event only (`guard_transform`); its RV is
+        // M17: a panicking transform drops that event only (`guard_transform`); its RV is
         // still recorded, so the watch goes on past it.
         let (res, rv, is_added) = match ev {
             // D8: added/modified objects are transformed as soon as they are decoded; deleted
@@ -671,7 +671,7 @@ mod tests {
         );
     }
 
-    /// [R7] (issue 25 item 14): an event the client shard dropped is traffic: it restarts the
+    /// [R7]: an event the client shard dropped is traffic: it restarts the
     /// dead-connection timer and counts as an event ([R10]).
     ///
     /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist

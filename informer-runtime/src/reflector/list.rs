@@ -140,7 +140,7 @@ where
 /// ([`RawListPage::items`]: walk, shard filter, decode) is transformed, keyed and shared as soon
 /// as it is decoded ([D8], [M8]), and the task yields after every `chunk` objects, so neither an
 /// unpaged relist nor a large page holds a worker longer than about a page's worth of decoding
-/// ([R3], issue 14 item 2).
+/// ([R3], decision record 03).
 ///
 /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against

@@ -326,7 +326,7 @@ pub struct ReflectorCounters {
     /// Listed or watched objects dropped because they have no key (no `metadata.name`); only
     /// that object is dropped, never the rest of its list.
     pub invalid_objects: u64,
-    /// Objects dropped because the transform panicked on them (item 5).
+    /// Objects dropped because the transform panicked on them (M17).
     pub transform_panics: u64,
 }
 
@@ -386,7 +386,7 @@ fn bump(c: &AtomicU64) {
 /// once, then shared through the store (which reuses its cached `Arc` for an unchanged object),
 /// so an initial list is never held untransformed, nor twice, and no store builds the key again.
 ///
-/// Item 8: an object without a key (no `metadata.name`, or one its transform removed) is
+/// M17: an object without a key (no `metadata.name`, or one its transform removed) is
 /// dropped here, alone, and counted, so it can neither make the store refuse the whole list nor
 /// reach the store at all. `None` when the object was dropped.
 ///
@@ -415,7 +415,7 @@ fn finish_listed<K: crate::object::Meta>(
     Some((key, obj))
 }
 
-/// Item 5: runs `f`, a store call that runs the user's transform on `obj`, and catches a panic
+/// M17: runs `f`, a store call that runs the user's transform on `obj`, and catches a panic
 /// in it, so a bad transform costs that one object: it is logged at error level with the
 /// object's key (its contents never), counted in
 /// [`ReflectorCounters::transform_panics`], and the caller drops the object. Without this a
@@ -456,10 +456,10 @@ fn guard_transform_owned<K, R>(
     }
 }
 
-/// Logs and counts a transform panic (item 5).
+/// Logs and counts a transform panic (M17).
 fn report_transform_panic(shared: &Shared, key: &ObjectKey, payload: &(dyn std::any::Any + Send)) {
     bump(&shared.counters.transform_panics);
-    tracing::error!(%key, "the transform panicked; dropping this object (item 5)");
+    tracing::error!(%key, "the transform panicked; dropping this object (M17)");
     // A panic message is the transform's own text, which may quote the object.
     let message = payload
         .downcast_ref::<&str>()

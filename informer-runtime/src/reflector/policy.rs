@@ -59,7 +59,7 @@ impl RvState {
     /// Records a successful list that asked for `requested_rv` and returned `rv` (clears
     /// "unavailable", R11). Only a `"0"` list that came back paged says the server has no watch
     /// cache (R3, as client-go's `paginatedResult`); a paged list at `""` is a quorum read that
-    /// is always paged, and must not make later relists at a concrete RV paged (item 3).
+    /// is always paged, and must not make later relists at a concrete RV paged.
     pub(crate) fn listed(&mut self, requested_rv: &str, rv: String, paginated: bool) {
         self.unavailable = false;
         if requested_rv == "0" && paginated {
@@ -90,7 +90,7 @@ pub(crate) fn watch_timeout(min_watch_timeout: Duration, unit: f64) -> Duration 
     Duration::from_secs(min + extra)
 }
 
-/// The minimum delay a server's `Retry-After` imposes (R1, R13, item 7): the value, capped at
+/// The minimum delay a server's `Retry-After` imposes (R1, R13): the value, capped at
 /// the backoff maximum `cap`, so `Retry-After: 3600` cannot silence an informer for an hour.
 pub(crate) fn retry_after_floor(retry_after: Option<Duration>, cap: Duration) -> Duration {
     let asked = retry_after.unwrap_or_default();
@@ -270,7 +270,7 @@ pub(crate) struct Facts {
     pub(crate) internal_retry_allowed: bool,
 }
 
-/// The one error table of the reflector (issue 14 item 14): what each error class means in each
+/// The one error table of the reflector: what each error class means in each
 /// phase of a cycle (docs/behaviour.md R9-R16, R19, R20). The LIST, WATCH and watch-list paths all ask
 /// it, so they cannot disagree; for example a connection that breaks mid-stream is a close in
 /// every phase that streams (R9 for a WATCH, R20 for a watch-list stream).
@@ -368,7 +368,7 @@ mod tests {
     }
 
     #[test]
-    fn item3_only_a_paged_list_at_0_makes_relists_paged() {
+    fn r3_only_a_paged_list_at_0_makes_relists_paged() {
         let mut st = RvState::default();
         st.listed("", "10".into(), true);
         assert!(!st.paginated_result, "a quorum list is always paged");
@@ -412,7 +412,7 @@ mod tests {
     }
 
     #[test]
-    fn item7_retry_after_is_capped_by_the_backoff_maximum() {
+    fn r1_retry_after_is_capped_by_the_backoff_maximum() {
         let cap = Duration::from_secs(30);
         assert_eq!(retry_after_floor(None, cap), Duration::ZERO);
         assert_eq!(
@@ -482,7 +482,7 @@ mod tests {
     proptest::proptest! {
         /// The table's rules hold for every (phase, class, facts).
         #[test]
-        fn item14_error_table_rules(p in 0..6usize, c in 0..9usize, f in facts()) {
+        fn r9_r16_error_table_rules(p in 0..6usize, c in 0..9usize, f in facts()) {
             let (phase, class) = (PHASES[p], CLASSES[c]);
             let action = on_error(phase, class, f);
             let streaming = matches!(phase, Phase::Watch | Phase::Stream);
@@ -547,7 +547,7 @@ mod tests {
     }
 
     #[test]
-    fn item14_error_table_cells() {
+    fn r9_r16_error_table_cells() {
         let none = Facts::default();
         let transport = Facts {
             transport: true,

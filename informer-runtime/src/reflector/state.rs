@@ -1,4 +1,4 @@
-//! The reflector as an explicit state machine (issue 14 item 14; docs/behaviour.md [R1]-[R4], [R9]-[R20]).
+//! The reflector as an explicit state machine (docs/behaviour.md [R1]-[R4], [R9]-[R20]).
 //!
 //! [`Machine::step`] is pure: from the machine (its [`State`] and what it remembers across
 //! cycles: the RV bookkeeping, whether streaming is off, the [R14] window) and one [`Event`] (what
@@ -187,7 +187,7 @@ pub(crate) enum Wait {
 /// The one thing the driver does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Action {
-    /// Wait one backoff delay, at least `floor` capped at the backoff maximum ([R1], item 7),
+    /// Wait one backoff delay, at least `floor` capped at the backoff maximum ([R1]),
     /// then start a cycle ([`Event::CycleDue`]).
     ///
     /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist

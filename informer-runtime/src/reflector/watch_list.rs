@@ -109,7 +109,7 @@ where
     // never the end bookmark must still be abandoned (M3). Initial events are all ADDED and
     // come before any change (KEP-3157); a MODIFIED or DELETED event is live, so the
     // snapshot is complete and from then on the bookmark itself must arrive within `idle`:
-    // live events of a busy resource never extend that wait (issue 14 item 15). The server
+    // live events of a busy resource never extend that wait (decision record 10). The server
     // may legitimately send the bookmark a few seconds late (R20), well within `idle`.
     let mut deadline = Instant::now() + idle;
     let mut live_seen = false;

@@ -328,7 +328,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Issue 14 item 16: any token, arbitrary or a mutated real one, decodes or is a 400;
+        /// Hostile input: any token, arbitrary or a mutated real one, decodes or is a 400;
         /// never a panic. What decodes re-encodes to a token that decodes the same.
         #[test]
         fn continue_tokens_never_panic(

@@ -1,8 +1,8 @@
 //! Protobuf answers built from each stored object's cached message bytes: a LIST is the
 //! concatenation of its items' messages, a watch event one frame around an object's message.
 //! Nothing is transcoded per request but the small parts (list metadata, bookmarks, errors), so
-//! protobuf costs the server what JSON does (issue 24's benchmark needs the server out of the
-//! way).
+//! protobuf costs the server what JSON does (a benchmark of the two formats needs the server
+//! out of the way).
 
 use informer_proto::wire::{LEN, put_key, put_len, put_varint};
 

@@ -212,7 +212,7 @@ async fn h10_gauge_stops_at_max_and_coalescing_keeps_deletes() {
         assert!(reg.pending() <= 4, "pending {}", reg.pending());
     }
     delete(&p, "k2");
-    // Item 11: the handler never saw k2, so its pending add and the delete both vanish.
+    // H10: the handler never saw k2, so its pending add and the delete both vanish.
     assert_eq!(reg.pending(), 3);
     assert!(reg.coalesced() >= 4000);
     delete(&p, "first");

@@ -1,4 +1,4 @@
-//! Tests of the pure `step` (issue 14 item 14): unit tests of the rules one by one, and property
+//! Tests of the pure `step`: unit tests of the rules one by one, and property
 //! tests from arbitrary machines and events, and over arbitrary event sequences.
 
 use super::*;
