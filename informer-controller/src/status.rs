@@ -55,7 +55,8 @@ pub enum Error {
 /// object, in `current`'s form.
 ///
 /// `current` is the kind itself or its compact form ([`Lossless`]: the status subresource is
-/// replaced whole from it, so a projection, which keeps only some fields, does not compile);
+/// replaced whole from it, so a projection, which keeps only some fields, does not compile;
+/// `&**obj` for the `&Arc<K>` a [`Request`](crate::Request) holds);
 /// `api` is the `kube::Api` of its kind (for a compact `Deployment`,
 /// `Api<k8s_openapi::...::Deployment>`), and a compact form is converted field by field for the
 /// write and back. The stored object is recorded with `recorder` ([K2]: the next reconcile of

@@ -1,5 +1,5 @@
 //! Compact kinds in every role a full kind has in a controller (C4, C9, K2, K3;
-//! docs/decisions/22-compact-kinds-in-controllers.md), over HTTP against informer-testserver: a
+//! docs/decisions/23-compact-kinds-in-controllers.md), over HTTP against informer-testserver: a
 //! compact primary, an owned compact kind, a watched compact kind with a mapper, writes recorded
 //! in either form and waited for by the compact informer, and the finalizer and status helpers on
 //! the compact primary.
@@ -175,9 +175,10 @@ fn color_of(rs: Option<&ReplicaSet>) -> Option<&str> {
 /// and watches compact ConfigMaps through a mapper; it adds and removes its finalizer and writes
 /// its status through the helpers, from the compact object. Each step is caused by a change to
 /// one kind only, so each role is seen on its own: the finalizer is added, the ReplicaSet created
-/// (once: K3 waits for the compact ReplicaSet informer after the create), a ConfigMap change
+/// once with a controller reference built from the compact Deployment, a ConfigMap change
 /// reaches the ReplicaSet (watches), a ReplicaSet status change reaches the Deployment's status
-/// (owns, update_status), and a deletion runs the cleanup and removes the finalizer.
+/// (owns, update_status), and a deletion runs the cleanup and removes the finalizer. (The
+/// writes are recorded in both forms; the stale-read test below is what shows K3 waiting.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_primary_owns_watches_records_and_uses_the_helpers_on_compact_kinds() {
     init_tracing();
@@ -297,8 +298,8 @@ async fn a_compact_primary_owns_watches_records_and_uses_the_helpers_on_compact_
         .await
         .unwrap()
         .unwrap();
-    // K3: every reconcile after the create saw the ReplicaSet in the compact cache, so it was
-    // created once (a stale read would have created it again and met 409 AlreadyExists).
+    // Every reconcile after the create found the ReplicaSet in the compact cache: created once
+    // (a reconcile on a cache without it would have created it again and met 409).
     let creates: Vec<_> = server
         .requests()
         .into_iter()

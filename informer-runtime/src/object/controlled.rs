@@ -4,7 +4,7 @@
 //! or a compact `ObjectMeta`); and [`Lossless`], the cached forms that hold the whole object and
 //! so convert to and from their source kind (the kind itself, or its compact form: [P1], [P2]).
 //!
-//! docs/decisions/22-compact-kinds-in-controllers.md explains why these are the runtime's own
+//! docs/decisions/23-compact-kinds-in-controllers.md explains why these are the runtime's own
 //! traits and not `kube::Resource`.
 //!
 //! [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
@@ -143,7 +143,7 @@ impl fmt::Debug for Finalizers<'_> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not hold the whole object of its kind, so it cannot be written back",
     label = "not `Lossless`",
-    note = "a projection keeps only the fields it declares: cache the kind itself or its compact form (`compact()`) to write it back"
+    note = "pass the cached object itself (`&*obj` for an `Arc` from a cache); a projection keeps only the fields it declares: cache the kind itself or its compact form (`compact()`) to write it back"
 )]
 pub trait Lossless: Object {
     /// The object as its source kind: borrowed for the kind itself, converted field by field
@@ -156,6 +156,8 @@ pub trait Lossless: Object {
     fn from_source(source: Self::Source) -> Self;
 }
 
+// Not offered as a way out when a type is not `Lossless`: the error names `Lossless`.
+#[diagnostic::do_not_recommend]
 impl<T> Lossless for T
 where
     T: kube::Resource<DynamicType = (), Scope: ScopeKind>

@@ -1,6 +1,6 @@
 //! The trait impls of a top-level kind: `kube::Resource` for CRD types, and the runtime's
 //! `Meta`/`HasScope`/`Object` for compact and CRD types alike; compact kinds also get
-//! `Lossless` and k8s-openapi's kind constants (not `kube::Resource`: decision record 22).
+//! `Lossless` and k8s-openapi's kind constants (not `kube::Resource`: decision record 23).
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
