@@ -18,7 +18,8 @@ use std::fmt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::{Object, ScopeKind};
-use crate::projection::IStr;
+// From the interner itself, not `projection`, which builds on `object` (no module circle).
+use crate::projection::intern::IStr;
 
 /// An owner reference, borrowed from an object's metadata (controller-runtime's
 /// `metav1.GetControllerOf` gives the one with `controller: true`).
@@ -211,7 +212,7 @@ mod tests {
 
     #[test]
     fn finalizers_read_strings_and_interned_names_alike() {
-        let strings = vec!["a".to_owned(), "b".to_owned()];
+        let strings = ["a".to_owned(), "b".to_owned()];
         let interned = [IStr::new("a"), IStr::new("b")];
         let from_strings: Vec<&str> = Finalizers::from(Some(&strings[..])).collect();
         let from_interned: Vec<&str> = Finalizers::from(Some(&interned[..])).collect();

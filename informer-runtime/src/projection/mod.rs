@@ -65,7 +65,7 @@
 //!
 //! [P7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
-mod intern;
+pub(crate) mod intern;
 pub(crate) mod map;
 mod meta;
 
