@@ -82,7 +82,7 @@ pub enum Error<E: std::error::Error + 'static> {
 /// Each finalizer patch is recorded with `recorder` ([K2]: the next reconcile of the key waits
 /// until the cache holds it; pass [`WriteRecorder::detached`] outside a controller). Removing
 /// the finalizer from an object that is already gone (404: a second cleanup of a deletion that
-/// has completed) is success, not an error.
+/// has completed) is success, not an error ([C9]).
 ///
 /// [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 /// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025

@@ -426,7 +426,7 @@ impl<K: Object> Controller<K> {
                 }
             }
         }
-        // Issue 25 items 4 and 17: start what this run reads, and only that; share it with other
+        // C7: start what this run reads, and only that; share it with other
         // runs on the factory, so that the last one out stops what a run started.
         let uses: Vec<_> = self
             .sources

@@ -81,7 +81,9 @@ pub enum Error {
     #[error("the informer factory has been shut down")]
     ShutDown,
     /// `tweak_list_options` sets a list option the reflector owns and cannot honour
-    /// (`continue_token`, `version_match`; item 12). Not retryable: fix the tweak.
+    /// (`continue_token`, `version_match`; [F6]). Not retryable: fix the tweak.
+    ///
+    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     #[error("tweak_list_options sets `{0}`, which the informers cannot honour")]
     UnsupportedListOption(&'static str),
 }
