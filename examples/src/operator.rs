@@ -327,7 +327,7 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
     };
     let foo_api: Api<Foo> = Api::namespaced(ctx.client().clone(), ns);
     // Written with the cached resourceVersion, re-read and retried on conflict; no-op if equal.
-    if update_status(&foo_api, foo, &recorder, |f| {
+    if update_status(&foo_api, &**foo, &recorder, |f| {
         f.status = Some(status.clone())
     })
     .await?

@@ -26,6 +26,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use informer_runtime::Object;
 use kube::api::{Api, Patch, PatchParams};
 use serde::de::DeserializeOwned;
 
@@ -74,31 +75,38 @@ pub enum Error<E: std::error::Error + 'static> {
 ///   finalizer (again with the resourceVersion as precondition);
 /// - being deleted without our finalizer: nothing to do.
 ///
+/// `obj` is the cached object in any form, the kind itself, its compact form or a projection
+/// (the finalizers and the deletion timestamp are read through the runtime's `Meta`); `api` is
+/// the `kube::Api` of its kind (for a compact `Deployment`, `Api<k8s_openapi::...::Deployment>`).
+///
 /// Each finalizer patch is recorded with `recorder` ([K2]: the next reconcile of the key waits
 /// until the cache holds it; pass [`WriteRecorder::detached`] outside a controller). Removing
 /// the finalizer from an object that is already gone (404: a second cleanup of a deletion that
-/// has completed) is success, not an error (issue 25 item 16).
+/// has completed) is success, not an error ([C9]).
 ///
 /// [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 /// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 pub async fn finalizer<K, F, Fut, E>(
-    api: &Api<K>,
+    api: &Api<K::Source>,
     name: &str,
     obj: Arc<K>,
     recorder: &WriteRecorder,
     reconcile: F,
 ) -> Result<Action, Error<E>>
 where
-    K: informer_runtime::Object + kube::Resource + Clone + DeserializeOwned + std::fmt::Debug,
+    K: Object,
     F: FnOnce(Event<K>) -> Fut,
     Fut: Future<Output = Result<Action, E>>,
     E: std::error::Error + 'static,
 {
-    let meta = obj.meta();
-    let obj_name = meta.name.clone().ok_or(Error::UnnamedObject)?;
-    let finalizers = meta.finalizers.clone().unwrap_or_default();
+    let obj_name = obj
+        .object_name()
+        .map(str::to_owned)
+        .ok_or(Error::UnnamedObject)?;
+    let finalizers: Vec<String> = obj.object_finalizers().map(str::to_owned).collect();
     let ours = finalizers.iter().any(|f| f == name);
-    let deleting = meta.deletion_timestamp.is_some();
+    let deleting = obj.object_deletion_timestamp().is_some();
+    let rv = obj.object_resource_version().map(str::to_owned);
     match (deleting, ours) {
         (false, true) => reconcile(Event::Apply(obj))
             .await
@@ -106,15 +114,13 @@ where
         (false, false) => {
             let mut updated = finalizers;
             updated.push(name.to_owned());
-            let patched =
-                patch_finalizers(api, &obj_name, meta.resource_version.as_deref(), updated)
-                    .await
-                    .map_err(Error::AddFinalizer)?;
+            let patched = patch_finalizers(api, &obj_name, rv.as_deref(), updated)
+                .await
+                .map_err(Error::AddFinalizer)?;
             recorder.record(&patched);
             Ok(Action::Done)
         }
         (true, true) => {
-            let rv = meta.resource_version.clone();
             let action = reconcile(Event::Cleanup(Arc::clone(&obj)))
                 .await
                 .map_err(Error::CleanupFailed)?;

@@ -50,6 +50,7 @@ pub mod controller;
 pub mod finalizer;
 pub mod interop;
 pub mod leader;
+mod owner;
 pub mod shards;
 pub mod status;
 
@@ -59,3 +60,4 @@ pub use controller::{
 /// The key a [`Controller::watches`] mapper returns (`namespace/name`): informer-runtime's
 /// `ObjectKey`, here so that a controller needs no second import.
 pub use informer_runtime::ObjectKey;
+pub use owner::controller_owner_ref;

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
+use informer_runtime::object::Lossless;
 use kube::api::{Api, PostParams};
 use serde::Serialize;
 
 use crate::WriteRecorder;
-use serde::de::DeserializeOwned;
 
 /// client-go's `retry.DefaultRetry`: 5 attempts, 10 ms apart (jitter 0.1).
 pub const DEFAULT_ATTEMPTS: u32 = 5;
@@ -52,29 +52,31 @@ pub enum Error {
 /// with `current`'s resourceVersion. On 409 Conflict it reads the object again and retries
 /// `mutate` on the fresh copy, up to [`DEFAULT_ATTEMPTS`] times. If `mutate` leaves the
 /// object unchanged, nothing is written and `Ok(None)` is returned; otherwise the stored
-/// object.
+/// object, in `current`'s form.
 ///
-/// The cached object must be the full kind (not a projection): the status subresource is
-/// replaced whole from it. The stored object is recorded with `recorder` ([K2]: the next
-/// reconcile of the key waits until the cache holds it; [`WriteRecorder::detached`] outside a
-/// controller).
+/// `current` is the kind itself or its compact form ([`Lossless`]: the status subresource is
+/// replaced whole from it, so a projection, which keeps only some fields, does not compile;
+/// `&**obj` for the `&Arc<K>` a [`Request`](crate::Request) holds);
+/// `api` is the `kube::Api` of its kind (for a compact `Deployment`,
+/// `Api<k8s_openapi::...::Deployment>`), and a compact form is converted field by field for the
+/// write and back. The stored object is recorded with `recorder` ([K2]: the next reconcile of
+/// the key waits until the cache holds it; [`WriteRecorder::detached`] outside a controller).
 ///
 /// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 pub async fn update_status<K>(
-    api: &Api<K>,
+    api: &Api<K::Source>,
     current: &K,
     recorder: &WriteRecorder,
     mut mutate: impl FnMut(&mut K),
 ) -> Result<Option<K>, Error>
 where
-    K: informer_runtime::Object
-        + kube::Resource
-        + Clone
-        + Serialize
-        + DeserializeOwned
-        + std::fmt::Debug,
+    K: Lossless + Serialize,
+    K::Source: Serialize,
 {
-    let name = current.meta().name.clone().ok_or(Error::UnnamedObject)?;
+    let name = current
+        .object_name()
+        .map(str::to_owned)
+        .ok_or(Error::UnnamedObject)?;
     let mut base = current.clone();
     for attempt in 1..=DEFAULT_ATTEMPTS {
         let mut desired = base.clone();
@@ -85,21 +87,22 @@ where
             return Ok(None);
         }
         match api
-            .replace_status(&name, &PostParams::default(), &desired)
+            .replace_status(&name, &PostParams::default(), &desired.to_source())
             .await
         {
             Ok(stored) => {
                 recorder.record(&stored);
-                return Ok(Some(stored));
+                return Ok(Some(K::from_source(stored)));
             }
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 tracing::debug!(%name, attempt, "status update conflicted; re-reading");
                 if attempt < DEFAULT_ATTEMPTS {
                     tokio::time::sleep(RETRY_DELAY).await;
-                    base = api.get(&name).await.map_err(|source| Error::Api {
+                    let fresh = api.get(&name).await.map_err(|source| Error::Api {
                         name: name.clone(),
                         source,
                     })?;
+                    base = K::from_source(fresh);
                 }
             }
             Err(source) => return Err(Error::Api { name, source }),

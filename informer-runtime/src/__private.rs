@@ -35,9 +35,11 @@ pub use std::sync::LazyLock;
 
 pub use crate::factory::Projected;
 pub use crate::object::StaticIndexer;
-pub use crate::object::{HasScope, Meta};
+pub use crate::object::{Finalizers, HasScope, Lossless, Meta, OwnerRef};
 pub use crate::projection::__derive as projection;
+pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 pub use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector};
+pub use std::borrow::Cow;
 
 pub use kube::core::GroupVersionResource;
 

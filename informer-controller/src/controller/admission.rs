@@ -11,38 +11,34 @@
 //!
 //! [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 
-use std::collections::BTreeMap;
-
-use informer_runtime::SharedInformerFactory;
 use informer_runtime::shard::ShardField;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use informer_runtime::{Meta, SharedInformerFactory};
 
-/// Whether the informers of `factory` list and watch the object with metadata `meta` (K3):
-/// its namespace, label selector, field selector and shard.
-pub(crate) fn admits(factory: &SharedInformerFactory, meta: &ObjectMeta) -> bool {
-    let namespace = meta.namespace.as_deref();
+/// Whether the informers of `factory` list and watch `object` (K3): its namespace, label
+/// selector, field selector and shard. `object` is any cached form of its kind (read through
+/// the runtime's `Meta`).
+pub(crate) fn admits<M: Meta + ?Sized>(factory: &SharedInformerFactory, object: &M) -> bool {
+    let namespace = object.object_namespace();
     // A cluster-scoped object has no namespace, and the factory's namespace does not apply.
     if let (Some(watched), Some(ns)) = (factory.namespace(), namespace)
         && watched != ns
     {
         return false;
     }
-    if let Some(selector) = factory.label_selector() {
-        let empty = BTreeMap::new();
-        let labels = meta.labels.as_ref().unwrap_or(&empty);
-        if labels_match(&selector, labels) != Some(true) {
-            return false;
-        }
+    if let Some(selector) = factory.label_selector()
+        && labels_match(&selector, |key| object.object_label(key)) != Some(true)
+    {
+        return false;
     }
     if let Some(selector) = factory.field_selector() {
-        let name = meta.name.as_deref().unwrap_or_default();
+        let name = object.object_name().unwrap_or_default();
         if fields_match(&selector, name, namespace.unwrap_or_default()) != Some(true) {
             return false;
         }
     }
     if let Some(shard) = factory.shard() {
         let value = match shard.field() {
-            ShardField::Uid => meta.uid.as_deref(),
+            ShardField::Uid => object.object_uid(),
             ShardField::Namespace => Some(namespace.unwrap_or_default()),
         };
         // No UID (a write that returned no object): nothing to judge by.
@@ -65,8 +61,7 @@ enum Requirement<'a> {
 }
 
 impl Requirement<'_> {
-    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let value = |key: &str| labels.get(key).map(String::as_str);
+    fn matches<'v>(&self, value: impl Fn(&str) -> Option<&'v str>) -> bool {
         match self {
             Requirement::Exists(k) => value(k).is_some(),
             Requirement::NotExists(k) => value(k).is_none(),
@@ -82,11 +77,14 @@ impl Requirement<'_> {
     }
 }
 
-/// Whether `labels` match the label selector `selector` (every requirement holds); `None` when
-/// the selector cannot be read.
-pub(crate) fn labels_match(selector: &str, labels: &BTreeMap<String, String>) -> Option<bool> {
+/// Whether the labels `label` looks up match the label selector `selector` (every requirement
+/// holds); `None` when the selector cannot be read.
+pub(crate) fn labels_match<'v>(
+    selector: &str,
+    label: impl Fn(&str) -> Option<&'v str> + Copy,
+) -> Option<bool> {
     let requirements = parse_labels(selector)?;
-    Some(requirements.iter().all(|r| r.matches(labels)))
+    Some(requirements.iter().all(|r| r.matches(label)))
 }
 
 /// apimachinery's label selector syntax: requirements joined by `,` (not inside parentheses):
@@ -196,6 +194,8 @@ pub(crate) fn fields_match(selector: &str, name: &str, namespace: &str) -> Optio
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -207,7 +207,8 @@ mod tests {
 
     #[test]
     fn label_selectors_as_apimachinery_reads_them() {
-        let l = labels(&[("app", "web"), ("tier", "front"), ("n", "5")]);
+        let map = labels(&[("app", "web"), ("tier", "front"), ("n", "5")]);
+        let l = |key: &str| map.get(key).map(String::as_str);
         let cases = [
             ("", Some(true)),
             ("app=web", Some(true)),
@@ -233,7 +234,7 @@ mod tests {
             ("n>x", None),
         ];
         for (selector, want) in cases {
-            assert_eq!(labels_match(selector, &l), want, "{selector:?}");
+            assert_eq!(labels_match(selector, l), want, "{selector:?}");
         }
     }
 

@@ -208,11 +208,23 @@ impl<K: Object> Controller<K> {
     /// Reconciles the owner when an object of kind `C` changes: the key of `C`'s owner
     /// reference with `controller: true` whose group and kind are `K`'s ([C4]).
     ///
+    /// `C` is any cached form of the owned kind: the kind itself, its compact form or a
+    /// projection; `K` may be a compact form too (its group and kind are its source kind's).
+    ///
+    /// ```no_run
+    /// use informer_controller::Controller;
+    /// use informer_k8s::compact::api::apps::v1 as compact;
+    ///
+    /// # fn demo(factory: informer_runtime::SharedInformerFactory) {
+    /// // Compact Deployments owning compact ReplicaSets: both caches hold the compact form.
+    /// let controller = Controller::<compact::Deployment>::new(factory, "deployments")
+    ///     .owns::<compact::ReplicaSet>();
+    /// # let _ = controller;
+    /// # }
+    /// ```
+    ///
     /// [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-    pub fn owns<C>(mut self) -> Self
-    where
-        C: Object + kube::Resource,
-    {
+    pub fn owns<C: Object>(mut self) -> Self {
         let mapper: sources::Mapper<C> = Arc::new(sources::controller_owner_keys::<K, C>);
         self.sources.push(Box::new(InformerSource::<C> {
             mapping: Mapping::Mapped(mapper),
@@ -414,7 +426,7 @@ impl<K: Object> Controller<K> {
                 }
             }
         }
-        // Issue 25 items 4 and 17: start what this run reads, and only that; share it with other
+        // C7: start what this run reads, and only that; share it with other
         // runs on the factory, so that the last one out stops what a run started.
         let uses: Vec<_> = self
             .sources

@@ -14,7 +14,7 @@ use informer_runtime::informer::{
 use informer_runtime::key::ObjectKey;
 use informer_runtime::object::HasScope;
 use informer_runtime::workqueue::RateLimitingQueue;
-use informer_runtime::{Object, SharedInformerFactory};
+use informer_runtime::{Meta, Object, SharedInformerFactory};
 
 /// A mapper from an object of a watched kind to the primary keys it concerns.
 pub(crate) type Mapper<S> = Arc<dyn Fn(&S) -> Vec<ObjectKey> + Send + Sync>;
@@ -158,37 +158,28 @@ impl<S: Object> Drop for Registration<S> {
     }
 }
 
-/// The keys of `owned`'s controller owner reference if it points at the primary kind `K` (C4,
-/// controller-runtime's `Owns`: group and kind must match, the version may differ).
+/// The key of `owned`'s controller owner reference if it points at the primary kind `K` (C4,
+/// controller-runtime's `Owns`: group and kind must match, the version may differ). `owned` is
+/// any cached form (the kind, its compact form, a projection): the reference is read through
+/// the runtime's `Meta`.
 pub(crate) fn controller_owner_keys<K, C>(owned: &C) -> Vec<ObjectKey>
 where
     K: Object,
-    C: kube::Resource,
+    C: Meta,
 {
     use kube::Resource;
-    let group = K::Source::group(&());
-    let kind = K::Source::kind(&());
-    let meta = owned.meta();
+    let Some(owner) = owned.object_controller_ref() else {
+        return Vec::new();
+    };
+    if owner.kind != K::Source::kind(&()) || owner.group() != K::Source::group(&()) {
+        return Vec::new();
+    }
     let namespace = if <<K as HasScope>::Scope as ScopeKind>::NAMESPACED {
-        meta.namespace.as_deref()
+        owned.object_namespace()
     } else {
         None
     };
-    meta.owner_references
-        .iter()
-        .flatten()
-        .filter(|o| o.controller == Some(true) && o.kind == kind)
-        .filter(|o| api_group(&o.api_version) == group)
-        .map(|o| ObjectKey::new(namespace, &o.name))
-        .collect()
-}
-
-/// The group of an `apiVersion` (`apps/v1` -> `apps`, `v1` -> ``).
-fn api_group(api_version: &str) -> &str {
-    match api_version.split_once('/') {
-        Some((group, _)) => group,
-        None => "",
-    }
+    vec![ObjectKey::new(namespace, owner.name)]
 }
 
 #[cfg(test)]
@@ -224,9 +215,30 @@ mod tests {
 
     #[test]
     fn c4_only_the_controller_reference_of_the_primary_group_and_kind_maps() {
-        let cm = owned(vec![
-            owner("apps/v1", "Deployment", "web", Some(true)),
-            owner("apps/v1", "Deployment", "not-controller", None),
+        let key = |refs: Vec<OwnerReference>| -> Vec<String> {
+            controller_owner_keys::<Deployment, _>(&owned(refs))
+                .iter()
+                .map(|k| k.as_str().to_owned())
+                .collect()
+        };
+        assert_eq!(
+            key(vec![
+                owner("apps/v1", "Deployment", "not-controller", None),
+                owner("apps/v1", "Deployment", "web", Some(true)),
+            ]),
+            ["ns/web"]
+        );
+        // The version may differ (controller-runtime's Owns).
+        assert_eq!(
+            key(vec![owner(
+                "apps/v1beta2",
+                "Deployment",
+                "other-version",
+                Some(true)
+            )]),
+            ["ns/other-version"]
+        );
+        for other in [
             owner(
                 "extensions/v1beta1",
                 "Deployment",
@@ -234,21 +246,9 @@ mod tests {
                 Some(true),
             ),
             owner("apps/v1", "ReplicaSet", "other-kind", Some(true)),
-            owner("apps/v1beta2", "Deployment", "other-version", Some(true)),
-        ]);
-        let keys: Vec<String> = controller_owner_keys::<Deployment, _>(&cm)
-            .iter()
-            .map(|k| k.as_str().to_owned())
-            .collect();
-        assert_eq!(
-            keys,
-            vec!["ns/web".to_owned(), "ns/other-version".to_owned()]
-        );
-    }
-
-    #[test]
-    fn api_group_of_core_and_named_groups() {
-        assert_eq!(api_group("v1"), "");
-        assert_eq!(api_group("apps/v1"), "apps");
+            owner("apps/v1", "Deployment", "not-controller", Some(false)),
+        ] {
+            assert!(key(vec![other.clone()]).is_empty(), "{other:?}");
+        }
     }
 }

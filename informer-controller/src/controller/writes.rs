@@ -33,7 +33,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use informer_runtime::factory::GenericInformer;
 use informer_runtime::key::ObjectKey;
+use informer_runtime::lister::GroupResource;
 use informer_runtime::{Object, SharedInformerFactory};
 use parking_lot::Mutex;
 
@@ -47,10 +49,7 @@ trait StoreVersion: Send + Sync {
     fn informer_name(&self) -> String;
 }
 
-impl<T> StoreVersion for Arc<informer_runtime::informer::SharedIndexInformer<T>>
-where
-    T: Object,
-{
+impl StoreVersion for GenericInformer {
     fn reached(&self, rv: u64) -> bool {
         self.last_store_resource_version()
             .and_then(|s| s.parse::<u64>().ok())
@@ -58,8 +57,7 @@ where
     }
 
     fn wait(&self, rv: u64) -> BoxFuture<'static, bool> {
-        let informer = Arc::clone(self);
-        Box::pin(async move { informer.wait_for_store_resource_version(rv).await })
+        Box::pin(self.wait_for_store_resource_version(rv))
     }
 
     fn informer_name(&self) -> String {
@@ -154,47 +152,51 @@ impl WriteRecorder {
     }
 
     /// Records `written`, the object a write returned (create, update, patch, status, or the
-    /// object a delete returned), under the reconcile's key. Nothing is recorded when the
-    /// factory has no running informer for `T` (no cache can be stale), when that informer
-    /// never stores the object (another namespace, label or field selection, or shard: [K3]),
-    /// or when its resourceVersion is not a number ([K1]).
+    /// object a delete returned), under the reconcile's key. `written` is any form of the
+    /// written kind: the k8s-openapi type `kube::Api` returns, or a compact form or projection
+    /// of it; the write is waited for by every informer of the factory that caches that kind,
+    /// whichever form it holds (the kind itself, its compact form, projections: [K3]). Nothing
+    /// is recorded when no such informer is running (no cache can be stale), when the
+    /// factory's namespace, selectors or shard keep the object out of them ([K3]), or when its
+    /// resourceVersion is not a number ([K1]).
     ///
     /// [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    pub fn record<T>(&self, written: &T)
-    where
-        T: Object + kube::Resource,
-    {
+    pub fn record<T: Object>(&self, written: &T) {
         let Some((key, log, factory)) = &self.inner else {
             return;
         };
         let Some(rv) = written
-            .meta()
-            .resource_version
-            .as_deref()
+            .object_resource_version()
             .and_then(|rv| rv.parse::<u64>().ok())
         else {
             return;
         };
-        let Some(informer) = factory.existing_informer::<T>() else {
-            return;
-        };
-        // K3: only a store that will hold the write may be waited for: a running informer
-        // whose namespace, selectors and shard admit the object.
-        if !informer.is_started()
-            || informer.is_stopped()
-            || !super::admission::admits(factory, written.meta())
-        {
-            tracing::debug!(key = %key, informer = %informer.name(), "a write this informer never stores is not recorded (K3)");
+        let kind = GroupResource::of::<T::Source>();
+        let running: Vec<GenericInformer> = factory
+            .informers_of(&kind)
+            .into_iter()
+            .filter(|i| i.is_started() && !i.is_stopped())
+            .collect();
+        if running.is_empty() {
+            tracing::debug!(key = %key, resource = %kind, "no running informer caches this kind; the write is not recorded (K3)");
             return;
         }
-        log.record(
-            key,
-            Pending {
-                rv,
-                store: Arc::new(informer),
-            },
-        );
+        // K3: only a store that will hold the write may be waited for: the factory's namespace,
+        // selectors and shard must admit the object (they are the same for all its informers).
+        if !super::admission::admits(factory, written) {
+            tracing::debug!(key = %key, resource = %kind, "a write these informers never store is not recorded (K3)");
+            return;
+        }
+        for informer in running {
+            log.record(
+                key,
+                Pending {
+                    rv,
+                    store: Arc::new(informer),
+                },
+            );
+        }
     }
 
     /// The key writes are recorded under (`None` when detached).

@@ -257,6 +257,15 @@ fn object(m: &Model<'_>) -> TokenStream {
             fn object_label(&self, key: &str) -> #p::Option<&str> {
                 #pm::label(&self.metadata, key)
             }
+            fn object_controller_ref(&self) -> #p::Option<#p::OwnerRef<'_>> {
+                #pm::controller_ref(&self.metadata)
+            }
+            fn object_finalizers(&self) -> #p::Finalizers<'_> {
+                #pm::finalizers(&self.metadata)
+            }
+            fn object_deletion_timestamp(&self) -> #p::Option<&#p::Time> {
+                #pm::deletion_timestamp(&self.metadata)
+            }
             fn object_meta(&self) -> #p::Option<&#p::ObjectMeta> {
                 #pm::full(&self.metadata)
             }

@@ -57,6 +57,11 @@ trait Erased: Send + Sync {
     fn list(&self) -> Vec<Arc<dyn AnyObject>>;
     fn list_namespace(&self, namespace: &str) -> Vec<Arc<dyn AnyObject>>;
     fn get_by_key(&self, key: &str) -> Option<Arc<dyn AnyObject>>;
+    fn is_started(&self) -> bool;
+    fn is_stopped(&self) -> bool;
+    fn last_store_resource_version(&self) -> Option<String>;
+    fn wait_for_store_resource_version(&self, rv: u64)
+    -> futures::future::BoxFuture<'static, bool>;
 }
 
 struct Typed<K> {
@@ -101,6 +106,22 @@ where
             .indexer()
             .get_by_key(key)
             .map(|o| o as Arc<dyn AnyObject>)
+    }
+    fn is_started(&self) -> bool {
+        self.informer.is_started()
+    }
+    fn is_stopped(&self) -> bool {
+        self.informer.is_stopped()
+    }
+    fn last_store_resource_version(&self) -> Option<String> {
+        self.informer.last_store_resource_version()
+    }
+    fn wait_for_store_resource_version(
+        &self,
+        rv: u64,
+    ) -> futures::future::BoxFuture<'static, bool> {
+        let informer = Arc::clone(&self.informer);
+        Box::pin(async move { informer.wait_for_store_resource_version(rv).await })
     }
 }
 
@@ -197,6 +218,39 @@ impl GenericInformer {
     /// Waits for the informer to sync; `false` if it stopped first.
     pub async fn wait_for_sync(&self) -> bool {
         self.erased.wait_for_sync().await
+    }
+
+    /// Whether the informer was started ([H1]).
+    ///
+    /// [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    pub fn is_started(&self) -> bool {
+        self.erased.is_started()
+    }
+
+    /// Whether the informer was stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.erased.is_stopped()
+    }
+
+    /// The resourceVersion the informer's store reflects ([K4], [V4]).
+    ///
+    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    pub fn last_store_resource_version(&self) -> Option<String> {
+        self.erased.last_store_resource_version()
+    }
+
+    /// Waits until the store reflects `resource_version` or a later one; `false` if the
+    /// informer stops first ([K3], as
+    /// [`SharedIndexInformer::wait_for_store_resource_version`]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    pub fn wait_for_store_resource_version(
+        &self,
+        resource_version: u64,
+    ) -> impl std::future::Future<Output = bool> + Send + 'static {
+        self.erased
+            .wait_for_store_resource_version(resource_version)
     }
 
     /// A type-erased lister over the informer's cache.

@@ -81,7 +81,9 @@ pub enum Error {
     #[error("the informer factory has been shut down")]
     ShutDown,
     /// `tweak_list_options` sets a list option the reflector owns and cannot honour
-    /// (`continue_token`, `version_match`; item 12). Not retryable: fix the tweak.
+    /// (`continue_token`, `version_match`; [F6]). Not retryable: fix the tweak.
+    ///
+    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     #[error("tweak_list_options sets `{0}`, which the informers cannot honour")]
     UnsupportedListOption(&'static str),
 }
@@ -360,6 +362,29 @@ impl SharedInformerFactory {
             .values()
             .find(|entry| entry.gvr.as_ref() == Some(gvr) && !entry.is_metadata)
             .map(|entry| entry.control.generic())
+    }
+
+    /// Every informer this factory holds of the resource `group_resource`, in any version and
+    /// any form: the kind itself, its compact form, projections, the metadata-only and the
+    /// dynamic informer. A write to that resource reaches all of them ([K3]: a controller's
+    /// write recorder waits for each that is running).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    pub fn informers_of(
+        &self,
+        group_resource: &crate::lister::GroupResource,
+    ) -> Vec<GenericInformer> {
+        let state = self.inner.state.lock();
+        state
+            .informers
+            .values()
+            .filter(|entry| {
+                entry.gvr.as_ref().is_some_and(|gvr| {
+                    gvr.group == group_resource.group && gvr.resource == group_resource.resource
+                })
+            })
+            .map(|entry| entry.control.generic())
+            .collect()
     }
 
     /// Starts every informer created so far that is not running yet, and returns at once ([F3]).

@@ -1,5 +1,7 @@
 //! What the cache reads of an object: its identity, resourceVersion and labels ([`Meta`]), and
-//! which types can be cached at all ([`Object`], with the scope it is listed in, [`ScopeKind`]).
+//! which types can be cached at all ([`Object`], with the scope it is listed in, [`ScopeKind`]);
+//! what a controller reads besides (controller owner, finalizers, deletion timestamp: [`Meta`]
+//! too), and which cached forms hold the whole object ([`Lossless`]).
 //!
 //! The runtime is generic over this trait rather than over `kube::Resource`, whose `meta()` hands
 //! out a full `ObjectMeta`: a projection ([P4], [P6]) keeps a slim, interned metadata of its own and
@@ -9,13 +11,16 @@
 //! [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 //! [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
+mod controlled;
 mod scope;
 
 use std::fmt;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::ObjectMeta;
 use kube::core::{Expression, Selector};
 
+pub use controlled::{Finalizers, Lossless, OwnerRef};
 pub use scope::ScopeKind;
 
 /// The metadata the cache needs from an object ([X1] keys, R* resourceVersions, [L1] label selection,
@@ -38,6 +43,19 @@ pub trait Meta: Send + Sync + 'static {
     fn object_resource_version(&self) -> Option<&str>;
     /// The value of the label `key`, if the object has it.
     fn object_label(&self, key: &str) -> Option<&str>;
+    /// The owner reference with `controller: true`, if any: the object a controller that owns
+    /// this kind reconciles when it changes ([C4]).
+    ///
+    /// [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    fn object_controller_ref(&self) -> Option<OwnerRef<'_>>;
+    /// `metadata.finalizers`, in order ([C9]).
+    ///
+    /// [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    fn object_finalizers(&self) -> Finalizers<'_>;
+    /// `metadata.deletionTimestamp`: set once the object is being deleted ([C9]).
+    ///
+    /// [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    fn object_deletion_timestamp(&self) -> Option<&Time>;
     /// The full `ObjectMeta`, for objects that keep one (every `kube::Resource`); projections
     /// return `None`.
     fn object_meta(&self) -> Option<&ObjectMeta> {
@@ -71,6 +89,15 @@ impl<K: kube::Resource + Send + Sync + 'static> Meta for K {
             .as_ref()?
             .get(key)
             .map(String::as_str)
+    }
+    fn object_controller_ref(&self) -> Option<OwnerRef<'_>> {
+        OwnerRef::controller_of(kube::Resource::meta(self).owner_references.as_deref())
+    }
+    fn object_finalizers(&self) -> Finalizers<'_> {
+        kube::Resource::meta(self).finalizers.as_deref().into()
+    }
+    fn object_deletion_timestamp(&self) -> Option<&Time> {
+        kube::Resource::meta(self).deletion_timestamp.as_ref()
     }
     fn object_meta(&self) -> Option<&ObjectMeta> {
         Some(kube::Resource::meta(self))
@@ -106,9 +133,13 @@ pub type StaticIndexer<K> = (&'static str, fn(&K) -> Vec<String>);
 /// - every `kube::Resource` with a static type and a known scope (k8s-openapi types, kube
 ///   `CustomResource`s): its own [`Source`](Object::Source), through a blanket impl;
 /// - projections (`#[derive(Projection)]`, [P4]): a slim struct decoded straight from the wire
-///   of its source kind, whose endpoint the informer lists and watches.
+///   of its source kind, whose endpoint the informer lists and watches;
+/// - compact forms (informer-gen's `compact-kinds`, informer-k8s's `compact` feature): every
+///   field of the source kind in a compact layout ([P1]), its [`Source`](Object::Source) the
+///   k8s-openapi kind, and [`Lossless`] besides.
 ///
 /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub trait Object:
     Meta + HasScope<Scope: ScopeKind> + Clone + serde::de::DeserializeOwned + fmt::Debug
 {

@@ -65,7 +65,7 @@
 //!
 //! [P7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
-mod intern;
+pub(crate) mod intern;
 pub(crate) mod map;
 mod meta;
 
@@ -185,8 +185,9 @@ impl<T: k8s_openapi::DeepMerge + ?Sized> ProjectionSource for T {
     const JSON_NAMES: JsonNames = JsonNames::Normalized;
 }
 
-/// How a projection reads its identity from its `metadata` field ([P6]): implemented by
-/// [`SlimMeta`] and by the full `ObjectMeta`.
+/// How a projection or a compact kind reads its identity from its `metadata` field ([P6]), and
+/// what a controller reads besides: implemented by [`SlimMeta`], by the full `ObjectMeta` and by
+/// the compact `ObjectMeta` informer-gen generates.
 ///
 /// [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub trait ProjectedMeta: Send + Sync + 'static {
@@ -206,6 +207,18 @@ pub trait ProjectedMeta: Send + Sync + 'static {
     fn resource_version(&self) -> Option<&str>;
     /// A label's value.
     fn label(&self, key: &str) -> Option<&str>;
+    /// The owner reference with `controller: true` ([`Meta::object_controller_ref`]).
+    ///
+    /// [`Meta::object_controller_ref`]: crate::Meta::object_controller_ref
+    fn controller_ref(&self) -> Option<crate::object::OwnerRef<'_>>;
+    /// `metadata.finalizers` ([`Meta::object_finalizers`]).
+    ///
+    /// [`Meta::object_finalizers`]: crate::Meta::object_finalizers
+    fn finalizers(&self) -> crate::object::Finalizers<'_>;
+    /// `metadata.deletionTimestamp` ([`Meta::object_deletion_timestamp`]).
+    ///
+    /// [`Meta::object_deletion_timestamp`]: crate::Meta::object_deletion_timestamp
+    fn deletion_timestamp(&self) -> Option<&Time>;
     /// The full `ObjectMeta`, when that is what the projection keeps.
     fn full(&self) -> Option<&ObjectMeta> {
         None
@@ -234,6 +247,16 @@ impl ProjectedMeta for SlimMeta {
     fn label(&self, key: &str) -> Option<&str> {
         self.labels.get(key)
     }
+    fn controller_ref(&self) -> Option<crate::object::OwnerRef<'_>> {
+        self.controller_owner()
+            .map(|o| crate::object::OwnerRef::new(&o.api_version, &o.kind, &o.name, &o.uid))
+    }
+    fn finalizers(&self) -> crate::object::Finalizers<'_> {
+        (&self.finalizers[..]).into()
+    }
+    fn deletion_timestamp(&self) -> Option<&Time> {
+        self.deletion_timestamp.as_ref()
+    }
 }
 
 impl ProjectedMeta for ObjectMeta {
@@ -251,6 +274,15 @@ impl ProjectedMeta for ObjectMeta {
     }
     fn label(&self, key: &str) -> Option<&str> {
         self.labels.as_ref()?.get(key).map(String::as_str)
+    }
+    fn controller_ref(&self) -> Option<crate::object::OwnerRef<'_>> {
+        crate::object::OwnerRef::controller_of(self.owner_references.as_deref())
+    }
+    fn finalizers(&self) -> crate::object::Finalizers<'_> {
+        self.finalizers.as_deref().into()
+    }
+    fn deletion_timestamp(&self) -> Option<&Time> {
+        self.deletion_timestamp.as_ref()
     }
     fn full(&self) -> Option<&ObjectMeta> {
         Some(self)

@@ -1,5 +1,6 @@
 //! The trait impls of a top-level kind: `kube::Resource` for CRD types, and the runtime's
-//! `Meta`/`HasScope`/`Object` for compact and CRD types alike.
+//! `Meta`/`HasScope`/`Object` for compact and CRD types alike; compact kinds also get
+//! `Lossless` and k8s-openapi's kind constants (not `kube::Resource`: decision record 23).
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -182,6 +183,19 @@ pub(super) fn object_meta_impl(ident: &Ident, rt: &TokenStream) -> TokenStream {
             fn label(&self, key: &str) -> #rt::Option<&str> {
                 self.labels.as_ref()?.get(key)
             }
+            fn controller_ref(&self) -> #rt::Option<#rt::OwnerRef<'_>> {
+                self.owner_references
+                    .as_deref()?
+                    .iter()
+                    .find(|o| o.controller == #rt::Option::Some(true))
+                    .map(|o| #rt::OwnerRef::new(&o.api_version, &o.kind, &o.name, &o.uid))
+            }
+            fn finalizers(&self) -> #rt::Finalizers<'_> {
+                self.finalizers.as_deref().into()
+            }
+            fn deletion_timestamp(&self) -> #rt::Option<&#rt::Time> {
+                self.deletion_timestamp.as_ref()
+            }
         }
     }
 }
@@ -204,6 +218,15 @@ pub(super) fn resource_impls(ident: &Ident, full: &TokenStream, rt: &TokenStream
             fn object_label(&self, key: &str) -> #rt::Option<&str> {
                 #rt::ProjectedMeta::label(&self.metadata, key)
             }
+            fn object_controller_ref(&self) -> #rt::Option<#rt::OwnerRef<'_>> {
+                #rt::ProjectedMeta::controller_ref(&self.metadata)
+            }
+            fn object_finalizers(&self) -> #rt::Finalizers<'_> {
+                #rt::ProjectedMeta::finalizers(&self.metadata)
+            }
+            fn object_deletion_timestamp(&self) -> #rt::Option<&#rt::Time> {
+                #rt::ProjectedMeta::deletion_timestamp(&self.metadata)
+            }
         }
 
         impl #rt::HasScope for #ident {
@@ -212,6 +235,25 @@ pub(super) fn resource_impls(ident: &Ident, full: &TokenStream, rt: &TokenStream
 
         impl #rt::Object for #ident {
             type Source = #full;
+        }
+
+        impl #rt::Lossless for #ident {
+            fn to_source(&self) -> #rt::Cow<'_, #full> {
+                #rt::Cow::Owned(#full::from(self))
+            }
+            fn from_source(source: #full) -> Self {
+                #ident::from(&source)
+            }
+        }
+
+        // The kind's constants are the full kind's own, so the two cannot disagree.
+        impl #rt::K8sResource for #ident {
+            const API_VERSION: &'static str = <#full as #rt::K8sResource>::API_VERSION;
+            const GROUP: &'static str = <#full as #rt::K8sResource>::GROUP;
+            const KIND: &'static str = <#full as #rt::K8sResource>::KIND;
+            const VERSION: &'static str = <#full as #rt::K8sResource>::VERSION;
+            const URL_PATH_SEGMENT: &'static str = <#full as #rt::K8sResource>::URL_PATH_SEGMENT;
+            type Scope = <#full as #rt::K8sResource>::Scope;
         }
     }
 }

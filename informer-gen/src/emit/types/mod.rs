@@ -309,14 +309,23 @@ fn compact_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let ident = format_ident!("{}", def.name);
     let full = full_path(&def.key(), cx.paths);
     let k8s_name = format!("{}::{}", cx.paths.k8s_name, def.key());
-    let doc = if def.doc.is_empty() {
-        format!(" Compact form of `{k8s_name}`.")
+    let mut doc = if def.doc.is_empty() {
+        format!("Compact form of `{k8s_name}`.")
     } else {
-        format!(" Compact form of `{k8s_name}`: {}", def.doc)
+        format!("Compact form of `{k8s_name}`: {}", def.doc)
     };
+    if def.resource {
+        doc.push_str(
+            "\n\nNot a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, \
+             listers and informer-controller (primary, owned, watched, recorded writes, the \
+             finalizer and status helpers) take this form as it is, and `kube::Api` takes the \
+             full kind (`From` converts both ways). Its kind constants are k8s-openapi's \
+             (`k8s_openapi::Resource`).",
+        );
+    }
     let decl = struct_decl(
         def,
-        quote!(#[doc = #doc]),
+        doc_attrs(&doc),
         def.resource.then(|| full.clone()),
         at,
         cx,
