@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use crate::pods::{SUFFIX_ALPHABET, mix, uuid_of};
 use crate::protocol::GENERATION_ANNOTATION;
 
+pub mod exemplar;
 mod template;
 
 use template::{Template, node_name, owner_name, status, timestamp};
@@ -50,6 +51,9 @@ pub enum Corpus {
     Distinct,
     /// Owner groups sharing their template, as in a cluster (this module).
     Realistic,
+    /// Every Pod a copy of upstream's exemplar Pod ([`exemplar`]), as Kubernetes' own
+    /// benchmarks make theirs: rates beside upstream's published figures.
+    Exemplar,
 }
 
 impl Corpus {
@@ -58,6 +62,7 @@ impl Corpus {
         match self {
             Corpus::Distinct => "distinct",
             Corpus::Realistic => "realistic",
+            Corpus::Exemplar => "exemplar",
         }
     }
 }
