@@ -130,3 +130,49 @@ fn the_scale_run_syncs_the_realistic_corpus_and_reports_the_server_apart() {
         assert!(now.zip(peak).is_some_and(|(now, peak)| peak >= now), "{r}");
     }
 }
+
+/// The exemplar corpus (upstream's exemplar Pod) seeds and syncs like the others, and the report
+/// names it and evaluates the goals without client-go (saying why each ratio is missing).
+#[test]
+fn the_exemplar_corpus_syncs_and_the_goals_say_what_is_missing() {
+    let report = orchestrate(
+        "harness-exemplar.json",
+        &[
+            "--scenarios",
+            "sync",
+            "--impls",
+            "ours-compact-proto,ours-proto",
+            "--corpus",
+            "exemplar",
+            "--pods",
+            "60",
+            "--namespaces",
+            "3",
+            "--reps",
+            "1",
+            "--decode-threads",
+            "2",
+        ],
+    );
+    assert_eq!(report["config"]["corpus"], "exemplar");
+    assert_eq!(report["config"]["decode_threads"], 2);
+    let json_bytes = report["config"]["pod_json_bytes"].as_f64().expect("pod_json_bytes");
+    assert!((14_000.0..15_000.0).contains(&json_bytes), "{json_bytes}");
+    for imp in ["ours-compact-proto", "ours-proto"] {
+        let sync = &report["summary"]["sync"][imp];
+        assert_eq!(sync["objects"]["median"], 60.0, "{imp}");
+        // Served in protobuf, as the column says, and decoded on the one thread there is.
+        assert_eq!(sync["protobuf_share"]["median"], 1.0, "{imp}");
+        assert_eq!(sync["decode_threads"]["median"], 1.0, "{imp}");
+    }
+    let goals = report["goals"].as_array().expect("goals");
+    let compact = goals
+        .iter()
+        .find(|g| g["name"] == "compact Pod sync / client-go, informer-testserver")
+        .expect("the compact goal");
+    assert!(compact["met"].is_null(), "{compact}");
+    assert!(
+        compact["why"].as_str().is_some_and(|w| w.contains("client-go did not run")),
+        "{compact}"
+    );
+}

@@ -4,6 +4,10 @@
 //! size, following `continue`), then decoded one after another into `ObjectList<Pod>` on one
 //! thread, keeping every object, as an informer's first sync does. No informer can sync faster
 //! than this on one core, so it bounds scenario 1.
+//!
+//! Not measured yet: the same decode on `--decode-threads` threads against one
+//! (`pool_speedup`, the decode goal). informer-runtime has no decode pool to run it on; the
+//! report says so rather than timing a pool of the benchmark's own.
 
 use std::time::Instant;
 

@@ -154,6 +154,16 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
     }
 }
 
+/// The threads an informer decodes its LIST pages and watch events with when `--decode-threads`
+/// asks for `asked`. informer-runtime has no decode pool yet: every informer decodes on its own
+/// task, one page or event at a time, whatever is asked, so this is 1 and the report shows the
+/// knob as asked but not applied. Once the runtime has a pool, [`informer`] sizes it from
+/// `asked` and this returns the pool's size.
+pub(crate) fn decode_threads(asked: Option<usize>) -> usize {
+    let _ = asked;
+    1
+}
+
 /// An informer with the default configuration and the run's page size.
 fn informer<K>(lw: ListWatch<K>, spec: &ChildSpec) -> anyhow::Result<SharedIndexInformer<K>>
 where
