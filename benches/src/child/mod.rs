@@ -63,8 +63,9 @@ pub struct ChildSpec {
     /// Offer gzip (`Accept-Encoding: gzip`, T3).
     #[arg(long)]
     pub gzip: bool,
-    /// Decode threads of the informer (informer-rs children) and of the decode scenario's
-    /// parallel pass; `None`: the runtime's default. See [`ours::decode_threads`].
+    /// Decode threads of the informer (informer-rs children, [`ours::decode_pool`]) and of the
+    /// decode scenario's pooled pass; `None`: the runtime's default (one per core) for the
+    /// informers, two for the decode scenario.
     #[arg(long)]
     pub decode_threads: Option<usize>,
 }

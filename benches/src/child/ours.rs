@@ -13,7 +13,7 @@ use anyhow::Context;
 use informer_runtime::informer::{
     InformerConfig, SharedIndexInformer, handler_fn, strip_managed_fields,
 };
-use informer_runtime::list_watch::ListWatch;
+use informer_runtime::list_watch::{DecodePool, ListWatch};
 use informer_runtime::lister::Lister;
 use informer_runtime::reflector::InitialListStrategy;
 use informer_runtime::shard::{Shard, ShardField, ShardMode};
@@ -154,14 +154,21 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
     }
 }
 
-/// The threads an informer decodes its LIST pages and watch events with when `--decode-threads`
-/// asks for `asked`. informer-runtime has no decode pool yet: every informer decodes on its own
-/// task, one page or event at a time, whatever is asked, so this is 1 and the report shows the
-/// knob as asked but not applied. Once the runtime has a pool, [`informer`] sizes it from
-/// `asked` and this returns the pool's size.
+/// The decode pool ([T6]) an informer-rs child decodes its LIST pages and large watch events on:
+/// `--decode-threads N` gives it a pool of N threads (`1`: inline, on the informer's own task);
+/// without it the runtime's default, the process-wide pool of one thread per core.
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+pub(crate) fn decode_pool(asked: Option<usize>) -> anyhow::Result<DecodePool> {
+    match asked {
+        Some(n) => DecodePool::new(n).context("starting the decode pool"),
+        None => Ok(DecodePool::shared()),
+    }
+}
+
+/// How many threads [`decode_pool`] decodes on, for the report.
 pub(crate) fn decode_threads(asked: Option<usize>) -> usize {
-    let _ = asked;
-    1
+    asked.map_or_else(|| DecodePool::shared().threads(), |n| n.max(1))
 }
 
 /// An informer with the default configuration and the run's page size.
@@ -187,7 +194,8 @@ where
     // other one JSON, so the JSON figures stay comparable with earlier runs.
     let lw = lw
         .accept_gzip(spec.gzip)
-        .prefer_protobuf(spec.imp.protobuf());
+        .prefer_protobuf(spec.imp.protobuf())
+        .decode_pool(decode_pool(spec.decode_threads)?);
     SharedIndexInformer::new(lw, config).context("creating the informer")
 }
 

@@ -76,7 +76,7 @@ pub struct OrchestrateArgs {
     #[arg(long, conflicts_with = "scale")]
     pub kube_apiserver: bool,
     /// Which Pods to seed: `distinct` (every Pod different, the worst case for sharing; the
-    /// default, as in every run before issue 27), `realistic` (owner groups sharing their
+    /// default, and the only corpus of the earliest runs), `realistic` (owner groups sharing their
     /// template, see `benches/src/corpus/`) or `exemplar` (copies of upstream's exemplar Pod,
     /// as Kubernetes' own benchmarks seed them, see `benches/src/corpus/exemplar.rs`)
     /// [default: distinct; with --scale: realistic].
@@ -87,10 +87,9 @@ pub struct OrchestrateArgs {
     /// measure decoding and caching, not compression on a loopback the two processes share.
     #[arg(long)]
     pub gzip: bool,
-    /// Decode threads for every informer-rs child and the decode scenario (passed to them as
-    /// `--decode-threads N`) [default: the runtime's own]. informer-runtime has no decode pool
-    /// yet: the children accept the knob and report that they decoded on one thread, and the
-    /// decode goal (N threads against one) is reported as not measured.
+    /// Decode threads (T6) for every informer-rs child and the decode scenario (passed to them
+    /// as `--decode-threads N`; `1` decodes inline) [default: the runtime's own, one per core;
+    /// the decode goal compares two threads with one].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub decode_threads: Option<u16>,
     /// The figures the memory and update-rate goals must not fall behind (see
