@@ -169,7 +169,6 @@ mod tests {
                 run(Scenario::Updates, Impl::OursProto, "events_per_s", 9_000.0),
                 run(Scenario::Relist, Impl::Ours, "relist_peak_over_steady", 1.2),
             ],
-            None,
         );
         let entry = BaselineEntry::from_report(&report, "test".into());
         assert_eq!(

@@ -212,7 +212,6 @@ mod tests {
                     ],
                 ),
             ],
-            None,
         );
         let svg = headline_svg(&report).expect("a chart");
         assert!(svg.starts_with("<svg"), "{svg}");
@@ -236,7 +235,7 @@ mod tests {
         assert_eq!(widths.len(), 4, "{svg}");
         assert!((widths[0] - 2.0 * widths[1]).abs() < 0.5, "{widths:?}");
         assert!(widths[2] > widths[3], "{widths:?}");
-        let empty = Report::new("abc".into(), 0, host, config, Vec::new(), None);
+        let empty = Report::new("abc".into(), 0, host, config, Vec::new());
         assert!(headline_svg(&empty).is_none());
     }
 }

@@ -14,23 +14,7 @@
 use crate::baseline::{self, Baseline, BaselineEntry};
 use crate::corpus::Corpus;
 use crate::protocol::{Impl, Scenario};
-use crate::report::{Report, fmt_num};
-
-/// One goal, evaluated on one run's medians.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Goal {
-    /// What is compared.
-    pub name: String,
-    /// The measured value (a ratio, a rate, a size).
-    pub value: Option<f64>,
-    /// The target, as text (`>= 2.0x`).
-    pub target: String,
-    /// Whether the target is met (`None`: not measured in this run).
-    pub met: Option<bool>,
-    /// The figures behind the value, or why there is none.
-    #[serde(default)]
-    pub why: String,
-}
+use crate::report::{Goal, Report, fmt_num};
 
 impl Goal {
     fn new(
@@ -51,6 +35,13 @@ impl Goal {
             why,
         }
     }
+}
+
+/// Judges `report` by the goals: [`current`] (with `baseline` where a goal compares with an
+/// earlier run) and [`earlier`], written into its `goals` and `earlier_goals`.
+pub fn judge(report: &mut Report, baseline: Option<&Baseline>) {
+    report.goals = current(report, baseline);
+    report.earlier_goals = earlier(report);
 }
 
 /// The scale goals hold for this many Pods.
@@ -527,6 +518,20 @@ mod tests {
         }
     }
 
+    /// A report of `runs`, judged.
+    fn judged(
+        revision: String,
+        started_unix: u64,
+        host: crate::sys::HostFacts,
+        config: crate::report::RunConfig,
+        runs: Vec<RunRecord>,
+        baseline: Option<&Baseline>,
+    ) -> Report {
+        let mut r = Report::new(revision, started_unix, host, config, runs);
+        judge(&mut r, baseline);
+        r
+    }
+
     fn goal<'a>(r: &'a Report, name: &str) -> &'a Goal {
         r.goals
             .iter()
@@ -577,7 +582,7 @@ mod tests {
     #[test]
     fn every_ratio_is_against_client_gos_default_and_ours_over_protobuf() {
         let (host, config) = host_and_config();
-        let r = Report::new("rev".into(), 0, host, config, runs(), None);
+        let r = judged("rev".into(), 0, host, config, runs(), None);
         let compact = goal(&r, "compact Pod sync / client-go, informer-testserver");
         assert_eq!(compact.value, Some(1.8));
         assert_eq!(compact.met, Some(false));
@@ -613,7 +618,7 @@ mod tests {
             .into_iter()
             .filter(|r| !r.imp.is_client_go())
             .collect();
-        let r = Report::new("rev".into(), 0, host, config, alone, None);
+        let r = judged("rev".into(), 0, host, config, alone, None);
         let g = goal(&r, "projection sync");
         assert_eq!(g.met, None);
         assert!(g.why.contains("client-go did not run"), "{}", g.why);
@@ -623,7 +628,7 @@ mod tests {
     fn on_kube_apiserver_the_compact_goal_is_kube_apiservers() {
         let (host, mut config) = host_and_config();
         config.server = "kube-apiserver v1.37.2".into();
-        let r = Report::new("rev".into(), 0, host, config, runs(), None);
+        let r = judged("rev".into(), 0, host, config, runs(), None);
         let kube = goal(&r, "compact Pod sync / client-go, kube-apiserver");
         assert_eq!((kube.value, kube.met), (Some(1.8), Some(true)));
         assert_eq!(
@@ -643,7 +648,7 @@ mod tests {
             Impl::OursCompact,
             &[("objects_per_s", 21_000.0), ("rss_peak_mib", 6_144.0)],
         )];
-        let r = Report::new("rev".into(), 0, host, config, scale, None);
+        let r = judged("rev".into(), 0, host, config, scale, None);
         assert_eq!(
             goal(&r, "1 000 000 realistic compact Pods: objects/s").met,
             Some(true)
@@ -661,7 +666,7 @@ mod tests {
             Impl::SerdeJson,
             &[("pool_speedup", 1.9)],
         )];
-        let r = Report::new(
+        let r = judged(
             "rev".into(),
             0,
             host.clone(),
@@ -673,7 +678,7 @@ mod tests {
         assert_eq!((g.value, g.met), (Some(1.9), Some(true)));
         // One thread has nothing to compare with: n/a, and why.
         config.decode_threads = Some(1);
-        let r = Report::new("rev".into(), 0, host, config, decode, None);
+        let r = judged("rev".into(), 0, host, config, decode, None);
         let g = goal(&r, "decode, 1 threads / one");
         assert_eq!(g.met, None);
         assert!(g.why.contains("no pool"), "{}", g.why);
@@ -693,7 +698,7 @@ mod tests {
             Impl::Ours,
             &[("relist_peak_over_steady", 1.2)],
         ));
-        let before = Report::new(
+        let before = judged(
             "old".into(),
             0,
             host.clone(),
@@ -710,7 +715,7 @@ mod tests {
         let baseline = Baseline {
             entries: vec![entry.clone()],
         };
-        let r = Report::new(
+        let r = judged(
             "new".into(),
             0,
             host.clone(),
@@ -743,7 +748,7 @@ mod tests {
         let baseline = Baseline {
             entries: vec![elsewhere],
         };
-        let r = Report::new(
+        let r = judged(
             "new".into(),
             0,
             host.clone(),
@@ -761,7 +766,7 @@ mod tests {
         // Another size: no entry.
         let mut other = config;
         other.pods = 2_000;
-        let r = Report::new("new".into(), 0, host, other, runs, Some(&baseline));
+        let r = judged("new".into(), 0, host, other, runs, Some(&baseline));
         assert!(
             goal(&r, "memory: bytes per Pod")
                 .why

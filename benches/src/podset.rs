@@ -1,6 +1,6 @@
 //! The benchmark's Pods as a set: `n` Pods over some namespaces, from one of the three corpora
 //! (all distinct, [`pods`](crate::pods); realistic owner groups, [`corpus`](crate::corpus); or
-//! copies of upstream's exemplar Pod, [`exemplar`](crate::corpus::exemplar)).
+//! copies of upstream's exemplar Pod, [`exemplar`]).
 //! Its own module so that neither corpus module needs the other's chooser.
 
 use std::sync::Arc;

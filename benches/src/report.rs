@@ -4,13 +4,27 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::baseline::Baseline;
 use crate::corpus::Corpus;
-pub use crate::goals::Goal;
 use crate::orchestrate::sizes::PodSizes;
 use crate::protocol::{Impl, Metrics, Scenario};
 use crate::stats::Summary;
 use crate::sys::HostFacts;
+
+/// One goal, evaluated on one run's medians ([`goals`](crate::goals) judges them).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Goal {
+    /// What is compared.
+    pub name: String,
+    /// The measured value (a ratio, a rate, a size).
+    pub value: Option<f64>,
+    /// The target, as text (`>= 2.0x`).
+    pub target: String,
+    /// Whether the target is met (`None`: not measured in this run).
+    pub met: Option<bool>,
+    /// The figures behind the value, or why there is none.
+    #[serde(default)]
+    pub why: String,
+}
 
 /// One child run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -109,15 +123,14 @@ pub struct Report {
 }
 
 impl Report {
-    /// Builds the summary and the goals from `runs`; the goals that compare with an earlier run
-    /// use `baseline`.
+    /// Builds the summary from `runs`; the goals stay empty until
+    /// [`goals::judge`](crate::goals::judge) evaluates them.
     pub fn new(
         revision: String,
         started_unix: u64,
         host: HostFacts,
         config: RunConfig,
         runs: Vec<RunRecord>,
-        baseline: Option<&Baseline>,
     ) -> Self {
         let mut samples: BTreeMap<(Scenario, Impl), BTreeMap<String, Vec<f64>>> = BTreeMap::new();
         for r in runs.iter().filter(|r| r.error.is_none()) {
@@ -140,7 +153,7 @@ impl Report {
                 }
             }
         }
-        let mut report = Report {
+        Report {
             schema: SCHEMA,
             revision,
             started_unix,
@@ -150,10 +163,7 @@ impl Report {
             summary,
             goals: Vec::new(),
             earlier_goals: Vec::new(),
-        };
-        report.goals = crate::goals::current(&report, baseline);
-        report.earlier_goals = crate::goals::earlier(&report);
-        report
+        }
     }
 
     /// Reads a results file of any schema, renaming the client-go columns of a schema-1 file to
@@ -603,7 +613,8 @@ mod tests {
                 &[("sync_s", 0.5), ("heap_bytes_per_object", 12000.0)],
             ),
         ];
-        let report = Report::new("rev".into(), 0, host, config, runs, None);
+        let mut report = Report::new("rev".into(), 0, host, config, runs);
+        crate::goals::judge(&mut report, None);
         let by_name = |n: &str| {
             report
                 .earlier_goals
@@ -655,7 +666,6 @@ mod tests {
                 run(Scenario::Sync, Impl::ClientGo, &[("sync_s", 2.0)]),
                 run(Scenario::Sync, Impl::ClientGoJson, &[("sync_s", 8.0)]),
             ],
-            None,
         );
         // The same run as schema 1 wrote it: no `schema`, the forced-JSON column named
         // `client-go`, the protobuf one `client-go-proto`.

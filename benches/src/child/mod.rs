@@ -63,7 +63,7 @@ pub struct ChildSpec {
     /// Offer gzip (`Accept-Encoding: gzip`, T3).
     #[arg(long)]
     pub gzip: bool,
-    /// Decode threads of the informer (informer-rs children, [`ours::decode_pool`]) and of the
+    /// Decode threads of the informer (informer-rs children, `ours::decode_pool`) and of the
     /// decode scenario's pooled pass; `None`: the runtime's default (one per core) for the
     /// informers, two for the decode scenario.
     #[arg(long)]

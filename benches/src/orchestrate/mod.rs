@@ -330,14 +330,8 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         corpus: plan.pods.corpus(),
         decode_threads: plan.decode_threads,
     };
-    let report = Report::new(
-        revision,
-        started_unix,
-        host,
-        config,
-        runs,
-        baseline.as_ref(),
-    );
+    let mut report = Report::new(revision, started_unix, host, config, runs);
+    crate::goals::judge(&mut report, baseline.as_ref());
     print_table(&report.table());
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
