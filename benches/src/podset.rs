@@ -43,7 +43,7 @@ impl PodSet {
         }
     }
 
-    /// `n` all-distinct Pods over `namespaces` namespaces (the corpus before issue 27).
+    /// `n` all-distinct Pods over `namespaces` namespaces (the only corpus of the earliest runs).
     pub fn distinct(n: usize, namespaces: usize) -> Self {
         PodSet::new(n, namespaces, Corpus::Distinct)
     }

@@ -12,7 +12,7 @@ use std::fmt;
 /// The metrics one child reports, by name (`sync_s`, `heap_peak_mib`, …).
 pub type Metrics = BTreeMap<String, f64>;
 
-/// A benchmark scenario (the numbering follows issue #7).
+/// A benchmark scenario (numbered as BENCHMARKS.md numbers them).
 #[derive(
     Debug,
     Clone,
@@ -47,7 +47,7 @@ pub enum Scenario {
     /// (9) Sharded sync (KEP-5866): one replica of 1, 2 or 4, the server sharding or the
     /// client filtering.
     Shard,
-    /// (10) The scale run (issue 27): one sync of every Pod into the compact Pod, the server
+    /// (10) The scale run: one sync of every Pod into the compact Pod, the server
     /// keeping its objects LZ4-compressed beside it. Not in [`Scenario::ALL`]: run it with
     /// `--scale` (1 000 000 Pods) or `--scenarios scale`.
     Scale,
@@ -222,7 +222,7 @@ pub enum Impl {
     /// instead of the paged LIST: same informer, same objects.
     OursStreaming,
     /// informer-rs with the ordered delta FIFO (client-go's `RealFIFO`, D10) instead of the
-    /// coalescing default: the FIFO-mode decision of issue 16.
+    /// coalescing default: the FIFO-mode decision (decision record 08).
     OursOrdered,
     /// [`Impl::Ours`] over protobuf (T1, the runtime's default for built-in kinds; the other
     /// `ours` variants ask for JSON).

@@ -75,7 +75,7 @@ pub struct RunConfig {
     /// Whether the children offered gzip (`--gzip`).
     #[serde(default)]
     pub gzip: bool,
-    /// Which Pods were seeded (`--corpus`; runs before issue 27 seeded the all-distinct ones).
+    /// Which Pods were seeded (`--corpus`; the earliest runs seeded the all-distinct ones).
     #[serde(default)]
     pub corpus: Corpus,
     /// The decode threads asked of the informer-rs children (`--decode-threads`; `None`: the

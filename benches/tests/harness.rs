@@ -98,7 +98,7 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
     assert_eq!(report["config"]["corpus"], "distinct", "the default corpus");
 }
 
-/// The scale run (issue 27) at toy size, on the realistic corpus: both of its variants sync every
+/// The scale run (scenario 10) at toy size, on the realistic corpus: both of its variants sync every
 /// Pod, and the report carries the informer's and the server's memory apart.
 #[test]
 fn the_scale_run_syncs_the_realistic_corpus_and_reports_the_server_apart() {

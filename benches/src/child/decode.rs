@@ -205,7 +205,7 @@ async fn pool_speedup(client: kube::Client, spec: &ChildSpec) -> anyhow::Result<
     ]))
 }
 
-/// Issue 24's decode ceiling: the same Pods fetched as protobuf LIST pages (untimed), then
+/// The protobuf decode ceiling: the same Pods fetched as protobuf LIST pages (untimed), then
 /// decoded on one thread by prost into k8s-pb's message types (what client-go's generated
 /// `Unmarshal` does, in Rust) and by informer-proto's deserializer straight into each cached
 /// form: the k8s-openapi Pod, the generated compact Pod and the controller projection.

@@ -60,7 +60,7 @@ pub struct OrchestrateArgs {
     /// Give up on a child that says nothing for this long (seconds) [full: 900, quick: 60].
     #[arg(long)]
     pub child_timeout_s: Option<u64>,
-    /// The scale run (issue 27): 1 000 000 Pods of the realistic corpus in 5 000 namespaces, one
+    /// The scale run (scenario 10): 1 000 000 Pods of the realistic corpus in 5 000 namespaces, one
     /// sync into the compact Pod (`ours-compact`; `--impls ours-projection` for the projection),
     /// the server keeping its objects LZ4-compressed so that it fits beside the informer on one
     /// 24 GiB machine. `--pods`/`--impls`/`--corpus` still override.
