@@ -175,6 +175,20 @@ pub fn current(r: &Report, baseline: Option<&Baseline>) -> Vec<Goal> {
         median(r, Scenario::Scale, Impl::OursCompact, metric)
     };
     let threads = r.config.decode_threads.unwrap_or(2);
+    // A memory figure of every informer-rs form, at most 1% above its baseline.
+    let no_worse =
+        |name: &str,
+         scenario: Scenario,
+         metric: &str,
+         figures: fn(&BaselineEntry) -> &std::collections::BTreeMap<String, f64>| {
+            Goal::new(
+                name,
+                "<= 1.01x",
+                |v| v <= 1.01,
+                entry(r, baseline)
+                    .and_then(|e| against_baseline(r, e, scenario, metric, figures(e), true)),
+            )
+        };
     vec![
         Goal::new(
             "compact Pod sync / client-go, informer-testserver",
@@ -315,35 +329,17 @@ pub fn current(r: &Report, baseline: Option<&Baseline>) -> Vec<Goal> {
                 ))
             })(),
         ),
-        Goal::new(
+        no_worse(
             "memory: bytes per Pod, every form / its baseline",
-            "<= 1.01x",
-            |v| v <= 1.01,
-            entry(r, baseline).and_then(|e| {
-                against_baseline(
-                    r,
-                    e,
-                    Scenario::Sync,
-                    "heap_bytes_per_object",
-                    &e.sync_bytes_per_object,
-                    true,
-                )
-            }),
+            Scenario::Sync,
+            "heap_bytes_per_object",
+            |e| &e.sync_bytes_per_object,
         ),
-        Goal::new(
+        no_worse(
             "memory: relist peak / steady, every form / its baseline",
-            "<= 1.01x",
-            |v| v <= 1.01,
-            entry(r, baseline).and_then(|e| {
-                against_baseline(
-                    r,
-                    e,
-                    Scenario::Relist,
-                    "relist_peak_over_steady",
-                    &e.relist_peak_over_steady,
-                    true,
-                )
-            }),
+            Scenario::Relist,
+            "relist_peak_over_steady",
+            |e| &e.relist_peak_over_steady,
         ),
     ]
 }
@@ -506,17 +502,7 @@ pub fn earlier(r: &Report) -> Vec<Goal> {
 mod tests {
     use super::*;
     use crate::report::RunRecord;
-    use crate::report::fixtures::host_and_config;
-
-    fn run(scenario: Scenario, imp: Impl, metrics: &[(&str, f64)]) -> RunRecord {
-        RunRecord {
-            scenario,
-            imp,
-            rep: 0,
-            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            error: None,
-        }
-    }
+    use crate::report::fixtures::{host_and_config, run};
 
     /// A report of `runs`, judged.
     fn judged(

@@ -519,7 +519,18 @@ pub(crate) fn fmt_num(v: f64) -> String {
 /// What the report's and the chart's tests build reports from.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use super::{HostFacts, PodSizes, RunConfig};
+    use super::{HostFacts, Impl, PodSizes, RunConfig, RunRecord, Scenario};
+
+    /// One successful run of (`scenario`, `imp`) with `metrics`.
+    pub(crate) fn run(scenario: Scenario, imp: Impl, metrics: &[(&str, f64)]) -> RunRecord {
+        RunRecord {
+            scenario,
+            imp,
+            rep: 0,
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            error: None,
+        }
+    }
 
     /// A host and a full-size run configuration (50 000 Pods, 3 repetitions).
     pub(crate) fn host_and_config() -> (HostFacts, RunConfig) {
@@ -561,17 +572,8 @@ pub(crate) mod fixtures {
 
 #[cfg(test)]
 mod tests {
+    use super::fixtures::run;
     use super::*;
-
-    fn run(scenario: Scenario, imp: Impl, metrics: &[(&str, f64)]) -> RunRecord {
-        RunRecord {
-            scenario,
-            imp,
-            rep: 0,
-            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-            error: None,
-        }
-    }
 
     #[test]
     fn goals_use_medians_and_ratios() {

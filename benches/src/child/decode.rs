@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::ListParams;
 use kube::core::{ObjectList, Request};
 
-use informer_runtime::list_watch::{ListRequest, ListWatch};
+use informer_runtime::list_watch::{ListRequest, ListWatch, RawListPage};
 use informer_runtime::shard::{Shard, ShardField};
 
 use super::{ChildSpec, client, memory_metrics};
@@ -82,16 +82,17 @@ pub(crate) async fn run(spec: &ChildSpec) -> anyhow::Result<Metrics> {
     Ok(m)
 }
 
-/// Scenario 9's limit on client-side filtering: informer-rs's own decode of the same pages,
-/// fully, against the same pages filtered by a shard that admits (almost) nothing, so every
-/// object is read up to its metadata and skipped (KEP-5866 on a server without the feature).
-async fn skip_versus_decode(client: kube::Client, spec: &ChildSpec) -> anyhow::Result<Metrics> {
-    let lw = ListWatch::<Pod>::new(kube::Api::all(client)).prefer_protobuf(false);
+/// Every LIST page of `lw` (`limit` = `page_size`, following `continue`), fetched and not
+/// decoded.
+async fn raw_pages<K>(lw: &ListWatch<K>, page_size: u32) -> anyhow::Result<Vec<RawListPage<K>>>
+where
+    K: serde::de::DeserializeOwned + Send + 'static,
+{
     let mut pages = Vec::new();
     let mut token: Option<String> = None;
     loop {
         let req = ListRequest {
-            limit: Some(spec.page_size),
+            limit: Some(page_size),
             continue_token: token.take(),
             ..Default::default()
         };
@@ -99,9 +100,17 @@ async fn skip_versus_decode(client: kube::Client, spec: &ChildSpec) -> anyhow::R
         token = page.continue_token.clone();
         pages.push(page);
         if token.is_none() {
-            break;
+            return Ok(pages);
         }
     }
+}
+
+/// Scenario 9's limit on client-side filtering: informer-rs's own decode of the same pages,
+/// fully, against the same pages filtered by a shard that admits (almost) nothing, so every
+/// object is read up to its metadata and skipped (KEP-5866 on a server without the feature).
+async fn skip_versus_decode(client: kube::Client, spec: &ChildSpec) -> anyhow::Result<Metrics> {
+    let lw = ListWatch::<Pod>::new(kube::Api::all(client)).prefer_protobuf(false);
+    let pages = raw_pages(&lw, spec.page_size).await?;
     // Each pass decodes its own handle on the same bodies.
     let filtered = pages.clone();
     let start = Instant::now();
@@ -145,26 +154,12 @@ async fn pool_speedup(client: kube::Client, spec: &ChildSpec) -> anyhow::Result<
     }
     let lw = ListWatch::<crate::CompactPod>::of_source(kube::Api::<Pod>::all(client))
         .prefer_protobuf(true);
-    let mut pages = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let req = ListRequest {
-            limit: Some(spec.page_size),
-            continue_token: token.take(),
-            ..Default::default()
-        };
-        let page = lw.list_raw(&req).await.context("LIST page")?;
-        token = page.continue_token.clone();
-        pages.push(page);
-        if token.is_none() {
-            break;
-        }
-    }
+    let pages = raw_pages(&lw, spec.page_size).await?;
     let pool = DecodePool::new(threads).context("starting the decode pool")?;
     let inline = DecodePool::inline();
     // One pass: every page decoded in wire order on `on`; the objects and the seconds.
     async fn pass(
-        pages: &[informer_runtime::list_watch::RawListPage<crate::CompactPod>],
+        pages: &[RawListPage<crate::CompactPod>],
         on: &DecodePool,
     ) -> anyhow::Result<(usize, f64)> {
         let start = Instant::now();
