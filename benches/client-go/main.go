@@ -19,10 +19,15 @@ import (
 	"time"
 )
 
-// Implementation names (Impl::ClientGo and Impl::ClientGoProto in protocol.rs).
+// Implementation names (Impl::ClientGo and Impl::ClientGoJson in protocol.rs).
 const (
-	implJSON  = "client-go"
-	implProto = "client-go-proto"
+	// implDefault is client-go as its users run it: no content type configured, so the typed
+	// clients of built-in kinds ask for protobuf (Accept: application/vnd.kubernetes.protobuf,
+	// application/json; UseProtobufAsDefaultIfPreferred, client-go v0.32 and later).
+	implDefault = "client-go"
+	// implJSON is client-go forced to JSON (ContentType and AcceptContentTypes application/json),
+	// a setting its users get only when they ask for it.
+	implJSON = "client-go-json"
 )
 
 // phaseTimeout bounds any one phase, as PHASE_TIMEOUT_S does for the Rust children: a stuck child
@@ -55,7 +60,7 @@ func parseSpec(args []string) (*spec, error) {
 	s := &spec{}
 	fs := flag.NewFlagSet("client-go-child", flag.ContinueOnError)
 	fs.StringVar(&s.scenario, "scenario", "", "the scenario to run")
-	fs.StringVar(&s.impl, "impl", implJSON, "client-go (JSON) or client-go-proto (protobuf)")
+	fs.StringVar(&s.impl, "impl", implDefault, "client-go (its default: protobuf for built-in kinds) or client-go-json (forced to JSON)")
 	fs.StringVar(&s.url, "url", "", "base URL of the API server (plain HTTP, no auth)")
 	fs.StringVar(&s.kubeconfig, "kubeconfig", "", "a kubeconfig to use instead of --url (TLS, tokens)")
 	fs.IntVar(&s.pods, "pods", 0, "number of seeded Pods")
@@ -80,8 +85,8 @@ func parseSpec(args []string) (*spec, error) {
 	if s.url == "" && s.kubeconfig == "" {
 		return nil, errors.New("--url or --kubeconfig is required")
 	}
-	if s.impl != implJSON && s.impl != implProto {
-		return nil, fmt.Errorf("--impl %q: this program runs %s and %s", s.impl, implJSON, implProto)
+	if s.impl != implDefault && s.impl != implJSON {
+		return nil, fmt.Errorf("--impl %q: this program runs %s and %s", s.impl, implDefault, implJSON)
 	}
 	return s, nil
 }

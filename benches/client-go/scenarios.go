@@ -30,13 +30,8 @@ const watchListGate = "KUBE_FEATURE_WatchListClient"
 // indexer is the namespace index), event handlers, SetTransform for sync-strip and a metadata
 // informer for sync-meta, mirroring what benches/src/child/ours.rs does with informer-rs.
 func run(s *spec, io *childIO) (metrics, error) {
-	// The informer-rs column (`ours`) is pinned to the paged LIST, so client-go lists in pages too
-	// (its default since 1.35 is the streaming list, which `ours-streaming` compares with).
-	// The gate is read once, on first use, so this must come before any client-go call.
-	if _, set := os.LookupEnv(watchListGate); !set {
-		if err := os.Setenv(watchListGate, "false"); err != nil {
-			return nil, fmt.Errorf("setting %s: %w", watchListGate, err)
-		}
+	if err := pinPagedList(); err != nil {
+		return nil, err
 	}
 	cfg, err := restConfig(s)
 	if err != nil {
@@ -113,6 +108,19 @@ func run(s *spec, io *childIO) (metrics, error) {
 	}
 }
 
+// pinPagedList turns client-go's streaming initial list off unless the environment decides:
+// the informer-rs column (`ours`) is pinned to the paged LIST, so client-go lists in pages too
+// (its default since 1.35 is the streaming list, which `ours-streaming` compares with).
+// The gate is read once, on first use, so this must come before any client-go call.
+func pinPagedList() error {
+	if _, set := os.LookupEnv(watchListGate); !set {
+		if err := os.Setenv(watchListGate, "false"); err != nil {
+			return fmt.Errorf("setting %s: %w", watchListGate, err)
+		}
+	}
+	return nil
+}
+
 // restConfig is the client configuration: the orchestrator's plain-HTTP test server, or a
 // kubeconfig (TLS, tokens) when --kubeconfig is given; its server then wins over --url.
 func restConfig(s *spec) (*rest.Config, error) {
@@ -138,16 +146,15 @@ func restConfig(s *spec) (*rest.Config, error) {
 	cfg.QPS = -1
 	// Go's transport offers gzip unless told not to; the orchestrator's --gzip decides for all.
 	cfg.DisableCompression = !s.gzip
-	switch s.impl {
-	case implProto:
-		// What Kubernetes components configure (kube-controller-manager's --kube-api-content-type):
-		// protobuf, JSON for what protobuf cannot carry (watch streams, on informer-testserver).
-		cfg.ContentType = runtime.ContentTypeProtobuf
-		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	default:
+	if s.impl == implJSON {
+		// client-go forced to JSON both ways: what users get only when they set it.
 		cfg.ContentType = runtime.ContentTypeJSON
 		cfg.AcceptContentTypes = runtime.ContentTypeJSON
 	}
+	// Otherwise (client-go's default) ContentType and AcceptContentTypes stay empty: the typed
+	// clients of built-in kinds then ask for protobuf with JSON as the fallback
+	// (rest.Request.UseProtobufAsDefaultIfPreferred, client-go v0.32 and later), and the
+	// dynamic and metadata clients for what they always ask. accept_test.go checks the header.
 	return cfg, nil
 }
 

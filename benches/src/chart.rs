@@ -21,8 +21,8 @@ const BARS: [(Impl, &str); 10] = [
         "informer-rs, projection, protobuf",
     ),
     (Impl::Kube, "kube-runtime"),
-    (Impl::ClientGo, "client-go, JSON"),
-    (Impl::ClientGoProto, "client-go, protobuf"),
+    (Impl::ClientGo, "client-go (default: protobuf)"),
+    (Impl::ClientGoJson, "client-go, forced to JSON"),
     (Impl::OursStreaming, "informer-rs, streaming list"),
 ];
 
@@ -48,7 +48,7 @@ fn bytes_per_object(report: &Report, imp: Impl) -> Option<f64> {
 fn bars(report: &Report, metric: fn(&Report, Impl) -> Option<f64>) -> Bars {
     BARS.iter()
         .filter_map(|(imp, label)| {
-            let ours = !matches!(imp, Impl::Kube | Impl::ClientGo | Impl::ClientGoProto);
+            let ours = !matches!(imp, Impl::Kube | Impl::ClientGo | Impl::ClientGoJson);
             metric(report, *imp).map(|v| (*label, v, ours))
         })
         .collect()

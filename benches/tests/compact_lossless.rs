@@ -42,7 +42,7 @@ fn lossless(bytes: &[u8]) -> Result<bool, TestCaseError> {
 
 #[test]
 fn p1_every_pod_of_the_benchmark_corpus_round_trips() {
-    for corpus in [Corpus::Distinct, Corpus::Realistic] {
+    for corpus in [Corpus::Distinct, Corpus::Realistic, Corpus::Exemplar] {
         let set = PodSet::new(1_000, 50, corpus);
         for i in 0..set.n {
             let bytes = serde_json::to_vec(&set.pod_json(i)).unwrap();

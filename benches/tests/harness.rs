@@ -86,11 +86,19 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
         skip > 0.0 && skip < 1.0,
         "skipping is cheaper than decoding: {skip}"
     );
+    // The decode goal's figure: the runtime's page decode on a pool of two (the default) against
+    // inline, the same 40 compact Pods both ways.
+    let decode = &report["summary"]["decode"]["serde-json"];
+    assert_eq!(decode["pool_threads"]["median"], 2.0);
+    let speedup = decode["pool_speedup"]["median"]
+        .as_f64()
+        .expect("pool_speedup");
+    assert!(speedup > 0.0, "{speedup}");
     assert!(report["revision"].is_string() && report["host"]["nproc"].as_u64() > Some(0));
     assert_eq!(report["config"]["corpus"], "distinct", "the default corpus");
 }
 
-/// The scale run (issue 27) at toy size, on the realistic corpus: both of its variants sync every
+/// The scale run (scenario 10) at toy size, on the realistic corpus: both of its variants sync every
 /// Pod, and the report carries the informer's and the server's memory apart.
 #[test]
 fn the_scale_run_syncs_the_realistic_corpus_and_reports_the_server_apart() {
@@ -129,4 +137,54 @@ fn the_scale_run_syncs_the_realistic_corpus_and_reports_the_server_apart() {
         );
         assert!(now.zip(peak).is_some_and(|(now, peak)| peak >= now), "{r}");
     }
+}
+
+/// The exemplar corpus (upstream's exemplar Pod) seeds and syncs like the others, and the report
+/// names it and evaluates the goals without client-go (saying why each ratio is missing).
+#[test]
+fn the_exemplar_corpus_syncs_and_the_goals_say_what_is_missing() {
+    let report = orchestrate(
+        "harness-exemplar.json",
+        &[
+            "--scenarios",
+            "sync",
+            "--impls",
+            "ours-compact-proto,ours-proto",
+            "--corpus",
+            "exemplar",
+            "--pods",
+            "60",
+            "--namespaces",
+            "3",
+            "--reps",
+            "1",
+            "--decode-threads",
+            "2",
+        ],
+    );
+    assert_eq!(report["config"]["corpus"], "exemplar");
+    assert_eq!(report["config"]["decode_threads"], 2);
+    let json_bytes = report["config"]["pod_json_bytes"]
+        .as_f64()
+        .expect("pod_json_bytes");
+    assert!((14_000.0..15_000.0).contains(&json_bytes), "{json_bytes}");
+    for imp in ["ours-compact-proto", "ours-proto"] {
+        let sync = &report["summary"]["sync"][imp];
+        assert_eq!(sync["objects"]["median"], 60.0, "{imp}");
+        // Served in protobuf, as the column says, and decoded on the pool asked for (T6).
+        assert_eq!(sync["protobuf_share"]["median"], 1.0, "{imp}");
+        assert_eq!(sync["decode_threads"]["median"], 2.0, "{imp}");
+    }
+    let goals = report["goals"].as_array().expect("goals");
+    let compact = goals
+        .iter()
+        .find(|g| g["name"] == "compact Pod sync / client-go, informer-testserver")
+        .expect("the compact goal");
+    assert!(compact["met"].is_null(), "{compact}");
+    assert!(
+        compact["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("client-go did not run")),
+        "{compact}"
+    );
 }

@@ -63,6 +63,11 @@ pub struct ChildSpec {
     /// Offer gzip (`Accept-Encoding: gzip`, T3).
     #[arg(long)]
     pub gzip: bool,
+    /// Decode threads of the informer (informer-rs children, `ours::decode_pool`) and of the
+    /// decode scenario's pooled pass; `None`: the runtime's default (one per core) for the
+    /// informers, two for the decode scenario.
+    #[arg(long)]
+    pub decode_threads: Option<usize>,
 }
 
 /// Generous upper bound for any one phase; a stuck child fails instead of hanging the run.
@@ -109,11 +114,24 @@ pub fn main(spec: ChildSpec) -> i32 {
             Impl::OursCompact | Impl::OursCompactProto => ours::run_compact(&spec, &mut io).await,
             Impl::Kube | Impl::KubeShared => kube_rt::run(&spec, &mut io).await,
             Impl::SerdeJson => decode::run(&spec).await,
-            Impl::ClientGo | Impl::ClientGoProto => Err(anyhow::anyhow!(
+            Impl::ClientGo | Impl::ClientGoJson => Err(anyhow::anyhow!(
                 "{} runs in the Go child (benches/client-go), not in informer-bench",
                 spec.imp
             )),
         }
+    });
+    let res = res.map(|mut metrics| {
+        if spec.imp.is_ours() {
+            // What the informer really decoded with, beside what was asked (`decode_threads_asked`).
+            metrics.insert(
+                "decode_threads".into(),
+                ours::decode_threads(spec.decode_threads) as f64,
+            );
+            if let Some(asked) = spec.decode_threads {
+                metrics.insert("decode_threads_asked".into(), asked as f64);
+            }
+        }
+        metrics
     });
     let code = match res {
         Ok(metrics) => {

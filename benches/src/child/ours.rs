@@ -13,7 +13,7 @@ use anyhow::Context;
 use informer_runtime::informer::{
     InformerConfig, SharedIndexInformer, handler_fn, strip_managed_fields,
 };
-use informer_runtime::list_watch::ListWatch;
+use informer_runtime::list_watch::{DecodePool, ListWatch};
 use informer_runtime::lister::Lister;
 use informer_runtime::reflector::InitialListStrategy;
 use informer_runtime::shard::{Shard, ShardField, ShardMode};
@@ -154,6 +154,23 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
     }
 }
 
+/// The decode pool ([T6]) an informer-rs child decodes its LIST pages and large watch events on:
+/// `--decode-threads N` gives it a pool of N threads (`1`: inline, on the informer's own task);
+/// without it the runtime's default, the process-wide pool of one thread per core.
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+pub(crate) fn decode_pool(asked: Option<usize>) -> anyhow::Result<DecodePool> {
+    match asked {
+        Some(n) => DecodePool::new(n).context("starting the decode pool"),
+        None => Ok(DecodePool::shared()),
+    }
+}
+
+/// How many threads [`decode_pool`] decodes on, for the report.
+pub(crate) fn decode_threads(asked: Option<usize>) -> usize {
+    asked.map_or_else(|| DecodePool::shared().threads(), |n| n.max(1))
+}
+
 /// An informer with the default configuration and the run's page size.
 fn informer<K>(lw: ListWatch<K>, spec: &ChildSpec) -> anyhow::Result<SharedIndexInformer<K>>
 where
@@ -177,7 +194,8 @@ where
     // other one JSON, so the JSON figures stay comparable with earlier runs.
     let lw = lw
         .accept_gzip(spec.gzip)
-        .prefer_protobuf(spec.imp.protobuf());
+        .prefer_protobuf(spec.imp.protobuf())
+        .decode_pool(decode_pool(spec.decode_threads)?);
     SharedIndexInformer::new(lw, config).context("creating the informer")
 }
 

@@ -1,4 +1,4 @@
-//! The realistic corpus (issue 27): Pods in owner groups the way a cluster's are, so that what
+//! The realistic corpus: Pods in owner groups the way a cluster's are, so that what
 //! sibling Pods share (their template) can show in a cache's memory.
 //!
 //! A cluster's Pods are mostly ReplicaSet Pods, and the Pods of one ReplicaSet are copies of one
@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use crate::pods::{SUFFIX_ALPHABET, mix, uuid_of};
 use crate::protocol::GENERATION_ANNOTATION;
 
+pub mod exemplar;
 mod template;
 
 use template::{Template, node_name, owner_name, status, timestamp};
@@ -44,12 +45,15 @@ use template::{Template, node_name, owner_name, status, timestamp};
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Corpus {
-    /// Every Pod different in every template part (the corpus before issue 27): the worst case
-    /// for structural sharing.
+    /// Every Pod different in every template part (the only corpus of the earliest runs): the
+    /// worst case for structural sharing.
     #[default]
     Distinct,
     /// Owner groups sharing their template, as in a cluster (this module).
     Realistic,
+    /// Every Pod a copy of upstream's exemplar Pod ([`exemplar`]), as Kubernetes' own
+    /// benchmarks make theirs: rates beside upstream's published figures.
+    Exemplar,
 }
 
 impl Corpus {
@@ -58,6 +62,7 @@ impl Corpus {
         match self {
             Corpus::Distinct => "distinct",
             Corpus::Realistic => "realistic",
+            Corpus::Exemplar => "exemplar",
         }
     }
 }

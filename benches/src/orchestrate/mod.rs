@@ -8,9 +8,12 @@
 //! an error, a panic or a Ctrl-C here leaves no process behind.
 //!
 //! With `--kube-apiserver` the children sync from a real kube-apiserver with etcd instead
-//! (informer-envtest, seeded over HTTP; see `real.rs`): the sync scenario only, since the others
-//! need the test server's hooks (held watches, forced 410s, request counts).
+//! (informer-envtest, seeded over HTTP; see `real.rs`). The scenarios that need the test
+//! server's hooks (held watches, forced 410s, request counts) get them from a proxy the
+//! orchestrator puts in front of kube-apiserver (`proxy.rs`); the sharded sync and the scale
+//! run cannot run there (`Scenario::not_on_kube_apiserver` says why).
 
+mod proxy;
 mod real;
 mod run;
 mod server;
@@ -57,7 +60,7 @@ pub struct OrchestrateArgs {
     /// Give up on a child that says nothing for this long (seconds) [full: 900, quick: 60].
     #[arg(long)]
     pub child_timeout_s: Option<u64>,
-    /// The scale run (issue 27): 1 000 000 Pods of the realistic corpus in 5 000 namespaces, one
+    /// The scale run (scenario 10): 1 000 000 Pods of the realistic corpus in 5 000 namespaces, one
     /// sync into the compact Pod (`ours-compact`; `--impls ours-projection` for the projection),
     /// the server keeping its objects LZ4-compressed so that it fits beside the informer on one
     /// 24 GiB machine. `--pods`/`--impls`/`--corpus` still override.
@@ -68,12 +71,15 @@ pub struct OrchestrateArgs {
     #[arg(long, value_name = "PATH")]
     pub client_go: Option<PathBuf>,
     /// Seed a real kube-apiserver with etcd (informer-envtest, built with Go) over HTTP instead
-    /// of informer-testserver, and run the sync scenario against it.
+    /// of informer-testserver, and run against it the scenarios the goals read (sync, updates,
+    /// relist, decode; `--scenarios` may add ns-query, four, sync-strip and sync-meta).
     #[arg(long, conflicts_with = "scale")]
     pub kube_apiserver: bool,
     /// Which Pods to seed: `distinct` (every Pod different, the worst case for sharing; the
-    /// default, as in every run before issue 27) or `realistic` (owner groups sharing their
-    /// template, see `benches/src/corpus.rs`) [default: distinct; with --scale: realistic].
+    /// default, and the only corpus of the earliest runs), `realistic` (owner groups sharing their
+    /// template, see `benches/src/corpus/`) or `exemplar` (copies of upstream's exemplar Pod,
+    /// as Kubernetes' own benchmarks seed them, see `benches/src/corpus/exemplar.rs`)
+    /// [default: distinct; with --scale: realistic].
     #[arg(long, value_enum)]
     pub corpus: Option<Corpus>,
     /// Every child offers gzip (T3; client-go's default, informer-rs's too): the server then
@@ -81,7 +87,25 @@ pub struct OrchestrateArgs {
     /// measure decoding and caching, not compression on a loopback the two processes share.
     #[arg(long)]
     pub gzip: bool,
+    /// Decode threads (T6) for every informer-rs child and the decode scenario (passed to them
+    /// as `--decode-threads N`; `1` decodes inline) [default: the runtime's own, one per core;
+    /// the decode goal compares two threads with one].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub decode_threads: Option<u16>,
+    /// The figures the memory and update-rate goals must not fall behind (see
+    /// `benches/src/baseline.rs`); a missing file leaves those goals unmeasured.
+    #[arg(long, default_value = "benches/baseline.json")]
+    pub baseline: PathBuf,
 }
+
+/// What `--kube-apiserver` runs by default: the scenarios the goals read (the sync, the
+/// updates, the relist's memory, the decode).
+pub const KUBE_APISERVER_SCENARIOS: [Scenario; 4] = [
+    Scenario::Sync,
+    Scenario::Updates,
+    Scenario::Relist,
+    Scenario::Decode,
+];
 
 /// The resolved plan of a run.
 #[derive(Debug, Clone)]
@@ -101,6 +125,8 @@ pub(crate) struct Plan {
     pub(crate) kube_apiserver: bool,
     /// Children offer gzip.
     pub(crate) gzip: bool,
+    /// `--decode-threads`, for the informer-rs children.
+    pub(crate) decode_threads: Option<usize>,
 }
 
 impl Plan {
@@ -129,7 +155,7 @@ impl Plan {
             scenarios: if a.scenarios.is_empty() && a.scale {
                 vec![Scenario::Scale]
             } else if a.scenarios.is_empty() && a.kube_apiserver {
-                vec![Scenario::Sync]
+                KUBE_APISERVER_SCENARIOS.to_vec()
             } else if a.scenarios.is_empty() {
                 Scenario::ALL.to_vec()
             } else {
@@ -146,17 +172,19 @@ impl Plan {
             client_go: a.client_go.clone(),
             kube_apiserver: a.kube_apiserver,
             gzip: a.gzip,
+            decode_threads: a.decode_threads.map(usize::from),
         }
     }
 
-    /// kube-apiserver runs the sync scenario only.
+    /// Refuses the scenarios kube-apiserver cannot run, saying why.
     fn check_server(&self) -> anyhow::Result<()> {
-        if self.kube_apiserver
-            && let Some(other) = self.scenarios.iter().find(|s| **s != Scenario::Sync)
-        {
-            anyhow::bail!(
-                "--kube-apiserver runs the `sync` scenario only; `{other}` needs informer-testserver's hooks"
-            );
+        if !self.kube_apiserver {
+            return Ok(());
+        }
+        for s in &self.scenarios {
+            if let Some(why) = s.not_on_kube_apiserver() {
+                anyhow::bail!("--kube-apiserver cannot run `{s}`: {why}");
+            }
         }
         Ok(())
     }
@@ -194,7 +222,7 @@ impl Plan {
                 .any(|s| s.impls().iter().any(|i| i.is_client_go()));
         if skipped {
             eprintln!(
-                "informer-bench: WARNING: no client-go child (--client-go PATH): client-go and client-go-proto are NOT measured in this run"
+                "informer-bench: WARNING: no client-go child (--client-go PATH): client-go and client-go-json are NOT measured in this run"
             );
         }
         Ok(())
@@ -206,6 +234,8 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let plan = Plan::from_args(&args);
     plan.check_client_go()?;
     plan.check_server()?;
+    // Read before the run, so a broken file stops it before anything is measured.
+    let baseline = crate::baseline::Baseline::read(&args.baseline)?;
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -225,7 +255,7 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     eprintln!(
         "informer-bench: {} at {}; seeding {} Pods of the {} corpus in {} namespaces",
         server.name(),
-        server.url(),
+        server.url(Scenario::Sync),
         plan.pods.n,
         plan.pods.corpus().name(),
         plan.pods.namespaces
@@ -298,8 +328,10 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
         server: server_name,
         gzip: plan.gzip,
         corpus: plan.pods.corpus(),
+        decode_threads: plan.decode_threads,
     };
-    let report = Report::new(revision, started_unix, host, config, runs);
+    let mut report = Report::new(revision, started_unix, host, config, runs);
+    crate::goals::judge(&mut report, baseline.as_ref());
     print_table(&report.table());
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -360,7 +392,7 @@ mod tests {
         let with = plan(&["--quick", "--client-go", exe]);
         assert!(with.check_client_go().is_ok());
         let sync: Vec<Impl> = with.impls_of(Scenario::Sync).collect();
-        assert!(sync.contains(&Impl::ClientGo) && sync.contains(&Impl::ClientGoProto));
+        assert!(sync.contains(&Impl::ClientGo) && sync.contains(&Impl::ClientGoJson));
         assert!(!with.impls_of(Scenario::Decode).any(Impl::is_client_go));
         assert!(!with.impls_of(Scenario::Shard).any(Impl::is_client_go));
         let asked = plan(&["--quick", "--impls", "client-go"]);
@@ -388,5 +420,28 @@ mod tests {
         assert_eq!(both, [Impl::OursCompact, Impl::OursProjection]);
         let distinct = plan(&["--scale", "--corpus", "distinct", "--pods", "10"]);
         assert_eq!(distinct.pods.corpus(), Corpus::Distinct);
+    }
+
+    #[test]
+    fn kube_apiserver_runs_what_the_goals_read_and_refuses_what_it_cannot() {
+        let kube = plan(&["--quick", "--kube-apiserver"]);
+        assert_eq!(kube.scenarios, KUBE_APISERVER_SCENARIOS);
+        assert!(kube.check_server().is_ok());
+        let hooks = plan(&["--kube-apiserver", "--scenarios", "four,ns-query,sync-meta"]);
+        assert!(hooks.check_server().is_ok());
+        for refused in ["shard", "scale"] {
+            let p = plan(&["--kube-apiserver", "--scenarios", refused]);
+            let err = p.check_server().expect_err("refused");
+            assert!(err.to_string().contains(refused), "{err}");
+        }
+        assert!(plan(&["--scenarios", "shard"]).check_server().is_ok());
+    }
+
+    #[test]
+    fn decode_threads_must_be_positive() {
+        assert_eq!(plan(&["--decode-threads", "2"]).decode_threads, Some(2));
+        assert_eq!(plan(&[]).decode_threads, None);
+        let zero = Cli::try_parse_from(["orchestrate", "--decode-threads", "0"]);
+        assert!(zero.is_err());
     }
 }

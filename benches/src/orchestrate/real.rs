@@ -9,27 +9,33 @@
 //! entries, like the Pods informer-testserver serves. Fields the server sets (`uid`,
 //! `resourceVersion`, `creationTimestamp`, `generation`, `managedFields`) are stripped before
 //! the create: the server writes its own.
+//!
+//! The scenarios that need a hook in the server (a held watch, a forced 410, counted watches)
+//! reach kube-apiserver through the orchestrator's proxy ([`proxy`](super::proxy)); the
+//! orchestrator writes the updates and the relist sentinel over HTTP, as a controller would.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt};
 use informer_envtest::{Envtest, Options};
-use kube::api::{ListParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::core::Request;
 use serde_json::{Value, json};
 
+use super::proxy::Proxy;
 use crate::pods::namespace_name;
 use crate::podset::PodSet;
 
 /// Requests in flight while seeding (kube-apiserver and etcd share the machine's cores).
-const SEED_CONCURRENCY: usize = 32;
+pub(crate) const SEED_CONCURRENCY: usize = 32;
 
 /// A running kube-apiserver with etcd, and the kubeconfig children connect with.
 pub(crate) struct RealServer {
     env: Envtest,
     kubeconfig: PathBuf,
     client: kube::Client,
+    proxy: Proxy,
 }
 
 impl RealServer {
@@ -44,10 +50,12 @@ impl RealServer {
         env.write_kubeconfig(&kubeconfig)
             .context("writing the kubeconfig")?;
         let client = env.client().await.context("the kube-apiserver client")?;
+        let proxy = Proxy::start(client.clone()).await?;
         Ok(RealServer {
             env,
             kubeconfig,
             client,
+            proxy,
         })
     }
 
@@ -59,6 +67,11 @@ impl RealServer {
     /// The kubeconfig children use (TLS verified against the launcher's CA, bearer token).
     pub(crate) fn kubeconfig(&self) -> &Path {
         &self.kubeconfig
+    }
+
+    /// The proxy the scenarios with server hooks go through.
+    pub(crate) fn proxy(&self) -> &Proxy {
+        &self.proxy
     }
 
     /// A client of the orchestrator's own runtime.
@@ -90,6 +103,47 @@ impl RealServer {
             .try_collect::<()>()
             .await?;
         self.served_pod_bytes().await
+    }
+
+    /// Applies `patch` (a JSON merge patch) to Pod `ns/name`.
+    pub(crate) async fn patch_pod(
+        &self,
+        ns: &str,
+        name: &str,
+        patch: &Value,
+    ) -> anyhow::Result<()> {
+        let req = Request::new(format!("/api/v1/namespaces/{ns}/pods"))
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .context("building the patch")?;
+        self.client
+            .request_text(req)
+            .await
+            .with_context(|| format!("patching Pod {ns}/{name}"))?;
+        Ok(())
+    }
+
+    /// Creates `pod` as its controller would (no status).
+    pub(crate) async fn create_pod(&self, pod: Value) -> anyhow::Result<()> {
+        let (create, _status) = for_create(pod)?;
+        let ns = create["metadata"]["namespace"]
+            .as_str()
+            .context("the Pod has no namespace")?
+            .to_owned();
+        self.post(&format!("/api/v1/namespaces/{ns}/pods"), None, &create)
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes Pod `ns/name` at once.
+    pub(crate) async fn delete_pod(&self, ns: &str, name: &str) -> anyhow::Result<()> {
+        let req = Request::new(format!("/api/v1/namespaces/{ns}/pods"))
+            .delete(name, &DeleteParams::default().grace_period(0))
+            .context("building the delete")?;
+        self.client
+            .request_text(req)
+            .await
+            .with_context(|| format!("deleting Pod {ns}/{name}"))?;
+        Ok(())
     }
 
     /// One Pod: the controller's create, then the kubelet's status.

@@ -10,7 +10,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command as Process};
 
 use super::Plan;
-use super::server::BenchServer;
+use super::server::{BenchServer, RequestCounts};
 use crate::pods::SUBSET_SELECTOR;
 use crate::protocol::{ChildMsg, Command, Impl, Metrics, Scenario};
 use crate::report::RunRecord;
@@ -142,7 +142,7 @@ impl<'a> Runner<'a> {
                 "--impl",
                 imp.name(),
                 "--url",
-                &self.server.url(),
+                &self.server.url(scenario),
             ])
             .args([
                 "--pods",
@@ -169,9 +169,16 @@ impl<'a> Runner<'a> {
             ])
             .args(["--page-size", &plan.page_size.to_string()])
             .args(plan.gzip.then_some("--gzip"))
+            // The Go child has no decode pool to size: only informer-bench's children take it.
+            .args(
+                plan.decode_threads
+                    .filter(|_| !imp.is_client_go())
+                    .iter()
+                    .flat_map(|n| ["--decode-threads".to_string(), n.to_string()]),
+            )
             .args(
                 self.server
-                    .kubeconfig()
+                    .kubeconfig(scenario)
                     .iter()
                     .flat_map(|k| [std::ffi::OsStr::new("--kubeconfig"), k.as_os_str()]),
             )
@@ -220,7 +227,7 @@ impl<'a> Runner<'a> {
         // Bytes received (T3): loopback traffic from the child's start to its sync, where
         // loopback carries nothing else (informer-testserver; kube-apiserver also talks to etcd
         // over it). Scenario 9 children measure their own, from the informer's start.
-        let received_from = (self.server.kubeconfig().is_none() && scenario != Scenario::Shard)
+        let received_from = (!self.server.is_kube_apiserver() && scenario != Scenario::Shard)
             .then(crate::sys::loopback_received)
             .flatten();
         // The scale run reports the server's memory while it serves (this process hosts it):
@@ -244,17 +251,18 @@ impl<'a> Runner<'a> {
         self.server.hold_watches(None);
         self.server.set_sharded_list_and_watch(true);
         if scenario == Scenario::Relist {
-            self.server.delete_sentinel(&sentinel);
+            self.server.delete_sentinel(&sentinel).await;
         }
         let mut metrics = res?;
-        if scenario == Scenario::Scale && self.server.kubeconfig().is_none() {
+        if scenario == Scenario::Scale && !self.server.is_kube_apiserver() {
             let rss = crate::sys::rss();
             metrics.insert("server_rss_mib".into(), rss.current_kib as f64 / 1024.0);
             metrics.insert("server_rss_peak_mib".into(), rss.peak_kib as f64 / 1024.0);
         }
-        if let Some(counts) = self.server.request_counts() {
+        if let Some(counts) = self.server.request_counts(scenario) {
             metrics.insert("list_requests".into(), counts.lists as f64);
             metrics.insert("watch_requests".into(), counts.watches as f64);
+            check_wire_format(scenario, imp, counts, &mut metrics)?;
         }
         Ok(metrics)
     }
@@ -343,10 +351,88 @@ impl<'a> Runner<'a> {
                     other => bail!("expected `marked`, got {other:?}"),
                 }
                 self.server.force_relist().await?;
-                self.server.create_sentinel(sentinel)?;
+                self.server.create_sentinel(sentinel).await?;
             }
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// Records which share of the child's LISTs and WATCHes the server answered in protobuf, and
+/// fails the run when that contradicts the column (`Impl::expected_protobuf`): the `client-go`
+/// column must be client-go's default, which reads Pods as protobuf, and a `-proto` column must
+/// really read protobuf, or every ratio against them would compare other settings.
+fn check_wire_format(
+    scenario: Scenario,
+    imp: Impl,
+    counts: RequestCounts,
+    metrics: &mut Metrics,
+) -> anyhow::Result<()> {
+    let total = counts.lists + counts.watches;
+    if total == 0 {
+        return Ok(());
+    }
+    metrics.insert(
+        "protobuf_share".into(),
+        counts.protobuf as f64 / total as f64,
+    );
+    match imp.expected_protobuf(scenario) {
+        Some(true) if counts.protobuf < total => bail!(
+            "{imp} was answered in JSON for {} of its {total} LISTs and WATCHes; this column must read protobuf",
+            total - counts.protobuf
+        ),
+        Some(false) if counts.protobuf > 0 => bail!(
+            "{imp} was answered in protobuf for {} of its {total} LISTs and WATCHes; this column must read JSON",
+            counts.protobuf
+        ),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(lists: usize, watches: usize, protobuf: usize) -> RequestCounts {
+        RequestCounts {
+            lists,
+            watches,
+            protobuf,
+        }
+    }
+
+    #[test]
+    fn a_column_served_in_the_other_format_fails_its_run() {
+        let mut m = Metrics::new();
+        // client-go's default reads Pods as protobuf.
+        check_wire_format(Scenario::Sync, Impl::ClientGo, counts(3, 1, 4), &mut m)
+            .expect("all protobuf");
+        assert_eq!(m["protobuf_share"], 1.0);
+        let err = check_wire_format(Scenario::Sync, Impl::ClientGo, counts(3, 1, 3), &mut m)
+            .expect_err("one JSON response");
+        assert!(err.to_string().contains("1 of its 4"), "{err}");
+        // The forced-JSON column, and ours over JSON, read JSON only.
+        check_wire_format(
+            Scenario::Updates,
+            Impl::ClientGoJson,
+            counts(2, 1, 0),
+            &mut m,
+        )
+        .expect("all JSON");
+        assert_eq!(m["protobuf_share"], 0.0);
+        assert!(check_wire_format(Scenario::Sync, Impl::Ours, counts(2, 1, 1), &mut m).is_err());
+        assert!(
+            check_wire_format(
+                Scenario::Sync,
+                Impl::OursCompactProto,
+                counts(2, 1, 2),
+                &mut m
+            )
+            .is_err()
+        );
+        // Metadata-only lists: the server decides.
+        check_wire_format(Scenario::SyncMeta, Impl::ClientGo, counts(2, 1, 0), &mut m)
+            .expect("not checked");
     }
 }

@@ -1,25 +1,28 @@
 //! The benchmark's server: informer-testserver (seeding, updates, the forced 410 and watch
-//! counting), or a real kube-apiserver for the sync scenario (`--kube-apiserver`, see
-//! [`real`](super::real)).
+//! counting), or a real kube-apiserver (`--kube-apiserver`, see [`real`](super::real)), whose
+//! hooks the orchestrator's proxy provides ([`proxy`](super::proxy)).
 
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
+use futures::{StreamExt, TryStreamExt};
 use informer_testserver::{FaultTarget, TestServer};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::real::RealServer;
 use crate::pods::{namespace_name, pod_json};
 use crate::podset::PodSet;
-use crate::protocol::GENERATION_ANNOTATION;
+use crate::protocol::{GENERATION_ANNOTATION, Scenario};
 
 /// Request counts seen by the server.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct RequestCounts {
     pub(crate) lists: usize,
     pub(crate) watches: usize,
+    /// LISTs and WATCHes the server answered in protobuf.
+    pub(crate) protobuf: usize,
 }
 
 /// The server plus what the orchestrator learned about its speed.
@@ -33,7 +36,7 @@ pub(crate) struct BenchServer {
 enum Backend {
     /// informer-testserver, hosted in this process: every scenario.
     Test(TestServer),
-    /// kube-apiserver with etcd (informer-envtest): the sync scenario only.
+    /// kube-apiserver with etcd (informer-envtest), and the proxy that gives it the hooks.
     Real(Box<RealServer>),
 }
 
@@ -77,12 +80,18 @@ impl BenchServer {
         }
     }
 
-    /// The kubeconfig children connect with (kube-apiserver only: TLS and a token).
-    pub(crate) fn kubeconfig(&self) -> Option<&Path> {
+    /// The kubeconfig children of `scenario` connect with: kube-apiserver's (TLS and a token)
+    /// unless they go through the proxy, which needs none; none for the test server.
+    pub(crate) fn kubeconfig(&self, scenario: Scenario) -> Option<&Path> {
         match &self.backend {
-            Backend::Test(_) => None,
-            Backend::Real(real) => Some(real.kubeconfig()),
+            Backend::Real(real) if !scenario.uses_server_hooks() => Some(real.kubeconfig()),
+            _ => None,
         }
+    }
+
+    /// Whether this is kube-apiserver.
+    pub(crate) fn is_kube_apiserver(&self) -> bool {
+        matches!(self.backend, Backend::Real(_))
     }
 
     /// The server's resident set after seeding, MiB: this process when it hosts the test
@@ -103,13 +112,11 @@ impl BenchServer {
         }
     }
 
-    /// The in-process test server, for what only it can do (updates, faults, request logs).
+    /// The in-process test server, for what only it can do (feature gates, the scale run).
     fn test(&self) -> anyhow::Result<&TestServer> {
         match &self.backend {
             Backend::Test(server) => Ok(server),
-            Backend::Real(_) => {
-                bail!("this scenario needs informer-testserver (kube-apiserver runs `sync` only)")
-            }
+            Backend::Real(_) => bail!("this needs informer-testserver"),
         }
     }
 
@@ -149,10 +156,12 @@ impl BenchServer {
         }
     }
 
-    /// The base URL children connect to.
-    pub(crate) fn url(&self) -> String {
+    /// The base URL children of `scenario` connect to: on kube-apiserver, the proxy's for the
+    /// scenarios with server hooks.
+    pub(crate) fn url(&self, scenario: Scenario) -> String {
         match &self.backend {
             Backend::Test(server) => server.base_url(),
+            Backend::Real(real) if scenario.uses_server_hooks() => real.proxy().url().to_owned(),
             Backend::Real(real) => real.url().to_owned(),
         }
     }
@@ -163,7 +172,16 @@ impl BenchServer {
     pub(crate) async fn seed(&mut self, pods: &PodSet) -> anyhow::Result<f64> {
         let server = match &self.backend {
             Backend::Test(server) => server,
-            Backend::Real(real) => return real.seed(pods).await,
+            Backend::Real(real) => {
+                let bytes = real.seed(pods).await?;
+                // The cost of one patch with as many in flight as the updates have (sizes the
+                // watch hold of scenario 2); generation 0 adds the restart annotation.
+                let probe = pods.n.min(200);
+                let t = Instant::now();
+                self.patch_many(pods, 0..probe, 0).await?;
+                self.patch_s = t.elapsed().as_secs_f64() / probe.max(1) as f64;
+                return Ok(bytes);
+            }
         };
         for n in 0..pods.namespaces {
             server
@@ -197,21 +215,51 @@ impl BenchServer {
     }
 
     fn patch_generation(&self, pods: &PodSet, i: usize, generation: u64) -> anyhow::Result<()> {
-        // A status-update-like change: the generation annotation and the restart time.
-        let patch = json!({"metadata": {"annotations": {
-            GENERATION_ANNOTATION: generation.to_string(),
-            "kubectl.kubernetes.io/restartedAt": format!("2026-11-21T{:02}:{:02}:00Z", generation % 24, i % 60),
-        }}});
         self.test()?
             .patch_json(
                 "v1",
                 "Pod",
                 Some(&pods.namespace_of(i)),
                 &pods.name_of(i),
-                &patch,
+                &generation_patch(i, generation),
             )
             .with_context(|| format!("patching Pod {i}"))?;
         Ok(())
+    }
+
+    /// Patches Pods `which` to `generation`: in process on the test server, over HTTP with
+    /// [`SEED_CONCURRENCY`](super::real::SEED_CONCURRENCY) in flight on kube-apiserver.
+    async fn patch_many(
+        &self,
+        pods: &PodSet,
+        which: impl Iterator<Item = usize>,
+        generation: u64,
+    ) -> anyhow::Result<()> {
+        match &self.backend {
+            Backend::Test(_) => {
+                for i in which {
+                    self.patch_generation(pods, i, generation)?;
+                    if i % 4096 == 4095 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                Ok(())
+            }
+            Backend::Real(real) => {
+                futures::stream::iter(which)
+                    .map(|i| async move {
+                        real.patch_pod(
+                            &pods.namespace_of(i),
+                            &pods.name_of(i),
+                            &generation_patch(i, generation),
+                        )
+                        .await
+                    })
+                    .buffer_unordered(super::real::SEED_CONCURRENCY)
+                    .try_collect::<()>()
+                    .await
+            }
+        }
     }
 
     /// Scenario 2: every Pod of the subset goes through each generation of `generations`, in rounds.
@@ -221,12 +269,7 @@ impl BenchServer {
         generations: RangeInclusive<u64>,
     ) -> anyhow::Result<()> {
         for generation in generations {
-            for i in pods.subset() {
-                self.patch_generation(pods, i, generation)?;
-                if i % 4096 == 4095 {
-                    tokio::task::yield_now().await;
-                }
-            }
+            self.patch_many(pods, pods.subset(), generation).await?;
         }
         Ok(())
     }
@@ -234,11 +277,14 @@ impl BenchServer {
     /// Scenario 2: while on, the next WATCH is answered only after `hold`, long enough for the
     /// updates to go in first. The watch then replays them from the history as one backlog, so
     /// the child consumes at its own full speed instead of at the producer's.
+    /// On kube-apiserver the proxy forwards the watch at once and holds back its deliveries
+    /// instead, with the same effect for the child.
     pub(crate) fn hold_watches(&self, hold: Option<Duration>) {
-        if let Backend::Test(server) = &self.backend {
-            server
+        match &self.backend {
+            Backend::Test(server) => server
                 .faults()
-                .delay(FaultTarget::Watch, hold.unwrap_or(Duration::ZERO));
+                .delay(FaultTarget::Watch, hold.unwrap_or(Duration::ZERO)),
+            Backend::Real(real) => real.proxy().hold_watches(hold),
         }
     }
 
@@ -249,12 +295,19 @@ impl BenchServer {
 
     /// When the first WATCH since the last [`clear_requests`](Self::clear_requests) arrived.
     pub(crate) fn first_watch_at(&self) -> Option<SystemTime> {
-        self.test()
-            .ok()?
-            .requests()
-            .iter()
-            .find(|r| r.is_watch())
-            .map(|r| r.time)
+        match &self.backend {
+            Backend::Test(server) => server
+                .requests()
+                .iter()
+                .find(|r| r.is_watch())
+                .map(|r| r.time),
+            Backend::Real(real) => real
+                .proxy()
+                .requests()
+                .iter()
+                .find(|r| r.watch)
+                .map(|r| r.time),
+        }
     }
 
     /// Turns the server's `ShardedListAndWatch` feature on or off (scenario 9).
@@ -267,55 +320,102 @@ impl BenchServer {
 
     /// Forgets the request log (called before each child).
     pub(crate) fn clear_requests(&self) {
-        if let Backend::Test(server) = &self.backend {
-            server.clear_requests();
+        match &self.backend {
+            Backend::Test(server) => server.clear_requests(),
+            Backend::Real(real) => real.proxy().clear(),
         }
     }
 
-    /// LISTs and WATCHes since the last [`clear_requests`](Self::clear_requests) (`None` on
-    /// kube-apiserver, whose requests this process does not see).
-    pub(crate) fn request_counts(&self) -> Option<RequestCounts> {
-        let log = self.test().ok()?.requests();
-        Some(RequestCounts {
-            lists: log.iter().filter(|r| r.is_list()).count(),
-            watches: log.iter().filter(|r| r.is_watch()).count(),
-        })
+    /// LISTs and WATCHes of `scenario`'s child since the last
+    /// [`clear_requests`](Self::clear_requests) (`None` where the child talked to kube-apiserver
+    /// directly, whose requests this process does not see).
+    pub(crate) fn request_counts(&self, scenario: Scenario) -> Option<RequestCounts> {
+        match &self.backend {
+            Backend::Test(server) => {
+                let log = server.requests();
+                Some(RequestCounts {
+                    lists: log.iter().filter(|r| r.is_list()).count(),
+                    watches: log.iter().filter(|r| r.is_watch()).count(),
+                    protobuf: log
+                        .iter()
+                        .filter(|r| (r.is_list() || r.is_watch()) && r.protobuf)
+                        .count(),
+                })
+            }
+            Backend::Real(real) if scenario.uses_server_hooks() => {
+                let log = real.proxy().requests();
+                Some(RequestCounts {
+                    lists: log.iter().filter(|r| r.list).count(),
+                    watches: log.iter().filter(|r| r.watch).count(),
+                    protobuf: log.iter().filter(|r| r.protobuf).count(),
+                })
+            }
+            Backend::Real(_) => None,
+        }
+    }
+
+    /// Watches open now (the proxy's, on kube-apiserver).
+    fn active_watches(&self) -> usize {
+        match &self.backend {
+            Backend::Test(server) => server.active_watches(),
+            Backend::Real(real) => real.proxy().active_watches(),
+        }
+    }
+
+    /// (is a LIST, is a WATCH) of every request since the last clear.
+    fn request_kinds(&self) -> Vec<(bool, bool)> {
+        match &self.backend {
+            Backend::Test(server) => server
+                .requests()
+                .iter()
+                .map(|r| (r.is_list(), r.is_watch()))
+                .collect(),
+            Backend::Real(real) => real
+                .proxy()
+                .requests()
+                .iter()
+                .map(|r| (r.list, r.watch))
+                .collect(),
+        }
     }
 
     /// Scenario 3: open watch connections once they settle (at least `want`, or after 10 s).
     pub(crate) async fn settled_watches(&self, want: usize) -> anyhow::Result<usize> {
-        let server = self.test()?;
         let deadline = Instant::now() + Duration::from_secs(10);
-        while server.active_watches() < want && Instant::now() < deadline {
+        while self.active_watches() < want && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         // A straggler opening a further watch would show up within this grace period.
         tokio::time::sleep(Duration::from_millis(500)).await;
-        Ok(server.active_watches())
+        Ok(self.active_watches())
     }
 
     /// Scenario 4: sends a 410 ERROR event to the open watch and waits until the client has
     /// relisted and is watching again (a LIST, then a WATCH, after the 410).
+    /// On kube-apiserver the proxy ends the open watch and answers the client's next WATCH with
+    /// 410 Gone, as kube-apiserver does when a watch's resourceVersion is too old.
     pub(crate) async fn force_relist(&self) -> anyhow::Result<()> {
-        let server = self.test()?;
         // The client may report "synced" a moment before its watch is open; a 410 sent to no
         // watch would be lost, so wait for the watch first.
         let deadline = Instant::now() + Duration::from_secs(60);
-        while server.active_watches() == 0 {
+        while self.active_watches() == 0 {
             if Instant::now() > deadline {
                 bail!("the child opened no watch within 60 s of its sync");
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let before = server.requests().len();
-        server.faults().expire_open_watches();
+        let before = self.request_kinds().len();
+        match &self.backend {
+            Backend::Test(server) => server.faults().expire_open_watches(),
+            Backend::Real(real) => real.proxy().expire_open_watches().await,
+        }
         let deadline = Instant::now() + Duration::from_secs(300);
         loop {
-            let log = server.requests();
+            let log = self.request_kinds();
             let new = log.get(before..).unwrap_or_default();
-            if let Some(list) = new.iter().position(|r| r.is_list())
-                && new[list..].iter().any(|r| r.is_watch())
-                && server.active_watches() > 0
+            if let Some(list) = new.iter().position(|(list, _)| *list)
+                && new[list..].iter().any(|(_, watch)| *watch)
+                && self.active_watches() > 0
             {
                 return Ok(());
             }
@@ -327,22 +427,28 @@ impl BenchServer {
     }
 
     /// Scenario 4: creates the Pod whose arrival tells the child the relist is behind it.
-    pub(crate) fn create_sentinel(&self, name: &str) -> anyhow::Result<()> {
+    pub(crate) async fn create_sentinel(&self, name: &str) -> anyhow::Result<()> {
         // Seed 0 puts it in shard 0, inside the subset the relist scenario watches.
         let pod = pod_json(&namespace_name(0), name, 0, 0);
-        self.test()?
-            .create_json(pod)
-            .context("creating the sentinel Pod")?;
-        Ok(())
+        match &self.backend {
+            Backend::Test(server) => server.create_json(pod).map(drop).map_err(Into::into),
+            Backend::Real(real) => real.create_pod(pod).await,
+        }
+        .context("creating the sentinel Pod")
     }
 
     /// Deletes the sentinel again, so every run sees the same Pods.
-    pub(crate) fn delete_sentinel(&self, name: &str) {
-        let Backend::Test(server) = &self.backend else {
-            return;
+    pub(crate) async fn delete_sentinel(&self, name: &str) {
+        let ns = namespace_name(0);
+        let res = match &self.backend {
+            Backend::Test(server) => server
+                .delete_json("v1", "Pod", Some(&ns), name)
+                .map(drop)
+                .map_err(Into::into),
+            Backend::Real(real) => real.delete_pod(&ns, name).await,
         };
-        if let Err(e) = server.delete_json("v1", "Pod", Some(&namespace_name(0)), name) {
-            tracing::debug!("deleting the sentinel {name}: {e}");
+        if let Err(e) = res {
+            tracing::debug!("deleting the sentinel {name}: {e:#}");
         }
     }
 
@@ -354,4 +460,13 @@ impl BenchServer {
             Backend::Real(real) => drop(real),
         }
     }
+}
+
+/// Scenario 2's change to Pod `i`, like a status update: the generation annotation and the
+/// restart time.
+fn generation_patch(i: usize, generation: u64) -> Value {
+    json!({"metadata": {"annotations": {
+        GENERATION_ANNOTATION: generation.to_string(),
+        "kubectl.kubernetes.io/restartedAt": format!("2026-11-21T{:02}:{:02}:00Z", generation % 24, i % 60),
+    }}})
 }

@@ -136,9 +136,11 @@ impl<K: DeserializeOwned + Send + 'static> RawListPage<K> {
     /// scope (P3). The error is the one the sequential pipeline ([`items`](Self::items))
     /// reports: the first in wire order, whether of the walk, a shard probe or a decode, and the
     /// body's own checks only once every item decoded. Inline, this is the sequential pipeline.
+    /// The reflector decodes every LIST page this way; it is public so a benchmark can time the
+    /// same decode on pools of different sizes.
     ///
     /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-    pub(crate) async fn decode_on<T, M>(self, pool: &DecodePool, map: M) -> Result<Vec<T>>
+    pub async fn decode_on<T, M>(self, pool: &DecodePool, map: M) -> Result<Vec<T>>
     where
         T: Send + 'static,
         M: Fn(K) -> Option<T> + Send + Sync + 'static,
