@@ -225,3 +225,69 @@ async fn t5_protobuf_error_answers_and_error_events_keep_their_status() {
         "errors are no reason to turn to JSON"
     );
 }
+
+/// T6: watch events decoded on a decode pool of two threads (the large ones; a Pod-sized event
+/// stays inline) are handed on in wire order, in protobuf and in JSON: large and small
+/// ConfigMaps written one after another arrive in the order written, each with its own data.
+#[tokio::test]
+async fn t6_pooled_and_inline_watch_events_keep_wire_order() {
+    use informer_runtime::list_watch::DecodePool;
+    init_tracing();
+    let server = TestServer::start().await.unwrap();
+    let api = Api::<ConfigMap>::namespaced(server.client(), "default");
+    let pool = DecodePool::new(2).expect("a pool of two threads");
+    for protobuf in [true, false] {
+        let lw = ListWatch::<ConfigMap>::new(api.clone())
+            .prefer_protobuf(protobuf)
+            .decode_pool(pool.clone());
+        let start = lw.list(&ListRequest::default()).await.expect("LIST");
+        let mut stream = lw
+            .watch(&WatchRequest {
+                resource_version: start.resource_version.clone(),
+                timeout: Duration::from_secs(60),
+                ..Default::default()
+            })
+            .await
+            .expect("WATCH");
+        // Every third object is 96 KiB (decoded on the pool), the others a few bytes (inline).
+        let written: Vec<(String, usize)> = (0..12)
+            .map(|i| {
+                (
+                    format!("{}-{i}", if protobuf { "pb" } else { "js" }),
+                    if i % 3 == 0 { 96 << 10 } else { 8 },
+                )
+            })
+            .collect();
+        for (name, size) in &written {
+            server
+                .create(&informer_test_support::cm(
+                    "default",
+                    name,
+                    &"x".repeat(*size),
+                ))
+                .expect("create");
+        }
+        let mut seen = Vec::new();
+        while seen.len() < written.len() {
+            match tokio::time::timeout(WAIT, futures::StreamExt::next(&mut stream)).await {
+                Ok(Some(Ok(WatchEvent::Added(cm)))) => {
+                    let data = cm.data.unwrap_or_default();
+                    let size = data.values().map(String::len).sum::<usize>();
+                    seen.push((cm.metadata.name.unwrap_or_default(), size));
+                }
+                Ok(Some(Ok(WatchEvent::Bookmark(_)))) => {}
+                other => panic!("expected ADDED events: {other:?}"),
+            }
+        }
+        assert_eq!(seen, written, "protobuf: {protobuf}");
+        assert_eq!(
+            server
+                .requests()
+                .iter()
+                .filter(|r| r.is_watch())
+                .last()
+                .map(|r| r.protobuf),
+            Some(protobuf)
+        );
+    }
+}
