@@ -284,8 +284,7 @@ async fn t6_pooled_and_inline_watch_events_keep_wire_order() {
             server
                 .requests()
                 .iter()
-                .filter(|r| r.is_watch())
-                .last()
+                .rfind(|r| r.is_watch())
                 .map(|r| r.protobuf),
             Some(protobuf)
         );
