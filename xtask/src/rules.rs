@@ -275,7 +275,7 @@ mod tests {
     fn references_to_our_issues_are_found_and_upstream_ones_pass() {
         let text = sample(
             "// iss§ue 14 it§em 2\n// It§ems 4 and 6; Iss§ue #7\nfn it§em12_f6() {}\n\
-             // kubernetes#138842, issue #138415, items, issues, the item-list, tissue 5",
+             // kubernetes#138842, iss§ue #138415, items, issues, the item-list, tissue 5",
         );
         let found: Vec<String> = issue_references(&text)
             .into_iter()
