@@ -69,6 +69,7 @@ mod shard;
 mod state;
 mod status;
 mod store;
+mod stored;
 mod wait;
 
 pub use error::Error;

@@ -38,18 +38,17 @@ mod format;
 mod framing;
 #[cfg(test)]
 mod fuzz;
+mod limits;
 mod page;
 mod pool;
 mod request;
 pub(crate) mod sized;
 
-use std::fmt::Write as _;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use bytes::BytesMut;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use kube::api::{Api, DynamicObject, PartialObjectMeta};
@@ -61,10 +60,16 @@ use self::body::BodyReader;
 use self::error::api_error;
 pub use self::error::{Error, ErrorClass, Result};
 use self::format::{EventCtx, Format, Json, Protobuf, WireFormat};
-use self::framing::EventFramer;
+use self::framing::events;
+use self::limits::read_body;
+pub use self::limits::{
+    BodyLimits, DEFAULT_BODY_IDLE_TIMEOUT, DEFAULT_MAX_ERROR_BODY_BYTES,
+    DEFAULT_MAX_LIST_BODY_BYTES, DEFAULT_RESPONSE_HEAD_TIMEOUT,
+};
 pub use self::page::{ListPage, PageItems, RawListPage};
 pub use self::pool::DecodePool;
 pub use self::request::{DEFAULT_MAX_WATCH_LINE_BYTES, ListRequest, WatchRequest};
+use self::request::{push_opt, push_pair};
 
 /// A stream of decoded watch events; errors do not end it (the consumer decides), the end of the
 /// HTTP body does.
@@ -137,79 +142,6 @@ pub struct ListWatch<K> {
     ///
     /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pool: DecodePool,
-}
-
-/// Bounds on waiting for an answer and reading a LIST body or an error body ([T4]): a request
-/// on a half-open connection fails after `head` without response headers, and a body after
-/// `idle` without bytes, like a dead watch ([R7]), instead of freezing a list or a watch for the
-/// kernel's TCP timeout (about 15 minutes); a body above its cap fails with
-/// [`Error::BodyTooLarge`] instead of exhausting memory.
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-/// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BodyLimits {
-    /// The longest wait for the status line and headers of any LIST, WATCH or watch-list
-    /// answer. Default [`DEFAULT_RESPONSE_HEAD_TIMEOUT`].
-    pub head: Duration,
-    /// The longest time without a byte of the body. Default [`DEFAULT_BODY_IDLE_TIMEOUT`].
-    pub idle: Duration,
-    /// The largest LIST body, in bytes. Default [`DEFAULT_MAX_LIST_BODY_BYTES`].
-    pub max_list_bytes: usize,
-    /// The largest error body (a `Status`), in bytes. Default [`DEFAULT_MAX_ERROR_BODY_BYTES`].
-    pub max_error_bytes: usize,
-}
-
-/// [T4]'s default wait for response headers: 90 s, longer than kube-apiserver's own request
-/// timeout (`--request-timeout`, 60 s by default), after which a live server answers a slow
-/// LIST with 504 itself; a watch's headers come at once.
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-pub const DEFAULT_RESPONSE_HEAD_TIMEOUT: Duration = Duration::from_secs(90);
-/// [T4]'s default idle time of a body (docs/behaviour.md: 60 s).
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-pub const DEFAULT_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// The default cap of one LIST body: 4 GiB, far above a 500-object page (a few MiB) and above
-/// an unpaged relist of 200 000 realistic Pods.
-pub const DEFAULT_MAX_LIST_BODY_BYTES: usize = 4 << 30;
-/// The default cap of an error body: 1 MiB (a `Status` is a few hundred bytes).
-pub const DEFAULT_MAX_ERROR_BODY_BYTES: usize = 1 << 20;
-
-impl Default for BodyLimits {
-    fn default() -> Self {
-        BodyLimits {
-            head: DEFAULT_RESPONSE_HEAD_TIMEOUT,
-            idle: DEFAULT_BODY_IDLE_TIMEOUT,
-            max_list_bytes: DEFAULT_MAX_LIST_BODY_BYTES,
-            max_error_bytes: DEFAULT_MAX_ERROR_BODY_BYTES,
-        }
-    }
-}
-
-/// Reads a whole body within `limits` ([T4]): fails when no bytes arrive for `limits.idle` or
-/// when the decoded body grows past `max` bytes (a gzip body counts decompressed, [T3]).
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-/// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-async fn read_body(
-    mut body: BodyReader,
-    idle: Duration,
-    max: usize,
-    what: &'static str,
-) -> Result<bytes::Bytes> {
-    let mut buf = BytesMut::new();
-    loop {
-        let data = match tokio::time::timeout(idle, body.next()).await {
-            Err(_) => return Err(Error::BodyStalled { what, idle }),
-            Ok(None) => return Ok(buf.freeze()),
-            Ok(Some(data)) => data?,
-        };
-        if buf.len().saturating_add(data.len()) > max {
-            return Err(Error::BodyTooLarge { what, limit: max });
-        }
-        buf.extend_from_slice(&data);
-    }
 }
 
 impl<K> Clone for ListWatch<K> {
@@ -701,54 +633,6 @@ where
     }
 }
 
-/// A watch event this large or larger is decoded on the decode pool ([T6]); a smaller one costs
-/// less to decode than to hand over. Measured on a burst of 8 000 Pod updates (scenario 2, two
-/// cores shared with the server): handing each 10-15 KiB event to the pool and back made every
-/// form slower than decoding it inline (the projection's events/s 0.66x, the compact Pod's
-/// 0.87x), so a Pod-sized event stays on the watch's task and only large objects (a ConfigMap
-/// or a CRD of tens of KiB) are worth the hand-over.
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-const POOLED_EVENT: usize = 64 << 10;
-
-/// A watch body's events in format `F`, each decoded against `ctx`: inline, or the large ones on
-/// `pool`, a few ahead of the consumer and handed on in wire order ([T6]).
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-fn events<F, K>(
-    format: F,
-    body: body::BodyReader,
-    max: usize,
-    ctx: Arc<EventCtx<K>>,
-    pool: DecodePool,
-) -> ProbedStream<K>
-where
-    F: WireFormat,
-    K: DeserializeOwned + Send + 'static,
-{
-    let frames = EventFramer::new(body, format.clone(), max).into_stream();
-    if pool.is_inline() {
-        return frames
-            .map(move |event| event.and_then(|e| format.event::<K>(e, &ctx)))
-            .boxed();
-    }
-    let ahead = 2 * pool.threads();
-    frames
-        .map(move |event| match event {
-            Ok(e) if e.len() >= POOLED_EVENT => {
-                let (format, ctx, pool) = (format.clone(), Arc::clone(&ctx), pool.clone());
-                futures::FutureExt::boxed(async move {
-                    pool.run(move || format.event::<K>(e, &ctx)).await
-                })
-            }
-            other => futures::FutureExt::boxed(futures::future::ready(
-                other.and_then(|e| format.event::<K>(e, &ctx)),
-            )),
-        })
-        .buffered(ahead)
-        .boxed()
-}
-
 /// Whether a client built from `config` can carry the reflector's watches: its read timeout must be
 /// unset or longer than the longest watch (twice `min_watch_timeout`, raised to 5 min, [R6]) plus the
 /// 5 s dead-connection grace ([R7]). Check user-supplied configurations with this before building
@@ -759,28 +643,6 @@ where
 pub fn read_timeout_fits(config: &kube::Config, min_watch_timeout: Duration) -> bool {
     let longest = min_watch_timeout.max(Duration::from_secs(300)) * 2 + Duration::from_secs(5);
     config.read_timeout.is_none_or(|t| t > longest)
-}
-
-fn push_opt(query: &mut String, key: &str, value: Option<&str>) {
-    if let Some(v) = value.filter(|v| !v.is_empty()) {
-        push_pair(query, key, v);
-    }
-}
-
-/// Appends `key=value`, percent-encoding everything but RFC 3986 unreserved characters.
-fn push_pair(query: &mut String, key: &str, value: &str) {
-    if !query.is_empty() {
-        query.push('&');
-    }
-    query.push_str(key);
-    query.push('=');
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            query.push(char::from(b));
-        } else {
-            let _ = write!(query, "%{b:02X}");
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The parameters of one LIST and one WATCH request, as the reflector asks for them.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::shard::Shard;
@@ -62,3 +63,26 @@ pub struct WatchRequest {
 /// The default longest watch event line: 16 MiB, the limit of client-go's streaming decoder
 /// (an etcd object is at most 1.5 MiB by default, so only a broken stream gets there).
 pub const DEFAULT_MAX_WATCH_LINE_BYTES: usize = 16 << 20;
+
+/// Appends `key=value` when `value` is set and not empty.
+pub(super) fn push_opt(query: &mut String, key: &str, value: Option<&str>) {
+    if let Some(v) = value.filter(|v| !v.is_empty()) {
+        push_pair(query, key, v);
+    }
+}
+
+/// Appends `key=value`, percent-encoding everything but RFC 3986 unreserved characters.
+pub(super) fn push_pair(query: &mut String, key: &str, value: &str) {
+    if !query.is_empty() {
+        query.push('&');
+    }
+    query.push_str(key);
+    query.push('=');
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            query.push(char::from(b));
+        } else {
+            let _ = write!(query, "%{b:02X}");
+        }
+    }
+}

@@ -25,9 +25,13 @@
 //! [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 //! [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
 
+mod scan;
+
 use std::cell::Cell;
 use std::fmt;
 
+use self::scan::count_arrays;
+pub(crate) use self::scan::{array_lengths, value_array_lengths};
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess,
     VariantAccess, Visitor,
@@ -87,24 +91,6 @@ fn decode<'de, R: serde_json::de::Read<'de>, S: DeserializeSeed<'de>>(
     Ok(value)
 }
 
-/// The element count of every array in `json`, in the order of their opening brackets.
-///
-/// Tolerant by design: on malformed input the counts may be wrong (the decoder reports the
-/// error), never out of bounds.
-pub(crate) fn array_lengths(json: &[u8]) -> Vec<u32> {
-    scan_arrays(json, false).0
-}
-
-/// [`array_lengths`] of the JSON value that starts `json` (an object or array), and where that
-/// value ends: one pass finds both, so a list item needs no separate scan for its end. `None`
-/// when the value does not close within `json`.
-pub(crate) fn value_array_lengths(json: &[u8]) -> Option<(Vec<u32>, usize)> {
-    match scan_arrays(json, true) {
-        (lens, Some(end)) => Some((lens, end)),
-        (_, None) => None,
-    }
-}
-
 /// Decodes `bytes` as `T` with the array counts `lens` of its arrays ([`value_array_lengths`]).
 /// `text` is `bytes` when the caller already knows them to be UTF-8 (a list body validated
 /// once), so they are not validated again.
@@ -123,69 +109,6 @@ pub(crate) fn from_slice_with_lengths<T: DeserializeOwned>(
         Some(text) => decode(serde_json::Deserializer::from_str(text), &hints, seed),
         None => decode(serde_json::Deserializer::from_slice(bytes), &hints, seed),
     }
-}
-
-/// The counting pass; with `one_value`, it stops where the first container closes and returns
-/// the offset after it.
-fn scan_arrays(json: &[u8], one_value: bool) -> (Vec<u32>, Option<usize>) {
-    let mut lens: Vec<u32> = Vec::new();
-    // Open containers: for arrays the index into `lens`, for objects `u32::MAX`.
-    let mut open: Vec<u32> = Vec::with_capacity(16);
-    let mut i = 0;
-    while i < json.len() {
-        match json[i] {
-            b'"' => {
-                // Skip the string: find the closing quote, stepping over escapes.
-                i += 1;
-                loop {
-                    match memchr::memchr2(b'"', b'\\', &json[i.min(json.len())..]) {
-                        Some(off) if json[i + off] == b'\\' => i += off + 2,
-                        Some(off) => {
-                            i += off;
-                            break;
-                        }
-                        None => return (lens, None),
-                    }
-                }
-            }
-            b'[' => {
-                let idx = lens.len() as u32;
-                // Empty unless the next non-blank byte closes it.
-                let mut j = i + 1;
-                while j < json.len() && json[j].is_ascii_whitespace() {
-                    j += 1;
-                }
-                if json.get(j) == Some(&b']') {
-                    lens.push(0);
-                    i = j;
-                    if one_value && open.is_empty() {
-                        return (lens, Some(i + 1));
-                    }
-                } else {
-                    lens.push(1);
-                    open.push(idx);
-                }
-            }
-            b'{' => open.push(u32::MAX),
-            b']' | b'}' => {
-                open.pop();
-                if one_value && open.is_empty() {
-                    return (lens, Some(i + 1));
-                }
-            }
-            b',' => {
-                if let Some(&top) = open.last()
-                    && top != u32::MAX
-                    && let Some(n) = lens.get_mut(top as usize)
-                {
-                    *n = n.saturating_add(1);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    (lens, None)
 }
 
 /// The array counts of one document and the cursor into them.
@@ -451,31 +374,6 @@ impl<'de, E: de::Error> SeqAccess<'de> for JsonPart<'_, 'de, E> {
     fn size_hint(&self) -> Option<usize> {
         Some(3usize.saturating_sub(usize::from(self.next)))
     }
-}
-
-/// How many arrays `json` opens, outside strings: the counting pass's entries for that span.
-fn count_arrays(json: &[u8]) -> usize {
-    let mut count = 0;
-    let mut i = 0;
-    while let Some(&b) = json.get(i) {
-        match b {
-            b'"' => loop {
-                i += 1;
-                match memchr::memchr2(b'"', b'\\', json.get(i..).unwrap_or_default()) {
-                    Some(off) if json.get(i + off) == Some(&b'\\') => i += off + 1,
-                    Some(off) => {
-                        i += off;
-                        break;
-                    }
-                    None => return count,
-                }
-            },
-            b'[' => count += 1,
-            _ => {}
-        }
-        i += 1;
-    }
-    count
 }
 
 /// Forwards `visit_*` methods that carry a plain value.

@@ -1,0 +1,289 @@
+//! The driver's WATCH: one connection opened after its wait and consumed until it ends, each
+//! event applied to the store ([R5], [R8], [R16]) under the resync timer ([R22]) and the
+//! dead-connection timer ([R7]).
+//!
+//! [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+
+use super::*;
+
+impl<K> Driver<K>
+where
+    K: crate::object::Meta + DeserializeOwned,
+{
+    /// [`Action::Watch`]: a WATCH at `rv` after `wait`, consumed until it ends.
+    pub(super) async fn watch(&mut self, rv: String, wait: Wait, rewatch: bool) -> Event {
+        let delay = match wait {
+            Wait::Now => Duration::ZERO,
+            Wait::Backoff { floor } => self.backoff_delay(floor),
+        };
+        if !self.io.sleep(delay).await {
+            return Event::Cancelled;
+        }
+        if rewatch {
+            bump(&self.io.shared.counters.rewatches);
+        } else {
+            self.resync = self.resync_timer();
+        }
+        let req = self.io.watch_request(rv, false); // R18: a resumed watch never sends initial events
+        bump(&self.io.shared.counters.watch_requests);
+        debug!(rv = %req.resource_version, timeout_s = req.timeout.as_secs(), "starting watch");
+        let res = tokio::select! {
+            _ = self.io.cancel.cancelled() => return Event::Cancelled,
+            res = self.io.lw.watch_probed(&req) => res,
+        };
+        match res {
+            Ok(stream) => {
+                self.run_watch(ActiveWatch {
+                    stream,
+                    start_rv: req.resource_version,
+                    timeout: req.timeout,
+                })
+                .await
+            }
+            Err(e) => {
+                let failure = Failure::of(&e);
+                self.io.report(Error::WatchStart(e));
+                Event::StartFailed(failure)
+            }
+        }
+    }
+
+    /// Consumes one watch connection until it ends.
+    pub(super) async fn run_watch(&mut self, mut w: ActiveWatch<K>) -> Event {
+        let span = tracing::debug_span!("watch", rv = %w.start_rv, timeout_s = w.timeout.as_secs(), events = tracing::field::Empty);
+        let started = Instant::now();
+        let mut resync = self.resync.take();
+        let (end, events, last_rv) = self
+            .consume(&mut w, &mut resync)
+            .instrument(span.clone())
+            .await;
+        self.resync = resync;
+        span.record("events", events);
+        match end {
+            Consumed::Cancelled => Event::Cancelled,
+            Consumed::StoreClosed => Event::StoreClosed,
+            Consumed::Ended(end) => Event::WatchEnded {
+                end,
+                events,
+                elapsed: started.elapsed(),
+                last_rv,
+            },
+        }
+    }
+
+    /// How long watch `w` may stay silent before it is dead ([R7]).
+    ///
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    fn idle_limit(&self, w: &ActiveWatch<K>) -> Duration {
+        let own = w.timeout + DEAD_WATCH_GRACE;
+        if self.periodic_bookmarks {
+            own.min(self.io.config.max_bookmark_gap)
+        } else {
+            own
+        }
+    }
+
+    pub(super) fn resync_timer(&self) -> Option<Interval> {
+        let period = self.io.config.resync_period;
+        if period.is_zero() {
+            return None;
+        }
+        let mut t = tokio::time::interval_at(Instant::now() + period, period);
+        t.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        Some(t)
+    }
+
+    /// Applies the watch's events until it ends; returns how, the events it received (those
+    /// the client shard dropped included: they are traffic, [R7] and [R10]) and the newest RV it
+    /// recorded ([R8]).
+    ///
+    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    pub(super) async fn consume(
+        &mut self,
+        w: &mut ActiveWatch<K>,
+        resync: &mut Option<Interval>,
+    ) -> (Consumed, u64, Option<String>) {
+        let mut idle = self.idle_limit(w);
+        let mut deadline = Instant::now() + idle;
+        let mut gate = EventRvGate::new(&w.start_rv);
+        let mut events = 0u64;
+        let mut last_rv = None;
+        let mut warned_foreign = false;
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.io.cancel.cancelled() => return (Consumed::Cancelled, events, last_rv),
+                _ = tick(resync) => {
+                    let due = self.io.config.should_resync.as_ref().is_none_or(|f| f());
+                    if due {
+                        bump(&self.io.shared.counters.resyncs);
+                        if let Err(e) = self.io.store.resync() {
+                            self.io.report(Error::Resync(e));
+                            return (Consumed::Ended(WatchEnd::ResyncFailed), events, last_rv);
+                        }
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    // R7: nothing for timeout + 5 s, or for the bookmark gap once the server
+                    // sends bookmarks: a dead connection, handled like a close.
+                    self.io.report(Error::DeadWatch(idle));
+                    return (Consumed::Ended(WatchEnd::Closed), events, last_rv);
+                }
+                item = w.stream.next() => {
+                    deadline = Instant::now() + idle;
+                    match item {
+                        None => return (Consumed::Ended(WatchEnd::Closed), events, last_rv),
+                        Some(Ok(Probed::Foreign)) => {
+                            // R7 and R10: a dropped event is still watch activity.
+                            events += 1;
+                            if !warned_foreign && self.io.shared.shard_mode() == Some(ShardMode::Server) {
+                                warned_foreign = true;
+                                warn!("the watch sent objects outside the shard although the LIST was filtered by the server; dropping them on the client (S4)");
+                            }
+                        }
+                        Some(Ok(Probed::Event(ev))) => {
+                            events += 1;
+                            if !self.periodic_bookmarks
+                                && matches!(&ev, WatchEvent::Bookmark(b) if !is_initial_events_end(b))
+                            {
+                                self.periodic_bookmarks = true;
+                                idle = self.idle_limit(w);
+                                deadline = Instant::now() + idle;
+                            }
+                            match self.apply(ev, &mut gate) {
+                                Ok(Some(rv)) => last_rv = Some(rv),
+                                Ok(None) => {}
+                                Err(_) => return (Consumed::StoreClosed, events, last_rv),
+                            }
+                        }
+                        Some(Err(e)) => {
+                            let facts = Facts {
+                                transport: matches!(e, list_watch::Error::Transport(_)),
+                                ..Facts::default()
+                            };
+                            if on_error(Phase::Watch, e.class(), facts) == Answer::DropEvent {
+                                // R16: drop the event, log it, keep watching.
+                                self.io.report(Error::UnexpectedObject(e));
+                                continue;
+                            }
+                            let failure = Failure::of(&e);
+                            self.io.report(Error::Watch(e));
+                            let end = WatchEnd::Failed(failure);
+                            return (Consumed::Ended(end), events, last_rv);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Transforms a watched object ([D8]), keys it and shares it, finished, with `write`; a
+    /// transform that panics drops the object (M17) and writes nothing.
+    ///
+    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    fn finish_then(
+        &self,
+        mut obj: K,
+        write: impl FnOnce(&dyn ReflectorStore<K>, ObjectKey, Arc<K>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let store = &*self.io.store;
+        if guard_transform(&self.io.shared, &mut obj, |o| store.transform(o)) {
+            let key = ObjectKey::from_resource(&obj)?;
+            // A watched object is new (its RV changed), so there is no cached Arc to reuse.
+            write(store, key, Arc::new(obj))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Applies one watch event to the store ([R5]) and publishes its RV if the gate admits it
+    /// ([R8]); returns that RV. Err means the store closed.
+    ///
+    /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    fn apply(
+        &self,
+        ev: WatchEvent<K>,
+        gate: &mut EventRvGate,
+    ) -> Result<Option<String>, StoreError> {
+        // M17: a panicking transform drops that event only (`guard_transform`); its RV is
+        // still recorded, so the watch goes on past it.
+        let (res, rv, is_added) = match ev {
+            // D8: added/modified objects are transformed as soon as they are decoded; deleted
+            // ones are left to the store, which transforms only a real `Deleted` (D4).
+            WatchEvent::Added(o) => {
+                let rv = o.object_resource_version().map(str::to_owned);
+                (self.finish_then(o, |s, k, o| s.add_shared(k, o)), rv, true)
+            }
+            WatchEvent::Modified(o) => {
+                let rv = o.object_resource_version().map(str::to_owned);
+                (
+                    self.finish_then(o, |s, k, o| s.update_shared(k, o)),
+                    rv,
+                    false,
+                )
+            }
+            WatchEvent::Deleted(o) => {
+                let rv = o.object_resource_version().map(str::to_owned);
+                // The store transforms a real `Deleted` inside `delete` (outside its lock).
+                let res = match ObjectKey::from_resource(&o) {
+                    Ok(key) => {
+                        let store = &self.io.store;
+                        let who = key.clone();
+                        guard_transform_owned(&self.io.shared, &who, o, |o| store.delete(key, o))
+                            .unwrap_or(Ok(()))
+                    }
+                    Err(e) => Err(StoreError::Key(e)),
+                };
+                (res, rv, false)
+            }
+            WatchEvent::Bookmark(b) => {
+                // R5: a bookmark only advances the RV and tells the store; handlers never see it.
+                let rv = b.metadata.resource_version;
+                self.io.store.bookmark(&rv);
+                (Ok(()), Some(rv), false)
+            }
+            // Decoding turns ERROR events into stream errors; nothing to apply.
+            WatchEvent::Error(_) => return Ok(None),
+        };
+        match res {
+            Err(StoreError::Closed) => return Err(StoreError::Closed),
+            Err(e) => {
+                if matches!(e, StoreError::Key(_)) {
+                    bump(&self.io.shared.counters.invalid_objects);
+                }
+                warn!(error = %e, "dropping watch event the store refused");
+            }
+            Ok(()) => {}
+        }
+        if gate.admit(is_added)
+            && let Some(rv) = rv.filter(|rv| !rv.is_empty())
+        {
+            self.set_rv(&rv);
+            return Ok(Some(rv));
+        }
+        Ok(None)
+    }
+}
+
+/// How consuming one watch connection ended.
+pub(super) enum Consumed {
+    Cancelled,
+    StoreClosed,
+    Ended(WatchEnd),
+}
+
+async fn tick(t: &mut Option<Interval>) {
+    match t {
+        Some(t) => {
+            t.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
