@@ -226,9 +226,10 @@ async fn t5_protobuf_error_answers_and_error_events_keep_their_status() {
     );
 }
 
-/// T6: watch events decoded on a decode pool of two threads (the large ones; a Pod-sized event
-/// stays inline) are handed on in wire order, in protobuf and in JSON: large and small
-/// ConfigMaps written one after another arrive in the order written, each with its own data.
+/// T6: watch events decoded on a decode pool of two threads (runs of the events already read,
+/// when a run holds 64 KiB or more; smaller runs inline) are handed on in wire order, in protobuf
+/// and in JSON: large and small ConfigMaps written one after another arrive in the order
+/// written, each with its own data.
 #[tokio::test]
 async fn t6_pooled_and_inline_watch_events_keep_wire_order() {
     use informer_runtime::list_watch::DecodePool;

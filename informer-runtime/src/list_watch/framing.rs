@@ -10,12 +10,13 @@
 use std::sync::Arc;
 
 use bytes::{Buf as _, Bytes, BytesMut};
+use futures::FutureExt as _;
 use futures::stream::{Stream, StreamExt};
 use serde::de::DeserializeOwned;
 
 use super::body::BodyReader;
 use super::format::{EventCtx, Split, WireFormat};
-use super::{DecodePool, Error, ProbedStream, Result};
+use super::{DecodePool, Error, Probed, ProbedStream, Result};
 
 /// Splits a watch body into events.
 pub(super) struct EventFramer<F> {
@@ -99,18 +100,24 @@ impl<F: WireFormat> EventFramer<F> {
     }
 }
 
-/// A watch event this large or larger is decoded on the decode pool ([T6]); a smaller one costs
-/// less to decode than to hand over. Measured on a burst of 8 000 Pod updates (scenario 2, two
-/// cores shared with the server): handing each 10-15 KiB event to the pool and back made every
-/// form slower than decoding it inline (the projection's events/s 0.66x, the compact Pod's
-/// 0.87x), so a Pod-sized event stays on the watch's task and only large objects (a ConfigMap
-/// or a CRD of tens of KiB) are worth the hand-over.
+/// At most this many events that are already read are decoded as one run ([T6]).
 ///
 /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-const POOLED_EVENT: usize = 64 << 10;
+const EVENT_RUN: usize = 32;
 
-/// A watch body's events in format `F`, each decoded against `ctx`: inline, or the large ones on
-/// `pool`, a few ahead of the consumer and handed on in wire order ([T6]).
+/// A run of events this large or larger (in bytes) is decoded on the decode pool ([T6]); a
+/// smaller one costs less to decode than to hand over. Handing the pool one Pod-sized event at a
+/// time was slower than decoding inline (a burst of 8 000 Pod updates, two cores shared with the
+/// server: the projection's events/s 0.66x, the compact Pod's 0.87x), so the pool gets runs: the
+/// events a burst or a watch-list has already delivered, up to [`EVENT_RUN`], one job each. A
+/// single event of a quiet watch stays on the watch's task unless it is itself this large.
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+const POOLED_RUN: usize = 64 << 10;
+
+/// A watch body's events in format `F`, each decoded against `ctx`: inline, or in runs of the
+/// events already read on `pool`, a few runs ahead of the consumer, handed on in wire order
+/// ([T6]). Taking a run never waits for an event that has not arrived.
 ///
 /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub(super) fn events<F, K>(
@@ -132,17 +139,29 @@ where
     }
     let ahead = 2 * pool.threads();
     frames
-        .map(move |event| match event {
-            Ok(e) if e.len() >= POOLED_EVENT => {
-                let (format, ctx, pool) = (format.clone(), Arc::clone(&ctx), pool.clone());
-                futures::FutureExt::boxed(async move {
-                    pool.run(move || format.event::<K>(e, &ctx)).await
-                })
+        .ready_chunks(EVENT_RUN)
+        .map(move |run| {
+            let bytes: usize = run.iter().map(|e| e.as_ref().map_or(0, Bytes::len)).sum();
+            let (format, ctx) = (format.clone(), Arc::clone(&ctx));
+            let decode = move || -> Vec<Result<Probed<K>>> {
+                run.into_iter()
+                    .map(|e| e.and_then(|e| format.event::<K>(e, &ctx)))
+                    .collect()
+            };
+            if bytes < POOLED_RUN {
+                return futures::future::ready(decode()).boxed();
             }
-            other => futures::FutureExt::boxed(futures::future::ready(
-                other.and_then(|e| format.event::<K>(e, &ctx)),
-            )),
+            let pool = pool.clone();
+            async move {
+                // A panic in the run's decode ends the watch like any decode error; its events
+                // come again on the next WATCH from the last delivered resourceVersion.
+                pool.run(move || Ok(decode()))
+                    .await
+                    .unwrap_or_else(|e| vec![Err(e)])
+            }
+            .boxed()
         })
         .buffered(ahead)
+        .flat_map(futures::stream::iter)
         .boxed()
 }

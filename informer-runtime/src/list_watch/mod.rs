@@ -399,7 +399,7 @@ where
         self
     }
 
-    /// Where LIST pages and watch events of 64 KiB or more are decoded ([T6]): by default
+    /// Where LIST pages and runs of watch events of 64 KiB or more are decoded ([T6]): by default
     /// [`DecodePool::shared`], one thread per core; [`DecodePool::inline`] decodes on the task
     /// that reads the answer. Objects are handed on in wire order either way.
     ///
