@@ -33,7 +33,6 @@ pub(crate) struct BenchArgs {
 /// Builds the benchmark binary (release) and runs the orchestrator from the workspace root.
 pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     let root = crate::project_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     // The dev-profile binary comes from `cargo test --workspace --no-run`: the units and the
     // features of the README's test command, so after it this build is fresh (a `-p` build would
     // resolve other features and recompile the kube stack).
@@ -49,7 +48,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
             "informer-bench",
         ]
     };
-    let status = Command::new(&cargo)
+    let status = crate::cargo_command()
         .args(build)
         .current_dir(&root)
         .status()

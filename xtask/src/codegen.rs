@@ -9,7 +9,6 @@
 //! versions it exists in. All go through the informer-gen library, the same path build.rs users take.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -191,11 +190,10 @@ pub(crate) fn check_versions(skip: &[String]) -> anyhow::Result<()> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"))
         .join("k8s-versions");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     for version in versions.iter().filter(|v| !skip.contains(v)) {
         let start = Instant::now();
         eprintln!("== cargo check -p informer-k8s --features compact with Kubernetes {version}");
-        let status = Command::new(&cargo)
+        let status = crate::cargo_command()
             .args([
                 "check",
                 "-p",
@@ -215,7 +213,7 @@ pub(crate) fn check_versions(skip: &[String]) -> anyhow::Result<()> {
         }
         // informer-proto's table of this version, decoding (decision record 22).
         eprintln!("== cargo test -p informer-proto-versions with Kubernetes {version}");
-        let status = Command::new(&cargo)
+        let status = crate::cargo_command()
             .args(["test", "-p", "informer-proto-versions", "--quiet"])
             .arg("--target-dir")
             .arg(&target_dir)

@@ -3,15 +3,13 @@
 //! backends with `CI=true`, so a missing Go toolchain or a failed build fails instead of
 //! skipping. Extra arguments go to `cargo test` (a test name filter, `--nocapture`).
 
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 
 /// Runs `cargo` with `args` from the workspace root, with `CI=true`.
 fn cargo(args: &[&str], extra: &[String]) -> anyhow::Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(&cargo)
+    let status = crate::cargo_command()
         .args(args)
         .args(extra)
         .env("CI", "true")

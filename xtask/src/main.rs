@@ -15,6 +15,7 @@ mod template;
 mod tidy;
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use clap::{Parser, Subcommand};
 
@@ -82,4 +83,73 @@ pub(crate) fn project_root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
+}
+
+/// `cargo`, for a build of the workspace itself, with the environment of the shell that ran
+/// `cargo xtask`: the variables `cargo run` set for xtask's own process are removed. Build
+/// scripts track some of them (ring's reruns when `CARGO_MANIFEST_DIR` changes), so a build
+/// started from here with them set would rerun that script and rebuild every crate above it, the
+/// whole kube stack, and the next build from the shell would rebuild it back: about five minutes
+/// each way on two cores. Configuration (`CARGO_HOME`, `CARGO_TARGET_DIR`, `CARGO_PROFILE_*`,
+/// `CARGO_BUILD_*`, `CARGO_INCREMENTAL`, `CARGO_TERM_*`) stays.
+pub(crate) fn cargo_command() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if set_by_cargo_run(&name) {
+            cmd.env_remove(name.as_ref());
+        }
+    }
+    cmd
+}
+
+/// Whether `name` is one of the variables Cargo sets for a crate it runs (`cargo run`,
+/// `cargo test`), as opposed to one a user sets to configure Cargo.
+fn set_by_cargo_run(name: &str) -> bool {
+    matches!(
+        name,
+        "CARGO"
+            | "CARGO_MANIFEST_DIR"
+            | "CARGO_MANIFEST_PATH"
+            | "CARGO_CRATE_NAME"
+            | "CARGO_BIN_NAME"
+            | "CARGO_PRIMARY_PACKAGE"
+            | "CARGO_TARGET_TMPDIR"
+            | "CARGO_RUSTC_CURRENT_DIR"
+            | "OUT_DIR"
+    ) || name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_BIN_EXE_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_for_the_workspace_drops_what_cargo_run_set_and_keeps_configuration() {
+        // `cargo test` sets CARGO_MANIFEST_DIR and CARGO_PKG_NAME for this process, as
+        // `cargo run` does for `cargo xtask`.
+        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+        let cmd = cargo_command();
+        let removed: Vec<String> = cmd
+            .get_envs()
+            .filter(|(_, value)| value.is_none())
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            removed.iter().any(|n| n == "CARGO_MANIFEST_DIR"),
+            "{removed:?}"
+        );
+        assert!(removed.iter().any(|n| n == "CARGO_PKG_NAME"), "{removed:?}");
+        for kept in [
+            "CARGO_HOME",
+            "CARGO_TARGET_DIR",
+            "CARGO_INCREMENTAL",
+            "CARGO_TERM_COLOR",
+        ] {
+            assert!(!set_by_cargo_run(kept), "{kept}");
+        }
+        assert!(set_by_cargo_run("CARGO_BIN_EXE_xtask"));
+    }
 }
