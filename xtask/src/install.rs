@@ -3,11 +3,13 @@
 //!
 //! The install runs outside the workspace (so this repository's `.cargo/config.toml`, which sets
 //! `K8S_OPENAPI_ENABLED_VERSION`, does not apply: the `cli` feature alone must pick the
-//! Kubernetes version), offline, with the dev profile (`--debug`: a release build of the server
-//! would take minutes) into `<target>/user-crates`, the target directory `cargo xtask template`
-//! builds the user's crate in (the same clean environment, so the kube stack they share is built
-//! once), kept between runs, so a second run only copies the binary. The install root
-//! (`<target>/testserver-install`) is made anew each time, so the binary is always installed.
+//! Kubernetes version), with the workspace's lock file, offline once the workspace's locked
+//! packages are fetched (a download only where they are missing), with the dev profile
+//! (`--debug`: a release build of the server would take minutes) into `<target>/user-crates`,
+//! the target directory `cargo xtask template` builds the user's crate in (the same clean
+//! environment, so the kube stack they share is built once), kept between runs, so a second run
+//! only copies the binary. The install root (`<target>/testserver-install`) is made anew each
+//! time, so the binary is always installed.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -20,6 +22,32 @@ use anyhow::{Context, bail, ensure};
 use crate::project_root;
 use crate::template::{USER_CRATES, clean_env};
 
+/// `cargo fetch --locked --target <host>` in the workspace: every package of its `Cargo.lock`
+/// that this host can build, downloaded unless it already is.
+fn fetch_locked(root: &std::path::Path) -> anyhow::Result<()> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let version = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .context("running rustc -vV")?;
+    ensure!(
+        version.status.success(),
+        "rustc -vV failed: {}",
+        version.status
+    );
+    let text = String::from_utf8_lossy(&version.stdout);
+    let Some(host) = text.lines().find_map(|l| l.strip_prefix("host: ")) else {
+        bail!("rustc -vV names no host:\n{text}");
+    };
+    let status = crate::cargo_command()
+        .args(["fetch", "--locked", "--target", host.trim()])
+        .current_dir(root)
+        .status()
+        .context("running cargo fetch")?;
+    ensure!(status.success(), "cargo fetch --locked failed: {status}");
+    Ok(())
+}
+
 /// Installs the `cli` binary and checks that it serves `/version`.
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
@@ -31,17 +59,30 @@ pub(crate) fn run() -> anyhow::Result<()> {
         std::fs::remove_dir_all(&install_root)
             .with_context(|| format!("removing {}", install_root.display()))?;
     }
+    // `--offline` reads only packages already downloaded, and on a machine that has not built
+    // the workspace yet (a fresh CI runner, a clean clone) the `cli` feature's are not: fetch
+    // the workspace's locked packages for this host first (no network when they are present).
+    // `--locked` then installs exactly those versions, as `cargo install --locked` installs a
+    // published binary with the lock file packaged beside it.
+    fetch_locked(&root)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.arg("install")
         .arg("--path")
         .arg(root.join("informer-testserver"))
-        .args(["--features", "cli", "--offline", "--debug", "--root"])
+        .args([
+            "--features",
+            "cli",
+            "--locked",
+            "--offline",
+            "--debug",
+            "--root",
+        ])
         .arg(&install_root)
         .current_dir(std::env::temp_dir());
     clean_env(&mut cmd, &target);
     eprintln!(
-        "install: cargo install --path informer-testserver --features cli --offline --debug --root {}",
+        "install: cargo install --path informer-testserver --features cli --locked --offline --debug --root {}",
         install_root.display()
     );
     let start = Instant::now();
