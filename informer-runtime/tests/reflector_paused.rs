@@ -53,8 +53,18 @@ fn r7_a_silent_watch_is_dead_after_its_timeout_plus_5s_and_rewatched_without_a_l
         kc.connect_timeout = None;
         let client = kube::Client::try_from(kc).unwrap();
         let store = RecordingStore::<ConfigMap>::new();
+        // The clock is paused and jumps ahead whenever this runtime waits on the server's I/O,
+        // so T4's bounds on a response head and a body (90 s, 60 s) could pass in virtual time
+        // before a real answer arrives and turn a slow answer into a failed LIST. This test is
+        // about R7's silent-watch bound only: put the others out of reach.
+        let far = Duration::from_secs(365 * 24 * 3600);
+        let limits = informer_runtime::list_watch::BodyLimits {
+            head: far,
+            idle: far,
+            ..Default::default()
+        };
         let reflector = Reflector::new(
-            ListWatch::new(kube::Api::<ConfigMap>::all(client)),
+            ListWatch::new(kube::Api::<ConfigMap>::all(client)).body_limits(limits),
             store.clone(),
             fast_config(),
         );
