@@ -34,7 +34,8 @@ pub enum Flavor {
     Default,
     /// `ShardedListAndWatch` off: the server ignores `shardSelector` (the client filters).
     ShardGateOff,
-    /// The watch cache off: a watch from a compacted resourceVersion reaches etcd (410 Gone).
+    /// The watch cache off: a watch from a compacted resourceVersion reaches etcd (410 Gone), and
+    /// a LIST at resourceVersion "0" is paged.
     NoWatchCache,
     /// `ConsistentListFromCacheSkipTimeoutFallback` on (alpha in 1.37): a consistent LIST the
     /// watch cache cannot serve in time answers 429 instead of reading etcd ([R13]).
@@ -77,7 +78,9 @@ impl Backend {
     /// A fresh informer-testserver configured as `flavor`.
     pub async fn testserver(flavor: Flavor) -> Backend {
         init_tracing();
-        let server = TestServer::start()
+        let server = TestServer::builder()
+            .watch_cache(flavor != Flavor::NoWatchCache)
+            .start()
             .await
             .expect("informer-testserver starts");
         match flavor {

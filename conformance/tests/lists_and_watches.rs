@@ -95,6 +95,75 @@ async fn paged_initial_list(backend: &Backend) {
     );
 }
 
+conformance!(a_list_at_rv_0_is_one_response_whatever_its_limit);
+/// A LIST at resourceVersion "0" is served from the watch cache in one response, whatever its
+/// `limit` (KEP-4988 keeps that), with or without `resourceVersionMatch=NotOlderThan`; a
+/// consistent LIST (`""`) with the same limit is paged. The runtime decodes either as it
+/// arrives (R3), so both give every object.
+async fn a_list_at_rv_0_is_one_response_whatever_its_limit(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("unpaged").await;
+    for i in 0..25 {
+        create(&client, &ns, &format!("cm-{i:02}"), "x").await;
+    }
+    let lw = ListWatch::<ConfigMap>::new(Api::namespaced(client.clone(), &ns));
+    for rv_match in [None, Some("NotOlderThan")] {
+        let at_zero = ListRequest {
+            resource_version: Some("0".to_string()),
+            resource_version_match: rv_match.map(str::to_string),
+            limit: Some(10),
+            ..Default::default()
+        };
+        // The watch cache may lag the last write by a moment.
+        wait_for("the watch cache holds every object", || async {
+            let page = lw.list(&at_zero).await.expect("a list at \"0\"");
+            assert_eq!(page.continue_token, None, "{rv_match:?}: one response");
+            page.items.len() == 25
+        })
+        .await;
+    }
+    let consistent = ListRequest {
+        resource_version: Some(String::new()),
+        limit: Some(10),
+        ..Default::default()
+    };
+    let page = lw.list(&consistent).await.expect("a consistent list");
+    assert_eq!(page.items.len(), 10, "a consistent list is paged");
+    assert!(page.continue_token.is_some(), "more pages follow");
+}
+
+conformance!(
+    without_the_watch_cache_a_list_at_rv_0_is_paged,
+    NoWatchCache
+);
+/// Without the watch cache, a LIST at resourceVersion "0" is read from etcd and paged, and an
+/// informer pages it to the end (R3).
+async fn without_the_watch_cache_a_list_at_rv_0_is_paged(backend: &Backend) {
+    let client = backend.client().await;
+    let ns = backend.namespace("paged-rv0").await;
+    for i in 0..25 {
+        create(&client, &ns, &format!("cm-{i:02}"), "x").await;
+    }
+    let lw = ListWatch::<ConfigMap>::new(Api::namespaced(client.clone(), &ns));
+    let at_zero = ListRequest {
+        resource_version: Some("0".to_string()),
+        limit: Some(10),
+        ..Default::default()
+    };
+    let page = lw.list(&at_zero).await.expect("a list at \"0\"");
+    assert_eq!(page.items.len(), 10, "paged");
+    assert!(page.continue_token.is_some(), "more pages follow");
+    let informer = informer(&client, &ns, |c| {
+        c.reflector.strategy = InitialListStrategy::ListWatch;
+        c.reflector.page_size = 10;
+    });
+    let _running = start_synced(&informer).await;
+    assert_eq!(
+        by_name(informer.indexer().list()),
+        server_config_maps(&client, &ns).await
+    );
+}
+
 conformance!(streaming_initial_list);
 /// The streaming initial list (watch-list, `sendInitialEvents`) syncs without a single LIST and
 /// without falling back, and ends at the bookmark's resourceVersion.

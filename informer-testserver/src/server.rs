@@ -33,6 +33,7 @@ pub struct TestServerBuilder {
     compress_objects: bool,
     eager_protobuf: bool,
     watch_list_compression: bool,
+    watch_cache: bool,
 }
 
 impl Default for TestServerBuilder {
@@ -47,6 +48,7 @@ impl Default for TestServerBuilder {
             compress_objects: false,
             eager_protobuf: false,
             watch_list_compression: true,
+            watch_cache: true,
         }
     }
 }
@@ -122,6 +124,21 @@ impl TestServerBuilder {
         self
     }
 
+    /// kube-apiserver's watch cache (`--watch-cache`, on by default): a LIST at
+    /// resourceVersion "0" (with no `resourceVersionMatch` or `NotOlderThan`) is served from it
+    /// in one response whatever its `limit`, as kube-apiserver 1.37 does (KEP-4988 pages only
+    /// the lists it would otherwise send to etcd). Off, that list is paged like every other, as
+    /// by a kube-apiserver without the cache.
+    ///
+    /// ```
+    /// let server = informer_testserver::TestServer::builder().watch_cache(false);
+    /// # let _ = server;
+    /// ```
+    pub fn watch_cache(mut self, on: bool) -> Self {
+        self.watch_cache = on;
+        self
+    }
+
     /// Binds and starts serving on the current tokio runtime.
     pub async fn start(self) -> Result<TestServer, Error> {
         let settings = Settings {
@@ -130,6 +147,7 @@ impl TestServerBuilder {
             compress_objects: self.compress_objects,
             eager_protobuf: self.eager_protobuf,
             watch_list_compression: self.watch_list_compression,
+            watch_cache: self.watch_cache,
         };
         let sh = Shared::new(settings, self.history_size, self.watch_buffer);
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {

@@ -25,6 +25,9 @@ pub(crate) struct Settings {
     pub(crate) eager_protobuf: bool,
     /// The `WatchListCompression` feature gate: gzip watch-list streams (T3).
     pub(crate) watch_list_compression: bool,
+    /// The watch cache: LISTs at resourceVersion "0" are answered whole
+    /// (`TestServerBuilder::watch_cache`).
+    pub(crate) watch_cache: bool,
 }
 
 /// Everything the server shares.

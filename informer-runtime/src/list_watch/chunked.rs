@@ -18,7 +18,7 @@ use serde::de::Error as _;
 pub(crate) type Field<'a> = Cow<'a, [u8]>;
 
 /// A `serde_json` error naming the byte offset, so malformed bodies read like decode errors.
-fn malformed(pos: usize, what: &str) -> serde_json::Error {
+pub(crate) fn malformed(pos: usize, what: &str) -> serde_json::Error {
     serde_json::Error::custom(format!("malformed list body at byte {pos}: {what}"))
 }
 
@@ -400,7 +400,7 @@ fn string_value(raw: &[u8]) -> Option<Cow<'_, [u8]>> {
 }
 
 /// Whether a raw key (with its quotes) is `name`; an escaped key is decoded first.
-fn key_named(raw: &[u8], name: &str) -> bool {
+pub(crate) fn key_named(raw: &[u8], name: &str) -> bool {
     string_value(raw).is_some_and(|key| *key == *name.as_bytes())
 }
 
@@ -445,7 +445,7 @@ fn container_end_from(body: &[u8], from: usize, depth: usize) -> Option<usize> {
 /// The index just past the closing quote of a string whose content starts at `from`. The
 /// string is crossed 8 bytes at a time, testing each word for `"` or `\\` (SWAR): on
 /// realistic Pods, whose strings are many and short, 3x faster than a memchr per string.
-fn string_end(body: &[u8], mut from: usize) -> Option<usize> {
+pub(crate) fn string_end(body: &[u8], mut from: usize) -> Option<usize> {
     /// The high bit of every byte of `x` that equals `b` (exact for the lowest such byte).
     fn bytes_equal(x: u64, b: u8) -> u64 {
         let y = x ^ (0x0101_0101_0101_0101u64 * u64::from(b));

@@ -4,6 +4,7 @@
 //! actually present), and the chunked walk decodes exactly what the whole-body decoder decodes.
 
 use std::marker::PhantomData;
+use std::mem::{Discriminant, discriminant};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -308,5 +309,279 @@ proptest! {
         }
         let (whole, _) = sequential_and_parallel(real, protobuf, exact, None);
         prop_assert_eq!(whole.map(|names| names.len()), Ok(n));
+    }
+}
+
+/// What decoding `body` whole gives (the list's head, then the item iterator): the names of
+/// its items, its resourceVersion and continue token, or the kind of error it ends with (the
+/// two reads meet a malformed body at different places: the whole-body read checks the
+/// envelope before any item, the streaming read as it arrives).
+fn whole_body(
+    body: Vec<u8>,
+    protobuf: bool,
+    exact: bool,
+) -> Result<(Vec<String>, String), Discriminant<super::Error>> {
+    let page = page_in::<ConfigMap>(body, protobuf, exact, None);
+    let head = match &page.format {
+        Format::Json(f) => f.list_head(&page.body, &page.list_kinds),
+        Format::Protobuf(f) => f.list_head(&page.body, &page.list_kinds),
+    }
+    .map_err(|e| discriminant(&e))?;
+    let mut names = Vec::new();
+    let mut items = page.items();
+    items
+        .by_ref()
+        .try_for_each(|cm| cm.map(|cm| names.push(cm.metadata.name.unwrap_or_default())))
+        .and_then(|()| items.finish())
+        .map_err(|e| discriminant(&e))?;
+    Ok((
+        names,
+        format!("{} {:?}", head.resource_version, head.continue_token),
+    ))
+}
+
+/// What the streaming decode gives for `body` arriving in pieces cut at `cuts`, on `pool`; the
+/// head is what it announced to `on_body`, which it must call exactly when it succeeds.
+fn streamed(
+    body: Vec<u8>,
+    protobuf: bool,
+    exact: bool,
+    cuts: &[usize],
+    pool: &DecodePool,
+) -> Result<(Vec<String>, String), Discriminant<super::Error>> {
+    let page = page_in::<ConfigMap>(body, protobuf, exact, None);
+    let mut at: Vec<usize> = cuts.iter().map(|c| c % (page.body.len() + 1)).collect();
+    at.sort_unstable();
+    let mut chunks = std::collections::VecDeque::new();
+    let mut from = 0;
+    for cut in at.into_iter().chain([page.body.len()]) {
+        chunks.push_back(page.body.slice(from..cut));
+        from = cut;
+    }
+    let body = super::streamed::Body {
+        reader: chunks,
+        idle: std::time::Duration::from_secs(30),
+        max: usize::MAX,
+        total: 0,
+        eof: false,
+    };
+    let announced = std::sync::Mutex::new(None);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let res = rt.block_on(super::streamed::decode_streamed(
+        body,
+        page.format.clone(),
+        Arc::clone(&page.list_kinds),
+        pool,
+        |cm: ConfigMap| Some(cm.metadata.name.unwrap_or_default()),
+        |rv: &str, token: Option<&str>| {
+            let head = format!("{rv} {:?}", token.map(str::to_string));
+            *announced.lock().expect("not poisoned") = Some(head);
+        },
+    ));
+    let announced = announced.into_inner().expect("not poisoned");
+    match res {
+        Ok(page) => {
+            let head = format!("{} {:?}", page.resource_version, page.continue_token);
+            assert_eq!(
+                announced.as_ref(),
+                Some(&head),
+                "on_body saw the list's head"
+            );
+            Ok((page.items, head))
+        }
+        Err(e) => Err(discriminant(&e)),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// R3: decoding a LIST body as it arrives, in pieces cut anywhere, inline or on a pool,
+    /// gives what decoding it whole gives: the same objects in the same order, the same head,
+    /// and the same kind of error, on real lists of either format, cut or mutated ones, and arbitrary
+    /// bytes.
+    #[test]
+    fn streaming_a_body_equals_decoding_it_whole(
+        n in 0usize..60,
+        protobuf in any::<bool>(),
+        exact in any::<bool>(),
+        cut in any::<usize>(),
+        ops in ops(),
+        arbitrary in proptest::collection::vec(any::<u8>(), 0..200),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        threads in 1usize..4,
+    ) {
+        let pool = DecodePool::new(threads).expect("a pool");
+        let real = if protobuf { cm_list_protobuf(n) } else { cm_list(n).into_bytes() };
+        let cut_at = cut % (real.len() + 1);
+        for body in [real.clone(), real[..cut_at].to_vec(), mutate(&real, &ops), arbitrary.clone()] {
+            let whole = whole_body(body.clone(), protobuf, exact);
+            let streamed = streamed(body, protobuf, exact, &cuts, &pool);
+            prop_assert_eq!(whole, streamed);
+        }
+        let whole = streamed(real, protobuf, exact, &cuts, &pool);
+        prop_assert_eq!(whole.map(|(names, _)| names.len()), Ok(n));
+    }
+}
+
+/// Bodies of unusual shape stream to what their whole-body read gives: metadata and `kind`
+/// after the items, `items: null`, a `Status`, a list of another kind, items twice.
+#[test]
+fn unusual_bodies_stream_to_what_their_whole_read_gives() {
+    let item = r#"{"metadata":{"name":"a","namespace":"ns"}}"#;
+    let bodies = [
+        format!(
+            r#"{{"items":[{item},{item}],"metadata":{{"resourceVersion":"7"}},"kind":"ConfigMapList"}}"#
+        ),
+        format!(r#"{{"items":[{item}],"kind":"PodList"}}"#),
+        r#"{"kind":"ConfigMapList","metadata":{"resourceVersion":"3"},"items":null}"#.to_string(),
+        r#"{"kind":"Status","apiVersion":"v1","status":"Failure","code":410,"reason":"Expired"}"#
+            .to_string(),
+        format!(r#"{{"kind":"PodList","metadata":{{}},"items":[{item}]}}"#),
+        format!(
+            r#" {{ "kind" : "ConfigMapList" , "metadata" : {{ "resourceVersion" : "9" }} , "items" : [ {item} , {item} ] }} "#
+        ),
+    ];
+    let pool = DecodePool::inline();
+    for body in bodies {
+        let whole = whole_body(body.clone().into_bytes(), false, true);
+        for step in [1, 2, 7, 64, usize::MAX] {
+            let cuts: Vec<usize> = (step..body.len()).step_by(step.max(1)).collect();
+            let got = streamed(body.clone().into_bytes(), false, true, &cuts, &pool);
+            assert_eq!(got, whole, "{body} in pieces of {step}");
+        }
+    }
+    // `items` twice, which no server writes: the whole-body walk reads both arrays; streaming
+    // has decoded the first when it meets the second, and says so.
+    let body = format!(r#"{{"kind":"ConfigMapList","items":[{item}],"items":[{item}]}}"#);
+    let got = streamed(body.into_bytes(), false, true, &[], &pool);
+    let not_a_list = super::Error::NotAList {
+        what: String::new(),
+        expected: String::new(),
+    };
+    assert_eq!(got, Err(discriminant(&not_a_list)));
+    // Metadata after the items: the head comes from the tail.
+    let body = format!(r#"{{"items":[{item}],"metadata":{{"resourceVersion":"7"}}}}"#);
+    let got = streamed(body.into_bytes(), false, true, &[5, 20], &pool);
+    assert_eq!(got, Ok((vec!["a".to_string()], "7 None".to_string())));
+}
+
+/// The first bytes of a real body say where its items begin, in both formats; a body whose
+/// items have not begun yet asks for more, and one of another shape is read whole.
+#[test]
+fn the_items_of_a_real_body_are_found_in_its_first_bytes() {
+    use super::format::Start;
+    let kinds = ["ConfigMapList".to_string()];
+    let json = Json {
+        exact_capacity: true,
+    };
+    let body = cm_list(3).into_bytes();
+    let open = body
+        .windows(9)
+        .position(|w| w == b"\"items\":[")
+        .expect("items")
+        + 9;
+    assert!(matches!(
+        json.stream_start(&body[..open - 1], &kinds),
+        Start::More
+    ));
+    assert!(
+        matches!(json.stream_start(&body[..open], &kinds), Start::Items { at, .. } if at == open)
+    );
+    let other = ["PodList".to_string()];
+    assert!(matches!(json.stream_start(&body, &other), Start::Whole));
+    let pb = Protobuf {
+        message: informer_proto::for_kind("v1", "ConfigMap").expect("built in"),
+        fallback: Fallback::default(),
+    };
+    let body = cm_list_protobuf(3);
+    let Start::Items { at, .. } = pb.stream_start(&body, &kinds) else {
+        panic!("a protobuf list streams");
+    };
+    assert!(matches!(pb.stream_start(&body[..at], &kinds), Start::More));
+    assert!(matches!(pb.stream_start(&body, &other), Start::Whole));
+    assert!(matches!(pb.stream_start(b"k8", &kinds), Start::More));
+    assert!(matches!(
+        pb.stream_start(b"{\"kind\"", &kinds),
+        Start::Whole
+    ));
+}
+
+/// R3: the items of a large body are decoded while it arrives, not after its last byte: by
+/// the time the last piece is read, most were decoded (what is left is the last 64 KiB read
+/// ahead and the run in progress).
+#[test]
+fn a_large_body_is_decoded_while_it_arrives() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Pieces of a body that record how many items were decoded when each was read.
+    struct Watched {
+        pieces: std::collections::VecDeque<Bytes>,
+        decoded: Arc<AtomicUsize>,
+        seen: Arc<std::sync::Mutex<Vec<usize>>>,
+    }
+    impl super::streamed::Chunks for Watched {
+        async fn next_chunk(&mut self) -> Option<super::Result<Bytes>> {
+            let piece = self.pieces.pop_front()?;
+            let decoded = self.decoded.load(Ordering::SeqCst);
+            self.seen.lock().expect("not poisoned").push(decoded);
+            Some(Ok(piece))
+        }
+    }
+
+    let n = 4_000;
+    for protobuf in [false, true] {
+        let body = Bytes::from(if protobuf {
+            cm_list_protobuf(n)
+        } else {
+            cm_list(n).into_bytes()
+        });
+        let pieces = (0..body.len())
+            .step_by(4096)
+            .map(|at| body.slice(at..(at + 4096).min(body.len())))
+            .collect();
+        let decoded = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let reader = Watched {
+            pieces,
+            decoded: Arc::clone(&decoded),
+            seen: Arc::clone(&seen),
+        };
+        let page = page_in::<ConfigMap>(Vec::new(), protobuf, true, None);
+        let body = super::streamed::Body {
+            reader,
+            idle: std::time::Duration::from_secs(30),
+            max: usize::MAX,
+            total: 0,
+            eof: false,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
+        let count = Arc::clone(&decoded);
+        let listed = rt
+            .block_on(super::streamed::decode_streamed(
+                body,
+                page.format.clone(),
+                Arc::clone(&page.list_kinds),
+                &DecodePool::inline(),
+                move |cm: ConfigMap| {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    cm.metadata.name
+                },
+                |_: &str, _: Option<&str>| {},
+            ))
+            .expect("decodes");
+        assert_eq!(listed.items.len(), n);
+        let seen = seen.lock().expect("not poisoned");
+        let at_last = *seen.last().expect("pieces were read");
+        assert!(
+            at_last >= n / 2,
+            "protobuf {protobuf}: only {at_last} of {n} items decoded when the last piece was read"
+        );
     }
 }

@@ -43,6 +43,7 @@ mod page;
 mod pool;
 mod request;
 pub(crate) mod sized;
+mod streamed;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -70,6 +71,7 @@ pub use self::page::{ListPage, PageItems, RawListPage};
 pub use self::pool::DecodePool;
 pub use self::request::{DEFAULT_MAX_WATCH_LINE_BYTES, ListRequest, WatchRequest};
 use self::request::{push_opt, push_pair};
+pub use self::streamed::StreamedList;
 
 /// A stream of decoded watch events; errors do not end it (the consumer decides), the end of the
 /// HTTP body does.
@@ -458,6 +460,40 @@ where
 
     /// Sends one LIST and waits for its whole body, without decoding the items yet.
     pub async fn list_raw(&self, req: &ListRequest) -> Result<RawListPage<K>> {
+        let (reader, format) = self.list_response(req).await?;
+        let body = read_body(reader, self.limits.idle, self.limits.max_list_bytes, "LIST").await?;
+        let head = match &format {
+            Format::Json(f) => f.list_head(&body, &self.list_kinds),
+            Format::Protobuf(f) => f.list_head(&body, &self.list_kinds),
+        }?;
+        Ok(RawListPage {
+            body,
+            format,
+            list_kinds: Arc::clone(&self.list_kinds),
+            resource_version: head.resource_version,
+            continue_token: head.continue_token,
+            shard_info: head.shard_info,
+            client_shard: None,
+            _k: PhantomData,
+        })
+    }
+
+    /// Sends one LIST and returns once its headers have arrived; its items are decoded as the
+    /// body arrives ([`StreamedList::decode_on`]), so the body is never held whole.
+    pub async fn list_streamed(&self, req: &ListRequest) -> Result<StreamedList<K>> {
+        let (reader, format) = self.list_response(req).await?;
+        Ok(StreamedList {
+            reader,
+            format,
+            list_kinds: Arc::clone(&self.list_kinds),
+            idle: self.limits.idle,
+            max: self.limits.max_list_bytes,
+            _k: PhantomData,
+        })
+    }
+
+    /// Sends one LIST; returns its body, not read yet, and the format it came in.
+    async fn list_response(&self, req: &ListRequest) -> Result<(BodyReader, Format)> {
         let mut query = String::new();
         push_opt(&mut query, "labelSelector", req.label_selector.as_deref());
         push_opt(&mut query, "fieldSelector", req.field_selector.as_deref());
@@ -481,27 +517,7 @@ where
             .send(&query, self.accept(protobuf.is_some(), true))
             .await?;
         let format = Format::of_answer(res.headers(), &self.json(), protobuf.as_ref());
-        let body = read_body(
-            self.body(res)?,
-            self.limits.idle,
-            self.limits.max_list_bytes,
-            "LIST",
-        )
-        .await?;
-        let head = match &format {
-            Format::Json(f) => f.list_head(&body, &self.list_kinds),
-            Format::Protobuf(f) => f.list_head(&body, &self.list_kinds),
-        }?;
-        Ok(RawListPage {
-            body,
-            format,
-            list_kinds: Arc::clone(&self.list_kinds),
-            resource_version: head.resource_version,
-            continue_token: head.continue_token,
-            shard_info: head.shard_info,
-            client_shard: None,
-            _k: PhantomData,
-        })
+        Ok((self.body(res)?, format))
     }
 
     /// Sends one LIST and decodes it.

@@ -103,19 +103,30 @@ impl DecodePool {
         T: Send + 'static,
         F: FnOnce() -> Result<T> + Send + 'static,
     {
+        self.submit(job).wait().await
+    }
+
+    /// Starts `job` on the pool at once and returns what awaits its result, so several jobs run
+    /// while their caller goes on reading; inline, runs it right here. A job that panics is
+    /// [`Error::DecodePanicked`], as in [`run`](Self::run).
+    pub(super) fn submit<T, F>(&self, job: F) -> Submitted<T>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> Result<T> + Send + 'static,
+    {
         let guarded = move || {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
                 .unwrap_or(Err(Error::DecodePanicked))
         };
         let Some(pool) = &self.threads else {
-            return guarded();
+            return Submitted::Done(guarded());
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
         pool.spawn(move || {
             // The receiver is gone only if the caller stopped waiting (it was cancelled).
             let _ = tx.send(guarded());
         });
-        rx.await.unwrap_or(Err(Error::DecodePanicked))
+        Submitted::Running(rx)
     }
 
     /// Runs `f` on each of `parts` across the pool's threads and returns the results in the
@@ -133,6 +144,24 @@ impl DecodePool {
         match &self.threads {
             Some(pool) => pool.install(|| parts.into_par_iter().map(f).collect()),
             None => parts.into_iter().map(f).collect(),
+        }
+    }
+}
+
+/// A job [`DecodePool::submit`] started.
+pub(super) enum Submitted<T> {
+    /// Run inline: its result.
+    Done(Result<T>),
+    /// Running on the pool.
+    Running(tokio::sync::oneshot::Receiver<Result<T>>),
+}
+
+impl<T> Submitted<T> {
+    /// The job's result.
+    pub(super) async fn wait(self) -> Result<T> {
+        match self {
+            Submitted::Done(res) => res,
+            Submitted::Running(rx) => rx.await.unwrap_or(Err(Error::DecodePanicked)),
         }
     }
 }

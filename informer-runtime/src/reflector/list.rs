@@ -79,31 +79,44 @@ where
         let shard = ctx.config.shard.clone();
         let (tx, meta) = oneshot::channel();
         let task = async move {
-            let mut page: RawListPage<K> = lw.list_raw(&req).await?;
-            if let Some(shard) = shard {
-                // KEP-5866: an answer without `shardInfo` is the whole collection: filter it
-                // here, before the decode of each object outside the shard. S4: so is an
-                // answer whose echoed selector is not the one we sent (another server behind
-                // the same address, or one that applied something else): only an exact echo
-                // is trusted, page by page. kube-apiserver echoes the parsed selector re-rendered
-                // (`k8s.io/apimachinery/pkg/sharding`, `shardSelector.String`) in the canonical
-                // form `Shard::selector` sends, so a server that applied it echoes it verbatim.
-                let echoed = page.shard_info.as_deref();
-                let mode = if echoed == req.shard_selector.as_deref() {
-                    ShardMode::Server
-                } else {
-                    if let Some(echoed) = echoed {
-                        tracing::warn!(
-                            sent = ?req.shard_selector,
-                            %echoed,
-                            "the server echoed another shard selector; filtering on the client (S4)"
-                        );
-                    }
-                    page = page.client_shard(Some(shard));
-                    ShardMode::Client
+            let Some(shard) = shard else {
+                // R3: the items are decoded as the body arrives, on the decode pool (T6) or
+                // inline, so an unpaged answer (kube-apiserver's watch cache ignores `limit`)
+                // is never held whole. The next page's fetch starts once this body has ended.
+                let list = lw.list_streamed(&req).await?;
+                let pool = lw.pool().clone();
+                let finish = move |obj| finish_listed(&*store, &shared, obj);
+                let on_body = move |rv: &str, token: Option<&str>| {
+                    // The receiver is gone only if the list was abandoned.
+                    let _ = tx.send((rv.to_string(), token.map(str::to_string)));
                 };
-                shared.set_shard_mode(mode);
-            }
+                return Ok(list.decode_on(&pool, finish, on_body).await?.items);
+            };
+            let mut page: RawListPage<K> = lw.list_raw(&req).await?;
+            // KEP-5866: an answer without `shardInfo` is the whole collection: filter it
+            // here, before the decode of each object outside the shard. S4: so is an
+            // answer whose echoed selector is not the one we sent (another server behind
+            // the same address, or one that applied something else): only an exact echo
+            // is trusted, page by page. kube-apiserver echoes the parsed selector re-rendered
+            // (`k8s.io/apimachinery/pkg/sharding`, `shardSelector.String`) in the canonical
+            // form `Shard::selector` sends, so a server that applied it echoes it verbatim.
+            // A sharded list reads each body whole: the echo decides the filter before any
+            // item is decoded.
+            let echoed = page.shard_info.as_deref();
+            let mode = if echoed == req.shard_selector.as_deref() {
+                ShardMode::Server
+            } else {
+                if let Some(echoed) = echoed {
+                    tracing::warn!(
+                        sent = ?req.shard_selector,
+                        %echoed,
+                        "the server echoed another shard selector; filtering on the client (S4)"
+                    );
+                }
+                page = page.client_shard(Some(shard));
+                ShardMode::Client
+            };
+            shared.set_shard_mode(mode);
             // The receiver is gone only if the list was abandoned.
             let _ = tx.send((page.resource_version.clone(), page.continue_token.clone()));
             let pool = lw.pool();

@@ -43,6 +43,9 @@ struct Args {
     /// Interval of BOOKMARK events, in milliseconds.
     #[arg(long, default_value_t = 1_000)]
     bookmark_interval_ms: u64,
+    /// Page LISTs at resourceVersion "0" too, as a kube-apiserver without its watch cache.
+    #[arg(long)]
+    no_watch_cache: bool,
 }
 
 #[tokio::main]
@@ -55,7 +58,8 @@ async fn main() -> anyhow::Result<()> {
         .port(args.port)
         .bind_address(args.bind)
         .history_size(args.history_size)
-        .bookmark_interval(Duration::from_millis(args.bookmark_interval_ms));
+        .bookmark_interval(Duration::from_millis(args.bookmark_interval_ms))
+        .watch_cache(!args.no_watch_cache);
     if let Some(t) = &args.token {
         builder = builder.bearer_token(t.clone());
     }

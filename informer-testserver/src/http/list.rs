@@ -214,6 +214,19 @@ fn read_point(sh: &Shared, q: &QueryParams) -> Result<(Option<u64>, Option<ObjKe
     }
 }
 
+/// Whether kube-apiserver serves this LIST from its watch cache in one response, ignoring
+/// `limit`: resourceVersion "0" with no `resourceVersionMatch` or `NotOlderThan`, no continue
+/// token (the cacher's `shouldDelegateList`; KEP-4988 keeps the limit ignored there).
+fn from_watch_cache(sh: &Shared, q: &QueryParams) -> bool {
+    sh.settings.watch_cache
+        && q.continue_token.as_deref().is_none_or(str::is_empty)
+        && q.resource_version.as_deref() == Some("0")
+        && matches!(
+            q.resource_version_match.as_deref(),
+            None | Some("" | "NotOlderThan")
+        )
+}
+
 /// Serves a LIST.
 pub(crate) fn list(
     sh: &Arc<Shared>,
@@ -258,7 +271,11 @@ pub(crate) fn list_with(
         namespace: t.namespace.as_deref(),
         at,
         start_after,
-        limit: q.limit.and_then(|l| usize::try_from(l).ok()),
+        limit: if from_watch_cache(sh, q) {
+            None
+        } else {
+            q.limit.and_then(|l| usize::try_from(l).ok())
+        },
         filter: &filter,
     };
     let page = sh.store.list(&t.info.storage_key(), &read)?;

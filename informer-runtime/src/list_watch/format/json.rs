@@ -14,8 +14,8 @@ use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor,
 };
 
-use super::{EventCtx, ItemWalk, ListHead, Split, WireFormat};
-use crate::list_watch::chunked::{self, ChunkedList};
+use super::{EventCtx, ItemStream, ItemWalk, ListHead, Next, Scan, Split, Start, WireFormat};
+use crate::list_watch::chunked::{self, ChunkedList, key_named, malformed, string_end, value_end};
 use crate::list_watch::{Error, ObjectCheck, Probed, Result, api_error, sized};
 use crate::shard::Shard;
 
@@ -32,6 +32,7 @@ impl WireFormat for Json {
     /// The counts of the item's arrays (exact capacity), found by the pass that found its end.
     type Hint = Option<Vec<u32>>;
     type Walk<'a> = JsonWalk<'a>;
+    type Stream = JsonStream;
 
     fn list_head(&self, body: &Bytes, list_kinds: &[String]) -> Result<ListHead> {
         let meta = list_meta(body).map_err(|source| Error::Decode {
@@ -102,6 +103,10 @@ impl WireFormat for Json {
 
     fn cut_at_end(&self, rest: &[u8]) -> usize {
         rest.iter().filter(|b| !b.is_ascii_whitespace()).count()
+    }
+
+    fn stream_start(&self, prefix: &[u8], list_kinds: &[String]) -> Start<Self::Stream> {
+        json_start(self, prefix, list_kinds)
     }
 
     fn event<K: DeserializeOwned>(&self, event: Bytes, ctx: &EventCtx<K>) -> Result<Probed<K>> {
@@ -429,6 +434,212 @@ struct ObjectProbe {
     kind: Option<String>,
     #[serde(rename = "apiVersion")]
     api_version: Option<String>,
+}
+
+// Streaming (`WireFormat::stream_start`): the items of a LIST body as it arrives.
+
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+        i += 1;
+    }
+    i
+}
+
+/// Where the `[` of a JSON list's top-level `items` is in `b`, a prefix of the body.
+fn items_open(b: &[u8]) -> Scan<usize> {
+    let mut i = ws(b, 0);
+    match b.get(i) {
+        None => return Scan::More,
+        Some(b'{') => i += 1,
+        Some(_) => return Scan::Bad,
+    }
+    let mut first = true;
+    loop {
+        i = ws(b, i);
+        match b.get(i) {
+            None => return Scan::More,
+            Some(b'}') => return Scan::Bad,
+            Some(_) => {}
+        }
+        if !first {
+            if b[i] != b',' {
+                return Scan::Bad;
+            }
+            i = ws(b, i + 1);
+        }
+        match b.get(i) {
+            None => return Scan::More,
+            Some(b'"') => {}
+            Some(_) => return Scan::Bad,
+        }
+        let Some(key_end) = string_end(b, i + 1) else {
+            return Scan::More;
+        };
+        let key = &b[i..key_end];
+        i = ws(b, key_end);
+        match b.get(i) {
+            None => return Scan::More,
+            Some(b':') => i = ws(b, i + 1),
+            Some(_) => return Scan::Bad,
+        }
+        let Some(&c) = b.get(i) else {
+            return Scan::More;
+        };
+        if key_named(key, "items") {
+            // `items: null` (an empty list) and anything odd are read whole.
+            return if c == b'[' { Scan::Got(i) } else { Scan::Bad };
+        }
+        i = match c {
+            b'{' | b'[' => match value_end(&b[i..]) {
+                Some(end) => i + end,
+                None => return Scan::More,
+            },
+            b'"' => match string_end(b, i + 1) {
+                Some(end) => end,
+                None => return Scan::More,
+            },
+            _ => {
+                let mut j = i;
+                while let Some(&d) = b.get(j) {
+                    if matches!(d, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                        break;
+                    }
+                    j += 1;
+                }
+                if j == b.len() {
+                    return Scan::More;
+                }
+                j
+            }
+        };
+        first = false;
+    }
+}
+
+pub(super) fn json_start(json: &Json, prefix: &[u8], list_kinds: &[String]) -> Start<JsonStream> {
+    let open = match items_open(prefix) {
+        Scan::Got(at) => at,
+        Scan::More => return Start::More,
+        Scan::Bad => return Start::Whole,
+    };
+    let head = prefix[..open].to_vec();
+    // The head must read as a list of the expected kind before any item is decoded (M14).
+    let mut early = head.clone();
+    early.extend_from_slice(b"[]}");
+    if json.list_head(&Bytes::from(early), list_kinds).is_err() {
+        return Start::Whole;
+    }
+    Start::Items {
+        at: open + 1,
+        stream: JsonStream {
+            json: *json,
+            head,
+            first: true,
+            at: open + 1,
+            done: false,
+        },
+    }
+}
+
+/// The items of a JSON LIST body as they arrive.
+pub(in crate::list_watch) struct JsonStream {
+    json: Json,
+    /// The body up to the `[` of `items`.
+    head: Vec<u8>,
+    /// Before the first item.
+    first: bool,
+    /// Where the bytes not yet consumed begin in the body (for error positions).
+    at: usize,
+    /// The rest of the body was handed out as an item that is not an object.
+    done: bool,
+}
+
+impl JsonStream {
+    /// The bytes ran out at `i`: more may come, or the body is cut.
+    fn ran_out(&self, eof: bool, i: usize) -> Next<Option<Vec<u32>>> {
+        if eof {
+            Next::Err(Error::Decode {
+                what: "list",
+                source: malformed(self.at + i, "the body ends inside `items`"),
+            })
+        } else {
+            Next::More
+        }
+    }
+}
+
+impl ItemStream for JsonStream {
+    type Hint = Option<Vec<u32>>;
+
+    fn next(&mut self, buf: &[u8], eof: bool) -> Next<Self::Hint> {
+        if self.done {
+            return Next::End { tail: buf.len() };
+        }
+        let mut i = ws(buf, 0);
+        let Some(&c) = buf.get(i) else {
+            return self.ran_out(eof, i);
+        };
+        if c == b']' {
+            self.done = true;
+            return Next::End { tail: i + 1 };
+        }
+        if !self.first {
+            if c != b',' {
+                return Next::Err(Error::Decode {
+                    what: "list",
+                    source: malformed(self.at + i, "expected `,`"),
+                });
+            }
+            i = ws(buf, i + 1);
+            if i == buf.len() {
+                return self.ran_out(eof, i);
+            }
+        }
+        let rest = &buf[i..];
+        let found = match rest.first() {
+            Some(b'{' | b'[') if self.json.exact_capacity => {
+                sized::value_array_lengths(rest).map(|(lens, end)| (end, Some(lens)))
+            }
+            Some(b'{' | b'[') => value_end(rest).map(|end| (end, None)),
+            _ => None,
+        };
+        match found {
+            Some((end, hint)) => {
+                self.first = false;
+                self.at += i + end;
+                Next::Item(i..i + end, hint)
+            }
+            None if !eof && matches!(rest.first(), Some(b'{' | b'[')) => Next::More,
+            // Not an object or array, or one the body ends inside: as in the whole-body walk,
+            // the item is the rest, whose decode says what is wrong.
+            None => {
+                self.done = true;
+                self.at += buf.len();
+                Next::Item(i..buf.len(), None)
+            }
+        }
+    }
+
+    fn finish(&self, tail: &[u8], list_kinds: &[String]) -> Result<ListHead> {
+        let mut rest = self.head.clone();
+        rest.extend_from_slice(b"[]");
+        rest.extend_from_slice(tail);
+        let rest = Bytes::from(rest);
+        let head = self.json.list_head(&rest, list_kinds)?;
+        let mut walk = self.json.walk(&rest);
+        match walk.next_item() {
+            None => {}
+            Some(Err(e)) => return Err(e),
+            Some(Ok(_)) => {
+                return Err(Error::NotAList {
+                    what: "a list with `items` twice".to_string(),
+                    expected: list_kinds.first().cloned().unwrap_or_default(),
+                });
+            }
+        }
+        walk.finish(list_kinds)?;
+        Ok(head)
+    }
 }
 
 #[cfg(test)]

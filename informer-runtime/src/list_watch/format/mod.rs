@@ -71,6 +71,8 @@ pub(super) trait WireFormat: Clone + Send + Sync + 'static {
     type Hint: Send + 'static;
     /// A walk over the items of one LIST body.
     type Walk<'a>: ItemWalk<Hint = Self::Hint>;
+    /// The items of one LIST body read as they arrive.
+    type Stream: ItemStream<Hint = Self::Hint>;
 
     /// Reads a LIST body's head. A `Status`, or a list of another kind, is the error it stands
     /// for, never an empty list ([M14]).
@@ -100,6 +102,57 @@ pub(super) trait WireFormat: Clone + Send + Sync + 'static {
     /// Decodes one watch event; an event of an object outside `ctx.shard` is
     /// [`Probed::Foreign`], read up to its metadata only.
     fn event<K: DeserializeOwned>(&self, event: Bytes, ctx: &EventCtx<K>) -> Result<Probed<K>>;
+
+    /// Where the items of a LIST body begin, looking at its first bytes only, so they can be
+    /// decoded as the rest arrives (`streamed.rs`, [R3]). Only the usual shape streams: the
+    /// list's kind and metadata before its items, the kind one of `list_kinds`. Any other body
+    /// is [`Start::Whole`] and read as before, so streaming changes when items decode, never
+    /// what a body decodes to.
+    ///
+    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    fn stream_start(&self, prefix: &[u8], list_kinds: &[String]) -> Start<Self::Stream>;
+}
+
+/// What [`WireFormat::stream_start`] found in the first bytes of a LIST body.
+pub(super) enum Start<S> {
+    /// The items begin at byte `at`; `stream` reads them from there.
+    Items { at: usize, stream: S },
+    /// Not known from these bytes: read more.
+    More,
+    /// Not a list of the usual shape (a `Status`, another kind, metadata after the items):
+    /// read it whole.
+    Whole,
+}
+
+/// What an [`ItemStream`] found at the start of the bytes not yet consumed.
+#[derive(Debug)]
+pub(super) enum Next<H> {
+    /// An item at `0`'s range; the bytes up to its end are consumed.
+    Item(Range<usize>, H),
+    /// `consumed` bytes hold no item (a field the list message has besides its items).
+    Skip { consumed: usize },
+    /// No whole item yet: read more.
+    More,
+    /// The items ended; the body's tail (its last members or fields) begins at `tail`.
+    End { tail: usize },
+    /// The body is malformed here; nothing after it is read.
+    Err(Error),
+}
+
+/// The items of one LIST body read as they arrive: the streaming twin of [`ItemWalk`].
+pub(super) trait ItemStream: Send + 'static {
+    /// What each item's decode is handed.
+    type Hint: Send + 'static;
+
+    /// The next item in `buf`, the body's bytes after the last one consumed; `eof` when no
+    /// more will come.
+    fn next(&mut self, buf: &[u8], eof: bool) -> Next<Self::Hint>;
+
+    /// After the items: the checks of the body as a whole ([M14]) on what it holds besides its
+    /// items, of which `tail` is the part after them; returns the list's head.
+    ///
+    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    fn finish(&self, tail: &[u8], list_kinds: &[String]) -> Result<ListHead>;
 }
 
 /// The walk over one LIST body's items.
@@ -149,4 +202,18 @@ pub(super) fn item_outside_list(list_kinds: &[String]) -> Error {
         what: "a list whose item runs past its end".to_string(),
         expected: list_kinds.first().cloned().unwrap_or_default(),
     }
+}
+
+/// What a scan of the first bytes of a body found.
+pub(super) enum Scan<T> {
+    Got(T),
+    /// The bytes end inside what is scanned.
+    More,
+    /// Not the usual shape.
+    Bad,
+}
+
+/// The range of an item [`ItemStream::next`] found, moved by `by` bytes.
+pub(in crate::list_watch) fn shifted(range: Range<usize>, by: usize) -> Range<usize> {
+    range.start + by..range.end + by
 }

@@ -20,12 +20,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use informer_proto::frame::{self, Envelope, WatchFrame};
-use informer_proto::{Message, from_slice};
+use informer_proto::wire::put_len;
+use informer_proto::{MAGIC, Message, from_slice};
 use kube::core::WatchEvent;
 use kube::core::watch::{Bookmark, BookmarkMeta};
 use serde::de::DeserializeOwned;
 
-use super::{EventCtx, ItemWalk, ListHead, Split, WireFormat};
+use super::{EventCtx, ItemStream, ItemWalk, ListHead, Next, Scan, Split, Start, WireFormat};
 use crate::list_watch::{Error, Probed, Result, api_error};
 use crate::shard::{Shard, ShardField};
 
@@ -56,7 +57,11 @@ impl Fallback {
     }
 
     /// Records a protobuf decode error and turns protobuf off.
-    fn fail(&self, what: &'static str, source: informer_proto::Error) -> Error {
+    pub(in crate::list_watch) fn fail(
+        &self,
+        what: &'static str,
+        source: informer_proto::Error,
+    ) -> Error {
         if !self.0.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 error = %source,
@@ -79,6 +84,7 @@ pub(in crate::list_watch) struct Protobuf {
 impl WireFormat for Protobuf {
     type Hint = ();
     type Walk<'a> = ProtobufWalk<'a>;
+    type Stream = ProtobufStream;
 
     fn list_head(&self, body: &Bytes, list_kinds: &[String]) -> Result<ListHead> {
         let env = Envelope::read(body).map_err(|e| self.fallback.fail("list", e))?;
@@ -141,6 +147,10 @@ impl WireFormat for Protobuf {
 
     fn cut_at_end(&self, rest: &[u8]) -> usize {
         rest.len()
+    }
+
+    fn stream_start(&self, prefix: &[u8], list_kinds: &[String]) -> Start<Self::Stream> {
+        protobuf_start(self, prefix, list_kinds)
     }
 
     fn event<K: DeserializeOwned>(&self, event: Bytes, ctx: &EventCtx<K>) -> Result<Probed<K>> {
@@ -253,6 +263,193 @@ fn bookmark_meta(env: &Envelope<'_>) -> Result<BookmarkMeta, informer_proto::Err
     }
     let object: Object = from_slice(env.message()?, env.raw)?;
     Ok(object.metadata)
+}
+
+// Streaming (`WireFormat::stream_start`): the items of a LIST body as it arrives.
+
+/// A varint at `at`: its value and length.
+fn varint(b: &[u8], at: usize) -> Scan<(u64, usize)> {
+    let mut v = 0u64;
+    for n in 0..10 {
+        let Some(&byte) = b.get(at + n) else {
+            return Scan::More;
+        };
+        v |= u64::from(byte & 0x7f) << (7 * n);
+        if byte & 0x80 == 0 {
+            return Scan::Got((v, n + 1));
+        }
+    }
+    Scan::Bad
+}
+
+/// A length-delimited field at `at`: its number, where its content begins and where it ends
+/// (both offsets in `b`, the end maybe past `b`'s end); `Bad` for another wire type.
+fn len_field(b: &[u8], at: usize) -> Scan<(u64, usize, usize)> {
+    let (key, klen) = match varint(b, at) {
+        Scan::Got(v) => v,
+        Scan::More => return Scan::More,
+        Scan::Bad => return Scan::Bad,
+    };
+    if key & 7 != 2 {
+        return Scan::Bad;
+    }
+    let (len, llen) = match varint(b, at + klen) {
+        Scan::Got(v) => v,
+        Scan::More => return Scan::More,
+        Scan::Bad => return Scan::Bad,
+    };
+    let content = at + klen + llen;
+    match usize::try_from(len)
+        .ok()
+        .and_then(|l| content.checked_add(l))
+    {
+        Some(end) => Scan::Got((key >> 3, content, end)),
+        None => Scan::Bad,
+    }
+}
+
+pub(super) fn protobuf_start(
+    pb: &Protobuf,
+    prefix: &[u8],
+    list_kinds: &[String],
+) -> Start<ProtobufStream> {
+    if prefix.len() < MAGIC.len() {
+        return if MAGIC.starts_with(prefix) {
+            Start::More
+        } else {
+            Start::Whole
+        };
+    }
+    if !prefix.starts_with(MAGIC) {
+        return Start::Whole;
+    }
+    let mut i = MAGIC.len();
+    loop {
+        let (tag, raw_at, raw_end) = match len_field(prefix, i) {
+            Scan::Got(v) => v,
+            Scan::More => return Start::More,
+            Scan::Bad => return Start::Whole,
+        };
+        if tag != 2 {
+            if raw_end >= prefix.len() {
+                return Start::More;
+            }
+            i = raw_end;
+            continue;
+        }
+        // `raw`, the list message: the envelope before it must name a list kind.
+        let mut env = prefix[..i].to_vec();
+        put_len(&mut env, 2, &[]);
+        match Envelope::read(&env) {
+            Ok(e) if list_kinds.iter().any(|k| k == e.kind) => {}
+            _ => return Start::Whole,
+        }
+        env.truncate(i);
+        // Its fields up to the first item: the list's metadata.
+        let mut j = raw_at;
+        loop {
+            if j >= raw_end {
+                return Start::Whole;
+            }
+            let (field, _, end) = match len_field(prefix, j) {
+                Scan::Got(v) => v,
+                Scan::More => return Start::More,
+                Scan::Bad => return Start::Whole,
+            };
+            if end > raw_end {
+                return Start::Whole;
+            }
+            if field == 2 {
+                return Start::Items {
+                    at: j,
+                    stream: ProtobufStream {
+                        pb: pb.clone(),
+                        envelope: env,
+                        meta: prefix[raw_at..j].to_vec(),
+                        raw_left: raw_end - j,
+                    },
+                };
+            }
+            if end > prefix.len() {
+                return Start::More;
+            }
+            j = end;
+        }
+    }
+}
+
+/// The items of a protobuf LIST body as they arrive.
+pub(in crate::list_watch) struct ProtobufStream {
+    pb: Protobuf,
+    /// The body up to the list message (`k8s\0`, the envelope's fields before `raw`).
+    envelope: Vec<u8>,
+    /// The list message's fields other than its items.
+    meta: Vec<u8>,
+    /// How much of the list message is still to come.
+    raw_left: usize,
+}
+
+impl ProtobufStream {
+    fn fail(&self, source: informer_proto::Error) -> Next<()> {
+        Next::Err(self.pb.fallback.fail("list", source))
+    }
+}
+
+impl ItemStream for ProtobufStream {
+    type Hint = ();
+
+    fn next(&mut self, buf: &[u8], eof: bool) -> Next<()> {
+        if self.raw_left == 0 {
+            return Next::End { tail: 0 };
+        }
+        let (field, at, end) = match len_field(buf, 0) {
+            Scan::Got(v) => v,
+            Scan::More if eof => return self.fail(informer_proto::Error::Truncated),
+            Scan::More => return Next::More,
+            Scan::Bad => {
+                return self.fail(informer_proto::Error::Invalid(
+                    "a field of a list message is not metadata (1) or items (2)".into(),
+                ));
+            }
+        };
+        if end > self.raw_left {
+            return self.fail(informer_proto::Error::Truncated);
+        }
+        if end > buf.len() {
+            return if eof {
+                self.fail(informer_proto::Error::Truncated)
+            } else {
+                Next::More
+            };
+        }
+        self.raw_left -= end;
+        if field == 2 {
+            Next::Item(at..end, ())
+        } else {
+            self.meta.extend_from_slice(&buf[..end]);
+            Next::Skip { consumed: end }
+        }
+    }
+
+    fn finish(&self, tail: &[u8], list_kinds: &[String]) -> Result<ListHead> {
+        let mut rest = self.envelope.clone();
+        // A list message of items only has an empty `ListMeta`.
+        let meta: &[u8] = if self.meta.is_empty() {
+            &[0x0a, 0]
+        } else {
+            &self.meta
+        };
+        put_len(&mut rest, 2, meta);
+        rest.extend_from_slice(tail);
+        let rest = Bytes::from(rest);
+        let head = self.pb.list_head(&rest, list_kinds)?;
+        let mut walk = self.pb.walk(&rest);
+        while let Some(item) = walk.next_item() {
+            item?;
+        }
+        walk.finish(list_kinds)?;
+        Ok(head)
+    }
 }
 
 #[cfg(test)]
