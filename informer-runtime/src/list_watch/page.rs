@@ -60,6 +60,25 @@ impl<K> std::fmt::Debug for RawListPage<K> {
 }
 
 impl<K> RawListPage<K> {
+    /// The page `body` in `format` holds, its head read (M14: a `Status` or a list of another
+    /// kind is the error it stands for).
+    pub(super) fn read(body: Bytes, format: Format, list_kinds: Arc<[String]>) -> Result<Self> {
+        let head = match &format {
+            Format::Json(f) => f.list_head(&body, &list_kinds),
+            Format::Protobuf(f) => f.list_head(&body, &list_kinds),
+        }?;
+        Ok(RawListPage {
+            body,
+            format,
+            list_kinds,
+            resource_version: head.resource_version,
+            continue_token: head.continue_token,
+            shard_info: head.shard_info,
+            client_shard: None,
+            _k: PhantomData,
+        })
+    }
+
     /// Filters the items on the client (KEP-5866 on a server without the feature): the decode
     /// reads each item's UID or namespace first and skips an item outside `shard` without
     /// decoding the rest of it.
@@ -194,25 +213,7 @@ where
     }
     let shard = page.client_shard.as_ref();
     let decoded = pool.map_in_order(runs, |run| {
-        let _scope = crate::projection::InternScope::enter();
-        let mut out = Vec::with_capacity(run.len());
-        for (range, hint) in run {
-            let Some(item) = page.body.get(range) else {
-                return (out, Some(item_outside_list(&page.list_kinds)));
-            };
-            if let Some(shard) = shard {
-                match format.admits(shard, item) {
-                    Ok(true) => {}
-                    Ok(false) => continue,
-                    Err(e) => return (out, Some(e)),
-                }
-            }
-            match format.decode::<K>(item, hint) {
-                Ok(obj) => out.extend(map(obj)),
-                Err(e) => return (out, Some(e)),
-            }
-        }
-        (out, None)
+        decode_run(format, &page.body, run, shard, map, &page.list_kinds)
     });
     let mut all = Vec::with_capacity(count);
     for (out, error) in decoded {
@@ -226,6 +227,42 @@ where
     }
     walk.finish(&page.list_kinds)?;
     Ok(all)
+}
+
+/// Decodes the items at `run`'s ranges of `body` under one interning scope (P3), skipping those
+/// outside `shard`; returns what `map` kept and the error the run stopped at. One run of a
+/// parallel page decode (`decode_runs`) or of a body decoded as it arrives (`streamed.rs`).
+pub(super) fn decode_run<F, K, T>(
+    format: &F,
+    body: &[u8],
+    run: Vec<(std::ops::Range<usize>, F::Hint)>,
+    shard: Option<&Shard>,
+    map: &(dyn Fn(K) -> Option<T> + Send + Sync),
+    list_kinds: &[String],
+) -> (Vec<T>, Option<Error>)
+where
+    F: WireFormat,
+    K: DeserializeOwned,
+{
+    let _scope = crate::projection::InternScope::enter();
+    let mut out = Vec::with_capacity(run.len());
+    for (range, hint) in run {
+        let Some(item) = body.get(range) else {
+            return (out, Some(item_outside_list(list_kinds)));
+        };
+        if let Some(shard) = shard {
+            match format.admits(shard, item) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => return (out, Some(e)),
+            }
+        }
+        match format.decode::<K>(item, hint) {
+            Ok(obj) => out.extend(map(obj)),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+    (out, None)
 }
 
 /// The item pipeline of one body in one format: walk, filter, decode.

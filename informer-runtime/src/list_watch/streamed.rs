@@ -23,6 +23,7 @@ use serde::de::DeserializeOwned;
 
 use super::body::BodyReader;
 use super::format::{Format, ItemStream, Next, Start, WireFormat, item_outside_list, shifted};
+use super::page::decode_run;
 use super::pool::Submitted;
 use super::{DecodePool, Error, ListPage, RawListPage, Result};
 
@@ -143,19 +144,8 @@ where
             }
             _ => {
                 body.read_to_end(&mut buf).await?;
-                let body = buf.freeze();
-                let head = format.list_head(&body, &list_kinds)?;
-                on_body(&head.resource_version, head.continue_token.as_deref());
-                let page = RawListPage::<K> {
-                    body,
-                    format: whole_format,
-                    list_kinds,
-                    resource_version: head.resource_version,
-                    continue_token: head.continue_token,
-                    shard_info: head.shard_info,
-                    client_shard: None,
-                    _k: PhantomData,
-                };
+                let page = RawListPage::<K>::read(buf.freeze(), whole_format, list_kinds)?;
+                on_body(&page.resource_version, page.continue_token.as_deref());
                 let resource_version = page.resource_version.clone();
                 let continue_token = page.continue_token.clone();
                 let items = page.decode_on(pool, move |obj| map(obj)).await?;
@@ -342,18 +332,8 @@ impl<T: Send + 'static> Runs<T> {
         let map = Arc::clone(map);
         let list_kinds = Arc::clone(list_kinds);
         self.pending.push_back(pool.submit(move || {
-            let _scope = crate::projection::InternScope::enter();
-            let mut out = Vec::with_capacity(run.len());
-            for (range, hint) in run {
-                let Some(item) = seg.get(range) else {
-                    return Ok((out, Some(item_outside_list(&list_kinds))));
-                };
-                match format.decode::<K>(item, hint) {
-                    Ok(obj) => out.extend(map(obj)),
-                    Err(e) => return Ok((out, Some(e))),
-                }
-            }
-            Ok((out, None))
+            let map: &(dyn Fn(K) -> Option<T> + Send + Sync) = &*map;
+            Ok(decode_run(&format, &seg, run, None, map, &list_kinds))
         }));
     }
 

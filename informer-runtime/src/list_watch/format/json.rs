@@ -161,13 +161,7 @@ impl ItemWalk for JsonWalk<'_> {
             }
         };
         let rest = &self.body[start..];
-        let found = match rest.first() {
-            Some(b'{' | b'[') if self.exact_capacity => {
-                sized::value_array_lengths(rest).map(|(lens, end)| (end, Some(lens)))
-            }
-            Some(b'{' | b'[') => chunked::value_end(rest).map(|end| (end, None)),
-            _ => None,
-        };
+        let found = item_end(rest, self.exact_capacity);
         match found {
             Some((end, hint)) => {
                 self.list.element_ends_at(start + end);
@@ -193,6 +187,19 @@ impl ItemWalk for JsonWalk<'_> {
             });
         }
         Ok(())
+    }
+}
+
+/// Where the list item that starts `rest` ends, and its decode hint (the counts of its arrays
+/// with `exact_capacity`); `None` when it is not an object or array, or does not end in `rest`.
+/// The one scan of an item before its decode, for the whole-body walk and the stream alike.
+fn item_end(rest: &[u8], exact_capacity: bool) -> Option<(usize, Option<Vec<u32>>)> {
+    match rest.first() {
+        Some(b'{' | b'[') if exact_capacity => {
+            sized::value_array_lengths(rest).map(|(lens, end)| (end, Some(lens)))
+        }
+        Some(b'{' | b'[') => value_end(rest).map(|end| (end, None)),
+        _ => None,
     }
 }
 
@@ -596,13 +603,7 @@ impl ItemStream for JsonStream {
             }
         }
         let rest = &buf[i..];
-        let found = match rest.first() {
-            Some(b'{' | b'[') if self.json.exact_capacity => {
-                sized::value_array_lengths(rest).map(|(lens, end)| (end, Some(lens)))
-            }
-            Some(b'{' | b'[') => value_end(rest).map(|end| (end, None)),
-            _ => None,
-        };
+        let found = item_end(rest, self.json.exact_capacity);
         match found {
             Some((end, hint)) => {
                 self.first = false;
