@@ -209,3 +209,31 @@ fn the_mutator_produces_documents_k8s_openapi_accepts() {
         "only {accepted} of 400 edited Pods were valid"
     );
 }
+
+#[test]
+fn quantities_written_as_json_numbers_round_trip() {
+    // k8s-openapi's `Quantity` reads a JSON number and writes its text back as a string; so must
+    // the compact Pod (P1). A case proptest once found, then every quantity-holding shape.
+    let set = PodSet::distinct(64, 4);
+    let mut doc = set.pod_json(0);
+    apply(&mut doc, 8025606575270717067, &Edit::Int(0));
+    assert!(lossless(&serde_json::to_vec(&doc).unwrap()).unwrap());
+
+    let mut doc = set.pod_json(1);
+    let container = &mut doc["spec"]["containers"][0];
+    container["resources"] = serde_json::json!({
+        "requests": {"memory": 0, "cpu": 1.5},
+        "limits": {"memory": 18446744073709551615u64, "cpu": -3},
+    });
+    doc["spec"]["overhead"] = serde_json::json!({"cpu": 2});
+    doc["spec"]["volumes"] = serde_json::json!([{"name": "v", "emptyDir": {"sizeLimit": 7}}]);
+    let bytes = serde_json::to_vec(&doc).unwrap();
+    assert!(lossless(&bytes).unwrap(), "k8s-openapi refused the Pod");
+    let compact: CompactPod = serde_json::from_slice(&bytes).unwrap();
+    let json = serde_json::to_value(&compact).unwrap();
+    assert_eq!(
+        json["spec"]["containers"][0]["resources"]["requests"]["memory"],
+        "0"
+    );
+    assert_eq!(json["spec"]["volumes"][0]["emptyDir"]["sizeLimit"], "7");
+}

@@ -33,8 +33,10 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use crate::projection::ProjectFrom;
 pub use crate::projection::{IStr, StrMap};
 
+mod quantity;
 mod recent;
 mod shared;
+pub use quantity::{Lenient, quantity, quantity_nullable, quantity_or_default};
 pub use shared::{Pool, PoolStats, Share, ShareHash, Shared};
 
 // A projection of a generated type keeps its compact fields as they are (P4), like `IStr` and

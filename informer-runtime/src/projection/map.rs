@@ -60,7 +60,7 @@ impl StrMap {
             .collect()
     }
 
-    fn from_unsorted(pairs: Vec<(IStr, IStr)>) -> Self {
+    pub(crate) fn from_unsorted(pairs: Vec<(IStr, IStr)>) -> Self {
         StrMap(sorted_last_wins(pairs))
     }
 }

@@ -385,6 +385,25 @@ fn field_decl(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let json = &f.json;
     let rt = &cx.paths.rt_str;
     let attr = match f.presence {
+        // A quantity reads a JSON number too, as k8s-openapi's `Quantity` does (P1).
+        Presence::Optional if holds_quantities(&f.ty) => {
+            let skip = format!("{rt}::Option::is_none");
+            let with = format!("{rt}::quantity");
+            quote!(#[serde(rename = #json, default, skip_serializing_if = #skip, deserialize_with = #with)])
+        }
+        Presence::DefaultIfMissing if holds_quantities(&f.ty) => {
+            let with = format!("{rt}::quantity_or_default");
+            quote!(#[serde(rename = #json, default, deserialize_with = #with)])
+        }
+        Presence::Required if holds_quantities(&f.ty) => {
+            let with = format!("{rt}::quantity");
+            quote!(#[serde(rename = #json, deserialize_with = #with)])
+        }
+        Presence::Nullable if holds_quantities(&f.ty) => {
+            let skip = format!("{rt}::Option::is_none");
+            let with = format!("{rt}::quantity_nullable");
+            quote!(#[serde(rename = #json, default, skip_serializing_if = #skip, deserialize_with = #with)])
+        }
         Presence::Optional => {
             let skip = format!("{rt}::Option::is_none");
             quote!(#[serde(rename = #json, default, skip_serializing_if = #skip)])
@@ -453,6 +472,21 @@ fn compact_ty(ty: &Ty, at: &[String], cx: &Ctx<'_>) -> TokenStream {
         Ty::Struct(k) | Ty::Enum(k) => compact_path(k, at),
         Ty::Leaf(k) => full_path(k, cx.paths),
         Ty::Json(_) => quote!(#rt::RawJson),
+    }
+}
+
+/// Whether a field's compact type holds quantities in a shape `rt::quantity` decodes: a
+/// quantity, a list of them, a quantity-valued map (`StrMap`), or an option of one of those.
+/// (No kind has quantities deeper in a field; a CRD that does keeps strict decoding there.)
+fn holds_quantities(ty: &Ty) -> bool {
+    let direct = |t: &Ty| match t {
+        Ty::Quantity => true,
+        Ty::List(t) | Ty::Map(t) => matches!(**t, Ty::Quantity),
+        _ => false,
+    };
+    match ty {
+        Ty::Option(t) => direct(t),
+        t => direct(t),
     }
 }
 
