@@ -139,7 +139,7 @@ async fn p1_p6_compact_pods_through_the_generated_accessor() {
     };
     assert_eq!(fields(&cached), fields(&other));
     assert_eq!(
-        fields(&cached).as_str(),
+        fields(&cached).to_json_string(),
         r#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}}}"#
     );
 

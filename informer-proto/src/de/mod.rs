@@ -109,9 +109,10 @@ impl<'de> Deserializer<'de> {
         }
     }
 
-    /// For [`RAW_PART`]: this object message's encoding and bytes, then itself.
+    /// For [`RAW_PART`]: this object's (or raw JSON's) encoding and bytes, then itself.
     fn raw_part(self, name: &'static str) -> Option<RawPart<'de>> {
-        (name == RAW_PART && self.msg.shape == Shape::Object).then_some(RawPart {
+        let shaped = matches!(self.msg.shape, Shape::Object | Shape::RawJson);
+        (name == RAW_PART && shaped).then_some(RawPart {
             value: self,
             next: 0,
         })

@@ -10,7 +10,7 @@
 //! | `BTreeMap<String, String>`      | [`StrMap`]                       | one sorted slice, no tree nodes       |
 //! | `BTreeMap<String, T>`           | [`CMap<T>`]                      | one sorted slice, no tree nodes       |
 //! | `Option<LargeStruct>`           | `Option<Box<LargeStruct>>`       | 8 B while absent (most are)           |
-//! | `FieldsV1`, `RawExtension`, `serde_json::Value` | [`RawJson`]      | the JSON text, interned               |
+//! | `FieldsV1`, `RawExtension`, `serde_json::Value` | [`RawJson`]      | a tree of shared objects              |
 //! | `apiVersion`, `kind`            | [`ApiVersionTag`], [`KindTag`]   | zero bytes; checked on decode ([R16])   |
 //! | a container, volume, toleration… | [`Shared<T>`]                   | 8 B, equal parts of all objects share one copy |
 //!
@@ -27,202 +27,24 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::projection::ProjectFrom;
 pub use crate::projection::{IStr, StrMap};
 
 mod quantity;
+mod raw;
 mod recent;
 mod shared;
 pub use quantity::{Lenient, quantity, quantity_nullable, quantity_or_default};
+pub use raw::RawJson;
 pub use shared::{Pool, PoolStats, Share, ShareHash, Shared};
 
 // A projection of a generated type keeps its compact fields as they are (P4), like `IStr` and
 // `StrMap` in `projection`.
 impl ProjectFrom<RawJson> for RawJson {}
 impl ProjectFrom<JsonNumber> for JsonNumber {}
-
-/// Free-form JSON (`fieldsV1`, `RawExtension`, preserve-unknown-fields) held as its compact JSON
-/// text, interned: equal documents (the managedFields of Pods of one ReplicaSet) share one copy.
-///
-/// Decoding writes the text straight from the deserializer's events, never building a
-/// `serde_json::Value` tree. Serializing goes through `serde_json::Value`, so the output is
-/// byte-for-byte what k8s-openapi writes for the same document (object keys sorted), [P1].
-///
-/// ```
-/// use informer_runtime::compact::RawJson;
-/// let raw: RawJson = serde_json::from_str(r#"{ "f:b": {}, "f:a": {".": {}} }"#).unwrap();
-/// assert_eq!(raw.as_str(), r#"{"f:b":{},"f:a":{".":{}}}"#);
-/// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"f:a":{".":{}},"f:b":{}}"#);
-/// ```
-///
-/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct RawJson(IStr);
-
-impl RawJson {
-    /// The compact JSON text.
-    pub fn as_str(&self) -> &str {
-        self.0.as_str()
-    }
-
-    /// The document as a `serde_json::Value` (parses the text).
-    pub fn to_value(&self) -> serde_json::Value {
-        // The text was written by `Transcode` or `serde_json` itself, so it always parses; `Null`
-        // is only reachable through a bug, never through input.
-        serde_json::from_str(self.as_str()).unwrap_or(serde_json::Value::Null)
-    }
-
-    /// The compact text of `value`.
-    pub fn from_value(value: &serde_json::Value) -> Self {
-        RawJson(IStr::new(&value.to_string()))
-    }
-}
-
-impl Default for RawJson {
-    /// JSON `null`.
-    fn default() -> Self {
-        RawJson(IStr::new("null"))
-    }
-}
-
-impl fmt::Debug for RawJson {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for RawJson {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for RawJson {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut buf = Vec::with_capacity(64);
-        Transcode {
-            out: &mut buf,
-            depth: 0,
-        }
-        .deserialize(deserializer)?;
-        let text = String::from_utf8(buf).map_err(de::Error::custom)?;
-        Ok(RawJson(IStr::new(&text)))
-    }
-}
-
-/// Nesting deeper than this is refused (serde_json's own recursion limit is 128).
-const MAX_DEPTH: usize = 128;
-
-/// Writes the JSON text of whatever the deserializer produces into `out`.
-struct Transcode<'a> {
-    out: &'a mut Vec<u8>,
-    depth: usize,
-}
-
-impl Transcode<'_> {
-    fn nested(&mut self) -> Transcode<'_> {
-        Transcode {
-            out: self.out,
-            depth: self.depth + 1,
-        }
-    }
-
-    fn scalar<T: Serialize + ?Sized, E: de::Error>(self, v: &T) -> Result<(), E> {
-        serde_json::to_writer(&mut *self.out, v).map_err(E::custom)
-    }
-
-    /// Replaces a trailing `,` (after the last element) by `close`, or appends `close`.
-    fn close(self, close: u8) {
-        if self.out.last() == Some(&b',') {
-            self.out.pop();
-        }
-        self.out.push(close);
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Transcode<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        if self.depth > MAX_DEPTH {
-            return Err(de::Error::custom("JSON nested too deeply"));
-        }
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Transcode<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        self.scalar(&v)
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        self.scalar(&v)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        self.scalar(&v)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        // Through `Value`, as k8s-openapi's `Value` would serialize it (non-finite is `null`).
-        self.scalar(&serde_json::Value::from(v))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        self.scalar(v)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.out.extend_from_slice(b"null");
-        Ok(())
-    }
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        self.visit_unit()
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
-        self.out.push(b'[');
-        while seq.next_element_seed(self.nested())?.is_some() {
-            self.out.push(b',');
-        }
-        self.close(b']');
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        self.out.push(b'{');
-        while map.next_key_seed(KeyText(self.out))?.is_some() {
-            self.out.push(b':');
-            map.next_value_seed(self.nested())?;
-            self.out.push(b',');
-        }
-        self.close(b'}');
-        Ok(())
-    }
-}
-
-/// Writes an object key (always a JSON string).
-struct KeyText<'a>(&'a mut Vec<u8>);
-
-impl<'de> DeserializeSeed<'de> for KeyText<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for KeyText<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        serde_json::to_writer(&mut *self.0, v).map_err(E::custom)
-    }
-}
 
 /// A map with string keys and values of any type, held as one exactly sized, key-sorted slice
 /// (the compact form of `BTreeMap<String, T>`; [`StrMap`] for string values).
@@ -462,39 +284,7 @@ where
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use serde_json::{Value, json};
-
-    fn arb_json() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::from),
-            any::<i64>().prop_map(Value::from),
-            any::<u64>().prop_map(Value::from),
-            (-1e12f64..1e12).prop_map(Value::from),
-            ".{0,12}".prop_map(Value::from),
-        ];
-        leaf.prop_recursive(4, 64, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-                prop::collection::btree_map(".{0,8}", inner, 0..6)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
-    }
-
     proptest! {
-        /// [P1]: the transcoded text is the same JSON value, and re-serializes as `Value` does.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[test]
-        fn raw_json_is_lossless(v in arb_json()) {
-            let text = serde_json::to_string(&v).unwrap();
-            let raw: RawJson = serde_json::from_str(&text).unwrap();
-            prop_assert_eq!(raw.to_value(), v.clone());
-            prop_assert_eq!(serde_json::to_string(&raw).unwrap(), text);
-            prop_assert_eq!(RawJson::from_value(&v), raw);
-        }
-
         /// A CMap holds what a BTreeMap holds, in the same order.
         #[test]
         fn cmap_agrees_with_btree_map(m in prop::collection::btree_map(".{0,6}", any::<i32>(), 0..12)) {
@@ -506,27 +296,6 @@ mod tests {
             }
             prop_assert_eq!(c.len(), m.len());
         }
-    }
-
-    #[test]
-    fn raw_json_refuses_absurd_nesting() {
-        let deep = "[".repeat(200) + &"]".repeat(200);
-        // serde_json stops at its own limit first; either way it is an error, not a stack overflow.
-        assert!(serde_json::from_str::<RawJson>(&deep).is_err());
-    }
-
-    #[test]
-    fn raw_json_keeps_escapes_and_numbers() {
-        let v = json!({"a\"b": "line\nbreak \u{1F600}", "n": [1, -2, 3.5, 1e300, u64::MAX]});
-        let raw: RawJson = serde_json::from_str(&v.to_string()).unwrap();
-        assert_eq!(raw.to_value(), v);
-    }
-
-    #[test]
-    fn equal_documents_share_one_copy() {
-        let a: RawJson = serde_json::from_str(r#"{"f:x": {}}"#).unwrap();
-        let b: RawJson = serde_json::from_str(r#"{ "f:x" : { } }"#).unwrap();
-        assert!(IStr::ptr_eq(&a.0, &b.0));
     }
 
     #[test]

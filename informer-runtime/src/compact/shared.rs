@@ -31,7 +31,7 @@ use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::recent::{Digest, Recent};
-use super::{CMap, JsonNumber, RawJson};
+use super::{CMap, JsonNumber};
 use crate::pool::{Entry, Kind, ShardedSet};
 use crate::projection::{IStr, ProjectFrom, StrMap};
 
@@ -355,12 +355,6 @@ impl ShareHash for f64 {
 impl ShareHash for IStr {
     fn share_hash<H: Hasher>(&self, state: &mut H) {
         // Interned: equal strings are one allocation, so the address stands for the text.
-        self.as_str().as_ptr().hash(state);
-    }
-}
-
-impl ShareHash for RawJson {
-    fn share_hash<H: Hasher>(&self, state: &mut H) {
         self.as_str().as_ptr().hash(state);
     }
 }

@@ -7,7 +7,7 @@
 //!   absent one costs 8 bytes instead of its full size;
 //! - a struct that [`share`] decides to share is `Shared<T>` wherever it appears (8 bytes; equal
 //!   values of all cached objects are one allocation), never boxed;
-//! - free-form JSON is `RawJson` (interned compact text);
+//! - free-form JSON is `RawJson` (a tree whose objects are shared);
 //! - `Time`, `IntOrString`, `ByteString` stay k8s-openapi's types.
 //!
 //! Serde shape: the source's JSON names, `Option` fields skipped when `None`, required fields that
