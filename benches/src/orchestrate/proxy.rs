@@ -44,8 +44,11 @@ pub(crate) struct ProxyRecord {
 
 #[derive(Default)]
 struct Hooks {
-    /// Deliveries of watches opened from now on start this long after their request.
+    /// Deliveries of watches opened from now on start this long after their request, or when
+    /// `release` is cancelled, whichever comes first.
     hold: Option<Duration>,
+    /// Cancelled to release the held watches before their time.
+    release: CancellationToken,
     /// Answer the next WATCH with 410 Gone.
     expire_next_watch: bool,
     /// Cancelled to end every open watch.
@@ -119,7 +122,14 @@ impl Proxy {
 
     /// Holds the deliveries of watches opened from now on for `hold` (`None`: no hold).
     pub(crate) fn hold_watches(&self, hold: Option<Duration>) {
-        lock(&self.shared.hooks).hold = hold.filter(|d| !d.is_zero());
+        let mut hooks = lock(&self.shared.hooks);
+        hooks.hold = hold.filter(|d| !d.is_zero());
+        hooks.release = CancellationToken::new();
+    }
+
+    /// Delivers the held watches' events now (the writes they were held for have all gone in).
+    pub(crate) fn release_watches(&self) {
+        lock(&self.shared.hooks).release.cancel();
     }
 
     /// Ends every open watch (once the newest is older than [`SHORT_WATCH`]) and answers the
@@ -277,10 +287,15 @@ async fn forward(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let watch = parts.method == Method::GET && is_watch(parts.uri.query());
     let list = parts.method == Method::GET && !watch && is_collection(parts.uri.path());
-    let (hold, expire, end_watches) = {
+    let (hold, expire, end_watches, release) = {
         let mut hooks = lock(&shared.hooks);
         let expire = watch && std::mem::take(&mut hooks.expire_next_watch);
-        (hooks.hold, expire, hooks.end_watches.clone())
+        (
+            hooks.hold,
+            expire,
+            hooks.end_watches.clone(),
+            hooks.release.clone(),
+        )
     };
     let record = |protobuf: bool| {
         if list || watch {
@@ -327,7 +342,7 @@ async fn forward(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     head.headers.remove(header::TRANSFER_ENCODING);
     head.headers.remove(header::CONNECTION);
     let body = if watch && head.status.is_success() {
-        watch_body(&shared, upstream_body, hold, end_watches)
+        watch_body(&shared, upstream_body, hold, release, end_watches)
     } else {
         Body::new(upstream_body)
     };
@@ -344,11 +359,13 @@ impl Drop for OpenWatch {
 }
 
 /// A watch response body: kube-apiserver's events, read at once into a buffer and delivered
-/// after `hold`, until the watch ends upstream or `end` is cancelled.
+/// after `hold` (or once `release` is cancelled), until the watch ends upstream or `end` is
+/// cancelled.
 fn watch_body(
     shared: &Arc<Shared>,
     mut upstream: kube::client::Body,
     hold: Option<Duration>,
+    release: CancellationToken,
     end: CancellationToken,
 ) -> Body {
     shared.open_watches.fetch_add(1, Ordering::SeqCst);
@@ -378,21 +395,25 @@ fn watch_body(
             }
         }
     });
-    let release = hold.map(|d| tokio::time::Instant::now() + d);
+    let held_until = hold.map(|d| tokio::time::Instant::now() + d);
     let stream = futures::stream::unfold(
-        (rx, release, end, open),
-        |(mut rx, release, end, open)| async move {
-            if let Some(at) = release {
-                tokio::select! {
-                    () = tokio::time::sleep_until(at) => {}
-                    () = end.cancelled() => return None,
+        (rx, held_until, end, open),
+        move |(mut rx, held_until, end, open)| {
+            let release = release.clone();
+            async move {
+                if let Some(at) = held_until {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(at) => {}
+                        () = release.cancelled() => {}
+                        () = end.cancelled() => return None,
+                    }
                 }
+                let item = tokio::select! {
+                    item = rx.recv() => item?,
+                    () = end.cancelled() => return None,
+                };
+                Some((item, (rx, None, end, open)))
             }
-            let item = tokio::select! {
-                item = rx.recv() => item?,
-                () = end.cancelled() => return None,
-            };
-            Some((item, (rx, None, end, open)))
         },
     );
     Body::from_stream(stream)

@@ -328,6 +328,7 @@ impl<'a> Runner<'a> {
                     .update_subset(&self.plan.pods, first..=self.generation)
                     .await?;
                 extra.insert("producer_s".into(), t.elapsed().as_secs_f64());
+                self.server.release_held_watches();
                 // If the held watch was released before the last update went in, part
                 // of the run was paced by the producer; report by how much.
                 let released = self.server.first_watch_at().zip(hold).map(|(at, d)| at + d);

@@ -292,6 +292,15 @@ impl BenchServer {
         }
     }
 
+    /// Scenario 2: the updates have all gone in; kube-apiserver's proxy delivers the held events
+    /// now rather than at the end of the hold (which only bounds the wait). informer-testserver
+    /// answers the held watch when its delay ends.
+    pub(crate) fn release_held_watches(&self) {
+        if let Backend::Real(real) = &self.backend {
+            real.proxy().release_watches();
+        }
+    }
+
     /// How long to hold the child's watch for `updates` updates after a sync of about `sync_s`.
     /// Only informer-testserver withholds the watch's response headers, so only its hold is
     /// capped at [`MAX_HOLD`]; the proxy in front of kube-apiserver sends them at once and

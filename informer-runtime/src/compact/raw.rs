@@ -154,6 +154,13 @@ impl Share for JsonNode {
         static POOL: LazyLock<Pool<JsonNode>> = LazyLock::new(Pool::new);
         &POOL
     }
+
+    /// 768 KiB once used. A kubelet's `fieldsV1` is distinct per Pod (it names the Pod's IPs) and
+    /// comes back unchanged in most of the Pod's updates: a table that holds the documents of
+    /// tens of thousands of objects lets those updates skip it ([P8]).
+    ///
+    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    const RECENT_SLOTS: usize = 1 << 15;
 }
 
 impl ShareHash for RawJson {

@@ -21,10 +21,12 @@ use std::sync::{Arc, LazyLock, OnceLock, Weak};
 
 use parking_lot::Mutex;
 
-/// Slots per shared type: about 64 KiB once the type is used. A LIST page's parts repeat
-/// within owner groups (the Pods of one ReplicaSet are neighbours in a page), and a table of
-/// this size holds a page's worth of distinct parts.
-const SLOTS: usize = 2048;
+/// Slots per shared type unless it asks for more ([`Share::RECENT_SLOTS`]): about 64 KiB once
+/// the type is used. A LIST page's parts repeat within owner groups (the Pods of one ReplicaSet
+/// are neighbours in a page), and a table of this size holds a page's worth of distinct parts.
+///
+/// [`Share::RECENT_SLOTS`]: super::Share::RECENT_SLOTS
+pub(crate) const SLOTS: usize = 2048;
 
 /// Slots per lock.
 const STRIPE: usize = 64;
@@ -72,32 +74,45 @@ type Stripe<T> = Mutex<Box<[Option<Slot<T>>]>>;
 /// The recently decoded encodings of one shared type.
 pub(crate) struct Recent<T> {
     stripes: OnceLock<Box<[Stripe<T>]>>,
+    /// Slots in all, a multiple of [`STRIPE`].
+    slots: usize,
 }
 
 impl<T> Recent<T> {
     pub(crate) const fn new() -> Self {
+        Recent::with_slots(SLOTS)
+    }
+
+    /// A table of at least `slots` slots (rounded up to whole stripes).
+    pub(crate) const fn with_slots(slots: usize) -> Self {
+        let stripes = if slots < STRIPE {
+            1
+        } else {
+            slots.div_ceil(STRIPE)
+        };
         Recent {
             stripes: OnceLock::new(),
+            slots: stripes * STRIPE,
         }
     }
 
     fn stripes(&self) -> &[Stripe<T>] {
         self.stripes.get_or_init(|| {
-            (0..SLOTS / STRIPE)
+            (0..self.slots / STRIPE)
                 .map(|_| Mutex::new((0..STRIPE).map(|_| None).collect()))
                 .collect()
         })
     }
 
     /// The stripe and slot of `digest`.
-    fn place(digest: Digest) -> (usize, usize) {
-        let slot = (digest.0 as usize) % SLOTS;
+    fn place(&self, digest: Digest) -> (usize, usize) {
+        let slot = (digest.0 as usize) % self.slots;
         (slot / STRIPE, slot % STRIPE)
     }
 
     /// The live value an encoding with this digest decoded to, if the table still has it.
     pub(crate) fn get(&self, digest: Digest) -> Option<Arc<T>> {
-        let (stripe, slot) = Self::place(digest);
+        let (stripe, slot) = self.place(digest);
         let stripes = self.stripes.get()?;
         let slots = stripes.get(stripe)?.lock();
         match slots.get(slot)? {
@@ -108,7 +123,7 @@ impl<T> Recent<T> {
 
     /// Records that an encoding with this digest decoded to `value`.
     pub(crate) fn put(&self, digest: Digest, value: &Arc<T>) {
-        let (stripe, slot) = Self::place(digest);
+        let (stripe, slot) = self.place(digest);
         if let Some(slots) = self.stripes().get(stripe)
             && let Some(s) = slots.lock().get_mut(slot)
         {

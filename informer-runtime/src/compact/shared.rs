@@ -52,6 +52,14 @@ pub trait ShareHash {
 pub trait Share: ShareHash + PartialEq + Send + Sync + Sized + 'static {
     /// The process-wide pool of this type's shared values.
     fn pool() -> &'static Pool<Self>;
+
+    /// Slots of the pool's table of recently decoded encodings ([P8]), allocated on the type's
+    /// first skippable decode, 24 bytes each. The default holds a LIST page's worth of distinct
+    /// parts; a type whose values are mostly distinct per object and come back unchanged in
+    /// its updates asks for more.
+    ///
+    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    const RECENT_SLOTS: usize = super::recent::SLOTS;
 }
 
 /// A shared, immutable value: an `Arc<T>` (8 bytes) whose equal values are one allocation
@@ -249,7 +257,7 @@ impl<T: Share> Pool<T> {
     pub fn new() -> Self {
         Pool {
             set: ShardedSet::registered(SHARDS, Kind::Shared(std::any::type_name::<T>())),
-            recent: Recent::new(),
+            recent: Recent::with_slots(T::RECENT_SLOTS),
         }
     }
 

@@ -144,6 +144,9 @@ where
             let bytes: usize = run.iter().map(|e| e.as_ref().map_or(0, Bytes::len)).sum();
             let (format, ctx) = (format.clone(), Arc::clone(&ctx));
             let decode = move || -> Vec<Result<Probed<K>>> {
+                // The strings a run's events repeat (field names of their managedFields, labels,
+                // images) are found in this thread's cache, not the shared interner (P3).
+                let _scope = crate::projection::InternScope::enter();
                 run.into_iter()
                     .map(|e| e.and_then(|e| format.event::<K>(e, &ctx)))
                     .collect()
