@@ -21,7 +21,7 @@ use std::sync::{Arc, LazyLock, OnceLock, Weak};
 
 use parking_lot::Mutex;
 
-/// Slots per shared type unless it asks for more ([`Share::RECENT_SLOTS`]): about 64 KiB once
+/// Slots per shared type unless it asks for more ([`Share::RECENT_SLOTS`]): 48 KiB once
 /// the type is used. A LIST page's parts repeat within owner groups (the Pods of one ReplicaSet
 /// are neighbours in a page), and a table of this size holds a page's worth of distinct parts.
 ///
