@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 
 use crate::projection::{IStr, StrMap};
 
@@ -44,34 +44,15 @@ impl<'de> Deserialize<'de> for Lenient<IStr> {
     }
 }
 
+impl From<Lenient<IStr>> for IStr {
+    fn from(Lenient(s): Lenient<IStr>) -> IStr {
+        s
+    }
+}
+
 impl<'de> Deserialize<'de> for Lenient<StrMap> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = StrMap;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a map of quantities")
-            }
-            // `StrMap` reads `null` as the empty map; so does this.
-            fn visit_unit<E>(self) -> Result<StrMap, E> {
-                Ok(StrMap::default())
-            }
-            fn visit_none<E>(self) -> Result<StrMap, E> {
-                Ok(StrMap::default())
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<StrMap, D::Error> {
-                d.deserialize_map(V)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StrMap, A::Error> {
-                // The size hint only sizes the buffer; capped so a hostile hint cannot allocate.
-                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(256));
-                while let Some((k, Lenient(v))) = map.next_entry::<IStr, Lenient<IStr>>()? {
-                    pairs.push((k, v));
-                }
-                Ok(StrMap::from_unsorted(pairs))
-            }
-        }
-        deserializer.deserialize_option(V).map(Lenient)
+        StrMap::deserialize_values::<D, Lenient<IStr>>(deserializer).map(Lenient)
     }
 }
 

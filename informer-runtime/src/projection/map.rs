@@ -60,7 +60,7 @@ impl StrMap {
             .collect()
     }
 
-    pub(crate) fn from_unsorted(pairs: Vec<(IStr, IStr)>) -> Self {
+    fn from_unsorted(pairs: Vec<(IStr, IStr)>) -> Self {
         StrMap(sorted_last_wins(pairs))
     }
 }
@@ -114,8 +114,20 @@ impl Serialize for StrMap {
 
 impl<'de> Deserialize<'de> for StrMap {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
+        StrMap::deserialize_values::<D, IStr>(deserializer)
+    }
+}
+
+impl StrMap {
+    /// Decodes a map (`null` is the empty map) whose values decode as `V`, then become strings:
+    /// `IStr` itself, or a quantity that also reads JSON numbers (`compact::quantity`).
+    pub(crate) fn deserialize_values<'de, D, V>(deserializer: D) -> Result<Self, D::Error>
+    where
+        D: Deserializer<'de>,
+        V: Deserialize<'de> + Into<IStr>,
+    {
+        struct Vis<V>(std::marker::PhantomData<fn() -> V>);
+        impl<'de, V: Deserialize<'de> + Into<IStr>> Visitor<'de> for Vis<V> {
             type Value = StrMap;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a map of strings")
@@ -127,18 +139,18 @@ impl<'de> Deserialize<'de> for StrMap {
                 Ok(StrMap::default())
             }
             fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<StrMap, D::Error> {
-                d.deserialize_map(V)
+                d.deserialize_map(self)
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StrMap, A::Error> {
                 // The size hint only sizes the buffer; cap it so a hostile hint cannot allocate.
                 let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(256));
-                while let Some(pair) = map.next_entry::<IStr, IStr>()? {
-                    pairs.push(pair);
+                while let Some((k, v)) = map.next_entry::<IStr, V>()? {
+                    pairs.push((k, v.into()));
                 }
                 Ok(StrMap::from_unsorted(pairs))
             }
         }
-        deserializer.deserialize_option(V)
+        deserializer.deserialize_option(Vis::<V>(std::marker::PhantomData))
     }
 }
 
