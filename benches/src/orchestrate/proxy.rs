@@ -463,4 +463,50 @@ mod tests {
         let status = informer_proto::frame::read_status(event.object).expect("a Status");
         assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
     }
+
+    /// Scenario 2 on kube-apiserver: a held watch delivers nothing until released, and its
+    /// events as soon as it is, long before the hold would end. informer-testserver stands in
+    /// for kube-apiserver behind the proxy.
+    #[tokio::test]
+    async fn a_held_watch_delivers_once_released() {
+        use futures::{StreamExt, TryStreamExt};
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+
+        let server = informer_testserver::TestServer::start()
+            .await
+            .expect("the test server starts");
+        let proxy = Proxy::start(server.client())
+            .await
+            .expect("the proxy starts");
+        proxy.hold_watches(Some(Duration::from_secs(600)));
+        let url = proxy.url().parse().expect("the proxy's URL");
+        let client = kube::Client::try_from(kube::Config::new(url)).expect("a client");
+        let through: Api<ConfigMap> = Api::namespaced(client, "default");
+        let mut events = through
+            .watch(&WatchParams::default(), "0")
+            .await
+            .expect("the watch opens")
+            .boxed();
+        let cm: ConfigMap =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": "held"}}))
+                .expect("a ConfigMap");
+        Api::<ConfigMap>::namespaced(server.client(), "default")
+            .create(&PostParams::default(), &cm)
+            .await
+            .expect("created");
+        // Held: nothing can arrive, however long this waits.
+        let early = tokio::time::timeout(Duration::from_millis(300), events.try_next()).await;
+        assert!(early.is_err(), "delivered while held: {early:?}");
+        proxy.release_watches();
+        let event = tokio::time::timeout(Duration::from_secs(30), events.try_next())
+            .await
+            .expect("delivered within 30 s of the release, not at the hold's 600 s")
+            .expect("a watch event")
+            .expect("the watch is open");
+        match event {
+            WatchEvent::Added(cm) => assert_eq!(cm.metadata.name.as_deref(), Some("held")),
+            other => panic!("expected ADDED, got {other:?}"),
+        }
+    }
 }

@@ -116,12 +116,17 @@ impl JsonNode {
         }
     }
 
-    /// The shared object of `members` (the empty object without a pool lookup).
+    /// The shared object of `members`.
     fn object(members: Vec<(IStr, Shared<JsonNode>)>) -> Shared<JsonNode> {
-        if members.is_empty() {
-            return EMPTY.clone();
+        JsonNode::Object(members.into_boxed_slice()).share()
+    }
+
+    /// The shared copy of this node (the empty object without a pool lookup).
+    fn share(self) -> Shared<JsonNode> {
+        match self {
+            JsonNode::Object(members) if members.is_empty() => EMPTY.clone(),
+            node => Shared::new(node),
         }
-        Shared::new(JsonNode::Object(members.into_boxed_slice()))
     }
 }
 
@@ -244,10 +249,8 @@ impl<'de> DeserializeSeed<'de> for NodeSeed {
         if self.depth > MAX_DEPTH {
             return Err(de::Error::custom("JSON nested too deeply"));
         }
-        match d.deserialize_any(NodeVisitor { depth: self.depth })? {
-            JsonNode::Object(members) if members.is_empty() => Ok(EMPTY.clone()),
-            node => Ok(Shared::new(node)),
-        }
+        Ok(d.deserialize_any(NodeVisitor { depth: self.depth })?
+            .share())
     }
 }
 

@@ -384,41 +384,43 @@ fn field_decl(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let ty = compact_ty(&f.ty, at, cx);
     let json = &f.json;
     let rt = &cx.paths.rt_str;
-    let attr = match f.presence {
-        // A quantity reads a JSON number too, as k8s-openapi's `Quantity` does (P1).
-        Presence::Optional if holds_quantities(&f.ty) => {
-            let skip = format!("{rt}::Option::is_none");
-            let with = format!("{rt}::quantity");
-            quote!(#[serde(rename = #json, default, skip_serializing_if = #skip, deserialize_with = #with)])
-        }
-        Presence::DefaultIfMissing if holds_quantities(&f.ty) => {
-            let with = format!("{rt}::quantity_or_default");
-            quote!(#[serde(rename = #json, default, deserialize_with = #with)])
-        }
-        Presence::Required if holds_quantities(&f.ty) => {
-            let with = format!("{rt}::quantity");
-            quote!(#[serde(rename = #json, deserialize_with = #with)])
-        }
-        Presence::Nullable if holds_quantities(&f.ty) => {
-            let skip = format!("{rt}::Option::is_none");
-            let with = format!("{rt}::quantity_nullable");
-            quote!(#[serde(rename = #json, default, skip_serializing_if = #skip, deserialize_with = #with)])
-        }
-        Presence::Optional => {
-            let skip = format!("{rt}::Option::is_none");
-            quote!(#[serde(rename = #json, default, skip_serializing_if = #skip)])
-        }
-        Presence::DefaultIfMissing => {
-            let with = format!("{rt}::null_default");
-            quote!(#[serde(rename = #json, default, deserialize_with = #with)])
-        }
-        Presence::Required => quote!(#[serde(rename = #json)]),
-        Presence::Nullable => {
-            let skip = format!("{rt}::Option::is_none");
-            let with = format!("{rt}::nullable");
-            quote!(#[serde(rename = #json, default, skip_serializing_if = #skip, deserialize_with = #with)])
-        }
+    // A quantity reads a JSON number too, as k8s-openapi's `Quantity` does (P1).
+    let quantities = holds_quantities(&f.ty);
+    let (default, skip, with) = match f.presence {
+        Presence::Optional => (true, true, quantities.then_some("quantity")),
+        Presence::DefaultIfMissing => (
+            true,
+            false,
+            Some(if quantities {
+                "quantity_or_default"
+            } else {
+                "null_default"
+            }),
+        ),
+        Presence::Required => (false, false, quantities.then_some("quantity")),
+        Presence::Nullable => (
+            true,
+            true,
+            Some(if quantities {
+                "quantity_nullable"
+            } else {
+                "nullable"
+            }),
+        ),
     };
+    let mut args = vec![quote!(rename = #json)];
+    if default {
+        args.push(quote!(default));
+    }
+    if skip {
+        let skip = format!("{rt}::Option::is_none");
+        args.push(quote!(skip_serializing_if = #skip));
+    }
+    if let Some(with) = with {
+        let with = format!("{rt}::{with}");
+        args.push(quote!(deserialize_with = #with));
+    }
+    let attr = quote!(#[serde(#(#args),*)]);
     // k8s-openapi leaves some fields undocumented (the apiextensions `ExternalDocumentation`);
     // a public field still needs a doc.
     let doc = if f.doc.is_empty() {
