@@ -532,6 +532,49 @@ mod tests {
         assert_eq!(Churned::pool().stats(), PoolStats::default());
     }
 
+    /// A part holding another pool's part, as a container holds its image string or a
+    /// `RawJson` node its children.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Branch {
+        leaf: Shared<Leaf>,
+        n: i64,
+    }
+    part!(Leaf);
+    impl ShareHash for Branch {
+        fn share_hash<H: Hasher>(&self, state: &mut H) {
+            self.leaf.share_hash(state);
+            self.n.share_hash(state);
+        }
+    }
+    impl Share for Branch {
+        fn pool() -> &'static Pool<Self> {
+            static POOL: std::sync::LazyLock<Pool<Branch>> = std::sync::LazyLock::new(Pool::new);
+            &POOL
+        }
+    }
+
+    #[tokio::test]
+    async fn p3_one_background_pass_frees_parts_nested_in_freed_parts() {
+        // The leaves' set is swept first in every round, the order in which a leaf is still
+        // used by a branch not swept yet.
+        let sets: [Arc<dyn crate::pool::Sweep>; 2] =
+            [Leaf::pool().set.clone(), Branch::pool().set.clone()];
+        let branches: Vec<Shared<Branch>> = (0..100)
+            .map(|n| {
+                Shared::new(Branch {
+                    leaf: Shared::new(Leaf::of(n)),
+                    n,
+                })
+            })
+            .collect();
+        assert_eq!(Leaf::pool().stats().in_use, 100);
+        drop(branches);
+        // Round one frees the branches, round two their leaves, round three nothing.
+        assert_eq!(crate::pool::pass(&sets).await, 3);
+        assert_eq!(Branch::pool().stats(), PoolStats::default());
+        assert_eq!(Leaf::pool().stats(), PoolStats::default());
+    }
+
     #[test]
     fn threads_sharing_equal_parts_get_one_allocation() {
         part!(Raced);

@@ -5,7 +5,8 @@
 //! nothing arrives and the garbage would stay. So every set registers here, and each running
 //! informer hosts a sweep task ([`sweep_in_background`]) that passes over every set when
 //! informers have deleted objects (at most once per [`RELEASE_INTERVAL`]) and otherwise every
-//! [`PERIOD`] (objects a handler held past the delete, a stopped informer's store). One pass
+//! [`PERIOD`] (objects a handler held past the delete, a stopped informer's store), in rounds
+//! until one frees nothing, so parts nested in freed parts go in the same pass. One pass
 //! runs at a time in the process however many informers run; it locks one shard at a time
 //! (O(shard), as an insert's own sweep does) and yields to the runtime between shards, so no
 //! worker is held for a whole pool. The hot path pays one atomic add per batch that deleted.
@@ -34,8 +35,8 @@ pub(crate) const PERIOD: Duration = Duration::from_secs(300);
 pub(crate) trait Sweep: Send + Sync {
     /// Its shard count.
     fn shard_count(&self) -> usize;
-    /// Drops the garbage of shard `i` (under that shard's lock alone).
-    fn sweep_shard(&self, i: usize);
+    /// Drops the garbage of shard `i` (under that shard's lock alone); returns how many entries.
+    fn sweep_shard(&self, i: usize) -> usize;
     /// Entries held, in use or not swept yet: O(shards).
     fn held(&self) -> usize;
 }
@@ -134,15 +135,36 @@ pub(crate) async fn sweep_in_background() {
         };
         *LAST_PASS.lock() = Some(Instant::now());
         RELEASED.store(0, Ordering::Relaxed);
-        for (_, set) in sets() {
-            for shard in 0..set.shard_count() {
-                set.sweep_shard(shard);
-                tokio::task::yield_now().await;
-            }
-        }
+        let sets: Vec<Arc<dyn Sweep>> = sets().into_iter().map(|(_, set)| set).collect();
+        pass(&sets).await;
         PASSES.fetch_add(1, Ordering::Relaxed);
     }
 }
+
+/// One pass over `sets`, in rounds: a swept value can hold the last use of another set's value
+/// (a container's image string, a `RawJson` node's children), which only a later round frees,
+/// so the rounds go on until one frees nothing (at most [`MAX_ROUNDS`]) and memory follows the
+/// caches down in one pass rather than one nesting level per [`PERIOD`]. Yields to the runtime
+/// between shards. Returns the rounds made.
+pub(crate) async fn pass(sets: &[Arc<dyn Sweep>]) -> usize {
+    for round in 1..=MAX_ROUNDS {
+        let mut freed = 0;
+        for set in sets {
+            for shard in 0..set.shard_count() {
+                freed += set.sweep_shard(shard);
+                tokio::task::yield_now().await;
+            }
+        }
+        if freed == 0 {
+            return round;
+        }
+    }
+    MAX_ROUNDS
+}
+
+/// The most rounds one pass makes: a value nested this deep in shared values (a `RawJson` tree
+/// of managedFields is about 8 levels) is freed by one pass; a deeper one by the next.
+const MAX_ROUNDS: usize = 16;
 
 /// Encodes the sets' sizes ([P3]): `informer_interned_strings` (the interner),
 /// `informer_shared_values{type}` (each type's pool), both counting entries in use or not swept

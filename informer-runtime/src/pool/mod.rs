@@ -19,6 +19,8 @@ mod background;
 use hashbrown::HashTable;
 use parking_lot::{Mutex, MutexGuard};
 
+#[cfg(test)]
+pub(crate) use background::pass;
 pub(crate) use background::{Kind, Sweep, encode, register, released, sweep_in_background};
 
 /// A shard sweeps when it reaches this many entries, at the least.
@@ -126,10 +128,10 @@ impl<E: Entry + Send> Sweep for ShardedSet<E> {
         self.shards.len()
     }
 
-    fn sweep_shard(&self, i: usize) {
-        if let Some(shard) = self.shards.get(i) {
-            shard.lock().sweep(&self.hasher);
-        }
+    fn sweep_shard(&self, i: usize) -> usize {
+        self.shards
+            .get(i)
+            .map_or(0, |shard| shard.lock().sweep(&self.hasher))
     }
 
     fn held(&self) -> usize {
@@ -165,12 +167,16 @@ impl<E: Entry> ShardGuard<'_, E> {
 }
 
 impl<E: Entry> Shard<E> {
-    fn sweep(&mut self, hasher: &foldhash::fast::RandomState) {
+    /// Drops the entries nothing else uses; returns how many.
+    fn sweep(&mut self, hasher: &foldhash::fast::RandomState) -> usize {
+        let held = self.table.len();
         self.table.retain(|e| e.in_use());
+        let freed = held - self.table.len();
         // Room for the live entries to double before the next sweep, and no more: the
         // memory follows the cache down.
         let keep = self.table.len() * 2;
         self.table.shrink_to(keep, |e| e.rehash(hasher));
         self.sweep_at = keep.max(MIN_SWEEP);
+        freed
     }
 }
