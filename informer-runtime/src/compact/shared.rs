@@ -575,6 +575,43 @@ mod tests {
         assert_eq!(Leaf::pool().stats(), PoolStats::default());
     }
 
+    /// A part holding a part of its own type, as a `RawJson` node holds its children.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Link {
+        next: Option<Shared<Link>>,
+        n: i64,
+    }
+    impl ShareHash for Link {
+        fn share_hash<H: Hasher>(&self, state: &mut H) {
+            self.next.share_hash(state);
+            self.n.share_hash(state);
+        }
+    }
+    impl Share for Link {
+        fn pool() -> &'static Pool<Self> {
+            static POOL: std::sync::LazyLock<Pool<Link>> = std::sync::LazyLock::new(Pool::new);
+            &POOL
+        }
+    }
+
+    #[test]
+    fn p3_a_sweep_frees_chains_within_one_pool() {
+        // 20 chains of 8 links: a link's shard is its hash's, so parents and children sit in
+        // shards swept in every order.
+        let heads: Vec<Shared<Link>> = (0..20)
+            .map(|c| {
+                (0..8).fold(None, |next, i| {
+                    Some(Shared::new(Link { next, n: c * 8 + i }))
+                })
+            })
+            .map(|head| head.expect("8 links"))
+            .collect();
+        assert_eq!(Link::pool().stats().in_use, 160);
+        drop(heads);
+        Link::pool().sweep();
+        assert_eq!(Link::pool().stats(), PoolStats::default());
+    }
+
     #[test]
     fn threads_sharing_equal_parts_get_one_allocation() {
         part!(Raced);

@@ -99,11 +99,17 @@ impl<E: Entry> ShardedSet<E> {
         }
     }
 
-    /// Drops every entry that nothing outside the set uses any more.
+    /// Drops every entry that nothing outside the set uses any more, including entries only
+    /// freed entries of this set used (a `RawJson` node's children): it sweeps every shard
+    /// again until a round frees nothing.
     pub(crate) fn sweep(&self) {
-        for shard in self.shards.iter() {
-            shard.lock().sweep(&self.hasher);
-        }
+        while self
+            .shards
+            .iter()
+            .map(|shard| shard.lock().sweep(&self.hasher))
+            .sum::<usize>()
+            > 0
+        {}
     }
 
     /// Visits every entry held (under each shard's lock in turn).
