@@ -96,4 +96,16 @@ pub trait ReflectorStore<K>: Send + Sync + 'static {
     ///
     /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     fn bookmark(&self, resource_version: &str);
+    /// `Some` when the store holds as many unprocessed changes as it wants to: the reflector
+    /// then awaits the future before it reads the next watch event, so the server's connection,
+    /// not the process's memory, holds what the consumer has not caught up with ([D12]). The
+    /// default (and a store without a bound) never asks the reflector to wait.
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    fn room(&self) -> Option<RoomFuture<'_>> {
+        None
+    }
 }
+
+/// What [`ReflectorStore::room`] returns: resolves when the reflector may read on.
+pub type RoomFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;

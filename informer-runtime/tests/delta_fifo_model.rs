@@ -322,6 +322,13 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
         if in_flight.is_none() {
             h.check_settled(&fifo, None);
         }
+        // D12: the bounded count is every queued delta, in either mode.
+        let queued: usize = fifo
+            .queued_keys()
+            .iter()
+            .map(|k| fifo.queued_deltas(k.as_str()).map_or(0, |d| d.len()))
+            .sum();
+        assert_eq!(fifo.delta_count(), queued, "D12: delta_count");
     }
 
     // Drain.

@@ -201,3 +201,97 @@ async fn fifo_default_decision_a_held_burst_costs_keys_coalescing_and_events_ord
         "ordered FIFO held {ordered} entries for 300 events"
     );
 }
+
+/// D12: processing is held (a `Block` handler) while 10 objects are created and then updated 4
+/// times each. The watch stops reading once the FIFO holds its bound of 8 deltas, so the newest
+/// writes stay on the connection; once processing resumes, every change arrives, with no relist
+/// and no rewatch.
+async fn a_held_consumer_pauses_the_watch_at_the_bound(mode: FifoMode) {
+    const BOUND: usize = 8;
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    w.create("first", "0").await;
+    let inf = informer(server.client(), |c| {
+        c.fifo_mode = mode;
+        c.max_queued_deltas = BOUND;
+    });
+    let gate = Arc::new(Gate::default());
+    inf.add_event_handler_with(
+        gate.clone(),
+        HandlerOptions::new()
+            .backlog_max(1)
+            .overflow(OverflowPolicy::Block),
+    )
+    .expect("handler");
+    let cancel = tokio_util::sync::CancellationToken::new();
+    drop(inf.start(cancel.clone()));
+    wait_until("the handler to block", || {
+        gate.entered.load(Ordering::Acquire)
+    })
+    .await;
+    for i in 0..10 {
+        w.create(&format!("k{i}"), "0").await;
+    }
+    let mut last = None;
+    for round in 1..=4 {
+        for i in 0..10 {
+            last = Some(w.set(&format!("k{i}"), &round.to_string()).await);
+        }
+    }
+    let rv = last.and_then(|cm| cm.metadata.resource_version);
+    wait_until("the watch to pause", || {
+        inf.reflector_handle()
+            .is_some_and(|h| h.counters().watch_pauses >= 1)
+    })
+    .await;
+    let queued = inf.queued_deltas();
+    assert!(
+        queued <= BOUND,
+        "{mode:?}: {queued} deltas queued, bound {BOUND}"
+    );
+    assert_ne!(
+        inf.last_sync_resource_version(),
+        rv,
+        "{mode:?}: the watch read past its bound"
+    );
+    gate.open();
+    // "first", 10 adds, 40 updates: one notification each, in either mode.
+    wait_until("every notification", || gate.seen.lock().len() == 51).await;
+    wait_until("the cache to match the server", || {
+        inf.last_sync_resource_version() == rv
+    })
+    .await;
+    let counters = inf.reflector_handle().expect("running").counters();
+    assert_eq!(
+        (counters.relists, counters.rewatches),
+        (0, 0),
+        "{mode:?}: a pause is neither a relist nor a rewatch"
+    );
+    let seen = gate.seen.lock().clone();
+    for i in 0..10 {
+        let name = format!("k{i}");
+        let of_key: Vec<&str> = seen
+            .iter()
+            .filter_map(|s| s.strip_suffix(&format!(" {name}")))
+            .collect();
+        assert_eq!(
+            of_key,
+            ["add", "update", "update", "update", "update"],
+            "{mode:?}: {name}"
+        );
+    }
+    cancel.cancel();
+    inf.wait_stopped().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn d12_a_held_consumer_pauses_the_watch_at_the_bound_keyed() {
+    init_tracing();
+    a_held_consumer_pauses_the_watch_at_the_bound(FifoMode::Coalescing).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn d12_a_held_consumer_pauses_the_watch_at_the_bound_ordered() {
+    init_tracing();
+    a_held_consumer_pauses_the_watch_at_the_bound(FifoMode::Ordered).await;
+}

@@ -59,6 +59,10 @@ pub(crate) struct KeyedQueue<K> {
     ///
     /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     versions: KeyVersions,
+    /// The deltas of every queued key, summed ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    held: usize,
 }
 
 impl<K: crate::object::Meta> KeyedQueue<K> {
@@ -70,6 +74,7 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
             initial_remaining: 0,
             in_flight: None,
             versions: KeyVersions::default(),
+            held: 0,
         }
     }
 
@@ -83,7 +88,10 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
     fn push(&mut self, key: ObjectKey, delta: Delta<K>, version: Option<u64>) {
         match self.items.get_mut(key.as_str()) {
             Some(queued) => {
+                let before = queued.deltas.len();
                 push_dedup(&mut queued.deltas, delta);
+                // D3's dedup may keep the count.
+                self.held += queued.deltas.len() - before;
                 // Changes of one key arrive in version order, so this is a comparison and
                 // nothing more, except for a first change after a resync's `Sync`.
                 queued.lower_to(version, &mut self.versions);
@@ -104,6 +112,7 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
         version: Option<u64>,
     ) {
         self.order.push_back(key.clone());
+        self.held += deltas.len();
         let seq = self.versions.number();
         if let Some(version) = version {
             self.versions.queued(seq, version);
@@ -147,6 +156,10 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
 
     fn len(&self) -> usize {
         self.order.len()
+    }
+
+    fn held(&self) -> usize {
+        self.held
     }
 
     fn queued_keys(&self) -> Vec<ObjectKey> {
@@ -305,6 +318,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
                 tracing::error!(%key, "delta FIFO key without deltas; skipping");
                 continue;
             };
+            self.held -= queued.deltas.len();
             self.in_flight = Some(InFlight::of(key.clone(), &queued.deltas));
             return Some(PoppedItem {
                 key,
@@ -347,9 +361,11 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
             Some(queued) => {
                 queued.lower_to(version, &mut self.versions);
                 let newer = std::mem::replace(&mut queued.deltas, deltas);
+                let before = newer.len();
                 for delta in newer {
                     push_dedup(&mut queued.deltas, delta);
                 }
+                self.held += queued.deltas.len() - before;
                 if initial && queued.initial {
                     // Both halves were counted in the initial population once; the merged key
                     // is processed once, so drop one count.

@@ -4,7 +4,8 @@
 //! appears in the queue once, in first-enqueue order ([D2]). The reflector writes into it through
 //! [`ReflectorStore`]; the informer pops one key at a time with [`DeltaFifo::pop`] and processes
 //! the deltas **without** the queue lock held ([D9] \[ours\]), so the reflector never waits on
-//! processing or on handlers.
+//! one item's processing or on handlers; it waits only when the consumer is
+//! [`max_queued_deltas`](DeltaFifoBuilder::max_queued_deltas) behind ([D12]).
 //!
 //! [`FifoMode::Ordered`] swaps the keyed queue for client-go's `RealFIFO` log ([D10]) behind the
 //! same API; the keyed mode is the default ([D11], see `.notes/fifo-ordered-mode.md`).
@@ -41,6 +42,7 @@
 //! [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 //! [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 //! [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 mod delta;
 mod keyed;
@@ -89,12 +91,13 @@ pub enum FifoMode {
     #[default]
     Coalescing,
     /// client-go's `RealFIFO` ([D10]): a log of every delta in arrival order, deletes always
-    /// queued, relist tombstones before the listed items. Memory grows with the event count:
-    /// unlike client-go, writers are never blocked at 2000 queued deltas, because the reflector
-    /// writes from async code that must not block a worker thread. A failed key's deltas go back
+    /// queued, relist tombstones before the listed items. Memory grows with the event count, up
+    /// to the bound at which the reflector stops reading its watch ([D12]; client-go blocks its
+    /// writers at 2000 queued deltas, ours wait asynchronously). A failed key's deltas go back
     /// to the front of the log.
     ///
     /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Ordered,
 }
 
@@ -114,6 +117,10 @@ struct Locked<K> {
     ///
     /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     in_flight: usize,
+    /// A reflector waits in [`ReflectorStore::room`] for the queue to drain ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    room_wanted: bool,
 }
 
 /// The delta FIFO ([D1]–[D9]). Share it behind an `Arc`: the reflector writes, one consumer pops.
@@ -149,7 +156,23 @@ pub struct DeltaFifo<K> {
     ///
     /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     progress: Notify,
+    /// The queued deltas at which [`ReflectorStore::room`] makes the reflector wait; 0 = never
+    /// ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    max_queued: usize,
+    /// Wakes a reflector waiting in [`ReflectorStore::room`]: the queue drained to half of
+    /// `max_queued`, or the FIFO closed ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    room: Notify,
 }
+
+/// The default bound on queued deltas at which the reflector stops reading its watch until the
+/// consumer has processed half of them ([D12]; [`DeltaFifoBuilder::max_queued_deltas`]).
+///
+/// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+pub const DEFAULT_MAX_QUEUED_DELTAS: usize = 1024;
 
 /// Builds a [`DeltaFifo`].
 pub struct DeltaFifoBuilder<K> {
@@ -157,6 +180,7 @@ pub struct DeltaFifoBuilder<K> {
     emit_replaced: bool,
     transform: Option<TransformFn<K>>,
     mode: FifoMode,
+    max_queued: usize,
 }
 
 impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
@@ -195,6 +219,17 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
         self
     }
 
+    /// The queued deltas (of every key, in either mode) at which a reflector writing into this
+    /// FIFO stops reading its watch, until the consumer has popped all but half of them ([D12]).
+    /// Default [`DEFAULT_MAX_QUEUED_DELTAS`]; 0 never stops the reflector. Writes are never
+    /// refused: the bound holds back what the reflector reads next, not what it was given.
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    pub fn max_queued_deltas(mut self, max: usize) -> Self {
+        self.max_queued = max;
+        self
+    }
+
     /// Builds the FIFO.
     pub fn build(self) -> DeltaFifo<K> {
         let queued: Box<dyn DeltaQueue<K>> = match self.mode {
@@ -208,6 +243,7 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
                 queued,
                 relist_barrier: 0,
                 in_flight: 0,
+                room_wanted: false,
             }),
             known: self.known,
             emit_replaced: self.emit_replaced,
@@ -215,6 +251,8 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
             item_ready: Notify::new(),
             synced: Notify::new(),
             progress: Notify::new(),
+            max_queued: self.max_queued,
+            room: Notify::new(),
         }
     }
 }
@@ -290,6 +328,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
             emit_replaced: true,
             transform: None,
             mode: FifoMode::default(),
+            max_queued: DEFAULT_MAX_QUEUED_DELTAS,
         }
     }
 
@@ -405,6 +444,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                     let taken = before.saturating_sub(queue.queued.len()).max(1);
                     queue.relist_barrier = queue.relist_barrier.saturating_sub(taken);
                     queue.in_flight += 1;
+                    self.wake_room(&mut queue);
                     return Some(Popped {
                         fifo: self,
                         key,
@@ -462,6 +502,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                     queue.relist_barrier = 0;
                 }
                 if !batch.is_empty() {
+                    self.wake_room(&mut queue);
                     return Some(batch);
                 }
             }
@@ -546,6 +587,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         self.queue.lock().closed = true;
         self.item_ready.notify_one();
         self.synced.notify_waiters();
+        self.room.notify_waiters();
     }
 
     /// Whether [`close`](Self::close) was called.
@@ -566,6 +608,52 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn len(&self) -> usize {
         self.queue.lock().queued.len()
+    }
+
+    /// Queued deltas, of every key and in either mode; popped ones are not counted. This is what
+    /// [`max_queued_deltas`](DeltaFifoBuilder::max_queued_deltas) bounds ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    pub fn delta_count(&self) -> usize {
+        self.queue.lock().queued.held()
+    }
+
+    /// Whether the queue holds few enough deltas for a waiting reflector to read on: at most
+    /// half of `max_queued` ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    fn below_low_water(&self, queue: &Locked<K>) -> bool {
+        queue.queued.held() <= self.max_queued / 2
+    }
+
+    /// After a pop: wakes a reflector waiting for room once the queue is down to half of its
+    /// bound ([D12]). Runs under the queue lock; `notify_waiters` takes only the `Notify`'s own.
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    fn wake_room(&self, queue: &mut Locked<K>) {
+        if queue.room_wanted && self.below_low_water(queue) {
+            queue.room_wanted = false;
+            self.room.notify_waiters();
+        }
+    }
+
+    /// Resolves once the queue is down to half of its bound, or the FIFO is closed ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    async fn wait_room(&self) {
+        loop {
+            let notified = self.room.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut queue = self.queue.lock();
+                if queue.closed || self.below_low_water(&queue) {
+                    return;
+                }
+                queue.room_wanted = true;
+            }
+            notified.await;
+        }
     }
 
     /// Whether nothing is queued.
@@ -733,6 +821,22 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         if drained {
             self.progress.notify_one();
         }
+    }
+
+    /// Waits while the queue holds [`max_queued_deltas`](DeltaFifoBuilder::max_queued_deltas)
+    /// or more deltas, until the consumer has popped all but half of them ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    fn room(&self) -> Option<crate::store::RoomFuture<'_>> {
+        if self.max_queued == 0 {
+            return None;
+        }
+        let queue = self.queue.lock();
+        if queue.closed || queue.queued.held() < self.max_queued {
+            return None;
+        }
+        drop(queue);
+        Some(Box::pin(self.wait_room()))
     }
 }
 

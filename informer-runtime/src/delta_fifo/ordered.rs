@@ -319,6 +319,10 @@ impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
         self.log.len()
     }
 
+    fn held(&self) -> usize {
+        self.log.len()
+    }
+
     fn queued_keys(&self) -> Vec<ObjectKey> {
         let mut seen = HashSet::new();
         self.log

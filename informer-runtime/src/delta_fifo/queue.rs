@@ -91,6 +91,10 @@ pub(crate) trait DeltaQueue<K>: Send {
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: usize);
     /// Queued units: keys (keyed) or deltas (ordered).
     fn len(&self) -> usize;
+    /// Queued deltas, whatever the mode; the popped ones are not counted ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    fn held(&self) -> usize;
     /// The distinct queued keys, in pop order of their first delta.
     fn queued_keys(&self) -> Vec<ObjectKey>;
     /// The deltas queued for `key`, oldest first.

@@ -73,6 +73,7 @@ pub(super) struct Options {
     metrics: Option<InformerMetrics>,
     name: Option<String>,
     fifo_mode: FifoMode,
+    max_queued_deltas: usize,
     batch_size: usize,
     atomic_relist: bool,
     shard: Option<crate::shard::Shard>,
@@ -102,6 +103,7 @@ impl SharedInformerFactoryBuilder {
                 metrics: None,
                 name: None,
                 fifo_mode: FifoMode::default(),
+                max_queued_deltas: crate::delta_fifo::DEFAULT_MAX_QUEUED_DELTAS,
                 batch_size: crate::informer::DEFAULT_BATCH_SIZE,
                 atomic_relist: true,
                 shard: None,
@@ -224,6 +226,17 @@ impl SharedInformerFactoryBuilder {
     /// [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn fifo_mode(mut self, mode: FifoMode) -> Self {
         self.options.fifo_mode = mode;
+        self
+    }
+
+    /// The queued deltas at which each informer's watch stops reading until its processing loop
+    /// has caught up by half ([D12]; default
+    /// [`DEFAULT_MAX_QUEUED_DELTAS`](crate::delta_fifo::DEFAULT_MAX_QUEUED_DELTAS), 0 = never).
+    /// See [`InformerConfig::max_queued_deltas`](crate::informer::InformerConfig::max_queued_deltas).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    pub fn max_queued_deltas(mut self, max: usize) -> Self {
+        self.options.max_queued_deltas = max;
         self
     }
 
@@ -478,6 +491,7 @@ impl Options {
             transform,
             metrics: self.metrics.clone(),
             fifo_mode: self.fifo_mode,
+            max_queued_deltas: self.max_queued_deltas,
             batch_size: self.batch_size,
             atomic_relist: self.atomic_relist,
             ..InformerConfig::default()

@@ -53,6 +53,14 @@ pub struct InformerConfig<K> {
     /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     /// [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fifo_mode: FifoMode,
+    /// The queued deltas at which the reflector stops reading its watch until the processing
+    /// loop has caught up by half ([D12]). Default
+    /// [`DEFAULT_MAX_QUEUED_DELTAS`](crate::delta_fifo::DEFAULT_MAX_QUEUED_DELTAS); 0 = never
+    /// (memory then holds whatever the watch delivers faster than processing). Lists are not
+    /// bounded by it: a LIST or watch-list is queued whole, as before.
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    pub max_queued_deltas: usize,
     /// Keys the processing loop pops and applies to the store under one lock ([V3]; client-go's
     /// batch processing, beta in 1.35). Per-key order and per-handler notifications are as with
     /// one key at a time. Default [`DEFAULT_BATCH_SIZE`]; 1 turns batching off. While a handler
@@ -106,6 +114,7 @@ impl<K> Default for InformerConfig<K> {
             transform: None,
             metrics: None,
             fifo_mode: FifoMode::default(),
+            max_queued_deltas: crate::delta_fifo::DEFAULT_MAX_QUEUED_DELTAS,
             batch_size: DEFAULT_BATCH_SIZE,
             atomic_relist: true,
         }
@@ -124,6 +133,7 @@ impl<K> fmt::Debug for InformerConfig<K> {
             .field("overflow", &self.overflow)
             .field("transform", &self.transform.is_some())
             .field("fifo_mode", &self.fifo_mode)
+            .field("max_queued_deltas", &self.max_queued_deltas)
             .field("batch_size", &self.batch_size)
             .field("atomic_relist", &self.atomic_relist)
             .finish_non_exhaustive()

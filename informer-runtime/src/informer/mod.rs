@@ -238,7 +238,8 @@ where
         let indexer = Arc::new(builder.build()?);
         let mut fifo = DeltaFifo::builder()
             .known_objects(indexer.clone())
-            .mode(config.fifo_mode);
+            .mode(config.fifo_mode)
+            .max_queued_deltas(config.max_queued_deltas);
         if let Some(transform) = &config.transform {
             fifo = fifo.transform(Arc::clone(transform));
         }
@@ -517,6 +518,17 @@ impl<K> SharedIndexInformer<K> {
         K: crate::object::Meta,
     {
         self.inner.fifo.len()
+    }
+
+    /// Deltas waiting in the informer's delta FIFO, of every key; the watch stops reading at
+    /// [`InformerConfig::max_queued_deltas`] ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    pub fn queued_deltas(&self) -> usize
+    where
+        K: crate::object::Meta,
+    {
+        self.inner.fifo.delta_count()
     }
 
     /// The resource version the store reflects ([V4]; client-go 1.37's store resource version):

@@ -26,12 +26,14 @@ pub enum OverflowPolicy {
     CoalesceByKey,
     /// Apply backpressure to the whole informer: the delta-processing loop waits before its next
     /// pop until this handler's backlog is below the maximum, and pops one key at a time. The
-    /// reflector keeps filling the FIFO, whose queued entries are bounded by the key count ([D9]). The
+    /// reflector keeps filling the FIFO until it holds its bound of queued deltas, then stops
+    /// reading the watch until the FIFO drains ([D9], [D12]). The
     /// informer never queues a live notification past the maximum: what does not fit (several
     /// deltas of one key, a relist) waits in the informer until the handler takes something. A
     /// relist is still applied to the store as one swap ([V2]).
     ///
     /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     Block,
 }

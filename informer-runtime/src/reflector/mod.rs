@@ -328,6 +328,11 @@ pub struct ReflectorCounters {
     pub invalid_objects: u64,
     /// Objects dropped because the transform panicked on them (M17).
     pub transform_panics: u64,
+    /// Times the watch stopped reading because the store held its bound of unprocessed deltas,
+    /// until the consumer caught up ([D12]).
+    ///
+    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    pub watch_pauses: u64,
 }
 
 #[derive(Default)]
@@ -342,6 +347,7 @@ struct Counters {
     errors: AtomicU64,
     invalid_objects: AtomicU64,
     transform_panics: AtomicU64,
+    watch_pauses: AtomicU64,
 }
 
 #[derive(Default)]
@@ -515,6 +521,7 @@ impl ReflectorHandle {
             errors: get(&c.errors),
             invalid_objects: get(&c.invalid_objects),
             transform_panics: get(&c.transform_panics),
+            watch_pauses: get(&c.watch_pauses),
         }
     }
 }

@@ -116,6 +116,18 @@ where
         let mut last_rv = None;
         let mut warned_foreign = false;
         loop {
+            if let Some(room) = self.io.store.room() {
+                // D12: the consumer is a bound of deltas behind; what it has not caught up with
+                // waits in the connection, not decoded in memory.
+                bump(&self.io.shared.counters.watch_pauses);
+                tokio::select! {
+                    biased;
+                    _ = self.io.cancel.cancelled() => return (Consumed::Cancelled, events, last_rv),
+                    () = room => {}
+                }
+                // R7: the connection was silent because it was not read.
+                deadline = Instant::now() + idle;
+            }
             tokio::select! {
                 biased;
                 _ = self.io.cancel.cancelled() => return (Consumed::Cancelled, events, last_rv),
