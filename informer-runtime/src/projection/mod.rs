@@ -71,7 +71,7 @@ mod meta;
 
 pub use intern::{IStr, InternScope, Interner, InternerStats};
 pub use map::StrMap;
-pub use meta::{SlimMeta, SlimOwnerReference};
+pub use meta::{Lifecycle, SlimMeta, SlimOwnerReference};
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -252,10 +252,13 @@ impl ProjectedMeta for SlimMeta {
             .map(|o| crate::object::OwnerRef::new(&o.api_version, &o.kind, &o.name, &o.uid))
     }
     fn finalizers(&self) -> crate::object::Finalizers<'_> {
-        (&self.finalizers[..]).into()
+        match &self.lifecycle {
+            Some(l) => (&l.finalizers[..]).into(),
+            None => (&[][..] as &[IStr]).into(),
+        }
     }
     fn deletion_timestamp(&self) -> Option<&Time> {
-        self.deletion_timestamp.as_ref()
+        self.lifecycle.as_ref()?.deletion_timestamp.as_ref()
     }
 }
 
