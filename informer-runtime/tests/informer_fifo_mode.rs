@@ -139,18 +139,12 @@ async fn d10_ordered_mode_from_the_factory_keeps_global_order() {
     factory.shutdown().await;
 }
 
-/// Decision record 08 (the FIFO mode): what a burst costs while the consumer is held. 10 objects
-/// get 30 updates each while processing waits on a blocked handler; the keyed FIFO holds one
-/// entry per key, the ordered log one per event. Returns the FIFO's length once every change
-/// has reached it, then lets the handler finish.
-async fn queued_after_a_held_burst(mode: FifoMode) -> usize {
-    let server = TestServer::start().await.expect("testserver");
-    let w = Writer::new(server.client(), "default");
-    w.create("first", "0").await;
-    for i in 0..10 {
-        w.create(&format!("k{i}"), "0").await;
-    }
-    let inf = informer(server.client(), |c| c.fifo_mode = mode);
+/// Registers a `Gate` as a `Block` handler with a backlog of 1 on `inf`, starts `inf` and waits
+/// until the gate holds its first notification, so processing is held from then on; returns the
+/// gate and the token that stops the informer.
+async fn start_held(
+    inf: &SharedIndexInformer<ConfigMap>,
+) -> (Arc<Gate>, tokio_util::sync::CancellationToken) {
     let gate = Arc::new(Gate::default());
     inf.add_event_handler_with(
         gate.clone(),
@@ -165,6 +159,22 @@ async fn queued_after_a_held_burst(mode: FifoMode) -> usize {
         gate.entered.load(Ordering::Acquire)
     })
     .await;
+    (gate, cancel)
+}
+
+/// Decision record 08 (the FIFO mode): what a burst costs while the consumer is held. 10 objects
+/// get 30 updates each while processing waits on a blocked handler; the keyed FIFO holds one
+/// entry per key, the ordered log one per event. Returns the FIFO's length once every change
+/// has reached it, then lets the handler finish.
+async fn queued_after_a_held_burst(mode: FifoMode) -> usize {
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    w.create("first", "0").await;
+    for i in 0..10 {
+        w.create(&format!("k{i}"), "0").await;
+    }
+    let inf = informer(server.client(), |c| c.fifo_mode = mode);
+    let (gate, cancel) = start_held(&inf).await;
     let mut last = None;
     for round in 1..=30 {
         for i in 0..10 {
@@ -215,20 +225,7 @@ async fn a_held_consumer_pauses_the_watch_at_the_bound(mode: FifoMode) {
         c.fifo_mode = mode;
         c.max_queued_deltas = BOUND;
     });
-    let gate = Arc::new(Gate::default());
-    inf.add_event_handler_with(
-        gate.clone(),
-        HandlerOptions::new()
-            .backlog_max(1)
-            .overflow(OverflowPolicy::Block),
-    )
-    .expect("handler");
-    let cancel = tokio_util::sync::CancellationToken::new();
-    drop(inf.start(cancel.clone()));
-    wait_until("the handler to block", || {
-        gate.entered.load(Ordering::Acquire)
-    })
-    .await;
+    let (gate, cancel) = start_held(&inf).await;
     for i in 0..10 {
         w.create(&format!("k{i}"), "0").await;
     }
