@@ -49,6 +49,7 @@ mod keyed;
 mod known;
 mod ordered;
 mod queue;
+mod room;
 mod settled;
 mod versions;
 
@@ -64,7 +65,7 @@ use crate::key::ObjectKey;
 use crate::store::{Keyed, ReflectorStore, StoreError};
 use keyed::KeyedQueue;
 use ordered::OrderedQueue;
-use queue::{DeltaQueue, PoppedItem};
+use queue::{DeltaQueue, PoppedItem, populate};
 
 /// A transform applied to each object queued by `add`, `update`, `delete` or `replace` ([D8]): it
 /// mutates in place and must be idempotent. It never runs for `Sync` deltas of a resync, nor for
@@ -610,52 +611,6 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         self.queue.lock().queued.len()
     }
 
-    /// Queued deltas, of every key and in either mode; popped ones are not counted. This is what
-    /// [`max_queued_deltas`](DeltaFifoBuilder::max_queued_deltas) bounds ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    pub fn delta_count(&self) -> usize {
-        self.queue.lock().queued.held()
-    }
-
-    /// Whether the queue holds few enough deltas for a waiting reflector to read on: at most
-    /// half of `max_queued` ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    fn below_low_water(&self, queue: &Locked<K>) -> bool {
-        queue.queued.held() <= self.max_queued / 2
-    }
-
-    /// After a pop: wakes a reflector waiting for room once the queue is down to half of its
-    /// bound ([D12]). Runs under the queue lock; `notify_waiters` takes only the `Notify`'s own.
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    fn wake_room(&self, queue: &mut Locked<K>) {
-        if queue.room_wanted && self.below_low_water(queue) {
-            queue.room_wanted = false;
-            self.room.notify_waiters();
-        }
-    }
-
-    /// Resolves once the queue is down to half of its bound, or the FIFO is closed ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    async fn wait_room(&self) {
-        loop {
-            let notified = self.room.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            {
-                let mut queue = self.queue.lock();
-                if queue.closed || self.below_low_water(&queue) {
-                    return;
-                }
-                queue.room_wanted = true;
-            }
-            notified.await;
-        }
-    }
-
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.queue.lock().queued.len() == 0
@@ -670,16 +625,6 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     pub fn queued_deltas(&self, key: &str) -> Option<Deltas<K>> {
         self.queue.lock().queued.queued_deltas(key)
     }
-}
-
-/// Marks the queue populated ([D7]: a write before any `replace` means synced at once) and
-/// returns whether that made `has_synced` true, so waiters can be woken.
-///
-/// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-fn populate<K>(queued: &mut dyn DeltaQueue<K>) -> bool {
-    let was_synced = queued.has_synced();
-    queued.mark_populated();
-    !was_synced && queued.has_synced()
 }
 
 impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
@@ -828,15 +773,7 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
     ///
     /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn room(&self) -> Option<crate::store::RoomFuture<'_>> {
-        if self.max_queued == 0 {
-            return None;
-        }
-        let queue = self.queue.lock();
-        if queue.closed || queue.queued.held() < self.max_queued {
-            return None;
-        }
-        drop(queue);
-        Some(Box::pin(self.wait_room()))
+        self.room_future()
     }
 }
 

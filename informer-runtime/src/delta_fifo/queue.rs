@@ -102,3 +102,13 @@ pub(crate) trait DeltaQueue<K>: Send {
     /// The number of first-`replace` deltas or keys still to process (for `Debug`).
     fn initial_remaining(&self) -> usize;
 }
+
+/// Marks the queue populated ([D7]: a write before any `replace` means synced at once) and
+/// returns whether that made `has_synced` true, so waiters can be woken.
+///
+/// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+pub(crate) fn populate<K>(queued: &mut dyn DeltaQueue<K>) -> bool {
+    let was_synced = queued.has_synced();
+    queued.mark_populated();
+    !was_synced && queued.has_synced()
+}
