@@ -7,7 +7,7 @@ use super::{DeltaFifo, Locked};
 
 impl<K: crate::object::Meta> DeltaFifo<K> {
     /// Queued deltas, of every key and in either mode; popped ones are not counted. This is what
-    /// [`max_queued_deltas`](DeltaFifoBuilder::max_queued_deltas) bounds ([D12]).
+    /// [`max_queued_deltas`](super::DeltaFifoBuilder::max_queued_deltas) bounds ([D12]).
     ///
     /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn delta_count(&self) -> usize {
