@@ -10,19 +10,10 @@ use informer_runtime::indexer::Indexer;
 use informer_runtime::key::ObjectKey;
 use informer_runtime::store::{ReflectorStore, StoreError};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::ObjectMeta;
 
 /// A ConfigMap whose resourceVersion marks its version.
 fn cm(name: &str, rv: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("ns".into()),
-            resource_version: Some(rv.into()),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
+    informer_test_support::cm_at("ns", name, rv)
 }
 
 fn rv(obj: &ConfigMap) -> &str {

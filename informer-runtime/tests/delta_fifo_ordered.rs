@@ -7,20 +7,11 @@ use informer_runtime::delta_fifo::{DeletedObject, Delta, DeltaFifo, DeltaType, F
 use informer_runtime::indexer::Indexer;
 use informer_runtime::store::ReflectorStore;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::ObjectMeta;
 
 use DeltaType::{Added, Deleted, Replaced, Sync, Updated};
 
 fn cm(name: &str, rv: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("ns".into()),
-            resource_version: Some(rv.into()),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
+    informer_test_support::cm_at("ns", name, rv)
 }
 
 fn show(delta: &Delta<ConfigMap>) -> (DeltaType, String) {

@@ -9,19 +9,10 @@ use informer_runtime::delta_fifo::DeltaFifo;
 use informer_runtime::indexer::Indexer;
 use informer_runtime::store::ReflectorStore;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::ObjectMeta;
 
 /// A ConfigMap whose resourceVersion marks its version.
 fn cm(name: &str, rv: &str) -> ConfigMap {
-    ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            namespace: Some("ns".into()),
-            resource_version: Some(rv.into()),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
+    informer_test_support::cm_at("ns", name, rv)
 }
 
 /// Pops one key without waiting and marks it done.

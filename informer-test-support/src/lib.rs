@@ -164,6 +164,20 @@ pub fn cm(ns: &str, name: &str, v: &str) -> ConfigMap {
     config_map(ns, name, v, &[])
 }
 
+/// A ConfigMap `ns/name` at resourceVersion `rv` and nothing else: what the delta FIFO's tests
+/// queue, where the resourceVersion marks which version of an object a delta carries.
+pub fn cm_at(ns: &str, name: &str, rv: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(ns.into()),
+            resource_version: Some(rv.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 /// A ConfigMap `ns/name` with `data.v = v` and the given labels (none: no `labels` field).
 pub fn config_map(ns: &str, name: &str, v: &str, labels: &[(&str, &str)]) -> ConfigMap {
     ConfigMap {
