@@ -163,7 +163,13 @@ impl Message {
     }
 
     /// The position in [`Message::fields`] of the field numbered `tag`.
+    #[inline]
     pub fn index_of(&self, tag: u32) -> Option<usize> {
+        // Most messages number their fields 1, 2, 3, ...: field `tag` is then at `tag - 1`.
+        let guess = (tag as usize).wrapping_sub(1);
+        if self.fields.get(guess).is_some_and(|f| f.tag == tag) {
+            return Some(guess);
+        }
         self.fields.binary_search_by_key(&tag, |f| f.tag).ok()
     }
 

@@ -50,7 +50,19 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads one varint.
+    #[inline]
     pub fn varint(&mut self) -> Result<u64, Error> {
+        // Tags, lengths of small fields and most counts fit one byte.
+        if let Some((&b, rest)) = self.buf.split_first()
+            && b < 0x80
+        {
+            self.buf = rest;
+            return Ok(u64::from(b));
+        }
+        self.varint_slow()
+    }
+
+    fn varint_slow(&mut self) -> Result<u64, Error> {
         let mut out = 0u64;
         for i in 0..10 {
             let (&b, rest) = self.buf.split_first().ok_or(Error::Truncated)?;
@@ -63,6 +75,7 @@ impl<'a> Reader<'a> {
         Err(Error::BadVarint)
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
         if self.buf.len() < n {
             return Err(Error::Truncated);
@@ -73,6 +86,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next field's number and value, or `None` at the end.
+    #[inline]
     pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>, Error> {
         if self.buf.is_empty() {
             return Ok(None);

@@ -248,6 +248,45 @@ fn typed_values_equal_their_json_decoding() {
 }
 
 #[test]
+fn raw_json_that_is_not_utf8_is_an_error_naming_the_byte() {
+    // A managedFields document with a key that is not UTF-8 (kube-apiserver never writes one).
+    let pod = pb_core::Pod {
+        metadata: Some(pb_meta::ObjectMeta {
+            name: Some("p".into()),
+            managed_fields: vec![pb_meta::ManagedFieldsEntry {
+                manager: Some("m".into()),
+                fields_v1: Some(pb_meta::FieldsV1 {
+                    raw: Some(b"{\"f:\xff\":{}}".to_vec()),
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let msg = for_kind("v1", "Pod").unwrap();
+    let err = from_slice::<Value>(msg, &pod.encode_to_vec()).unwrap_err();
+    assert!(
+        err.to_string().contains("not valid UTF-8 at byte 4"),
+        "{err}"
+    );
+    // The k8s-openapi Pod reads the document as serde_json does: the same error.
+    let typed = from_slice::<k8s_openapi::api::core::v1::Pod>(msg, &pod.encode_to_vec());
+    assert!(typed.is_err());
+    // A form that skips managedFields never reads the document.
+    #[derive(Deserialize)]
+    struct NameOnly {
+        metadata: Meta,
+    }
+    #[derive(Deserialize)]
+    struct Meta {
+        name: String,
+    }
+    let v: NameOnly = from_slice(msg, &pod.encode_to_vec()).unwrap();
+    assert_eq!(v.metadata.name, "p");
+}
+
+#[test]
 fn skipped_values_are_not_decoded() {
     // A spec whose string is not UTF-8: reading it fails, skipping it does not.
     let mut spec = Vec::new();

@@ -187,8 +187,8 @@ impl<'de> de::Deserializer<'de> for Deserializer<'de> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         if self.msg.shape == Shape::RawJson {
-            let raw = raw_of(self.msg, self.bytes)?;
-            let mut json = serde_json::Deserializer::from_slice(raw);
+            let raw = raw_text(raw_of(self.msg, self.bytes)?)?;
+            let mut json = serde_json::Deserializer::from_str(raw);
             let v = de::Deserializer::deserialize_enum(&mut json, name, variants, visitor)
                 .map_err(json_error)?;
             json.end().map_err(json_error)?;
@@ -196,6 +196,17 @@ impl<'de> de::Deserializer<'de> for Deserializer<'de> {
         }
         self.deserialize_any(visitor)
     }
+}
+
+/// Raw JSON as text, its UTF-8 checked once: serde_json then reads it as a `str`, without
+/// checking each string again (managedFields documents are mostly short keys).
+fn raw_text(raw: &[u8]) -> Result<&str, Error> {
+    std::str::from_utf8(raw).map_err(|e| {
+        Error::Custom(format!(
+            "raw JSON is not valid UTF-8 at byte {}",
+            e.valid_up_to()
+        ))
+    })
 }
 
 fn json_error(e: serde_json::Error) -> Error {
@@ -421,7 +432,7 @@ fn raw_json<'de, V: Visitor<'de>>(
         inner.type_meta = Some((env.api_version, env.kind));
         return de::Deserializer::deserialize_any(inner, visitor);
     }
-    let mut json = serde_json::Deserializer::from_slice(raw);
+    let mut json = serde_json::Deserializer::from_str(raw_text(raw)?);
     let v = de::Deserializer::deserialize_any(&mut json, visitor).map_err(json_error)?;
     json.end().map_err(json_error)?;
     Ok(v)
