@@ -247,6 +247,17 @@ fn typed_values_equal_their_json_decoding() {
     assert_eq!(bare, Pod::default());
 }
 
+/// A form that reads a Pod's name and skips everything else.
+#[derive(Deserialize)]
+struct NameOnly {
+    metadata: NameOnlyMeta,
+}
+
+#[derive(Deserialize)]
+struct NameOnlyMeta {
+    name: String,
+}
+
 #[test]
 fn raw_json_that_is_not_utf8_is_an_error_naming_the_byte() {
     // A managedFields document with a key that is not UTF-8 (kube-apiserver never writes one).
@@ -274,14 +285,6 @@ fn raw_json_that_is_not_utf8_is_an_error_naming_the_byte() {
     let typed = from_slice::<k8s_openapi::api::core::v1::Pod>(msg, &pod.encode_to_vec());
     assert!(typed.is_err());
     // A form that skips managedFields never reads the document.
-    #[derive(Deserialize)]
-    struct NameOnly {
-        metadata: Meta,
-    }
-    #[derive(Deserialize)]
-    struct Meta {
-        name: String,
-    }
     let v: NameOnly = from_slice(msg, &pod.encode_to_vec()).unwrap();
     assert_eq!(v.metadata.name, "p");
 }
@@ -296,14 +299,6 @@ fn skipped_values_are_not_decoded() {
     let mut pod = Vec::new();
     put_len(&mut pod, 1, &meta);
     put_len(&mut pod, 2, &spec);
-    #[derive(Deserialize)]
-    struct NameOnly {
-        metadata: Meta,
-    }
-    #[derive(Deserialize)]
-    struct Meta {
-        name: String,
-    }
     let msg = for_kind("v1", "Pod").unwrap();
     let v: NameOnly = from_slice(msg, &pod).unwrap();
     assert_eq!(v.metadata.name, "p");
