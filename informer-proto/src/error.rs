@@ -81,6 +81,16 @@ pub enum Error {
     Custom(String),
 }
 
+impl Error {
+    /// Bytes that must be text and are not: `what` names them, the error the first bad byte.
+    pub(crate) fn not_utf8(what: impl std::fmt::Display, e: std::str::Utf8Error) -> Self {
+        Error::Invalid(format!(
+            "{what} is not valid UTF-8 (byte {})",
+            e.valid_up_to()
+        ))
+    }
+}
+
 impl serde::de::Error for Error {
     fn custom<T: std::fmt::Display>(msg: T) -> Self {
         Error::Custom(msg.to_string())

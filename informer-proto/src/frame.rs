@@ -32,7 +32,7 @@ pub struct Envelope<'a> {
 }
 
 fn text<'a>(b: &'a [u8], what: &str) -> Result<&'a str, Error> {
-    std::str::from_utf8(b).map_err(|_| Error::Invalid(format!("{what} is not valid UTF-8")))
+    std::str::from_utf8(b).map_err(|e| Error::not_utf8(what, e))
 }
 
 impl<'a> Envelope<'a> {

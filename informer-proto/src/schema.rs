@@ -282,6 +282,17 @@ mod tests {
     }
 
     #[test]
+    fn index_of_finds_every_field_and_nothing_else() {
+        for m in messages() {
+            let last = m.fields.last().map_or(0, |f| f.tag);
+            for tag in 0..=last + 2 {
+                let found = m.fields.iter().position(|f| f.tag == tag);
+                assert_eq!(m.index_of(tag), found, "{} tag {tag}", m.name);
+            }
+        }
+    }
+
+    #[test]
     fn the_chosen_version_reaches_only_its_own_messages() {
         // `message(n)` indexes every version's messages; the kinds and fields of the version
         // built for must lead to messages of that version only.

@@ -163,6 +163,11 @@ mod tests {
             Reader::new(&[0x80]).varint(),
             Err(Error::Truncated)
         ));
+        assert!(matches!(Reader::new(&[]).varint(), Err(Error::Truncated)));
+        // The one-byte case leaves the rest unread.
+        let mut r = Reader::new(&[0x05, 0x96, 0x01]);
+        assert_eq!((r.varint().ok(), r.varint().ok()), (Some(5), Some(150)));
+        assert!(r.is_empty());
         assert!(matches!(
             Reader::new(&[0xff; 11]).varint(),
             Err(Error::BadVarint)

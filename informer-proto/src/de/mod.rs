@@ -201,12 +201,7 @@ impl<'de> de::Deserializer<'de> for Deserializer<'de> {
 /// Raw JSON as text, its UTF-8 checked once: serde_json then reads it as a `str`, without
 /// checking each string again (managedFields documents are mostly short keys).
 fn raw_text(raw: &[u8]) -> Result<&str, Error> {
-    std::str::from_utf8(raw).map_err(|e| {
-        Error::Custom(format!(
-            "raw JSON is not valid UTF-8 at byte {}",
-            e.valid_up_to()
-        ))
-    })
+    std::str::from_utf8(raw).map_err(|e| Error::not_utf8("raw JSON", e))
 }
 
 fn json_error(e: serde_json::Error) -> Error {
@@ -322,8 +317,7 @@ fn raw_of<'de>(msg: &'static Message, bytes: &'de [u8]) -> Result<&'de [u8], Err
 }
 
 fn utf8<'de>(msg: &'static Message, f: &'static Field, b: &'de [u8]) -> Result<&'de str, Error> {
-    std::str::from_utf8(b)
-        .map_err(|_| Error::Invalid(format!("{}.{} is not valid UTF-8", msg.name, f.json)))
+    std::str::from_utf8(b).map_err(|e| Error::not_utf8(format_args!("{}.{}", msg.name, f.json), e))
 }
 
 /// An integer as serde_json visits it: non-negative as `u64`, negative as `i64`.
