@@ -19,10 +19,10 @@ pub enum Error {
     /// Groups (wire types 3 and 4) or garbage.
     #[error("unsupported protobuf wire type {0}")]
     WireType(u8),
-    /// A field number the schema does not have.
-    #[error(
-        "field number {tag} of {message} is not in the schema (a newer Kubernetes version?); ask for JSON instead"
-    )]
+    /// A field number a special-shaped message's reader does not take (its fields are fixed).
+    /// A field number the schema does not have at all is passed over, never this error
+    /// ([`crate::Skipped`]).
+    #[error("field number {tag} of {message} is not in the schema")]
     UnknownField {
         /// The message's full name.
         message: &'static str,

@@ -35,6 +35,25 @@ fn text<'a>(b: &'a [u8], what: &str) -> Result<&'a str, Error> {
     std::str::from_utf8(b).map_err(|e| Error::not_utf8(what, e))
 }
 
+const UNKNOWN: &str = "apimachinery.pkg.runtime.Unknown";
+const TYPE_META: &str = "apimachinery.pkg.runtime.TypeMeta";
+const LIST_META: &str = "apimachinery.pkg.apis.meta.v1.ListMeta";
+const WATCH_EVENT: &str = "apimachinery.pkg.apis.meta.v1.WatchEvent";
+const RAW_EXTENSION: &str = "apimachinery.pkg.runtime.RawExtension";
+
+/// A field of a framing message that none of its readers' patterns took: one of its first
+/// `known` fields with the wrong wire type is an error; a later field is a newer schema's,
+/// passed over and counted (T8), as the object readers pass them over.
+fn other(message: &'static str, known: u32, tag: u32) -> Result<(), Error> {
+    if tag <= known {
+        return Err(Error::Invalid(format!(
+            "field {tag} of {message} has the wrong wire type"
+        )));
+    }
+    crate::skipped::pass_over(message, tag);
+    Ok(())
+}
+
 impl<'a> Envelope<'a> {
     /// Reads `k8s\0` + `runtime.Unknown` from `body`. A non-empty `contentEncoding` is an error
     /// (none is defined), and so is an envelope without a kind.
@@ -48,39 +67,26 @@ impl<'a> Envelope<'a> {
         };
         let mut r = Reader::new(rest);
         while let Some((tag, w)) = r.next_field()? {
-            let Wire::Len(b) = w else {
-                return Err(Error::Invalid(format!(
-                    "field {tag} of the runtime.Unknown envelope has the wrong wire type"
-                )));
-            };
-            match tag {
-                1 => {
+            match (tag, w) {
+                (1, Wire::Len(b)) => {
                     let mut tm = Reader::new(b);
                     while let Some((t, w)) = tm.next_field()? {
                         match (t, w) {
                             (1, Wire::Len(s)) => env.api_version = text(s, "typeMeta.apiVersion")?,
                             (2, Wire::Len(s)) => env.kind = text(s, "typeMeta.kind")?,
-                            _ => {
-                                return Err(Error::Invalid(format!(
-                                    "field {t} of the envelope's typeMeta is not known"
-                                )));
-                            }
+                            _ => other(TYPE_META, 2, t)?,
                         }
                     }
                 }
-                2 => env.raw = b,
-                3 if !b.is_empty() => {
+                (2, Wire::Len(b)) => env.raw = b,
+                (3, Wire::Len(b)) if !b.is_empty() => {
                     return Err(Error::ContentEncoding(
                         String::from_utf8_lossy(b).into_owned(),
                     ));
                 }
-                3 => {}
-                4 => env.content_type = text(b, "contentType")?,
-                _ => {
-                    return Err(Error::Invalid(format!(
-                        "field {tag} of the runtime.Unknown envelope is not known"
-                    )));
-                }
+                (3, Wire::Len(_)) => {}
+                (4, Wire::Len(b)) => env.content_type = text(b, "contentType")?,
+                _ => other(UNKNOWN, 4, tag)?,
             }
         }
         if env.kind.is_empty() {
@@ -169,8 +175,8 @@ pub struct List<'a> {
 
 impl<'a> List<'a> {
     /// Reads the list message `raw` (an [`Envelope::raw`] whose kind is a `…List`): its
-    /// `ListMeta`, passing over the items by their lengths. Fields other than `metadata` (1) and
-    /// `items` (2) are an error.
+    /// `ListMeta`, passing over the items by their lengths. `metadata` (1) or `items` (2) of
+    /// another wire type is an error; a later field (a newer schema's) is passed over (T8).
     pub fn read(raw: &'a [u8]) -> Result<Self, Error> {
         let mut meta = ListMeta::default();
         let mut r = Reader::new(raw);
@@ -178,11 +184,7 @@ impl<'a> List<'a> {
             match (tag, w) {
                 (1, Wire::Len(b)) => meta = list_meta(b)?,
                 (2, Wire::Len(_)) => {}
-                _ => {
-                    return Err(Error::Invalid(format!(
-                        "field {tag} of a list message is not metadata (1) or items (2)"
-                    )));
-                }
+                _ => other("a list message", 2, tag)?,
             }
         }
         Ok(List { meta, raw })
@@ -247,12 +249,7 @@ fn list_meta(b: &[u8]) -> Result<ListMeta<'_>, Error> {
                 }
                 meta.shard_selector = Some(selector);
             }
-            _ => {
-                return Err(Error::UnknownField {
-                    message: "apimachinery.pkg.apis.meta.v1.ListMeta",
-                    tag,
-                });
-            }
+            _ => other(LIST_META, 5, tag)?,
         }
     }
     Ok(meta)
@@ -329,21 +326,11 @@ impl<'a> WatchEvent<'a> {
                     while let Some((t, w)) = er.next_field()? {
                         match (t, w) {
                             (1, Wire::Len(raw)) => out.object = raw,
-                            _ => {
-                                return Err(Error::UnknownField {
-                                    message: "apimachinery.pkg.runtime.RawExtension",
-                                    tag: t,
-                                });
-                            }
+                            _ => other(RAW_EXTENSION, 1, t)?,
                         }
                     }
                 }
-                _ => {
-                    return Err(Error::UnknownField {
-                        message: "apimachinery.pkg.apis.meta.v1.WatchEvent",
-                        tag,
-                    });
-                }
+                _ => other(WATCH_EVENT, 2, tag)?,
             }
         }
         if out.event_type.is_empty() {

@@ -11,7 +11,9 @@
 //! - [`frame`]: the `k8s\0` + `runtime.Unknown` envelope ([`frame::from_envelope`] decodes a
 //!   whole body), LIST bodies (their `ListMeta` and each item's bytes), WATCH frames and events,
 //!   [`frame::probe_meta`] and `Status` errors;
-//! - [`wire`] and [`time`]: the protobuf wire format, and Go's JSON forms of times and durations.
+//! - [`wire`] and [`time`]: the protobuf wire format, and Go's JSON forms of times and durations;
+//! - [`Skipped`]: fields of a newer Kubernetes version, which every reader passes over and counts
+//!   ([T8]).
 //!
 //! ```
 //! use informer_proto::{frame, from_slice, for_kind};
@@ -37,6 +39,7 @@
 //!
 //! [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 //! [T2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+//! [T8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 mod de;
 mod error;
@@ -45,12 +48,14 @@ pub mod frame;
 #[allow(clippy::all, missing_docs)]
 mod generated;
 pub mod schema;
+mod skipped;
 pub mod time;
 pub mod wire;
 
 pub use de::{Deserializer, MAX_DEPTH, RAW_PART, from_slice};
 pub use error::Error;
 pub use schema::{Message, for_kind};
+pub use skipped::{Skipped, SkippedFields};
 
 /// The media type of Kubernetes protobuf.
 pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";

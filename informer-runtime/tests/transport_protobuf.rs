@@ -1,7 +1,7 @@
 //! T1/T2 (docs/behaviour.md section 18) over HTTP: built-in kinds are listed and watched in
 //! Kubernetes protobuf, custom resources and dynamic objects in JSON; the objects are the ones
 //! the JSON path decodes; a protobuf answer that cannot be decoded costs one retry and turns the
-//! list-watcher to JSON.
+//! list-watcher to JSON; a newer server's fields are passed over and counted (T8), never that.
 
 mod informer_support;
 
@@ -135,14 +135,16 @@ async fn an_undecodable_protobuf_list_costs_one_retry_and_turns_to_json() {
         FaultTarget::List,
         HostileResponse::Body {
             content_type: "application/vnd.kubernetes.protobuf".into(),
-            // The magic, then an envelope whose list message holds field 9 of ListMeta.
+            // The magic, then an envelope whose list message's ListMeta holds its field 2
+            // (resourceVersion, a string) as a varint: malformed, whatever the version (T8
+            // passes over only fields the schema does not have).
             body: [
                 &b"k8s\0"[..],
                 &[0x0a, 0x11, 0x0a, 0x02],
                 b"v1",
                 &[0x12, 0x0b],
                 b"ConfigMapList",
-                &[0x12, 0x04, 0x0a, 0x02, 0x48, 0x01],
+                &[0x12, 0x04, 0x0a, 0x02, 0x10, 0x01],
             ]
             .concat(),
         },
@@ -152,7 +154,7 @@ async fn an_undecodable_protobuf_list_costs_one_retry_and_turns_to_json() {
     let err = lw
         .list(&ListRequest::default())
         .await
-        .expect_err("an unknown ListMeta field");
+        .expect_err("a malformed ListMeta field");
     assert!(
         matches!(err, Error::Protobuf { what: "list", .. }),
         "{err:?}"
@@ -290,4 +292,118 @@ async fn t6_pooled_and_inline_watch_events_keep_wire_order() {
             Some(protobuf)
         );
     }
+}
+
+/// A Pod as a newer Kubernetes version serves it: three fields this build's schema lacks, in
+/// the Pod, its metadata and its spec (one of them a message).
+fn newer_pod(name: &str, node: &str) -> serde_json::Value {
+    let mut p = pod("default", name);
+    p["spec"]["nodeName"] = json!(node);
+    p["spec"]["newerPolicy"] = json!({"mode": "Strict", "retries": 3, "zones": ["a", "b"]});
+    p["metadata"]["newerOwnerHint"] = json!(format!("hint-{name}"));
+    p["newerTopLevel"] = json!(true);
+    p
+}
+
+async fn next_add(
+    events: &mut informer_runtime::informer::EventStream<Pod>,
+) -> std::sync::Arc<Pod> {
+    use futures::StreamExt as _;
+    match tokio::time::timeout(WAIT, events.next()).await {
+        Ok(Some(informer_runtime::informer::InformerEvent::Added { obj, .. })) => obj,
+        Ok(_) => panic!("expected an add"),
+        Err(_) => panic!("no add within {WAIT:?}"),
+    }
+}
+
+/// T8 over HTTP: an informer of k8s-openapi Pods against a server newer than its schema stays
+/// on protobuf through its initial list (the default, streaming) and its watch, caches exactly
+/// what a JSON GET gives, and counts every newer field it passed over, in the metric too.
+#[tokio::test]
+async fn t8_a_newer_server_keeps_the_informer_on_protobuf_and_loses_nothing() {
+    use informer_runtime::informer::{InformerConfig, SharedIndexInformer};
+    init_tracing();
+    let server = TestServer::builder()
+        .newer_schema(true)
+        .start()
+        .await
+        .unwrap();
+    for i in 0..4 {
+        server
+            .create_json(newer_pod(&format!("p{i}"), &format!("node-{i}")))
+            .expect("create");
+    }
+    let api = Api::<Pod>::namespaced(server.client(), "default");
+    let lw = ListWatch::<Pod>::new(api.clone());
+    let informer = SharedIndexInformer::new(
+        lw.clone(),
+        InformerConfig {
+            name: "pods".into(),
+            ..Default::default()
+        },
+    )
+    .expect("informer");
+    let mut registry = prometheus_client::registry::Registry::default();
+    registry.register_collector(Box::new(informer.collector()));
+    let mut events = informer.event_stream().expect("stream");
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let task = informer.start(cancel.clone());
+    for _ in 0..4 {
+        next_add(&mut events).await;
+    }
+    server
+        .create_json(newer_pod("late", "node-late"))
+        .expect("create");
+    let late = next_add(&mut events).await;
+    assert_eq!(late.metadata.name.as_deref(), Some("late"));
+
+    // It stayed on protobuf: every list and watch it sent asked for and got protobuf.
+    assert!(lw.asks_for_protobuf(), "protobuf kept");
+    let informer_requests = pick(&server, |r| r.is_list() || r.is_watch());
+    assert!(!informer_requests.is_empty());
+    assert!(
+        informer_requests.iter().all(|p| *p),
+        "{informer_requests:?}"
+    );
+
+    // Nothing the k8s-openapi Pod holds was lost: the cache is what JSON gives.
+    let mut cached: Vec<Pod> = informer
+        .indexer()
+        .list()
+        .iter()
+        .map(|p| (**p).clone())
+        .collect();
+    cached.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let mut from_json = api
+        .list(&Default::default())
+        .await
+        .expect("JSON LIST")
+        .items;
+    from_json.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    assert_eq!(cached.len(), 5);
+    assert_eq!(cached, from_json, "T2 with a newer server");
+    let p0 = cached
+        .iter()
+        .find(|p| p.metadata.name.as_deref() == Some("p0"));
+    assert_eq!(
+        p0.and_then(|p| p.spec.as_ref()?.node_name.as_deref()),
+        Some("node-0")
+    );
+
+    // Three newer fields in each of the five Pods, each decoded once.
+    let counters = informer.reflector_handle().expect("started").counters();
+    assert_eq!(counters.protobuf_fields_passed_over, 15);
+    assert_eq!(lw.protobuf_fields_passed_over(), 15);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+    assert!(
+        text.lines()
+            .any(|l| l == "informer_protobuf_fields_passed_over_total{informer=\"pods\"} 15"),
+        "{text}"
+    );
+    cancel.cancel();
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("stopped")
+        .expect("run task");
 }

@@ -86,7 +86,7 @@ pub use status::ApiError;
 ///
 /// [T2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub fn encode_protobuf(object: &serde_json::Value) -> Result<Vec<u8>, String> {
-    protobuf::encode_object(object).map_err(|e| e.to_string())
+    protobuf::encode_object(object, protobuf::Schema::Built).map_err(|e| e.to_string())
 }
 
 /// Decodes a Kubernetes protobuf object (`k8s\0` + `runtime.Unknown`) into the JSON the server

@@ -23,6 +23,8 @@ pub(crate) struct Settings {
     pub(crate) compress_objects: bool,
     /// Encode built-in objects as protobuf at the write (`TestServerBuilder::eager_protobuf`).
     pub(crate) eager_protobuf: bool,
+    /// The fields protobuf answers carry (`TestServerBuilder::newer_schema`, T8).
+    pub(crate) protobuf_schema: crate::protobuf::Schema,
     /// The `WatchListCompression` feature gate: gzip watch-list streams (T3).
     pub(crate) watch_list_compression: bool,
     /// The watch cache: LISTs at resourceVersion "0" are answered whole
@@ -68,7 +70,8 @@ impl Shared {
         Arc::new(Shared {
             store: Store::new(history_size, watch_buffer)
                 .compress_objects(settings.compress_objects)
-                .eager_protobuf(settings.eager_protobuf),
+                .eager_protobuf(settings.eager_protobuf)
+                .protobuf_schema(settings.protobuf_schema),
             registry: RwLock::new(Registry::with_builtins()),
             faults: Faults::default(),
             log: RequestLog::default(),

@@ -142,6 +142,8 @@ pub(crate) struct Store {
     compress: bool,
     /// Encode each written object of a built-in kind as protobuf too, at the write.
     eager_protobuf: bool,
+    /// The fields that protobuf carries (T8).
+    schema: crate::protobuf::Schema,
 }
 
 impl Store {
@@ -154,6 +156,7 @@ impl Store {
             history_size: history_size.max(1),
             compress: false,
             eager_protobuf: false,
+            schema: crate::protobuf::Schema::Built,
         }
     }
 
@@ -165,6 +168,12 @@ impl Store {
 
     pub(crate) fn eager_protobuf(mut self, on: bool) -> Self {
         self.eager_protobuf = on;
+        self
+    }
+
+    /// The fields that [`eager_protobuf`](Self::eager_protobuf) encodes (T8).
+    pub(crate) fn protobuf_schema(mut self, schema: crate::protobuf::Schema) -> Self {
+        self.schema = schema;
         self
     }
 
@@ -231,7 +240,7 @@ impl Store {
             if self.eager_protobuf
                 && let Some(kind) = v.get("kind").and_then(Value::as_str)
             {
-                obj.fill_protobuf(kind, v);
+                obj.fill_protobuf(kind, v, self.schema);
             }
             Ok::<_, ApiError>(Arc::new(obj))
         };

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use crate::protobuf::Schema;
 use crate::status::ApiError;
 
 /// The key of an object inside its collection: (namespace or `""`, name).
@@ -196,31 +197,41 @@ impl Stored {
     }
 
     /// See [`json_without_managed_fields`](Self::json_without_managed_fields).
-    pub(crate) fn protobuf_without_managed_fields(&self, kind: &str) -> Option<Bytes> {
+    pub(crate) fn protobuf_without_managed_fields(
+        &self,
+        kind: &str,
+        schema: Schema,
+    ) -> Option<Bytes> {
         self.dropped
             .proto
             .get_or_init(|| match self.value_without_managed_fields() {
-                Ok(v) => self.encode_protobuf(kind, &v),
+                Ok(v) => self.encode_protobuf(kind, &v, schema),
                 Err(_) => None,
             })
             .clone()
     }
 
     /// The object as the protobuf message of `kind`, whole or without managedFields.
-    pub(crate) fn protobuf_as(&self, kind: &str, drop_managed_fields: bool) -> Option<Bytes> {
+    pub(crate) fn protobuf_as(
+        &self,
+        kind: &str,
+        drop_managed_fields: bool,
+        schema: Schema,
+    ) -> Option<Bytes> {
         if drop_managed_fields {
-            self.protobuf_without_managed_fields(kind)
+            self.protobuf_without_managed_fields(kind, schema)
         } else {
-            self.protobuf(kind)
+            self.protobuf(kind, schema)
         }
     }
 
     /// The object as the protobuf message of `kind` (no magic, no envelope), encoded once and
     /// shared by every LIST page and watcher after; `None` when protobuf cannot carry it.
-    pub(crate) fn protobuf(&self, kind: &str) -> Option<Bytes> {
+    /// A server has one [`Schema`], so the first encoding is every later one's.
+    pub(crate) fn protobuf(&self, kind: &str, schema: Schema) -> Option<Bytes> {
         self.proto
             .get_or_init(|| match self.value() {
-                Ok(v) => self.encode_protobuf(kind, &v),
+                Ok(v) => self.encode_protobuf(kind, &v, schema),
                 Err(e) => {
                     tracing::debug!(name = %self.name, error = %e.message, "no protobuf form");
                     None
@@ -230,14 +241,15 @@ impl Stored {
     }
 
     /// Encodes [`protobuf`](Self::protobuf) now, from the value just written.
-    pub(crate) fn fill_protobuf(&self, kind: &str, value: &Value) {
+    pub(crate) fn fill_protobuf(&self, kind: &str, value: &Value, schema: Schema) {
         if crate::protobuf::for_kind(&self.api_version, kind).is_some() {
-            self.proto.get_or_init(|| self.encode_protobuf(kind, value));
+            self.proto
+                .get_or_init(|| self.encode_protobuf(kind, value, schema));
         }
     }
 
-    fn encode_protobuf(&self, kind: &str, value: &Value) -> Option<Bytes> {
-        match crate::protobuf::encode_message(&self.api_version, kind, value) {
+    fn encode_protobuf(&self, kind: &str, value: &Value, schema: Schema) -> Option<Bytes> {
+        match crate::protobuf::encode_message(&self.api_version, kind, value, schema) {
             Ok(b) => Some(Bytes::from(b)),
             Err(e) => {
                 tracing::debug!(name = %self.name, error = %e, "no protobuf form");

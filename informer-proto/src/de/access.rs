@@ -190,10 +190,11 @@ impl<'de> Fields<'de> {
                 self.top -= 1;
                 continue;
             };
-            let idx = msg.index_of(tag).ok_or(Error::UnknownField {
-                message: msg.name,
-                tag,
-            })?;
+            // T8: a field of a newer schema; `next_field` already passed over its value.
+            let Some(idx) = msg.index_of(tag) else {
+                crate::skipped::pass_over(msg.name, tag);
+                continue;
+            };
             let f = &msg.fields[idx];
             let (word, bit) = (idx / 64, 1u64 << (idx % 64));
             let seen = frame.seen.get_mut(word).ok_or(Error::UnknownField {

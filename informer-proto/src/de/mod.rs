@@ -224,10 +224,11 @@ impl<'de> Slots<'de> {
             let Some((tag, _)) = r.next_field()? else {
                 break;
             };
-            let f = msg.by_tag(tag).ok_or(Error::UnknownField {
-                message: msg.name,
-                tag,
-            })?;
+            // T8: a field of a newer schema; `next_field` already passed over its value.
+            let Some(f) = msg.by_tag(tag) else {
+                crate::skipped::pass_over(msg.name, tag);
+                continue;
+            };
             let slot = usize::try_from(tag)
                 .ok()
                 .and_then(|t| slots.runs.get_mut(t.wrapping_sub(1)))

@@ -1,12 +1,12 @@
 //! The protobuf table is the one of the Kubernetes version k8s-openapi was built for (decision
-//! record 22): a field that version lacks is an unknown field, an error and never silently
-//! dropped (decision record 15), and a field it has is read. Run under every supported version
+//! record 22): a field that version lacks is passed over and counted, as that version's JSON
+//! path passes it over (decision record 25), and a field it has is read. Run under every supported version
 //! by `cargo xtask k8s-versions`, and under 1.37 by the workspace's tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use informer_proto::schema::KUBERNETES_VERSION;
 use informer_proto::wire::put_len;
-use informer_proto::{Error, for_kind, from_slice};
+use informer_proto::{for_kind, from_slice};
 use serde_json::{Value, json};
 
 /// The minor version the table was built for (`34` for 1.34).
@@ -31,9 +31,11 @@ fn pod_with_hostname_override() -> Vec<u8> {
 }
 
 #[test]
-fn a_field_the_version_added_is_read_there_and_refused_before() {
+fn a_field_the_version_added_is_read_there_and_passed_over_before() {
     let pod = for_kind("v1", "Pod").expect("Pod");
+    let counted = informer_proto::Skipped::start();
     let decoded = from_slice::<Value>(pod, &pod_with_hostname_override());
+    let skipped = counted.since();
     if minor() >= 34 {
         let value = decoded.unwrap_or_else(|e| panic!("Kubernetes {KUBERNETES_VERSION}: {e}"));
         assert_eq!(
@@ -41,15 +43,13 @@ fn a_field_the_version_added_is_read_there_and_refused_before() {
             json!({"metadata": {"name": "web"}, "spec": {"hostnameOverride": "web-0.example"}}),
             "Kubernetes {KUBERNETES_VERSION}"
         );
+        assert_eq!(skipped.count, 0);
     } else {
-        match decoded {
-            Err(Error::UnknownField { message, tag: 41 }) => {
-                assert_eq!(message, "api.core.v1.PodSpec");
-            }
-            other => panic!(
-                "Kubernetes {KUBERNETES_VERSION}: expected an unknown field 41, got {other:?}"
-            ),
-        }
+        // T8: an older table passes over the newer field, as an older Go client does.
+        let value = decoded.unwrap_or_else(|e| panic!("Kubernetes {KUBERNETES_VERSION}: {e}"));
+        assert_eq!(value, json!({"metadata": {"name": "web"}, "spec": {}}));
+        assert_eq!(skipped.example, Some(("api.core.v1.PodSpec", 41)));
+        assert_eq!(skipped.count, 1);
     }
 }
 

@@ -99,7 +99,7 @@ fn rv_gauge(rv: Option<u64>) -> i64 {
     rv.and_then(|v| i64::try_from(v).ok()).unwrap_or(-1)
 }
 
-const COUNTERS: [(&str, &str, Counter); 11] = [
+const COUNTERS: [(&str, &str, Counter); 12] = [
     (
         "informer_list_requests",
         "LIST requests sent by the informer's reflector",
@@ -144,6 +144,11 @@ const COUNTERS: [(&str, &str, Counter); 11] = [
         "informer_watch_pauses",
         "Times the watch stopped reading until the delta FIFO drained to half its bound (D12)",
         |s| s.counters.watch_pauses,
+    ),
+    (
+        "informer_protobuf_fields_passed_over",
+        "Protobuf fields of a newer Kubernetes version passed over while decoding (T8)",
+        |s| s.counters.protobuf_fields_passed_over,
     ),
     (
         "informer_index_errors",
@@ -272,7 +277,7 @@ pub(crate) fn encode(
 /// `informer_relists_total`, `informer_watch_requests_total`, `informer_rewatches_total`,
 /// `informer_watch_list_fallbacks_total`, `informer_reflector_errors_total`,
 /// `informer_invalid_objects_total`, `informer_transform_panics_total`,
-/// `informer_watch_pauses_total`, `informer_index_errors_total`, `informer_process_panics_total`, `informer_shard_mode`,
+/// `informer_watch_pauses_total`, `informer_protobuf_fields_passed_over_total`, `informer_index_errors_total`, `informer_process_panics_total`, `informer_shard_mode`,
 /// `informer_synced`, `informer_cached_objects`, `informer_last_resource_version`. client-go
 /// 1.37 exports no reflector metrics (its reflector metrics provider is a no-op by default).
 ///

@@ -43,9 +43,10 @@ pub enum Error {
     /// The watch body ended in the middle of a line (a cut chunk). Retryable by re-watching.
     #[error("watch stream ended inside an event ({0} bytes of an incomplete line)")]
     CutChunk(usize),
-    /// A protobuf LIST body or watch event could not be decoded ([T1]): malformed, or holding a
-    /// field this schema does not know (a newer Kubernetes version). The list-watcher asks for
-    /// JSON from its next request on; retryable like a malformed line ([R14]).
+    /// A protobuf LIST body or watch event could not be decoded ([T1]): malformed (a field this
+    /// schema does not know, from a newer Kubernetes version, is passed over instead: T8). The
+    /// list-watcher asks for JSON from its next request on; retryable like a malformed line
+    /// ([R14]).
     ///
     /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use proptest::prelude::*;
 
-use super::format::{EventCtx, Fallback, Format, Json, Protobuf, WireFormat};
+use super::format::{EventCtx, Fallback, Format, Json, Newer, Protobuf, WireFormat};
 use super::{DecodePool, RawListPage, sized};
 use crate::shard::{Shard, ShardField};
 
@@ -250,6 +250,7 @@ fn page_in<K>(body: Vec<u8>, protobuf: bool, exact: bool, shard: Option<Shard>) 
         page.format = Format::Protobuf(Protobuf {
             message: informer_proto::for_kind("v1", "ConfigMap").expect("built in"),
             fallback: Fallback::default(),
+            newer: Newer::default(),
         });
     }
     page.client_shard(shard)
@@ -496,6 +497,7 @@ fn the_items_of_a_real_body_are_found_in_its_first_bytes() {
     let pb = Protobuf {
         message: informer_proto::for_kind("v1", "ConfigMap").expect("built in"),
         fallback: Fallback::default(),
+        newer: Newer::default(),
     };
     let body = cm_list_protobuf(3);
     let Start::Items { at, .. } = pb.stream_start(&body, &kinds) else {

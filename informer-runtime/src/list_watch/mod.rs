@@ -138,6 +138,8 @@ pub struct ListWatch<K> {
     protobuf: bool,
     /// Turned on, for good, by the first protobuf answer that could not be decoded.
     fallback: format::Fallback,
+    /// The protobuf fields of a newer schema passed over (T8).
+    newer: format::Newer,
     /// Whether requests ask the server to leave managedFields out (KEP-5958, T7).
     drop_managed_fields: bool,
     /// Where pages and large watch events are decoded ([T6]).
@@ -163,6 +165,7 @@ impl<K> Clone for ListWatch<K> {
             kind_message: self.kind_message,
             protobuf: self.protobuf,
             fallback: self.fallback.clone(),
+            newer: self.newer.clone(),
             pool: self.pool.clone(),
             drop_managed_fields: self.drop_managed_fields,
         }
@@ -304,6 +307,7 @@ where
             kind_message: None,
             protobuf: true,
             fallback: format::Fallback::default(),
+            newer: format::Newer::default(),
             pool: DecodePool::shared(),
             drop_managed_fields: false,
         }
@@ -322,8 +326,9 @@ where
     /// and controller-runtime read them: several times faster to decode than JSON. Custom
     /// resources, [`dynamic`](Self::dynamic) and [`metadata`](Self::metadata) list-watchers are
     /// JSON only (kube-apiserver serves no protobuf for custom resources), and so is any
-    /// list-watcher once a protobuf answer could not be decoded (a field of a newer
-    /// Kubernetes version than this schema): it asks for JSON from then on.
+    /// list-watcher once a protobuf answer could not be decoded (a malformed one: a field of a
+    /// newer Kubernetes version than this schema is passed over, [T8]): it asks for JSON from
+    /// then on.
     ///
     /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn prefer_protobuf(mut self, on: bool) -> Self {
@@ -346,6 +351,7 @@ where
             .map(|message| Protobuf {
                 message,
                 fallback: self.fallback.clone(),
+                newer: self.newer.clone(),
             })
     }
 
@@ -433,6 +439,21 @@ where
     /// the bytes get here; then they are counted decompressed.
     pub fn bytes_received(&self) -> u64 {
         self.received.load(Ordering::Relaxed)
+    }
+
+    /// Protobuf fields of a newer Kubernetes version passed over so far, by this list-watcher
+    /// and its clones ([T8]): a server newer than this build's schema. Each element of a
+    /// repeated field counts.
+    ///
+    /// [T8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pub fn protobuf_fields_passed_over(&self) -> u64 {
+        self.newer.counter().load(Ordering::Relaxed)
+    }
+
+    /// The count behind [`protobuf_fields_passed_over`](Self::protobuf_fields_passed_over),
+    /// for the reflector's counters.
+    pub(crate) fn newer_fields_counter(&self) -> Arc<AtomicU64> {
+        self.newer.counter()
     }
 
     /// How long a LIST or error body may make no progress and how large it may grow ([T4]).

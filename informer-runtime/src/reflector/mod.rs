@@ -333,6 +333,11 @@ pub struct ReflectorCounters {
     ///
     /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub watch_pauses: u64,
+    /// Protobuf fields of a newer Kubernetes version passed over while decoding ([T8]): the
+    /// server is newer than this build's schema; nothing the cached form holds was lost.
+    ///
+    /// [T8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    pub protobuf_fields_passed_over: u64,
 }
 
 #[derive(Default)]
@@ -354,6 +359,8 @@ struct Counters {
 struct Shared {
     last_sync_rv: RwLock<Option<String>>,
     counters: Counters,
+    /// The list-watcher's count of passed-over protobuf fields (T8).
+    newer_fields: Arc<AtomicU64>,
     /// How the shard is applied: 0 no shard (or not listed yet), 1 server, 2 client (KEP-5866).
     shard_mode: std::sync::atomic::AtomicU8,
 }
@@ -522,6 +529,7 @@ impl ReflectorHandle {
             invalid_objects: get(&c.invalid_objects),
             transform_panics: get(&c.transform_panics),
             watch_pauses: get(&c.watch_pauses),
+            protobuf_fields_passed_over: get(&self.shared.newer_fields),
         }
     }
 }
@@ -572,11 +580,17 @@ where
         if config.name.is_empty() {
             config.name = list_watch.url_path().to_string();
         }
+        let handle = ReflectorHandle {
+            shared: Arc::new(Shared {
+                newer_fields: list_watch.newer_fields_counter(),
+                ..Shared::default()
+            }),
+        };
         Reflector {
             lw: list_watch,
             store,
             config,
-            handle: ReflectorHandle::default(),
+            handle,
         }
     }
 

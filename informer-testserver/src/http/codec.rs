@@ -8,7 +8,7 @@ use http::{HeaderValue, header};
 use serde_json::Value;
 
 use super::Mode;
-use crate::protobuf;
+use crate::protobuf::{self, Schema};
 use crate::status::ApiError;
 
 /// Largest response body re-encoded as protobuf (a whole LIST may be large).
@@ -53,10 +53,12 @@ fn media_ranges(accept: &str) -> impl Iterator<Item = MediaRange<'_>> {
 
 impl MediaRange<'_> {
     /// Under `ManagedFieldsOptOut` (`drop_gate`): whether the range asks to drop managedFields
-    /// (`Some(true)`), does not (`Some(false)`), or asks to drop something else and so is not
-    /// acceptable (`None`). Without the gate the parameter is ignored.
+    /// (`Some(true)`), does not (`Some(false)`: no `drop`, or an empty one, which 1.38 accepts
+    /// as dropping nothing), or asks to drop something else and so is not acceptable (`None`).
+    /// Without the gate the parameter is ignored.
     fn drops(&self, drop_gate: bool) -> Option<bool> {
         match self.drop {
+            Some("") => Some(false),
             Some(field) if drop_gate => (field == DROPPABLE).then_some(true),
             _ => Some(false),
         }
@@ -158,7 +160,7 @@ pub(crate) fn negotiated_error(err: &ApiError, wire: Wire) -> Response {
     }
     let encoded = serde_json::from_slice::<Value>(&err.body())
         .map_err(|e| protobuf::Error::Invalid(e.to_string()))
-        .and_then(|v| protobuf::encode_object(&v));
+        .and_then(|v| protobuf::encode_object(&v, Schema::Built));
     match encoded {
         Ok(pb) => {
             *resp.body_mut() = Body::from(pb);
@@ -224,7 +226,7 @@ pub(crate) fn request_object(content_type: &str, body: &[u8]) -> Result<Value, A
 /// Re-encodes a successful JSON response as protobuf; error responses stay JSON `Status`es,
 /// which every client decodes by their Content-Type. When protobuf cannot carry the answer, a
 /// client that also accepts JSON (`json_ok`) gets the JSON, any other a 406.
-pub(crate) async fn to_protobuf(resp: Response, json_ok: bool) -> Response {
+pub(crate) async fn to_protobuf(resp: Response, json_ok: bool, schema: Schema) -> Response {
     let already = resp
         .headers()
         .get(header::CONTENT_TYPE)
@@ -239,7 +241,7 @@ pub(crate) async fn to_protobuf(resp: Response, json_ok: bool) -> Response {
     };
     let encoded = serde_json::from_slice::<Value>(&bytes)
         .map_err(|e| protobuf::Error::Invalid(e.to_string()))
-        .and_then(|v| protobuf::encode_object(&v));
+        .and_then(|v| protobuf::encode_object(&v, schema));
     match encoded {
         Ok(pb) => {
             parts.headers.insert(
@@ -287,10 +289,10 @@ pub(crate) fn watch_not_acceptable() -> ApiError {
 /// fault) becomes a frame cut short; a line that is not an event (the malformed fault) becomes a
 /// frame of garbage. Objects go through their cached messages instead (`watch.rs`); this serves
 /// bookmarks, errors and the faults.
-pub(crate) fn reframe(data: &[u8]) -> Vec<u8> {
+pub(crate) fn reframe(data: &[u8], schema: Schema) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len() / 2);
     for line in data.split_inclusive(|b| *b == b'\n') {
-        let frame = match event_message(line.strip_suffix(b"\n").unwrap_or(line)) {
+        let frame = match event_message(line.strip_suffix(b"\n").unwrap_or(line), schema) {
             Some(msg) => msg,
             None => b"\xff\xfe not a watch event".to_vec(),
         };
@@ -308,10 +310,10 @@ pub(crate) fn reframe(data: &[u8]) -> Vec<u8> {
 }
 
 /// One JSON event line as a `WatchEvent` message.
-fn event_message(line: &[u8]) -> Option<Vec<u8>> {
+fn event_message(line: &[u8], schema: Schema) -> Option<Vec<u8>> {
     let v: Value = serde_json::from_slice(line).ok()?;
     let event_type = v.get("type")?.as_str()?;
-    let object = protobuf::encode_object(v.get("object")?).ok()?;
+    let object = protobuf::encode_object(v.get("object")?, schema).ok()?;
     let mut raw_extension = Vec::with_capacity(object.len() + 8);
     informer_proto::wire::put_len(&mut raw_extension, 1, &object);
     let mut msg = Vec::with_capacity(raw_extension.len() + 16);
@@ -385,6 +387,11 @@ mod tests {
         assert!(!n.drop_managed_fields);
         let n = negotiate(&format!("{other}, {pb}"), true).expect("the next range");
         assert_eq!((n.wire, n.drop_managed_fields), (Wire::Protobuf, false));
+        // An empty `drop=` drops nothing and is acceptable, with the gate and without.
+        for gate in [true, false] {
+            let n = negotiate(&format!("{pb};drop="), gate).expect("an empty drop");
+            assert_eq!((n.wire, n.drop_managed_fields), (Wire::Protobuf, false));
+        }
     }
 
     #[test]

@@ -217,6 +217,7 @@ fn protobuf_body(t: &Target, rv: u64, p: &HostileProtobuf) -> Result<Vec<u8>, Ap
                 "apiextensions.k8s.io/v1",
                 "CustomResourceDefinition",
                 &crd,
+                protobuf::Schema::Built,
             )
             .map_err(|e| ApiError::internal(e.to_string()))?;
             let head = protobuf::ListHead {

@@ -82,7 +82,7 @@ fn protobuf_page(
         .iter()
         .map(|o| {
             let same = o.api_version == api_version || o.api_version.is_empty();
-            same.then(|| o.protobuf_as(&t.info.kind, t.drop_managed_fields))
+            same.then(|| o.protobuf_as(&t.info.kind, t.drop_managed_fields, t.schema))
                 .flatten()
         })
         .collect::<Option<Vec<_>>>()?;

@@ -54,6 +54,8 @@ pub(crate) struct Target {
     pub(crate) info: Arc<ResourceInfo>,
     /// Objects go out without `metadata.managedFields` (KEP-5958, negotiated from `Accept`).
     pub(crate) drop_managed_fields: bool,
+    /// The fields protobuf answers carry (the server's setting, T8).
+    pub(crate) schema: crate::protobuf::Schema,
     pub(crate) namespace: Option<String>,
     pub(crate) name: Option<String>,
     pub(crate) subresource: Option<String>,
@@ -122,6 +124,7 @@ fn route(sh: &Shared, path: &str) -> Result<Route, ApiError> {
     Ok(Route::Resource(Target {
         info,
         drop_managed_fields: false,
+        schema: sh.settings.protobuf_schema,
         namespace,
         name,
         subresource,
@@ -294,7 +297,7 @@ async fn resource(
     let mut resp = match (wire, verb) {
         // Watches are framed by `watch::watch` itself.
         (codec::Wire::Protobuf, Verb::Watch) | (codec::Wire::Json, _) => resp,
-        (codec::Wire::Protobuf, _) => codec::to_protobuf(resp, neg.json_ok).await,
+        (codec::Wire::Protobuf, _) => codec::to_protobuf(resp, neg.json_ok, t.schema).await,
     };
     if t.drop_managed_fields && resp.status().is_success() {
         resp.extensions_mut().insert(ManagedFieldsDropped);

@@ -142,6 +142,7 @@ pub(crate) fn watch(
         error_first,
         table,
         drop_managed_fields: t.drop_managed_fields,
+        schema: t.schema,
     };
     let stream = futures::stream::unfold(w, |mut w| async move {
         let item = w.next_chunk().await?;
@@ -206,6 +207,7 @@ struct Watcher {
     table: Option<super::table::TableRenderer>,
     /// Objects go out without `metadata.managedFields` (KEP-5958).
     drop_managed_fields: bool,
+    schema: crate::protobuf::Schema,
 }
 
 type Chunk = Result<Bytes, std::io::Error>;
@@ -263,7 +265,7 @@ impl Watcher {
         if obj.api_version != api_version && !obj.api_version.is_empty() {
             return None;
         }
-        let message = obj.protobuf_as(&self.info_kind, self.drop_managed_fields)?;
+        let message = obj.protobuf_as(&self.info_kind, self.drop_managed_fields, self.schema)?;
         let enveloped = protobuf::envelope(&api_version, &self.info_kind, &message);
         let mut frame = Vec::with_capacity(enveloped.len() + 32);
         protobuf::watch_frame(&mut frame, kind, &enveloped, cut);
@@ -275,7 +277,7 @@ impl Watcher {
     fn put_line(&self, buf: &mut BytesMut, line: &[u8]) {
         match self.wire {
             Wire::Json => buf.put_slice(line),
-            Wire::Protobuf => buf.put_slice(&super::codec::reframe(line)),
+            Wire::Protobuf => buf.put_slice(&super::codec::reframe(line, self.schema)),
         }
     }
 
@@ -283,7 +285,7 @@ impl Watcher {
     fn encoded(&self, line: Bytes) -> Bytes {
         match self.wire {
             Wire::Json => line,
-            Wire::Protobuf => Bytes::from(super::codec::reframe(&line)),
+            Wire::Protobuf => Bytes::from(super::codec::reframe(&line, self.schema)),
         }
     }
 

@@ -3,15 +3,20 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::Error;
 use super::schema::{Field, Label, Message, Shape, Ty, message};
 use super::wire::{FIXED64, VARINT, put_key, put_len, put_varint};
+use super::{Error, Schema};
 
 /// Encodes `v` as `msg`; `path` names the value in errors (`spec.containers[0]`).
-pub(crate) fn encode(msg: &'static Message, v: &Value, path: &str) -> Result<Vec<u8>, Error> {
+pub(crate) fn encode(
+    msg: &'static Message,
+    v: &Value,
+    path: &str,
+    schema: Schema,
+) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
     match msg.shape {
-        Shape::Object => object(msg, v, path, &mut out)?,
+        Shape::Object => object(msg, v, path, schema, &mut out)?,
         shape => special(msg, shape, v, path, &mut out)?,
     }
     Ok(out)
@@ -28,21 +33,36 @@ fn cannot(path: &str, why: impl Into<String>) -> Error {
     }
 }
 
-fn object(msg: &'static Message, v: &Value, path: &str, out: &mut Vec<u8>) -> Result<(), Error> {
+fn object(
+    msg: &'static Message,
+    v: &Value,
+    path: &str,
+    schema: Schema,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
     let Value::Object(obj) = v else {
         return Err(cannot(
             path,
             format!("expected an object for {}", msg.short_name()),
         ));
     };
-    for (k, _) in obj {
-        // apiVersion/kind of nested objects (list items) travel in no message, as in Kubernetes.
-        if !msg.knows(k) && k != "apiVersion" && k != "kind" {
-            return Err(cannot(
-                &join(path, k),
-                format!("{} has no such field", msg.short_name()),
-            ));
-        }
+    // apiVersion/kind of nested objects (list items) travel in no message, as in Kubernetes.
+    let mut newer = obj
+        .iter()
+        .filter(|(k, _)| !msg.knows(k) && *k != "apiVersion" && *k != "kind")
+        .peekable();
+    if let (Some((k, _)), Schema::Built) = (newer.peek(), schema) {
+        return Err(cannot(
+            &join(path, k),
+            format!("{} has no such field", msg.short_name()),
+        ));
+    }
+    // T8: a newer server's fields, numbered past the message's own (in key order).
+    let mut newer: Vec<_> = newer.collect();
+    newer.sort_unstable_by_key(|(k, _)| *k);
+    let first = msg.fields.iter().map(|f| f.tag).max().unwrap_or(0) + 1;
+    for ((_, val), tag) in newer.into_iter().zip(first..) {
+        newer_field(tag, val, out);
     }
     for f in msg.fields {
         if let (Label::Inline, Ty::Message(idx)) = (f.label, f.ty) {
@@ -53,7 +73,7 @@ fn object(msg: &'static Message, v: &Value, path: &str, out: &mut Vec<u8>) -> Re
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
             if !part.is_empty() {
-                field(f, &Value::Object(part), path, out)?;
+                field(f, &Value::Object(part), path, schema, out)?;
             }
             continue;
         }
@@ -63,13 +83,13 @@ fn object(msg: &'static Message, v: &Value, path: &str, out: &mut Vec<u8>) -> Re
         }
         let p = join(path, f.json);
         match f.label {
-            Label::Single | Label::Inline => field(f, val, &p, out)?,
+            Label::Single | Label::Inline => field(f, val, &p, schema, out)?,
             Label::Repeated => {
                 let Value::Array(list) = val else {
                     return Err(cannot(&p, "expected a list"));
                 };
                 for (i, item) in list.iter().enumerate() {
-                    field(f, item, &format!("{p}[{i}]"), out)?;
+                    field(f, item, &format!("{p}[{i}]"), schema, out)?;
                 }
             }
             Label::Map => {
@@ -81,7 +101,7 @@ fn object(msg: &'static Message, v: &Value, path: &str, out: &mut Vec<u8>) -> Re
                     put_len(&mut entry, 1, k.as_bytes());
                     // A null value is an entry without one (`JSONSchemaPropsOrStringArray`).
                     if !item.is_null() {
-                        field_as(f, 2, item, &format!("{p}[{k}]"), &mut entry)?;
+                        field_as(f, 2, item, &format!("{p}[{k}]"), schema, &mut entry)?;
                     }
                     put_len(out, f.tag, &entry);
                 }
@@ -99,8 +119,47 @@ fn join(path: &str, k: &str) -> String {
     }
 }
 
-fn field(f: &'static Field, v: &Value, path: &str, out: &mut Vec<u8>) -> Result<(), Error> {
-    field_as(f, f.tag, v, path, out)
+/// Writes a field of a newer schema: a string, number or bool as its scalar, an object as a
+/// message of its keys numbered 1, 2, ... in order, a list as a repeated field, null not at all.
+fn newer_field(tag: u32, v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => {}
+        Value::Bool(b) => {
+            put_key(out, tag, VARINT);
+            put_varint(out, u64::from(*b));
+        }
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => {
+                put_key(out, tag, VARINT);
+                put_varint(out, i as u64);
+            }
+            None => {
+                put_key(out, tag, FIXED64);
+                out.extend_from_slice(&n.as_f64().unwrap_or_default().to_bits().to_le_bytes());
+            }
+        },
+        Value::String(s) => put_len(out, tag, s.as_bytes()),
+        Value::Array(items) => items.iter().for_each(|item| newer_field(tag, item, out)),
+        Value::Object(map) => {
+            let mut keys: Vec<_> = map.iter().collect();
+            keys.sort_unstable_by_key(|(k, _)| *k);
+            let mut inner = Vec::new();
+            for ((_, item), n) in keys.into_iter().zip(1..) {
+                newer_field(n, item, &mut inner);
+            }
+            put_len(out, tag, &inner);
+        }
+    }
+}
+
+fn field(
+    f: &'static Field,
+    v: &Value,
+    path: &str,
+    schema: Schema,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
+    field_as(f, f.tag, v, path, schema, out)
 }
 
 /// Writes `v` with `f`'s type under number `tag`.
@@ -109,6 +168,7 @@ fn field_as(
     tag: u32,
     v: &Value,
     path: &str,
+    schema: Schema,
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
     match f.ty {
@@ -147,7 +207,7 @@ fn field_as(
             out.extend_from_slice(&d.to_bits().to_le_bytes());
         }
         Ty::Message(idx) => {
-            let bytes = encode(message(idx), v, path)?;
+            let bytes = encode(message(idx), v, path, schema)?;
             put_len(out, tag, &bytes);
         }
     }
@@ -168,11 +228,11 @@ fn put(
     match (f.label, v) {
         (Label::Repeated, Value::Array(list)) => {
             for item in list {
-                field(f, item, path, out)?;
+                field(f, item, path, Schema::Built, out)?;
             }
             Ok(())
         }
-        _ => field(f, v, path, out),
+        _ => field(f, v, path, Schema::Built, out),
     }
 }
 

@@ -51,6 +51,18 @@ pub(crate) enum Error {
     },
 }
 
+/// Which fields a server's protobuf carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Schema {
+    /// The built schema's: an object with a field it lacks has no protobuf form.
+    #[default]
+    Built,
+    /// A newer Kubernetes version's (`TestServerBuilder::newer_schema`, T8): a field of a
+    /// built-in object that the built schema lacks is sent under a number past the message's
+    /// own, as a newer kube-apiserver sends it to an older client.
+    Newer,
+}
+
 /// Decodes a `k8s\0` + `runtime.Unknown` body into the object's JSON, `apiVersion` and `kind`
 /// included.
 pub(crate) fn decode_object(body: &[u8]) -> Result<Value, Error> {
@@ -67,7 +79,7 @@ pub(crate) fn decode_object(body: &[u8]) -> Result<Value, Error> {
 }
 
 /// Encodes an object's JSON (with `apiVersion` and `kind`) as `k8s\0` + `runtime.Unknown`.
-pub(crate) fn encode_object(v: &Value) -> Result<Vec<u8>, Error> {
+pub(crate) fn encode_object(v: &Value, schema: Schema) -> Result<Vec<u8>, Error> {
     let text = |k: &str| {
         v.get(k)
             .and_then(Value::as_str)
@@ -75,14 +87,19 @@ pub(crate) fn encode_object(v: &Value) -> Result<Vec<u8>, Error> {
             .to_owned()
     };
     let (api_version, kind) = (text("apiVersion"), text("kind"));
-    let raw = encode_message(&api_version, &kind, v)?;
+    let raw = encode_message(&api_version, &kind, v, schema)?;
     // contentEncoding (3) and contentType (4) stay empty, as kube-apiserver sends them.
     Ok(envelope(&api_version, &kind, &raw))
 }
 
 /// Encodes an object's JSON as the message of `kind` alone: no magic, no envelope (a list item,
 /// or what [`envelope`] wraps).
-pub(crate) fn encode_message(api_version: &str, kind: &str, v: &Value) -> Result<Vec<u8>, Error> {
+pub(crate) fn encode_message(
+    api_version: &str,
+    kind: &str,
+    v: &Value,
+    schema: Schema,
+) -> Result<Vec<u8>, Error> {
     // A `Status` (an error, or a watch ERROR event) is no resource kind, but has a message.
     let msg = for_kind(api_version, kind)
         .or_else(|| {
@@ -94,7 +111,7 @@ pub(crate) fn encode_message(api_version: &str, kind: &str, v: &Value) -> Result
             api_version: api_version.to_owned(),
             kind: kind.to_owned(),
         })?;
-    encode::encode(msg, v, "")
+    encode::encode(msg, v, "", schema)
 }
 
 #[cfg(test)]

@@ -106,7 +106,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::protobuf::{encode_message, encode_object};
+    use crate::protobuf::{Schema, encode_message, encode_object};
 
     fn deployment(name: &str, rv: u32) -> Value {
         json!({
@@ -121,7 +121,7 @@ mod tests {
     }
 
     fn message(v: &Value) -> Vec<u8> {
-        encode_message("apps/v1", "Deployment", v).expect("a deployment encodes")
+        encode_message("apps/v1", "Deployment", v, Schema::Built).expect("a deployment encodes")
     }
 
     /// The fast LIST (cached items concatenated) and the transcoder's encoding of the same JSON
@@ -148,7 +148,7 @@ mod tests {
             };
             assert_eq!(
                 list(&head, &messages),
-                encode_object(&whole).expect("the list encodes"),
+                encode_object(&whole, Schema::Built).expect("the list encodes"),
                 "continue {cont:?}"
             );
         }
@@ -185,7 +185,10 @@ mod tests {
         };
         let whole = json!({"apiVersion": "apps/v1", "kind": "DeploymentList",
                            "metadata": {"resourceVersion": "7"}, "items": []});
-        assert_eq!(list(&head, &empty), encode_object(&whole).expect("encodes"));
+        assert_eq!(
+            list(&head, &empty),
+            encode_object(&whole, Schema::Built).expect("encodes")
+        );
     }
 
     /// A frame from the cached message is the frame the JSON event line re-frames to; a cut
@@ -194,11 +197,17 @@ mod tests {
     fn a_watch_frame_of_a_cached_item_is_the_reframed_line() {
         let d = deployment("d", 5);
         let enveloped = envelope("apps/v1", "Deployment", &message(&d));
-        assert_eq!(enveloped, encode_object(&d).expect("encodes"));
+        assert_eq!(
+            enveloped,
+            encode_object(&d, Schema::Built).expect("encodes")
+        );
         let line = format!("{}\n", json!({"type": "MODIFIED", "object": d}));
         let mut frame = Vec::new();
         watch_frame(&mut frame, "MODIFIED", &enveloped, false);
-        assert_eq!(frame, crate::http::codec::reframe(line.as_bytes()));
+        assert_eq!(
+            frame,
+            crate::http::codec::reframe(line.as_bytes(), Schema::Built)
+        );
         let mut cut = Vec::new();
         watch_frame(&mut cut, "MODIFIED", &enveloped, true);
         assert_eq!(cut.len(), 4 + (frame.len() - 4) / 2);

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::schema::{KindEntry, Label, Shape, Ty, message};
 use super::wire::{FIXED64, VARINT, put_key, put_len, put_varint};
-use super::{Error, decode_object, encode_object};
+use super::{Error, Schema, decode_object, encode_object};
 use informer_proto::Error as P;
 
 /// `k8s\0` + `runtime.Unknown`, built with k8s-pb's own types.
@@ -227,7 +227,7 @@ fn prost_encoded_deployment_decodes_with_special_types() {
     });
     assert_eq!(got, want);
     // Back to protobuf and decoded by prost: the same message.
-    let again = encode_object(&got).expect("encode");
+    let again = encode_object(&got, Schema::Built).expect("encode");
     let unknown = Unknown::decode(&again[4..]).expect("prost reads our envelope");
     assert_eq!(
         unknown.type_meta.and_then(|t| t.kind).as_deref(),
@@ -293,7 +293,7 @@ fn secrets_and_config_maps_carry_bytes_as_base64() {
     assert_eq!(got["binaryData"]["b"], "aGk=");
     assert_eq!(got["immutable"], true);
     assert_eq!(
-        encode_object(&got)
+        encode_object(&got, Schema::Built)
             .and_then(|b| decode_object(&b))
             .expect("round trip"),
         got
@@ -397,17 +397,53 @@ fn malformed_bodies_are_errors_never_panics() {
 fn responses_that_protobuf_cannot_carry_are_errors() {
     let v =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "surprise": 1});
-    let err = encode_object(&v).expect_err("unknown field");
+    let err = encode_object(&v, Schema::Built).expect_err("unknown field");
     assert!(err.to_string().contains("surprise"), "{err}");
     let v = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
     assert!(matches!(
-        encode_object(&v),
+        encode_object(&v, Schema::Built),
         Err(Error::Proto(P::UnknownKind { .. }))
     ));
     let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": 1}});
     assert!(
-        encode_object(&v).is_err(),
+        encode_object(&v, Schema::Built).is_err(),
         "a number where a string belongs"
+    );
+}
+
+/// T8: under a newer schema, fields the built schema lacks are sent past the message's own
+/// numbers (nested ones too), and everything else is encoded as under the built schema.
+#[test]
+fn a_newer_schema_sends_unknown_fields_under_new_numbers() {
+    let known = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}});
+    let mut newer = known.clone();
+    newer["spec"]["newerField"] = json!({"mode": "on", "count": 3, "list": [true, false]});
+    newer["metadata"]["newerLabel"] = json!("x");
+    assert!(encode_object(&newer, Schema::Built).is_err());
+    let body = encode_object(&newer, Schema::Newer).expect("encodes");
+    // The client's view: the same Pod, and the newer fields passed over and counted.
+    let start = informer_proto::Skipped::start();
+    let env = informer_proto::frame::Envelope::read(&body).expect("envelope");
+    let read: serde_json::Value = informer_proto::from_slice(env.message().expect("kind"), env.raw)
+        .expect("an older client reads it");
+    let skipped = start.since();
+    let mut want = known.clone();
+    if let Some(o) = want.as_object_mut() {
+        o.remove("apiVersion");
+        o.remove("kind");
+    }
+    assert_eq!(read, want);
+    assert_eq!(skipped.count, 2, "spec.newerField and metadata.newerLabel");
+    let pod_spec = informer_proto::schema::by_name("api.core.v1.PodSpec").expect("PodSpec");
+    let past = pod_spec.fields.iter().map(|f| f.tag).max().unwrap_or(0) + 1;
+    // metadata (1) is read before spec (2): the last passed over is the spec's.
+    assert_eq!(skipped.example, Some(("api.core.v1.PodSpec", past)));
+    assert_eq!(
+        encode_object(&known, Schema::Newer).expect("encodes"),
+        encode_object(&known, Schema::Built).expect("encodes"),
+        "an object of known fields only is encoded alike"
     );
 }
 
@@ -552,7 +588,7 @@ where
     let raw = synth(entry.message, &mut vec![entry.message]);
     let ours = decode_object(&envelope(K::API_VERSION, K::KIND, raw)).expect("decode");
     // Every field survives our own encoder too.
-    let again = encode_object(&ours)
+    let again = encode_object(&ours, Schema::Built)
         .and_then(|b| decode_object(&b))
         .expect("round trip");
     assert_eq!(again, ours, "{} round trip", K::KIND);
@@ -632,7 +668,7 @@ fn every_kind_round_trips_through_our_encoder() {
         };
         let ours = decode_object(&envelope(&api_version, k.kind, raw))
             .unwrap_or_else(|e| panic!("{api_version} {}: {e}", k.kind));
-        let again = encode_object(&ours)
+        let again = encode_object(&ours, Schema::Built)
             .and_then(|b| decode_object(&b))
             .unwrap_or_else(|e| panic!("{api_version} {}: {e}", k.kind));
         assert_eq!(again, ours, "{api_version} {}", k.kind);

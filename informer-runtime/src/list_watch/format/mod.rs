@@ -18,7 +18,7 @@ use super::{Error, ObjectCheck, Probed, Result};
 use crate::shard::Shard;
 
 pub(super) use self::json::Json;
-pub(super) use self::protobuf::{Fallback, Protobuf};
+pub(super) use self::protobuf::{Fallback, Newer, Protobuf};
 
 /// What a LIST body holds besides its items.
 #[derive(Debug, Default)]

@@ -7,21 +7,24 @@
 //! stream of length-prefixed `WatchEvent` frames. Objects decode straight into the cached form
 //! through `informer-proto`'s serde `Deserializer`, with no intermediate value ([T2]).
 //!
-//! A protobuf answer this schema cannot read (a field of a newer Kubernetes version, say) is an
+//! A field of a newer Kubernetes version (a number this build's schema lacks) is passed over
+//! and counted ([T8], [`Newer`]), as the JSON path passes over a field it does not know: a newer
+//! server keeps an informer on protobuf. An answer that still cannot be read (malformed) is an
 //! error once: the list-watcher then asks for JSON from its next request on ([`Fallback`]), so
-//! a schema gap costs a retry, never the informer.
+//! it costs a retry, never the informer.
 //!
 //! [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 //! [T2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+//! [T8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use std::ops::Range;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use bytes::Bytes;
 use informer_proto::frame::{self, Envelope, WatchFrame};
 use informer_proto::wire::put_len;
-use informer_proto::{MAGIC, Message, from_slice};
+use informer_proto::{MAGIC, Message, Skipped, SkippedFields, from_slice};
 use kube::core::WatchEvent;
 use kube::core::watch::{Bookmark, BookmarkMeta};
 use serde::de::DeserializeOwned;
@@ -72,6 +75,37 @@ impl Fallback {
     }
 }
 
+/// The fields of a newer schema a list-watcher passed over (T8); shared by its clones.
+#[derive(Debug, Clone, Default)]
+pub(in crate::list_watch) struct Newer {
+    count: Arc<AtomicU64>,
+    logged: Arc<AtomicBool>,
+}
+
+impl Newer {
+    /// The count, for the reflector's counters (`informer_protobuf_unknown_fields`).
+    pub(in crate::list_watch) fn counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.count)
+    }
+
+    /// Adds what one decode passed over; the first time, says so once.
+    fn record(&self, skipped: SkippedFields) {
+        if skipped.count == 0 {
+            return;
+        }
+        self.count.fetch_add(skipped.count, Ordering::Relaxed);
+        if !self.logged.swap(true, Ordering::Relaxed) {
+            let (message, field) = skipped.example.unwrap_or_default();
+            tracing::info!(
+                message,
+                field,
+                "the server sends protobuf fields this build's schema does not have (a newer \
+                 Kubernetes version); passing over them, as the JSON path does (T8)"
+            );
+        }
+    }
+}
+
 /// Kubernetes protobuf for one built-in kind.
 #[derive(Debug, Clone)]
 pub(in crate::list_watch) struct Protobuf {
@@ -79,6 +113,18 @@ pub(in crate::list_watch) struct Protobuf {
     pub(in crate::list_watch) message: &'static Message,
     /// Turned on by the first answer this list-watcher could not decode.
     pub(in crate::list_watch) fallback: Fallback,
+    /// The fields of a newer schema passed over.
+    pub(in crate::list_watch) newer: Newer,
+}
+
+impl Protobuf {
+    /// Runs `read` (one decode, on this thread) and counts the newer fields it passed over.
+    fn counted<T>(&self, read: impl FnOnce() -> T) -> T {
+        let start = Skipped::start();
+        let out = read();
+        self.newer.record(start.since());
+        out
+    }
 }
 
 impl WireFormat for Protobuf {
@@ -87,26 +133,7 @@ impl WireFormat for Protobuf {
     type Stream = ProtobufStream;
 
     fn list_head(&self, body: &Bytes, list_kinds: &[String]) -> Result<ListHead> {
-        let env = Envelope::read(body).map_err(|e| self.fallback.fail("list", e))?;
-        if env.kind == "Status" {
-            let status = frame::read_status(body).map_err(|e| self.fallback.fail("list", e))?;
-            return Err(super::json::status_list_error(status, list_kinds));
-        }
-        if !list_kinds.iter().any(|k| k == env.kind) {
-            return Err(Error::NotAList {
-                what: format!("a {}", env.kind),
-                expected: list_kinds.first().cloned().unwrap_or_default(),
-            });
-        }
-        list_region(body, &env).map_err(|e| self.fallback.fail("list", e))?;
-        let list = frame::List::read(env.raw).map_err(|e| self.fallback.fail("list", e))?;
-        Ok(ListHead {
-            resource_version: list.meta.resource_version.to_string(),
-            continue_token: Some(list.meta.continue_token)
-                .filter(|c| !c.is_empty())
-                .map(str::to_string),
-            shard_info: list.meta.shard_selector.map(str::to_string),
-        })
+        self.counted(|| self.read_list_head(body, list_kinds))
     }
 
     fn walk<'a>(&self, body: &'a [u8]) -> ProtobufWalk<'a> {
@@ -131,7 +158,8 @@ impl WireFormat for Protobuf {
     }
 
     fn decode<K: DeserializeOwned>(&self, item: &[u8], (): ()) -> Result<K> {
-        from_slice(self.message, item).map_err(|e| self.fallback.fail("list", e))
+        self.counted(|| from_slice(self.message, item))
+            .map_err(|e| self.fallback.fail("list", e))
     }
 
     fn split_event(&self, buf: &[u8], _scanned: usize, max: usize) -> Split {
@@ -154,6 +182,39 @@ impl WireFormat for Protobuf {
     }
 
     fn event<K: DeserializeOwned>(&self, event: Bytes, ctx: &EventCtx<K>) -> Result<Probed<K>> {
+        self.counted(|| self.read_event(event, ctx))
+    }
+}
+
+impl Protobuf {
+    fn read_list_head(&self, body: &Bytes, list_kinds: &[String]) -> Result<ListHead> {
+        let env = Envelope::read(body).map_err(|e| self.fallback.fail("list", e))?;
+        if env.kind == "Status" {
+            let status = frame::read_status(body).map_err(|e| self.fallback.fail("list", e))?;
+            return Err(super::json::status_list_error(status, list_kinds));
+        }
+        if !list_kinds.iter().any(|k| k == env.kind) {
+            return Err(Error::NotAList {
+                what: format!("a {}", env.kind),
+                expected: list_kinds.first().cloned().unwrap_or_default(),
+            });
+        }
+        list_region(body, &env).map_err(|e| self.fallback.fail("list", e))?;
+        let list = frame::List::read(env.raw).map_err(|e| self.fallback.fail("list", e))?;
+        Ok(ListHead {
+            resource_version: list.meta.resource_version.to_string(),
+            continue_token: Some(list.meta.continue_token)
+                .filter(|c| !c.is_empty())
+                .map(str::to_string),
+            shard_info: list.meta.shard_selector.map(str::to_string),
+        })
+    }
+
+    fn read_event<K: DeserializeOwned>(
+        &self,
+        event: Bytes,
+        ctx: &EventCtx<K>,
+    ) -> Result<Probed<K>> {
         let fail = |e| self.fallback.fail("watch event", e);
         let event = frame::WatchEvent::read(&event).map_err(fail)?;
         let env = event.envelope().map_err(fail)?;
@@ -463,6 +524,7 @@ mod tests {
         Protobuf {
             message: for_kind("v1", "ConfigMap").expect("a built-in kind"),
             fallback: fallback.clone(),
+            newer: Newer::default(),
         }
     }
 
