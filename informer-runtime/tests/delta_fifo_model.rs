@@ -1,6 +1,9 @@
 //! Model-based property tests: random reflector writes, resyncs and pops (some failing, some
 //! interleaved with writes while a key is in flight) against a model of the API server and of
-//! the informer's processing (H2: store first, then add/update/delete notification).
+//! the informer's processing (H2: store first, then add/update/delete notification). Pops in
+//! flight are batches (V3, some atomic: V2), processed as the informer does: the whole batch is
+//! applied, then each key finished; writes come between the pop and the apply and between the
+//! apply and the finish, where every key of the batch is in flight (D13).
 //!
 //! Checked after every step: `has_synced` (D7), every notification is valid for the handler's
 //! view and shows the store already updated (H2), no key's version ever goes backwards (D6, D9).
@@ -36,11 +39,18 @@ enum Op {
     Resync,
     /// Pop one key and process it at once.
     Pop,
-    /// Pop one key and keep it in flight while later ops run.
-    BeginPop,
-    /// Process the in-flight key.
+    /// Pop a batch of up to `max` keys (V3; with `atomic`, a relist whole, V2) and keep it in
+    /// flight while later ops run.
+    BeginPop {
+        max: usize,
+        atomic: bool,
+    },
+    /// Apply the in-flight batch to the store without finishing it (D13: its keys stay in
+    /// flight, as while the informer hands the batch's notifications to its handlers).
+    ApplyPop,
+    /// Apply the in-flight batch (unless applied) and finish each key.
     EndPop,
-    /// Fail the in-flight key's processing: requeue it.
+    /// Fail the in-flight batch's processing before it is applied: requeue every key.
     FailPop,
 }
 
@@ -52,7 +62,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<u8>(), any::<u8>()).prop_map(|(present, changed)| Op::Relist { present, changed }),
         1 => Just(Op::Resync),
         3 => Just(Op::Pop),
-        2 => Just(Op::BeginPop),
+        2 => (1..=4usize, any::<bool>()).prop_map(|(max, atomic)| Op::BeginPop { max, atomic }),
+        1 => Just(Op::ApplyPop),
         2 => Just(Op::EndPop),
         1 => Just(Op::FailPop),
     ]
@@ -104,6 +115,13 @@ fn by_parity(cm: &ConfigMap) -> Vec<String> {
 /// Multi-valued: the distinct decimal digits of the version.
 fn by_digit(cm: &ConfigMap) -> Vec<String> {
     version(cm).to_string().chars().map(String::from).collect()
+}
+
+/// A popped batch not finished yet.
+struct InFlight<'a> {
+    popped: Vec<Popped<'a, ConfigMap>>,
+    /// Whether the store shows it already.
+    applied: bool,
 }
 
 struct Harness {
@@ -181,15 +199,44 @@ impl Harness {
     }
 
     fn finish(&mut self, fifo: &DeltaFifo<ConfigMap>, popped: Popped<'_, ConfigMap>) {
-        self.process(popped.key(), popped.deltas());
-        self.initial_pending.remove(popped.key().as_str());
-        // What the informer's loop reports: the popped key's newest version.
-        let applied = popped
-            .deltas()
-            .last()
-            .and_then(|d| d.object())
-            .map(|o| version(o));
-        popped.done();
+        self.finish_batch(
+            fifo,
+            InFlight {
+                popped: vec![popped],
+                applied: false,
+            },
+        );
+    }
+
+    /// Applies a popped batch to the store, key by key in pop order (the informer applies it
+    /// under one lock, with the same result).
+    fn apply(&mut self, batch: &mut InFlight<'_>) {
+        if !batch.applied {
+            batch.applied = true;
+            for popped in &batch.popped {
+                self.process(popped.key(), popped.deltas());
+            }
+        }
+    }
+
+    /// What the informer's loop does with a popped batch: apply it, finish each key, report
+    /// the batch's newest version.
+    fn finish_batch(&mut self, fifo: &DeltaFifo<ConfigMap>, mut batch: InFlight<'_>) {
+        self.apply(&mut batch);
+        let applied = batch
+            .popped
+            .iter()
+            .filter_map(|p| {
+                p.deltas()
+                    .last()
+                    .and_then(|d| d.object())
+                    .map(|o| version(o))
+            })
+            .max();
+        for popped in batch.popped {
+            self.initial_pending.remove(popped.key().as_str());
+            popped.done();
+        }
         self.check_settled(fifo, applied);
     }
 
@@ -238,7 +285,7 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
         initial_pending: BTreeSet::new(),
         outstanding: BTreeSet::new(),
     };
-    let mut in_flight: Option<Popped<'_, ConfigMap>> = None;
+    let mut in_flight: Option<InFlight<'_>> = None;
 
     for op in ops {
         match op {
@@ -298,18 +345,31 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
                 let popped = fifo.pop().now_or_never().flatten().expect("queued item");
                 h.finish(&fifo, popped);
             }
-            Op::BeginPop if in_flight.is_none() && !fifo.is_empty() => {
-                in_flight = fifo.pop().now_or_never().flatten();
-                assert!(in_flight.is_some());
+            Op::BeginPop { max, atomic } if in_flight.is_none() && !fifo.is_empty() => {
+                let popped = fifo.pop_batch(max, atomic).now_or_never().flatten();
+                let popped = popped.expect("queued items");
+                assert!(!popped.is_empty() && (atomic || popped.len() <= max), "V3");
+                in_flight = Some(InFlight {
+                    popped,
+                    applied: false,
+                });
             }
-            Op::EndPop => {
-                if let Some(popped) = in_flight.take() {
-                    h.finish(&fifo, popped);
+            Op::ApplyPop => {
+                if let Some(batch) = in_flight.as_mut() {
+                    h.apply(batch);
                 }
             }
-            Op::FailPop => {
-                if let Some(popped) = in_flight.take() {
-                    popped.requeue();
+            Op::EndPop => {
+                if let Some(batch) = in_flight.take() {
+                    h.finish_batch(&fifo, batch);
+                }
+            }
+            Op::FailPop if in_flight.as_ref().is_some_and(|b| !b.applied) => {
+                if let Some(batch) = in_flight.take() {
+                    // Back to front, so the ordered mode's log keeps its order (D10).
+                    for popped in batch.popped.into_iter().rev() {
+                        popped.requeue();
+                    }
                 }
             }
             _ => {}
@@ -332,8 +392,8 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
     }
 
     // Drain.
-    if let Some(popped) = in_flight.take() {
-        h.finish(&fifo, popped);
+    if let Some(batch) = in_flight.take() {
+        h.finish_batch(&fifo, batch);
     }
     while !fifo.is_empty() {
         let popped = fifo.pop().now_or_never().flatten().expect("queued item");
@@ -417,7 +477,10 @@ fn d7_first_relist_then_in_flight_failure_regression() {
                     present: 0b11,
                     changed: 0,
                 },
-                Op::BeginPop,
+                Op::BeginPop {
+                    max: 1,
+                    atomic: false,
+                },
                 Op::Create(2),
                 Op::FailPop,
                 Op::Pop,

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use super::delta::{
     DeletedFinalStateUnknown, DeletedObject, Delta, Deltas, newest_object, push_dedup,
 };
+use super::in_flight::InFlightKeys;
 use super::known::KnownObjects;
-use super::queue::{DeltaQueue, InFlight, PoppedItem};
+use super::queue::{DeltaQueue, PoppedItem};
 use super::versions::{KeyVersions, change_version, lower};
 use crate::key::ObjectKey;
 
@@ -53,7 +54,10 @@ pub(crate) struct KeyedQueue<K> {
     pub(crate) populated: bool,
     /// Keys of the first `replace` not yet processed (D7).
     pub(crate) initial_remaining: usize,
-    pub(crate) in_flight: Option<InFlight<K>>,
+    /// Every popped key not finished yet ([D13]).
+    ///
+    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    pub(crate) in_flight: InFlightKeys<K>,
     /// The `lowest` change version of every queued key ([K3]): O(1) amortized per queued key,
     /// nothing per pop (entries of popped keys leave when the lowest is asked for).
     ///
@@ -72,7 +76,7 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
             order: VecDeque::new(),
             populated: false,
             initial_remaining: 0,
-            in_flight: None,
+            in_flight: InFlightKeys::default(),
             versions: KeyVersions::default(),
             held: 0,
         }
@@ -188,16 +192,16 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
     }
 
     /// Whether a `delete` for `key` must be queued: the key is queued, in flight and still
-    /// existing, or in the store ([D4]).
+    /// existing, or in the store ([D4]; a key of a popped batch is judged by its popped deltas
+    /// until it is finished, [D13]).
     ///
     /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn delete_is_known(&self, key: &str, known: Option<&dyn KnownObjects<K>>) -> bool {
         if self.items.contains_key(key) {
             return true;
         }
-        if let Some(f) = &self.in_flight
-            && f.key.as_str() == key
-        {
+        if let Some(f) = self.in_flight.get(key) {
             return f.exists_after;
         }
         known.is_some_and(|k| k.contains_key(key))
@@ -243,16 +247,10 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
             self.queue_tombstone(key, last_known);
         }
 
-        // [ours, D9] The in-flight key is neither queued nor reliably in the store yet: judge it
-        // by the state its popped deltas lead to.
-        let mut in_flight_key = None;
-        if let Some(f) = &self.in_flight {
-            in_flight_key = Some(f.key.clone());
-            if f.exists_after
-                && !keys.contains(f.key.as_str())
-                && !self.items.contains_key(f.key.as_str())
-            {
-                let (key, last_known) = (f.key.clone(), f.newest.clone());
+        // [ours, D9, D13] An in-flight key is neither queued nor reliably in the store yet:
+        // judge it by the state its popped deltas lead to.
+        for (key, last_known) in self.in_flight.existing() {
+            if !keys.contains(key.as_str()) && !self.items.contains_key(key.as_str()) {
                 queued_deletions += 1;
                 self.queue_tombstone(key, last_known);
             }
@@ -265,7 +263,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
                         .items
                         .get(key.as_str())
                         .is_some_and(|q| !q.deltas.is_empty())
-                    || in_flight_key.as_ref() == Some(&key)
+                    || self.in_flight.contains(key.as_str())
                 {
                     continue;
                 }
@@ -287,16 +285,17 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
     }
 
     /// [D6]: queue `Sync` with the stored object for every stored key without queued deltas
-    /// (and, ours, not in flight), so a stale copy never overtakes pending newer state.
+    /// (and, ours, not in flight, [D13]), so a stale copy never overtakes pending newer state.
     ///
     /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn resync(&mut self, known: &dyn KnownObjects<K>) {
         for key in known.list_keys() {
             if self
                 .items
                 .get(key.as_str())
                 .is_some_and(|q| !q.deltas.is_empty())
-                || self.in_flight.as_ref().is_some_and(|f| f.key == key)
+                || self.in_flight.contains(key.as_str())
             {
                 continue;
             }
@@ -307,9 +306,11 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
         }
     }
 
-    /// Takes the first key's deltas and marks the key in flight ([D9]).
+    /// Takes the first key's deltas and marks the key in flight until it is finished ([D9],
+    /// [D13]).
     ///
     /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn pop_front(&mut self) -> Option<PoppedItem<K>> {
         let is_in_initial_list = !self.has_synced();
         while let Some(key) = self.order.pop_front() {
@@ -319,7 +320,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
                 continue;
             };
             self.held -= queued.deltas.len();
-            self.in_flight = Some(InFlight::of(key.clone(), &queued.deltas));
+            self.in_flight.popped(&key, &queued.deltas);
             return Some(PoppedItem {
                 key,
                 deltas: queued.deltas,
@@ -330,12 +331,13 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
         None
     }
 
-    /// The consumer processed the popped key. Returns whether `has_synced` flipped to true ([D7]:
-    /// the count drops only after processing).
+    /// The consumer processed the popped key, which leaves flight ([D13]). Returns whether
+    /// `has_synced` flipped to true ([D7]: the count drops only after processing).
     ///
     /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    fn finish(&mut self, initial: usize) -> bool {
-        self.in_flight = None;
+    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    fn finish(&mut self, key: &str, initial: usize) -> bool {
+        self.in_flight.finished(key);
         if initial > 0 && self.initial_remaining > 0 {
             self.initial_remaining -= 1;
             return self.has_synced();
@@ -351,7 +353,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
     /// [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: usize) {
         let initial = initial > 0;
-        self.in_flight = None;
+        self.in_flight.finished(key.as_str());
         if deltas.is_empty() {
             return;
         }

@@ -45,6 +45,7 @@
 //! [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 mod delta;
+mod in_flight;
 mod keyed;
 mod known;
 mod ordered;
@@ -310,7 +311,7 @@ impl<K: crate::object::Meta> Popped<'_, K> {
     fn finish_done(&mut self) {
         if !self.finished {
             self.finished = true;
-            self.fifo.finish(self.initial);
+            self.fifo.finish(self.key.as_str(), self.initial);
         }
     }
 }
@@ -532,11 +533,11 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         }
     }
 
-    fn finish(&self, initial: usize) {
+    fn finish(&self, key: &str, initial: usize) {
         let flipped = {
             let mut queue = self.queue.lock();
             queue.in_flight = queue.in_flight.saturating_sub(1);
-            queue.queued.finish(initial)
+            queue.queued.finish(key, initial)
         };
         if flipped {
             self.synced.notify_waiters();

@@ -6,8 +6,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use super::delta::{DeletedFinalStateUnknown, DeletedObject, Delta, Deltas};
+use super::in_flight::InFlightKeys;
 use super::known::KnownObjects;
-use super::queue::{DeltaQueue, InFlight, PoppedItem};
+use super::queue::{DeltaQueue, PoppedItem};
 use super::versions::{PendingVersions, change_version};
 use crate::key::ObjectKey;
 
@@ -43,7 +44,10 @@ pub(crate) struct OrderedQueue<K> {
     populated: bool,
     /// Deltas of the first `replace` not yet processed (client-go: `len(f.items)`).
     initial_remaining: usize,
-    in_flight: Option<InFlight<K>>,
+    /// Every popped key not finished yet ([D13]).
+    ///
+    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    in_flight: InFlightKeys<K>,
     /// The change versions of the tracked entries ([K3]). Watch events are appended in version
     /// order and a batch pops a prefix of the log, so every untracked entry left behind a
     /// batch is newer than what it applied; only a relist's entries (list order, tombstones)
@@ -60,7 +64,7 @@ impl<K: crate::object::Meta> OrderedQueue<K> {
             keys: HashMap::new(),
             populated: false,
             initial_remaining: 0,
-            in_flight: None,
+            in_flight: InFlightKeys::default(),
             versions: PendingVersions::default(),
         }
     }
@@ -175,24 +179,18 @@ impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
             self.push_tombstone(key, last_known);
         }
 
-        // [ours, D9] The in-flight key is judged by the state its popped deltas lead to.
-        let in_flight = self
-            .in_flight
-            .as_ref()
-            .map(|f| (f.key.clone(), f.exists_after, f.newest.clone()));
-        if let Some((key, exists_after, newest)) = &in_flight
-            && *exists_after
-            && !listed.contains(key.as_str())
-            && !self.keys.contains_key(key.as_str())
-        {
-            self.push_tombstone(key.clone(), newest.clone());
+        // [ours, D9, D13] Every in-flight key is judged by the state its popped deltas lead to.
+        for (key, newest) in self.in_flight.existing() {
+            if !listed.contains(key.as_str()) && !self.keys.contains_key(key.as_str()) {
+                self.push_tombstone(key, newest);
+            }
         }
 
         if let Some(known) = known {
             for key in known.list_keys() {
                 if listed.contains(key.as_str())
                     || self.keys.contains_key(key.as_str())
-                    || in_flight.as_ref().is_some_and(|(k, _, _)| *k == key)
+                    || self.in_flight.contains(key.as_str())
                 {
                     continue;
                 }
@@ -220,14 +218,13 @@ impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
         debug_assert!(self.log.len() >= before);
     }
 
-    /// [D6]: `Sync` for stored keys with nothing queued and not in flight.
+    /// [D6]: `Sync` for stored keys with nothing queued and not in flight ([D13]).
     ///
     /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn resync(&mut self, known: &dyn KnownObjects<K>) {
         for key in known.list_keys() {
-            if self.keys.contains_key(key.as_str())
-                || self.in_flight.as_ref().is_some_and(|f| f.key == key)
-            {
+            if self.keys.contains_key(key.as_str()) || self.in_flight.contains(key.as_str()) {
                 continue;
             }
             if let Some(obj) = known.get_by_key(key.as_str()) {
@@ -260,7 +257,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
         if remove {
             self.keys.remove(key.as_str());
         }
-        self.in_flight = Some(InFlight::of(key.clone(), &deltas));
+        self.in_flight.popped(&key, &deltas);
         Some(PoppedItem {
             key,
             deltas,
@@ -269,8 +266,8 @@ impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
         })
     }
 
-    fn finish(&mut self, initial: usize) -> bool {
-        self.in_flight = None;
+    fn finish(&mut self, key: &str, initial: usize) -> bool {
+        self.in_flight.finished(key);
         if initial > 0 && self.initial_remaining > 0 {
             self.initial_remaining = self.initial_remaining.saturating_sub(initial);
             return self.has_synced();
@@ -280,7 +277,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
 
     /// Failed deltas go back to the **front** of the log, so global order is kept.
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: usize) {
-        self.in_flight = None;
+        self.in_flight.finished(key.as_str());
         let n = deltas.len();
         if n == 0 {
             return;

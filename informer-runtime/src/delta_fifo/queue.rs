@@ -10,26 +10,6 @@ use super::delta::{Delta, Deltas};
 use super::known::KnownObjects;
 use crate::key::ObjectKey;
 
-/// The key currently handed to the consumer. The queue no longer holds its deltas and the store
-/// may not show them yet, so D4, D5 and D6 consult this instead of the store for that key (D9).
-pub(crate) struct InFlight<K> {
-    pub(crate) key: ObjectKey,
-    /// The newest object of the popped deltas (tombstone `last_known` source, D5).
-    pub(crate) newest: Option<Arc<K>>,
-    /// Whether the key exists once the popped deltas are applied (last delta is not `Deleted`).
-    pub(crate) exists_after: bool,
-}
-
-impl<K> InFlight<K> {
-    pub(crate) fn of(key: ObjectKey, deltas: &[Delta<K>]) -> Self {
-        InFlight {
-            key,
-            newest: super::delta::newest_object(deltas),
-            exists_after: !matches!(deltas.last(), Some(Delta::Deleted(_))),
-        }
-    }
-}
-
 /// A popped run of one key's deltas, moved out of the queue.
 pub(crate) struct PoppedItem<K> {
     pub(crate) key: ObjectKey,
@@ -79,15 +59,19 @@ pub(crate) trait DeltaQueue<K>: Send {
     ///
     /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn resync(&mut self, known: &dyn KnownObjects<K>);
-    /// Takes the next key's deltas and marks the key in flight ([D9]).
+    /// Takes the next key's deltas and marks the key in flight until it is finished ([D9],
+    /// [D13]).
     ///
     /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn pop_front(&mut self) -> Option<PoppedItem<K>>;
-    /// The popped deltas were processed; returns whether `has_synced` flipped ([D7]).
+    /// The popped deltas of `key` were processed: one pop of it leaves flight ([D13]); returns
+    /// whether `has_synced` flipped ([D7]).
     ///
     /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    fn finish(&mut self, initial: usize) -> bool;
-    /// The popped deltas failed processing: put them back.
+    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    fn finish(&mut self, key: &str, initial: usize) -> bool;
+    /// The popped deltas failed processing: put them back (one pop of `key` leaves flight).
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: usize);
     /// Queued units: keys (keyed) or deltas (ordered).
     fn len(&self) -> usize;
