@@ -19,7 +19,7 @@ use informer_controller::{Action, Context, Controller, Request, WriteRecorder};
 use informer_runtime::SharedInformerFactory;
 use informer_runtime::reflector::{InitialListStrategy, ReflectorConfig};
 use informer_runtime::shard::{Shard, ShardField};
-use informer_testserver::{FaultTarget, TestServer};
+use informer_testserver::{FaultTarget, GroupResource, TestServer};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams};
@@ -382,6 +382,9 @@ async fn an_incomparable_resource_version_turns_the_guard_off_for_that_write() {
 enum Elsewhere {
     /// A Secret: the factory has a Secret informer (a lister asked for it), never started.
     Unstarted,
+    /// A Secret: the factory's Secret informer runs, but every Secret request is forbidden
+    /// (an RBAC 403), so it never syncs.
+    Unsynced,
     /// A ConfigMap in another namespace than the factory's.
     OtherNamespace,
     /// A ConfigMap outside the factory's label selector.
@@ -417,6 +420,16 @@ async fn write_elsewhere(
             recorder.record(&api.create(&Default::default(), &secret).await?);
             return Ok(Action::Requeue);
         }
+        Elsewhere::Unsynced => {
+            // The server refuses Secrets here, so this stands for the Secret a create
+            // returned (a role may grant create but not list and watch).
+            let mut secret = Secret::default();
+            secret.metadata.name = Some("beside".into());
+            secret.metadata.namespace = Some(NS.into());
+            secret.metadata.resource_version = Some("1000000".into());
+            recorder.record(&secret);
+            return Ok(Action::Requeue);
+        }
         Elsewhere::OtherNamespace | Elsewhere::Shard => {
             obj.metadata.namespace = Some(foreign.clone());
         }
@@ -431,11 +444,12 @@ async fn write_elsewhere(
     Ok(Action::Requeue)
 }
 
-/// K3: a reconcile waits only for writes a running informer of the written kind will store.
-/// A write to a kind whose informer is not running, or outside the factory's namespace, label
-/// selector, field selector or shard, never reaches a store; recorded, it held the next
-/// reconcile for the whole timeout (3 s here, 5 s by default), or until a bookmark advanced
-/// the store (kube-apiserver sends one about every minute).
+/// K3: a reconcile waits only for writes a running, synced informer of the written kind will
+/// store. A write to a kind whose informer is not running or never synced (its requests
+/// forbidden), or outside the factory's namespace, label selector, field selector or shard,
+/// never reaches a store; recorded, it held the next reconcile for the whole timeout (3 s here,
+/// 5 s by default), or until a bookmark advanced the store (kube-apiserver sends one about
+/// every minute). The guard's waits are counted: none here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_the_informers_never_store_is_not_waited_for() {
     init_tracing();
@@ -457,8 +471,10 @@ async fn a_write_the_informers_never_store_is_not_waited_for() {
         .find(|ns| !home.admits(ns))
         .unwrap();
     let timeout = Duration::from_secs(3);
+    let secrets = GroupResource::new("", "secrets");
     for case in [
         Elsewhere::Unstarted,
+        Elsewhere::Unsynced,
         Elsewhere::OtherNamespace,
         Elsewhere::Label,
         Elsewhere::Field,
@@ -466,7 +482,7 @@ async fn a_write_the_informers_never_store_is_not_waited_for() {
     ] {
         let builder = SharedInformerFactory::builder(server.client());
         let factory = match case {
-            Elsewhere::Unstarted => builder.build(),
+            Elsewhere::Unstarted | Elsewhere::Unsynced => builder.build(),
             Elsewhere::OtherNamespace => builder.namespace(NS).build(),
             Elsewhere::Label => builder
                 .tweak_list_options(|p| p.label_selector = Some("app=ryw".into()))
@@ -476,9 +492,17 @@ async fn a_write_the_informers_never_store_is_not_waited_for() {
                 .build(),
             Elsewhere::Shard => builder.shard(home.clone()).build(),
         };
-        let _unstarted = factory.informer_for::<Secret>();
+        let secret_informer = factory.informer_for::<Secret>();
+        if case == Elsewhere::Unsynced {
+            server.faults().forbid(secrets.clone());
+            factory.start();
+            wait_until("the Secret informer to start", || {
+                secret_informer.is_started()
+            })
+            .await;
+        }
         let mut registry = Registry::default();
-        let controller = Controller::<ConfigMap>::new(factory, "elsewhere")
+        let controller = Controller::<ConfigMap>::new(factory.clone(), "elsewhere")
             .read_your_writes_timeout(timeout)
             .metrics(&mut registry);
         let log = Recorder::<Instant>::new();
@@ -495,12 +519,24 @@ async fn a_write_the_informers_never_store_is_not_waited_for() {
             .await
             .unwrap()
             .unwrap();
+        assert_eq!(
+            stale_sync_skips(&registry, "elsewhere"),
+            0.0,
+            "K3 ({case:?}): the guard waited for a write no informer stores"
+        );
         let gap = times[1] - times[0];
         assert!(
             gap < Duration::from_secs(1),
             "K3 ({case:?}): the requeue waited {gap:?} for a write no informer stores"
         );
-        assert_eq!(stale_sync_skips(&registry, "elsewhere"), 0.0, "{case:?}");
+        if case == Elsewhere::Unsynced {
+            assert!(
+                secret_informer.is_started() && !secret_informer.has_synced(),
+                "the Secret informer ran unsynced throughout"
+            );
+            factory.shutdown().await;
+            server.faults().allow(&secrets);
+        }
         // Clean up for the next case.
         let _ = server.delete::<Secret>(Some(NS), "beside");
         for (ns, name) in [(NS, "beside"), (NS, "hidden"), (foreign.as_str(), "beside")] {

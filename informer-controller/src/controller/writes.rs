@@ -17,7 +17,9 @@
 //!   written kind has stored that resourceVersion (woken as the store advances), at most the
 //!   controller's [`read_your_writes_timeout`](super::Controller::read_your_writes_timeout),
 //!   counting the wait in `stale_sync_skips_total`; past the timeout it reconciles anyway and logs
-//!   a warning. A recorded write is forgotten once waited for.
+//!   a warning. A recorded write is forgotten once waited for. An informer that has not synced
+//!   (its LIST forbidden, its resource not served yet) is not waited for: it may never store
+//!   the write.
 //! - **[K1].** resourceVersions are compared as integers (kube-apiserver's are, KEP-5504); a write
 //!   whose resourceVersion is not a number is not recorded, so the guard is off for it.
 //! - **[K4].** Bookmarks advance an informer's store resourceVersion, so a write to a quiet kind is
@@ -41,6 +43,11 @@ use parking_lot::Mutex;
 
 /// An informer's store, as far as the guard needs it.
 trait StoreVersion: Send + Sync {
+    /// Whether the informer has synced: until then it may never store anything (a 403, a
+    /// resource not served yet), so the guard does not wait on it ([K3]).
+    ///
+    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    fn synced(&self) -> bool;
     /// Whether the store has reached `rv`.
     fn reached(&self, rv: u64) -> bool;
     /// Resolves once it has (`true`), or the informer stopped (`false`).
@@ -50,6 +57,10 @@ trait StoreVersion: Send + Sync {
 }
 
 impl StoreVersion for GenericInformer {
+    fn synced(&self) -> bool {
+        self.has_synced()
+    }
+
     fn reached(&self, rv: u64) -> bool {
         self.last_store_resource_version()
             .and_then(|s| s.parse::<u64>().ok())
@@ -99,6 +110,16 @@ impl WriteLog {
         writes
             .into_iter()
             .filter(|w| !w.store.reached(w.rv))
+            .filter(|w| {
+                // K3: an informer that has not synced (its LIST refused by RBAC, its resource
+                // not served yet) may never store the write: waiting would end only at the
+                // timeout, for every reconcile of the key.
+                let synced = w.store.synced();
+                if !synced {
+                    tracing::debug!(key = %key, informer = %w.store.informer_name(), rv = w.rv, "not waiting for a write to a cache that has not synced (K3)");
+                }
+                synced
+            })
             .map(|w| (w.rv, w.store.informer_name(), w.store.wait(w.rv)))
             .collect()
     }
@@ -259,15 +280,60 @@ mod tests {
         assert_eq!(log.keys(), 0);
         recorder.record(&written::<ConfigMap>("12"));
         assert_eq!(log.keys(), 1);
-        let outstanding = log.outstanding(&key);
-        assert_eq!(outstanding.len(), 1, "the store has not reached 12");
-        assert_eq!(outstanding[0].0, 12);
         assert!(
             log.outstanding(&key).is_empty(),
-            "each write is waited for once"
+            "K3: an informer that never synced is not waited for"
         );
+        assert_eq!(log.keys(), 0, "and the write is forgotten");
         WriteRecorder::detached().record(&written::<ConfigMap>("13"));
         assert_eq!(log.keys(), 0);
         stop.cancel();
+    }
+
+    /// A store as the guard sees it, set by the test.
+    #[derive(Default)]
+    struct FakeStore {
+        synced: std::sync::atomic::AtomicBool,
+        rv: std::sync::atomic::AtomicU64,
+    }
+
+    impl StoreVersion for FakeStore {
+        fn synced(&self) -> bool {
+            self.synced.load(std::sync::atomic::Ordering::SeqCst)
+        }
+        fn reached(&self, rv: u64) -> bool {
+            self.rv.load(std::sync::atomic::Ordering::SeqCst) >= rv
+        }
+        fn wait(&self, _rv: u64) -> BoxFuture<'static, bool> {
+            Box::pin(std::future::pending())
+        }
+        fn informer_name(&self) -> String {
+            "fake".into()
+        }
+    }
+
+    /// K3: a write is waited for once, and only by a synced store behind it.
+    #[test]
+    fn only_synced_stores_behind_a_write_are_waited_for() {
+        let log = WriteLog::default();
+        let key = ObjectKey::new(Some("ns"), "owner");
+        let store = Arc::new(FakeStore::default());
+        let pending = || Pending {
+            rv: 12,
+            store: Arc::clone(&store) as Arc<dyn StoreVersion>,
+        };
+        log.record(&key, pending());
+        assert!(log.outstanding(&key).is_empty(), "not synced: no wait");
+        store
+            .synced
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        log.record(&key, pending());
+        let outstanding = log.outstanding(&key);
+        assert_eq!(outstanding.len(), 1, "synced, and behind 12");
+        assert_eq!(outstanding[0].0, 12);
+        assert!(log.outstanding(&key).is_empty(), "waited for once");
+        log.record(&key, pending());
+        store.rv.store(12, std::sync::atomic::Ordering::SeqCst);
+        assert!(log.outstanding(&key).is_empty(), "caught up");
     }
 }

@@ -5,6 +5,7 @@
 //! [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -52,6 +53,13 @@ pub struct Term {
     ///
     /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     drain_limit: Option<Duration>,
+    /// Cancelled when the term ends, valid-until included: the parent of every
+    /// [`child_token`](Term::child_token), shared by the term's clones. Set by the first
+    /// `child_token` call on a runtime, with the one task per term that watches the
+    /// valid-until instant, so a child costs no task of its own ([S11]).
+    ///
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    ended: Arc<OnceLock<CancellationToken>>,
 }
 
 impl fmt::Debug for Term {
@@ -71,6 +79,7 @@ impl From<CancellationToken> for Term {
             token,
             valid_until: None,
             drain_limit: None,
+            ended: Arc::default(),
         }
     }
 }
@@ -86,6 +95,7 @@ impl Term {
             token,
             valid_until: Some(valid_until),
             drain_limit: Some(drain_limit),
+            ended: Arc::default(),
         }
     }
 
@@ -138,22 +148,41 @@ impl Term {
     }
 
     /// A plain token cancelled when this term ends, valid-until included, for code that takes
-    /// a `CancellationToken`. The valid-until check runs as a task of the current runtime
-    /// (without one, the child follows only the term's token).
+    /// a `CancellationToken`. Cheap enough to call per reconcile: every child hangs off one
+    /// token of the term, which the term's token cancels at once and one task per term
+    /// (spawned on the current runtime by the first call) cancels at the valid-until instant
+    /// ([S11]); a dropped child leaves nothing behind. Without a runtime the child follows only
+    /// the term's token.
+    ///
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn child_token(&self) -> CancellationToken {
-        let child = self.token.child_token();
-        if self.valid_until.is_some()
-            && let Ok(rt) = tokio::runtime::Handle::try_current()
-        {
-            let (term, c) = (self.clone(), child.clone());
-            rt.spawn(async move {
-                tokio::select! {
-                    () = term.cancelled() => c.cancel(),
-                    () = c.cancelled() => {}
-                }
-            });
+        if self.valid_until.is_none() {
+            return self.token.child_token();
         }
-        child
+        if let Some(ended) = self.ended.get() {
+            return ended.child_token();
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return self.token.child_token();
+        };
+        self.ended
+            .get_or_init(|| {
+                let ended = self.token.child_token();
+                // The watcher holds the term's clock, not its `ended` cell: it ends with the term.
+                let term = Term {
+                    token: self.token.clone(),
+                    valid_until: self.valid_until.clone(),
+                    drain_limit: self.drain_limit,
+                    ended: Arc::default(),
+                };
+                let cancel = ended.clone();
+                rt.spawn(async move {
+                    term.cancelled().await;
+                    cancel.cancel();
+                });
+                ended
+            })
+            .child_token()
     }
 
     /// The underlying token, cancelled when the elector or assigner notices the term's end
@@ -212,5 +241,42 @@ mod tests {
         let child = term.child_token();
         child.cancelled().await;
         assert_eq!(Instant::now(), t0 + Duration::from_secs(2));
+    }
+
+    /// S11: a child token costs no task of its own (it used to spawn one per call, alive until
+    /// the term ended: unbounded when called per reconcile), and every child still ends with
+    /// the term, at its valid-until instant or when its token is cancelled.
+    #[tokio::test(start_paused = true)]
+    async fn s11_child_tokens_cost_no_task_each() {
+        let t0 = Instant::now();
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let before = metrics.num_alive_tasks();
+        let (_renew, rx) = watch::channel(t0 + Duration::from_secs(2));
+        let term = Term::new(CancellationToken::new(), rx, Duration::from_millis(800));
+        let kept: Vec<CancellationToken> = (0..1_000).map(|_| term.child_token()).collect();
+        for _ in 0..1_000 {
+            drop(term.clone().child_token());
+        }
+        let alive = metrics.num_alive_tasks();
+        assert!(
+            alive <= before + 1,
+            "2 000 child tokens left {} tasks alive (one per term at most)",
+            alive - before
+        );
+        kept[0].cancelled().await;
+        assert_eq!(Instant::now(), t0 + Duration::from_secs(2));
+        assert!(kept.iter().all(CancellationToken::is_cancelled));
+
+        // Ended by its token before valid-until: the children at once.
+        let (_renew, rx) = watch::channel(Instant::now() + Duration::from_secs(60));
+        let token = CancellationToken::new();
+        let term = Term::new(token.clone(), rx, Duration::from_millis(800));
+        let children: Vec<CancellationToken> = (0..10).map(|_| term.child_token()).collect();
+        token.cancel();
+        assert!(children.iter().all(CancellationToken::is_cancelled));
+        assert!(
+            term.child_token().is_cancelled(),
+            "a child of an ended term"
+        );
     }
 }

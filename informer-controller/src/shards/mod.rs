@@ -332,12 +332,14 @@ impl ShardAssigner {
     /// passes, [S11]), and awaits that work (at most the drain limit, [S6]) before the shard
     /// can pass to anyone else. On cancel every shard's
     /// work is stopped and awaited, then the shards and the membership are released ([E5], when
-    /// configured). Dropping the future does the same in the background ([S5]).
+    /// configured); a round in flight finishes first and releases the shards its writes won
+    /// ([S10]). Dropping the future does the same in the background ([S5]).
     ///
     /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [S10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub async fn run<F, Fut>(&self, cancel: CancellationToken, mut on_shard: F) -> Result<(), Error>
     where
         F: FnMut(u32, Term) -> Fut,
@@ -369,10 +371,19 @@ impl ShardAssigner {
             // the renew deadline; the round as a whole is not cut, so what it won is started
             // or released, never dropped (S10).
             let round = self.inner.round(&mut st, &root, &ends_tx, &mut on_shard);
+            tokio::pin!(round);
             let next_expiry = tokio::select! {
                 biased;
-                () = cancel.cancelled() => break,
-                r = round => r,
+                () = cancel.cancelled() => {
+                    // S10: not cut on cancel either. With `root` cancelled the round reads and
+                    // acquires nothing more, lets acquiring writes in flight finish (each
+                    // bounded by the renew deadline) and releases what they won instead of
+                    // starting it, so no Lease is left held until it expires.
+                    root.cancel();
+                    round.await;
+                    break;
+                }
+                r = &mut round => r,
             };
             wake = round_started + config.jittered_retry();
             // A replica below its share starts its next round when the first shard it could

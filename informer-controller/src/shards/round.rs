@@ -2,8 +2,9 @@
 //! acquire at once, verify what was won, start it.
 //!
 //! Every request of a round is bounded by the renew deadline on its own, and nothing cuts the
-//! round as a whole: a shard won by a write is started once verified, or released, never
-//! dropped with the round ([S10]).
+//! round as a whole, not even the replica's cancel: a shard won by a write is started once
+//! verified, or released, never dropped with the round ([S10]). A cancelled round reads and
+//! acquires nothing more and releases what its writes in flight win.
 //!
 //! [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //! [S2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
@@ -28,10 +29,12 @@ impl Inner {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let bound = self.config.renew_deadline;
-        let leases = tokio::time::timeout(bound, self.read_set())
-            .await
-            .ok()
-            .flatten()?;
+        // Cancelled (the replica leaves) before anything is written: nothing to finish.
+        let leases = tokio::select! {
+            biased;
+            () = root.cancelled() => return None,
+            read = tokio::time::timeout(bound, self.read_set()) => read.ok().flatten()?,
+        };
         let now = Instant::now();
         let conflict = self.conflict(&leases, now);
         self.report_conflict(conflict.as_ref());
@@ -185,13 +188,19 @@ impl Inner {
     {
         let first = won.iter().map(|(_, started)| *started).min();
         let until = first.unwrap_or_else(Instant::now) + self.config.renew_deadline;
-        let verified = match tokio::time::timeout_at(until, self.read_set()).await {
-            Ok(Some(after)) => {
-                let conflict = self.conflict(&after, Instant::now());
-                self.report_conflict(conflict.as_ref());
-                conflict.is_none()
-            }
-            _ => false,
+        // Cancelled (the replica leaves), before or during the read: nothing starts, what was
+        // won is released at once below (S10).
+        let verified = tokio::select! {
+            biased;
+            () = root.cancelled() => false,
+            read = tokio::time::timeout_at(until, self.read_set()) => match read {
+                Ok(Some(after)) => {
+                    let conflict = self.conflict(&after, Instant::now());
+                    self.report_conflict(conflict.as_ref());
+                    conflict.is_none()
+                }
+                _ => false,
+            },
         };
         let mut release = Vec::new();
         for (index, started) in won {
