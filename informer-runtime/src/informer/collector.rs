@@ -195,17 +195,21 @@ const GAUGES: [(&str, &str, GaugeOf); 4] = [
     ),
 ];
 
+/// A gauge that has no series for some informers: `None` leaves the informer out.
+type MaybeGaugeOf = fn(&Snapshot) -> Option<i64>;
+
 /// client-go's gauges (component-base `clientgo/fifo`), labelled `name, group, version, resource`.
-const CLIENT_GO_GAUGES: [(&str, &str, GaugeOf); 2] = [
+const CLIENT_GO_GAUGES: [(&str, &str, MaybeGaugeOf); 2] = [
     (
         "informer_queued_items",
         "Number of items currently queued in the FIFO.",
-        |s| i64::try_from(s.queued).unwrap_or(i64::MAX),
+        |s| Some(i64::try_from(s.queued).unwrap_or(i64::MAX)),
     ),
     (
+        // V4: client-go v0.38 sets it first when the informer has synced; no series before.
         "informer_store_resource_version",
         "The 15 least significant digits of the resource version of the store.",
-        |s| store_rv_gauge(s.store_resource_version),
+        |s| s.synced.then(|| store_rv_gauge(s.store_resource_version)),
     ),
 ];
 
@@ -239,7 +243,9 @@ pub(crate) fn encode(
     for (name, help, read) in CLIENT_GO_GAUGES {
         let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
         for s in snapshots {
-            ConstGauge::new(read(s)).encode(family.encode_family(&client_go_labels(s))?)?;
+            if let Some(v) = read(s) {
+                ConstGauge::new(v).encode(family.encode_family(&client_go_labels(s))?)?;
+            }
         }
     }
     let mut family = encoder.encode_descriptor(
@@ -271,7 +277,7 @@ pub(crate) fn encode(
 /// |---|---|---|
 /// | `informer_queued_items{name,group,version,resource}` gauge | `informer_fifo_queued_items{informer}` | keys queued in the delta FIFO (deltas in the ordered mode, as client-go's `RealFIFO`) |
 /// | `informer_processing_latency_seconds{name,group,version,resource}` histogram, buckets 1 ms … 10 s (`0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10`) | same name, `{informer}`, buckets 100 µs × 4ⁿ | one observation per popped batch: store update and hand-off to the handlers |
-/// | `informer_store_resource_version{name,group,version,resource}` gauge | same name, `{informer}`, -1 before the first | the store's resourceVersion ([K4]), its 15 least significant digits; 0 before the first or when not numeric |
+/// | `informer_store_resource_version{name,group,version,resource}` gauge | same name, `{informer}`, -1 before the first | the store's resourceVersion ([K4]), its 15 least significant digits, 0 when not numeric; no series before the informer synced (client-go v0.38) |
 ///
 /// Every other family is ours and labelled `informer=<name>`: `informer_list_requests_total`,
 /// `informer_relists_total`, `informer_watch_requests_total`, `informer_rewatches_total`,
@@ -339,6 +345,17 @@ mod tests {
         assert_eq!(
             of("/apis/example.com/v1alpha1/foos"),
             s("example.com", "v1alpha1", "foos")
+        );
+        // The plural the server serves, irregular ones included (client-go v0.38 takes the
+        // label from the real plural too).
+        assert_eq!(
+            of("/apis/networking.k8s.io/v1/namespaces/a/ingresses"),
+            s("networking.k8s.io", "v1", "ingresses")
+        );
+        assert_eq!(of("/api/v1/endpoints"), s("", "v1", "endpoints"));
+        assert_eq!(
+            of("/apis/networking.k8s.io/v1/networkpolicies"),
+            s("networking.k8s.io", "v1", "networkpolicies")
         );
         assert_eq!(of("/healthz"), s("", "", ""));
     }
