@@ -66,6 +66,7 @@ impl<'a> Envelope<'a> {
             content_type: "",
         };
         let mut r = Reader::new(rest);
+        let mut raw_seen = false;
         while let Some((tag, w)) = r.next_field()? {
             match (tag, w) {
                 (1, Wire::Len(b)) => {
@@ -78,7 +79,17 @@ impl<'a> Envelope<'a> {
                         }
                     }
                 }
-                (2, Wire::Len(b)) => env.raw = b,
+                // One object per envelope: a second `raw` would make the last one win here
+                // and the first one win for a reader that streams the body (M14).
+                (2, Wire::Len(_)) if raw_seen => {
+                    return Err(Error::Invalid(
+                        "the runtime.Unknown envelope holds its raw field twice".into(),
+                    ));
+                }
+                (2, Wire::Len(b)) => {
+                    env.raw = b;
+                    raw_seen = true;
+                }
                 (3, Wire::Len(b)) if !b.is_empty() => {
                     return Err(Error::ContentEncoding(
                         String::from_utf8_lossy(b).into_owned(),

@@ -425,6 +425,10 @@ fn fields_of_a_newer_schema_are_passed_over_and_counted() {
         ("ADDED", "Pod", &with[..])
     );
     assert_eq!(counted.since().count, 4 * 3);
+    // An envelope with its raw field twice is malformed (which one is the object?).
+    let mut twice = enveloped.clone();
+    put_len(&mut twice, 2, &with);
+    assert!(matches!(Envelope::read(&twice), Err(Error::Invalid(_))));
     // A known framing field of the wrong wire type is still an error.
     let mut bad = Vec::new();
     put_key(&mut bad, 1, VARINT);

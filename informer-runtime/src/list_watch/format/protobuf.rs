@@ -346,25 +346,50 @@ fn varint(b: &[u8], at: usize) -> Scan<(u64, usize)> {
 /// A length-delimited field at `at`: its number, where its content begins and where it ends
 /// (both offsets in `b`, the end maybe past `b`'s end); `Bad` for another wire type.
 fn len_field(b: &[u8], at: usize) -> Scan<(u64, usize, usize)> {
+    match field(b, at) {
+        Scan::Got((tag, 2, content, end)) => Scan::Got((tag, content, end)),
+        Scan::Got(_) | Scan::Bad => Scan::Bad,
+        Scan::More => Scan::More,
+    }
+}
+
+/// The field at `at`, of any wire type but groups: its number, its wire type, where its value
+/// begins and where it ends (the end maybe past `b`'s end).
+fn field(b: &[u8], at: usize) -> Scan<(u64, u64, usize, usize)> {
     let (key, klen) = match varint(b, at) {
         Scan::Got(v) => v,
         Scan::More => return Scan::More,
         Scan::Bad => return Scan::Bad,
     };
-    if key & 7 != 2 {
-        return Scan::Bad;
-    }
-    let (len, llen) = match varint(b, at + klen) {
-        Scan::Got(v) => v,
-        Scan::More => return Scan::More,
-        Scan::Bad => return Scan::Bad,
+    let value = at + klen;
+    let (wire, tag) = (key & 7, key >> 3);
+    let end = match wire {
+        0 => match varint(b, value) {
+            Scan::Got((_, n)) => Some(value + n),
+            Scan::More => return Scan::More,
+            Scan::Bad => return Scan::Bad,
+        },
+        1 => value.checked_add(8),
+        5 => value.checked_add(4),
+        2 => {
+            let (len, llen) = match varint(b, value) {
+                Scan::Got(v) => v,
+                Scan::More => return Scan::More,
+                Scan::Bad => return Scan::Bad,
+            };
+            let content = value + llen;
+            return match usize::try_from(len)
+                .ok()
+                .and_then(|l| content.checked_add(l))
+            {
+                Some(end) => Scan::Got((tag, 2, content, end)),
+                None => Scan::Bad,
+            };
+        }
+        _ => return Scan::Bad,
     };
-    let content = at + klen + llen;
-    match usize::try_from(len)
-        .ok()
-        .and_then(|l| content.checked_add(l))
-    {
-        Some(end) => Scan::Got((key >> 3, content, end)),
+    match end {
+        Some(end) => Scan::Got((tag, wire, value, end)),
         None => Scan::Bad,
     }
 }
@@ -463,11 +488,15 @@ impl ItemStream for ProtobufStream {
         if self.raw_left == 0 {
             return Next::End { tail: 0 };
         }
-        let (field, at, end) = match len_field(buf, 0) {
-            Scan::Got(v) => v,
+        // `metadata` (1) and `items` (2) are length-delimited; a later field of any wire type
+        // is a newer schema's, kept with the metadata for `finish`, which passes over it (T8)
+        // as the whole body's reading does.
+        let (field, at, end) = match field(buf, 0) {
+            Scan::Got((tag, 2, at, end)) => (tag, at, end),
+            Scan::Got((tag, _, at, end)) if tag > 2 => (tag, at, end),
             Scan::More if eof => return self.fail(informer_proto::Error::Truncated),
             Scan::More => return Next::More,
-            Scan::Bad => {
+            Scan::Got(_) | Scan::Bad => {
                 return self.fail(informer_proto::Error::Invalid(
                     "a field of a list message is not metadata (1) or items (2)".into(),
                 ));
