@@ -115,10 +115,15 @@ pub(crate) fn ensure_built() -> Result<PathBuf, Error> {
     std::fs::create_dir_all(&versions)
         .map_err(unavailable(format!("creating {}", versions.display())))?;
     let lock_path = versions.join("build.lock");
-    let lock = std::fs::File::create(&lock_path)
-        .map_err(unavailable(format!("creating {}", lock_path.display())))?;
-    lock.lock()
-        .map_err(unavailable(format!("locking {}", lock_path.display())))?;
+    let _lock = lock_build(&lock_path, |holder| {
+        eprintln!(
+            "informer-envtest: waiting for {holder}, which is building kube-apiserver \
+             {KUBERNETES_VERSION} into {} (lock {})",
+            versions.display(),
+            lock_path.display()
+        );
+    })
+    .map_err(unavailable(format!("locking {}", lock_path.display())))?;
     let stamp = stamp(&go)?;
     let dir = versions.join(&stamp);
     let binary = dir.join(BINARY);
@@ -142,6 +147,38 @@ pub(crate) fn ensure_built() -> Result<PathBuf, Error> {
         }
     }
     Ok(binary)
+}
+
+/// Takes the build lock at `path`, and names this process in it for whoever waits next. When
+/// another process holds it, `waiting` is told who (the holder's note: its process ID and
+/// command) before this one blocks until it is free.
+fn lock_build(path: &Path, waiting: impl FnOnce(&str)) -> std::io::Result<std::fs::File> {
+    // Not truncated on open: the holder's note must survive until it is read.
+    let mut lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let note = std::fs::read_to_string(path).unwrap_or_default();
+            let holder = if note.trim().is_empty() {
+                "another process".to_owned()
+            } else {
+                note.trim().to_owned()
+            };
+            waiting(&holder);
+            lock.lock()?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(e),
+    }
+    let me = std::env::args().next().unwrap_or_default();
+    lock.set_len(0)?;
+    write!(lock, "process {} ({me})", std::process::id())?;
+    lock.flush()?;
+    Ok(lock)
 }
 
 /// `go build` of the launcher from `src` into `binary` (through a temporary name, renamed when
@@ -194,4 +231,35 @@ fn build(go: &Path, src: &Path, binary: &Path) -> Result<(), Error> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A build waiting on another process's lock says whose it is, then gets it once freed.
+    #[test]
+    fn a_waiting_build_names_the_holder() {
+        let dir = std::env::temp_dir().join(format!("envtest-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let path = dir.join("build.lock");
+        let held = lock_build(&path, |_| panic!("free at first")).expect("locked");
+        let (told, heard) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn({
+            let path = path.clone();
+            move || {
+                lock_build(&path, |holder| told.send(holder.to_owned()).expect("heard")).map(|_| ())
+            }
+        });
+        let holder = heard
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the waiter says whom it waits for");
+        assert!(
+            holder.starts_with(&format!("process {} (", std::process::id())),
+            "{holder}"
+        );
+        drop(held);
+        waiter.join().expect("no panic").expect("locked once freed");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
