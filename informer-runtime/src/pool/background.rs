@@ -49,6 +49,8 @@ pub(crate) enum Kind {
     Strings,
     /// The pool of one type's `Shared` values.
     Shared(&'static str),
+    /// A pool's table of recent encodings (P8): swept for dead slots, not a metric.
+    Recent,
 }
 
 struct Registered {
