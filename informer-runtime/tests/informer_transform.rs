@@ -187,3 +187,51 @@ async fn m8_a_list_page_is_transformed_before_the_last_page_is_answered() {
         .expect("informer did not stop")
         .expect("run task");
 }
+
+/// T6, D8: a transform that runs on a decode pool thread runs inside the informer's tokio
+/// runtime, so `Handle::current()` works there; no object is dropped for it (M17).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn t6_a_transform_on_the_decode_pool_sees_the_informers_runtime() {
+    use informer_runtime::informer::InformerConfig;
+    use informer_runtime::list_watch::{DecodePool, ListWatch};
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    seed(&w, 200).await;
+    let pool = DecodePool::new(2).expect("a pool of two threads");
+    let lw = ListWatch::new(kube::Api::<ConfigMap>::all(server.client())).decode_pool(pool);
+    let mut config = InformerConfig::<ConfigMap> {
+        name: "configmaps".into(),
+        ..Default::default()
+    };
+    config.reflector.strategy = InitialListStrategy::ListWatch;
+    let inf = SharedIndexInformer::new(lw, config).expect("an informer");
+    let on_pool = Arc::new(AtomicUsize::new(0));
+    let seen = on_pool.clone();
+    inf.set_transform(move |_: &mut ConfigMap| {
+        // Reads the handle only: it panics outside a runtime.
+        let _ = tokio::runtime::Handle::current().runtime_flavor();
+        let thread = std::thread::current();
+        if thread
+            .name()
+            .is_some_and(|n| n.starts_with("informer-decode"))
+        {
+            seen.fetch_add(1, Ordering::SeqCst);
+        }
+    })
+    .expect("before start");
+    let reg = inf
+        .add_event_handler(handler_fn().on_add(|_: &Arc<ConfigMap>, _| {}))
+        .expect("handler");
+    let (cancel, task) = start(&inf);
+    let synced = tokio::time::timeout(WAIT, reg.wait_for_sync()).await;
+    let counters = inf.reflector_handle().expect("running").counters();
+    assert_eq!(counters.transform_panics, 0, "M17: no transform panicked");
+    assert!(matches!(synced, Ok(true)), "synced: {synced:?}");
+    assert_eq!(inf.indexer().len(), 200, "no object dropped");
+    assert!(
+        on_pool.load(Ordering::SeqCst) > 0,
+        "the page was decoded and transformed on the pool"
+    );
+    stop(cancel, task).await;
+}

@@ -6,8 +6,16 @@
 //! decoded to. A part whose digest is there, with its value alive, is that value; its bytes are
 //! skipped (protobuf: by their length prefix; JSON: the span serde_json already crossed). The
 //! table is direct-mapped (a new digest takes its slot from whatever was there), so it costs a
-//! fixed, small amount of memory per shared type, holds no value alive, and never needs a sweep;
-//! it is allocated on the type's first skippable decode.
+//! fixed, small amount of memory per shared type and holds no value alive; it is allocated on
+//! the type's first skippable decode.
+//!
+//! A weak reference keeps its value's allocation (not what the value owns) until it is
+//! dropped, so a slot whose value was freed is cleared when a lookup finds it dead and by the
+//! pool's sweeps, the background passes among them ([P3]): the table registers with them.
+//! Until then a slot pins at most `size_of::<T>()` plus 16 bytes, counted in [P8]'s budget.
+//! Each slot also keeps the value's hash in its pool, so the pool upgrades the weak reference
+//! under the lock of the shard that holds the value, where no sweep can drop it at the same
+//! time (`Pool::recalled`).
 //!
 //! The digest is 128 bits: SipHash-1-3 under a key drawn at random per process (std's
 //! `RandomState`, made for input an attacker chooses), and foldhash under its own random seed.
@@ -15,13 +23,14 @@
 //! that does not know the keys cannot make them collide.
 //!
 //! [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, LazyLock, OnceLock, Weak};
 
 use parking_lot::Mutex;
 
-/// Slots per shared type unless it asks for more ([`Share::RECENT_SLOTS`]): 48 KiB once
+/// Slots per shared type unless it asks for more ([`Share::RECENT_SLOTS`]): 64 KiB once
 /// the type is used. A LIST page's parts repeat within owner groups (the Pods of one ReplicaSet
 /// are neighbours in a page), and a table of this size holds a page's worth of distinct parts.
 ///
@@ -62,9 +71,10 @@ impl Digest {
     }
 }
 
-/// One slot: the digest of an encoding and what it decoded to.
+/// One slot: the digest of an encoding, what it decoded to, and that value's hash in its pool.
 struct Slot<T> {
     digest: Digest,
+    hash: u64,
     value: Weak<T>,
 }
 
@@ -110,28 +120,85 @@ impl<T> Recent<T> {
         (slot / STRIPE, slot % STRIPE)
     }
 
-    /// The live value an encoding with this digest decoded to, if the table still has it.
-    pub(crate) fn get(&self, digest: Digest) -> Option<Arc<T>> {
+    /// The value an encoding with this digest decoded to, as its pool hash and a weak
+    /// reference, if the table still has it and it was alive when looked up; a slot found dead
+    /// is cleared. The caller upgrades under its pool's shard lock (`Pool::recalled`).
+    pub(crate) fn get(&self, digest: Digest) -> Option<(u64, Weak<T>)> {
         let (stripe, slot) = self.place(digest);
-        let stripes = self.stripes.get()?;
-        let slots = stripes.get(stripe)?.lock();
-        match slots.get(slot)? {
-            Some(s) if s.digest == digest => s.value.upgrade(),
-            _ => None,
+        let mut slots = self.stripes.get()?.get(stripe)?.lock();
+        let s = slots.get_mut(slot)?;
+        let found = s.as_ref().filter(|s| s.digest == digest)?;
+        if found.value.strong_count() == 0 {
+            *s = None;
+            return None;
         }
+        Some((found.hash, found.value.clone()))
     }
 
-    /// Records that an encoding with this digest decoded to `value`.
-    pub(crate) fn put(&self, digest: Digest, value: &Arc<T>) {
+    /// Records that an encoding with this digest decoded to `value`, whose pool hash is `hash`.
+    pub(crate) fn put(&self, digest: Digest, hash: u64, value: &Arc<T>) {
         let (stripe, slot) = self.place(digest);
         if let Some(slots) = self.stripes().get(stripe)
             && let Some(s) = slots.lock().get_mut(slot)
         {
             *s = Some(Slot {
                 digest,
+                hash,
                 value: Arc::downgrade(value),
             });
         }
+    }
+
+    /// Clears the slots of stripe `i` whose value was freed; returns how many. A strong count
+    /// of zero is final, so this needs no pool lock.
+    fn sweep_stripe(&self, i: usize) -> usize {
+        let Some(stripe) = self.stripes.get().and_then(|s| s.get(i)) else {
+            return 0;
+        };
+        let mut cleared = 0;
+        for s in stripe.lock().iter_mut() {
+            if s.as_ref().is_some_and(|s| s.value.strong_count() == 0) {
+                *s = None;
+                cleared += 1;
+            }
+        }
+        cleared
+    }
+
+    /// Clears every slot whose value was freed; returns how many.
+    pub(crate) fn sweep(&self) -> usize {
+        (0..self.stripe_count()).map(|i| self.sweep_stripe(i)).sum()
+    }
+
+    fn stripe_count(&self) -> usize {
+        self.stripes.get().map_or(0, |s| s.len())
+    }
+
+    /// Slots holding a weak reference, its value alive or not.
+    pub(crate) fn held(&self) -> usize {
+        self.stripes.get().map_or(0, |stripes| {
+            stripes
+                .iter()
+                .map(|s| s.lock().iter().filter(|s| s.is_some()).count())
+                .sum()
+        })
+    }
+}
+
+/// The background passes clear dead slots too ([P3]); a stripe is a shard.
+///
+/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+impl<T: Send + Sync> crate::pool::Sweep for Recent<T> {
+    fn shard_count(&self) -> usize {
+        self.stripe_count()
+    }
+
+    fn sweep_shard(&self, i: usize) -> usize {
+        self.sweep_stripe(i)
+    }
+
+    fn held(&self) -> usize {
+        Recent::held(self)
     }
 }
 
@@ -240,11 +307,32 @@ mod tests {
         let d = Digest::of("json", b"\"x\"");
         assert!(recent.get(d).is_none(), "empty before the first put");
         let value = Arc::new("x".to_string());
-        recent.put(d, &value);
-        let got = recent.get(d).expect("remembered");
-        assert!(Arc::ptr_eq(&got, &value));
-        drop((got, value));
+        recent.put(d, 7, &value);
+        let (hash, weak) = recent.get(d).expect("remembered");
+        assert_eq!(hash, 7);
+        assert!(Arc::ptr_eq(&weak.upgrade().expect("alive"), &value));
+        drop((weak, value));
         assert!(recent.get(d).is_none(), "a dropped value is gone");
+    }
+
+    /// P8: a slot whose value was freed no longer pins its allocation once a lookup finds it
+    /// dead, or a sweep runs.
+    #[test]
+    fn p8_dead_slots_are_cleared_by_a_lookup_and_by_a_sweep() {
+        let recent = Recent::<String>::new();
+        let digests: Vec<Digest> = (0..3)
+            .map(|i| Digest::of("json", format!("{i}").as_bytes()))
+            .collect();
+        let values: Vec<Arc<String>> = (0..3).map(|i| Arc::new(i.to_string())).collect();
+        for (d, v) in digests.iter().zip(&values) {
+            recent.put(*d, 0, v);
+        }
+        assert_eq!(recent.held(), 3);
+        drop(values);
+        assert!(recent.get(digests[0]).is_none());
+        assert_eq!(recent.held(), 2, "the lookup cleared the dead slot");
+        assert_eq!(recent.sweep(), 2);
+        assert_eq!(recent.held(), 0, "the sweep cleared the rest");
     }
 }
 

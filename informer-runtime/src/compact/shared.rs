@@ -54,7 +54,8 @@ pub trait Share: ShareHash + PartialEq + Send + Sync + Sized + 'static {
     fn pool() -> &'static Pool<Self>;
 
     /// Slots of the pool's table of recently decoded encodings ([P8]), allocated on the type's
-    /// first skippable decode, 24 bytes each. The default holds a LIST page's worth of distinct
+    /// first skippable decode, 32 bytes each (and, for a slot whose value was freed and not
+    /// cleared yet, that value's allocation: `size_of::<Self>()` plus 16 bytes). The default holds a LIST page's worth of distinct
     /// parts; a type whose values are mostly distinct per object and come back unchanged in
     /// its updates asks for more.
     ///
@@ -213,12 +214,12 @@ impl<'de, T: Share + Deserialize<'de>> Visitor<'de> for SharedVisitor<T> {
         let bytes: &'de [u8] = seq.next_element()?.ok_or_else(missing)?;
         let digest = Digest::of(encoding, bytes);
         let pool = T::pool();
-        if let Some(found) = pool.recent.get(digest) {
-            return Ok(Shared(found));
+        if let Some(found) = pool.recalled(digest) {
+            return Ok(found);
         }
         let value: T = seq.next_element()?.ok_or_else(missing)?;
-        let shared = pool.share(value);
-        pool.recent.put(digest, &shared.0);
+        let (shared, hash) = pool.share_hashed(value);
+        pool.recent.put(digest, hash, &shared.0);
         Ok(shared)
     }
 }
@@ -237,7 +238,7 @@ pub struct Pool<T> {
     /// The encodings decoded recently, to skip their next decode ([P8]).
     ///
     /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-    recent: Recent<T>,
+    recent: Arc<Recent<T>>,
 }
 
 /// How many values a [`Pool`] holds.
@@ -255,24 +256,57 @@ const SHARDS: usize = 8;
 impl<T: Share> Pool<T> {
     /// An empty pool (informer-gen puts one in a `static` per shared type).
     pub fn new() -> Self {
-        Pool {
-            set: ShardedSet::registered(SHARDS, Kind::Shared(std::any::type_name::<T>())),
-            recent: Recent::with_slots(T::RECENT_SLOTS),
-        }
+        let set = ShardedSet::registered(SHARDS, Kind::Shared(std::any::type_name::<T>()));
+        // Registered after the set, so a pass clears the slots of values it freed in the
+        // same round (P8).
+        let recent = Arc::new(Recent::with_slots(T::RECENT_SLOTS));
+        let sweep: Arc<dyn crate::pool::Sweep> = recent.clone();
+        crate::pool::register(Kind::Recent, &sweep);
+        Pool { set, recent }
     }
 
     fn share(&self, value: T) -> Shared<T> {
+        self.share_hashed(value).0
+    }
+
+    /// [`share`](Self::share), and the value's hash in this pool.
+    fn share_hashed(&self, value: T) -> (Shared<T>, u64) {
         let hash = hash_of(self.set.hasher(), &value);
         let shard = self.set.shard(hash);
         if let Some(found) = shard.find(|e| *e.0 == value) {
-            return Shared(found.0);
+            return (Shared(found.0), hash);
         }
-        Shared(shard.insert(PoolEntry(Arc::new(value))).0)
+        (Shared(shard.insert(PoolEntry(Arc::new(value))).0), hash)
     }
 
-    /// Drops every value that no [`Shared`] refers to any more.
+    /// The value an encoding with this digest decoded to recently, if it is still held ([P8]).
+    /// The weak reference is upgraded under the lock of the value's shard: a sweep there either
+    /// ran before (and the value, only the pool's, is gone) or runs after (and sees it used), so
+    /// a value handed out here is always the pool's (P3).
+    ///
+    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    fn recalled(&self, digest: Digest) -> Option<Shared<T>> {
+        let (hash, weak) = self.recent.get(digest)?;
+        #[cfg(test)]
+        hooks::before_shard();
+        let shard = self.set.shard(hash);
+        let found = weak.upgrade();
+        drop(shard);
+        if found.is_none() {
+            // Freed since the lookup: clear its slot now rather than at the next pass.
+            drop(weak);
+            let _ = self.recent.get(digest);
+        }
+        found.map(Shared)
+    }
+
+    /// Drops every value that no [`Shared`] refers to any more, and the table's slots of
+    /// freed values ([P8]).
+    ///
+    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     pub fn sweep(&self) {
         self.set.sweep();
+        self.recent.sweep();
     }
 
     /// Whether the pool holds a value equal to `value` (in use or not swept yet).
@@ -328,7 +362,45 @@ impl<T: ShareHash> Entry for PoolEntry<T> {
     }
 
     fn in_use(&self) -> bool {
-        Arc::strong_count(&self.0) > 1
+        let used = Arc::strong_count(&self.0) > 1;
+        #[cfg(test)]
+        hooks::after_in_use();
+        used
+    }
+}
+
+/// Points where a test can run code of its own, on the thread that reaches them.
+#[cfg(test)]
+mod hooks {
+    use std::cell::RefCell;
+
+    type Hook = Option<Box<dyn FnOnce()>>;
+
+    thread_local! {
+        static AFTER_IN_USE: RefCell<Hook> = const { RefCell::new(None) };
+        static BEFORE_SHARD: RefCell<Hook> = const { RefCell::new(None) };
+    }
+
+    /// Runs `f` once, the next time this thread's sweep has judged an entry.
+    pub(super) fn set_after_in_use(f: impl FnOnce() + 'static) {
+        AFTER_IN_USE.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+    }
+
+    /// Runs `f` once, the next time this thread is about to lock a shard to upgrade.
+    pub(super) fn set_before_shard(f: impl FnOnce() + 'static) {
+        BEFORE_SHARD.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+    }
+
+    pub(super) fn after_in_use() {
+        if let Some(f) = AFTER_IN_USE.with(|h| h.borrow_mut().take()) {
+            f();
+        }
+    }
+
+    pub(super) fn before_shard() {
+        if let Some(f) = BEFORE_SHARD.with(|h| h.borrow_mut().take()) {
+            f();
+        }
     }
 }
 
@@ -671,5 +743,82 @@ mod tests {
             Modelled::pool().sweep();
             prop_assert_eq!(Modelled::pool().stats(), PoolStats::default());
         }
+    }
+    /// P3, P8: a lookup in the table of recent encodings that meets a sweep of the value's shard
+    /// (the sweep has judged the value unused, only the pool holding it) never hands out the
+    /// value the sweep drops: whatever it returns is the pool's one allocation. Deterministic:
+    /// the sweep stops right after judging the value until the lookup has returned or is about
+    /// to take the shard's lock.
+    #[test]
+    fn p8_a_recent_lookup_racing_a_sweep_hands_out_only_pooled_values() {
+        part!(Racy);
+        enum Seen {
+            AtLock,
+            Done(Option<Shared<Racy>>),
+        }
+        let pool = Racy::pool();
+        let digest = Digest::of("test", b"racy");
+        let (shared, hash) = pool.share_hashed(Racy::of(1));
+        pool.recent.put(digest, hash, &shared.0);
+        drop(shared);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let limit = std::time::Duration::from_secs(10);
+        let got = std::rc::Rc::new(std::cell::RefCell::new(None));
+        let in_hook = std::rc::Rc::clone(&got);
+        hooks::set_after_in_use(move || {
+            let lookup = std::thread::spawn(move || {
+                let at_lock = tx.clone();
+                hooks::set_before_shard(move || {
+                    let _ = at_lock.send(Seen::AtLock);
+                });
+                let _ = tx.send(Seen::Done(Racy::pool().recalled(digest)));
+            });
+            // The lookup either finished (it never waited for the shard) or waits for it.
+            match rx.recv_timeout(limit) {
+                Ok(Seen::Done(found)) => *in_hook.borrow_mut() = Some((found, lookup, None)),
+                Ok(Seen::AtLock) => *in_hook.borrow_mut() = Some((None, lookup, Some(rx))),
+                Err(e) => panic!("the lookup neither returned nor reached the lock: {e}"),
+            }
+        });
+        pool.sweep();
+        let (found, lookup, rx) = got.borrow_mut().take().expect("the sweep judged the value");
+        let found = match rx {
+            None => found,
+            Some(rx) => match rx.recv_timeout(limit) {
+                Ok(Seen::Done(found)) => found,
+                _ => panic!("the lookup did not return"),
+            },
+        };
+        lookup.join().expect("lookup thread");
+        if let Some(found) = found {
+            assert!(
+                Shared::ptr_eq(&found, &Shared::new(Racy::of(1))),
+                "a value handed out after its sweep is not the pool's"
+            );
+        } else {
+            assert!(!pool.holds(&Racy::of(1)));
+        }
+        pool.sweep();
+        assert_eq!(
+            pool.recent.held(),
+            0,
+            "no slot left pinning the freed value"
+        );
+    }
+
+    /// P8: the pool's sweep clears the table's slots of the values it frees.
+    #[test]
+    fn p8_a_pool_sweep_clears_the_slots_of_freed_values() {
+        part!(Remembered);
+        let pool = Remembered::pool();
+        for n in 0..10 {
+            let (shared, hash) = pool.share_hashed(Remembered::of(n));
+            pool.recent
+                .put(Digest::of("test", &n.to_le_bytes()), hash, &shared.0);
+        }
+        assert_eq!(pool.recent.held(), 10);
+        pool.sweep();
+        assert_eq!(pool.stats(), PoolStats::default());
+        assert_eq!(pool.recent.held(), 0);
     }
 }

@@ -157,7 +157,8 @@ impl SharedInformerFactoryBuilder {
     }
 
     /// A transform every informer applies before its own one ([F8]): setting an informer's
-    /// transform later never replaces this one.
+    /// transform later never replaces this one. Where and in what it runs: see
+    /// [`SharedIndexInformer::set_transform`](crate::informer::SharedIndexInformer::set_transform).
     ///
     /// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub fn transform(

@@ -38,7 +38,9 @@ pub struct InformerConfig<K> {
     pub overflow: OverflowPolicy,
     /// The base transform applied before objects are stored ([D8]; see [`strip_managed_fields`]).
     /// The factory puts its transform here; [`SharedIndexInformer::set_transform`] adds a
-    /// per-informer one that runs after it and never replaces it ([F8], [M9]).
+    /// per-informer one that runs after it and never replaces it ([F8], [M9]). Where and in what
+    /// it runs (a decode pool thread, inside the informer's runtime and span): see
+    /// [`SharedIndexInformer::set_transform`].
     ///
     /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     /// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory

@@ -386,6 +386,13 @@ where
     /// factory's), which it never replaces ([F8]); a second call replaces the first. An error
     /// after start ([H14]).
     ///
+    /// It runs on the thread that decoded the object: a decode pool thread for a LIST page or a
+    /// large run of watch events ([T6]), else the informer's task. Either way it runs inside the
+    /// informer's tokio runtime (`tokio::runtime::Handle::current()` and `tokio::spawn` work) and
+    /// its tracing span; it must not block on the runtime. A panic costs that object ([M17]).
+    ///
+    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// [M17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     /// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers

@@ -199,6 +199,12 @@ pub enum Error {
     /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("a decode panicked (a Deserialize impl); the answer is dropped")]
     DecodePanicked,
+    /// A decode pool job stopped at a run boundary because its caller stopped waiting (the
+    /// informer was stopped, [T6]). No caller ever sees it.
+    ///
+    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    #[error("a decode was abandoned by its caller")]
+    DecodeAbandoned,
     /// The decode pool's threads could not be started ([T6]).
     ///
     /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
@@ -284,7 +290,8 @@ impl Error {
             Error::Decode { .. }
             | Error::Protobuf { .. }
             | Error::LineTooLong { .. }
-            | Error::DecodePanicked => ErrorClass::InternalError,
+            | Error::DecodePanicked
+            | Error::DecodeAbandoned => ErrorClass::InternalError,
             Error::DecodePool(_) => ErrorClass::Other,
             Error::CutChunk(_) => ErrorClass::CutChunk,
             Error::UnexpectedObject { .. } => ErrorClass::UnexpectedObject,

@@ -212,7 +212,12 @@ where
         runs.push(run);
     }
     let shard = page.client_shard.as_ref();
+    // T6: a page whose caller stopped waiting (its informer stopped) stops at the next run.
+    let cancel = super::pool::job_cancellation();
     let decoded = pool.map_in_order(runs, |run| {
+        if super::pool::abandoned(cancel.as_ref()) {
+            return (Vec::new(), Some(Error::DecodeAbandoned));
+        }
         decode_run(format, &page.body, run, shard, map, &page.list_kinds)
     });
     let mut all = Vec::with_capacity(count);

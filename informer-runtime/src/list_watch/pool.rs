@@ -16,7 +16,10 @@
 //!
 //! [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
+use std::cell::RefCell;
 use std::sync::{Arc, LazyLock};
+
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::{Error, Result};
 
@@ -122,11 +125,24 @@ impl DecodePool {
             return Submitted::Done(guarded());
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
+        // Cancelled when the caller stops waiting (its informer stopped): the job then does not
+        // start, or stops at its next run boundary (`abandoned`).
+        let token = CancellationToken::new();
+        let guard = token.clone().drop_guard();
         pool.spawn(move || {
+            if token.is_cancelled() {
+                return;
+            }
+            let result = JOB.with(|job| {
+                let outer = job.replace(Some(token));
+                let result = guarded();
+                *job.borrow_mut() = outer;
+                result
+            });
             // The receiver is gone only if the caller stopped waiting (it was cancelled).
-            let _ = tx.send(guarded());
+            let _ = tx.send(result);
         });
-        Submitted::Running(rx)
+        Submitted::Running(rx, guard)
     }
 
     /// Runs `f` on each of `parts` across the pool's threads and returns the results in the
@@ -148,12 +164,33 @@ impl DecodePool {
     }
 }
 
+thread_local! {
+    /// The cancellation of the job this pool thread runs, if any.
+    static JOB: RefCell<Option<CancellationToken>> = const { RefCell::new(None) };
+}
+
+/// What tells the job running on this thread that its caller stopped waiting ([T6]): taken on
+/// the job's thread, checked at each run boundary on whichever thread decodes the run. `None`
+/// inline (the caller's task, which stops with it) and outside a job.
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+pub(super) fn job_cancellation() -> Option<CancellationToken> {
+    JOB.with(|job| job.borrow().clone())
+}
+
+/// Whether a run of a job with cancellation `token` should not start ([T6]).
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+pub(super) fn abandoned(token: Option<&CancellationToken>) -> bool {
+    token.is_some_and(CancellationToken::is_cancelled)
+}
+
 /// A job [`DecodePool::submit`] started.
 pub(super) enum Submitted<T> {
     /// Run inline: its result.
     Done(Result<T>),
-    /// Running on the pool.
-    Running(tokio::sync::oneshot::Receiver<Result<T>>),
+    /// Running on the pool; dropping it (the caller stopped waiting) cancels the job.
+    Running(tokio::sync::oneshot::Receiver<Result<T>>, DropGuard),
 }
 
 impl<T> Submitted<T> {
@@ -161,7 +198,112 @@ impl<T> Submitted<T> {
     pub(super) async fn wait(self) -> Result<T> {
         match self {
             Submitted::Done(res) => res,
-            Submitted::Running(rx) => rx.await.unwrap_or(Err(Error::DecodePanicked)),
+            Submitted::Running(rx, _cancel_on_drop) => {
+                rx.await.unwrap_or(Err(Error::DecodePanicked))
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use bytes::Bytes;
+    use futures::FutureExt;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use parking_lot::{Condvar, Mutex};
+
+    use super::*;
+    use crate::list_watch::RawListPage;
+    use crate::list_watch::format::{Format, Json};
+
+    const LIMIT: Duration = Duration::from_secs(10);
+    /// Items per run of a page decode (`page.rs`).
+    const RUN: usize = 32;
+
+    fn page(items: usize) -> RawListPage<ConfigMap> {
+        let items: Vec<String> = (0..items)
+            .map(|i| {
+                format!(
+                    r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}"}}}}"#
+                )
+            })
+            .collect();
+        let body = format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMapList","metadata":{{"resourceVersion":"1"}},"items":[{}]}}"#,
+            items.join(",")
+        );
+        RawListPage::read(
+            Bytes::from(body),
+            Format::Json(Json {
+                exact_capacity: true,
+            }),
+            Arc::from(vec!["ConfigMapList".to_string()]),
+        )
+        .expect("a list page")
+    }
+
+    /// A gate the decodes wait at until the test opens it.
+    #[derive(Default)]
+    struct Gate {
+        open: Mutex<bool>,
+        opened: Condvar,
+    }
+
+    impl Gate {
+        fn wait(&self) {
+            let mut open = self.open.lock();
+            while !*open {
+                assert!(
+                    !self.opened.wait_for(&mut open, LIMIT).timed_out(),
+                    "gate never opened"
+                );
+            }
+        }
+
+        fn open(&self) {
+            *self.open.lock() = true;
+            self.opened.notify_all();
+        }
+    }
+
+    /// T6: a page decode whose caller stopped waiting (its informer was stopped) stops at the
+    /// next run boundary: each thread finishes the run it is in, and no other run starts.
+    #[test]
+    fn t6_a_page_decode_stops_at_a_run_boundary_once_abandoned() {
+        let pool = DecodePool::new(2).expect("a pool of two threads");
+        let decoded = Arc::new(AtomicUsize::new(0));
+        let gate = Arc::new(Gate::default());
+        let (started, started_rx) = mpsc::channel::<()>();
+        // Dropped with the job's closure: tells the test the job has ended.
+        let (alive, ended) = mpsc::channel::<()>();
+        let (d, g) = (Arc::clone(&decoded), Arc::clone(&gate));
+        let map = move |_: ConfigMap| {
+            let _ = (&alive, started.send(()));
+            g.wait();
+            d.fetch_add(1, Ordering::SeqCst);
+            Some(())
+        };
+        let mut decode = Box::pin(page(20 * RUN).decode_on(&pool, map));
+        assert!(
+            (&mut decode).now_or_never().is_none(),
+            "the job runs on the pool"
+        );
+        started_rx.recv_timeout(LIMIT).expect("a run started");
+        drop(decode);
+        gate.open();
+        assert_eq!(
+            ended.recv_timeout(LIMIT),
+            Err(mpsc::RecvTimeoutError::Disconnected),
+            "the job ended"
+        );
+        let after = decoded.load(Ordering::SeqCst);
+        assert!(
+            after <= pool.threads() * RUN,
+            "{after} objects decoded after the caller left: more than the runs in flight"
+        );
     }
 }

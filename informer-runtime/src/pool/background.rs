@@ -7,7 +7,8 @@
 //! informers have deleted objects (at most once per [`RELEASE_INTERVAL`]) and otherwise every
 //! [`PERIOD`] (objects a handler held past the delete, a stopped informer's store), in rounds
 //! until one frees nothing, so parts nested in freed parts go in the same pass. One pass
-//! runs at a time in the process however many informers run; it locks one shard at a time
+//! runs at a time in the process however many informers run (the other tasks wait for its
+//! end on a notification, never polling); it locks one shard at a time
 //! (O(shard), as an insert's own sweep does) and yields to the runtime between shards, so no
 //! worker is held for a whole pool. The hot path pays one atomic add per batch that deleted.
 //!
@@ -48,6 +49,8 @@ pub(crate) enum Kind {
     Strings,
     /// The pool of one type's `Shared` values.
     Shared(&'static str),
+    /// A pool's table of recent encodings (P8): swept for dead slots, not a metric.
+    Recent,
 }
 
 struct Registered {
@@ -63,6 +66,8 @@ static RELEASED: AtomicUsize = AtomicUsize::new(0);
 static WAKE: Notify = Notify::const_new();
 /// Whether a pass is running (one at a time in the process).
 static PASSING: AtomicBool = AtomicBool::new(false);
+/// Wakes the sweep tasks waiting for another task's pass to end.
+static PASS_DONE: Notify = Notify::const_new();
 /// When the last pass started.
 static LAST_PASS: Mutex<Option<Instant>> = Mutex::new(None);
 /// Passes run so far (a metric).
@@ -100,13 +105,20 @@ struct Pass;
 
 impl Pass {
     fn begin() -> Option<Pass> {
-        (!PASSING.swap(true, Ordering::AcqRel)).then_some(Pass)
+        // Built only on success: a `Pass` made and dropped on failure would end the running
+        // pass's claim, and two passes would run at once.
+        if PASSING.swap(true, Ordering::AcqRel) {
+            None
+        } else {
+            Some(Pass)
+        }
     }
 }
 
 impl Drop for Pass {
     fn drop(&mut self) {
         PASSING.store(false, Ordering::Release);
+        PASS_DONE.notify_waiters();
     }
 }
 
@@ -128,9 +140,16 @@ pub(crate) async fn sweep_in_background() {
         }
         let last = LAST_PASS.lock().unwrap_or(start);
         tokio::time::sleep_until(last + RELEASE_INTERVAL).await;
+        // Registered before the check, so a pass that ends in between still wakes this task.
+        let done = PASS_DONE.notified();
+        tokio::pin!(done);
+        done.as_mut().enable();
         let Some(_pass) = Pass::begin() else {
-            // Another task's pass started; it set `LAST_PASS`, so the next round waits.
-            tokio::task::yield_now().await;
+            // Another task's pass runs: wait for its end, not in a loop (P3). It set
+            // `LAST_PASS`, so the next round waits out the interval after it.
+            #[cfg(test)]
+            hooks::WAITED.with(|n| n.set(n.get() + 1));
+            done.await;
             continue;
         };
         *LAST_PASS.lock() = Some(Instant::now());
@@ -138,6 +157,22 @@ pub(crate) async fn sweep_in_background() {
         let sets: Vec<Arc<dyn Sweep>> = sets().into_iter().map(|(_, set)| set).collect();
         pass(&sets).await;
         PASSES.fetch_add(1, Ordering::Relaxed);
+        #[cfg(test)]
+        hooks::PASSED.with(|n| n.set(n.get() + 1));
+    }
+}
+
+/// What the tests observe of the sweep tasks on their own thread (a current-thread runtime
+/// runs them there), untouched by other tests' informers.
+#[cfg(test)]
+mod hooks {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Times a sweep task of this thread found another task's pass running.
+        pub(super) static WAITED: Cell<usize> = const { Cell::new(0) };
+        /// Passes the sweep tasks of this thread ran.
+        pub(super) static PASSED: Cell<usize> = const { Cell::new(0) };
     }
 }
 
@@ -208,4 +243,66 @@ pub(crate) fn encode(encoder: &mut DescriptorEncoder<'_>) -> Result<(), std::fmt
         MetricType::Counter,
     )?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// Waits (yielding to the runtime) until `cond` holds; false after `limit`.
+    async fn until(limit: Duration, cond: impl Fn() -> bool) -> bool {
+        tokio::time::timeout(limit, async {
+            while !cond() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .is_ok()
+    }
+
+    /// P3: a sweep task that finds another task's pass running waits for its end without
+    /// spinning (it is woken once, not polled in a loop), and runs its own pass after it.
+    #[tokio::test]
+    async fn p3_a_sweep_task_waits_for_a_running_pass_without_spinning() {
+        let limit = Duration::from_secs(10);
+        // Another test's informer may be passing: take the pass once it is free.
+        let held = tokio::time::timeout(limit, async {
+            loop {
+                if let Some(pass) = Pass::begin() {
+                    break pass;
+                }
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the pass is free within the limit");
+        // A pass is due now: objects were deleted, and the interval since the last is over.
+        *LAST_PASS.lock() = Instant::now().checked_sub(2 * RELEASE_INTERVAL);
+        released(1);
+        let waited = || hooks::WAITED.with(Cell::get);
+        let passed = || hooks::PASSED.with(Cell::get);
+        let before = (waited(), passed());
+        let task = tokio::spawn(sweep_in_background());
+        assert!(
+            until(limit, || waited() > before.0).await,
+            "the task met the held pass"
+        );
+        // The held pass goes on; a spinning task would find it again on every poll.
+        for _ in 0..200 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            waited() - before.0,
+            1,
+            "woken in a loop while the pass is held"
+        );
+        assert_eq!(passed(), before.1);
+        drop(held);
+        assert!(
+            until(limit, || passed() > before.1).await,
+            "the task ran its pass"
+        );
+        task.abort();
+    }
 }

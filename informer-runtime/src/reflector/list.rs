@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info};
 
 use super::io::Io;
-use super::{Error, Shared, bump, finish_listed};
+use super::{Error, Shared, TransformContext, bump, finish_listed};
 use crate::list_watch::{self, ListRequest, ListWatch, RawListPage};
 use crate::projection::InternScope;
 use crate::shard::ShardMode;
@@ -85,7 +85,9 @@ where
                 // is never held whole. The next page's fetch starts once this body has ended.
                 let list = lw.list_streamed(&req).await?;
                 let pool = lw.pool().clone();
-                let finish = move |obj| finish_listed(&*store, &shared, obj);
+                // T6: the transform runs in the reflector's runtime and span on a pool thread.
+                let context = TransformContext::capture();
+                let finish = move |obj| context.enter(|| finish_listed(&*store, &shared, obj));
                 let on_body = move |rv: &str, token: Option<&str>| {
                     // The receiver is gone only if the list was abandoned.
                     let _ = tx.send((rv.to_string(), token.map(str::to_string)));
@@ -125,7 +127,8 @@ where
                 // which also decode the large watch events, so the memory an update frees is
                 // reused by the next decode there (the tokio blocking pool's threads, which
                 // never allocate again, kept it: 1.8x kube-runtime's RSS after 20 000 updates).
-                let finish = move |obj| finish_listed(&*store, &shared, obj);
+                let context = TransformContext::capture();
+                let finish = move |obj| context.enter(|| finish_listed(&*store, &shared, obj));
                 return page.decode_on(pool, finish).await;
             }
             // Inline: decoded right here on a tokio worker, as kube-runtime's watcher decodes

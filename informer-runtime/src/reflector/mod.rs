@@ -428,6 +428,35 @@ fn finish_listed<K: crate::object::Meta>(
     Some((key, obj))
 }
 
+/// What a transform runs in wherever it runs ([T6], [D8]): the tokio runtime and the tracing
+/// span of the reflector that decoded the object, captured on the reflector's task and entered
+/// around the transform on a decode pool thread, so `tokio::runtime::Handle::current()` (and
+/// `tokio::spawn`) work there as on the reflector's task, and its logs carry the informer's span.
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+#[derive(Clone)]
+struct TransformContext {
+    runtime: Option<tokio::runtime::Handle>,
+    span: tracing::Span,
+}
+
+impl TransformContext {
+    /// The current runtime and span (call on the reflector's task).
+    fn capture() -> Self {
+        TransformContext {
+            runtime: tokio::runtime::Handle::try_current().ok(),
+            span: tracing::Span::current(),
+        }
+    }
+
+    /// Runs `f` inside the captured runtime and span.
+    fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _runtime = self.runtime.as_ref().map(tokio::runtime::Handle::enter);
+        self.span.in_scope(f)
+    }
+}
+
 /// M17: runs `f`, a store call that runs the user's transform on `obj`, and catches a panic
 /// in it, so a bad transform costs that one object: it is logged at error level with the
 /// object's key (its contents never), counted in
