@@ -1,6 +1,7 @@
 //! Unit tests of the list-watcher: request building, error classification, timeouts.
 use super::error::classify_status;
 use super::*;
+use bytes::Bytes;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::core::Status;
 
@@ -142,4 +143,80 @@ fn retry_after_from_details() {
     let err = api_error(status, None);
     assert_eq!(err.retry_after(), Some(Duration::from_secs(3)));
     assert_eq!(err.class(), ErrorClass::TooManyRequests);
+}
+
+/// A `kube::Client` whose every answer is `body` (JSON), handed on in pieces of `piece` bytes,
+/// each as soon as it is asked for: a connection that is never the bottleneck.
+fn client_answering(body: Bytes, piece: usize) -> kube::Client {
+    let service = tower::service_fn(move |_req: http::Request<kube::client::Body>| {
+        let body = body.clone();
+        let pieces = (0..body.len()).step_by(piece).map(move |at| {
+            let piece = body.slice(at..(at + piece).min(body.len()));
+            Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(piece))
+        });
+        let body = http_body_util::StreamBody::new(futures::stream::iter(pieces));
+        let res = http::Response::builder()
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        async move { res }
+    });
+    kube::Client::new(service, "default")
+}
+
+/// A ConfigMap named `name` whose one value is `size` bytes long.
+fn large_config_map(name: &str, rv: u64, size: usize) -> String {
+    format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"ns","resourceVersion":"{rv}"}},"data":{{"big":"{}"}}}}"#,
+        "x".repeat(size)
+    )
+}
+
+/// T6: a watch decodes ahead of its consumer within a byte bound, not a count of events: 1 MiB
+/// events on a pool of 16 threads (32 runs of up to 32 events by count alone) are read at most
+/// 16 MiB (`framing::AHEAD_BYTES`) plus the event that crosses it and the piece the framer
+/// cuts it from ahead of what the consumer has taken, and every event arrives, in order.
+#[tokio::test]
+async fn t6_watch_reads_ahead_within_a_byte_bound() {
+    const EVENT: usize = 1 << 20;
+    const PIECE: usize = 64 << 10;
+    const BOUND: u64 = 16 << 20;
+    let n = 40;
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            let object = large_config_map(&format!("cm-{i}"), i + 2, EVENT);
+            format!(r#"{{"type":"ADDED","object":{object}}}"#) + "\n"
+        })
+        .collect();
+    let client = client_answering(Bytes::from(lines.concat()), PIECE);
+    let lw = ListWatch::<ConfigMap>::new(Api::all(client))
+        .decode_pool(DecodePool::new(16).expect("a pool"));
+    let req = WatchRequest {
+        resource_version: "1".into(),
+        timeout: Duration::from_secs(300),
+        ..Default::default()
+    };
+    let mut events = lw.watch(&req).await.expect("the watch starts");
+    let (mut consumed, mut most_ahead) = (0u64, 0u64);
+    for (i, line) in lines.iter().enumerate() {
+        let event = events.next().await.expect("an event").expect("decodes");
+        let WatchEvent::Added(cm) = event else {
+            panic!("event {i} is not ADDED");
+        };
+        assert_eq!(
+            cm.metadata.name.as_deref(),
+            Some(format!("cm-{i}").as_str())
+        );
+        consumed += line.len() as u64;
+        most_ahead = most_ahead.max(lw.bytes_received() - consumed);
+    }
+    assert!(events.next().await.is_none(), "the body has ended");
+    let limit = BOUND + (EVENT + 200 + PIECE) as u64;
+    assert!(
+        most_ahead <= limit,
+        "{most_ahead} bytes read ahead of the consumer, more than {limit}"
+    );
+    assert!(
+        most_ahead >= (8 << 20),
+        "the watch still decodes ahead ({most_ahead} bytes)"
+    );
 }
