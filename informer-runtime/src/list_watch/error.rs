@@ -220,6 +220,18 @@ pub enum Error {
         /// The cap, in bytes.
         limit: usize,
     },
+    /// An item of a LIST body read as it arrives had not ended after
+    /// [`BodyLimits::max_list_item_bytes`](super::BodyLimits::max_list_item_bytes) ([T4], as
+    /// [M16] caps a watch line); the rest is not read. Retryable like a malformed body ([R14]).
+    ///
+    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    #[error("LIST item longer than {limit} bytes; treating the answer as malformed")]
+    ItemTooLarge {
+        /// The cap, in bytes.
+        limit: usize,
+    },
 }
 
 /// The reflector's view of an [`Error`] (docs/behaviour.md [R9]–[R16]).
@@ -290,6 +302,7 @@ impl Error {
             Error::Decode { .. }
             | Error::Protobuf { .. }
             | Error::LineTooLong { .. }
+            | Error::ItemTooLarge { .. }
             | Error::DecodePanicked
             | Error::DecodeAbandoned => ErrorClass::InternalError,
             Error::DecodePool(_) => ErrorClass::Other,

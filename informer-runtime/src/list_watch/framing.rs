@@ -7,11 +7,14 @@
 //! [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 //! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use bytes::{Buf as _, Bytes, BytesMut};
 use futures::FutureExt as _;
-use futures::stream::{Stream, StreamExt};
+use futures::future::BoxFuture;
+use futures::stream::{BoxStream, FuturesOrdered, Stream, StreamExt};
 use serde::de::DeserializeOwned;
 
 use super::body::BodyReader;
@@ -105,7 +108,25 @@ impl<F: WireFormat> EventFramer<F> {
 /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 const EVENT_RUN: usize = 32;
 
-/// A run of events this large or larger (in bytes) is decoded on the decode pool ([T6]); a
+/// A run takes no more events once it holds this many bytes, as a LIST's runs ([T6]): large
+/// events spread over the threads instead of queueing behind one another in one job.
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+const RUN_BYTES: usize = 256 << 10;
+
+/// The most bytes of events read ahead of the consumer ([T6]): taken off the connection and
+/// not yet handed on, whether queued, decoding or decoded (counted by their size on the wire).
+/// No further event is read while this many are held, so at most one event (the one that
+/// crossed it, at most [M16]'s line cap) goes past it, besides the event the framer is cutting
+/// out. Counting runs alone held up to `2 x threads x 32` events: gigabytes of 1 MiB events
+/// on a large machine. 16 MiB keeps 16 threads busy on 1 MiB events, and every thread on
+/// Pod-sized ones.
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+pub(super) const AHEAD_BYTES: usize = 16 << 20;
+
+/// A run this large or larger (in bytes) is decoded on the decode pool ([T6]); a
 /// smaller one costs less to decode than to hand over. Handing the pool one Pod-sized event at a
 /// time was slower than decoding inline (a burst of 8 000 Pod updates, two cores shared with the
 /// server: the projection's events/s 0.66x, the compact Pod's 0.87x), so the pool gets runs: the
@@ -115,9 +136,16 @@ const EVENT_RUN: usize = 32;
 /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 const POOLED_RUN: usize = 64 << 10;
 
+/// A run's decoded events, each with its size on the wire.
+type Decoded<K> = Vec<(Result<Probed<K>>, usize)>;
+
+/// Starts the decode of one run of `bytes` bytes.
+type StartRun<K> =
+    Box<dyn FnMut(Vec<Result<Bytes>>, usize) -> BoxFuture<'static, Decoded<K>> + Send>;
+
 /// A watch body's events in format `F`, each decoded against `ctx`: inline, or in runs of the
-/// events already read on `pool`, a few runs ahead of the consumer, handed on in wire order
-/// ([T6]). Taking a run never waits for an event that has not arrived.
+/// events already read on `pool`, a few runs and at most [`AHEAD_BYTES`] ahead of the consumer,
+/// handed on in wire order ([T6]). Taking a run never waits for an event that has not arrived.
 ///
 /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub(super) fn events<F, K>(
@@ -137,34 +165,116 @@ where
             .map(move |event| event.and_then(|e| format.event::<K>(e, &ctx)))
             .boxed();
     }
-    let ahead = 2 * pool.threads();
-    frames
-        .ready_chunks(EVENT_RUN)
-        .map(move |run| {
-            let bytes: usize = run.iter().map(|e| e.as_ref().map_or(0, Bytes::len)).sum();
-            let (format, ctx) = (format.clone(), Arc::clone(&ctx));
-            let decode = move || -> Vec<Result<Probed<K>>> {
-                // The strings a run's events repeat (field names of their managedFields, labels,
-                // images) are found in this thread's cache, not the shared interner (P3).
-                let _scope = crate::projection::InternScope::enter();
-                run.into_iter()
-                    .map(|e| e.and_then(|e| format.event::<K>(e, &ctx)))
-                    .collect()
-            };
-            if bytes < POOLED_RUN {
-                return futures::future::ready(decode()).boxed();
-            }
-            let pool = pool.clone();
-            async move {
-                // A panic in the run's decode ends the watch like any decode error; its events
-                // come again on the next WATCH from the last delivered resourceVersion.
-                pool.run(move || Ok(decode()))
-                    .await
-                    .unwrap_or_else(|e| vec![Err(e)])
-            }
-            .boxed()
-        })
-        .buffered(ahead)
-        .flat_map(futures::stream::iter)
+    let max_runs = 2 * pool.threads();
+    let start: StartRun<K> = Box::new(move |run, bytes| {
+        let (format, ctx) = (format.clone(), Arc::clone(&ctx));
+        let decode = move || -> Decoded<K> {
+            // The strings a run's events repeat (field names of their managedFields, labels,
+            // images) are found in this thread's cache, not the shared interner (P3).
+            let _scope = crate::projection::InternScope::enter();
+            run.into_iter()
+                .map(|e| {
+                    let size = e.as_ref().map_or(0, Bytes::len);
+                    (e.and_then(|e| format.event::<K>(e, &ctx)), size)
+                })
+                .collect()
+        };
+        if bytes < POOLED_RUN {
+            return futures::future::ready(decode()).boxed();
+        }
+        let pool = pool.clone();
+        async move {
+            // A panic in the run's decode ends the watch like any decode error; its events
+            // come again on the next WATCH from the last delivered resourceVersion.
+            pool.run(move || Ok(decode()))
+                .await
+                .unwrap_or_else(|e| vec![(Err(e), bytes)])
+        }
         .boxed()
+    });
+    Ahead {
+        frames: frames.boxed(),
+        start,
+        runs: FuturesOrdered::new(),
+        out: Vec::new().into_iter(),
+        held: 0,
+        max_runs,
+        ended: false,
+    }
+    .boxed()
+}
+
+/// The events of a watch decoded ahead of the consumer in runs, within [`AHEAD_BYTES`] and
+/// `max_runs` runs, handed on in wire order ([T6]).
+///
+/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+struct Ahead<K> {
+    frames: BoxStream<'static, Result<Bytes>>,
+    start: StartRun<K>,
+    /// The runs started, in wire order.
+    runs: FuturesOrdered<BoxFuture<'static, Decoded<K>>>,
+    /// What is left of the oldest run, decoded.
+    out: std::vec::IntoIter<(Result<Probed<K>>, usize)>,
+    /// The bytes of the events taken off `frames` and not handed on yet.
+    held: usize,
+    max_runs: usize,
+    /// `frames` has ended.
+    ended: bool,
+}
+
+// Nothing of `Ahead` is pinned in place: its stream and futures are boxed.
+impl<K> Unpin for Ahead<K> {}
+
+impl<K> Ahead<K> {
+    /// Starts runs of the events already read while there is room: fewer than `max_runs` runs
+    /// and fewer than [`AHEAD_BYTES`] held.
+    fn fill(&mut self, cx: &mut Context<'_>) {
+        while !self.ended && self.runs.len() < self.max_runs && self.held < AHEAD_BYTES {
+            let (mut run, mut bytes, mut waiting) = (Vec::new(), 0, false);
+            while run.len() < EVENT_RUN && bytes < RUN_BYTES && self.held + bytes < AHEAD_BYTES {
+                match self.frames.poll_next_unpin(cx) {
+                    Poll::Ready(Some(event)) => {
+                        bytes += event.as_ref().map_or(0, Bytes::len);
+                        run.push(event);
+                    }
+                    Poll::Ready(None) => {
+                        self.ended = true;
+                        break;
+                    }
+                    Poll::Pending => {
+                        waiting = true;
+                        break;
+                    }
+                }
+            }
+            if !run.is_empty() {
+                self.held += bytes;
+                self.runs.push_back((self.start)(run, bytes));
+            }
+            if waiting {
+                break;
+            }
+        }
+    }
+}
+
+impl<K> Stream for Ahead<K> {
+    type Item = Result<Probed<K>>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            this.fill(cx);
+            if let Some((event, size)) = this.out.next() {
+                this.held = this.held.saturating_sub(size);
+                return Poll::Ready(Some(event));
+            }
+            match this.runs.poll_next_unpin(cx) {
+                Poll::Ready(Some(run)) => this.out = run.into_iter(),
+                Poll::Ready(None) if this.ended => return Poll::Ready(None),
+                // Nothing is held, so `fill` polled `frames`, which will wake this task.
+                Poll::Ready(None) | Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
 }

@@ -363,6 +363,7 @@ fn streamed(
         reader: chunks,
         idle: std::time::Duration::from_secs(30),
         max: usize::MAX,
+        max_item: usize::MAX,
         total: 0,
         eof: false,
     };
@@ -557,6 +558,7 @@ fn a_large_body_is_decoded_while_it_arrives() {
             reader,
             idle: std::time::Duration::from_secs(30),
             max: usize::MAX,
+            max_item: usize::MAX,
             total: 0,
             eof: false,
         };

@@ -28,6 +28,10 @@ pub struct BodyLimits {
     pub max_list_bytes: usize,
     /// The largest error body (a `Status`), in bytes. Default [`DEFAULT_MAX_ERROR_BODY_BYTES`].
     pub max_error_bytes: usize,
+    /// The largest item of a LIST body read as it arrives, in bytes: an item that has not ended
+    /// past it fails the list with [`Error::ItemTooLarge`]. Default
+    /// [`DEFAULT_MAX_LIST_ITEM_BYTES`].
+    pub max_list_item_bytes: usize,
 }
 
 /// [T4]'s default wait for response headers: 90 s, longer than kube-apiserver's own request
@@ -45,6 +49,13 @@ pub const DEFAULT_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_MAX_LIST_BODY_BYTES: usize = 4 << 30;
 /// The default cap of an error body: 1 MiB (a `Status` is a few hundred bytes).
 pub const DEFAULT_MAX_ERROR_BODY_BYTES: usize = 1 << 20;
+/// The default cap of one LIST item ([T4]): [M16]'s watch line cap, 16 MiB, since an object
+/// larger than that could not come on a watch either (an etcd object is at most 1.5 MiB by
+/// default).
+///
+/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+pub const DEFAULT_MAX_LIST_ITEM_BYTES: usize = super::DEFAULT_MAX_WATCH_LINE_BYTES;
 
 impl Default for BodyLimits {
     fn default() -> Self {
@@ -53,6 +64,7 @@ impl Default for BodyLimits {
             idle: DEFAULT_BODY_IDLE_TIMEOUT,
             max_list_bytes: DEFAULT_MAX_LIST_BODY_BYTES,
             max_error_bytes: DEFAULT_MAX_ERROR_BODY_BYTES,
+            max_list_item_bytes: DEFAULT_MAX_LIST_ITEM_BYTES,
         }
     }
 }

@@ -65,7 +65,7 @@ use self::framing::events;
 use self::limits::read_body;
 pub use self::limits::{
     BodyLimits, DEFAULT_BODY_IDLE_TIMEOUT, DEFAULT_MAX_ERROR_BODY_BYTES,
-    DEFAULT_MAX_LIST_BODY_BYTES, DEFAULT_RESPONSE_HEAD_TIMEOUT,
+    DEFAULT_MAX_LIST_BODY_BYTES, DEFAULT_MAX_LIST_ITEM_BYTES, DEFAULT_RESPONSE_HEAD_TIMEOUT,
 };
 pub use self::page::{ListPage, PageItems, RawListPage};
 pub use self::pool::DecodePool;
@@ -496,6 +496,7 @@ where
             list_kinds: Arc::clone(&self.list_kinds),
             idle: self.limits.idle,
             max: self.limits.max_list_bytes,
+            max_item: self.limits.max_list_item_bytes,
             _k: PhantomData,
         })
     }

@@ -4,13 +4,16 @@
 //! in one response whatever its `limit` (all 50 000 Pods, a gigabyte of JSON, in one body), so
 //! this is what keeps a relist's peak near the steady heap there, as paging does elsewhere.
 //!
-//! What is held at a time: the bytes of the item being received, the runs queued or decoding
-//! (at most two per pool thread), and the body's head and tail (kind, metadata). A body of
-//! another shape than the usual (`WireFormat::stream_start`) is read whole and decoded as
-//! before, so streaming changes when items decode, never what a body decodes to.
+//! What is held at a time: the bytes of the item being received (at most
+//! [`BodyLimits::max_list_item_bytes`](super::BodyLimits::max_list_item_bytes), else the list
+//! fails, [T4]), the runs queued or decoding (at most two per pool thread), and the body's head
+//! and tail (kind, metadata). A body of another shape than the usual
+//! (`WireFormat::stream_start`) is read whole and decoded as before, so streaming changes when
+//! items decode, never what a body decodes to (but for an item over its cap).
 //!
 //! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 //! [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+//! [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
@@ -33,8 +36,9 @@ const START_LIMIT: usize = 1 << 20;
 const RUN_ITEMS: usize = 32;
 /// ...or this many bytes.
 const RUN_BYTES: usize = 256 << 10;
-/// An item that has not ended is scanned again only after this many more bytes, so a large
-/// item arriving in small frames is scanned a few times, not once per frame.
+/// An item that has not ended is scanned again only after this many more bytes, or as many
+/// again as it has so far if that is more ([`read_more`]), so a large item arriving in small
+/// frames is scanned a few times over its length in all, not once per frame.
 const READ_AHEAD: usize = 64 << 10;
 
 /// A LIST answer whose headers have arrived and whose body has not been read yet: its items
@@ -45,6 +49,8 @@ pub struct StreamedList<K> {
     pub(super) list_kinds: Arc<[String]>,
     pub(super) idle: Duration,
     pub(super) max: usize,
+    /// The longest item ([`BodyLimits::max_list_item_bytes`](super::BodyLimits::max_list_item_bytes)).
+    pub(super) max_item: usize,
     pub(super) _k: PhantomData<fn() -> K>,
 }
 
@@ -85,6 +91,7 @@ impl<K: DeserializeOwned + Send + 'static> StreamedList<K> {
             reader: self.reader,
             idle: self.idle,
             max: self.max,
+            max_item: self.max_item,
             total: 0,
             eof: false,
         };
@@ -199,7 +206,17 @@ where
             Next::More if body.eof => {
                 break Err(item_outside_list(&list_kinds));
             }
-            Next::More => body.read_at_least(&mut buf, READ_AHEAD).await?,
+            Next::More => {
+                // T4: the item that has not ended is all of `buf[pos..]`.
+                let unfinished = buf.len() - pos;
+                if unfinished > body.max_item {
+                    break Err(Error::ItemTooLarge {
+                        limit: body.max_item,
+                    });
+                }
+                body.read_at_least(&mut buf, read_more(unfinished, body.max_item))
+                    .await?;
+            }
             Next::End { tail } => {
                 let mut rest = buf.split_off(pos + tail);
                 body.read_to_end(&mut rest).await?;
@@ -230,6 +247,18 @@ where
     }
 }
 
+/// How many more bytes to read for an item that has not ended after `unfinished` bytes: as
+/// many again (at least [`READ_AHEAD`]), so the scans of one item add up to a few times its
+/// length however small the frames it comes in, where a fixed step made them quadratic in it;
+/// and no more than one byte past `max_item`, where it fails ([T4]).
+///
+/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+fn read_more(unfinished: usize, max_item: usize) -> usize {
+    unfinished
+        .max(READ_AHEAD)
+        .min(max_item.saturating_sub(unfinished).saturating_add(1))
+}
+
 /// Where a body's bytes come from: the response ([`BodyReader`]), or a test's chunks.
 pub(super) trait Chunks: Send {
     /// The next bytes; `None` at the end of the body.
@@ -256,6 +285,8 @@ pub(super) struct Body<S> {
     pub(super) reader: S,
     pub(super) idle: Duration,
     pub(super) max: usize,
+    /// The longest item, in bytes ([`StreamedList::max_item`]).
+    pub(super) max_item: usize,
     pub(super) total: usize,
     pub(super) eof: bool,
 }

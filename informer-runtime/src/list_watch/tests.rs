@@ -1,6 +1,7 @@
 //! Unit tests of the list-watcher: request building, error classification, timeouts.
 use super::error::classify_status;
 use super::*;
+use bytes::Bytes;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::core::Status;
 
@@ -142,4 +143,171 @@ fn retry_after_from_details() {
     let err = api_error(status, None);
     assert_eq!(err.retry_after(), Some(Duration::from_secs(3)));
     assert_eq!(err.class(), ErrorClass::TooManyRequests);
+}
+
+/// A `kube::Client` whose every answer is `body` (JSON), handed on in pieces of `piece` bytes,
+/// each as soon as it is asked for: a connection that is never the bottleneck.
+fn client_answering(body: Bytes, piece: usize) -> kube::Client {
+    let service = tower::service_fn(move |_req: http::Request<kube::client::Body>| {
+        let body = body.clone();
+        let pieces = (0..body.len()).step_by(piece).map(move |at| {
+            let piece = body.slice(at..(at + piece).min(body.len()));
+            Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(piece))
+        });
+        let body = http_body_util::StreamBody::new(futures::stream::iter(pieces));
+        let res = http::Response::builder()
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        async move { res }
+    });
+    kube::Client::new(service, "default")
+}
+
+/// A ConfigMap named `name` whose one value is `size` bytes long.
+fn large_config_map(name: &str, rv: u64, size: usize) -> String {
+    format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"ns","resourceVersion":"{rv}"}},"data":{{"big":"{}"}}}}"#,
+        "x".repeat(size)
+    )
+}
+
+/// T6: a watch decodes ahead of its consumer within a byte bound, not a count of events: 1 MiB
+/// events on a pool of 16 threads (32 runs of up to 32 events by count alone) are read at most
+/// 16 MiB (`framing::AHEAD_BYTES`) plus the event that crosses it and the piece the framer
+/// cuts it from ahead of what the consumer has taken, and every event arrives, in order.
+#[tokio::test]
+async fn t6_watch_reads_ahead_within_a_byte_bound() {
+    const EVENT: usize = 1 << 20;
+    const PIECE: usize = 64 << 10;
+    const BOUND: u64 = 16 << 20;
+    let n = 40;
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            let object = large_config_map(&format!("cm-{i}"), i + 2, EVENT);
+            format!(r#"{{"type":"ADDED","object":{object}}}"#) + "\n"
+        })
+        .collect();
+    let client = client_answering(Bytes::from(lines.concat()), PIECE);
+    let lw = ListWatch::<ConfigMap>::new(Api::all(client))
+        .decode_pool(DecodePool::new(16).expect("a pool"));
+    let req = WatchRequest {
+        resource_version: "1".into(),
+        timeout: Duration::from_secs(300),
+        ..Default::default()
+    };
+    let mut events = lw.watch(&req).await.expect("the watch starts");
+    let (mut consumed, mut most_ahead) = (0u64, 0u64);
+    for (i, line) in lines.iter().enumerate() {
+        let event = events.next().await.expect("an event").expect("decodes");
+        let WatchEvent::Added(cm) = event else {
+            panic!("event {i} is not ADDED");
+        };
+        assert_eq!(
+            cm.metadata.name.as_deref(),
+            Some(format!("cm-{i}").as_str())
+        );
+        consumed += line.len() as u64;
+        most_ahead = most_ahead.max(lw.bytes_received() - consumed);
+    }
+    assert!(events.next().await.is_none(), "the body has ended");
+    let limit = BOUND + (EVENT + 200 + PIECE) as u64;
+    assert!(
+        most_ahead <= limit,
+        "{most_ahead} bytes read ahead of the consumer, more than {limit}"
+    );
+    assert!(
+        most_ahead >= (8 << 20),
+        "the watch still decodes ahead ({most_ahead} bytes)"
+    );
+}
+
+/// What streaming a LIST of ConfigMaps gave: the names decoded in wire order, the result,
+/// and the bytes the body had, the list-watcher received and the item scans looked at.
+struct Streamed {
+    names: Vec<String>,
+    listed: Result<usize>,
+    body: usize,
+    received: u64,
+    scanned: usize,
+}
+
+/// Streams a JSON ConfigMapList, as kube-apiserver writes it (kind and metadata first), of one
+/// ConfigMap per `(name, value size)`, answered in pieces of `piece` bytes, decoded inline.
+async fn stream_list(items: &[(&str, usize)], piece: usize) -> Streamed {
+    let items: Vec<String> = (2..)
+        .zip(items)
+        .map(|(rv, (name, size))| large_config_map(name, rv, *size))
+        .collect();
+    let body = Bytes::from(format!(
+        r#"{{"kind":"ConfigMapList","apiVersion":"v1","metadata":{{"resourceVersion":"9"}},"items":[{}]}}"#,
+        items.join(",")
+    ));
+    let lw = ListWatch::<ConfigMap>::new(Api::all(client_answering(body.clone(), piece)));
+    let names = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&names);
+    let before = super::format::json::scanned();
+    let listed = match lw.list_streamed(&ListRequest::default()).await {
+        Ok(list) => {
+            list.decode_on(
+                &DecodePool::inline(),
+                move |cm: ConfigMap| {
+                    let name = cm.metadata.name.unwrap_or_default();
+                    seen.lock().expect("not poisoned").push(name);
+                    Some(())
+                },
+                |_: &str, _: Option<&str>| {},
+            )
+            .await
+        }
+        Err(e) => Err(e),
+    };
+    let names = names.lock().expect("not poisoned").clone();
+    Streamed {
+        names,
+        listed: listed.map(|page| page.items.len()),
+        body: body.len(),
+        received: lw.bytes_received(),
+        scanned: super::format::json::scanned() - before,
+    }
+}
+
+/// R3, T4: a large item of a streamed JSON LIST arriving in small pieces is scanned for its
+/// end a few times over its length in all, not once per 64 KiB read (quadratic in its size).
+#[tokio::test]
+async fn r3_a_large_streamed_item_is_scanned_in_linear_time() {
+    let got = stream_list(&[("a", 10), ("big", 4 << 20), ("c", 10)], 4 << 10).await;
+    assert_eq!(got.listed.expect("lists"), 3);
+    assert_eq!(got.names, ["a", "big", "c"]);
+    assert!(
+        got.scanned <= 4 * got.body,
+        "{} bytes scanned for a body of {}",
+        got.scanned,
+        got.body
+    );
+}
+
+/// T4: an item of a streamed LIST longer than `max_list_item_bytes` (M16's line cap by default)
+/// fails the list with a clear error of a malformed answer (retried, R14/R15) once the cap is
+/// passed: the rest is not read, the hostile item is scanned a few times its cap at most, and
+/// the items before it were decoded (the error is the item's, not theirs).
+#[tokio::test]
+async fn t4_a_streamed_list_item_over_its_cap_fails_the_list_clearly() {
+    const CAP: usize = 16 << 20;
+    let items = [("a", 10), ("b", 10), ("huge", CAP + (1 << 20)), ("c", 10)];
+    let got = stream_list(&items, 64 << 10).await;
+    let err = got.listed.expect_err("an item over the cap fails the list");
+    assert_eq!(err.class(), ErrorClass::InternalError, "{err:?}");
+    assert!(
+        err.to_string()
+            .contains(&format!("item longer than {CAP} bytes")),
+        "{err}"
+    );
+    assert_eq!(got.names, ["a", "b"], "the items before it decoded");
+    assert!(
+        got.received < (CAP + (256 << 10)) as u64,
+        "{} of {} bytes read",
+        got.received,
+        got.body
+    );
+    assert!(got.scanned <= 4 * CAP, "{} bytes scanned", got.scanned);
 }

@@ -194,13 +194,29 @@ impl ItemWalk for JsonWalk<'_> {
 /// with `exact_capacity`); `None` when it is not an object or array, or does not end in `rest`.
 /// The one scan of an item before its decode, for the whole-body walk and the stream alike.
 fn item_end(rest: &[u8], exact_capacity: bool) -> Option<(usize, Option<Vec<u32>>)> {
-    match rest.first() {
+    let found = match rest.first() {
         Some(b'{' | b'[') if exact_capacity => {
             sized::value_array_lengths(rest).map(|(lens, end)| (end, Some(lens)))
         }
         Some(b'{' | b'[') => value_end(rest).map(|end| (end, None)),
         _ => None,
-    }
+    };
+    #[cfg(test)]
+    SCANNED.with(|n| n.set(n.get() + found.as_ref().map_or(rest.len(), |(end, _)| *end)));
+    found
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The bytes [`item_end`] has looked at on this thread, for the tests that its scans of one
+    /// item add up to a few times the item's length (R3, T4).
+    static SCANNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The bytes the item scans have looked at on this thread so far.
+#[cfg(test)]
+pub(in crate::list_watch) fn scanned() -> usize {
+    SCANNED.with(std::cell::Cell::get)
 }
 
 /// Decodes one watch line exactly once into `WatchEvent<K>`. Only when that fails is the line looked
