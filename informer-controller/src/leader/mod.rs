@@ -51,6 +51,12 @@
 //!   work's own clock, so work on another runtime stops in time even if the renew task is
 //!   starved. An acquire answer seen after its write's renew deadline starts no term.
 //!
+//! Recovery and the write gate ([E8], after KEP-6361): [`LeaderElector::write_gated_client`]
+//! gates a client's writes on leadership (reads always pass; writes in flight are cancelled
+//! when the gate closes). With [`LeaderElector::recovery_deadline`] (off by default), a leader
+//! that misses its renew deadline closes the gate but keeps its term and work, and renews only
+//! the Lease it held until the recovery deadline; a renewal in time resumes the term.
+//!
 //! [E1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 //! [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 //! [E7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
@@ -61,12 +67,15 @@
 //! [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 //!
 //! [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 
+mod gate;
 pub(crate) mod names;
 pub(crate) mod record;
 mod term;
 pub(crate) mod work;
 
+pub use gate::{WriteGate, WriteGateClosed, WriteGated};
 pub use term::Term;
 
 use std::future::Future;
@@ -85,6 +94,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use gate::GateControl;
 use record::Decision;
 use work::Work;
 
@@ -234,6 +244,15 @@ pub struct LeaderElector {
     ///
     /// [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     master_status: Option<Gauge>,
+    /// How long a leader whose renewals failed past the renew deadline keeps trying to renew
+    /// with its writes gated before it stops leading ([E8]); zero (the default) for no recovery.
+    ///
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    recovery: Duration,
+    /// The write gate ([E8]): open while leading, not recovering.
+    ///
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    gate: GateControl,
 }
 
 impl std::fmt::Debug for LeaderElector {
@@ -242,6 +261,7 @@ impl std::fmt::Debug for LeaderElector {
             .field("lease", &self.name)
             .field("identity", &self.identity)
             .field("config", &self.config)
+            .field("recovery_deadline", &self.recovery)
             .field("state", &*self.state.borrow())
             .finish_non_exhaustive()
     }
@@ -264,7 +284,10 @@ enum TermEnd {
 enum Attempt {
     /// We hold the lease now; the write started at `started`.
     Held,
-    /// Someone else holds it until `expires` (our clock).
+    /// Someone else holds it until `expires` (our clock); while recovering, also a Lease that
+    /// is gone or released ([E8]).
+    ///
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     Wait(Instant),
 }
 
@@ -296,7 +319,81 @@ impl LeaderElector {
             on_stopped_leading: None,
             on_new_leader: None,
             master_status: None,
+            recovery: Duration::ZERO,
+            gate: GateControl::default(),
         })
+    }
+
+    /// Recovery after a failed renewal ([E8], after KEP-6361; off by default): when the renew
+    /// deadline passes without a successful renewal, the term does not end at once. The
+    /// [write gate](Self::write_gate) closes (writes in flight are cancelled), `is_leader`
+    /// turns false, and the elector keeps trying to renew the Lease it held, never to take one
+    /// that shows another holder (that ends the term at once), for up to `deadline` more. A
+    /// renewal that succeeds in time resumes the term: the gate reopens, `is_leader` turns
+    /// true, the work goes on as it was (not cancelled, no stopped-leading, no new term). If
+    /// `deadline` passes, the term is lost as without recovery.
+    ///
+    /// The work's [`Term`] stays valid until the renew deadline plus `deadline` after the start
+    /// of the last successful renewal, so with recovery only writes through a gated client are
+    /// kept from overlapping a successor's ([E7], [E8]): work that writes any other way should
+    /// not use recovery.
+    ///
+    /// [E7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    pub fn recovery_deadline(mut self, deadline: Duration) -> Self {
+        self.recovery = deadline;
+        self
+    }
+
+    /// The write gate of this elector ([E8]): writes pass only while it leads and is not
+    /// recovering, checked by the caller's clock against the renew deadline after the start of
+    /// the last successful renewal; reads always pass. See [`WriteGate`].
+    ///
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    pub fn write_gate(&self) -> WriteGate {
+        self.gate.gate()
+    }
+
+    /// `client` with its writes gated by this elector's [write gate](Self::write_gate) ([E8]).
+    /// Build the elector itself with an ungated client (it must renew while the gate is
+    /// closed). Must be called within a Tokio runtime.
+    ///
+    /// ```no_run
+    /// # use informer_controller::leader::{LeaderElectionConfig, LeaderElector, WriteGateClosed};
+    /// # use k8s_openapi::api::core::v1::ConfigMap;
+    /// # use kube::api::{Api, PostParams};
+    /// # async fn demo(client: kube::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let elector = LeaderElector::new(
+    ///     client.clone(),
+    ///     "kube-system",
+    ///     "my-operator",
+    ///     "replica-1",
+    ///     LeaderElectionConfig::default(),
+    /// )?
+    /// .recovery_deadline(std::time::Duration::from_secs(60));
+    /// let gated = elector.write_gated_client(client);
+    /// let configmaps: Api<ConfigMap> = Api::namespaced(gated, "default");
+    /// match configmaps.create(&PostParams::default(), &ConfigMap::default()).await {
+    ///     Ok(_) => {}
+    ///     // Not leading, recovering, or cancelled in flight: requeue without a penalty.
+    ///     Err(err) if WriteGateClosed::of(&err).is_some() => {}
+    ///     Err(err) => return Err(err.into()),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    pub fn write_gated_client(&self, client: kube::Client) -> kube::Client {
+        self.write_gate().client(client)
+    }
+
+    /// Whether this elector is recovering: its renewals failed past the renew deadline, its
+    /// term goes on with its writes gated, and it keeps trying to renew ([E8]).
+    ///
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    pub fn is_recovering(&self) -> bool {
+        self.gate.is_recovering()
     }
 
     /// Registers client-go's (and controller-runtime's) `leader_election_master_status{name}` in
@@ -392,9 +489,12 @@ impl LeaderElector {
             let Some(mut last_write) = self.acquire(&cancel).await else {
                 return Ok(());
             };
-            // The term starts now, valid until the renew deadline after its winning write (S11).
-            let (valid, valid_until) = watch::channel(last_write + self.config.renew_deadline);
+            // The term starts now, valid until the renew deadline after its winning write (S11),
+            // plus the recovery deadline (E8); writes pass until the renew deadline.
+            let (valid, valid_until) = watch::channel(self.valid_until(last_write));
             let term = Term::new(cancel.child_token(), valid_until, self.config.drain_limit());
+            self.gate
+                .open_until(last_write + self.config.renew_deadline);
             self.set_leading(true);
             tracing::info!(lease = %self.name, identity = %self.identity, "started leading");
             let started = Instant::now();
@@ -454,7 +554,7 @@ impl LeaderElector {
             let started = Instant::now();
             let attempt = tokio::select! {
                 () = cancel.cancelled() => return None,
-                a = tokio::time::timeout(self.config.renew_deadline, self.try_acquire_or_renew()) => a,
+                a = tokio::time::timeout(self.config.renew_deadline, self.try_acquire_or_renew(false)) => a,
             };
             let wake = match attempt {
                 // S11: only an answer that came before the renew deadline of its write starts a
@@ -483,11 +583,23 @@ impl LeaderElector {
         }
     }
 
+    /// Until when a term whose last successful write started at `write` is valid ([S11]): the
+    /// renew deadline after it, plus the recovery deadline ([E8]).
+    ///
+    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    fn valid_until(&self, write: Instant) -> Instant {
+        write + self.config.renew_deadline + self.recovery
+    }
+
     /// Renews every retry period until the renew deadline passes without success (counted from
     /// the start of the last successful write, [E4]), another holder appears, the work ends on
-    /// its own ([S3]), or `cancel`.
+    /// its own ([S3]), or `cancel`. With a recovery deadline, a missed renew deadline closes
+    /// the write gate and renewals go on until the recovery deadline after it; one that
+    /// succeeds resumes the term ([E8]).
     ///
     /// [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     async fn renew(
         &self,
@@ -496,48 +608,78 @@ impl LeaderElector {
         valid: &watch::Sender<Instant>,
         work: &mut Work,
     ) -> TermEnd {
+        let mut recovering = false;
+        let mut next = Instant::now() + self.config.retry_period;
         loop {
-            let deadline = *last_write + self.config.renew_deadline;
-            let next = (Instant::now() + self.config.retry_period).min(deadline);
+            let renew_by = *last_write + self.config.renew_deadline;
+            let give_up = self.valid_until(*last_write);
+            let wake = next.min(if recovering { give_up } else { renew_by });
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return TermEnd::Cancelled,
-                how = work.ended() => return self.work_ended(how, deadline),
-                () = tokio::time::sleep_until(next) => {}
+                how = work.ended() => return self.work_ended(how, give_up),
+                () = tokio::time::sleep_until(wake) => {}
             }
-            loop {
-                if Instant::now() >= deadline {
+            let now = Instant::now();
+            if now >= renew_by && !recovering {
+                if self.recovery.is_zero() {
                     tracing::warn!(lease = %self.name, identity = %self.identity, "failed to renew within the renew deadline");
                     return TermEnd::Lost;
                 }
-                let started = Instant::now();
-                let attempt = tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => return TermEnd::Cancelled,
-                    () = tokio::time::sleep_until(deadline) => continue,
-                    how = work.ended() => return self.work_ended(how, deadline),
-                    a = self.try_acquire_or_renew() => a,
-                };
-                match attempt {
-                    Ok(Attempt::Held) => {
-                        *last_write = started;
-                        valid.send_replace(started + self.config.renew_deadline);
-                        break;
-                    }
-                    Ok(Attempt::Wait(_)) => return TermEnd::Lost,
-                    Err(err) => {
-                        tracing::debug!(lease = %self.name, error = %err, "renew attempt failed");
-                        let retry = (Instant::now() + self.config.retry_period).min(deadline);
-                        tokio::select! {
-                            biased;
-                            () = cancel.cancelled() => return TermEnd::Cancelled,
-                            how = work.ended() => return self.work_ended(how, deadline),
-                            () = tokio::time::sleep_until(retry) => {}
-                        }
+                recovering = true;
+                self.start_recovery();
+            }
+            if now >= give_up {
+                tracing::warn!(lease = %self.name, identity = %self.identity, "failed to renew within the recovery deadline (E8)");
+                return TermEnd::Lost;
+            }
+            // Each attempt is cut at its own renew deadline: a later answer could not open the
+            // gate anyway (E4).
+            let cut = (now + self.config.renew_deadline).min(give_up);
+            let attempt = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return TermEnd::Cancelled,
+                () = tokio::time::sleep_until(cut) => None,
+                how = work.ended() => return self.work_ended(how, give_up),
+                a = self.try_acquire_or_renew(recovering) => Some(a),
+            };
+            match attempt {
+                Some(Ok(Attempt::Held)) => {
+                    *last_write = now;
+                    valid.send_replace(self.valid_until(now));
+                    self.gate.open_until(now + self.config.renew_deadline);
+                    if std::mem::take(&mut recovering) {
+                        self.end_recovery();
                     }
                 }
+                Some(Ok(Attempt::Wait(_))) => return TermEnd::Lost,
+                Some(Err(err)) => {
+                    tracing::debug!(lease = %self.name, error = %err, "renew attempt failed");
+                }
+                None => tracing::debug!(lease = %self.name, "renew attempt timed out"),
             }
+            next = Instant::now() + self.config.retry_period;
         }
+    }
+
+    /// The renew deadline passed with a recovery deadline set ([E8]): the write gate closes,
+    /// cancelling writes in flight, and `is_leader` turns false; the term and its work go on.
+    ///
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    fn start_recovery(&self) {
+        tracing::warn!(lease = %self.name, identity = %self.identity, recovery_deadline = ?self.recovery,
+            "failed to renew within the renew deadline; writes gated, recovering (E8)");
+        self.gate.close(true);
+        self.set_leading(false);
+    }
+
+    /// A renewal succeeded while recovering ([E8]): the term resumes (the gate reopened with
+    /// the renewal).
+    ///
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    fn end_recovery(&self) {
+        tracing::info!(lease = %self.name, identity = %self.identity, "renewed while recovering; leading again (E8)");
+        self.set_leading(true);
     }
 
     /// Why a term whose work just ended is over: the work ended on its own (S3), unless the
@@ -552,9 +694,18 @@ impl LeaderElector {
         }
     }
 
-    /// One read-decide-write round (client-go's `tryAcquireOrRenew`).
-    async fn try_acquire_or_renew(&self) -> Result<Attempt, kube::Error> {
+    /// One read-decide-write round (client-go's `tryAcquireOrRenew`). With `renew_only` (while
+    /// recovering, [E8]) a Lease that is gone or not held by us is not taken: `Wait`.
+    ///
+    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    async fn try_acquire_or_renew(&self, renew_only: bool) -> Result<Attempt, kube::Error> {
         let current = self.api.get_opt(&self.name).await?;
+        if renew_only && !self.holds(current.as_ref()) {
+            if let Some(spec) = current.and_then(|l| l.spec) {
+                self.observe(spec);
+            }
+            return Ok(Attempt::Wait(Instant::now()));
+        }
         let observed_at = match &current {
             Some(lease) => self.observe(lease.spec.clone().unwrap_or_default()),
             None => Instant::now(),
@@ -577,6 +728,14 @@ impl LeaderElector {
             }
             Written::Wait(expires) => Attempt::Wait(expires),
         })
+    }
+
+    /// Whether `lease` exists and names us as its holder.
+    fn holds(&self, lease: Option<&Lease>) -> bool {
+        lease
+            .and_then(|l| l.spec.as_ref())
+            .and_then(|s| s.holder_identity.as_deref())
+            == Some(self.identity.as_str())
     }
 
     /// Records `spec` as observed; returns when we first saw it in this form ([E3]).
@@ -673,6 +832,8 @@ impl TermGuard<'_> {
             return;
         }
         let e = self.elector;
+        // E8: writes stop before anything else; those in flight are cancelled.
+        e.gate.close(false);
         e.set_leading(false);
         self.work.cancel();
         if let Some(f) = &e.on_stopped_leading {

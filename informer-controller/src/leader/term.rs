@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 ///
 /// A term ends when its token is cancelled (the Lease was lost or released, the replica stops)
 /// **or** when its valid-until instant passes: the start of its last successful Lease write
-/// plus the renew deadline ([E4]). The second is checked on the clock of whoever asks, so work
+/// plus the renew deadline ([E4]; plus the recovery deadline if the elector has one, [E8]: its
+/// writes are then kept apart by the write gate). The second is checked on the clock of whoever asks, so work
 /// that runs on another runtime or thread pool than the elector stops in time even while the
 /// task that renews the Lease gets no CPU (a stalled runtime, a long GC-like pause): a
 /// successor can take the Lease only a lease duration after that write, later than
@@ -43,6 +44,7 @@ use tokio_util::sync::CancellationToken;
 ///
 /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 /// [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+/// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 #[derive(Clone)]
 pub struct Term {
