@@ -16,7 +16,10 @@
 //!
 //! The generated versions are listed in `src/generated/k8s-versions.txt`, written by
 //! `cargo codegen` with the rest of `src/generated/`: a new Kubernetes version needs no edit here.
-//! informer-proto's build script is a copy of this one, written by `cargo codegen`.
+//! informer-proto's build script is a copy of this one, written by `cargo codegen` (whose
+//! `--check` fails when the two differ): a published crate's build script cannot reach outside its
+//! package (`include!` of this file breaks `cargo package`), and a build-dependency crate for
+//! these few lines would be one more crate to publish.
 
 // A build script talks to cargo on stdout.
 #![allow(clippy::print_stdout)]

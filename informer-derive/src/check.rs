@@ -158,7 +158,7 @@ fn check_group(cx: &Ctxt, g: &crate::attr::Spanned<String>) {
 }
 
 fn check_version(cx: &Ctxt, v: &crate::attr::Spanned<String>) {
-    if !informer_handles::is_version(&v.value) {
+    if !informer_handles::is_api_version(&v.value) {
         cx.error_spanned_by(
             &v.tokens,
             format!(

@@ -216,7 +216,7 @@ pub(crate) fn apply_toml(builder: &mut Builder, text: &str, path: &Path) -> Resu
         gvks(&config.compact_kinds),
     );
     if let Some(v) = &config.k8s_version
-        && !crate::k8s_version::is_version(v.get_ref())
+        && !crate::k8s_version::is_release(v.get_ref())
     {
         errors.push(at(
             Some(v.span()),

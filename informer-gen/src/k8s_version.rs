@@ -47,8 +47,9 @@ pub(crate) fn from_build_script_env() -> Option<(String, String)> {
     })
 }
 
-/// Whether `v` reads as a Kubernetes version k8s-openapi has features for: `1.<minor>`.
-pub(crate) fn is_version(v: &str) -> bool {
+/// Whether `v` reads as a Kubernetes release k8s-openapi has features for: `1.<minor>`. Not an
+/// API version name (`v1beta1`), which is `informer_handles::is_api_version`.
+pub(crate) fn is_release(v: &str) -> bool {
     v.strip_prefix("1.")
         .is_some_and(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()))
 }

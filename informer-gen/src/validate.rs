@@ -32,7 +32,7 @@ pub(crate) fn settings(s: &Settings, errors: &mut Vec<Error>) {
         }
     }
     if let Some(v) = &s.k8s_version
-        && !crate::k8s_version::is_version(&v.version)
+        && !crate::k8s_version::is_release(&v.version)
     {
         errors.push(Error::InvalidName {
             what: "Kubernetes version",

@@ -1,6 +1,6 @@
 //! The per-kind handles (`XInformer`, `XLister`, `XNamespaceLister`, [G3]) as tokens, emitted from this
 //! one place for both `#[derive(Informer)]` (informer-derive) and informer-gen, and the Kubernetes
-//! naming rule both of them check ([`is_version`]).
+//! naming rule both of them check ([`is_api_version`]).
 //!
 //! Both callers describe a kind with [`Kind`] and get the same items back; what differs between
 //! them (visibility, doc subject, declared indexes, a `compact()` accessor) is data in [`Kind`],
@@ -223,10 +223,10 @@ fn namespace_lister(kind: &Kind) -> TokenStream {
     }
 }
 
-/// Whether `v` is a Kubernetes version name: `v<N>` optionally followed by `alpha<N>` or
+/// Whether `v` is a Kubernetes API version name: `v<N>` optionally followed by `alpha<N>` or
 /// `beta<N>`, numbers without a leading zero (`v1`, `v1beta1`, `v2alpha3`). The derive rejects
 /// any other `version`, informer-gen any other CRD version name.
-pub fn is_version(v: &str) -> bool {
+pub fn is_api_version(v: &str) -> bool {
     fn number(s: &str) -> bool {
         !s.is_empty() && !s.starts_with('0') && s.bytes().all(|b| b.is_ascii_digit())
     }
@@ -245,15 +245,15 @@ pub fn is_version(v: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_version;
+    use super::is_api_version;
 
     #[test]
     fn versions() {
         for ok in ["v1", "v2", "v1beta1", "v2alpha3", "v10"] {
-            assert!(is_version(ok), "{ok}");
+            assert!(is_api_version(ok), "{ok}");
         }
         for bad in ["1", "v", "v0", "v1beta", "v1gamma1", "V1", "v01", "v1beta0"] {
-            assert!(!is_version(bad), "{bad}");
+            assert!(!is_api_version(bad), "{bad}");
         }
     }
 }

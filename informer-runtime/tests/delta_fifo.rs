@@ -1,9 +1,12 @@
 //! Delta FIFO behaviour tests, one per semantics rule (D1–D9, D13). Run: `cargo test -p informer-runtime --test delta_fifo`.
 
+mod fifo_support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use fifo_support::pop_one;
 use futures::FutureExt;
 use informer_runtime::delta_fifo::{
     DeletedObject, Delta, DeltaFifo, DeltaType, FifoMode, KnownObjects, Popped,
@@ -42,8 +45,7 @@ fn fifo_with_store() -> (DeltaFifo<ConfigMap>, Arc<Indexer<ConfigMap>>) {
 
 /// Pops one key without waiting: its key and deltas, marked done.
 fn pop_now(fifo: &DeltaFifo<ConfigMap>) -> (String, Vec<(DeltaType, String)>) {
-    let popped = fifo
-        .pop()
+    let popped = pop_one(fifo)
         .now_or_never()
         .expect("an item is queued")
         .expect("not closed");
@@ -240,11 +242,11 @@ async fn d7_has_synced_flips_only_after_the_last_initial_item_is_processed() {
         let fifo = fifo.clone();
         async move { fifo.wait_synced().await }
     });
-    let first = fifo.pop().await.unwrap();
+    let first = pop_one(&fifo).await.unwrap();
     assert!(first.is_in_initial_list());
     apply(&store, first.key().as_str(), first.deltas());
     first.done();
-    let second = fifo.pop().await.unwrap();
+    let second = pop_one(&fifo).await.unwrap();
     assert!(second.is_in_initial_list());
     apply(&store, second.key().as_str(), second.deltas());
     assert!(!fifo.has_synced(), "popped but not yet processed");
@@ -259,7 +261,7 @@ async fn d7_has_synced_flips_only_after_the_last_initial_item_is_processed() {
     );
     // Later items are not part of the initial list.
     fifo.add(cm("c", "2")).unwrap();
-    assert!(!fifo.pop().await.unwrap().is_in_initial_list());
+    assert!(!pop_one(&fifo).await.unwrap().is_in_initial_list());
 }
 
 #[test]
@@ -312,7 +314,7 @@ fn d8_transform_runs_at_enqueue_but_not_for_sync_or_tombstones() {
         a.iter()
             .all(|d| d.object().unwrap().metadata.annotations.is_some())
     );
-    while let Some(Some(p)) = fifo.pop().now_or_never() {
+    while let Some(Some(p)) = pop_one(&fifo).now_or_never() {
         apply(&store, p.key().as_str(), p.deltas());
         p.done();
     }
@@ -336,16 +338,12 @@ fn d8_transform_runs_at_enqueue_but_not_for_sync_or_tombstones() {
 async fn d9_processing_runs_without_the_queue_lock() {
     let (fifo, store) = fifo_with_store();
     fifo.add(cm("a", "1")).unwrap();
-    // Writing into the FIFO from inside processing would deadlock if pop held the lock.
-    let res = fifo
-        .pop_process(|key, deltas, _| {
-            apply(&store, key.as_str(), deltas);
-            fifo.update(cm("a", "2")).map_err(|e| e.to_string())?;
-            assert_eq!(fifo.len(), 1);
-            Ok::<(), String>(())
-        })
-        .await;
-    assert_eq!(res, Some(Ok(())));
+    // Writing into the FIFO while a popped key is processed would deadlock if pop held the lock.
+    let popped = pop_one(&fifo).await.unwrap();
+    apply(&store, popped.key().as_str(), popped.deltas());
+    fifo.update(cm("a", "2")).unwrap();
+    assert_eq!(fifo.len(), 1);
+    popped.done();
     assert_eq!(pop_now(&fifo).1, [d(Updated, "2")]);
 }
 
@@ -353,7 +351,7 @@ async fn d9_processing_runs_without_the_queue_lock() {
 async fn d9_in_flight_key_counts_as_known() {
     let (fifo, store) = fifo_with_store();
     fifo.add(cm("a", "1")).unwrap();
-    let popped = fifo.pop().await.unwrap();
+    let popped = pop_one(&fifo).await.unwrap();
     // Not yet in the store, not queued: a delete must still be queued (D4 with D9).
     fifo.delete(cm("a", "2")).unwrap();
     // A resync must not queue a stale copy for the in-flight key (D6 with D9).
@@ -365,7 +363,7 @@ async fn d9_in_flight_key_counts_as_known() {
 
     // A relist without the in-flight key tombstones it with the in-flight state (D5 with D9).
     fifo.add(cm("b", "1")).unwrap();
-    let popped = fifo.pop().await.unwrap();
+    let popped = pop_one(&fifo).await.unwrap();
     fifo.replace(vec![], "9".into()).unwrap();
     apply(&store, popped.key().as_str(), popped.deltas());
     popped.done();
@@ -378,13 +376,10 @@ async fn d9_failed_processing_requeues_in_front_of_newer_deltas() {
     let (fifo, _) = fifo_with_store();
     fifo.add(cm("a", "1")).unwrap();
     fifo.add(cm("b", "1")).unwrap();
-    let res = fifo
-        .pop_process(|_, _, _| {
-            fifo.update(cm("a", "2")).unwrap();
-            Err::<(), _>("boom")
-        })
-        .await;
-    assert_eq!(res, Some(Err("boom")));
+    // Processing fails: the deltas go back (D9).
+    let popped = pop_one(&fifo).await.unwrap();
+    fifo.update(cm("a", "2")).unwrap();
+    popped.requeue();
     assert_eq!(pop_now(&fifo), ("ns/b".into(), vec![d(Added, "1")]));
     assert_eq!(
         pop_now(&fifo),
@@ -394,7 +389,7 @@ async fn d9_failed_processing_requeues_in_front_of_newer_deltas() {
     // Without newer deltas the key goes to the back.
     fifo.add(cm("c", "1")).unwrap();
     fifo.add(cm("e", "1")).unwrap();
-    let p = fifo.pop().await.unwrap();
+    let p = pop_one(&fifo).await.unwrap();
     p.requeue();
     assert_eq!(
         fifo.queued_keys()
@@ -410,7 +405,7 @@ async fn d9_requeue_keeps_has_synced_false_until_processed() {
     let (fifo, _) = fifo_with_store();
     fifo.replace(vec![cm("a", "1")], "1".into()).unwrap();
     fifo.add(cm("b", "1")).unwrap();
-    fifo.pop().await.unwrap().requeue();
+    pop_one(&fifo).await.unwrap().requeue();
     pop_now(&fifo); // b, not initial
     assert!(
         !fifo.has_synced(),
@@ -426,7 +421,7 @@ async fn close_wakes_pop_and_rejects_writes() {
     let fifo = Arc::new(fifo);
     let popper = tokio::spawn({
         let fifo = fifo.clone();
-        async move { fifo.pop().await.is_none() }
+        async move { pop_one(&fifo).await.is_none() }
     });
     let waiter = tokio::spawn({
         let fifo = fifo.clone();
@@ -457,7 +452,7 @@ async fn pop_waits_for_an_item() {
     let fifo = Arc::new(fifo);
     let popper = tokio::spawn({
         let fifo = fifo.clone();
-        async move { fifo.pop().await.map(|p| p.key().to_string()) }
+        async move { pop_one(&fifo).await.map(|p| p.key().to_string()) }
     });
     tokio::task::yield_now().await;
     fifo.add(cm("a", "1")).unwrap();
@@ -573,7 +568,7 @@ fn d8_behind_a_reflector_objects_are_transformed_at_decode_and_not_again() {
                 .is_some())
         );
     }
-    while let Some(Some(p)) = fifo.pop().now_or_never() {
+    while let Some(Some(p)) = pop_one(&fifo).now_or_never() {
         apply(&store, p.key().as_str(), p.deltas());
         p.done();
     }
@@ -612,7 +607,7 @@ fn m8_share_reuses_the_cached_arc_only_for_the_same_uid_and_resource_version() {
         "1".into(),
     )
     .unwrap();
-    while let Some(Some(p)) = fifo.pop().now_or_never() {
+    while let Some(Some(p)) = pop_one(&fifo).now_or_never() {
         apply(&store, p.key().as_str(), p.deltas());
         p.done();
     }

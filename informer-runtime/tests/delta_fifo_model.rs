@@ -12,9 +12,12 @@
 //! Checked at the end, after draining: store == server, handler view == server, and every index
 //! equals a brute-force recomputation (X4). Run: `cargo test -p informer-runtime --test delta_fifo_model`.
 
+mod fifo_support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use fifo_support::pop_one;
 use futures::FutureExt;
 use informer_runtime::delta_fifo::{Delta, DeltaFifo, FifoMode, Popped};
 use informer_runtime::indexer::{Indexer, Indexers, NAMESPACE_INDEX};
@@ -342,7 +345,10 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
             }
             Op::Resync => fifo.resync().expect("test fixture"),
             Op::Pop if in_flight.is_none() && !fifo.is_empty() => {
-                let popped = fifo.pop().now_or_never().flatten().expect("queued item");
+                let popped = pop_one(&fifo)
+                    .now_or_never()
+                    .flatten()
+                    .expect("queued item");
                 h.finish(&fifo, popped);
             }
             Op::BeginPop { max, atomic } if in_flight.is_none() && !fifo.is_empty() => {
@@ -396,7 +402,10 @@ fn run(ops: Vec<Op>, mode: FifoMode) {
         h.finish_batch(&fifo, batch);
     }
     while !fifo.is_empty() {
-        let popped = fifo.pop().now_or_never().flatten().expect("queued item");
+        let popped = pop_one(&fifo)
+            .now_or_never()
+            .flatten()
+            .expect("queued item");
         h.finish(&fifo, popped);
     }
     assert_eq!(fifo.has_synced(), h.populated);

@@ -1,7 +1,10 @@
 //! Ordered FIFO mode tests (D10, client-go's RealFIFO). Run: `cargo test -p informer-runtime --test delta_fifo_ordered`.
 
+mod fifo_support;
+
 use std::sync::Arc;
 
+use fifo_support::pop_one;
 use futures::FutureExt;
 use informer_runtime::delta_fifo::{DeletedObject, Delta, DeltaFifo, DeltaType, FifoMode};
 use informer_runtime::indexer::Indexer;
@@ -39,7 +42,7 @@ fn ordered() -> (DeltaFifo<ConfigMap>, Arc<Indexer<ConfigMap>>) {
 }
 
 fn pop_now(fifo: &DeltaFifo<ConfigMap>) -> (String, Vec<(DeltaType, String)>) {
-    let popped = fifo.pop().now_or_never().flatten().expect("queued");
+    let popped = pop_one(fifo).now_or_never().flatten().expect("queued");
     let out = (
         popped.key().to_string(),
         popped.deltas().iter().map(show).collect(),
@@ -135,7 +138,7 @@ fn d10_failed_deltas_go_back_to_the_front() {
     let (fifo, _) = ordered();
     fifo.add(cm("a", "1")).unwrap();
     fifo.add(cm("b", "1")).unwrap();
-    fifo.pop().now_or_never().flatten().unwrap().requeue();
+    pop_one(&fifo).now_or_never().flatten().unwrap().requeue();
     assert_eq!(pop_now(&fifo), ("ns/a".into(), vec![d(Added, "1")]));
 }
 
@@ -144,7 +147,7 @@ fn d7_ordered_has_synced_after_every_initial_delta_is_processed() {
     let (fifo, _) = ordered();
     fifo.replace(vec![cm("a", "1"), cm("b", "1")], "1".into())
         .unwrap();
-    let first = fifo.pop().now_or_never().flatten().unwrap();
+    let first = pop_one(&fifo).now_or_never().flatten().unwrap();
     assert!(first.is_in_initial_list());
     first.done();
     assert!(!fifo.has_synced());

@@ -1,9 +1,12 @@
 //! The delta FIFO's bound on queued deltas (D12): when the reflector must wait, and when the
 //! wait ends. Run: `cargo test -p informer-runtime --test delta_fifo_room`.
 
+mod fifo_support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use fifo_support::pop_one;
 use futures::FutureExt;
 use informer_runtime::delta_fifo::DeltaFifo;
 use informer_runtime::indexer::Indexer;
@@ -17,8 +20,7 @@ fn cm(name: &str, rv: &str) -> ConfigMap {
 
 /// Pops one key without waiting and marks it done.
 fn pop_now(fifo: &DeltaFifo<ConfigMap>) {
-    let popped = fifo
-        .pop()
+    let popped = pop_one(fifo)
         .now_or_never()
         .expect("an item is queued")
         .expect("not closed");

@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
 use std::hash::Hash;
+use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::queue::{WeakWorkQueue, WorkGuard, WorkQueue};
+use super::queue::{WeakWorkQueue, WorkQueue};
 use super::{Error, Result};
 
 /// A [`WorkQueue`] with [`add_after`](Self::add_after) ([W3]).
@@ -130,7 +131,7 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> DelayingQueue<T> {
 
     /// Adds `item` once `delay` has passed ([W3]).
     ///
-    /// A zero delay is a plain [`add`](Self::add). If the item is already waiting, the **earlier**
+    /// A zero delay is a plain [`add`](WorkQueue::add). If the item is already waiting, the **earlier**
     /// of the two ready times is kept. Ignored while shutting down. Counts towards
     /// `workqueue_retries_total`, as client-go does for every `AddAfter`.
     ///
@@ -174,55 +175,22 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> DelayingQueue<T> {
         self.waiting.state.lock().ready_at.len()
     }
 
-    /// The underlying [`WorkQueue`].
+    /// The underlying [`WorkQueue`] (also reached by deref).
     pub fn queue(&self) -> &WorkQueue<T> {
         &self.queue
     }
+}
 
-    /// See [`WorkQueue::add`].
-    pub fn add(&self, item: T) {
-        self.queue.add(item)
-    }
+/// Every [`WorkQueue`] method (`add`, `get`, `get_guarded`, `done`, `len`, `shut_down`, …) works
+/// on a delaying queue as is: it is the same queue with a timer in front. On shutdown, items
+/// still waiting for their ready time are dropped, never drained ([W3]).
+///
+/// [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+impl<T> Deref for DelayingQueue<T> {
+    type Target = WorkQueue<T>;
 
-    /// See [`WorkQueue::len`].
-    pub fn len(&self) -> usize {
-        self.queue.len()
-    }
-
-    /// See [`WorkQueue::is_empty`].
-    pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
-    }
-
-    /// See [`WorkQueue::get`].
-    pub async fn get(&self) -> Option<T> {
-        self.queue.get().await
-    }
-
-    /// See [`WorkQueue::get_guarded`].
-    pub async fn get_guarded(&self) -> Option<WorkGuard<T>> {
-        self.queue.get_guarded().await
-    }
-
-    /// See [`WorkQueue::done`].
-    pub fn done(&self, item: &T) {
-        self.queue.done(item)
-    }
-
-    /// See [`WorkQueue::shut_down`]. Items still waiting for their ready time are dropped.
-    pub fn shut_down(&self) {
-        self.queue.shut_down()
-    }
-
-    /// See [`WorkQueue::shut_down_with_drain`]. Items still waiting for their ready time are
-    /// dropped, not drained.
-    pub async fn shut_down_with_drain(&self) {
-        self.queue.shut_down_with_drain().await
-    }
-
-    /// See [`WorkQueue::is_shutting_down`].
-    pub fn is_shutting_down(&self) -> bool {
-        self.queue.is_shutting_down()
+    fn deref(&self) -> &WorkQueue<T> {
+        &self.queue
     }
 }
 

@@ -4,11 +4,12 @@
 
 use std::fmt;
 use std::hash::Hash;
+use std::ops::Deref;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::delaying::DelayingQueue;
-use super::queue::{WorkGuard, WorkQueue};
+#[cfg(doc)]
+use super::queue::WorkQueue;
 use super::rate_limiter::RateLimiter;
 
 /// A [`DelayingQueue`] whose retries are spaced by a [`RateLimiter`] ([W4]).
@@ -120,69 +121,22 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
         &self.limiter
     }
 
-    /// The underlying [`DelayingQueue`].
+    /// The underlying [`DelayingQueue`] (also reached by deref).
     pub fn delaying(&self) -> &DelayingQueue<T> {
         &self.delaying
     }
+}
 
-    /// The underlying [`WorkQueue`].
-    pub fn queue(&self) -> &WorkQueue<T> {
-        self.delaying.queue()
-    }
+/// Every [`DelayingQueue`] and [`WorkQueue`] method (`add`, `add_after`, `get`, `get_guarded`,
+/// `done`, `len`, `shut_down_with_drain`, …) works on a rate-limited queue as is: it is the same
+/// queue with a rate limiter beside it ([W4]).
+///
+/// [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+impl<T> Deref for RateLimitingQueue<T> {
+    type Target = DelayingQueue<T>;
 
-    /// See [`DelayingQueue::add_after`].
-    pub fn add_after(&self, item: T, delay: Duration) {
-        self.delaying.add_after(item, delay)
-    }
-
-    /// See [`DelayingQueue::waiting_len`].
-    pub fn waiting_len(&self) -> usize {
-        self.delaying.waiting_len()
-    }
-
-    /// See [`WorkQueue::add`].
-    pub fn add(&self, item: T) {
-        self.delaying.add(item)
-    }
-
-    /// See [`WorkQueue::len`].
-    pub fn len(&self) -> usize {
-        self.delaying.len()
-    }
-
-    /// See [`WorkQueue::is_empty`].
-    pub fn is_empty(&self) -> bool {
-        self.delaying.is_empty()
-    }
-
-    /// See [`WorkQueue::get`].
-    pub async fn get(&self) -> Option<T> {
-        self.delaying.get().await
-    }
-
-    /// See [`WorkQueue::get_guarded`].
-    pub async fn get_guarded(&self) -> Option<WorkGuard<T>> {
-        self.delaying.get_guarded().await
-    }
-
-    /// See [`WorkQueue::done`].
-    pub fn done(&self, item: &T) {
-        self.delaying.done(item)
-    }
-
-    /// See [`DelayingQueue::shut_down`].
-    pub fn shut_down(&self) {
-        self.delaying.shut_down()
-    }
-
-    /// See [`DelayingQueue::shut_down_with_drain`].
-    pub async fn shut_down_with_drain(&self) {
-        self.delaying.shut_down_with_drain().await
-    }
-
-    /// See [`WorkQueue::is_shutting_down`].
-    pub fn is_shutting_down(&self) -> bool {
-        self.delaying.is_shutting_down()
+    fn deref(&self) -> &DelayingQueue<T> {
+        &self.delaying
     }
 }
 
@@ -190,6 +144,7 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
 mod tests {
     use super::*;
     use crate::{ItemExponentialFailureRateLimiter, default_controller_rate_limiter};
+    use std::time::Duration;
     use tokio::time::Instant;
 
     const MS: Duration = Duration::from_millis(1);

@@ -188,7 +188,7 @@ fn crd<'v>(doc: &'v Value, prefix: &str) -> Result<Crd<'v>, FieldError> {
     for (i, v) in versions.iter().enumerate() {
         let vprefix = format!("{prefix}spec.versions[{i}].");
         let name = string(v, &vprefix, "name")?;
-        if !informer_handles::is_version(name) {
+        if !informer_handles::is_api_version(name) {
             return Err((
                 format!("{vprefix}name"),
                 format!("`{name}` is not a Kubernetes version such as `v1`"),

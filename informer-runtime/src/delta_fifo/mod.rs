@@ -2,7 +2,7 @@
 //!
 //! [`DeltaFifo<K>`] is client-go's `DeltaFIFO`: every key holds its own list of [`Delta`]s and
 //! appears in the queue once, in first-enqueue order ([D2]). The reflector writes into it through
-//! [`ReflectorStore`]; the informer pops one key at a time with [`DeltaFifo::pop`] and processes
+//! [`ReflectorStore`]; the informer pops keys with [`DeltaFifo::pop_batch`] and processes
 //! the deltas **without** the queue lock held ([D9] \[ours\]), so the reflector never waits on
 //! one item's processing or on handlers; it waits only when the consumer is
 //! [`max_queued_deltas`](DeltaFifoBuilder::max_queued_deltas) behind ([D12]).
@@ -24,14 +24,15 @@
 //! let fifo = DeltaFifo::builder().known_objects(store.clone()).build();
 //! fifo.replace(vec![cm("a"), cm("b")], "10".into()).unwrap();
 //! while !fifo.has_synced() {
-//!     let popped = fifo.pop().await.expect("not closed");
-//!     for delta in popped.deltas() {
-//!         match delta {
-//!             Delta::Deleted(gone) => { store.delete_key(popped.key().as_str()); }
-//!             other => { store.upsert(popped.key().clone(), other.object().unwrap().clone()).unwrap(); }
+//!     for popped in fifo.pop_batch(16, false).await.expect("not closed") {
+//!         for delta in popped.deltas() {
+//!             match delta {
+//!                 Delta::Deleted(gone) => { store.delete_key(popped.key().as_str()); }
+//!                 other => { store.upsert(popped.key().clone(), other.object().unwrap().clone()).unwrap(); }
+//!             }
 //!         }
+//!         popped.done(); // D7: counts as processed only now
 //!     }
-//!     popped.done(); // D7: counts as processed only now
 //! }
 //! assert_eq!(store.len(), 2);
 //! # }
@@ -66,7 +67,7 @@ use crate::key::ObjectKey;
 use crate::store::{Keyed, ReflectorStore, StoreError};
 use keyed::KeyedQueue;
 use ordered::OrderedQueue;
-use queue::{DeltaQueue, PoppedItem, populate};
+use queue::{DeltaQueue, populate};
 
 /// A transform applied to each object queued by `add`, `update`, `delete` or `replace` ([D8]): it
 /// mutates in place and must be idempotent. It never runs for `Sync` deltas of a resync, nor for
@@ -423,50 +424,12 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         Ok(())
     }
 
-    /// Waits for the next key and hands it out ([D9]). Returns `None` once the FIFO is closed
-    /// (queued deltas are then abandoned, as an informer that stops drops its store).
-    /// One consumer only. Cancel-safe: nothing is taken from the queue unless this resolves.
-    ///
-    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    pub async fn pop(&self) -> Option<Popped<'_, K>> {
-        loop {
-            {
-                let mut queue = self.queue.lock();
-                if queue.closed {
-                    return None;
-                }
-                let before = queue.queued.len();
-                if let Some(PoppedItem {
-                    key,
-                    deltas,
-                    initial,
-                    is_in_initial_list,
-                }) = queue.queued.pop_front()
-                {
-                    let taken = before.saturating_sub(queue.queued.len()).max(1);
-                    queue.relist_barrier = queue.relist_barrier.saturating_sub(taken);
-                    queue.in_flight += 1;
-                    self.wake_room(&mut queue);
-                    return Some(Popped {
-                        fifo: self,
-                        key,
-                        deltas,
-                        initial,
-                        is_in_initial_list,
-                        finished: false,
-                    });
-                }
-            }
-            self.item_ready.notified().await;
-        }
-    }
-
     /// Waits for the next key and hands out up to `max` queued keys at once ([V3]; client-go's
     /// `PopBatch`), each a [`Popped`] to finish on its own, in pop order. With `atomic`, a
     /// relist's `replace` is handed out whole however large, together with everything queued
     /// before it, so a consumer that applies a batch under one store lock makes the relist one
-    /// swap ([V2]; client-go's atomic `ReplacedAll`). `None` once closed. Cancel-safe like
-    /// [`pop`](Self::pop).
+    /// swap ([V2]; client-go's atomic `ReplacedAll`). `None` once closed. One consumer only.
+    /// Cancel-safe: nothing is taken from the queue unless this resolves.
     ///
     /// [V3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
@@ -509,27 +472,6 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
                 }
             }
             self.item_ready.notified().await;
-        }
-    }
-
-    /// Pops one key and runs `process(key, deltas, is_in_initial_list)` on it without the queue
-    /// lock ([D9]). On `Err` the deltas are re-queued and the error returned. `None` once closed.
-    ///
-    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    pub async fn pop_process<E>(
-        &self,
-        process: impl FnOnce(&ObjectKey, &[Delta<K>], bool) -> Result<(), E>,
-    ) -> Option<Result<(), E>> {
-        let popped = self.pop().await?;
-        match process(popped.key(), popped.deltas(), popped.is_in_initial_list()) {
-            Ok(()) => {
-                popped.done();
-                Some(Ok(()))
-            }
-            Err(err) => {
-                popped.requeue();
-                Some(Err(err))
-            }
         }
     }
 
@@ -583,7 +525,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         }
     }
 
-    /// Closes the FIFO: pending and later `pop`s return `None`, writes fail with
+    /// Closes the FIFO: pending and later `pop_batch` calls return `None`, writes fail with
     /// [`StoreError::Closed`], `wait_synced` resolves.
     pub fn close(&self) {
         self.queue.lock().closed = true;

@@ -43,7 +43,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     /// fifo.update(cm("a", "100")).unwrap();
     /// fifo.update(cm("b", "101")).unwrap();
     /// fifo.update(cm("a", "102")).unwrap(); // queued as [a(100, 102), b(101)]
-    /// let a = fifo.pop().await.unwrap();
+    /// let a = fifo.pop_batch(1, false).await.unwrap().pop().unwrap();
     /// // ... apply a's deltas to the store ...
     /// a.done();
     /// // b@101 is still queued: the store reflects 100, not 102.

@@ -701,7 +701,14 @@ mod tests {
         })
         .unwrap();
         inf.inner.fifo.add(cm("a")).unwrap();
-        let popped = inf.inner.fifo.pop().await.unwrap();
+        let popped = inf
+            .inner
+            .fifo
+            .pop_batch(1, false)
+            .await
+            .unwrap()
+            .pop()
+            .unwrap();
         let obj = popped.deltas()[0].object().unwrap().clone();
         assert_eq!(
             obj.metadata.labels.as_ref().unwrap()["order"],

@@ -377,9 +377,11 @@ mod tests {
 
         async fn drain(&self) {
             while !self.fifo.is_empty() {
-                let popped = self.fifo.pop().await.unwrap();
-                self.apply(std::slice::from_ref(&popped));
-                popped.done();
+                let batch = self.fifo.pop_batch(1, false).await.unwrap();
+                self.apply(&batch);
+                for popped in batch {
+                    popped.done();
+                }
             }
         }
     }

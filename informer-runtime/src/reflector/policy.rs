@@ -203,9 +203,10 @@ pub(crate) enum Phase {
     Stream,
 }
 
-/// What the reflector does about an error: the cells of the error table ([`on_error`]).
+/// What the reflector does about an error: the cells of the error table ([`on_error`]). The
+/// state machine turns an answer into its next `Command` (`state.rs`), which the driver performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Action {
+pub(crate) enum ErrorAnswer {
     /// Drop this event, report it, keep the stream ([R16]).
     ///
     /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
@@ -274,8 +275,8 @@ pub(crate) struct Facts {
 /// phase of a cycle (docs/behaviour.md R9-R16, R19, R20). The LIST, WATCH and watch-list paths all ask
 /// it, so they cannot disagree; for example a connection that breaks mid-stream is a close in
 /// every phase that streams (R9 for a WATCH, R20 for a watch-list stream).
-pub(crate) fn on_error(phase: Phase, class: ErrorClass, f: Facts) -> Action {
-    use Action::*;
+pub(crate) fn on_error(phase: Phase, class: ErrorClass, f: Facts) -> ErrorAnswer {
+    use ErrorAnswer::*;
     use ErrorClass as C;
     use Phase as P;
     let broken = f.transport || class == C::CutChunk;
@@ -490,48 +491,48 @@ mod tests {
             let stream_phase = matches!(phase, Phase::StreamStart | Phase::Stream);
             // R16: only a running stream drops events, and it drops exactly the unexpected ones.
             proptest::prop_assert_eq!(
-                action == Action::DropEvent,
+                action == ErrorAnswer::DropEvent,
                 streaming && class == ErrorClass::UnexpectedObject
             );
             // R9/R20: a broken connection is a close wherever a stream runs.
             if streaming && class != ErrorClass::UnexpectedObject
                 && (f.transport || class == ErrorClass::CutChunk)
             {
-                proptest::prop_assert_eq!(action, Action::TreatAsClose);
+                proptest::prop_assert_eq!(action, ErrorAnswer::TreatAsClose);
             }
             // R12: a WATCH 410 never relists at "" (kubernetes#86483): it ends the cycle, whose
             // relist is at the last RV (or it is a close when the connection broke).
             if watching && class == ErrorClass::Expired {
-                proptest::prop_assert!(matches!(action, Action::NewCycle | Action::TreatAsClose));
+                proptest::prop_assert!(matches!(action, ErrorAnswer::NewCycle | ErrorAnswer::TreatAsClose));
             }
             // R11: only a LIST relists at "", and only once.
-            if action == Action::RelistAtEmpty {
+            if action == ErrorAnswer::RelistAtEmpty {
                 proptest::prop_assert!(
                     matches!(phase, Phase::List | Phase::ListContinue) && !f.rv_unavailable
                 );
             }
             if phase == Phase::List {
-                proptest::prop_assert!(matches!(action, Action::RelistAtEmpty | Action::NewCycle));
+                proptest::prop_assert!(matches!(action, ErrorAnswer::RelistAtEmpty | ErrorAnswer::NewCycle));
             }
             // R4: only an expired continue token lists unpaged; a later page's other errors
             // are the LIST's.
             proptest::prop_assert_eq!(
-                action == Action::ListUnpaged,
+                action == ErrorAnswer::ListUnpaged,
                 phase == Phase::ListContinue && class == ErrorClass::Expired
             );
             if phase == Phase::ListContinue && class != ErrorClass::Expired {
                 proptest::prop_assert_eq!(action, on_error(Phase::List, class, f));
             }
             // R19: only a watch-list stream retries at "", once; only it falls back to LIST.
-            if action == Action::RetryStreamAtEmpty {
+            if action == ErrorAnswer::RetryStreamAtEmpty {
                 proptest::prop_assert!(stream_phase && !f.retried_at_empty);
             }
-            if matches!(action, Action::FallBackToList { .. }) {
+            if matches!(action, ErrorAnswer::FallBackToList { .. }) {
                 proptest::prop_assert!(stream_phase);
             }
             // R13/R14: only a WATCH re-watches; with backoff exactly for 429 and refused
             // connections (R1), at once exactly for an internal error inside the window.
-            if let Action::Rewatch { backoff } = action {
+            if let ErrorAnswer::Rewatch { backoff } = action {
                 proptest::prop_assert!(watching);
                 proptest::prop_assert_eq!(
                     backoff,
@@ -556,19 +557,19 @@ mod tests {
         // The disagreement the table removed: a broken connection mid-stream.
         assert_eq!(
             on_error(Phase::Watch, ErrorClass::Other, transport),
-            Action::TreatAsClose
+            ErrorAnswer::TreatAsClose
         );
         assert_eq!(
             on_error(Phase::Stream, ErrorClass::Other, transport),
-            Action::TreatAsClose
+            ErrorAnswer::TreatAsClose
         );
         assert_eq!(
             on_error(Phase::Stream, ErrorClass::CutChunk, none),
-            Action::TreatAsClose
+            ErrorAnswer::TreatAsClose
         );
         assert_eq!(
             on_error(Phase::List, ErrorClass::Expired, none),
-            Action::RelistAtEmpty
+            ErrorAnswer::RelistAtEmpty
         );
         assert_eq!(
             on_error(
@@ -579,34 +580,34 @@ mod tests {
                     ..none
                 }
             ),
-            Action::NewCycle
+            ErrorAnswer::NewCycle
         );
         assert_eq!(
             on_error(Phase::Watch, ErrorClass::Expired, none),
-            Action::NewCycle
+            ErrorAnswer::NewCycle
         );
         assert_eq!(
             on_error(Phase::WatchStart, ErrorClass::TooManyRequests, none),
-            Action::Rewatch { backoff: true }
+            ErrorAnswer::Rewatch { backoff: true }
         );
         assert_eq!(
             on_error(Phase::StreamStart, ErrorClass::Invalid, none),
-            Action::FallBackToList {
+            ErrorAnswer::FallBackToList {
                 disable_streaming: true
             }
         );
         assert_eq!(
             on_error(Phase::StreamStart, ErrorClass::Other, transport),
-            Action::NewCycle,
+            ErrorAnswer::NewCycle,
             "a stream that cannot connect is retried by the next cycle"
         );
         assert_eq!(
             on_error(Phase::Stream, ErrorClass::TooLargeResourceVersion, none),
-            Action::RetryStreamAtEmpty
+            ErrorAnswer::RetryStreamAtEmpty
         );
         assert_eq!(
             on_error(Phase::Stream, ErrorClass::InternalError, none),
-            Action::NewCycle
+            ErrorAnswer::NewCycle
         );
     }
 }

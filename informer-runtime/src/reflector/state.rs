@@ -2,8 +2,8 @@
 //!
 //! [`Machine::step`] is pure: from the machine (its [`State`] and what it remembers across
 //! cycles: the RV bookkeeping, whether streaming is off, the [R14] window) and one [`Event`] (what
-//! the previous [`Action`]'s I/O produced), it computes the next machine and the one next
-//! [`Action`]. Every decision of the reflector is made here and in the error table
+//! the previous [`Command`]'s I/O produced), it computes the next machine and the one next
+//! [`Command`]. Every decision of the reflector is made here and in the error table
 //! ([`on_error`]); the driver (`cycle.rs`) only performs actions: it sends requests, decodes,
 //! writes the store, sleeps, logs and counts. kube-runtime's `watcher::step` has the same shape.
 //!
@@ -30,7 +30,7 @@ use tokio::time::Instant;
 
 use super::InitialListStrategy;
 use super::policy::{
-    Action as Answer, Facts, Phase, RetryWindow, RvState, VERY_SHORT_WATCH, list_limit, on_error,
+    ErrorAnswer, Facts, Phase, RetryWindow, RvState, VERY_SHORT_WATCH, list_limit, on_error,
 };
 use crate::list_watch::{self, ErrorClass};
 
@@ -120,7 +120,7 @@ pub(crate) enum WatchEnd {
     ResyncFailed,
 }
 
-/// What the driver observed while performing the last [`Action`].
+/// What the driver observed while performing the last [`Command`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Event {
     /// The reflector starts, or the backoff delay before the next cycle ended ([R1]).
@@ -184,9 +184,10 @@ pub(crate) enum Wait {
     Backoff { floor: Option<Duration> },
 }
 
-/// The one thing the driver does next.
+/// The one thing the driver does next: the machine's output, which the driver performs (I/O,
+/// sleeping). Not the error table's [`ErrorAnswer`], which `step` turns into one of these.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Action {
+pub(crate) enum Command {
     /// Wait one backoff delay, at least `floor` capped at the backoff maximum ([R1]),
     /// then start a cycle ([`Event::CycleDue`]).
     ///
@@ -282,11 +283,11 @@ impl Machine {
 
     /// The transition: the next machine, the action to perform and what to report. `now` is
     /// the time of the event (R14's window); nothing else outside the arguments is read.
-    pub(crate) fn step(mut self, event: Event, now: Instant) -> (Machine, Action, Option<Note>) {
+    pub(crate) fn step(mut self, event: Event, now: Instant) -> (Machine, Command, Option<Note>) {
         let state = std::mem::replace(&mut self.state, State::Stopped);
         let (action, note) = match (state, event) {
             (_, Event::Cancelled | Event::StoreClosed) | (State::Stopped, _) => {
-                (Action::Stop, None)
+                (Command::Stop, None)
             }
             // R1: a cycle starts with the initial state (R21's strategy).
             (_, Event::CycleDue) => (self.begin_cycle(), None),
@@ -313,12 +314,12 @@ impl Machine {
                 };
                 match on_error(phase, failure.class, facts) {
                     // R4: the same RV once more, in one response.
-                    Answer::ListUnpaged => {
+                    ErrorAnswer::ListUnpaged => {
                         self.state = State::Listing { rv: rv.clone() };
-                        (Action::List { rv, limit: None }, None)
+                        (Command::List { rv, limit: None }, None)
                     }
                     // R11: the RV is gone or too new: at once, at "".
-                    Answer::RelistAtEmpty => {
+                    ErrorAnswer::RelistAtEmpty => {
                         self.rv.unavailable = true;
                         (self.list(), None)
                     }
@@ -330,7 +331,7 @@ impl Machine {
                 self.broken_streams = 0;
                 self.rv.listed(&rv, synced.clone(), false);
                 self.state = State::Watching;
-                (Action::ConsumeStream { rv: synced }, None)
+                (Command::ConsumeStream { rv: synced }, None)
             }
             // R20: a stream that idles before its bookmark: the server does not stream.
             (State::Streaming { .. }, Event::StreamIncomplete { idle: true }) => {
@@ -378,7 +379,7 @@ impl Machine {
                         };
                         match on_error(Phase::Watch, failure.class, facts) {
                             // R9: a broken stream is a close.
-                            Answer::TreatAsClose => self.closed(events, elapsed),
+                            ErrorAnswer::TreatAsClose => self.closed(events, elapsed),
                             _ => (self.watch_failed(Phase::Watch, failure, now), None),
                         }
                     }
@@ -394,7 +395,7 @@ impl Machine {
     /// [R21]: a watch-list stream unless it is off or disabled, else a paged LIST.
     ///
     /// [R21]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    fn begin_cycle(&mut self) -> Action {
+    fn begin_cycle(&mut self) -> Command {
         if self.settings.strategy == InitialListStrategy::StreamingList && !self.streaming_disabled
         {
             let rv = self.rv.watch_list_rv();
@@ -402,7 +403,7 @@ impl Machine {
                 rv: rv.clone(),
                 retried_at_empty: false,
             };
-            Action::Stream { rv }
+            Command::Stream { rv }
         } else {
             self.list()
         }
@@ -412,19 +413,19 @@ impl Machine {
     ///
     /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    fn list(&mut self) -> Action {
+    fn list(&mut self) -> Command {
         let rv = self.rv.relist_rv(&self.settings.initial_list_rv);
         let limit = list_limit(&rv, self.settings.page_size, self.rv.paginated_result);
         self.state = State::Listing { rv: rv.clone() };
-        Action::List { rv, limit }
+        Command::List { rv, limit }
     }
 
     /// A WATCH from the last synced RV ([R18]: never with initial events).
     ///
     /// [R18]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    fn watch(&mut self, wait: Wait, rewatch: bool) -> Action {
+    fn watch(&mut self, wait: Wait, rewatch: bool) -> Command {
         self.state = State::Watching;
-        Action::Watch {
+        Command::Watch {
             rv: self.rv.last_synced.clone().unwrap_or_default(),
             wait,
             rewatch,
@@ -434,15 +435,15 @@ impl Machine {
     /// The cycle ends; the next starts after one backoff delay ([R1]), at least `floor`.
     ///
     /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    fn end_cycle(&mut self, floor: Option<Duration>) -> Action {
+    fn end_cycle(&mut self, floor: Option<Duration>) -> Command {
         self.state = State::Idle;
-        Action::Backoff { floor }
+        Command::Backoff { floor }
     }
 
     /// [R19]/R20: a paged LIST in this cycle; `disable` keeps the informer on paged LIST.
     ///
     /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    fn fall_back(&mut self, disable: bool) -> (Action, Option<Note>) {
+    fn fall_back(&mut self, disable: bool) -> (Command, Option<Note>) {
         self.streaming_disabled |= disable;
         (self.list(), Some(Note::FellBack { disabled: disable }))
     }
@@ -451,7 +452,7 @@ impl Machine {
     /// streams again unless this was the [`BROKEN_STREAMS_LIMIT`]th broken stream in a row.
     ///
     /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    fn stream_broke(&mut self) -> (Action, Option<Note>) {
+    fn stream_broke(&mut self) -> (Command, Option<Note>) {
         self.broken_streams = self.broken_streams.saturating_add(1);
         self.fall_back(self.broken_streams >= BROKEN_STREAMS_LIMIT)
     }
@@ -462,7 +463,7 @@ impl Machine {
         phase: Phase,
         failure: Failure,
         retried_at_empty: bool,
-    ) -> (Action, Option<Note>) {
+    ) -> (Command, Option<Note>) {
         let facts = Facts {
             transport: failure.transport,
             retried_at_empty,
@@ -470,18 +471,18 @@ impl Machine {
         };
         match on_error(phase, failure.class, facts) {
             // R19: once more at "", at once.
-            Answer::RetryStreamAtEmpty => {
+            ErrorAnswer::RetryStreamAtEmpty => {
                 self.rv.unavailable = true;
                 let rv = self.rv.watch_list_rv();
                 self.state = State::Streaming {
                     rv: rv.clone(),
                     retried_at_empty: true,
                 };
-                (Action::Stream { rv }, None)
+                (Command::Stream { rv }, None)
             }
-            Answer::FallBackToList { disable_streaming } => self.fall_back(disable_streaming),
+            ErrorAnswer::FallBackToList { disable_streaming } => self.fall_back(disable_streaming),
             // R20: the connection broke before the bookmark.
-            Answer::TreatAsClose => self.stream_broke(),
+            ErrorAnswer::TreatAsClose => self.stream_broke(),
             // R15.
             _ => (self.end_cycle(failure.retry_after), None),
         }
@@ -491,7 +492,7 @@ impl Machine {
     ///
     /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    fn closed(&mut self, events: u64, elapsed: Duration) -> (Action, Option<Note>) {
+    fn closed(&mut self, events: u64, elapsed: Duration) -> (Command, Option<Note>) {
         if events == 0 && elapsed < VERY_SHORT_WATCH {
             (self.end_cycle(None), Some(Note::VeryShortWatch(elapsed)))
         } else {
@@ -504,7 +505,7 @@ impl Machine {
     /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     ///
     /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    fn watch_failed(&mut self, phase: Phase, failure: Failure, now: Instant) -> Action {
+    fn watch_failed(&mut self, phase: Phase, failure: Failure, now: Instant) -> Command {
         // R14's window counts only the internal errors it is asked about.
         let internal_retry_allowed =
             failure.class == ErrorClass::InternalError && self.retry_window.should_retry(now);
@@ -515,16 +516,16 @@ impl Machine {
         };
         match on_error(phase, failure.class, facts) {
             // R13: the same RV after backoff; Retry-After is the minimum delay.
-            Answer::Rewatch { backoff: true } => self.watch(
+            ErrorAnswer::Rewatch { backoff: true } => self.watch(
                 Wait::Backoff {
                     floor: failure.retry_after,
                 },
                 true,
             ),
             // R14 inside its window.
-            Answer::Rewatch { backoff: false } | Answer::TreatAsClose | Answer::DropEvent => {
-                self.watch(Wait::Now, true)
-            }
+            ErrorAnswer::Rewatch { backoff: false }
+            | ErrorAnswer::TreatAsClose
+            | ErrorAnswer::DropEvent => self.watch(Wait::Now, true),
             // R12 (the relist is at the last RV, never ""), R15.
             _ => self.end_cycle(failure.retry_after),
         }

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::io::{ActiveWatch, Io};
-use super::policy::{Action, Facts, Phase, on_error};
+use super::policy::{ErrorAnswer, Facts, Phase, on_error};
 use super::{Error, bump, finish_listed};
 use crate::key::ObjectKey;
 use crate::list_watch::{self, Probed};
@@ -149,7 +149,7 @@ where
                     transport: matches!(e, list_watch::Error::Transport(_)),
                     ..Facts::default()
                 };
-                if on_error(Phase::Stream, e.class(), facts) == Action::DropEvent {
+                if on_error(Phase::Stream, e.class(), facts) == ErrorAnswer::DropEvent {
                     ctx.report(Error::UnexpectedObject(e)); // R16
                     continue;
                 }

@@ -19,6 +19,11 @@
 //! pointer, `containerPort: 0` of a field without `omitempty`). A field number the schema does
 //! not know is an error, never silently dropped.
 //!
+//! This decoder is not informer-proto's `de` twice: the server turns a body of any kind into the
+//! JSON value its store holds (JSON-ward, no Rust type, `omit_zero` deciding which zeros stay),
+//! while `de` drives serde into a Rust type with no intermediate value (serde-ward); both read the
+//! same schema table and `wire` primitives.
+//!
 //! [`Shape`]: informer_proto::schema::Shape
 
 mod decode;

@@ -1,4 +1,4 @@
-//! The driver of the reflector's state machine (`state.rs`): it performs each [`Action`] the
+//! The driver of the reflector's state machine (`state.rs`): it performs each [`Command`] the
 //! pure `step` returns (LIST and replace, watch-list stream, WATCH, backoff) and feeds back the
 //! [`Event`] it observed. It makes no decision of its own: which request comes next, at which
 //! RV, after which delay, is `step`'s and the error table's ([R1]-[R23]). What it does do is the I/O
@@ -29,9 +29,9 @@ mod watch;
 
 use super::io::{ActiveWatch, Io};
 use super::policy::{
-    Action as Answer, DEAD_WATCH_GRACE, EventRvGate, Facts, Phase, on_error, retry_after_floor,
+    DEAD_WATCH_GRACE, ErrorAnswer, EventRvGate, Facts, Phase, on_error, retry_after_floor,
 };
-use super::state::{Action, Event, Failure, Machine, Note, Settings, Wait, WatchEnd};
+use super::state::{Command, Event, Failure, Machine, Note, Settings, Wait, WatchEnd};
 use super::watch_list::is_initial_events_end;
 use super::{
     Backoff, Error, InitialListStrategy, Reflector, bump, guard_transform, guard_transform_owned,
@@ -86,16 +86,16 @@ where
             ctx.note(note);
         }
         event = match action {
-            Action::Stop => break,
-            Action::Backoff { floor } => ctx.back_off(floor).await,
-            Action::List { rv, limit } => ctx.list(rv, limit).await,
-            Action::Stream { rv } => {
+            Command::Stop => break,
+            Command::Backoff { floor } => ctx.back_off(floor).await,
+            Command::List { rv, limit } => ctx.list(rv, limit).await,
+            Command::Stream { rv } => {
                 let (event, watch) = ctx.stream(rv).await;
                 synced = watch;
                 event
             }
-            Action::Watch { rv, wait, rewatch } => ctx.watch(rv, wait, rewatch).await,
-            Action::ConsumeStream { rv } => ctx.consume_stream(synced.take(), rv).await,
+            Command::Watch { rv, wait, rewatch } => ctx.watch(rv, wait, rewatch).await,
+            Command::ConsumeStream { rv } => ctx.consume_stream(synced.take(), rv).await,
         };
         if event == Event::StoreClosed {
             info!("store closed; reflector stops");
@@ -191,7 +191,7 @@ where
         Ok(())
     }
 
-    /// [`Action::List`]: the whole list at `rv`, then `replace` ([R2]-[R4]).
+    /// [`Command::List`]: the whole list at `rv`, then `replace` ([R2]-[R4]).
     ///
     /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     ///
@@ -237,8 +237,8 @@ where
         }
     }
 
-    /// [`Action::Stream`]: a watch-list stream at `rv` up to its bookmark ([R17]-[R20]); the
-    /// connection, once synced, for [`Action::ConsumeStream`].
+    /// [`Command::Stream`]: a watch-list stream at `rv` up to its bookmark ([R17]-[R20]); the
+    /// connection, once synced, for [`Command::ConsumeStream`].
     ///
     /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     ///
@@ -278,7 +278,7 @@ where
         }
     }
 
-    /// [`Action::ConsumeStream`]: live events on the watch-list connection ([R17]).
+    /// [`Command::ConsumeStream`]: live events on the watch-list connection ([R17]).
     ///
     /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     async fn consume_stream(&mut self, synced: Option<ActiveWatch<K>>, rv: String) -> Event {

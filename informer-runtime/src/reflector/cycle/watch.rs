@@ -14,7 +14,7 @@ impl<K> Driver<K>
 where
     K: crate::object::Meta + DeserializeOwned,
 {
-    /// [`Action::Watch`]: a WATCH at `rv` after `wait`, consumed until it ends.
+    /// [`Command::Watch`]: a WATCH at `rv` after `wait`, consumed until it ends.
     pub(super) async fn watch(&mut self, rv: String, wait: Wait, rewatch: bool) -> Event {
         let delay = match wait {
             Wait::Now => Duration::ZERO,
@@ -179,7 +179,7 @@ where
                                 transport: matches!(e, list_watch::Error::Transport(_)),
                                 ..Facts::default()
                             };
-                            if on_error(Phase::Watch, e.class(), facts) == Answer::DropEvent {
+                            if on_error(Phase::Watch, e.class(), facts) == ErrorAnswer::DropEvent {
                                 // R16: drop the event, log it, keep watching.
                                 self.io.report(Error::UnexpectedObject(e));
                                 continue;

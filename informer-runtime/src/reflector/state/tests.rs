@@ -27,8 +27,8 @@ fn fail(class: ErrorClass) -> Failure {
 }
 
 /// Steps `m` through `events`, returning the machine and the last action.
-fn run(mut m: Machine, events: Vec<Event>) -> (Machine, Action, Option<Note>) {
-    let mut last = (Action::Stop, None);
+fn run(mut m: Machine, events: Vec<Event>) -> (Machine, Command, Option<Note>) {
+    let mut last = (Command::Stop, None);
     for ev in events {
         let (next, action, note) = m.step(ev, Instant::now());
         m = next;
@@ -61,7 +61,7 @@ fn r2_r3_first_cycle_lists_at_0_paged_then_watches_from_the_list_rv() {
     );
     assert_eq!(
         action,
-        Action::List {
+        Command::List {
             rv: "0".into(),
             limit: Some(500)
         }
@@ -69,7 +69,7 @@ fn r2_r3_first_cycle_lists_at_0_paged_then_watches_from_the_list_rv() {
     let (m, action, _) = run(m, vec![listed("10")]);
     assert_eq!(
         action,
-        Action::Watch {
+        Command::Watch {
             rv: "10".into(),
             wait: Wait::Now,
             rewatch: false
@@ -92,7 +92,7 @@ fn r9_a_closed_watch_rewatches_at_once_from_its_last_rv() {
     assert_eq!(note, None);
     assert_eq!(
         action,
-        Action::Watch {
+        Command::Watch {
             rv: "15".into(),
             wait: Wait::Now,
             rewatch: true
@@ -111,13 +111,13 @@ fn r10_a_very_short_empty_watch_ends_the_cycle() {
         last_rv: None,
     };
     let (m, action, note) = run(m, vec![Event::CycleDue, listed("10"), short]);
-    assert_eq!(action, Action::Backoff { floor: None });
+    assert_eq!(action, Command::Backoff { floor: None });
     assert_eq!(note, Some(Note::VeryShortWatch(Duration::from_millis(200))));
     // R12's rule holds here too: the next cycle lists at the last RV.
     let (_, action, _) = run(m, vec![Event::CycleDue]);
     assert_eq!(
         action,
-        Action::List {
+        Command::List {
             rv: "10".into(),
             limit: None
         }
@@ -139,7 +139,7 @@ fn r4_an_expired_continue_token_lists_once_unpaged_at_the_same_rv() {
     );
     assert_eq!(
         action,
-        Action::List {
+        Command::List {
             rv: "0".into(),
             limit: None
         }
@@ -155,7 +155,7 @@ fn r4_an_expired_continue_token_lists_once_unpaged_at_the_same_rv() {
     );
     assert_eq!(
         action,
-        Action::List {
+        Command::List {
             rv: String::new(),
             limit: Some(500)
         }
@@ -171,7 +171,7 @@ fn r11_r15_list_410_relists_at_empty_once_then_backs_off() {
         page: 1,
     };
     let (m, action, _) = run(m, vec![Event::CycleDue, listed("10")]);
-    assert!(matches!(action, Action::Watch { .. }));
+    assert!(matches!(action, Command::Watch { .. }));
     let (m, _, _) = run(
         m,
         vec![ended(WatchEnd::Failed(fail(ErrorClass::Expired)), None)],
@@ -179,7 +179,7 @@ fn r11_r15_list_410_relists_at_empty_once_then_backs_off() {
     let (m, action, _) = run(m, vec![Event::CycleDue]);
     assert_eq!(
         action,
-        Action::List {
+        Command::List {
             rv: "10".into(),
             limit: None
         },
@@ -188,13 +188,13 @@ fn r11_r15_list_410_relists_at_empty_once_then_backs_off() {
     let (m, action, _) = run(m, vec![gone.clone()]);
     assert_eq!(
         action,
-        Action::List {
+        Command::List {
             rv: String::new(),
             limit: Some(500)
         }
     );
     let (m, action, _) = run(m, vec![gone]);
-    assert_eq!(action, Action::Backoff { floor: None });
+    assert_eq!(action, Command::Backoff { floor: None });
     assert_eq!(m.state, State::Idle);
     // The next successful list clears "unavailable".
     let (m, _, _) = run(m, vec![Event::CycleDue, listed("30")]);
@@ -220,7 +220,7 @@ fn r13_r14_r15_watch_errors() {
     };
     assert_eq!(
         after(ErrorClass::TooManyRequests, Some(Duration::from_secs(7))),
-        Action::Watch {
+        Command::Watch {
             rv: "10".into(),
             wait: Wait::Backoff {
                 floor: Some(Duration::from_secs(7))
@@ -230,19 +230,19 @@ fn r13_r14_r15_watch_errors() {
     );
     assert!(matches!(
         after(ErrorClass::ConnectionRefused, None),
-        Action::Watch {
+        Command::Watch {
             wait: Wait::Backoff { floor: None },
             ..
         }
     ));
     assert_eq!(
         after(ErrorClass::InternalError, None),
-        Action::Backoff { floor: None },
+        Command::Backoff { floor: None },
         "R14 window 0: R15"
     );
     assert!(matches!(
         after(ErrorClass::CutChunk, None),
-        Action::Watch {
+        Command::Watch {
             wait: Wait::Now,
             rewatch: true,
             ..
@@ -250,7 +250,7 @@ fn r13_r14_r15_watch_errors() {
     ));
     assert_eq!(
         after(ErrorClass::Other, Some(Duration::from_secs(3))),
-        Action::Backoff {
+        Command::Backoff {
             floor: Some(Duration::from_secs(3))
         }
     );
@@ -265,13 +265,13 @@ fn r13_r14_r15_watch_errors() {
     let (m, action, _) = m.step(internal.clone(), t0);
     assert!(matches!(
         action,
-        Action::Watch {
+        Command::Watch {
             wait: Wait::Now,
             ..
         }
     ));
     let (_, action, _) = m.step(internal, t0 + Duration::from_secs(6));
-    assert_eq!(action, Action::Backoff { floor: None });
+    assert_eq!(action, Command::Backoff { floor: None });
 }
 
 #[test]
@@ -284,17 +284,17 @@ fn r22_a_failed_resync_ends_the_cycle() {
             ended(WatchEnd::ResyncFailed, None),
         ],
     );
-    assert_eq!(action, Action::Backoff { floor: None });
+    assert_eq!(action, Command::Backoff { floor: None });
 }
 
 #[test]
 fn r17_r19_r20_watch_list() {
     let m = machine(InitialListStrategy::StreamingList);
     let (m, action, _) = run(m, vec![Event::CycleDue]);
-    assert_eq!(action, Action::Stream { rv: String::new() });
+    assert_eq!(action, Command::Stream { rv: String::new() });
     // R17: synced at the bookmark; live events on the same connection.
     let (m, action, _) = run(m, vec![Event::StreamSynced { rv: "20".into() }]);
-    assert_eq!(action, Action::ConsumeStream { rv: "20".into() });
+    assert_eq!(action, Command::ConsumeStream { rv: "20".into() });
     assert_eq!(m.rv.last_synced.as_deref(), Some("20"));
     // A watch 410 ends the cycle; the next cycle streams from the last RV.
     let (m, _, _) = run(
@@ -305,17 +305,17 @@ fn r17_r19_r20_watch_list() {
         )],
     );
     let (m, action, _) = run(m, vec![Event::CycleDue]);
-    assert_eq!(action, Action::Stream { rv: "25".into() });
+    assert_eq!(action, Command::Stream { rv: "25".into() });
     // R19: expired at that RV: once at "", at once; again: R15.
     let (m, action, _) = run(m, vec![Event::StartFailed(fail(ErrorClass::Expired))]);
-    assert_eq!(action, Action::Stream { rv: String::new() });
+    assert_eq!(action, Command::Stream { rv: String::new() });
     let (m, action, _) = run(m, vec![Event::StreamFailed(fail(ErrorClass::Expired))]);
-    assert_eq!(action, Action::Backoff { floor: None });
+    assert_eq!(action, Command::Backoff { floor: None });
     // R20: a stream that idles before its bookmark falls back to a paged LIST in this cycle,
     // and the informer stays on paged LIST.
     let (m, _, _) = run(m, vec![Event::CycleDue]);
     let (m, action, note) = run(m, vec![Event::StreamIncomplete { idle: true }]);
-    assert!(matches!(action, Action::List { .. }));
+    assert!(matches!(action, Command::List { .. }));
     assert_eq!(note, Some(Note::FellBack { disabled: true }));
     assert!(m.streaming_disabled);
     let (m, _, _) = run(
@@ -326,7 +326,7 @@ fn r17_r19_r20_watch_list() {
         ],
     );
     let (_, action, _) = run(m, vec![Event::CycleDue]);
-    assert!(matches!(action, Action::List { .. }), "{action:?}");
+    assert!(matches!(action, Command::List { .. }), "{action:?}");
 }
 
 #[test]
@@ -351,10 +351,10 @@ fn r20_broken_streams_fall_back_once_and_only_three_in_a_row_disable_streaming()
     // A connection broken before the bookmark, then a stream that ends before it: each a
     // paged LIST in its cycle, and the next cycle streams again.
     let (m, action, note) = run(m, vec![Event::CycleDue, broke()]);
-    assert!(matches!(action, Action::List { .. }), "{action:?}");
+    assert!(matches!(action, Command::List { .. }), "{action:?}");
     assert_eq!(note, Some(Note::FellBack { disabled: false }));
     let (m, action, _) = next_cycle(m);
-    assert!(matches!(action, Action::Stream { .. }), "{action:?}");
+    assert!(matches!(action, Command::Stream { .. }), "{action:?}");
     let (m, _, note) = run(m, vec![Event::StreamIncomplete { idle: false }]);
     assert_eq!(note, Some(Note::FellBack { disabled: false }));
     // A stream that syncs resets the count.
@@ -368,7 +368,7 @@ fn r20_broken_streams_fall_back_once_and_only_three_in_a_row_disable_streaming()
     );
     for n in 1..=BROKEN_STREAMS_LIMIT {
         assert!(
-            matches!(action, Action::Stream { .. }),
+            matches!(action, Command::Stream { .. }),
             "cycle {n}: {action:?}"
         );
         let (next, _, note) = run(m, vec![broke()]);
@@ -377,7 +377,7 @@ fn r20_broken_streams_fall_back_once_and_only_three_in_a_row_disable_streaming()
         (m, action, _) = next_cycle(next);
     }
     assert!(m.streaming_disabled);
-    assert!(matches!(action, Action::List { .. }), "{action:?}");
+    assert!(matches!(action, Command::List { .. }), "{action:?}");
 }
 
 #[test]
@@ -387,7 +387,7 @@ fn r19_unsupported_disables_streaming_other_answers_fall_back_once() {
         m,
         vec![Event::CycleDue, Event::StartFailed(fail(ErrorClass::Other))],
     );
-    assert!(matches!(action, Action::List { .. }));
+    assert!(matches!(action, Command::List { .. }));
     assert_eq!(note, Some(Note::FellBack { disabled: false }));
     let (m, action, _) = run(
         m,
@@ -397,7 +397,7 @@ fn r19_unsupported_disables_streaming_other_answers_fall_back_once() {
             Event::CycleDue,
         ],
     );
-    assert!(matches!(action, Action::Stream { .. }), "still streaming");
+    assert!(matches!(action, Command::Stream { .. }), "still streaming");
     let (m, _, note) = run(m, vec![Event::StartFailed(fail(ErrorClass::Invalid))]);
     assert_eq!(note, Some(Note::FellBack { disabled: true }));
     assert!(m.streaming_disabled);
@@ -509,35 +509,35 @@ fn any_machine() -> impl Strategy<Value = Machine> {
 }
 
 /// The state an action leaves the machine in: every action has exactly one.
-fn consistent(state: &State, action: &Action) -> bool {
+fn consistent(state: &State, action: &Command) -> bool {
     match action {
-        Action::Backoff { .. } => *state == State::Idle,
-        Action::List { rv, .. } => *state == State::Listing { rv: rv.clone() },
-        Action::Stream { rv } => matches!(state, State::Streaming { rv: s, .. } if s == rv),
-        Action::Watch { .. } | Action::ConsumeStream { .. } => *state == State::Watching,
-        Action::Stop => *state == State::Stopped,
+        Command::Backoff { .. } => *state == State::Idle,
+        Command::List { rv, .. } => *state == State::Listing { rv: rv.clone() },
+        Command::Stream { rv } => matches!(state, State::Streaming { rv: s, .. } if s == rv),
+        Command::Watch { .. } | Command::ConsumeStream { .. } => *state == State::Watching,
+        Command::Stop => *state == State::Stopped,
     }
 }
 
 /// The action the error table's answer means, for a failure of `phase` (what `step` must do).
-fn expected(m: &Machine, answer: Answer, failure: Failure) -> Action {
+fn expected(m: &Machine, answer: ErrorAnswer, failure: Failure) -> Command {
     let last = m.rv.last_synced.clone().unwrap_or_default();
     match answer {
-        Answer::Rewatch { backoff: true } => Action::Watch {
+        ErrorAnswer::Rewatch { backoff: true } => Command::Watch {
             rv: last,
             wait: Wait::Backoff {
                 floor: failure.retry_after,
             },
             rewatch: true,
         },
-        Answer::Rewatch { backoff: false } | Answer::TreatAsClose | Answer::DropEvent => {
-            Action::Watch {
-                rv: last,
-                wait: Wait::Now,
-                rewatch: true,
-            }
-        }
-        Answer::NewCycle => Action::Backoff {
+        ErrorAnswer::Rewatch { backoff: false }
+        | ErrorAnswer::TreatAsClose
+        | ErrorAnswer::DropEvent => Command::Watch {
+            rv: last,
+            wait: Wait::Now,
+            rewatch: true,
+        },
+        ErrorAnswer::NewCycle => Command::Backoff {
             floor: failure.retry_after,
         },
         _ => unreachable!("not an answer for a WATCH"),
@@ -556,9 +556,9 @@ proptest! {
         let (next, action, _) = m.step(ev, Instant::now());
         prop_assert!(consistent(&next.state, &action), "{:?} after {:?}", next.state, action);
         if was_stopped || stops {
-            prop_assert_eq!(action, Action::Stop);
+            prop_assert_eq!(action, Command::Stop);
         } else {
-            prop_assert_ne!(action, Action::Stop);
+            prop_assert_ne!(action, Command::Stop);
         }
     }
 
@@ -591,15 +591,15 @@ proptest! {
         let want = expected(&m, answer, f);
         let (m, action, _) = m.step(ev, Instant::now());
         prop_assert_eq!(&action, &want);
-        if let Action::Watch { rv, .. } = &action {
+        if let Command::Watch { rv, .. } = &action {
             prop_assert_eq!(rv.as_str(), "77", "R9/R13: the same RV");
         }
-        if action == (Action::Backoff { floor: f.retry_after }) {
+        if action == (Command::Backoff { floor: f.retry_after }) {
             let (_, next, _) = m.step(Event::CycleDue, Instant::now());
             match next {
-                Action::List { rv, .. } if !unavailable => prop_assert_eq!(rv.as_str(), "77"),
-                Action::Stream { rv } if !unavailable => prop_assert_eq!(rv.as_str(), "77"),
-                Action::List { .. } | Action::Stream { .. } => {}
+                Command::List { rv, .. } if !unavailable => prop_assert_eq!(rv.as_str(), "77"),
+                Command::Stream { rv } if !unavailable => prop_assert_eq!(rv.as_str(), "77"),
+                Command::List { .. } | Command::Stream { .. } => {}
                 other => prop_assert!(false, "a cycle starts with a list: {:?}", other),
             }
         }
@@ -616,12 +616,12 @@ proptest! {
         let answer = on_error(phase, f.class, facts);
         let (m, action, _) = m.step(Event::ListFailed { failure: f, page }, Instant::now());
         match answer {
-            Answer::ListUnpaged => prop_assert_eq!(action, Action::List { rv, limit: None }),
-            Answer::RelistAtEmpty => {
+            ErrorAnswer::ListUnpaged => prop_assert_eq!(action, Command::List { rv, limit: None }),
+            ErrorAnswer::RelistAtEmpty => {
                 prop_assert!(m.rv.unavailable);
-                prop_assert!(matches!(&action, Action::List { rv, .. } if rv.is_empty()), "{:?}", action);
+                prop_assert!(matches!(&action, Command::List { rv, .. } if rv.is_empty()), "{:?}", action);
             }
-            _ => prop_assert_eq!(action, Action::Backoff { floor: f.retry_after }),
+            _ => prop_assert_eq!(action, Command::Backoff { floor: f.retry_after }),
         }
     }
 
@@ -642,17 +642,17 @@ proptest! {
         let ev = if start { Event::StartFailed(f) } else { Event::StreamFailed(f) };
         let (m, action, note) = m.step(ev, Instant::now());
         match answer {
-            Answer::RetryStreamAtEmpty => {
-                prop_assert_eq!(action, Action::Stream { rv: String::new() });
+            ErrorAnswer::RetryStreamAtEmpty => {
+                prop_assert_eq!(action, Command::Stream { rv: String::new() });
                 prop_assert_eq!(m.state, State::Streaming { rv: String::new(), retried_at_empty: true });
             }
-            Answer::FallBackToList { disable_streaming } => {
-                prop_assert!(matches!(action, Action::List { .. }), "{:?}", action);
+            ErrorAnswer::FallBackToList { disable_streaming } => {
+                prop_assert!(matches!(action, Command::List { .. }), "{:?}", action);
                 prop_assert_eq!(note, Some(Note::FellBack { disabled: disable_streaming }));
                 prop_assert_eq!(m.streaming_disabled, was_disabled || disable_streaming);
             }
-            Answer::TreatAsClose => {
-                prop_assert!(matches!(action, Action::List { .. }), "{:?}", action);
+            ErrorAnswer::TreatAsClose => {
+                prop_assert!(matches!(action, Command::List { .. }), "{:?}", action);
                 // R20: only the BROKEN_STREAMS_LIMIT-th broken stream in a row disables streaming.
                 prop_assert_eq!(
                     m.streaming_disabled,
@@ -660,7 +660,7 @@ proptest! {
                     "R20"
                 );
             }
-            _ => prop_assert_eq!(action, Action::Backoff { floor: f.retry_after }),
+            _ => prop_assert_eq!(action, Command::Backoff { floor: f.retry_after }),
         }
     }
 
@@ -688,26 +688,26 @@ proptest! {
             let (next, action, _) = m.step(ev, Instant::now());
             prop_assert!(consistent(&next.state, &action));
             if stops {
-                prop_assert_eq!(action, Action::Stop);
+                prop_assert_eq!(action, Command::Stop);
                 break;
             }
             // R1: a cycle begins only from Idle, after the backoff the Backoff action asked for
             // (or at the very start).
             if before == State::Idle {
                 prop_assert!(
-                    matches!(action, Action::List { .. } | Action::Stream { .. } | Action::Backoff { .. }),
+                    matches!(action, Command::List { .. } | Command::Stream { .. } | Command::Backoff { .. }),
                     "{:?}", action
                 );
             }
             // R12: from a watch, a LIST at "" needs an RV marked unavailable by a LIST.
             if before == State::Watching
-                && let Action::List { rv, .. } = &action
+                && let Command::List { rv, .. } = &action
             {
                 prop_assert!(!rv.is_empty() || unavailable || last.is_none_or(|l| l.is_empty()) , "{:?}", action);
             }
             if disabled {
                 prop_assert!(next.streaming_disabled);
-                prop_assert!(!matches!(action, Action::Stream { .. }), "{:?}", action);
+                prop_assert!(!matches!(action, Command::Stream { .. }), "{:?}", action);
             }
             disabled = next.streaming_disabled;
             m = next;
