@@ -38,9 +38,7 @@ pub enum Flavor {
     /// a LIST at resourceVersion "0" is paged.
     NoWatchCache,
     /// `ConsistentListFromCacheSkipTimeoutFallback` on (alpha in 1.37): a consistent LIST the
-    /// watch cache cannot serve in time answers 429 instead of reading etcd ([R13]).
-    ///
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// watch cache cannot serve in time answers 429 instead of reading etcd (R13).
     SkipTimeoutFallback,
 }
 

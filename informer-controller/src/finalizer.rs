@@ -1,4 +1,4 @@
-//! The finalizer helper ([C9]): add our finalizer before acting on a live object, run cleanup on
+//! The finalizer helper (C9): add our finalizer before acting on a live object, run cleanup on
 //! deletion, then remove only our finalizer, never overwriting a concurrent writer.
 //!
 //! ```no_run
@@ -20,8 +20,6 @@
 //!     .await
 //! }
 //! ```
-//!
-//! [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 
 use std::future::Future;
 use std::sync::Arc;
@@ -63,7 +61,7 @@ pub enum Error<E: std::error::Error + 'static> {
     UnnamedObject,
 }
 
-/// Runs `reconcile` with finalizer `name` managed on `obj` ([C9], kube-runtime's `finalizer`
+/// Runs `reconcile` with finalizer `name` managed on `obj` (C9, kube-runtime's `finalizer`
 /// shape):
 ///
 /// - live and without our finalizer: add it (a merge patch carrying the cached
@@ -79,13 +77,10 @@ pub enum Error<E: std::error::Error + 'static> {
 /// (the finalizers and the deletion timestamp are read through the runtime's `Meta`); `api` is
 /// the `kube::Api` of its kind (for a compact `Deployment`, `Api<k8s_openapi::...::Deployment>`).
 ///
-/// Each finalizer patch is recorded with `recorder` ([K2]: the next reconcile of the key waits
+/// Each finalizer patch is recorded with `recorder` (K2: the next reconcile of the key waits
 /// until the cache holds it; pass [`WriteRecorder::detached`] outside a controller). Removing
 /// the finalizer from an object that is already gone (404: a second cleanup of a deletion that
-/// has completed) is success, not an error ([C9]).
-///
-/// [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-/// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+/// has completed) is success, not an error (C9).
 pub async fn finalizer<K, F, Fut, E>(
     api: &Api<K::Source>,
     name: &str,

@@ -1,6 +1,6 @@
 //! kube-runtime interop: an informer's notifications as the stream kube-runtime's `watcher()`
 //! yields, so kube-runtime's `reflector`, `WatchStreamExt` and `Controller` consume a shared
-//! informer with no second watch ([KR5]).
+//! informer with no second watch (KR5).
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -19,8 +19,6 @@
 //! factory.start();
 //! # Ok(()) }
 //! ```
-//!
-//! [KR5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#10-kube-rs-4x-now-50-what-it-already-offers-and-what-we-must-beat
 
 use futures::{Stream, StreamExt};
 use informer_runtime::Object;
@@ -34,20 +32,15 @@ use kube::runtime::watcher;
 /// never an `Err`: the informer's reflector handles errors and retries itself).
 ///
 /// The stream starts with `Init`, then one `InitApply` per object of the first list (or, for a
-/// late subscriber, of the cache, [H5]), then `InitDone` once this subscriber has seen them all
-/// ([H6]); after that every add or update is an `Apply` and every delete a `Delete` with the
+/// late subscriber, of the cache, H5), then `InitDone` once this subscriber has seen them all
+/// (H6); after that every add or update is an `Apply` and every delete a `Delete` with the
 /// last known state. A relist does not restart the sequence: the informer turns it into
-/// updates and deletes (tombstones, [D5]), which arrive as `Apply` and `Delete`. A tombstone
-/// without a last known state ([D5]: the lookup failed) has no object to give and is skipped.
+/// updates and deletes (tombstones, D5), which arrive as `Apply` and `Delete`. A tombstone
+/// without a last known state (D5: the lookup failed) has no object to give and is skipped.
 ///
 /// kube-runtime's events own their objects, so each event clones the cached object once
-/// (`K: Clone`); the informer's cache itself is shared ([X7]). For kube-runtime's shared-stream
+/// (`K: Clone`); the informer's cache itself is shared (X7). For kube-runtime's shared-stream
 /// API, [`EventStream::objects`] yields the cached `Arc`s without a copy.
-///
-/// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
 pub fn watcher_events<K>(
     informer: &SharedIndexInformer<K>,
 ) -> Result<

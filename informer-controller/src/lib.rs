@@ -2,10 +2,11 @@
 //! election over `coordination.k8s.io/v1` Leases ([`leader`]), finalizer and status helpers,
 //! and kube-runtime interop ([`interop`]).
 //!
-//! How each part behaves is specified in the behaviour reference, whose rule IDs the
-//! documentation cites: controllers in [C1]-[C10], read your own writes in [K1]-[K4], leader
-//! election in [E1]-[E7], shard sets and terms in [S1]-[S11], the workqueue in [W1]-[W8] and event
-//! handlers in [H1]-[H15]. `docs/decisions/13-controllers-in-their-own-crate.md` in the repository
+//! How each part behaves is specified in
+//! [the behaviour reference](https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md),
+//! whose rule IDs the documentation cites: controllers in C1-C10, read your own writes in
+//! K1-K4, leader election in E1-E8, shard sets and terms in S1-S11, the workqueue in W1-W8 and event
+//! handlers in H1-H15. `docs/decisions/13-controllers-in-their-own-crate.md` in the repository
 //! explains why this is a crate of its own.
 //!
 //! # Quick start
@@ -30,21 +31,6 @@
 //!     .await
 //! # }
 //! ```
-//!
-//! [C1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-//! [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-//! [E1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//!
-//! [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-//! [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-//! [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-//! [E7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [W8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [H15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 
 pub mod controller;
 pub mod finalizer;

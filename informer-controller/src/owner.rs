@@ -1,13 +1,11 @@
-//! Owner references for objects a controller creates, from any cached form of the owner ([C4]).
-//!
-//! [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+//! Owner references for objects a controller creates, from any cached form of the owner (C4).
 
 use informer_runtime::Object;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 /// The owner reference with `controller: true` that an object created for `owner` carries, so
 /// that [`Controller::owns`](crate::Controller::owns) maps the object's events back to `owner`
-/// ([C4]) and the garbage collector deletes it with `owner`: kube's
+/// (C4) and the garbage collector deletes it with `owner`: kube's
 /// `Resource::controller_owner_ref`, for any cached form of the owner (the kind itself, its
 /// compact form, a projection). Its `apiVersion` and `kind` are those of `K`'s source kind.
 /// `None` when `owner` has no name or no UID.
@@ -26,8 +24,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 /// assert_eq!(owner.controller, Some(true));
 /// assert_eq!(Some(owner), kube::Resource::controller_owner_ref(&web, &()));
 /// ```
-///
-/// [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 pub fn controller_owner_ref<K: Object>(owner: &K) -> Option<OwnerReference> {
     use kube::Resource;
     Some(OwnerReference {

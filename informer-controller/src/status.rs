@@ -59,10 +59,8 @@ pub enum Error {
 /// `&**obj` for the `&Arc<K>` a [`Request`](crate::Request) holds);
 /// `api` is the `kube::Api` of its kind (for a compact `Deployment`,
 /// `Api<k8s_openapi::...::Deployment>`), and a compact form is converted field by field for the
-/// write and back. The stored object is recorded with `recorder` ([K2]: the next reconcile of
+/// write and back. The stored object is recorded with `recorder` (K2: the next reconcile of
 /// the key waits until the cache holds it; [`WriteRecorder::detached`] outside a controller).
-///
-/// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 pub async fn update_status<K>(
     api: &Api<K::Source>,
     current: &K,

@@ -1,7 +1,7 @@
 //! `#[derive(Informer)]`: typed informers and listers for kube CRD structs.
 //!
 //! The derive emits `XInformer`, `XLister` and (for namespaced kinds) `XNamespaceLister` for a resource type
-//! `X`, the same shapes `informer-gen` emits for built-in kinds ([G3], [G7]). Generated bodies are single calls
+//! `X`, the same shapes `informer-gen` emits for built-in kinds (G3, G7). Generated bodies are single calls
 //! into `informer-runtime`, reached through its `#[doc(hidden)] __private` module.
 //!
 //! # With kube's `CustomResource`
@@ -39,7 +39,7 @@
 //! |---|---|
 //! | `group = "…"`, `version = "…"`, `kind = "…"` | required (from `#[kube]` or here, never both) |
 //! | `plural = "…"` | API plural; default is kube-derive's rule (`-es`, `-ies`, `-s`) on the lowercased kind |
-//! | `namespaced` | namespaced kind: the lister gets `namespaced(ns)`; without it the lister has `get(name)` ([L4]) |
+//! | `namespaced` | namespaced kind: the lister gets `namespaced(ns)`; without it the lister has `get(name)` (L4) |
 //! | `crate = "path"` | path of `informer_runtime` for re-exporting crates (default `::informer_runtime`) |
 //! | `index(name = "by_x", path = a.b)` | an index over a field path (`String`, `Option`, `Vec`, … of strings) |
 //! | `index(name = "by_x", owner = "Kind")` | an index over the names of owner references of that kind |
@@ -47,10 +47,6 @@
 //!
 //! Every index becomes a lister method `by_x(&self, value: &str)`. All mistakes are reported in one
 //! compile, each on the offending token.
-//!
-//! [G3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-//! [G7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-//! [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
 
 mod ast;
 mod attr;
@@ -86,7 +82,7 @@ fn derive(input: &syn::DeriveInput) -> proc_macro2::TokenStream {
     }
 }
 
-/// Derives a projection: a slim struct decoded straight from the wire of a source kind ([P4]-[P6]).
+/// Derives a projection: a slim struct decoded straight from the wire of a source kind (P4-P6).
 ///
 /// ```ignore
 /// #[derive(Projection, Clone, Debug)]
@@ -126,9 +122,6 @@ fn derive(input: &syn::DeriveInput) -> proc_macro2::TokenStream {
 ///
 /// A struct with a `metadata` field is a top-level projection: it implements `Meta` and `Object`
 /// with `Source = of`, so `factory.informer_for::<PodView>()` lists and watches Pods into it.
-///
-/// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-/// [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[proc_macro_derive(Projection, attributes(projection))]
 pub fn derive_projection(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

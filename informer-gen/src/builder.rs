@@ -96,9 +96,7 @@ impl Builder {
         self
     }
 
-    /// Excludes one built-in kind (for kinds that cannot be watched, [G6]), in addition to the built-in list.
-    ///
-    /// [G6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+    /// Excludes one built-in kind (for kinds that cannot be watched, G6), in addition to the built-in list.
     pub fn exclude_kind(&mut self, group: &str, version: &str, kind: &str) -> &mut Self {
         self.settings
             .exclude_kinds
@@ -106,11 +104,8 @@ impl Builder {
         self
     }
 
-    /// Also generates the compact type of built-in kind `group/version/kind` ([P1]-[P3]) and a
+    /// Also generates the compact type of built-in kind `group/version/kind` (P1-P3) and a
     /// `compact()` accessor on its handle. The kind must be selected too (`include_kind`/`include_group`).
-    ///
-    /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-    /// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     pub fn compact_kind(&mut self, group: &str, version: &str, kind: &str) -> &mut Self {
         self.settings
             .compact_kinds
@@ -171,9 +166,7 @@ impl Builder {
         self
     }
 
-    /// Overrides the accessor of `group` ([G1]), e.g. when two groups share a first DNS label.
-    ///
-    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+    /// Overrides the accessor of `group` (G1), e.g. when two groups share a first DNS label.
     pub fn group_accessor(&mut self, group: &str, accessor: &str) -> &mut Self {
         self.settings
             .group_accessors
@@ -181,9 +174,7 @@ impl Builder {
         self
     }
 
-    /// Overrides the accessor of the resource `plural` in `group` ([G2] irregular-plural table).
-    ///
-    /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+    /// Overrides the accessor of the resource `plural` in `group` (G2 irregular-plural table).
     pub fn kind_accessor(&mut self, group: &str, plural: &str, accessor: &str) -> &mut Self {
         self.settings
             .kind_accessors
@@ -357,9 +348,7 @@ impl Generated {
     }
 
     /// Writes every file whose contents changed and deletes `.rs` files in `dir` that carry the
-    /// generated header but are no longer produced ([G8]). Returns the paths written or deleted.
-    ///
-    /// [G8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+    /// generated header but are no longer produced (G8). Returns the paths written or deleted.
     pub fn write_to(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir)?;
         let mut touched = Vec::new();

@@ -114,9 +114,7 @@ pub enum Error {
         /// Kind.
         kind: String,
     },
-    /// Two groups get the same accessor name ([G1]); configure one with `group_accessor`.
-    ///
-    /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+    /// Two groups get the same accessor name (G1); configure one with `group_accessor`.
     #[error(
         "groups {groups:?} all map to the accessor `{accessor}()`; set `group_accessor` for one of them"
     )]
@@ -126,9 +124,7 @@ pub enum Error {
         /// The colliding groups.
         groups: Vec<String>,
     },
-    /// Two kinds of one group/version get the same accessor ([G2]); configure one with `kind_accessor`.
-    ///
-    /// [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+    /// Two kinds of one group/version get the same accessor (G2); configure one with `kind_accessor`.
     #[error(
         "kinds {kinds:?} in `{group}/{version}` all map to the accessor `{accessor}()`; set `kind_accessor` for one of them"
     )]

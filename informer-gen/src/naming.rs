@@ -1,7 +1,4 @@
-//! Case conversion, keyword sanitising and accessor names ([G1], [G2]); the only place names are made.
-//!
-//! [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-//! [G2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+//! Case conversion, keyword sanitising and accessor names (G1, G2); the only place names are made.
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
 use proc_macro2::{Ident, Span};

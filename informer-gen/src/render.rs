@@ -1,6 +1,4 @@
-//! TokenStream → syn::File → prettyplease, with the one-line `@generated` header ([G8]).
-//!
-//! [G8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+//! TokenStream → syn::File → prettyplease, with the one-line `@generated` header (G8).
 
 use std::collections::BTreeMap;
 
@@ -47,10 +45,7 @@ pub(crate) fn render(emitted: Emitted, layout: &Layout, header: &str) -> BTreeMa
             let compact_decl = emitted.compact.is_some().then(|| {
                 quote! {
                     #compact_cfg
-                    /// Compact full-fidelity types of the kinds configured with `compact-kind` ([P1]-[P3]).
-                    ///
-                    /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-                    /// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+                    /// Compact full-fidelity types of the kinds configured with `compact-kind` (P1-P3).
                     pub mod compact;
                 }
             });
@@ -82,10 +77,7 @@ pub(crate) fn render(emitted: Emitted, layout: &Layout, header: &str) -> BTreeMa
             let compact = emitted.compact.as_ref().map(|c| {
                 quote! {
                     #compact_cfg
-                    /// Compact full-fidelity types of the kinds configured with `compact-kind` ([P1]-[P3]).
-                    ///
-                    /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-                    /// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+                    /// Compact full-fidelity types of the kinds configured with `compact-kind` (P1-P3).
                     pub mod compact {
                         #c
                     }

@@ -1,4 +1,4 @@
-//! The per-kind handles (`XInformer`, `XLister`, `XNamespaceLister`, [G3]) as tokens, emitted from this
+//! The per-kind handles (`XInformer`, `XLister`, `XNamespaceLister`, G3) as tokens, emitted from this
 //! one place for both `#[derive(Informer)]` (informer-derive) and informer-gen, and the Kubernetes
 //! naming rule both of them check ([`is_api_version`]).
 //!
@@ -25,8 +25,6 @@
 //! });
 //! assert!(tokens.to_string().contains("FooNamespaceLister"));
 //! ```
-//!
-//! [G3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
@@ -41,9 +39,7 @@ pub struct Kind {
     pub resource: TokenStream,
     /// The prefix of the handle names (`Foo` → `FooInformer`, `FooLister`, `FooNamespaceLister`).
     pub prefix: String,
-    /// Namespaced (a `namespaced(ns)` lister and `XNamespaceLister`) or cluster-scoped (`get`), [L4].
-    ///
-    /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// Namespaced (a `namespaced(ns)` lister and `XNamespaceLister`) or cluster-scoped (`get`), L4.
     pub namespaced: bool,
     /// The kind as the docs name it (`` `apps/v1` kind `Deployment` ``).
     pub subject: String,
@@ -93,9 +89,7 @@ fn informer(kind: &Kind) -> TokenStream {
         }
 
         impl #informer {
-            /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-            ///
-            /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+            /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
             #[inline]
             #vis fn new(factory: &#p::SharedInformerFactory) -> Self {
                 Self { factory: #p::Clone::clone(factory) }
@@ -113,10 +107,8 @@ fn informer(kind: &Kind) -> TokenStream {
                 #lister::new(self.informer().indexer())
             }
 
-            /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+            /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
             /// watches this kind's endpoint and caches only `P`'s fields.
-            ///
-            /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
             #vis fn projected<P>(&self) -> #p::Projected<P>
             where
                 P: #p::Object<Source = #res>,
@@ -135,10 +127,7 @@ fn lister(kind: &Kind) -> TokenStream {
     let doc = format!(" Typed lister over the informer cache of {}.", kind.subject);
     let scoped = if kind.namespaced {
         quote! {
-            /// A lister restricted to one namespace ([L2], [L3]).
-            ///
-            /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-            /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+            /// A lister restricted to one namespace (L2, L3).
             #[inline]
             #vis fn namespaced(&self, namespace: &str) -> #ns_lister {
                 #ns_lister { inner: self.inner.namespaced(namespace) }
@@ -146,10 +135,7 @@ fn lister(kind: &Kind) -> TokenStream {
         }
     } else {
         quote! {
-            /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-            ///
-            /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-            /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+            /// The object called `name`; a miss is `NotFound` (L3, L4).
             #[inline]
             #vis fn get(&self, name: &str) -> #p::Result<#p::Arc<#res>, #p::ListerError> {
                 self.inner.get(name)
@@ -171,9 +157,7 @@ fn lister(kind: &Kind) -> TokenStream {
                 Self { inner: #p::Lister::from_indexer(indexer) }
             }
 
-            /// Every cached object matching `selector` ([L1]).
-            ///
-            /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+            /// Every cached object matching `selector` (L1).
             #[inline]
             #vis fn list(&self, selector: &#p::Selector) -> #p::Vec<#p::Arc<#res>> {
                 self.inner.list(selector)
@@ -204,17 +188,13 @@ fn namespace_lister(kind: &Kind) -> TokenStream {
         }
 
         impl #ns_lister {
-            /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-            ///
-            /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+            /// The object called `name` in this namespace; a miss is `NotFound` (L3).
             #[inline]
             #vis fn get(&self, name: &str) -> #p::Result<#p::Arc<#res>, #p::ListerError> {
                 self.inner.get(name)
             }
 
-            /// Every object in this namespace matching `selector` ([L2]).
-            ///
-            /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+            /// Every object in this namespace matching `selector` (L2).
             #[inline]
             #vis fn list(&self, selector: &#p::Selector) -> #p::Vec<#p::Arc<#res>> {
                 self.inner.list(selector)

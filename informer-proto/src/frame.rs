@@ -1,4 +1,4 @@
-//! The framing of protobuf LIST and WATCH answers ([T1] in `docs/behaviour.md`).
+//! The framing of protobuf LIST and WATCH answers (T1 in `docs/behaviour.md`).
 //!
 //! - A LIST answer (and any single object) is `k8s\0` + a `runtime.Unknown` envelope
 //!   (`typeMeta` {apiVersion 1, kind 2} at 1, `raw` at 2, `contentEncoding` at 3, `contentType`
@@ -9,8 +9,6 @@
 //!   `metav1.WatchEvent` message (no magic, no envelope): type at 1, and at 2 a
 //!   `runtime.RawExtension` whose `raw` (1) is the object as `k8s\0` + `runtime.Unknown`.
 //!   An `ERROR` event's object is a `metav1.Status`; see [`read_status`].
-//!
-//! [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use std::ops::Range;
 

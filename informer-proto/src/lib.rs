@@ -1,19 +1,19 @@
 //! Kubernetes protobuf (`application/vnd.kubernetes.protobuf`) for informer-rs.
 //!
-//! kube-apiserver serves every built-in kind as protobuf too (behaviour [T1] in
+//! kube-apiserver serves every built-in kind as protobuf too (behaviour T1 in
 //! `docs/behaviour.md`); this crate reads it without Go types and without an intermediate value:
 //!
 //! - [`schema`]: the generated table of every message of the built-in groups: field numbers,
 //!   JSON names, types and, from the Go struct tags, which zeros on the wire mean "absent";
 //! - [`Deserializer`] and [`from_slice`]: a serde `Deserializer` over a message's bytes, so that
 //!   k8s-openapi types, informer-gen's compact types and projections decode straight from
-//!   protobuf into the same values as from the object's JSON ([T2]);
+//!   protobuf into the same values as from the object's JSON (T2);
 //! - [`frame`]: the `k8s\0` + `runtime.Unknown` envelope ([`frame::from_envelope`] decodes a
 //!   whole body), LIST bodies (their `ListMeta` and each item's bytes), WATCH frames and events,
 //!   [`frame::probe_meta`] and `Status` errors;
 //! - [`wire`] and [`time`]: the protobuf wire format, and Go's JSON forms of times and durations;
 //! - [`Skipped`]: fields of a newer Kubernetes version, which every reader passes over and counts
-//!   ([T8]).
+//!   (T8).
 //!
 //! ```
 //! use informer_proto::{frame, from_slice, for_kind};
@@ -36,10 +36,6 @@
 //! assert_eq!(frame::probe_meta(&bytes)?.namespace, "default");
 //! # Ok::<(), informer_proto::Error>(())
 //! ```
-//!
-//! [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-//! [T2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-//! [T8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 mod de;
 mod error;

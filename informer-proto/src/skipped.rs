@@ -1,4 +1,4 @@
-//! Fields of a newer schema, passed over ([T8] in `docs/behaviour.md`).
+//! Fields of a newer schema, passed over (T8 in `docs/behaviour.md`).
 //!
 //! A server of a newer Kubernetes version sends fields this build's table does not have. The
 //! reader passes over each by its wire type, as Go's generated unmarshallers and the JSON path
@@ -30,8 +30,6 @@
 //! assert_eq!(skipped.example, Some(("api.core.v1.ConfigMap", 4000)));
 //! # Ok::<(), informer_proto::Error>(())
 //! ```
-//!
-//! [T8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use std::cell::Cell;
 

@@ -50,9 +50,7 @@ pub use crate::lister::{Error as ListerError, Lister, NamespacedLister};
 pub use crate::object::Object;
 
 /// Values of a field-path index (`#[informer(index(name = "…", path = a.b))]`): a string field gives
-/// itself, `Option` gives zero or one value, collections give one value per element ([X2]).
-///
-/// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+/// itself, `Option` gives zero or one value, collections give one value per element (X2).
 pub trait IndexValues {
     /// Appends this field's index values to `out`.
     fn push_index_values(&self, out: &mut Vec<String>);

@@ -1,6 +1,4 @@
-//! Resolving a `GroupVersionResource` through the server's discovery, for dynamic informers ([F9]).
-//!
-//! [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+//! Resolving a `GroupVersionResource` through the server's discovery, for dynamic informers (F9).
 
 use kube::api::GroupVersionResource;
 use kube::core::GroupVersion;

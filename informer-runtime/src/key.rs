@@ -1,6 +1,4 @@
-//! Object keys (`namespace/name`, or `name` for cluster-scoped objects): the only place keys are built ([X1]).
-//!
-//! [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+//! Object keys (`namespace/name`, or `name` for cluster-scoped objects): the only place keys are built (X1).
 
 use std::fmt;
 use std::sync::Arc;
@@ -13,9 +11,7 @@ pub enum KeyError {
     /// The object has no `metadata.name` (for example, only `generateName` was set).
     #[error("object has no `metadata.name`")]
     MissingName,
-    /// The key string has more than one `/` ([X1]).
-    ///
-    /// [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The key string has more than one `/` (X1).
     #[error("unexpected key format: `{0}` has more than one `/`")]
     TooManySlashes(String),
     /// The key string, its namespace or its name is empty.
@@ -23,10 +19,10 @@ pub enum KeyError {
     Empty(String),
 }
 
-/// The cache key of an object: `namespace/name`, or `name` for cluster-scoped objects ([X1]).
+/// The cache key of an object: `namespace/name`, or `name` for cluster-scoped objects (X1).
 ///
 /// The key is one shared allocation, so cloning it is a reference-count increment. It does not
-/// contain the UID ([H13]): a delete and re-create under the same name keeps the same key.
+/// contain the UID (H13): a delete and re-create under the same name keeps the same key.
 ///
 /// Also at the crate root (`informer_runtime::ObjectKey`) and in informer-controller
 /// (`informer_controller::ObjectKey`), where a `watches` mapper returns it.
@@ -39,9 +35,6 @@ pub enum KeyError {
 /// assert_eq!(key.name(), "web");
 /// assert_eq!(ObjectKey::parse("prod/web").unwrap(), key);
 /// ```
-///
-/// [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-/// [H13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectKey(Arc<str>);
 
@@ -80,9 +73,7 @@ impl ObjectKey {
         }
     }
 
-    /// Parses `namespace/name` or `name`; more than one `/` is an error ([X1]).
-    ///
-    /// [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// Parses `namespace/name` or `name`; more than one `/` is an error (X1).
     pub fn parse(key: &str) -> Result<Self, KeyError> {
         let mut parts = key.split('/');
         match (parts.next(), parts.next(), parts.next()) {

@@ -34,7 +34,7 @@
 //! become typed accessors: `factory.core().v1().config_maps().lister()`. The README's "Use it in
 //! your crate" section sets a crate up, and the behaviour of every part is specified in
 //! [the behaviour reference](https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md)
-//! (its rule IDs, such as [R9] or [H6], are what comments and tests cite); `ARCHITECTURE.md` maps
+//! (its rule IDs, such as R9 or H6, are what comments and tests cite); `ARCHITECTURE.md` maps
 //! the modules.
 //!
 //! # Features
@@ -44,9 +44,6 @@
 //!
 //! k8s-openapi needs exactly one Kubernetes version feature (`v1_37`, …), chosen by the final
 //! crate; this library enables none.
-//!
-//! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 
 pub mod compact;
 pub mod delta_fifo;
@@ -64,13 +61,9 @@ pub mod reflector;
 pub mod shard;
 pub mod store;
 
-/// Rate-limited work queues ([W1]-[W8]): the [`informer-workqueue`](informer_workqueue) crate,
+/// Rate-limited work queues (W1-W8): the [`informer-workqueue`](informer_workqueue) crate,
 /// re-exported here so that `informer_runtime::workqueue::RateLimitingQueue` keeps working. It
 /// depends on nothing else in the runtime, like client-go's `util/workqueue`.
-///
-/// [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-///
-/// [W8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub use informer_workqueue as workqueue;
 
 #[doc(hidden)]

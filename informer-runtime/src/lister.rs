@@ -1,8 +1,8 @@
-//! Generic read-only listers over an informer's indexer ([L1]–[L5]).
+//! Generic read-only listers over an informer's indexer (L1–L5).
 //!
 //! [`Lister<K>`] answers `list(&selector)` and, depending on the kind's scope, `get(name)`
-//! (cluster-scoped, [L4]) or [`namespaced(ns)`](Lister::namespaced) (namespaced kinds, [L2], [L3]).
-//! Every result is the shared `Arc<K>` the store holds ([L5], [X7]). Generated listers are thin
+//! (cluster-scoped, L4) or [`namespaced(ns)`](Lister::namespaced) (namespaced kinds, L2, L3).
+//! Every result is the shared `Arc<K>` the store holds (L5, X7). Generated listers are thin
 //! wrappers over these types.
 //!
 //! ```
@@ -19,13 +19,6 @@
 //! assert!(err.is_not_found());
 //! assert_eq!(err.to_string(), "configmaps \"missing\" not found");
 //! ```
-//!
-//! [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-//! [L5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-//! [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-//! [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-//! [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-//! [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
 
 use std::fmt;
 use std::sync::Arc;
@@ -42,10 +35,8 @@ pub use kube::core::NamespaceScope;
 /// Why a lister call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// No object with that name (in that namespace) is cached ([L3]). Not retryable as such; the
+    /// No object with that name (in that namespace) is cached (L3). Not retryable as such; the
     /// object may appear once the informer sees it. Matches Kubernetes' NotFound message.
-    ///
-    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     #[error("{group_resource} \"{name}\" not found")]
     NotFound {
         /// The resource that was looked up.
@@ -59,9 +50,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether this is [`Error::NotFound`] ([L3]).
-    ///
-    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// Whether this is [`Error::NotFound`] (L3).
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound { .. })
     }
@@ -106,23 +95,16 @@ impl fmt::Display for GroupResource {
 }
 
 /// Scopes whose objects are looked up by bare name: cluster-scoped kinds and dynamic objects
-/// ([L4]). Namespaced kinds use [`NamespaceScope`] and [`Lister::namespaced`] instead.
-///
-/// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+/// (L4). Namespaced kinds use [`NamespaceScope`] and [`Lister::namespaced`] instead.
 pub trait ClusterScope {}
 impl ClusterScope for ClusterResourceScope {}
 impl ClusterScope for DynamicResourceScope {}
 
-/// A lister over an informer's indexer ([L1]–[L5]). Cheap to clone.
-///
-/// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-/// [L5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+/// A lister over an informer's indexer (L1–L5). Cheap to clone.
 pub struct Lister<K> {
     indexer: Arc<Indexer<K>>,
     group_resource: Arc<GroupResource>,
-    /// Warn only once when the namespace index is missing ([L2]).
-    ///
-    /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// Warn only once when the namespace index is missing (L2).
     warned_no_namespace_index: Arc<AtomicBool>,
 }
 
@@ -170,9 +152,7 @@ pub(crate) fn select_by<T>(
 }
 
 impl<K: crate::object::Meta> Lister<K> {
-    /// A lister over `indexer`, reporting misses for `group_resource` ([L3]).
-    ///
-    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// A lister over `indexer`, reporting misses for `group_resource` (L3).
     pub fn new(indexer: Arc<Indexer<K>>, group_resource: GroupResource) -> Self {
         Lister {
             indexer,
@@ -200,10 +180,8 @@ impl<K: crate::object::Meta> Lister<K> {
         &self.group_resource
     }
 
-    /// Every cached object whose labels match `selector`, in unspecified order ([L1]). The empty
+    /// Every cached object whose labels match `selector`, in unspecified order (L1). The empty
     /// selector returns everything without matching.
-    ///
-    /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
         select_by(|| self.indexer.list(), selector, |o| &**o as &dyn Meta)
     }
@@ -213,9 +191,7 @@ impl<K: crate::object::Meta> Lister<K> {
         Ok(self.indexer.by_index(index_name, value)?)
     }
 
-    /// The objects under every `(index, value)` pair (an AND query, [X8] \[ours\]).
-    ///
-    /// [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The objects under every `(index, value)` pair (an AND query, X8 \[ours\]).
     pub fn by_indices(&self, pairs: &[(&str, &str)]) -> Result<Vec<Arc<K>>> {
         Ok(self.indexer.by_indices(pairs)?)
     }
@@ -228,7 +204,7 @@ impl<K: crate::object::Meta> Lister<K> {
         })
     }
 
-    /// The cluster-scoped object called `name` ([L4]). Not available for namespaced kinds:
+    /// The cluster-scoped object called `name` (L4). Not available for namespaced kinds:
     ///
     /// ```compile_fail
     /// # use std::sync::Arc;
@@ -236,8 +212,6 @@ impl<K: crate::object::Meta> Lister<K> {
     /// let cms = Lister::from_indexer(Arc::new(Indexer::<k8s_openapi::api::core::v1::ConfigMap>::new()));
     /// cms.get("name"); // error: `NamespaceResourceScope: ClusterScope` is not satisfied
     /// ```
-    ///
-    /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     pub fn get(&self, name: &str) -> Result<Arc<K>>
     where
         K: HasScope,
@@ -248,8 +222,8 @@ impl<K: crate::object::Meta> Lister<K> {
             .ok_or_else(|| self.not_found(name))
     }
 
-    /// A lister restricted to namespace `namespace` ([L2]). `""` means all namespaces, as
-    /// client-go's `NamespaceAll`. Not available for cluster-scoped kinds ([L4]):
+    /// A lister restricted to namespace `namespace` (L2). `""` means all namespaces, as
+    /// client-go's `NamespaceAll`. Not available for cluster-scoped kinds (L4):
     ///
     /// ```compile_fail
     /// # use std::sync::Arc;
@@ -257,9 +231,6 @@ impl<K: crate::object::Meta> Lister<K> {
     /// let nodes = Lister::from_indexer(Arc::new(Indexer::<k8s_openapi::api::core::v1::Node>::new()));
     /// nodes.namespaced("default"); // error: `ClusterResourceScope: NamespaceScope` is not satisfied
     /// ```
-    ///
-    /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-    /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
     pub fn namespaced(&self, namespace: &str) -> NamespacedLister<K>
     where
         K: HasScope,
@@ -278,9 +249,7 @@ impl<K: crate::object::Meta> Lister<K> {
         }
     }
 
-    /// The objects in `namespace` via the namespace index, or a scan (warned once) without it ([L2]).
-    ///
-    /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// The objects in `namespace` via the namespace index, or a scan (warned once) without it (L2).
     fn list_namespace(&self, namespace: &str) -> Vec<Arc<K>> {
         if namespace.is_empty() {
             return self.indexer.list();
@@ -304,10 +273,7 @@ impl<K: crate::object::Meta> Lister<K> {
     }
 }
 
-/// A lister restricted to one namespace ([L2], [L3]). Cheap to clone.
-///
-/// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-/// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+/// A lister restricted to one namespace (L2, L3). Cheap to clone.
 pub struct NamespacedLister<K> {
     lister: Lister<K>,
     namespace: Arc<str>,
@@ -337,10 +303,7 @@ impl<K: crate::object::Meta> NamespacedLister<K> {
         &self.namespace
     }
 
-    /// The objects in this namespace whose labels match `selector` ([L1], [L2]).
-    ///
-    /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-    /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// The objects in this namespace whose labels match `selector` (L1, L2).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
         select_by(
             || self.lister.list_namespace(&self.namespace),
@@ -349,9 +312,7 @@ impl<K: crate::object::Meta> NamespacedLister<K> {
         )
     }
 
-    /// The object `namespace/name`; a miss is [`Error::NotFound`] ([L3]).
-    ///
-    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// The object `namespace/name`; a miss is [`Error::NotFound`] (L3).
     pub fn get(&self, name: &str) -> Result<Arc<K>> {
         let key = ObjectKey::new(Some(&self.namespace), name);
         self.lister

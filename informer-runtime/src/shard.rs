@@ -7,7 +7,7 @@
 //! (`shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')`, terms joined
 //! by `||`). A server with the gate answers each LIST with `metadata.shardInfo`, echoing the
 //! selector it applied, and sends only the slice. A server without it ignores the parameter and
-//! sends everything; the reflector then filters on the client with the same hash ([S4]: only an
+//! sends everything; the reflector then filters on the client with the same hash (S4: only an
 //! exact echo of the selector sent is trusted, page by page, and every watch event is probed on
 //! the client in either mode, since a WATCH may reach another server than the LIST), reading each
 //! object's UID or namespace before decoding it and skipping the rest of an object outside the
@@ -23,8 +23,6 @@
 //!     "shardRange(object.metadata.uid, '0x4000000000000000', '0x8000000000000000')"
 //! );
 //! ```
-//!
-//! [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::fmt;
 
@@ -198,9 +196,7 @@ impl fmt::Display for Shard {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShardMode {
     /// The server applied `shardSelector` (its LIST answer echoed it in `shardInfo`); watch
-    /// events are still probed on the client ([S4]).
-    ///
-    /// [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// events are still probed on the client (S4).
     Server,
     /// The server ignored it, or echoed another selector: the reflector filters on the client.
     Client,

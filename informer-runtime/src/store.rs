@@ -21,7 +21,7 @@ pub enum StoreError {
 
 /// What the reflector writes into: in the informer this is the [`DeltaFifo`](crate::delta_fifo::DeltaFifo).
 ///
-/// # Finished objects ([D8], [M8], [X7])
+/// # Finished objects (D8, M8, X7)
 ///
 /// The reflector owns the transform and the sharing of every object it writes: it calls
 /// [`transform`](Self::transform) on each object as soon as it is decoded (each LIST page, each
@@ -32,18 +32,13 @@ pub enum StoreError {
 /// receive *finished* objects: transformed exactly once and shared, never deep-cloned again.
 ///
 /// [`delete`](Self::delete) is the one exception: a `DELETED` event carries the object's last
-/// state, which the store transforms itself, and only if it queues a real `Deleted` ([D4], [D8]): an
+/// state, which the store transforms itself, and only if it queues a real `Deleted` (D4, D8): an
 /// ignored delete of an unknown key must not run user code.
 ///
 /// # Keys
 ///
 /// Every call carries the object's [`ObjectKey`], built once by the reflector (from the
 /// transformed object, for finished ones); a store keys by it and never builds it again.
-///
-/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-/// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-/// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub trait ReflectorStore<K>: Send + Sync + 'static {
     /// Called by the reflector on every decoded object before it is shared (never for
     /// `DELETED` events). The default does nothing.
@@ -53,15 +48,12 @@ pub trait ReflectorStore<K>: Send + Sync + 'static {
     /// Wraps a listed object (already passed through [`transform`](Self::transform)) in the `Arc`
     /// it will be shared as. The reflector calls it on each object of a LIST or watch-list as soon
     /// as it is decoded and transformed, so a relist never holds a second decoded copy of the
-    /// whole list ([M8], [X7]). The default is `Arc::new(obj)`.
+    /// whole list (M8, X7). The default is `Arc::new(obj)`.
     ///
     /// A store that caches objects may instead return the `Arc` it already holds for the same
     /// object (same key, UID and resourceVersion: the same content, since the server changes the
     /// resourceVersion on every write) and drop `obj`; [`DeltaFifo`](crate::delta_fifo::DeltaFifo)
     /// does, so an unchanged object costs nothing extra during a relist.
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     fn share(&self, key: &ObjectKey, obj: K) -> Arc<K> {
         let _ = key;
         Arc::new(obj)
@@ -71,37 +63,24 @@ pub trait ReflectorStore<K>: Send + Sync + 'static {
     /// A watch `MODIFIED` event, finished (transformed and shared; see the trait docs).
     fn update_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError>;
     /// A watch `DELETED` event, carrying the object's last state, *not* transformed: the store
-    /// transforms it only if it queues it ([D4], [D8]).
-    ///
-    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// transforms it only if it queues it (D4, D8).
     fn delete(&self, key: ObjectKey, obj: K) -> Result<(), StoreError>;
-    /// The complete state at `resource_version`, from a LIST or a watch-list stream ([D5], [R17]);
+    /// The complete state at `resource_version`, from a LIST or a watch-list stream (D5, R17);
     /// every item is finished (passed through [`transform`](Self::transform) and
     /// [`share`](Self::share)).
-    ///
-    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     fn replace_shared(
         &self,
         items: Vec<Keyed<K>>,
         resource_version: String,
     ) -> Result<(), StoreError>;
-    /// Queue a resync of every cached object that has no pending deltas ([D6], [R22]).
-    ///
-    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Queue a resync of every cached object that has no pending deltas (D6, R22).
     fn resync(&self) -> Result<(), StoreError>;
-    /// A BOOKMARK: the store has seen everything up to `resource_version` ([R5]). Never reaches handlers.
-    ///
-    /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A BOOKMARK: the store has seen everything up to `resource_version` (R5). Never reaches handlers.
     fn bookmark(&self, resource_version: &str);
     /// `Some` when the store holds as many unprocessed changes as it wants to: the reflector
     /// then awaits the future before it reads the next watch event, so the server's connection,
-    /// not the process's memory, holds what the consumer has not caught up with ([D12]). The
+    /// not the process's memory, holds what the consumer has not caught up with (D12). The
     /// default (and a store without a bound) never asks the reflector to wait.
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn room(&self) -> Option<RoomFuture<'_>> {
         None
     }

@@ -1,11 +1,8 @@
-//! Dead connections ([T4], [R7]) over real HTTP: a request that gets no response headers, and a
+//! Dead connections (T4, R7) over real HTTP: a request that gets no response headers, and a
 //! running watch that goes silent after the server has shown it sends bookmarks, are noticed in
 //! seconds, not after the kernel's TCP timeout or the watch's own 5-10 minutes.
 //!
 //! Run with `cargo test -p informer-runtime --test reflector_dead_connections`.
-//!
-//! [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-//! [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 mod reflector_support;
 

@@ -64,36 +64,25 @@ impl GroupResource {
 /// A response that is well-formed HTTP but breaks the API contract, armed with
 /// [`Faults::hostile_next`]. Each one stands for something a broken proxy, an aggregated API
 /// server or a faulty apiserver has been seen to send; the client must turn every one of them
-/// into a clear error (docs/behaviour.md [M14]-[M16]), never into data.
-///
-/// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-/// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+/// into a clear error (docs/behaviour.md M14-M16), never into data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HostileResponse {
-    /// LIST: HTTP 200 whose body is a `Status` with this code and reason ([M14]), as a proxy that
+    /// LIST: HTTP 200 whose body is a `Status` with this code and reason (M14), as a proxy that
     /// passes an error on as a success.
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     ListStatusBody {
         /// The Status `code` (e.g. 410).
         code: u16,
         /// The Status `reason` (e.g. `"Expired"`).
         reason: String,
     },
-    /// LIST: HTTP 200 with a list of the right kind and resourceVersion but no `items` ([M14]).
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// LIST: HTTP 200 with a list of the right kind and resourceVersion but no `items` (M14).
     ListWithoutItems,
-    /// LIST: HTTP 200 with an empty list whose `kind` is this one ([M14]), e.g. `"PodList"`.
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// LIST: HTTP 200 with an empty list whose `kind` is this one (M14), e.g. `"PodList"`.
     ListOfKind(String),
-    /// LIST: the real page, but its `continue` token never ends the list ([M15]): always the
+    /// LIST: the real page, but its `continue` token never ends the list (M15): always the
     /// same token (`same_token`), or a fresh one on every page. A request that carries such a
     /// token is served from the start again.
-    ///
-    /// [M15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     EndlessContinue {
         /// Repeat one token instead of issuing a new one per page.
         same_token: bool,
@@ -103,14 +92,10 @@ pub enum HostileResponse {
     ListExtraItem(String),
     /// LIST: HTTP 200 and the start of a list body (its `kind`, `metadata` and the opening of
     /// `items`), then silence with the connection left open: a half-open connection after the
-    /// headers ([T4]).
-    ///
-    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// headers (T4).
     StalledListBody,
-    /// WATCH: HTTP 200, then `len` bytes of one event line that never ends (no newline, [M16]),
+    /// WATCH: HTTP 200, then `len` bytes of one event line that never ends (no newline, M16),
     /// then silence with the connection left open.
-    ///
-    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     UnterminatedWatchLine {
         /// How many bytes of the line to send.
         len: usize,
@@ -120,13 +105,9 @@ pub enum HostileResponse {
     WatchErrorObject(String),
     /// WATCH: HTTP 200, then these raw event `lines` (each one JSON object, a newline is added),
     /// then `cut` without a newline (a line cut off mid-way), then the body ends. For events the
-    /// real server never sends on that watch: an object of another kind or a `Table` ([R16]),
+    /// real server never sends on that watch: an object of another kind or a `Table` (R16),
     /// synthetic ADDED events of a watch-list stream that ends or breaks before its
-    /// initial-events-end bookmark ([R8], [R20]).
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// initial-events-end bookmark (R8, R20).
     WatchEvents {
         /// Complete event lines.
         lines: Vec<String>,
@@ -137,30 +118,22 @@ pub enum HostileResponse {
     Redirect(u16),
     /// LIST or WATCH: HTTP 200 with `Content-Encoding: gzip`, one valid gzip member holding
     /// `body` (a list, or event lines each ending in a newline), then bytes that are not gzip
-    /// ([T3]): a corrupt compressed stream.
-    ///
-    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// (T3): a corrupt compressed stream.
     CorruptGzip {
         /// What the valid member holds.
         body: String,
     },
     /// LIST or WATCH: HTTP 200 with `Content-Encoding: gzip` and one gzip member of a few KiB
-    /// that inflates to `inflated` bytes of JSON white space (a gzip bomb, [T3]).
-    ///
-    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// that inflates to `inflated` bytes of JSON white space (a gzip bomb, T3).
     GzipBomb {
         /// The inflated size.
         inflated: usize,
     },
     /// LIST or WATCH: HTTP 200 with a Kubernetes protobuf body that breaks the framing or the
-    /// limits of protobuf ([T1]); see [`HostileProtobuf`].
-    ///
-    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// limits of protobuf (T1); see [`HostileProtobuf`].
     Protobuf(HostileProtobuf),
     /// LIST or WATCH: HTTP 200 with this `Content-Type` and these bytes, e.g. a protobuf body
-    /// the client's schema cannot read ([T1]).
-    ///
-    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// the client's schema cannot read (T1).
     Body {
         /// The `Content-Type` header.
         content_type: String,
@@ -171,9 +144,7 @@ pub enum HostileResponse {
 
 /// A protobuf answer that is well-formed HTTP but not a well-formed or reasonable protobuf
 /// body ([`HostileResponse::Protobuf`]). The client must turn each one into a clear error
-/// (and ask for JSON from then on, [T1]), never panic or allocate what a length claims.
-///
-/// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// (and ask for JSON from then on, T1), never panic or allocate what a length claims.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HostileProtobuf {

@@ -82,9 +82,7 @@ pub use status::ApiError;
 
 /// Encodes an object's JSON (with `apiVersion` and `kind`) as Kubernetes protobuf (`k8s\0` +
 /// `runtime.Unknown`), as the server answers a client that accepts only protobuf; for tests of
-/// protobuf readers (informer-proto's [T2] tests). The error is the reason, as text.
-///
-/// [T2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// protobuf readers (informer-proto's T2 tests). The error is the reason, as text.
 pub fn encode_protobuf(object: &serde_json::Value) -> Result<Vec<u8>, String> {
     protobuf::encode_object(object, protobuf::Schema::Built).map_err(|e| e.to_string())
 }

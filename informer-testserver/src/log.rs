@@ -144,18 +144,12 @@ pub struct RequestRecord {
     pub verb: Verb,
     /// Status of the response head (200 for a watch that later sent an ERROR event).
     pub status: StatusCode,
-    /// Whether the response body was gzipped (`Content-Encoding: gzip`, [T3]).
-    ///
-    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// Whether the response body was gzipped (`Content-Encoding: gzip`, T3).
     pub gzip: bool,
-    /// Whether the response body was Kubernetes protobuf ([T1]).
-    ///
-    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// Whether the response body was Kubernetes protobuf (T1).
     pub protobuf: bool,
     /// Whether the objects went out without `metadata.managedFields`: the request's `Accept`
-    /// asked for that and the `ManagedFieldsOptOut` gate is on (KEP-5958, [T7]).
-    ///
-    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// asked for that and the `ManagedFieldsOptOut` gate is on (KEP-5958, T7).
     pub managed_fields_dropped: bool,
     /// When the request arrived.
     pub time: SystemTime,

@@ -1,8 +1,6 @@
 //! One stored object version and its encodings: JSON kept at the write, protobuf encoded once
-//! on first demand (or at the write), each with or without managedFields ([T7]), and the fields
+//! on first demand (or at the write), each with or without managedFields (T7), and the fields
 //! selectors read, extracted once.
-//!
-//! [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

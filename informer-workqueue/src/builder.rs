@@ -20,7 +20,7 @@ use super::{Error, Result};
 /// [`RateLimitingQueue::builder`]; the second type parameter is the queue that
 /// [`build`](QueueBuilder::build) returns, so the choice is made once, at the start.
 ///
-/// Metrics ([W7]) are recorded only when the queue has both a [`name`](Self::name) and
+/// Metrics (W7) are recorded only when the queue has both a [`name`](Self::name) and
 /// [`metrics`](Self::metrics), as client-go records them only for named queues.
 ///
 /// ```no_run
@@ -37,8 +37,6 @@ use super::{Error, Result};
 ///     .build();
 /// # }
 /// ```
-///
-/// [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct QueueBuilder<T, Q> {
     name: Option<String>,
@@ -73,9 +71,7 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static, Q> QueueBuilder<T, Q> {
         self
     }
 
-    /// Records metrics for this queue in `metrics` ([W7]). Needs a [`name`](Self::name) too.
-    ///
-    /// [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+    /// Records metrics for this queue in `metrics` (W7). Needs a [`name`](Self::name) too.
     pub fn metrics(mut self, metrics: &WorkQueueMetrics) -> Self {
         self.metrics = Some(metrics.clone());
         self

@@ -1,6 +1,4 @@
-//! A work queue whose items can wait for a ready time first, driven by one timer task ([W3]).
-//!
-//! [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+//! A work queue whose items can wait for a ready time first, driven by one timer task (W3).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
@@ -17,7 +15,7 @@ use tokio::time::Instant;
 use super::queue::{WeakWorkQueue, WorkQueue};
 use super::{Error, Result};
 
-/// A [`WorkQueue`] with [`add_after`](Self::add_after) ([W3]).
+/// A [`WorkQueue`] with [`add_after`](Self::add_after) (W3).
 ///
 /// This is client-go's `TypedDelayingInterface`. Waiting items are kept in a min-heap ordered by
 /// ready time; one background task sleeps until the earliest one is due and is woken only when an
@@ -36,8 +34,6 @@ use super::{Error, Result};
 /// let key = queue.get().await; // about 30 s later
 /// # }
 /// ```
-///
-/// [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub struct DelayingQueue<T> {
     queue: WorkQueue<T>,
     waiting: Arc<Waiting<T>>,
@@ -54,9 +50,7 @@ struct Heap<T> {
     /// earlier time for its item: re-adding with an earlier time pushes a new entry instead of
     /// searching the heap.
     heap: BinaryHeap<Entry<T>>,
-    /// The current ready time of every waiting item ([W3]: the earliest one wins).
-    ///
-    /// [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+    /// The current ready time of every waiting item (W3: the earliest one wins).
     ready_at: HashMap<T, Instant>,
     /// Breaks ties between equal ready times in insertion order.
     seq: u64,
@@ -129,13 +123,11 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> DelayingQueue<T> {
         Ok(Self { queue, waiting })
     }
 
-    /// Adds `item` once `delay` has passed ([W3]).
+    /// Adds `item` once `delay` has passed (W3).
     ///
     /// A zero delay is a plain [`add`](WorkQueue::add). If the item is already waiting, the **earlier**
     /// of the two ready times is kept. Ignored while shutting down. Counts towards
     /// `workqueue_retries_total`, as client-go does for every `AddAfter`.
-    ///
-    /// [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub fn add_after(&self, item: T, delay: Duration) {
         if self.queue.is_shutting_down() {
             return;
@@ -183,9 +175,7 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> DelayingQueue<T> {
 
 /// Every [`WorkQueue`] method (`add`, `get`, `get_guarded`, `done`, `len`, `shut_down`, …) works
 /// on a delaying queue as is: it is the same queue with a timer in front. On shutdown, items
-/// still waiting for their ready time are dropped, never drained ([W3]).
-///
-/// [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+/// still waiting for their ready time are dropped, never drained (W3).
 impl<T> Deref for DelayingQueue<T> {
     type Target = WorkQueue<T>;
 

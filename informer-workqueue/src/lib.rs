@@ -1,21 +1,21 @@
-//! Rate-limited work queues for controllers, with client-go's semantics and metrics ([W1]–[W8]).
+//! Rate-limited work queues for controllers, with client-go's semantics and metrics (W1–W8).
 //!
 //! `informer-runtime` re-exports this crate as `informer_runtime::workqueue`; it depends on
-//! nothing else of informer-rs, like client-go's `util/workqueue`. Rule IDs ([W1], …) are defined
+//! nothing else of informer-rs, like client-go's `util/workqueue`. Rule IDs (W1, …) are defined
 //! in `docs/behaviour.md` at the repository root.
 //!
 //! Three layers, each a cheap cloneable handle:
 //!
 //! * [`WorkQueue`]: FIFO with `dirty` and `processing` sets. An item is never handed to two
-//!   workers at once, duplicates collapse, and shutdown drains ([W1], [W2]).
+//!   workers at once, duplicates collapse, and shutdown drains (W1, W2).
 //! * [`DelayingQueue`]: adds [`add_after`](DelayingQueue::add_after), driven by one timer task
-//!   with no polling ([W3]).
+//!   with no polling (W3).
 //! * [`RateLimitingQueue`]: adds [`add_rate_limited`](RateLimitingQueue::add_rate_limited),
 //!   [`forget`](RateLimitingQueue::forget) and [`num_requeues`](RateLimitingQueue::num_requeues)
-//!   on top of a [`RateLimiter`] ([W4]–[W6]).
+//!   on top of a [`RateLimiter`] (W4–W6).
 //!
-//! Named queues built with [`WorkQueueMetrics`] export client-go's `workqueue_*` metrics ([W7]).
-//! Unlike kube-rs's scheduler, the queue has per-item rate limiting and metrics ([W8]).
+//! Named queues built with [`WorkQueueMetrics`] export client-go's `workqueue_*` metrics (W7).
+//! Unlike kube-rs's scheduler, the queue has per-item rate limiting and metrics (W8).
 //!
 //! # Quick start
 //!
@@ -44,14 +44,6 @@
 //! queue.add("default/web".to_string());
 //! # }
 //! ```
-//!
-//! [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [W8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [W2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [W3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [W6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 
 mod builder;
 mod delaying;

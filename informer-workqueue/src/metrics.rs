@@ -1,7 +1,5 @@
 //! Prometheus metrics for named work queues, with the metric names, labels and buckets of
-//! client-go's (component-base) or controller-runtime's workqueue metrics ([W7]).
-//!
-//! [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+//! client-go's (component-base) or controller-runtime's workqueue metrics (W7).
 
 use std::sync::atomic::AtomicU64;
 
@@ -33,7 +31,7 @@ enum Flavour {
     ControllerRuntime,
 }
 
-/// The workqueue metric families registered in one [`Registry`] ([W7]).
+/// The workqueue metric families registered in one [`Registry`] (W7).
 ///
 /// Create it **once per registry** and pass it to every queue builder with
 /// [`QueueBuilder::metrics`](super::QueueBuilder::metrics); each named queue gets its own series,
@@ -69,8 +67,6 @@ enum Flavour {
 /// prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
 /// # }
 /// ```
-///
-/// [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 #[derive(Clone, Debug)]
 pub struct WorkQueueMetrics {
     flavour: Flavour,

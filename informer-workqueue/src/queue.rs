@@ -1,7 +1,4 @@
-//! The basic work queue: FIFO order with `dirty` and `processing` sets ([W1]) and a draining shutdown ([W2]).
-//!
-//! [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [W2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+//! The basic work queue: FIFO order with `dirty` and `processing` sets (W1) and a draining shutdown (W2).
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -21,7 +18,7 @@ use super::metrics::QueueMetrics;
 /// `workqueue_longest_running_processor_seconds`) are refreshed (W7).
 pub(crate) const METRICS_REFRESH_PERIOD: Duration = Duration::from_millis(500);
 
-/// A work queue that hands each item to at most one worker at a time ([W1], [W2]).
+/// A work queue that hands each item to at most one worker at a time (W1, W2).
 ///
 /// This is client-go's `workqueue.Typed[T]`. The queue keeps three structures:
 ///
@@ -66,9 +63,6 @@ pub(crate) const METRICS_REFRESH_PERIOD: Duration = Duration::from_millis(500);
 /// }
 /// # }
 /// ```
-///
-/// [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-/// [W2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub struct WorkQueue<T> {
     inner: Arc<Inner<T>>,
 }
@@ -108,9 +102,7 @@ struct Inner<T> {
     idle: Notify,
     /// Cancelled on shutdown and when the last handle is dropped; background tasks end on it.
     shutdown: CancellationToken,
-    /// Present only for named queues built with metrics ([W7]).
-    ///
-    /// [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+    /// Present only for named queues built with metrics (W7).
     metrics: Option<QueueMetrics>,
 }
 
@@ -183,13 +175,11 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
         }
     }
 
-    /// Marks `item` as needing processing ([W1]).
+    /// Marks `item` as needing processing (W1).
     ///
     /// Does nothing if the item is already dirty or the queue is shutting down. If a worker is
     /// processing the item right now, it is only marked dirty and queued again by
     /// [`done`](Self::done).
-    ///
-    /// [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub fn add(&self, item: T) {
         let mut st = self.inner.state.lock();
         if st.shutting_down || st.dirty.contains_key(&item) {
@@ -220,15 +210,12 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
         self.len() == 0
     }
 
-    /// Waits for the next item and marks it as being processed ([W1], [W2]).
+    /// Waits for the next item and marks it as being processed (W1, W2).
     ///
     /// Returns `None` only when the queue is shutting down **and** empty, so items queued before
     /// the shutdown still drain. The caller must call [`done`](Self::done) with the item when it is
     /// finished (or use [`get_guarded`](Self::get_guarded)). Cancel-safe: if the future is dropped
     /// before it completes, no item is taken.
-    ///
-    /// [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-    /// [W2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub async fn get(&self) -> Option<T> {
         loop {
             let notified = self.inner.available.notified();
@@ -277,13 +264,11 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
         Some(Some(item))
     }
 
-    /// Marks `item` as finished ([W1]).
+    /// Marks `item` as finished (W1).
     ///
     /// If the item was added again while it was being processed, it is queued again now. Calling
     /// `done` for an item that is not being processed does nothing (client-go would queue a dirty
     /// item a second time here).
-    ///
-    /// [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub fn done(&self, item: &T) {
         let mut st = self.inner.state.lock();
         let Some(started) = st.processing.remove(item) else {
@@ -302,14 +287,12 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
         }
     }
 
-    /// Stops accepting new items ([W2]).
+    /// Stops accepting new items (W2).
     ///
     /// Workers keep receiving the items already queued; [`get`](Self::get) returns `None` once the
     /// queue is empty. Items added while being processed are still queued again by
     /// [`done`](Self::done). A pending [`shut_down_with_drain`](Self::shut_down_with_drain) returns
     /// at once, as in client-go. Delayed items that are not ready yet are dropped.
-    ///
-    /// [W2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub fn shut_down(&self) {
         {
             let mut st = self.inner.state.lock();
@@ -319,15 +302,13 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
         self.wake_all();
     }
 
-    /// Stops accepting new items and waits until every accepted item has been processed ([W2]).
+    /// Stops accepting new items and waits until every accepted item has been processed (W2).
     ///
     /// This waits until no item is queued **or** being processed. client-go only waits for the
     /// `processing` set to empty; waiting for queued items too closes the window in which a
     /// worker sits between `done` and the next `get` and the drain returns with work left.
     /// It therefore needs running workers. Calling [`shut_down`](Self::shut_down) meanwhile
     /// cancels the wait.
-    ///
-    /// [W2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub async fn shut_down_with_drain(&self) {
         {
             let mut st = self.inner.state.lock();

@@ -1,7 +1,4 @@
-//! Rate limiters that decide how long a failed item waits before its retry ([W5], [W6]).
-//!
-//! [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-//! [W6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+//! Rate limiters that decide how long a failed item waits before its retry (W5, W6).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -12,14 +9,11 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-/// Decides the delay before an item is retried ([W4], [W5]).
+/// Decides the delay before an item is retried (W4, W5).
 ///
 /// This is client-go's `TypedRateLimiter[T]`. Limiters are shared between workers, so every
 /// method takes `&self` and the implementation synchronises internally. Time is read from
 /// [`tokio::time::Instant`], so limiters follow a paused tokio clock in tests.
-///
-/// [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-/// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub trait RateLimiter<T>: Send + Sync {
     /// Records one more failure of `item` and returns how long it must wait before its retry.
     fn when(&self, item: &T) -> Duration;
@@ -89,16 +83,12 @@ impl<T: Hash + Eq + Clone> Failures<T> {
     }
 }
 
-/// The limiter that controllers use by default ([W5], [W6]).
+/// The limiter that controllers use by default (W5, W6).
 ///
 /// It is the maximum of a per-item exponential backoff (5 ms doubling up to 1000 s) and an overall
 /// token bucket (10 qps, burst 100), and the result is capped at 1000 s **including** the bucket,
-/// so a flood of failures can never push a retry hours into the future ([M12]). The per-item delay
+/// so a flood of failures can never push a retry hours into the future (M12). The per-item delay
 /// reaches the cap on the 19th consecutive failure.
-///
-/// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-/// [W6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-/// [M12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 pub fn default_controller_rate_limiter<T>() -> MaxDelayRateLimiter<MaxOfRateLimiter<T>>
 where
     T: Hash + Eq + Clone + Send + Sync + 'static,
@@ -116,9 +106,7 @@ where
     )
 }
 
-/// The default per-item limiter: exponential from 1 ms up to 1000 s ([W5]).
-///
-/// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+/// The default per-item limiter: exponential from 1 ms up to 1000 s (W5).
 pub fn default_item_based_rate_limiter<T>() -> ItemExponentialFailureRateLimiter<T>
 where
     T: Hash + Eq + Clone + Send + Sync,
@@ -126,9 +114,7 @@ where
     ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1000))
 }
 
-/// Caps the delays of any limiter at `max` ([W6], ours); client-go's bucket has no cap.
-///
-/// [W6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+/// Caps the delays of any limiter at `max` (W6, ours); client-go's bucket has no cap.
 pub fn with_max_delay<L>(limiter: L, max: Duration) -> MaxDelayRateLimiter<L> {
     MaxDelayRateLimiter {
         inner: limiter,
@@ -136,12 +122,10 @@ pub fn with_max_delay<L>(limiter: L, max: Duration) -> MaxDelayRateLimiter<L> {
     }
 }
 
-/// Per-item exponential backoff: `base · 2^n`, capped at `max` ([W5]).
+/// Per-item exponential backoff: `base · 2^n`, capped at `max` (W5).
 ///
 /// `n` is the number of failures recorded *before* this call, so the first call returns `base`.
 /// The computation saturates instead of overflowing, however many failures there are.
-///
-/// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub struct ItemExponentialFailureRateLimiter<T> {
     base: Duration,
     max: Duration,
@@ -183,7 +167,7 @@ impl<T> fmt::Debug for ItemExponentialFailureRateLimiter<T> {
     }
 }
 
-/// An overall token bucket shared by all items ([W5]).
+/// An overall token bucket shared by all items (W5).
 ///
 /// Each call reserves one token and returns how long the caller must wait for it, with the
 /// semantics of `golang.org/x/time/rate`'s `Reserve`: the bucket starts full with `burst`
@@ -191,8 +175,6 @@ impl<T> fmt::Debug for ItemExponentialFailureRateLimiter<T> {
 /// burst waits `n / qps`. A bucket with `burst == 0` (or `qps <= 0` once empty) can never grant a
 /// token and returns [`Duration::MAX`]; wrap it in [`with_max_delay`] to bound that. It keeps no
 /// per-item state: `forget` does nothing and `num_requeues` is always 0.
-///
-/// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub struct BucketRateLimiter {
     qps: f64,
     burst: u32,
@@ -268,9 +250,7 @@ impl fmt::Debug for BucketRateLimiter {
     }
 }
 
-/// `fast` for the first `max_fast_attempts` failures of an item, `slow` after that ([W5]).
-///
-/// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+/// `fast` for the first `max_fast_attempts` failures of an item, `slow` after that (W5).
 pub struct ItemFastSlowRateLimiter<T> {
     fast: Duration,
     slow: Duration,
@@ -312,12 +292,10 @@ impl<T> fmt::Debug for ItemFastSlowRateLimiter<T> {
     }
 }
 
-/// The maximum over several limiters ([W5]).
+/// The maximum over several limiters (W5).
 ///
 /// Every limiter sees every call, so each one keeps its own history. `num_requeues` is the
 /// largest count any of them reports.
-///
-/// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub struct MaxOfRateLimiter<T> {
     limiters: Vec<Box<dyn RateLimiter<T>>>,
 }
@@ -361,9 +339,7 @@ impl<T> fmt::Debug for MaxOfRateLimiter<T> {
     }
 }
 
-/// A limiter whose delays never exceed a maximum ([W6], ours); built by [`with_max_delay`].
-///
-/// [W6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+/// A limiter whose delays never exceed a maximum (W6, ours); built by [`with_max_delay`].
 #[derive(Debug)]
 pub struct MaxDelayRateLimiter<L> {
     inner: L,

@@ -1,6 +1,4 @@
-//! The rate-limited work queue that controllers use: a delaying queue plus a [`RateLimiter`] ([W4]).
-//!
-//! [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+//! The rate-limited work queue that controllers use: a delaying queue plus a [`RateLimiter`] (W4).
 
 use std::fmt;
 use std::hash::Hash;
@@ -12,13 +10,13 @@ use super::delaying::DelayingQueue;
 use super::queue::WorkQueue;
 use super::rate_limiter::RateLimiter;
 
-/// A [`DelayingQueue`] whose retries are spaced by a [`RateLimiter`] ([W4]).
+/// A [`DelayingQueue`] whose retries are spaced by a [`RateLimiter`] (W4).
 ///
 /// This is client-go's `TypedRateLimitingInterface`: [`add_rate_limited`](Self::add_rate_limited)
 /// is `add_after(item, limiter.when(item))`, [`forget`](Self::forget) clears an item's failure
 /// history and [`num_requeues`](Self::num_requeues) reports it. Without an explicit limiter the
 /// queue uses [`default_controller_rate_limiter`](super::default_controller_rate_limiter)
-/// ([W5], [W6]: capped at 1000 s).
+/// (W5, W6: capped at 1000 s).
 ///
 /// The handle is cheap to clone. Creating the queue spawns the timer task of the delaying queue,
 /// so it needs a tokio runtime.
@@ -62,10 +60,6 @@ use super::rate_limiter::RateLimiter;
 /// worker.await.ok();
 /// # }
 /// ```
-///
-/// [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-/// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-/// [W6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
 pub struct RateLimitingQueue<T> {
     delaying: DelayingQueue<T>,
     limiter: Arc<dyn RateLimiter<T>>,
@@ -93,25 +87,19 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
         Self { delaying, limiter }
     }
 
-    /// Adds `item` after the delay the rate limiter picks for it ([W4]).
-    ///
-    /// [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+    /// Adds `item` after the delay the rate limiter picks for it (W4).
     pub fn add_rate_limited(&self, item: T) {
         let delay = self.limiter.when(&item);
         self.delaying.add_after(item, delay);
     }
 
-    /// Clears the failure history of `item` in the rate limiter ([W4]). It does not remove the
+    /// Clears the failure history of `item` in the rate limiter (W4). It does not remove the
     /// item from the queue.
-    ///
-    /// [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub fn forget(&self, item: &T) {
         self.limiter.forget(item)
     }
 
-    /// How many times `item` was rate-limited since the last [`forget`](Self::forget) ([W4]).
-    ///
-    /// [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+    /// How many times `item` was rate-limited since the last [`forget`](Self::forget) (W4).
     pub fn num_requeues(&self, item: &T) -> u32 {
         self.limiter.num_requeues(item)
     }
@@ -129,9 +117,7 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
 
 /// Every [`DelayingQueue`] and [`WorkQueue`] method (`add`, `add_after`, `get`, `get_guarded`,
 /// `done`, `len`, `shut_down_with_drain`, …) works on a rate-limited queue as is: it is the same
-/// queue with a rate limiter beside it ([W4]).
-///
-/// [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+/// queue with a rate limiter beside it (W4).
 impl<T> Deref for RateLimitingQueue<T> {
     type Target = DelayingQueue<T>;
 

@@ -154,11 +154,9 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
     }
 }
 
-/// The decode pool ([T6]) an informer-rs child decodes its LIST pages and large watch events on:
+/// The decode pool (T6) an informer-rs child decodes its LIST pages and large watch events on:
 /// `--decode-threads N` gives it a pool of N threads (`1`: inline, on the informer's own task);
 /// without it the runtime's default, the process-wide pool of one thread per core.
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub(crate) fn decode_pool(asked: Option<usize>) -> anyhow::Result<DecodePool> {
     match asked {
         Some(n) => DecodePool::new(n).context("starting the decode pool"),

@@ -65,10 +65,8 @@ struct Shared {
 }
 
 /// A watch that ends within a second without an event is "very short" to client-go and to
-/// informer-rs ([R10]), which then start a new list by themselves; a watch is ended only once it
+/// informer-rs (R10), which then start a new list by themselves; a watch is ended only once it
 /// is older than this, so that the relist measured is the 410's.
-///
-/// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 const SHORT_WATCH: Duration = Duration::from_millis(1500);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -493,13 +493,11 @@ fn generation_patch(i: usize, generation: u64) -> Value {
 
 /// The longest hold of a child's watch on informer-testserver, which holds the response headers
 /// back: half the wait for response headers after which
-/// informer-rs gives a WATCH up as a dead connection ([T4], R7). A longer hold made the child drop
+/// informer-rs gives a WATCH up as a dead connection (T4, R7). A longer hold made the child drop
 /// the held watch and ask again, to be held again, until the phase timed out: scenario 2 run
 /// first at 50 000 Pods, before any sync had measured `sync_s`, held for about 92 s. A backlog
 /// that takes longer to write is then partly paced by the producer, which `hold_overrun_s`
 /// reports.
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub(crate) const MAX_HOLD: Duration =
     Duration::from_secs(informer_runtime::list_watch::DEFAULT_RESPONSE_HEAD_TIMEOUT.as_secs() / 2);
 

@@ -10,9 +10,7 @@ use informer_runtime::{Object, SharedInformerFactory};
 
 use super::writes::{WriteLog, WriteRecorder};
 
-/// What the controller does with a key after a successful reconcile ([C3]).
-///
-/// [C3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+/// What the controller does with a key after a successful reconcile (C3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Done: the key's rate-limit history is forgotten; it runs again on the next change.
@@ -51,11 +49,8 @@ pub struct Request<K> {
     /// `namespace/name` (or `name` for cluster-scoped kinds) of the primary object.
     pub key: ObjectKey,
     /// The primary object as the cache holds it when the reconcile starts (the shared `Arc`,
-    /// [X7]), or `None` when it is gone: deleted primaries are still reconciled so that cleanup
-    /// can run ([C5]).
-    ///
-    /// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-    /// [C5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// X7), or `None` when it is gone: deleted primaries are still reconciled so that cleanup
+    /// can run (C5).
     pub object: Option<Arc<K>>,
 }
 
@@ -70,9 +65,7 @@ impl<K> Request<K> {
         self.key.name()
     }
 
-    /// True when the primary object is no longer in the cache ([C5]).
-    ///
-    /// [C5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// True when the primary object is no longer in the cache (C5).
     pub fn is_deleted(&self) -> bool {
         self.object.is_none()
     }
@@ -124,14 +117,11 @@ impl<D> Context<D> {
     }
 
     /// Records the writes a reconcile of `key` makes, so that the next reconcile of `key`
-    /// waits until the caches hold them ([K2], [K3]). Pass it to the write helpers
+    /// waits until the caches hold them (K2, K3). Pass it to the write helpers
     /// ([`finalizer`](crate::finalizer::finalizer), [`update_status`](crate::status::update_status)),
     /// or call [`WriteRecorder::record`] with what a `kube::Api` write returned. With the guard
     /// off ([`Controller::read_your_writes`](super::Controller::read_your_writes)) it records
     /// nothing.
-    ///
-    /// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn recorder(&self, key: &ObjectKey) -> WriteRecorder {
         match &self.writes {
             Some(log) => WriteRecorder::new(key.clone(), Arc::clone(log), self.factory.clone()),
@@ -151,9 +141,7 @@ impl<D> Context<D> {
 
     /// A lister of `T` from the factory (the same cache the controller's handlers read). For a
     /// kind the controller does not own or watch, the informer is created on first use and
-    /// stays empty until someone calls [`SharedInformerFactory::start`] ([F3]).
-    ///
-    /// [F3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// stays empty until someone calls [`SharedInformerFactory::start`] (F3).
     pub fn lister<T: Object>(&self) -> Lister<T> {
         Lister::from_indexer(self.factory.informer_for::<T>().indexer())
     }

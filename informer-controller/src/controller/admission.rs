@@ -1,4 +1,4 @@
-//! Whether a written object will ever reach an informer's store ([K3]): only then may a
+//! Whether a written object will ever reach an informer's store (K3): only then may a
 //! reconcile wait for it. An informer that is not running, or that lists another namespace,
 //! another label or field selection, or another shard, never stores the write, and a wait for it
 //! would only end at the timeout.
@@ -8,8 +8,6 @@
 //! other than `metadata.name` or `metadata.namespace`, a selector this parser does not read)
 //! counts as "not admitted": the write is not recorded and the guard is off for it, which costs
 //! at most a stale read, never a wait that cannot end.
-//!
-//! [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 
 use informer_runtime::shard::ShardField;
 use informer_runtime::{Meta, SharedInformerFactory};

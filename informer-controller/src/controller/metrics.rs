@@ -1,7 +1,4 @@
-//! Reconcile metrics with controller-runtime's names ([C8]), registered next to the workqueue's ([W7]).
-//!
-//! [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-//! [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+//! Reconcile metrics with controller-runtime's names (C8), registered next to the workqueue's (W7).
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -24,7 +21,7 @@ fn reconcile_time_histogram() -> Histogram {
     Histogram::new(RECONCILE_TIME_BUCKETS)
 }
 
-/// The controller metric families of one registry ([C8]).
+/// The controller metric families of one registry (C8).
 ///
 /// Create it once per registry and share it between controllers (each controller's series
 /// carry its name in the label `controller`). The exposed names are controller-runtime's:
@@ -42,11 +39,7 @@ fn reconcile_time_histogram() -> Histogram {
 ///
 /// Names, labels, help texts and the histogram's buckets are those of controller-runtime v0.25
 /// (`pkg/internal/controller/metrics`), whose families are all here, so its dashboards work
-/// unchanged; the last two exist for them only. Next to them: `stale_sync_skips_total` ([K3]).
-///
-/// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-///
-/// [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+/// unchanged; the last two exist for them only. Next to them: `stale_sync_skips_total` (K3).
 #[derive(Clone, Debug)]
 pub struct ControllerMetrics {
     reconcile_total: Family<ResultLabels, Counter>,

@@ -1,5 +1,5 @@
 //! The controller: a primary kind, the kinds it owns or watches, a rate-limited workqueue and
-//! N workers running an async reconcile ([C1]-[C10]).
+//! N workers running an async reconcile (C1-C10).
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -26,10 +26,6 @@
 //! controller.run(reconcile, (), cancel).await?;
 //! # Ok(()) }
 //! ```
-//!
-//! [C1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-//!
-//! [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 
 mod action;
 mod admission;
@@ -70,10 +66,8 @@ use writes::WriteLog;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A handler could not be registered: the informer was stopped ([H14]). Not retryable on
+    /// A handler could not be registered: the informer was stopped (H14). Not retryable on
     /// this factory.
-    ///
-    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     #[error("controller {controller}: registering a handler: {source}")]
     Register {
         /// The controller's name.
@@ -82,11 +76,8 @@ pub enum Error {
         #[source]
         source: informer_runtime::informer::Error,
     },
-    /// The caches did not sync within the configured timeout ([C6], [F4]). Retryable: the
+    /// The caches did not sync within the configured timeout (C6, F4). Retryable: the
     /// informers keep trying (a 403 from RBAC, for example, shows in the factory's errors).
-    ///
-    /// [C6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-    /// [F4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     #[error("controller {controller}: caches not synced within {timeout:?}")]
     CacheSyncTimeout {
         /// The controller's name.
@@ -101,9 +92,7 @@ pub enum Error {
         controller: String,
     },
     /// The factory is sharded by `metadata.uid`, which splits the objects of one key over
-    /// replicas ([S7]): shard by namespace. Not retryable.
-    ///
-    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// replicas (S7): shard by namespace. Not retryable.
     #[error(
         "controller {controller}: its factory is sharded by metadata.uid, which puts an object, the objects it owns \
          and a re-created object of the same name on different replicas (S7); shard by metadata.namespace"
@@ -114,9 +103,7 @@ pub enum Error {
     },
 }
 
-/// [K3]'s default bound: how long a reconcile waits for the caches to hold its key's writes.
-///
-/// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+/// K3's default bound: how long a reconcile waits for the caches to hold its key's writes.
 pub const DEFAULT_READ_YOUR_WRITES_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `Result` with this module's [`Error`].
@@ -125,31 +112,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// A controller for the primary kind `K` (controller-runtime's builder, on shared informers).
 ///
 /// The controller is a description: [`run`](Self::run) builds a fresh workqueue, registers the
-/// handlers, starts the informers that are not running yet, waits for their caches ([C6]), runs
-/// the workers until cancelled, drains ([C7]) and returns. It can be run again (for example each
+/// handlers, starts the informers that are not running yet, waits for their caches (C6), runs
+/// the workers until cancelled, drains (C7) and returns. It can be run again (for example each
 /// time a [`LeaderElector`](crate::leader::LeaderElector) wins the lease).
 ///
-/// Guarantees, from the workqueue ([W1], [W2], [W5]):
-/// - one reconcile per key at a time, across all workers ([C1]);
-/// - a change during a reconcile leads to exactly one more reconcile of that key ([C2]);
-/// - an error requeues the key with per-key exponential backoff ([C3]), which events do not cut
-///   short nor grow: the key waits for the retry due at its end ([C10]);
+/// Guarantees, from the workqueue (W1, W2, W5):
+/// - one reconcile per key at a time, across all workers (C1);
+/// - a change during a reconcile leads to exactly one more reconcile of that key (C2);
+/// - an error requeues the key with per-key exponential backoff (C3), which events do not cut
+///   short nor grow: the key waits for the retry due at its end (C10);
 /// - a reconcile never starts on a cache older than the writes recorded by earlier reconciles
 ///   of its key, waiting up to [`read_your_writes_timeout`](Self::read_your_writes_timeout)
-///   ([K1]-[K4], see [`WriteRecorder`]).
-///
-/// [C6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-/// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-/// [W1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-/// [W2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-/// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-/// [C1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-/// [C2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-/// [C3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-/// [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-/// [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-///
-/// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+///   (K1-K4, see [`WriteRecorder`]).
 pub struct Controller<K> {
     factory: SharedInformerFactory,
     name: Arc<str>,
@@ -159,9 +133,7 @@ pub struct Controller<K> {
     metrics: Option<(ControllerMetrics, WorkQueueMetrics)>,
     sync_timeout: Option<Duration>,
     shutdown_timeout: Duration,
-    /// [K3]'s bound; `None` turns the read-your-own-writes guard off.
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// K3's bound; `None` turns the read-your-own-writes guard off.
     read_your_writes: Option<Duration>,
     _kind: PhantomData<fn() -> K>,
 }
@@ -179,15 +151,10 @@ impl<K> fmt::Debug for Controller<K> {
 
 impl<K: Object> Controller<K> {
     /// A controller named `name` (its metric label and workqueue name) for the primary kind
-    /// `K`, reading through `factory` (so the factory's namespace and selectors apply, [F6]).
-    /// Defaults: one worker, client-go's controller rate limiter ([W5], [W6]), no metrics, no sync
+    /// `K`, reading through `factory` (so the factory's namespace and selectors apply, F6).
+    /// Defaults: one worker, client-go's controller rate limiter (W5, W6), no metrics, no sync
     /// timeout, 30 s to drain in-flight reconciles on shutdown, and the read-your-own-writes
-    /// guard on with a 5 s bound ([K3]).
-    ///
-    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-    /// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-    /// [W6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// guard on with a 5 s bound (K3).
     pub fn new(factory: SharedInformerFactory, name: impl Into<String>) -> Self {
         Controller {
             factory,
@@ -206,7 +173,7 @@ impl<K: Object> Controller<K> {
     }
 
     /// Reconciles the owner when an object of kind `C` changes: the key of `C`'s owner
-    /// reference with `controller: true` whose group and kind are `K`'s ([C4]).
+    /// reference with `controller: true` whose group and kind are `K`'s (C4).
     ///
     /// `C` is any cached form of the owned kind: the kind itself, its compact form or a
     /// projection; `K` may be a compact form too (its group and kind are its source kind's).
@@ -222,8 +189,6 @@ impl<K: Object> Controller<K> {
     /// # let _ = controller;
     /// # }
     /// ```
-    ///
-    /// [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     pub fn owns<C: Object>(mut self) -> Self {
         let mapper: sources::Mapper<C> = Arc::new(sources::controller_owner_keys::<K, C>);
         self.sources.push(Box::new(InformerSource::<C> {
@@ -233,7 +198,7 @@ impl<K: Object> Controller<K> {
     }
 
     /// Reconciles the keys `mapper` returns when an object of kind `W` changes (both the old
-    /// and the new state on update, the last known state on delete; [C4]).
+    /// and the new state on update, the last known state on delete; C4).
     ///
     /// ```no_run
     /// use informer_controller::{Controller, ObjectKey};
@@ -253,8 +218,6 @@ impl<K: Object> Controller<K> {
     /// # let _ = controller;
     /// # }
     /// ```
-    ///
-    /// [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     pub fn watches<W: Object>(
         mut self,
         mapper: impl Fn(&W) -> Vec<ObjectKey> + Send + Sync + 'static,
@@ -271,33 +234,24 @@ impl<K: Object> Controller<K> {
         self
     }
 
-    /// The per-key rate limiter for errors and [`Action::Requeue`] ([W4], [W5]).
-    ///
-    /// [W4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
-    /// [W5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+    /// The per-key rate limiter for errors and [`Action::Requeue`] (W4, W5).
     pub fn rate_limiter(mut self, limiter: impl RateLimiter<ObjectKey> + 'static) -> Self {
         self.limiter = Arc::new(limiter);
         self
     }
 
-    /// Registers the controller metrics ([C8]) and the workqueue metrics ([W7]) in `registry`,
+    /// Registers the controller metrics (C8) and the workqueue metrics (W7) in `registry`,
     /// both as controller-runtime exports them (the workqueue's with
     /// [`WorkQueueMetrics::controller_runtime`]: labels `name` and `controller`).
     /// Several controllers on one registry share the families instead: use
     /// [`shared_metrics`](Self::shared_metrics).
-    ///
-    /// [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-    /// [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
     pub fn metrics(self, registry: &mut Registry) -> Self {
         let controller = ControllerMetrics::new(registry);
         let queue = WorkQueueMetrics::controller_runtime(registry);
         self.shared_metrics(&controller, &queue)
     }
 
-    /// Records into families created once per registry ([C8], [W7]).
-    ///
-    /// [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-    /// [W7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#8-workqueue
+    /// Records into families created once per registry (C8, W7).
     pub fn shared_metrics(
         mut self,
         controller: &ControllerMetrics,
@@ -307,36 +261,27 @@ impl<K: Object> Controller<K> {
         self
     }
 
-    /// Fails [`run`](Self::run) when the caches have not synced within `timeout` ([C6], [F4]).
-    ///
-    /// [C6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-    /// [F4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// Fails [`run`](Self::run) when the caches have not synced within `timeout` (C6, F4).
     pub fn sync_timeout(mut self, timeout: Duration) -> Self {
         self.sync_timeout = Some(timeout);
         self
     }
 
-    /// How long shutdown waits for in-flight reconciles before aborting them ([C7]).
-    ///
-    /// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// How long shutdown waits for in-flight reconciles before aborting them (C7).
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
         self
     }
 
     /// How long a reconcile waits for the caches to hold the writes recorded by earlier
-    /// reconciles of its key before it runs anyway with a warning ([K3]; default 5 s).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// reconciles of its key before it runs anyway with a warning (K3; default 5 s).
     pub fn read_your_writes_timeout(mut self, timeout: Duration) -> Self {
         self.read_your_writes = Some(timeout);
         self
     }
 
-    /// Turns the read-your-own-writes guard on (the default) or off ([K3]). Off, recorded
+    /// Turns the read-your-own-writes guard on (the default) or off (K3). Off, recorded
     /// writes are ignored and reconciles start on whatever the caches hold, as in kube-runtime.
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn read_your_writes(mut self, on: bool) -> Self {
         self.read_your_writes = on.then_some(
             self.read_your_writes
@@ -355,12 +300,12 @@ impl<K: Object> Controller<K> {
         &self.factory
     }
 
-    /// Runs the controller until `cancel`, then shuts down gracefully ([C7]): workers stop
+    /// Runs the controller until `cancel`, then shuts down gracefully (C7): workers stop
     /// taking keys, in-flight reconciles finish (bounded by the shutdown timeout), and handlers
     /// are unregistered. `cancel` is a `CancellationToken` or a leader's or shard's [`Term`]:
     /// then the run also ends when the term's valid-until instant passes, by this run's own
     /// clock, and in-flight reconciles are aborted once the term's drain limit has passed
-    /// ([S11], [S6]), before a successor can lead.
+    /// (S11, S6), before a successor can lead.
     ///
     /// It starts only the informers it reads (its primary kind and the kinds it owns or
     /// watches), each through a [`use_informer`](SharedInformerFactory::use_informer) share, and
@@ -370,15 +315,9 @@ impl<K: Object> Controller<K> {
     /// other informer of the factory: stop them with [`SharedInformerFactory::shutdown`].
     ///
     /// `reconcile` gets the [`Request`] and the shared [`Context`] holding `data`; its error
-    /// is logged, counted, and the key retried with backoff ([C3]). A panic counts as an error.
+    /// is logged, counted, and the key retried with backoff (C3). A panic counts as an error.
     ///
-    /// A factory sharded by `metadata.uid` is refused ([`Error::ShardedByUid`], [S7]).
-    ///
-    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-    /// [C3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// A factory sharded by `metadata.uid` is refused ([`Error::ShardedByUid`], S7).
     pub async fn run<D, F, Fut, E>(
         &self,
         reconcile: F,
@@ -452,9 +391,7 @@ impl<K: Object> Controller<K> {
         result
     }
 
-    /// Waits for every informer and handler to sync ([C6]): `Ok(false)` if cancelled first.
-    ///
-    /// [C6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// Waits for every informer and handler to sync (C6): `Ok(false)` if cancelled first.
     async fn wait_synced(
         &self,
         registrations: &[Box<dyn Registered>],
@@ -485,12 +422,8 @@ impl<K: Object> Controller<K> {
     }
 
     /// Runs the workers until the term ends (cancelled, or past its valid-until instant,
-    /// [S11]), then lets in-flight reconciles finish ([C7]) within the shutdown timeout and the
-    /// term's drain limit ([S6]), whichever ends first.
-    ///
-    /// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// S11), then lets in-flight reconciles finish (C7) within the shutdown timeout and the
+    /// term's drain limit (S6), whichever ends first.
     async fn work<D, F, Fut, E>(
         &self,
         queue: &RateLimitingQueue<ObjectKey>,

@@ -1,7 +1,5 @@
-//! The informers a controller reads and how their events become primary keys ([C4]): the
+//! The informers a controller reads and how their events become primary keys (C4): the
 //! primary kind itself, owned kinds (controller owner references) and watched kinds (a mapper).
-//!
-//! [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 
 use std::future::Future;
 use std::pin::Pin;
@@ -21,9 +19,7 @@ pub(crate) type Mapper<S> = Arc<dyn Fn(&S) -> Vec<ObjectKey> + Send + Sync>;
 
 /// One informer the controller uses, with its event-to-key mapping, type-erased.
 pub(crate) trait Source: Send + Sync {
-    /// The factory's id of the informer (to stop it if the controller started it, [C7]).
-    ///
-    /// [C7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// The factory's id of the informer (to stop it if the controller started it, C7).
     fn id(&self) -> InformerId;
     /// Registers the handler that feeds `queue`; the returned handle unregisters it.
     fn register(
@@ -36,21 +32,15 @@ pub(crate) trait Source: Send + Sync {
 
 /// A live registration of a [`Source`].
 pub(crate) trait Registered: Send + Sync {
-    /// Resolves once the informer has synced and the handler has queued every initial key ([H6]).
-    ///
-    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Resolves once the informer has synced and the handler has queued every initial key (H6).
     fn wait_for_sync(&self) -> Pin<Box<dyn Future<Output = bool> + Send + '_>>;
-    /// Stops delivery to the handler ([H7]).
-    ///
-    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Stops delivery to the handler (H7).
     fn remove(&self);
 }
 
 /// How events of one kind map to primary keys.
 pub(crate) enum Mapping<S> {
-    /// The primary kind: its own key, tombstones included ([H12]).
-    ///
-    /// [H12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// The primary kind: its own key, tombstones included (H12).
     Primary,
     /// Any other kind: the keys the mapper returns for the object (both old and new on update).
     Mapped(Mapper<S>),

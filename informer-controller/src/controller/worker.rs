@@ -1,9 +1,5 @@
-//! One worker of a controller run: takes keys, waits for the key's own writes ([K3]), holds keys
-//! that wait out a rate-limited delay ([C10]), reconciles, and files the result ([C3]).
-//!
-//! [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-//! [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-//! [C3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+//! One worker of a controller run: takes keys, waits for the key's own writes (K3), holds keys
+//! that wait out a rate-limited delay (C10), reconciles, and files the result (C3).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -35,21 +31,13 @@ pub(super) struct Worker<K, D, F> {
     pub(super) ctx: Arc<Context<D>>,
     pub(super) reconcile: Arc<F>,
     pub(super) stop: CancellationToken,
-    /// The run's term: no reconcile starts once it is over ([S11]).
-    ///
-    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// The run's term: no reconcile starts once it is over (S11).
     pub(super) term: Term,
-    /// The writes recorded by reconciles ([K2]); `None` with the guard off.
-    ///
-    /// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// The writes recorded by reconciles (K2); `None` with the guard off.
     pub(super) writes: Option<Arc<WriteLog>>,
-    /// [K3]'s bound.
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// K3's bound.
     pub(super) read_your_writes: Duration,
-    /// The keys waiting out a rate-limited delay ([C10]).
-    ///
-    /// [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// The keys waiting out a rate-limited delay (C10).
     pub(super) backoffs: Arc<Backoffs>,
 }
 
@@ -89,10 +77,8 @@ where
         }
     }
 
-    /// [K3]: waits (bounded) until the informers hold the writes earlier reconciles of `key`
+    /// K3: waits (bounded) until the informers hold the writes earlier reconciles of `key`
     /// recorded; past the bound it logs a warning and lets the reconcile run.
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     async fn await_own_writes(&self, key: &ObjectKey) {
         let Some(writes) = &self.writes else { return };
         let outstanding = writes.outstanding(key);
@@ -170,13 +156,11 @@ where
     }
 }
 
-/// [C10]: the keys of a run that wait out a rate-limited delay (an error, a panic or
+/// C10: the keys of a run that wait out a rate-limited delay (an error, a panic or
 /// [`Action::Requeue`]), with the instant it ends. client-go reconciles a key that an event
 /// re-adds during its backoff at once, and each such failure grows the delay: a failing object
 /// that changes often reaches the 1 000 s cap within seconds (kubernetes#112325). Here the
 /// event waits for the retry that is due anyway, and the delay grows once per reconcile.
-///
-/// [C10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
 #[derive(Default)]
 pub(super) struct Backoffs {
     until: Mutex<HashMap<ObjectKey, Instant>>,

@@ -1,4 +1,4 @@
-//! Read your own writes ([K1]-[K4]): a reconcile never starts on a cache older than the writes
+//! Read your own writes (K1-K4): a reconcile never starts on a cache older than the writes
 //! earlier reconciles of its key made.
 //!
 //! A reconcile that writes (creates an owned object, patches a finalizer, updates status) is
@@ -8,27 +8,22 @@
 //! kube-controller-manager (KEP-5647), controller-runtime v0.25 and java-operator-sdk guard
 //! against it; so does this controller:
 //!
-//! - **[K2].** Writes made for a reconcile are recorded under the reconcile's key, with the
+//! - **K2.** Writes made for a reconcile are recorded under the reconcile's key, with the
 //!   resourceVersion the server returned, through a [`WriteRecorder`]
 //!   ([`Context::recorder`](super::Context::recorder)). The crate's write helpers
 //!   ([`finalizer`](crate::finalizer::finalizer), [`update_status`](crate::status::update_status))
 //!   take one; a write through `kube::Api` is recorded with [`WriteRecorder::record`].
-//! - **[K3].** Before the next reconcile of that key, the worker waits until the informer of each
+//! - **K3.** Before the next reconcile of that key, the worker waits until the informer of each
 //!   written kind has stored that resourceVersion (woken as the store advances), at most the
 //!   controller's [`read_your_writes_timeout`](super::Controller::read_your_writes_timeout),
 //!   counting the wait in `stale_sync_skips_total`; past the timeout it reconciles anyway and logs
 //!   a warning. A recorded write is forgotten once waited for. An informer that has not synced
 //!   (its LIST forbidden, its resource not served yet) is not waited for: it may never store
 //!   the write.
-//! - **[K1].** resourceVersions are compared as integers (kube-apiserver's are, KEP-5504); a write
+//! - **K1.** resourceVersions are compared as integers (kube-apiserver's are, KEP-5504); a write
 //!   whose resourceVersion is not a number is not recorded, so the guard is off for it.
-//! - **[K4].** Bookmarks advance an informer's store resourceVersion, so a write to a quiet kind is
+//! - **K4.** Bookmarks advance an informer's store resourceVersion, so a write to a quiet kind is
 //!   caught up within the server's bookmark interval.
-//!
-//! [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-//! [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-//! [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-//! [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 
 use std::collections::HashMap;
 use std::fmt;
@@ -44,9 +39,7 @@ use parking_lot::Mutex;
 /// An informer's store, as far as the guard needs it.
 trait StoreVersion: Send + Sync {
     /// Whether the informer has synced: until then it may never store anything (a 403, a
-    /// resource not served yet), so the guard does not wait on it ([K3]).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// resource not served yet), so the guard does not wait on it (K3).
     fn synced(&self) -> bool;
     /// Whether the store has reached `rv`.
     fn reached(&self, rv: u64) -> bool;
@@ -132,7 +125,7 @@ impl WriteLog {
 }
 
 /// Records the writes a reconcile makes, so that the next reconcile of its key waits until the
-/// caches hold them ([K2], [K3]). Get one from [`Context::recorder`](super::Context::recorder);
+/// caches hold them (K2, K3). Get one from [`Context::recorder`](super::Context::recorder);
 /// [`WriteRecorder::detached`] records nothing (for the helpers outside a controller).
 ///
 /// ```no_run
@@ -151,9 +144,6 @@ impl WriteLog {
 ///     Ok(Action::Done)
 /// }
 /// ```
-///
-/// [K2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-/// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 #[derive(Clone)]
 pub struct WriteRecorder {
     inner: Option<(ObjectKey, Arc<WriteLog>, SharedInformerFactory)>,
@@ -176,13 +166,10 @@ impl WriteRecorder {
     /// object a delete returned), under the reconcile's key. `written` is any form of the
     /// written kind: the k8s-openapi type `kube::Api` returns, or a compact form or projection
     /// of it; the write is waited for by every informer of the factory that caches that kind,
-    /// whichever form it holds (the kind itself, its compact form, projections: [K3]). Nothing
+    /// whichever form it holds (the kind itself, its compact form, projections: K3). Nothing
     /// is recorded when no such informer is running (no cache can be stale), when the
-    /// factory's namespace, selectors or shard keep the object out of them ([K3]), or when its
-    /// resourceVersion is not a number ([K1]).
-    ///
-    /// [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// factory's namespace, selectors or shard keep the object out of them (K3), or when its
+    /// resourceVersion is not a number (K1).
     pub fn record<T: Object>(&self, written: &T) {
         let Some((key, log, factory)) = &self.inner else {
             return;

@@ -1,12 +1,8 @@
-//! The write gate of a leader election ([E8], after KEP-6361): a tower layer for the clients a
+//! The write gate of a leader election (E8, after KEP-6361): a tower layer for the clients a
 //! term's work writes with. Safe methods (GET, HEAD, OPTIONS: reads, lists, watches) always pass;
 //! every other request passes only while the elector leads and its last successful renewal
-//! is within the renew deadline by the caller's own clock ([E4], [S11]). A write in flight when
+//! is within the renew deadline by the caller's own clock (E4, S11). A write in flight when
 //! the gate closes is cancelled.
-//!
-//! [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::fmt;
 use std::task::{Context, Poll};
@@ -17,10 +13,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tower::{BoxError, Layer, Service};
 
-/// Why the write gate refused or cancelled a request ([E8]). A gated client returns it as
+/// Why the write gate refused or cancelled a request (E8). A gated client returns it as
 /// `kube::Error::Service`; find it with [`WriteGateClosed::of`].
-///
-/// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum WriteGateClosed {
@@ -82,10 +76,8 @@ pub(crate) struct GateControl {
 }
 
 impl GateControl {
-    /// Opens the gate (or keeps it open) until `until` ([E4]: a renewal that started at `t`
+    /// Opens the gate (or keeps it open) until `until` (E4: a renewal that started at `t`
     /// holds until `t` + the renew deadline).
-    ///
-    /// [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub(crate) fn open_until(&self, until: Instant) {
         self.state.send_modify(|s| {
             s.open_until = Some(until);
@@ -114,7 +106,7 @@ impl GateControl {
     }
 }
 
-/// A handle on a [`LeaderElector`](super::LeaderElector)'s write gate ([E8]), from
+/// A handle on a [`LeaderElector`](super::LeaderElector)'s write gate (E8), from
 /// [`LeaderElector::write_gate`](super::LeaderElector::write_gate). A [`tower::Layer`] for a
 /// custom client stack, or [`WriteGate::client`] to gate an existing `kube::Client`.
 ///
@@ -124,8 +116,6 @@ impl GateControl {
 /// fails at once with [`WriteGateClosed`]. A write in flight when the gate closes is
 /// cancelled with [`WriteGateClosed::Cancelled`]. Like client-go's, the gate goes by method
 /// only, so POST-based reads (`SelfSubjectAccessReview`) are gated too.
-///
-/// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 #[derive(Clone)]
 pub struct WriteGate {
     state: watch::Receiver<GateState>,

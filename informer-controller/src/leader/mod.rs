@@ -1,4 +1,4 @@
-//! Leader election over a `coordination.k8s.io/v1` Lease with client-go's semantics ([E1]-[E7]).
+//! Leader election over a `coordination.k8s.io/v1` Lease with client-go's semantics (E1-E7).
 //!
 //! ```no_run
 //! # use std::time::Duration;
@@ -23,51 +23,39 @@
 //! # }
 //! ```
 //!
-//! Timing ([E2]-[E4]): a leader renews every retry period; if it has not renewed within the renew
+//! Timing (E2-E4): a leader renews every retry period; if it has not renewed within the renew
 //! deadline, counted from the *start* of its last successful write, it stops leading. A
 //! follower takes over only after the lease duration has passed on its own clock since it
 //! last saw the record change. The write reached the server after it started, and the
 //! follower saw it even later, so with renew deadline < lease duration the old leader has
-//! stepped down before anyone else can acquire ([E7]), whatever the clocks' offsets; only their
+//! stepped down before anyone else can acquire (E7), whatever the clocks' offsets; only their
 //! rates must roughly agree, as client-go documents.
 //!
 //! The term's work (the same rules hold per shard in [`crate::shards`]):
 //!
-//! - **[S3]** Work that ends on its own while leading (it returned, e.g. a controller whose sync
+//! - **S3** Work that ends on its own while leading (it returned, e.g. a controller whose sync
 //!   timed out, or it panicked) ends the term: the candidate steps down, releases the Lease
-//!   ([E5]) and campaigns again after a backoff (the retry period, doubled per such term in a
+//!   (E5) and campaigns again after a backoff (the retry period, doubled per such term in a
 //!   row, at most the lease duration). A Lease is never renewed for work that no longer runs.
-//! - **[S5]** Dropping the [`LeaderElector::run`] future while leading is a cancel: the term
+//! - **S5** Dropping the [`LeaderElector::run`] future while leading is a cancel: the term
 //!   ends (`is_leader` false, stopped-leading runs), the work's token is cancelled, and the
 //!   work is awaited in the background (bounded as below), then the Lease released (when
 //!   `release_on_cancel`).
-//! - **[S6]** After a term ends, its work may run for at most
+//! - **S6** After a term ends, its work may run for at most
 //!   [`LeaderElectionConfig::drain_limit`] (`lease_duration - renew_deadline` less a margin);
 //!   longer work is aborted with `JoinHandle::abort` and logged, so it stops before a
 //!   successor can lead. (client-go and controller-runtime exit the process instead.) The limit
 //!   counts from the term's end, its valid-until instant at the latest.
-//! - **[S11]** The work gets a [`Term`]: it ends when cancelled or when the term's valid-until
+//! - **S11** The work gets a [`Term`]: it ends when cancelled or when the term's valid-until
 //!   instant (the start of its last successful write plus the renew deadline) passes, by the
 //!   work's own clock, so work on another runtime stops in time even if the renew task is
 //!   starved. An acquire answer seen after its write's renew deadline starts no term.
 //!
-//! Recovery and the write gate ([E8], after KEP-6361): [`LeaderElector::write_gated_client`]
+//! Recovery and the write gate (E8, after KEP-6361): [`LeaderElector::write_gated_client`]
 //! gates a client's writes on leadership (reads always pass; writes in flight are cancelled
 //! when the gate closes). With [`LeaderElector::recovery_deadline`] (off by default), a leader
 //! that misses its renew deadline closes the gate but keeps its term and work, and renews only
 //! the Lease it held until the recovery deadline; a renewal in time resumes the term.
-//!
-//! [E1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//!
-//! [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 
 mod gate;
 pub(crate) mod names;
@@ -98,36 +86,28 @@ use gate::GateControl;
 use record::Decision;
 use work::Work;
 
-/// client-go's `JitterFactor`, also the factor of [E2]'s validity rule.
-///
-/// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+/// client-go's `JitterFactor`, also the factor of E2's validity rule.
 pub const JITTER_FACTOR: f64 = 1.2;
 
 /// Why leader election could not run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The timing violates [E2] (lease duration > renew deadline > 1.2 x retry period > 0).
+    /// The timing violates E2 (lease duration > renew deadline > 1.2 x retry period > 0).
     /// Not retryable.
-    ///
-    /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     #[error("invalid leader election timing: {0}")]
     InvalidConfig(String),
     /// The identity is empty. Not retryable.
     #[error("leader election identity must not be empty")]
     EmptyIdentity,
-    /// A Lease or shard set name that kube-apiserver would refuse on every write ([S8]). Not
+    /// A Lease or shard set name that kube-apiserver would refuse on every write (S8). Not
     /// retryable.
-    ///
-    /// [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     #[error("{0}")]
     InvalidName(String),
 }
 
-/// Leader election timing ([E2]). Defaults are client-go's: 15 s, 10 s, 2 s, jitter 1.2,
+/// Leader election timing (E2). Defaults are client-go's: 15 s, 10 s, 2 s, jitter 1.2,
 /// release on cancel.
-///
-/// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
 #[derive(Debug, Clone)]
 pub struct LeaderElectionConfig {
     /// How long followers wait after the last observed change before taking over.
@@ -140,9 +120,7 @@ pub struct LeaderElectionConfig {
     /// never longer than until the observed lease expires.
     pub jitter_factor: f64,
     /// On cancel, a leader writes an empty holder with a 1 s duration so a successor can take
-    /// over at once ([E5]).
-    ///
-    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// over at once (E5).
     pub release_on_cancel: bool,
 }
 
@@ -159,13 +137,11 @@ impl Default for LeaderElectionConfig {
 }
 
 impl LeaderElectionConfig {
-    /// How long a term's work may go on after the term ended before it is aborted ([S6]):
+    /// How long a term's work may go on after the term ended before it is aborted (S6):
     /// `lease_duration - renew_deadline`, less a fifth of it as a margin for the requests and
     /// clocks. A term ends at the latest at the renew deadline after the start of its last
     /// successful write, and nobody else can take the Lease before the lease duration after
     /// it, so work that stops within this limit never overlaps a successor's.
-    ///
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn drain_limit(&self) -> Duration {
         let window = self.lease_duration.saturating_sub(self.renew_deadline);
         window.saturating_sub(window / 5)
@@ -186,9 +162,7 @@ impl LeaderElectionConfig {
         Ok(identity)
     }
 
-    /// Checks [E2]: lease duration > renew deadline > 1.2 x retry period > 0.
-    ///
-    /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// Checks E2: lease duration > renew deadline > 1.2 x retry period > 0.
     pub fn validate(&self) -> Result<(), Error> {
         if self.retry_period.is_zero() {
             return Err(Error::InvalidConfig("retry period must be positive".into()));
@@ -233,25 +207,17 @@ pub struct LeaderElector {
     identity: String,
     config: LeaderElectionConfig,
     state: watch::Sender<LeaderState>,
-    /// The record as last observed, and when we first saw it in that form ([E3]).
-    ///
-    /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// The record as last observed, and when we first saw it in that form (E3).
     observed: Mutex<Option<(LeaseSpec, Instant)>>,
     on_stopped_leading: Option<Callback>,
     on_new_leader: Option<LeaderCallback>,
     /// client-go's `leader_election_master_status{name}` series, once [`LeaderElector::metrics`]
-    /// registered it ([C8]).
-    ///
-    /// [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// registered it (C8).
     master_status: Option<Gauge>,
     /// How long a leader whose renewals failed past the renew deadline keeps trying to renew
-    /// with its writes gated before it stops leading ([E8]); zero (the default) for no recovery.
-    ///
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// with its writes gated before it stops leading (E8); zero (the default) for no recovery.
     recovery: Duration,
-    /// The write gate ([E8]): open while leading, not recovering.
-    ///
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// The write gate (E8): open while leading, not recovering.
     gate: GateControl,
 }
 
@@ -274,9 +240,7 @@ enum TermEnd {
     Lost,
     /// The caller cancelled.
     Cancelled,
-    /// The work ended on its own (returned or panicked) while leading ([S3]).
-    ///
-    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// The work ended on its own (returned or panicked) while leading (S3).
     WorkEnded(work::Ended),
 }
 
@@ -285,20 +249,14 @@ enum Attempt {
     /// We hold the lease now; the write started at `started`.
     Held,
     /// Someone else holds it until `expires` (our clock); while recovering, also a Lease that
-    /// is gone or released ([E8]).
-    ///
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// is gone or released (E8).
     Wait(Instant),
 }
 
 impl LeaderElector {
-    /// A candidate `identity` for the Lease `namespace/name`. Fails on an invalid timing ([E2]),
+    /// A candidate `identity` for the Lease `namespace/name`. Fails on an invalid timing (E2),
     /// an empty identity, or a name kube-apiserver would refuse (not a lowercase RFC 1123
-    /// subdomain, [S8]). The identity is free text: it is only the Lease's holder.
-    ///
-    /// [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    ///
-    /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// subdomain, S8). The identity is free text: it is only the Lease's holder.
     pub fn new(
         client: kube::Client,
         namespace: &str,
@@ -324,7 +282,7 @@ impl LeaderElector {
         })
     }
 
-    /// Recovery after a failed renewal ([E8], after KEP-6361; off by default): when the renew
+    /// Recovery after a failed renewal (E8, after KEP-6361; off by default): when the renew
     /// deadline passes without a successful renewal, the term does not end at once. The
     /// [write gate](Self::write_gate) closes (writes in flight are cancelled), `is_leader`
     /// turns false, and the elector keeps trying to renew the Lease it held, never to take one
@@ -335,26 +293,21 @@ impl LeaderElector {
     ///
     /// The work's [`Term`] stays valid until the renew deadline plus `deadline` after the start
     /// of the last successful renewal, so with recovery only writes through a gated client are
-    /// kept from overlapping a successor's ([E7], [E8]): work that writes any other way should
+    /// kept from overlapping a successor's (E7, E8): work that writes any other way should
     /// not use recovery.
-    ///
-    /// [E7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn recovery_deadline(mut self, deadline: Duration) -> Self {
         self.recovery = deadline;
         self
     }
 
-    /// The write gate of this elector ([E8]): writes pass only while it leads and is not
+    /// The write gate of this elector (E8): writes pass only while it leads and is not
     /// recovering, checked by the caller's clock against the renew deadline after the start of
     /// the last successful renewal; reads always pass. See [`WriteGate`].
-    ///
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn write_gate(&self) -> WriteGate {
         self.gate.gate()
     }
 
-    /// `client` with its writes gated by this elector's [write gate](Self::write_gate) ([E8]).
+    /// `client` with its writes gated by this elector's [write gate](Self::write_gate) (E8).
     /// Build the elector itself with an ungated client (it must renew while the gate is
     /// closed). Must be called within a Tokio runtime.
     ///
@@ -382,25 +335,19 @@ impl LeaderElector {
     /// # Ok(())
     /// # }
     /// ```
-    ///
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn write_gated_client(&self, client: kube::Client) -> kube::Client {
         self.write_gate().client(client)
     }
 
     /// Whether this elector is recovering: its renewals failed past the renew deadline, its
-    /// term goes on with its writes gated, and it keeps trying to renew ([E8]).
-    ///
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// term goes on with its writes gated, and it keeps trying to renew (E8).
     pub fn is_recovering(&self) -> bool {
         self.gate.is_recovering()
     }
 
     /// Registers client-go's (and controller-runtime's) `leader_election_master_status{name}` in
-    /// `registry`: 1 while this candidate leads the Lease `name`, 0 otherwise ([C8]), so a Go
+    /// `registry`: 1 while this candidate leads the Lease `name`, 0 otherwise (C8), so a Go
     /// dashboard of leader elections reads it unchanged.
-    ///
-    /// [C8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     pub fn metrics(mut self, registry: &mut Registry) -> Self {
         let family = Family::<[(&'static str, String); 1], Gauge>::default();
         registry.register(
@@ -422,18 +369,14 @@ impl LeaderElector {
         }
     }
 
-    /// Called exactly once at the end of every leading term, when lost or released ([E6]), at
+    /// Called exactly once at the end of every leading term, when lost or released (E6), at
     /// the moment this candidate stops believing it leads (before the work is awaited).
-    ///
-    /// [E6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     pub fn on_stopped_leading(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
         self.on_stopped_leading = Some(Arc::new(f));
         self
     }
 
-    /// Called whenever the observed holder changes, ourselves included ([E6]).
-    ///
-    /// [E6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// Called whenever the observed holder changes, ourselves included (E6).
     pub fn on_new_leader(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.on_new_leader = Some(Arc::new(f));
         self
@@ -456,25 +399,19 @@ impl LeaderElector {
     }
 
     /// Campaigns until `cancel`: acquires the lease, calls `on_started_leading` with the term's
-    /// [`Term`] (ended when the term ends or its valid-until instant passes, [S11]; its future
+    /// [`Term`] (ended when the term ends or its valid-until instant passes, S11; its future
     /// runs as a task), renews, and on loss steps
     /// down (the token is cancelled, [`on_stopped_leading`](Self::on_stopped_leading) runs, the
-    /// work is awaited for at most [`LeaderElectionConfig::drain_limit`], then aborted: [S6])
+    /// work is awaited for at most [`LeaderElectionConfig::drain_limit`], then aborted: S6)
     /// and campaigns again. On cancel a leader steps down, waits for its work and releases the
-    /// lease ([E5], when configured). The closure's synchronous part runs at the instant the term
+    /// lease (E5, when configured). The closure's synchronous part runs at the instant the term
     /// starts.
     ///
     /// Work that ends on its own while leading (it returned, or panicked) ends the term: the
     /// candidate steps down, releases the lease so another candidate can lead at once, and
-    /// campaigns again after a backoff ([S3]: a lease is never renewed for work that no longer
+    /// campaigns again after a backoff (S3: a lease is never renewed for work that no longer
     /// runs). Dropping this future while leading is a cancel: the work is stopped, awaited in
-    /// the background (bounded, [S6]) and the lease released ([S5]).
-    ///
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// the background (bounded, S6) and the lease released (S5).
     pub async fn run<F, Fut>(
         &self,
         cancel: CancellationToken,
@@ -583,24 +520,17 @@ impl LeaderElector {
         }
     }
 
-    /// Until when a term whose last successful write started at `write` is valid ([S11]): the
-    /// renew deadline after it, plus the recovery deadline ([E8]).
-    ///
-    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// Until when a term whose last successful write started at `write` is valid (S11): the
+    /// renew deadline after it, plus the recovery deadline (E8).
     fn valid_until(&self, write: Instant) -> Instant {
         write + self.config.renew_deadline + self.recovery
     }
 
     /// Renews every retry period until the renew deadline passes without success (counted from
-    /// the start of the last successful write, [E4]), another holder appears, the work ends on
-    /// its own ([S3]), or `cancel`. With a recovery deadline, a missed renew deadline closes
+    /// the start of the last successful write, E4), another holder appears, the work ends on
+    /// its own (S3), or `cancel`. With a recovery deadline, a missed renew deadline closes
     /// the write gate and renewals go on until the recovery deadline after it; one that
-    /// succeeds resumes the term ([E8]).
-    ///
-    /// [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// succeeds resumes the term (E8).
     async fn renew(
         &self,
         cancel: &CancellationToken,
@@ -662,10 +592,8 @@ impl LeaderElector {
         }
     }
 
-    /// The renew deadline passed with a recovery deadline set ([E8]): the write gate closes,
+    /// The renew deadline passed with a recovery deadline set (E8): the write gate closes,
     /// cancelling writes in flight, and `is_leader` turns false; the term and its work go on.
-    ///
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     fn start_recovery(&self) {
         tracing::warn!(lease = %self.name, identity = %self.identity, recovery_deadline = ?self.recovery,
             "failed to renew within the renew deadline; writes gated, recovering (E8)");
@@ -673,10 +601,8 @@ impl LeaderElector {
         self.set_leading(false);
     }
 
-    /// A renewal succeeded while recovering ([E8]): the term resumes (the gate reopened with
+    /// A renewal succeeded while recovering (E8): the term resumes (the gate reopened with
     /// the renewal).
-    ///
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
     fn end_recovery(&self) {
         tracing::info!(lease = %self.name, identity = %self.identity, "renewed while recovering; leading again (E8)");
         self.set_leading(true);
@@ -695,9 +621,7 @@ impl LeaderElector {
     }
 
     /// One read-decide-write round (client-go's `tryAcquireOrRenew`). With `renew_only` (while
-    /// recovering, [E8]) a Lease that is gone or not held by us is not taken: `Wait`.
-    ///
-    /// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// recovering, E8) a Lease that is gone or not held by us is not taken: `Wait`.
     async fn try_acquire_or_renew(&self, renew_only: bool) -> Result<Attempt, kube::Error> {
         let current = self.api.get_opt(&self.name).await?;
         if renew_only && !self.holds(current.as_ref()) {
@@ -738,9 +662,7 @@ impl LeaderElector {
             == Some(self.identity.as_str())
     }
 
-    /// Records `spec` as observed; returns when we first saw it in this form ([E3]).
-    ///
-    /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// Records `spec` as observed; returns when we first saw it in this form (E3).
     fn observe(&self, spec: LeaseSpec) -> Instant {
         let holder = spec.holder_identity.clone().filter(|h| !h.is_empty());
         let at = {
@@ -767,9 +689,7 @@ impl LeaderElector {
         at
     }
 
-    /// Writes an empty holder with a 1 s duration if we still hold the lease ([E5]).
-    ///
-    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// Writes an empty holder with a 1 s duration if we still hold the lease (E5).
     async fn release(&self) {
         release(
             &self.api,
@@ -804,9 +724,7 @@ struct TermGuard<'a> {
 }
 
 impl TermGuard<'_> {
-    /// Arms the release that follows the background drain if the guard is dropped ([S5]).
-    ///
-    /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// Arms the release that follows the background drain if the guard is dropped (S5).
     fn release_if_dropped(&mut self) {
         let e = self.elector;
         if !e.config.release_on_cancel {
@@ -824,9 +742,7 @@ impl TermGuard<'_> {
     }
 
     /// The term ends: `is_leader` turns false, the work's token is cancelled and
-    /// stopped-leading runs ([E6]), once.
-    ///
-    /// [E6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// stopped-leading runs (E6), once.
     fn step_down(&mut self) {
         if !std::mem::replace(&mut self.leading, false) {
             return;
@@ -853,9 +769,7 @@ impl Drop for TermGuard<'_> {
 pub(crate) enum Written {
     /// `identity` holds the Lease now, with this record.
     Held(LeaseSpec),
-    /// Another holder's term runs until this instant (our clock, [E3]).
-    ///
-    /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// Another holder's term runs until this instant (our clock, E3).
     Wait(Instant),
 }
 

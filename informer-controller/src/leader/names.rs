@@ -1,10 +1,8 @@
-//! Lease names ([S8]): kube-apiserver takes only a lowercase RFC 1123 subdomain of at most 253
+//! Lease names (S8): kube-apiserver takes only a lowercase RFC 1123 subdomain of at most 253
 //! characters as a Lease's name (and refuses anything else with 422 on every write), while an
 //! identity is free text (controller-runtime's default `<hostname>_<uuid>` has an underscore,
 //! hostnames may be uppercase). Names the caller chooses are checked up front; identities that
 //! become part of a name are encoded.
-//!
-//! [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use informer_runtime::shard::fnv1a64;
 

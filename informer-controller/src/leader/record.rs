@@ -1,7 +1,5 @@
 //! The lease record decision, as pure functions of (record, observation time, now), so the
-//! clock-skew rule ([E3]) is unit-tested without a server.
-//!
-//! [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! clock-skew rule (E3) is unit-tested without a server.
 
 use std::time::Duration;
 
@@ -14,9 +12,7 @@ use tokio::time::Instant;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Decision {
     /// Another holder's record changed within its lease duration, measured on our clock since
-    /// we observed the change ([E3]): wait until `expires` (our clock).
-    ///
-    /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// we observed the change (E3): wait until `expires` (our clock).
     Wait {
         /// The current holder.
         holder: String,

@@ -1,8 +1,6 @@
-//! [`Term`]: what the work of a leader or shard term is given ([S11]). A cancellation token that
+//! [`Term`]: what the work of a leader or shard term is given (S11). A cancellation token that
 //! also knows the instant the term is valid until, so the work stops then on its own clock,
 //! whatever the task that renews the Lease is doing.
-//!
-//! [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -12,13 +10,13 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// The token of one leading or shard term ([S11]), given to the term's work by
+/// The token of one leading or shard term (S11), given to the term's work by
 /// [`LeaderElector::run`](super::LeaderElector::run) and
 /// [`ShardAssigner::run`](crate::shards::ShardAssigner::run).
 ///
 /// A term ends when its token is cancelled (the Lease was lost or released, the replica stops)
 /// **or** when its valid-until instant passes: the start of its last successful Lease write
-/// plus the renew deadline ([E4]; plus the recovery deadline if the elector has one, [E8]: its
+/// plus the renew deadline (E4; plus the recovery deadline if the elector has one, E8: its
 /// writes are then kept apart by the write gate). The second is checked on the clock of whoever asks, so work
 /// that runs on another runtime or thread pool than the elector stops in time even while the
 /// task that renews the Lease gets no CPU (a stalled runtime, a long GC-like pause): a
@@ -27,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 ///
 /// [`Controller::run`](crate::Controller::run) takes a `Term` (or a plain
 /// `CancellationToken`): its workers stop at the term's end, and in-flight reconciles are
-/// aborted once the term's drain limit has passed ([S6]).
+/// aborted once the term's drain limit has passed (S6).
 ///
 /// ```no_run
 /// # use informer_controller::leader::Term;
@@ -41,26 +39,17 @@ use tokio_util::sync::CancellationToken;
 ///     }
 /// }
 /// ```
-///
-/// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-/// [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-/// [E8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-/// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 #[derive(Clone)]
 pub struct Term {
     token: CancellationToken,
     /// The valid-until instant, moved by each renewal; `None` for a token with no Lease.
     valid_until: Option<watch::Receiver<Instant>>,
-    /// How long the work may go on after the term ended ([S6]); `None` for no Lease.
-    ///
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// How long the work may go on after the term ended (S6); `None` for no Lease.
     drain_limit: Option<Duration>,
     /// Cancelled when the term ends, valid-until included: the parent of every
     /// [`child_token`](Term::child_token), shared by the term's clones. Set by the first
     /// `child_token` call on a runtime, with the one task per term that watches the
-    /// valid-until instant, so a child costs no task of its own ([S11]).
-    ///
-    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// valid-until instant, so a child costs no task of its own (S11).
     ended: Arc<OnceLock<CancellationToken>>,
 }
 
@@ -107,10 +96,8 @@ impl Term {
         self.valid_until.as_ref().map(|rx| *rx.borrow())
     }
 
-    /// How long the work may go on after the term ended before it is aborted ([S6]); `None`
+    /// How long the work may go on after the term ended before it is aborted (S6); `None`
     /// without a Lease.
-    ///
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn drain_limit(&self) -> Option<Duration> {
         self.drain_limit
     }
@@ -153,10 +140,8 @@ impl Term {
     /// a `CancellationToken`. Cheap enough to call per reconcile: every child hangs off one
     /// token of the term, which the term's token cancels at once and one task per term
     /// (spawned on the current runtime by the first call) cancels at the valid-until instant
-    /// ([S11]); a dropped child leaves nothing behind. Without a runtime the child follows only
+    /// (S11); a dropped child leaves nothing behind. Without a runtime the child follows only
     /// the term's token.
-    ///
-    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn child_token(&self) -> CancellationToken {
         if self.valid_until.is_none() {
             return self.token.child_token();
@@ -193,11 +178,9 @@ impl Term {
         &self.token
     }
 
-    /// When work that started draining at `noticed` must have stopped ([S6]): the drain limit
+    /// When work that started draining at `noticed` must have stopped (S6): the drain limit
     /// after the term's end, which is no later than its valid-until instant; `None` without a
     /// Lease.
-    ///
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub(crate) fn drain_deadline(&self, noticed: Instant) -> Option<Instant> {
         let limit = self.drain_limit?;
         let end = self.valid_until().map_or(noticed, |v| v.min(noticed));

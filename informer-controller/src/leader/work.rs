@@ -1,10 +1,7 @@
-//! The work of one leader or shard term as a task that is never detached ([S5], [S6]): its token is
+//! The work of one leader or shard term as a task that is never detached (S5, S6): its token is
 //! cancelled when the term ends, it is awaited for at most the drain limit and then aborted, and
 //! if its owner is dropped before that (the run future was dropped), the same happens in the
 //! background, followed by the owner's release of the Lease.
-//!
-//! [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::future::Future;
 use std::time::Duration;
@@ -22,9 +19,7 @@ pub(crate) enum Ended {
     Returned,
     /// It panicked.
     Panicked(String),
-    /// It outlived the drain limit and was aborted ([S6]).
-    ///
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// It outlived the drain limit and was aborted (S6).
     Aborted,
 }
 
@@ -46,9 +41,7 @@ pub(crate) struct Work {
     limit: Duration,
     /// Names the term in logs (`lease`, `shard`).
     label: String,
-    /// Runs after the background drain when the owner is dropped first (the [E5] release).
-    ///
-    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// Runs after the background drain when the owner is dropped first (the E5 release).
     after_drop: Option<BoxFuture<'static, ()>>,
     /// When the term's end was noticed (the token was cancelled); the drain limit counts from
     /// this or the term's valid-until instant, whichever is earlier (S6).
@@ -122,10 +115,8 @@ impl Work {
     }
 }
 
-/// Awaits `handle` until `until`, then aborts it and waits at most `limit` more ([S6]); logs an
+/// Awaits `handle` until `until`, then aborts it and waits at most `limit` more (S6); logs an
 /// abort or a panic.
-///
-/// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 async fn drain(handle: &mut JoinHandle<()>, until: Instant, limit: Duration, label: &str) -> Ended {
     let ended = match tokio::time::timeout_at(until, &mut *handle).await {
         Ok(res) => Ended::of(res),

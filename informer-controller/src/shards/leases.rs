@@ -1,8 +1,4 @@
-//! The Lease requests of a shard set: one labelled LIST of the set ([E3]'s observation times), the live members, and each Lease's write and release ([E4], [E5]).
-//!
-//! [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+//! The Lease requests of a shard set: one labelled LIST of the set (E3's observation times), the live members, and each Lease's write and release (E4, E5).
 
 use super::*;
 

@@ -1,7 +1,5 @@
-//! A shard set's metrics ([S12]): per replica, the shards of its view that no live Lease covers,
+//! A shard set's metrics (S12): per replica, the shards of its view that no live Lease covers,
 //! the shards whose work runs on it, and the live members it counts.
-//!
-//! [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -9,7 +7,7 @@ use prometheus_client::registry::Registry;
 
 type Labels = [(&'static str, String); 2];
 
-/// The shard set metric families of one registry ([S12]). Create it once per registry and hand
+/// The shard set metric families of one registry (S12). Create it once per registry and hand
 /// it to every [`ShardAssigner`](super::ShardAssigner) of the process
 /// ([`metrics`](super::ShardAssigner::metrics)); each replica's series carry the labels `set`
 /// and `replica`:
@@ -23,8 +21,6 @@ type Labels = [(&'static str, String); 2];
 /// An alert on `max by (set) (shard_set_unowned_shards) > 0` for longer than a lease duration
 /// and a round catches what bucket-based sharding in the field has failed with: shards owned by
 /// nobody, with no error (knative/pkg#3384, argo-cd#29476).
-///
-/// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 #[derive(Clone, Debug)]
 pub struct ShardSetMetrics {
     unowned: Family<Labels, Gauge>,

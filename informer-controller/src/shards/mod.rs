@@ -1,6 +1,6 @@
-//! Shard assignment over Leases (docs/behaviour.md section 17, [S1]-[S14]): `n` replicas of an
+//! Shard assignment over Leases (docs/behaviour.md section 17, S1-S14): `n` replicas of an
 //! operator split a collection's [`Shard`]s between them, each shard owned by exactly one replica
-//! at a time, with client-go's leader-election rules ([E2]-[E5], [E7]) applied to every shard's Lease.
+//! at a time, with client-go's leader-election rules (E2-E5, E7) applied to every shard's Lease.
 //!
 //! # Design
 //!
@@ -10,13 +10,13 @@
 //!
 //! - `<set>-shard-<i>`, one per shard: its holder owns shard `i`. Acquired, renewed, taken over
 //!   after expiry and released exactly like a leader-election Lease (the same record decision:
-//!   [E3]'s observation-clock expiry, [E4]'s renew deadline from the start of the last successful
-//!   write, [E5]'s release), so [E7]'s argument holds per shard.
+//!   E3's observation-clock expiry, E4's renew deadline from the start of the last successful
+//!   write, E5's release), so E7's argument holds per shard.
 //! - `<set>-member-<identity>`, one per replica: a heartbeat (the identity encoded where it is
-//!   no valid name, [S8]). The replicas of the same view whose member Lease changed within the
-//!   lease duration (by the observer's clock, as [E3]) are the live ones. A replica that leaves
+//!   no valid name, S8). The replicas of the same view whose member Lease changed within the
+//!   lease duration (by the observer's clock, as E3) are the live ones. A replica that leaves
 //!   deletes its heartbeat; Leases nobody wrote for two lease durations (a crashed replica's
-//!   heartbeat, a shard beyond the count) are deleted by the others ([S9]).
+//!   heartbeat, a shard beyond the count) are deleted by the others (S9).
 //!
 //! Every retry period a replica renews its heartbeat, reads the set with one LIST and balances:
 //! with `live` replicas each aims at `ceil(shards / live)` shards. Above that it stops its highest
@@ -26,7 +26,7 @@
 //!
 //! The rules, as they hold here:
 //!
-//! - **[S1] Exclusive ranges.** Every write records the writer's view (count and field) on the
+//! - **S1 Exclusive ranges.** Every write records the writer's view (count and field) on the
 //!   Lease. A replica that sees a live shard Lease held by another replica with another view
 //!   (a rolling update from 4 to 8 shards) acquires nothing and logs an error; a shard it acquires
 //!   is only started after a second read of the set, begun after the acquiring write, shows no
@@ -35,31 +35,31 @@
 //!   shard (the newcomer is the one whose view differs), except against a Lease with no view at
 //!   all (an older informer-rs), which stops everything. Only live replicas of the same view
 //!   count for the share.
-//! - **[S2] Deadlines per shard.** Each held shard is a task of its own that renews its Lease every
+//! - **S2 Deadlines per shard.** Each held shard is a task of its own that renews its Lease every
 //!   retry period (read, then write) and cancels its work at its own renew deadline (start of its
 //!   last successful renewal plus the renew deadline), whatever the other shards or the round
 //!   are doing; stopping one shard's work (which may take the drain limit) happens in that
 //!   shard's task, so it never delays another's renewal or cancellation.
-//! - **[S3] Dead work releases.** Work that ends on its own (returns, panics) ends the term: its
-//!   Lease is released ([E5]), and this replica leaves the shard alone for a backoff (the retry
+//! - **S3 Dead work releases.** Work that ends on its own (returns, panics) ends the term: its
+//!   Lease is released (E5), and this replica leaves the shard alone for a backoff (the retry
 //!   period, doubled per dead term in a row, at most the lease duration) so another replica can
 //!   take it.
-//! - **[S4]** is the reflector's (`informer_runtime::shard`).
-//! - **[S5] Drop safety.** Dropping the [`ShardAssigner::run`] future cancels every shard's work;
+//! - **S4** is the reflector's (`informer_runtime::shard`).
+//! - **S5 Drop safety.** Dropping the [`ShardAssigner::run`] future cancels every shard's work;
 //!   each shard's task (detached, not aborted) then waits for its work (bounded by the drain
-//!   limit) and releases its Lease, and the heartbeat is released in the background ([E5], when
+//!   limit) and releases its Lease, and the heartbeat is released in the background (E5, when
 //!   configured).
-//! - **[S6] Bounded drain.** After a term ends, its work may run for at most
+//! - **S6 Bounded drain.** After a term ends, its work may run for at most
 //!   [`LeaderElectionConfig::drain_limit`]; longer work is aborted (`JoinHandle::abort`) and
 //!   logged.
-//! - **[S12] Every shard owned.** No part of the hash space goes without work for longer than a
+//! - **S12 Every shard owned.** No part of the hash space goes without work for longer than a
 //!   lease duration plus a round, across joins, leaves, crashes and rollouts; each replica
 //!   reports the shards its view sees unowned ([`ShardSetMetrics`], [`ShardAssigner::unowned`]).
 //!
-//! - **[S13] Failures are told once.** Failures of the assigner's requests (RBAC, conflicts,
+//! - **S13 Failures are told once.** Failures of the assigner's requests (RBAC, conflicts,
 //!   timeouts) are logged at warn when an operation starts failing or fails differently, and at
 //!   info when it recovers.
-//! - **[S14] Our Lease, written by others.** A 409 on renewing one's own shard Lease (someone
+//! - **S14 Our Lease, written by others.** A 409 on renewing one's own shard Lease (someone
 //!   labelled it) re-reads the Lease and retries within the renew deadline; only another holder
 //!   (or a deleted Lease) ends the term.
 //!
@@ -93,23 +93,6 @@
 //!     .await
 //! # }
 //! ```
-//!
-//! [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-//! [S2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Display;
@@ -141,15 +124,11 @@ mod view;
 /// The label that marks a shard set's Leases.
 pub const SHARD_SET_LABEL: &str = "informer-rs.io/shard-set";
 
-/// The label recording the shard count of the writer's view of the set ([S1]).
-///
-/// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+/// The label recording the shard count of the writer's view of the set (S1).
 pub const SHARD_COUNT_LABEL: &str = "informer-rs.io/shard-count";
 
-/// The label recording the hash field of the writer's view of the set ([S1]): `uid` or
+/// The label recording the hash field of the writer's view of the set (S1): `uid` or
 /// `namespace`.
-///
-/// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 pub const SHARD_FIELD_LABEL: &str = "informer-rs.io/shard-field";
 
 /// One replica's membership in a shard set (see the module docs).
@@ -166,23 +145,15 @@ struct Inner {
     field: ShardField,
     config: LeaderElectionConfig,
     owned: watch::Sender<BTreeSet<u32>>,
-    /// Every Lease of the set as last observed, and when we first saw it in that form ([E3]).
-    ///
-    /// [E3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// Every Lease of the set as last observed, and when we first saw it in that form (E3).
     observed: Mutex<HashMap<String, (LeaseSpec, Instant)>>,
     /// The last failure of each operation, logged once per change (S13).
     failures: Mutex<HashMap<String, String>>,
-    /// The last view conflict reported ([S1]), logged once per change.
-    ///
-    /// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// The last view conflict reported (S1), logged once per change.
     conflict: Mutex<Option<String>>,
-    /// The shards of our view no live Lease covers, as of the last round ([S12]).
-    ///
-    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// The shards of our view no live Lease covers, as of the last round (S12).
     unowned: watch::Sender<u32>,
-    /// This replica's metric series ([S12]).
-    ///
-    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// This replica's metric series (S12).
     series: metrics::Series,
 }
 
@@ -201,18 +172,12 @@ impl std::fmt::Debug for ShardAssigner {
 
 impl ShardAssigner {
     /// Replica `identity` of the shard set `namespace/set` of `shards` shards, hashing
-    /// `metadata.namespace` unless [`hash_field`](Self::hash_field) says otherwise ([S7]: a
+    /// `metadata.namespace` unless [`hash_field`](Self::hash_field) says otherwise (S7: a
     /// controller's primary object, the objects it owns and every object that ever had its name
-    /// share a namespace, never a UID). Fails on an invalid timing ([E2]), an empty identity,
+    /// share a namespace, never a UID). Fails on an invalid timing (E2), an empty identity,
     /// zero shards, or a set name that is not a lowercase RFC 1123 subdomain of at most 63
-    /// characters ([S8]). The identity is free text: where it names the replica's heartbeat
-    /// Lease it is encoded ([S8]).
-    ///
-    /// [S8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    ///
-    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    ///
-    /// [E2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// characters (S8). The identity is free text: where it names the replica's heartbeat
+    /// Lease it is encoded (S8).
     pub fn new(
         client: kube::Client,
         namespace: &str,
@@ -249,10 +214,8 @@ impl ShardAssigner {
         })
     }
 
-    /// Reports this replica's view of the set in `metrics` ([S12]): unowned shards, owned
+    /// Reports this replica's view of the set in `metrics` (S12): unowned shards, owned
     /// shards, live members. Set it before [`run`](Self::run).
-    ///
-    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn metrics(mut self, metrics: &ShardSetMetrics) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.series = metrics.series(&inner.set, &inner.identity);
@@ -261,9 +224,7 @@ impl ShardAssigner {
     }
 
     /// How many shards of this replica's view no live Lease covered at its last round, by its
-    /// own observation ([S12]); 0 before the first round.
-    ///
-    /// [S12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// own observation (S12); 0 before the first round.
     pub fn unowned(&self) -> u32 {
         *self.inner.unowned.borrow()
     }
@@ -273,15 +234,11 @@ impl ShardAssigner {
         self.inner.unowned.subscribe()
     }
 
-    /// The field whose hash the set shards by, recorded on its Leases ([S1]). Set it before
+    /// The field whose hash the set shards by, recorded on its Leases (S1). Set it before
     /// [`run`](Self::run). The default, `metadata.namespace`, keeps what a controller
-    /// reconciles together ([S7]); [`ShardField::Uid`] spreads objects evenly but splits a
+    /// reconciles together (S7); [`ShardField::Uid`] spreads objects evenly but splits a
     /// key's objects over replicas, so a [`Controller`](crate::Controller) refuses a factory
     /// sharded by it: use it for caches and work keyed by UID only.
-    ///
-    /// [S7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    ///
-    /// [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub fn hash_field(mut self, field: ShardField) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.field = field;
@@ -329,17 +286,11 @@ impl ShardAssigner {
     /// Takes part in the set until `cancel`: calls `on_shard(index, owned)` when this replica
     /// gains shard `index` (its future runs as a task; the [`Term`] `owned` ends when the shard
     /// is lost, released to another replica, the replica stops, or its valid-until instant
-    /// passes, [S11]), and awaits that work (at most the drain limit, [S6]) before the shard
+    /// passes, S11), and awaits that work (at most the drain limit, S6) before the shard
     /// can pass to anyone else. On cancel every shard's
-    /// work is stopped and awaited, then the shards and the membership are released ([E5], when
+    /// work is stopped and awaited, then the shards and the membership are released (E5, when
     /// configured); a round in flight finishes first and releases the shards its writes won
-    /// ([S10]). Dropping the future does the same in the background ([S5]).
-    ///
-    /// [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [E5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
-    /// [S5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [S11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-    /// [S10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// (S10). Dropping the future does the same in the background (S5).
     pub async fn run<F, Fut>(&self, cancel: CancellationToken, mut on_shard: F) -> Result<(), Error>
     where
         F: FnMut(u32, Term) -> Fut,
@@ -450,15 +401,11 @@ struct Held {
 enum TermEnd {
     /// The run loop stopped it (rebalance, or the replica stops).
     Stopped,
-    /// Not renewed within the renew deadline ([E4]).
-    ///
-    /// [E4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#14-leader-election-client-go-toolsleaderelection
+    /// Not renewed within the renew deadline (E4).
     Expired,
     /// Another holder has the Lease, or it was deleted.
     Lost,
-    /// The work ended on its own ([S3]).
-    ///
-    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// The work ended on its own (S3).
     WorkEnded(Ended),
 }
 
@@ -471,10 +418,8 @@ struct RunState {
     held: BTreeMap<u32, Held>,
     /// Shards told to stop whose task has not reported yet: not acquired again until then.
     stopping: BTreeMap<u32, JoinHandle<()>>,
-    /// [S3]: shards whose work ended on its own: left alone until the instant, and how many
+    /// S3: shards whose work ended on its own: left alone until the instant, and how many
     /// such terms in a row.
-    ///
-    /// [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     cooldown: HashMap<u32, (Instant, u32)>,
 }
 

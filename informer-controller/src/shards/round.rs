@@ -1,15 +1,10 @@
-//! One round of the assigner ([S1], [S2], [S10]): read the set, then heartbeat, sweep ([S9]) and
+//! One round of the assigner (S1, S2, S10): read the set, then heartbeat, sweep (S9) and
 //! acquire at once, verify what was won, start it.
 //!
 //! Every request of a round is bounded by the renew deadline on its own, and nothing cuts the
 //! round as a whole, not even the replica's cancel: a shard won by a write is started once
-//! verified, or released, never dropped with the round ([S10]). A cancelled round reads and
+//! verified, or released, never dropped with the round (S10). A cancelled round reads and
 //! acquires nothing more and releases what its writes in flight win.
-//!
-//! [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
 
 use super::*;
 

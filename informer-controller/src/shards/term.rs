@@ -1,8 +1,4 @@
-//! One shard's term ([S2], [S3], [S6]): each held shard renews in a task of its own, cut at its own deadline.
-//!
-//! [S2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [S6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! One shard's term (S2, S3, S6): each held shard renews in a task of its own, cut at its own deadline.
 
 use super::*;
 

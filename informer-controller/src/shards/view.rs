@@ -1,6 +1,4 @@
-//! A shard set's view on its Leases ([S1]): the names, the count-and-field labels every write records, and the conflicts with replicas whose view differs.
-//!
-//! [S1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+//! A shard set's view on its Leases (S1): the names, the count-and-field labels every write records, and the conflicts with replicas whose view differs.
 
 use super::*;
 

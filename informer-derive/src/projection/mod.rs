@@ -1,7 +1,4 @@
-//! `#[derive(Projection)]`: parse, check, expand ([P4]-[P6]).
-//!
-//! [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! `#[derive(Projection)]`: parse, check, expand (P4-P6).
 
 mod attr;
 mod expand;

@@ -1,7 +1,5 @@
 //! `#[derive(ProjectionSource)]`: a struct's JSON names as serde reads them, from its own
-//! `#[serde(...)]` attributes (`rename`, `rename_all`, `skip`, `flatten`), for projections ([P5]).
-//!
-//! [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! `#[serde(...)]` attributes (`rename`, `rename_all`, `skip`, `flatten`), for projections (P5).
 
 use proc_macro2::TokenStream;
 use quote::quote;

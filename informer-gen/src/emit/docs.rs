@@ -21,7 +21,7 @@ fn section(rule: &str) -> &'static str {
 }
 
 /// `#[doc]` attributes: `text` (lines starting with a space, as rustdoc expects), then the
-/// link definition of every rule it cites as `[G1]`.
+/// link definition of every rule it cites as `G1`.
 pub(crate) fn linked(text: &str, rules: &[&str]) -> TokenStream {
     let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
     if !rules.is_empty() {

@@ -1,7 +1,4 @@
-//! Emits the `InformerFactoryExt` extension trait: group accessors ([G1]) and the GVR table ([G5]).
-//!
-//! [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-//! [G5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+//! Emits the `InformerFactoryExt` extension trait: group accessors (G1) and the GVR table (G5).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -57,13 +54,10 @@ pub(crate) fn extension_trait(model: &Model, paths: &Paths) -> TokenStream {
         pub trait InformerFactoryExt {
             #(#decls)*
 
-            /// The generic informer for `gvr` ([G5]): a kind known to this generated code is created on first
+            /// The generic informer for `gvr` (G5): a kind known to this generated code is created on first
             /// use through its typed accessor; any other resource is looked up with `find_by_resource`.
             /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery
-            /// ([F9]).
-            ///
-            /// [G5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-            /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+            /// (F9).
             fn informer_for_resource(
                 &self,
                 gvr: &#rt::GroupVersionResource,

@@ -1,8 +1,6 @@
-//! Emits the typed handles of one kind: `XInformer`, `XLister` and, for namespaced kinds, `XNamespaceLister` ([G3]).
+//! Emits the typed handles of one kind: `XInformer`, `XLister` and, for namespaced kinds, `XNamespaceLister` (G3).
 //!
 //! The item shapes live in `informer-handles`, shared with `#[derive(Informer)]`.
-//!
-//! [G3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
 
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -1,6 +1,4 @@
-//! Named, commented corrections for upstream quirks in the built-in resource list ([G6]).
-//!
-//! [G6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+//! Named, commented corrections for upstream quirks in the built-in resource list (G6).
 
 /// Built-in kinds that implement `ListableResource` but cannot be watched, so an informer for them
 /// would fail forever. `(group, version, kind)`.

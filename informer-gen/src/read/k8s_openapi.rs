@@ -1,6 +1,4 @@
-//! Built-in kinds, found by reading the `Resource`/`ListableResource` impls in k8s-openapi's sources ([G6]).
-//!
-//! [G6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+//! Built-in kinds, found by reading the `Resource`/`ListableResource` impls in k8s-openapi's sources (G6).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

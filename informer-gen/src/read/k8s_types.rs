@@ -1,11 +1,9 @@
-//! Reads the graph of k8s-openapi struct definitions reachable from chosen kinds ([P1]).
+//! Reads the graph of k8s-openapi struct definitions reachable from chosen kinds (P1).
 //!
 //! Each type is found through its module's `pub use self::<file>::<Type>;` line, parsed with syn,
 //! and its JSON names and required-field rules are read from k8s-openapi's own `Deserialize` impl
 //! (`"podIP" => Field::Key_pod_ip`, `name: value_name.unwrap_or_default()`), so the compact type
 //! decodes and encodes exactly what the k8s-openapi type does.
-//!
-//! [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};

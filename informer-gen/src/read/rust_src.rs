@@ -1,6 +1,4 @@
-//! Rust sources scanned with syn for `#[derive(Informer)]` types ([G7]): their handles already exist.
-//!
-//! [G7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
+//! Rust sources scanned with syn for `#[derive(Informer)]` types (G7): their handles already exist.
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,12 +1,10 @@
 //! A serde `Deserializer` over the protobuf bytes of one message, driven by the schema table.
 //!
 //! A message of [`Shape::Object`] is a map whose keys are its fields' JSON names (inline fields'
-//! fields merged in), in wire order; every other shape is its JSON form ([T2] in
+//! fields merged in), in wire order; every other shape is its JSON form (T2 in
 //! `docs/behaviour.md`: the same value as from the object's JSON). Nothing is decoded that the
 //! visitor does not ask for: a skipped value (`deserialize_ignored_any`) is passed over by its
 //! wire length.
-//!
-//! [T2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use base64::Engine as _;
 use serde::Deserializer as _;

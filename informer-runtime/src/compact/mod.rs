@@ -1,4 +1,4 @@
-//! Building blocks of the compact full-fidelity types that informer-gen generates ([P1]-[P3], [P7]).
+//! Building blocks of the compact full-fidelity types that informer-gen generates (P1-P3, P7).
 //!
 //! A compact type has the same fields, JSON names and serde shape as its k8s-openapi type, and
 //! costs a fraction of its memory in a cache:
@@ -11,18 +11,11 @@
 //! | `BTreeMap<String, T>`           | [`CMap<T>`]                      | one sorted slice, no tree nodes       |
 //! | `Option<LargeStruct>`           | `Option<Box<LargeStruct>>`       | 8 B while absent (most are)           |
 //! | `FieldsV1`, `RawExtension`, `serde_json::Value` | [`RawJson`]      | a tree of shared objects              |
-//! | `apiVersion`, `kind`            | [`ApiVersionTag`], [`KindTag`]   | zero bytes; checked on decode ([R16])   |
+//! | `apiVersion`, `kind`            | [`ApiVersionTag`], [`KindTag`]   | zero bytes; checked on decode (R16)   |
 //! | a container, volume, toleration… | [`Shared<T>`]                   | 8 B, equal parts of all objects share one copy |
 //!
-//! Generated code converts both ways with `From` impls ([P2]), field by field, with no serde round
+//! Generated code converts both ways with `From` impls (P2), field by field, with no serde round
 //! trip: `compact::api::core::v1::Pod::from(&pod)` and `k8s_openapi::api::core::v1::Pod::from(&compact)`.
-//!
-//! [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [P7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [P2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//!
-//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -144,16 +137,12 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for CMap<V> {
 }
 
 /// The `apiVersion` of a compact top-level kind: zero bytes, serialized from `K`'s constant, and
-/// checked on decode (an object of another group/version is an error, [R16]). Absent is accepted:
+/// checked on decode (an object of another group/version is an error, R16). Absent is accepted:
 /// list items carry no `apiVersion`.
-///
-/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 pub struct ApiVersionTag<K>(PhantomData<fn() -> K>);
 
 /// The `kind` of a compact top-level kind: zero bytes, serialized from `K`'s constant, and checked
-/// on decode ([R16]). Absent is accepted: list items carry no `kind`.
-///
-/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// on decode (R16). Absent is accepted: list items carry no `kind`.
 pub struct KindTag<K>(PhantomData<fn() -> K>);
 
 macro_rules! tag {

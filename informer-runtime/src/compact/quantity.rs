@@ -1,12 +1,10 @@
-//! Decoding of `resource.Quantity` fields in compact types ([P1]).
+//! Decoding of `resource.Quantity` fields in compact types (P1).
 //!
 //! A compact type keeps a quantity as an [`IStr`], whose own decode takes only strings (like
 //! k8s-openapi's `String`). k8s-openapi's `Quantity` also takes a JSON number (`"memory": 0`) and
 //! keeps its decimal text, which it then writes back as a string; a quantity field of a compact
 //! type must read the same bytes to the same JSON, so generated code decodes every field that
 //! holds quantities (alone, optional, in a list or as map values) through these functions.
-//!
-//! [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::fmt;
 

@@ -1,8 +1,4 @@
-//! [`RawJson`]: free-form JSON as a hash-consed tree ([P1], [P3], [P8]).
-//!
-//! [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! [`RawJson`]: free-form JSON as a hash-consed tree (P1, P3, P8).
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -25,8 +21,8 @@ use super::{IStr, Pool, Share, ShareHash, Shared};
 /// Decoding builds the tree straight from the deserializer's events, never a
 /// `serde_json::Value`. Where the deserializer hands out the document's encoded bytes and they
 /// were decoded recently (the same `fieldsV1` in the next update of a Pod), the tree is taken
-/// without a decode ([P8]). Serializing goes through `serde_json::Value`, so the output is byte
-/// for byte what k8s-openapi writes for the same document (object keys sorted), [P1].
+/// without a decode (P8). Serializing goes through `serde_json::Value`, so the output is byte
+/// for byte what k8s-openapi writes for the same document (object keys sorted), P1.
 ///
 /// ```
 /// use informer_runtime::compact::RawJson;
@@ -34,9 +30,6 @@ use super::{IStr, Pool, Share, ShareHash, Shared};
 /// assert_eq!(raw.to_json_string(), r#"{"f:b":{},"f:a":{".":{}}}"#);
 /// assert_eq!(serde_json::to_string(&raw).unwrap(), r#"{"f:a":{".":{}},"f:b":{}}"#);
 /// ```
-///
-/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-/// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[derive(Clone, PartialEq)]
 pub struct RawJson(Shared<JsonNode>);
 
@@ -162,9 +155,7 @@ impl Share for JsonNode {
 
     /// 768 KiB once used. A kubelet's `fieldsV1` is distinct per Pod (it names the Pod's IPs) and
     /// comes back unchanged in most of the Pod's updates: a table that holds the documents of
-    /// tens of thousands of objects lets those updates skip it ([P8]).
-    ///
-    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// tens of thousands of objects lets those updates skip it (P8).
     const RECENT_SLOTS: usize = 1 << 15;
 }
 
@@ -212,9 +203,7 @@ impl Serialize for RawJson {
 
 impl<'de> Deserialize<'de> for RawJson {
     /// Through [`Shared`]: a document whose encoded bytes were decoded recently is not decoded
-    /// again ([P8]).
-    ///
-    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// again (P8).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Shared::<JsonNode>::deserialize(deserializer).map(RawJson)
     }
@@ -452,10 +441,8 @@ mod tests {
     }
 
     proptest! {
-        /// [P1]: the tree is the same JSON value, and re-serializes as `Value` does; built from
+        /// P1: the tree is the same JSON value, and re-serializes as `Value` does; built from
         /// the text or from the `Value`, it is the same shared tree.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         #[test]
         fn raw_json_is_lossless(v in arb_json()) {
             let text = serde_json::to_string(&v).unwrap();

@@ -1,4 +1,4 @@
-//! Decode only what is new ([P8]): a shared part whose encoded bytes were decoded before is not
+//! Decode only what is new (P8): a shared part whose encoded bytes were decoded before is not
 //! decoded again.
 //!
 //! Each [`Pool`](super::Pool) keeps a small table of the encodings it decoded recently: a digest
@@ -11,8 +11,8 @@
 //!
 //! A weak reference keeps its value's allocation (not what the value owns) until it is
 //! dropped, so a slot whose value was freed is cleared when a lookup finds it dead and by the
-//! pool's sweeps, the background passes among them ([P3]): the table registers with them.
-//! Until then a slot pins at most `size_of::<T>()` plus 16 bytes, counted in [P8]'s budget.
+//! pool's sweeps, the background passes among them (P3): the table registers with them.
+//! Until then a slot pins at most `size_of::<T>()` plus 16 bytes, counted in P8's budget.
 //! Each slot also keeps the value's hash in its pool, so the pool upgrades the weak reference
 //! under the lock of the shard that holds the value, where no sweep can drop it at the same
 //! time (`Pool::recalled`).
@@ -21,9 +21,6 @@
 //! `RandomState`, made for input an attacker chooses), and foldhash under its own random seed.
 //! Two different encodings get one digest with a probability of about 2^-128; an API client
 //! that does not know the keys cannot make them collide.
-//!
-//! [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, LazyLock, OnceLock, Weak};
@@ -185,9 +182,7 @@ impl<T> Recent<T> {
     }
 }
 
-/// The background passes clear dead slots too ([P3]); a stripe is a shard.
-///
-/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+/// The background passes clear dead slots too (P3); a stripe is a shard.
 impl<T: Send + Sync> crate::pool::Sweep for Recent<T> {
     fn shard_count(&self) -> usize {
         self.stripe_count()

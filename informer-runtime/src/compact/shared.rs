@@ -1,4 +1,4 @@
-//! Structural sharing ([P3] generalised from strings to sub-objects): equal parts of cached
+//! Structural sharing (P3 generalised from strings to sub-objects): equal parts of cached
 //! compact objects share one allocation.
 //!
 //! The Pods of one ReplicaSet carry the same containers, volumes, tolerations and affinity; a
@@ -9,16 +9,13 @@
 //! ARCHITECTURE.md, decision record 18); the generated code only names `Shared<T>` and implements
 //! [`Share`] for `T`.
 //!
-//! - Lossless ([P1]): a `Shared<T>` serializes, compares and converts as its `T`.
+//! - Lossless (P1): a `Shared<T>` serializes, compares and converts as its `T`.
 //! - Freed with its last user: a pool holds at most about twice the values cached objects use,
 //!   sweeping the ones only it holds (as the string interner does).
 //! - Safe under concurrent readers: values are immutable once shared; pools are sharded by hash,
 //!   with no global lock.
 //! - An update that changes one container of one Pod allocates only that container: the Pod's
 //!   other parts decode to values the pool already holds.
-//!
-//! [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -53,20 +50,18 @@ pub trait Share: ShareHash + PartialEq + Send + Sync + Sized + 'static {
     /// The process-wide pool of this type's shared values.
     fn pool() -> &'static Pool<Self>;
 
-    /// Slots of the pool's table of recently decoded encodings ([P8]), allocated on the type's
+    /// Slots of the pool's table of recently decoded encodings (P8), allocated on the type's
     /// first skippable decode, 32 bytes each (and, for a slot whose value was freed and not
     /// cleared yet, that value's allocation: `size_of::<Self>()` plus 16 bytes). The default holds a LIST page's worth of distinct
     /// parts; a type whose values are mostly distinct per object and come back unchanged in
     /// its updates asks for more.
-    ///
-    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     const RECENT_SLOTS: usize = super::recent::SLOTS;
 }
 
 /// A shared, immutable value: an `Arc<T>` (8 bytes) whose equal values are one allocation
 /// across every cached object.
 ///
-/// - Lossless ([P1]): it serializes, compares and converts as its `T`.
+/// - Lossless (P1): it serializes, compares and converts as its `T`.
 /// - Freed with its last user: `T`'s [`Pool`] holds at most about twice the values cached
 ///   objects use, sweeping the ones only it holds (as the string interner does).
 /// - Safe under concurrent readers: values are immutable once shared; pools are sharded by
@@ -103,8 +98,6 @@ pub trait Share: ShareHash + PartialEq + Send + Sync + Sized + 'static {
 /// assert_eq!(serde_json::to_string(&a)?, json);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-///
-/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub struct Shared<T>(Arc<T>);
 
 impl<T: Share> Shared<T> {
@@ -181,18 +174,14 @@ impl<T: Serialize> Serialize for Shared<T> {
 impl<'de, T: Share + Deserialize<'de>> Deserialize<'de> for Shared<T> {
     /// Decodes a `T` (from JSON or protobuf alike) and shares it; where the deserializer hands
     /// out the value's encoded bytes ([`informer_proto::RAW_PART`]) and this type's pool decoded
-    /// the same bytes recently, the shared value is taken without a decode ([P8]).
-    ///
-    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// the same bytes recently, the shared value is taken without a decode (P8).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer
             .deserialize_newtype_struct(informer_proto::RAW_PART, SharedVisitor(PhantomData))
     }
 }
 
-/// Decodes a [`Shared`] value, skipping bytes decoded before ([P8]).
-///
-/// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+/// Decodes a [`Shared`] value, skipping bytes decoded before (P8).
 struct SharedVisitor<T>(PhantomData<fn() -> T>);
 
 impl<'de, T: Share + Deserialize<'de>> Visitor<'de> for SharedVisitor<T> {
@@ -229,15 +218,11 @@ impl<P: ProjectFrom<S>, S> ProjectFrom<Shared<S>> for P {}
 
 /// The pool of one type's [`Shared`] values: a sharded set that sweeps the values no cached
 /// object uses any more whenever a shard has doubled since its last sweep, and, when objects
-/// leave the caches and nothing new arrives, in a running informer's background pass ([P3]).
+/// leave the caches and nothing new arrives, in a running informer's background pass (P3).
 /// Its size is the `informer_shared_values{type}` gauge of a factory's metrics.
-///
-/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub struct Pool<T> {
     set: std::sync::Arc<ShardedSet<PoolEntry<T>>>,
-    /// The encodings decoded recently, to skip their next decode ([P8]).
-    ///
-    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// The encodings decoded recently, to skip their next decode (P8).
     recent: Arc<Recent<T>>,
 }
 
@@ -279,12 +264,10 @@ impl<T: Share> Pool<T> {
         (Shared(shard.insert(PoolEntry(Arc::new(value))).0), hash)
     }
 
-    /// The value an encoding with this digest decoded to recently, if it is still held ([P8]).
+    /// The value an encoding with this digest decoded to recently, if it is still held (P8).
     /// The weak reference is upgraded under the lock of the value's shard: a sweep there either
     /// ran before (and the value, only the pool's, is gone) or runs after (and sees it used), so
     /// a value handed out here is always the pool's (P3).
-    ///
-    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     fn recalled(&self, digest: Digest) -> Option<Shared<T>> {
         let (hash, weak) = self.recent.get(digest)?;
         #[cfg(test)]
@@ -301,9 +284,7 @@ impl<T: Share> Pool<T> {
     }
 
     /// Drops every value that no [`Shared`] refers to any more, and the table's slots of
-    /// freed values ([P8]).
-    ///
-    /// [P8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// freed values (P8).
     pub fn sweep(&self) {
         self.set.sweep();
         self.recent.sweep();

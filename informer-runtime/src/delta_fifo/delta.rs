@@ -1,46 +1,32 @@
-//! Delta types, tombstones and the consecutive-delete dedup rule ([D1], [D3], [X1]).
-//!
-//! [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+//! Delta types, tombstones and the consecutive-delete dedup rule (D1, D3, X1).
 
 use std::sync::Arc;
 
 use crate::key::{KeyError, ObjectKey};
 
-/// The kind of change a [`Delta`] records ([D1]).
+/// The kind of change a [`Delta`] records (D1).
 ///
 /// Bookmarks are not deltas: [`ReflectorStore::bookmark`](crate::store::ReflectorStore::bookmark) only records
 /// the resource version and never reaches handlers.
-///
-/// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeltaType {
     /// A watch `ADDED` event.
     Added,
     /// A watch `MODIFIED` event.
     Updated,
-    /// A watch `DELETED` event, or a tombstone from `replace` ([D5]).
-    ///
-    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// A watch `DELETED` event, or a tombstone from `replace` (D5).
     Deleted,
-    /// An item of a `replace` (a LIST or watch-list) when replaced-emission is on ([D5]).
-    ///
-    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// An item of a `replace` (a LIST or watch-list) when replaced-emission is on (D5).
     Replaced,
-    /// A resync ([D6]), or a `replace` item when replaced-emission is off.
-    ///
-    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// A resync (D6), or a `replace` item when replaced-emission is off.
     Sync,
 }
 
 /// An object deleted while the informer was not watching: its deletion was inferred by a
-/// `replace` whose list no longer contains the key ([D5], client-go's `DeletedFinalStateUnknown`).
+/// `replace` whose list no longer contains the key (D5, client-go's `DeletedFinalStateUnknown`).
 ///
 /// `last_known` is the newest queued object or the stored object, or `None` if neither was
 /// available. The state it carries may be stale.
-///
-/// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 #[derive(Debug)]
 pub struct DeletedFinalStateUnknown<K> {
     /// The key of the deleted object.
@@ -58,17 +44,12 @@ impl<K> Clone for DeletedFinalStateUnknown<K> {
     }
 }
 
-/// The payload of a deletion: the object's final state, or a tombstone ([D1], [H12]).
-///
-/// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [H12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// The payload of a deletion: the object's final state, or a tombstone (D1, H12).
 #[derive(Debug)]
 pub enum DeletedObject<K> {
     /// The watch delivered the deleted object (its last state).
     Known(Arc<K>),
-    /// The deletion was inferred by a relist ([D5]); the state may be stale or missing.
-    ///
-    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// The deletion was inferred by a relist (D5); the state may be stale or missing.
     Unknown(DeletedFinalStateUnknown<K>),
 }
 
@@ -82,9 +63,7 @@ impl<K> Clone for DeletedObject<K> {
 }
 
 impl<K: crate::object::Meta> DeletedObject<K> {
-    /// The key, unwrapping tombstones ([X1]: the key function sees through tombstones).
-    ///
-    /// [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The key, unwrapping tombstones (X1: the key function sees through tombstones).
     pub fn key(&self) -> Result<ObjectKey, KeyError> {
         match self {
             DeletedObject::Known(obj) => ObjectKey::from_resource(&**obj),
@@ -108,29 +87,19 @@ impl<K> DeletedObject<K> {
     }
 }
 
-/// One recorded change of one key ([D1]). Only [`Delta::Deleted`] can carry a tombstone.
-///
-/// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+/// One recorded change of one key (D1). Only [`Delta::Deleted`] can carry a tombstone.
 #[derive(Debug)]
 pub enum Delta<K> {
-    /// A watch `ADDED` event (transformed once, at decode or enqueue, [D8]).
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// A watch `ADDED` event (transformed once, at decode or enqueue, D8).
     Added(Arc<K>),
-    /// A watch `MODIFIED` event (transformed once, at decode or enqueue, [D8]).
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// A watch `MODIFIED` event (transformed once, at decode or enqueue, D8).
     Updated(Arc<K>),
     /// A deletion, with the final state or a tombstone.
     Deleted(DeletedObject<K>),
-    /// A `replace` item with replaced-emission on (transformed once, at decode or enqueue, [D8]).
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// A `replace` item with replaced-emission on (transformed once, at decode or enqueue, D8).
     Replaced(Arc<K>),
-    /// A resync of the stored object (not transformed, [D8]), or a `replace` item with
+    /// A resync of the stored object (not transformed, D8), or a `replace` item with
     /// replaced-emission off (transformed).
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Sync(Arc<K>),
 }
 
@@ -147,9 +116,7 @@ impl<K> Clone for Delta<K> {
 }
 
 impl<K> Delta<K> {
-    /// The delta's type ([D1]).
-    ///
-    /// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// The delta's type (D1).
     pub fn kind(&self) -> DeltaType {
         match self {
             Delta::Added(_) => DeltaType::Added,

@@ -1,12 +1,6 @@
-//! The popped keys not yet finished ([D9], [D13]): the queue no longer holds their deltas and
-//! the store may not show them yet, so [D4], [D5] and [D6] judge each of them by the state its
+//! The popped keys not yet finished (D9, D13): the queue no longer holds their deltas and
+//! the store may not show them yet, so D4, D5 and D6 judge each of them by the state its
 //! popped deltas lead to, not by the store.
-//!
-//! [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,10 +21,8 @@ pub(crate) struct InFlight<K> {
     seq: u64,
 }
 
-/// Every popped key not yet finished, whatever the batch it came in ([D13]): O(1) per pop and
+/// Every popped key not yet finished, whatever the batch it came in (D13): O(1) per pop and
 /// per finish, the objects shared as `Arc`s.
-///
-/// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub(crate) struct InFlightKeys<K> {
     keys: HashMap<ObjectKey, InFlight<K>>,
     next_seq: u64,

@@ -1,7 +1,4 @@
-//! The keyed (coalescing) FIFO mode: per-key delta lists in first-enqueue order, and the [D2]–[D7] rules.
-//!
-//! [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! The keyed (coalescing) FIFO mode: per-key delta lists in first-enqueue order, and the D2–D7 rules.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -21,9 +18,7 @@ pub(crate) struct Queued<K> {
     /// Part of the first `replace`'s population (D7).
     pub(crate) initial: bool,
     /// The lowest version of a change among `deltas` (not a resync's `Sync`), as told to
-    /// [`KeyedQueue::versions`] ([K3]).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// [`KeyedQueue::versions`] (K3).
     pub(crate) lowest: Option<u64>,
     /// The key's number in [`KeyedQueue::versions`]: keys are numbered as `order` queues them.
     pub(crate) seq: u64,
@@ -31,9 +26,7 @@ pub(crate) struct Queued<K> {
 
 impl<K> Queued<K> {
     /// The key now also holds a change at `version`: lowers its lowest version, telling
-    /// `versions` ([K3]).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// `versions` (K3).
     fn lower_to(&mut self, version: Option<u64>, versions: &mut KeyVersions) {
         let lowest = lower(self.lowest, version);
         if lowest != self.lowest
@@ -54,18 +47,12 @@ pub(crate) struct KeyedQueue<K> {
     pub(crate) populated: bool,
     /// Keys of the first `replace` not yet processed (D7).
     pub(crate) initial_remaining: usize,
-    /// Every popped key not finished yet ([D13]).
-    ///
-    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Every popped key not finished yet (D13).
     pub(crate) in_flight: InFlightKeys<K>,
-    /// The `lowest` change version of every queued key ([K3]): O(1) amortized per queued key,
+    /// The `lowest` change version of every queued key (K3): O(1) amortized per queued key,
     /// nothing per pop (entries of popped keys leave when the lowest is asked for).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     versions: KeyVersions,
-    /// The deltas of every queued key, summed ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// The deltas of every queued key, summed (D12).
     held: usize,
 }
 
@@ -82,13 +69,9 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
         }
     }
 
-    /// Appends `delta` to `key`'s list, queueing the key at the back if it is new ([D2]), and
-    /// applies the delete dedup ([D3]). `version` is the change's version ([K3]; `None` for a
+    /// Appends `delta` to `key`'s list, queueing the key at the back if it is new (D2), and
+    /// applies the delete dedup (D3). `version` is the change's version (K3; `None` for a
     /// resync's `Sync`, which changes nothing).
-    ///
-    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     fn push(&mut self, key: ObjectKey, delta: Delta<K>, version: Option<u64>) {
         match self.items.get_mut(key.as_str()) {
             Some(queued) => {
@@ -105,9 +88,7 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
     }
 
     /// Queues a key that is not queued at the back, with its deltas and their lowest change
-    /// version ([K3]).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// version (K3).
     fn queue_key(
         &mut self,
         key: ObjectKey,
@@ -147,9 +128,7 @@ impl<K: crate::object::Meta> KeyedQueue<K> {
 }
 
 impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
-    /// `populated && initial_remaining == 0` ([D7]).
-    ///
-    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// `populated && initial_remaining == 0` (D7).
     fn has_synced(&self) -> bool {
         self.populated && self.initial_remaining == 0
     }
@@ -192,11 +171,8 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
     }
 
     /// Whether a `delete` for `key` must be queued: the key is queued, in flight and still
-    /// existing, or in the store ([D4]; a key of a popped batch is judged by its popped deltas
-    /// until it is finished, [D13]).
-    ///
-    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// existing, or in the store (D4; a key of a popped batch is judged by its popped deltas
+    /// until it is finished, D13).
     fn delete_is_known(&self, key: &str, known: Option<&dyn KnownObjects<K>>) -> bool {
         if self.items.contains_key(key) {
             return true;
@@ -207,12 +183,9 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
         known.is_some_and(|k| k.contains_key(key))
     }
 
-    /// [D5]: queue each item (`Replaced`, or `Sync` when replaced-emission is off), then a tombstone
+    /// D5: queue each item (`Replaced`, or `Sync` when replaced-emission is off), then a tombstone
     /// for every queued key absent from the list, then one for every stored key absent from the
-    /// list that has no queued deltas. The first call sets the [D7] population.
-    ///
-    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// list that has no queued deltas. The first call sets the D7 population.
     fn replace(
         &mut self,
         list: Vec<(ObjectKey, Arc<K>)>,
@@ -284,11 +257,8 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
         }
     }
 
-    /// [D6]: queue `Sync` with the stored object for every stored key without queued deltas
-    /// (and, ours, not in flight, [D13]), so a stale copy never overtakes pending newer state.
-    ///
-    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// D6: queue `Sync` with the stored object for every stored key without queued deltas
+    /// (and, ours, not in flight, D13), so a stale copy never overtakes pending newer state.
     fn resync(&mut self, known: &dyn KnownObjects<K>) {
         for key in known.list_keys() {
             if self
@@ -306,11 +276,8 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
         }
     }
 
-    /// Takes the first key's deltas and marks the key in flight until it is finished ([D9],
-    /// [D13]).
-    ///
-    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Takes the first key's deltas and marks the key in flight until it is finished (D9,
+    /// D13).
     fn pop_front(&mut self) -> Option<PoppedItem<K>> {
         let is_in_initial_list = !self.has_synced();
         while let Some(key) = self.order.pop_front() {
@@ -331,11 +298,8 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
         None
     }
 
-    /// The consumer processed the popped key, which leaves flight ([D13]). Returns whether
-    /// `has_synced` flipped to true ([D7]: the count drops only after processing).
-    ///
-    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// The consumer processed the popped key, which leaves flight (D13). Returns whether
+    /// `has_synced` flipped to true (D7: the count drops only after processing).
     fn finish(&mut self, key: &str, initial: usize) -> bool {
         self.in_flight.finished(key);
         if initial > 0 && self.initial_remaining > 0 {
@@ -347,10 +311,8 @@ impl<K: crate::object::Meta> DeltaQueue<K> for KeyedQueue<K> {
 
     /// The consumer failed to process the popped deltas: put them back (client-go
     /// `AddIfNotPresent`). If the key was queued again meanwhile, the failed (older) deltas go in
-    /// front of the new ones, with the [D3] dedup applied at the seam; otherwise the key is queued
+    /// front of the new ones, with the D3 dedup applied at the seam; otherwise the key is queued
     /// at the back.
-    ///
-    /// [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, initial: usize) {
         let initial = initial > 0;
         self.in_flight.finished(key.as_str());

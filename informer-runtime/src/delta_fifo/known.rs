@@ -1,7 +1,4 @@
-//! Read access from the FIFO to the store it feeds ("known objects", [D4]–[D6]).
-//!
-//! [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! Read access from the FIFO to the store it feeds ("known objects", D4–D6).
 
 use std::sync::Arc;
 
@@ -9,13 +6,9 @@ use crate::indexer::Indexer;
 use crate::key::ObjectKey;
 
 /// What the FIFO needs to read from the store its consumer writes (client-go's `KeyListerGetter`):
-/// the known keys ([D5], [D6]) and the object under a key ([D4], [D5], [D6]).
+/// the known keys (D5, D6) and the object under a key (D4, D5, D6).
 ///
 /// Implemented for [`Indexer<K>`]. Implementations must not call back into the FIFO.
-///
-/// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub trait KnownObjects<K>: Send + Sync + 'static {
     /// Every key in the store.
     fn list_keys(&self) -> Vec<ObjectKey>;

@@ -1,14 +1,14 @@
-//! The delta FIFO between the reflector and the informer's processing loop ([D1]–[D9]).
+//! The delta FIFO between the reflector and the informer's processing loop (D1–D9).
 //!
 //! [`DeltaFifo<K>`] is client-go's `DeltaFIFO`: every key holds its own list of [`Delta`]s and
-//! appears in the queue once, in first-enqueue order ([D2]). The reflector writes into it through
+//! appears in the queue once, in first-enqueue order (D2). The reflector writes into it through
 //! [`ReflectorStore`]; the informer pops keys with [`DeltaFifo::pop_batch`] and processes
-//! the deltas **without** the queue lock held ([D9] \[ours\]), so the reflector never waits on
+//! the deltas **without** the queue lock held (D9 \[ours\]), so the reflector never waits on
 //! one item's processing or on handlers; it waits only when the consumer is
-//! [`max_queued_deltas`](DeltaFifoBuilder::max_queued_deltas) behind ([D12]).
+//! [`max_queued_deltas`](DeltaFifoBuilder::max_queued_deltas) behind (D12).
 //!
-//! [`FifoMode::Ordered`] swaps the keyed queue for client-go's `RealFIFO` log ([D10]) behind the
-//! same API; the keyed mode is the default ([D11], see `.notes/fifo-ordered-mode.md`).
+//! [`FifoMode::Ordered`] swaps the keyed queue for client-go's `RealFIFO` log (D10) behind the
+//! same API; the keyed mode is the default (D11, see `.notes/fifo-ordered-mode.md`).
 //!
 //! ```
 //! # async fn demo() {
@@ -37,13 +37,6 @@
 //! assert_eq!(store.len(), 2);
 //! # }
 //! ```
-//!
-//! [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 mod delta;
 mod in_flight;
@@ -69,38 +62,26 @@ use keyed::KeyedQueue;
 use ordered::OrderedQueue;
 use queue::{DeltaQueue, populate};
 
-/// A transform applied to each object queued by `add`, `update`, `delete` or `replace` ([D8]): it
+/// A transform applied to each object queued by `add`, `update`, `delete` or `replace` (D8): it
 /// mutates in place and must be idempotent. It never runs for `Sync` deltas of a resync, nor for
 /// tombstones. Behind a reflector it runs earlier, as each object is decoded (see
 /// [`DeltaFifo`]'s transform timing), so it runs once per object either way.
-///
-/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub type TransformFn<K> = Arc<dyn Fn(&mut K) + Send + Sync + 'static>;
 
-/// How the FIFO orders deltas across keys ([D10], [D11]). Both modes hand out the same
+/// How the FIFO orders deltas across keys (D10, D11). Both modes hand out the same
 /// [`Popped`] (one key's deltas, oldest first), so the consumer cannot tell them apart.
-///
-/// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum FifoMode {
     /// client-go's `DeltaFIFO` (the default): per-key coalescing in first-enqueue order, delete
-    /// dedup, memory bounded by the key count ([D2]–[D6], [D11]).
-    ///
-    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// dedup, memory bounded by the key count (D2–D6, D11).
     #[default]
     Coalescing,
-    /// client-go's `RealFIFO` ([D10]): a log of every delta in arrival order, deletes always
+    /// client-go's `RealFIFO` (D10): a log of every delta in arrival order, deletes always
     /// queued, relist tombstones before the listed items. Memory grows with the event count, up
-    /// to the bound at which the reflector stops reading its watch ([D12]; client-go blocks its
+    /// to the bound at which the reflector stops reading its watch (D12; client-go blocks its
     /// writers at 2000 queued deltas, ours wait asynchronously). A failed key's deltas go back
     /// to the front of the log.
-    ///
-    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     Ordered,
 }
 
@@ -111,24 +92,18 @@ struct Locked<K> {
     queued: Box<dyn DeltaQueue<K>>,
     /// Queue entries (keys, or log entries in ordered mode) that the last relist's `replace`
     /// left in front of everything queued after it; [`DeltaFifo::pop_batch`] hands them out in
-    /// one batch, so the relist reaches the store as one swap ([V2]).
-    ///
-    /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// one batch, so the relist reaches the store as one swap (V2).
     relist_barrier: usize,
     /// Popped entries not yet finished (done or requeued): while any is out, the store does not
-    /// yet reflect the FIFO's last resource version ([K4]).
-    ///
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// yet reflect the FIFO's last resource version (K4).
     in_flight: usize,
-    /// A reflector waits in [`ReflectorStore::room`] for the queue to drain ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// A reflector waits in [`ReflectorStore::room`] for the queue to drain (D12).
     room_wanted: bool,
 }
 
-/// The delta FIFO ([D1]–[D9]). Share it behind an `Arc`: the reflector writes, one consumer pops.
+/// The delta FIFO (D1–D9). Share it behind an `Arc`: the reflector writes, one consumer pops.
 ///
-/// # Transform timing ([D8], [M8])
+/// # Transform timing (D8, M8)
 ///
 /// Used directly, the FIFO runs its transform when [`add`](Self::add),
 /// [`update`](Self::update), [`delete`](ReflectorStore::delete) or [`replace`](Self::replace)
@@ -137,14 +112,8 @@ struct Locked<K> {
 /// a large LIST is never held untransformed, and hands the FIFO finished `Arc`s through
 /// [`ReflectorStore::add_shared`], [`update_shared`](ReflectorStore::update_shared) and
 /// [`replace_shared`](ReflectorStore::replace_shared), which queue them as they are. `delete`
-/// always transforms itself, and only when it queues a real `Deleted` ([D4]), since the reflector
+/// always transforms itself, and only when it queues a real `Deleted` (D4), since the reflector
 /// never transforms `DELETED` events.
-///
-/// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-/// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub struct DeltaFifo<K> {
     queue: Mutex<Locked<K>>,
     known: Option<Arc<dyn KnownObjects<K>>>,
@@ -155,26 +124,18 @@ pub struct DeltaFifo<K> {
     /// Wakes `wait_synced` callers when `has_synced` flips or the FIFO closes.
     synced: Notify,
     /// Wakes [`wait_progress`](DeltaFifo::wait_progress): a bookmark arrived while nothing was
-    /// queued or in flight ([K4]).
-    ///
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// queued or in flight (K4).
     progress: Notify,
     /// The queued deltas at which [`ReflectorStore::room`] makes the reflector wait; 0 = never
-    /// ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// (D12).
     max_queued: usize,
     /// Wakes a reflector waiting in [`ReflectorStore::room`]: the queue drained to half of
-    /// `max_queued`, or the FIFO closed ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// `max_queued`, or the FIFO closed (D12).
     room: Notify,
 }
 
 /// The default bound on queued deltas at which the reflector stops reading its watch until the
-/// consumer has processed half of them ([D12]; [`DeltaFifoBuilder::max_queued_deltas`]).
-///
-/// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+/// consumer has processed half of them (D12; [`DeltaFifoBuilder::max_queued_deltas`]).
 pub const DEFAULT_MAX_QUEUED_DELTAS: usize = 1024;
 
 /// Builds a [`DeltaFifo`].
@@ -188,29 +149,21 @@ pub struct DeltaFifoBuilder<K> {
 
 impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
     /// The store the consumer fills (usually the informer's [`Indexer`](crate::indexer::Indexer)):
-    /// needed to ignore unknown deletes ([D4]), tombstone vanished objects on `replace` ([D5]) and
-    /// resync ([D6]). Without it, `resync` does nothing and `replace` only sees queued keys.
-    ///
-    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// needed to ignore unknown deletes (D4), tombstone vanished objects on `replace` (D5) and
+    /// resync (D6). Without it, `resync` does nothing and `replace` only sees queued keys.
     pub fn known_objects(mut self, known: Arc<dyn KnownObjects<K>>) -> Self {
         self.known = Some(known);
         self
     }
 
     /// Whether `replace` queues `Replaced` (the default here, as every client-go informer sets)
-    /// or `Sync` (client-go's `DeltaFIFO` default, for compatibility) ([D5]).
-    ///
-    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// or `Sync` (client-go's `DeltaFIFO` default, for compatibility) (D5).
     pub fn emit_delta_type_replaced(mut self, emit: bool) -> Self {
         self.emit_replaced = emit;
         self
     }
 
-    /// The transform applied at enqueue time ([D8]).
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// The transform applied at enqueue time (D8).
     pub fn transform(mut self, transform: TransformFn<K>) -> Self {
         self.transform = Some(transform);
         self
@@ -223,11 +176,9 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
     }
 
     /// The queued deltas (of every key, in either mode) at which a reflector writing into this
-    /// FIFO stops reading its watch, until the consumer has popped all but half of them ([D12]).
+    /// FIFO stops reading its watch, until the consumer has popped all but half of them (D12).
     /// Default [`DEFAULT_MAX_QUEUED_DELTAS`]; 0 never stops the reflector. Writes are never
     /// refused: the bound holds back what the reflector reads next, not what it was given.
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn max_queued_deltas(mut self, max: usize) -> Self {
         self.max_queued = max;
         self
@@ -260,12 +211,9 @@ impl<K: crate::object::Meta> DeltaFifoBuilder<K> {
     }
 }
 
-/// One popped key, handed to the single consumer ([D9]). The queue lock is **not** held while it
-/// lives. Finish it with [`done`](Self::done) after processing ([D7] counts it only then) or
+/// One popped key, handed to the single consumer (D9). The queue lock is **not** held while it
+/// lives. Finish it with [`done`](Self::done) after processing (D7 counts it only then) or
 /// [`requeue`](Self::requeue) on failure. Dropping it unfinished counts as `done`.
-///
-/// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub struct Popped<'a, K: crate::object::Meta> {
     fifo: &'a DeltaFifo<K>,
     key: ObjectKey,
@@ -281,23 +229,17 @@ impl<K: crate::object::Meta> Popped<'_, K> {
         &self.key
     }
 
-    /// The deltas, oldest first; never empty ([D2]).
-    ///
-    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// The deltas, oldest first; never empty (D2).
     pub fn deltas(&self) -> &[Delta<K>] {
         &self.deltas
     }
 
-    /// Whether the FIFO had not synced when this key was popped ([H3]'s `is_in_initial_list`).
-    ///
-    /// [H3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Whether the FIFO had not synced when this key was popped (H3's `is_in_initial_list`).
     pub fn is_in_initial_list(&self) -> bool {
         self.is_in_initial_list
     }
 
-    /// Processing succeeded: the key leaves flight and counts towards `has_synced` ([D7]).
-    ///
-    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Processing succeeded: the key leaves flight and counts towards `has_synced` (D7).
     pub fn done(mut self) {
         self.finish_done();
     }
@@ -335,9 +277,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         }
     }
 
-    /// Sets or clears the transform ([D8]). It applies to objects queued from now on.
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Sets or clears the transform (D8). It applies to objects queued from now on.
     pub fn set_transform(&self, transform: Option<TransformFn<K>>) {
         *self.transform.write() = transform;
     }
@@ -351,10 +291,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// Queues `Added` for an object that is not yet transformed: the transform runs once here
-    /// ([D2], [D8]). The reflector uses [`ReflectorStore::add_shared`] instead.
-    ///
-    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// (D2, D8). The reflector uses [`ReflectorStore::add_shared`] instead.
     pub fn add(&self, mut obj: K) -> Result<(), StoreError> {
         self.apply_transform(&mut obj);
         let key = ObjectKey::from_resource(&obj)?;
@@ -362,10 +299,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// Queues `Updated` for an object that is not yet transformed: the transform runs once here
-    /// ([D2], [D8]). The reflector uses [`ReflectorStore::update_shared`] instead.
-    ///
-    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// (D2, D8). The reflector uses [`ReflectorStore::update_shared`] instead.
     pub fn update(&self, mut obj: K) -> Result<(), StoreError> {
         self.apply_transform(&mut obj);
         let key = ObjectKey::from_resource(&obj)?;
@@ -373,18 +307,14 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// [`ReflectorStore::delete`] keyed here: queues `Deleted` with the final state, unless the
-    /// key is neither stored nor queued ([D4]).
-    ///
-    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// key is neither stored nor queued (D4).
     pub fn delete(&self, obj: K) -> Result<(), StoreError> {
         let key = ObjectKey::from_resource(&obj)?;
         ReflectorStore::delete(self, key, obj)
     }
 
     /// [`ReflectorStore::replace_shared`] for objects that are not yet transformed: each is
-    /// transformed once ([D8]) and shared ([`ReflectorStore::share`]) first.
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// transformed once (D8) and shared ([`ReflectorStore::share`]) first.
     pub fn replace(&self, items: Vec<K>, resource_version: String) -> Result<(), StoreError> {
         let items = items
             .into_iter()
@@ -424,15 +354,12 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         Ok(())
     }
 
-    /// Waits for the next key and hands out up to `max` queued keys at once ([V3]; client-go's
+    /// Waits for the next key and hands out up to `max` queued keys at once (V3; client-go's
     /// `PopBatch`), each a [`Popped`] to finish on its own, in pop order. With `atomic`, a
     /// relist's `replace` is handed out whole however large, together with everything queued
     /// before it, so a consumer that applies a batch under one store lock makes the relist one
-    /// swap ([V2]; client-go's atomic `ReplacedAll`). `None` once closed. One consumer only.
+    /// swap (V2; client-go's atomic `ReplacedAll`). `None` once closed. One consumer only.
     /// Cancel-safe: nothing is taken from the queue unless this resolves.
-    ///
-    /// [V3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-    /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub async fn pop_batch(&self, max: usize, atomic: bool) -> Option<Vec<Popped<'_, K>>> {
         let max = max.max(1);
         loop {
@@ -496,17 +423,13 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// Whether every item of the first `replace` (items plus the tombstones it queued) has been
-    /// popped **and processed**, or an add/update/delete came first ([D7]).
-    ///
-    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// popped **and processed**, or an add/update/delete came first (D7).
     pub fn has_synced(&self) -> bool {
         self.queue.lock().queued.has_synced()
     }
 
     /// Resolves once [`has_synced`](Self::has_synced) is true (`true`), or the FIFO is closed
-    /// before that (`false`). Notification-based, no polling ([D7]).
-    ///
-    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// before that (`false`). Notification-based, no polling (D7).
     pub async fn wait_synced(&self) -> bool {
         loop {
             let notified = self.synced.notified();
@@ -539,17 +462,13 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
         self.queue.lock().closed
     }
 
-    /// The resource version of the last `replace` or bookmark ([D1]).
-    ///
-    /// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// The resource version of the last `replace` or bookmark (D1).
     pub fn last_resource_version(&self) -> Option<String> {
         self.queue.lock().last_resource_version.clone()
     }
 
-    /// Queued units: keys in the keyed mode (memory is bounded by keys, [D9]), deltas in the
+    /// Queued units: keys in the keyed mode (memory is bounded by keys, D9), deltas in the
     /// ordered mode.
-    ///
-    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn len(&self) -> usize {
         self.queue.lock().queued.len()
     }
@@ -571,36 +490,24 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
 }
 
 impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
-    /// Runs the transform on a freshly decoded object ([D8], [M8]); what the reflector then hands
+    /// Runs the transform on a freshly decoded object (D8, M8); what the reflector then hands
     /// over is finished and not transformed again.
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     fn transform(&self, obj: &mut K) {
         self.apply_transform(obj);
     }
 
-    /// Queues `Added` for a finished object ([D2]; transformed by the caller, [D8]).
-    ///
-    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Queues `Added` for a finished object (D2; transformed by the caller, D8).
     fn add_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
         self.enqueue(key, Delta::Added(obj))
     }
 
-    /// Queues `Updated` for a finished object ([D2]; transformed by the caller, [D8]).
-    ///
-    /// [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Queues `Updated` for a finished object (D2; transformed by the caller, D8).
     fn update_shared(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
         self.enqueue(key, Delta::Updated(obj))
     }
 
-    /// Queues `Deleted` with the final state, unless the key is neither stored nor queued ([D4]);
-    /// dedups consecutive deletes ([D3]).
-    ///
-    /// [D4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Queues `Deleted` with the final state, unless the key is neither stored nor queued (D4);
+    /// dedups consecutive deletes (D3).
     fn delete(&self, key: ObjectKey, obj: K) -> Result<(), StoreError> {
         {
             let mut queue = self.queue.lock();
@@ -629,14 +536,9 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
 
     /// Shares a transformed object. If the known objects hold the same object (same key, same
     /// UID, same non-empty resourceVersion), their `Arc` is returned and `obj` dropped: a relist
-    /// then costs memory only for what changed ([M8], [X7]). A reused object keeps the transform it
-    /// was cached with; the transform cannot change once the informer runs ([H14]), and [D8]
+    /// then costs memory only for what changed (M8, X7). A reused object keeps the transform it
+    /// was cached with; the transform cannot change once the informer runs (H14), and D8
     /// requires it to be idempotent.
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn share(&self, key: &ObjectKey, obj: K) -> Arc<K> {
         match self.cached_same(key, &obj) {
             Some(cached) => cached,
@@ -644,9 +546,7 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         }
     }
 
-    /// [D5]: `Replaced` (or `Sync`) for every item, then tombstones. The items come keyed.
-    ///
-    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// D5: `Replaced` (or `Sync`) for every item, then tombstones. The items come keyed.
     fn replace_shared(
         &self,
         list: Vec<Keyed<K>>,
@@ -675,9 +575,7 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         Ok(())
     }
 
-    /// [D6]: `Sync` for every stored key without queued deltas. A no-op without known objects.
-    ///
-    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// D6: `Sync` for every stored key without queued deltas. A no-op without known objects.
     fn resync(&self) -> Result<(), StoreError> {
         let Some(known) = self.known.as_deref() else {
             return Ok(());
@@ -695,11 +593,8 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
         Ok(())
     }
 
-    /// Records the resource version; never reaches handlers ([D1]). When nothing is queued or in
-    /// flight it wakes [`wait_progress`](DeltaFifo::wait_progress) ([K4]).
-    ///
-    /// [D1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// Records the resource version; never reaches handlers (D1). When nothing is queued or in
+    /// flight it wakes [`wait_progress`](DeltaFifo::wait_progress) (K4).
     fn bookmark(&self, resource_version: &str) {
         let drained = {
             let mut queue = self.queue.lock();
@@ -712,9 +607,7 @@ impl<K: crate::object::Meta> ReflectorStore<K> for DeltaFifo<K> {
     }
 
     /// Waits while the queue holds [`max_queued_deltas`](DeltaFifoBuilder::max_queued_deltas)
-    /// or more deltas, until the consumer has popped all but half of them ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// or more deltas, until the consumer has popped all but half of them (D12).
     fn room(&self) -> Option<crate::store::RoomFuture<'_>> {
         self.room_future()
     }

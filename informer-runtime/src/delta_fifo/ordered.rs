@@ -1,6 +1,4 @@
-//! The ordered FIFO mode (client-go's `RealFIFO`, [D10]): a plain log of deltas in arrival order.
-//!
-//! [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+//! The ordered FIFO mode (client-go's `RealFIFO`, D10): a plain log of deltas in arrival order.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -16,14 +14,10 @@ use crate::key::ObjectKey;
 struct Entry<K> {
     key: ObjectKey,
     delta: Delta<K>,
-    /// Part of the first `replace`'s population ([D7]).
-    ///
-    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Part of the first `replace`'s population (D7).
     initial: bool,
     /// Queued by a relist (or put back by `requeue`), so possibly out of version order; its
-    /// change version is in [`OrderedQueue::versions`] ([K3]).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// change version is in [`OrderedQueue::versions`] (K3).
     tracked: bool,
 }
 
@@ -44,16 +38,12 @@ pub(crate) struct OrderedQueue<K> {
     populated: bool,
     /// Deltas of the first `replace` not yet processed (client-go: `len(f.items)`).
     initial_remaining: usize,
-    /// Every popped key not finished yet ([D13]).
-    ///
-    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Every popped key not finished yet (D13).
     in_flight: InFlightKeys<K>,
-    /// The change versions of the tracked entries ([K3]). Watch events are appended in version
+    /// The change versions of the tracked entries (K3). Watch events are appended in version
     /// order and a batch pops a prefix of the log, so every untracked entry left behind a
     /// batch is newer than what it applied; only a relist's entries (list order, tombstones)
     /// and requeued ones can be older. Watch events cost nothing here.
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     versions: PendingVersions,
 }
 
@@ -69,9 +59,7 @@ impl<K: crate::object::Meta> OrderedQueue<K> {
         }
     }
 
-    /// Appends a relist's entry, tracking its version ([K3]).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// Appends a relist's entry, tracking its version (K3).
     fn push_listed(&mut self, key: ObjectKey, delta: Delta<K>) {
         if let Some(version) = change_version(&delta) {
             self.versions.insert(version);
@@ -136,18 +124,14 @@ impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
         self.versions.lowest()
     }
 
-    /// [D10]: an ordered FIFO queues every delete, known or not.
-    ///
-    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// D10: an ordered FIFO queues every delete, known or not.
     fn delete_is_known(&self, _key: &str, _known: Option<&dyn KnownObjects<K>>) -> bool {
         true
     }
 
-    /// [D10]: tombstones for queued keys absent from the list (unless their newest delta is
+    /// D10: tombstones for queued keys absent from the list (unless their newest delta is
     /// already `Deleted`), then for absent stored keys that are not queued, then the items in
     /// list order.
-    ///
-    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn replace(
         &mut self,
         list: Vec<(ObjectKey, Arc<K>)>,
@@ -218,10 +202,7 @@ impl<K: crate::object::Meta> DeltaQueue<K> for OrderedQueue<K> {
         debug_assert!(self.log.len() >= before);
     }
 
-    /// [D6]: `Sync` for stored keys with nothing queued and not in flight ([D13]).
-    ///
-    /// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// D6: `Sync` for stored keys with nothing queued and not in flight (D13).
     fn resync(&mut self, known: &dyn KnownObjects<K>) {
         for key in known.list_keys() {
             if self.keys.contains_key(key.as_str()) || self.in_flight.contains(key.as_str()) {

@@ -1,16 +1,11 @@
-//! What the consumer's store reflects ([K3], [K4]): the resource version the FIFO settles on
+//! What the consumer's store reflects (K3, K4): the resource version the FIFO settles on
 //! once popped keys are finished, and the wake-up for bookmarks that find the FIFO drained.
-//!
-//! [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-//! [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 
 use super::DeltaFifo;
 
 impl<K: crate::object::Meta> DeltaFifo<K> {
     /// The last list's or bookmark's resource version, but only while nothing is queued or in
-    /// flight: then the consumer's store reflects it ([K4]). `None` otherwise, or before any.
-    ///
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// flight: then the consumer's store reflects it (K4). `None` otherwise, or before any.
     pub fn drained_resource_version(&self) -> Option<String> {
         let queue = self.queue.lock();
         if queue.queued.len() == 0 && queue.in_flight == 0 {
@@ -21,7 +16,7 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     }
 
     /// The resource version the consumer's store reflects once every popped key is finished,
-    /// given the newest version it applied (`applied`) ([K3], [K4]): a version no queued change
+    /// given the newest version it applied (`applied`) (K3, K4): a version no queued change
     /// is at or below, so a reader that waits for its own write's version never finds the
     /// store older than that write. With nothing queued it is the newer of `applied` and the
     /// last list's or bookmark's version; with changes queued it is `applied`, lowered below
@@ -50,9 +45,6 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
     /// assert_eq!(fifo.settled_resource_version(Some(102)), Some(100));
     /// # }
     /// ```
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn settled_resource_version(&self, applied: Option<u64>) -> Option<u64> {
         let mut queue = self.queue.lock();
         if queue.in_flight > 0 {
@@ -76,10 +68,8 @@ impl<K: crate::object::Meta> DeltaFifo<K> {
 
     /// Resolves after a bookmark arrives while the FIFO is drained (nothing queued or in
     /// flight), so the consumer can advance its store's resource version although no object
-    /// changed ([K4]). A bookmark that arrives with items queued needs no wake-up: the consumer
+    /// changed (K4). A bookmark that arrives with items queued needs no wake-up: the consumer
     /// reads [`drained_resource_version`](Self::drained_resource_version) after processing them.
-    ///
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub async fn wait_progress(&self) {
         self.progress.notified().await;
     }

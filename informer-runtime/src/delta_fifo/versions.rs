@@ -1,9 +1,9 @@
 //! The resource versions of changes still queued, so the store's resource version never passes
-//! one of them ([K3], [K4]).
+//! one of them (K3, K4).
 //!
 //! A store whose consumer applied a key's deltas up to version 102 does not reflect 102 while
 //! another key still holds a queued change at 101: the keyed FIFO hands keys out in
-//! first-enqueue order, not in version order ([D2]). The queues keep the lowest version of every
+//! first-enqueue order, not in version order (D2). The queues keep the lowest version of every
 //! queued change that can hold the store back, so the FIFO can publish only a version below all
 //! of them:
 //!
@@ -14,10 +14,6 @@
 //!   the lowest;
 //! - the ordered mode, per relist or requeued entry (watch events are in version order already),
 //!   in [`PendingVersions`], a multiset: O(log n) per such entry.
-//!
-//! [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-//! [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-//! [D2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -115,14 +111,11 @@ impl KeyVersions {
 }
 
 /// The lowest resource version at which the change `delta` can have happened, for a delta
-/// that is not a resync's `Sync` (the store already holds that state, [D6]): the object's own
+/// that is not a resync's `Sync` (the store already holds that state, D6): the object's own
 /// version for an add, update, relisted object or watched delete (kube-apiserver stamps a
 /// deleted object with the deletion's version); for a relist's tombstone, whose deletion came
 /// after its last known state, that state's version, or 0 when it is unknown. `None` when the
-/// version is not a number ([K1]: then the store's version never advances by it either).
-///
-/// [D6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [K1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+/// version is not a number (K1: then the store's version never advances by it either).
 pub(crate) fn change_version<K: crate::object::Meta>(delta: &Delta<K>) -> Option<u64> {
     let version = |obj: &K| obj.object_resource_version()?.parse().ok();
     match delta {

@@ -1,6 +1,4 @@
-//! Factory options ([F6]) and the builder that sets them.
-//!
-//! [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+//! Factory options (F6) and the builder that sets them.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -15,28 +13,19 @@ use crate::delta_fifo::FifoMode;
 use crate::informer::{InformerConfig, InformerMetrics};
 use crate::reflector::ReflectorConfig;
 
-/// Changes the list options of every informer of a factory ([F6]). The tweak starts from the
+/// Changes the list options of every informer of a factory (F6). The tweak starts from the
 /// factory's reflector settings and what it sets is honoured: the label and field
-/// selectors go on every LIST and WATCH, `limit` is the page size ([R3], `None` = unpaged) and
-/// `resource_version` the RV of the first LIST ([R2], [M6]). `continue_token` and `version_match`
+/// selectors go on every LIST and WATCH, `limit` is the page size (R3, `None` = unpaged) and
+/// `resource_version` the RV of the first LIST (R2, M6). `continue_token` and `version_match`
 /// cannot be honoured (the reflector pages and matches versions itself):
 /// [`SharedInformerFactoryBuilder::try_build`] rejects a tweak that sets them. The deprecated
-/// `timeout` has no effect, as in kube (watch timeouts are [R6]'s, set through
+/// `timeout` has no effect, as in kube (watch timeouts are R6's, set through
 /// `ReflectorConfig::min_watch_timeout`).
-///
-/// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-/// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-/// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-/// [M6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-/// [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 pub type ListOptionsTweak = Arc<dyn Fn(&mut ListParams) + Send + Sync>;
 
-/// A transform applied by every informer of a factory before its own transform ([F8], [D8]).
+/// A transform applied by every informer of a factory before its own transform (F8, D8).
 /// It sees each object type-erased: change metadata through [`Meta::object_meta_mut`](crate::object::Meta::object_meta_mut), or
-/// downcast with [`AnyObject::as_any_mut`]. It must be idempotent ([D8]).
-///
-/// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+/// downcast with [`AnyObject::as_any_mut`]. It must be idempotent (D8).
 pub type FactoryTransform = Arc<dyn Fn(&mut dyn AnyObject) + Send + Sync>;
 
 /// Builds a [`SharedInformerFactory`]; see [`SharedInformerFactory::builder`].
@@ -81,9 +70,7 @@ pub(super) struct Options {
     gzip: bool,
     /// The factory transform is [`SharedInformerFactoryBuilder::strip_managed_fields`]'s.
     strips_managed_fields: bool,
-    /// The decode pool every informer of the factory decodes on ([T6]).
-    ///
-    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// The decode pool every informer of the factory decodes on (T6).
     pool: crate::list_watch::DecodePool,
     pub(super) collector: Option<super::metrics::Slot>,
 }
@@ -116,38 +103,28 @@ impl SharedInformerFactoryBuilder {
         }
     }
 
-    /// Watch one namespace instead of all of them ([F6]). Cluster-scoped kinds ignore it.
-    ///
-    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// Watch one namespace instead of all of them (F6). Cluster-scoped kinds ignore it.
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         let ns = namespace.into();
         self.options.namespace = (!ns.is_empty()).then_some(ns);
         self
     }
 
-    /// The resync period of every informer without a per-type period ([Y3], [Y5]; default 0 = none).
-    ///
-    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
-    /// [Y5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+    /// The resync period of every informer without a per-type period (Y3, Y5; default 0 = none).
     pub fn default_resync(mut self, period: Duration) -> Self {
         self.options.default_resync = period;
         self
     }
 
-    /// The resync period of the informer for `K` (and of its metadata-only informer) ([F2]).
-    ///
-    /// [F2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// The resync period of the informer for `K` (and of its metadata-only informer) (F2).
     pub fn resync_for<K: 'static>(mut self, period: Duration) -> Self {
         self.options.custom_resync.insert(TypeId::of::<K>(), period);
         self
     }
 
-    /// Changes the list options of every informer, for both LIST and WATCH ([F6]): typically a
-    /// label or field selector. Different selectors need different factories ([F1]). What else a
+    /// Changes the list options of every informer, for both LIST and WATCH (F6): typically a
+    /// label or field selector. Different selectors need different factories (F1). What else a
     /// tweak may set, and how it is honoured, is on [`ListOptionsTweak`].
-    ///
-    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-    /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub fn tweak_list_options(
         mut self,
         tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
@@ -156,11 +133,9 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// A transform every informer applies before its own one ([F8]): setting an informer's
+    /// A transform every informer applies before its own one (F8): setting an informer's
     /// transform later never replaces this one. Where and in what it runs: see
     /// [`SharedIndexInformer::set_transform`](crate::informer::SharedIndexInformer::set_transform).
-    ///
-    /// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub fn transform(
         mut self,
         transform: impl Fn(&mut dyn AnyObject) + Send + Sync + 'static,
@@ -170,13 +145,10 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// Shorthand for a factory transform that drops `metadata.managedFields` ([M8]); the
-    /// factory's informers then also ask the server to leave them out (KEP-5958, [T7]), which a
+    /// Shorthand for a factory transform that drops `metadata.managedFields` (M8); the
+    /// factory's informers then also ask the server to leave them out (KEP-5958, T7), which a
     /// server with `ManagedFieldsOptOut` does and any other ignores. A later
     /// [`transform`](Self::transform) replaces it.
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn strip_managed_fields(self) -> Self {
         let mut builder = self.transform(|obj: &mut dyn AnyObject| {
             if let Some(meta) = obj.object_meta_mut() {
@@ -195,18 +167,13 @@ impl SharedInformerFactoryBuilder {
     }
 
     /// Registers the informer metrics in `registry` and reports every informer of this factory
-    /// there: per handler the backlog gauge, panics and coalesced notifications ([H10], [H11]); per
+    /// there: per handler the backlog gauge, panics and coalesced notifications (H10, H11); per
     /// informer the reflector's LIST/WATCH requests, relists, rewatches, watch-list fallbacks and
     /// errors, the last resource version, the sync state and the cache size, and client-go 1.37's
     /// queue depth, processing latency and store resource version under client-go's names,
-    /// labels and buckets ([V4]; the table is on [`InformerCollector`](crate::informer::InformerCollector));
-    /// for the process, the interner's and the sharing pools' sizes ([P3]). One factory per
+    /// labels and buckets (V4; the table is on [`InformerCollector`](crate::informer::InformerCollector));
+    /// for the process, the interner's and the sharing pools' sizes (P3). One factory per
     /// registry: a second would register the same families again.
-    ///
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-    /// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     pub fn metrics(mut self, registry: &mut Registry) -> Self {
         let metrics = InformerMetrics::new();
         metrics.register(registry);
@@ -219,42 +186,33 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// The delta FIFO mode of every informer of this factory ([D10], [D11]): the keyed, coalescing
+    /// The delta FIFO mode of every informer of this factory (D10, D11): the keyed, coalescing
     /// queue by default, or [`FifoMode::Ordered`] (client-go's `RealFIFO`, exact global order,
     /// memory growing with the event count under a slow consumer).
-    ///
-    /// [D10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn fifo_mode(mut self, mode: FifoMode) -> Self {
         self.options.fifo_mode = mode;
         self
     }
 
     /// The queued deltas at which each informer's watch stops reading until its processing loop
-    /// has caught up by half ([D12]; default
+    /// has caught up by half (D12; default
     /// [`DEFAULT_MAX_QUEUED_DELTAS`](crate::delta_fifo::DEFAULT_MAX_QUEUED_DELTAS), 0 = never).
     /// See [`InformerConfig::max_queued_deltas`](crate::informer::InformerConfig::max_queued_deltas).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     pub fn max_queued_deltas(mut self, max: usize) -> Self {
         self.options.max_queued_deltas = max;
         self
     }
 
-    /// Keys each informer's processing loop applies under one store lock ([V3]; default
+    /// Keys each informer's processing loop applies under one store lock (V3; default
     /// [`DEFAULT_BATCH_SIZE`](crate::informer::DEFAULT_BATCH_SIZE), 1 = off). See
     /// [`InformerConfig::batch_size`](crate::informer::InformerConfig::batch_size).
-    ///
-    /// [V3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn batch_size(mut self, keys: usize) -> Self {
         self.options.batch_size = keys.max(1);
         self
     }
 
-    /// Whether relists reach each informer's store as one swap ([V2]; default true). See
+    /// Whether relists reach each informer's store as one swap (V2; default true). See
     /// [`InformerConfig::atomic_relist`](crate::informer::InformerConfig::atomic_relist).
-    ///
-    /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn atomic_relist(mut self, atomic: bool) -> Self {
         self.options.atomic_relist = atomic;
         self
@@ -281,7 +239,7 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
-    /// Whether the informers of built-in kinds read Kubernetes protobuf ([T1]; default on, as
+    /// Whether the informers of built-in kinds read Kubernetes protobuf (T1; default on, as
     /// client-go's typed clients and controller-runtime do). Off, every informer reads JSON.
     /// Custom resources and metadata-only and dynamic informers read JSON either way. See
     /// [`ListWatch::prefer_protobuf`](crate::list_watch::ListWatch::prefer_protobuf).
@@ -294,24 +252,20 @@ impl SharedInformerFactoryBuilder {
     /// let factory = SharedInformerFactory::builder(client).protobuf(false).gzip(false).build();
     /// # let _ = factory; }
     /// ```
-    ///
-    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn protobuf(mut self, on: bool) -> Self {
         self.options.protobuf = on;
         self
     }
 
-    /// Whether every informer's LIST and WATCH requests offer gzip ([T3]; default on, as
+    /// Whether every informer's LIST and WATCH requests offer gzip (T3; default on, as
     /// client-go's). See [`ListWatch::accept_gzip`](crate::list_watch::ListWatch::accept_gzip).
-    ///
-    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn gzip(mut self, on: bool) -> Self {
         self.options.gzip = on;
         self
     }
 
     /// How many threads decode the LIST pages and large watch events of this factory's
-    /// informers ([T6]): by default one per core, shared with every other list-watcher of the
+    /// informers (T6): by default one per core, shared with every other list-watcher of the
     /// process ([`DecodePool::shared`](crate::list_watch::DecodePool::shared)); `1` decodes on
     /// each informer's own task. Objects reach the cache in wire order either way.
     ///
@@ -323,8 +277,6 @@ impl SharedInformerFactoryBuilder {
     /// let factory = SharedInformerFactory::builder(client).decode_threads(2)?.build();
     /// # let _ = factory; Ok(()) }
     /// ```
-    ///
-    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn decode_threads(mut self, threads: usize) -> crate::list_watch::Result<Self> {
         self.options.pool = crate::list_watch::DecodePool::new(threads)?;
         Ok(self)
@@ -338,9 +290,7 @@ impl SharedInformerFactoryBuilder {
     }
 
     /// A unique name for this factory, used as a prefix of every informer's name in logs and
-    /// metric labels ([F6] `informer_name`).
-    ///
-    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// metric labels (F6 `informer_name`).
     pub fn informer_name(mut self, name: impl Into<String>) -> Self {
         self.options.name = Some(name.into());
         self
@@ -369,10 +319,8 @@ impl SharedInformerFactoryBuilder {
 
 impl Options {
     /// `lw` with the factory's wire choices (protobuf, gzip, the decode pool) applied; it asks
-    /// the server to leave managedFields out ([T7]) where the cached form does not keep them
+    /// the server to leave managedFields out (T7) where the cached form does not keep them
     /// (`keeps_managed_fields` false) or the factory strips them.
-    ///
-    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub(super) fn on_the_wire<K>(
         &self,
         lw: crate::list_watch::ListWatch<K>,

@@ -13,10 +13,8 @@ use tokio_util::sync::CancellationToken;
 use super::GenericInformer;
 use crate::informer::SharedIndexInformer;
 
-/// Identifies one informer of a factory ([F1]): a Rust type, the metadata-only view of a type,
+/// Identifies one informer of a factory (F1): a Rust type, the metadata-only view of a type,
 /// or a resource known only at run time. Displays as `group/version/resource`.
-///
-/// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
 #[derive(Clone)]
 pub struct InformerId {
     key: IdKey,
@@ -32,10 +30,8 @@ enum IdKey {
 }
 
 impl InformerId {
-    /// The id of the typed informer for `K`. A projection ([P4]) has its own informer, apart from
+    /// The id of the typed informer for `K`. A projection (P4) has its own informer, apart from
     /// its source kind's, and its label names it: `v1/pods (projection PodView)`.
-    ///
-    /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
     pub fn of<K: super::Object>() -> Self {
         let gvr = gvr_of::<K::Source>();
         let suffix = if TypeId::of::<K>() == TypeId::of::<K::Source>() {

@@ -1,7 +1,4 @@
-//! Type-erased informers and listers for `for_resource` ([F9]) and factory-wide transforms ([F8]).
-//!
-//! [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-//! [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+//! Type-erased informers and listers for `for_resource` (F9) and factory-wide transforms (F8).
 
 use std::any::Any;
 use std::fmt;
@@ -17,12 +14,9 @@ use crate::object::Meta;
 /// Any cached object, type-erased: its metadata ([`Meta`]), and a downcast to the concrete type.
 ///
 /// Implemented for every [`Meta`] type (every `kube::Resource`, and projections); an `Arc<K>` from a
-/// cache converts into an `Arc<dyn AnyObject>` without copying the object ([X7]). Factory-wide
-/// transforms ([F8]) reach the full `ObjectMeta` through [`Meta::object_meta_mut`], which is `None`
+/// cache converts into an `Arc<dyn AnyObject>` without copying the object (X7). Factory-wide
+/// transforms (F8) reach the full `ObjectMeta` through [`Meta::object_meta_mut`], which is `None`
 /// for projections.
-///
-/// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-/// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
 pub trait AnyObject: Meta + Any {
     /// The object as `Any`, to downcast to its concrete type.
     fn as_any(&self) -> &dyn Any;
@@ -129,7 +123,7 @@ fn erase<K: crate::object::Meta>(objs: Vec<Arc<K>>) -> Vec<Arc<dyn AnyObject>> {
     objs.into_iter().map(|o| o as Arc<dyn AnyObject>).collect()
 }
 
-/// A type-erased informer with a type-erased lister, as `for_resource` returns it ([F9]).
+/// A type-erased informer with a type-erased lister, as `for_resource` returns it (F9).
 ///
 /// ```no_run
 /// # use informer_runtime::SharedInformerFactory;
@@ -145,8 +139,6 @@ fn erase<K: crate::object::Meta>(objs: Vec<Arc<K>>) -> Vec<Arc<dyn AnyObject>> {
 /// let typed = foos.informer::<DynamicObject>().expect("for_resource builds DynamicObject informers");
 /// # let _ = typed; Ok(()) }
 /// ```
-///
-/// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
 #[derive(Clone)]
 pub struct GenericInformer {
     erased: Arc<dyn Erased>,
@@ -163,9 +155,7 @@ impl fmt::Debug for GenericInformer {
 }
 
 impl GenericInformer {
-    /// Type-erases a typed informer ([F9]).
-    ///
-    /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// Type-erases a typed informer (F9).
     pub fn new<K>(informer: Arc<SharedIndexInformer<K>>) -> Self
     where
         K: super::Object,
@@ -173,9 +163,7 @@ impl GenericInformer {
         Self::with_group_resource(informer, GroupResource::of::<K::Source>())
     }
 
-    /// Type-erases any informer, naming its resource for `NotFound` errors ([L3]).
-    ///
-    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// Type-erases any informer, naming its resource for `NotFound` errors (L3).
     pub fn with_group_resource<K>(
         informer: Arc<SharedIndexInformer<K>>,
         group_resource: GroupResource,
@@ -208,9 +196,7 @@ impl GenericInformer {
         &self.group_resource
     }
 
-    /// Whether the informer has synced ([D7]).
-    ///
-    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// Whether the informer has synced (D7).
     pub fn has_synced(&self) -> bool {
         self.erased.has_synced()
     }
@@ -220,9 +206,7 @@ impl GenericInformer {
         self.erased.wait_for_sync().await
     }
 
-    /// Whether the informer was started ([H1]).
-    ///
-    /// [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Whether the informer was started (H1).
     pub fn is_started(&self) -> bool {
         self.erased.is_started()
     }
@@ -232,19 +216,14 @@ impl GenericInformer {
         self.erased.is_stopped()
     }
 
-    /// The resourceVersion the informer's store reflects ([K4], [V4]).
-    ///
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// The resourceVersion the informer's store reflects (K4, V4).
     pub fn last_store_resource_version(&self) -> Option<String> {
         self.erased.last_store_resource_version()
     }
 
     /// Waits until the store reflects `resource_version` or a later one; `false` if the
-    /// informer stops first ([K3], as
+    /// informer stops first (K3, as
     /// [`SharedIndexInformer::wait_for_store_resource_version`]).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn wait_for_store_resource_version(
         &self,
         resource_version: u64,
@@ -261,25 +240,19 @@ impl GenericInformer {
     }
 }
 
-/// A type-erased lister ([F9]): the same shared objects as the typed lister, as `Arc<dyn AnyObject>`.
-///
-/// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+/// A type-erased lister (F9): the same shared objects as the typed lister, as `Arc<dyn AnyObject>`.
 #[derive(Clone, Debug)]
 pub struct GenericLister {
     informer: GenericInformer,
 }
 
 impl GenericLister {
-    /// Every cached object whose labels match `selector` ([L1]).
-    ///
-    /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// Every cached object whose labels match `selector` (L1).
     pub fn list(&self, selector: &Selector) -> Vec<Arc<dyn AnyObject>> {
         select(|| self.informer.erased.list(), selector)
     }
 
-    /// The object stored under the key `name` (cluster-scoped resources, [L4]).
-    ///
-    /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// The object stored under the key `name` (cluster-scoped resources, L4).
     pub fn get(&self, name: &str) -> lister::Result<Arc<dyn AnyObject>> {
         self.informer
             .erased
@@ -287,9 +260,7 @@ impl GenericLister {
             .ok_or_else(|| self.not_found(name))
     }
 
-    /// A lister restricted to `namespace` ([L2]).
-    ///
-    /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// A lister restricted to `namespace` (L2).
     pub fn namespaced(&self, namespace: &str) -> GenericNamespaceLister {
         GenericNamespaceLister {
             lister: self.clone(),
@@ -305,10 +276,7 @@ impl GenericLister {
     }
 }
 
-/// A type-erased lister restricted to one namespace ([L2], [L3]).
-///
-/// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-/// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+/// A type-erased lister restricted to one namespace (L2, L3).
 #[derive(Clone, Debug)]
 pub struct GenericNamespaceLister {
     lister: GenericLister,
@@ -324,9 +292,7 @@ impl GenericNamespaceLister {
         )
     }
 
-    /// The object `namespace/name`; a miss is `NotFound` ([L3]).
-    ///
-    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// The object `namespace/name`; a miss is `NotFound` (L3).
     pub fn get(&self, name: &str) -> lister::Result<Arc<dyn AnyObject>> {
         let key = crate::key::ObjectKey::new(Some(&self.namespace), name);
         self.lister

@@ -1,7 +1,5 @@
-//! The factory's metrics collector: every informer of one factory, read at scrape time ([V4]; the
+//! The factory's metrics collector: every informer of one factory, read at scrape time (V4; the
 //! families are in [`crate::informer::collector`]).
-//!
-//! [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
 
 use std::sync::{Arc, OnceLock, Weak};
 

@@ -1,4 +1,4 @@
-//! The shared informer factory: one informer per resource type, created lazily, started and synced together ([F1]-[F9]).
+//! The shared informer factory: one informer per resource type, created lazily, started and synced together (F1-F9).
 //!
 //! ```no_run
 //! # use std::time::Duration;
@@ -19,9 +19,6 @@
 //! factory.shutdown().await;
 //! # Ok(()) }
 //! ```
-//!
-//! [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-//! [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
 
 mod builder;
 mod entry;
@@ -57,9 +54,7 @@ use entry::{Control, Entry};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// [`SharedInformerFactory::for_resource`] found no such resource in the server's discovery
-    /// ([F9]). Retryable once the resource exists (e.g. after its CRD is created).
-    ///
-    /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// (F9). Retryable once the resource exists (e.g. after its CRD is created).
     #[error("no informer found for {0}")]
     NoInformerFound(String),
     /// Discovery itself failed. Retryable.
@@ -75,15 +70,11 @@ pub enum Error {
     /// of time. Lists every informer that had not synced, with the last error its reflector saw.
     #[error("caches did not sync in time: {}", describe_unsynced(.0))]
     CacheSyncTimeout(Vec<Unsynced>),
-    /// The factory was shut down, so it starts nothing more ([F3]).
-    ///
-    /// [F3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// The factory was shut down, so it starts nothing more (F3).
     #[error("the informer factory has been shut down")]
     ShutDown,
     /// `tweak_list_options` sets a list option the reflector owns and cannot honour
-    /// (`continue_token`, `version_match`; [F6]). Not retryable: fix the tweak.
-    ///
-    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// (`continue_token`, `version_match`; F6). Not retryable: fix the tweak.
     #[error("tweak_list_options sets `{0}`, which the informers cannot honour")]
     UnsupportedListOption(&'static str),
 }
@@ -113,13 +104,9 @@ fn describe_unsynced(list: &[Unsynced]) -> String {
 
 /// One informer per resource type, shared by every caller (client-go's `SharedInformerFactory`).
 ///
-/// Cloning is cheap and every clone is the same factory. Accessors create informers lazily ([F1]);
-/// [`start`](Self::start) runs the ones not yet running ([F3]); [`shutdown`](Self::shutdown) stops
-/// them all and waits for their tasks ([F5]).
-///
-/// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-/// [F3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-/// [F5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+/// Cloning is cheap and every clone is the same factory. Accessors create informers lazily (F1);
+/// [`start`](Self::start) runs the ones not yet running (F3); [`shutdown`](Self::shutdown) stops
+/// them all and waits for their tasks (F5).
 #[derive(Clone)]
 pub struct SharedInformerFactory {
     inner: Arc<Inner>,
@@ -207,9 +194,7 @@ impl fmt::Debug for SharedInformerFactory {
 }
 
 impl SharedInformerFactory {
-    /// Starts building a factory over `client` ([F6] options on the builder).
-    ///
-    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// Starts building a factory over `client` (F6 options on the builder).
     pub fn builder(client: kube::Client) -> SharedInformerFactoryBuilder {
         SharedInformerFactoryBuilder::new(client)
     }
@@ -234,11 +219,8 @@ impl SharedInformerFactory {
         SharedInformerFactory { inner }
     }
 
-    /// The informer for `K`, created on first use ([F1], [F2]). Every call returns the same `Arc`
+    /// The informer for `K`, created on first use (F1, F2). Every call returns the same `Arc`
     /// until [`stop_informer`](Self::stop_informer) forgets it.
-    ///
-    /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-    /// [F2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub fn informer_for<K: Object>(&self) -> Arc<SharedIndexInformer<K>> {
         self.informer_for_with_indexers::<K>(K::indexers())
     }
@@ -255,10 +237,8 @@ impl SharedInformerFactory {
 
     /// Like [`informer_for`](Self::informer_for), and also makes sure `indexers` are registered:
     /// on creation they are part of the informer from the start; on an existing informer every
-    /// name not yet registered is added and back-filled ([X6]), and names already present are left
+    /// name not yet registered is added and back-filled (X6), and names already present are left
     /// alone. Generated code for declarative indexes calls this.
-    ///
-    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn informer_for_with_indexers<K: Object>(
         &self,
         indexers: &[StaticIndexer<K>],
@@ -278,11 +258,8 @@ impl SharedInformerFactory {
         informer
     }
 
-    /// The metadata-only informer for `K` ([M8]): objects are `PartialObjectMeta<K>`, fetched with
-    /// the server's `PartialObjectMetadata` representation. Shared like typed informers ([F1]).
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// The metadata-only informer for `K` (M8): objects are `PartialObjectMeta<K>`, fetched with
+    /// the server's `PartialObjectMetadata` representation. Shared like typed informers (F1).
     pub fn metadata_informer_for<K: Object>(
         &self,
     ) -> Arc<SharedIndexInformer<PartialObjectMeta<K::Source>>> {
@@ -299,10 +276,8 @@ impl SharedInformerFactory {
         })
     }
 
-    /// The informer for a resource known only at run time, over [`DynamicObject`]s ([F1] keyed by
+    /// The informer for a resource known only at run time, over [`DynamicObject`]s (F1 keyed by
     /// the resource). `namespaced` is the resource's scope, as discovery reports it.
-    ///
-    /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub fn dynamic_informer(
         &self,
         resource: &ApiResource,
@@ -331,11 +306,9 @@ impl SharedInformerFactory {
         })
     }
 
-    /// A generic informer for `gvr` ([F9]): the informer this factory already has for that
+    /// A generic informer for `gvr` (F9): the informer this factory already has for that
     /// resource (typed or dynamic), or a new dynamic one after asking the server's discovery.
     /// [`Error::NoInformerFound`] if the server does not serve the resource.
-    ///
-    /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub async fn for_resource(&self, gvr: &GroupVersionResource) -> Result<GenericInformer> {
         if let Some(existing) = self.find_by_resource(gvr) {
             return Ok(existing);
@@ -366,10 +339,8 @@ impl SharedInformerFactory {
 
     /// Every informer this factory holds of the resource `group_resource`, in any version and
     /// any form: the kind itself, its compact form, projections, the metadata-only and the
-    /// dynamic informer. A write to that resource reaches all of them ([K3]: a controller's
+    /// dynamic informer. A write to that resource reaches all of them (K3: a controller's
     /// write recorder waits for each that is running).
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn informers_of(
         &self,
         group_resource: &crate::lister::GroupResource,
@@ -387,10 +358,8 @@ impl SharedInformerFactory {
             .collect()
     }
 
-    /// Starts every informer created so far that is not running yet, and returns at once ([F3]).
+    /// Starts every informer created so far that is not running yet, and returns at once (F3).
     /// Call it again after asking for more informers. Does nothing after [`shutdown`](Self::shutdown).
-    ///
-    /// [F3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub fn start(&self) {
         let mut state = self.inner.state.lock();
         if state.shut_down {
@@ -402,12 +371,9 @@ impl SharedInformerFactory {
         }
     }
 
-    /// Waits until every *started* informer has synced ([F4]) and reports each one's state:
+    /// Waits until every *started* informer has synced (F4) and reports each one's state:
     /// `false` means it stopped before syncing. This does not mean handlers have run; use
-    /// `HandlerRegistration::wait_for_sync` for that ([H6]).
-    ///
-    /// [F4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// `HandlerRegistration::wait_for_sync` for that (H6).
     pub async fn wait_for_cache_sync(&self) -> HashMap<InformerId, bool> {
         let waits = self.started_controls();
         let results =
@@ -419,11 +385,9 @@ impl SharedInformerFactory {
         results.into_iter().collect()
     }
 
-    /// A named sync check of every *started* informer ([V5]), to await with
+    /// A named sync check of every *started* informer (V5), to await with
     /// [`informer::wait_for`](crate::informer::wait_for) together with handler checks; the
     /// error then names each informer or handler that has not synced.
-    ///
-    /// [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn synced_checkers(&self) -> Vec<crate::informer::SyncedChecker> {
         self.started_controls()
             .into_iter()
@@ -431,11 +395,9 @@ impl SharedInformerFactory {
             .collect()
     }
 
-    /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) with a deadline (\[ours\], [F4]): on
+    /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) with a deadline (\[ours\], F4): on
     /// timeout, [`Error::CacheSyncTimeout`] names each informer that had not synced and the last
     /// error its reflector reported (for example a 403 from RBAC).
-    ///
-    /// [F4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub async fn wait_for_cache_sync_timeout(&self, timeout: Duration) -> Result<()> {
         let controls = self.started_controls();
         let all = futures::future::join_all(controls.iter().map(|(_, c)| c.wait_for_sync()));
@@ -458,10 +420,8 @@ impl SharedInformerFactory {
         Err(Error::CacheSyncTimeout(unsynced))
     }
 
-    /// Stops every informer and waits until all their tasks have ended ([F5]). Idempotent and safe
+    /// Stops every informer and waits until all their tasks have ended (F5). Idempotent and safe
     /// to call concurrently; afterwards [`start`](Self::start) does nothing.
-    ///
-    /// [F5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub async fn shutdown(&self) {
         let tasks = {
             let mut state = self.inner.state.lock();
@@ -476,20 +436,15 @@ impl SharedInformerFactory {
         futures::future::join_all(tasks.iter().map(|c| c.wait_stopped())).await;
     }
 
-    /// Stops the informer for `K`, drops its store, and forgets it (\[ours\], [F7]): a later
+    /// Stops the informer for `K`, drops its store, and forgets it (\[ours\], F7): a later
     /// accessor call creates a fresh informer. Returns once its tasks have ended; `false` if the
     /// factory had no informer for `K`.
-    ///
-    /// [F7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub async fn stop_informer<K: Object>(&self) -> bool {
         self.stop_informer_id(&InformerId::of::<K>()).await
     }
 
-    /// [`stop_informer`](Self::stop_informer) for a dynamic informer ([F7]), e.g. when its CRD was
-    /// deleted ([M11]).
-    ///
-    /// [F7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-    /// [M11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// [`stop_informer`](Self::stop_informer) for a dynamic informer (F7), e.g. when its CRD was
+    /// deleted (M11).
     pub async fn stop_resource_informer(&self, gvr: &GroupVersionResource) -> bool {
         self.stop_informer_id(&InformerId::resource(gvr)).await
     }
@@ -571,18 +526,14 @@ impl SharedInformerFactory {
         self.inner.options.namespace.as_deref()
     }
 
-    /// The label selector the factory's informers list and watch with ([F6]), if any: what a
+    /// The label selector the factory's informers list and watch with (F6), if any: what a
     /// [`tweak_list_options`](SharedInformerFactoryBuilder::tweak_list_options) or the
     /// reflector settings set.
-    ///
-    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
     pub fn label_selector(&self) -> Option<String> {
         self.inner.options.selectors().0
     }
 
-    /// The field selector the factory's informers list and watch with ([F6]), if any.
-    ///
-    /// [F6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// The field selector the factory's informers list and watch with (F6), if any.
     pub fn field_selector(&self) -> Option<String> {
         self.inner.options.selectors().1
     }

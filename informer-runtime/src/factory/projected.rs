@@ -7,14 +7,11 @@ use super::{Object, SharedInformerFactory};
 use crate::informer::SharedIndexInformer;
 use crate::lister::Lister;
 
-/// The shared informer and lister of projection `P` ([P4]), as generated accessors hand it out:
+/// The shared informer and lister of projection `P` (P4), as generated accessors hand it out:
 /// `factory.core().v1().pods().projected::<PodView>().lister().namespaced("ns").get("x")`.
 ///
 /// The informer lists and watches `P::Source`'s endpoint and caches `P`; it is shared like every
-/// typed informer ([F1]) and is a different informer from the source kind's own.
-///
-/// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-/// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+/// typed informer (F1) and is a different informer from the source kind's own.
 pub struct Projected<P> {
     factory: SharedInformerFactory,
     _projection: std::marker::PhantomData<fn() -> P>,

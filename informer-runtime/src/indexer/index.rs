@@ -1,27 +1,20 @@
-//! Index functions, the set of named indexers, and the built-in namespace index ([X2], [X3]).
-//!
-//! [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-//! [X3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+//! Index functions, the set of named indexers, and the built-in namespace index (X2, X3).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::key::ObjectKey;
 
-/// The name of the namespace index every informer registers by default ([X3]).
-///
-/// [X3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+/// The name of the namespace index every informer registers by default (X3).
 pub const NAMESPACE_INDEX: &str = "namespace";
 
 /// The error type a fallible index function returns (see [`Indexers::with_fallible`]).
 pub type IndexFnError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// An infallible index function: the values under which an object is indexed ([X2]).
+/// An infallible index function: the values under which an object is indexed (X2).
 ///
 /// It may return several values, or none (the object is then absent from that index).
 /// Duplicated values are collapsed.
-///
-/// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
 pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync + 'static>;
 
 /// A fallible index function. An error is returned to the caller of the write or query that ran
@@ -33,16 +26,12 @@ pub type TryIndexFn<K> =
 
 /// One index function, infallible or fallible.
 pub enum IndexFunc<K> {
-    /// An index function that cannot fail ([X2]).
-    ///
-    /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// An index function that cannot fail (X2).
     Infallible(IndexFn<K>),
     /// An index function whose error is returned to the caller.
     Fallible(TryIndexFn<K>),
-    /// The built-in namespace index ([X3]): `metadata.namespace`, or `""` for cluster-scoped
+    /// The built-in namespace index (X3): `metadata.namespace`, or `""` for cluster-scoped
     /// objects, as client-go's `MetaNamespaceIndexFunc`. Computed without a user call.
-    ///
-    /// [X3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     Namespace(fn(&K) -> Option<&str>),
 }
 
@@ -144,9 +133,7 @@ impl<K> Indexers<K> {
         Self::default()
     }
 
-    /// Adds an infallible index function ([X2]). A repeated name is reported when the set is used.
-    ///
-    /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// Adds an infallible index function (X2). A repeated name is reported when the set is used.
     pub fn with(
         mut self,
         name: impl Into<String>,

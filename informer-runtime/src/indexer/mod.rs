@@ -1,9 +1,9 @@
-//! The thread-safe store of an informer: objects by key plus named secondary indices ([X1]–[X8]).
+//! The thread-safe store of an informer: objects by key plus named secondary indices (X1–X8).
 //!
 //! [`Indexer<K>`] is client-go's `cache.Indexer`: a map from [`ObjectKey`] to the shared
-//! `Arc<K>` ([X7]) plus, for every named index function, a map from index value to the keys
+//! `Arc<K>` (X7) plus, for every named index function, a map from index value to the keys
 //! filed under it. One `parking_lot::RwLock` guards both, so a reader never sees an object
-//! without its index entries ([X8]). Index functions are user code and run **before** the write
+//! without its index entries (X8). Index functions are user code and run **before** the write
 //! lock is taken; the lock is held only to splice precomputed values in.
 //!
 //! ```
@@ -32,10 +32,6 @@
 //! assert_eq!(indexer.by_indices(&[("by_app", "web"), (NAMESPACE_INDEX, "dev")])?.len(), 0);
 //! # Ok::<(), informer_runtime::indexer::Error>(())
 //! ```
-//!
-//! [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-//! [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-//! [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
 
 mod index;
 mod state;
@@ -57,19 +53,13 @@ use state::{Computed, State, compute};
 /// argument, a failing index function, or use after [`Indexer::stop`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A query or lister named an index that is not registered ([X5]).
-    ///
-    /// [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// A query or lister named an index that is not registered (X5).
     #[error("index `{0}` does not exist")]
     UnknownIndex(String),
-    /// `add_indexers` or the builder was given a name that is already registered ([X6]).
-    ///
-    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// `add_indexers` or the builder was given a name that is already registered (X6).
     #[error("index `{0}` already exists")]
     DuplicateIndex(String),
-    /// `add_indexers` was called after the informer stopped ([X6]).
-    ///
-    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// `add_indexers` was called after the informer stopped (X6).
     #[error("the indexer is stopped")]
     Stopped,
     /// A fallible index function returned an error; the write was not applied.
@@ -83,9 +73,7 @@ pub enum Error {
         #[source]
         source: IndexFnError,
     },
-    /// The object has no usable key ([X1]).
-    ///
-    /// [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The object has no usable key (X1).
     #[error(transparent)]
     Key(#[from] KeyError),
 }
@@ -111,32 +99,23 @@ impl<K> Clone for BatchOp<K> {
     }
 }
 
-/// A thread-safe store of `Arc<K>` by key with named secondary indices ([X2]–[X8]).
+/// A thread-safe store of `Arc<K>` by key with named secondary indices (X2–X8).
 ///
 /// Cheap to share behind an `Arc`; every read returns clones of the **same** `Arc<K>` the
-/// store holds ([X7]). See the [module docs](self) for an example.
-///
-/// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-/// [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-/// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+/// store holds (X7). See the [module docs](self) for an example.
 pub struct Indexer<K> {
     state: RwLock<State<K>>,
 }
 
-/// Builds an [`Indexer`]: the namespace index ([X3]) is on unless turned off.
-///
-/// [X3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+/// Builds an [`Indexer`]: the namespace index (X3) is on unless turned off.
 pub struct IndexerBuilder<K> {
     namespace_index: bool,
     indexers: Indexers<K>,
 }
 
 impl<K: crate::object::Meta> IndexerBuilder<K> {
-    /// Do not register the [`NAMESPACE_INDEX`] ([X3]). Namespaced listers then fall back to a
-    /// scan ([L2]).
-    ///
-    /// [X3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-    /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+    /// Do not register the [`NAMESPACE_INDEX`] (X3). Namespaced listers then fall back to a
+    /// scan (L2).
     pub fn without_namespace_index(mut self) -> Self {
         self.namespace_index = false;
         self
@@ -148,9 +127,7 @@ impl<K: crate::object::Meta> IndexerBuilder<K> {
         self
     }
 
-    /// Builds the indexer; a repeated index name is an error ([X6]).
-    ///
-    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// Builds the indexer; a repeated index name is an error (X6).
     pub fn build(self) -> Result<Indexer<K>> {
         let mut defs = Vec::with_capacity(self.indexers.len() + 1);
         if self.namespace_index {
@@ -184,9 +161,7 @@ impl<K: crate::object::Meta> Default for Indexer<K> {
 }
 
 impl<K: crate::object::Meta> Indexer<K> {
-    /// An empty indexer with the [`NAMESPACE_INDEX`] registered ([X3]).
-    ///
-    /// [X3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// An empty indexer with the [`NAMESPACE_INDEX`] registered (X3).
     pub fn new() -> Self {
         let defs = vec![IndexDef {
             name: Arc::from(NAMESPACE_INDEX),
@@ -206,13 +181,10 @@ impl<K: crate::object::Meta> Indexer<K> {
     }
 
     /// Inserts or replaces `obj` under its key and returns the previous object (so the caller
-    /// can tell an add from an update, [H2]). Only changed index entries are touched ([X4]).
+    /// can tell an add from an update, H2). Only changed index entries are touched (X4).
     ///
     /// Index functions run before the write lock is taken. A failing fallible index function
     /// leaves the store unchanged and returns [`Error::IndexFn`].
-    ///
-    /// [H2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [X4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn add(&self, obj: Arc<K>) -> Result<Option<Arc<K>>> {
         let key = ObjectKey::from_resource(&*obj)?;
         self.upsert(key, obj)
@@ -242,11 +214,9 @@ impl<K: crate::object::Meta> Indexer<K> {
     /// fails (or panics) on `obj` gets no entry for it, as if the function had returned no
     /// values, and the failures are returned beside the previous object.
     ///
-    /// This is the informer's rule (our extension of [X2], decision record 10): the store follows
+    /// This is the informer's rule (our extension of X2, decision record 10): the store follows
     /// the server whatever the user's index functions do, so the cache never keeps an old object
     /// (and its old index entries) that the server has replaced, and handlers are told.
-    ///
-    /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn upsert_lenient(&self, key: ObjectKey, obj: Arc<K>) -> (Option<Arc<K>>, Vec<Error>) {
         loop {
             let defs = self.state.read().defs.clone();
@@ -272,18 +242,14 @@ impl<K: crate::object::Meta> Indexer<K> {
         }
     }
 
-    /// Applies `ops` in order under **one** write lock ([V2], [V3]): a reader sees the store before
+    /// Applies `ops` in order under **one** write lock (V2, V3): a reader sees the store before
     /// the batch or after it, never in between. Returns, per op, the object stored under its key
     /// just before that op (so the caller can tell adds, updates and deletes of absent keys
     /// apart, as with [`upsert_lenient`](Self::upsert_lenient) and
     /// [`delete_key`](Self::delete_key)), and the index function failures (lenient, X2).
     ///
-    /// Index functions run for every upsert before the lock is taken ([X8]: no user code under
+    /// Index functions run for every upsert before the lock is taken (X8: no user code under
     /// the lock).
-    ///
-    /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-    /// [V3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-    /// [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn apply_batch_lenient(&self, ops: &[BatchOp<K>]) -> (Vec<Option<Arc<K>>>, Vec<Error>) {
         loop {
             let defs = self.state.read().defs.clone();
@@ -337,13 +303,10 @@ impl<K: crate::object::Meta> Indexer<K> {
         self.state.write().remove(key)
     }
 
-    /// Atomically replaces the whole content with `objs` and rebuilds every index ([X4], [X8]).
+    /// Atomically replaces the whole content with `objs` and rebuilds every index (X4, X8).
     ///
     /// The new maps are built before the write lock is taken; under the lock they are swapped
     /// in, and the old ones are dropped after it is released. A later duplicate key wins.
-    ///
-    /// [X4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-    /// [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn replace(&self, objs: Vec<Arc<K>>) -> Result<()> {
         let keyed = objs
             .into_iter()
@@ -368,13 +331,11 @@ impl<K: crate::object::Meta> Indexer<K> {
         Ok(())
     }
 
-    /// Registers more index functions and back-fills them from the stored objects ([X6]).
+    /// Registers more index functions and back-fills them from the stored objects (X6).
     ///
     /// A name that is already registered (or repeated in `indexers`) is
     /// [`Error::DuplicateIndex`]; after [`stop`](Self::stop) it is [`Error::Stopped`]. The new
     /// functions run under an upgradable read lock: readers continue, writers wait.
-    ///
-    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
         let state = self.state.upgradable_read();
         if state.stopped {
@@ -393,9 +354,7 @@ impl<K: crate::object::Meta> Indexer<K> {
         Ok(())
     }
 
-    /// Marks the indexer stopped (its informer has shut down): `add_indexers` then fails ([X6]).
-    ///
-    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// Marks the indexer stopped (its informer has shut down): `add_indexers` then fails (X6).
     pub fn stop(&self) {
         self.state.write().stopped = true;
     }
@@ -406,9 +365,7 @@ impl<K: crate::object::Meta> Indexer<K> {
     }
 
     /// Runs index `index_name`'s function on `obj` (before locking) and returns the union,
-    /// without duplicates, of the stored objects sharing any of its values ([X5]).
-    ///
-    /// [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// without duplicates, of the stored objects sharing any of its values (X5).
     pub fn index(&self, index_name: &str, obj: &K) -> Result<Vec<Arc<K>>> {
         loop {
             let (defs, i) = {
@@ -434,9 +391,7 @@ impl<K: crate::object::Meta> Indexer<K> {
 /// Reads. Each call takes the read lock once; use [`read`](Indexer::read) for several
 /// queries that must see the same state.
 impl<K> Indexer<K> {
-    /// A consistent read-only view holding the read lock ([X8]).
-    ///
-    /// [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// A consistent read-only view holding the read lock (X8).
     pub fn read(&self) -> ReadView<'_, K> {
         ReadView {
             state: self.state.read(),
@@ -463,10 +418,8 @@ impl<K> Indexer<K> {
         self.read().list()
     }
 
-    /// Every stored `(key, object)` pair, in unspecified order: a snapshot for synthetic adds ([H5])
+    /// Every stored `(key, object)` pair, in unspecified order: a snapshot for synthetic adds (H5)
     /// without re-keying each object.
-    ///
-    /// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub fn entries(&self) -> Vec<(ObjectKey, Arc<K>)> {
         self.read().entries()
     }
@@ -496,30 +449,22 @@ impl<K> Indexer<K> {
         self.read().state.position(index_name).is_ok()
     }
 
-    /// The objects filed under exactly `value` in index `index_name` ([X5]). O(result).
-    ///
-    /// [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The objects filed under exactly `value` in index `index_name` (X5). O(result).
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>> {
         self.read().by_index(index_name, value)
     }
 
-    /// The keys filed under exactly `value` in index `index_name` ([X5]).
-    ///
-    /// [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The keys filed under exactly `value` in index `index_name` (X5).
     pub fn index_keys(&self, index_name: &str, value: &str) -> Result<Vec<ObjectKey>> {
         self.read().index_keys(index_name, value)
     }
 
-    /// Every value present in index `index_name` ([X5]).
-    ///
-    /// [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// Every value present in index `index_name` (X5).
     pub fn list_index_values(&self, index_name: &str) -> Result<Vec<Arc<str>>> {
         self.read().list_index_values(index_name)
     }
 
-    /// The objects filed under **every** `(index, value)` pair ([X8] \[ours\]).
-    ///
-    /// [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The objects filed under **every** `(index, value)` pair (X8 \[ours\]).
     pub fn by_indices(&self, pairs: &[(&str, &str)]) -> Result<Vec<Arc<K>>> {
         self.read().by_indices(pairs)
     }

@@ -1,7 +1,4 @@
-//! The data behind the indexer's lock: objects by key plus one value -> keys map per index ([X4], [X8]).
-//!
-//! [X4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-//! [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+//! The data behind the indexer's lock: objects by key plus one value -> keys map per index (X4, X8).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,7 +1,4 @@
-//! A read-only view of the indexer under one read lock: every query in it sees one consistent state ([X5], [X8]).
-//!
-//! [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-//! [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+//! A read-only view of the indexer under one read lock: every query in it sees one consistent state (X5, X8).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -15,18 +12,14 @@ use crate::key::ObjectKey;
 /// A consistent read-only view of an [`Indexer`](super::Indexer), holding its read lock.
 ///
 /// All queries made through one view see the same state: an object and its index entries are
-/// always seen together ([X8]). Readers never block each other, but a view blocks writers while it
+/// always seen together (X8). Readers never block each other, but a view blocks writers while it
 /// lives, so keep it short and never write to the same indexer while holding it (that deadlocks).
-///
-/// [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
 pub struct ReadView<'a, K> {
     pub(crate) state: RwLockReadGuard<'a, State<K>>,
 }
 
 impl<K> ReadView<'_, K> {
-    /// The object stored under `key` (a clone of the shared `Arc`, [X7]).
-    ///
-    /// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The object stored under `key` (a clone of the shared `Arc`, X7).
     pub fn get(&self, key: &ObjectKey) -> Option<Arc<K>> {
         self.get_by_key(key.as_str())
     }
@@ -75,9 +68,7 @@ impl<K> ReadView<'_, K> {
         self.state.defs.iter().map(|d| d.name.to_string()).collect()
     }
 
-    /// The objects whose index `index_name` contains exactly `value` ([X5]). O(result).
-    ///
-    /// [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The objects whose index `index_name` contains exactly `value` (X5). O(result).
     pub fn by_index(&self, index_name: &str, value: &str) -> Result<Vec<Arc<K>>> {
         let i = self.state.position(index_name)?;
         Ok(match self.state.indices[i].get(value) {
@@ -86,9 +77,7 @@ impl<K> ReadView<'_, K> {
         })
     }
 
-    /// The keys of the objects whose index `index_name` contains exactly `value` ([X5]).
-    ///
-    /// [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The keys of the objects whose index `index_name` contains exactly `value` (X5).
     pub fn index_keys(&self, index_name: &str, value: &str) -> Result<Vec<ObjectKey>> {
         let i = self.state.position(index_name)?;
         Ok(self.state.indices[i]
@@ -97,10 +86,7 @@ impl<K> ReadView<'_, K> {
             .unwrap_or_default())
     }
 
-    /// Every value present in index `index_name` ([X5]). Values whose key set emptied are gone ([X4]).
-    ///
-    /// [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-    /// [X4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// Every value present in index `index_name` (X5). Values whose key set emptied are gone (X4).
     pub fn list_index_values(&self, index_name: &str) -> Result<Vec<Arc<str>>> {
         let i = self.state.position(index_name)?;
         Ok(self.state.indices[i].keys().cloned().collect())
@@ -115,10 +101,8 @@ impl<K> ReadView<'_, K> {
     }
 
     /// The objects filed under **every** given `(index, value)` pair: an AND across indices
-    /// ([X8] \[ours\]; client-go has none). Cost is O(smallest matching set × number of pairs).
+    /// (X8 \[ours\]; client-go has none). Cost is O(smallest matching set × number of pairs).
     /// An empty list of pairs matches nothing.
-    ///
-    /// [X8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn by_indices(&self, pairs: &[(&str, &str)]) -> Result<Vec<Arc<K>>> {
         let positions = pairs
             .iter()
@@ -169,10 +153,8 @@ impl<K> ReadView<'_, K> {
     }
 
     /// Runs index `index_name`'s function on `obj` and returns the union of the objects sharing
-    /// any of its values ([X5]). The function runs under this view's read lock; prefer
+    /// any of its values (X5). The function runs under this view's read lock; prefer
     /// [`Indexer::index`](super::Indexer::index), which runs it before locking.
-    ///
-    /// [X5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn index(&self, index_name: &str, obj: &K) -> Result<Vec<Arc<K>>> {
         let i = self.state.position(index_name)?;
         let values = self.state.defs[i]

@@ -1,12 +1,4 @@
-//! The one step from popped deltas to notifications: apply a batch to the indexer, then say what each handler is told ([H2]-[H4], [H12], [V2], [V3], [X2]).
-//!
-//! [H2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [H12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-//! [V3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-//! [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-//!
-//! [H4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//! The one step from popped deltas to notifications: apply a batch to the indexer, then say what each handler is told (H2-H4, H12, V2, V3, X2).
 
 use std::sync::Arc;
 
@@ -22,9 +14,7 @@ pub(crate) trait KeyDeltas<K> {
     fn key(&self) -> &ObjectKey;
     /// Its deltas, oldest first.
     fn deltas(&self) -> &[Delta<K>];
-    /// Whether the key came from the first list ([H3]).
-    ///
-    /// [H3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Whether the key came from the first list (H3).
     fn is_in_initial_list(&self) -> bool;
 }
 
@@ -160,9 +150,7 @@ where
     }
 }
 
-/// The numeric resource version of a key's newest object, if it has one ([V4]).
-///
-/// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+/// The numeric resource version of a key's newest object, if it has one (V4).
 fn newest_resource_version<K: crate::object::Meta>(p: &impl KeyDeltas<K>) -> Option<u64> {
     p.deltas()
         .last()?
@@ -172,13 +160,8 @@ fn newest_resource_version<K: crate::object::Meta>(p: &impl KeyDeltas<K>) -> Opt
         .ok()
 }
 
-/// The notification for one applied delta ([H2]-[H4], [H12]); `old` is what the store held under the
+/// The notification for one applied delta (H2-H4, H12); `old` is what the store held under the
 /// key just before the delta was applied. None for a delete of a key the store did not hold.
-///
-/// [H2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-///
-/// [H4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 fn notification<K: crate::object::Meta>(
     key: &ObjectKey,
     delta: &Delta<K>,
@@ -233,9 +216,7 @@ fn notification<K: crate::object::Meta>(
     })
 }
 
-/// Whether two states carry the same, non-empty resource version ([H4]).
-///
-/// [H4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// Whether two states carry the same, non-empty resource version (H4).
 fn same_rv<K: crate::object::Meta>(old: &K, new: &K) -> bool {
     match (old.object_resource_version(), new.object_resource_version()) {
         (Some(a), Some(b)) => !a.is_empty() && a == b,
@@ -486,9 +467,7 @@ pub(crate) mod tests {
     proptest! {
         /// For random deltas cut into random batches, the indexer ends as the model's map and
         /// the notifications are the model's, in order: a batch of many is the same as one key
-        /// at a time ([V3]), and one delta the same as a batch.
-        ///
-        /// [V3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+        /// at a time (V3), and one delta the same as a batch.
         #[test]
         fn v3_h2_h4_h12_batches_match_a_model_applied_one_delta_at_a_time(
             ops in prop::collection::vec(op(), 0..40),

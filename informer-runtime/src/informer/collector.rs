@@ -1,4 +1,4 @@
-//! Per-informer metrics read at scrape time ([V4]): the reflector's counters, sync state, cache size,
+//! Per-informer metrics read at scrape time (V4): the reflector's counters, sync state, cache size,
 //! FIFO depth, processing latency and the resource versions of the reflector and of the store.
 //!
 //! The factory registers one collector over all its informers
@@ -6,9 +6,6 @@
 //! a hand-built informer registers its own [`InformerCollector`].
 //!
 //! The families and how they map onto client-go's are listed on [`InformerCollector`].
-//!
-//! [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-//! [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 
 use std::sync::Weak;
 
@@ -277,7 +274,7 @@ pub(crate) fn encode(
 /// |---|---|---|
 /// | `informer_queued_items{name,group,version,resource}` gauge | `informer_fifo_queued_items{informer}` | keys queued in the delta FIFO (deltas in the ordered mode, as client-go's `RealFIFO`) |
 /// | `informer_processing_latency_seconds{name,group,version,resource}` histogram, buckets 1 ms … 10 s (`0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10`) | same name, `{informer}`, buckets 100 µs × 4ⁿ | one observation per popped batch: store update and hand-off to the handlers |
-/// | `informer_store_resource_version{name,group,version,resource}` gauge | same name, `{informer}`, -1 before the first | the store's resourceVersion ([K4]), its 15 least significant digits, 0 when not numeric; no series before the informer synced (client-go v0.38) |
+/// | `informer_store_resource_version{name,group,version,resource}` gauge | same name, `{informer}`, -1 before the first | the store's resourceVersion (K4), its 15 least significant digits, 0 when not numeric; no series before the informer synced (client-go v0.38) |
 ///
 /// Every other family is ours and labelled `informer=<name>`: `informer_list_requests_total`,
 /// `informer_relists_total`, `informer_watch_requests_total`, `informer_rewatches_total`,
@@ -300,8 +297,6 @@ pub(crate) fn encode(
 /// registry.register_collector(Box::new(informer.collector()));
 /// # Ok(()) }
 /// ```
-///
-/// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
 pub struct InformerCollector<K> {
     pub(super) inner: Weak<Inner<K>>,
 }

@@ -1,9 +1,4 @@
-//! The informer's one event type, [`InformerEvent`], and the [`Notification`] that carries it from the store update to the fan-out ([H2]-[H4], [H12]).
-//!
-//! [H2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [H12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//!
-//! [H4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//! The informer's one event type, [`InformerEvent`], and the [`Notification`] that carries it from the store update to the fan-out (H2-H4, H12).
 
 use std::sync::Arc;
 
@@ -13,33 +8,21 @@ use crate::key::ObjectKey;
 /// One event of an informer: what a handler call receives, what each handler's queue holds and
 /// what an [`EventStream`](super::EventStream) yields. Mirrors the three handler calls.
 pub enum InformerEvent<K> {
-    /// `on_add(obj, is_in_initial_list)` ([H3]).
-    ///
-    /// [H3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// `on_add(obj, is_in_initial_list)` (H3).
     Added {
-        /// The added object (the same `Arc` the store holds, [X7]).
-        ///
-        /// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+        /// The added object (the same `Arc` the store holds, X7).
         obj: Arc<K>,
-        /// True for the first list and for the synthetic adds of a late subscriber ([H3], [H5]).
-        ///
-        /// [H3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-        /// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+        /// True for the first list and for the synthetic adds of a late subscriber (H3, H5).
         is_in_initial_list: bool,
     },
-    /// `on_update(old, new)`; a resync has equal resource versions ([Y1], [H4]).
-    ///
-    /// [Y1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
-    /// [H4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// `on_update(old, new)`; a resync has equal resource versions (Y1, H4).
     Updated {
         /// The previous state.
         old: Arc<K>,
         /// The new state.
         new: Arc<K>,
     },
-    /// `on_delete(obj)` ([H12]).
-    ///
-    /// [H12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// `on_delete(obj)` (H12).
     Deleted(DeletedObject<K>),
 }
 

@@ -1,11 +1,4 @@
-//! The fan-out: every registration, and the one place that hands notifications to each handler's own queue and applies its overflow policy ([H5], [H7], [H9], [H10], [Y3], [Y4]).
-//!
-//! [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [H9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
-//! [Y4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+//! The fan-out: every registration, and the one place that hands notifications to each handler's own queue and applies its overflow policy (H5, H7, H9, H10, Y3, Y4).
 
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -1,7 +1,4 @@
-//! Event handlers: the [`ResourceEventHandler`] trait, the closure builder [`handler_fn`], the delete payload and [`FilteringHandler`] ([H12], [H15]).
-//!
-//! [H12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [H15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//! Event handlers: the [`ResourceEventHandler`] trait, the closure builder [`handler_fn`], the delete payload and [`FilteringHandler`] (H12, H15).
 
 use std::fmt;
 use std::sync::Arc;
@@ -10,40 +7,26 @@ pub use crate::delta_fifo::{DeletedFinalStateUnknown, DeletedObject};
 
 /// Receives the notifications of one registration (client-go's `ResourceEventHandler`).
 ///
-/// Calls are made one at a time, in distribution order ([H8]), always after the informer's store
-/// shows the change ([H2]). Each registration runs on its own thread ([H9]), so a call may block
+/// Calls are made one at a time, in distribution order (H8), always after the informer's store
+/// shows the change (H2). Each registration runs on its own thread (H9), so a call may block
 /// (synchronous I/O, a lock) without delaying other handlers or the informer; its backlog grows
-/// instead ([H10]). For async work, hand the key to a workqueue or use
+/// instead (H10). For async work, hand the key to a workqueue or use
 /// [`SharedIndexInformer::event_stream`](super::SharedIndexInformer::event_stream). A panic is
-/// caught, logged and counted ([H11]). Every method has a no-op default.
-///
-/// [H8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// caught, logged and counted (H11). Every method has a no-op default.
 pub trait ResourceEventHandler<K>: Send + Sync + 'static {
     /// An object was added. `is_in_initial_list` is true for adds from the first list and for
-    /// the synthetic adds a late handler receives ([H3], [H5]).
-    ///
-    /// [H3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// the synthetic adds a late handler receives (H3, H5).
     fn on_add(&self, obj: &Arc<K>, is_in_initial_list: bool) {
         let _ = (obj, is_in_initial_list);
     }
 
     /// An object changed, or a resync replayed it (then `Arc::ptr_eq(old, new)` or equal
-    /// resource versions; [Y1], [H4]).
-    ///
-    /// [Y1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
-    /// [H4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// resource versions; Y1, H4).
     fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
         let _ = (old, new);
     }
 
-    /// An object was deleted ([H12]).
-    ///
-    /// [H12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// An object was deleted (H12).
     fn on_delete(&self, obj: &DeletedObject<K>) {
         let _ = obj;
     }
@@ -137,14 +120,12 @@ impl<K: Send + Sync + 'static> ResourceEventHandler<K> for HandlerFn<K> {
     }
 }
 
-/// Passes through only the events whose object matches a predicate ([H15], client-go's
+/// Passes through only the events whose object matches a predicate (H15, client-go's
 /// `FilteringResourceEventHandler`).
 ///
 /// An update that stops matching becomes `on_delete(Known(old))`; one that starts matching
 /// becomes `on_add(new, false)`. A tombstone without a last known state cannot be tested and is
 /// passed through, because deletes must never be lost.
-///
-/// [H15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 pub struct FilteringHandler<K, H> {
     predicate: Box<dyn Fn(&K) -> bool + Send + Sync>,
     inner: H,

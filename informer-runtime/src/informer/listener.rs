@@ -1,8 +1,4 @@
-//! One registered handler: its backlog, counters, task loop and public [`HandlerRegistration`] ([H6]-[H11]).
-//!
-//! [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//!
-//! [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//! One registered handler: its backlog, counters, task loop and public [`HandlerRegistration`] (H6-H11).
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -23,13 +19,9 @@ use super::resync::HandlerResync;
 use super::sync::{InitialAdds, SyncGate};
 use crate::key::ObjectKey;
 
-/// Pending notifications above which a slow call is logged ([H10]).
-///
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// Pending notifications above which a slow call is logged (H10).
 const SLOW_CALL_PENDING: usize = 1024;
-/// A call slower than this is logged when the backlog is above [`SLOW_CALL_PENDING`] ([H10]).
-///
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// A call slower than this is logged when the backlog is above [`SLOW_CALL_PENDING`] (H10).
 const SLOW_CALL: Duration = Duration::from_millis(100);
 /// At most one slow-handler warning per handler per this interval.
 const SLOW_WARN_INTERVAL: Duration = Duration::from_secs(1);
@@ -75,25 +67,19 @@ impl HandlerOptions {
         self
     }
 
-    /// The resync period (0 = none); defaults to the informer's ([Y3]).
-    ///
-    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+    /// The resync period (0 = none); defaults to the informer's (Y3).
     pub fn resync(mut self, period: Duration) -> Self {
         self.resync = Some(period);
         self
     }
 
-    /// The backlog size at which the overflow policy applies ([H10]).
-    ///
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// The backlog size at which the overflow policy applies (H10).
     pub fn backlog_max(mut self, max: usize) -> Self {
         self.backlog_max = Some(max);
         self
     }
 
-    /// The overflow policy ([H10]); defaults to the informer's.
-    ///
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// The overflow policy (H10); defaults to the informer's.
     pub fn overflow(mut self, policy: OverflowPolicy) -> Self {
         self.overflow = Some(policy);
         self
@@ -116,17 +102,13 @@ pub(crate) struct Listener<K> {
     wake: Notify,
     /// Wakes the processing loop waiting for space under [`OverflowPolicy::Block`].
     space: Notify,
-    /// Initial adds queued but not yet returned from ([H6]).
-    ///
-    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Initial adds queued but not yet returned from (H6).
     pending_initial: AtomicUsize,
     initial_done: Notify,
     pub(crate) resync: Mutex<HandlerResync>,
     /// Whether a task was spawned for this listener (stream listeners have none).
     pub(crate) spawned: AtomicBool,
-    /// True once the consumer will never call the handler again ([H7]).
-    ///
-    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// True once the consumer will never call the handler again (H7).
     finished: watch::Sender<bool>,
     pub(crate) metrics: HandlerMetrics,
     last_slow_warning: Mutex<Option<Instant>>,
@@ -260,9 +242,7 @@ impl<K> Listener<K> {
     }
 
     /// Waits on `initial_done` until `ready` holds; `close` wakes those waiters too, so this
-    /// serves both [`InitialAdds`] waits ([H6], notification-based).
-    ///
-    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// serves both [`InitialAdds`] waits (H6, notification-based).
     async fn wait_initial_done(&self, ready: impl Fn(&Self) -> bool) {
         loop {
             let mut notified = pin!(self.initial_done.notified());
@@ -321,9 +301,7 @@ impl<K> Listener<K> {
         let _ = rx.wait_for(|finished| *finished).await;
     }
 
-    /// Logs a slow call when the backlog is large ([H10]), at most once per interval.
-    ///
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Logs a slow call when the backlog is large (H10), at most once per interval.
     fn note_call_duration(&self, elapsed: Duration) {
         if elapsed <= SLOW_CALL {
             return;
@@ -448,16 +426,12 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "non-string panic payload".to_string())
 }
 
-/// The handle returned when a handler is registered: identity, per-handler sync ([H6]) and
-/// backlog observability ([H10]).
+/// The handle returned when a handler is registered: identity, per-handler sync (H6) and
+/// backlog observability (H10).
 ///
 /// Cloning is cheap and every clone refers to the same registration. Pass it to
 /// [`SharedIndexInformer::remove_event_handler`](super::SharedIndexInformer::remove_event_handler)
-/// to stop delivery ([H7]).
-///
-/// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// to stop delivery (H7).
 pub struct HandlerRegistration<K> {
     pub(crate) listener: Arc<Listener<K>>,
     pub(crate) gate: Arc<SyncGate>,
@@ -491,76 +465,56 @@ impl<K> HandlerRegistration<K> {
     }
 
     /// True once the informer has synced **and** this handler has returned from every initial
-    /// add, including the synthetic adds of a late handler ([H6], [M10]).
-    ///
-    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [M10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// add, including the synthetic adds of a late handler (H6, M10).
     pub fn has_synced(&self) -> bool {
         self.gate.handler_synced(&*self.listener)
     }
 
-    /// Waits until [`has_synced`](Self::has_synced); notification-based, no polling ([H6]).
+    /// Waits until [`has_synced`](Self::has_synced); notification-based, no polling (H6).
     ///
     /// Returns true once synced, or false if the informer stopped (or this registration was
     /// removed) before the informer synced, like client-go's `WaitForCacheSync` on stop; it
     /// never waits for an informer that will not sync any more (H16). An
     /// [`EventStream`](super::EventStream) waits through its
     /// [`registration`](super::EventStream::registration).
-    ///
-    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub async fn wait_for_sync(&self) -> bool {
         self.gate.wait_handler(&*self.listener).await
     }
 
-    /// Notifications waiting in this handler's backlog ([H10]).
-    ///
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Notifications waiting in this handler's backlog (H10).
     pub fn pending(&self) -> usize {
         self.listener.pending()
     }
 
-    /// Handler calls that panicked so far ([H11]).
-    ///
-    /// [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Handler calls that panicked so far (H11).
     pub fn panics(&self) -> u64 {
         self.listener.metrics.panics.get()
     }
 
-    /// Notifications merged because the backlog was at its maximum ([H10]).
-    ///
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Notifications merged because the backlog was at its maximum (H10).
     pub fn coalesced(&self) -> u64 {
         self.listener.metrics.coalesced.get()
     }
 
-    /// The resync period in force for this handler ([Y3]; 0 = none).
-    ///
-    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+    /// The resync period in force for this handler (Y3; 0 = none).
     pub fn resync_period(&self) -> Duration {
         self.listener.resync.lock().period()
     }
 
-    /// Whether the registration was removed or the informer stopped ([H7]).
-    ///
-    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Whether the registration was removed or the informer stopped (H7).
     pub fn is_removed(&self) -> bool {
         self.listener.is_closed()
     }
 
-    /// Whether the handler's thread has ended ([H7], [V5]): after removal or stop, once the call in
+    /// Whether the handler's thread has ended (H7, V5): after removal or stop, once the call in
     /// flight returned. Its backlog was dropped at removal.
-    ///
-    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn is_finished(&self) -> bool {
         *self.listener.finished.borrow()
     }
 
     /// A named check of [`has_synced`](Self::has_synced) that can be awaited together with others
-    /// through [`wait_for`](super::wait_for) ([V5]; client-go's `HasSyncedChecker`). Its name is
+    /// through [`wait_for`](super::wait_for) (V5; client-go's `HasSyncedChecker`). Its name is
     /// `informer/handler`.
-    ///
-    /// [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn synced_checker(&self) -> super::SyncedChecker
     where
         K: Send + Sync + 'static,

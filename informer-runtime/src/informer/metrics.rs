@@ -1,7 +1,4 @@
-//! Prometheus metrics of the handler layer: pending backlog gauge ([H10]), panic and coalescing counters ([H11]).
-//!
-//! [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//! Prometheus metrics of the handler layer: pending backlog gauge (H10), panic and coalescing counters (H11).
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -29,11 +26,8 @@ impl InformerMetrics {
         Self::default()
     }
 
-    /// Registers the families: `informer_handler_pending` (gauge, [H10]),
-    /// `informer_handler_panics` (counter, [H11]) and `informer_handler_coalesced` (counter, [H10]).
-    ///
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Registers the families: `informer_handler_pending` (gauge, H10),
+    /// `informer_handler_panics` (counter, H11) and `informer_handler_coalesced` (counter, H10).
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "informer_handler_pending",

@@ -1,4 +1,4 @@
-//! The shared index informer: one reflector, one delta FIFO and one indexer per type, fanned out to event handlers ([H1]-[H15], [Y1]-[Y5]).
+//! The shared index informer: one reflector, one delta FIFO and one indexer per type, fanned out to event handlers (H1-H15, Y1-Y5).
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -21,12 +21,6 @@
 //! task.await?;
 //! # Ok(()) }
 //! ```
-//!
-//! [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [Y1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
-//!
-//! [H15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [Y5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
 
 mod apply;
 pub(crate) mod collector;
@@ -79,25 +73,17 @@ use fan_out::{FanOut, ListenerDefaults};
 /// wrong state or a bad argument.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// `set_transform` or `set_watch_error_handler` after the informer started ([H14]).
-    ///
-    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// `set_transform` or `set_watch_error_handler` after the informer started (H14).
     #[error("the informer has already started")]
     AlreadyStarted,
-    /// `add_event_handler` (or `event_stream`) after the informer stopped ([H14]).
-    ///
-    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// `add_event_handler` (or `event_stream`) after the informer stopped (H14).
     #[error("the informer has stopped")]
     Stopped,
     /// `remove_event_handler_and_wait` was awaited from inside the handler being removed, which
-    /// would wait for itself forever ([H7]).
-    ///
-    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// would wait for itself forever (H7).
     #[error("cannot wait for a handler's removal from inside that handler")]
     RemoveFromOwnHandler,
-    /// The indexer rejected the index functions ([X6]: duplicate name, or after stop).
-    ///
-    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The indexer rejected the index functions (X6: duplicate name, or after stop).
     #[error(transparent)]
     Indexer(#[from] crate::indexer::Error),
 }
@@ -115,9 +101,7 @@ struct Pending<K> {
 /// Shared state of an informer and its running tasks.
 pub(crate) struct Inner<K> {
     name: Arc<str>,
-    /// The resource listed and watched, for client-go's metric labels ([V4]).
-    ///
-    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// The resource listed and watched, for client-go's metric labels (V4).
     resource: collector::ResourceLabels,
     indexer: Arc<Indexer<K>>,
     fifo: Arc<DeltaFifo<K>>,
@@ -137,16 +121,10 @@ pub(crate) struct Inner<K> {
     finished: tokio::sync::watch::Sender<bool>,
     /// Failures of user code met while processing (X2, H17).
     counters: InformerCounters,
-    /// Time to apply one popped key's deltas and hand them to the handlers ([V4]).
-    ///
-    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// Time to apply one popped key's deltas and hand them to the handlers (V4).
     processing: prometheus_client::metrics::histogram::Histogram,
-    /// The numeric resourceVersion the store reflects ([V4], [K4]); [`NO_RV`] before the first.
-    /// A watch channel, so read-your-own-writes waiters wake when it advances ([K3]).
-    ///
-    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
+    /// The numeric resourceVersion the store reflects (V4, K4); [`NO_RV`] before the first.
+    /// A watch channel, so read-your-own-writes waiters wake when it advances (K3).
     store_rv: tokio::sync::watch::Sender<u64>,
 }
 
@@ -222,9 +200,7 @@ where
     K: crate::object::Meta + Clone + DeserializeOwned + fmt::Debug,
 {
     /// An informer over `list_watch`. Nothing runs until [`run`](Self::run) or
-    /// [`start`](Self::start). Fails only if `config.indexers` repeats an index name ([X6]).
-    ///
-    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// [`start`](Self::start). Fails only if `config.indexers` repeats an index name (X6).
     pub fn new(list_watch: ListWatch<K>, config: InformerConfig<K>) -> Result<Self> {
         let name: Arc<str> = if config.name.is_empty() {
             Arc::from(list_watch.url_path())
@@ -288,9 +264,7 @@ where
     }
 
     /// Runs the informer until `cancel` is cancelled or [`stop`](Self::stop) is called, then
-    /// stops every task it started before returning. A second call logs and returns at once ([H1]).
-    ///
-    /// [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// stops every task it started before returning. A second call logs and returns at once (H1).
     pub async fn run(&self, cancel: CancellationToken) {
         // V4: every log line of the informer's tasks carries its name.
         let span = tracing::info_span!("informer", name = %self.inner.name);
@@ -304,13 +278,8 @@ where
         tokio::spawn(async move { this.run(cancel).await })
     }
 
-    /// Registers a handler with the informer's defaults ([H5]-[H11]). After start it first receives
-    /// a synthetic `on_add(obj, true)` for every cached object ([H5]). An error after stop ([H14]).
-    ///
-    /// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    ///
-    /// [H11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Registers a handler with the informer's defaults (H5-H11). After start it first receives
+    /// a synthetic `on_add(obj, true)` for every cached object (H5). An error after stop (H14).
     pub fn add_event_handler(
         &self,
         handler: impl ResourceEventHandler<K>,
@@ -318,10 +287,7 @@ where
         self.add_event_handler_with(handler, HandlerOptions::default())
     }
 
-    /// Registers a handler with a name, resync period ([Y3]) and backlog settings ([H10]).
-    ///
-    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Registers a handler with a name, resync period (Y3) and backlog settings (H10).
     pub fn add_event_handler_with(
         &self,
         handler: impl ResourceEventHandler<K>,
@@ -336,18 +302,14 @@ where
             .add(Some(Arc::new(handler)), options, || snapshot(indexer))
     }
 
-    /// Stops delivery to `registration` and returns at once; a call in flight may still finish ([H7]).
-    ///
-    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Stops delivery to `registration` and returns at once; a call in flight may still finish (H7).
     pub fn remove_event_handler(&self, registration: &HandlerRegistration<K>) {
         self.inner.fan_out.remove(registration);
     }
 
-    /// Stops delivery and waits until the handler's task has ended ([H7]). Called from inside
+    /// Stops delivery and waits until the handler's task has ended (H7). Called from inside
     /// that same handler (e.g. through `block_on`), it returns [`Error::RemoveFromOwnHandler`]
     /// instead of deadlocking.
-    ///
-    /// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
     pub async fn remove_event_handler_and_wait(
         &self,
         registration: &HandlerRegistration<K>,
@@ -356,11 +318,8 @@ where
     }
 
     /// The informer's notifications as a `Stream` (for kube-runtime style consumers). It is a
-    /// registration like a handler: late subscribers first get the cache as initial adds ([H5]);
-    /// the backlog coalesces at the maximum ([H10]); dropping the stream unregisters it.
-    ///
-    /// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// registration like a handler: late subscribers first get the cache as initial adds (H5);
+    /// the backlog coalesces at the maximum (H10); dropping the stream unregisters it.
     pub fn event_stream(&self) -> Result<EventStream<K>> {
         self.event_stream_with(HandlerOptions::default())
     }
@@ -381,21 +340,15 @@ where
         ))
     }
 
-    /// Sets the per-informer transform applied before objects are stored ([D8]; e.g.
+    /// Sets the per-informer transform applied before objects are stored (D8; e.g.
     /// [`strip_managed_fields`]). It runs after the [`InformerConfig::transform`] (the
-    /// factory's), which it never replaces ([F8]); a second call replaces the first. An error
-    /// after start ([H14]).
+    /// factory's), which it never replaces (F8); a second call replaces the first. An error
+    /// after start (H14).
     ///
     /// It runs on the thread that decoded the object: a decode pool thread for a LIST page or a
-    /// large run of watch events ([T6]), else the informer's task. Either way it runs inside the
+    /// large run of watch events (T6), else the informer's task. Either way it runs inside the
     /// informer's tokio runtime (`tokio::runtime::Handle::current()` and `tokio::spawn` work) and
-    /// its tracing span; it must not block on the runtime. A panic costs that object ([M17]).
-    ///
-    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-    /// [M17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// its tracing span; it must not block on the runtime. A panic costs that object (M17).
     pub fn set_transform(&self, transform: impl Fn(&mut K) + Send + Sync + 'static) -> Result<()> {
         if self.inner.started.load(Ordering::Acquire) {
             return Err(Error::AlreadyStarted);
@@ -415,9 +368,7 @@ where
     }
 
     /// Sets the callback told about every list/watch error (client-go's `SetWatchErrorHandler`).
-    /// An error after start ([H14]).
-    ///
-    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// An error after start (H14).
     pub fn set_watch_error_handler(
         &self,
         handler: impl Fn(&crate::reflector::Error) + Send + Sync + 'static,
@@ -442,25 +393,19 @@ where
         Ok(())
     }
 
-    /// Registers more index functions and back-fills them ([X6]); an error for a duplicate name
+    /// Registers more index functions and back-fills them (X6); an error for a duplicate name
     /// or after stop.
-    ///
-    /// [X6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<()> {
         Ok(self.inner.indexer.add_indexers(indexers)?)
     }
 
-    /// The resync check period the reflector ticks at ([Y3]).
-    ///
-    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+    /// The resync check period the reflector ticks at (Y3).
     pub fn resync_check_period(&self) -> Duration {
         self.inner.fan_out.check_period()
     }
 
-    /// The resource version of the last list, watch event or bookmark ([R23]); `None` before the
+    /// The resource version of the last list, watch event or bookmark (R23); `None` before the
     /// first list.
-    ///
-    /// [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub fn last_sync_resource_version(&self) -> Option<String> {
         let reflector = self.inner.reflector.lock().clone();
         // The FIFO records a list's RV inside `replace`, a moment before the reflector does.
@@ -476,18 +421,13 @@ impl<K> SharedIndexInformer<K> {
         &self.inner.name
     }
 
-    /// The shared indexer the informer fills ([X7]: the same `Arc<K>`s handlers receive).
-    ///
-    /// [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// The shared indexer the informer fills (X7: the same `Arc<K>`s handlers receive).
     pub fn indexer(&self) -> Arc<Indexer<K>> {
         Arc::clone(&self.inner.indexer)
     }
 
-    /// True once the first list has been stored and handed to every handler's queue ([D7]).
-    /// Use [`HandlerRegistration::has_synced`] to also wait for a handler to process it ([H6]).
-    ///
-    /// [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// True once the first list has been stored and handed to every handler's queue (D7).
+    /// Use [`HandlerRegistration::has_synced`] to also wait for a handler to process it (H6).
     pub fn has_synced(&self) -> bool {
         self.inner.fan_out.gate().informer_synced()
     }
@@ -503,10 +443,8 @@ impl<K> SharedIndexInformer<K> {
 
     /// How many times an index function failed (returned an error or panicked) while the informer
     /// stored an object. Such an object is stored and handlers are told, but it is left out of the
-    /// failing index (our extension of [X2], decision record 10); each failure is also logged with
+    /// failing index (our extension of X2, decision record 10); each failure is also logged with
     /// the index name and the object's key.
-    ///
-    /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
     pub fn index_errors(&self) -> u64 {
         self.inner.counters.index_errors.load(Ordering::Relaxed)
     }
@@ -517,9 +455,7 @@ impl<K> SharedIndexInformer<K> {
         self.inner.counters.process_panics.load(Ordering::Relaxed)
     }
 
-    /// Keys waiting in the informer's delta FIFO ([V4]: queue depth).
-    ///
-    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// Keys waiting in the informer's delta FIFO (V4: queue depth).
     pub fn queued(&self) -> usize
     where
         K: crate::object::Meta,
@@ -528,9 +464,7 @@ impl<K> SharedIndexInformer<K> {
     }
 
     /// Deltas waiting in the informer's delta FIFO, of every key; the watch stops reading at
-    /// [`InformerConfig::max_queued_deltas`] ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// [`InformerConfig::max_queued_deltas`] (D12).
     pub fn queued_deltas(&self) -> usize
     where
         K: crate::object::Meta,
@@ -538,23 +472,18 @@ impl<K> SharedIndexInformer<K> {
         self.inner.fifo.delta_count()
     }
 
-    /// The resource version the store reflects ([V4]; client-go 1.37's store resource version):
+    /// The resource version the store reflects (V4; client-go 1.37's store resource version):
     /// that of the newest object the processing loop applied, lowered below any change still
-    /// queued ([K4]: the keyed FIFO can hand out an older change after a newer one), or that of
+    /// queued (K4: the keyed FIFO can hand out an older change after a newer one), or that of
     /// the last list or bookmark once the FIFO was drained. It trails [`last_sync_resource_version`](Self::last_sync_resource_version)
     /// (the reflector's) by what is still queued. `None` before the first object, or when the
     /// server's resource versions are not numbers.
-    ///
-    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub fn last_store_resource_version(&self) -> Option<String> {
         self.inner.store_resource_version().map(|rv| rv.to_string())
     }
 
-    /// The per-informer metrics of this informer, for a `prometheus_client` registry ([V4]; an
+    /// The per-informer metrics of this informer, for a `prometheus_client` registry (V4; an
     /// informer from a factory is reported by the factory's collector already).
-    ///
-    /// [V4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
     pub fn collector(&self) -> InformerCollector<K> {
         InformerCollector {
             inner: Arc::downgrade(&self.inner),
@@ -562,9 +491,7 @@ impl<K> SharedIndexInformer<K> {
     }
 
     /// A named check of [`has_synced`](Self::has_synced) that can be awaited together with others
-    /// through [`wait_for`] ([V5]; client-go's `HasSyncedChecker`). Its name is the informer's.
-    ///
-    /// [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// through [`wait_for`] (V5; client-go's `HasSyncedChecker`). Its name is the informer's.
     pub fn synced_checker(&self) -> SyncedChecker
     where
         K: Send + Sync + 'static,
@@ -577,31 +504,25 @@ impl<K> SharedIndexInformer<K> {
         self.inner.reflector.lock().clone()
     }
 
-    /// Asks the informer to stop; [`run`](Self::run) returns once every task has ended ([H14]).
-    ///
-    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Asks the informer to stop; [`run`](Self::run) returns once every task has ended (H14).
     pub fn stop(&self) {
         self.inner.stop.cancel();
     }
 
-    /// Whether the informer stopped, or was asked to ([H14]).
-    ///
-    /// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Whether the informer stopped, or was asked to (H14).
     pub fn is_stopped(&self) -> bool {
         self.inner.stop.is_cancelled()
     }
 
-    /// Whether `run` was called ([H1]).
-    ///
-    /// [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Whether `run` was called (H1).
     pub fn is_started(&self) -> bool {
         self.inner.started.load(Ordering::Acquire)
     }
 
-    /// Waits until the store reflects `resource_version` or a later one ([K3]: a controller's
+    /// Waits until the store reflects `resource_version` or a later one (K3: a controller's
     /// read-your-own-writes guard waits here for the informer to see its write). Returns `true`
     /// then, `false` if the informer stops first. Wakes as the store advances: on every applied
-    /// object, and on bookmarks while the informer is idle ([K4]), so a quiet kind catches up
+    /// object, and on bookmarks while the informer is idle (K4), so a quiet kind catches up
     /// within the server's bookmark interval.
     ///
     /// ```no_run
@@ -613,9 +534,6 @@ impl<K> SharedIndexInformer<K> {
     /// }
     /// # }
     /// ```
-    ///
-    /// [K3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
-    /// [K4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#16-read-your-own-writes-after-kep-5647-and-controller-runtime-v025
     pub async fn wait_for_store_resource_version(&self, resource_version: u64) -> bool {
         let mut rv = self.inner.store_rv.subscribe();
         let mut finished = self.inner.finished.subscribe();
@@ -646,10 +564,8 @@ impl<K: Send + Sync + 'static> sync::SyncSource for SharedIndexInformer<K> {
     }
 }
 
-/// The cache snapshot a late handler receives as synthetic adds ([H5]). Called under the
+/// The cache snapshot a late handler receives as synthetic adds (H5). Called under the
 /// processing lock, so no delta is applied between the snapshot and the registration.
-///
-/// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 fn snapshot<K: crate::object::Meta>(indexer: &Indexer<K>) -> Vec<(crate::key::ObjectKey, Arc<K>)> {
     indexer
         .list()

@@ -1,16 +1,11 @@
-//! One handler's queue of pending events: ordered, and coalescing by key at its maximum under [`OverflowPolicy::CoalesceByKey`] ([H8], [H10]).
-//!
-//! [H8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//! One handler's queue of pending events: ordered, and coalescing by key at its maximum under [`OverflowPolicy::CoalesceByKey`] (H8, H10).
 
 use std::collections::{HashMap, VecDeque};
 
 use super::event::InformerEvent;
 use crate::key::ObjectKey;
 
-/// What happens when a handler's backlog reaches its maximum ([H10]).
-///
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// What happens when a handler's backlog reaches its maximum (H10).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OverflowPolicy {
     /// Merge the new notification into the pending one for the same key: update+update becomes
@@ -19,33 +14,23 @@ pub enum OverflowPolicy {
     /// saw followed by its delete vanishes as a pair, so the handler is never told of a delete of
     /// an object it never saw; deletes of objects it saw are never dropped. A key holds at most
     /// two pending notifications, so the backlog is bounded by the number of keys rather than
-    /// events ([H10]).
-    ///
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// events (H10).
     #[default]
     CoalesceByKey,
     /// Apply backpressure to the whole informer: the delta-processing loop waits before its next
     /// pop until this handler's backlog is below the maximum, and pops one key at a time. The
     /// reflector keeps filling the FIFO until it holds its bound of queued deltas, then stops
-    /// reading the watch until the FIFO drains ([D9], [D12]). The
+    /// reading the watch until the FIFO drains (D9, D12). The
     /// informer never queues a live notification past the maximum: what does not fit (several
     /// deltas of one key, a relist) waits in the informer until the handler takes something. A
-    /// relist is still applied to the store as one swap ([V2]).
-    ///
-    /// [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
+    /// relist is still applied to the store as one swap (V2).
     Block,
 }
 
-/// The initial capacity of a handler backlog, and the capacity it shrinks back to once drained ([H10]).
-///
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// The initial capacity of a handler backlog, and the capacity it shrinks back to once drained (H10).
 pub const BACKLOG_START_CAPACITY: usize = 1024;
 
-/// The default maximum backlog of one handler before the overflow policy applies ([H10]).
-///
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// The default maximum backlog of one handler before the overflow policy applies (H10).
 pub const DEFAULT_BACKLOG_MAX: usize = 16 * 1024;
 
 /// What a push did, so the listener can fix its counters.
@@ -169,7 +154,7 @@ impl<K> PendingQueue<K> {
     }
 }
 
-/// Merges `new` into the key's newest pending slot following [H10]'s rules. `Ok(n)` means merged,
+/// Merges `new` into the key's newest pending slot following H10's rules. `Ok(n)` means merged,
 /// with `n` initial adds dropped; `Err(new)` means the two must stay separate notifications.
 ///
 /// H10: a pending add is the handler's first view of the object (an add only comes
@@ -177,8 +162,6 @@ impl<K> PendingQueue<K> {
 /// was: both vanish (the slot empties) instead of a delete for an object the handler never saw.
 /// An empty slot is "no object in the handler's view": an add or update fills it (as an add), a
 /// delete is dropped. Deletes of objects the handler saw are never dropped.
-///
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 fn merge<K>(
     pending: &mut Option<InformerEvent<K>>,
     new: InformerEvent<K>,

@@ -1,15 +1,8 @@
-//! Resync bookkeeping: the informer's check period, each handler's period and its due mark ([Y1]-[Y5], [H4]).
-//!
-//! [Y1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
-//! [H4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//!
-//! [Y5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+//! Resync bookkeeping: the informer's check period, each handler's period and its due mark (Y1-Y5, H4).
 
 use std::time::{Duration, Instant};
 
-/// The smallest resync period a handler can have ([Y3]).
-///
-/// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+/// The smallest resync period a handler can have (Y3).
 pub const MIN_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
 /// One handler's resync state.
@@ -17,15 +10,11 @@ pub const MIN_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 pub(crate) struct HandlerResync {
     /// The period the handler asked for (after the minimum and after-start adjustments).
     requested: Duration,
-    /// The period in force, derived from `requested` and the check period ([Y3]).
-    ///
-    /// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+    /// The period in force, derived from `requested` and the check period (Y3).
     period: Duration,
     /// When this handler is next due.
     next: Instant,
-    /// Marked on the last tick ([Y4]): sync notifications go to this handler.
-    ///
-    /// [Y4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+    /// Marked on the last tick (Y4): sync notifications go to this handler.
     due: bool,
 }
 
@@ -136,9 +125,7 @@ impl ResyncClock {
     }
 }
 
-/// Raises a positive period below the minimum to the minimum, with a warning ([Y3]).
-///
-/// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+/// Raises a positive period below the minimum to the minimum, with a warning (Y3).
 fn clamp_min(period: Duration, who: &str) -> Duration {
     if !period.is_zero() && period < MIN_RESYNC_PERIOD {
         tracing::warn!(who, ?period, minimum = ?MIN_RESYNC_PERIOD, "resync period raised to the minimum (Y3)");
@@ -148,9 +135,7 @@ fn clamp_min(period: Duration, who: &str) -> Duration {
     }
 }
 
-/// The period in force for a handler (client-go's `determineResyncPeriod`, [Y3]).
-///
-/// [Y3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+/// The period in force for a handler (client-go's `determineResyncPeriod`, Y3).
 fn determine_period(requested: Duration, check_period: Duration) -> Duration {
     if requested.is_zero() || check_period.is_zero() {
         Duration::ZERO

@@ -1,9 +1,4 @@
-//! The informer's run loop: start the reflector, pop the FIFO, apply each batch to the store and hand its notifications to the fan-out ([H1]-[H4], [D9]), then stop everything.
-//!
-//! [H1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [D9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//!
-//! [H4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+//! The informer's run loop: start the reflector, pop the FIFO, apply each batch to the store and hand its notifications to the fan-out (H1-H4, D9), then stop everything.
 
 use std::fmt;
 use std::sync::Arc;
@@ -167,13 +162,9 @@ impl<K: crate::object::Meta> Drop for RunGuard<K> {
     }
 }
 
-/// Waits until the fan-out has room ([H10]), pops a batch of keys ([V3]; a whole relist, [V2]),
+/// Waits until the fan-out has room (H10), pops a batch of keys (V3; a whole relist, V2),
 /// applies it to the store and hands its notifications to the fan-out. Returns how many keys it
 /// processed; `None` once the FIFO is closed.
-///
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [V3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
-/// [V2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
 async fn process_next<K>(
     inner: &Inner<K>,
     batching: Batching,
@@ -307,10 +298,8 @@ pub(super) fn note_store_rv<K: crate::object::Meta>(inner: &Inner<K>, applied: O
     }
 }
 
-/// Stops every task and handler thread, awaits them, and marks the informer stopped ([H14], no
+/// Stops every task and handler thread, awaits them, and marks the informer stopped (H14, no
 /// task left behind).
-///
-/// [H14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
 async fn shutdown<K>(inner: &Inner<K>, tasks: Vec<tokio::task::JoinHandle<()>>)
 where
     K: crate::object::Meta,

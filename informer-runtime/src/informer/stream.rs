@@ -13,14 +13,9 @@ use super::listener::{HandlerRegistration, Listener};
 
 /// A registration consumed as a `Stream` instead of by a handler task.
 ///
-/// It has the same per-subscriber backlog as a handler ([H9], [H10]: coalescing by key at the
-/// maximum, so a slow consumer cannot exhaust memory), and the same late-join behaviour ([H5]).
-/// The stream ends when the informer stops. Dropping it removes the registration ([H7]).
-///
-/// [H9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-/// [H7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+/// It has the same per-subscriber backlog as a handler (H9, H10: coalescing by key at the
+/// maximum, so a slow consumer cannot exhaust memory), and the same late-join behaviour (H5).
+/// The stream ends when the informer stops. Dropping it removes the registration (H7).
 pub struct EventStream<K> {
     inner: BoxStream<'static, InformerEvent<K>>,
     registration: HandlerRegistration<K>,
@@ -47,10 +42,7 @@ impl<K: Send + Sync + 'static> EventStream<K> {
 }
 
 impl<K> EventStream<K> {
-    /// The underlying registration: per-subscriber sync ([H6]) and backlog gauge ([H10]).
-    ///
-    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-    /// [H10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// The underlying registration: per-subscriber sync (H6) and backlog gauge (H10).
     pub fn registration(&self) -> &HandlerRegistration<K> {
         &self.registration
     }

@@ -1,11 +1,7 @@
-//! Where "synced" is decided ([D7], [H6]) and the named, awaitable sync checks over it ([V5]; client-go
+//! Where "synced" is decided (D7, H6) and the named, awaitable sync checks over it (V5; client-go
 //! 1.36 `DoneChecker`, `HasSyncedChecker` and `cache.WaitFor`): a caller waiting for several
 //! informers and handlers learns *which* of them have not synced when its deadline passes, and
 //! never waits for one that stopped.
-//!
-//! [D7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
-//! [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
 
 use std::fmt;
 use std::future::Future;
@@ -111,9 +107,7 @@ impl SyncGate {
 /// returned from every initial add queued for it, and when it is closed. A trait so that the
 /// gate does not depend on the listener that depends on it.
 pub(crate) trait InitialAdds {
-    /// Whether every queued initial add has been returned from ([H6]).
-    ///
-    /// [H6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#4-shared-informer-and-event-handlers
+    /// Whether every queued initial add has been returned from (H6).
     fn initial_delivered(&self) -> bool;
     /// Waits until the registration is closed (removed, or the informer stopped).
     fn wait_closed(&self) -> impl std::future::Future<Output = ()>;
@@ -131,13 +125,11 @@ pub(crate) trait SyncSource: Send + Sync {
 }
 
 /// Something that becomes synced (an informer's store, or one handler's initial adds), with a
-/// name that says what it is ([V5]).
+/// name that says what it is (V5).
 ///
 /// Get one from [`SharedIndexInformer::synced_checker`](super::SharedIndexInformer::synced_checker)
 /// or [`HandlerRegistration::synced_checker`](super::HandlerRegistration::synced_checker), and
 /// wait for several at once with [`wait_for`]. Cloning is cheap.
-///
-/// [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
 #[derive(Clone)]
 pub struct SyncedChecker {
     name: Arc<str>,
@@ -200,7 +192,7 @@ fn describe(pending: &[String], stopped: &[String]) -> String {
 
 /// Waits until every checker has synced, or until `deadline` resolves (a
 /// `tokio::time::sleep`, a `CancellationToken::cancelled()`, …), whichever comes first; client-go's
-/// `cache.WaitFor(ctx, what, checkers...)` ([V5]). It also returns as soon as one checker can
+/// `cache.WaitFor(ctx, what, checkers...)` (V5). It also returns as soon as one checker can
 /// never sync, instead of waiting for the deadline. The error names every checker that had not
 /// synced, so a caller can log which informer or handler held it up. `what` describes the wait
 /// in logs and in the error.
@@ -216,8 +208,6 @@ fn describe(pending: &[String], stopped: &[String]) -> String {
 /// }
 /// # }
 /// ```
-///
-/// [V5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#15-client-go-135-137-additions
 pub async fn wait_for(
     what: &str,
     checkers: impl IntoIterator<Item = SyncedChecker>,

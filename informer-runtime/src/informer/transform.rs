@@ -1,17 +1,11 @@
-//! Ready-made transforms for [`SharedIndexInformer::set_transform`](super::SharedIndexInformer::set_transform) ([D8], [M8]).
-//!
-//! [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-//! [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+//! Ready-made transforms for [`SharedIndexInformer::set_transform`](super::SharedIndexInformer::set_transform) (D8, M8).
 
-/// Drops `metadata.managedFields`, typically 20-25% of a cached object's memory ([M8]).
+/// Drops `metadata.managedFields`, typically 20-25% of a cached object's memory (M8).
 ///
-/// Idempotent, as [D8] requires. Use it as `informer.set_transform(strip_managed_fields)` or as
+/// Idempotent, as D8 requires. Use it as `informer.set_transform(strip_managed_fields)` or as
 /// `InformerConfig::transform`.
 ///
 /// Objects without a full `ObjectMeta` (projections) keep no managedFields and are left as they are.
-///
-/// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 pub fn strip_managed_fields<K: crate::object::Meta>(obj: &mut K) {
     if let Some(meta) = obj.object_meta_mut() {
         meta.managed_fields = None;

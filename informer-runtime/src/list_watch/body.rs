@@ -1,4 +1,4 @@
-//! A response body as decoded bytes: identity or gzip ([T3]), chunk by chunk.
+//! A response body as decoded bytes: identity or gzip (T3), chunk by chunk.
 //!
 //! Every request sends `Accept-Encoding: gzip`. kube-apiserver gzips a LIST body whose first
 //! write passes 128 KiB, and, with `WatchListCompression` (beta, on in 1.37), a watch-list stream
@@ -7,13 +7,9 @@
 //! what each network frame decompresses to. A `kube::Client` built with kube's `gzip` feature
 //! decompresses on its own and removes the `Content-Encoding` header; then the body is read as is.
 //!
-//! Decompressed bytes are what the caps count (the LIST body cap of [T4], the watch line cap of
-//! [M16]): each step feeds the decoder a piece of compressed input and hands on what it produced,
+//! Decompressed bytes are what the caps count (the LIST body cap of T4, the watch line cap of
+//! M16): each step feeds the decoder a piece of compressed input and hands on what it produced,
 //! so a small body that inflates to gigabytes is cut at the cap, never held.
-//!
-//! [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-//! [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-//! [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -37,10 +33,8 @@ pub(super) const MAX_INFLATION: u64 = 64;
 const STEP_INPUT: usize = 8 << 10;
 
 /// Whether a list-watcher still offers gzip; shared by its clones. Turned off, for good, by the
-/// first body that inflated past [`MAX_INFLATION`] ([T3]): that request failed, and the next
+/// first body that inflated past [`MAX_INFLATION`] (T3): that request failed, and the next
 /// asks for identity bodies, which cost bandwidth, never memory beyond the body caps.
-///
-/// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 #[derive(Debug, Clone, Default)]
 pub(super) struct GzipRefused(Arc<std::sync::atomic::AtomicBool>);
 
@@ -174,9 +168,7 @@ impl BodyReader {
         Error::Gzip { source }
     }
 
-    /// Ends a body that inflated past [`MAX_INFLATION`] and refuses gzip from now on ([T3]).
-    ///
-    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// Ends a body that inflated past [`MAX_INFLATION`] and refuses gzip from now on (T3).
     fn over_inflated(&mut self) -> Error {
         let (fed, produced) = self
             .gzip
@@ -282,9 +274,7 @@ mod tests {
     }
 
     proptest! {
-        /// [T3]: a multi-member stream cut into frames anywhere decodes to the members' bytes.
-        ///
-        /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+        /// T3: a multi-member stream cut into frames anywhere decodes to the members' bytes.
         #[test]
         fn members_cut_anywhere_decode_to_their_concatenation(
             members in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..3000), 1..6),

@@ -1,12 +1,10 @@
-//! Chunked decoding of a whole LIST body ([R3], decision record 03): an unpaged relist at a
+//! Chunked decoding of a whole LIST body (R3, decision record 03): an unpaged relist at a
 //! concrete resourceVersion can hold 50 000 Pods in one response, and decoding it in one call would
 //! hold a tokio worker for seconds. [`ChunkedList`] walks the body's top level by hand and hands
 //! out the raw bytes of `items` elements a bounded number at a time, so the caller decodes one
 //! chunk (about a page's worth), yields, and goes on. Each element is decoded by `serde_json`
 //! itself (through the same exact-capacity path as a page), so the scanner only has to find where
 //! elements start and end; it never interprets their content.
-//!
-//! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use std::borrow::Cow;
 

@@ -1,18 +1,11 @@
-//! Why a LIST or WATCH request failed, and the error classes the reflector acts on ([R9]-[R16]).
-//!
-//! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//!
-//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! Why a LIST or WATCH request failed, and the error classes the reflector acts on (R9-R16).
 
 use std::time::Duration;
 
 use kube::core::Status;
 
 /// Why a LIST or WATCH request failed. The [reflector](crate::reflector) classifies these into
-/// the [R9]–[R16] error classes; [`Error::class`] gives the class.
-///
-/// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// the R9–R16 error classes; [`Error::class`] gives the class.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The API server answered with a `Status` (an HTTP error, or an `ERROR` watch event).
@@ -43,13 +36,10 @@ pub enum Error {
     /// The watch body ended in the middle of a line (a cut chunk). Retryable by re-watching.
     #[error("watch stream ended inside an event ({0} bytes of an incomplete line)")]
     CutChunk(usize),
-    /// A protobuf LIST body or watch event could not be decoded ([T1]): malformed (a field this
+    /// A protobuf LIST body or watch event could not be decoded (T1): malformed (a field this
     /// schema does not know, from a newer Kubernetes version, is passed over instead: T8). The
     /// list-watcher asks for JSON from its next request on; retryable like a malformed line
-    /// ([R14]).
-    ///
-    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// (R14).
     // A value-level message can quote object contents (Secret data), so only structural
     // errors are shown; the message stays reachable through `source()`.
     #[error("cannot decode the protobuf {what}: {}", protobuf_summary(.source))]
@@ -60,13 +50,9 @@ pub enum Error {
         #[source]
         source: informer_proto::Error,
     },
-    /// A watch line grew past [`WatchRequest::max_line_bytes`](super::WatchRequest::max_line_bytes) without a newline ([M16]). The
-    /// stream is treated as broken and ends here; retryable like a malformed line ([R14], else a
-    /// new cycle after backoff, [R15]).
-    ///
-    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A watch line grew past [`WatchRequest::max_line_bytes`](super::WatchRequest::max_line_bytes) without a newline (M16). The
+    /// stream is treated as broken and ends here; retryable like a malformed line (R14, else a
+    /// new cycle after backoff, R15).
     #[error(
         "watch line longer than {limit} bytes without a newline; treating the stream as broken"
     )]
@@ -74,10 +60,8 @@ pub enum Error {
         /// The limit in bytes.
         limit: usize,
     },
-    /// A watch event carries an object of another kind, or a `Table` ([R16]). The event is dropped; the
+    /// A watch event carries an object of another kind, or a `Table` (R16). The event is dropped; the
     /// watch goes on. Not an error of the connection.
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("unexpected object in {event_type} event: {kind} (expected {expected})")]
     UnexpectedObject {
         /// The watch event type.
@@ -92,9 +76,7 @@ pub enum Error {
     BuildRequest(#[source] http::Error),
     /// The server answered with an HTTP status that is neither a success nor an error: a 3xx
     /// redirect (from a proxy or load balancer in front of the API server; the client follows
-    /// none) or a stray 1xx. The body is not read. Retryable by a new cycle after backoff ([R15]).
-    ///
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// none) or a stray 1xx. The body is not read. Retryable by a new cycle after backoff (R15).
     #[error(
         "unexpected HTTP status {code} from the API server{}",
         .location.as_deref().map(|l| format!(" (redirect to {l}, not followed)")).unwrap_or_default()
@@ -107,22 +89,17 @@ pub enum Error {
     },
     /// A watch `ERROR` event whose object is not a `Status` (a broken server or proxy). Only
     /// what kind of object arrived is kept, never its contents (it may be a Secret). Retryable
-    /// by a new cycle after backoff ([R15]), as client-go does.
-    ///
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// by a new cycle after backoff (R15), as client-go does.
     #[error("watch ERROR event carries {what}, not a Status")]
     ErrorEventNotStatus {
         /// What arrived, e.g. `"a v1 Secret"`.
         what: String,
     },
-    /// A 2xx LIST answer that is not a list of the expected kind ([M14]): a `Status` reporting
+    /// A 2xx LIST answer that is not a list of the expected kind (M14): a `Status` reporting
     /// success, a body without `items`, or a list of another kind (a `…List` kind other than the
     /// expected one; a CRD's custom `listKind` passes if it has `items`). It is never read as an empty
     /// list (that would delete every cached object); retryable by a new cycle after backoff
-    /// ([R15]). A 2xx with a failure `Status` is an [`Error::Api`] instead.
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// (R15). A 2xx with a failure `Status` is an [`Error::Api`] instead.
     #[error("LIST answered {what} instead of a {expected}")]
     NotAList {
         /// What arrived (`"a PodList"`, `"a list without items"`); never object contents.
@@ -131,23 +108,15 @@ pub enum Error {
         expected: String,
     },
     /// No response headers arrived within [`BodyLimits::head`](super::BodyLimits::head)
-    /// ([T4]): a request on a half-open connection. The connection is dropped; like a dead
-    /// watch ([R7]), the reflector backs off and tries again ([R15]).
-    ///
-    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// (T4): a request on a half-open connection. The connection is dropped; like a dead
+    /// watch (R7), the reflector backs off and tries again (R15).
     #[error("no response headers within {waited:?} (dead connection?)")]
     NoResponse {
         /// How long the request waited.
         waited: Duration,
     },
-    /// A response body made no progress for the idle time ([T4]): a half-open connection. Like
-    /// a dead watch ([R7]), the reflector backs off and lists again ([R15]).
-    ///
-    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A response body made no progress for the idle time (T4): a half-open connection. Like
+    /// a dead watch (R7), the reflector backs off and lists again (R15).
     #[error("{what} body made no progress for {idle:?} (dead connection?)")]
     BodyStalled {
         /// Which body (`"LIST"`, `"error"`).
@@ -155,25 +124,18 @@ pub enum Error {
         /// The idle time that passed.
         idle: Duration,
     },
-    /// A gzip body ([T3]) is corrupt, or ended inside a gzip member (a cut connection).
-    /// Retryable: a corrupt stream like a malformed line ([R14]), a cut one like a cut chunk ([R9]).
-    ///
-    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A gzip body (T3) is corrupt, or ended inside a gzip member (a cut connection).
+    /// Retryable: a corrupt stream like a malformed line (R14), a cut one like a cut chunk (R9).
     #[error("cannot decode the gzip body: {source}")]
     Gzip {
         /// What the gzip decoder reported.
         #[source]
         source: std::io::Error,
     },
-    /// A gzip body inflated more than 64-fold past its first 16 MiB ([T3]): a gzip bomb, or
+    /// A gzip body inflated more than 64-fold past its first 16 MiB (T3): a gzip bomb, or
     /// data far more repetitive than Kubernetes objects are. The rest is not read, and the
     /// list-watcher asks for identity bodies from its next request on; retryable like a
-    /// malformed body ([R14]).
-    ///
-    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// malformed body (R14).
     #[error(
         "a gzip body inflated from {fed} to {produced} bytes; asking for identity bodies from now on"
     )]
@@ -184,35 +146,24 @@ pub enum Error {
         produced: u64,
     },
     /// The server answered with a `Content-Encoding` the request did not offer. Retryable by
-    /// a new cycle after backoff ([R15]).
-    ///
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// a new cycle after backoff (R15).
     #[error("the server answered with Content-Encoding {encoding:?}; only gzip was offered")]
     ContentEncoding {
         /// The header's value.
         encoding: String,
     },
     /// A decode on the decode pool panicked: a `Deserialize` impl of the cached type, given
-    /// bytes it did not expect ([T6]). Retryable like a malformed body ([R14]).
-    ///
-    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// bytes it did not expect (T6). Retryable like a malformed body (R14).
     #[error("a decode panicked (a Deserialize impl); the answer is dropped")]
     DecodePanicked,
     /// A decode pool job stopped at a run boundary because its caller stopped waiting (the
-    /// informer was stopped, [T6]). No caller ever sees it.
-    ///
-    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// informer was stopped, T6). No caller ever sees it.
     #[error("a decode was abandoned by its caller")]
     DecodeAbandoned,
-    /// The decode pool's threads could not be started ([T6]).
-    ///
-    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// The decode pool's threads could not be started (T6).
     #[error("cannot start the decode pool: {0}")]
     DecodePool(String),
-    /// A response body grew past its cap ([T4]); the rest is not read.
-    ///
-    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// A response body grew past its cap (T4); the rest is not read.
     #[error("{what} body larger than {limit} bytes")]
     BodyTooLarge {
         /// Which body (`"LIST"`, `"error"`).
@@ -221,12 +172,8 @@ pub enum Error {
         limit: usize,
     },
     /// An item of a LIST body read as it arrives had not ended after
-    /// [`BodyLimits::max_list_item_bytes`](super::BodyLimits::max_list_item_bytes) ([T4], as
-    /// [M16] caps a watch line); the rest is not read. Retryable like a malformed body ([R14]).
-    ///
-    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [`BodyLimits::max_list_item_bytes`](super::BodyLimits::max_list_item_bytes) (T4, as
+    /// M16 caps a watch line); the rest is not read. Retryable like a malformed body (R14).
     #[error("LIST item longer than {limit} bytes; treating the answer as malformed")]
     ItemTooLarge {
         /// The cap, in bytes.
@@ -234,49 +181,26 @@ pub enum Error {
     },
 }
 
-/// The reflector's view of an [`Error`] (docs/behaviour.md [R9]–[R16]).
-///
-/// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// The reflector's view of an [`Error`] (docs/behaviour.md R9–R16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
-    /// 410 Gone / Expired ([R11] on LIST, [R12] on WATCH, [R4] on a continue page).
-    ///
-    /// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// 410 Gone / Expired (R11 on LIST, R12 on WATCH, R4 on a continue page).
     Expired,
-    /// "Too large resource version" ([R11]).
-    ///
-    /// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// "Too large resource version" (R11).
     TooLargeResourceVersion,
-    /// 429 Too Many Requests ([R13]).
-    ///
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// 429 Too Many Requests (R13).
     TooManyRequests,
-    /// Connection refused ([R13]).
-    ///
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Connection refused (R13).
     ConnectionRefused,
-    /// 500 Internal Error, including a malformed watch line ([R14]).
-    ///
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// 500 Internal Error, including a malformed watch line (R14).
     InternalError,
-    /// 400/422: the server rejects the request itself, e.g. it does not support watch-list ([R19]).
-    ///
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// 400/422: the server rejects the request itself, e.g. it does not support watch-list (R19).
     Invalid,
-    /// The event was dropped; the watch continues ([R16]).
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The event was dropped; the watch continues (R16).
     UnexpectedObject,
-    /// The watch body was cut mid-line: treated like a normal close ([R9]).
-    ///
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The watch body was cut mid-line: treated like a normal close (R9).
     CutChunk,
-    /// Anything else ([R15]).
-    ///
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Anything else (R15).
     Other,
 }
 
@@ -348,11 +272,9 @@ pub(super) fn api_error(status: Status, header_retry: Option<Duration>) -> Error
     }
 }
 
-/// The `Status` of an error answer ([T5]): kube-apiserver encodes it as the request's `Accept`
+/// The `Status` of an error answer (T5): kube-apiserver encodes it as the request's `Accept`
 /// negotiates, so a protobuf request's error arrives as a protobuf `Status`. A body that is
 /// neither becomes a failure carrying the HTTP code and the body's text.
-///
-/// [T5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub(super) fn status_of_body(body: &[u8], protobuf: bool, code: u16) -> Status {
     let parsed = if protobuf {
         informer_proto::frame::read_status(body).ok()
@@ -376,10 +298,7 @@ pub(super) fn status_of_body(body: &[u8], protobuf: bool, code: u16) -> Status {
 /// The error class of a `Status`, as client-go's reflector tells them apart: "too large
 /// resource version" by its cause, or by its message on a 504 Timeout only (servers before
 /// 1.19); a 429 whose message quotes that text (a consistent LIST the watch cache could not
-/// serve in time, `ConsistentListFromCacheSkipTimeoutFallback`) is a 429 ([R11], [R13]).
-///
-/// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-/// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// serve in time, `ConsistentListFromCacheSkipTimeoutFallback`) is a 429 (R11, R13).
 pub(super) fn classify_status(status: &Status) -> ErrorClass {
     let too_large = status.details.as_ref().is_some_and(|d| {
         d.causes

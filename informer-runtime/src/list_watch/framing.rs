@@ -1,11 +1,7 @@
 //! A watch body split into its events, whatever the format ([`WireFormat::split_event`]: JSON's
 //! newline-terminated lines, protobuf's length-prefixed frames). Each event is capped by the
-//! line cap ([M16], counted decompressed, [T3]); a body that ends inside an event is a cut
-//! chunk ([R9]).
-//!
-//! [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-//! [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-//! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! line cap (M16, counted decompressed, T3); a body that ends inside an event is a cut
+//! chunk (R9).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -30,9 +26,7 @@ pub(super) struct EventFramer<F> {
     /// frames is scanned once.
     scanned: usize,
     done: bool,
-    /// The longest event accepted ([M16]); a longer one ends the stream with an error.
-    ///
-    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// The longest event accepted (M16); a longer one ends the stream with an error.
     max: usize,
 }
 
@@ -103,37 +97,28 @@ impl<F: WireFormat> EventFramer<F> {
     }
 }
 
-/// At most this many events that are already read are decoded as one run ([T6]).
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// At most this many events that are already read are decoded as one run (T6).
 const EVENT_RUN: usize = 32;
 
-/// A run takes no more events once it holds this many bytes, as a LIST's runs ([T6]): large
+/// A run takes no more events once it holds this many bytes, as a LIST's runs (T6): large
 /// events spread over the threads instead of queueing behind one another in one job.
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 const RUN_BYTES: usize = 256 << 10;
 
-/// The most bytes of events read ahead of the consumer ([T6]): taken off the connection and
+/// The most bytes of events read ahead of the consumer (T6): taken off the connection and
 /// not yet handed on, whether queued, decoding or decoded (counted by their size on the wire).
 /// No further event is read while this many are held, so at most one event (the one that
-/// crossed it, at most [M16]'s line cap) goes past it, besides the event the framer is cutting
+/// crossed it, at most M16's line cap) goes past it, besides the event the framer is cutting
 /// out. Counting runs alone held up to `2 x threads x 32` events: gigabytes of 1 MiB events
 /// on a large machine. 16 MiB keeps 16 threads busy on 1 MiB events, and every thread on
 /// Pod-sized ones.
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-/// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 pub(super) const AHEAD_BYTES: usize = 16 << 20;
 
-/// A run this large or larger (in bytes) is decoded on the decode pool ([T6]); a
+/// A run this large or larger (in bytes) is decoded on the decode pool (T6); a
 /// smaller one costs less to decode than to hand over. Handing the pool one Pod-sized event at a
 /// time was slower than decoding inline (a burst of 8 000 Pod updates, two cores shared with the
 /// server: the projection's events/s 0.66x, the compact Pod's 0.87x), so the pool gets runs: the
 /// events a burst or a watch-list has already delivered, up to [`EVENT_RUN`], one job each. A
 /// single event of a quiet watch stays on the watch's task unless it is itself this large.
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 const POOLED_RUN: usize = 64 << 10;
 
 /// A run's decoded events, each with its size on the wire.
@@ -145,9 +130,7 @@ type StartRun<K> =
 
 /// A watch body's events in format `F`, each decoded against `ctx`: inline, or in runs of the
 /// events already read on `pool`, a few runs and at most [`AHEAD_BYTES`] ahead of the consumer,
-/// handed on in wire order ([T6]). Taking a run never waits for an event that has not arrived.
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// handed on in wire order (T6). Taking a run never waits for an event that has not arrived.
 pub(super) fn events<F, K>(
     format: F,
     body: BodyReader,
@@ -205,9 +188,7 @@ where
 }
 
 /// The events of a watch decoded ahead of the consumer in runs, within [`AHEAD_BYTES`] and
-/// `max_runs` runs, handed on in wire order ([T6]).
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// `max_runs` runs, handed on in wire order (T6).
 struct Ahead<K> {
     frames: BoxStream<'static, Result<Bytes>>,
     start: StartRun<K>,

@@ -1,6 +1,4 @@
-//! How long to wait for an answer and how much of a body to read ([T4]).
-//!
-//! [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+//! How long to wait for an answer and how much of a body to read (T4).
 
 use std::time::Duration;
 
@@ -9,14 +7,11 @@ use bytes::BytesMut;
 use super::body::BodyReader;
 use super::{Error, Result};
 
-/// Bounds on waiting for an answer and reading a LIST body or an error body ([T4]): a request
+/// Bounds on waiting for an answer and reading a LIST body or an error body (T4): a request
 /// on a half-open connection fails after `head` without response headers, and a body after
-/// `idle` without bytes, like a dead watch ([R7]), instead of freezing a list or a watch for the
+/// `idle` without bytes, like a dead watch (R7), instead of freezing a list or a watch for the
 /// kernel's TCP timeout (about 15 minutes); a body above its cap fails with
 /// [`Error::BodyTooLarge`] instead of exhausting memory.
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-/// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyLimits {
     /// The longest wait for the status line and headers of any LIST, WATCH or watch-list
@@ -34,27 +29,20 @@ pub struct BodyLimits {
     pub max_list_item_bytes: usize,
 }
 
-/// [T4]'s default wait for response headers: 90 s, longer than kube-apiserver's own request
+/// T4's default wait for response headers: 90 s, longer than kube-apiserver's own request
 /// timeout (`--request-timeout`, 60 s by default), after which a live server answers a slow
 /// LIST with 504 itself; a watch's headers come at once.
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub const DEFAULT_RESPONSE_HEAD_TIMEOUT: Duration = Duration::from_secs(90);
-/// [T4]'s default idle time of a body (docs/behaviour.md: 60 s).
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// T4's default idle time of a body (docs/behaviour.md: 60 s).
 pub const DEFAULT_BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The default cap of one LIST body: 4 GiB, far above a 500-object page (a few MiB) and above
 /// an unpaged relist of 200 000 realistic Pods.
 pub const DEFAULT_MAX_LIST_BODY_BYTES: usize = 4 << 30;
 /// The default cap of an error body: 1 MiB (a `Status` is a few hundred bytes).
 pub const DEFAULT_MAX_ERROR_BODY_BYTES: usize = 1 << 20;
-/// The default cap of one LIST item ([T4]): [M16]'s watch line cap, 16 MiB, since an object
+/// The default cap of one LIST item (T4): M16's watch line cap, 16 MiB, since an object
 /// larger than that could not come on a watch either (an etcd object is at most 1.5 MiB by
 /// default).
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-/// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 pub const DEFAULT_MAX_LIST_ITEM_BYTES: usize = super::DEFAULT_MAX_WATCH_LINE_BYTES;
 
 impl Default for BodyLimits {
@@ -69,11 +57,8 @@ impl Default for BodyLimits {
     }
 }
 
-/// Reads a whole body within `limits` ([T4]): fails when no bytes arrive for `limits.idle` or
-/// when the decoded body grows past `max` bytes (a gzip body counts decompressed, [T3]).
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-/// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// Reads a whole body within `limits` (T4): fails when no bytes arrive for `limits.idle` or
+/// when the decoded body grows past `max` bytes (a gzip body counts decompressed, T3).
 pub(super) async fn read_body(
     mut body: BodyReader,
     idle: Duration,

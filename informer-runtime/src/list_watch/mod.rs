@@ -4,9 +4,9 @@
 //!
 //! Both requests are built here rather than through kube's `ListParams`/`WatchParams`, because:
 //! - kube's `ListParams` drops `resourceVersion` when it is `"0"` and a `limit` is set, but the first
-//!   paged LIST must send `resourceVersion=0&limit=500` ([R2], [R3]);
-//! - the watch request carries what `WatchParams` has no field for: the shard selector ([S4]) and the
-//!   client-side limits (a line cap, [M16]); and each watch asks for 300–600 s ([R6]), which kube's
+//!   paged LIST must send `resourceVersion=0&limit=500` (R2, R3);
+//! - the watch request carries what `WatchParams` has no field for: the shard selector (S4) and the
+//!   client-side limits (a line cap, M16); and each watch asks for 300–600 s (R6), which kube's
 //!   own client read timeout (295 s) would cut, hence the client requirement below.
 //!
 //! # Client requirement
@@ -14,22 +14,12 @@
 //! The `kube::Client` must not time out a response body before the watch does: its
 //! `Config::read_timeout` must be `None` (kube's default) or longer than the longest watch timeout
 //! the reflector may ask for (twice `ReflectorConfig::min_watch_timeout`, 10 min by default, plus 5 s).
-//! The reflector detects dead connections itself ([R7]). [`read_timeout_fits`] checks a `kube::Config`.
+//! The reflector detects dead connections itself (R7). [`read_timeout_fits`] checks a `kube::Config`.
 //! kube's default client retries 429/503/504 internally (`Config::default_retry`: up to 15
-//! times, honouring `Retry-After`); the reflector's own handling ([R11], [R13]) then only sees
-//! what is left after those retries, and the response-head bound ([`BodyLimits::head`], [T4])
+//! times, honouring `Retry-After`); the reflector's own handling (R11, R13) then only sees
+//! what is left after those retries, and the response-head bound ([`BodyLimits::head`], T4)
 //! spans all of them. The reflector needs no retry layer of its own: a client built with
 //! `default_retry = false` hands it every answer at once.
-//!
-//! [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
-//! [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-//! [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 mod body;
 pub(crate) mod chunked;
@@ -82,20 +72,15 @@ pub(crate) enum Probed<K> {
     /// An event to apply.
     Event(WatchEvent<K>),
     /// An event of an object outside the client shard, dropped before its decode. It is still
-    /// traffic on the connection: it proves the watch alive ([R7]) and counts as an event when
-    /// judging a very short watch ([R10]).
-    ///
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// traffic on the connection: it proves the watch alive (R7) and counts as an event when
+    /// judging a very short watch (R10).
     Foreign,
 }
 
 /// A watch stream that also reports the events its client shard dropped ([`Probed`]).
 pub(crate) type ProbedStream<K> = BoxStream<'static, Result<Probed<K>>>;
 
-/// Checks a decoded object before it is handed on ([R16]); returns the unexpected kind.
-///
-/// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// Checks a decoded object before it is handed on (R16); returns the unexpected kind.
 type ObjectCheck<K> = Arc<dyn Fn(&K) -> Option<String> + Send + Sync>;
 
 /// Which representation the server is asked for.
@@ -115,14 +100,10 @@ pub struct ListWatch<K> {
     url_path: String,
     mode: Mode,
     expected_kind: String,
-    /// The `kind`s a LIST answer may have ([M14]); the first is the one named in errors.
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// The `kind`s a LIST answer may have (M14); the first is the one named in errors.
     list_kinds: Arc<[String]>,
     check: Option<ObjectCheck<K>>,
-    /// Decode with exactly sized `Vec`s ([M8]); off for projections (see `of_source`).
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// Decode with exactly sized `Vec`s (M8); off for projections (see `of_source`).
     exact_capacity: bool,
     /// How long a LIST or error body may make no progress, and how large it may grow (T4).
     limits: BodyLimits,
@@ -142,9 +123,7 @@ pub struct ListWatch<K> {
     newer: format::Newer,
     /// Whether requests ask the server to leave managedFields out (KEP-5958, T7).
     drop_managed_fields: bool,
-    /// Where pages and large watch events are decoded ([T6]).
-    ///
-    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// Where pages and large watch events are decoded (T6).
     pool: DecodePool,
 }
 
@@ -187,9 +166,7 @@ where
     K::DynamicType: Default,
 {
     /// A list-watcher for a typed resource; the namespace (or all namespaces) comes from the `Api`.
-    /// The typed decoder itself rejects objects of another kind ([R16]).
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The typed decoder itself rejects objects of another kind (R16).
     pub fn new(api: Api<K>) -> Self {
         let dt = K::DynamicType::default();
         let kind = K::kind(&dt).into_owned();
@@ -209,11 +186,8 @@ where
     K: DeserializeOwned + Send + 'static,
 {
     /// A list-watcher that reads `S`'s endpoint (from the `Api`) into `K`: `S` itself for typed
-    /// resources ([`ListWatch::new`]), or a projection of `S` ([P4]), whose decoder skips every field
-    /// it does not declare and rejects objects of another kind ([R16]).
-    ///
-    /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// resources ([`ListWatch::new`]), or a projection of `S` (P4), whose decoder skips every field
+    /// it does not declare and rejects objects of another kind (R16).
     pub fn of_source<S>(api: Api<S>) -> Self
     where
         S: Resource<DynamicType = ()> + 'static,
@@ -234,9 +208,7 @@ where
 
 impl ListWatch<DynamicObject> {
     /// A list-watcher for dynamic objects of the `ApiResource` the `Api` was built with.
-    /// Events whose `kind` differs from `resource.kind` are dropped ([R16]).
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Events whose `kind` differs from `resource.kind` are dropped (R16).
     pub fn dynamic(api: Api<DynamicObject>, resource: &kube::discovery::ApiResource) -> Self {
         let mut lw = Self::from_parts(
             api.resource_url().to_string(),
@@ -258,10 +230,8 @@ where
     K: Resource + Send + 'static,
     K::DynamicType: Default,
 {
-    /// A metadata-only list-watcher: the server sends `PartialObjectMetadata` ([M8]). Objects of
+    /// A metadata-only list-watcher: the server sends `PartialObjectMetadata` (M8). Objects of
     /// `K`'s own kind are accepted too (a server that ignores the `as=` media type parameter).
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn metadata(api: Api<K>) -> Self {
         let mut lw = Self::from_parts(
             api.resource_url().to_string(),
@@ -321,24 +291,20 @@ where
         self
     }
 
-    /// Whether LIST and WATCH ask for Kubernetes protobuf ([T1]). On by default for built-in
+    /// Whether LIST and WATCH ask for Kubernetes protobuf (T1). On by default for built-in
     /// kinds ([`new`](Self::new), [`of_source`](Self::of_source)), as client-go's typed clients
     /// and controller-runtime read them: several times faster to decode than JSON. Custom
     /// resources, [`dynamic`](Self::dynamic) and [`metadata`](Self::metadata) list-watchers are
     /// JSON only (kube-apiserver serves no protobuf for custom resources), and so is any
     /// list-watcher once a protobuf answer could not be decoded (a malformed one: a field of a
-    /// newer Kubernetes version than this schema is passed over, [T8]): it asks for JSON from
+    /// newer Kubernetes version than this schema is passed over, T8): it asks for JSON from
     /// then on.
-    ///
-    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn prefer_protobuf(mut self, on: bool) -> Self {
         self.protobuf = on;
         self
     }
 
-    /// Whether the next request asks for protobuf ([T1]).
-    ///
-    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// Whether the next request asks for protobuf (T1).
     pub fn asks_for_protobuf(&self) -> bool {
         self.protobuf().is_some()
     }
@@ -363,9 +329,7 @@ where
     }
 
     /// The `Accept` of a LIST (`list`) or WATCH: protobuf then JSON where protobuf is asked
-    /// for ([T1]), the metadata-only form where that is what is cached, else JSON.
-    ///
-    /// [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// for (T1), the metadata-only form where that is what is cached, else JSON.
     fn accept(&self, protobuf: bool, list: bool) -> http::HeaderValue {
         let ranges: &[&str] = match (self.mode, protobuf, list) {
             (Mode::Full, true, _) => &["application/vnd.kubernetes.protobuf", "application/json"],
@@ -395,23 +359,19 @@ where
 
     /// Whether every request asks the server to leave `metadata.managedFields` out of the
     /// objects it sends (`drop=metadata.managedFields` on each `Accept` media type, KEP-5958,
-    /// [T7]). Off by default; turn it on only where the cached form keeps no managedFields (a
+    /// T7). Off by default; turn it on only where the cached form keeps no managedFields (a
     /// projection whose metadata is [`SlimMeta`](crate::projection::SlimMeta), an informer that
     /// strips them): a server with `ManagedFieldsOptOut` (alpha in 1.38) then sends 36-50%
     /// fewer bytes and the client decodes less; any other server ignores the parameter and
     /// sends everything, which the cached form drops as before.
-    ///
-    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn drop_managed_fields(mut self, on: bool) -> Self {
         self.drop_managed_fields = on;
         self
     }
 
-    /// Where LIST pages and runs of watch events of 64 KiB or more are decoded ([T6]): by default
+    /// Where LIST pages and runs of watch events of 64 KiB or more are decoded (T6): by default
     /// [`DecodePool::shared`], one thread per core; [`DecodePool::inline`] decodes on the task
     /// that reads the answer. Objects are handed on in wire order either way.
-    ///
-    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn decode_pool(mut self, pool: DecodePool) -> Self {
         self.pool = pool;
         self
@@ -422,12 +382,10 @@ where
         &self.pool
     }
 
-    /// Whether LIST and WATCH requests offer gzip (default on, [T3]). kube-apiserver then gzips
+    /// Whether LIST and WATCH requests offer gzip (default on, T3). kube-apiserver then gzips
     /// LIST bodies over 128 KiB and watch-list streams: 5-10x fewer bytes on the wire for some
     /// CPU on both ends. Turn it off where the network is free and the CPU is not (a server on
     /// the same machine), as client-go's `rest.Config.DisableCompression` does.
-    ///
-    /// [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn accept_gzip(mut self, on: bool) -> Self {
         self.accept_gzip = on;
         self
@@ -442,10 +400,8 @@ where
     }
 
     /// Protobuf fields of a newer Kubernetes version passed over so far, by this list-watcher
-    /// and its clones ([T8]): a server newer than this build's schema. Each element of a
+    /// and its clones (T8): a server newer than this build's schema. Each element of a
     /// repeated field counts.
-    ///
-    /// [T8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub fn protobuf_fields_passed_over(&self) -> u64 {
         self.newer.counter().load(Ordering::Relaxed)
     }
@@ -456,19 +412,15 @@ where
         self.newer.counter()
     }
 
-    /// How long a LIST or error body may make no progress and how large it may grow ([T4]).
-    ///
-    /// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// How long a LIST or error body may make no progress and how large it may grow (T4).
     pub fn body_limits(mut self, limits: BodyLimits) -> Self {
         self.limits = limits;
         self
     }
 
-    /// Whether pages and events are decoded with exactly sized `Vec`s (default on, [M8]). The
+    /// Whether pages and events are decoded with exactly sized `Vec`s (default on, M8). The
     /// counting pass walks every array of a page; [`of_source`](Self::of_source) turns it off
     /// for projections, whose few small arrays do not repay a walk over the fields they skip.
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn exact_capacity(mut self, on: bool) -> Self {
         self.exact_capacity = on;
         self
@@ -659,12 +611,9 @@ where
 }
 
 /// Whether a client built from `config` can carry the reflector's watches: its read timeout must be
-/// unset or longer than the longest watch (twice `min_watch_timeout`, raised to 5 min, [R6]) plus the
-/// 5 s dead-connection grace ([R7]). Check user-supplied configurations with this before building
+/// unset or longer than the longest watch (twice `min_watch_timeout`, raised to 5 min, R6) plus the
+/// 5 s dead-connection grace (R7). Check user-supplied configurations with this before building
 /// the `kube::Client` (a built `Client` no longer exposes its timeouts).
-///
-/// [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-/// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 pub fn read_timeout_fits(config: &kube::Config, min_watch_timeout: Duration) -> bool {
     let longest = min_watch_timeout.max(Duration::from_secs(300)) * 2 + Duration::from_secs(5);
     config.read_timeout.is_none_or(|t| t > longest)

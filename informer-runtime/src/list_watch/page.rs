@@ -1,8 +1,6 @@
 //! LIST pages: decoded (`ListPage`) and raw (`RawListPage`, whose items are decoded while the
-//! next page is fetched, [R3]), and the item pipeline between them (`PageItems`): walk, filter,
+//! next page is fetched, R3), and the item pipeline between them (`PageItems`): walk, filter,
 //! decode, one item at a time, written once for every wire format (`format/`).
-//!
-//! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -26,9 +24,7 @@ pub struct ListPage<K> {
 }
 
 /// A LIST response whose body has arrived but whose items are not decoded yet, so the next page can
-/// be fetched while this one decodes ([R3]). Cloning it shares the body.
-///
-/// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// be fetched while this one decodes (R3). Cloning it shares the body.
 #[derive(Clone)]
 pub struct RawListPage<K> {
     pub(super) body: Bytes,
@@ -105,9 +101,7 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// continue token. On a decode error the items already handed out stay with `each`.
     ///
     /// A body without `items`, or whose `kind` is not the expected list kind, is an error
-    /// ([M14]), never an empty list; `items: null` is an empty list.
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// (M14), never an empty list; `items: null` is an empty list.
     pub fn decode_each(self, mut each: impl FnMut(K)) -> Result<(String, Option<String>)> {
         let mut items = self.items();
         for obj in &mut items {
@@ -120,14 +114,10 @@ impl<K: DeserializeOwned> RawListPage<K> {
     /// The page's objects, decoded one per `next` (the item pipeline): the format's walk finds
     /// each item's bytes without interpreting them, a client shard drops foreign items by a
     /// probed field before their decode (KEP-5866), and the decode builds `K` (JSON with
-    /// exactly sized `Vec`s, [M8], unless turned off). Nothing is decoded ahead of the caller,
+    /// exactly sized `Vec`s, M8, unless turned off). Nothing is decoded ahead of the caller,
     /// so a consumer that yields every few hundred objects bounds both memory and the time it
-    /// holds a worker, whatever the body's size ([R3]). After the last item,
-    /// [`PageItems::finish`] checks the body was a list of the expected kind ([M14]).
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// holds a worker, whatever the body's size (R3). After the last item,
+    /// [`PageItems::finish`] checks the body was a list of the expected kind (M14).
     pub fn items(&self) -> PageItems<'_, K> {
         let shard = self.client_shard.as_ref();
         let pipeline = match &self.format {
@@ -147,7 +137,7 @@ impl<K: DeserializeOwned> RawListPage<K> {
 }
 
 impl<K: DeserializeOwned + Send + 'static> RawListPage<K> {
-    /// Decodes the items on `pool` ([T6]) and hands each decoded object to `map` on the thread
+    /// Decodes the items on `pool` (T6) and hands each decoded object to `map` on the thread
     /// that decoded it; returns what `map` kept, in wire order.
     ///
     /// The walk (the format's item boundaries) runs first, on one thread; then runs of items
@@ -157,8 +147,6 @@ impl<K: DeserializeOwned + Send + 'static> RawListPage<K> {
     /// body's own checks only once every item decoded. Inline, this is the sequential pipeline.
     /// The reflector decodes every LIST page this way; it is public so a benchmark can time the
     /// same decode on pools of different sizes.
-    ///
-    /// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub async fn decode_on<T, M>(self, pool: &DecodePool, map: M) -> Result<Vec<T>>
     where
         T: Send + 'static,
@@ -357,9 +345,7 @@ impl<'a, F: WireFormat> Pipeline<'a, F> {
         self.done
     }
 
-    /// The checks of the body as a whole, after the walk ([M14]).
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// The checks of the body as a whole, after the walk (M14).
     pub(super) fn finish(&self, list_kinds: &[String]) -> Result<()> {
         self.walk.finish(list_kinds)
     }
@@ -395,10 +381,8 @@ impl<K> PageItems<'_, K> {
         }
     }
 
-    /// After the last item: the body's checks ([M14]), its `kind` and that it had `items`. An
+    /// After the last item: the body's checks (M14), its `kind` and that it had `items`. An
     /// error if the walk stopped early (a decode error, or a caller that did not read on).
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub fn finish(self) -> Result<()> {
         let (done, checked) = match &self.pipeline {
             Pipelines::Json(p) => (p.done(), p.finish(self.list_kinds)),

@@ -1,4 +1,4 @@
-//! The decode pool ([T6]): where LIST pages and large watch events are decoded, so an informer
+//! The decode pool (T6): where LIST pages and large watch events are decoded, so an informer
 //! decodes on every core instead of the one its task runs on.
 //!
 //! A [`DecodePool`] is a few threads (by default one per core), shared by every list-watcher
@@ -13,8 +13,6 @@
 //! same thread (an allocator's per-thread arena that never allocates again would keep it).
 //! Each thread has a large stack, so the deepest object the decoders accept (informer-proto's
 //! `MAX_DEPTH`, serde_json's recursion limit) decodes there with room to spare.
-//!
-//! [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use std::cell::RefCell;
 use std::sync::{Arc, LazyLock};
@@ -169,18 +167,14 @@ thread_local! {
     static JOB: RefCell<Option<CancellationToken>> = const { RefCell::new(None) };
 }
 
-/// What tells the job running on this thread that its caller stopped waiting ([T6]): taken on
+/// What tells the job running on this thread that its caller stopped waiting (T6): taken on
 /// the job's thread, checked at each run boundary on whichever thread decodes the run. `None`
 /// inline (the caller's task, which stops with it) and outside a job.
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub(super) fn job_cancellation() -> Option<CancellationToken> {
     JOB.with(|job| job.borrow().clone())
 }
 
-/// Whether a run of a job with cancellation `token` should not start ([T6]).
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// Whether a run of a job with cancellation `token` should not start (T6).
 pub(super) fn abandoned(token: Option<&CancellationToken>) -> bool {
     token.is_some_and(CancellationToken::is_cancelled)
 }

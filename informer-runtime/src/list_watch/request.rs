@@ -25,38 +25,28 @@ pub struct ListRequest {
     pub shard_selector: Option<String>,
 }
 
-/// The parameters of one WATCH request. `allowWatchBookmarks=true` is always sent ([R5]).
-///
-/// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// The parameters of one WATCH request. `allowWatchBookmarks=true` is always sent (R5).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WatchRequest {
     /// `resourceVersion` to start from.
     pub resource_version: String,
-    /// `timeoutSeconds` ([R6]; not limited to < 295 s).
-    ///
-    /// [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// `timeoutSeconds` (R6; not limited to < 295 s).
     pub timeout: Duration,
-    /// Watch-list ([R17]): sends `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`.
-    ///
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Watch-list (R17): sends `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`.
     pub send_initial_events: bool,
     /// `labelSelector`.
     pub label_selector: Option<String>,
     /// `fieldSelector`.
     pub field_selector: Option<String>,
-    /// The longest event line accepted, in bytes ([M16]); `None` means
+    /// The longest event line accepted, in bytes (M16); `None` means
     /// [`DEFAULT_MAX_WATCH_LINE_BYTES`]. A longer line ends the stream with
     /// [`Error::LineTooLong`](super::Error::LineTooLong).
-    ///
-    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub max_line_bytes: Option<usize>,
     /// `shardSelector` (KEP-5866; [`Shard::selector`]).
     pub shard_selector: Option<String>,
     /// Filter events on the client: an event whose object is outside this shard is skipped
     /// before its object is decoded (for a server that ignores `shardSelector`, or one that
-    /// claims to apply it; [S4] probes every sharded watch).
-    ///
-    /// [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// claims to apply it; S4 probes every sharded watch).
     pub client_shard: Option<Shard>,
 }
 

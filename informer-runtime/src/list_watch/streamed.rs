@@ -1,4 +1,4 @@
-//! LIST answers decoded as they arrive ([R3], [T6]): the items of a body are cut out of the
+//! LIST answers decoded as they arrive (R3, T6): the items of a body are cut out of the
 //! bytes received so far and decoded in runs on the decode pool while the rest downloads, so
 //! a LIST never holds its whole body. kube-apiserver answers a list served from its watch cache
 //! in one response whatever its `limit` (all 50 000 Pods, a gigabyte of JSON, in one body), so
@@ -6,14 +6,10 @@
 //!
 //! What is held at a time: the bytes of the item being received (at most
 //! [`BodyLimits::max_list_item_bytes`](super::BodyLimits::max_list_item_bytes), else the list
-//! fails, [T4]), the runs queued or decoding (at most two per pool thread), and the body's head
+//! fails, T4), the runs queued or decoding (at most two per pool thread), and the body's head
 //! and tail (kind, metadata). A body of another shape than the usual
 //! (`WireFormat::stream_start`) is read whole and decoded as before, so streaming changes when
 //! items decode, never what a body decodes to (but for an item over its cap).
-//!
-//! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-//! [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
@@ -67,15 +63,12 @@ impl<K: DeserializeOwned + Send + 'static> StreamedList<K> {
     /// Reads the body, decoding its items in runs on `pool` while it arrives, and hands each
     /// decoded object to `map` on the thread that decoded it; returns what `map` kept, in wire
     /// order, with the list's resourceVersion and continue token. `on_body` is called with
-    /// those two as soon as the whole body has arrived and been checked ([M14]), before the
-    /// last runs finish decoding (the reflector starts the next page's fetch then, [R3]).
+    /// those two as soon as the whole body has arrived and been checked (M14), before the
+    /// last runs finish decoding (the reflector starts the next page's fetch then, R3).
     ///
     /// The error is the one [`RawListPage::decode_on`] reports for the same body: the first in
     /// wire order, of an item's decode or of the body's shape, and the checks of the body as a
     /// whole only once every item decoded.
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub async fn decode_on<T, M, B>(
         self,
         pool: &DecodePool,
@@ -250,9 +243,7 @@ where
 /// How many more bytes to read for an item that has not ended after `unfinished` bytes: as
 /// many again (at least [`READ_AHEAD`]), so the scans of one item add up to a few times its
 /// length however small the frames it comes in, where a fixed step made them quadratic in it;
-/// and no more than one byte past `max_item`, where it fails ([T4]).
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// and no more than one byte past `max_item`, where it fails (T4).
 fn read_more(unfinished: usize, max_item: usize) -> usize {
     unfinished
         .max(READ_AHEAD)
@@ -278,9 +269,7 @@ impl Chunks for VecDeque<Bytes> {
     }
 }
 
-/// The body being read, within its limits ([T4]).
-///
-/// [T4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// The body being read, within its limits (T4).
 pub(super) struct Body<S> {
     pub(super) reader: S,
     pub(super) idle: Duration,

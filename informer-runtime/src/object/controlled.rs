@@ -1,16 +1,11 @@
 //! What a controller reads of an object's metadata beyond the cache's needs: its controller owner
-//! reference ([C4]), its finalizers and its deletion timestamp ([C9]), borrowed from whichever
+//! reference (C4), its finalizers and its deletion timestamp (C9), borrowed from whichever
 //! metadata the cached form keeps (k8s-openapi's `ObjectMeta`, [`SlimMeta`](crate::projection::SlimMeta)
 //! or a compact `ObjectMeta`); and [`Lossless`], the cached forms that hold the whole object and
-//! so convert to and from their source kind (the kind itself, or its compact form: [P1], [P2]).
+//! so convert to and from their source kind (the kind itself, or its compact form: P1, P2).
 //!
 //! docs/decisions/23-compact-kinds-in-controllers.md explains why these are the runtime's own
 //! traits and not `kube::Resource`.
-//!
-//! [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-//! [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
-//! [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [P2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::borrow::Cow;
 use std::fmt;
@@ -123,7 +118,7 @@ impl fmt::Debug for Finalizers<'_> {
 
 /// A cached form that holds the whole object of its kind, so it converts to and from the kind
 /// without loss: the kind itself (every `kube::Resource`: k8s-openapi types, kube
-/// `CustomResource`s, informer-gen's CRD types), or its compact form ([P1], [P2]; informer-gen
+/// `CustomResource`s, informer-gen's CRD types), or its compact form (P1, P2; informer-gen
 /// implements it for every compact kind). The write helpers of informer-controller
 /// (`update_status`) take it: they write the cached form back through `kube::Api` of its source
 /// kind. A projection keeps only some fields, so it is not `Lossless`.
@@ -138,9 +133,6 @@ impl fmt::Debug for Finalizers<'_> {
 /// let back: ConfigMap = Lossless::from_source(cm.clone());
 /// assert_eq!(back, cm);
 /// ```
-///
-/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-/// [P2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not hold the whole object of its kind, so it cannot be written back",
     label = "not `Lossless`",
@@ -148,9 +140,7 @@ impl fmt::Debug for Finalizers<'_> {
 )]
 pub trait Lossless: Object {
     /// The object as its source kind: borrowed for the kind itself, converted field by field
-    /// for a compact form ([P2]).
-    ///
-    /// [P2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// for a compact form (P2).
     fn to_source(&self) -> Cow<'_, Self::Source>;
 
     /// The cached form of `source` (itself for the kind, converted for a compact form).

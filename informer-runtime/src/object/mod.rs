@@ -4,12 +4,9 @@
 //! too), and which cached forms hold the whole object ([`Lossless`]).
 //!
 //! The runtime is generic over this trait rather than over `kube::Resource`, whose `meta()` hands
-//! out a full `ObjectMeta`: a projection ([P4], [P6]) keeps a slim, interned metadata of its own and
+//! out a full `ObjectMeta`: a projection (P4, P6) keeps a slim, interned metadata of its own and
 //! still has the source object's key, UID and resourceVersion. Every `kube::Resource` implements
 //! [`Meta`] through its `ObjectMeta`; `#[derive(Projection)]` implements it for projections.
-//!
-//! [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 mod controlled;
 mod scope;
@@ -23,15 +20,11 @@ use kube::core::{Expression, Selector};
 pub use controlled::{Finalizers, Lossless, OwnerRef};
 pub use scope::ScopeKind;
 
-/// The metadata the cache needs from an object ([X1] keys, R* resourceVersions, [L1] label selection,
-/// [M8] reuse of unchanged objects).
+/// The metadata the cache needs from an object (X1 keys, R* resourceVersions, L1 label selection,
+/// M8 reuse of unchanged objects).
 ///
 /// The methods carry an `object_` prefix so that they never clash with `kube::ResourceExt`'s
 /// `name_any()`, `namespace()` or `uid()` on types that implement both.
-///
-/// [X1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
-/// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-/// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 pub trait Meta: Send + Sync + 'static {
     /// `metadata.name`.
     fn object_name(&self) -> Option<&str>;
@@ -44,27 +37,18 @@ pub trait Meta: Send + Sync + 'static {
     /// The value of the label `key`, if the object has it.
     fn object_label(&self, key: &str) -> Option<&str>;
     /// The owner reference with `controller: true`, if any: the object a controller that owns
-    /// this kind reconciles when it changes ([C4]).
-    ///
-    /// [C4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// this kind reconciles when it changes (C4).
     fn object_controller_ref(&self) -> Option<OwnerRef<'_>>;
-    /// `metadata.finalizers`, in order ([C9]).
-    ///
-    /// [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// `metadata.finalizers`, in order (C9).
     fn object_finalizers(&self) -> Finalizers<'_>;
-    /// `metadata.deletionTimestamp`: set once the object is being deleted ([C9]).
-    ///
-    /// [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+    /// `metadata.deletionTimestamp`: set once the object is being deleted (C9).
     fn object_deletion_timestamp(&self) -> Option<&Time>;
     /// The full `ObjectMeta`, for objects that keep one (every `kube::Resource`); projections
     /// return `None`.
     fn object_meta(&self) -> Option<&ObjectMeta> {
         None
     }
-    /// The full `ObjectMeta`, mutably, for transforms ([D8], [F8]); projections return `None`.
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [F8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// The full `ObjectMeta`, mutably, for transforms (D8, F8); projections return `None`.
     fn object_meta_mut(&mut self) -> Option<&mut ObjectMeta> {
         None
     }
@@ -108,11 +92,9 @@ impl<K: kube::Resource + Send + Sync + 'static> Meta for K {
 }
 
 /// The scope of an object's kind: `NamespaceResourceScope`, `ClusterResourceScope` or
-/// `DynamicResourceScope`. Listers offer `namespaced(ns)` or `get(name)` by it ([L4]).
+/// `DynamicResourceScope`. Listers offer `namespaced(ns)` or `get(name)` by it (L4).
 ///
 /// Every `kube::Resource` has its own; a projection has its source kind's.
-///
-/// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
 pub trait HasScope {
     /// The scope type.
     type Scope;
@@ -122,9 +104,7 @@ impl<K: kube::Resource> HasScope for K {
     type Scope = <K as kube::Resource>::Scope;
 }
 
-/// A named index function without captures, as generated code declares them ([X2]).
-///
-/// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+/// A named index function without captures, as generated code declares them (X2).
 pub type StaticIndexer<K> = (&'static str, fn(&K) -> Vec<String>);
 
 /// Every type the factory can build a typed informer for.
@@ -132,24 +112,17 @@ pub type StaticIndexer<K> = (&'static str, fn(&K) -> Vec<String>);
 /// Two kinds of types are objects:
 /// - every `kube::Resource` with a static type and a known scope (k8s-openapi types, kube
 ///   `CustomResource`s): its own [`Source`](Object::Source), through a blanket impl;
-/// - projections (`#[derive(Projection)]`, [P4]): a slim struct decoded straight from the wire
+/// - projections (`#[derive(Projection)]`, P4): a slim struct decoded straight from the wire
 ///   of its source kind, whose endpoint the informer lists and watches;
 /// - compact forms (informer-gen's `compact-kinds`, informer-k8s's `compact` feature): every
-///   field of the source kind in a compact layout ([P1]), its [`Source`](Object::Source) the
+///   field of the source kind in a compact layout (P1), its [`Source`](Object::Source) the
 ///   k8s-openapi kind, and [`Lossless`] besides.
-///
-/// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub trait Object:
     Meta + HasScope<Scope: ScopeKind> + Clone + serde::de::DeserializeOwned + fmt::Debug
 {
     /// The kind whose endpoint is listed and watched, and whose group, version and plural name
-    /// the informer ([F1]) and its lister's errors ([L3]): `Self` for Kubernetes types, the source
-    /// kind for projections ([P6]: same key, UID and resourceVersion as the source object).
-    ///
-    /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
-    /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-    /// [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// the informer (F1) and its lister's errors (L3): `Self` for Kubernetes types, the source
+    /// kind for projections (P6: same key, UID and resourceVersion as the source object).
     type Source: kube::Resource<DynamicType = (), Scope = <Self as HasScope>::Scope>
         + Clone
         + serde::de::DeserializeOwned
@@ -159,18 +132,14 @@ pub trait Object:
         + 'static;
 
     /// Indexes the type declares for itself (a projection's `#[projection(index(...))]`), which
-    /// [`SharedInformerFactory::informer_for`](crate::SharedInformerFactory::informer_for) registers ([X2]). None for Kubernetes types.
-    ///
-    /// [X2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
+    /// [`SharedInformerFactory::informer_for`](crate::SharedInformerFactory::informer_for) registers (X2). None for Kubernetes types.
     fn indexers() -> &'static [StaticIndexer<Self>] {
         &[]
     }
 
     /// Whether the cached form keeps `metadata.managedFields`: `false` for a projection whose
     /// metadata is [`SlimMeta`](crate::projection::SlimMeta), so the factory asks the server to
-    /// leave them out ([T7]). True for Kubernetes types and compact types (lossless).
-    ///
-    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// leave them out (T7). True for Kubernetes types and compact types (lossless).
     fn keeps_managed_fields() -> bool {
         true
     }
@@ -252,9 +221,7 @@ mod tests {
     }
 
     proptest! {
-        /// [L1]: matching through `object_label` agrees with kube's `Selector::matches` on maps.
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// L1: matching through `object_label` agrees with kube's `Selector::matches` on maps.
         #[test]
         fn label_matcher_agrees_with_kube_selector(
             selector in selector_strategy(),

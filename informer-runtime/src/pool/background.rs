@@ -1,4 +1,4 @@
-//! Sweeping without new arrivals ([P3]), and the sets' sizes as metrics.
+//! Sweeping without new arrivals (P3), and the sets' sizes as metrics.
 //!
 //! A shard of a [`ShardedSet`](super::ShardedSet) sweeps itself when it has doubled, which
 //! needs new values: after a cache loses most of its objects (deletes, a relist's tombstones)
@@ -11,8 +11,6 @@
 //! end on a notification, never polling); it locks one shard at a time
 //! (O(shard), as an insert's own sweep does) and yields to the runtime between shards, so no
 //! worker is held for a whole pool. The hot path pays one atomic add per batch that deleted.
-//!
-//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
@@ -201,11 +199,9 @@ pub(crate) async fn pass(sets: &[Arc<dyn Sweep>]) -> usize {
 /// of managedFields is about 8 levels) is freed by one pass; a deeper one by the next.
 const MAX_ROUNDS: usize = 16;
 
-/// Encodes the sets' sizes ([P3]): `informer_interned_strings` (the interner),
+/// Encodes the sets' sizes (P3): `informer_interned_strings` (the interner),
 /// `informer_shared_values{type}` (each type's pool), both counting entries in use or not swept
 /// yet, and `informer_pool_sweeps_total` (background passes).
-///
-/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub(crate) fn encode(encoder: &mut DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
     let sets = sets();
     let strings: usize = sets

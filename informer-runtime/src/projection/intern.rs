@@ -1,6 +1,4 @@
-//! Interned strings ([`IStr`]): equal strings of the cache share one allocation ([P3]).
-//!
-//! [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+//! Interned strings ([`IStr`]): equal strings of the cache share one allocation (P3).
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -15,7 +13,7 @@ use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 
 /// An interned, immutable string: 8 bytes inline (a thin pointer; `Option<IStr>` is 8 bytes too),
-/// and one shared allocation per distinct value across every cached object ([P3]).
+/// and one shared allocation per distinct value across every cached object (P3).
 ///
 /// Use it in projections for strings that repeat across objects: label and annotation keys and
 /// values, namespaces, owner kinds and names, images, condition types and reasons. Unique strings
@@ -29,8 +27,6 @@ use serde::{Serialize, Serializer};
 /// assert_eq!(a, b);
 /// assert!(IStr::ptr_eq(&a, &b));
 /// ```
-///
-/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IStr(ArcStr);
 
@@ -153,10 +149,8 @@ impl<'de> Deserialize<'de> for IStr {
 /// holds at most about twice the strings in use (plus a small constant per shard); when objects
 /// leave the caches and nothing new arrives, a running informer's background pass frees them
 /// (after deletes, within a second or so; otherwise every few minutes), so its memory follows
-/// the cache down ([P3]). [`Interner::sweep`] frees them at once. Its size is the
+/// the cache down (P3). [`Interner::sweep`] frees them at once. Its size is the
 /// `informer_interned_strings` gauge of a factory's metrics.
-///
-/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub struct Interner {
     set: std::sync::Arc<ShardedSet<ArcStr>>,
 }
@@ -232,7 +226,7 @@ impl fmt::Debug for Interner {
 /// The objects of one LIST page repeat most of their strings (label keys and values, images,
 /// owner names, field names of managedFields), so most lookups end in the cache. The cache holds
 /// its strings only while the scope lives: dropping the last scope of the thread empties it, so
-/// an interned string is still freed when no cached object uses it ([P3]). informer-rs opens one
+/// an interned string is still freed when no cached object uses it (P3). informer-rs opens one
 /// around each run of items a LIST page decodes between two yields; open one around your own
 /// batch decodes. Scopes nest; a scope is not `Send` (it belongs to its thread).
 ///
@@ -244,8 +238,6 @@ impl fmt::Debug for Interner {
 /// };
 /// assert!(IStr::ptr_eq(&names[0], &IStr::new("web")));
 /// ```
-///
-/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[must_use = "the cache is used only while the scope is alive"]
 pub struct InternScope {
     _thread: std::marker::PhantomData<*const ()>,

@@ -5,10 +5,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{IStr, StrMap};
 
-/// The slim metadata of a projection ([P4]): name, namespace, uid, resourceVersion, generation,
+/// The slim metadata of a projection (P4): name, namespace, uid, resourceVersion, generation,
 /// labels, annotations, owner references, deletion timestamp and finalizers.
 ///
-/// Everything else in `ObjectMeta` (managedFields above all: 2-4 KiB per Pod, [M8]) is skipped by
+/// Everything else in `ObjectMeta` (managedFields above all: 2-4 KiB per Pod, M8) is skipped by
 /// the decoder, never materialised. Repeating strings are interned ([`IStr`], [`StrMap`]); the
 /// name, UID and resourceVersion, unique per object, are exact boxed strings. The deletion
 /// timestamp and the finalizers, which most objects lack, share one box ([`Lifecycle`]); read
@@ -24,9 +24,6 @@ use super::{IStr, StrMap};
 /// assert_eq!(meta.resource_version.as_deref(), Some("42"));
 /// assert!(meta.lifecycle.is_none(), "no deletionTimestamp, no finalizers: nothing boxed");
 /// ```
-///
-/// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-/// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(from = "SlimMetaWire", into = "SlimMetaWire")]
 pub struct SlimMeta {
@@ -46,16 +43,12 @@ pub struct SlimMeta {
     pub annotations: StrMap,
     /// `metadata.ownerReferences` (empty when absent).
     pub owner_references: Box<[SlimOwnerReference]>,
-    /// `metadata.deletionTimestamp` and `metadata.finalizers` ([C9]); `None` when the object has
+    /// `metadata.deletionTimestamp` and `metadata.finalizers` (C9); `None` when the object has
     /// neither, as most objects: one pointer where the two took 32 bytes inline.
-    ///
-    /// [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
     pub lifecycle: Option<Box<Lifecycle>>,
 }
 
-/// The deletion state of a [`SlimMeta`] ([C9]): what a finalizer reads.
-///
-/// [C9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#13-controllers-ours-after-controller-runtime-and-kube-runtime
+/// The deletion state of a [`SlimMeta`] (C9): what a finalizer reads.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Lifecycle {
     /// `metadata.deletionTimestamp`.

@@ -1,4 +1,4 @@
-//! Projections: slim structs decoded straight from the wire of a source kind ([P4]-[P7]).
+//! Projections: slim structs decoded straight from the wire of a source kind (P4-P7).
 //!
 //! A projection declares only the fields a controller reads, and `#[derive(Projection)]`
 //! (informer-derive, re-exported as `informer_runtime::Projection` with the `derive` feature)
@@ -44,26 +44,19 @@
 //!   name from its JSON name (snake case: `pod_ip` is `podIP`, `type_` is `type`, `ref_path` is
 //!   `$ref`), so for them a key matches a field when both are equal ignoring ASCII case, `_` and
 //!   `-` ([`JsonNames::Normalized`]).
-//! - **Decoding ([P4]).** Fields the projection does not declare are skipped by the decoder
+//! - **Decoding (P4).** Fields the projection does not declare are skipped by the decoder
 //!   (serde's `IgnoredAny`), never materialised. An absent or `null` field is `None` for an
 //!   `Option` field and the type's default otherwise. A top-level projection rejects an object
-//!   whose `kind` is not its source's ([R16]).
-//! - **Checked at compile time ([P5]).** Each field must exist in the source type under the same
+//!   whose `kind` is not its source's (R16).
+//! - **Checked at compile time (P5).** Each field must exist in the source type under the same
 //!   Rust name and have a JSON name there, with a type that can hold it: [`ProjectFrom`] lists the
 //!   compatible pairs (the same scalar, a compact form such as [`IStr`] for `String` or `Box<[T]>`
 //!   for `Vec<S>`, or a nested projection of the field's type). Two fields that would read the
 //!   same JSON key (the same name once normalized, for a [`JsonNames::Normalized`] source) are
 //!   rejected too. A mistake is a compile error at the field.
-//! - **Same identity ([P6]).** A top-level projection has a `metadata` field ([`SlimMeta`], or a
+//! - **Same identity (P6).** A top-level projection has a `metadata` field ([`SlimMeta`], or a
 //!   full `ObjectMeta`); its key, UID and resourceVersion are the source object's, so every R*,
 //!   D* and H* rule holds for its informer unchanged.
-//!
-//! [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//! [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-//!
-//! [P7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 
 pub(crate) mod intern;
 pub(crate) mod map;
@@ -81,12 +74,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-/// `Self` can hold a source field of type `S` in a projection ([P5]).
+/// `Self` can hold a source field of type `S` in a projection (P5).
 ///
 /// `#[derive(Projection)]` checks every field against its source field with this trait, and
 /// implements it for each projection struct from its `of` type, so nested projections compose.
-///
-/// [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[diagnostic::on_unimplemented(
     message = "a projection field of type `{Self}` cannot hold the source field of type `{S}`",
     label = "not a compatible projection of `{S}`",
@@ -128,7 +119,7 @@ impl<P: ProjectFrom<S>, S> ProjectFrom<Vec<S>> for Vec<P> {}
 impl<P: ProjectFrom<S>, S> ProjectFrom<Box<[S]>> for Box<[P]> {}
 impl<P: ProjectFrom<S>, S> ProjectFrom<Box<[S]>> for Vec<P> {}
 
-/// A type a projection can be `of`: how its fields are named in JSON ([P4], [P5]).
+/// A type a projection can be `of`: how its fields are named in JSON (P4, P5).
 ///
 /// `#[derive(Projection)]` reads [`ProjectionSource::JSON_NAMES`] of its `of` type to find the
 /// JSON key of each field it declares, at compile time. Every k8s-openapi type implements it (as
@@ -152,9 +143,6 @@ impl<P: ProjectFrom<S>, S> ProjectFrom<Box<[S]>> for Vec<P> {}
 ///         JsonNames::Exact(&[("replica_count", "replicaCount"), ("reference", "$ref")]);
 /// }
 /// ```
-///
-/// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-/// [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not say how its fields are named in JSON, so it cannot be projected",
     label = "not a `ProjectionSource`",
@@ -185,16 +173,12 @@ impl<T: k8s_openapi::DeepMerge + ?Sized> ProjectionSource for T {
     const JSON_NAMES: JsonNames = JsonNames::Normalized;
 }
 
-/// How a projection or a compact kind reads its identity from its `metadata` field ([P6]), and
+/// How a projection or a compact kind reads its identity from its `metadata` field (P6), and
 /// what a controller reads besides: implemented by [`SlimMeta`], by the full `ObjectMeta` and by
 /// the compact `ObjectMeta` informer-gen generates.
-///
-/// [P6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
 pub trait ProjectedMeta: Send + Sync + 'static {
-    /// Whether this metadata keeps `managedFields` ([T7]: a projection that does not lets
+    /// Whether this metadata keeps `managedFields` (T7: a projection that does not lets
     /// the server leave them out). True unless the implementation says otherwise.
-    ///
-    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     const KEEPS_MANAGED_FIELDS: bool = true;
 
     /// `metadata.name`.
@@ -301,9 +285,7 @@ pub mod __derive {
     pub use super::*;
 
     /// A source field, its type fixed by the argument, so that [`SourceField::holds`] reports an
-    /// incompatible projection type through [`ProjectFrom`]'s message ([P5]).
-    ///
-    /// [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// incompatible projection type through [`ProjectFrom`]'s message (P5).
     pub struct SourceField<'a, S>(pub &'a S);
 
     impl<S> SourceField<'_, S> {
@@ -315,9 +297,7 @@ pub mod __derive {
     pub enum Key {
         /// The declared field with this index.
         Field(usize),
-        /// `kind`, checked against the source kind ([R16]).
-        ///
-        /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+        /// `kind`, checked against the source kind (R16).
         Kind,
         /// Anything else: skipped.
         Other,
@@ -405,9 +385,7 @@ pub mod __derive {
         matches!(names, JsonNames::Exact(_))
     }
 
-    /// What [`check_field`] found wrong with a field ([P5]).
-    ///
-    /// [P5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+    /// What [`check_field`] found wrong with a field (P5).
     pub enum FieldCheck {
         /// Nothing.
         Ok,
@@ -473,9 +451,7 @@ pub mod __derive {
         true
     }
 
-    /// Reads the value of `kind` and fails unless it is `expected` ([R16]).
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Reads the value of `kind` and fails unless it is `expected` (R16).
     pub fn check_kind<'de, A: MapAccess<'de>>(map: &mut A, expected: &str) -> Result<(), A::Error> {
         let kind: std::borrow::Cow<'de, str> = map.next_value::<BorrowedOrOwned<'de>>()?.0;
         if kind != expected {

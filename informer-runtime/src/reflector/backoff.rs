@@ -1,19 +1,15 @@
-//! The reflector's jittered exponential backoff ([R1]): 800 ms ×2, jitter 1.0, cap 30 s, reset after 2 min.
+//! The reflector's jittered exponential backoff (R1): 800 ms ×2, jitter 1.0, cap 30 s, reset after 2 min.
 //!
 //! This is client-go's `wait.Backoff` + `backoffManager` shape. kube-runtime's `DefaultBackoff` uses
 //! the same constants but resets on a timer of its own and cannot be driven by an injected random
 //! source, so the few lines are written out here and tested with paused tokio time.
-//!
-//! [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use std::time::Duration;
 
 use rand::Rng;
 use tokio::time::Instant;
 
-/// Backoff settings ([R1]). `Default` gives client-go's values.
-///
-/// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// Backoff settings (R1). `Default` gives client-go's values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BackoffConfig {
     /// The first delay, before jitter (800 ms).
@@ -68,9 +64,7 @@ impl Backoff {
     }
 
     /// The next delay, with `unit` (in `[0, 1)`) as the random draw. If the last delay was handed
-    /// out more than `reset_after` ago, the sequence starts over at `initial` first ([R1]).
-    ///
-    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// out more than `reset_after` ago, the sequence starts over at `initial` first (R1).
     pub fn next_delay_with(&mut self, unit: f64) -> Duration {
         let now = Instant::now();
         if let Some(last) = self.last

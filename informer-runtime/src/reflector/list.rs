@@ -1,13 +1,6 @@
-//! The paged list ([R2]-[R4], [R23], [M15]): pages are fetched and decoded one ahead of the page
-//! being consumed. It returns what it listed, or how it failed; what happens next ([R4]'s
-//! unpaged retry, [R11], [R15]) is the state machine's decision (`state.rs`).
-//!
-//! [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [M15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-//! [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! The paged list (R2-R4, R23, M15): pages are fetched and decoded one ahead of the page
+//! being consumed. It returns what it listed, or how it failed; what happens next (R4's
+//! unpaged retry, R11, R15) is the state machine's decision (`state.rs`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -26,9 +19,7 @@ use crate::projection::InternScope;
 use crate::shard::ShardMode;
 use crate::store::{Keyed, ReflectorStore};
 
-/// A list that runs longer than this logs every page at info level and a step trace at the end ([R23]).
-///
-/// [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// A list that runs longer than this logs every page at info level and a step trace at the end (R23).
 const LONG_LIST: Duration = Duration::from_secs(10);
 
 /// A complete list: every item transformed, keyed and shared (D8, M8).
@@ -59,10 +50,7 @@ struct PageTask<K> {
     /// The page's resourceVersion and continue token, sent as soon as its body has arrived and
     /// before it is decoded, so the next page's fetch can start. Dropped unsent if the fetch fails.
     meta: oneshot::Receiver<(String, Option<String>)>,
-    /// The page's objects, transformed ([D8]), keyed and shared through the store ([M8]).
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// The page's objects, transformed (D8), keyed and shared through the store (M8).
     items: AbortOnDrop<list_watch::Result<Vec<Keyed<K>>>>,
 }
 
@@ -154,13 +142,9 @@ where
 
 /// The item pipeline's last stages for one page: each object the page decodes
 /// ([`RawListPage::items`]: walk, shard filter, decode) is transformed, keyed and shared as soon
-/// as it is decoded ([D8], [M8]), and the task yields after every `chunk` objects, so neither an
+/// as it is decoded (D8, M8), and the task yields after every `chunk` objects, so neither an
 /// unpaged relist nor a large page holds a worker longer than about a page's worth of decoding
-/// ([R3], decision record 03).
-///
-/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
-/// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-/// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// (R3, decision record 03).
 async fn finish_page<K>(
     store: &dyn ReflectorStore<K>,
     shared: &Shared,
@@ -195,10 +179,8 @@ where
     Ok(finished)
 }
 
-/// How many objects an unpaged body decodes between yields: the page size ([R3]), or the default
+/// How many objects an unpaged body decodes between yields: the page size (R3), or the default
 /// page size when paging is off.
-///
-/// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 fn chunk_size<K>(ctx: &Io<K>) -> usize {
     match ctx.config.page_size {
         0 => 500,
@@ -306,11 +288,8 @@ where
     })
 }
 
-/// [M15]: the error that abandons an endless list; the pages read so far are dropped with it.
-/// It is an error of the list as a whole, not of a later page (so never [R4]'s).
-///
-/// [M15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-/// [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// M15: the error that abandons an endless list; the pages read so far are dropped with it.
+/// It is an error of the list as a whole, not of a later page (so never R4's).
 fn endless(pages: u32, reason: &str) -> ListFailed {
     ListFailed {
         error: Error::EndlessList {

@@ -1,39 +1,22 @@
-//! The reflector: list, then watch, and keep a [`ReflectorStore`] in step with the API server (docs/behaviour.md §1, [R1]–[R23]).
+//! The reflector: list, then watch, and keep a [`ReflectorStore`] in step with the API server (docs/behaviour.md §1, R1–R23).
 //!
 //! One [`Reflector`] runs list+watch *cycles* until its `CancellationToken` is cancelled:
 //!
-//! 1. Initial state: a paged LIST ([R2]–[R4], [R11]) or, with [`InitialListStrategy::StreamingList`], a
-//!    watch-list stream ([R17]–[R20]), ending in one `store.replace_shared(items, rv)`.
-//! 2. Watch from that RV, re-watching in place after normal ends ([R9]), 429s ([R13]) and, inside the
-//!    [R14] window, internal errors. Bookmarks go to `store.bookmark` ([R5]). The resync timer ([R22])
+//! 1. Initial state: a paged LIST (R2–R4, R11) or, with [`InitialListStrategy::StreamingList`], a
+//!    watch-list stream (R17–R20), ending in one `store.replace_shared(items, rv)`.
+//! 2. Watch from that RV, re-watching in place after normal ends (R9), 429s (R13) and, inside the
+//!    R14 window, internal errors. Bookmarks go to `store.bookmark` (R5). The resync timer (R22)
 //!    ticks alongside.
-//! 3. Errors that end the cycle ([R10], [R12], [R15]) start the next cycle after one backoff delay ([R1]).
+//! 3. Errors that end the cycle (R10, R12, R15) start the next cycle after one backoff delay (R1).
 //!
 //! Inside, it is an explicit state machine: a pure `step` from (state, event) to (state, action)
 //! decides everything, with one table from error class to answer for the LIST, WATCH and
 //! watch-list paths; a driver performs the actions. Objects reach the store finished:
-//! transformed once as they are decoded ([D8]) and shared as the `Arc` the cache will hold.
+//! transformed once as they are decoded (D8) and shared as the `Arc` the cache will hold.
 //!
 //! Retryability of [`Error`]: every variant is retried by the reflector itself except
 //! [`Error::StoreClosed`], which stops it. The errors are reported through
 //! [`ReflectorConfig::watch_error_handler`] and the log; `run` never returns them.
-//!
-//! [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 
 mod backoff;
 mod cycle;
@@ -64,61 +47,37 @@ use crate::store::{Keyed, ReflectorStore, StoreError};
 /// reflector (the comment on each says how); they reach users through the watch error handler.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A LIST failed. 410/"too large RV": relist at once at `""` ([R11]); otherwise a new cycle after
-    /// backoff ([R15]).
-    ///
-    /// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A LIST failed. 410/"too large RV": relist at once at `""` (R11); otherwise a new cycle after
+    /// backoff (R15).
     #[error("list failed: {0}")]
     List(#[source] list_watch::Error),
-    /// A WATCH could not start. 429/connection refused: re-watch at the same RV after backoff ([R13]);
-    /// 410: relist at the last RV after backoff ([R12]); otherwise [R14]/[R15].
-    ///
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A WATCH could not start. 429/connection refused: re-watch at the same RV after backoff (R13);
+    /// 410: relist at the last RV after backoff (R12); otherwise R14/R15.
     #[error("watch failed to start: {0}")]
     WatchStart(#[source] list_watch::Error),
     /// A running watch failed: an `ERROR` event, a malformed line, a cut chunk or a broken connection.
-    /// Handled by class like [`Error::WatchStart`]; a cut chunk or broken connection re-watches ([R9]).
-    ///
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Handled by class like [`Error::WatchStart`]; a cut chunk or broken connection re-watches (R9).
     #[error("watch failed: {0}")]
     Watch(#[source] list_watch::Error),
-    /// A watch event carried an object of another kind or a `Table` and was dropped ([R16]).
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A watch event carried an object of another kind or a `Table` and was dropped (R16).
     #[error("dropped event: {0}")]
     UnexpectedObject(#[source] list_watch::Error),
-    /// The watch ended within 1 s without any event ([R10]): a new cycle after backoff.
-    ///
-    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The watch ended within 1 s without any event (R10): a new cycle after backoff.
     #[error("very short watch: ended after {0:?} without events")]
     VeryShortWatch(Duration),
-    /// The watch sent nothing for its timeout plus 5 s ([R7]): treated as a normal close ([R9]).
-    ///
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The watch sent nothing for its timeout plus 5 s (R7): treated as a normal close (R9).
     #[error("watch sent nothing for {0:?}; treating the connection as dead")]
     DeadWatch(Duration),
-    /// The watch-list stream did not deliver its `initial-events-end` bookmark ([R20]): falls back to a
+    /// The watch-list stream did not deliver its `initial-events-end` bookmark (R20): falls back to a
     /// paged LIST in the same cycle and stays on paged LIST.
-    ///
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     #[error("watch-list stream abandoned: {0}")]
     WatchListIncomplete(String),
-    /// `store.resync()` failed ([R22]): ends the current watch; a new cycle after backoff.
-    ///
-    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// `store.resync()` failed (R22): ends the current watch; a new cycle after backoff.
     #[error("resync failed: {0}")]
     Resync(#[source] StoreError),
-    /// A paged LIST did not end ([M15]): the server repeated a `continue` token, or sent more than
+    /// A paged LIST did not end (M15): the server repeated a `continue` token, or sent more than
     /// [`ReflectorConfig::max_list_pages`] pages. The pages read so far are dropped; a new cycle
-    /// after backoff ([R15]).
-    ///
-    /// [M15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// after backoff (R15).
     #[error("paged list abandoned after {pages} pages: {reason}")]
     EndlessList {
         /// Pages received in this list.
@@ -139,31 +98,21 @@ pub const DEFAULT_MAX_LIST_PAGES: u32 = 10_000;
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// How the initial state of a cycle is obtained ([R21]).
-///
-/// [R21]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// How the initial state of a cycle is obtained (R21).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum InitialListStrategy {
     /// A (paged) LIST, then a WATCH from its RV. The default.
     #[default]
     ListWatch,
-    /// A watch-list stream (`sendInitialEvents=true`, KEP-3157, [R17]), falling back to paged LIST ([R19], [R20]).
-    ///
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A watch-list stream (`sendInitialEvents=true`, KEP-3157, R17), falling back to paged LIST (R19, R20).
     StreamingList,
 }
 
-/// Callback deciding on each resync tick whether to resync (the informer's handlers decide, [Y4]).
-///
-/// [Y4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#5-resync
+/// Callback deciding on each resync tick whether to resync (the informer's handlers decide, Y4).
 pub type ShouldResync = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// The default [`ReflectorConfig::max_bookmark_gap`]: two and a half times kube-apiserver's
-/// bookmark period of one minute ([R7]).
-///
-/// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// bookmark period of one minute (R7).
 pub const DEFAULT_MAX_BOOKMARK_GAP: Duration = Duration::from_secs(150);
 
 /// Callback told about every error (client-go `SetWatchErrorHandler`).
@@ -174,60 +123,35 @@ pub type WatchErrorHandler = Arc<dyn Fn(&Error) + Send + Sync>;
 pub struct ReflectorConfig {
     /// A name for logs and spans; defaults to the list-watcher's URL path when empty.
     pub name: String,
-    /// LIST page size ([R3]); `0` disables paging. Default 500.
-    ///
-    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// LIST page size (R3); `0` disables paging. Default 500.
     pub page_size: u32,
-    /// The most pages one LIST may take before it is abandoned as endless ([M15]); `0` means no
+    /// The most pages one LIST may take before it is abandoned as endless (M15); `0` means no
     /// limit. Default [`DEFAULT_MAX_LIST_PAGES`]. A repeated `continue` token ends a list
     /// whatever this is.
-    ///
-    /// [M15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub max_list_pages: u32,
-    /// RV of the first LIST ([R2], [M6]). Default `"0"` (served by the watch cache); `""` forces a quorum read.
-    ///
-    /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [M6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// RV of the first LIST (R2, M6). Default `"0"` (served by the watch cache); `""` forces a quorum read.
     pub initial_list_rv: String,
-    /// Backoff between cycles and before [R13] re-watches ([R1]).
-    ///
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Backoff between cycles and before R13 re-watches (R1).
     pub backoff: BackoffConfig,
-    /// Initial-list strategy ([R21]). Default [`InitialListStrategy::ListWatch`].
-    ///
-    /// [R21]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Initial-list strategy (R21). Default [`InitialListStrategy::ListWatch`].
     pub strategy: InitialListStrategy,
-    /// Idle time before a watch-list stream without `initial-events-end` is abandoned ([R20]). Default 30 s.
-    ///
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Idle time before a watch-list stream without `initial-events-end` is abandoned (R20). Default 30 s.
     pub watch_list_idle_timeout: Duration,
-    /// The longest watch event line accepted, in bytes ([M16]): a longer line ends the watch as
+    /// The longest watch event line accepted, in bytes (M16): a longer line ends the watch as
     /// a broken stream. Default [`DEFAULT_MAX_WATCH_LINE_BYTES`] (16 MiB, as client-go).
-    ///
-    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     pub max_watch_line_bytes: usize,
-    /// Minimum watch timeout; each watch asks for `[m, 2m)` with `m` at least 5 min ([R6]). Default 5 min.
-    ///
-    /// [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Minimum watch timeout; each watch asks for `[m, 2m)` with `m` at least 5 min (R6). Default 5 min.
     pub min_watch_timeout: Duration,
     /// The longest silence (no event, no bookmark) a running watch may keep once the server
-    /// has shown it sends periodic bookmarks ([R7]): kube-apiserver sends one about every
-    /// minute to a watch that asks (every watch does, [R5]), so a watch that hears nothing for
+    /// has shown it sends periodic bookmarks (R7): kube-apiserver sends one about every
+    /// minute to a watch that asks (every watch does, R5), so a watch that hears nothing for
     /// well over that is on a dead connection. Default [`DEFAULT_MAX_BOOKMARK_GAP`] (150 s).
     /// Until a periodic bookmark has arrived (a server without a watch cache may send none),
     /// only the watch's own timeout plus 5 s applies.
-    ///
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     pub max_bookmark_gap: Duration,
-    /// Window in which 500s on a watch are retried at once ([R14]). Default 0: never.
-    ///
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Window in which 500s on a watch are retried at once (R14). Default 0: never.
     pub max_internal_error_retry: Duration,
-    /// Resync period ([R22]); zero disables the timer. Default 0.
-    ///
-    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Resync period (R22); zero disables the timer. Default 0.
     pub resync_period: Duration,
     /// Asked on each resync tick; `None` means always resync.
     pub should_resync: Option<ShouldResync>,
@@ -240,12 +164,10 @@ pub struct ReflectorConfig {
     /// Cache only this slice of the collection (KEP-5866, see [`crate::shard`]): sent as
     /// `shardSelector` on every LIST and WATCH, and applied on the client to every LIST page
     /// whose `shardInfo.selector` is missing or differs from the one sent, and to every watch
-    /// event ([S4]: a filtering server sends no foreign event, so the probe costs nothing there).
+    /// event (S4: a filtering server sends no foreign event, so the probe costs nothing there).
     /// A sharded reflector starts with a paged LIST even under
     /// [`InitialListStrategy::StreamingList`], since only a LIST answer says whether the server
     /// applied the selector. Default `None`.
-    ///
-    /// [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
     pub shard: Option<Shard>,
 }
 
@@ -306,20 +228,11 @@ pub struct ReflectorCounters {
     pub relists: u64,
     /// WATCH requests sent (watch-list streams included).
     pub watch_requests: u64,
-    /// Watches restarted within a cycle without relisting ([R9], [R13], [R14]).
-    ///
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Watches restarted within a cycle without relisting (R9, R13, R14).
     pub rewatches: u64,
-    /// Watch-list streams abandoned for a paged LIST ([R19], [R20]).
-    ///
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Watch-list streams abandoned for a paged LIST (R19, R20).
     pub watch_list_fallbacks: u64,
-    /// Resyncs triggered ([R22]).
-    ///
-    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Resyncs triggered (R22).
     pub resyncs: u64,
     /// Errors handled.
     pub errors: u64,
@@ -329,14 +242,10 @@ pub struct ReflectorCounters {
     /// Objects dropped because the transform panicked on them (M17).
     pub transform_panics: u64,
     /// Times the watch stopped reading because the store held its bound of unprocessed deltas,
-    /// until the consumer caught up ([D12]).
-    ///
-    /// [D12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
+    /// until the consumer caught up (D12).
     pub watch_pauses: u64,
-    /// Protobuf fields of a newer Kubernetes version passed over while decoding ([T8]): the
+    /// Protobuf fields of a newer Kubernetes version passed over while decoding (T8): the
     /// server is newer than this build's schema; nothing the cached form holds was lost.
-    ///
-    /// [T8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
     pub protobuf_fields_passed_over: u64,
 }
 
@@ -395,15 +304,13 @@ fn bump(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
 }
 
-/// [D8]/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, keyed
+/// D8/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, keyed
 /// once, then shared through the store (which reuses its cached `Arc` for an unchanged object),
 /// so an initial list is never held untransformed, nor twice, and no store builds the key again.
 ///
 /// M17: an object without a key (no `metadata.name`, or one its transform removed) is
 /// dropped here, alone, and counted, so it can neither make the store refuse the whole list nor
 /// reach the store at all. `None` when the object was dropped.
-///
-/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 fn finish_listed<K: crate::object::Meta>(
     store: &dyn ReflectorStore<K>,
     shared: &Shared,
@@ -428,13 +335,10 @@ fn finish_listed<K: crate::object::Meta>(
     Some((key, obj))
 }
 
-/// What a transform runs in wherever it runs ([T6], [D8]): the tokio runtime and the tracing
+/// What a transform runs in wherever it runs (T6, D8): the tokio runtime and the tracing
 /// span of the reflector that decoded the object, captured on the reflector's task and entered
 /// around the transform on a decode pool thread, so `tokio::runtime::Handle::current()` (and
 /// `tokio::spawn`) work there as on the reflector's task, and its logs carry the informer's span.
-///
-/// [T6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-/// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
 #[derive(Clone)]
 struct TransformContext {
     runtime: Option<tokio::runtime::Handle>,
@@ -529,9 +433,7 @@ impl fmt::Debug for ReflectorHandle {
 }
 
 impl ReflectorHandle {
-    /// The RV of the last list, watch event or bookmark the store received ([R23]); `None` before the first list.
-    ///
-    /// [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The RV of the last list, watch event or bookmark the store received (R23); `None` before the first list.
     pub fn last_sync_resource_version(&self) -> Option<String> {
         self.shared.last_sync_rv.read().clone()
     }
@@ -628,9 +530,7 @@ where
         self.handle.clone()
     }
 
-    /// The last synced RV ([R23]); see [`ReflectorHandle::last_sync_resource_version`].
-    ///
-    /// [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The last synced RV (R23); see [`ReflectorHandle::last_sync_resource_version`].
     pub fn last_sync_resource_version(&self) -> Option<String> {
         self.handle.last_sync_resource_version()
     }

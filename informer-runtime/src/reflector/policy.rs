@@ -1,10 +1,4 @@
-//! Pure resourceVersion bookkeeping and retry policy of the reflector ([R2], [R3], [R6], [R8], [R14]), free of I/O.
-//!
-//! [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R6]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! Pure resourceVersion bookkeeping and retry policy of the reflector (R2, R3, R6, R8, R14), free of I/O.
 
 use std::time::Duration;
 
@@ -166,40 +160,17 @@ impl RetryWindow {
 /// Where in a cycle an error arrived: the rows of the error table ([`on_error`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
-    /// A LIST, or its first page ([R2], [R3], [R11], [R15]).
-    ///
-    /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A LIST, or its first page (R2, R3, R11, R15).
     List,
-    /// A LIST page after the first ([R4], then as [`Phase::List`]).
-    ///
-    /// [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A LIST page after the first (R4, then as [`Phase::List`]).
     ListContinue,
-    /// Starting a plain WATCH ([R12]-[R15]).
-    ///
-    /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    ///
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Starting a plain WATCH (R12-R15).
     WatchStart,
-    /// A running plain WATCH ([R9], [R12], [R14]-[R16]).
-    ///
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A running plain WATCH (R9, R12, R14-R16).
     Watch,
-    /// Starting a watch-list stream ([R19]).
-    ///
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Starting a watch-list stream (R19).
     StreamStart,
-    /// A watch-list stream before its initial-events-end bookmark ([R16], [R19], [R20]).
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A watch-list stream before its initial-events-end bookmark (R16, R19, R20).
     Stream,
 }
 
@@ -207,54 +178,32 @@ pub(crate) enum Phase {
 /// state machine turns an answer into its next `Command` (`state.rs`), which the driver performs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ErrorAnswer {
-    /// Drop this event, report it, keep the stream ([R16]).
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Drop this event, report it, keep the stream (R16).
     DropEvent,
     /// The stream ended: handle it as a close of that phase: on a WATCH re-watch at the last
-    /// RV, or a new cycle if it was very short ([R9], [R10]); on a watch-list stream abandon it for
-    /// a paged LIST and stay on paged LIST ([R20]).
-    ///
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// RV, or a new cycle if it was very short (R9, R10); on a watch-list stream abandon it for
+    /// a paged LIST and stay on paged LIST (R20).
     TreatAsClose,
-    /// Mark the RV unavailable and list again at once, at `""` ([R11]).
-    ///
-    /// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Mark the RV unavailable and list again at once, at `""` (R11).
     RelistAtEmpty,
-    /// The continue token expired: list once more at the same RV, unpaged, at once ([R4]).
-    ///
-    /// [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The continue token expired: list once more at the same RV, unpaged, at once (R4).
     ListUnpaged,
-    /// Mark the RV unavailable and start the stream again at once, at `""` ([R19]).
-    ///
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Mark the RV unavailable and start the stream again at once, at `""` (R19).
     RetryStreamAtEmpty,
-    /// Start the WATCH again at the same RV, after a backoff delay when `backoff` ([R13]), at
-    /// once otherwise ([R14] inside its window).
-    ///
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Start the WATCH again at the same RV, after a backoff delay when `backoff` (R13), at
+    /// once otherwise (R14 inside its window).
     Rewatch {
-        /// Whether one backoff delay ([R1]) comes first.
-        ///
-        /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+        /// Whether one backoff delay (R1) comes first.
         backoff: bool,
     },
-    /// Abandon the stream for a paged LIST in the same cycle ([R19]); `disable_streaming` keeps
+    /// Abandon the stream for a paged LIST in the same cycle (R19); `disable_streaming` keeps
     /// this informer on paged LIST until it is restarted (the server does not support it).
-    ///
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     FallBackToList {
         /// Stay on paged LIST from now on.
         disable_streaming: bool,
     },
     /// End the cycle; the next one starts after one backoff delay and lists at the last RV
-    /// ([R12], [R15]; never at `""` after a watch 410).
-    ///
-    /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// (R12, R15; never at `""` after a watch 410).
     NewCycle,
 }
 

@@ -1,7 +1,7 @@
-//! The reflector as an explicit state machine (docs/behaviour.md [R1]-[R4], [R9]-[R20]).
+//! The reflector as an explicit state machine (docs/behaviour.md R1-R4, R9-R20).
 //!
 //! [`Machine::step`] is pure: from the machine (its [`State`] and what it remembers across
-//! cycles: the RV bookkeeping, whether streaming is off, the [R14] window) and one [`Event`] (what
+//! cycles: the RV bookkeeping, whether streaming is off, the R14 window) and one [`Event`] (what
 //! the previous [`Command`]'s I/O produced), it computes the next machine and the one next
 //! [`Command`]. Every decision of the reflector is made here and in the error table
 //! ([`on_error`]); the driver (`cycle.rs`) only performs actions: it sends requests, decodes,
@@ -16,13 +16,6 @@
 //!    │    │ StreamSynced ───────────────────────────────┘ Idle ── Backoff (R1) ──▶ CycleDue
 //!    └────┴── R15: Idle                                     Cancelled / StoreClosed: Stopped
 //! ```
-//!
-//! [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//!
-//! [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use std::time::Duration;
 
@@ -39,36 +32,20 @@ use crate::list_watch::{self, ErrorClass};
 pub(crate) enum State {
     /// Not started yet, or a cycle ended: the next cycle starts on [`Event::CycleDue`].
     Idle,
-    /// A LIST at `rv` is running ([R2]-[R4], [R11]).
-    ///
-    /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R11]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    ///
-    /// [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A LIST at `rv` is running (R2-R4, R11).
     Listing {
         /// The RV the LIST asked for.
         rv: String,
     },
     /// A watch-list stream at `rv` is running, before its initial-events-end bookmark
-    /// ([R17]-[R20]).
-    ///
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    ///
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// (R17-R20).
     Streaming {
         /// The RV the stream asked for.
         rv: String,
-        /// The stream was already retried at `""` in this cycle ([R19]).
-        ///
-        /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+        /// The stream was already retried at `""` in this cycle (R19).
         retried_at_empty: bool,
     },
-    /// A WATCH is starting or running ([R5]-[R16], [R22]).
-    ///
-    /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A WATCH is starting or running (R5-R16, R22).
     Watching,
     /// Cancelled, or the store closed: nothing more happens.
     Stopped,
@@ -106,56 +83,37 @@ impl Failure {
 /// How a WATCH connection ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum WatchEnd {
-    /// EOF, the server's timeout, or a dead connection ([R7], [R9]).
-    ///
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// EOF, the server's timeout, or a dead connection (R7, R9).
     Closed,
     /// An error ended it (an `ERROR` event, a malformed or overlong line, a cut chunk, a broken
     /// connection).
     Failed(Failure),
-    /// `store.resync()` failed while it ran ([R22]).
-    ///
-    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// `store.resync()` failed while it ran (R22).
     ResyncFailed,
 }
 
 /// What the driver observed while performing the last [`Command`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Event {
-    /// The reflector starts, or the backoff delay before the next cycle ended ([R1]).
-    ///
-    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The reflector starts, or the backoff delay before the next cycle ended (R1).
     CycleDue,
     /// The LIST is complete and its items are in the store; the list's RV and whether the
-    /// server paged it ([R3]).
-    ///
-    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// server paged it (R3).
     Listed { rv: String, paginated: bool },
     /// The LIST failed on page `page` (1-based).
     ListFailed { failure: Failure, page: u32 },
     /// The watch-list stream delivered its initial-events-end bookmark at `rv`, and its items
-    /// are in the store ([R17]).
-    ///
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// are in the store (R17).
     StreamSynced { rv: String },
     /// The watch-list stream went idle (`idle`: no initial event for the idle timeout) or
-    /// ended before its bookmark ([R20]).
-    ///
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// ended before its bookmark (R20).
     StreamIncomplete { idle: bool },
-    /// The watch-list stream failed before its bookmark ([R19], [R20]).
-    ///
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The watch-list stream failed before its bookmark (R19, R20).
     StreamFailed(Failure),
     /// A WATCH or watch-list request could not start.
     StartFailed(Failure),
     /// The WATCH ended after delivering `events` events in `elapsed`; `last_rv` is the newest
-    /// RV it recorded ([R5], [R8]), if any.
-    ///
-    /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// RV it recorded (R5, R8), if any.
     WatchEnded {
         end: WatchEnd,
         events: u64,
@@ -171,16 +129,10 @@ pub(crate) enum Event {
 /// How long to wait before a WATCH starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wait {
-    /// At once ([R9], [R14]).
-    ///
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// At once (R9, R14).
     Now,
     /// One backoff delay, at least the server's `Retry-After` capped at the backoff maximum
-    /// ([R1], [R13]).
-    ///
-    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// (R1, R13).
     Backoff { floor: Option<Duration> },
 }
 
@@ -188,36 +140,21 @@ pub(crate) enum Wait {
 /// sleeping). Not the error table's [`ErrorAnswer`], which `step` turns into one of these.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Command {
-    /// Wait one backoff delay, at least `floor` capped at the backoff maximum ([R1]),
+    /// Wait one backoff delay, at least `floor` capped at the backoff maximum (R1),
     /// then start a cycle ([`Event::CycleDue`]).
-    ///
-    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     Backoff { floor: Option<Duration> },
-    /// LIST at `rv` (pages of `limit`, or unpaged) and replace the store with the result ([R2]).
-    ///
-    /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// LIST at `rv` (pages of `limit`, or unpaged) and replace the store with the result (R2).
     List { rv: String, limit: Option<u32> },
-    /// Open a watch-list stream at `rv`, replace the store at its bookmark ([R17]).
-    ///
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Open a watch-list stream at `rv`, replace the store at its bookmark (R17).
     Stream { rv: String },
-    /// Start a WATCH at `rv` after `wait` and consume it ([R5]-[R16]); `rewatch` when it restarts
-    /// a watch within the cycle ([R9], [R13], [R14]) rather than following a list.
-    ///
-    /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Start a WATCH at `rv` after `wait` and consume it (R5-R16); `rewatch` when it restarts
+    /// a watch within the cycle (R9, R13, R14) rather than following a list.
     Watch {
         rv: String,
         wait: Wait,
         rewatch: bool,
     },
-    /// Go on consuming the watch-list connection for live events, from `rv` ([R17]).
-    ///
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Go on consuming the watch-list connection for live events, from `rv` (R17).
     ConsumeStream { rv: String },
     /// Stop the reflector.
     Stop,
@@ -226,15 +163,10 @@ pub(crate) enum Command {
 /// Something the driver reports, beside the action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Note {
-    /// The watch-list stream was abandoned for a paged LIST ([R19], [R20]); `disabled` when the
+    /// The watch-list stream was abandoned for a paged LIST (R19, R20); `disabled` when the
     /// informer stays on paged LIST from now on.
-    ///
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     FellBack { disabled: bool },
-    /// The watch ended this soon without an event ([R10]).
-    ///
-    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The watch ended this soon without an event (R10).
     VeryShortWatch(Duration),
 }
 
@@ -392,9 +324,7 @@ impl Machine {
         (self, action, note)
     }
 
-    /// [R21]: a watch-list stream unless it is off or disabled, else a paged LIST.
-    ///
-    /// [R21]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// R21: a watch-list stream unless it is off or disabled, else a paged LIST.
     fn begin_cycle(&mut self) -> Command {
         if self.settings.strategy == InitialListStrategy::StreamingList && !self.streaming_disabled
         {
@@ -409,10 +339,7 @@ impl Machine {
         }
     }
 
-    /// A LIST at the relist RV ([R2]) with [R3]'s limit.
-    ///
-    /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A LIST at the relist RV (R2) with R3's limit.
     fn list(&mut self) -> Command {
         let rv = self.rv.relist_rv(&self.settings.initial_list_rv);
         let limit = list_limit(&rv, self.settings.page_size, self.rv.paginated_result);
@@ -420,9 +347,7 @@ impl Machine {
         Command::List { rv, limit }
     }
 
-    /// A WATCH from the last synced RV ([R18]: never with initial events).
-    ///
-    /// [R18]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A WATCH from the last synced RV (R18: never with initial events).
     fn watch(&mut self, wait: Wait, rewatch: bool) -> Command {
         self.state = State::Watching;
         Command::Watch {
@@ -432,26 +357,20 @@ impl Machine {
         }
     }
 
-    /// The cycle ends; the next starts after one backoff delay ([R1]), at least `floor`.
-    ///
-    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The cycle ends; the next starts after one backoff delay (R1), at least `floor`.
     fn end_cycle(&mut self, floor: Option<Duration>) -> Command {
         self.state = State::Idle;
         Command::Backoff { floor }
     }
 
-    /// [R19]/R20: a paged LIST in this cycle; `disable` keeps the informer on paged LIST.
-    ///
-    /// [R19]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// R19/R20: a paged LIST in this cycle; `disable` keeps the informer on paged LIST.
     fn fall_back(&mut self, disable: bool) -> (Command, Option<Note>) {
         self.streaming_disabled |= disable;
         (self.list(), Some(Note::FellBack { disabled: disable }))
     }
 
-    /// [R20]: a stream broke before its bookmark: a paged LIST in this cycle, and the next cycle
+    /// R20: a stream broke before its bookmark: a paged LIST in this cycle, and the next cycle
     /// streams again unless this was the [`BROKEN_STREAMS_LIMIT`]th broken stream in a row.
-    ///
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     fn stream_broke(&mut self) -> (Command, Option<Note>) {
         self.broken_streams = self.broken_streams.saturating_add(1);
         self.fall_back(self.broken_streams >= BROKEN_STREAMS_LIMIT)
@@ -488,10 +407,7 @@ impl Machine {
         }
     }
 
-    /// The WATCH ended normally ([R9]) or like a close; [R10] if it was very short and empty.
-    ///
-    /// [R9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The WATCH ended normally (R9) or like a close; R10 if it was very short and empty.
     fn closed(&mut self, events: u64, elapsed: Duration) -> (Command, Option<Note>) {
         if events == 0 && elapsed < VERY_SHORT_WATCH {
             (self.end_cycle(None), Some(Note::VeryShortWatch(elapsed)))
@@ -500,11 +416,7 @@ impl Machine {
         }
     }
 
-    /// A WATCH failed to start or while it ran ([R12]-[R15]).
-    ///
-    /// [R12]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    ///
-    /// [R15]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// A WATCH failed to start or while it ran (R12-R15).
     fn watch_failed(&mut self, phase: Phase, failure: Failure, now: Instant) -> Command {
         // R14's window counts only the internal errors it is asked about.
         let internal_retry_allowed =

@@ -1,7 +1,4 @@
-//! The watch-list initial state (KEP-3157, [R17]–[R20]): one stream delivers the initial objects, then live events.
-//!
-//! [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! The watch-list initial state (KEP-3157, R17–R20): one stream delivers the initial objects, then live events.
 
 use std::collections::HashMap;
 
@@ -22,9 +19,7 @@ use crate::store::Keyed;
 /// The annotation on the bookmark that ends the initial events (R17).
 pub(super) const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
-/// Whether `b` is the bookmark that ends a watch-list's initial events ([R17]).
-///
-/// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+/// Whether `b` is the bookmark that ends a watch-list's initial events (R17).
 pub(super) fn is_initial_events_end(b: &kube::core::watch::Bookmark) -> bool {
     b.metadata
         .annotations
@@ -37,9 +32,7 @@ pub(super) fn is_initial_events_end(b: &kube::core::watch::Bookmark) -> bool {
 /// to a paged LIST, R15) is the state machine's decision (`state.rs`).
 pub(super) enum Streamed<K> {
     /// The initial-events-end bookmark arrived: the objects to `replace` with, and the same
-    /// connection for live events, started at the bookmark's RV ([R17]).
-    ///
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// connection for live events, started at the bookmark's RV (R17).
     Synced {
         watch: ActiveWatch<K>,
         items: Vec<Keyed<K>>,
@@ -49,9 +42,7 @@ pub(super) enum Streamed<K> {
     /// The stream failed before its bookmark.
     Failed(list_watch::Error),
     /// The stream closed (`idle` false), or sent no initial event for the idle timeout (`idle`
-    /// true), before its bookmark ([R20]); why.
-    ///
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// true), before its bookmark (R20); why.
     Incomplete { reason: String, idle: bool },
     /// Cancelled.
     Cancelled,

@@ -75,9 +75,7 @@ pub(crate) struct Negotiated {
     /// Whether plain JSON objects are acceptable too: the fallback when protobuf cannot carry an
     /// answer (a watch, a custom resource, a field the schema lacks).
     pub(crate) json_ok: bool,
-    /// Whether objects are sent without `metadata.managedFields` (KEP-5958, [T7]).
-    ///
-    /// [T7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+    /// Whether objects are sent without `metadata.managedFields` (KEP-5958, T7).
     pub(crate) drop_managed_fields: bool,
 }
 
@@ -134,11 +132,9 @@ fn first_servable(accept: &str, drop_gate: bool) -> Result<(Wire, Mode, bool), A
     ))
 }
 
-/// The encoding of an error's `Status` ([T5]): the first media range of `accept` that is JSON
+/// The encoding of an error's `Status` (T5): the first media range of `accept` that is JSON
 /// or protobuf without an `as=` conversion (a `Status` is neither a Table nor metadata); JSON
 /// when none is, as kube-apiserver falls back to when negotiation fails.
-///
-/// [T5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 pub(crate) fn error_wire(accept: &str) -> Wire {
     media_ranges(accept)
         .filter(|r| r.as_kind.is_none())
@@ -150,9 +146,7 @@ pub(crate) fn error_wire(accept: &str) -> Wire {
         .unwrap_or(Wire::Json)
 }
 
-/// An error answer whose `Status` is encoded as `wire` ([T5]), with its `Retry-After`.
-///
-/// [T5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
+/// An error answer whose `Status` is encoded as `wire` (T5), with its `Retry-After`.
 pub(crate) fn negotiated_error(err: &ApiError, wire: Wire) -> Response {
     let mut resp = super::error_response(err);
     if wire == Wire::Json {

@@ -1,4 +1,4 @@
-//! `Content-Encoding: gzip` exactly where kube-apiserver 1.37 uses it ([T3]).
+//! `Content-Encoding: gzip` exactly where kube-apiserver 1.37 uses it (T3).
 //!
 //! - A client asks with `Accept-Encoding` holding the token `gzip` (other tokens and q-values
 //!   are ignored, as in kube-apiserver's `ContentEncodingSupported`).
@@ -8,8 +8,6 @@
 //! - A watch is gzipped only when it is a watch-list (`sendInitialEvents=true`) and the
 //!   `WatchListCompression` gate is on (beta, on by default): every flush closes one gzip member,
 //!   so the stream is many members, one per chunk this server sends. Other watches stay plain.
-//!
-//! [T3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use axum::body::{Body, to_bytes};
 use axum::response::Response;

@@ -1,7 +1,4 @@
-//! Hostile responses (`Faults::hostile_next`): well-formed HTTP that breaks the API contract ([M14]-[M16]).
-//!
-//! [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-//! [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+//! Hostile responses (`Faults::hostile_next`): well-formed HTTP that breaks the API contract (M14-M16).
 
 use std::sync::Arc;
 

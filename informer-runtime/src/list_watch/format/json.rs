@@ -1,8 +1,6 @@
 //! JSON on the wire: LIST bodies (walked by hand, `chunked.rs`, and decoded with exactly sized
-//! `Vec`s, `sized.rs`) and newline-delimited watch events, each decoded exactly once ([R16]
+//! `Vec`s, `sized.rs`) and newline-delimited watch events, each decoded exactly once (R16
 //! aside).
-//!
-//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -22,9 +20,7 @@ use crate::shard::Shard;
 /// JSON (`application/json`), the format of every list-watcher and the fallback of protobuf.
 #[derive(Debug, Clone, Copy)]
 pub(in crate::list_watch) struct Json {
-    /// Decode with exactly sized `Vec`s ([M8]); off for projections.
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// Decode with exactly sized `Vec`s (M8); off for projections.
     pub(in crate::list_watch) exact_capacity: bool,
 }
 

@@ -1,10 +1,8 @@
-//! The wire formats of LIST and WATCH answers ([T1]), each one private implementation of
+//! The wire formats of LIST and WATCH answers (T1), each one private implementation of
 //! [`WireFormat`]: JSON (`json.rs`) and Kubernetes protobuf (`protobuf.rs`). What reads a body
 //! (the item pipeline of `page.rs`, the event stream of `framing.rs`) is written once, over the
 //! trait; [`Format`] picks the implementation for one answer by its `Content-Type`. A third
 //! format (CBOR: `application/cbor`, `application/cbor-seq`) is one more implementation here.
-//!
-//! [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 pub(super) mod json;
 pub(super) mod protobuf;
@@ -43,23 +41,17 @@ pub(super) enum Split {
     Skip { consumed: usize },
     /// No whole event yet; `scanned` bytes need not be looked at again.
     Incomplete { scanned: usize },
-    /// The event in progress is longer than the limit ([M16]).
-    ///
-    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// The event in progress is longer than the limit (M16).
     TooLong,
 }
 
 /// What every watch event of one stream is decoded against.
 pub(super) struct EventCtx<K> {
-    /// The kind this list-watcher serves ([R16]).
-    ///
-    /// [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The kind this list-watcher serves (R16).
     pub(super) expected_kind: String,
     /// A check of a decoded object (dynamic and metadata-only list-watchers).
     pub(super) check: Option<ObjectCheck<K>>,
-    /// Events of objects outside this shard are dropped before their decode (KEP-5866, [S4]).
-    ///
-    /// [S4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#17-shard-sets-ours
+    /// Events of objects outside this shard are dropped before their decode (KEP-5866, S4).
     pub(super) shard: Option<Shard>,
 }
 
@@ -75,9 +67,7 @@ pub(super) trait WireFormat: Clone + Send + Sync + 'static {
     type Stream: ItemStream<Hint = Self::Hint>;
 
     /// Reads a LIST body's head. A `Status`, or a list of another kind, is the error it stands
-    /// for, never an empty list ([M14]).
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// for, never an empty list (M14).
     fn list_head(&self, body: &Bytes, list_kinds: &[String]) -> Result<ListHead>;
 
     /// A walk over the items of `body`, whose head [`list_head`](Self::list_head) read.
@@ -91,9 +81,7 @@ pub(super) trait WireFormat: Clone + Send + Sync + 'static {
     fn decode<K: DeserializeOwned>(&self, item: &[u8], hint: Self::Hint) -> Result<K>;
 
     /// Finds the first watch event in `buf`, whose first `scanned` bytes were looked at by an
-    /// earlier call and hold no event boundary; `max` caps an event's length ([M16]).
-    ///
-    /// [M16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// earlier call and hold no event boundary; `max` caps an event's length (M16).
     fn split_event(&self, buf: &[u8], scanned: usize, max: usize) -> Split;
 
     /// How much of what was left when a watch body ended is a cut event; zero if nothing.
@@ -104,12 +92,10 @@ pub(super) trait WireFormat: Clone + Send + Sync + 'static {
     fn event<K: DeserializeOwned>(&self, event: Bytes, ctx: &EventCtx<K>) -> Result<Probed<K>>;
 
     /// Where the items of a LIST body begin, looking at its first bytes only, so they can be
-    /// decoded as the rest arrives (`streamed.rs`, [R3]). Only the usual shape streams: the
+    /// decoded as the rest arrives (`streamed.rs`, R3). Only the usual shape streams: the
     /// list's kind and metadata before its items, the kind one of `list_kinds`. Any other body
     /// is [`Start::Whole`] and read as before, so streaming changes when items decode, never
     /// what a body decodes to.
-    ///
-    /// [R3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     fn stream_start(&self, prefix: &[u8], list_kinds: &[String]) -> Start<Self::Stream>;
 }
 
@@ -148,10 +134,8 @@ pub(super) trait ItemStream: Send + 'static {
     /// more will come.
     fn next(&mut self, buf: &[u8], eof: bool) -> Next<Self::Hint>;
 
-    /// After the items: the checks of the body as a whole ([M14]) on what it holds besides its
+    /// After the items: the checks of the body as a whole (M14) on what it holds besides its
     /// items, of which `tail` is the part after them; returns the list's head.
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     fn finish(&self, tail: &[u8], list_kinds: &[String]) -> Result<ListHead>;
 }
 
@@ -164,10 +148,8 @@ pub(super) trait ItemWalk: Send {
     /// error ends the walk.
     fn next_item(&mut self) -> Option<Result<(Range<usize>, Self::Hint)>>;
 
-    /// After the last item: the checks of the body as a whole ([M14]), such as its `kind` and
+    /// After the last item: the checks of the body as a whole (M14), such as its `kind` and
     /// that it had `items`.
-    ///
-    /// [M14]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
     fn finish(&self, list_kinds: &[String]) -> Result<()>;
 }
 

@@ -1,21 +1,17 @@
-//! Kubernetes protobuf on the wire ([T1]): what a LIST or WATCH answer in
+//! Kubernetes protobuf on the wire (T1): what a LIST or WATCH answer in
 //! `application/vnd.kubernetes.protobuf` looks like, read with `informer-proto`.
 //!
 //! Built-in kinds are asked for in protobuf with JSON as the fallback, as client-go's typed
 //! clients do; the answer's `Content-Type` says which arrived. A LIST is the `k8s\0` envelope
 //! around the list message, whose items are walked by their length prefixes; a WATCH is a
 //! stream of length-prefixed `WatchEvent` frames. Objects decode straight into the cached form
-//! through `informer-proto`'s serde `Deserializer`, with no intermediate value ([T2]).
+//! through `informer-proto`'s serde `Deserializer`, with no intermediate value (T2).
 //!
 //! A field of a newer Kubernetes version (a number this build's schema lacks) is passed over
-//! and counted ([T8], [`Newer`]), as the JSON path passes over a field it does not know: a newer
+//! and counted (T8, [`Newer`]), as the JSON path passes over a field it does not know: a newer
 //! server keeps an informer on protobuf. An answer that still cannot be read (malformed) is an
 //! error once: the list-watcher then asks for JSON from its next request on ([`Fallback`]), so
 //! it costs a retry, never the informer.
-//!
-//! [T1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-//! [T2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
-//! [T8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#18-transport-after-kube-apiserver-and-client-go
 
 use std::ops::Range;
 use std::sync::Arc;

@@ -1,11 +1,11 @@
-//! JSON decoding that gives every `Vec` its exact length as capacity ([M8]: memory per cached object).
+//! JSON decoding that gives every `Vec` its exact length as capacity (M8: memory per cached object).
 //!
 //! `serde_json` cannot know how long an array is before it has read it, so `Vec<T>` grows by
 //! doubling while it decodes and keeps the spare capacity for the object's whole life in the
 //! cache. For a realistic Pod (k8s-openapi's `Container` is 2.3 KiB inline, `Volume` 3.3 KiB) that
 //! is about 14% of its heap. A deep `clone()` would compact it (kube-runtime's store clones every
 //! object it receives, which is why its cache is smaller than a plain decode), but costs more than
-//! the decode itself, and [X7] forbids it.
+//! the decode itself, and X7 forbids it.
 //!
 //! Instead, [`from_slice`] first counts the elements of every array in the input in one fast pass
 //! over the bytes (strings are skipped with `memchr`), then decodes through a thin wrapper around
@@ -21,9 +21,6 @@
 //! array's real length ever differs from its count (a type that reads arrays behind the wrapper's
 //! back), hints are switched off for the rest of the document. Errors are `serde_json`'s own,
 //! with their line and column.
-//!
-//! [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
-//! [X7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#3-indexer
 
 mod scan;
 
@@ -596,9 +593,7 @@ mod tests {
         })
     }
 
-    /// [M8]: the same value as `serde_json`, and every `Vec` exactly as long as its capacity.
-    ///
-    /// [M8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#11-known-failure-modes-to-design-against
+    /// M8: the same value as `serde_json`, and every `Vec` exactly as long as its capacity.
     #[test]
     fn decodes_like_serde_json_with_exact_capacity() {
         let bytes = serde_json::to_vec(&pod_json()).unwrap();

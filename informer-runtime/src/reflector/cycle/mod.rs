@@ -1,18 +1,9 @@
 //! The driver of the reflector's state machine (`state.rs`): it performs each [`Command`] the
 //! pure `step` returns (LIST and replace, watch-list stream, WATCH, backoff) and feeds back the
 //! [`Event`] it observed. It makes no decision of its own: which request comes next, at which
-//! RV, after which delay, is `step`'s and the error table's ([R1]-[R23]). What it does do is the I/O
-//! around a decision: applying watch events to the store ([R5], [R8], [R16]), the resync timer ([R22]),
-//! the dead-connection timer ([R7]), logging and counting.
-//!
-//! [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//!
-//! [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! RV, after which delay, is `step`'s and the error table's (R1-R23). What it does do is the I/O
+//! around a decision: applying watch events to the store (R5, R8, R16), the resync timer (R22),
+//! the dead-connection timer (R7), logging and counting.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,13 +40,9 @@ struct Driver<K> {
     backoff: Backoff,
     listed_once: bool,
     /// Whether the server has sent a periodic bookmark (not only an initial-events-end one): from
-    /// then on a watch silent for `max_bookmark_gap` is dead ([R7]).
-    ///
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// then on a watch silent for `max_bookmark_gap` is dead (R7).
     periodic_bookmarks: bool,
-    /// The resync timer ([R22]): restarted with each cycle's first watch, kept across re-watches.
-    ///
-    /// [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// The resync timer (R22): restarted with each cycle's first watch, kept across re-watches.
     resync: Option<Interval>,
 }
 
@@ -144,18 +131,13 @@ where
     }
 
     /// One backoff delay, at least the server's `Retry-After` capped at the backoff maximum
-    /// ([R1], [R13]).
-    ///
-    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R13]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// (R1, R13).
     fn backoff_delay(&mut self, floor: Option<Duration>) -> Duration {
         let floor = retry_after_floor(floor, self.io.config.backoff.cap);
         self.backoff.next_delay().max(floor)
     }
 
-    /// [R1]: every cycle after the first starts after one backoff delay.
-    ///
-    /// [R1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// R1: every cycle after the first starts after one backoff delay.
     async fn back_off(&mut self, floor: Option<Duration>) -> Event {
         let delay = self.backoff_delay(floor);
         debug!(?delay, "backing off before the next list+watch cycle");
@@ -166,17 +148,13 @@ where
         }
     }
 
-    /// Publishes `rv` as the last synced RV ([R23]).
-    ///
-    /// [R23]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Publishes `rv` as the last synced RV (R23).
     fn set_rv(&self, rv: &str) {
         *self.io.shared.last_sync_rv.write() = Some(rv.to_string());
     }
 
-    /// Replaces the store with a complete list at `rv` ([D5]) and publishes the RV; the first
+    /// Replaces the store with a complete list at `rv` (D5) and publishes the RV; the first
     /// complete list is the initial list, the rest are relists.
-    ///
-    /// [D5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn replace(&mut self, items: Vec<Keyed<K>>, rv: &str, what: &str) -> Result<(), StoreError> {
         match self.io.store.replace_shared(items, rv.to_string()) {
             Err(StoreError::Closed) => return Err(StoreError::Closed),
@@ -191,11 +169,7 @@ where
         Ok(())
     }
 
-    /// [`Command::List`]: the whole list at `rv`, then `replace` ([R2]-[R4]).
-    ///
-    /// [R2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    ///
-    /// [R4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [`Command::List`]: the whole list at `rv`, then `replace` (R2-R4).
     async fn list(&mut self, rv: String, limit: Option<u32>) -> Event {
         let span = tracing::info_span!(
             "list",
@@ -237,12 +211,8 @@ where
         }
     }
 
-    /// [`Command::Stream`]: a watch-list stream at `rv` up to its bookmark ([R17]-[R20]); the
+    /// [`Command::Stream`]: a watch-list stream at `rv` up to its bookmark (R17-R20); the
     /// connection, once synced, for [`Command::ConsumeStream`].
-    ///
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    ///
-    /// [R20]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
     async fn stream(&mut self, rv: String) -> (Event, Option<ActiveWatch<K>>) {
         let started = Instant::now();
         match watch_list::initial(&self.io, rv).await {
@@ -278,9 +248,7 @@ where
         }
     }
 
-    /// [`Command::ConsumeStream`]: live events on the watch-list connection ([R17]).
-    ///
-    /// [R17]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// [`Command::ConsumeStream`]: live events on the watch-list connection (R17).
     async fn consume_stream(&mut self, synced: Option<ActiveWatch<K>>, rv: String) -> Event {
         match synced {
             Some(w) => {
@@ -401,11 +369,8 @@ mod tests {
         );
     }
 
-    /// [R7]: an event the client shard dropped is traffic: it restarts the
-    /// dead-connection timer and counts as an event ([R10]).
-    ///
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// R7: an event the client shard dropped is traffic: it restarts the
+    /// dead-connection timer and counts as an event (R10).
     #[tokio::test(start_paused = true)]
     async fn r7_r10_an_event_dropped_by_the_client_shard_keeps_the_watch_alive() {
         let store = Arc::new(Ops::default());

@@ -1,12 +1,6 @@
 //! The driver's WATCH: one connection opened after its wait and consumed until it ends, each
-//! event applied to the store ([R5], [R8], [R16]) under the resync timer ([R22]) and the
-//! dead-connection timer ([R7]).
-//!
-//! [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R16]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-//! [R22]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+//! event applied to the store (R5, R8, R16) under the resync timer (R22) and the
+//! dead-connection timer (R7).
 
 use super::*;
 
@@ -75,9 +69,7 @@ where
         }
     }
 
-    /// How long watch `w` may stay silent before it is dead ([R7]).
-    ///
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// How long watch `w` may stay silent before it is dead (R7).
     fn idle_limit(&self, w: &ActiveWatch<K>) -> Duration {
         let own = w.timeout + DEAD_WATCH_GRACE;
         if self.periodic_bookmarks {
@@ -98,12 +90,8 @@ where
     }
 
     /// Applies the watch's events until it ends; returns how, the events it received (those
-    /// the client shard dropped included: they are traffic, [R7] and [R10]) and the newest RV it
-    /// recorded ([R8]).
-    ///
-    /// [R7]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R10]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// the client shard dropped included: they are traffic, R7 and R10) and the newest RV it
+    /// recorded (R8).
     pub(super) async fn consume(
         &mut self,
         w: &mut ActiveWatch<K>,
@@ -195,10 +183,8 @@ where
         }
     }
 
-    /// Transforms a watched object ([D8]), keys it and shares it, finished, with `write`; a
+    /// Transforms a watched object (D8), keys it and shares it, finished, with `write`; a
     /// transform that panics drops the object (M17) and writes nothing.
-    ///
-    /// [D8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#2-delta-fifo
     fn finish_then(
         &self,
         mut obj: K,
@@ -214,11 +200,8 @@ where
         }
     }
 
-    /// Applies one watch event to the store ([R5]) and publishes its RV if the gate admits it
-    /// ([R8]); returns that RV. Err means the store closed.
-    ///
-    /// [R5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
-    /// [R8]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#1-reflector-list-watch-relist
+    /// Applies one watch event to the store (R5) and publishes its RV if the gate admits it
+    /// (R8); returns that RV. Err means the store closed.
     fn apply(
         &self,
         ev: WatchEvent<K>,
