@@ -60,13 +60,10 @@ pub trait InformerFactoryExt {
     ///
     /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn monitoring(&self) -> self::monitoring::MonitoringInformers;
-    /// The generic informer for `gvr` ([G5]): a kind known to this generated code is created on first
+    /// The generic informer for `gvr` (G5): a kind known to this generated code is created on first
     /// use through its typed accessor; any other resource is looked up with `find_by_resource`.
     /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery
-    /// ([F9]).
-    ///
-    /// [G5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-    /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// (F9).
     fn informer_for_resource(
         &self,
         gvr: &rt::GroupVersionResource,

@@ -51,9 +51,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl CustomResourceDefinitionInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -79,10 +77,8 @@ pub mod v1 {
         pub fn lister(&self) -> CustomResourceDefinitionLister {
             CustomResourceDefinitionLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -125,9 +121,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -139,10 +133,7 @@ pub mod v1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,

@@ -73,9 +73,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ControllerRevisionInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -94,10 +92,8 @@ pub mod v1 {
         pub fn lister(&self) -> ControllerRevisionLister {
             ControllerRevisionLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::apps::v1::ControllerRevision>,
@@ -130,9 +126,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -140,10 +134,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::ControllerRevision>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> ControllerRevisionNamespaceLister {
             ControllerRevisionNamespaceLister {
@@ -162,9 +153,7 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::apps::v1::ControllerRevision>,
     }
     impl ControllerRevisionNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -175,9 +164,7 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -192,9 +179,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl DaemonSetInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -213,10 +198,8 @@ pub mod v1 {
         pub fn lister(&self) -> DaemonSetLister {
             DaemonSetLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::apps::v1::DaemonSet>,
@@ -249,9 +232,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -259,10 +240,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::DaemonSet>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> DaemonSetNamespaceLister {
             DaemonSetNamespaceLister {
@@ -281,9 +259,7 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::apps::v1::DaemonSet>,
     }
     impl DaemonSetNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -291,9 +267,7 @@ pub mod v1 {
         ) -> rt::Result<rt::Arc<k8s::api::apps::v1::DaemonSet>, rt::ListerError> {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -308,9 +282,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl DeploymentInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -329,10 +301,8 @@ pub mod v1 {
         pub fn lister(&self) -> DeploymentLister {
             DeploymentLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::apps::v1::Deployment>,
@@ -365,9 +335,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -375,10 +343,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::Deployment>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> DeploymentNamespaceLister {
             DeploymentNamespaceLister {
@@ -397,9 +362,7 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::apps::v1::Deployment>,
     }
     impl DeploymentNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -407,9 +370,7 @@ pub mod v1 {
         ) -> rt::Result<rt::Arc<k8s::api::apps::v1::Deployment>, rt::ListerError> {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -424,9 +385,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ReplicaSetInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -445,10 +404,8 @@ pub mod v1 {
         pub fn lister(&self) -> ReplicaSetLister {
             ReplicaSetLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::apps::v1::ReplicaSet>,
@@ -481,9 +438,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -491,10 +446,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::ReplicaSet>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> ReplicaSetNamespaceLister {
             ReplicaSetNamespaceLister {
@@ -513,9 +465,7 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::apps::v1::ReplicaSet>,
     }
     impl ReplicaSetNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -523,9 +473,7 @@ pub mod v1 {
         ) -> rt::Result<rt::Arc<k8s::api::apps::v1::ReplicaSet>, rt::ListerError> {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -540,9 +488,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl StatefulSetInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -561,10 +507,8 @@ pub mod v1 {
         pub fn lister(&self) -> StatefulSetLister {
             StatefulSetLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::apps::v1::StatefulSet>,
@@ -597,9 +541,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -607,10 +549,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::StatefulSet>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> StatefulSetNamespaceLister {
             StatefulSetNamespaceLister {
@@ -629,9 +568,7 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::apps::v1::StatefulSet>,
     }
     impl StatefulSetNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -639,9 +576,7 @@ pub mod v1 {
         ) -> rt::Result<rt::Arc<k8s::api::apps::v1::StatefulSet>, rt::ListerError> {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,

@@ -55,9 +55,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl HorizontalPodAutoscalerInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -79,10 +77,8 @@ pub mod v1 {
         pub fn lister(&self) -> HorizontalPodAutoscalerLister {
             HorizontalPodAutoscalerLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::autoscaling::v1::HorizontalPodAutoscaler>,
@@ -119,9 +115,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -129,10 +123,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(
             &self,
@@ -156,9 +147,7 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>,
     }
     impl HorizontalPodAutoscalerNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -169,9 +158,7 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -214,9 +201,7 @@ pub mod v2 {
         factory: rt::SharedInformerFactory,
     }
     impl HorizontalPodAutoscalerInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -238,10 +223,8 @@ pub mod v2 {
         pub fn lister(&self) -> HorizontalPodAutoscalerLister {
             HorizontalPodAutoscalerLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
@@ -278,9 +261,7 @@ pub mod v2 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -288,10 +269,7 @@ pub mod v2 {
         ) -> rt::Vec<rt::Arc<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(
             &self,
@@ -315,9 +293,7 @@ pub mod v2 {
         inner: rt::NamespacedLister<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
     }
     impl HorizontalPodAutoscalerNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -328,9 +304,7 @@ pub mod v2 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,

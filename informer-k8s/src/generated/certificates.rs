@@ -74,9 +74,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl CertificateSigningRequestInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -100,10 +98,8 @@ pub mod v1 {
         pub fn lister(&self) -> CertificateSigningRequestLister {
             CertificateSigningRequestLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -142,9 +138,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -152,10 +146,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::CertificateSigningRequest>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -182,9 +173,7 @@ pub mod v1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl ClusterTrustBundleInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -205,10 +194,8 @@ pub mod v1 {
         pub fn lister(&self) -> ClusterTrustBundleLister {
             ClusterTrustBundleLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::certificates::v1::ClusterTrustBundle>,
@@ -245,9 +232,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -255,10 +240,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::ClusterTrustBundle>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -285,9 +267,7 @@ pub mod v1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl PodCertificateRequestInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -309,10 +289,8 @@ pub mod v1 {
         pub fn lister(&self) -> PodCertificateRequestLister {
             PodCertificateRequestLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::certificates::v1::PodCertificateRequest>,
@@ -351,9 +329,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -361,10 +337,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(
             &self,
@@ -390,9 +363,7 @@ pub mod v1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl PodCertificateRequestNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -403,9 +374,7 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -454,9 +423,7 @@ pub mod v1alpha1 {
         factory: rt::SharedInformerFactory,
     }
     impl ClusterTrustBundleInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -478,10 +445,8 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> ClusterTrustBundleLister {
             ClusterTrustBundleLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
@@ -518,9 +483,7 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -528,10 +491,7 @@ pub mod v1alpha1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::ClusterTrustBundle>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -558,9 +518,7 @@ pub mod v1alpha1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.34")]
     impl PodCertificateRequestInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -586,10 +544,8 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> PodCertificateRequestLister {
             PodCertificateRequestLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -630,9 +586,7 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -640,10 +594,7 @@ pub mod v1alpha1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(
             &self,
@@ -671,9 +622,7 @@ pub mod v1alpha1 {
     }
     #[cfg(k8s_openapi_enabled_version = "1.34")]
     impl PodCertificateRequestNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -684,9 +633,7 @@ pub mod v1alpha1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -734,9 +681,7 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl ClusterTrustBundleInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -758,10 +703,8 @@ pub mod v1beta1 {
         pub fn lister(&self) -> ClusterTrustBundleLister {
             ClusterTrustBundleLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::certificates::v1beta1::ClusterTrustBundle>,
@@ -798,9 +741,7 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -808,10 +749,7 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::ClusterTrustBundle>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -838,9 +776,7 @@ pub mod v1beta1 {
     }
     #[cfg(k8s_since = "1.35")]
     impl PodCertificateRequestInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -864,10 +800,8 @@ pub mod v1beta1 {
         pub fn lister(&self) -> PodCertificateRequestLister {
             PodCertificateRequestLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -908,9 +842,7 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -918,10 +850,7 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(
             &self,
@@ -949,9 +878,7 @@ pub mod v1beta1 {
     }
     #[cfg(k8s_since = "1.35")]
     impl PodCertificateRequestNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -962,9 +889,7 @@ pub mod v1beta1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,

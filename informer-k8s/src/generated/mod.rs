@@ -56,10 +56,7 @@ pub mod storage;
 /// Informers and listers for the `storagemigration.k8s.io` API group.
 pub mod storagemigration;
 #[cfg(feature = "compact")]
-/// Compact full-fidelity types of the kinds configured with `compact-kind` ([P1]-[P3]).
-///
-/// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-/// [P3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
+/// Compact full-fidelity types of the kinds configured with `compact-kind` (P1-P3).
 pub mod compact;
 #[allow(unused_imports)]
 use ::informer_runtime::__private as rt;
@@ -159,13 +156,10 @@ pub trait InformerFactoryExt {
     ///
     /// [G1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
     fn storagemigration(&self) -> self::storagemigration::StoragemigrationInformers;
-    /// The generic informer for `gvr` ([G5]): a kind known to this generated code is created on first
+    /// The generic informer for `gvr` (G5): a kind known to this generated code is created on first
     /// use through its typed accessor; any other resource is looked up with `find_by_resource`.
     /// `None` means neither applies: use the factory's async `for_resource`, which asks discovery
-    /// ([F9]).
-    ///
-    /// [G5]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#9-code-generation-output
-    /// [F9]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+    /// (F9).
     fn informer_for_resource(
         &self,
         gvr: &rt::GroupVersionResource,

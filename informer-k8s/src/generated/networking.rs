@@ -78,9 +78,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl IPAddressInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -99,10 +97,8 @@ pub mod v1 {
         pub fn lister(&self) -> IPAddressLister {
             IPAddressLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::IPAddress>,
@@ -135,9 +131,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -145,10 +139,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::IPAddress>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -168,9 +159,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl IngressInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -189,10 +178,8 @@ pub mod v1 {
         pub fn lister(&self) -> IngressLister {
             IngressLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::Ingress>,
@@ -225,9 +212,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -235,10 +220,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::Ingress>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> IngressNamespaceLister {
             IngressNamespaceLister {
@@ -257,9 +239,7 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::networking::v1::Ingress>,
     }
     impl IngressNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -267,9 +247,7 @@ pub mod v1 {
         ) -> rt::Result<rt::Arc<k8s::api::networking::v1::Ingress>, rt::ListerError> {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -284,9 +262,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl IngressClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -305,10 +281,8 @@ pub mod v1 {
         pub fn lister(&self) -> IngressClassLister {
             IngressClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::IngressClass>,
@@ -341,9 +315,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -351,10 +323,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::IngressClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -377,9 +346,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl NetworkPolicyInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -398,10 +365,8 @@ pub mod v1 {
         pub fn lister(&self) -> NetworkPolicyLister {
             NetworkPolicyLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::NetworkPolicy>,
@@ -434,9 +399,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -444,10 +407,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::NetworkPolicy>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> NetworkPolicyNamespaceLister {
             NetworkPolicyNamespaceLister {
@@ -466,9 +426,7 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::networking::v1::NetworkPolicy>,
     }
     impl NetworkPolicyNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -479,9 +437,7 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -496,9 +452,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl ServiceCIDRInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -517,10 +471,8 @@ pub mod v1 {
         pub fn lister(&self) -> ServiceCIDRLister {
             ServiceCIDRLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1::ServiceCIDR>,
@@ -553,9 +505,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -563,10 +513,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::ServiceCIDR>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -622,9 +569,7 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl IPAddressInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -643,10 +588,8 @@ pub mod v1beta1 {
         pub fn lister(&self) -> IPAddressLister {
             IPAddressLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1beta1::IPAddress>,
@@ -679,9 +622,7 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -689,10 +630,7 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1beta1::IPAddress>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -717,9 +655,7 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl ServiceCIDRInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -740,10 +676,8 @@ pub mod v1beta1 {
         pub fn lister(&self) -> ServiceCIDRLister {
             ServiceCIDRLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::networking::v1beta1::ServiceCIDR>,
@@ -778,9 +712,7 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -788,10 +720,7 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::networking::v1beta1::ServiceCIDR>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,

@@ -90,9 +90,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl CSIDriverInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -111,10 +109,8 @@ pub mod v1 {
         pub fn lister(&self) -> CSIDriverLister {
             CSIDriverLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::storage::v1::CSIDriver>,
@@ -147,9 +143,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -157,10 +151,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::CSIDriver>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -180,9 +171,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl CSINodeInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -201,10 +190,8 @@ pub mod v1 {
         pub fn lister(&self) -> CSINodeLister {
             CSINodeLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::storage::v1::CSINode>,
@@ -237,9 +224,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -247,10 +232,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::CSINode>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -270,9 +252,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl CSIStorageCapacityInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -293,10 +273,8 @@ pub mod v1 {
         pub fn lister(&self) -> CSIStorageCapacityLister {
             CSIStorageCapacityLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::storage::v1::CSIStorageCapacity>,
@@ -329,9 +307,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -339,10 +315,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::CSIStorageCapacity>> {
             self.inner.list(selector)
         }
-        /// A lister restricted to one namespace ([L2], [L3]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// A lister restricted to one namespace (L2, L3).
         #[inline]
         pub fn namespaced(&self, namespace: &str) -> CSIStorageCapacityNamespaceLister {
             CSIStorageCapacityNamespaceLister {
@@ -363,9 +336,7 @@ pub mod v1 {
         inner: rt::NamespacedLister<k8s::api::storage::v1::CSIStorageCapacity>,
     }
     impl CSIStorageCapacityNamespaceLister {
-        /// The object called `name` in this namespace; a miss is `NotFound` ([L3]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name` in this namespace; a miss is `NotFound` (L3).
         #[inline]
         pub fn get(
             &self,
@@ -376,9 +347,7 @@ pub mod v1 {
         > {
             self.inner.get(name)
         }
-        /// Every object in this namespace matching `selector` ([L2]).
-        ///
-        /// [L2]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every object in this namespace matching `selector` (L2).
         #[inline]
         pub fn list(
             &self,
@@ -393,9 +362,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl StorageClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -414,10 +381,8 @@ pub mod v1 {
         pub fn lister(&self) -> StorageClassLister {
             StorageClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::storage::v1::StorageClass>,
@@ -450,9 +415,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -460,10 +423,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::StorageClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -483,9 +443,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl VolumeAttachmentInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -504,10 +462,8 @@ pub mod v1 {
         pub fn lister(&self) -> VolumeAttachmentLister {
             VolumeAttachmentLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::storage::v1::VolumeAttachment>,
@@ -540,9 +496,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -550,10 +504,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::VolumeAttachment>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -578,9 +529,7 @@ pub mod v1 {
     }
     #[cfg(k8s_since = "1.34")]
     impl VolumeAttributesClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -601,10 +550,8 @@ pub mod v1 {
         pub fn lister(&self) -> VolumeAttributesClassLister {
             VolumeAttributesClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::storage::v1::VolumeAttributesClass>,
@@ -641,9 +588,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -651,10 +596,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::VolumeAttributesClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -706,9 +648,7 @@ pub mod v1alpha1 {
         factory: rt::SharedInformerFactory,
     }
     impl VolumeAttributesClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -730,10 +670,8 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> VolumeAttributesClassLister {
             VolumeAttributesClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::storage::v1alpha1::VolumeAttributesClass>,
@@ -770,9 +708,7 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -780,10 +716,7 @@ pub mod v1alpha1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storage::v1alpha1::VolumeAttributesClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -835,9 +768,7 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl VolumeAttributesClassInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -859,10 +790,8 @@ pub mod v1beta1 {
         pub fn lister(&self) -> VolumeAttributesClassLister {
             VolumeAttributesClassLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<Source = k8s::api::storage::v1beta1::VolumeAttributesClass>,
@@ -899,9 +828,7 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -909,10 +836,7 @@ pub mod v1beta1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storage::v1beta1::VolumeAttributesClass>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,

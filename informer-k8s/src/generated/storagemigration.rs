@@ -63,9 +63,7 @@ pub mod v1 {
         factory: rt::SharedInformerFactory,
     }
     impl StorageVersionMigrationInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -91,10 +89,8 @@ pub mod v1 {
         pub fn lister(&self) -> StorageVersionMigrationLister {
             StorageVersionMigrationLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -133,9 +129,7 @@ pub mod v1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -143,10 +137,7 @@ pub mod v1 {
         ) -> rt::Vec<rt::Arc<k8s::api::storagemigration::v1::StorageVersionMigration>> {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -200,9 +191,7 @@ pub mod v1alpha1 {
         factory: rt::SharedInformerFactory,
     }
     impl StorageVersionMigrationInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -228,10 +217,8 @@ pub mod v1alpha1 {
         pub fn lister(&self) -> StorageVersionMigrationLister {
             StorageVersionMigrationLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -272,9 +259,7 @@ pub mod v1alpha1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -284,10 +269,7 @@ pub mod v1alpha1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
@@ -341,9 +323,7 @@ pub mod v1beta1 {
         factory: rt::SharedInformerFactory,
     }
     impl StorageVersionMigrationInformer {
-        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call ([F1]).
-        ///
-        /// [F1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#6-shared-informer-factory
+        /// A handle on `factory`; the informer itself is created on the first [`Self::informer`] call (F1).
         #[inline]
         pub fn new(factory: &rt::SharedInformerFactory) -> Self {
             Self {
@@ -369,10 +349,8 @@ pub mod v1beta1 {
         pub fn lister(&self) -> StorageVersionMigrationLister {
             StorageVersionMigrationLister::new(self.informer().indexer())
         }
-        /// The shared informer and lister of a projection `P` of this kind ([P4]): it lists and
+        /// The shared informer and lister of a projection `P` of this kind (P4): it lists and
         /// watches this kind's endpoint and caches only `P`'s fields.
-        ///
-        /// [P4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
@@ -411,9 +389,7 @@ pub mod v1beta1 {
                 inner: rt::Lister::from_indexer(indexer),
             }
         }
-        /// Every cached object matching `selector` ([L1]).
-        ///
-        /// [L1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// Every cached object matching `selector` (L1).
         #[inline]
         pub fn list(
             &self,
@@ -423,10 +399,7 @@ pub mod v1beta1 {
         > {
             self.inner.list(selector)
         }
-        /// The object called `name`; a miss is `NotFound` ([L3], [L4]).
-        ///
-        /// [L3]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
-        /// [L4]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#7-listers
+        /// The object called `name`; a miss is `NotFound` (L3, L4).
         #[inline]
         pub fn get(
             &self,
