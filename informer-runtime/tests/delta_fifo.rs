@@ -1,41 +1,20 @@
-//! Delta FIFO behaviour tests, one per semantics rule (D1–D9, D13). Run: `cargo test -p informer-runtime --test delta_fifo`.
+//! Delta FIFO behaviour tests, one per semantics rule (D1–D9; D13 in `delta_fifo_in_flight.rs`). Run: `cargo test -p informer-runtime --test delta_fifo`.
 
+mod fifo_store;
 mod fifo_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use fifo_store::{apply, cm, d, show};
 use fifo_support::pop_one;
 use futures::FutureExt;
-use informer_runtime::delta_fifo::{
-    DeletedObject, Delta, DeltaFifo, DeltaType, FifoMode, KnownObjects, Popped,
-};
+use informer_runtime::delta_fifo::{Delta, DeltaFifo, DeltaType, KnownObjects};
 use informer_runtime::indexer::Indexer;
 use informer_runtime::key::ObjectKey;
 use informer_runtime::store::{ReflectorStore, StoreError};
 use k8s_openapi::api::core::v1::ConfigMap;
-
-/// A ConfigMap whose resourceVersion marks its version.
-fn cm(name: &str, rv: &str) -> ConfigMap {
-    informer_test_support::cm_at("ns", name, rv)
-}
-
-fn rv(obj: &ConfigMap) -> &str {
-    obj.metadata.resource_version.as_deref().unwrap_or("")
-}
-
-/// A delta as `(type, rv)`, with `~` for a tombstone's rv and `-` for a tombstone without state.
-fn show(delta: &Delta<ConfigMap>) -> (DeltaType, String) {
-    let rv = match delta {
-        Delta::Deleted(DeletedObject::Unknown(t)) => match &t.last_known {
-            Some(o) => format!("~{}", rv(o)),
-            None => "-".into(),
-        },
-        other => rv(other.object().expect("test fixture")).to_owned(),
-    };
-    (delta.kind(), rv)
-}
 
 fn fifo_with_store() -> (DeltaFifo<ConfigMap>, Arc<Indexer<ConfigMap>>) {
     let store = Arc::new(Indexer::<ConfigMap>::new());
@@ -55,24 +34,6 @@ fn pop_now(fifo: &DeltaFifo<ConfigMap>) -> (String, Vec<(DeltaType, String)>) {
     );
     popped.done();
     out
-}
-
-/// The informer's processing (H2): apply every delta to the store.
-fn apply(store: &Indexer<ConfigMap>, key: &str, deltas: &[Delta<ConfigMap>]) {
-    for delta in deltas {
-        match delta {
-            Delta::Deleted(_) => drop(store.delete_key(key)),
-            other => drop(
-                store
-                    .add(other.object().expect("test fixture").clone())
-                    .expect("test fixture"),
-            ),
-        }
-    }
-}
-
-fn d(kind: DeltaType, rv: &str) -> (DeltaType, String) {
-    (kind, rv.to_owned())
 }
 
 use DeltaType::{Added, Deleted, Replaced, Sync, Updated};
@@ -742,128 +703,4 @@ async fn v2_v3_pop_batch_caps_batches_but_hands_out_a_relist_whole() {
             "{mode:?}"
         );
     }
-}
-
-/// Pops a batch of up to `max` keys without waiting (V3, a relist whole: V2).
-fn pop_batch_now(fifo: &DeltaFifo<ConfigMap>, max: usize) -> Vec<Popped<'_, ConfigMap>> {
-    fifo.pop_batch(max, true)
-        .now_or_never()
-        .expect("an item is queued")
-        .expect("not closed")
-}
-
-/// What the informer's loop does with a popped batch: apply every key to the store, then
-/// finish each.
-fn apply_and_finish(store: &Indexer<ConfigMap>, batch: Vec<Popped<'_, ConfigMap>>) {
-    for popped in &batch {
-        apply(store, popped.key().as_str(), popped.deltas());
-    }
-    for popped in batch {
-        popped.done();
-    }
-}
-
-/// Applies and finishes everything queued, batch by batch.
-fn drain(fifo: &DeltaFifo<ConfigMap>, store: &Indexer<ConfigMap>) {
-    while !fifo.is_empty() {
-        apply_and_finish(store, pop_batch_now(fifo, 100));
-    }
-}
-
-/// The stored objects as `name@rv`, sorted.
-fn stored(store: &Indexer<ConfigMap>) -> Vec<String> {
-    let mut out: Vec<String> = store
-        .list()
-        .iter()
-        .map(|o| format!("{}@{}", o.metadata.name.as_deref().unwrap_or(""), rv(o)))
-        .collect();
-    out.sort();
-    out
-}
-
-fn fifo_in(mode: FifoMode) -> (DeltaFifo<ConfigMap>, Arc<Indexer<ConfigMap>>) {
-    let store = Arc::new(Indexer::<ConfigMap>::new());
-    let fifo = DeltaFifo::builder()
-        .known_objects(store.clone())
-        .mode(mode)
-        .build();
-    (fifo, store)
-}
-
-type Fifo = DeltaFifo<ConfigMap>;
-
-/// D13, in either mode: `setup` fills the FIFO (and the store, by `drain`), a batch of up to 100
-/// keys is popped, whose first key is `first`, and `write` runs while it is popped but not
-/// applied; then the batch is applied and finished, and so is everything queued after it. The
-/// store must then hold `expected`.
-fn write_during_a_popped_batch(
-    setup: impl Fn(&Fifo, &Indexer<ConfigMap>),
-    first: &str,
-    write: impl Fn(FifoMode, &Fifo),
-    expected: &[&str],
-) {
-    for mode in [FifoMode::Coalescing, FifoMode::Ordered] {
-        let (fifo, store) = fifo_in(mode);
-        setup(&fifo, &store);
-        let batch = pop_batch_now(&fifo, 100);
-        assert!(batch.len() > 1, "{mode:?}: a batch");
-        assert_eq!(batch[0].key().as_str(), first, "{mode:?}: not the last key");
-        write(mode, &fifo);
-        apply_and_finish(&store, batch);
-        drain(&fifo, &store);
-        assert_eq!(stored(&store), expected, "{mode:?}");
-    }
-}
-
-/// Queues `Added` for `a@1`, then `b@1`.
-fn add_a_and_b(fifo: &Fifo) {
-    fifo.add(cm("a", "1")).expect("test fixture");
-    fifo.add(cm("b", "1")).expect("test fixture");
-}
-
-/// D13 with D4: a `DELETED` of `x` arriving while a relist batch holding `x` is popped but not
-/// applied is queued, so `x` ends up out of the store.
-#[test]
-fn d13_d4_a_delete_during_a_popped_relist_batch_is_not_dropped() {
-    let setup = |fifo: &Fifo, store: &Indexer<ConfigMap>| {
-        fifo.replace(vec![cm("a", "1"), cm("b", "1")], "1".into())
-            .unwrap();
-        drain(fifo, store);
-        let relist = vec![cm("x", "2"), cm("a", "2"), cm("b", "2")];
-        fifo.replace(relist, "2".into()).unwrap();
-    };
-    let delete = |_, fifo: &Fifo| fifo.delete(cm("x", "3")).unwrap();
-    write_during_a_popped_batch(setup, "ns/x", delete, &["a@2", "b@2"]);
-}
-
-/// D13 with D6: a resync between the pop of `a@2` and its apply queues no `Sync` of the
-/// stored `a@1`, which would take the store back.
-#[test]
-fn d13_d6_a_resync_during_a_popped_batch_does_not_queue_the_older_stored_copy() {
-    let setup = |fifo: &Fifo, store: &Indexer<ConfigMap>| {
-        add_a_and_b(fifo);
-        drain(fifo, store);
-        for name in ["a", "b"] {
-            fifo.update(cm(name, "2")).unwrap();
-        }
-    };
-    let resync = |mode, fifo: &Fifo| {
-        fifo.resync().unwrap();
-        assert!(fifo.is_empty(), "{mode:?}: {:?}", fifo.queued_keys());
-    };
-    write_during_a_popped_batch(setup, "ns/a", resync, &["a@2", "b@2"]);
-}
-
-/// D13 with D5: a relist without `a`, made while a batch adding `a` is popped but not applied,
-/// tombstones `a` with its popped state.
-#[test]
-fn d13_d5_a_relist_during_a_popped_batch_tombstones_its_absent_keys() {
-    let setup = |fifo: &Fifo, _: &Indexer<ConfigMap>| add_a_and_b(fifo);
-    let relist = |mode, fifo: &Fifo| {
-        fifo.replace(vec![cm("b", "1")], "3".into()).unwrap();
-        let queued = fifo.queued_deltas("ns/a");
-        let queued = queued.map(|d| d.iter().map(show).collect::<Vec<_>>());
-        assert_eq!(queued, Some(vec![d(Deleted, "~1")]), "{mode:?}");
-    };
-    write_during_a_popped_batch(setup, "ns/a", relist, &["b@1"]);
 }
