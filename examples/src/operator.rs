@@ -19,6 +19,7 @@ use informer_controller::shards::ShardAssigner;
 use informer_controller::status::update_status;
 use informer_controller::{Action, Context, Controller, Request};
 use informer_runtime::SharedInformerFactory;
+use informer_k8s::InformerFactoryExt as _;
 use informer_runtime::shard::ShardField;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Resource;
@@ -27,7 +28,6 @@ use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
 use crate::crd::{Foo, FooStatus};
-use crate::generated::InformerFactoryExt;
 use crate::views::PodSummary;
 
 /// The field manager the operator writes with.
@@ -106,8 +106,10 @@ impl Operator {
             builder = builder.namespace(ns.clone());
         }
         let factory = builder.build();
-        // Informers the example only counts, to show several kinds sharing one factory. Pods are
-        // cached as a projection (P4): the informer watches /api/v1/pods but keeps ~1 KiB a Pod.
+        // Informers the example only counts, to show several kinds sharing one factory. Built-in
+        // kinds come from informer-k8s in their compact form, the default (decision record 26);
+        // Pods are cached as a projection (P4): the informer watches /api/v1/pods but keeps
+        // ~1 KiB a Pod.
         factory.apps().v1().deployments().informer();
         factory
             .core()
@@ -117,7 +119,9 @@ impl Operator {
             .informer();
 
         let controller = Controller::<Foo>::new(factory.clone(), "foos")
-            .owns::<ConfigMap>()
+            // The compact ConfigMap, the form `config_maps().lister()` reads in `reconcile`:
+            // one cache for both. Writes still go through k8s-openapi's `ConfigMap`.
+            .owns::<informer_k8s::api::core::v1::ConfigMap>()
             .workers(config.workers)
             .metrics(&mut registry);
         Ok(Arc::new(Operator {
@@ -237,7 +241,7 @@ impl Operator {
                     }
                     let factory = builder.build();
                     let controller = Controller::<Foo>::new(factory.clone(), "foos")
-                        .owns::<ConfigMap>()
+                        .owns::<informer_k8s::api::core::v1::ConfigMap>()
                         .workers(this.config.workers);
                     println!("  shard     {index} now on {identity}");
                     let stats = Arc::clone(&this.stats);
@@ -305,7 +309,8 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
             ctx.data().writes.fetch_add(1, Ordering::Relaxed);
         }
         Err(err) => return Err(err.into()),
-        Ok(existing) if existing.data != desired.data => {
+        // A compact ConfigMap's `data` is a `StrMap`; `to_btree_map` reads it as k8s-openapi's.
+        Ok(existing) if existing.data.as_ref().map(|d| d.to_btree_map()) != desired.data => {
             let patch = serde_json::json!({ "data": desired.data });
             let patched = cm_api
                 .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&patch))

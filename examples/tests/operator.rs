@@ -93,6 +93,7 @@ async fn operator_refuses_the_server_without_its_token() {
 async fn generated_accessors_share_informers_and_the_typed_index_answers() {
     use informer_examples::crd::{Foo, FooSpec};
     use informer_examples::generated::InformerFactoryExt;
+    use informer_k8s::InformerFactoryExt as _;
     use informer_runtime::SharedInformerFactory;
 
     let server = TestServer::start().await.unwrap();
@@ -120,7 +121,7 @@ async fn generated_accessors_share_informers_and_the_typed_index_answers() {
         &foos.informer(),
         &factory.example().v1().foos().informer()
     ));
-    // Built-ins come through the same factory (semantics §9 shape).
+    // Built-ins come through the same factory, from informer-k8s (semantics §9 shape).
     let deployments = factory.apps().v1().deployments();
     factory.start();
     factory

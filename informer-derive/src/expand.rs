@@ -36,6 +36,7 @@ pub(crate) fn expand(input: &Input<'_>) -> TokenStream {
         vis: quote!(#vis),
         rt: p.clone(),
         resource: quote!(#res),
+        source: None,
         prefix: res.to_string(),
         namespaced: input.namespaced,
         subject: format!("[`{res}`]: {}", gvk(input)),

@@ -3,7 +3,7 @@
 //! naming rule both of them check ([`is_api_version`]).
 //!
 //! Both callers describe a kind with [`Kind`] and get the same items back; what differs between
-//! them (visibility, doc subject, declared indexes, a `compact()` accessor) is data in [`Kind`],
+//! them (visibility, doc subject, declared indexes, the cached form and its `full()` and `compact()` accessors) is data in [`Kind`],
 //! never a second copy of the item shapes. The impls are inherent, so they carry no
 //! `#[automatically_derived]` (rustc accepts it on trait impls only). Every method is
 //! `#[inline]`: rustc then compiles a method, and the runtime's generic informer it instantiates,
@@ -35,8 +35,12 @@ pub struct Kind {
     pub vis: TokenStream,
     /// The path of the runtime's `__private` module (`::informer_runtime::__private`).
     pub rt: TokenStream,
-    /// The resource type (`crate::Foo`, `::k8s_openapi::api::core::v1::Pod`).
+    /// The cached type (`crate::Foo`, `::k8s_openapi::api::core::v1::Pod`, or a compact form).
     pub resource: TokenStream,
+    /// The kind whose endpoint is listed and watched, when the cached type is another form of it
+    /// (a compact kind caches `Pod`'s compact form, its source is `Pod`); `None`: `resource`.
+    /// `projected::<P>()` asks for `P: Object<Source = source>`.
+    pub source: Option<TokenStream>,
     /// The prefix of the handle names (`Foo` → `FooInformer`, `FooLister`, `FooNamespaceLister`).
     pub prefix: String,
     /// Namespaced (a `namespaced(ns)` lister and `XNamespaceLister`) or cluster-scoped (`get`), L4.
@@ -46,7 +50,7 @@ pub struct Kind {
     /// The body of `informer()`, when it is not `self.factory.informer_for::<R>()` (the derive's
     /// declared indexes register through `informer_for_with_indexers`).
     pub get_informer: Option<TokenStream>,
-    /// Extra methods of `XInformer` (informer-gen's `compact()`).
+    /// Extra methods of `XInformer` (informer-gen's `full()` and `compact()`).
     pub informer_methods: TokenStream,
     /// Extra methods of `XLister` (the derive's `by_<index>` lookups).
     pub lister_methods: TokenStream,
@@ -80,6 +84,7 @@ fn informer(kind: &Kind) -> TokenStream {
         .get_informer
         .clone()
         .unwrap_or_else(|| quote!(self.factory.informer_for::<#res>()));
+    let source = kind.source.as_ref().unwrap_or(res);
     let extra = &kind.informer_methods;
     quote! {
         #[doc = #doc]
@@ -111,7 +116,7 @@ fn informer(kind: &Kind) -> TokenStream {
             /// watches this kind's endpoint and caches only `P`'s fields.
             #vis fn projected<P>(&self) -> #p::Projected<P>
             where
-                P: #p::Object<Source = #res>,
+                P: #p::Object<Source = #source>,
             {
                 #p::Projected::new(&self.factory)
             }

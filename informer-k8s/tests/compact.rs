@@ -1,9 +1,7 @@
-//! The `compact` feature: compact Pods synced from informer-testserver through informer-k8s's
-//! `factory.core().v1().pods().compact()`, with no generator setting in this crate, and converted
-//! to and from k8s-openapi's Pod (decision records 17 and 19); and the compact forms of
-//! kinds of other groups, which the feature covers as well (every built-in kind).
-//!
-//! Run with `cargo test -p informer-k8s --features compact --test compact`.
+//! The compact forms: the form every handle caches by default (decision record 26), with no
+//! feature and no generator setting in this crate; compact Pods synced from informer-testserver
+//! and converted to and from k8s-openapi's Pod (decision records 17 and 19); and the compact forms
+//! of kinds of other groups (every built-in kind has one).
 
 use informer_k8s::InformerFactoryExt;
 use informer_k8s::compact::api::core::v1 as compact;
@@ -72,6 +70,39 @@ async fn compact_pods_sync_and_convert_to_k8s_openapi() {
         pods.namespaced("prod").get("web-0").is_err()
     })
     .await;
+    factory.shutdown().await;
+}
+
+/// What a user gets without asking: `pods().informer()` and `lister()` cache the compact Pod, the
+/// same informer `compact()` hands out (the old spelling); `full()` is k8s-openapi's Pod, a
+/// second informer of the same endpoint, and both caches hold the same objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_handles_cache_the_compact_form_and_full_is_one_call_away() {
+    use informer_runtime::informer::SharedIndexInformer;
+    use std::sync::Arc;
+
+    let server = TestServer::start().await.expect("testserver");
+    server.create_json(pod_json("web-0", "n1")).expect("seed Pod");
+    let factory = SharedInformerFactory::new(server.client());
+    let pods = factory.core().v1().pods();
+    // The types are the claim: these lines do not compile if the default form changes.
+    let default: Arc<SharedIndexInformer<compact::Pod>> = pods.informer();
+    let full: Arc<SharedIndexInformer<Pod>> = pods.full().informer();
+    assert!(Arc::ptr_eq(&default, &pods.compact().informer()));
+    // `informer_k8s::api` is the compact module at k8s-openapi's paths.
+    let _: Arc<SharedIndexInformer<informer_k8s::api::core::v1::Pod>> = pods.informer();
+    let (lister, full_lister) = (pods.lister(), pods.full().lister());
+    factory.start();
+    factory
+        .wait_for_cache_sync_timeout(WAIT)
+        .await
+        .expect("both Pod informers sync");
+    let pods_resource = informer_runtime::lister::GroupResource::of::<Pod>();
+    assert_eq!(factory.informers_of(&pods_resource).len(), 2, "the compact and the full informer");
+    let cached = lister.namespaced("prod").get("web-0").expect("compact Pod cached");
+    let cached_full = full_lister.namespaced("prod").get("web-0").expect("full Pod cached");
+    assert_eq!(Pod::from(&*cached), *cached_full);
+    drop((default, full));
     factory.shutdown().await;
 }
 

@@ -52,10 +52,10 @@ fn deployment(ns: &str, name: &str, replicas: i32) -> Deployment {
     }
 }
 
-fn names<K: kube::Resource>(objects: &[Arc<K>]) -> Vec<String> {
+fn names<K: informer_runtime::Meta>(objects: &[Arc<K>]) -> Vec<String> {
     let mut names: Vec<String> = objects
         .iter()
-        .map(|o| o.meta().name.clone().unwrap_or_default())
+        .map(|o| o.object_name().unwrap_or_default().to_owned())
         .collect();
     names.sort();
     names
@@ -111,8 +111,7 @@ async fn deployments_and_config_maps_sync_through_typed_listers() {
         shop_web[0]
             .data
             .as_ref()
-            .and_then(|d| d.get("v"))
-            .map(String::as_str),
+            .and_then(|d| d.get("v")),
         Some("1")
     );
 
@@ -138,7 +137,7 @@ async fn deployments_and_config_maps_sync_through_typed_listers() {
     // out on purpose: it can return any of the ~90 kinds, so calling it instantiates all of them.)
     assert!(Arc::ptr_eq(
         &factory.apps().v1().deployments().informer(),
-        &factory.informer_for::<Deployment>()
+        &factory.informer_for::<informer_k8s::api::apps::v1::Deployment>()
     ));
     assert_eq!(
         factory.informer_ids().len(),

@@ -116,7 +116,29 @@ pub(crate) fn kind_accessor(k: &Kind) -> TokenStream {
     linked(&text, &["G2"])
 }
 
-/// Doc of the `compact()` accessor of a kind with a generated compact type.
+/// Doc of the `full()` accessor of a kind cached in its compact form by default.
+pub(crate) fn full_accessor(k: &Kind) -> TokenStream {
+    let text = format!(
+        " The shared informer and lister of the full {kind}, the type `kube::Api` reads and \
+         writes. It holds several times the compact form's memory per object (a Pod in \
+         BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by \
+         reference. A cached compact object converts with `From` both ways.",
+        kind = k.kind
+    );
+    quote!(#[doc = #text])
+}
+
+/// Doc of the `compact()` accessor of a kind whose default form is compact.
+pub(crate) fn compact_default_accessor(k: &Kind) -> TokenStream {
+    let text = format!(
+        " The shared informer and lister of the compact {}, the form `informer()` and \
+         `lister()` cache: the same informer.",
+        k.kind
+    );
+    quote!(#[doc = #text])
+}
+
+/// Doc of the `compact()` accessor of a kind with a generated compact type behind a feature.
 pub(crate) fn compact_accessor(k: &Kind) -> TokenStream {
     let text = format!(
         " The shared informer and lister of the compact {}: every field, the same JSON both ways \

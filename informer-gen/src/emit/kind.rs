@@ -30,31 +30,58 @@ pub(crate) fn informer_type_path(k: &Kind) -> TokenStream {
 
 /// The three handle types for a built-in or CRD-manifest kind, from `informer-handles` (the
 /// same items `#[derive(Informer)]` emits).
+///
+/// A kind with a compact form that is always compiled caches that form by default (decision
+/// record 26): `informer()` and `lister()` are the compact kind's, `full()` hands out the full
+/// type's and `compact()` stays as the old spelling of the default. Behind a cargo feature
+/// (`Builder::compact_feature`) the default cannot change with the feature, so the handles cache
+/// the full type and `compact()` is the feature's.
 pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
     let rt = &paths.rt;
-    let res = paths.type_ref(&k.rust_type, VERSION_DEPTH);
-    let compact = k.compact.as_ref().map(|ty| {
-        let ty = paths.type_ref(ty, VERSION_DEPTH);
-        let doc = docs::compact_accessor(k);
-        let cfg = &paths.compact_cfg;
-        quote! {
-            #doc
-            #cfg
-            #[inline]
-            pub fn compact(&self) -> #rt::Projected<#ty> {
-                #rt::Projected::new(&self.factory)
-            }
+    let full = paths.type_ref(&k.rust_type, VERSION_DEPTH);
+    let compact = k.compact.as_ref().map(|ty| paths.type_ref(ty, VERSION_DEPTH));
+    let cfg = &paths.compact_cfg;
+    let (resource, source, methods) = match compact {
+        Some(compact) if cfg.is_empty() => {
+            let (full_doc, compact_doc) = (docs::full_accessor(k), docs::compact_default_accessor(k));
+            let methods = quote! {
+                #full_doc
+                #[inline]
+                pub fn full(&self) -> #rt::Projected<#full> {
+                    #rt::Projected::new(&self.factory)
+                }
+                #compact_doc
+                #[inline]
+                pub fn compact(&self) -> #rt::Projected<#compact> {
+                    #rt::Projected::new(&self.factory)
+                }
+            };
+            (compact, Some(full), methods)
         }
-    });
+        Some(compact) => {
+            let doc = docs::compact_accessor(k);
+            let methods = quote! {
+                #doc
+                #cfg
+                #[inline]
+                pub fn compact(&self) -> #rt::Projected<#compact> {
+                    #rt::Projected::new(&self.factory)
+                }
+            };
+            (full, None, methods)
+        }
+        None => (full, None, TokenStream::new()),
+    };
     informer_handles::handles(&informer_handles::Kind {
         vis: quote!(pub),
         rt: rt.clone(),
-        resource: res,
+        resource,
+        source,
         prefix: k.kind.clone(),
         namespaced: k.namespaced,
         subject: docs::kind_line(k),
         get_informer: None,
-        informer_methods: quote!(#compact),
+        informer_methods: methods,
         lister_methods: TokenStream::new(),
     })
 }

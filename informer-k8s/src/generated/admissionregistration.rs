@@ -116,12 +116,12 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1::MutatingAdmissionPolicy,
+                super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicy,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1::MutatingAdmissionPolicy,
+                    super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicy,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -139,10 +139,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full MutatingAdmissionPolicy, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1::MutatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicy, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -156,7 +162,9 @@ pub mod v1 {
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyLister {
-        inner: rt::Lister<k8s::api::admissionregistration::v1::MutatingAdmissionPolicy>,
+        inner: rt::Lister<
+            super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicy,
+        >,
     }
     #[cfg(k8s_since = "1.36")]
     impl MutatingAdmissionPolicyLister {
@@ -164,7 +172,9 @@ pub mod v1 {
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::admissionregistration::v1::MutatingAdmissionPolicy>,
+                rt::Indexer<
+                    super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicy,
+                >,
             >,
         ) -> Self {
             Self {
@@ -177,7 +187,9 @@ pub mod v1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::admissionregistration::v1::MutatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicy,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -187,7 +199,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::admissionregistration::v1::MutatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicy,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -196,7 +210,9 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::admissionregistration::v1::MutatingAdmissionPolicy> {
+        ) -> &rt::Lister<
+            super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicy,
+        > {
             &self.inner
         }
     }
@@ -221,12 +237,12 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -244,10 +260,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full MutatingAdmissionPolicyBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -262,7 +284,7 @@ pub mod v1 {
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyBindingLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
         >,
     }
     #[cfg(k8s_since = "1.36")]
@@ -272,7 +294,7 @@ pub mod v1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
                 >,
             >,
         ) -> Self {
@@ -286,7 +308,9 @@ pub mod v1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -296,7 +320,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -306,7 +332,7 @@ pub mod v1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1::MutatingAdmissionPolicyBinding,
         > {
             &self.inner
         }
@@ -330,12 +356,12 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1::MutatingWebhookConfiguration,
+                super::super::compact::api::admissionregistration::v1::MutatingWebhookConfiguration,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1::MutatingWebhookConfiguration,
+                    super::super::compact::api::admissionregistration::v1::MutatingWebhookConfiguration,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -353,10 +379,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact MutatingWebhookConfiguration: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full MutatingWebhookConfiguration, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1::MutatingWebhookConfiguration,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact MutatingWebhookConfiguration, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -370,7 +402,7 @@ pub mod v1 {
     #[derive(Clone)]
     pub struct MutatingWebhookConfigurationLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1::MutatingWebhookConfiguration,
+            super::super::compact::api::admissionregistration::v1::MutatingWebhookConfiguration,
         >,
     }
     impl MutatingWebhookConfigurationLister {
@@ -379,7 +411,7 @@ pub mod v1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1::MutatingWebhookConfiguration,
+                    super::super::compact::api::admissionregistration::v1::MutatingWebhookConfiguration,
                 >,
             >,
         ) -> Self {
@@ -393,7 +425,9 @@ pub mod v1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::admissionregistration::v1::MutatingWebhookConfiguration>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::MutatingWebhookConfiguration,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -403,7 +437,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::admissionregistration::v1::MutatingWebhookConfiguration>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::MutatingWebhookConfiguration,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -413,7 +449,7 @@ pub mod v1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1::MutatingWebhookConfiguration,
+            super::super::compact::api::admissionregistration::v1::MutatingWebhookConfiguration,
         > {
             &self.inner
         }
@@ -437,12 +473,12 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+                super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicy,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+                    super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicy,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -460,10 +496,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ValidatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ValidatingAdmissionPolicy, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ValidatingAdmissionPolicy, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -477,7 +519,7 @@ pub mod v1 {
     #[derive(Clone)]
     pub struct ValidatingAdmissionPolicyLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+            super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicy,
         >,
     }
     impl ValidatingAdmissionPolicyLister {
@@ -486,7 +528,7 @@ pub mod v1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+                    super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicy,
                 >,
             >,
         ) -> Self {
@@ -500,7 +542,9 @@ pub mod v1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -510,7 +554,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -520,7 +566,7 @@ pub mod v1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy,
+            super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicy,
         > {
             &self.inner
         }
@@ -544,12 +590,12 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -567,10 +613,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ValidatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ValidatingAdmissionPolicyBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ValidatingAdmissionPolicyBinding, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -584,7 +636,7 @@ pub mod v1 {
     #[derive(Clone)]
     pub struct ValidatingAdmissionPolicyBindingLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
         >,
     }
     impl ValidatingAdmissionPolicyBindingLister {
@@ -593,7 +645,7 @@ pub mod v1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
                 >,
             >,
         ) -> Self {
@@ -608,7 +660,7 @@ pub mod v1 {
             selector: &rt::Selector,
         ) -> rt::Vec<
             rt::Arc<
-                k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
             >,
         > {
             self.inner.list(selector)
@@ -620,7 +672,7 @@ pub mod v1 {
             name: &str,
         ) -> rt::Result<
             rt::Arc<
-                k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
             >,
             rt::ListerError,
         > {
@@ -631,7 +683,7 @@ pub mod v1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
         > {
             &self.inner
         }
@@ -655,12 +707,12 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+                super::super::compact::api::admissionregistration::v1::ValidatingWebhookConfiguration,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+                    super::super::compact::api::admissionregistration::v1::ValidatingWebhookConfiguration,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -678,10 +730,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ValidatingWebhookConfiguration: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ValidatingWebhookConfiguration, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ValidatingWebhookConfiguration, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -695,7 +753,7 @@ pub mod v1 {
     #[derive(Clone)]
     pub struct ValidatingWebhookConfigurationLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+            super::super::compact::api::admissionregistration::v1::ValidatingWebhookConfiguration,
         >,
     }
     impl ValidatingWebhookConfigurationLister {
@@ -704,7 +762,7 @@ pub mod v1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+                    super::super::compact::api::admissionregistration::v1::ValidatingWebhookConfiguration,
                 >,
             >,
         ) -> Self {
@@ -718,7 +776,9 @@ pub mod v1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -728,7 +788,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -738,7 +800,7 @@ pub mod v1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+            super::super::compact::api::admissionregistration::v1::ValidatingWebhookConfiguration,
         > {
             &self.inner
         }
@@ -798,12 +860,12 @@ pub mod v1alpha1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+                    super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -821,10 +883,16 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full MutatingAdmissionPolicy, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicy, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -838,7 +906,7 @@ pub mod v1alpha1 {
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
         >,
     }
     impl MutatingAdmissionPolicyLister {
@@ -847,7 +915,7 @@ pub mod v1alpha1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+                    super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
                 >,
             >,
         ) -> Self {
@@ -861,7 +929,9 @@ pub mod v1alpha1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -871,7 +941,9 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -881,7 +953,7 @@ pub mod v1alpha1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
         > {
             &self.inner
         }
@@ -905,12 +977,12 @@ pub mod v1alpha1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -928,10 +1000,16 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full MutatingAdmissionPolicyBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -945,7 +1023,7 @@ pub mod v1alpha1 {
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyBindingLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
         >,
     }
     impl MutatingAdmissionPolicyBindingLister {
@@ -954,7 +1032,7 @@ pub mod v1alpha1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
                 >,
             >,
         ) -> Self {
@@ -969,7 +1047,7 @@ pub mod v1alpha1 {
             selector: &rt::Selector,
         ) -> rt::Vec<
             rt::Arc<
-                k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
             >,
         > {
             self.inner.list(selector)
@@ -981,7 +1059,7 @@ pub mod v1alpha1 {
             name: &str,
         ) -> rt::Result<
             rt::Arc<
-                k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
             >,
             rt::ListerError,
         > {
@@ -992,7 +1070,7 @@ pub mod v1alpha1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
         > {
             &self.inner
         }
@@ -1074,12 +1152,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+                    super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1097,10 +1175,16 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full MutatingAdmissionPolicy, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicy, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1115,7 +1199,7 @@ pub mod v1beta1 {
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
         >,
     }
     #[cfg(k8s_since = "1.34")]
@@ -1125,7 +1209,7 @@ pub mod v1beta1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+                    super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
                 >,
             >,
         ) -> Self {
@@ -1139,7 +1223,9 @@ pub mod v1beta1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -1149,7 +1235,9 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1159,7 +1247,7 @@ pub mod v1beta1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
         > {
             &self.inner
         }
@@ -1185,12 +1273,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1208,10 +1296,16 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full MutatingAdmissionPolicyBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1226,7 +1320,7 @@ pub mod v1beta1 {
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyBindingLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
         >,
     }
     #[cfg(k8s_since = "1.34")]
@@ -1236,7 +1330,7 @@ pub mod v1beta1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
                 >,
             >,
         ) -> Self {
@@ -1251,7 +1345,7 @@ pub mod v1beta1 {
             selector: &rt::Selector,
         ) -> rt::Vec<
             rt::Arc<
-                k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
             >,
         > {
             self.inner.list(selector)
@@ -1263,7 +1357,7 @@ pub mod v1beta1 {
             name: &str,
         ) -> rt::Result<
             rt::Arc<
-                k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
             >,
             rt::ListerError,
         > {
@@ -1274,7 +1368,7 @@ pub mod v1beta1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
         > {
             &self.inner
         }
@@ -1300,12 +1394,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                    super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1323,10 +1417,16 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ValidatingAdmissionPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ValidatingAdmissionPolicy, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ValidatingAdmissionPolicy, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1341,7 +1441,7 @@ pub mod v1beta1 {
     #[derive(Clone)]
     pub struct ValidatingAdmissionPolicyLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
         >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
@@ -1351,7 +1451,7 @@ pub mod v1beta1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                    super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
                 >,
             >,
         ) -> Self {
@@ -1365,7 +1465,9 @@ pub mod v1beta1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -1375,7 +1477,9 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy>,
+            rt::Arc<
+                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1385,7 +1489,7 @@ pub mod v1beta1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
         > {
             &self.inner
         }
@@ -1411,12 +1515,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1434,10 +1538,16 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ValidatingAdmissionPolicyBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ValidatingAdmissionPolicyBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ValidatingAdmissionPolicyBinding, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1452,7 +1562,7 @@ pub mod v1beta1 {
     #[derive(Clone)]
     pub struct ValidatingAdmissionPolicyBindingLister {
         inner: rt::Lister<
-            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
         >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
@@ -1462,7 +1572,7 @@ pub mod v1beta1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                    super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
                 >,
             >,
         ) -> Self {
@@ -1477,7 +1587,7 @@ pub mod v1beta1 {
             selector: &rt::Selector,
         ) -> rt::Vec<
             rt::Arc<
-                k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
             >,
         > {
             self.inner.list(selector)
@@ -1489,7 +1599,7 @@ pub mod v1beta1 {
             name: &str,
         ) -> rt::Result<
             rt::Arc<
-                k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
             >,
             rt::ListerError,
         > {
@@ -1500,7 +1610,7 @@ pub mod v1beta1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
         > {
             &self.inner
         }

@@ -64,12 +64,12 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+                super::super::compact::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+                    super::super::compact::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -87,10 +87,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact CustomResourceDefinition: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full CustomResourceDefinition, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CustomResourceDefinition, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -104,7 +110,7 @@ pub mod v1 {
     #[derive(Clone)]
     pub struct CustomResourceDefinitionLister {
         inner: rt::Lister<
-            k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+            super::super::compact::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         >,
     }
     impl CustomResourceDefinitionLister {
@@ -113,7 +119,7 @@ pub mod v1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+                    super::super::compact::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
                 >,
             >,
         ) -> Self {
@@ -128,7 +134,7 @@ pub mod v1 {
             selector: &rt::Selector,
         ) -> rt::Vec<
             rt::Arc<
-                k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+                super::super::compact::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
             >,
         > {
             self.inner.list(selector)
@@ -140,7 +146,7 @@ pub mod v1 {
             name: &str,
         ) -> rt::Result<
             rt::Arc<
-                k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+                super::super::compact::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
             >,
             rt::ListerError,
         > {
@@ -151,7 +157,7 @@ pub mod v1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+            super::super::compact::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         > {
             &self.inner
         }

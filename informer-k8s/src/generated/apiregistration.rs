@@ -62,12 +62,12 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+                super::super::compact::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+                    super::super::compact::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -85,10 +85,16 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact APIService: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full APIService, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact APIService, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -102,7 +108,7 @@ pub mod v1 {
     #[derive(Clone)]
     pub struct APIServiceLister {
         inner: rt::Lister<
-            k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+            super::super::compact::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
         >,
     }
     impl APIServiceLister {
@@ -111,7 +117,7 @@ pub mod v1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+                    super::super::compact::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
                 >,
             >,
         ) -> Self {
@@ -125,7 +131,9 @@ pub mod v1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
+            rt::Arc<
+                super::super::compact::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -135,7 +143,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIService>,
+            rt::Arc<
+                super::super::compact::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -145,7 +155,7 @@ pub mod v1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            k8s::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+            super::super::compact::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
         > {
             &self.inner
         }

@@ -84,8 +84,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::apps::v1::ControllerRevision>> {
-            self.factory.informer_for::<k8s::api::apps::v1::ControllerRevision>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::apps::v1::ControllerRevision,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::apps::v1::ControllerRevision,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -100,10 +107,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ControllerRevision: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ControllerRevision, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::apps::v1::ControllerRevision> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ControllerRevision, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -114,13 +123,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `apps/v1` kind `ControllerRevision` (resource `controllerrevisions`, namespaced).
     #[derive(Clone)]
     pub struct ControllerRevisionLister {
-        inner: rt::Lister<k8s::api::apps::v1::ControllerRevision>,
+        inner: rt::Lister<super::super::compact::api::apps::v1::ControllerRevision>,
     }
     impl ControllerRevisionLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::apps::v1::ControllerRevision>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::apps::v1::ControllerRevision>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -131,7 +142,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::ControllerRevision>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::ControllerRevision>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -143,14 +154,18 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::apps::v1::ControllerRevision> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::apps::v1::ControllerRevision> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `apps/v1` kind `ControllerRevision` (resource `controllerrevisions`, namespaced).
     #[derive(Clone)]
     pub struct ControllerRevisionNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::apps::v1::ControllerRevision>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::apps::v1::ControllerRevision,
+        >,
     }
     impl ControllerRevisionNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -159,7 +174,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::apps::v1::ControllerRevision>,
+            rt::Arc<super::super::compact::api::apps::v1::ControllerRevision>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -169,7 +184,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::ControllerRevision>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::ControllerRevision>> {
             self.inner.list(selector)
         }
     }
@@ -190,8 +205,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::apps::v1::DaemonSet>> {
-            self.factory.informer_for::<k8s::api::apps::v1::DaemonSet>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::apps::v1::DaemonSet>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::apps::v1::DaemonSet>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -206,10 +224,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact DaemonSet: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full DaemonSet, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::apps::v1::DaemonSet> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact DaemonSet, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -220,13 +240,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `apps/v1` kind `DaemonSet` (resource `daemonsets`, namespaced).
     #[derive(Clone)]
     pub struct DaemonSetLister {
-        inner: rt::Lister<k8s::api::apps::v1::DaemonSet>,
+        inner: rt::Lister<super::super::compact::api::apps::v1::DaemonSet>,
     }
     impl DaemonSetLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::apps::v1::DaemonSet>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::apps::v1::DaemonSet>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -237,7 +259,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::DaemonSet>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::DaemonSet>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -249,14 +271,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::apps::v1::DaemonSet> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::apps::v1::DaemonSet> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `apps/v1` kind `DaemonSet` (resource `daemonsets`, namespaced).
     #[derive(Clone)]
     pub struct DaemonSetNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::apps::v1::DaemonSet>,
+        inner: rt::NamespacedLister<super::super::compact::api::apps::v1::DaemonSet>,
     }
     impl DaemonSetNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -264,7 +288,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::apps::v1::DaemonSet>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::apps::v1::DaemonSet>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -272,7 +299,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::DaemonSet>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::DaemonSet>> {
             self.inner.list(selector)
         }
     }
@@ -293,8 +320,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::apps::v1::Deployment>> {
-            self.factory.informer_for::<k8s::api::apps::v1::Deployment>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::apps::v1::Deployment>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::apps::v1::Deployment>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -309,10 +339,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Deployment: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Deployment, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::apps::v1::Deployment> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Deployment, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -323,13 +355,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `apps/v1` kind `Deployment` (resource `deployments`, namespaced).
     #[derive(Clone)]
     pub struct DeploymentLister {
-        inner: rt::Lister<k8s::api::apps::v1::Deployment>,
+        inner: rt::Lister<super::super::compact::api::apps::v1::Deployment>,
     }
     impl DeploymentLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::apps::v1::Deployment>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::apps::v1::Deployment>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -340,7 +374,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::Deployment>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::Deployment>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -352,14 +386,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::apps::v1::Deployment> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::apps::v1::Deployment> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `apps/v1` kind `Deployment` (resource `deployments`, namespaced).
     #[derive(Clone)]
     pub struct DeploymentNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::apps::v1::Deployment>,
+        inner: rt::NamespacedLister<super::super::compact::api::apps::v1::Deployment>,
     }
     impl DeploymentNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -367,7 +403,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::apps::v1::Deployment>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::apps::v1::Deployment>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -375,7 +414,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::Deployment>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::Deployment>> {
             self.inner.list(selector)
         }
     }
@@ -396,8 +435,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::apps::v1::ReplicaSet>> {
-            self.factory.informer_for::<k8s::api::apps::v1::ReplicaSet>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::apps::v1::ReplicaSet>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::apps::v1::ReplicaSet>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -412,10 +454,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ReplicaSet: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ReplicaSet, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::apps::v1::ReplicaSet> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ReplicaSet, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -426,13 +470,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `apps/v1` kind `ReplicaSet` (resource `replicasets`, namespaced).
     #[derive(Clone)]
     pub struct ReplicaSetLister {
-        inner: rt::Lister<k8s::api::apps::v1::ReplicaSet>,
+        inner: rt::Lister<super::super::compact::api::apps::v1::ReplicaSet>,
     }
     impl ReplicaSetLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::apps::v1::ReplicaSet>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::apps::v1::ReplicaSet>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -443,7 +489,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::ReplicaSet>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::ReplicaSet>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -455,14 +501,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::apps::v1::ReplicaSet> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::apps::v1::ReplicaSet> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `apps/v1` kind `ReplicaSet` (resource `replicasets`, namespaced).
     #[derive(Clone)]
     pub struct ReplicaSetNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::apps::v1::ReplicaSet>,
+        inner: rt::NamespacedLister<super::super::compact::api::apps::v1::ReplicaSet>,
     }
     impl ReplicaSetNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -470,7 +518,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::apps::v1::ReplicaSet>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::apps::v1::ReplicaSet>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -478,7 +529,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::ReplicaSet>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::ReplicaSet>> {
             self.inner.list(selector)
         }
     }
@@ -499,8 +550,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::apps::v1::StatefulSet>> {
-            self.factory.informer_for::<k8s::api::apps::v1::StatefulSet>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::apps::v1::StatefulSet>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::apps::v1::StatefulSet>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -515,10 +569,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact StatefulSet: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full StatefulSet, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::apps::v1::StatefulSet> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact StatefulSet, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -529,13 +585,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `apps/v1` kind `StatefulSet` (resource `statefulsets`, namespaced).
     #[derive(Clone)]
     pub struct StatefulSetLister {
-        inner: rt::Lister<k8s::api::apps::v1::StatefulSet>,
+        inner: rt::Lister<super::super::compact::api::apps::v1::StatefulSet>,
     }
     impl StatefulSetLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::apps::v1::StatefulSet>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::apps::v1::StatefulSet>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -546,7 +604,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::StatefulSet>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::StatefulSet>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -558,14 +616,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::apps::v1::StatefulSet> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::apps::v1::StatefulSet> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `apps/v1` kind `StatefulSet` (resource `statefulsets`, namespaced).
     #[derive(Clone)]
     pub struct StatefulSetNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::apps::v1::StatefulSet>,
+        inner: rt::NamespacedLister<super::super::compact::api::apps::v1::StatefulSet>,
     }
     impl StatefulSetNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -573,7 +633,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::apps::v1::StatefulSet>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::apps::v1::StatefulSet>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -581,7 +644,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apps::v1::StatefulSet>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::apps::v1::StatefulSet>> {
             self.inner.list(selector)
         }
     }

@@ -67,10 +67,14 @@ pub mod v1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>()
+                .informer_for::<
+                    super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -85,10 +89,14 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact HorizontalPodAutoscaler: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full HorizontalPodAutoscaler, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::autoscaling::v1::HorizontalPodAutoscaler> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact HorizontalPodAutoscaler, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -101,14 +109,18 @@ pub mod v1 {
     /// Typed lister over the informer cache of `autoscaling/v1` kind `HorizontalPodAutoscaler` (resource `horizontalpodautoscalers`, namespaced).
     #[derive(Clone)]
     pub struct HorizontalPodAutoscalerLister {
-        inner: rt::Lister<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>,
+        inner: rt::Lister<
+            super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler,
+        >,
     }
     impl HorizontalPodAutoscalerLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>,
+                rt::Indexer<
+                    super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler,
+                >,
             >,
         ) -> Self {
             Self {
@@ -120,7 +132,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -137,14 +151,18 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::autoscaling::v1::HorizontalPodAutoscaler> {
+        ) -> &rt::Lister<
+            super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler,
+        > {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `autoscaling/v1` kind `HorizontalPodAutoscaler` (resource `horizontalpodautoscalers`, namespaced).
     #[derive(Clone)]
     pub struct HorizontalPodAutoscalerNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler,
+        >,
     }
     impl HorizontalPodAutoscalerNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -153,7 +171,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>,
+            rt::Arc<
+                super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -163,7 +183,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::autoscaling::v1::HorizontalPodAutoscaler>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::autoscaling::v1::HorizontalPodAutoscaler>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -213,10 +235,14 @@ pub mod v2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>()
+                .informer_for::<
+                    super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -231,10 +257,14 @@ pub mod v2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact HorizontalPodAutoscaler: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full HorizontalPodAutoscaler, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::autoscaling::v2::HorizontalPodAutoscaler> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact HorizontalPodAutoscaler, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -247,14 +277,18 @@ pub mod v2 {
     /// Typed lister over the informer cache of `autoscaling/v2` kind `HorizontalPodAutoscaler` (resource `horizontalpodautoscalers`, namespaced).
     #[derive(Clone)]
     pub struct HorizontalPodAutoscalerLister {
-        inner: rt::Lister<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
+        inner: rt::Lister<
+            super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler,
+        >,
     }
     impl HorizontalPodAutoscalerLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
+                rt::Indexer<
+                    super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler,
+                >,
             >,
         ) -> Self {
             Self {
@@ -266,7 +300,9 @@ pub mod v2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -283,14 +319,18 @@ pub mod v2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::autoscaling::v2::HorizontalPodAutoscaler> {
+        ) -> &rt::Lister<
+            super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler,
+        > {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `autoscaling/v2` kind `HorizontalPodAutoscaler` (resource `horizontalpodautoscalers`, namespaced).
     #[derive(Clone)]
     pub struct HorizontalPodAutoscalerNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler,
+        >,
     }
     impl HorizontalPodAutoscalerNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -299,7 +339,9 @@ pub mod v2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>,
+            rt::Arc<
+                super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -309,7 +351,9 @@ pub mod v2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::autoscaling::v2::HorizontalPodAutoscaler>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::autoscaling::v2::HorizontalPodAutoscaler>,
+        > {
             self.inner.list(selector)
         }
     }

@@ -66,8 +66,10 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::batch::v1::CronJob>> {
-            self.factory.informer_for::<k8s::api::batch::v1::CronJob>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::batch::v1::CronJob>,
+        > {
+            self.factory.informer_for::<super::super::compact::api::batch::v1::CronJob>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -82,10 +84,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact CronJob: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full CronJob, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::batch::v1::CronJob> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CronJob, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -96,12 +100,14 @@ pub mod v1 {
     /// Typed lister over the informer cache of `batch/v1` kind `CronJob` (resource `cronjobs`, namespaced).
     #[derive(Clone)]
     pub struct CronJobLister {
-        inner: rt::Lister<k8s::api::batch::v1::CronJob>,
+        inner: rt::Lister<super::super::compact::api::batch::v1::CronJob>,
     }
     impl CronJobLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
-        pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::batch::v1::CronJob>>) -> Self {
+        pub fn new(
+            indexer: rt::Arc<rt::Indexer<super::super::compact::api::batch::v1::CronJob>>,
+        ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
@@ -111,7 +117,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::batch::v1::CronJob>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::batch::v1::CronJob>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -123,14 +129,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::batch::v1::CronJob> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::batch::v1::CronJob> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `batch/v1` kind `CronJob` (resource `cronjobs`, namespaced).
     #[derive(Clone)]
     pub struct CronJobNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::batch::v1::CronJob>,
+        inner: rt::NamespacedLister<super::super::compact::api::batch::v1::CronJob>,
     }
     impl CronJobNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -138,7 +146,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::batch::v1::CronJob>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::batch::v1::CronJob>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -146,7 +157,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::batch::v1::CronJob>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::batch::v1::CronJob>> {
             self.inner.list(selector)
         }
     }
@@ -167,8 +178,10 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::batch::v1::Job>> {
-            self.factory.informer_for::<k8s::api::batch::v1::Job>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::batch::v1::Job>,
+        > {
+            self.factory.informer_for::<super::super::compact::api::batch::v1::Job>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -183,10 +196,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Job: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Job, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::batch::v1::Job> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Job, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -197,12 +212,14 @@ pub mod v1 {
     /// Typed lister over the informer cache of `batch/v1` kind `Job` (resource `jobs`, namespaced).
     #[derive(Clone)]
     pub struct JobLister {
-        inner: rt::Lister<k8s::api::batch::v1::Job>,
+        inner: rt::Lister<super::super::compact::api::batch::v1::Job>,
     }
     impl JobLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
-        pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::batch::v1::Job>>) -> Self {
+        pub fn new(
+            indexer: rt::Arc<rt::Indexer<super::super::compact::api::batch::v1::Job>>,
+        ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
@@ -212,7 +229,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::batch::v1::Job>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::batch::v1::Job>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -224,14 +241,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::batch::v1::Job> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::batch::v1::Job> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `batch/v1` kind `Job` (resource `jobs`, namespaced).
     #[derive(Clone)]
     pub struct JobNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::batch::v1::Job>,
+        inner: rt::NamespacedLister<super::super::compact::api::batch::v1::Job>,
     }
     impl JobNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -239,7 +258,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::batch::v1::Job>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::batch::v1::Job>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -247,7 +269,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::batch::v1::Job>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::batch::v1::Job>> {
             self.inner.list(selector)
         }
     }

@@ -87,11 +87,13 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::certificates::v1::CertificateSigningRequest,
+                super::super::compact::api::certificates::v1::CertificateSigningRequest,
             >,
         > {
             self.factory
-                .informer_for::<k8s::api::certificates::v1::CertificateSigningRequest>()
+                .informer_for::<
+                    super::super::compact::api::certificates::v1::CertificateSigningRequest,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -108,10 +110,14 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact CertificateSigningRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full CertificateSigningRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::certificates::v1::CertificateSigningRequest> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CertificateSigningRequest, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -124,14 +130,18 @@ pub mod v1 {
     /// Typed lister over the informer cache of `certificates.k8s.io/v1` kind `CertificateSigningRequest` (resource `certificatesigningrequests`, cluster-scoped).
     #[derive(Clone)]
     pub struct CertificateSigningRequestLister {
-        inner: rt::Lister<k8s::api::certificates::v1::CertificateSigningRequest>,
+        inner: rt::Lister<
+            super::super::compact::api::certificates::v1::CertificateSigningRequest,
+        >,
     }
     impl CertificateSigningRequestLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::certificates::v1::CertificateSigningRequest>,
+                rt::Indexer<
+                    super::super::compact::api::certificates::v1::CertificateSigningRequest,
+                >,
             >,
         ) -> Self {
             Self {
@@ -143,7 +153,11 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::CertificateSigningRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::certificates::v1::CertificateSigningRequest,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -152,7 +166,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::certificates::v1::CertificateSigningRequest>,
+            rt::Arc<
+                super::super::compact::api::certificates::v1::CertificateSigningRequest,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -161,7 +177,9 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::certificates::v1::CertificateSigningRequest> {
+        ) -> &rt::Lister<
+            super::super::compact::api::certificates::v1::CertificateSigningRequest,
+        > {
             &self.inner
         }
     }
@@ -185,9 +203,14 @@ pub mod v1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::certificates::v1::ClusterTrustBundle>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::certificates::v1::ClusterTrustBundle,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::certificates::v1::ClusterTrustBundle>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::certificates::v1::ClusterTrustBundle,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -202,10 +225,14 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ClusterTrustBundle: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::certificates::v1::ClusterTrustBundle> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ClusterTrustBundle, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -219,14 +246,20 @@ pub mod v1 {
     /// Typed lister over the informer cache of `certificates.k8s.io/v1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped).
     #[derive(Clone)]
     pub struct ClusterTrustBundleLister {
-        inner: rt::Lister<k8s::api::certificates::v1::ClusterTrustBundle>,
+        inner: rt::Lister<
+            super::super::compact::api::certificates::v1::ClusterTrustBundle,
+        >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl ClusterTrustBundleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::certificates::v1::ClusterTrustBundle>>,
+            indexer: rt::Arc<
+                rt::Indexer<
+                    super::super::compact::api::certificates::v1::ClusterTrustBundle,
+                >,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -237,7 +270,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::ClusterTrustBundle>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::certificates::v1::ClusterTrustBundle>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -246,7 +281,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::certificates::v1::ClusterTrustBundle>,
+            rt::Arc<super::super::compact::api::certificates::v1::ClusterTrustBundle>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -255,7 +290,9 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::certificates::v1::ClusterTrustBundle> {
+        ) -> &rt::Lister<
+            super::super::compact::api::certificates::v1::ClusterTrustBundle,
+        > {
             &self.inner
         }
     }
@@ -279,10 +316,14 @@ pub mod v1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::certificates::v1::PodCertificateRequest>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::certificates::v1::PodCertificateRequest,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::certificates::v1::PodCertificateRequest>()
+                .informer_for::<
+                    super::super::compact::api::certificates::v1::PodCertificateRequest,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -297,10 +338,14 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PodCertificateRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::certificates::v1::PodCertificateRequest> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodCertificateRequest, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -314,7 +359,9 @@ pub mod v1 {
     /// Typed lister over the informer cache of `certificates.k8s.io/v1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced).
     #[derive(Clone)]
     pub struct PodCertificateRequestLister {
-        inner: rt::Lister<k8s::api::certificates::v1::PodCertificateRequest>,
+        inner: rt::Lister<
+            super::super::compact::api::certificates::v1::PodCertificateRequest,
+        >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl PodCertificateRequestLister {
@@ -322,7 +369,9 @@ pub mod v1 {
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::certificates::v1::PodCertificateRequest>,
+                rt::Indexer<
+                    super::super::compact::api::certificates::v1::PodCertificateRequest,
+                >,
             >,
         ) -> Self {
             Self {
@@ -334,7 +383,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::PodCertificateRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::certificates::v1::PodCertificateRequest>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -351,7 +402,9 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::certificates::v1::PodCertificateRequest> {
+        ) -> &rt::Lister<
+            super::super::compact::api::certificates::v1::PodCertificateRequest,
+        > {
             &self.inner
         }
     }
@@ -359,7 +412,9 @@ pub mod v1 {
     /// Typed lister for one namespace of `certificates.k8s.io/v1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced).
     #[derive(Clone)]
     pub struct PodCertificateRequestNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::certificates::v1::PodCertificateRequest>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::certificates::v1::PodCertificateRequest,
+        >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl PodCertificateRequestNamespaceLister {
@@ -369,7 +424,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::certificates::v1::PodCertificateRequest>,
+            rt::Arc<super::super::compact::api::certificates::v1::PodCertificateRequest>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -379,7 +434,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1::PodCertificateRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::certificates::v1::PodCertificateRequest>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -435,10 +492,14 @@ pub mod v1alpha1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::certificates::v1alpha1::ClusterTrustBundle>()
+                .informer_for::<
+                    super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -453,10 +514,14 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ClusterTrustBundle: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::certificates::v1alpha1::ClusterTrustBundle> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ClusterTrustBundle, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -469,14 +534,18 @@ pub mod v1alpha1 {
     /// Typed lister over the informer cache of `certificates.k8s.io/v1alpha1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped).
     #[derive(Clone)]
     pub struct ClusterTrustBundleLister {
-        inner: rt::Lister<k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
+        inner: rt::Lister<
+            super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
+        >,
     }
     impl ClusterTrustBundleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
+                rt::Indexer<
+                    super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
+                >,
             >,
         ) -> Self {
             Self {
@@ -488,7 +557,11 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::ClusterTrustBundle>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -497,7 +570,9 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
+            rt::Arc<
+                super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -506,7 +581,9 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::certificates::v1alpha1::ClusterTrustBundle> {
+        ) -> &rt::Lister<
+            super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
+        > {
             &self.inner
         }
     }
@@ -531,12 +608,12 @@ pub mod v1alpha1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::certificates::v1alpha1::PodCertificateRequest,
+                super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::certificates::v1alpha1::PodCertificateRequest,
+                    super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -554,10 +631,14 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PodCertificateRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::certificates::v1alpha1::PodCertificateRequest> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodCertificateRequest, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -571,7 +652,9 @@ pub mod v1alpha1 {
     /// Typed lister over the informer cache of `certificates.k8s.io/v1alpha1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced).
     #[derive(Clone)]
     pub struct PodCertificateRequestLister {
-        inner: rt::Lister<k8s::api::certificates::v1alpha1::PodCertificateRequest>,
+        inner: rt::Lister<
+            super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+        >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.34")]
     impl PodCertificateRequestLister {
@@ -579,7 +662,9 @@ pub mod v1alpha1 {
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::certificates::v1alpha1::PodCertificateRequest>,
+                rt::Indexer<
+                    super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+                >,
             >,
         ) -> Self {
             Self {
@@ -591,7 +676,11 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::PodCertificateRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -608,7 +697,9 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::certificates::v1alpha1::PodCertificateRequest> {
+        ) -> &rt::Lister<
+            super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+        > {
             &self.inner
         }
     }
@@ -617,7 +708,7 @@ pub mod v1alpha1 {
     #[derive(Clone)]
     pub struct PodCertificateRequestNamespaceLister {
         inner: rt::NamespacedLister<
-            k8s::api::certificates::v1alpha1::PodCertificateRequest,
+            super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
         >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.34")]
@@ -628,7 +719,9 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::certificates::v1alpha1::PodCertificateRequest>,
+            rt::Arc<
+                super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -638,7 +731,11 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::PodCertificateRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+            >,
+        > {
             self.inner.list(selector)
         }
     }
@@ -693,10 +790,14 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::certificates::v1beta1::ClusterTrustBundle>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::certificates::v1beta1::ClusterTrustBundle>()
+                .informer_for::<
+                    super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -711,10 +812,14 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ClusterTrustBundle: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::certificates::v1beta1::ClusterTrustBundle> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ClusterTrustBundle, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -727,14 +832,18 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `certificates.k8s.io/v1beta1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped).
     #[derive(Clone)]
     pub struct ClusterTrustBundleLister {
-        inner: rt::Lister<k8s::api::certificates::v1beta1::ClusterTrustBundle>,
+        inner: rt::Lister<
+            super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
+        >,
     }
     impl ClusterTrustBundleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::certificates::v1beta1::ClusterTrustBundle>,
+                rt::Indexer<
+                    super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
+                >,
             >,
         ) -> Self {
             Self {
@@ -746,7 +855,11 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::ClusterTrustBundle>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -755,7 +868,9 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::certificates::v1beta1::ClusterTrustBundle>,
+            rt::Arc<
+                super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -764,7 +879,9 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::certificates::v1beta1::ClusterTrustBundle> {
+        ) -> &rt::Lister<
+            super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
+        > {
             &self.inner
         }
     }
@@ -789,11 +906,13 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::certificates::v1beta1::PodCertificateRequest,
+                super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
             >,
         > {
             self.factory
-                .informer_for::<k8s::api::certificates::v1beta1::PodCertificateRequest>()
+                .informer_for::<
+                    super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -810,10 +929,14 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PodCertificateRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::certificates::v1beta1::PodCertificateRequest> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodCertificateRequest, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -827,7 +950,9 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `certificates.k8s.io/v1beta1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced).
     #[derive(Clone)]
     pub struct PodCertificateRequestLister {
-        inner: rt::Lister<k8s::api::certificates::v1beta1::PodCertificateRequest>,
+        inner: rt::Lister<
+            super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+        >,
     }
     #[cfg(k8s_since = "1.35")]
     impl PodCertificateRequestLister {
@@ -835,7 +960,9 @@ pub mod v1beta1 {
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::certificates::v1beta1::PodCertificateRequest>,
+                rt::Indexer<
+                    super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+                >,
             >,
         ) -> Self {
             Self {
@@ -847,7 +974,11 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::PodCertificateRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -864,7 +995,9 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::certificates::v1beta1::PodCertificateRequest> {
+        ) -> &rt::Lister<
+            super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+        > {
             &self.inner
         }
     }
@@ -873,7 +1006,7 @@ pub mod v1beta1 {
     #[derive(Clone)]
     pub struct PodCertificateRequestNamespaceLister {
         inner: rt::NamespacedLister<
-            k8s::api::certificates::v1beta1::PodCertificateRequest,
+            super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
         >,
     }
     #[cfg(k8s_since = "1.35")]
@@ -884,7 +1017,9 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::certificates::v1beta1::PodCertificateRequest>,
+            rt::Arc<
+                super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -894,7 +1029,11 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::PodCertificateRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+            >,
+        > {
             self.inner.list(selector)
         }
     }

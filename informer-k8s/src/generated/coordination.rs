@@ -68,8 +68,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::coordination::v1::Lease>> {
-            self.factory.informer_for::<k8s::api::coordination::v1::Lease>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::coordination::v1::Lease>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::coordination::v1::Lease>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -84,10 +87,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Lease: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Lease, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::coordination::v1::Lease> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Lease, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -98,13 +103,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `coordination.k8s.io/v1` kind `Lease` (resource `leases`, namespaced).
     #[derive(Clone)]
     pub struct LeaseLister {
-        inner: rt::Lister<k8s::api::coordination::v1::Lease>,
+        inner: rt::Lister<super::super::compact::api::coordination::v1::Lease>,
     }
     impl LeaseLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::coordination::v1::Lease>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::coordination::v1::Lease>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -115,7 +122,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1::Lease>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::coordination::v1::Lease>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -127,14 +134,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::coordination::v1::Lease> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::coordination::v1::Lease> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `coordination.k8s.io/v1` kind `Lease` (resource `leases`, namespaced).
     #[derive(Clone)]
     pub struct LeaseNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::coordination::v1::Lease>,
+        inner: rt::NamespacedLister<super::super::compact::api::coordination::v1::Lease>,
     }
     impl LeaseNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -142,7 +151,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::coordination::v1::Lease>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::coordination::v1::Lease>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -150,7 +162,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1::Lease>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::coordination::v1::Lease>> {
             self.inner.list(selector)
         }
     }
@@ -198,10 +210,14 @@ pub mod v1alpha2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::coordination::v1alpha2::LeaseCandidate>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::coordination::v1alpha2::LeaseCandidate>()
+                .informer_for::<
+                    super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -216,10 +232,14 @@ pub mod v1alpha2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact LeaseCandidate: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full LeaseCandidate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::coordination::v1alpha2::LeaseCandidate> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact LeaseCandidate, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -232,14 +252,18 @@ pub mod v1alpha2 {
     /// Typed lister over the informer cache of `coordination.k8s.io/v1alpha2` kind `LeaseCandidate` (resource `leasecandidates`, namespaced).
     #[derive(Clone)]
     pub struct LeaseCandidateLister {
-        inner: rt::Lister<k8s::api::coordination::v1alpha2::LeaseCandidate>,
+        inner: rt::Lister<
+            super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
+        >,
     }
     impl LeaseCandidateLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::coordination::v1alpha2::LeaseCandidate>,
+                rt::Indexer<
+                    super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
+                >,
             >,
         ) -> Self {
             Self {
@@ -251,7 +275,9 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1alpha2::LeaseCandidate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::coordination::v1alpha2::LeaseCandidate>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -265,14 +291,18 @@ pub mod v1alpha2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::coordination::v1alpha2::LeaseCandidate> {
+        ) -> &rt::Lister<
+            super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
+        > {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `coordination.k8s.io/v1alpha2` kind `LeaseCandidate` (resource `leasecandidates`, namespaced).
     #[derive(Clone)]
     pub struct LeaseCandidateNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::coordination::v1alpha2::LeaseCandidate>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
+        >,
     }
     impl LeaseCandidateNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -281,7 +311,7 @@ pub mod v1alpha2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::coordination::v1alpha2::LeaseCandidate>,
+            rt::Arc<super::super::compact::api::coordination::v1alpha2::LeaseCandidate>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -291,7 +321,9 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1alpha2::LeaseCandidate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::coordination::v1alpha2::LeaseCandidate>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -339,10 +371,14 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::coordination::v1beta1::LeaseCandidate>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::coordination::v1beta1::LeaseCandidate,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::coordination::v1beta1::LeaseCandidate>()
+                .informer_for::<
+                    super::super::compact::api::coordination::v1beta1::LeaseCandidate,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -357,10 +393,14 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact LeaseCandidate: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full LeaseCandidate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::coordination::v1beta1::LeaseCandidate> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact LeaseCandidate, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -373,14 +413,18 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `coordination.k8s.io/v1beta1` kind `LeaseCandidate` (resource `leasecandidates`, namespaced).
     #[derive(Clone)]
     pub struct LeaseCandidateLister {
-        inner: rt::Lister<k8s::api::coordination::v1beta1::LeaseCandidate>,
+        inner: rt::Lister<
+            super::super::compact::api::coordination::v1beta1::LeaseCandidate,
+        >,
     }
     impl LeaseCandidateLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::coordination::v1beta1::LeaseCandidate>,
+                rt::Indexer<
+                    super::super::compact::api::coordination::v1beta1::LeaseCandidate,
+                >,
             >,
         ) -> Self {
             Self {
@@ -392,7 +436,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1beta1::LeaseCandidate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::coordination::v1beta1::LeaseCandidate>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -406,14 +452,18 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::coordination::v1beta1::LeaseCandidate> {
+        ) -> &rt::Lister<
+            super::super::compact::api::coordination::v1beta1::LeaseCandidate,
+        > {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `coordination.k8s.io/v1beta1` kind `LeaseCandidate` (resource `leasecandidates`, namespaced).
     #[derive(Clone)]
     pub struct LeaseCandidateNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::coordination::v1beta1::LeaseCandidate>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::coordination::v1beta1::LeaseCandidate,
+        >,
     }
     impl LeaseCandidateNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -422,7 +472,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::coordination::v1beta1::LeaseCandidate>,
+            rt::Arc<super::super::compact::api::coordination::v1beta1::LeaseCandidate>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -432,7 +482,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1beta1::LeaseCandidate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::coordination::v1beta1::LeaseCandidate>,
+        > {
             self.inner.list(selector)
         }
     }

@@ -144,8 +144,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::ConfigMap>> {
-            self.factory.informer_for::<k8s::api::core::v1::ConfigMap>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::ConfigMap>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::core::v1::ConfigMap>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -160,10 +163,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ConfigMap: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ConfigMap, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::ConfigMap> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ConfigMap, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -174,13 +179,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `ConfigMap` (resource `configmaps`, namespaced).
     #[derive(Clone)]
     pub struct ConfigMapLister {
-        inner: rt::Lister<k8s::api::core::v1::ConfigMap>,
+        inner: rt::Lister<super::super::compact::api::core::v1::ConfigMap>,
     }
     impl ConfigMapLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::ConfigMap>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::ConfigMap>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -191,7 +198,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::ConfigMap>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::ConfigMap>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -203,14 +210,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::ConfigMap> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::ConfigMap> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `ConfigMap` (resource `configmaps`, namespaced).
     #[derive(Clone)]
     pub struct ConfigMapNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::ConfigMap>,
+        inner: rt::NamespacedLister<super::super::compact::api::core::v1::ConfigMap>,
     }
     impl ConfigMapNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -218,7 +227,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::ConfigMap>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::ConfigMap>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -226,7 +238,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::ConfigMap>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::ConfigMap>> {
             self.inner.list(selector)
         }
     }
@@ -247,8 +259,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Endpoints>> {
-            self.factory.informer_for::<k8s::api::core::v1::Endpoints>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::Endpoints>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::core::v1::Endpoints>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -263,10 +278,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Endpoints: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Endpoints, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::Endpoints> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Endpoints, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -277,13 +294,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `Endpoints` (resource `endpoints`, namespaced).
     #[derive(Clone)]
     pub struct EndpointsLister {
-        inner: rt::Lister<k8s::api::core::v1::Endpoints>,
+        inner: rt::Lister<super::super::compact::api::core::v1::Endpoints>,
     }
     impl EndpointsLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Endpoints>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::Endpoints>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -294,7 +313,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Endpoints>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Endpoints>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -306,14 +325,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Endpoints> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::Endpoints> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `Endpoints` (resource `endpoints`, namespaced).
     #[derive(Clone)]
     pub struct EndpointsNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::Endpoints>,
+        inner: rt::NamespacedLister<super::super::compact::api::core::v1::Endpoints>,
     }
     impl EndpointsNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -321,7 +342,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::Endpoints>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::Endpoints>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -329,7 +353,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Endpoints>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Endpoints>> {
             self.inner.list(selector)
         }
     }
@@ -350,8 +374,10 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Event>> {
-            self.factory.informer_for::<k8s::api::core::v1::Event>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::Event>,
+        > {
+            self.factory.informer_for::<super::super::compact::api::core::v1::Event>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -366,10 +392,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Event: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Event, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::Event> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Event, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -380,12 +408,14 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `Event` (resource `events`, namespaced).
     #[derive(Clone)]
     pub struct EventLister {
-        inner: rt::Lister<k8s::api::core::v1::Event>,
+        inner: rt::Lister<super::super::compact::api::core::v1::Event>,
     }
     impl EventLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
-        pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Event>>) -> Self {
+        pub fn new(
+            indexer: rt::Arc<rt::Indexer<super::super::compact::api::core::v1::Event>>,
+        ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
@@ -395,7 +425,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Event>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Event>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -407,14 +437,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Event> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::Event> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `Event` (resource `events`, namespaced).
     #[derive(Clone)]
     pub struct EventNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::Event>,
+        inner: rt::NamespacedLister<super::super::compact::api::core::v1::Event>,
     }
     impl EventNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -422,7 +454,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::Event>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::Event>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -430,7 +465,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Event>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Event>> {
             self.inner.list(selector)
         }
     }
@@ -451,8 +486,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::LimitRange>> {
-            self.factory.informer_for::<k8s::api::core::v1::LimitRange>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::LimitRange>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::core::v1::LimitRange>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -467,10 +505,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact LimitRange: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full LimitRange, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::LimitRange> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact LimitRange, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -481,13 +521,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `LimitRange` (resource `limitranges`, namespaced).
     #[derive(Clone)]
     pub struct LimitRangeLister {
-        inner: rt::Lister<k8s::api::core::v1::LimitRange>,
+        inner: rt::Lister<super::super::compact::api::core::v1::LimitRange>,
     }
     impl LimitRangeLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::LimitRange>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::LimitRange>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -498,7 +540,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::LimitRange>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::LimitRange>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -510,14 +552,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::LimitRange> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::LimitRange> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `LimitRange` (resource `limitranges`, namespaced).
     #[derive(Clone)]
     pub struct LimitRangeNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::LimitRange>,
+        inner: rt::NamespacedLister<super::super::compact::api::core::v1::LimitRange>,
     }
     impl LimitRangeNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -525,7 +569,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::LimitRange>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::LimitRange>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -533,7 +580,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::LimitRange>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::LimitRange>> {
             self.inner.list(selector)
         }
     }
@@ -554,8 +601,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Namespace>> {
-            self.factory.informer_for::<k8s::api::core::v1::Namespace>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::Namespace>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::core::v1::Namespace>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -570,10 +620,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Namespace: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Namespace, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::Namespace> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Namespace, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -584,13 +636,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `Namespace` (resource `namespaces`, cluster-scoped).
     #[derive(Clone)]
     pub struct NamespaceLister {
-        inner: rt::Lister<k8s::api::core::v1::Namespace>,
+        inner: rt::Lister<super::super::compact::api::core::v1::Namespace>,
     }
     impl NamespaceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Namespace>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::Namespace>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -601,7 +655,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Namespace>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Namespace>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -609,12 +663,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::Namespace>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::Namespace>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Namespace> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::Namespace> {
             &self.inner
         }
     }
@@ -635,8 +694,10 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Node>> {
-            self.factory.informer_for::<k8s::api::core::v1::Node>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::Node>,
+        > {
+            self.factory.informer_for::<super::super::compact::api::core::v1::Node>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -651,10 +712,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Node: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Node, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::Node> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Node, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -665,12 +728,14 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `Node` (resource `nodes`, cluster-scoped).
     #[derive(Clone)]
     pub struct NodeLister {
-        inner: rt::Lister<k8s::api::core::v1::Node>,
+        inner: rt::Lister<super::super::compact::api::core::v1::Node>,
     }
     impl NodeLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
-        pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Node>>) -> Self {
+        pub fn new(
+            indexer: rt::Arc<rt::Indexer<super::super::compact::api::core::v1::Node>>,
+        ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
@@ -680,7 +745,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Node>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Node>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -688,12 +753,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::Node>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::Node>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Node> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::Node> {
             &self.inner
         }
     }
@@ -714,8 +784,13 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::PersistentVolume>> {
-            self.factory.informer_for::<k8s::api::core::v1::PersistentVolume>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::core::v1::PersistentVolume,
+            >,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::core::v1::PersistentVolume>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -730,10 +805,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PersistentVolume: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PersistentVolume, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::PersistentVolume> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PersistentVolume, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -744,13 +821,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `PersistentVolume` (resource `persistentvolumes`, cluster-scoped).
     #[derive(Clone)]
     pub struct PersistentVolumeLister {
-        inner: rt::Lister<k8s::api::core::v1::PersistentVolume>,
+        inner: rt::Lister<super::super::compact::api::core::v1::PersistentVolume>,
     }
     impl PersistentVolumeLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::PersistentVolume>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::PersistentVolume>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -761,7 +840,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::PersistentVolume>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::PersistentVolume>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -769,12 +848,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::PersistentVolume>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::PersistentVolume>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::PersistentVolume> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::PersistentVolume> {
             &self.inner
         }
     }
@@ -796,9 +880,14 @@ pub mod v1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::core::v1::PersistentVolumeClaim>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::core::v1::PersistentVolumeClaim,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::core::v1::PersistentVolumeClaim>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::core::v1::PersistentVolumeClaim,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -813,10 +902,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PersistentVolumeClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PersistentVolumeClaim, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::PersistentVolumeClaim> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PersistentVolumeClaim, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -827,13 +918,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `PersistentVolumeClaim` (resource `persistentvolumeclaims`, namespaced).
     #[derive(Clone)]
     pub struct PersistentVolumeClaimLister {
-        inner: rt::Lister<k8s::api::core::v1::PersistentVolumeClaim>,
+        inner: rt::Lister<super::super::compact::api::core::v1::PersistentVolumeClaim>,
     }
     impl PersistentVolumeClaimLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::PersistentVolumeClaim>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::PersistentVolumeClaim>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -844,7 +937,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::PersistentVolumeClaim>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::core::v1::PersistentVolumeClaim>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -861,14 +956,16 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::core::v1::PersistentVolumeClaim> {
+        ) -> &rt::Lister<super::super::compact::api::core::v1::PersistentVolumeClaim> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `PersistentVolumeClaim` (resource `persistentvolumeclaims`, namespaced).
     #[derive(Clone)]
     pub struct PersistentVolumeClaimNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::PersistentVolumeClaim>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::core::v1::PersistentVolumeClaim,
+        >,
     }
     impl PersistentVolumeClaimNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -877,7 +974,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::core::v1::PersistentVolumeClaim>,
+            rt::Arc<super::super::compact::api::core::v1::PersistentVolumeClaim>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -887,7 +984,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::PersistentVolumeClaim>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::core::v1::PersistentVolumeClaim>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -908,8 +1007,10 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Pod>> {
-            self.factory.informer_for::<k8s::api::core::v1::Pod>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::Pod>,
+        > {
+            self.factory.informer_for::<super::super::compact::api::core::v1::Pod>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -924,10 +1025,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Pod: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Pod, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::Pod> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Pod, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -938,12 +1041,14 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `Pod` (resource `pods`, namespaced).
     #[derive(Clone)]
     pub struct PodLister {
-        inner: rt::Lister<k8s::api::core::v1::Pod>,
+        inner: rt::Lister<super::super::compact::api::core::v1::Pod>,
     }
     impl PodLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
-        pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Pod>>) -> Self {
+        pub fn new(
+            indexer: rt::Arc<rt::Indexer<super::super::compact::api::core::v1::Pod>>,
+        ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
@@ -953,7 +1058,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Pod>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Pod>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -965,14 +1070,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Pod> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::Pod> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `Pod` (resource `pods`, namespaced).
     #[derive(Clone)]
     pub struct PodNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::Pod>,
+        inner: rt::NamespacedLister<super::super::compact::api::core::v1::Pod>,
     }
     impl PodNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -980,7 +1087,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::Pod>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::Pod>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -988,7 +1098,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Pod>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Pod>> {
             self.inner.list(selector)
         }
     }
@@ -1009,8 +1119,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::PodTemplate>> {
-            self.factory.informer_for::<k8s::api::core::v1::PodTemplate>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::PodTemplate>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::core::v1::PodTemplate>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1025,10 +1138,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PodTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PodTemplate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::PodTemplate> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodTemplate, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1039,13 +1154,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `PodTemplate` (resource `podtemplates`, namespaced).
     #[derive(Clone)]
     pub struct PodTemplateLister {
-        inner: rt::Lister<k8s::api::core::v1::PodTemplate>,
+        inner: rt::Lister<super::super::compact::api::core::v1::PodTemplate>,
     }
     impl PodTemplateLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::PodTemplate>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::PodTemplate>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1056,7 +1173,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::PodTemplate>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::PodTemplate>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1068,14 +1185,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::PodTemplate> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::PodTemplate> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `PodTemplate` (resource `podtemplates`, namespaced).
     #[derive(Clone)]
     pub struct PodTemplateNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::PodTemplate>,
+        inner: rt::NamespacedLister<super::super::compact::api::core::v1::PodTemplate>,
     }
     impl PodTemplateNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1083,7 +1202,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::PodTemplate>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::PodTemplate>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -1091,7 +1213,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::PodTemplate>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::PodTemplate>> {
             self.inner.list(selector)
         }
     }
@@ -1113,9 +1235,14 @@ pub mod v1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::core::v1::ReplicationController>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::core::v1::ReplicationController,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::core::v1::ReplicationController>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::core::v1::ReplicationController,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1130,10 +1257,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ReplicationController: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ReplicationController, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::ReplicationController> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ReplicationController, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1144,13 +1273,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `ReplicationController` (resource `replicationcontrollers`, namespaced).
     #[derive(Clone)]
     pub struct ReplicationControllerLister {
-        inner: rt::Lister<k8s::api::core::v1::ReplicationController>,
+        inner: rt::Lister<super::super::compact::api::core::v1::ReplicationController>,
     }
     impl ReplicationControllerLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::ReplicationController>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::ReplicationController>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1161,7 +1292,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::ReplicationController>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::core::v1::ReplicationController>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1178,14 +1311,16 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::core::v1::ReplicationController> {
+        ) -> &rt::Lister<super::super::compact::api::core::v1::ReplicationController> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `ReplicationController` (resource `replicationcontrollers`, namespaced).
     #[derive(Clone)]
     pub struct ReplicationControllerNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::ReplicationController>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::core::v1::ReplicationController,
+        >,
     }
     impl ReplicationControllerNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1194,7 +1329,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::core::v1::ReplicationController>,
+            rt::Arc<super::super::compact::api::core::v1::ReplicationController>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1204,7 +1339,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::ReplicationController>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::core::v1::ReplicationController>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -1225,8 +1362,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::ResourceQuota>> {
-            self.factory.informer_for::<k8s::api::core::v1::ResourceQuota>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::ResourceQuota>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::core::v1::ResourceQuota>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1241,10 +1381,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceQuota: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceQuota, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::ResourceQuota> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceQuota, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1255,13 +1397,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `ResourceQuota` (resource `resourcequotas`, namespaced).
     #[derive(Clone)]
     pub struct ResourceQuotaLister {
-        inner: rt::Lister<k8s::api::core::v1::ResourceQuota>,
+        inner: rt::Lister<super::super::compact::api::core::v1::ResourceQuota>,
     }
     impl ResourceQuotaLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::ResourceQuota>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::ResourceQuota>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1272,7 +1416,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::ResourceQuota>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::ResourceQuota>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1284,14 +1428,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::ResourceQuota> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::ResourceQuota> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `ResourceQuota` (resource `resourcequotas`, namespaced).
     #[derive(Clone)]
     pub struct ResourceQuotaNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::ResourceQuota>,
+        inner: rt::NamespacedLister<super::super::compact::api::core::v1::ResourceQuota>,
     }
     impl ResourceQuotaNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1299,7 +1445,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::ResourceQuota>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::ResourceQuota>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -1307,7 +1456,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::ResourceQuota>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::ResourceQuota>> {
             self.inner.list(selector)
         }
     }
@@ -1328,8 +1477,10 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Secret>> {
-            self.factory.informer_for::<k8s::api::core::v1::Secret>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::Secret>,
+        > {
+            self.factory.informer_for::<super::super::compact::api::core::v1::Secret>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1344,10 +1495,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Secret: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Secret, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::Secret> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Secret, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1358,12 +1511,14 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `Secret` (resource `secrets`, namespaced).
     #[derive(Clone)]
     pub struct SecretLister {
-        inner: rt::Lister<k8s::api::core::v1::Secret>,
+        inner: rt::Lister<super::super::compact::api::core::v1::Secret>,
     }
     impl SecretLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
-        pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Secret>>) -> Self {
+        pub fn new(
+            indexer: rt::Arc<rt::Indexer<super::super::compact::api::core::v1::Secret>>,
+        ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
@@ -1373,7 +1528,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Secret>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Secret>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1385,14 +1540,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Secret> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::Secret> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `Secret` (resource `secrets`, namespaced).
     #[derive(Clone)]
     pub struct SecretNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::Secret>,
+        inner: rt::NamespacedLister<super::super::compact::api::core::v1::Secret>,
     }
     impl SecretNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1400,7 +1557,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::Secret>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::Secret>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -1408,7 +1568,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Secret>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Secret>> {
             self.inner.list(selector)
         }
     }
@@ -1429,8 +1589,10 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::Service>> {
-            self.factory.informer_for::<k8s::api::core::v1::Service>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::Service>,
+        > {
+            self.factory.informer_for::<super::super::compact::api::core::v1::Service>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1445,10 +1607,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Service: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Service, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::Service> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Service, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1459,12 +1623,14 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `Service` (resource `services`, namespaced).
     #[derive(Clone)]
     pub struct ServiceLister {
-        inner: rt::Lister<k8s::api::core::v1::Service>,
+        inner: rt::Lister<super::super::compact::api::core::v1::Service>,
     }
     impl ServiceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
-        pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::Service>>) -> Self {
+        pub fn new(
+            indexer: rt::Arc<rt::Indexer<super::super::compact::api::core::v1::Service>>,
+        ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
@@ -1474,7 +1640,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Service>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Service>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1486,14 +1652,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::Service> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::Service> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `Service` (resource `services`, namespaced).
     #[derive(Clone)]
     pub struct ServiceNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::Service>,
+        inner: rt::NamespacedLister<super::super::compact::api::core::v1::Service>,
     }
     impl ServiceNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1501,7 +1669,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::Service>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::Service>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -1509,7 +1680,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::Service>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::Service>> {
             self.inner.list(selector)
         }
     }
@@ -1530,8 +1701,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::core::v1::ServiceAccount>> {
-            self.factory.informer_for::<k8s::api::core::v1::ServiceAccount>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::core::v1::ServiceAccount>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::core::v1::ServiceAccount>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1546,10 +1720,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ServiceAccount: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ServiceAccount, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::core::v1::ServiceAccount> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ServiceAccount, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1560,13 +1736,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `v1` kind `ServiceAccount` (resource `serviceaccounts`, namespaced).
     #[derive(Clone)]
     pub struct ServiceAccountLister {
-        inner: rt::Lister<k8s::api::core::v1::ServiceAccount>,
+        inner: rt::Lister<super::super::compact::api::core::v1::ServiceAccount>,
     }
     impl ServiceAccountLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::core::v1::ServiceAccount>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::core::v1::ServiceAccount>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1577,7 +1755,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::ServiceAccount>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::ServiceAccount>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1589,14 +1767,18 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::core::v1::ServiceAccount> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::core::v1::ServiceAccount> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `v1` kind `ServiceAccount` (resource `serviceaccounts`, namespaced).
     #[derive(Clone)]
     pub struct ServiceAccountNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::core::v1::ServiceAccount>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::core::v1::ServiceAccount,
+        >,
     }
     impl ServiceAccountNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1604,7 +1786,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::core::v1::ServiceAccount>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::core::v1::ServiceAccount>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -1612,7 +1797,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::core::v1::ServiceAccount>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::core::v1::ServiceAccount>> {
             self.inner.list(selector)
         }
     }

@@ -60,8 +60,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::discovery::v1::EndpointSlice>> {
-            self.factory.informer_for::<k8s::api::discovery::v1::EndpointSlice>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::discovery::v1::EndpointSlice,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::discovery::v1::EndpointSlice,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -76,10 +83,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact EndpointSlice: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full EndpointSlice, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::discovery::v1::EndpointSlice> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact EndpointSlice, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -90,13 +99,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `discovery.k8s.io/v1` kind `EndpointSlice` (resource `endpointslices`, namespaced).
     #[derive(Clone)]
     pub struct EndpointSliceLister {
-        inner: rt::Lister<k8s::api::discovery::v1::EndpointSlice>,
+        inner: rt::Lister<super::super::compact::api::discovery::v1::EndpointSlice>,
     }
     impl EndpointSliceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::discovery::v1::EndpointSlice>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::discovery::v1::EndpointSlice>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -107,7 +118,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::discovery::v1::EndpointSlice>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::discovery::v1::EndpointSlice>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -119,14 +130,18 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::discovery::v1::EndpointSlice> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::discovery::v1::EndpointSlice> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `discovery.k8s.io/v1` kind `EndpointSlice` (resource `endpointslices`, namespaced).
     #[derive(Clone)]
     pub struct EndpointSliceNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::discovery::v1::EndpointSlice>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::discovery::v1::EndpointSlice,
+        >,
     }
     impl EndpointSliceNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -135,7 +150,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::discovery::v1::EndpointSlice>,
+            rt::Arc<super::super::compact::api::discovery::v1::EndpointSlice>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -145,7 +160,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::discovery::v1::EndpointSlice>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::discovery::v1::EndpointSlice>> {
             self.inner.list(selector)
         }
     }

@@ -60,8 +60,10 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::events::v1::Event>> {
-            self.factory.informer_for::<k8s::api::events::v1::Event>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::events::v1::Event>,
+        > {
+            self.factory.informer_for::<super::super::compact::api::events::v1::Event>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -76,10 +78,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Event: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Event, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::events::v1::Event> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Event, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -90,12 +94,14 @@ pub mod v1 {
     /// Typed lister over the informer cache of `events.k8s.io/v1` kind `Event` (resource `events`, namespaced).
     #[derive(Clone)]
     pub struct EventLister {
-        inner: rt::Lister<k8s::api::events::v1::Event>,
+        inner: rt::Lister<super::super::compact::api::events::v1::Event>,
     }
     impl EventLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
-        pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::events::v1::Event>>) -> Self {
+        pub fn new(
+            indexer: rt::Arc<rt::Indexer<super::super::compact::api::events::v1::Event>>,
+        ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
@@ -105,7 +111,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::events::v1::Event>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::events::v1::Event>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -117,14 +123,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::events::v1::Event> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::events::v1::Event> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `events.k8s.io/v1` kind `Event` (resource `events`, namespaced).
     #[derive(Clone)]
     pub struct EventNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::events::v1::Event>,
+        inner: rt::NamespacedLister<super::super::compact::api::events::v1::Event>,
     }
     impl EventNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -132,7 +140,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::events::v1::Event>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::events::v1::Event>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -140,7 +151,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::events::v1::Event>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::events::v1::Event>> {
             self.inner.list(selector)
         }
     }

@@ -68,8 +68,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::flowcontrol::v1::FlowSchema>> {
-            self.factory.informer_for::<k8s::api::flowcontrol::v1::FlowSchema>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::flowcontrol::v1::FlowSchema,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::flowcontrol::v1::FlowSchema,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -84,10 +91,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact FlowSchema: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full FlowSchema, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::flowcontrol::v1::FlowSchema> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact FlowSchema, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -98,13 +107,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `flowcontrol.apiserver.k8s.io/v1` kind `FlowSchema` (resource `flowschemas`, cluster-scoped).
     #[derive(Clone)]
     pub struct FlowSchemaLister {
-        inner: rt::Lister<k8s::api::flowcontrol::v1::FlowSchema>,
+        inner: rt::Lister<super::super::compact::api::flowcontrol::v1::FlowSchema>,
     }
     impl FlowSchemaLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::flowcontrol::v1::FlowSchema>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::flowcontrol::v1::FlowSchema>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -115,7 +126,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::flowcontrol::v1::FlowSchema>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::flowcontrol::v1::FlowSchema>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -124,14 +135,16 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::flowcontrol::v1::FlowSchema>,
+            rt::Arc<super::super::compact::api::flowcontrol::v1::FlowSchema>,
             rt::ListerError,
         > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::flowcontrol::v1::FlowSchema> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::flowcontrol::v1::FlowSchema> {
             &self.inner
         }
     }
@@ -154,11 +167,13 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::flowcontrol::v1::PriorityLevelConfiguration,
+                super::super::compact::api::flowcontrol::v1::PriorityLevelConfiguration,
             >,
         > {
             self.factory
-                .informer_for::<k8s::api::flowcontrol::v1::PriorityLevelConfiguration>()
+                .informer_for::<
+                    super::super::compact::api::flowcontrol::v1::PriorityLevelConfiguration,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -175,10 +190,14 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PriorityLevelConfiguration: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PriorityLevelConfiguration, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::flowcontrol::v1::PriorityLevelConfiguration> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PriorityLevelConfiguration, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -191,14 +210,18 @@ pub mod v1 {
     /// Typed lister over the informer cache of `flowcontrol.apiserver.k8s.io/v1` kind `PriorityLevelConfiguration` (resource `prioritylevelconfigurations`, cluster-scoped).
     #[derive(Clone)]
     pub struct PriorityLevelConfigurationLister {
-        inner: rt::Lister<k8s::api::flowcontrol::v1::PriorityLevelConfiguration>,
+        inner: rt::Lister<
+            super::super::compact::api::flowcontrol::v1::PriorityLevelConfiguration,
+        >,
     }
     impl PriorityLevelConfigurationLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::flowcontrol::v1::PriorityLevelConfiguration>,
+                rt::Indexer<
+                    super::super::compact::api::flowcontrol::v1::PriorityLevelConfiguration,
+                >,
             >,
         ) -> Self {
             Self {
@@ -210,7 +233,11 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::flowcontrol::v1::PriorityLevelConfiguration>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::flowcontrol::v1::PriorityLevelConfiguration,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -219,7 +246,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::flowcontrol::v1::PriorityLevelConfiguration>,
+            rt::Arc<
+                super::super::compact::api::flowcontrol::v1::PriorityLevelConfiguration,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -228,7 +257,9 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::flowcontrol::v1::PriorityLevelConfiguration> {
+        ) -> &rt::Lister<
+            super::super::compact::api::flowcontrol::v1::PriorityLevelConfiguration,
+        > {
             &self.inner
         }
     }

@@ -62,11 +62,13 @@ pub mod v1alpha1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::apiserverinternal::v1alpha1::StorageVersion,
+                super::super::compact::api::apiserverinternal::v1alpha1::StorageVersion,
             >,
         > {
             self.factory
-                .informer_for::<k8s::api::apiserverinternal::v1alpha1::StorageVersion>()
+                .informer_for::<
+                    super::super::compact::api::apiserverinternal::v1alpha1::StorageVersion,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -83,10 +85,14 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact StorageVersion: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full StorageVersion, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::apiserverinternal::v1alpha1::StorageVersion> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact StorageVersion, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -99,14 +105,18 @@ pub mod v1alpha1 {
     /// Typed lister over the informer cache of `internal.apiserver.k8s.io/v1alpha1` kind `StorageVersion` (resource `storageversions`, cluster-scoped).
     #[derive(Clone)]
     pub struct StorageVersionLister {
-        inner: rt::Lister<k8s::api::apiserverinternal::v1alpha1::StorageVersion>,
+        inner: rt::Lister<
+            super::super::compact::api::apiserverinternal::v1alpha1::StorageVersion,
+        >,
     }
     impl StorageVersionLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::apiserverinternal::v1alpha1::StorageVersion>,
+                rt::Indexer<
+                    super::super::compact::api::apiserverinternal::v1alpha1::StorageVersion,
+                >,
             >,
         ) -> Self {
             Self {
@@ -118,7 +128,11 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::apiserverinternal::v1alpha1::StorageVersion>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::apiserverinternal::v1alpha1::StorageVersion,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -127,7 +141,9 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::apiserverinternal::v1alpha1::StorageVersion>,
+            rt::Arc<
+                super::super::compact::api::apiserverinternal::v1alpha1::StorageVersion,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -136,7 +152,9 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::apiserverinternal::v1alpha1::StorageVersion> {
+        ) -> &rt::Lister<
+            super::super::compact::api::apiserverinternal::v1alpha1::StorageVersion,
+        > {
             &self.inner
         }
     }

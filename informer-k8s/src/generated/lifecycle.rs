@@ -67,8 +67,15 @@ pub mod v1alpha1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::lifecycle::v1alpha1::Eviction>> {
-            self.factory.informer_for::<k8s::api::lifecycle::v1alpha1::Eviction>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::lifecycle::v1alpha1::Eviction,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::lifecycle::v1alpha1::Eviction,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -83,10 +90,12 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Eviction: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Eviction, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::lifecycle::v1alpha1::Eviction> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Eviction, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -97,13 +106,15 @@ pub mod v1alpha1 {
     /// Typed lister over the informer cache of `lifecycle.k8s.io/v1alpha1` kind `Eviction` (resource `evictions`, namespaced).
     #[derive(Clone)]
     pub struct EvictionLister {
-        inner: rt::Lister<k8s::api::lifecycle::v1alpha1::Eviction>,
+        inner: rt::Lister<super::super::compact::api::lifecycle::v1alpha1::Eviction>,
     }
     impl EvictionLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::lifecycle::v1alpha1::Eviction>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::lifecycle::v1alpha1::Eviction>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -114,7 +125,9 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::lifecycle::v1alpha1::Eviction>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::lifecycle::v1alpha1::Eviction>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -126,14 +139,18 @@ pub mod v1alpha1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::lifecycle::v1alpha1::Eviction> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::lifecycle::v1alpha1::Eviction> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `lifecycle.k8s.io/v1alpha1` kind `Eviction` (resource `evictions`, namespaced).
     #[derive(Clone)]
     pub struct EvictionNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::lifecycle::v1alpha1::Eviction>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::lifecycle::v1alpha1::Eviction,
+        >,
     }
     impl EvictionNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -142,7 +159,7 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::lifecycle::v1alpha1::Eviction>,
+            rt::Arc<super::super::compact::api::lifecycle::v1alpha1::Eviction>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -152,7 +169,9 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::lifecycle::v1alpha1::Eviction>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::lifecycle::v1alpha1::Eviction>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -174,9 +193,14 @@ pub mod v1alpha1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::lifecycle::v1alpha1::EvictionRequest>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::lifecycle::v1alpha1::EvictionRequest,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::lifecycle::v1alpha1::EvictionRequest>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::lifecycle::v1alpha1::EvictionRequest,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -191,10 +215,14 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact EvictionRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full EvictionRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::lifecycle::v1alpha1::EvictionRequest> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact EvictionRequest, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -207,13 +235,19 @@ pub mod v1alpha1 {
     /// Typed lister over the informer cache of `lifecycle.k8s.io/v1alpha1` kind `EvictionRequest` (resource `evictionrequests`, namespaced).
     #[derive(Clone)]
     pub struct EvictionRequestLister {
-        inner: rt::Lister<k8s::api::lifecycle::v1alpha1::EvictionRequest>,
+        inner: rt::Lister<
+            super::super::compact::api::lifecycle::v1alpha1::EvictionRequest,
+        >,
     }
     impl EvictionRequestLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::lifecycle::v1alpha1::EvictionRequest>>,
+            indexer: rt::Arc<
+                rt::Indexer<
+                    super::super::compact::api::lifecycle::v1alpha1::EvictionRequest,
+                >,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -224,7 +258,9 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::lifecycle::v1alpha1::EvictionRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::lifecycle::v1alpha1::EvictionRequest>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -238,14 +274,18 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::lifecycle::v1alpha1::EvictionRequest> {
+        ) -> &rt::Lister<
+            super::super::compact::api::lifecycle::v1alpha1::EvictionRequest,
+        > {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `lifecycle.k8s.io/v1alpha1` kind `EvictionRequest` (resource `evictionrequests`, namespaced).
     #[derive(Clone)]
     pub struct EvictionRequestNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::lifecycle::v1alpha1::EvictionRequest>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::lifecycle::v1alpha1::EvictionRequest,
+        >,
     }
     impl EvictionRequestNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -254,7 +294,7 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::lifecycle::v1alpha1::EvictionRequest>,
+            rt::Arc<super::super::compact::api::lifecycle::v1alpha1::EvictionRequest>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -264,7 +304,9 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::lifecycle::v1alpha1::EvictionRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::lifecycle::v1alpha1::EvictionRequest>,
+        > {
             self.inner.list(selector)
         }
     }

@@ -55,7 +55,6 @@ pub mod scheduling;
 pub mod storage;
 /// Informers and listers for the `storagemigration.k8s.io` API group.
 pub mod storagemigration;
-#[cfg(feature = "compact")]
 /// Compact full-fidelity types of the kinds configured with `compact-kind` (P1-P3).
 pub mod compact;
 #[allow(unused_imports)]

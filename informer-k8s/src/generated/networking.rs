@@ -89,8 +89,13 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::networking::v1::IPAddress>> {
-            self.factory.informer_for::<k8s::api::networking::v1::IPAddress>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::networking::v1::IPAddress,
+            >,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::networking::v1::IPAddress>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -105,10 +110,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact IPAddress: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full IPAddress, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::networking::v1::IPAddress> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact IPAddress, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -119,13 +126,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `networking.k8s.io/v1` kind `IPAddress` (resource `ipaddresses`, cluster-scoped).
     #[derive(Clone)]
     pub struct IPAddressLister {
-        inner: rt::Lister<k8s::api::networking::v1::IPAddress>,
+        inner: rt::Lister<super::super::compact::api::networking::v1::IPAddress>,
     }
     impl IPAddressLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::networking::v1::IPAddress>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::networking::v1::IPAddress>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -136,7 +145,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::IPAddress>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::networking::v1::IPAddress>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -144,12 +153,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::networking::v1::IPAddress>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::networking::v1::IPAddress>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::networking::v1::IPAddress> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::networking::v1::IPAddress> {
             &self.inner
         }
     }
@@ -170,8 +184,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::networking::v1::Ingress>> {
-            self.factory.informer_for::<k8s::api::networking::v1::Ingress>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::networking::v1::Ingress>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::networking::v1::Ingress>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -186,10 +203,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Ingress: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Ingress, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::networking::v1::Ingress> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Ingress, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -200,13 +219,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `networking.k8s.io/v1` kind `Ingress` (resource `ingresses`, namespaced).
     #[derive(Clone)]
     pub struct IngressLister {
-        inner: rt::Lister<k8s::api::networking::v1::Ingress>,
+        inner: rt::Lister<super::super::compact::api::networking::v1::Ingress>,
     }
     impl IngressLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::networking::v1::Ingress>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::networking::v1::Ingress>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -217,7 +238,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::Ingress>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::networking::v1::Ingress>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -229,14 +250,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::networking::v1::Ingress> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::networking::v1::Ingress> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `networking.k8s.io/v1` kind `Ingress` (resource `ingresses`, namespaced).
     #[derive(Clone)]
     pub struct IngressNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::networking::v1::Ingress>,
+        inner: rt::NamespacedLister<super::super::compact::api::networking::v1::Ingress>,
     }
     impl IngressNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -244,7 +267,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::networking::v1::Ingress>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::networking::v1::Ingress>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -252,7 +278,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::Ingress>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::networking::v1::Ingress>> {
             self.inner.list(selector)
         }
     }
@@ -273,8 +299,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::networking::v1::IngressClass>> {
-            self.factory.informer_for::<k8s::api::networking::v1::IngressClass>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::networking::v1::IngressClass,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::networking::v1::IngressClass,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -289,10 +322,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact IngressClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full IngressClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::networking::v1::IngressClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact IngressClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -303,13 +338,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `networking.k8s.io/v1` kind `IngressClass` (resource `ingressclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct IngressClassLister {
-        inner: rt::Lister<k8s::api::networking::v1::IngressClass>,
+        inner: rt::Lister<super::super::compact::api::networking::v1::IngressClass>,
     }
     impl IngressClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::networking::v1::IngressClass>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::networking::v1::IngressClass>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -320,7 +357,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::IngressClass>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::networking::v1::IngressClass>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -329,14 +366,16 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::networking::v1::IngressClass>,
+            rt::Arc<super::super::compact::api::networking::v1::IngressClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::networking::v1::IngressClass> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::networking::v1::IngressClass> {
             &self.inner
         }
     }
@@ -357,8 +396,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::networking::v1::NetworkPolicy>> {
-            self.factory.informer_for::<k8s::api::networking::v1::NetworkPolicy>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::networking::v1::NetworkPolicy,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::networking::v1::NetworkPolicy,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -373,10 +419,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact NetworkPolicy: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full NetworkPolicy, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::networking::v1::NetworkPolicy> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact NetworkPolicy, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -387,13 +435,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `networking.k8s.io/v1` kind `NetworkPolicy` (resource `networkpolicies`, namespaced).
     #[derive(Clone)]
     pub struct NetworkPolicyLister {
-        inner: rt::Lister<k8s::api::networking::v1::NetworkPolicy>,
+        inner: rt::Lister<super::super::compact::api::networking::v1::NetworkPolicy>,
     }
     impl NetworkPolicyLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::networking::v1::NetworkPolicy>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::networking::v1::NetworkPolicy>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -404,7 +454,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::NetworkPolicy>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::networking::v1::NetworkPolicy>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -416,14 +468,18 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::networking::v1::NetworkPolicy> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::networking::v1::NetworkPolicy> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `networking.k8s.io/v1` kind `NetworkPolicy` (resource `networkpolicies`, namespaced).
     #[derive(Clone)]
     pub struct NetworkPolicyNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::networking::v1::NetworkPolicy>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::networking::v1::NetworkPolicy,
+        >,
     }
     impl NetworkPolicyNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -432,7 +488,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::networking::v1::NetworkPolicy>,
+            rt::Arc<super::super::compact::api::networking::v1::NetworkPolicy>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -442,7 +498,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::NetworkPolicy>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::networking::v1::NetworkPolicy>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -463,8 +521,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::networking::v1::ServiceCIDR>> {
-            self.factory.informer_for::<k8s::api::networking::v1::ServiceCIDR>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::networking::v1::ServiceCIDR,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::networking::v1::ServiceCIDR,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -479,10 +544,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ServiceCIDR: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ServiceCIDR, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::networking::v1::ServiceCIDR> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ServiceCIDR, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -493,13 +560,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `networking.k8s.io/v1` kind `ServiceCIDR` (resource `servicecidrs`, cluster-scoped).
     #[derive(Clone)]
     pub struct ServiceCIDRLister {
-        inner: rt::Lister<k8s::api::networking::v1::ServiceCIDR>,
+        inner: rt::Lister<super::super::compact::api::networking::v1::ServiceCIDR>,
     }
     impl ServiceCIDRLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::networking::v1::ServiceCIDR>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::networking::v1::ServiceCIDR>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -510,7 +579,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1::ServiceCIDR>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::networking::v1::ServiceCIDR>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -519,14 +588,16 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::networking::v1::ServiceCIDR>,
+            rt::Arc<super::super::compact::api::networking::v1::ServiceCIDR>,
             rt::ListerError,
         > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::networking::v1::ServiceCIDR> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::networking::v1::ServiceCIDR> {
             &self.inner
         }
     }
@@ -580,8 +651,15 @@ pub mod v1beta1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::networking::v1beta1::IPAddress>> {
-            self.factory.informer_for::<k8s::api::networking::v1beta1::IPAddress>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::networking::v1beta1::IPAddress,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::networking::v1beta1::IPAddress,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -596,10 +674,12 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact IPAddress: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full IPAddress, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::networking::v1beta1::IPAddress> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact IPAddress, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -610,13 +690,15 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `networking.k8s.io/v1beta1` kind `IPAddress` (resource `ipaddresses`, cluster-scoped).
     #[derive(Clone)]
     pub struct IPAddressLister {
-        inner: rt::Lister<k8s::api::networking::v1beta1::IPAddress>,
+        inner: rt::Lister<super::super::compact::api::networking::v1beta1::IPAddress>,
     }
     impl IPAddressLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::networking::v1beta1::IPAddress>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::networking::v1beta1::IPAddress>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -627,7 +709,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1beta1::IPAddress>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::networking::v1beta1::IPAddress>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -636,7 +720,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::networking::v1beta1::IPAddress>,
+            rt::Arc<super::super::compact::api::networking::v1beta1::IPAddress>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -645,7 +729,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::networking::v1beta1::IPAddress> {
+        ) -> &rt::Lister<super::super::compact::api::networking::v1beta1::IPAddress> {
             &self.inner
         }
     }
@@ -667,9 +751,14 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::networking::v1beta1::ServiceCIDR>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::networking::v1beta1::ServiceCIDR,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::networking::v1beta1::ServiceCIDR>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::networking::v1beta1::ServiceCIDR,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -684,10 +773,12 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ServiceCIDR: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ServiceCIDR, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::networking::v1beta1::ServiceCIDR> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ServiceCIDR, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -700,13 +791,15 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `networking.k8s.io/v1beta1` kind `ServiceCIDR` (resource `servicecidrs`, cluster-scoped).
     #[derive(Clone)]
     pub struct ServiceCIDRLister {
-        inner: rt::Lister<k8s::api::networking::v1beta1::ServiceCIDR>,
+        inner: rt::Lister<super::super::compact::api::networking::v1beta1::ServiceCIDR>,
     }
     impl ServiceCIDRLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::networking::v1beta1::ServiceCIDR>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::networking::v1beta1::ServiceCIDR>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -717,7 +810,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1beta1::ServiceCIDR>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::networking::v1beta1::ServiceCIDR>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -726,7 +821,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::networking::v1beta1::ServiceCIDR>,
+            rt::Arc<super::super::compact::api::networking::v1beta1::ServiceCIDR>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -735,7 +830,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::networking::v1beta1::ServiceCIDR> {
+        ) -> &rt::Lister<super::super::compact::api::networking::v1beta1::ServiceCIDR> {
             &self.inner
         }
     }

@@ -60,8 +60,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::node::v1::RuntimeClass>> {
-            self.factory.informer_for::<k8s::api::node::v1::RuntimeClass>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::node::v1::RuntimeClass>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::node::v1::RuntimeClass>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -76,10 +79,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact RuntimeClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full RuntimeClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::node::v1::RuntimeClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact RuntimeClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -90,13 +95,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `node.k8s.io/v1` kind `RuntimeClass` (resource `runtimeclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct RuntimeClassLister {
-        inner: rt::Lister<k8s::api::node::v1::RuntimeClass>,
+        inner: rt::Lister<super::super::compact::api::node::v1::RuntimeClass>,
     }
     impl RuntimeClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::node::v1::RuntimeClass>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::node::v1::RuntimeClass>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -107,7 +114,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::node::v1::RuntimeClass>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::node::v1::RuntimeClass>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -115,12 +122,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::node::v1::RuntimeClass>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::node::v1::RuntimeClass>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::node::v1::RuntimeClass> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::node::v1::RuntimeClass> {
             &self.inner
         }
     }

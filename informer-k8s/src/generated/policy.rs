@@ -61,9 +61,14 @@ pub mod v1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::policy::v1::PodDisruptionBudget>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::policy::v1::PodDisruptionBudget,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::policy::v1::PodDisruptionBudget>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::policy::v1::PodDisruptionBudget,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -78,10 +83,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PodDisruptionBudget: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PodDisruptionBudget, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::policy::v1::PodDisruptionBudget> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodDisruptionBudget, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -92,13 +99,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `policy/v1` kind `PodDisruptionBudget` (resource `poddisruptionbudgets`, namespaced).
     #[derive(Clone)]
     pub struct PodDisruptionBudgetLister {
-        inner: rt::Lister<k8s::api::policy::v1::PodDisruptionBudget>,
+        inner: rt::Lister<super::super::compact::api::policy::v1::PodDisruptionBudget>,
     }
     impl PodDisruptionBudgetLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::policy::v1::PodDisruptionBudget>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::policy::v1::PodDisruptionBudget>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -109,7 +118,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::policy::v1::PodDisruptionBudget>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::policy::v1::PodDisruptionBudget>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -123,14 +134,16 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::policy::v1::PodDisruptionBudget> {
+        ) -> &rt::Lister<super::super::compact::api::policy::v1::PodDisruptionBudget> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `policy/v1` kind `PodDisruptionBudget` (resource `poddisruptionbudgets`, namespaced).
     #[derive(Clone)]
     pub struct PodDisruptionBudgetNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::policy::v1::PodDisruptionBudget>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::policy::v1::PodDisruptionBudget,
+        >,
     }
     impl PodDisruptionBudgetNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -139,7 +152,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::policy::v1::PodDisruptionBudget>,
+            rt::Arc<super::super::compact::api::policy::v1::PodDisruptionBudget>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -149,7 +162,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::policy::v1::PodDisruptionBudget>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::policy::v1::PodDisruptionBudget>,
+        > {
             self.inner.list(selector)
         }
     }

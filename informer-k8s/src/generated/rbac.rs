@@ -78,8 +78,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::rbac::v1::ClusterRole>> {
-            self.factory.informer_for::<k8s::api::rbac::v1::ClusterRole>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::rbac::v1::ClusterRole>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::rbac::v1::ClusterRole>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -94,10 +97,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ClusterRole: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ClusterRole, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::rbac::v1::ClusterRole> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ClusterRole, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -108,13 +113,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `rbac.authorization.k8s.io/v1` kind `ClusterRole` (resource `clusterroles`, cluster-scoped).
     #[derive(Clone)]
     pub struct ClusterRoleLister {
-        inner: rt::Lister<k8s::api::rbac::v1::ClusterRole>,
+        inner: rt::Lister<super::super::compact::api::rbac::v1::ClusterRole>,
     }
     impl ClusterRoleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::rbac::v1::ClusterRole>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::rbac::v1::ClusterRole>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -125,7 +132,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::rbac::v1::ClusterRole>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::rbac::v1::ClusterRole>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -133,12 +140,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::rbac::v1::ClusterRole>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::rbac::v1::ClusterRole>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::rbac::v1::ClusterRole> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::rbac::v1::ClusterRole> {
             &self.inner
         }
     }
@@ -159,8 +171,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::rbac::v1::ClusterRoleBinding>> {
-            self.factory.informer_for::<k8s::api::rbac::v1::ClusterRoleBinding>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::rbac::v1::ClusterRoleBinding,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::rbac::v1::ClusterRoleBinding,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -175,10 +194,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ClusterRoleBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ClusterRoleBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::rbac::v1::ClusterRoleBinding> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ClusterRoleBinding, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -189,13 +210,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `rbac.authorization.k8s.io/v1` kind `ClusterRoleBinding` (resource `clusterrolebindings`, cluster-scoped).
     #[derive(Clone)]
     pub struct ClusterRoleBindingLister {
-        inner: rt::Lister<k8s::api::rbac::v1::ClusterRoleBinding>,
+        inner: rt::Lister<super::super::compact::api::rbac::v1::ClusterRoleBinding>,
     }
     impl ClusterRoleBindingLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::rbac::v1::ClusterRoleBinding>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::rbac::v1::ClusterRoleBinding>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -206,7 +229,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::rbac::v1::ClusterRoleBinding>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::rbac::v1::ClusterRoleBinding>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -215,14 +238,16 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::rbac::v1::ClusterRoleBinding>,
+            rt::Arc<super::super::compact::api::rbac::v1::ClusterRoleBinding>,
             rt::ListerError,
         > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::rbac::v1::ClusterRoleBinding> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::rbac::v1::ClusterRoleBinding> {
             &self.inner
         }
     }
@@ -243,8 +268,10 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::rbac::v1::Role>> {
-            self.factory.informer_for::<k8s::api::rbac::v1::Role>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::rbac::v1::Role>,
+        > {
+            self.factory.informer_for::<super::super::compact::api::rbac::v1::Role>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -259,10 +286,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Role: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Role, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::rbac::v1::Role> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Role, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -273,12 +302,14 @@ pub mod v1 {
     /// Typed lister over the informer cache of `rbac.authorization.k8s.io/v1` kind `Role` (resource `roles`, namespaced).
     #[derive(Clone)]
     pub struct RoleLister {
-        inner: rt::Lister<k8s::api::rbac::v1::Role>,
+        inner: rt::Lister<super::super::compact::api::rbac::v1::Role>,
     }
     impl RoleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
-        pub fn new(indexer: rt::Arc<rt::Indexer<k8s::api::rbac::v1::Role>>) -> Self {
+        pub fn new(
+            indexer: rt::Arc<rt::Indexer<super::super::compact::api::rbac::v1::Role>>,
+        ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
             }
@@ -288,7 +319,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::rbac::v1::Role>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::rbac::v1::Role>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -300,14 +331,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::rbac::v1::Role> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::rbac::v1::Role> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `rbac.authorization.k8s.io/v1` kind `Role` (resource `roles`, namespaced).
     #[derive(Clone)]
     pub struct RoleNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::rbac::v1::Role>,
+        inner: rt::NamespacedLister<super::super::compact::api::rbac::v1::Role>,
     }
     impl RoleNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -315,7 +348,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::rbac::v1::Role>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::rbac::v1::Role>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -323,7 +359,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::rbac::v1::Role>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::rbac::v1::Role>> {
             self.inner.list(selector)
         }
     }
@@ -344,8 +380,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::rbac::v1::RoleBinding>> {
-            self.factory.informer_for::<k8s::api::rbac::v1::RoleBinding>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::rbac::v1::RoleBinding>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::rbac::v1::RoleBinding>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -360,10 +399,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact RoleBinding: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full RoleBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::rbac::v1::RoleBinding> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact RoleBinding, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -374,13 +415,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `rbac.authorization.k8s.io/v1` kind `RoleBinding` (resource `rolebindings`, namespaced).
     #[derive(Clone)]
     pub struct RoleBindingLister {
-        inner: rt::Lister<k8s::api::rbac::v1::RoleBinding>,
+        inner: rt::Lister<super::super::compact::api::rbac::v1::RoleBinding>,
     }
     impl RoleBindingLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::rbac::v1::RoleBinding>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::rbac::v1::RoleBinding>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -391,7 +434,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::rbac::v1::RoleBinding>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::rbac::v1::RoleBinding>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -403,14 +446,16 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::rbac::v1::RoleBinding> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::rbac::v1::RoleBinding> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `rbac.authorization.k8s.io/v1` kind `RoleBinding` (resource `rolebindings`, namespaced).
     #[derive(Clone)]
     pub struct RoleBindingNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::rbac::v1::RoleBinding>,
+        inner: rt::NamespacedLister<super::super::compact::api::rbac::v1::RoleBinding>,
     }
     impl RoleBindingNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -418,7 +463,10 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::rbac::v1::RoleBinding>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::rbac::v1::RoleBinding>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// Every object in this namespace matching `selector` (L2).
@@ -426,7 +474,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::rbac::v1::RoleBinding>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::rbac::v1::RoleBinding>> {
             self.inner.list(selector)
         }
     }

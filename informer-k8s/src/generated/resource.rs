@@ -99,8 +99,13 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::resource::v1::DeviceClass>> {
-            self.factory.informer_for::<k8s::api::resource::v1::DeviceClass>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1::DeviceClass,
+            >,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::resource::v1::DeviceClass>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -115,10 +120,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact DeviceClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full DeviceClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1::DeviceClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact DeviceClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -129,13 +136,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceClassLister {
-        inner: rt::Lister<k8s::api::resource::v1::DeviceClass>,
+        inner: rt::Lister<super::super::compact::api::resource::v1::DeviceClass>,
     }
     impl DeviceClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1::DeviceClass>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1::DeviceClass>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -146,7 +155,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::DeviceClass>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::resource::v1::DeviceClass>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -154,12 +163,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::resource::v1::DeviceClass>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::resource::v1::DeviceClass>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::resource::v1::DeviceClass> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::resource::v1::DeviceClass> {
             &self.inner
         }
     }
@@ -182,8 +196,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::resource::v1::DeviceTaintRule>> {
-            self.factory.informer_for::<k8s::api::resource::v1::DeviceTaintRule>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1::DeviceTaintRule,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1::DeviceTaintRule,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -198,10 +219,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact DeviceTaintRule: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full DeviceTaintRule, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1::DeviceTaintRule> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact DeviceTaintRule, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -213,14 +236,16 @@ pub mod v1 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceTaintRuleLister {
-        inner: rt::Lister<k8s::api::resource::v1::DeviceTaintRule>,
+        inner: rt::Lister<super::super::compact::api::resource::v1::DeviceTaintRule>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl DeviceTaintRuleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1::DeviceTaintRule>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1::DeviceTaintRule>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -231,7 +256,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::DeviceTaintRule>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1::DeviceTaintRule>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -240,14 +267,16 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1::DeviceTaintRule>,
+            rt::Arc<super::super::compact::api::resource::v1::DeviceTaintRule>,
             rt::ListerError,
         > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::resource::v1::DeviceTaintRule> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::resource::v1::DeviceTaintRule> {
             &self.inner
         }
     }
@@ -268,8 +297,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::resource::v1::ResourceClaim>> {
-            self.factory.informer_for::<k8s::api::resource::v1::ResourceClaim>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1::ResourceClaim,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1::ResourceClaim,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -284,10 +320,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceClaim, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1::ResourceClaim> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaim, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -298,13 +336,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimLister {
-        inner: rt::Lister<k8s::api::resource::v1::ResourceClaim>,
+        inner: rt::Lister<super::super::compact::api::resource::v1::ResourceClaim>,
     }
     impl ResourceClaimLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1::ResourceClaim>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1::ResourceClaim>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -315,7 +355,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::ResourceClaim>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::resource::v1::ResourceClaim>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -327,14 +367,18 @@ pub mod v1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::resource::v1::ResourceClaim> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::resource::v1::ResourceClaim> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::resource::v1::ResourceClaim>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::resource::v1::ResourceClaim,
+        >,
     }
     impl ResourceClaimNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -343,7 +387,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1::ResourceClaim>,
+            rt::Arc<super::super::compact::api::resource::v1::ResourceClaim>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -353,7 +397,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::ResourceClaim>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::resource::v1::ResourceClaim>> {
             self.inner.list(selector)
         }
     }
@@ -375,9 +419,14 @@ pub mod v1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1::ResourceClaimTemplate>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1::ResourceClaimTemplate,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1::ResourceClaimTemplate>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1::ResourceClaimTemplate,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -392,10 +441,14 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceClaimTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceClaimTemplate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::resource::v1::ResourceClaimTemplate> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaimTemplate, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -408,13 +461,19 @@ pub mod v1 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateLister {
-        inner: rt::Lister<k8s::api::resource::v1::ResourceClaimTemplate>,
+        inner: rt::Lister<
+            super::super::compact::api::resource::v1::ResourceClaimTemplate,
+        >,
     }
     impl ResourceClaimTemplateLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1::ResourceClaimTemplate>>,
+            indexer: rt::Arc<
+                rt::Indexer<
+                    super::super::compact::api::resource::v1::ResourceClaimTemplate,
+                >,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -425,7 +484,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::ResourceClaimTemplate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1::ResourceClaimTemplate>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -442,14 +503,18 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1::ResourceClaimTemplate> {
+        ) -> &rt::Lister<
+            super::super::compact::api::resource::v1::ResourceClaimTemplate,
+        > {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::resource::v1::ResourceClaimTemplate>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::resource::v1::ResourceClaimTemplate,
+        >,
     }
     impl ResourceClaimTemplateNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -458,7 +523,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1::ResourceClaimTemplate>,
+            rt::Arc<super::super::compact::api::resource::v1::ResourceClaimTemplate>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -468,7 +533,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::ResourceClaimTemplate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1::ResourceClaimTemplate>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -489,8 +556,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::resource::v1::ResourceSlice>> {
-            self.factory.informer_for::<k8s::api::resource::v1::ResourceSlice>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1::ResourceSlice,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1::ResourceSlice,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -505,10 +579,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceSlice: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceSlice, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1::ResourceSlice> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceSlice, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -519,13 +595,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourceSliceLister {
-        inner: rt::Lister<k8s::api::resource::v1::ResourceSlice>,
+        inner: rt::Lister<super::super::compact::api::resource::v1::ResourceSlice>,
     }
     impl ResourceSliceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1::ResourceSlice>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1::ResourceSlice>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -536,7 +614,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1::ResourceSlice>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::resource::v1::ResourceSlice>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -545,14 +623,16 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1::ResourceSlice>,
+            rt::Arc<super::super::compact::api::resource::v1::ResourceSlice>,
             rt::ListerError,
         > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::resource::v1::ResourceSlice> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::resource::v1::ResourceSlice> {
             &self.inner
         }
     }
@@ -639,9 +719,14 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::DeviceClass>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1alpha3::DeviceClass,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1alpha3::DeviceClass>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1alpha3::DeviceClass,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -656,10 +741,12 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact DeviceClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full DeviceClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1alpha3::DeviceClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact DeviceClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -671,14 +758,16 @@ pub mod v1alpha3 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceClassLister {
-        inner: rt::Lister<k8s::api::resource::v1alpha3::DeviceClass>,
+        inner: rt::Lister<super::super::compact::api::resource::v1alpha3::DeviceClass>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl DeviceClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1alpha3::DeviceClass>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1alpha3::DeviceClass>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -689,7 +778,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::DeviceClass>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1alpha3::DeviceClass>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -698,7 +789,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1alpha3::DeviceClass>,
+            rt::Arc<super::super::compact::api::resource::v1alpha3::DeviceClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -707,7 +798,7 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1alpha3::DeviceClass> {
+        ) -> &rt::Lister<super::super::compact::api::resource::v1alpha3::DeviceClass> {
             &self.inner
         }
     }
@@ -729,9 +820,14 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::DeviceTaintRule>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1alpha3::DeviceTaintRule>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -746,10 +842,14 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact DeviceTaintRule: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full DeviceTaintRule, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::resource::v1alpha3::DeviceTaintRule> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact DeviceTaintRule, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -762,13 +862,19 @@ pub mod v1alpha3 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceTaintRuleLister {
-        inner: rt::Lister<k8s::api::resource::v1alpha3::DeviceTaintRule>,
+        inner: rt::Lister<
+            super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
+        >,
     }
     impl DeviceTaintRuleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1alpha3::DeviceTaintRule>>,
+            indexer: rt::Arc<
+                rt::Indexer<
+                    super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
+                >,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -779,7 +885,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::DeviceTaintRule>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1alpha3::DeviceTaintRule>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -788,7 +896,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1alpha3::DeviceTaintRule>,
+            rt::Arc<super::super::compact::api::resource::v1alpha3::DeviceTaintRule>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -797,7 +905,9 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1alpha3::DeviceTaintRule> {
+        ) -> &rt::Lister<
+            super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
+        > {
             &self.inner
         }
     }
@@ -821,9 +931,14 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::ResourceClaim>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1alpha3::ResourceClaim,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1alpha3::ResourceClaim>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1alpha3::ResourceClaim,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -838,10 +953,14 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceClaim, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::resource::v1alpha3::ResourceClaim> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaim, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -855,14 +974,18 @@ pub mod v1alpha3 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimLister {
-        inner: rt::Lister<k8s::api::resource::v1alpha3::ResourceClaim>,
+        inner: rt::Lister<super::super::compact::api::resource::v1alpha3::ResourceClaim>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1alpha3::ResourceClaim>>,
+            indexer: rt::Arc<
+                rt::Indexer<
+                    super::super::compact::api::resource::v1alpha3::ResourceClaim,
+                >,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -873,7 +996,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaim>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceClaim>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -887,7 +1012,7 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1alpha3::ResourceClaim> {
+        ) -> &rt::Lister<super::super::compact::api::resource::v1alpha3::ResourceClaim> {
             &self.inner
         }
     }
@@ -895,7 +1020,9 @@ pub mod v1alpha3 {
     /// Typed lister for one namespace of `resource.k8s.io/v1alpha3` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::resource::v1alpha3::ResourceClaim>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::resource::v1alpha3::ResourceClaim,
+        >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimNamespaceLister {
@@ -905,7 +1032,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1alpha3::ResourceClaim>,
+            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceClaim>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -915,7 +1042,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaim>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceClaim>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -939,10 +1068,14 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::resource::v1alpha3::ResourceClaimTemplate>()
+                .informer_for::<
+                    super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -957,10 +1090,14 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceClaimTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceClaimTemplate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::resource::v1alpha3::ResourceClaimTemplate> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaimTemplate, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -974,7 +1111,9 @@ pub mod v1alpha3 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateLister {
-        inner: rt::Lister<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
+        inner: rt::Lister<
+            super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+        >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimTemplateLister {
@@ -982,7 +1121,9 @@ pub mod v1alpha3 {
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
+                rt::Indexer<
+                    super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+                >,
             >,
         ) -> Self {
             Self {
@@ -994,7 +1135,11 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaimTemplate>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1011,7 +1156,9 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1alpha3::ResourceClaimTemplate> {
+        ) -> &rt::Lister<
+            super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+        > {
             &self.inner
         }
     }
@@ -1019,7 +1166,9 @@ pub mod v1alpha3 {
     /// Typed lister for one namespace of `resource.k8s.io/v1alpha3` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+        >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimTemplateNamespaceLister {
@@ -1029,7 +1178,9 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
+            rt::Arc<
+                super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1039,7 +1190,11 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaimTemplate>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
+            >,
+        > {
             self.inner.list(selector)
         }
     }
@@ -1064,12 +1219,12 @@ pub mod v1alpha3 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::resource::v1alpha3::ResourcePoolStatusRequest,
+                super::super::compact::api::resource::v1alpha3::ResourcePoolStatusRequest,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::resource::v1alpha3::ResourcePoolStatusRequest,
+                    super::super::compact::api::resource::v1alpha3::ResourcePoolStatusRequest,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1087,10 +1242,14 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourcePoolStatusRequest: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourcePoolStatusRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::resource::v1alpha3::ResourcePoolStatusRequest> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourcePoolStatusRequest, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1104,7 +1263,9 @@ pub mod v1alpha3 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `ResourcePoolStatusRequest` (resource `resourcepoolstatusrequests`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourcePoolStatusRequestLister {
-        inner: rt::Lister<k8s::api::resource::v1alpha3::ResourcePoolStatusRequest>,
+        inner: rt::Lister<
+            super::super::compact::api::resource::v1alpha3::ResourcePoolStatusRequest,
+        >,
     }
     #[cfg(k8s_since = "1.36")]
     impl ResourcePoolStatusRequestLister {
@@ -1112,7 +1273,9 @@ pub mod v1alpha3 {
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::resource::v1alpha3::ResourcePoolStatusRequest>,
+                rt::Indexer<
+                    super::super::compact::api::resource::v1alpha3::ResourcePoolStatusRequest,
+                >,
             >,
         ) -> Self {
             Self {
@@ -1124,7 +1287,11 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourcePoolStatusRequest>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::resource::v1alpha3::ResourcePoolStatusRequest,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -1133,7 +1300,9 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1alpha3::ResourcePoolStatusRequest>,
+            rt::Arc<
+                super::super::compact::api::resource::v1alpha3::ResourcePoolStatusRequest,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1142,7 +1311,9 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1alpha3::ResourcePoolStatusRequest> {
+        ) -> &rt::Lister<
+            super::super::compact::api::resource::v1alpha3::ResourcePoolStatusRequest,
+        > {
             &self.inner
         }
     }
@@ -1166,9 +1337,14 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::ResourceSlice>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1alpha3::ResourceSlice,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1alpha3::ResourceSlice>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1alpha3::ResourceSlice,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1183,10 +1359,14 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceSlice: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceSlice, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::resource::v1alpha3::ResourceSlice> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceSlice, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1200,14 +1380,18 @@ pub mod v1alpha3 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourceSliceLister {
-        inner: rt::Lister<k8s::api::resource::v1alpha3::ResourceSlice>,
+        inner: rt::Lister<super::super::compact::api::resource::v1alpha3::ResourceSlice>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceSliceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1alpha3::ResourceSlice>>,
+            indexer: rt::Arc<
+                rt::Indexer<
+                    super::super::compact::api::resource::v1alpha3::ResourceSlice,
+                >,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1218,7 +1402,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceSlice>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceSlice>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -1227,7 +1413,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1alpha3::ResourceSlice>,
+            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceSlice>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1236,7 +1422,7 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1alpha3::ResourceSlice> {
+        ) -> &rt::Lister<super::super::compact::api::resource::v1alpha3::ResourceSlice> {
             &self.inner
         }
     }
@@ -1301,8 +1487,15 @@ pub mod v1beta1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::resource::v1beta1::DeviceClass>> {
-            self.factory.informer_for::<k8s::api::resource::v1beta1::DeviceClass>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1beta1::DeviceClass,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1beta1::DeviceClass,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1317,10 +1510,12 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact DeviceClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full DeviceClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta1::DeviceClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact DeviceClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1331,13 +1526,15 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta1` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceClassLister {
-        inner: rt::Lister<k8s::api::resource::v1beta1::DeviceClass>,
+        inner: rt::Lister<super::super::compact::api::resource::v1beta1::DeviceClass>,
     }
     impl DeviceClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta1::DeviceClass>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1beta1::DeviceClass>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1348,7 +1545,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::DeviceClass>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta1::DeviceClass>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -1357,7 +1556,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1beta1::DeviceClass>,
+            rt::Arc<super::super::compact::api::resource::v1beta1::DeviceClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1366,7 +1565,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1beta1::DeviceClass> {
+        ) -> &rt::Lister<super::super::compact::api::resource::v1beta1::DeviceClass> {
             &self.inner
         }
     }
@@ -1388,9 +1587,14 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1beta1::ResourceClaim>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1beta1::ResourceClaim,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1beta1::ResourceClaim>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1beta1::ResourceClaim,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1405,10 +1609,12 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceClaim, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta1::ResourceClaim> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaim, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1421,13 +1627,15 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta1` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimLister {
-        inner: rt::Lister<k8s::api::resource::v1beta1::ResourceClaim>,
+        inner: rt::Lister<super::super::compact::api::resource::v1beta1::ResourceClaim>,
     }
     impl ResourceClaimLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta1::ResourceClaim>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1beta1::ResourceClaim>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1438,7 +1646,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaim>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaim>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1452,14 +1662,16 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1beta1::ResourceClaim> {
+        ) -> &rt::Lister<super::super::compact::api::resource::v1beta1::ResourceClaim> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1beta1` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::resource::v1beta1::ResourceClaim>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::resource::v1beta1::ResourceClaim,
+        >,
     }
     impl ResourceClaimNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1468,7 +1680,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1beta1::ResourceClaim>,
+            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaim>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1478,7 +1690,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaim>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaim>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -1500,10 +1714,14 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::resource::v1beta1::ResourceClaimTemplate>()
+                .informer_for::<
+                    super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1518,10 +1736,14 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceClaimTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceClaimTemplate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::resource::v1beta1::ResourceClaimTemplate> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaimTemplate, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1534,14 +1756,18 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateLister {
-        inner: rt::Lister<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
+        inner: rt::Lister<
+            super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
+        >,
     }
     impl ResourceClaimTemplateLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
+                rt::Indexer<
+                    super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
+                >,
             >,
         ) -> Self {
             Self {
@@ -1553,7 +1779,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaimTemplate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaimTemplate>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1570,14 +1798,18 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1beta1::ResourceClaimTemplate> {
+        ) -> &rt::Lister<
+            super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
+        > {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1beta1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
+        >,
     }
     impl ResourceClaimTemplateNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1586,7 +1818,9 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
+            rt::Arc<
+                super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1596,7 +1830,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaimTemplate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaimTemplate>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -1618,9 +1854,14 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1beta1::ResourceSlice>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1beta1::ResourceSlice,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1beta1::ResourceSlice>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1beta1::ResourceSlice,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1635,10 +1876,12 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceSlice: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceSlice, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta1::ResourceSlice> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceSlice, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1651,13 +1894,15 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta1` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourceSliceLister {
-        inner: rt::Lister<k8s::api::resource::v1beta1::ResourceSlice>,
+        inner: rt::Lister<super::super::compact::api::resource::v1beta1::ResourceSlice>,
     }
     impl ResourceSliceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta1::ResourceSlice>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1beta1::ResourceSlice>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1668,7 +1913,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceSlice>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceSlice>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -1677,7 +1924,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1beta1::ResourceSlice>,
+            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceSlice>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1686,7 +1933,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1beta1::ResourceSlice> {
+        ) -> &rt::Lister<super::super::compact::api::resource::v1beta1::ResourceSlice> {
             &self.inner
         }
     }
@@ -1758,8 +2005,15 @@ pub mod v1beta2 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::resource::v1beta2::DeviceClass>> {
-            self.factory.informer_for::<k8s::api::resource::v1beta2::DeviceClass>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1beta2::DeviceClass,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1beta2::DeviceClass,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1774,10 +2028,12 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact DeviceClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full DeviceClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta2::DeviceClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact DeviceClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1788,13 +2044,15 @@ pub mod v1beta2 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceClassLister {
-        inner: rt::Lister<k8s::api::resource::v1beta2::DeviceClass>,
+        inner: rt::Lister<super::super::compact::api::resource::v1beta2::DeviceClass>,
     }
     impl DeviceClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta2::DeviceClass>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1beta2::DeviceClass>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1805,7 +2063,9 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::DeviceClass>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta2::DeviceClass>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -1814,7 +2074,7 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1beta2::DeviceClass>,
+            rt::Arc<super::super::compact::api::resource::v1beta2::DeviceClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1823,7 +2083,7 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1beta2::DeviceClass> {
+        ) -> &rt::Lister<super::super::compact::api::resource::v1beta2::DeviceClass> {
             &self.inner
         }
     }
@@ -1847,9 +2107,14 @@ pub mod v1beta2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1beta2::DeviceTaintRule>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1beta2::DeviceTaintRule,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1beta2::DeviceTaintRule>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1beta2::DeviceTaintRule,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1864,10 +2129,14 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact DeviceTaintRule: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full DeviceTaintRule, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::resource::v1beta2::DeviceTaintRule> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact DeviceTaintRule, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1881,14 +2150,20 @@ pub mod v1beta2 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceTaintRuleLister {
-        inner: rt::Lister<k8s::api::resource::v1beta2::DeviceTaintRule>,
+        inner: rt::Lister<
+            super::super::compact::api::resource::v1beta2::DeviceTaintRule,
+        >,
     }
     #[cfg(k8s_since = "1.36")]
     impl DeviceTaintRuleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta2::DeviceTaintRule>>,
+            indexer: rt::Arc<
+                rt::Indexer<
+                    super::super::compact::api::resource::v1beta2::DeviceTaintRule,
+                >,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1899,7 +2174,9 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::DeviceTaintRule>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta2::DeviceTaintRule>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -1908,7 +2185,7 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1beta2::DeviceTaintRule>,
+            rt::Arc<super::super::compact::api::resource::v1beta2::DeviceTaintRule>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1917,7 +2194,9 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1beta2::DeviceTaintRule> {
+        ) -> &rt::Lister<
+            super::super::compact::api::resource::v1beta2::DeviceTaintRule,
+        > {
             &self.inner
         }
     }
@@ -1939,9 +2218,14 @@ pub mod v1beta2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1beta2::ResourceClaim>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1beta2::ResourceClaim,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1beta2::ResourceClaim>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1beta2::ResourceClaim,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1956,10 +2240,12 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceClaim: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceClaim, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta2::ResourceClaim> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaim, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1972,13 +2258,15 @@ pub mod v1beta2 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimLister {
-        inner: rt::Lister<k8s::api::resource::v1beta2::ResourceClaim>,
+        inner: rt::Lister<super::super::compact::api::resource::v1beta2::ResourceClaim>,
     }
     impl ResourceClaimLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta2::ResourceClaim>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1beta2::ResourceClaim>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1989,7 +2277,9 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaim>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaim>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -2003,14 +2293,16 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1beta2::ResourceClaim> {
+        ) -> &rt::Lister<super::super::compact::api::resource::v1beta2::ResourceClaim> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1beta2` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::resource::v1beta2::ResourceClaim>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::resource::v1beta2::ResourceClaim,
+        >,
     }
     impl ResourceClaimNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -2019,7 +2311,7 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1beta2::ResourceClaim>,
+            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaim>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -2029,7 +2321,9 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaim>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaim>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -2051,10 +2345,14 @@ pub mod v1beta2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::resource::v1beta2::ResourceClaimTemplate>()
+                .informer_for::<
+                    super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -2069,10 +2367,14 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceClaimTemplate: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceClaimTemplate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::resource::v1beta2::ResourceClaimTemplate> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceClaimTemplate, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -2085,14 +2387,18 @@ pub mod v1beta2 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateLister {
-        inner: rt::Lister<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
+        inner: rt::Lister<
+            super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
+        >,
     }
     impl ResourceClaimTemplateLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
+                rt::Indexer<
+                    super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
+                >,
             >,
         ) -> Self {
             Self {
@@ -2104,7 +2410,9 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaimTemplate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaimTemplate>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -2121,14 +2429,18 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1beta2::ResourceClaimTemplate> {
+        ) -> &rt::Lister<
+            super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
+        > {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1beta2` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
+        >,
     }
     impl ResourceClaimTemplateNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -2137,7 +2449,9 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
+            rt::Arc<
+                super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -2147,7 +2461,9 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaimTemplate>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaimTemplate>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -2169,9 +2485,14 @@ pub mod v1beta2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::resource::v1beta2::ResourceSlice>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::resource::v1beta2::ResourceSlice,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::resource::v1beta2::ResourceSlice>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::resource::v1beta2::ResourceSlice,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -2186,10 +2507,12 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact ResourceSlice: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full ResourceSlice, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta2::ResourceSlice> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact ResourceSlice, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -2202,13 +2525,15 @@ pub mod v1beta2 {
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourceSliceLister {
-        inner: rt::Lister<k8s::api::resource::v1beta2::ResourceSlice>,
+        inner: rt::Lister<super::super::compact::api::resource::v1beta2::ResourceSlice>,
     }
     impl ResourceSliceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta2::ResourceSlice>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::resource::v1beta2::ResourceSlice>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -2219,7 +2544,9 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceSlice>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceSlice>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -2228,7 +2555,7 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::resource::v1beta2::ResourceSlice>,
+            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceSlice>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -2237,7 +2564,7 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::resource::v1beta2::ResourceSlice> {
+        ) -> &rt::Lister<super::super::compact::api::resource::v1beta2::ResourceSlice> {
             &self.inner
         }
     }

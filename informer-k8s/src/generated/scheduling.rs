@@ -80,8 +80,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1::PriorityClass>> {
-            self.factory.informer_for::<k8s::api::scheduling::v1::PriorityClass>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::scheduling::v1::PriorityClass,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::scheduling::v1::PriorityClass,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -96,10 +103,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PriorityClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PriorityClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1::PriorityClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PriorityClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -110,13 +119,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1` kind `PriorityClass` (resource `priorityclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct PriorityClassLister {
-        inner: rt::Lister<k8s::api::scheduling::v1::PriorityClass>,
+        inner: rt::Lister<super::super::compact::api::scheduling::v1::PriorityClass>,
     }
     impl PriorityClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1::PriorityClass>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::scheduling::v1::PriorityClass>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -127,7 +138,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1::PriorityClass>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1::PriorityClass>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -136,14 +149,16 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::scheduling::v1::PriorityClass>,
+            rt::Arc<super::super::compact::api::scheduling::v1::PriorityClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::scheduling::v1::PriorityClass> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::scheduling::v1::PriorityClass> {
             &self.inner
         }
     }
@@ -191,8 +206,15 @@ pub mod v1alpha1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha1::Workload>> {
-            self.factory.informer_for::<k8s::api::scheduling::v1alpha1::Workload>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::scheduling::v1alpha1::Workload,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::scheduling::v1alpha1::Workload,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -207,10 +229,12 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Workload: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Workload, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha1::Workload> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Workload, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -221,13 +245,15 @@ pub mod v1alpha1 {
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha1` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadLister {
-        inner: rt::Lister<k8s::api::scheduling::v1alpha1::Workload>,
+        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha1::Workload>,
     }
     impl WorkloadLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha1::Workload>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::scheduling::v1alpha1::Workload>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -238,7 +264,9 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha1::Workload>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha1::Workload>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -252,14 +280,16 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::scheduling::v1alpha1::Workload> {
+        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha1::Workload> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha1` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha1::Workload>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::scheduling::v1alpha1::Workload,
+        >,
     }
     impl WorkloadNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -268,7 +298,7 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::scheduling::v1alpha1::Workload>,
+            rt::Arc<super::super::compact::api::scheduling::v1alpha1::Workload>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -278,7 +308,9 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha1::Workload>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha1::Workload>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -332,8 +364,15 @@ pub mod v1alpha2 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha2::PodGroup>> {
-            self.factory.informer_for::<k8s::api::scheduling::v1alpha2::PodGroup>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::scheduling::v1alpha2::PodGroup,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::scheduling::v1alpha2::PodGroup,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -348,10 +387,12 @@ pub mod v1alpha2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PodGroup: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PodGroup, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha2::PodGroup> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodGroup, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -362,13 +403,15 @@ pub mod v1alpha2 {
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha2` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupLister {
-        inner: rt::Lister<k8s::api::scheduling::v1alpha2::PodGroup>,
+        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
     }
     impl PodGroupLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha2::PodGroup>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -379,7 +422,9 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::PodGroup>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -393,14 +438,16 @@ pub mod v1alpha2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::scheduling::v1alpha2::PodGroup> {
+        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha2::PodGroup> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha2` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha2::PodGroup>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::scheduling::v1alpha2::PodGroup,
+        >,
     }
     impl PodGroupNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -409,7 +456,7 @@ pub mod v1alpha2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::scheduling::v1alpha2::PodGroup>,
+            rt::Arc<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -419,7 +466,9 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::PodGroup>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -440,8 +489,15 @@ pub mod v1alpha2 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha2::Workload>> {
-            self.factory.informer_for::<k8s::api::scheduling::v1alpha2::Workload>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::scheduling::v1alpha2::Workload,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::scheduling::v1alpha2::Workload,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -456,10 +512,12 @@ pub mod v1alpha2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Workload: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Workload, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha2::Workload> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Workload, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -470,13 +528,15 @@ pub mod v1alpha2 {
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha2` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadLister {
-        inner: rt::Lister<k8s::api::scheduling::v1alpha2::Workload>,
+        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha2::Workload>,
     }
     impl WorkloadLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha2::Workload>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::scheduling::v1alpha2::Workload>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -487,7 +547,9 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::Workload>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha2::Workload>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -501,14 +563,16 @@ pub mod v1alpha2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::scheduling::v1alpha2::Workload> {
+        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha2::Workload> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha2` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha2::Workload>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::scheduling::v1alpha2::Workload,
+        >,
     }
     impl WorkloadNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -517,7 +581,7 @@ pub mod v1alpha2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::scheduling::v1alpha2::Workload>,
+            rt::Arc<super::super::compact::api::scheduling::v1alpha2::Workload>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -527,7 +591,9 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::Workload>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha2::Workload>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -588,10 +654,14 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::scheduling::v1alpha3::CompositePodGroup>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::scheduling::v1alpha3::CompositePodGroup,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::scheduling::v1alpha3::CompositePodGroup>()
+                .informer_for::<
+                    super::super::compact::api::scheduling::v1alpha3::CompositePodGroup,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -606,10 +676,14 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact CompositePodGroup: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full CompositePodGroup, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::scheduling::v1alpha3::CompositePodGroup> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CompositePodGroup, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -622,14 +696,18 @@ pub mod v1alpha3 {
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha3` kind `CompositePodGroup` (resource `compositepodgroups`, namespaced).
     #[derive(Clone)]
     pub struct CompositePodGroupLister {
-        inner: rt::Lister<k8s::api::scheduling::v1alpha3::CompositePodGroup>,
+        inner: rt::Lister<
+            super::super::compact::api::scheduling::v1alpha3::CompositePodGroup,
+        >,
     }
     impl CompositePodGroupLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::scheduling::v1alpha3::CompositePodGroup>,
+                rt::Indexer<
+                    super::super::compact::api::scheduling::v1alpha3::CompositePodGroup,
+                >,
             >,
         ) -> Self {
             Self {
@@ -641,7 +719,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::CompositePodGroup>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha3::CompositePodGroup>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -655,14 +735,18 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::scheduling::v1alpha3::CompositePodGroup> {
+        ) -> &rt::Lister<
+            super::super::compact::api::scheduling::v1alpha3::CompositePodGroup,
+        > {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha3` kind `CompositePodGroup` (resource `compositepodgroups`, namespaced).
     #[derive(Clone)]
     pub struct CompositePodGroupNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha3::CompositePodGroup>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::scheduling::v1alpha3::CompositePodGroup,
+        >,
     }
     impl CompositePodGroupNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -671,7 +755,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::scheduling::v1alpha3::CompositePodGroup>,
+            rt::Arc<super::super::compact::api::scheduling::v1alpha3::CompositePodGroup>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -681,7 +765,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::CompositePodGroup>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha3::CompositePodGroup>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -702,8 +788,15 @@ pub mod v1alpha3 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha3::PodGroup>> {
-            self.factory.informer_for::<k8s::api::scheduling::v1alpha3::PodGroup>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::scheduling::v1alpha3::PodGroup,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::scheduling::v1alpha3::PodGroup,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -718,10 +811,12 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PodGroup: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PodGroup, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha3::PodGroup> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodGroup, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -732,13 +827,15 @@ pub mod v1alpha3 {
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha3` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupLister {
-        inner: rt::Lister<k8s::api::scheduling::v1alpha3::PodGroup>,
+        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
     }
     impl PodGroupLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha3::PodGroup>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -749,7 +846,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::PodGroup>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -763,14 +862,16 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::scheduling::v1alpha3::PodGroup> {
+        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha3::PodGroup> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha3` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha3::PodGroup>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::scheduling::v1alpha3::PodGroup,
+        >,
     }
     impl PodGroupNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -779,7 +880,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::scheduling::v1alpha3::PodGroup>,
+            rt::Arc<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -789,7 +890,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::PodGroup>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -810,8 +913,15 @@ pub mod v1alpha3 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha3::Workload>> {
-            self.factory.informer_for::<k8s::api::scheduling::v1alpha3::Workload>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::scheduling::v1alpha3::Workload,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::scheduling::v1alpha3::Workload,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -826,10 +936,12 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Workload: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Workload, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha3::Workload> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Workload, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -840,13 +952,15 @@ pub mod v1alpha3 {
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha3` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadLister {
-        inner: rt::Lister<k8s::api::scheduling::v1alpha3::Workload>,
+        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha3::Workload>,
     }
     impl WorkloadLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha3::Workload>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::scheduling::v1alpha3::Workload>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -857,7 +971,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::Workload>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha3::Workload>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -871,14 +987,16 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::scheduling::v1alpha3::Workload> {
+        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha3::Workload> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha3` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha3::Workload>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::scheduling::v1alpha3::Workload,
+        >,
     }
     impl WorkloadNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -887,7 +1005,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::scheduling::v1alpha3::Workload>,
+            rt::Arc<super::super::compact::api::scheduling::v1alpha3::Workload>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -897,7 +1015,9 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::Workload>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1alpha3::Workload>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -951,8 +1071,15 @@ pub mod v1beta1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1beta1::PodGroup>> {
-            self.factory.informer_for::<k8s::api::scheduling::v1beta1::PodGroup>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::scheduling::v1beta1::PodGroup,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::scheduling::v1beta1::PodGroup,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -967,10 +1094,12 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact PodGroup: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full PodGroup, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1beta1::PodGroup> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PodGroup, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -981,13 +1110,15 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1beta1` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupLister {
-        inner: rt::Lister<k8s::api::scheduling::v1beta1::PodGroup>,
+        inner: rt::Lister<super::super::compact::api::scheduling::v1beta1::PodGroup>,
     }
     impl PodGroupLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1beta1::PodGroup>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::scheduling::v1beta1::PodGroup>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -998,7 +1129,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1beta1::PodGroup>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1beta1::PodGroup>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1010,14 +1143,18 @@ pub mod v1beta1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::scheduling::v1beta1::PodGroup> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::scheduling::v1beta1::PodGroup> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1beta1` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::scheduling::v1beta1::PodGroup>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::scheduling::v1beta1::PodGroup,
+        >,
     }
     impl PodGroupNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1026,7 +1163,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::scheduling::v1beta1::PodGroup>,
+            rt::Arc<super::super::compact::api::scheduling::v1beta1::PodGroup>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1036,7 +1173,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1beta1::PodGroup>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1beta1::PodGroup>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -1057,8 +1196,15 @@ pub mod v1beta1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1beta1::Workload>> {
-            self.factory.informer_for::<k8s::api::scheduling::v1beta1::Workload>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::scheduling::v1beta1::Workload,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::scheduling::v1beta1::Workload,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1073,10 +1219,12 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact Workload: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full Workload, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1beta1::Workload> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Workload, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -1087,13 +1235,15 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1beta1` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadLister {
-        inner: rt::Lister<k8s::api::scheduling::v1beta1::Workload>,
+        inner: rt::Lister<super::super::compact::api::scheduling::v1beta1::Workload>,
     }
     impl WorkloadLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1beta1::Workload>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::scheduling::v1beta1::Workload>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1104,7 +1254,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1beta1::Workload>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1beta1::Workload>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1116,14 +1268,18 @@ pub mod v1beta1 {
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::scheduling::v1beta1::Workload> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::scheduling::v1beta1::Workload> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1beta1` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::scheduling::v1beta1::Workload>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::scheduling::v1beta1::Workload,
+        >,
     }
     impl WorkloadNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1132,7 +1288,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::scheduling::v1beta1::Workload>,
+            rt::Arc<super::super::compact::api::scheduling::v1beta1::Workload>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1142,7 +1298,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1beta1::Workload>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::scheduling::v1beta1::Workload>,
+        > {
             self.inner.list(selector)
         }
     }

@@ -101,8 +101,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::storage::v1::CSIDriver>> {
-            self.factory.informer_for::<k8s::api::storage::v1::CSIDriver>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::storage::v1::CSIDriver>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::storage::v1::CSIDriver>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -117,10 +120,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact CSIDriver: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full CSIDriver, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::storage::v1::CSIDriver> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CSIDriver, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -131,13 +136,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `storage.k8s.io/v1` kind `CSIDriver` (resource `csidrivers`, cluster-scoped).
     #[derive(Clone)]
     pub struct CSIDriverLister {
-        inner: rt::Lister<k8s::api::storage::v1::CSIDriver>,
+        inner: rt::Lister<super::super::compact::api::storage::v1::CSIDriver>,
     }
     impl CSIDriverLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::storage::v1::CSIDriver>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::storage::v1::CSIDriver>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -148,7 +155,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::CSIDriver>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::storage::v1::CSIDriver>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -156,12 +163,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::storage::v1::CSIDriver>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::storage::v1::CSIDriver>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::storage::v1::CSIDriver> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::storage::v1::CSIDriver> {
             &self.inner
         }
     }
@@ -182,8 +194,11 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::storage::v1::CSINode>> {
-            self.factory.informer_for::<k8s::api::storage::v1::CSINode>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<super::super::compact::api::storage::v1::CSINode>,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::storage::v1::CSINode>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -198,10 +213,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact CSINode: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full CSINode, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::storage::v1::CSINode> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CSINode, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -212,13 +229,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `storage.k8s.io/v1` kind `CSINode` (resource `csinodes`, cluster-scoped).
     #[derive(Clone)]
     pub struct CSINodeLister {
-        inner: rt::Lister<k8s::api::storage::v1::CSINode>,
+        inner: rt::Lister<super::super::compact::api::storage::v1::CSINode>,
     }
     impl CSINodeLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::storage::v1::CSINode>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::storage::v1::CSINode>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -229,7 +248,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::CSINode>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::storage::v1::CSINode>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -237,12 +256,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::storage::v1::CSINode>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::storage::v1::CSINode>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::storage::v1::CSINode> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::storage::v1::CSINode> {
             &self.inner
         }
     }
@@ -264,9 +288,14 @@ pub mod v1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::storage::v1::CSIStorageCapacity>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::storage::v1::CSIStorageCapacity,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::storage::v1::CSIStorageCapacity>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::storage::v1::CSIStorageCapacity,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -281,10 +310,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact CSIStorageCapacity: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full CSIStorageCapacity, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::storage::v1::CSIStorageCapacity> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CSIStorageCapacity, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -295,13 +326,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `storage.k8s.io/v1` kind `CSIStorageCapacity` (resource `csistoragecapacities`, namespaced).
     #[derive(Clone)]
     pub struct CSIStorageCapacityLister {
-        inner: rt::Lister<k8s::api::storage::v1::CSIStorageCapacity>,
+        inner: rt::Lister<super::super::compact::api::storage::v1::CSIStorageCapacity>,
     }
     impl CSIStorageCapacityLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::storage::v1::CSIStorageCapacity>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::storage::v1::CSIStorageCapacity>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -312,7 +345,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::CSIStorageCapacity>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::storage::v1::CSIStorageCapacity>,
+        > {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -326,14 +361,16 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::storage::v1::CSIStorageCapacity> {
+        ) -> &rt::Lister<super::super::compact::api::storage::v1::CSIStorageCapacity> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `storage.k8s.io/v1` kind `CSIStorageCapacity` (resource `csistoragecapacities`, namespaced).
     #[derive(Clone)]
     pub struct CSIStorageCapacityNamespaceLister {
-        inner: rt::NamespacedLister<k8s::api::storage::v1::CSIStorageCapacity>,
+        inner: rt::NamespacedLister<
+            super::super::compact::api::storage::v1::CSIStorageCapacity,
+        >,
     }
     impl CSIStorageCapacityNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -342,7 +379,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::storage::v1::CSIStorageCapacity>,
+            rt::Arc<super::super::compact::api::storage::v1::CSIStorageCapacity>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -352,7 +389,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::CSIStorageCapacity>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::storage::v1::CSIStorageCapacity>,
+        > {
             self.inner.list(selector)
         }
     }
@@ -373,8 +412,13 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::storage::v1::StorageClass>> {
-            self.factory.informer_for::<k8s::api::storage::v1::StorageClass>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::storage::v1::StorageClass,
+            >,
+        > {
+            self.factory
+                .informer_for::<super::super::compact::api::storage::v1::StorageClass>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -389,10 +433,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact StorageClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full StorageClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::storage::v1::StorageClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact StorageClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -403,13 +449,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `storage.k8s.io/v1` kind `StorageClass` (resource `storageclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct StorageClassLister {
-        inner: rt::Lister<k8s::api::storage::v1::StorageClass>,
+        inner: rt::Lister<super::super::compact::api::storage::v1::StorageClass>,
     }
     impl StorageClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::storage::v1::StorageClass>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::storage::v1::StorageClass>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -420,7 +468,7 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::StorageClass>> {
+        ) -> rt::Vec<rt::Arc<super::super::compact::api::storage::v1::StorageClass>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -428,12 +476,17 @@ pub mod v1 {
         pub fn get(
             &self,
             name: &str,
-        ) -> rt::Result<rt::Arc<k8s::api::storage::v1::StorageClass>, rt::ListerError> {
+        ) -> rt::Result<
+            rt::Arc<super::super::compact::api::storage::v1::StorageClass>,
+            rt::ListerError,
+        > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::storage::v1::StorageClass> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::storage::v1::StorageClass> {
             &self.inner
         }
     }
@@ -454,8 +507,15 @@ pub mod v1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::storage::v1::VolumeAttachment>> {
-            self.factory.informer_for::<k8s::api::storage::v1::VolumeAttachment>()
+        ) -> rt::Arc<
+            rt::SharedIndexInformer<
+                super::super::compact::api::storage::v1::VolumeAttachment,
+            >,
+        > {
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::storage::v1::VolumeAttachment,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -470,10 +530,12 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact VolumeAttachment: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full VolumeAttachment, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<k8s::api::storage::v1::VolumeAttachment> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact VolumeAttachment, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -484,13 +546,15 @@ pub mod v1 {
     /// Typed lister over the informer cache of `storage.k8s.io/v1` kind `VolumeAttachment` (resource `volumeattachments`, cluster-scoped).
     #[derive(Clone)]
     pub struct VolumeAttachmentLister {
-        inner: rt::Lister<k8s::api::storage::v1::VolumeAttachment>,
+        inner: rt::Lister<super::super::compact::api::storage::v1::VolumeAttachment>,
     }
     impl VolumeAttachmentLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::storage::v1::VolumeAttachment>>,
+            indexer: rt::Arc<
+                rt::Indexer<super::super::compact::api::storage::v1::VolumeAttachment>,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -501,7 +565,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::VolumeAttachment>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::storage::v1::VolumeAttachment>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -510,14 +576,16 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::storage::v1::VolumeAttachment>,
+            rt::Arc<super::super::compact::api::storage::v1::VolumeAttachment>,
             rt::ListerError,
         > {
             self.inner.get(name)
         }
         /// The untyped runtime lister this wraps.
         #[inline]
-        pub fn as_lister(&self) -> &rt::Lister<k8s::api::storage::v1::VolumeAttachment> {
+        pub fn as_lister(
+            &self,
+        ) -> &rt::Lister<super::super::compact::api::storage::v1::VolumeAttachment> {
             &self.inner
         }
     }
@@ -541,9 +609,14 @@ pub mod v1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::storage::v1::VolumeAttributesClass>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::storage::v1::VolumeAttributesClass,
+            >,
         > {
-            self.factory.informer_for::<k8s::api::storage::v1::VolumeAttributesClass>()
+            self.factory
+                .informer_for::<
+                    super::super::compact::api::storage::v1::VolumeAttributesClass,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -558,10 +631,14 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact VolumeAttributesClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full VolumeAttributesClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::storage::v1::VolumeAttributesClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact VolumeAttributesClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -575,14 +652,20 @@ pub mod v1 {
     /// Typed lister over the informer cache of `storage.k8s.io/v1` kind `VolumeAttributesClass` (resource `volumeattributesclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct VolumeAttributesClassLister {
-        inner: rt::Lister<k8s::api::storage::v1::VolumeAttributesClass>,
+        inner: rt::Lister<
+            super::super::compact::api::storage::v1::VolumeAttributesClass,
+        >,
     }
     #[cfg(k8s_since = "1.34")]
     impl VolumeAttributesClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<rt::Indexer<k8s::api::storage::v1::VolumeAttributesClass>>,
+            indexer: rt::Arc<
+                rt::Indexer<
+                    super::super::compact::api::storage::v1::VolumeAttributesClass,
+                >,
+            >,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -593,7 +676,9 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1::VolumeAttributesClass>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::storage::v1::VolumeAttributesClass>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -602,7 +687,7 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::storage::v1::VolumeAttributesClass>,
+            rt::Arc<super::super::compact::api::storage::v1::VolumeAttributesClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -611,7 +696,9 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::storage::v1::VolumeAttributesClass> {
+        ) -> &rt::Lister<
+            super::super::compact::api::storage::v1::VolumeAttributesClass,
+        > {
             &self.inner
         }
     }
@@ -660,10 +747,14 @@ pub mod v1alpha1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::storage::v1alpha1::VolumeAttributesClass>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::storage::v1alpha1::VolumeAttributesClass>()
+                .informer_for::<
+                    super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -678,10 +769,14 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact VolumeAttributesClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full VolumeAttributesClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::storage::v1alpha1::VolumeAttributesClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact VolumeAttributesClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -694,14 +789,18 @@ pub mod v1alpha1 {
     /// Typed lister over the informer cache of `storage.k8s.io/v1alpha1` kind `VolumeAttributesClass` (resource `volumeattributesclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct VolumeAttributesClassLister {
-        inner: rt::Lister<k8s::api::storage::v1alpha1::VolumeAttributesClass>,
+        inner: rt::Lister<
+            super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
+        >,
     }
     impl VolumeAttributesClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::storage::v1alpha1::VolumeAttributesClass>,
+                rt::Indexer<
+                    super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
+                >,
             >,
         ) -> Self {
             Self {
@@ -713,7 +812,9 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1alpha1::VolumeAttributesClass>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::storage::v1alpha1::VolumeAttributesClass>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -722,7 +823,9 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::storage::v1alpha1::VolumeAttributesClass>,
+            rt::Arc<
+                super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -731,7 +834,9 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::storage::v1alpha1::VolumeAttributesClass> {
+        ) -> &rt::Lister<
+            super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
+        > {
             &self.inner
         }
     }
@@ -780,10 +885,14 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<k8s::api::storage::v1beta1::VolumeAttributesClass>,
+            rt::SharedIndexInformer<
+                super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
+            >,
         > {
             self.factory
-                .informer_for::<k8s::api::storage::v1beta1::VolumeAttributesClass>()
+                .informer_for::<
+                    super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
+                >()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -798,10 +907,14 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact VolumeAttributesClass: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full VolumeAttributesClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::storage::v1beta1::VolumeAttributesClass> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact VolumeAttributesClass, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -814,14 +927,18 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `storage.k8s.io/v1beta1` kind `VolumeAttributesClass` (resource `volumeattributesclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct VolumeAttributesClassLister {
-        inner: rt::Lister<k8s::api::storage::v1beta1::VolumeAttributesClass>,
+        inner: rt::Lister<
+            super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
+        >,
     }
     impl VolumeAttributesClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::storage::v1beta1::VolumeAttributesClass>,
+                rt::Indexer<
+                    super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
+                >,
             >,
         ) -> Self {
             Self {
@@ -833,7 +950,9 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1beta1::VolumeAttributesClass>> {
+        ) -> rt::Vec<
+            rt::Arc<super::super::compact::api::storage::v1beta1::VolumeAttributesClass>,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -842,7 +961,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::storage::v1beta1::VolumeAttributesClass>,
+            rt::Arc<super::super::compact::api::storage::v1beta1::VolumeAttributesClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -851,7 +970,9 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::storage::v1beta1::VolumeAttributesClass> {
+        ) -> &rt::Lister<
+            super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
+        > {
             &self.inner
         }
     }

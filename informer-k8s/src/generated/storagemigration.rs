@@ -76,12 +76,12 @@ pub mod v1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::storagemigration::v1::StorageVersionMigration,
+                super::super::compact::api::storagemigration::v1::StorageVersionMigration,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::storagemigration::v1::StorageVersionMigration,
+                    super::super::compact::api::storagemigration::v1::StorageVersionMigration,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -99,10 +99,14 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact StorageVersionMigration: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full StorageVersionMigration, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<k8s::api::storagemigration::v1::StorageVersionMigration> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact StorageVersionMigration, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -115,14 +119,18 @@ pub mod v1 {
     /// Typed lister over the informer cache of `storagemigration.k8s.io/v1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped).
     #[derive(Clone)]
     pub struct StorageVersionMigrationLister {
-        inner: rt::Lister<k8s::api::storagemigration::v1::StorageVersionMigration>,
+        inner: rt::Lister<
+            super::super::compact::api::storagemigration::v1::StorageVersionMigration,
+        >,
     }
     impl StorageVersionMigrationLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::storagemigration::v1::StorageVersionMigration>,
+                rt::Indexer<
+                    super::super::compact::api::storagemigration::v1::StorageVersionMigration,
+                >,
             >,
         ) -> Self {
             Self {
@@ -134,7 +142,11 @@ pub mod v1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<rt::Arc<k8s::api::storagemigration::v1::StorageVersionMigration>> {
+        ) -> rt::Vec<
+            rt::Arc<
+                super::super::compact::api::storagemigration::v1::StorageVersionMigration,
+            >,
+        > {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -143,7 +155,9 @@ pub mod v1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::storagemigration::v1::StorageVersionMigration>,
+            rt::Arc<
+                super::super::compact::api::storagemigration::v1::StorageVersionMigration,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -152,7 +166,9 @@ pub mod v1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::storagemigration::v1::StorageVersionMigration> {
+        ) -> &rt::Lister<
+            super::super::compact::api::storagemigration::v1::StorageVersionMigration,
+        > {
             &self.inner
         }
     }
@@ -204,12 +220,12 @@ pub mod v1alpha1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::storagemigration::v1alpha1::StorageVersionMigration,
+                super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::storagemigration::v1alpha1::StorageVersionMigration,
+                    super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -227,10 +243,16 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact StorageVersionMigration: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full StorageVersionMigration, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::storagemigration::v1alpha1::StorageVersionMigration,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact StorageVersionMigration, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -243,7 +265,9 @@ pub mod v1alpha1 {
     /// Typed lister over the informer cache of `storagemigration.k8s.io/v1alpha1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped).
     #[derive(Clone)]
     pub struct StorageVersionMigrationLister {
-        inner: rt::Lister<k8s::api::storagemigration::v1alpha1::StorageVersionMigration>,
+        inner: rt::Lister<
+            super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
+        >,
     }
     impl StorageVersionMigrationLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
@@ -251,7 +275,7 @@ pub mod v1alpha1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    k8s::api::storagemigration::v1alpha1::StorageVersionMigration,
+                    super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
                 >,
             >,
         ) -> Self {
@@ -265,7 +289,9 @@ pub mod v1alpha1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::storagemigration::v1alpha1::StorageVersionMigration>,
+            rt::Arc<
+                super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -275,7 +301,9 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::storagemigration::v1alpha1::StorageVersionMigration>,
+            rt::Arc<
+                super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -284,7 +312,9 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::storagemigration::v1alpha1::StorageVersionMigration> {
+        ) -> &rt::Lister<
+            super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
+        > {
             &self.inner
         }
     }
@@ -336,12 +366,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                k8s::api::storagemigration::v1beta1::StorageVersionMigration,
+                super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
             >,
         > {
             self.factory
                 .informer_for::<
-                    k8s::api::storagemigration::v1beta1::StorageVersionMigration,
+                    super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -359,10 +389,16 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the compact StorageVersionMigration: every field, the same JSON both ways ([P1]), a fraction of the memory.
-        ///
-        /// [P1]: https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md#12-compact-types-and-projections-ours
-        #[cfg(feature = "compact")]
+        /// The shared informer and lister of the full StorageVersionMigration, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            k8s::api::storagemigration::v1beta1::StorageVersionMigration,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact StorageVersionMigration, the form `informer()` and `lister()` cache: the same informer.
         #[inline]
         pub fn compact(
             &self,
@@ -375,14 +411,18 @@ pub mod v1beta1 {
     /// Typed lister over the informer cache of `storagemigration.k8s.io/v1beta1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped).
     #[derive(Clone)]
     pub struct StorageVersionMigrationLister {
-        inner: rt::Lister<k8s::api::storagemigration::v1beta1::StorageVersionMigration>,
+        inner: rt::Lister<
+            super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
+        >,
     }
     impl StorageVersionMigrationLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<k8s::api::storagemigration::v1beta1::StorageVersionMigration>,
+                rt::Indexer<
+                    super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
+                >,
             >,
         ) -> Self {
             Self {
@@ -395,7 +435,9 @@ pub mod v1beta1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<k8s::api::storagemigration::v1beta1::StorageVersionMigration>,
+            rt::Arc<
+                super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
+            >,
         > {
             self.inner.list(selector)
         }
@@ -405,7 +447,9 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<k8s::api::storagemigration::v1beta1::StorageVersionMigration>,
+            rt::Arc<
+                super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
+            >,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -414,7 +458,9 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<k8s::api::storagemigration::v1beta1::StorageVersionMigration> {
+        ) -> &rt::Lister<
+            super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
+        > {
             &self.inner
         }
     }

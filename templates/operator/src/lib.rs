@@ -29,7 +29,8 @@ pub async fn reconcile(req: Request<Widget>, ctx: Arc<Context<()>>) -> Result<Ac
         return Ok(Action::Done); // deleted: the API server's garbage collector removes the ConfigMap
     };
     let namespace = req.namespace().unwrap_or("default");
-    // informer-k8s's accessor for the ConfigMaps this controller owns (the informer `owns` started).
+    // informer-k8s's accessor for the ConfigMaps this controller owns (the informer `owns` started):
+    // the compact ConfigMap, the form informer-k8s caches by default.
     let cached = ctx
         .factory()
         .core()
@@ -40,7 +41,8 @@ pub async fn reconcile(req: Request<Widget>, ctx: Arc<Context<()>>) -> Result<Ac
         .get(req.name())
         .ok(); // not cached yet: create it
     let wanted = BTreeMap::from([("message".to_owned(), widget.spec.message.clone())]);
-    if cached.as_ref().and_then(|cm| cm.data.as_ref()) == Some(&wanted) {
+    // A cached `data` is a `StrMap` (interned strings); `to_btree_map` reads it as k8s-openapi's.
+    if cached.as_ref().and_then(|cm| cm.data.as_ref()).map(|d| d.to_btree_map()) == Some(wanted.clone()) {
         return Ok(Action::Done);
     }
     let config_map = ConfigMap {
@@ -68,7 +70,9 @@ pub async fn reconcile(req: Request<Widget>, ctx: Arc<Context<()>>) -> Result<Ac
 pub async fn run(client: kube::Client, stop: CancellationToken) -> Result<(), informer_controller::Error> {
     let factory = SharedInformerFactory::new(client);
     Controller::<Widget>::new(factory.clone(), "widgets")
-        .owns::<ConfigMap>()
+        // `informer_k8s::api` holds the compact forms at k8s-openapi's paths; writes above use
+        // k8s-openapi's `ConfigMap`, and the recorder matches them to this cache by resource.
+        .owns::<informer_k8s::api::core::v1::ConfigMap>()
         .workers(2)
         .run(reconcile, (), stop)
         .await?;

@@ -44,7 +44,7 @@ async fn deployments_and_config_maps_sync_through_typed_listers() -> Result<(), 
     let web_config = config_maps.namespaced("default").get("web")?;
     assert_eq!(web.spec.replicas, Some(3));
     assert_eq!(
-        web_config.data.as_ref().and_then(|d| d.get("greeting")).map(String::as_str),
+        web_config.data.as_ref().and_then(|d| d.get("greeting")),
         Some("hello")
     );
     assert_eq!(deployments.list(&Selector::default()).len(), 1);
