@@ -14,6 +14,7 @@ use informer_examples::generated::InformerFactoryExt;
 use informer_examples::generated::gizmos::v1 as gizmos;
 use informer_examples::operator::{Operator, OperatorConfig, config_map_name};
 use informer_examples::views::PodSummary;
+use informer_k8s::InformerFactoryExt as _;
 use informer_k8s::compact::api::core::v1 as compact;
 use informer_runtime::Meta;
 use informer_runtime::SharedInformerFactory;
@@ -499,10 +500,7 @@ async fn compact_and_projected_pods(backend: &Backend) {
     let factory = SharedInformerFactory::builder(client.clone())
         .namespace(ns.clone())
         .build();
-    let compact_pods = informer_k8s::InformerFactoryExt::core(&factory)
-        .v1()
-        .pods()
-        .compact();
+    let compact_pods = factory.core().v1().pods().compact();
     let compact_lister = compact_pods.lister();
     let summaries = factory
         .core()

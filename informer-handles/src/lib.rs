@@ -16,6 +16,7 @@
 //!     vis: quote!(pub),
 //!     rt: quote!(::informer_runtime::__private),
 //!     resource: quote!(crate::Foo),
+//!     source: None,
 //!     prefix: "Foo".into(),
 //!     namespaced: true,
 //!     subject: "`example.com/v1` kind `Foo`".into(),

@@ -82,7 +82,9 @@ async fn the_default_handles_cache_the_compact_form_and_full_is_one_call_away() 
     use std::sync::Arc;
 
     let server = TestServer::start().await.expect("testserver");
-    server.create_json(pod_json("web-0", "n1")).expect("seed Pod");
+    server
+        .create_json(pod_json("web-0", "n1"))
+        .expect("seed Pod");
     let factory = SharedInformerFactory::new(server.client());
     let pods = factory.core().v1().pods();
     // The types are the claim: these lines do not compile if the default form changes.
@@ -98,9 +100,19 @@ async fn the_default_handles_cache_the_compact_form_and_full_is_one_call_away() 
         .await
         .expect("both Pod informers sync");
     let pods_resource = informer_runtime::lister::GroupResource::of::<Pod>();
-    assert_eq!(factory.informers_of(&pods_resource).len(), 2, "the compact and the full informer");
-    let cached = lister.namespaced("prod").get("web-0").expect("compact Pod cached");
-    let cached_full = full_lister.namespaced("prod").get("web-0").expect("full Pod cached");
+    assert_eq!(
+        factory.informers_of(&pods_resource).len(),
+        2,
+        "the compact and the full informer"
+    );
+    let cached = lister
+        .namespaced("prod")
+        .get("web-0")
+        .expect("compact Pod cached");
+    let cached_full = full_lister
+        .namespaced("prod")
+        .get("web-0")
+        .expect("full Pod cached");
     assert_eq!(Pod::from(&*cached), *cached_full);
     drop((default, full));
     factory.shutdown().await;

@@ -108,10 +108,7 @@ async fn deployments_and_config_maps_sync_through_typed_listers() {
     let shop_web = config_lister.namespaced("shop").list(&web_selector);
     assert_eq!(shop_web.len(), 1);
     assert_eq!(
-        shop_web[0]
-            .data
-            .as_ref()
-            .and_then(|d| d.get("v")),
+        shop_web[0].data.as_ref().and_then(|d| d.get("v")),
         Some("1")
     );
 

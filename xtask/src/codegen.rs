@@ -1,5 +1,5 @@
 //! `cargo codegen [--check]`: regenerates every checked-in informer-gen output (G8), and
-//! `cargo xtask k8s-versions`: checks that informer-k8s, with its `compact` feature, compiles under
+//! `cargo xtask k8s-versions`: checks that informer-k8s, with its compact forms, compiles under
 //! every Kubernetes version, and that informer-proto's table of each version passes its tests.
 //!
 //! Targets: informer-proto's protobuf table (`proto_schema`), `examples/src/generated/` (configured by `examples/informer-gen.toml`), every informer-gen
@@ -170,7 +170,7 @@ fn ensure_file_contents(
     Ok(())
 }
 
-/// `cargo xtask k8s-versions`: `cargo check -p informer-k8s --features compact` (the accessors
+/// `cargo xtask k8s-versions`: `cargo check -p informer-k8s` (the accessors
 /// and the compact types of that version, and informer-proto's table, a dependency) and
 /// `cargo test -p informer-proto-versions` (that table decoding) under each Kubernetes version
 /// k8s-openapi holds (`K8S_OPENAPI_ENABLED_VERSION`, which overrides the workspace's 1.37), in
@@ -192,16 +192,9 @@ pub(crate) fn check_versions(skip: &[String]) -> anyhow::Result<()> {
         .join("k8s-versions");
     for version in versions.iter().filter(|v| !skip.contains(v)) {
         let start = Instant::now();
-        eprintln!("== cargo check -p informer-k8s --features compact with Kubernetes {version}");
+        eprintln!("== cargo check -p informer-k8s with Kubernetes {version}");
         let status = crate::cargo_command()
-            .args([
-                "check",
-                "-p",
-                "informer-k8s",
-                "--lib",
-                "--features",
-                "compact",
-            ])
+            .args(["check", "-p", "informer-k8s", "--lib"])
             .arg("--target-dir")
             .arg(&target_dir)
             .env("K8S_OPENAPI_ENABLED_VERSION", version)

@@ -49,7 +49,7 @@ enum Cmd {
     Rules,
     /// Check that no crate has a module circle outside test code (ARCHITECTURE.md).
     Modules,
-    /// Check that informer-k8s (with its `compact` feature) compiles under every Kubernetes
+    /// Check that informer-k8s (with its compact forms) compiles under every Kubernetes
     /// version k8s-openapi supports.
     K8sVersions {
         /// Leave out this version (CI: the one the workspace already compiled); repeatable.

@@ -266,6 +266,20 @@ fn object(m: &Model<'_>) -> TokenStream {
             fn object_deletion_timestamp(&self) -> #p::Option<&#p::Time> {
                 #pm::deletion_timestamp(&self.metadata)
             }
+            fn object_labels(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+                #pm::labels(&self.metadata)
+            }
+            fn object_annotations(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+                #pm::annotations(&self.metadata)
+            }
+            fn object_owner_references(
+                &self,
+            ) -> impl ::core::iter::Iterator<Item = #p::OwnerRef<'_>> {
+                #pm::owner_references(&self.metadata)
+            }
+            fn object_generation(&self) -> #p::Option<i64> {
+                #pm::generation(&self.metadata)
+            }
             fn object_meta(&self) -> #p::Option<&#p::ObjectMeta> {
                 #pm::full(&self.metadata)
             }

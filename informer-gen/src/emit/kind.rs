@@ -39,11 +39,15 @@ pub(crate) fn informer_type_path(k: &Kind) -> TokenStream {
 pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
     let rt = &paths.rt;
     let full = paths.type_ref(&k.rust_type, VERSION_DEPTH);
-    let compact = k.compact.as_ref().map(|ty| paths.type_ref(ty, VERSION_DEPTH));
+    let compact = k
+        .compact
+        .as_ref()
+        .map(|ty| paths.type_ref(ty, VERSION_DEPTH));
     let cfg = &paths.compact_cfg;
     let (resource, source, methods) = match compact {
         Some(compact) if cfg.is_empty() => {
-            let (full_doc, compact_doc) = (docs::full_accessor(k), docs::compact_default_accessor(k));
+            let (full_doc, compact_doc) =
+                (docs::full_accessor(k), docs::compact_default_accessor(k));
             let methods = quote! {
                 #full_doc
                 #[inline]

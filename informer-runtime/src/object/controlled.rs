@@ -49,6 +49,13 @@ impl<'a> OwnerRef<'a> {
         }
     }
 
+    /// Every owner reference among `refs`, in order.
+    pub fn all_of(refs: Option<&'a [OwnerReference]>) -> impl Iterator<Item = Self> + 'a {
+        refs.unwrap_or_default()
+            .iter()
+            .map(|o| OwnerRef::new(&o.api_version, &o.kind, &o.name, &o.uid))
+    }
+
     /// The controller owner reference among `refs` (the first with `controller: true`;
     /// apimachinery's validation allows one).
     pub fn controller_of(refs: Option<&'a [OwnerReference]>) -> Option<Self> {

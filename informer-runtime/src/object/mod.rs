@@ -11,6 +11,7 @@
 mod controlled;
 mod scope;
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -43,6 +44,23 @@ pub trait Meta: Send + Sync + 'static {
     fn object_finalizers(&self) -> Finalizers<'_>;
     /// `metadata.deletionTimestamp`: set once the object is being deleted (C9).
     fn object_deletion_timestamp(&self) -> Option<&Time>;
+    /// `metadata.labels`, every pair (in key order for k8s-openapi's `ObjectMeta`, in the order
+    /// the server sent them for the interned forms).
+    fn object_labels(&self) -> impl Iterator<Item = (&str, &str)>
+    where
+        Self: Sized;
+    /// `metadata.annotations`, every pair (orders as [`object_labels`](Self::object_labels)).
+    /// A projection whose metadata is [`SlimMeta`](crate::projection::SlimMeta) keeps them.
+    fn object_annotations(&self) -> impl Iterator<Item = (&str, &str)>
+    where
+        Self: Sized;
+    /// `metadata.ownerReferences`, in order; [`object_controller_ref`](Self::object_controller_ref)
+    /// is the one with `controller: true`.
+    fn object_owner_references(&self) -> impl Iterator<Item = OwnerRef<'_>>
+    where
+        Self: Sized;
+    /// `metadata.generation`: the spec's version, which `status.observedGeneration` echoes.
+    fn object_generation(&self) -> Option<i64>;
     /// The full `ObjectMeta`, for objects that keep one (every `kube::Resource`); projections
     /// return `None`.
     fn object_meta(&self) -> Option<&ObjectMeta> {
@@ -83,12 +101,33 @@ impl<K: kube::Resource + Send + Sync + 'static> Meta for K {
     fn object_deletion_timestamp(&self) -> Option<&Time> {
         kube::Resource::meta(self).deletion_timestamp.as_ref()
     }
+    fn object_labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        string_pairs(kube::Resource::meta(self).labels.as_ref())
+    }
+    fn object_annotations(&self) -> impl Iterator<Item = (&str, &str)> {
+        string_pairs(kube::Resource::meta(self).annotations.as_ref())
+    }
+    fn object_owner_references(&self) -> impl Iterator<Item = OwnerRef<'_>> {
+        OwnerRef::all_of(kube::Resource::meta(self).owner_references.as_deref())
+    }
+    fn object_generation(&self) -> Option<i64> {
+        kube::Resource::meta(self).generation
+    }
     fn object_meta(&self) -> Option<&ObjectMeta> {
         Some(kube::Resource::meta(self))
     }
     fn object_meta_mut(&mut self) -> Option<&mut ObjectMeta> {
         Some(kube::Resource::meta_mut(self))
     }
+}
+
+/// The pairs of k8s-openapi's labels or annotations map, as `&str`s.
+pub(crate) fn string_pairs(
+    map: Option<&BTreeMap<String, String>>,
+) -> impl Iterator<Item = (&str, &str)> {
+    map.into_iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
 }
 
 /// The scope of an object's kind: `NamespaceResourceScope`, `ClusterResourceScope` or

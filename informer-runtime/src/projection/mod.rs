@@ -203,6 +203,22 @@ pub trait ProjectedMeta: Send + Sync + 'static {
     ///
     /// [`Meta::object_deletion_timestamp`]: crate::Meta::object_deletion_timestamp
     fn deletion_timestamp(&self) -> Option<&Time>;
+    /// `metadata.labels` ([`Meta::object_labels`]).
+    ///
+    /// [`Meta::object_labels`]: crate::Meta::object_labels
+    fn labels(&self) -> impl Iterator<Item = (&str, &str)>;
+    /// `metadata.annotations` ([`Meta::object_annotations`]).
+    ///
+    /// [`Meta::object_annotations`]: crate::Meta::object_annotations
+    fn annotations(&self) -> impl Iterator<Item = (&str, &str)>;
+    /// `metadata.ownerReferences` ([`Meta::object_owner_references`]).
+    ///
+    /// [`Meta::object_owner_references`]: crate::Meta::object_owner_references
+    fn owner_references(&self) -> impl Iterator<Item = crate::object::OwnerRef<'_>>;
+    /// `metadata.generation` ([`Meta::object_generation`]).
+    ///
+    /// [`Meta::object_generation`]: crate::Meta::object_generation
+    fn generation(&self) -> Option<i64>;
     /// The full `ObjectMeta`, when that is what the projection keeps.
     fn full(&self) -> Option<&ObjectMeta> {
         None
@@ -244,6 +260,20 @@ impl ProjectedMeta for SlimMeta {
     fn deletion_timestamp(&self) -> Option<&Time> {
         self.lifecycle.as_ref()?.deletion_timestamp.as_ref()
     }
+    fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.labels.iter()
+    }
+    fn annotations(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.annotations.iter()
+    }
+    fn owner_references(&self) -> impl Iterator<Item = crate::object::OwnerRef<'_>> {
+        self.owner_references
+            .iter()
+            .map(|o| crate::object::OwnerRef::new(&o.api_version, &o.kind, &o.name, &o.uid))
+    }
+    fn generation(&self) -> Option<i64> {
+        self.generation
+    }
 }
 
 impl ProjectedMeta for ObjectMeta {
@@ -270,6 +300,18 @@ impl ProjectedMeta for ObjectMeta {
     }
     fn deletion_timestamp(&self) -> Option<&Time> {
         self.deletion_timestamp.as_ref()
+    }
+    fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        crate::object::string_pairs(self.labels.as_ref())
+    }
+    fn annotations(&self) -> impl Iterator<Item = (&str, &str)> {
+        crate::object::string_pairs(self.annotations.as_ref())
+    }
+    fn owner_references(&self) -> impl Iterator<Item = crate::object::OwnerRef<'_>> {
+        crate::object::OwnerRef::all_of(self.owner_references.as_deref())
+    }
+    fn generation(&self) -> Option<i64> {
+        self.generation
     }
     fn full(&self) -> Option<&ObjectMeta> {
         Some(self)

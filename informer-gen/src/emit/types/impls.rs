@@ -196,6 +196,21 @@ pub(super) fn object_meta_impl(ident: &Ident, rt: &TokenStream) -> TokenStream {
             fn deletion_timestamp(&self) -> #rt::Option<&#rt::Time> {
                 self.deletion_timestamp.as_ref()
             }
+            fn labels(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+                self.labels.iter().flat_map(|m| m.iter())
+            }
+            fn annotations(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+                self.annotations.iter().flat_map(|m| m.iter())
+            }
+            fn owner_references(&self) -> impl ::core::iter::Iterator<Item = #rt::OwnerRef<'_>> {
+                self.owner_references
+                    .iter()
+                    .flat_map(|refs| refs.iter())
+                    .map(|o| #rt::OwnerRef::new(&o.api_version, &o.kind, &o.name, &o.uid))
+            }
+            fn generation(&self) -> #rt::Option<i64> {
+                self.generation
+            }
         }
     }
 }
@@ -226,6 +241,18 @@ pub(super) fn resource_impls(ident: &Ident, full: &TokenStream, rt: &TokenStream
             }
             fn object_deletion_timestamp(&self) -> #rt::Option<&#rt::Time> {
                 #rt::ProjectedMeta::deletion_timestamp(&self.metadata)
+            }
+            fn object_labels(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+                #rt::ProjectedMeta::labels(&self.metadata)
+            }
+            fn object_annotations(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+                #rt::ProjectedMeta::annotations(&self.metadata)
+            }
+            fn object_owner_references(&self) -> impl ::core::iter::Iterator<Item = #rt::OwnerRef<'_>> {
+                #rt::ProjectedMeta::owner_references(&self.metadata)
+            }
+            fn object_generation(&self) -> #rt::Option<i64> {
+                #rt::ProjectedMeta::generation(&self.metadata)
             }
         }
 
