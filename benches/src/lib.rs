@@ -18,7 +18,7 @@ pub mod chart;
 pub mod child;
 pub mod corpus;
 
-/// The compact Pod (P1) that informer-k8s ships behind its `compact` feature, as users get it.
+/// The compact Pod (P1) that informer-k8s's handles cache by default, as users get it.
 pub use informer_k8s::compact::api::core::v1::Pod as CompactPod;
 pub mod goals;
 pub mod orchestrate;

@@ -498,6 +498,9 @@ fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
             "pb_compact_objects_per_s",
             "pb_projection_objects_per_s",
             "pb_compact_over_prost",
+            "to_full_ns_per_pod",
+            "to_compact_ns_per_pod",
+            "to_full_differs",
         ],
     }
 }
