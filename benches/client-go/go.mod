@@ -3,6 +3,7 @@ module github.com/informer-rs/informer-rs/benches/client-go
 go 1.26.0
 
 require (
+	github.com/informer-rs/informer-rs/benches/childio v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -55,3 +56,6 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// The protocol every Go child of informer-bench shares, from this repository.
+replace github.com/informer-rs/informer-rs/benches/childio => ../childio

@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 )
 
 // Implementation names (Impl::ClientGo and Impl::ClientGoJson in protocol.rs).
@@ -29,10 +28,6 @@ const (
 	// a setting its users get only when they ask for it.
 	implJSON = "client-go-json"
 )
-
-// phaseTimeout bounds any one phase, as PHASE_TIMEOUT_S does for the Rust children: a stuck child
-// fails instead of hanging the run.
-const phaseTimeout = 900 * time.Second
 
 // spec is the child's command line (ChildSpec in benches/src/child/mod.rs, plus --kubeconfig).
 type spec struct {
@@ -95,16 +90,16 @@ func main() {
 	io := startIO()
 	s, err := parseSpec(os.Args[1:])
 	if err != nil {
-		io.send(message{Msg: "failed", Error: err.Error()})
+		io.Send(message{Msg: "failed", Error: err.Error()})
 		os.Exit(2)
 	}
 	startHeapSampler()
 	m, err := run(s, io)
 	if err != nil {
-		io.send(message{Msg: "failed", Error: err.Error()})
+		io.Send(message{Msg: "failed", Error: err.Error()})
 		os.Exit(1)
 	}
-	io.send(message{Msg: "done", Metrics: m})
+	io.Send(message{Msg: "done", Metrics: m})
 	// Informer goroutines may still run; end the process without waiting for them.
 	os.Exit(0)
 }

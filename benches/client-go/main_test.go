@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"testing"
 )
 
@@ -29,39 +28,5 @@ func TestParseSpecTakesTheOrchestratorsCommandLine(t *testing.T) {
 	}
 	if s, err := parseSpec([]string{"--scenario", "sync", "--url", "u"}); err != nil || s.impl != implDefault {
 		t.Fatalf("without --impl the child runs client-go's default, got %+v, %v", s, err)
-	}
-}
-
-func TestParseStatusReadsRSSAndHWM(t *testing.T) {
-	current, peak := parseStatus("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n")
-	if current != 1024 || peak != 2048 {
-		t.Fatalf("got %d, %d", current, peak)
-	}
-	if current, peak := parseStatus(""); current != 0 || peak != 0 {
-		t.Fatalf("got %d, %d", current, peak)
-	}
-}
-
-func TestMessagesMatchChildMsg(t *testing.T) {
-	line, err := json.Marshal(message{Msg: "done", Metrics: metrics{"sync_s": 1.5}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := string(line), `{"msg":"done","metrics":{"sync_s":1.5}}`; got != want {
-		t.Fatalf("got %s, want %s", got, want)
-	}
-	line, err = json.Marshal(message{Msg: "synced"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := string(line), `{"msg":"synced","metrics":{}}`; got != want {
-		t.Fatalf("got %s, want %s", got, want)
-	}
-	line, err = json.Marshal(message{Msg: "failed", Error: "boom"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := string(line), `{"msg":"failed","error":"boom"}`; got != want {
-		t.Fatalf("got %s, want %s", got, want)
 	}
 }

@@ -94,7 +94,7 @@ func run(s *spec, io *childIO) (metrics, error) {
 			return nil, err
 		}
 		everything := labels.Everything()
-		m.extend(timeQueries(s.namespaces, time.Duration(s.queryMS)*time.Millisecond, func(ns string) int {
+		m.Extend(timeQueries(s.namespaces, time.Duration(s.queryMS)*time.Millisecond, func(ns string) int {
 			// The namespaced lister is served by the informer's namespace index.
 			pods, err := lister.Pods(ns).List(everything)
 			if err != nil {
@@ -214,7 +214,7 @@ func synced(ctx context.Context, inf cache.SharedIndexInformer, start time.Time)
 		"objects":       float64(n),
 		"objects_per_s": objects / max(syncS, 1e-9),
 	}
-	m.extend(memoryMetrics())
+	m.Extend(memoryMetrics())
 	// Everything the process holds after the sync, per cached object (the runtime, the client and
 	// the informer's indices included), as for informer-rs.
 	m["heap_bytes_per_object"] = m["heap_mib"] * mib / objects
@@ -246,13 +246,13 @@ func updates(ctx context.Context, factory informers.SharedInformerFactory, inf c
 	// update_phase in track.rs: the steady heap, the peaks reset, then the updates.
 	m["steady_heap_mib"] = m["heap_mib"]
 	resetPeaks()
-	io.send(message{Msg: "synced", Metrics: m.clone()})
+	io.Send(message{Msg: "synced", Metrics: m.Clone()})
 	delivered, err := tracker.finished(s.updateRounds * uint64(s.objects))
 	if err != nil {
 		return nil, err
 	}
-	m.extend(delivered)
-	m.extend(memoryMetrics())
+	m.Extend(delivered)
+	m.Extend(memoryMetrics())
 	return m, nil
 }
 
@@ -283,9 +283,9 @@ func four(ctx context.Context, cfg *rest.Config, s *spec, io *childIO, start tim
 		"objects":      float64(len(inf.GetStore().ListKeys())),
 		"handler_adds": float64(adds.Load()),
 	}
-	m.extend(memoryMetrics())
-	io.send(message{Msg: "synced", Metrics: m.clone()})
-	if err := io.expect(cmdProceed); err != nil {
+	m.Extend(memoryMetrics())
+	io.Send(message{Msg: "synced", Metrics: m.Clone()})
+	if err := io.Expect(cmdProceed); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -311,9 +311,9 @@ func relist(ctx context.Context, factory informers.SharedInformerFactory, inf ca
 	if err != nil {
 		return nil, err
 	}
-	io.send(message{Msg: "synced", Metrics: sync})
+	io.Send(message{Msg: "synced", Metrics: sync})
 	// relist_phase in track.rs.
-	steady, err := io.mark()
+	steady, err := io.Mark()
 	if err != nil {
 		return nil, err
 	}

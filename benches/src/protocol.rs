@@ -51,11 +51,16 @@ pub enum Scenario {
     /// keeping its objects LZ4-compressed beside it. Not in [`Scenario::ALL`]: run it with
     /// `--scale` (1 000 000 Pods) or `--scenarios scale`.
     Scale,
+    /// (11) The same operator in Go (controller-runtime) and in Rust (informer-controller), each
+    /// at its defaults: Deployments owning ConfigMaps, a cluster-wide Pod informer; time to every
+    /// ConfigMap written, peak RSS, heap and CPU seconds. Runs on a server of its own, seeded with
+    /// [`Fleet`](crate::fleet::Fleet) (`orchestrate/operator.rs`).
+    Operator,
 }
 
 impl Scenario {
     /// Every scenario, in report order.
-    pub const ALL: [Scenario; 9] = [
+    pub const ALL: [Scenario; 10] = [
         Scenario::Sync,
         Scenario::Updates,
         Scenario::Four,
@@ -65,6 +70,7 @@ impl Scenario {
         Scenario::SyncStrip,
         Scenario::SyncMeta,
         Scenario::Shard,
+        Scenario::Operator,
     ];
 
     /// The implementations measured in this scenario.
@@ -110,6 +116,7 @@ impl Scenario {
                 Impl::ClientGoJson,
             ],
             Scenario::Scale => &[Impl::OursCompact, Impl::OursProjection],
+            Scenario::Operator => &[Impl::Ours, Impl::ControllerRuntime],
             Scenario::Shard => &[
                 Impl::Shard1Server,
                 Impl::Shard2Server,
@@ -162,6 +169,7 @@ impl Scenario {
             Scenario::SyncMeta => "sync-meta",
             Scenario::Shard => "shard",
             Scenario::Scale => "scale",
+            Scenario::Operator => "operator",
         }
     }
 
@@ -178,6 +186,9 @@ impl Scenario {
             Scenario::SyncMeta => "(7b) sync, metadata only",
             Scenario::Shard => "(9) sharded sync: one replica of n, server-side vs client-side",
             Scenario::Scale => "(10) scale: one sync of every Pod, server beside the informer",
+            Scenario::Operator => {
+                "(11) the same operator: Deployments owning ConfigMaps, a Pod informer, each side at its defaults"
+            }
         }
     }
 }
@@ -252,6 +263,10 @@ pub enum Impl {
     /// `AcceptContentTypes` set to `application/json`): a secondary column, a setting client-go's
     /// users get only when they ask for it.
     ClientGoJson,
+    /// The operator of scenario 11 on controller-runtime (`benches/controller-runtime/`, a Go
+    /// program) at its defaults: the manager's cache (protobuf for built-in kinds, client-go's
+    /// streaming initial list), one worker (`MaxConcurrentReconciles`' default).
+    ControllerRuntime,
 }
 
 impl Impl {
@@ -277,6 +292,7 @@ impl Impl {
             Impl::Shard4Client => "shard4-client",
             Impl::ClientGo => "client-go",
             Impl::ClientGoJson => "client-go-json",
+            Impl::ControllerRuntime => "controller-runtime",
         }
     }
 
@@ -286,11 +302,27 @@ impl Impl {
         matches!(self, Impl::ClientGo | Impl::ClientGoJson)
     }
 
+    /// Whether the controller-runtime child (`benches/controller-runtime/`) runs this
+    /// implementation.
+    pub fn is_controller_runtime(self) -> bool {
+        self == Impl::ControllerRuntime
+    }
+
+    /// Whether a Go program runs this implementation (no decode pool to size).
+    pub fn is_go(self) -> bool {
+        self.is_client_go() || self.is_controller_runtime()
+    }
+
     /// Whether this is one of informer-rs's columns (`ours…` and the sharded variants).
     pub fn is_ours(self) -> bool {
         !matches!(
             self,
-            Impl::Kube | Impl::KubeShared | Impl::SerdeJson | Impl::ClientGo | Impl::ClientGoJson
+            Impl::Kube
+                | Impl::KubeShared
+                | Impl::SerdeJson
+                | Impl::ClientGo
+                | Impl::ClientGoJson
+                | Impl::ControllerRuntime
         )
     }
 
@@ -311,6 +343,10 @@ impl Impl {
     pub fn expected_protobuf(self, scenario: Scenario) -> Option<bool> {
         if matches!(scenario, Scenario::SyncMeta | Scenario::Decode) {
             return None;
+        }
+        if scenario == Scenario::Operator {
+            // Both operators at their defaults: protobuf for every built-in kind they cache.
+            return Some(true);
         }
         match self {
             Impl::SerdeJson => None,

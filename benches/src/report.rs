@@ -82,6 +82,26 @@ pub struct RunConfig {
     /// runtime's default).
     #[serde(default)]
     pub decode_threads: Option<usize>,
+    /// Scenario 11's server and objects, when it ran.
+    #[serde(default)]
+    pub operator: Option<FleetFacts>,
+}
+
+/// Scenario 11's own server: what it was seeded with and what that cost.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FleetFacts {
+    /// Deployments (one ConfigMap each).
+    pub deployments: usize,
+    /// Pods the Deployments select.
+    pub pods: usize,
+    /// Namespaces they are spread over.
+    pub namespaces: usize,
+    /// Seconds it took to seed the server.
+    pub seed_s: f64,
+    /// Resident set of the server after seeding, MiB.
+    pub server_rss_mib: f64,
+    /// The server (`informer-testserver`, `kube-apiserver v1.37.2`).
+    pub server: String,
 }
 
 fn schema_1() -> u32 {
@@ -283,6 +303,14 @@ impl Report {
             s.compact_heap_bytes / 1024.0,
             s.projection_heap_bytes / 1024.0,
         );
+        if let Some(f) = &self.config.operator {
+            let _ = writeln!(
+                out,
+                "operator (11): {} Deployments, {} Pods in {} namespaces on its own {}, seeded in {:.1} s, resident set {:.0} MiB",
+                f.deployments, f.pods, f.namespaces, f.server, f.seed_s, f.server_rss_mib
+            );
+            let _ = writeln!(out, "operator (11): {}", self.operator_modes());
+        }
         let _ = writeln!(out, "cells: median (spread = (max-min)/median)");
         if self.runs.iter().any(|r| r.imp.is_client_go()) {
             let _ = writeln!(
@@ -330,6 +358,7 @@ impl Report {
                 (Impl::Kube, "ours/kube"),
                 (Impl::ClientGo, "ours/client-go"),
                 (Impl::ClientGoJson, "ours/cg-json"),
+                (Impl::ControllerRuntime, "ours/c-r"),
             ]
             .into_iter()
             .filter(|(i, _)| ours && impls.contains(i))
@@ -400,6 +429,49 @@ impl Report {
     }
 }
 
+impl Report {
+    /// Which initial list and wire format each side of scenario 11 used: as its child reported
+    /// them (`watch_list`, `protobuf`: 1 or 0), and where the server logged the child's
+    /// requests (informer-testserver), as the server saw them.
+    pub fn operator_modes(&self) -> String {
+        let sides: Vec<String> = Scenario::Operator
+            .impls()
+            .iter()
+            .filter(|i| self.measured(Scenario::Operator, **i))
+            .map(|imp| {
+                let m = |k: &str| self.median(Scenario::Operator, *imp, k);
+                let list = match m("watch_list") {
+                    Some(v) if v > 0.0 => "streaming initial list (watch-list)",
+                    Some(_) => "paged LIST then WATCH",
+                    None => "initial list not reported",
+                };
+                let format = match m("protobuf") {
+                    Some(v) if v >= 1.0 => "protobuf",
+                    Some(_) => "JSON",
+                    None => "format not reported",
+                };
+                let seen = match (
+                    m("watch_list_requests"),
+                    m("list_requests"),
+                    m("protobuf_share"),
+                ) {
+                    (Some(w), Some(l), Some(p)) => format!(
+                        " (server log: {w:.0} watch-list WATCHes, {l:.0} LISTs, {:.0}% protobuf)",
+                        p * 100.0
+                    ),
+                    _ => String::new(),
+                };
+                format!("{imp}: {list}, {format}{seen}")
+            })
+            .collect();
+        if sides.is_empty() {
+            "no side ran".into()
+        } else {
+            sides.join("; ")
+        }
+    }
+}
+
 /// One goal's line: name, value, target, met/MISSED/n/a, and (`why`) the figures or the reason.
 fn write_goal(out: &mut String, g: &Goal, why: bool) {
     let value = g
@@ -424,6 +496,20 @@ fn write_goal(out: &mut String, g: &Goal, why: bool) {
 /// The metrics shown in the table for each scenario (the JSON has all of them).
 fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
     match scenario {
+        Scenario::Operator => &[
+            "reconciled_s",
+            "rss_peak_mib",
+            "cpu_s",
+            "heap_peak_mib",
+            "heap_mib",
+            "first_reconcile_s",
+            "reconciles",
+            "writes",
+            "reconcile_errors",
+            "list_requests",
+            "watch_list_requests",
+            "protobuf_share",
+        ],
         Scenario::Scale => &[
             "sync_s",
             "objects",
@@ -568,6 +654,7 @@ pub(crate) mod fixtures {
             gzip: false,
             corpus: crate::corpus::Corpus::Distinct,
             decode_threads: None,
+            operator: None,
         };
         (host, config)
     }

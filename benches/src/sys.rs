@@ -36,6 +36,26 @@ fn rss_from(path: &str) -> Rss {
     }
 }
 
+/// CPU seconds this process has used so far, user plus system, all threads (`utime` and
+/// `stime` of `/proc/self/stat`); `None` where `/proc` is unavailable.
+pub fn cpu_seconds() -> Option<f64> {
+    cpu_from_stat(&std::fs::read_to_string("/proc/self/stat").ok()?)
+}
+
+/// `utime + stime` of a `/proc/PID/stat` line, in seconds. The kernel reports both in clock
+/// ticks of `USER_HZ`, which is 100 on Linux whatever the kernel's own tick.
+fn cpu_from_stat(stat: &str) -> Option<f64> {
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state (field 3) is fields[0], so utime (14) is [11] and stime (15) [12].
+    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    Some((ticks(11)? + ticks(12)?) as f64 / USER_HZ)
+}
+
+/// Clock ticks per second in `/proc`'s CPU times.
+const USER_HZ: f64 = 100.0;
+
 /// Bytes received on the loopback interface so far (`/proc/net/dev`). The benchmark's server
 /// and its one running child talk over loopback and nothing else does during a run, so the
 /// difference over a child's sync is what it received (its requests, a few KiB, included).
@@ -116,4 +136,17 @@ fn command_output(program: &str, args: &[&str]) -> Option<String> {
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_is_user_plus_system_after_the_command_name() {
+        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194304 500 0 0 0 250 75 0 0 20 0 9 0 1000";
+        assert_eq!(cpu_from_stat(stat), Some(3.25));
+        assert_eq!(cpu_from_stat("4242 (x) S 1"), None);
+        assert!(cpu_seconds().is_some_and(|s| s >= 0.0));
+    }
 }

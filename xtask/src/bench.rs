@@ -1,12 +1,13 @@
-//! `cargo xtask bench [--quick] [ARGS…]`: build `informer-bench` in release mode and the client-go
-//! child with `go build`, then run the orchestrator.
+//! `cargo xtask bench [--quick] [ARGS…]`: build `informer-bench` in release mode and the Go
+//! children (client-go's, and controller-runtime's for the operator scenario) with `go build`,
+//! then run the orchestrator.
 //!
 //! Everything else (the server, seeding, child processes, the table and the JSON with the host
 //! facts and git revision) lives in the `informer-benches` crate; see BENCHMARKS.md. Extra
 //! arguments go to `informer-bench orchestrate` unchanged (`--reps 5`, `--scenarios sync,decode`).
 //!
-//! Without a Go toolchain (or when the Go build fails) the benchmark runs without client-go and
-//! says so; with `CI=true` that is an error instead, so CI never silently drops client-go.
+//! Without a Go toolchain (or when a Go build fails) the benchmark runs without that Go child
+//! and says so; with `CI=true` that is an error instead, so CI never silently drops a Go side.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -72,20 +73,16 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     let client_go = if given {
         None
     } else {
-        let out = target.join("bench").join("client-go-child");
-        match build_client_go(&root, &out) {
-            Ok(()) => Some(out),
-            Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-                return Err(e.context("CI=true: the benchmark must measure client-go"));
-            }
-            Err(e) => {
-                eprintln!("xtask bench: WARNING: {e:#}");
-                eprintln!(
-                    "xtask bench: WARNING: running WITHOUT client-go (install Go 1.26+ or set GO=/path/to/go)"
-                );
-                None
-            }
-        }
+        go_child(&root, &target, "client-go")?
+    };
+    let controller_runtime = if args
+        .rest
+        .iter()
+        .any(|a| a == "--controller-runtime" || a.starts_with("--controller-runtime="))
+    {
+        None
+    } else {
+        go_child(&root, &target, "controller-runtime")?
     };
     let out = if args.quick {
         "target/bench/results-quick.json"
@@ -106,6 +103,9 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     if let Some(go_child) = &client_go {
         cmd.arg("--client-go").arg(go_child);
+    }
+    if let Some(go_child) = &controller_runtime {
+        cmd.arg("--controller-runtime").arg(go_child);
     }
     // Unoptimised code decodes several times slower: give a child longer than the quick
     // default (60 s) to report, so a loaded machine does not fail the harness check.
@@ -146,18 +146,37 @@ pub(crate) fn go_tool() -> Option<PathBuf> {
     None
 }
 
-/// Builds the client-go child (`benches/client-go`) into `out`.
-fn build_client_go(root: &Path, out: &Path) -> anyhow::Result<()> {
+/// Builds the Go child `benches/NAME` into `target/bench/NAME-child`; without Go, or when the
+/// build fails, warns and returns `None` (an error under `CI=true`).
+fn go_child(root: &Path, target: &Path, name: &str) -> anyhow::Result<Option<PathBuf>> {
+    let out = target.join("bench").join(format!("{name}-child"));
+    match build_go_child(root, &out, name) {
+        Ok(()) => Ok(Some(out)),
+        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            Err(e.context(format!("CI=true: the benchmark must measure {name}")))
+        }
+        Err(e) => {
+            eprintln!("xtask bench: WARNING: {e:#}");
+            eprintln!(
+                "xtask bench: WARNING: running WITHOUT {name} (install Go 1.26+ or set GO=/path/to/go)"
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Builds the Go child in `benches/NAME` into `out`.
+fn build_go_child(root: &Path, out: &Path, name: &str) -> anyhow::Result<()> {
     let go = go_tool().context("no Go toolchain found (`go`, `$GO`, /usr/local/go/bin/go)")?;
     let status = Command::new(&go)
         .args(["build", "-trimpath", "-o"])
         .arg(out)
         .arg(".")
-        .current_dir(root.join("benches").join("client-go"))
+        .current_dir(root.join("benches").join(name))
         .status()
         .with_context(|| format!("running {} build", go.display()))?;
     if !status.success() {
-        bail!("building the client-go child failed ({status})");
+        bail!("building the {name} child failed ({status})");
     }
     Ok(())
 }

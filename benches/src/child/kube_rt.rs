@@ -121,6 +121,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
         (Scenario::Decode, _) => anyhow::bail!("scenario decode has no kube-runtime side"),
         (Scenario::Shard, _) => anyhow::bail!("kube-runtime has no sharded list and watch"),
         (Scenario::Scale, _) => anyhow::bail!("the scale run measures informer-rs's compact Pod"),
+        (Scenario::Operator, _) => anyhow::bail!("scenario operator has no kube-runtime side"),
     }
 }
 

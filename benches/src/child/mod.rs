@@ -5,6 +5,7 @@
 
 mod decode;
 mod kube_rt;
+pub mod operator;
 mod ours;
 mod track;
 
@@ -98,6 +99,10 @@ pub fn main(spec: ChildSpec) -> i32 {
     };
     let res = rt.block_on(async {
         match spec.imp {
+            // Scenario 11 has one informer-rs side, the operator at its defaults.
+            Impl::Ours if spec.scenario == Scenario::Operator => {
+                operator::run(&spec, &mut io).await
+            }
             Impl::Ours | Impl::OursStreaming | Impl::OursOrdered | Impl::OursProto => {
                 ours::run(&spec, &mut io).await
             }
@@ -116,6 +121,10 @@ pub fn main(spec: ChildSpec) -> i32 {
             Impl::SerdeJson => decode::run(&spec).await,
             Impl::ClientGo | Impl::ClientGoJson => Err(anyhow::anyhow!(
                 "{} runs in the Go child (benches/client-go), not in informer-bench",
+                spec.imp
+            )),
+            Impl::ControllerRuntime => Err(anyhow::anyhow!(
+                "{} runs in the Go child benches/controller-runtime, not in informer-bench",
                 spec.imp
             )),
         }

@@ -151,6 +151,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
         Scenario::Scale => {
             anyhow::bail!("the scale run measures the compact Pod and the projection")
         }
+        Scenario::Operator => anyhow::bail!("scenario operator runs child::operator"),
     }
 }
 

@@ -13,6 +13,7 @@
 //! orchestrator puts in front of kube-apiserver (`proxy.rs`); the sharded sync and the scale
 //! run cannot run there (`Scenario::not_on_kube_apiserver` says why).
 
+mod operator;
 mod proxy;
 mod real;
 mod run;
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 
 use crate::corpus::Corpus;
+use crate::fleet::Fleet;
 use crate::podset::PodSet;
 use crate::protocol::{Impl, Scenario};
 use crate::report::{Report, RunConfig, RunRecord};
@@ -70,6 +72,17 @@ pub struct OrchestrateArgs {
     /// and passes it). Without it, the client-go implementations are skipped.
     #[arg(long, value_name = "PATH")]
     pub client_go: Option<PathBuf>,
+    /// The controller-runtime child (`go build -o PATH ./benches/controller-runtime`; `cargo xtask
+    /// bench` builds it and passes it). Without it, scenario 11 runs informer-rs alone.
+    #[arg(long, value_name = "PATH")]
+    pub controller_runtime: Option<PathBuf>,
+    /// Scenario 11: Deployments the operator reconciles [full: 1000, quick: 100]; ten Pods per
+    /// Deployment and ten Deployments per namespace unless `--deployment-pods` says otherwise.
+    #[arg(long)]
+    pub deployments: Option<usize>,
+    /// Scenario 11: Pods the Deployments select [ten per Deployment].
+    #[arg(long)]
+    pub deployment_pods: Option<usize>,
     /// Seed a real kube-apiserver with etcd (informer-envtest, built with Go) over HTTP instead
     /// of informer-testserver, and run against it the scenarios the goals read (sync, updates,
     /// relist, decode; `--scenarios` may add ns-query, four, sync-strip and sync-meta).
@@ -100,11 +113,12 @@ pub struct OrchestrateArgs {
 
 /// What `--kube-apiserver` runs by default: the scenarios the goals read (the sync, the
 /// updates, the relist's memory, the decode).
-pub const KUBE_APISERVER_SCENARIOS: [Scenario; 4] = [
+pub const KUBE_APISERVER_SCENARIOS: [Scenario; 5] = [
     Scenario::Sync,
     Scenario::Updates,
     Scenario::Relist,
     Scenario::Decode,
+    Scenario::Operator,
 ];
 
 /// The resolved plan of a run.
@@ -121,6 +135,10 @@ pub(crate) struct Plan {
     pub(crate) impls: Vec<Impl>,
     /// The client-go child, when there is one.
     pub(crate) client_go: Option<PathBuf>,
+    /// The controller-runtime child (scenario 11), when there is one.
+    pub(crate) controller_runtime: Option<PathBuf>,
+    /// Scenario 11's Deployments and Pods.
+    pub(crate) fleet: Fleet,
     /// Sync from kube-apiserver instead of informer-testserver.
     pub(crate) kube_apiserver: bool,
     /// Children offer gzip.
@@ -131,6 +149,15 @@ pub(crate) struct Plan {
 
 impl Plan {
     fn from_args(a: &OrchestrateArgs) -> Self {
+        let deployments = a
+            .deployments
+            .unwrap_or(if a.quick { 100 } else { 1_000 })
+            .max(1);
+        let fleet = Fleet::new(
+            deployments,
+            a.deployment_pods.unwrap_or(deployments * 10),
+            deployments.div_ceil(10),
+        );
         let (pods, namespaces, reps, timeout, query_ms) = if a.quick {
             (2_000, 50, 2, 60, 200)
         } else if a.scale {
@@ -170,6 +197,8 @@ impl Plan {
                 a.impls.clone()
             },
             client_go: a.client_go.clone(),
+            controller_runtime: a.controller_runtime.clone(),
+            fleet,
             kube_apiserver: a.kube_apiserver,
             gzip: a.gzip,
             decode_threads: a.decode_threads.map(usize::from),
@@ -195,12 +224,37 @@ impl Plan {
         scenario.impls().iter().copied().filter(|i| {
             (self.impls.is_empty() || self.impls.contains(i))
                 && (self.client_go.is_some() || !i.is_client_go())
+                && (self.controller_runtime.is_some() || !i.is_controller_runtime())
         })
+    }
+
+    /// [`check_client_go`](Self::check_client_go) for the controller-runtime child.
+    fn check_controller_runtime(&self) -> anyhow::Result<()> {
+        if let Some(path) = &self.controller_runtime {
+            anyhow::ensure!(
+                path.is_file(),
+                "the controller-runtime child {} does not exist (build it with `go build -o {} ./benches/controller-runtime`)",
+                path.display(),
+                path.display()
+            );
+            return Ok(());
+        }
+        anyhow::ensure!(
+            !self.impls.contains(&Impl::ControllerRuntime),
+            "--impls names controller-runtime, but no controller-runtime child was given (--controller-runtime PATH)"
+        );
+        if self.impls.is_empty() && self.scenarios.contains(&Scenario::Operator) {
+            eprintln!(
+                "informer-bench: WARNING: no controller-runtime child (--controller-runtime PATH): the operator scenario runs informer-rs alone"
+            );
+        }
+        Ok(())
     }
 
     /// Fails when `--impls` asks for client-go without a client-go child; says loudly when
     /// client-go is left out of a run that would have measured it.
     fn check_client_go(&self) -> anyhow::Result<()> {
+        self.check_controller_runtime()?;
         if let Some(path) = &self.client_go {
             anyhow::ensure!(
                 path.is_file(),
@@ -243,6 +297,100 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     let revision = git_revision();
     let exe = std::env::current_exe().context("locating the informer-bench binary")?;
 
+    let mut runs: Vec<RunRecord> = Vec::new();
+    // Every scenario but the operator's runs on one server seeded with the Pod corpus.
+    let main = if plan.scenarios.iter().any(|s| *s != Scenario::Operator) {
+        Some(main_phase(&plan, &args, &exe, &mut runs).await?)
+    } else {
+        None
+    };
+    // Scenario 11 runs on a server of its own (`operator.rs`).
+    let mut fleet = None;
+    if plan.scenarios.contains(&Scenario::Operator)
+        && plan.impls_of(Scenario::Operator).next().is_some()
+    {
+        let kubeconfig = args.out.with_extension("operator.kubeconfig");
+        let (operator_runs, facts) = operator::phase(&plan, &exe, kubeconfig).await?;
+        runs.extend(operator_runs);
+        fleet = Some(facts);
+    }
+    let main = match main {
+        Some(main) => main,
+        // An operator-only run seeded no Pod corpus: its figures are the fleet's.
+        None => MainFacts {
+            pod_json_bytes: 0.0,
+            pod_sizes: sizes::measure(&plan.pods, 20)?,
+            seed_s: 0.0,
+            server_rss_mib: 0.0,
+            server: fleet
+                .as_ref()
+                .map_or_else(String::new, |f| f.server.clone()),
+        },
+    };
+
+    let config = RunConfig {
+        quick: plan.quick,
+        pods: plan.pods.n,
+        namespaces: plan.pods.namespaces,
+        reps: plan.reps,
+        updates: plan.update_rounds * plan.pods.subset_len() as u64,
+        subset: plan.pods.subset_len(),
+        page_size: plan.page_size,
+        pod_json_bytes: main.pod_json_bytes,
+        pod_sizes: main.pod_sizes,
+        seed_s: main.seed_s,
+        server_rss_mib: main.server_rss_mib,
+        server: main.server,
+        gzip: plan.gzip,
+        corpus: plan.pods.corpus(),
+        decode_threads: plan.decode_threads,
+        operator: fleet,
+    };
+    let mut report = Report::new(revision, started_unix, host, config, runs);
+    crate::goals::judge(&mut report, baseline.as_ref());
+    print_table(&report.table());
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let json = serde_json::to_string_pretty(&report)?;
+    std::fs::write(&args.out, json).with_context(|| format!("writing {}", args.out.display()))?;
+    eprintln!("informer-bench: results written to {}", args.out.display());
+    if let Some(svg) = crate::chart::headline_svg(&report) {
+        let chart = args.out.with_extension("svg");
+        std::fs::write(&chart, svg).with_context(|| format!("writing {}", chart.display()))?;
+        eprintln!(
+            "informer-bench: headline chart written to {} (BENCHMARKS.md shows \
+             benches/headline.svg from the latest full run)",
+            chart.display()
+        );
+    }
+    // Missed goals are results; a run that failed is a broken harness (CI fails on it).
+    let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
+    anyhow::ensure!(
+        failed == 0,
+        "{failed} of {} runs failed (see the table)",
+        report.runs.len()
+    );
+    Ok(report)
+}
+
+/// What the main phase learned about its server and Pods, for the report.
+struct MainFacts {
+    pod_json_bytes: f64,
+    pod_sizes: sizes::PodSizes,
+    seed_s: f64,
+    server_rss_mib: f64,
+    server: String,
+}
+
+/// Every scenario but the operator's: one server seeded with the Pod corpus, a discarded
+/// warm-up run, then each scenario's repetitions, the implementations interleaved.
+async fn main_phase(
+    plan: &Plan,
+    args: &OrchestrateArgs,
+    exe: &std::path::Path,
+    runs: &mut Vec<RunRecord>,
+) -> anyhow::Result<MainFacts> {
     let mut server = if plan.kube_apiserver {
         server::BenchServer::start_kube_apiserver(args.out.with_extension("kubeconfig")).await?
     } else {
@@ -277,11 +425,16 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     };
     eprintln!("informer-bench: one Pod in memory: {pod_sizes:?}");
 
-    let mut runner = run::Runner::new(exe, &server, &plan);
-    let mut runs: Vec<RunRecord> = Vec::new();
+    let scenarios: Vec<Scenario> = plan
+        .scenarios
+        .iter()
+        .copied()
+        .filter(|s| *s != Scenario::Operator)
+        .collect();
+    let mut runner = run::Runner::new(exe.to_path_buf(), &server, plan);
     // One untimed child first: the very first child of a run was consistently 40-70% slower than
     // the rest (whichever implementation it was), which only widened the spread.
-    if let Some(scenario) = plan.scenarios.first().filter(|s| **s != Scenario::Scale)
+    if let Some(scenario) = scenarios.first().filter(|s| **s != Scenario::Scale)
         && let Some(imp) = plan.impls_of(*scenario).next()
     {
         let record = runner.run(*scenario, imp, 0).await;
@@ -290,21 +443,13 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
             record.error.map(|e| format!(": {e}")).unwrap_or_default()
         );
     }
-    for scenario in &plan.scenarios {
+    for scenario in &scenarios {
         for rep in 0..plan.reps {
             // Interleave the implementations so slow drift on a shared machine hits both alike.
             for imp in plan.impls_of(*scenario) {
                 let t = Instant::now();
                 let record = runner.run(*scenario, imp, rep).await;
-                match &record.error {
-                    None => eprintln!(
-                        "informer-bench: {scenario} / {imp} rep {rep}: ok in {:.1} s",
-                        t.elapsed().as_secs_f64()
-                    ),
-                    Some(e) => {
-                        eprintln!("informer-bench: {scenario} / {imp} rep {rep}: FAILED: {e}")
-                    }
-                }
+                run::say(&record, t.elapsed());
                 runs.push(record);
             }
         }
@@ -312,50 +457,13 @@ pub async fn orchestrate(args: OrchestrateArgs) -> anyhow::Result<Report> {
     drop(runner);
     let server_name = server.name();
     server.shutdown().await;
-
-    let config = RunConfig {
-        quick: plan.quick,
-        pods: plan.pods.n,
-        namespaces: plan.pods.namespaces,
-        reps: plan.reps,
-        updates: plan.update_rounds * plan.pods.subset_len() as u64,
-        subset: plan.pods.subset_len(),
-        page_size: plan.page_size,
+    Ok(MainFacts {
         pod_json_bytes,
         pod_sizes,
         seed_s,
         server_rss_mib,
         server: server_name,
-        gzip: plan.gzip,
-        corpus: plan.pods.corpus(),
-        decode_threads: plan.decode_threads,
-    };
-    let mut report = Report::new(revision, started_unix, host, config, runs);
-    crate::goals::judge(&mut report, baseline.as_ref());
-    print_table(&report.table());
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let json = serde_json::to_string_pretty(&report)?;
-    std::fs::write(&args.out, json).with_context(|| format!("writing {}", args.out.display()))?;
-    eprintln!("informer-bench: results written to {}", args.out.display());
-    if let Some(svg) = crate::chart::headline_svg(&report) {
-        let chart = args.out.with_extension("svg");
-        std::fs::write(&chart, svg).with_context(|| format!("writing {}", chart.display()))?;
-        eprintln!(
-            "informer-bench: headline chart written to {} (BENCHMARKS.md shows \
-             benches/headline.svg from the latest full run)",
-            chart.display()
-        );
-    }
-    // Missed goals are results; a run that failed is a broken harness (CI fails on it).
-    let failed = report.runs.iter().filter(|r| r.error.is_some()).count();
-    anyhow::ensure!(
-        failed == 0,
-        "{failed} of {} runs failed (see the table)",
-        report.runs.len()
-    );
-    Ok(report)
+    })
 }
 
 /// The table is the program's output, so it goes to stdout.

@@ -24,6 +24,7 @@ use kube::core::Request;
 use serde_json::{Value, json};
 
 use super::proxy::Proxy;
+use crate::fleet::Fleet;
 use crate::pods::namespace_name;
 use crate::podset::PodSet;
 
@@ -87,12 +88,7 @@ impl RealServer {
     /// Creates the namespaces and Pods over HTTP and returns the mean JSON size of a Pod as the
     /// server serves it back (its own managedFields and timestamps included).
     pub(crate) async fn seed(&self, pods: &PodSet) -> anyhow::Result<f64> {
-        for n in 0..pods.namespaces {
-            let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace_name(n)}});
-            self.post("/api/v1/namespaces", None, &ns)
-                .await
-                .with_context(|| format!("creating namespace {}", namespace_name(n)))?;
-        }
+        self.create_namespaces(pods.namespaces).await?;
         futures::stream::iter(0..pods.n)
             .map(|i| async move {
                 self.seed_pod(pods.pod_json(i))
@@ -103,6 +99,36 @@ impl RealServer {
             .try_collect::<()>()
             .await?;
         self.served_pod_bytes().await
+    }
+
+    /// Creates scenario 11's namespaces, Deployments and Pods over HTTP (each Pod as
+    /// [`seed`](Self::seed) writes one: the controller's create, then the kubelet's status).
+    pub(crate) async fn seed_fleet(&self, fleet: &Fleet) -> anyhow::Result<()> {
+        self.create_namespaces(fleet.namespaces).await?;
+        futures::stream::iter(0..fleet.deployments)
+            .map(|d| async move {
+                let (create, _) = for_create(fleet.deployment_json(d))?;
+                let collection = format!(
+                    "/apis/apps/v1/namespaces/{}/deployments",
+                    fleet.namespace_of(d)
+                );
+                self.post(&collection, Some("kubectl"), &create)
+                    .await
+                    .with_context(|| format!("seeding Deployment {d}"))
+                    .map(drop)
+            })
+            .buffer_unordered(SEED_CONCURRENCY)
+            .try_collect::<()>()
+            .await?;
+        futures::stream::iter(0..fleet.pods)
+            .map(|p| async move {
+                self.seed_pod(fleet.pod_json(p))
+                    .await
+                    .with_context(|| format!("seeding Pod {p}"))
+            })
+            .buffer_unordered(SEED_CONCURRENCY)
+            .try_collect::<()>()
+            .await
     }
 
     /// Applies `patch` (a JSON merge patch) to Pod `ns/name`.
@@ -143,6 +169,17 @@ impl RealServer {
             .request_text(req)
             .await
             .with_context(|| format!("deleting Pod {ns}/{name}"))?;
+        Ok(())
+    }
+
+    /// Creates namespaces `bench-000` … up to `n`.
+    async fn create_namespaces(&self, n: usize) -> anyhow::Result<()> {
+        for n in 0..n {
+            let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace_name(n)}});
+            self.post("/api/v1/namespaces", None, &ns)
+                .await
+                .with_context(|| format!("creating namespace {}", namespace_name(n)))?;
+        }
         Ok(())
     }
 

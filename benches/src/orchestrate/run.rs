@@ -27,7 +27,7 @@ pub(crate) struct Runner<'a> {
 }
 
 /// A running child and its pipes.
-struct Running {
+pub(super) struct Running {
     child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
@@ -35,7 +35,31 @@ struct Running {
 }
 
 impl Running {
-    async fn next(&mut self) -> anyhow::Result<ChildMsg> {
+    /// Starts `process` (from [`command`]) with piped stdin and stdout; it is killed if dropped.
+    pub(super) fn start(
+        mut process: Process,
+        exe: &std::path::Path,
+        timeout: Duration,
+    ) -> anyhow::Result<Self> {
+        let mut child = process
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {}", exe.display()))?;
+        let stdin = child.stdin.take().context("child stdin")?;
+        let stdout = child.stdout.take().context("child stdout")?;
+        Ok(Running {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            timeout,
+        })
+    }
+
+    /// The child's next protocol message (failing after the timeout or when it exits).
+    pub(super) async fn next(&mut self) -> anyhow::Result<ChildMsg> {
         loop {
             let line = tokio::time::timeout(self.timeout, self.lines.next_line())
                 .await
@@ -52,7 +76,8 @@ impl Running {
         }
     }
 
-    async fn send(&mut self, cmd: Command) -> anyhow::Result<()> {
+    /// Writes `cmd` to the child's stdin.
+    pub(super) async fn send(&mut self, cmd: Command) -> anyhow::Result<()> {
         let mut line = serde_json::to_string(&cmd)?;
         line.push('\n');
         self.stdin
@@ -64,7 +89,7 @@ impl Running {
     }
 
     /// Ends the child: closing stdin makes it exit; kill it if it has not after a grace period.
-    async fn finish(mut self) {
+    pub(super) async fn finish(mut self) {
         drop(self.stdin);
         if tokio::time::timeout(Duration::from_secs(10), self.child.wait())
             .await
@@ -116,25 +141,13 @@ impl<'a> Runner<'a> {
         } else {
             plan.pods.n
         };
-        // INFORMER_BENCH_WRAP="heaptrack -o /tmp/ht" (for example) runs every child under a
-        // profiler; the wrapper must exec the command it is given and pass stdin/stdout through.
-        let wrap: Vec<String> = std::env::var("INFORMER_BENCH_WRAP")
-            .map(|w| w.split_whitespace().map(String::from).collect())
-            .unwrap_or_default();
         // client-go runs in the Go child, which takes the same arguments (benches/client-go).
         let exe = match &plan.client_go {
             Some(go) if imp.is_client_go() => go,
             _ => &self.exe,
         };
-        let mut process = match wrap.split_first() {
-            Some((program, args)) => {
-                let mut p = Process::new(program);
-                p.args(args).arg(exe);
-                p
-            }
-            None => Process::new(exe),
-        };
-        let mut child = process
+        let mut process = command(exe);
+        process
             .arg("child")
             .args([
                 "--scenario",
@@ -172,7 +185,7 @@ impl<'a> Runner<'a> {
             // The Go child has no decode pool to size: only informer-bench's children take it.
             .args(
                 plan.decode_threads
-                    .filter(|_| !imp.is_client_go())
+                    .filter(|_| !imp.is_go())
                     .iter()
                     .flat_map(|n| ["--decode-threads".to_string(), n.to_string()]),
             )
@@ -181,21 +194,8 @@ impl<'a> Runner<'a> {
                     .kubeconfig(scenario)
                     .iter()
                     .flat_map(|k| [std::ffi::OsStr::new("--kubeconfig"), k.as_os_str()]),
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("starting {}", exe.display()))?;
-        let stdin = child.stdin.take().context("child stdin")?;
-        let stdout = child.stdout.take().context("child stdout")?;
-        Ok(Running {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
-            timeout: plan.child_timeout,
-        })
+            );
+        Running::start(process, exe, plan.child_timeout)
     }
 
     async fn run_inner(
@@ -360,11 +360,40 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// Says how one run went, on stderr, as it ends.
+pub(super) fn say(record: &RunRecord, took: Duration) {
+    let (scenario, imp, rep) = (record.scenario, record.imp, record.rep);
+    match &record.error {
+        None => eprintln!(
+            "informer-bench: {scenario} / {imp} rep {rep}: ok in {:.1} s",
+            took.as_secs_f64()
+        ),
+        Some(e) => eprintln!("informer-bench: {scenario} / {imp} rep {rep}: FAILED: {e}"),
+    }
+}
+
+/// The command that runs `exe`, under `INFORMER_BENCH_WRAP` when set:
+/// `INFORMER_BENCH_WRAP="heaptrack -o /tmp/ht"` (for example) runs every child under a
+/// profiler; the wrapper must exec the command it is given and pass stdin/stdout through.
+pub(super) fn command(exe: &std::path::Path) -> Process {
+    let wrap: Vec<String> = std::env::var("INFORMER_BENCH_WRAP")
+        .map(|w| w.split_whitespace().map(String::from).collect())
+        .unwrap_or_default();
+    match wrap.split_first() {
+        Some((program, args)) => {
+            let mut p = Process::new(program);
+            p.args(args).arg(exe);
+            p
+        }
+        None => Process::new(exe),
+    }
+}
+
 /// Records which share of the child's LISTs and WATCHes the server answered in protobuf, and
 /// fails the run when that contradicts the column (`Impl::expected_protobuf`): the `client-go`
 /// column must be client-go's default, which reads Pods as protobuf, and a `-proto` column must
 /// really read protobuf, or every ratio against them would compare other settings.
-fn check_wire_format(
+pub(super) fn check_wire_format(
     scenario: Scenario,
     imp: Impl,
     counts: RequestCounts,

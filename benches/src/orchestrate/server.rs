@@ -12,6 +12,7 @@ use informer_testserver::{FaultTarget, TestServer};
 use serde_json::{Value, json};
 
 use super::real::RealServer;
+use crate::fleet::Fleet;
 use crate::pods::{namespace_name, pod_json};
 use crate::podset::PodSet;
 use crate::protocol::{GENERATION_ANNOTATION, Scenario};
@@ -125,7 +126,7 @@ impl BenchServer {
     }
 
     /// A client of the orchestrator's runtime.
-    async fn client(&self) -> anyhow::Result<kube::Client> {
+    pub(crate) async fn client(&self) -> anyhow::Result<kube::Client> {
         match &self.backend {
             Backend::Test(server) => crate::child::client(&server.base_url(), None).await,
             Backend::Real(real) => Ok(real.client()),
@@ -216,6 +217,63 @@ impl BenchServer {
         }
         self.patch_s = t.elapsed().as_secs_f64() / probe.max(1) as f64;
         Ok(sampled.0 as f64 / sampled.1.max(1) as f64)
+    }
+
+    /// Creates scenario 11's namespaces, Deployments and Pods: through the test server's store
+    /// path, or over HTTP on kube-apiserver.
+    pub(crate) async fn seed_fleet(&self, fleet: &Fleet) -> anyhow::Result<()> {
+        let server = match &self.backend {
+            Backend::Test(server) => server,
+            Backend::Real(real) => return real.seed_fleet(fleet).await,
+        };
+        for n in 0..fleet.namespaces {
+            server
+                .create_json(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace_name(n)}}))
+                .context("creating a namespace")?;
+        }
+        for d in 0..fleet.deployments {
+            server
+                .create_json(fleet.deployment_json(d))
+                .with_context(|| format!("creating Deployment {d}"))?;
+        }
+        for p in 0..fleet.pods {
+            server
+                .create_json(fleet.pod_json(p))
+                .with_context(|| format!("creating Pod {p}"))?;
+            if p % 4096 == 4095 {
+                tokio::task::yield_now().await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Scenario 11: the LISTs and WATCHes of the child since the last
+    /// [`clear_requests`](Self::clear_requests), without the orchestrator's own ConfigMap watch
+    /// (the one with the [`MANAGED_BY`](crate::fleet::MANAGED_BY) selector), and how many of
+    /// the WATCHes asked for the streaming initial list (`sendInitialEvents=true`). `None` on
+    /// kube-apiserver, whose requests this process does not see.
+    pub(crate) fn operator_requests(&self) -> Option<(RequestCounts, usize)> {
+        let Backend::Test(server) = &self.backend else {
+            return None;
+        };
+        let log = server.requests();
+        let child: Vec<_> = log
+            .iter()
+            .filter(|r| r.is_list() || r.is_watch())
+            .filter(|r| r.query.label_selector.as_deref() != Some(crate::fleet::MANAGED_BY))
+            .collect();
+        let streaming = child
+            .iter()
+            .filter(|r| r.is_watch() && r.query.send_initial_events == Some(true))
+            .count();
+        Some((
+            RequestCounts {
+                lists: child.iter().filter(|r| r.is_list()).count(),
+                watches: child.iter().filter(|r| r.is_watch()).count(),
+                protobuf: child.iter().filter(|r| r.protobuf).count(),
+            },
+            streaming,
+        ))
     }
 
     fn patch_generation(&self, pods: &PodSet, i: usize, generation: u64) -> anyhow::Result<()> {

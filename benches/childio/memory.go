@@ -1,6 +1,7 @@
-package main
+package childio
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	rtmetrics "runtime/metrics"
@@ -10,8 +11,8 @@ import (
 	"time"
 )
 
-// mib is bytes in a MiB (MIB in protocol.rs).
-const mib = 1024.0 * 1024.0
+// MiB is bytes in a MiB (MIB in protocol.rs).
+const MiB = 1024.0 * 1024.0
 
 // samplePeriod is how often the heap sampler reads the heap. Go has no allocation hook like the
 // Rust children's counting allocator, so the peak is the largest sample: a spike shorter than
@@ -45,8 +46,8 @@ func observeHeap() uint64 {
 	}
 }
 
-// startHeapSampler samples the heap every samplePeriod for the life of the process.
-func startHeapSampler() {
+// StartHeapSampler samples the heap every samplePeriod for the life of the process.
+func StartHeapSampler() {
 	observeHeap()
 	go func() {
 		tick := time.NewTicker(samplePeriod)
@@ -57,28 +58,28 @@ func startHeapSampler() {
 	}()
 }
 
-// resetPeaks restarts both peaks from the live state: the heap peak from the heap after a
+// ResetPeaks restarts both peaks from the live state: the heap peak from the heap after a
 // collection (as the Rust children restart theirs from the live bytes), VmHWM from VmRSS.
-func resetPeaks() {
+func ResetPeaks() {
 	runtime.GC()
 	heapPeak.Store(heapNow())
 	resetPeakRSS()
 }
 
-// memoryMetrics reports heap and RSS now and at their peaks, in MiB, plus the allocation count.
+// MemoryMetrics reports heap and RSS now and at their peaks, in MiB, plus the allocation count.
 // heap_mib is the live heap: HeapAlloc right after runtime.GC(). heap_peak_mib is the largest
 // HeapAlloc sampled since start or the last resetPeaks, garbage awaiting collection included
 // (what the process really had to hold, which GOGC=100 lets grow to about twice the live heap).
-func memoryMetrics() metrics {
+func MemoryMetrics() Metrics {
 	observeHeap()
 	peak := heapPeak.Load()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	current, hwm := rss()
-	return metrics{
-		"heap_mib":      float64(ms.HeapAlloc) / mib,
-		"heap_peak_mib": float64(max(peak, ms.HeapAlloc)) / mib,
+	return Metrics{
+		"heap_mib":      float64(ms.HeapAlloc) / MiB,
+		"heap_peak_mib": float64(max(peak, ms.HeapAlloc)) / MiB,
 		"rss_mib":       float64(current) / 1024,
 		"rss_peak_mib":  float64(hwm) / 1024,
 		"allocations":   float64(ms.Mallocs),
@@ -91,11 +92,11 @@ func rss() (currentKiB, peakKiB uint64) {
 	if err != nil {
 		return 0, 0
 	}
-	return parseStatus(string(status))
+	return ParseStatus(string(status))
 }
 
-// parseStatus finds VmRSS and VmHWM in the text of /proc/self/status.
-func parseStatus(status string) (currentKiB, peakKiB uint64) {
+// ParseStatus finds VmRSS and VmHWM in the text of /proc/self/status.
+func ParseStatus(status string) (currentKiB, peakKiB uint64) {
 	field := func(name string) uint64 {
 		for _, line := range strings.Split(status, "\n") {
 			rest, ok := strings.CutPrefix(line, name)
@@ -117,4 +118,41 @@ func parseStatus(status string) (currentKiB, peakKiB uint64) {
 // reset_peak_rss in benches/src/sys.rs does. Where the kernel refuses, VmHWM keeps its value.
 func resetPeakRSS() bool {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+// userHZ is the clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux whatever the
+// kernel's own tick), as in benches/src/sys.rs.
+const userHZ = 100.0
+
+// CPUSeconds is the CPU time this process has used so far, user plus system, every thread
+// (utime and stime of /proc/self/stat, as cpu_seconds in benches/src/sys.rs reads them).
+func CPUSeconds() (float64, error) {
+	stat, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, err
+	}
+	return ParseStatCPU(string(stat))
+}
+
+// ParseStatCPU is utime + stime of a /proc/PID/stat line, in seconds.
+func ParseStatCPU(stat string) (float64, error) {
+	// The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no command name in %q", stat)
+	}
+	fields := strings.Fields(stat[i+1:])
+	// After the name, state (field 3) is fields[0]: utime (14) is [11], stime (15) [12].
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("too few fields in %q", stat)
+	}
+	utime, err := strconv.ParseUint(fields[11], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	stime, err := strconv.ParseUint(fields[12], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	return float64(utime+stime) / userHZ, nil
 }

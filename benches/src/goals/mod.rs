@@ -11,6 +11,8 @@
 //! [`current`] are the goals of the benchmark today; [`earlier`] those of earlier rounds that
 //! no current goal supersedes, kept as regression checks.
 
+mod operator;
+
 use crate::baseline::{self, Baseline, BaselineEntry};
 use crate::corpus::Corpus;
 use crate::protocol::{Impl, Scenario};
@@ -41,6 +43,7 @@ impl Goal {
 /// earlier run) and [`earlier`], written into its `goals` and `earlier_goals`.
 pub fn judge(report: &mut Report, baseline: Option<&Baseline>) {
     report.goals = current(report, baseline);
+    report.goals.extend(operator::goals(report));
     report.earlier_goals = earlier(report);
 }
 
