@@ -4,7 +4,7 @@
 //! Deployment `d` lives in namespace `d % namespaces` and selects, by the label
 //! [`DEPLOYMENT_LABEL`] and a `shard Exists` expression, the Pods drawn to it; Pod `p` is drawn
 //! to Deployment `mix(p) % deployments` (so the counts vary around the mean) and lives in its
-//! namespace, with the distinct corpus's body ([`pod_json`](crate::pods::pod_json): 15 KiB of
+//! namespace, with the distinct corpus's body ([`crate::pods::pod_json`]: 15 KiB of
 //! JSON, managedFields included). Every namespace holds the Pods of several Deployments, so an
 //! operator that ignored the selector would count the wrong Pods, and `spec.replicas` differs
 //! from the Pod count, so one that wrote the one for the other would be caught too.
