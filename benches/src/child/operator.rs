@@ -211,6 +211,14 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
     let cpu_s = crate::sys::cpu_seconds().context("reading /proc/self/stat")?;
     let mut m = memory_metrics();
     m.insert("cpu_s".into(), cpu_s);
+    // The server holds every ConfigMap, but the reconcile that wrote the last one may not have
+    // counted it yet: stop the controller, which lets in-flight reconciles finish, before the
+    // counts are read. CPU and memory above are what the operator took until completion.
+    cancel.cancel();
+    tokio::time::timeout(std::time::Duration::from_secs(60), &mut task)
+        .await
+        .context("the operator did not stop within 60 s")?
+        .context("the operator task")??;
     let count = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64;
     m.insert("reconciles".into(), count(&shared.reconciles));
     m.insert("writes".into(), count(&shared.writes));
@@ -224,6 +232,5 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
         == InitialListStrategy::StreamingList;
     m.insert("watch_list".into(), f64::from(u8::from(streaming)));
     m.insert("protobuf".into(), 1.0);
-    cancel.cancel();
     Ok(m)
 }
