@@ -25,9 +25,27 @@ use crate::pods::{mix, namespace_name, pod_json, uuid_of};
 /// The label by which a Deployment selects its Pods.
 pub const DEPLOYMENT_LABEL: &str = "bench.informer-rs.io/deployment";
 
-/// The label (`key=value`) on every ConfigMap the operator writes; the orchestrator watches and
-/// deletes by it.
+/// The label on every ConfigMap the operator writes, as a selector (`key=value`); the
+/// orchestrator watches and deletes by it.
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by=bench-operator";
+/// [`MANAGED_BY`]'s key.
+pub const MANAGED_BY_KEY: &str = "app.kubernetes.io/managed-by";
+/// [`MANAGED_BY`]'s value.
+pub const MANAGED_BY_VALUE: &str = "bench-operator";
+
+/// What each ConfigMap must hold, by its `namespace/name` ([`Fleet::expected`]): its
+/// Deployment's name and its data.
+pub type Expected = HashMap<String, (String, BTreeMap<String, String>)>;
+
+/// A ConfigMap's `namespace/name`, the key of [`Expected`].
+pub fn key_of(cm: &ConfigMap) -> Option<String> {
+    let meta = &cm.metadata;
+    Some(format!(
+        "{}/{}",
+        meta.namespace.as_deref()?,
+        meta.name.as_deref()?
+    ))
+}
 
 /// The ConfigMap the operator writes for Deployment `deployment`.
 pub fn config_map_name(deployment: &str) -> String {
@@ -130,7 +148,7 @@ impl Fleet {
 
     /// The ConfigMap every Deployment must end with, by `namespace/name` of the ConfigMap:
     /// its Deployment's name and the expected data.
-    pub fn expected(&self) -> HashMap<String, (String, BTreeMap<String, String>)> {
+    pub fn expected(&self) -> Expected {
         let mut counts = vec![0usize; self.deployments];
         for p in 0..self.pods {
             counts[self.owner_of(p)] += 1;
@@ -146,19 +164,15 @@ impl Fleet {
 
     /// Whether `cm` is the ConfigMap `expected` wants under its key: the data, the label and a
     /// controller owner reference to the Deployment. Returns the key when it is.
-    pub fn check(
-        expected: &HashMap<String, (String, BTreeMap<String, String>)>,
-        cm: &ConfigMap,
-    ) -> Option<String> {
+    pub fn check(expected: &Expected, cm: &ConfigMap) -> Option<String> {
         let meta = &cm.metadata;
-        let key = format!("{}/{}", meta.namespace.as_deref()?, meta.name.as_deref()?);
+        let key = key_of(cm)?;
         let (deployment, data) = expected.get(&key)?;
-        let (label, value) = MANAGED_BY.split_once('=')?;
         let labelled = meta
             .labels
             .as_ref()
-            .and_then(|l| l.get(label))
-            .is_some_and(|v| v == value);
+            .and_then(|l| l.get(MANAGED_BY_KEY))
+            .is_some_and(|v| v == MANAGED_BY_VALUE);
         let owned = meta.owner_references.iter().flatten().any(|o| {
             o.controller == Some(true)
                 && o.kind == "Deployment"
@@ -184,8 +198,8 @@ mod tests {
                 name: Some(config_map_name(&name)),
                 namespace: Some(fleet.namespace_of(d)),
                 labels: Some(BTreeMap::from([(
-                    "app.kubernetes.io/managed-by".to_string(),
-                    "bench-operator".to_string(),
+                    MANAGED_BY_KEY.to_string(),
+                    MANAGED_BY_VALUE.to_string(),
                 )])),
                 owner_references: Some(vec![OwnerReference {
                     api_version: "apps/v1".into(),
@@ -200,6 +214,11 @@ mod tests {
             data: Some(data),
             ..ConfigMap::default()
         }
+    }
+
+    #[test]
+    fn the_selector_is_the_label() {
+        assert_eq!(MANAGED_BY, format!("{MANAGED_BY_KEY}={MANAGED_BY_VALUE}"));
     }
 
     #[test]

@@ -42,6 +42,28 @@ pub struct RunRecord {
     pub error: Option<String>,
 }
 
+impl RunRecord {
+    /// The record of one run that ended with `result`: its metrics, or why it failed.
+    pub(crate) fn of(
+        scenario: Scenario,
+        imp: Impl,
+        rep: usize,
+        result: anyhow::Result<Metrics>,
+    ) -> Self {
+        let (metrics, error) = match result {
+            Ok(m) => (m, None),
+            Err(e) => (Metrics::new(), Some(format!("{e:#}"))),
+        };
+        RunRecord {
+            scenario,
+            imp,
+            rep,
+            metrics,
+            error,
+        }
+    }
+}
+
 /// How the run was configured.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunConfig {

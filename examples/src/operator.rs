@@ -309,8 +309,8 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
             ctx.data().writes.fetch_add(1, Ordering::Relaxed);
         }
         Err(err) => return Err(err.into()),
-        // A compact ConfigMap's `data` is a `StrMap`; `to_btree_map` reads it as k8s-openapi's.
-        Ok(existing) if existing.data.as_ref().map(|d| d.to_btree_map()) != desired.data => {
+        // A compact ConfigMap's `data` is a `StrMap`, which compares with a `BTreeMap` as is.
+        Ok(existing) if !same_data(existing.data.as_ref(), desired.data.as_ref()) => {
             let patch = serde_json::json!({ "data": desired.data });
             let patched = cm_api
                 .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -341,6 +341,17 @@ async fn reconcile_foo(req: &Request<Foo>, ctx: &Context<Arc<Stats>>) -> anyhow:
         println!("  status    Foo {ns}/{} is ready", req.name());
     }
     Ok(Action::Done)
+}
+
+/// Whether a cached ConfigMap's `data` is the wanted one.
+fn same_data(
+    cached: Option<&informer_runtime::projection::StrMap>,
+    wanted: Option<&std::collections::BTreeMap<String, String>>,
+) -> bool {
+    match (cached, wanted) {
+        (Some(cached), Some(wanted)) => cached == wanted,
+        (cached, wanted) => cached.is_none() && wanted.is_none(),
+    }
 }
 
 /// The name of the ConfigMap a Foo owns.

@@ -4,8 +4,6 @@
 //! Pod, the compact Pod (the default form), a projection over `SlimMeta` and a CRD type, each
 //! synced from informer-testserver over HTTP.
 
-use std::sync::Arc;
-
 use informer_examples::crd::{Foo, FooSpec};
 use informer_examples::generated::InformerFactoryExt as _;
 use informer_examples::views::PodSummary;
@@ -33,13 +31,12 @@ struct Summary {
     generation: Option<i64>,
 }
 
-/// The helper a user writes once, for any cached form.
+/// The helper a user writes once, for any cached form. Labels and annotations are kept in the
+/// order the trait gives them (key order in every form), so a form that reordered them differs.
 fn summary<K: Meta>(object: &K) -> Summary {
     let owned = |(k, v): (&str, &str)| (k.to_owned(), v.to_owned());
-    let mut labels: Vec<_> = object.object_labels().map(owned).collect();
-    let mut annotations: Vec<_> = object.object_annotations().map(owned).collect();
-    labels.sort();
-    annotations.sort();
+    let labels: Vec<_> = object.object_labels().map(owned).collect();
+    let annotations: Vec<_> = object.object_annotations().map(owned).collect();
     Summary {
         name: object.object_name().map(str::to_owned),
         namespace: object.object_namespace().map(str::to_owned),
@@ -50,8 +47,12 @@ fn summary<K: Meta>(object: &K) -> Summary {
         owners: object
             .object_owner_references()
             .map(|o| {
-                let part = |s: &str| s.to_owned();
-                (part(o.api_version), part(o.kind), part(o.name), part(o.uid))
+                (
+                    o.api_version.into(),
+                    o.kind.into(),
+                    o.name.into(),
+                    o.uid.into(),
+                )
             })
             .collect(),
         controller: object.object_controller_ref().map(|o| o.name.to_owned()),
@@ -144,35 +145,31 @@ async fn every_cached_form_reads_the_same_metadata() {
     api.delete("web-0", &DeleteParams::default())
         .await
         .expect("delete Pod");
-    let deleting = |get: &dyn Fn() -> Option<Summary>| get().is_some_and(|s| s.deleting);
-    wait_until("every Pod form sees the deletion timestamp", || {
-        deleting(&|| {
+    // Every form, read as the helper reads it: all must see the deletion timestamp.
+    let now = || {
+        [
             full.namespaced("prod")
                 .get("web-0")
                 .ok()
-                .map(|p| summary(&*p))
-        }) && deleting(&|| {
+                .map(|p| summary(&*p)),
             compact
                 .namespaced("prod")
                 .get("web-0")
                 .ok()
-                .map(|p| summary(&*p))
-        }) && deleting(&|| {
-            let p = projected.namespaced("prod").get("web-0").ok()?;
-            Some(summary(&*p))
-        })
+                .map(|p| summary(&*p)),
+            projected
+                .namespaced("prod")
+                .get("web-0")
+                .ok()
+                .map(|p| summary(&*p)),
+        ]
+    };
+    wait_until("every Pod form sees the deletion timestamp", || {
+        now().iter().all(|s| s.as_ref().is_some_and(|s| s.deleting))
     })
     .await;
-    let full_now = summary(&*full.namespaced("prod").get("web-0").expect("full Pod"));
-    let compact_now: Arc<_> = compact
-        .namespaced("prod")
-        .get("web-0")
-        .expect("compact Pod");
-    assert_eq!(summary(&*compact_now), full_now);
-    let projection_now = projected
-        .namespaced("prod")
-        .get("web-0")
-        .expect("projection");
-    assert_eq!(summary(&*projection_now), full_now);
+    let [full_now, compact_now, projection_now] = now();
+    assert_eq!(compact_now, full_now, "compact while deleting");
+    assert_eq!(projection_now, full_now, "projection while deleting");
     factory.shutdown().await;
 }

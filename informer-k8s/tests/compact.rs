@@ -89,7 +89,7 @@ async fn the_default_handles_cache_the_compact_form_and_full_is_one_call_away() 
     let pods = factory.core().v1().pods();
     // The types are the claim: these lines do not compile if the default form changes.
     let default: Arc<SharedIndexInformer<compact::Pod>> = pods.informer();
-    let full: Arc<SharedIndexInformer<Pod>> = pods.full().informer();
+    let _full: Arc<SharedIndexInformer<Pod>> = pods.full().informer();
     assert!(Arc::ptr_eq(&default, &pods.compact().informer()));
     // `informer_k8s::api` is the compact module at k8s-openapi's paths.
     let _: Arc<SharedIndexInformer<informer_k8s::api::core::v1::Pod>> = pods.informer();
@@ -114,7 +114,6 @@ async fn the_default_handles_cache_the_compact_form_and_full_is_one_call_away() 
         .get("web-0")
         .expect("full Pod cached");
     assert_eq!(Pod::from(&*cached), *cached_full);
-    drop((default, full));
     factory.shutdown().await;
 }
 

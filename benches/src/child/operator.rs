@@ -29,13 +29,13 @@ use informer_runtime::SharedInformerFactory;
 use informer_runtime::informer::{InformerConfig, SharedIndexInformer};
 use informer_runtime::reflector::InitialListStrategy;
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::core::Selector;
 use tokio_util::sync::CancellationToken;
 
 use super::{ChildIo, ChildSpec, client, memory_metrics};
-use crate::fleet::{MANAGED_BY, config_map_name, expected_data};
+use crate::fleet::{MANAGED_BY_KEY, MANAGED_BY_VALUE, config_map_name, expected_data};
 use crate::protocol::{Command, Metrics};
 
 /// What the reconciles share: the Pod informer (to wait for its sync) and the counters.
@@ -147,7 +147,7 @@ async fn reconcile_deployment(
             }
         }
         Err(err) => return Err(err.into()),
-        Ok(existing) if existing.data.as_ref().map(|d| d.to_btree_map()) != Some(data.clone()) => {
+        Ok(existing) if !existing.data.as_ref().is_some_and(|d| *d == data) => {
             let patch = serde_json::json!({ "data": data });
             let patched = api
                 .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -167,26 +167,17 @@ fn desired(
     name: &str,
     data: BTreeMap<String, String>,
 ) -> anyhow::Result<ConfigMap> {
-    let meta = &deployment.metadata;
-    let (Some(owner), Some(uid)) = (meta.name.as_deref(), meta.uid.as_deref()) else {
-        anyhow::bail!("the Deployment has no name or uid yet");
-    };
-    let (label, value) = MANAGED_BY
-        .split_once('=')
-        .context("MANAGED_BY is key=value")?;
+    let owner = informer_controller::controller_owner_ref(deployment)
+        .context("the Deployment has no name or uid yet")?;
     Ok(ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
             namespace: Some(ns.to_string()),
-            labels: Some(BTreeMap::from([(label.to_string(), value.to_string())])),
-            owner_references: Some(vec![OwnerReference {
-                api_version: "apps/v1".into(),
-                kind: "Deployment".into(),
-                name: owner.to_string(),
-                uid: uid.to_string(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            }]),
+            labels: Some(BTreeMap::from([(
+                MANAGED_BY_KEY.to_string(),
+                MANAGED_BY_VALUE.to_string(),
+            )])),
+            owner_references: Some(vec![owner]),
             ..ObjectMeta::default()
         },
         data: Some(data),

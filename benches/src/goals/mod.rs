@@ -22,7 +22,7 @@ impl Goal {
     fn new(
         name: &str,
         target: &str,
-        ok: fn(f64) -> bool,
+        ok: impl Fn(f64) -> bool,
         value: Result<(f64, String), String>,
     ) -> Self {
         let (value, why) = match value {

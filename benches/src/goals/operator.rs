@@ -22,14 +22,12 @@ pub(super) fn goals(r: &Report) -> Vec<Goal> {
             } else {
                 against_controller_runtime(r, metric)
             };
-            let mut goal = Goal::new(
+            goals.push(Goal::new(
                 &format!("operator {what} / controller-runtime, {server}"),
                 target,
-                |_| false,
+                |v| v <= most,
                 value,
-            );
-            goal.met = goal.value.map(|v| v <= most);
-            goals.push(goal);
+            ));
         }
     }
     goals

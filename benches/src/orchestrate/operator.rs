@@ -19,7 +19,7 @@
 //! same instant with the same watch latency. A child whose reconcile is wrong never completes
 //! and its run fails at the child timeout.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,13 +35,10 @@ use tokio::sync::oneshot;
 use super::Plan;
 use super::run::{Running, check_wire_format, command, say};
 use super::server::BenchServer;
-use crate::fleet::{Fleet, MANAGED_BY};
+use crate::fleet::{Expected, Fleet, MANAGED_BY, key_of};
 use crate::pods::namespace_name;
 use crate::protocol::{ChildMsg, Command, Impl, Metrics, Scenario};
 use crate::report::{FleetFacts, RunRecord};
-
-/// What a ConfigMap must hold, by `namespace/name` ([`Fleet::expected`]).
-type Expected = HashMap<String, (String, BTreeMap<String, String>)>;
 
 /// Runs scenario 11 for every implementation and repetition of `plan` on a fresh server.
 pub(super) async fn phase(
@@ -126,18 +123,7 @@ struct Run<'a> {
 impl Run<'_> {
     /// Runs it; a failure is recorded, never propagated.
     async fn record(self) -> RunRecord {
-        let (scenario, imp, rep) = (Scenario::Operator, self.imp, self.rep);
-        let (metrics, error) = match self.measure().await {
-            Ok(m) => (m, None),
-            Err(e) => (Metrics::new(), Some(format!("{e:#}"))),
-        };
-        RunRecord {
-            scenario,
-            imp,
-            rep,
-            metrics,
-            error,
-        }
+        RunRecord::of(Scenario::Operator, self.imp, self.rep, self.measure().await)
     }
 
     async fn measure(&self) -> anyhow::Result<Metrics> {
@@ -287,14 +273,16 @@ async fn all_written(
                 }
             }
             Event::InitApply(cm) | Event::Apply(cm) => {
-                let key = key_of(&cm);
-                match Fleet::check(&expected, &cm) {
-                    Some(k) => right.insert(k),
-                    None => right.remove(&key),
-                };
+                if let Some(key) = Fleet::check(&expected, &cm) {
+                    right.insert(key);
+                } else if let Some(key) = key_of(&cm) {
+                    right.remove(&key);
+                }
             }
             Event::Delete(cm) => {
-                right.remove(&key_of(&cm));
+                if let Some(key) = key_of(&cm) {
+                    right.remove(&key);
+                }
             }
         }
         if ready.is_none() && right.len() == expected.len() {
@@ -302,12 +290,4 @@ async fn all_written(
         }
     }
     bail!("the ConfigMap watch ended")
-}
-
-fn key_of(cm: &ConfigMap) -> String {
-    format!(
-        "{}/{}",
-        cm.metadata.namespace.as_deref().unwrap_or_default(),
-        cm.metadata.name.as_deref().unwrap_or_default()
-    )
 }

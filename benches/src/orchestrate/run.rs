@@ -113,23 +113,12 @@ impl<'a> Runner<'a> {
 
     /// Runs (`scenario`, `imp`) once; failures are recorded, never propagated.
     pub(crate) async fn run(&mut self, scenario: Scenario, imp: Impl, rep: usize) -> RunRecord {
-        let (metrics, error) = match self.run_inner(scenario, imp, rep).await {
-            Ok(m) => {
-                if let Some(s) = m.get("sync_s") {
-                    let longest = self.sync_s.entry(imp).or_insert(0.0);
-                    *longest = longest.max(*s);
-                }
-                (m, None)
-            }
-            Err(e) => (Metrics::new(), Some(format!("{e:#}"))),
-        };
-        RunRecord {
-            scenario,
-            imp,
-            rep,
-            metrics,
-            error,
+        let result = self.run_inner(scenario, imp, rep).await;
+        if let Some(s) = result.as_ref().ok().and_then(|m| m.get("sync_s")) {
+            let longest = self.sync_s.entry(imp).or_insert(0.0);
+            *longest = longest.max(*s);
         }
+        RunRecord::of(scenario, imp, rep, result)
     }
 
     fn spawn(&self, scenario: Scenario, imp: Impl, sentinel: &str) -> anyhow::Result<Running> {

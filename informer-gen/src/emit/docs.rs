@@ -120,9 +120,9 @@ pub(crate) fn kind_accessor(k: &Kind) -> TokenStream {
 pub(crate) fn full_accessor(k: &Kind) -> TokenStream {
     let text = format!(
         " The shared informer and lister of the full {kind}, the type `kube::Api` reads and \
-         writes. It holds several times the compact form's memory per object (a Pod in \
-         BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by \
-         reference. A cached compact object converts with `From` both ways.",
+         writes. It holds several times the compact form's memory per object (BENCHMARKS.md \
+         has the Pod's figures); reach for it when code takes the full type by reference. A \
+         cached compact object converts with `From` both ways.",
         kind = k.kind
     );
     quote!(#[doc = #text])

@@ -110,7 +110,7 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full CertificateSigningRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full CertificateSigningRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(
             &self,
@@ -225,7 +225,7 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(
             &self,
@@ -338,7 +338,7 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(
             &self,
@@ -514,7 +514,7 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(
             &self,
@@ -631,7 +631,7 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(
             &self,
@@ -812,7 +812,7 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(
             &self,
@@ -929,7 +929,7 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(
             &self,

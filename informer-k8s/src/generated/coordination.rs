@@ -87,7 +87,7 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full Lease, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full Lease, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(&self) -> rt::Projected<k8s::api::coordination::v1::Lease> {
             rt::Projected::new(&self.factory)
@@ -232,7 +232,7 @@ pub mod v1alpha2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full LeaseCandidate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full LeaseCandidate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(
             &self,
@@ -393,7 +393,7 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full LeaseCandidate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full LeaseCandidate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(
             &self,

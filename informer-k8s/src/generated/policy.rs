@@ -83,7 +83,7 @@ pub mod v1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full PodDisruptionBudget, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (a Pod in BENCHMARKS.md: 116 kB against 4 kB); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        /// The shared informer and lister of the full PodDisruptionBudget, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
         #[inline]
         pub fn full(&self) -> rt::Projected<k8s::api::policy::v1::PodDisruptionBudget> {
             rt::Projected::new(&self.factory)

@@ -44,12 +44,11 @@ pub trait Meta: Send + Sync + 'static {
     fn object_finalizers(&self) -> Finalizers<'_>;
     /// `metadata.deletionTimestamp`: set once the object is being deleted (C9).
     fn object_deletion_timestamp(&self) -> Option<&Time>;
-    /// `metadata.labels`, every pair (in key order for k8s-openapi's `ObjectMeta`, in the order
-    /// the server sent them for the interned forms).
+    /// `metadata.labels`, every pair, in key order (every form keeps them sorted).
     fn object_labels(&self) -> impl Iterator<Item = (&str, &str)>
     where
         Self: Sized;
-    /// `metadata.annotations`, every pair (orders as [`object_labels`](Self::object_labels)).
+    /// `metadata.annotations`, every pair, in key order.
     /// A projection whose metadata is [`SlimMeta`](crate::projection::SlimMeta) keeps them.
     fn object_annotations(&self) -> impl Iterator<Item = (&str, &str)>
     where

@@ -96,6 +96,19 @@ impl From<&BTreeMap<String, String>> for StrMap {
     }
 }
 
+/// Equal when both hold the same pairs: a cached `data` or `labels` compared with the map a
+/// reconcile wants, with no copy (`cm.data.as_ref().is_some_and(|d| *d == wanted)`). Both are
+/// sorted by key in byte order, so this is one pass.
+impl PartialEq<BTreeMap<String, String>> for StrMap {
+    fn eq(&self, other: &BTreeMap<String, String>) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .zip(other)
+                .all(|((k, v), (ok, ov))| k == ok && v == ov)
+    }
+}
+
 impl fmt::Debug for StrMap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
@@ -173,6 +186,10 @@ mod tests {
             let map: StrMap = serde_json::from_str(&json).unwrap();
             let reference: BTreeMap<String, String> = serde_json::from_str(&json).unwrap();
             prop_assert_eq!(map.to_btree_map(), reference.clone());
+            prop_assert!(map == reference);
+            let mut other = reference.clone();
+            other.insert(probe.clone(), "changed".into());
+            prop_assert!(map != other, "a changed or added pair is unequal");
             prop_assert_eq!(map.get(&probe), reference.get(&probe).map(String::as_str));
             prop_assert_eq!(serde_json::to_value(&map).unwrap(), serde_json::to_value(&reference).unwrap());
         }

@@ -41,8 +41,8 @@ pub async fn reconcile(req: Request<Widget>, ctx: Arc<Context<()>>) -> Result<Ac
         .get(req.name())
         .ok(); // not cached yet: create it
     let wanted = BTreeMap::from([("message".to_owned(), widget.spec.message.clone())]);
-    // A cached `data` is a `StrMap` (interned strings); `to_btree_map` reads it as k8s-openapi's.
-    if cached.as_ref().and_then(|cm| cm.data.as_ref()).map(|d| d.to_btree_map()) == Some(wanted.clone()) {
+    // A cached `data` is a `StrMap` (interned strings); it compares with a `BTreeMap` as is.
+    if cached.as_ref().and_then(|cm| cm.data.as_ref()).is_some_and(|d| *d == wanted) {
         return Ok(Action::Done);
     }
     let config_map = ConfigMap {
