@@ -178,7 +178,7 @@ fn compact_kinds_are_generated_once_with_version_gates_with_every_version() {
     );
     assert!(field(
         r#"#[cfg(k8s_since = "1.34")]"#,
-        "hostname_override: full.hostname_override"
+        "hostname_override: rt::FromFull::from_full(&full.hostname_override)"
     ));
     assert!(field(
         r#"#[cfg(k8s_since = "1.34")]"#,

@@ -75,6 +75,12 @@
 //! # }
 //! ```
 //!
+//! A kind has its compact form in its GA versions, or in its most mature pre-release version
+//! while it has no GA version (decision record 26): `factory.resource().v1().resource_claims()`
+//! caches the compact ResourceClaim, `factory.resource().v1beta1().resource_claims()` k8s-openapi's,
+//! as its `informer()` names. Alpha and beta schemas change every release; compiling a compact
+//! form of each would slow every user's build for versions few clusters serve.
+//!
 //! The `compact` feature of earlier releases is kept and does nothing: the compact forms are
 //! always compiled.
 //!

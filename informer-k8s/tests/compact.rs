@@ -93,6 +93,12 @@ async fn the_default_handles_cache_the_compact_form_and_full_is_one_call_away() 
     assert!(Arc::ptr_eq(&default, &pods.compact().informer()));
     // `informer_k8s::api` is the compact module at k8s-openapi's paths.
     let _: Arc<SharedIndexInformer<informer_k8s::api::core::v1::Pod>> = pods.informer();
+    // A pre-release version of a kind that has a GA version caches k8s-openapi's type; the GA
+    // version caches the compact form (decision record 26, "What it costs").
+    let _: Arc<SharedIndexInformer<k8s_openapi::api::resource::v1beta1::ResourceClaim>> =
+        factory.resource().v1beta1().resource_claims().informer();
+    let _: Arc<SharedIndexInformer<informer_k8s::api::resource::v1::ResourceClaim>> =
+        factory.resource().v1().resource_claims().informer();
     let (lister, full_lister) = (pods.lister(), pods.full().lister());
     factory.start();
     factory

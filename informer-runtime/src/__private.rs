@@ -14,8 +14,9 @@ pub use std::sync::Arc;
 pub use std::vec::Vec;
 
 pub use crate::compact::{
-    ApiVersionTag, CMap, IStr, JsonNumber, KindTag, Pool, RawJson, Share, ShareHash, Shared,
-    StrMap, null_default, nullable, quantity, quantity_nullable, quantity_or_default,
+    ApiVersionTag, CMap, FromFull, IStr, JsonNumber, KindTag, Pool, RawJson, Share, ShareHash,
+    Shared, StrMap, ToFull, null_default, nullable, quantity, quantity_nullable,
+    quantity_or_default,
 };
 pub use crate::projection::{JsonNames, ProjectFrom, ProjectedMeta, ProjectionSource};
 pub use core::default::Default;

@@ -54,9 +54,11 @@ fn informer_k8s(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Target> {
     for group in groups {
         builder.include_group(group);
     }
-    // Every kind has a compact form: the kinds of every version, each generated in the versions
-    // that have it (docs/decisions/17-compact-forms-of-built-in-kinds.md).
-    for (group, version, kind) in &kinds {
+    // Every kind has a compact form (docs/decisions/17-compact-forms-of-built-in-kinds.md), in
+    // its GA versions, or in its most mature pre-release version while it has none
+    // (docs/decisions/26-compact-by-default.md, "What it costs"); its other versions cache the
+    // full type. Each is generated in the Kubernetes versions that have it.
+    for (group, version, kind) in compact_versions(&kinds) {
         builder.compact_kind(group, version, kind);
     }
     let versions = format!(
@@ -69,6 +71,63 @@ fn informer_k8s(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Target> {
         out_dir: root.join("informer-k8s/src/generated"),
         extra: vec![("k8s-versions.txt".to_owned(), versions)],
     })
+}
+
+/// How mature an API version is, in Kubernetes' order (GA over beta over alpha, then the higher
+/// number): `v2` > `v1` > `v1beta2` > `v1beta1` > `v1alpha3`. `None` for a name outside that
+/// scheme, which counts as pre-release.
+fn maturity(version: &str) -> Option<(u8, u32, u32)> {
+    let rest = version.strip_prefix('v')?;
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let major: u32 = rest[..digits].parse().ok()?;
+    let (stage, minor) = match &rest[digits..] {
+        "" => return Some((2, major, 0)),
+        tail => {
+            let (stage, n) = if let Some(n) = tail.strip_prefix("beta") {
+                (1, n)
+            } else {
+                (0, tail.strip_prefix("alpha")?)
+            };
+            (stage, n.parse().ok()?)
+        }
+    };
+    Some((stage, major, minor))
+}
+
+/// The (group, version, kind)s that get a compact form: every GA version of a kind, or, for a
+/// kind with no GA version in any Kubernetes version generated, its most mature pre-release
+/// version alone. Alpha and beta schemas change every release and few clusters serve them; their
+/// other versions cache k8s-openapi's type, which keeps informer-k8s's build within its bound.
+fn compact_versions(kinds: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {
+    let mut by_kind: std::collections::BTreeMap<(&str, &str), Vec<&str>> = Default::default();
+    for (group, version, kind) in kinds {
+        by_kind
+            .entry((group.as_str(), kind.as_str()))
+            .or_default()
+            .push(version.as_str());
+    }
+    let mut chosen = Vec::new();
+    for ((group, kind), versions) in by_kind {
+        let ga: Vec<&str> = versions
+            .iter()
+            .copied()
+            .filter(|v| maturity(v).is_some_and(|m| m.0 == 2))
+            .collect();
+        let keep = if ga.is_empty() {
+            versions
+                .iter()
+                .copied()
+                .max_by_key(|v| maturity(v))
+                .into_iter()
+                .collect()
+        } else {
+            ga
+        };
+        chosen.extend(keep.into_iter().map(|version| (group, version, kind)));
+    }
+    chosen
 }
 
 fn targets(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Vec<Target>> {
@@ -237,5 +296,51 @@ mod tests {
         if let Err(e) = super::generate(true) {
             panic!("{e:#}");
         }
+    }
+
+    #[test]
+    fn maturity_follows_kubernetes_order() {
+        let mut versions = vec![
+            "v1alpha3", "v2", "v1beta1", "v1", "v1beta2", "v1alpha1", "v2beta1",
+        ];
+        versions.sort_by_key(|v| super::maturity(v));
+        assert_eq!(
+            versions,
+            [
+                "v1alpha1", "v1alpha3", "v1beta1", "v1beta2", "v2beta1", "v1", "v2"
+            ]
+        );
+        assert_eq!(super::maturity("v1gamma1"), None);
+        assert_eq!(super::maturity("beta1"), None);
+    }
+
+    #[test]
+    fn compact_forms_go_to_ga_versions_or_the_most_mature_one() {
+        let kinds: Vec<(String, String, String)> = [
+            ("autoscaling", "v1", "HorizontalPodAutoscaler"),
+            ("autoscaling", "v2", "HorizontalPodAutoscaler"),
+            ("resource.k8s.io", "v1beta1", "ResourceClaim"),
+            ("resource.k8s.io", "v1", "ResourceClaim"),
+            ("resource.k8s.io", "v1alpha3", "ResourceClaim"),
+            ("scheduling.k8s.io", "v1alpha1", "Workload"),
+            ("scheduling.k8s.io", "v1beta1", "Workload"),
+            ("scheduling.k8s.io", "v1alpha2", "Workload"),
+            ("internal.apiserver.k8s.io", "v1alpha1", "StorageVersion"),
+        ]
+        .iter()
+        .map(|(g, v, k)| (g.to_string(), v.to_string(), k.to_string()))
+        .collect();
+        let mut chosen = super::compact_versions(&kinds);
+        chosen.sort();
+        assert_eq!(
+            chosen,
+            [
+                ("autoscaling", "v1", "HorizontalPodAutoscaler"),
+                ("autoscaling", "v2", "HorizontalPodAutoscaler"),
+                ("internal.apiserver.k8s.io", "v1alpha1", "StorageVersion"),
+                ("resource.k8s.io", "v1", "ResourceClaim"),
+                ("scheduling.k8s.io", "v1beta1", "Workload"),
+            ]
+        );
     }
 }

@@ -860,12 +860,12 @@ pub mod v1alpha1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+                k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
             >,
         > {
             self.factory
                 .informer_for::<
-                    super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+                    k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -883,30 +883,12 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full MutatingAdmissionPolicy, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<
-            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
-        > {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicy, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1alpha1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyLister {
         inner: rt::Lister<
-            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
         >,
     }
     impl MutatingAdmissionPolicyLister {
@@ -915,7 +897,7 @@ pub mod v1alpha1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+                    k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
                 >,
             >,
         ) -> Self {
@@ -929,9 +911,7 @@ pub mod v1alpha1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
-            >,
+            rt::Arc<k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>,
         > {
             self.inner.list(selector)
         }
@@ -941,9 +921,7 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
-            >,
+            rt::Arc<k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -953,7 +931,7 @@ pub mod v1alpha1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
         > {
             &self.inner
         }
@@ -977,12 +955,12 @@ pub mod v1alpha1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
             >,
         > {
             self.factory
                 .informer_for::<
-                    super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                    k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1000,30 +978,12 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full MutatingAdmissionPolicyBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<
-            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
-        > {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1alpha1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyBindingLister {
         inner: rt::Lister<
-            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
         >,
     }
     impl MutatingAdmissionPolicyBindingLister {
@@ -1032,7 +992,7 @@ pub mod v1alpha1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                    k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
                 >,
             >,
         ) -> Self {
@@ -1047,7 +1007,7 @@ pub mod v1alpha1 {
             selector: &rt::Selector,
         ) -> rt::Vec<
             rt::Arc<
-                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
             >,
         > {
             self.inner.list(selector)
@@ -1059,7 +1019,7 @@ pub mod v1alpha1 {
             name: &str,
         ) -> rt::Result<
             rt::Arc<
-                super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+                k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
             >,
             rt::ListerError,
         > {
@@ -1070,7 +1030,7 @@ pub mod v1alpha1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            super::super::compact::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+            k8s::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
         > {
             &self.inner
         }
@@ -1152,12 +1112,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+                k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
             >,
         > {
             self.factory
                 .informer_for::<
-                    super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+                    k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1175,31 +1135,13 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full MutatingAdmissionPolicy, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<
-            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
-        > {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicy, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_since = "1.34")]
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicy` (resource `mutatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyLister {
         inner: rt::Lister<
-            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
         >,
     }
     #[cfg(k8s_since = "1.34")]
@@ -1209,7 +1151,7 @@ pub mod v1beta1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+                    k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
                 >,
             >,
         ) -> Self {
@@ -1223,9 +1165,7 @@ pub mod v1beta1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
-            >,
+            rt::Arc<k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>,
         > {
             self.inner.list(selector)
         }
@@ -1235,9 +1175,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
-            >,
+            rt::Arc<k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1247,7 +1185,7 @@ pub mod v1beta1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
         > {
             &self.inner
         }
@@ -1273,12 +1211,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
             >,
         > {
             self.factory
                 .informer_for::<
-                    super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                    k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1296,31 +1234,13 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full MutatingAdmissionPolicyBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<
-            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
-        > {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact MutatingAdmissionPolicyBinding, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_since = "1.34")]
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1beta1` kind `MutatingAdmissionPolicyBinding` (resource `mutatingadmissionpolicybindings`, cluster-scoped).
     #[derive(Clone)]
     pub struct MutatingAdmissionPolicyBindingLister {
         inner: rt::Lister<
-            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
         >,
     }
     #[cfg(k8s_since = "1.34")]
@@ -1330,7 +1250,7 @@ pub mod v1beta1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                    k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
                 >,
             >,
         ) -> Self {
@@ -1345,7 +1265,7 @@ pub mod v1beta1 {
             selector: &rt::Selector,
         ) -> rt::Vec<
             rt::Arc<
-                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
             >,
         > {
             self.inner.list(selector)
@@ -1357,7 +1277,7 @@ pub mod v1beta1 {
             name: &str,
         ) -> rt::Result<
             rt::Arc<
-                super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+                k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
             >,
             rt::ListerError,
         > {
@@ -1368,7 +1288,7 @@ pub mod v1beta1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            super::super::compact::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+            k8s::api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
         > {
             &self.inner
         }
@@ -1394,12 +1314,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
             >,
         > {
             self.factory
                 .informer_for::<
-                    super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                    k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1417,31 +1337,13 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ValidatingAdmissionPolicy, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<
-            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
-        > {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ValidatingAdmissionPolicy, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1beta1` kind `ValidatingAdmissionPolicy` (resource `validatingadmissionpolicies`, cluster-scoped).
     #[derive(Clone)]
     pub struct ValidatingAdmissionPolicyLister {
         inner: rt::Lister<
-            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
         >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
@@ -1451,7 +1353,7 @@ pub mod v1beta1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+                    k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
                 >,
             >,
         ) -> Self {
@@ -1465,9 +1367,7 @@ pub mod v1beta1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
-            >,
+            rt::Arc<k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy>,
         > {
             self.inner.list(selector)
         }
@@ -1477,9 +1377,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
-            >,
+            rt::Arc<k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1489,7 +1387,7 @@ pub mod v1beta1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
+            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
         > {
             &self.inner
         }
@@ -1515,12 +1413,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
             >,
         > {
             self.factory
                 .informer_for::<
-                    super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                    k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -1538,31 +1436,13 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ValidatingAdmissionPolicyBinding, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<
-            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
-        > {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ValidatingAdmissionPolicyBinding, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     /// Typed lister over the informer cache of `admissionregistration.k8s.io/v1beta1` kind `ValidatingAdmissionPolicyBinding` (resource `validatingadmissionpolicybindings`, cluster-scoped).
     #[derive(Clone)]
     pub struct ValidatingAdmissionPolicyBindingLister {
         inner: rt::Lister<
-            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
         >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
@@ -1572,7 +1452,7 @@ pub mod v1beta1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                    k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
                 >,
             >,
         ) -> Self {
@@ -1587,7 +1467,7 @@ pub mod v1beta1 {
             selector: &rt::Selector,
         ) -> rt::Vec<
             rt::Arc<
-                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
             >,
         > {
             self.inner.list(selector)
@@ -1599,7 +1479,7 @@ pub mod v1beta1 {
             name: &str,
         ) -> rt::Result<
             rt::Arc<
-                super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+                k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
             >,
             rt::ListerError,
         > {
@@ -1610,7 +1490,7 @@ pub mod v1beta1 {
         pub fn as_lister(
             &self,
         ) -> &rt::Lister<
-            super::super::compact::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
+            k8s::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
         > {
             &self.inner
         }

@@ -492,14 +492,10 @@ pub mod v1alpha1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
-            >,
+            rt::SharedIndexInformer<k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
         > {
             self.factory
-                .informer_for::<
-                    super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
-                >()
+                .informer_for::<k8s::api::certificates::v1alpha1::ClusterTrustBundle>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -514,38 +510,18 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::certificates::v1alpha1::ClusterTrustBundle> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ClusterTrustBundle, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `certificates.k8s.io/v1alpha1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped).
     #[derive(Clone)]
     pub struct ClusterTrustBundleLister {
-        inner: rt::Lister<
-            super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
-        >,
+        inner: rt::Lister<k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
     }
     impl ClusterTrustBundleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
-                >,
+                rt::Indexer<k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
             >,
         ) -> Self {
             Self {
@@ -557,11 +533,7 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
-            >,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::ClusterTrustBundle>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -570,9 +542,7 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
-            >,
+            rt::Arc<k8s::api::certificates::v1alpha1::ClusterTrustBundle>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -581,9 +551,7 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::certificates::v1alpha1::ClusterTrustBundle,
-        > {
+        ) -> &rt::Lister<k8s::api::certificates::v1alpha1::ClusterTrustBundle> {
             &self.inner
         }
     }
@@ -608,12 +576,12 @@ pub mod v1alpha1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+                k8s::api::certificates::v1alpha1::PodCertificateRequest,
             >,
         > {
             self.factory
                 .informer_for::<
-                    super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+                    k8s::api::certificates::v1alpha1::PodCertificateRequest,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -631,30 +599,12 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::certificates::v1alpha1::PodCertificateRequest> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact PodCertificateRequest, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.34")]
     /// Typed lister over the informer cache of `certificates.k8s.io/v1alpha1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced).
     #[derive(Clone)]
     pub struct PodCertificateRequestLister {
-        inner: rt::Lister<
-            super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
-        >,
+        inner: rt::Lister<k8s::api::certificates::v1alpha1::PodCertificateRequest>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.34")]
     impl PodCertificateRequestLister {
@@ -662,9 +612,7 @@ pub mod v1alpha1 {
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
-                >,
+                rt::Indexer<k8s::api::certificates::v1alpha1::PodCertificateRequest>,
             >,
         ) -> Self {
             Self {
@@ -676,11 +624,7 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
-            >,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -697,9 +641,7 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
-        > {
+        ) -> &rt::Lister<k8s::api::certificates::v1alpha1::PodCertificateRequest> {
             &self.inner
         }
     }
@@ -708,7 +650,7 @@ pub mod v1alpha1 {
     #[derive(Clone)]
     pub struct PodCertificateRequestNamespaceLister {
         inner: rt::NamespacedLister<
-            super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
+            k8s::api::certificates::v1alpha1::PodCertificateRequest,
         >,
     }
     #[cfg(k8s_openapi_enabled_version = "1.34")]
@@ -719,9 +661,7 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
-            >,
+            rt::Arc<k8s::api::certificates::v1alpha1::PodCertificateRequest>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -731,11 +671,7 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::certificates::v1alpha1::PodCertificateRequest,
-            >,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1alpha1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
     }
@@ -790,14 +726,10 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
-            >,
+            rt::SharedIndexInformer<k8s::api::certificates::v1beta1::ClusterTrustBundle>,
         > {
             self.factory
-                .informer_for::<
-                    super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
-                >()
+                .informer_for::<k8s::api::certificates::v1beta1::ClusterTrustBundle>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -812,38 +744,18 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ClusterTrustBundle, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::certificates::v1beta1::ClusterTrustBundle> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ClusterTrustBundle, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `certificates.k8s.io/v1beta1` kind `ClusterTrustBundle` (resource `clustertrustbundles`, cluster-scoped).
     #[derive(Clone)]
     pub struct ClusterTrustBundleLister {
-        inner: rt::Lister<
-            super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
-        >,
+        inner: rt::Lister<k8s::api::certificates::v1beta1::ClusterTrustBundle>,
     }
     impl ClusterTrustBundleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
-                >,
+                rt::Indexer<k8s::api::certificates::v1beta1::ClusterTrustBundle>,
             >,
         ) -> Self {
             Self {
@@ -855,11 +767,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
-            >,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::ClusterTrustBundle>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -868,9 +776,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
-            >,
+            rt::Arc<k8s::api::certificates::v1beta1::ClusterTrustBundle>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -879,9 +785,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::certificates::v1beta1::ClusterTrustBundle,
-        > {
+        ) -> &rt::Lister<k8s::api::certificates::v1beta1::ClusterTrustBundle> {
             &self.inner
         }
     }
@@ -906,13 +810,11 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+                k8s::api::certificates::v1beta1::PodCertificateRequest,
             >,
         > {
             self.factory
-                .informer_for::<
-                    super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
-                >()
+                .informer_for::<k8s::api::certificates::v1beta1::PodCertificateRequest>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -929,30 +831,12 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full PodCertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::certificates::v1beta1::PodCertificateRequest> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact PodCertificateRequest, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_since = "1.35")]
     /// Typed lister over the informer cache of `certificates.k8s.io/v1beta1` kind `PodCertificateRequest` (resource `podcertificaterequests`, namespaced).
     #[derive(Clone)]
     pub struct PodCertificateRequestLister {
-        inner: rt::Lister<
-            super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
-        >,
+        inner: rt::Lister<k8s::api::certificates::v1beta1::PodCertificateRequest>,
     }
     #[cfg(k8s_since = "1.35")]
     impl PodCertificateRequestLister {
@@ -960,9 +844,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
-                >,
+                rt::Indexer<k8s::api::certificates::v1beta1::PodCertificateRequest>,
             >,
         ) -> Self {
             Self {
@@ -974,11 +856,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
-            >,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -995,9 +873,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
-        > {
+        ) -> &rt::Lister<k8s::api::certificates::v1beta1::PodCertificateRequest> {
             &self.inner
         }
     }
@@ -1006,7 +882,7 @@ pub mod v1beta1 {
     #[derive(Clone)]
     pub struct PodCertificateRequestNamespaceLister {
         inner: rt::NamespacedLister<
-            super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
+            k8s::api::certificates::v1beta1::PodCertificateRequest,
         >,
     }
     #[cfg(k8s_since = "1.35")]
@@ -1017,9 +893,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
-            >,
+            rt::Arc<k8s::api::certificates::v1beta1::PodCertificateRequest>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1029,11 +903,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::certificates::v1beta1::PodCertificateRequest,
-            >,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::certificates::v1beta1::PodCertificateRequest>> {
             self.inner.list(selector)
         }
     }

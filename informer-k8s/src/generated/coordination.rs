@@ -210,14 +210,10 @@ pub mod v1alpha2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
-            >,
+            rt::SharedIndexInformer<k8s::api::coordination::v1alpha2::LeaseCandidate>,
         > {
             self.factory
-                .informer_for::<
-                    super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
-                >()
+                .informer_for::<k8s::api::coordination::v1alpha2::LeaseCandidate>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -232,38 +228,18 @@ pub mod v1alpha2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full LeaseCandidate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::coordination::v1alpha2::LeaseCandidate> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact LeaseCandidate, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `coordination.k8s.io/v1alpha2` kind `LeaseCandidate` (resource `leasecandidates`, namespaced).
     #[derive(Clone)]
     pub struct LeaseCandidateLister {
-        inner: rt::Lister<
-            super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
-        >,
+        inner: rt::Lister<k8s::api::coordination::v1alpha2::LeaseCandidate>,
     }
     impl LeaseCandidateLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
-                >,
+                rt::Indexer<k8s::api::coordination::v1alpha2::LeaseCandidate>,
             >,
         ) -> Self {
             Self {
@@ -275,9 +251,7 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::coordination::v1alpha2::LeaseCandidate>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1alpha2::LeaseCandidate>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -291,18 +265,14 @@ pub mod v1alpha2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
-        > {
+        ) -> &rt::Lister<k8s::api::coordination::v1alpha2::LeaseCandidate> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `coordination.k8s.io/v1alpha2` kind `LeaseCandidate` (resource `leasecandidates`, namespaced).
     #[derive(Clone)]
     pub struct LeaseCandidateNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::coordination::v1alpha2::LeaseCandidate,
-        >,
+        inner: rt::NamespacedLister<k8s::api::coordination::v1alpha2::LeaseCandidate>,
     }
     impl LeaseCandidateNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -311,7 +281,7 @@ pub mod v1alpha2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::coordination::v1alpha2::LeaseCandidate>,
+            rt::Arc<k8s::api::coordination::v1alpha2::LeaseCandidate>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -321,9 +291,7 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::coordination::v1alpha2::LeaseCandidate>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::coordination::v1alpha2::LeaseCandidate>> {
             self.inner.list(selector)
         }
     }

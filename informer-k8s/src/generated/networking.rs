@@ -651,15 +651,8 @@ pub mod v1beta1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::networking::v1beta1::IPAddress,
-            >,
-        > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::networking::v1beta1::IPAddress,
-                >()
+        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::networking::v1beta1::IPAddress>> {
+            self.factory.informer_for::<k8s::api::networking::v1beta1::IPAddress>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -674,31 +667,17 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full IPAddress, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::networking::v1beta1::IPAddress> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact IPAddress, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::networking::v1beta1::IPAddress> {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `networking.k8s.io/v1beta1` kind `IPAddress` (resource `ipaddresses`, cluster-scoped).
     #[derive(Clone)]
     pub struct IPAddressLister {
-        inner: rt::Lister<super::super::compact::api::networking::v1beta1::IPAddress>,
+        inner: rt::Lister<k8s::api::networking::v1beta1::IPAddress>,
     }
     impl IPAddressLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::networking::v1beta1::IPAddress>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::networking::v1beta1::IPAddress>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -709,9 +688,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::networking::v1beta1::IPAddress>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1beta1::IPAddress>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -720,7 +697,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::networking::v1beta1::IPAddress>,
+            rt::Arc<k8s::api::networking::v1beta1::IPAddress>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -729,7 +706,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::networking::v1beta1::IPAddress> {
+        ) -> &rt::Lister<k8s::api::networking::v1beta1::IPAddress> {
             &self.inner
         }
     }
@@ -751,14 +728,9 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::networking::v1beta1::ServiceCIDR,
-            >,
+            rt::SharedIndexInformer<k8s::api::networking::v1beta1::ServiceCIDR>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::networking::v1beta1::ServiceCIDR,
-                >()
+            self.factory.informer_for::<k8s::api::networking::v1beta1::ServiceCIDR>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -773,33 +745,17 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ServiceCIDR, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::networking::v1beta1::ServiceCIDR> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ServiceCIDR, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::networking::v1beta1::ServiceCIDR,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `networking.k8s.io/v1beta1` kind `ServiceCIDR` (resource `servicecidrs`, cluster-scoped).
     #[derive(Clone)]
     pub struct ServiceCIDRLister {
-        inner: rt::Lister<super::super::compact::api::networking::v1beta1::ServiceCIDR>,
+        inner: rt::Lister<k8s::api::networking::v1beta1::ServiceCIDR>,
     }
     impl ServiceCIDRLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::networking::v1beta1::ServiceCIDR>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::networking::v1beta1::ServiceCIDR>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -810,9 +766,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::networking::v1beta1::ServiceCIDR>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::networking::v1beta1::ServiceCIDR>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -821,7 +775,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::networking::v1beta1::ServiceCIDR>,
+            rt::Arc<k8s::api::networking::v1beta1::ServiceCIDR>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -830,7 +784,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::networking::v1beta1::ServiceCIDR> {
+        ) -> &rt::Lister<k8s::api::networking::v1beta1::ServiceCIDR> {
             &self.inner
         }
     }

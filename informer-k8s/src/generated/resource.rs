@@ -719,14 +719,9 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1alpha3::DeviceClass,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::DeviceClass>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1alpha3::DeviceClass,
-                >()
+            self.factory.informer_for::<k8s::api::resource::v1alpha3::DeviceClass>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -741,33 +736,19 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full DeviceClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1alpha3::DeviceClass> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact DeviceClass, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::resource::v1alpha3::DeviceClass> {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceClassLister {
-        inner: rt::Lister<super::super::compact::api::resource::v1alpha3::DeviceClass>,
+        inner: rt::Lister<k8s::api::resource::v1alpha3::DeviceClass>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl DeviceClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::resource::v1alpha3::DeviceClass>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1alpha3::DeviceClass>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -778,9 +759,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1alpha3::DeviceClass>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::DeviceClass>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -789,7 +768,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1alpha3::DeviceClass>,
+            rt::Arc<k8s::api::resource::v1alpha3::DeviceClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -798,7 +777,7 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::resource::v1alpha3::DeviceClass> {
+        ) -> &rt::Lister<k8s::api::resource::v1alpha3::DeviceClass> {
             &self.inner
         }
     }
@@ -820,14 +799,9 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::DeviceTaintRule>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
-                >()
+            self.factory.informer_for::<k8s::api::resource::v1alpha3::DeviceTaintRule>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -842,39 +816,17 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full DeviceTaintRule, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::resource::v1alpha3::DeviceTaintRule> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact DeviceTaintRule, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceTaintRuleLister {
-        inner: rt::Lister<
-            super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
-        >,
+        inner: rt::Lister<k8s::api::resource::v1alpha3::DeviceTaintRule>,
     }
     impl DeviceTaintRuleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
-                >,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1alpha3::DeviceTaintRule>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -885,9 +837,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1alpha3::DeviceTaintRule>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::DeviceTaintRule>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -896,7 +846,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1alpha3::DeviceTaintRule>,
+            rt::Arc<k8s::api::resource::v1alpha3::DeviceTaintRule>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -905,9 +855,7 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::resource::v1alpha3::DeviceTaintRule,
-        > {
+        ) -> &rt::Lister<k8s::api::resource::v1alpha3::DeviceTaintRule> {
             &self.inner
         }
     }
@@ -931,14 +879,9 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1alpha3::ResourceClaim,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::ResourceClaim>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1alpha3::ResourceClaim,
-                >()
+            self.factory.informer_for::<k8s::api::resource::v1alpha3::ResourceClaim>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -953,39 +896,19 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ResourceClaim, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::resource::v1alpha3::ResourceClaim> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ResourceClaim, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1alpha3::ResourceClaim,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimLister {
-        inner: rt::Lister<super::super::compact::api::resource::v1alpha3::ResourceClaim>,
+        inner: rt::Lister<k8s::api::resource::v1alpha3::ResourceClaim>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::resource::v1alpha3::ResourceClaim,
-                >,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1alpha3::ResourceClaim>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -996,9 +919,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceClaim>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaim>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1012,7 +933,7 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::resource::v1alpha3::ResourceClaim> {
+        ) -> &rt::Lister<k8s::api::resource::v1alpha3::ResourceClaim> {
             &self.inner
         }
     }
@@ -1020,9 +941,7 @@ pub mod v1alpha3 {
     /// Typed lister for one namespace of `resource.k8s.io/v1alpha3` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::resource::v1alpha3::ResourceClaim,
-        >,
+        inner: rt::NamespacedLister<k8s::api::resource::v1alpha3::ResourceClaim>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimNamespaceLister {
@@ -1032,7 +951,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceClaim>,
+            rt::Arc<k8s::api::resource::v1alpha3::ResourceClaim>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1042,9 +961,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceClaim>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaim>> {
             self.inner.list(selector)
         }
     }
@@ -1068,14 +985,10 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
         > {
             self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-                >()
+                .informer_for::<k8s::api::resource::v1alpha3::ResourceClaimTemplate>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1090,30 +1003,12 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ResourceClaimTemplate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::resource::v1alpha3::ResourceClaimTemplate> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ResourceClaimTemplate, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateLister {
-        inner: rt::Lister<
-            super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-        >,
+        inner: rt::Lister<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimTemplateLister {
@@ -1121,9 +1016,7 @@ pub mod v1alpha3 {
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-                >,
+                rt::Indexer<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
             >,
         ) -> Self {
             Self {
@@ -1135,11 +1028,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-            >,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1156,9 +1045,7 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-        > {
+        ) -> &rt::Lister<k8s::api::resource::v1alpha3::ResourceClaimTemplate> {
             &self.inner
         }
     }
@@ -1166,9 +1053,7 @@ pub mod v1alpha3 {
     /// Typed lister for one namespace of `resource.k8s.io/v1alpha3` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-        >,
+        inner: rt::NamespacedLister<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceClaimTemplateNamespaceLister {
@@ -1178,9 +1063,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-            >,
+            rt::Arc<k8s::api::resource::v1alpha3::ResourceClaimTemplate>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1190,11 +1073,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::resource::v1alpha3::ResourceClaimTemplate,
-            >,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
     }
@@ -1337,14 +1216,9 @@ pub mod v1alpha3 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1alpha3::ResourceSlice,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1alpha3::ResourceSlice>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1alpha3::ResourceSlice,
-                >()
+            self.factory.informer_for::<k8s::api::resource::v1alpha3::ResourceSlice>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1359,39 +1233,19 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ResourceSlice, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::resource::v1alpha3::ResourceSlice> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ResourceSlice, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1alpha3::ResourceSlice,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     /// Typed lister over the informer cache of `resource.k8s.io/v1alpha3` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourceSliceLister {
-        inner: rt::Lister<super::super::compact::api::resource::v1alpha3::ResourceSlice>,
+        inner: rt::Lister<k8s::api::resource::v1alpha3::ResourceSlice>,
     }
     #[cfg(k8s_openapi_enabled_version = "1.33")]
     impl ResourceSliceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::resource::v1alpha3::ResourceSlice,
-                >,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1alpha3::ResourceSlice>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1402,9 +1256,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceSlice>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1alpha3::ResourceSlice>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -1413,7 +1265,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1alpha3::ResourceSlice>,
+            rt::Arc<k8s::api::resource::v1alpha3::ResourceSlice>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1422,7 +1274,7 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::resource::v1alpha3::ResourceSlice> {
+        ) -> &rt::Lister<k8s::api::resource::v1alpha3::ResourceSlice> {
             &self.inner
         }
     }
@@ -1487,15 +1339,8 @@ pub mod v1beta1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1beta1::DeviceClass,
-            >,
-        > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1beta1::DeviceClass,
-                >()
+        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::resource::v1beta1::DeviceClass>> {
+            self.factory.informer_for::<k8s::api::resource::v1beta1::DeviceClass>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1510,31 +1355,17 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full DeviceClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta1::DeviceClass> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact DeviceClass, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::resource::v1beta1::DeviceClass> {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta1` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceClassLister {
-        inner: rt::Lister<super::super::compact::api::resource::v1beta1::DeviceClass>,
+        inner: rt::Lister<k8s::api::resource::v1beta1::DeviceClass>,
     }
     impl DeviceClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::resource::v1beta1::DeviceClass>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta1::DeviceClass>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1545,9 +1376,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta1::DeviceClass>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::DeviceClass>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -1556,7 +1385,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1beta1::DeviceClass>,
+            rt::Arc<k8s::api::resource::v1beta1::DeviceClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1565,7 +1394,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::resource::v1beta1::DeviceClass> {
+        ) -> &rt::Lister<k8s::api::resource::v1beta1::DeviceClass> {
             &self.inner
         }
     }
@@ -1587,14 +1416,9 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1beta1::ResourceClaim,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1beta1::ResourceClaim>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1beta1::ResourceClaim,
-                >()
+            self.factory.informer_for::<k8s::api::resource::v1beta1::ResourceClaim>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1609,33 +1433,17 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ResourceClaim, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta1::ResourceClaim> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ResourceClaim, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1beta1::ResourceClaim,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta1` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimLister {
-        inner: rt::Lister<super::super::compact::api::resource::v1beta1::ResourceClaim>,
+        inner: rt::Lister<k8s::api::resource::v1beta1::ResourceClaim>,
     }
     impl ResourceClaimLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::resource::v1beta1::ResourceClaim>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta1::ResourceClaim>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1646,9 +1454,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaim>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaim>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1662,16 +1468,14 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::resource::v1beta1::ResourceClaim> {
+        ) -> &rt::Lister<k8s::api::resource::v1beta1::ResourceClaim> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1beta1` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::resource::v1beta1::ResourceClaim,
-        >,
+        inner: rt::NamespacedLister<k8s::api::resource::v1beta1::ResourceClaim>,
     }
     impl ResourceClaimNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1680,7 +1484,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaim>,
+            rt::Arc<k8s::api::resource::v1beta1::ResourceClaim>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1690,9 +1494,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaim>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaim>> {
             self.inner.list(selector)
         }
     }
@@ -1714,14 +1516,10 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
         > {
             self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
-                >()
+                .informer_for::<k8s::api::resource::v1beta1::ResourceClaimTemplate>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1736,38 +1534,18 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ResourceClaimTemplate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::resource::v1beta1::ResourceClaimTemplate> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ResourceClaimTemplate, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateLister {
-        inner: rt::Lister<
-            super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
-        >,
+        inner: rt::Lister<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
     }
     impl ResourceClaimTemplateLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
-                >,
+                rt::Indexer<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
             >,
         ) -> Self {
             Self {
@@ -1779,9 +1557,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaimTemplate>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -1798,18 +1574,14 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
-        > {
+        ) -> &rt::Lister<k8s::api::resource::v1beta1::ResourceClaimTemplate> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1beta1` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
-        >,
+        inner: rt::NamespacedLister<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
     }
     impl ResourceClaimTemplateNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1818,9 +1590,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::resource::v1beta1::ResourceClaimTemplate,
-            >,
+            rt::Arc<k8s::api::resource::v1beta1::ResourceClaimTemplate>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1830,9 +1600,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceClaimTemplate>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
     }
@@ -1854,14 +1622,9 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1beta1::ResourceSlice,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1beta1::ResourceSlice>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1beta1::ResourceSlice,
-                >()
+            self.factory.informer_for::<k8s::api::resource::v1beta1::ResourceSlice>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -1876,33 +1639,17 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ResourceSlice, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta1::ResourceSlice> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ResourceSlice, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1beta1::ResourceSlice,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta1` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourceSliceLister {
-        inner: rt::Lister<super::super::compact::api::resource::v1beta1::ResourceSlice>,
+        inner: rt::Lister<k8s::api::resource::v1beta1::ResourceSlice>,
     }
     impl ResourceSliceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::resource::v1beta1::ResourceSlice>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta1::ResourceSlice>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -1913,9 +1660,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceSlice>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta1::ResourceSlice>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -1924,7 +1669,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1beta1::ResourceSlice>,
+            rt::Arc<k8s::api::resource::v1beta1::ResourceSlice>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1933,7 +1678,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::resource::v1beta1::ResourceSlice> {
+        ) -> &rt::Lister<k8s::api::resource::v1beta1::ResourceSlice> {
             &self.inner
         }
     }
@@ -2005,15 +1750,8 @@ pub mod v1beta2 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1beta2::DeviceClass,
-            >,
-        > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1beta2::DeviceClass,
-                >()
+        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::resource::v1beta2::DeviceClass>> {
+            self.factory.informer_for::<k8s::api::resource::v1beta2::DeviceClass>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -2028,31 +1766,17 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full DeviceClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta2::DeviceClass> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact DeviceClass, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::resource::v1beta2::DeviceClass> {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `DeviceClass` (resource `deviceclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceClassLister {
-        inner: rt::Lister<super::super::compact::api::resource::v1beta2::DeviceClass>,
+        inner: rt::Lister<k8s::api::resource::v1beta2::DeviceClass>,
     }
     impl DeviceClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::resource::v1beta2::DeviceClass>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta2::DeviceClass>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -2063,9 +1787,7 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta2::DeviceClass>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::DeviceClass>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -2074,7 +1796,7 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1beta2::DeviceClass>,
+            rt::Arc<k8s::api::resource::v1beta2::DeviceClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -2083,7 +1805,7 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::resource::v1beta2::DeviceClass> {
+        ) -> &rt::Lister<k8s::api::resource::v1beta2::DeviceClass> {
             &self.inner
         }
     }
@@ -2107,14 +1829,9 @@ pub mod v1beta2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1beta2::DeviceTaintRule,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1beta2::DeviceTaintRule>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1beta2::DeviceTaintRule,
-                >()
+            self.factory.informer_for::<k8s::api::resource::v1beta2::DeviceTaintRule>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -2129,41 +1846,19 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full DeviceTaintRule, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::resource::v1beta2::DeviceTaintRule> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact DeviceTaintRule, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1beta2::DeviceTaintRule,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     #[cfg(k8s_since = "1.36")]
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `DeviceTaintRule` (resource `devicetaintrules`, cluster-scoped).
     #[derive(Clone)]
     pub struct DeviceTaintRuleLister {
-        inner: rt::Lister<
-            super::super::compact::api::resource::v1beta2::DeviceTaintRule,
-        >,
+        inner: rt::Lister<k8s::api::resource::v1beta2::DeviceTaintRule>,
     }
     #[cfg(k8s_since = "1.36")]
     impl DeviceTaintRuleLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::resource::v1beta2::DeviceTaintRule,
-                >,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta2::DeviceTaintRule>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -2174,9 +1869,7 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta2::DeviceTaintRule>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::DeviceTaintRule>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -2185,7 +1878,7 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1beta2::DeviceTaintRule>,
+            rt::Arc<k8s::api::resource::v1beta2::DeviceTaintRule>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -2194,9 +1887,7 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::resource::v1beta2::DeviceTaintRule,
-        > {
+        ) -> &rt::Lister<k8s::api::resource::v1beta2::DeviceTaintRule> {
             &self.inner
         }
     }
@@ -2218,14 +1909,9 @@ pub mod v1beta2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1beta2::ResourceClaim,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1beta2::ResourceClaim>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1beta2::ResourceClaim,
-                >()
+            self.factory.informer_for::<k8s::api::resource::v1beta2::ResourceClaim>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -2240,33 +1926,17 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ResourceClaim, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta2::ResourceClaim> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ResourceClaim, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1beta2::ResourceClaim,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimLister {
-        inner: rt::Lister<super::super::compact::api::resource::v1beta2::ResourceClaim>,
+        inner: rt::Lister<k8s::api::resource::v1beta2::ResourceClaim>,
     }
     impl ResourceClaimLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::resource::v1beta2::ResourceClaim>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta2::ResourceClaim>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -2277,9 +1947,7 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaim>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaim>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -2293,16 +1961,14 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::resource::v1beta2::ResourceClaim> {
+        ) -> &rt::Lister<k8s::api::resource::v1beta2::ResourceClaim> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1beta2` kind `ResourceClaim` (resource `resourceclaims`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::resource::v1beta2::ResourceClaim,
-        >,
+        inner: rt::NamespacedLister<k8s::api::resource::v1beta2::ResourceClaim>,
     }
     impl ResourceClaimNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -2311,7 +1977,7 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaim>,
+            rt::Arc<k8s::api::resource::v1beta2::ResourceClaim>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -2321,9 +1987,7 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaim>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaim>> {
             self.inner.list(selector)
         }
     }
@@ -2345,14 +2009,10 @@ pub mod v1beta2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
         > {
             self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
-                >()
+                .informer_for::<k8s::api::resource::v1beta2::ResourceClaimTemplate>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -2367,38 +2027,18 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ResourceClaimTemplate, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::resource::v1beta2::ResourceClaimTemplate> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ResourceClaimTemplate, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateLister {
-        inner: rt::Lister<
-            super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
-        >,
+        inner: rt::Lister<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
     }
     impl ResourceClaimTemplateLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
-                >,
+                rt::Indexer<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
             >,
         ) -> Self {
             Self {
@@ -2410,9 +2050,7 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaimTemplate>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -2429,18 +2067,14 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
-        > {
+        ) -> &rt::Lister<k8s::api::resource::v1beta2::ResourceClaimTemplate> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `resource.k8s.io/v1beta2` kind `ResourceClaimTemplate` (resource `resourceclaimtemplates`, namespaced).
     #[derive(Clone)]
     pub struct ResourceClaimTemplateNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
-        >,
+        inner: rt::NamespacedLister<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
     }
     impl ResourceClaimTemplateNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -2449,9 +2083,7 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::resource::v1beta2::ResourceClaimTemplate,
-            >,
+            rt::Arc<k8s::api::resource::v1beta2::ResourceClaimTemplate>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -2461,9 +2093,7 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceClaimTemplate>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceClaimTemplate>> {
             self.inner.list(selector)
         }
     }
@@ -2485,14 +2115,9 @@ pub mod v1beta2 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::resource::v1beta2::ResourceSlice,
-            >,
+            rt::SharedIndexInformer<k8s::api::resource::v1beta2::ResourceSlice>,
         > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::resource::v1beta2::ResourceSlice,
-                >()
+            self.factory.informer_for::<k8s::api::resource::v1beta2::ResourceSlice>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -2507,33 +2132,17 @@ pub mod v1beta2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full ResourceSlice, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::resource::v1beta2::ResourceSlice> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact ResourceSlice, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::resource::v1beta2::ResourceSlice,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `resource.k8s.io/v1beta2` kind `ResourceSlice` (resource `resourceslices`, cluster-scoped).
     #[derive(Clone)]
     pub struct ResourceSliceLister {
-        inner: rt::Lister<super::super::compact::api::resource::v1beta2::ResourceSlice>,
+        inner: rt::Lister<k8s::api::resource::v1beta2::ResourceSlice>,
     }
     impl ResourceSliceLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::resource::v1beta2::ResourceSlice>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::resource::v1beta2::ResourceSlice>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -2544,9 +2153,7 @@ pub mod v1beta2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceSlice>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::resource::v1beta2::ResourceSlice>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -2555,7 +2162,7 @@ pub mod v1beta2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::resource::v1beta2::ResourceSlice>,
+            rt::Arc<k8s::api::resource::v1beta2::ResourceSlice>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -2564,7 +2171,7 @@ pub mod v1beta2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::resource::v1beta2::ResourceSlice> {
+        ) -> &rt::Lister<k8s::api::resource::v1beta2::ResourceSlice> {
             &self.inner
         }
     }

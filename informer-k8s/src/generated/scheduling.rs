@@ -206,15 +206,8 @@ pub mod v1alpha1 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::scheduling::v1alpha1::Workload,
-            >,
-        > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::scheduling::v1alpha1::Workload,
-                >()
+        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha1::Workload>> {
+            self.factory.informer_for::<k8s::api::scheduling::v1alpha1::Workload>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -229,31 +222,17 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full Workload, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha1::Workload> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact Workload, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha1::Workload> {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha1` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadLister {
-        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha1::Workload>,
+        inner: rt::Lister<k8s::api::scheduling::v1alpha1::Workload>,
     }
     impl WorkloadLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::scheduling::v1alpha1::Workload>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha1::Workload>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -264,9 +243,7 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha1::Workload>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha1::Workload>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -280,16 +257,14 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha1::Workload> {
+        ) -> &rt::Lister<k8s::api::scheduling::v1alpha1::Workload> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha1` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::scheduling::v1alpha1::Workload,
-        >,
+        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha1::Workload>,
     }
     impl WorkloadNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -298,7 +273,7 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha1::Workload>,
+            rt::Arc<k8s::api::scheduling::v1alpha1::Workload>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -308,9 +283,7 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha1::Workload>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha1::Workload>> {
             self.inner.list(selector)
         }
     }
@@ -364,15 +337,8 @@ pub mod v1alpha2 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::scheduling::v1alpha2::PodGroup,
-            >,
-        > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::scheduling::v1alpha2::PodGroup,
-                >()
+        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha2::PodGroup>> {
+            self.factory.informer_for::<k8s::api::scheduling::v1alpha2::PodGroup>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -387,31 +353,17 @@ pub mod v1alpha2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full PodGroup, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha2::PodGroup> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact PodGroup, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha2::PodGroup> {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha2` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupLister {
-        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
+        inner: rt::Lister<k8s::api::scheduling::v1alpha2::PodGroup>,
     }
     impl PodGroupLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha2::PodGroup>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -422,9 +374,7 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::PodGroup>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -438,16 +388,14 @@ pub mod v1alpha2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha2::PodGroup> {
+        ) -> &rt::Lister<k8s::api::scheduling::v1alpha2::PodGroup> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha2` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::scheduling::v1alpha2::PodGroup,
-        >,
+        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha2::PodGroup>,
     }
     impl PodGroupNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -456,7 +404,7 @@ pub mod v1alpha2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
+            rt::Arc<k8s::api::scheduling::v1alpha2::PodGroup>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -466,9 +414,7 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha2::PodGroup>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::PodGroup>> {
             self.inner.list(selector)
         }
     }
@@ -489,15 +435,8 @@ pub mod v1alpha2 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::scheduling::v1alpha2::Workload,
-            >,
-        > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::scheduling::v1alpha2::Workload,
-                >()
+        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha2::Workload>> {
+            self.factory.informer_for::<k8s::api::scheduling::v1alpha2::Workload>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -512,31 +451,17 @@ pub mod v1alpha2 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full Workload, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha2::Workload> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact Workload, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha2::Workload> {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha2` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadLister {
-        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha2::Workload>,
+        inner: rt::Lister<k8s::api::scheduling::v1alpha2::Workload>,
     }
     impl WorkloadLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::scheduling::v1alpha2::Workload>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha2::Workload>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -547,9 +472,7 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha2::Workload>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::Workload>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -563,16 +486,14 @@ pub mod v1alpha2 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha2::Workload> {
+        ) -> &rt::Lister<k8s::api::scheduling::v1alpha2::Workload> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha2` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::scheduling::v1alpha2::Workload,
-        >,
+        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha2::Workload>,
     }
     impl WorkloadNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -581,7 +502,7 @@ pub mod v1alpha2 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha2::Workload>,
+            rt::Arc<k8s::api::scheduling::v1alpha2::Workload>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -591,9 +512,7 @@ pub mod v1alpha2 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha2::Workload>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha2::Workload>> {
             self.inner.list(selector)
         }
     }
@@ -788,15 +707,8 @@ pub mod v1alpha3 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::scheduling::v1alpha3::PodGroup,
-            >,
-        > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::scheduling::v1alpha3::PodGroup,
-                >()
+        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha3::PodGroup>> {
+            self.factory.informer_for::<k8s::api::scheduling::v1alpha3::PodGroup>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -811,31 +723,17 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full PodGroup, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha3::PodGroup> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact PodGroup, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha3::PodGroup> {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha3` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupLister {
-        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
+        inner: rt::Lister<k8s::api::scheduling::v1alpha3::PodGroup>,
     }
     impl PodGroupLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha3::PodGroup>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -846,9 +744,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::PodGroup>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -862,16 +758,14 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha3::PodGroup> {
+        ) -> &rt::Lister<k8s::api::scheduling::v1alpha3::PodGroup> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha3` kind `PodGroup` (resource `podgroups`, namespaced).
     #[derive(Clone)]
     pub struct PodGroupNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::scheduling::v1alpha3::PodGroup,
-        >,
+        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha3::PodGroup>,
     }
     impl PodGroupNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -880,7 +774,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
+            rt::Arc<k8s::api::scheduling::v1alpha3::PodGroup>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -890,9 +784,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha3::PodGroup>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::PodGroup>> {
             self.inner.list(selector)
         }
     }
@@ -913,15 +805,8 @@ pub mod v1alpha3 {
         #[inline]
         pub fn informer(
             &self,
-        ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::scheduling::v1alpha3::Workload,
-            >,
-        > {
-            self.factory
-                .informer_for::<
-                    super::super::compact::api::scheduling::v1alpha3::Workload,
-                >()
+        ) -> rt::Arc<rt::SharedIndexInformer<k8s::api::scheduling::v1alpha3::Workload>> {
+            self.factory.informer_for::<k8s::api::scheduling::v1alpha3::Workload>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -936,31 +821,17 @@ pub mod v1alpha3 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full Workload, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(&self) -> rt::Projected<k8s::api::scheduling::v1alpha3::Workload> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact Workload, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<super::super::compact::api::scheduling::v1alpha3::Workload> {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `scheduling.k8s.io/v1alpha3` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadLister {
-        inner: rt::Lister<super::super::compact::api::scheduling::v1alpha3::Workload>,
+        inner: rt::Lister<k8s::api::scheduling::v1alpha3::Workload>,
     }
     impl WorkloadLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
-            indexer: rt::Arc<
-                rt::Indexer<super::super::compact::api::scheduling::v1alpha3::Workload>,
-            >,
+            indexer: rt::Arc<rt::Indexer<k8s::api::scheduling::v1alpha3::Workload>>,
         ) -> Self {
             Self {
                 inner: rt::Lister::from_indexer(indexer),
@@ -971,9 +842,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha3::Workload>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::Workload>> {
             self.inner.list(selector)
         }
         /// A lister restricted to one namespace (L2, L3).
@@ -987,16 +856,14 @@ pub mod v1alpha3 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<super::super::compact::api::scheduling::v1alpha3::Workload> {
+        ) -> &rt::Lister<k8s::api::scheduling::v1alpha3::Workload> {
             &self.inner
         }
     }
     /// Typed lister for one namespace of `scheduling.k8s.io/v1alpha3` kind `Workload` (resource `workloads`, namespaced).
     #[derive(Clone)]
     pub struct WorkloadNamespaceLister {
-        inner: rt::NamespacedLister<
-            super::super::compact::api::scheduling::v1alpha3::Workload,
-        >,
+        inner: rt::NamespacedLister<k8s::api::scheduling::v1alpha3::Workload>,
     }
     impl WorkloadNamespaceLister {
         /// The object called `name` in this namespace; a miss is `NotFound` (L3).
@@ -1005,7 +872,7 @@ pub mod v1alpha3 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha3::Workload>,
+            rt::Arc<k8s::api::scheduling::v1alpha3::Workload>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -1015,9 +882,7 @@ pub mod v1alpha3 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::scheduling::v1alpha3::Workload>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::scheduling::v1alpha3::Workload>> {
             self.inner.list(selector)
         }
     }

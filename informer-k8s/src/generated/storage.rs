@@ -747,14 +747,10 @@ pub mod v1alpha1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
-            >,
+            rt::SharedIndexInformer<k8s::api::storage::v1alpha1::VolumeAttributesClass>,
         > {
             self.factory
-                .informer_for::<
-                    super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
-                >()
+                .informer_for::<k8s::api::storage::v1alpha1::VolumeAttributesClass>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -769,38 +765,18 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full VolumeAttributesClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::storage::v1alpha1::VolumeAttributesClass> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact VolumeAttributesClass, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `storage.k8s.io/v1alpha1` kind `VolumeAttributesClass` (resource `volumeattributesclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct VolumeAttributesClassLister {
-        inner: rt::Lister<
-            super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
-        >,
+        inner: rt::Lister<k8s::api::storage::v1alpha1::VolumeAttributesClass>,
     }
     impl VolumeAttributesClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
-                >,
+                rt::Indexer<k8s::api::storage::v1alpha1::VolumeAttributesClass>,
             >,
         ) -> Self {
             Self {
@@ -812,9 +788,7 @@ pub mod v1alpha1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::storage::v1alpha1::VolumeAttributesClass>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1alpha1::VolumeAttributesClass>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -823,9 +797,7 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
-            >,
+            rt::Arc<k8s::api::storage::v1alpha1::VolumeAttributesClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -834,9 +806,7 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::storage::v1alpha1::VolumeAttributesClass,
-        > {
+        ) -> &rt::Lister<k8s::api::storage::v1alpha1::VolumeAttributesClass> {
             &self.inner
         }
     }
@@ -885,14 +855,10 @@ pub mod v1beta1 {
         pub fn informer(
             &self,
         ) -> rt::Arc<
-            rt::SharedIndexInformer<
-                super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
-            >,
+            rt::SharedIndexInformer<k8s::api::storage::v1beta1::VolumeAttributesClass>,
         > {
             self.factory
-                .informer_for::<
-                    super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
-                >()
+                .informer_for::<k8s::api::storage::v1beta1::VolumeAttributesClass>()
         }
         /// A typed lister over this informer's cache.
         #[inline]
@@ -907,38 +873,18 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full VolumeAttributesClass, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<k8s::api::storage::v1beta1::VolumeAttributesClass> {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact VolumeAttributesClass, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `storage.k8s.io/v1beta1` kind `VolumeAttributesClass` (resource `volumeattributesclasses`, cluster-scoped).
     #[derive(Clone)]
     pub struct VolumeAttributesClassLister {
-        inner: rt::Lister<
-            super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
-        >,
+        inner: rt::Lister<k8s::api::storage::v1beta1::VolumeAttributesClass>,
     }
     impl VolumeAttributesClassLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
-                >,
+                rt::Indexer<k8s::api::storage::v1beta1::VolumeAttributesClass>,
             >,
         ) -> Self {
             Self {
@@ -950,9 +896,7 @@ pub mod v1beta1 {
         pub fn list(
             &self,
             selector: &rt::Selector,
-        ) -> rt::Vec<
-            rt::Arc<super::super::compact::api::storage::v1beta1::VolumeAttributesClass>,
-        > {
+        ) -> rt::Vec<rt::Arc<k8s::api::storage::v1beta1::VolumeAttributesClass>> {
             self.inner.list(selector)
         }
         /// The object called `name`; a miss is `NotFound` (L3, L4).
@@ -961,7 +905,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<super::super::compact::api::storage::v1beta1::VolumeAttributesClass>,
+            rt::Arc<k8s::api::storage::v1beta1::VolumeAttributesClass>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -970,9 +914,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::storage::v1beta1::VolumeAttributesClass,
-        > {
+        ) -> &rt::Lister<k8s::api::storage::v1beta1::VolumeAttributesClass> {
             &self.inner
         }
     }

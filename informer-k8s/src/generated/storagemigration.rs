@@ -220,12 +220,12 @@ pub mod v1alpha1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
+                k8s::api::storagemigration::v1alpha1::StorageVersionMigration,
             >,
         > {
             self.factory
                 .informer_for::<
-                    super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
+                    k8s::api::storagemigration::v1alpha1::StorageVersionMigration,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -243,31 +243,11 @@ pub mod v1alpha1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full StorageVersionMigration, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<
-            k8s::api::storagemigration::v1alpha1::StorageVersionMigration,
-        > {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact StorageVersionMigration, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `storagemigration.k8s.io/v1alpha1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped).
     #[derive(Clone)]
     pub struct StorageVersionMigrationLister {
-        inner: rt::Lister<
-            super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
-        >,
+        inner: rt::Lister<k8s::api::storagemigration::v1alpha1::StorageVersionMigration>,
     }
     impl StorageVersionMigrationLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
@@ -275,7 +255,7 @@ pub mod v1alpha1 {
         pub fn new(
             indexer: rt::Arc<
                 rt::Indexer<
-                    super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
+                    k8s::api::storagemigration::v1alpha1::StorageVersionMigration,
                 >,
             >,
         ) -> Self {
@@ -289,9 +269,7 @@ pub mod v1alpha1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
-            >,
+            rt::Arc<k8s::api::storagemigration::v1alpha1::StorageVersionMigration>,
         > {
             self.inner.list(selector)
         }
@@ -301,9 +279,7 @@ pub mod v1alpha1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
-            >,
+            rt::Arc<k8s::api::storagemigration::v1alpha1::StorageVersionMigration>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -312,9 +288,7 @@ pub mod v1alpha1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::storagemigration::v1alpha1::StorageVersionMigration,
-        > {
+        ) -> &rt::Lister<k8s::api::storagemigration::v1alpha1::StorageVersionMigration> {
             &self.inner
         }
     }
@@ -366,12 +340,12 @@ pub mod v1beta1 {
             &self,
         ) -> rt::Arc<
             rt::SharedIndexInformer<
-                super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
+                k8s::api::storagemigration::v1beta1::StorageVersionMigration,
             >,
         > {
             self.factory
                 .informer_for::<
-                    super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
+                    k8s::api::storagemigration::v1beta1::StorageVersionMigration,
                 >()
         }
         /// A typed lister over this informer's cache.
@@ -389,40 +363,18 @@ pub mod v1beta1 {
         {
             rt::Projected::new(&self.factory)
         }
-        /// The shared informer and lister of the full StorageVersionMigration, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
-        #[inline]
-        pub fn full(
-            &self,
-        ) -> rt::Projected<
-            k8s::api::storagemigration::v1beta1::StorageVersionMigration,
-        > {
-            rt::Projected::new(&self.factory)
-        }
-        /// The shared informer and lister of the compact StorageVersionMigration, the form `informer()` and `lister()` cache: the same informer.
-        #[inline]
-        pub fn compact(
-            &self,
-        ) -> rt::Projected<
-            super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
-        > {
-            rt::Projected::new(&self.factory)
-        }
     }
     /// Typed lister over the informer cache of `storagemigration.k8s.io/v1beta1` kind `StorageVersionMigration` (resource `storageversionmigrations`, cluster-scoped).
     #[derive(Clone)]
     pub struct StorageVersionMigrationLister {
-        inner: rt::Lister<
-            super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
-        >,
+        inner: rt::Lister<k8s::api::storagemigration::v1beta1::StorageVersionMigration>,
     }
     impl StorageVersionMigrationLister {
         /// A lister over `indexer` (usually `informer.indexer()`).
         #[inline]
         pub fn new(
             indexer: rt::Arc<
-                rt::Indexer<
-                    super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
-                >,
+                rt::Indexer<k8s::api::storagemigration::v1beta1::StorageVersionMigration>,
             >,
         ) -> Self {
             Self {
@@ -435,9 +387,7 @@ pub mod v1beta1 {
             &self,
             selector: &rt::Selector,
         ) -> rt::Vec<
-            rt::Arc<
-                super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
-            >,
+            rt::Arc<k8s::api::storagemigration::v1beta1::StorageVersionMigration>,
         > {
             self.inner.list(selector)
         }
@@ -447,9 +397,7 @@ pub mod v1beta1 {
             &self,
             name: &str,
         ) -> rt::Result<
-            rt::Arc<
-                super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
-            >,
+            rt::Arc<k8s::api::storagemigration::v1beta1::StorageVersionMigration>,
             rt::ListerError,
         > {
             self.inner.get(name)
@@ -458,9 +406,7 @@ pub mod v1beta1 {
         #[inline]
         pub fn as_lister(
             &self,
-        ) -> &rt::Lister<
-            super::super::compact::api::storagemigration::v1beta1::StorageVersionMigration,
-        > {
+        ) -> &rt::Lister<k8s::api::storagemigration::v1beta1::StorageVersionMigration> {
             &self.inner
         }
     }

@@ -14,8 +14,9 @@
 //! | `apiVersion`, `kind`            | [`ApiVersionTag`], [`KindTag`]   | zero bytes; checked on decode (R16)   |
 //! | a container, volume, toleration… | [`Shared<T>`]                   | 8 B, equal parts of all objects share one copy |
 //!
-//! Generated code converts both ways with `From` impls (P2), field by field, with no serde round
-//! trip: `compact::api::core::v1::Pod::from(&pod)` and `k8s_openapi::api::core::v1::Pod::from(&compact)`.
+//! Generated code converts both ways with `From` impls (P2), field by field through one generic
+//! impl per field shape ([`FromFull`], [`ToFull`]), with no serde round trip:
+//! `compact::api::core::v1::Pod::from(&pod)` and `k8s_openapi::api::core::v1::Pod::from(&compact)`.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -26,10 +27,12 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use crate::projection::ProjectFrom;
 pub use crate::projection::{IStr, StrMap};
 
+mod convert;
 mod quantity;
 mod raw;
 mod recent;
 mod shared;
+pub use convert::{FromFull, ToFull};
 pub use quantity::{Lenient, quantity, quantity_nullable, quantity_or_default};
 pub use raw::RawJson;
 pub use shared::{Pool, PoolStats, Share, ShareHash, Shared};

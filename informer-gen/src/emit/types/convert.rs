@@ -24,6 +24,24 @@ pub(super) fn copy(t: &Ty) -> bool {
     }
 }
 
+/// Converted by one call of the runtime's generic impls (`rt::FromFull`, `rt::ToFull`): a shape
+/// of options, lists and string maps over strings, quantities, numbers and generated structs.
+/// The call replaces the closures and iterator chains a field of that shape would otherwise
+/// carry, which the compiler checks once per field (decision record 26, "What it costs").
+fn generic(t: &Ty) -> bool {
+    match t {
+        Ty::Str | Ty::Quantity | Ty::Bool | Ty::I32 | Ty::I64 | Ty::F64 | Ty::Struct(_) => true,
+        Ty::Option(t) | Ty::List(t) | Ty::Map(t) => generic(t),
+        Ty::Boxed(_) | Ty::Number | Ty::Leaf(_) | Ty::Enum(_) | Ty::Json(_) => false,
+    }
+}
+
+/// A shape [`generic`] converts in one call that would otherwise take a closure: one with an
+/// option, list or map around its leaf.
+fn by_generic_call(t: &Ty) -> bool {
+    matches!(t, Ty::Option(_) | Ty::List(_) | Ty::Map(_)) && generic(t)
+}
+
 /// The expression a conversion starts from: `e`, a place when `!is_ref` and a reference to one
 /// when `is_ref`, converted at closure nesting `depth`.
 #[derive(Clone, Copy)]
@@ -91,6 +109,9 @@ pub(super) fn to_compact(ty: &Ty, p: Place<'_>, at: &[String], cx: &Ctx<'_>) -> 
         return same;
     }
     let (e, by_ref, v) = (p.e, p.by_ref(), p.var("v"));
+    if by_generic_call(ty) {
+        return quote!(#rt::FromFull::from_full(#by_ref));
+    }
     match ty {
         Ty::Str => quote!(#rt::IStr::new(#by_ref)),
         Ty::Quantity => quote!(#rt::IStr::new(&#e.0)),
@@ -163,6 +184,9 @@ pub(super) fn to_full(ty: &Ty, p: Place<'_>, cx: &Ctx<'_>) -> TokenStream {
         return same;
     }
     let (e, by_ref, v) = (p.e, p.by_ref(), p.var("v"));
+    if by_generic_call(ty) {
+        return quote!(#rt::ToFull::to_full(#by_ref));
+    }
     let quantity = full_path("apimachinery::pkg::api::resource::Quantity", cx.paths);
     match ty {
         Ty::Str => quote!(#rt::String::from(#e.as_str())),

@@ -372,6 +372,20 @@ fn compact_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
             }
         }
 
+        impl #rt::FromFull<#full> for #ident {
+            #[inline]
+            fn from_full(full: &#full) -> Self {
+                <Self as #rt::From<&#full>>::from(full)
+            }
+        }
+
+        impl #rt::ToFull<#full> for #ident {
+            #[inline]
+            fn to_full(&self) -> #full {
+                <#full as #rt::From<&Self>>::from(self)
+            }
+        }
+
         impl #rt::ProjectFrom<#full> for #ident {}
 
         #meta
