@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 /// A controller's view of a Gizmo: its size and, of each item, every field whose JSON name is not
 /// its Rust name.
 #[derive(Projection, Clone, Debug)]
-#[projection(of = v1::Gizmo)]
+#[projection(of = v1::full::Gizmo)]
 struct GizmoView {
     metadata: SlimMeta,
     spec: GizmoSpecView,
@@ -170,8 +170,8 @@ async fn p4_p5_a_projection_of_a_generated_type_reads_renamed_and_colliding_keys
         .expect("syncs");
     let lister = Lister::from_indexer(informer.indexer().clone());
 
-    let api: Api<v1::Gizmo> = Api::namespaced(server.client(), "prod");
-    let sent: v1::Gizmo =
+    let api: Api<v1::full::Gizmo> = Api::namespaced(server.client(), "prod");
+    let sent: v1::full::Gizmo =
         serde_json::from_value(gizmo_json("watched", first_items())).expect("a Gizmo");
     api.create(&PostParams::default(), &sent)
         .await

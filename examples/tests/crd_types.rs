@@ -79,6 +79,12 @@ fn every_schema_feature_round_trips() {
         json,
         "re-encodes the same JSON"
     );
+    // The full form (`kube::Api`'s) reads and writes the same JSON, and converts to and from the
+    // compact one without a difference (decision record 27).
+    let full: v1::full::Gizmo = serde_json::from_value(json.clone()).expect("decodes");
+    assert_eq!(serde_json::to_value(&full).unwrap(), json);
+    assert_eq!(v1::Gizmo::from(&full), g);
+    assert_eq!(v1::full::Gizmo::from(&g), full);
 
     let spec = &g.spec;
     assert_eq!(spec.size, 2);
@@ -173,20 +179,29 @@ fn required_fields_kind_checks_and_other_versions() {
 }
 
 #[test]
-fn the_kind_is_a_kube_resource() {
+fn the_full_kind_is_a_kube_resource_and_the_compact_one_shares_its_constants() {
     use kube::Resource;
-    assert_eq!(v1::Gizmo::plural(&()), "gizmos");
-    assert_eq!(v1::Gizmo::api_version(&()), "features.example.com/v1");
-    assert_eq!(v1::Gizmo::kind(&()), "Gizmo");
+    assert_eq!(v1::full::Gizmo::plural(&()), "gizmos");
+    assert_eq!(v1::full::Gizmo::api_version(&()), "features.example.com/v1");
+    assert_eq!(v1::full::Gizmo::kind(&()), "Gizmo");
     assert_eq!(
-        <v1::Gizmo as k8s_openapi::ListableResource>::LIST_KIND,
+        <v1::full::Gizmo as k8s_openapi::ListableResource>::LIST_KIND,
         "GizmoList"
     );
-    let url = v1::Gizmo::url_path(&(), Some("prod"));
+    // The compact form, which the informers cache, answers to the same kind.
+    assert_eq!(
+        <v1::Gizmo as k8s_openapi::Resource>::URL_PATH_SEGMENT,
+        "gizmos"
+    );
+    assert_eq!(
+        <v1::Gizmo as k8s_openapi::Resource>::API_VERSION,
+        "features.example.com/v1"
+    );
+    let url = v1::full::Gizmo::url_path(&(), Some("prod"));
     assert_eq!(url, "/apis/features.example.com/v1/namespaces/prod/gizmos");
-    let cluster = informer_examples::generated::gizmos::v1::Thing::url_path(&(), None);
+    let cluster = v1::full::Thing::url_path(&(), None);
     assert_eq!(cluster, "/apis/features.example.com/v1/things");
-    let mut g = v1::Gizmo::new(
+    let mut g = v1::full::Gizmo::new(
         "n",
         v1::GizmoSpec {
             size: 3,
@@ -200,8 +215,9 @@ fn the_kind_is_a_kube_resource() {
 }
 
 /// An operator-style loop over HTTP: the CRD from the manifest is installed, objects are written
-/// through `kube::Api<Gizmo>` (the generated type) and read back through the generated informer
-/// and lister; the status subresource is written the way a controller reports progress.
+/// through `kube::Api<full::Gizmo>` (the generated full form) and read back through the generated
+/// informer and lister, which cache the compact form; the status subresource is written the way a
+/// controller reports progress.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_types_work_with_kube_api_and_generated_informers() {
     let server = TestServer::start().await.expect("testserver");
@@ -211,13 +227,15 @@ async fn generated_types_work_with_kube_api_and_generated_informers() {
     let factory = SharedInformerFactory::builder(server.client()).build();
     let gizmos = factory.features().v1().gizmos();
     let lister = gizmos.lister();
+    // `full()`: a second informer of the same endpoint, caching the full form.
+    let full_lister = gizmos.full().lister();
     factory.start();
     assert!(
         factory.wait_for_cache_sync_timeout(WAIT).await.is_ok(),
         "syncs"
     );
 
-    let api: Api<v1::Gizmo> = Api::namespaced(server.client(), "prod");
+    let api: Api<v1::full::Gizmo> = Api::namespaced(server.client(), "prod");
     // The API server validates against the schema (informer-testserver as kube-apiserver): an
     // enum value outside the schema's list, which the type keeps when it reads one, is refused.
     let mut paused = gizmo_json("g1", 2);
@@ -233,7 +251,7 @@ async fn generated_types_work_with_kube_api_and_generated_informers() {
         "{refused}"
     );
     paused["spec"]["phase"] = json!("Running");
-    let sent: v1::Gizmo = serde_json::from_value(paused).unwrap();
+    let sent: v1::full::Gizmo = serde_json::from_value(paused).unwrap();
     let created = api
         .create(&PostParams::default(), &sent)
         .await
@@ -242,7 +260,7 @@ async fn generated_types_work_with_kube_api_and_generated_informers() {
         created.spec, sent.spec,
         "the server's copy decodes to the same spec"
     );
-    let mut small = v1::Gizmo::new(
+    let mut small = v1::full::Gizmo::new(
         "g2",
         v1::GizmoSpec {
             size: 1,
@@ -258,9 +276,24 @@ async fn generated_types_work_with_kube_api_and_generated_informers() {
         lister.namespaced("prod").list(&Selector::default()).len() == 2
     })
     .await;
-    let cached = lister.namespaced("prod").get("g1").expect("cached");
+    // The lister hands out the compact form (decision record 27); it converts to exactly what
+    // the server holds, in one call.
+    let cached: std::sync::Arc<v1::Gizmo> = lister.namespaced("prod").get("g1").expect("cached");
     assert_eq!(cached.spec, sent.spec);
     assert_eq!(cached.object_uid(), created.metadata.uid.as_deref());
+    assert_eq!(
+        cached.metadata.labels.as_ref().and_then(|l| l.get("app")),
+        Some("gizmo"),
+        "the compact ObjectMeta"
+    );
+    let read = api.get("g1").await.expect("get");
+    assert_eq!(v1::full::Gizmo::from(&*cached), read);
+    wait_until("the full informer has g1", || {
+        full_lister.namespaced("prod").get("g1").is_ok()
+    })
+    .await;
+    let full: std::sync::Arc<v1::full::Gizmo> = full_lister.namespaced("prod").get("g1").unwrap();
+    assert_eq!(*full, read);
     assert_eq!(
         lister.list(&Selector::from_iter([("app", "gizmo")])).len(),
         1,

@@ -144,8 +144,12 @@ impl Builder {
     /// Reads CRD manifests from a YAML file and generates their Rust types from each served
     /// version's `openAPIV3Schema` (decision record 07) into the generated module `module` (a
     /// snake_case name beside the group modules): kind `K` of version `v` is
-    /// `<generated>::{module}::{v}::{K}`, nested objects are `{v}::{K}{Field}…`. The kinds get
-    /// accessors as with [`Self::crd_manifest`], on the generated types.
+    /// `<generated>::{module}::{v}::{K}`, the compact form its handles cache, and
+    /// `<generated>::{module}::{v}::full::{K}`, the full form `kube::Api` takes (decision record
+    /// 27); nested objects are `{v}::{K}{Field}…`, held by both. The kinds get accessors as with
+    /// [`Self::crd_manifest`], on the generated types. The compact form holds informer-k8s's
+    /// compact `ObjectMeta` (the crate's own when it generates compact kinds), so the crate
+    /// compiling the output depends on informer-k8s.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -119,6 +119,31 @@ fn crd_types_from_schemas() {
     assert!(r#async.contains("super::super::types::v1::Match"), "{async}", async = r#async);
 }
 
+/// A `crd-types` kind's compact form holds the compact `ObjectMeta` (decision record 27): the
+/// generated root's own when the configuration has compact kinds, informer-k8s's otherwise.
+#[test]
+fn crd_kinds_hold_the_compact_object_meta() {
+    check_case("crd_types_beside_compact");
+    let local = generate("crd_types_beside_compact");
+    let meta = "ObjectMeta";
+    let types = &local.files()["types.rs"];
+    assert!(
+        types.contains(&format!(
+            "pub metadata: super::super::compact::apimachinery::pkg::apis::meta::v1::{meta},"
+        )),
+        "{types}"
+    );
+    assert!(types.contains("pub mod full {"), "{types}");
+    let alone = generate("crd_types");
+    let alone = &alone.files()["types.rs"];
+    assert!(
+        alone.contains(&format!(
+            "pub metadata: ::informer_k8s::compact::apimachinery::pkg::apis::meta::v1::{meta},"
+        )),
+        "{alone}"
+    );
+}
+
 #[test]
 fn g1_group_accessor_override() {
     check_case("group_accessor_override");

@@ -78,9 +78,25 @@ pub mod v1 {
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
             P: rt::Object<
-                Source = super::super::certificate_requests::v1::CertificateRequest,
+                Source = super::super::certificate_requests::v1::full::CertificateRequest,
             >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the full CertificateRequest, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<
+            super::super::certificate_requests::v1::full::CertificateRequest,
+        > {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact CertificateRequest, the form `informer()` and `lister()` cache: the same informer.
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::certificate_requests::v1::CertificateRequest> {
             rt::Projected::new(&self.factory)
         }
     }

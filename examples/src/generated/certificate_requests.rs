@@ -15,7 +15,7 @@ pub mod v1 {
     /// A CertificateRequest is a one-shot resource, meaning it represents a single
     /// point in time request for a certificate and cannot be re-used.
     ///
-    /// Kind `CertificateRequest` of `cert-manager.io/v1` (plural `certificaterequests`, namespaced): a `kube::Resource` for `kube::Api`, and an informer object. It has the status subresource (`Api::patch_status`, `Api::replace_status`).
+    /// The compact form of `CertificateRequest` (`cert-manager.io/v1`), the one its informers, listers and controllers cache: `metadata` is the compact `ObjectMeta`. Not a `kube::Resource`: `kube::Api` takes `full::CertificateRequest`, and `From` converts both ways.
     #[derive(
         rt::Clone,
         rt::fmt::Debug,
@@ -28,13 +28,13 @@ pub mod v1 {
     pub struct CertificateRequest {
         /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
         #[serde(rename = "apiVersion", default)]
-        pub api_version: rt::ApiVersionTag<CertificateRequest>,
+        pub api_version: rt::ApiVersionTag<full::CertificateRequest>,
         /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
         #[serde(rename = "kind", default)]
-        pub kind: rt::KindTag<CertificateRequest>,
+        pub kind: rt::KindTag<full::CertificateRequest>,
         /// Standard object metadata.
         #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
-        pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        pub metadata: ::informer_k8s::compact::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         /// Specification of the desired state of the CertificateRequest resource.
         /// <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status>
         #[serde(rename = "spec", default, skip_serializing_if = "rt::Option::is_none")]
@@ -57,26 +57,41 @@ pub mod v1 {
             ],
         );
     }
-    impl rt::K8sResource for CertificateRequest {
-        const API_VERSION: &'static str = "cert-manager.io/v1";
-        const GROUP: &'static str = "cert-manager.io";
-        const KIND: &'static str = "CertificateRequest";
-        const VERSION: &'static str = "v1";
-        const URL_PATH_SEGMENT: &'static str = "certificaterequests";
-        type Scope = rt::NamespaceResourceScope;
-    }
-    impl rt::K8sListableResource for CertificateRequest {
-        const LIST_KIND: &'static str = "CertificateRequestList";
-    }
-    impl rt::K8sMetadata for CertificateRequest {
-        type Ty = rt::ObjectMeta;
-        fn metadata(&self) -> &rt::ObjectMeta {
-            &self.metadata
-        }
-        fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
-            &mut self.metadata
+    impl rt::From<&full::CertificateRequest> for CertificateRequest {
+        fn from(full: &full::CertificateRequest) -> Self {
+            CertificateRequest {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::FromFull::from_full(&full.metadata),
+                spec: rt::Clone::clone(&full.spec),
+                status: rt::Clone::clone(&full.status),
+            }
         }
     }
+    impl rt::From<&CertificateRequest> for full::CertificateRequest {
+        fn from(compact: &CertificateRequest) -> Self {
+            full::CertificateRequest {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::ToFull::to_full(&compact.metadata),
+                spec: rt::Clone::clone(&compact.spec),
+                status: rt::Clone::clone(&compact.status),
+            }
+        }
+    }
+    impl rt::FromFull<full::CertificateRequest> for CertificateRequest {
+        #[inline]
+        fn from_full(full: &full::CertificateRequest) -> Self {
+            <Self as rt::From<&full::CertificateRequest>>::from(full)
+        }
+    }
+    impl rt::ToFull<full::CertificateRequest> for CertificateRequest {
+        #[inline]
+        fn to_full(&self) -> full::CertificateRequest {
+            <full::CertificateRequest as rt::From<&Self>>::from(self)
+        }
+    }
+    impl rt::ProjectFrom<full::CertificateRequest> for CertificateRequest {}
     impl rt::HasStatus for CertificateRequest {
         type Status = rt::Box<CertificateRequestStatus>;
         fn status(&self) -> rt::Option<&rt::Box<CertificateRequestStatus>> {
@@ -85,6 +100,70 @@ pub mod v1 {
         fn status_mut(&mut self) -> &mut rt::Option<rt::Box<CertificateRequestStatus>> {
             &mut self.status
         }
+    }
+    impl rt::Meta for CertificateRequest {
+        fn object_name(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::name(&self.metadata)
+        }
+        fn object_namespace(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::namespace(&self.metadata)
+        }
+        fn object_uid(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::uid(&self.metadata)
+        }
+        fn object_resource_version(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::resource_version(&self.metadata)
+        }
+        fn object_label(&self, key: &str) -> rt::Option<&str> {
+            rt::ProjectedMeta::label(&self.metadata, key)
+        }
+        fn object_controller_ref(&self) -> rt::Option<rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::controller_ref(&self.metadata)
+        }
+        fn object_finalizers(&self) -> rt::Finalizers<'_> {
+            rt::ProjectedMeta::finalizers(&self.metadata)
+        }
+        fn object_deletion_timestamp(&self) -> rt::Option<&rt::Time> {
+            rt::ProjectedMeta::deletion_timestamp(&self.metadata)
+        }
+        fn object_labels(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::labels(&self.metadata)
+        }
+        fn object_annotations(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::annotations(&self.metadata)
+        }
+        fn object_owner_references(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::owner_references(&self.metadata)
+        }
+        fn object_generation(&self) -> rt::Option<i64> {
+            rt::ProjectedMeta::generation(&self.metadata)
+        }
+    }
+    impl rt::HasScope for CertificateRequest {
+        type Scope = <full::CertificateRequest as rt::Resource>::Scope;
+    }
+    impl rt::Object for CertificateRequest {
+        type Source = full::CertificateRequest;
+    }
+    impl rt::Lossless for CertificateRequest {
+        fn to_source(&self) -> rt::Cow<'_, full::CertificateRequest> {
+            rt::Cow::Owned(full::CertificateRequest::from(self))
+        }
+        fn from_source(source: full::CertificateRequest) -> Self {
+            CertificateRequest::from(&source)
+        }
+    }
+    impl rt::K8sResource for CertificateRequest {
+        const API_VERSION: &'static str = <full::CertificateRequest as rt::K8sResource>::API_VERSION;
+        const GROUP: &'static str = <full::CertificateRequest as rt::K8sResource>::GROUP;
+        const KIND: &'static str = <full::CertificateRequest as rt::K8sResource>::KIND;
+        const VERSION: &'static str = <full::CertificateRequest as rt::K8sResource>::VERSION;
+        const URL_PATH_SEGMENT: &'static str = <full::CertificateRequest as rt::K8sResource>::URL_PATH_SEGMENT;
+        type Scope = <full::CertificateRequest as rt::K8sResource>::Scope;
     }
     /// Specification of the desired state of the CertificateRequest resource.
     /// <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status>
@@ -490,6 +569,106 @@ pub mod v1 {
             match self {
                 Self::Other(s) => rt::ShareHash::share_hash(s, state),
                 _ => rt::Hash::hash(&rt::mem::discriminant(self), state),
+            }
+        }
+    }
+    /// The full forms of the kinds of `v1`: `metadata` is k8s-openapi's `ObjectMeta`, so each is a `kube::Resource` for `kube::Api`. Informers cache the compact forms one module up; `From` converts both ways.
+    pub mod full {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        #[allow(unused_imports)]
+        use ::k8s_openapi as k8s;
+        /// A CertificateRequest is used to request a signed certificate from one of the
+        /// configured issuers.
+        ///
+        /// All fields within the CertificateRequest's `spec` are immutable after creation.
+        /// A CertificateRequest will either succeed or fail, as denoted by its `Ready` status
+        /// condition and its `status.failureTime` field.
+        ///
+        /// A CertificateRequest is a one-shot resource, meaning it represents a single
+        /// point in time request for a certificate and cannot be re-used.
+        ///
+        /// Kind `CertificateRequest` of `cert-manager.io/v1` (plural `certificaterequests`, namespaced): a `kube::Resource` for `kube::Api`, and an informer object. It has the status subresource (`Api::patch_status`, `Api::replace_status`). The informers cache the compact form, `super::CertificateRequest`; `From` converts both ways.
+        #[derive(
+            rt::Clone,
+            rt::fmt::Debug,
+            rt::Default,
+            rt::PartialEq,
+            rt::serde::Serialize,
+            rt::serde::Deserialize
+        )]
+        #[serde(crate = "rt::serde")]
+        pub struct CertificateRequest {
+            /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
+            #[serde(rename = "apiVersion", default)]
+            pub api_version: rt::ApiVersionTag<CertificateRequest>,
+            /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
+            #[serde(rename = "kind", default)]
+            pub kind: rt::KindTag<CertificateRequest>,
+            /// Standard object metadata.
+            #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
+            pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            /// Specification of the desired state of the CertificateRequest resource.
+            /// <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status>
+            #[serde(
+                rename = "spec",
+                default,
+                skip_serializing_if = "rt::Option::is_none"
+            )]
+            pub spec: rt::Option<rt::Box<super::super::v1::CertificateRequestSpec>>,
+            /// Status of the CertificateRequest.
+            /// This is set and managed automatically.
+            /// Read-only.
+            /// More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status>
+            #[serde(
+                rename = "status",
+                default,
+                skip_serializing_if = "rt::Option::is_none"
+            )]
+            pub status: rt::Option<rt::Box<super::super::v1::CertificateRequestStatus>>,
+        }
+        impl rt::ProjectionSource for CertificateRequest {
+            const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                &[
+                    ("api_version", "apiVersion"),
+                    ("kind", "kind"),
+                    ("metadata", "metadata"),
+                    ("spec", "spec"),
+                    ("status", "status"),
+                ],
+            );
+        }
+        impl rt::K8sResource for CertificateRequest {
+            const API_VERSION: &'static str = "cert-manager.io/v1";
+            const GROUP: &'static str = "cert-manager.io";
+            const KIND: &'static str = "CertificateRequest";
+            const VERSION: &'static str = "v1";
+            const URL_PATH_SEGMENT: &'static str = "certificaterequests";
+            type Scope = rt::NamespaceResourceScope;
+        }
+        impl rt::K8sListableResource for CertificateRequest {
+            const LIST_KIND: &'static str = "CertificateRequestList";
+        }
+        impl rt::K8sMetadata for CertificateRequest {
+            type Ty = rt::ObjectMeta;
+            fn metadata(&self) -> &rt::ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+        impl rt::HasStatus for CertificateRequest {
+            type Status = rt::Box<super::super::v1::CertificateRequestStatus>;
+            fn status(
+                &self,
+            ) -> rt::Option<&rt::Box<super::super::v1::CertificateRequestStatus>> {
+                self.status.as_ref()
+            }
+            fn status_mut(
+                &mut self,
+            ) -> &mut rt::Option<rt::Box<super::super::v1::CertificateRequestStatus>> {
+                &mut self.status
             }
         }
     }

@@ -80,8 +80,18 @@ pub mod v1 {
         /// watches this kind's endpoint and caches only `P`'s fields.
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
-            P: rt::Object<Source = super::super::gizmos::v1::Gizmo>,
+            P: rt::Object<Source = super::super::gizmos::v1::full::Gizmo>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the full Gizmo, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<super::super::gizmos::v1::full::Gizmo> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Gizmo, the form `informer()` and `lister()` cache: the same informer.
+        #[inline]
+        pub fn compact(&self) -> rt::Projected<super::super::gizmos::v1::Gizmo> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -173,8 +183,18 @@ pub mod v1 {
         /// watches this kind's endpoint and caches only `P`'s fields.
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
-            P: rt::Object<Source = super::super::gizmos::v1::Thing>,
+            P: rt::Object<Source = super::super::gizmos::v1::full::Thing>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the full Thing, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(&self) -> rt::Projected<super::super::gizmos::v1::full::Thing> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Thing, the form `informer()` and `lister()` cache: the same informer.
+        #[inline]
+        pub fn compact(&self) -> rt::Projected<super::super::gizmos::v1::Thing> {
             rt::Projected::new(&self.factory)
         }
     }
@@ -268,8 +288,20 @@ pub mod v1alpha1 {
         /// watches this kind's endpoint and caches only `P`'s fields.
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
-            P: rt::Object<Source = super::super::gizmos::v1alpha1::Gizmo>,
+            P: rt::Object<Source = super::super::gizmos::v1alpha1::full::Gizmo>,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the full Gizmo, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<super::super::gizmos::v1alpha1::full::Gizmo> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact Gizmo, the form `informer()` and `lister()` cache: the same informer.
+        #[inline]
+        pub fn compact(&self) -> rt::Projected<super::super::gizmos::v1alpha1::Gizmo> {
             rt::Projected::new(&self.factory)
         }
     }

@@ -8,7 +8,7 @@ pub mod v1 {
     /// A Gizmo shows every schema feature. See <https://example.com/gizmos>.
     /// Fields such as &lt;name&gt; and \[brackets\] stay text.
     ///
-    /// Kind `Gizmo` of `features.example.com/v1` (plural `gizmos`, namespaced): a `kube::Resource` for `kube::Api`, and an informer object. It has the status subresource (`Api::patch_status`, `Api::replace_status`). It has the scale subresource (`Api::get_scale`, `Api::patch_scale`): replicas at `.spec.size` and `.status.replicas`, label selector at `.status.selector`.
+    /// The compact form of `Gizmo` (`features.example.com/v1`), the one its informers, listers and controllers cache: `metadata` is the compact `ObjectMeta`. Not a `kube::Resource`: `kube::Api` takes `full::Gizmo`, and `From` converts both ways.
     #[derive(
         rt::Clone,
         rt::fmt::Debug,
@@ -21,13 +21,13 @@ pub mod v1 {
     pub struct Gizmo {
         /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
         #[serde(rename = "apiVersion", default)]
-        pub api_version: rt::ApiVersionTag<Gizmo>,
+        pub api_version: rt::ApiVersionTag<full::Gizmo>,
         /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
         #[serde(rename = "kind", default)]
-        pub kind: rt::KindTag<Gizmo>,
+        pub kind: rt::KindTag<full::Gizmo>,
         /// Standard object metadata.
         #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
-        pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        pub metadata: ::informer_k8s::compact::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         /// The desired state.
         #[serde(rename = "spec")]
         pub spec: GizmoSpec,
@@ -54,26 +54,43 @@ pub mod v1 {
             ],
         );
     }
-    impl rt::K8sResource for Gizmo {
-        const API_VERSION: &'static str = "features.example.com/v1";
-        const GROUP: &'static str = "features.example.com";
-        const KIND: &'static str = "Gizmo";
-        const VERSION: &'static str = "v1";
-        const URL_PATH_SEGMENT: &'static str = "gizmos";
-        type Scope = rt::NamespaceResourceScope;
-    }
-    impl rt::K8sListableResource for Gizmo {
-        const LIST_KIND: &'static str = "GizmoList";
-    }
-    impl rt::K8sMetadata for Gizmo {
-        type Ty = rt::ObjectMeta;
-        fn metadata(&self) -> &rt::ObjectMeta {
-            &self.metadata
-        }
-        fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
-            &mut self.metadata
+    impl rt::From<&full::Gizmo> for Gizmo {
+        fn from(full: &full::Gizmo) -> Self {
+            Gizmo {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::FromFull::from_full(&full.metadata),
+                spec: rt::Clone::clone(&full.spec),
+                spec_items: rt::Clone::clone(&full.spec_items),
+                status: rt::Clone::clone(&full.status),
+            }
         }
     }
+    impl rt::From<&Gizmo> for full::Gizmo {
+        fn from(compact: &Gizmo) -> Self {
+            full::Gizmo {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::ToFull::to_full(&compact.metadata),
+                spec: rt::Clone::clone(&compact.spec),
+                spec_items: rt::Clone::clone(&compact.spec_items),
+                status: rt::Clone::clone(&compact.status),
+            }
+        }
+    }
+    impl rt::FromFull<full::Gizmo> for Gizmo {
+        #[inline]
+        fn from_full(full: &full::Gizmo) -> Self {
+            <Self as rt::From<&full::Gizmo>>::from(full)
+        }
+    }
+    impl rt::ToFull<full::Gizmo> for Gizmo {
+        #[inline]
+        fn to_full(&self) -> full::Gizmo {
+            <full::Gizmo as rt::From<&Self>>::from(self)
+        }
+    }
+    impl rt::ProjectFrom<full::Gizmo> for Gizmo {}
     impl rt::HasSpec for Gizmo {
         type Spec = GizmoSpec;
         fn spec(&self) -> &GizmoSpec {
@@ -92,21 +109,69 @@ pub mod v1 {
             &mut self.status
         }
     }
-    impl Gizmo {
-        /// A `Gizmo` called `name` with `spec` and nothing else set (as kube's `CustomResource` derive's `new`).
-        pub fn new(name: &str, spec: GizmoSpec) -> Self {
-            Gizmo {
-                api_version: rt::Default::default(),
-                kind: rt::Default::default(),
-                metadata: rt::ObjectMeta {
-                    name: rt::Option::Some(rt::String::from(name)),
-                    ..rt::Default::default()
-                },
-                spec,
-                spec_items: rt::Option::None,
-                status: rt::Option::None,
-            }
+    impl rt::Meta for Gizmo {
+        fn object_name(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::name(&self.metadata)
         }
+        fn object_namespace(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::namespace(&self.metadata)
+        }
+        fn object_uid(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::uid(&self.metadata)
+        }
+        fn object_resource_version(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::resource_version(&self.metadata)
+        }
+        fn object_label(&self, key: &str) -> rt::Option<&str> {
+            rt::ProjectedMeta::label(&self.metadata, key)
+        }
+        fn object_controller_ref(&self) -> rt::Option<rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::controller_ref(&self.metadata)
+        }
+        fn object_finalizers(&self) -> rt::Finalizers<'_> {
+            rt::ProjectedMeta::finalizers(&self.metadata)
+        }
+        fn object_deletion_timestamp(&self) -> rt::Option<&rt::Time> {
+            rt::ProjectedMeta::deletion_timestamp(&self.metadata)
+        }
+        fn object_labels(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::labels(&self.metadata)
+        }
+        fn object_annotations(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::annotations(&self.metadata)
+        }
+        fn object_owner_references(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::owner_references(&self.metadata)
+        }
+        fn object_generation(&self) -> rt::Option<i64> {
+            rt::ProjectedMeta::generation(&self.metadata)
+        }
+    }
+    impl rt::HasScope for Gizmo {
+        type Scope = <full::Gizmo as rt::Resource>::Scope;
+    }
+    impl rt::Object for Gizmo {
+        type Source = full::Gizmo;
+    }
+    impl rt::Lossless for Gizmo {
+        fn to_source(&self) -> rt::Cow<'_, full::Gizmo> {
+            rt::Cow::Owned(full::Gizmo::from(self))
+        }
+        fn from_source(source: full::Gizmo) -> Self {
+            Gizmo::from(&source)
+        }
+    }
+    impl rt::K8sResource for Gizmo {
+        const API_VERSION: &'static str = <full::Gizmo as rt::K8sResource>::API_VERSION;
+        const GROUP: &'static str = <full::Gizmo as rt::K8sResource>::GROUP;
+        const KIND: &'static str = <full::Gizmo as rt::K8sResource>::KIND;
+        const VERSION: &'static str = <full::Gizmo as rt::K8sResource>::VERSION;
+        const URL_PATH_SEGMENT: &'static str = <full::Gizmo as rt::K8sResource>::URL_PATH_SEGMENT;
+        type Scope = <full::Gizmo as rt::K8sResource>::Scope;
     }
     /// The desired state.
     #[derive(
@@ -772,7 +837,7 @@ pub mod v1 {
     }
     /// A cluster-scoped kind whose schema keeps every field it does not declare.
     ///
-    /// Kind `Thing` of `features.example.com/v1` (plural `things`, cluster-scoped): a `kube::Resource` for `kube::Api`, and an informer object.
+    /// The compact form of `Thing` (`features.example.com/v1`), the one its informers, listers and controllers cache: `metadata` is the compact `ObjectMeta`. Not a `kube::Resource`: `kube::Api` takes `full::Thing`, and `From` converts both ways.
     #[derive(
         rt::Clone,
         rt::fmt::Debug,
@@ -785,13 +850,13 @@ pub mod v1 {
     pub struct Thing {
         /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
         #[serde(rename = "apiVersion", default)]
-        pub api_version: rt::ApiVersionTag<Thing>,
+        pub api_version: rt::ApiVersionTag<full::Thing>,
         /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
         #[serde(rename = "kind", default)]
-        pub kind: rt::KindTag<Thing>,
+        pub kind: rt::KindTag<full::Thing>,
         /// Standard object metadata.
         #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
-        pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        pub metadata: ::informer_k8s::compact::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         /// `owner` (no description in the schema).
         #[serde(rename = "owner", default, skip_serializing_if = "rt::Option::is_none")]
         pub owner: rt::Option<rt::IStr>,
@@ -809,24 +874,282 @@ pub mod v1 {
             ],
         );
     }
-    impl rt::K8sResource for Thing {
-        const API_VERSION: &'static str = "features.example.com/v1";
-        const GROUP: &'static str = "features.example.com";
-        const KIND: &'static str = "Thing";
-        const VERSION: &'static str = "v1";
-        const URL_PATH_SEGMENT: &'static str = "things";
-        type Scope = rt::ClusterResourceScope;
-    }
-    impl rt::K8sListableResource for Thing {
-        const LIST_KIND: &'static str = "ThingList";
-    }
-    impl rt::K8sMetadata for Thing {
-        type Ty = rt::ObjectMeta;
-        fn metadata(&self) -> &rt::ObjectMeta {
-            &self.metadata
+    impl rt::From<&full::Thing> for Thing {
+        fn from(full: &full::Thing) -> Self {
+            Thing {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::FromFull::from_full(&full.metadata),
+                owner: rt::Clone::clone(&full.owner),
+                unknown_fields: rt::Clone::clone(&full.unknown_fields),
+            }
         }
-        fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
-            &mut self.metadata
+    }
+    impl rt::From<&Thing> for full::Thing {
+        fn from(compact: &Thing) -> Self {
+            full::Thing {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::ToFull::to_full(&compact.metadata),
+                owner: rt::Clone::clone(&compact.owner),
+                unknown_fields: rt::Clone::clone(&compact.unknown_fields),
+            }
+        }
+    }
+    impl rt::FromFull<full::Thing> for Thing {
+        #[inline]
+        fn from_full(full: &full::Thing) -> Self {
+            <Self as rt::From<&full::Thing>>::from(full)
+        }
+    }
+    impl rt::ToFull<full::Thing> for Thing {
+        #[inline]
+        fn to_full(&self) -> full::Thing {
+            <full::Thing as rt::From<&Self>>::from(self)
+        }
+    }
+    impl rt::ProjectFrom<full::Thing> for Thing {}
+    impl rt::Meta for Thing {
+        fn object_name(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::name(&self.metadata)
+        }
+        fn object_namespace(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::namespace(&self.metadata)
+        }
+        fn object_uid(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::uid(&self.metadata)
+        }
+        fn object_resource_version(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::resource_version(&self.metadata)
+        }
+        fn object_label(&self, key: &str) -> rt::Option<&str> {
+            rt::ProjectedMeta::label(&self.metadata, key)
+        }
+        fn object_controller_ref(&self) -> rt::Option<rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::controller_ref(&self.metadata)
+        }
+        fn object_finalizers(&self) -> rt::Finalizers<'_> {
+            rt::ProjectedMeta::finalizers(&self.metadata)
+        }
+        fn object_deletion_timestamp(&self) -> rt::Option<&rt::Time> {
+            rt::ProjectedMeta::deletion_timestamp(&self.metadata)
+        }
+        fn object_labels(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::labels(&self.metadata)
+        }
+        fn object_annotations(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::annotations(&self.metadata)
+        }
+        fn object_owner_references(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::owner_references(&self.metadata)
+        }
+        fn object_generation(&self) -> rt::Option<i64> {
+            rt::ProjectedMeta::generation(&self.metadata)
+        }
+    }
+    impl rt::HasScope for Thing {
+        type Scope = <full::Thing as rt::Resource>::Scope;
+    }
+    impl rt::Object for Thing {
+        type Source = full::Thing;
+    }
+    impl rt::Lossless for Thing {
+        fn to_source(&self) -> rt::Cow<'_, full::Thing> {
+            rt::Cow::Owned(full::Thing::from(self))
+        }
+        fn from_source(source: full::Thing) -> Self {
+            Thing::from(&source)
+        }
+    }
+    impl rt::K8sResource for Thing {
+        const API_VERSION: &'static str = <full::Thing as rt::K8sResource>::API_VERSION;
+        const GROUP: &'static str = <full::Thing as rt::K8sResource>::GROUP;
+        const KIND: &'static str = <full::Thing as rt::K8sResource>::KIND;
+        const VERSION: &'static str = <full::Thing as rt::K8sResource>::VERSION;
+        const URL_PATH_SEGMENT: &'static str = <full::Thing as rt::K8sResource>::URL_PATH_SEGMENT;
+        type Scope = <full::Thing as rt::K8sResource>::Scope;
+    }
+    /// The full forms of the kinds of `v1`: `metadata` is k8s-openapi's `ObjectMeta`, so each is a `kube::Resource` for `kube::Api`. Informers cache the compact forms one module up; `From` converts both ways.
+    pub mod full {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        #[allow(unused_imports)]
+        use ::k8s_openapi as k8s;
+        /// A Gizmo shows every schema feature. See <https://example.com/gizmos>.
+        /// Fields such as &lt;name&gt; and \[brackets\] stay text.
+        ///
+        /// Kind `Gizmo` of `features.example.com/v1` (plural `gizmos`, namespaced): a `kube::Resource` for `kube::Api`, and an informer object. It has the status subresource (`Api::patch_status`, `Api::replace_status`). It has the scale subresource (`Api::get_scale`, `Api::patch_scale`): replicas at `.spec.size` and `.status.replicas`, label selector at `.status.selector`. The informers cache the compact form, `super::Gizmo`; `From` converts both ways.
+        #[derive(
+            rt::Clone,
+            rt::fmt::Debug,
+            rt::Default,
+            rt::PartialEq,
+            rt::serde::Serialize,
+            rt::serde::Deserialize
+        )]
+        #[serde(crate = "rt::serde")]
+        pub struct Gizmo {
+            /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
+            #[serde(rename = "apiVersion", default)]
+            pub api_version: rt::ApiVersionTag<Gizmo>,
+            /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
+            #[serde(rename = "kind", default)]
+            pub kind: rt::KindTag<Gizmo>,
+            /// Standard object metadata.
+            #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
+            pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            /// The desired state.
+            #[serde(rename = "spec")]
+            pub spec: super::super::v1::GizmoSpec,
+            /// Its type name collides with spec.items' after case conversion.
+            #[serde(
+                rename = "specItems",
+                default,
+                skip_serializing_if = "rt::Option::is_none"
+            )]
+            pub spec_items: rt::Option<super::super::v1::GizmoSpecItems2>,
+            /// `status` (no description in the schema).
+            #[serde(
+                rename = "status",
+                default,
+                skip_serializing_if = "rt::Option::is_none"
+            )]
+            pub status: rt::Option<rt::Box<super::super::v1::GizmoStatus>>,
+        }
+        impl rt::ProjectionSource for Gizmo {
+            const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                &[
+                    ("api_version", "apiVersion"),
+                    ("kind", "kind"),
+                    ("metadata", "metadata"),
+                    ("spec", "spec"),
+                    ("spec_items", "specItems"),
+                    ("status", "status"),
+                ],
+            );
+        }
+        impl rt::K8sResource for Gizmo {
+            const API_VERSION: &'static str = "features.example.com/v1";
+            const GROUP: &'static str = "features.example.com";
+            const KIND: &'static str = "Gizmo";
+            const VERSION: &'static str = "v1";
+            const URL_PATH_SEGMENT: &'static str = "gizmos";
+            type Scope = rt::NamespaceResourceScope;
+        }
+        impl rt::K8sListableResource for Gizmo {
+            const LIST_KIND: &'static str = "GizmoList";
+        }
+        impl rt::K8sMetadata for Gizmo {
+            type Ty = rt::ObjectMeta;
+            fn metadata(&self) -> &rt::ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+        impl rt::HasSpec for Gizmo {
+            type Spec = super::super::v1::GizmoSpec;
+            fn spec(&self) -> &super::super::v1::GizmoSpec {
+                &self.spec
+            }
+            fn spec_mut(&mut self) -> &mut super::super::v1::GizmoSpec {
+                &mut self.spec
+            }
+        }
+        impl rt::HasStatus for Gizmo {
+            type Status = rt::Box<super::super::v1::GizmoStatus>;
+            fn status(&self) -> rt::Option<&rt::Box<super::super::v1::GizmoStatus>> {
+                self.status.as_ref()
+            }
+            fn status_mut(
+                &mut self,
+            ) -> &mut rt::Option<rt::Box<super::super::v1::GizmoStatus>> {
+                &mut self.status
+            }
+        }
+        impl Gizmo {
+            /// A `Gizmo` called `name` with `spec` and nothing else set (as kube's `CustomResource` derive's `new`).
+            pub fn new(name: &str, spec: super::super::v1::GizmoSpec) -> Self {
+                Gizmo {
+                    api_version: rt::Default::default(),
+                    kind: rt::Default::default(),
+                    metadata: rt::ObjectMeta {
+                        name: rt::Option::Some(rt::String::from(name)),
+                        ..rt::Default::default()
+                    },
+                    spec,
+                    spec_items: rt::Option::None,
+                    status: rt::Option::None,
+                }
+            }
+        }
+        /// A cluster-scoped kind whose schema keeps every field it does not declare.
+        ///
+        /// Kind `Thing` of `features.example.com/v1` (plural `things`, cluster-scoped): a `kube::Resource` for `kube::Api`, and an informer object. The informers cache the compact form, `super::Thing`; `From` converts both ways.
+        #[derive(
+            rt::Clone,
+            rt::fmt::Debug,
+            rt::Default,
+            rt::PartialEq,
+            rt::serde::Serialize,
+            rt::serde::Deserialize
+        )]
+        #[serde(crate = "rt::serde")]
+        pub struct Thing {
+            /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
+            #[serde(rename = "apiVersion", default)]
+            pub api_version: rt::ApiVersionTag<Thing>,
+            /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
+            #[serde(rename = "kind", default)]
+            pub kind: rt::KindTag<Thing>,
+            /// Standard object metadata.
+            #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
+            pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            /// `owner` (no description in the schema).
+            #[serde(
+                rename = "owner",
+                default,
+                skip_serializing_if = "rt::Option::is_none"
+            )]
+            pub owner: rt::Option<rt::IStr>,
+            /// Fields the schema does not declare (`x-kubernetes-preserve-unknown-fields`), kept as they came.
+            #[serde(flatten)]
+            pub unknown_fields: rt::CMap<rt::RawJson>,
+        }
+        impl rt::ProjectionSource for Thing {
+            const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                &[
+                    ("api_version", "apiVersion"),
+                    ("kind", "kind"),
+                    ("metadata", "metadata"),
+                    ("owner", "owner"),
+                ],
+            );
+        }
+        impl rt::K8sResource for Thing {
+            const API_VERSION: &'static str = "features.example.com/v1";
+            const GROUP: &'static str = "features.example.com";
+            const KIND: &'static str = "Thing";
+            const VERSION: &'static str = "v1";
+            const URL_PATH_SEGMENT: &'static str = "things";
+            type Scope = rt::ClusterResourceScope;
+        }
+        impl rt::K8sListableResource for Thing {
+            const LIST_KIND: &'static str = "ThingList";
+        }
+        impl rt::K8sMetadata for Thing {
+            type Ty = rt::ObjectMeta;
+            fn metadata(&self) -> &rt::ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
+                &mut self.metadata
+            }
         }
     }
 }
@@ -838,7 +1161,7 @@ pub mod v1alpha1 {
     use ::k8s_openapi as k8s;
     /// `Gizmo` (features.example.com/v1alpha1), generated from `crds/features.yaml`.
     ///
-    /// Kind `Gizmo` of `features.example.com/v1alpha1` (plural `gizmos`, namespaced): a `kube::Resource` for `kube::Api`, and an informer object.
+    /// The compact form of `Gizmo` (`features.example.com/v1alpha1`), the one its informers, listers and controllers cache: `metadata` is the compact `ObjectMeta`. Not a `kube::Resource`: `kube::Api` takes `full::Gizmo`, and `From` converts both ways.
     #[derive(
         rt::Clone,
         rt::fmt::Debug,
@@ -851,13 +1174,13 @@ pub mod v1alpha1 {
     pub struct Gizmo {
         /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
         #[serde(rename = "apiVersion", default)]
-        pub api_version: rt::ApiVersionTag<Gizmo>,
+        pub api_version: rt::ApiVersionTag<full::Gizmo>,
         /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
         #[serde(rename = "kind", default)]
-        pub kind: rt::KindTag<Gizmo>,
+        pub kind: rt::KindTag<full::Gizmo>,
         /// Standard object metadata.
         #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
-        pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        pub metadata: ::informer_k8s::compact::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         /// `spec` (no description in the schema).
         #[serde(rename = "spec", default, skip_serializing_if = "rt::Option::is_none")]
         pub spec: rt::Option<GizmoSpec>,
@@ -872,25 +1195,102 @@ pub mod v1alpha1 {
             ],
         );
     }
+    impl rt::From<&full::Gizmo> for Gizmo {
+        fn from(full: &full::Gizmo) -> Self {
+            Gizmo {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::FromFull::from_full(&full.metadata),
+                spec: rt::Clone::clone(&full.spec),
+            }
+        }
+    }
+    impl rt::From<&Gizmo> for full::Gizmo {
+        fn from(compact: &Gizmo) -> Self {
+            full::Gizmo {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::ToFull::to_full(&compact.metadata),
+                spec: rt::Clone::clone(&compact.spec),
+            }
+        }
+    }
+    impl rt::FromFull<full::Gizmo> for Gizmo {
+        #[inline]
+        fn from_full(full: &full::Gizmo) -> Self {
+            <Self as rt::From<&full::Gizmo>>::from(full)
+        }
+    }
+    impl rt::ToFull<full::Gizmo> for Gizmo {
+        #[inline]
+        fn to_full(&self) -> full::Gizmo {
+            <full::Gizmo as rt::From<&Self>>::from(self)
+        }
+    }
+    impl rt::ProjectFrom<full::Gizmo> for Gizmo {}
+    impl rt::Meta for Gizmo {
+        fn object_name(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::name(&self.metadata)
+        }
+        fn object_namespace(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::namespace(&self.metadata)
+        }
+        fn object_uid(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::uid(&self.metadata)
+        }
+        fn object_resource_version(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::resource_version(&self.metadata)
+        }
+        fn object_label(&self, key: &str) -> rt::Option<&str> {
+            rt::ProjectedMeta::label(&self.metadata, key)
+        }
+        fn object_controller_ref(&self) -> rt::Option<rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::controller_ref(&self.metadata)
+        }
+        fn object_finalizers(&self) -> rt::Finalizers<'_> {
+            rt::ProjectedMeta::finalizers(&self.metadata)
+        }
+        fn object_deletion_timestamp(&self) -> rt::Option<&rt::Time> {
+            rt::ProjectedMeta::deletion_timestamp(&self.metadata)
+        }
+        fn object_labels(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::labels(&self.metadata)
+        }
+        fn object_annotations(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::annotations(&self.metadata)
+        }
+        fn object_owner_references(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::owner_references(&self.metadata)
+        }
+        fn object_generation(&self) -> rt::Option<i64> {
+            rt::ProjectedMeta::generation(&self.metadata)
+        }
+    }
+    impl rt::HasScope for Gizmo {
+        type Scope = <full::Gizmo as rt::Resource>::Scope;
+    }
+    impl rt::Object for Gizmo {
+        type Source = full::Gizmo;
+    }
+    impl rt::Lossless for Gizmo {
+        fn to_source(&self) -> rt::Cow<'_, full::Gizmo> {
+            rt::Cow::Owned(full::Gizmo::from(self))
+        }
+        fn from_source(source: full::Gizmo) -> Self {
+            Gizmo::from(&source)
+        }
+    }
     impl rt::K8sResource for Gizmo {
-        const API_VERSION: &'static str = "features.example.com/v1alpha1";
-        const GROUP: &'static str = "features.example.com";
-        const KIND: &'static str = "Gizmo";
-        const VERSION: &'static str = "v1alpha1";
-        const URL_PATH_SEGMENT: &'static str = "gizmos";
-        type Scope = rt::NamespaceResourceScope;
-    }
-    impl rt::K8sListableResource for Gizmo {
-        const LIST_KIND: &'static str = "GizmoList";
-    }
-    impl rt::K8sMetadata for Gizmo {
-        type Ty = rt::ObjectMeta;
-        fn metadata(&self) -> &rt::ObjectMeta {
-            &self.metadata
-        }
-        fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
-            &mut self.metadata
-        }
+        const API_VERSION: &'static str = <full::Gizmo as rt::K8sResource>::API_VERSION;
+        const GROUP: &'static str = <full::Gizmo as rt::K8sResource>::GROUP;
+        const KIND: &'static str = <full::Gizmo as rt::K8sResource>::KIND;
+        const VERSION: &'static str = <full::Gizmo as rt::K8sResource>::VERSION;
+        const URL_PATH_SEGMENT: &'static str = <full::Gizmo as rt::K8sResource>::URL_PATH_SEGMENT;
+        type Scope = <full::Gizmo as rt::K8sResource>::Scope;
     }
     /// `spec` of `Gizmo`.
     #[derive(
@@ -913,6 +1313,73 @@ pub mod v1alpha1 {
     impl rt::ShareHash for GizmoSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.size, state);
+        }
+    }
+    /// The full forms of the kinds of `v1alpha1`: `metadata` is k8s-openapi's `ObjectMeta`, so each is a `kube::Resource` for `kube::Api`. Informers cache the compact forms one module up; `From` converts both ways.
+    pub mod full {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        #[allow(unused_imports)]
+        use ::k8s_openapi as k8s;
+        /// `Gizmo` (features.example.com/v1alpha1), generated from `crds/features.yaml`.
+        ///
+        /// Kind `Gizmo` of `features.example.com/v1alpha1` (plural `gizmos`, namespaced): a `kube::Resource` for `kube::Api`, and an informer object. The informers cache the compact form, `super::Gizmo`; `From` converts both ways.
+        #[derive(
+            rt::Clone,
+            rt::fmt::Debug,
+            rt::Default,
+            rt::PartialEq,
+            rt::serde::Serialize,
+            rt::serde::Deserialize
+        )]
+        #[serde(crate = "rt::serde")]
+        pub struct Gizmo {
+            /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
+            #[serde(rename = "apiVersion", default)]
+            pub api_version: rt::ApiVersionTag<Gizmo>,
+            /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
+            #[serde(rename = "kind", default)]
+            pub kind: rt::KindTag<Gizmo>,
+            /// Standard object metadata.
+            #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
+            pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            /// `spec` (no description in the schema).
+            #[serde(
+                rename = "spec",
+                default,
+                skip_serializing_if = "rt::Option::is_none"
+            )]
+            pub spec: rt::Option<super::super::v1alpha1::GizmoSpec>,
+        }
+        impl rt::ProjectionSource for Gizmo {
+            const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                &[
+                    ("api_version", "apiVersion"),
+                    ("kind", "kind"),
+                    ("metadata", "metadata"),
+                    ("spec", "spec"),
+                ],
+            );
+        }
+        impl rt::K8sResource for Gizmo {
+            const API_VERSION: &'static str = "features.example.com/v1alpha1";
+            const GROUP: &'static str = "features.example.com";
+            const KIND: &'static str = "Gizmo";
+            const VERSION: &'static str = "v1alpha1";
+            const URL_PATH_SEGMENT: &'static str = "gizmos";
+            type Scope = rt::NamespaceResourceScope;
+        }
+        impl rt::K8sListableResource for Gizmo {
+            const LIST_KIND: &'static str = "GizmoList";
+        }
+        impl rt::K8sMetadata for Gizmo {
+            type Ty = rt::ObjectMeta;
+            fn metadata(&self) -> &rt::ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
+                &mut self.metadata
+            }
         }
     }
 }

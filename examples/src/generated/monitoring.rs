@@ -73,8 +73,24 @@ pub mod v1 {
         /// watches this kind's endpoint and caches only `P`'s fields.
         pub fn projected<P>(&self) -> rt::Projected<P>
         where
-            P: rt::Object<Source = super::super::prometheus_rules::v1::PrometheusRule>,
+            P: rt::Object<
+                Source = super::super::prometheus_rules::v1::full::PrometheusRule,
+            >,
         {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the full PrometheusRule, the type `kube::Api` reads and writes. It holds several times the compact form's memory per object (BENCHMARKS.md has the Pod's figures); reach for it when code takes the full type by reference. A cached compact object converts with `From` both ways.
+        #[inline]
+        pub fn full(
+            &self,
+        ) -> rt::Projected<super::super::prometheus_rules::v1::full::PrometheusRule> {
+            rt::Projected::new(&self.factory)
+        }
+        /// The shared informer and lister of the compact PrometheusRule, the form `informer()` and `lister()` cache: the same informer.
+        #[inline]
+        pub fn compact(
+            &self,
+        ) -> rt::Projected<super::super::prometheus_rules::v1::PrometheusRule> {
             rt::Projected::new(&self.factory)
         }
     }

@@ -10,7 +10,7 @@ pub mod v1 {
     ///
     /// `Prometheus` and `ThanosRuler` objects select `PrometheusRule` objects using label and namespace selectors.
     ///
-    /// Kind `PrometheusRule` of `monitoring.coreos.com/v1` (plural `prometheusrules`, namespaced): a `kube::Resource` for `kube::Api`, and an informer object.
+    /// The compact form of `PrometheusRule` (`monitoring.coreos.com/v1`), the one its informers, listers and controllers cache: `metadata` is the compact `ObjectMeta`. Not a `kube::Resource`: `kube::Api` takes `full::PrometheusRule`, and `From` converts both ways.
     #[derive(
         rt::Clone,
         rt::fmt::Debug,
@@ -23,13 +23,13 @@ pub mod v1 {
     pub struct PrometheusRule {
         /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
         #[serde(rename = "apiVersion", default)]
-        pub api_version: rt::ApiVersionTag<PrometheusRule>,
+        pub api_version: rt::ApiVersionTag<full::PrometheusRule>,
         /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
         #[serde(rename = "kind", default)]
-        pub kind: rt::KindTag<PrometheusRule>,
+        pub kind: rt::KindTag<full::PrometheusRule>,
         /// Standard object metadata.
         #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
-        pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        pub metadata: ::informer_k8s::compact::apimachinery::pkg::apis::meta::v1::ObjectMeta,
         /// Specification of desired alerting rule definitions for Prometheus.
         #[serde(rename = "spec")]
         pub spec: PrometheusRuleSpec,
@@ -44,26 +44,39 @@ pub mod v1 {
             ],
         );
     }
-    impl rt::K8sResource for PrometheusRule {
-        const API_VERSION: &'static str = "monitoring.coreos.com/v1";
-        const GROUP: &'static str = "monitoring.coreos.com";
-        const KIND: &'static str = "PrometheusRule";
-        const VERSION: &'static str = "v1";
-        const URL_PATH_SEGMENT: &'static str = "prometheusrules";
-        type Scope = rt::NamespaceResourceScope;
-    }
-    impl rt::K8sListableResource for PrometheusRule {
-        const LIST_KIND: &'static str = "PrometheusRuleList";
-    }
-    impl rt::K8sMetadata for PrometheusRule {
-        type Ty = rt::ObjectMeta;
-        fn metadata(&self) -> &rt::ObjectMeta {
-            &self.metadata
-        }
-        fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
-            &mut self.metadata
+    impl rt::From<&full::PrometheusRule> for PrometheusRule {
+        fn from(full: &full::PrometheusRule) -> Self {
+            PrometheusRule {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::FromFull::from_full(&full.metadata),
+                spec: rt::Clone::clone(&full.spec),
+            }
         }
     }
+    impl rt::From<&PrometheusRule> for full::PrometheusRule {
+        fn from(compact: &PrometheusRule) -> Self {
+            full::PrometheusRule {
+                api_version: rt::Default::default(),
+                kind: rt::Default::default(),
+                metadata: rt::ToFull::to_full(&compact.metadata),
+                spec: rt::Clone::clone(&compact.spec),
+            }
+        }
+    }
+    impl rt::FromFull<full::PrometheusRule> for PrometheusRule {
+        #[inline]
+        fn from_full(full: &full::PrometheusRule) -> Self {
+            <Self as rt::From<&full::PrometheusRule>>::from(full)
+        }
+    }
+    impl rt::ToFull<full::PrometheusRule> for PrometheusRule {
+        #[inline]
+        fn to_full(&self) -> full::PrometheusRule {
+            <full::PrometheusRule as rt::From<&Self>>::from(self)
+        }
+    }
+    impl rt::ProjectFrom<full::PrometheusRule> for PrometheusRule {}
     impl rt::HasSpec for PrometheusRule {
         type Spec = PrometheusRuleSpec;
         fn spec(&self) -> &PrometheusRuleSpec {
@@ -73,19 +86,69 @@ pub mod v1 {
             &mut self.spec
         }
     }
-    impl PrometheusRule {
-        /// A `PrometheusRule` called `name` with `spec` and nothing else set (as kube's `CustomResource` derive's `new`).
-        pub fn new(name: &str, spec: PrometheusRuleSpec) -> Self {
-            PrometheusRule {
-                api_version: rt::Default::default(),
-                kind: rt::Default::default(),
-                metadata: rt::ObjectMeta {
-                    name: rt::Option::Some(rt::String::from(name)),
-                    ..rt::Default::default()
-                },
-                spec,
-            }
+    impl rt::Meta for PrometheusRule {
+        fn object_name(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::name(&self.metadata)
         }
+        fn object_namespace(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::namespace(&self.metadata)
+        }
+        fn object_uid(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::uid(&self.metadata)
+        }
+        fn object_resource_version(&self) -> rt::Option<&str> {
+            rt::ProjectedMeta::resource_version(&self.metadata)
+        }
+        fn object_label(&self, key: &str) -> rt::Option<&str> {
+            rt::ProjectedMeta::label(&self.metadata, key)
+        }
+        fn object_controller_ref(&self) -> rt::Option<rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::controller_ref(&self.metadata)
+        }
+        fn object_finalizers(&self) -> rt::Finalizers<'_> {
+            rt::ProjectedMeta::finalizers(&self.metadata)
+        }
+        fn object_deletion_timestamp(&self) -> rt::Option<&rt::Time> {
+            rt::ProjectedMeta::deletion_timestamp(&self.metadata)
+        }
+        fn object_labels(&self) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::labels(&self.metadata)
+        }
+        fn object_annotations(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = (&str, &str)> {
+            rt::ProjectedMeta::annotations(&self.metadata)
+        }
+        fn object_owner_references(
+            &self,
+        ) -> impl ::core::iter::Iterator<Item = rt::OwnerRef<'_>> {
+            rt::ProjectedMeta::owner_references(&self.metadata)
+        }
+        fn object_generation(&self) -> rt::Option<i64> {
+            rt::ProjectedMeta::generation(&self.metadata)
+        }
+    }
+    impl rt::HasScope for PrometheusRule {
+        type Scope = <full::PrometheusRule as rt::Resource>::Scope;
+    }
+    impl rt::Object for PrometheusRule {
+        type Source = full::PrometheusRule;
+    }
+    impl rt::Lossless for PrometheusRule {
+        fn to_source(&self) -> rt::Cow<'_, full::PrometheusRule> {
+            rt::Cow::Owned(full::PrometheusRule::from(self))
+        }
+        fn from_source(source: full::PrometheusRule) -> Self {
+            PrometheusRule::from(&source)
+        }
+    }
+    impl rt::K8sResource for PrometheusRule {
+        const API_VERSION: &'static str = <full::PrometheusRule as rt::K8sResource>::API_VERSION;
+        const GROUP: &'static str = <full::PrometheusRule as rt::K8sResource>::GROUP;
+        const KIND: &'static str = <full::PrometheusRule as rt::K8sResource>::KIND;
+        const VERSION: &'static str = <full::PrometheusRule as rt::K8sResource>::VERSION;
+        const URL_PATH_SEGMENT: &'static str = <full::PrometheusRule as rt::K8sResource>::URL_PATH_SEGMENT;
+        type Scope = <full::PrometheusRule as rt::K8sResource>::Scope;
     }
     /// Specification of desired alerting rule definitions for Prometheus.
     #[derive(
@@ -244,6 +307,95 @@ pub mod v1 {
             rt::ShareHash::share_hash(&self.keep_firing_for, state);
             rt::ShareHash::share_hash(&self.labels, state);
             rt::ShareHash::share_hash(&self.record, state);
+        }
+    }
+    /// The full forms of the kinds of `v1`: `metadata` is k8s-openapi's `ObjectMeta`, so each is a `kube::Resource` for `kube::Api`. Informers cache the compact forms one module up; `From` converts both ways.
+    pub mod full {
+        #[allow(unused_imports)]
+        use ::informer_runtime::__private as rt;
+        #[allow(unused_imports)]
+        use ::k8s_openapi as k8s;
+        /// The `PrometheusRule` custom resource definition (CRD) defines \[alerting\](<https://prometheus.io/docs/prometheus/latest/configuration/alerting_rules/>) and \[recording\](<https://prometheus.io/docs/prometheus/latest/configuration/recording_rules/>) rules to be evaluated by `Prometheus` or `ThanosRuler` objects.
+        ///
+        ///
+        /// `Prometheus` and `ThanosRuler` objects select `PrometheusRule` objects using label and namespace selectors.
+        ///
+        /// Kind `PrometheusRule` of `monitoring.coreos.com/v1` (plural `prometheusrules`, namespaced): a `kube::Resource` for `kube::Api`, and an informer object. The informers cache the compact form, `super::PrometheusRule`; `From` converts both ways.
+        #[derive(
+            rt::Clone,
+            rt::fmt::Debug,
+            rt::Default,
+            rt::PartialEq,
+            rt::serde::Serialize,
+            rt::serde::Deserialize
+        )]
+        #[serde(crate = "rt::serde")]
+        pub struct PrometheusRule {
+            /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
+            #[serde(rename = "apiVersion", default)]
+            pub api_version: rt::ApiVersionTag<PrometheusRule>,
+            /// `kind`: zero bytes, written from the kind's constant, checked on decode (R16).
+            #[serde(rename = "kind", default)]
+            pub kind: rt::KindTag<PrometheusRule>,
+            /// Standard object metadata.
+            #[serde(rename = "metadata", default, deserialize_with = "rt::null_default")]
+            pub metadata: k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+            /// Specification of desired alerting rule definitions for Prometheus.
+            #[serde(rename = "spec")]
+            pub spec: super::super::v1::PrometheusRuleSpec,
+        }
+        impl rt::ProjectionSource for PrometheusRule {
+            const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
+                &[
+                    ("api_version", "apiVersion"),
+                    ("kind", "kind"),
+                    ("metadata", "metadata"),
+                    ("spec", "spec"),
+                ],
+            );
+        }
+        impl rt::K8sResource for PrometheusRule {
+            const API_VERSION: &'static str = "monitoring.coreos.com/v1";
+            const GROUP: &'static str = "monitoring.coreos.com";
+            const KIND: &'static str = "PrometheusRule";
+            const VERSION: &'static str = "v1";
+            const URL_PATH_SEGMENT: &'static str = "prometheusrules";
+            type Scope = rt::NamespaceResourceScope;
+        }
+        impl rt::K8sListableResource for PrometheusRule {
+            const LIST_KIND: &'static str = "PrometheusRuleList";
+        }
+        impl rt::K8sMetadata for PrometheusRule {
+            type Ty = rt::ObjectMeta;
+            fn metadata(&self) -> &rt::ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut rt::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+        impl rt::HasSpec for PrometheusRule {
+            type Spec = super::super::v1::PrometheusRuleSpec;
+            fn spec(&self) -> &super::super::v1::PrometheusRuleSpec {
+                &self.spec
+            }
+            fn spec_mut(&mut self) -> &mut super::super::v1::PrometheusRuleSpec {
+                &mut self.spec
+            }
+        }
+        impl PrometheusRule {
+            /// A `PrometheusRule` called `name` with `spec` and nothing else set (as kube's `CustomResource` derive's `new`).
+            pub fn new(name: &str, spec: super::super::v1::PrometheusRuleSpec) -> Self {
+                PrometheusRule {
+                    api_version: rt::Default::default(),
+                    kind: rt::Default::default(),
+                    metadata: rt::ObjectMeta {
+                        name: rt::Option::Some(rt::String::from(name)),
+                        ..rt::Default::default()
+                    },
+                    spec,
+                }
+            }
         }
     }
 }

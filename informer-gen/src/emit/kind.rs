@@ -35,7 +35,8 @@ pub(crate) fn informer_type_path(k: &Kind) -> TokenStream {
 /// record 26): `informer()` and `lister()` are the compact kind's, `full()` hands out the full
 /// type's and `compact()` stays as the old spelling of the default. Behind a cargo feature
 /// (`Builder::compact_feature`) the default cannot change with the feature, so the handles cache
-/// the full type and `compact()` is the feature's.
+/// the full type and `compact()` is the feature's. A `crd-types` kind's compact form is never
+/// behind the feature, so its handles always cache it (decision record 27).
 pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
     let rt = &paths.rt;
     let full = paths.type_ref(&k.rust_type, VERSION_DEPTH);
@@ -43,7 +44,12 @@ pub(crate) fn handles(k: &Kind, paths: &Paths) -> TokenStream {
         .compact
         .as_ref()
         .map(|ty| paths.type_ref(ty, VERSION_DEPTH));
-    let cfg = &paths.compact_cfg;
+    // A CRD kind's compact form is generated with it, never behind the feature.
+    let no_cfg = TokenStream::new();
+    let cfg = match k.origin {
+        Origin::Crd => &no_cfg,
+        Origin::Builtin | Origin::Derive { .. } => &paths.compact_cfg,
+    };
     let (resource, source, methods) = match compact {
         Some(compact) if cfg.is_empty() => {
             let (full_doc, compact_doc) =

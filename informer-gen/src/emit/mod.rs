@@ -242,6 +242,13 @@ pub(crate) fn emit(model: &Model, paths: &Paths) -> Emitted {
         .values()
         .map(|g| group_module(g, paths))
         .collect();
+    // A CRD kind's compact form holds the compact `ObjectMeta`: the root's own when it
+    // generates one (compact built-in kinds), informer-k8s's otherwise (decision record 27).
+    let meta = if model.compact.contains_key(crate::model::types::OBJECT_META) {
+        types::CompactMeta::Local
+    } else {
+        types::CompactMeta::Crate(quote!(::informer_k8s::compact))
+    };
     groups.extend(model.type_modules.iter().map(|t| {
         let ident = naming::ident(&t.module);
         GroupModule {
@@ -251,7 +258,7 @@ pub(crate) fn emit(model: &Model, paths: &Paths) -> Emitted {
                 " Types generated from the CRD schemas in `{}` (`crd-types`).",
                 t.source
             ),
-            body: types::schema_module(&t.graph, paths, &t.source),
+            body: types::schema_module(&t.graph, paths, &t.source, &meta),
         }
     }));
     let compact = (!model.compact.is_empty()).then(|| types::compact_module(&model.compact, paths));

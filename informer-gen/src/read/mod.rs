@@ -124,9 +124,12 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
     let mut type_modules = Vec::new();
     for (rel, module) in &s.crd_types {
         names.push(rel.clone());
-        // The types live in the generated module `<module>`, beside the group modules.
-        let generated =
-            |version: &str, kind: &str| TypeRef::Generated(format!("{module}::{version}::{kind}"));
+        // The types live in the generated module `<module>`, beside the group modules: each
+        // kind's full form in `<version>::full`, its compact form, which the handles cache, in
+        // `<version>` (decision record 27).
+        let generated = |version: &str, kind: &str| {
+            TypeRef::Generated(format!("{module}::{version}::full::{kind}"))
+        };
         let manifest = crd::read_manifest(
             &s.root.join(rel),
             rel,
@@ -134,7 +137,13 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
             Some(crd_schema::read_types),
             errors,
         );
-        kinds.extend(manifest.kinds);
+        kinds.extend(manifest.kinds.into_iter().map(|mut k| {
+            k.compact = Some(TypeRef::Generated(format!(
+                "{module}::{}::{}",
+                k.version, k.kind
+            )));
+            k
+        }));
         type_modules.push(TypeModule {
             module: module.clone(),
             source: rel.clone(),

@@ -8,12 +8,17 @@ use quote::{format_ident, quote};
 use super::{Ctx, compact_ty, option_inner};
 use crate::model::types::{CrdResource, Presence, Ty, TypeDef};
 
-pub(super) fn resource_doc(r: &CrdResource) -> String {
-    let api_version = if r.group.is_empty() {
+/// `group/version`, or `version` for the core group.
+pub(super) fn api_version(r: &CrdResource) -> String {
+    if r.group.is_empty() {
         r.version.clone()
     } else {
         format!("{}/{}", r.group, r.version)
-    };
+    }
+}
+
+pub(super) fn resource_doc(r: &CrdResource) -> String {
+    let api_version = api_version(r);
     let scope = if r.namespaced {
         "namespaced"
     } else {
@@ -48,11 +53,7 @@ pub(super) fn schema_resource_impls(
 ) -> TokenStream {
     let rt = &cx.paths.rt;
     let ident = format_ident!("{}", def.name);
-    let api_version = if r.group.is_empty() {
-        r.version.clone()
-    } else {
-        format!("{}/{}", r.group, r.version)
-    };
+    let api_version = api_version(r);
     let (group, version, kind, plural, list_kind) =
         (&r.group, &r.version, &r.kind, &r.plural, &r.list_kind);
     let scope = if r.namespaced {
@@ -61,41 +62,7 @@ pub(super) fn schema_resource_impls(
         quote!(#rt::ClusterResourceScope)
     };
     let field = |name: &str| def.fields.iter().find(|f| f.rust == name);
-    let spec = field("spec")
-        .filter(|f| f.presence == Presence::Required)
-        .map(|f| {
-            let ty = compact_ty(&f.ty, at, cx);
-            quote! {
-                impl #rt::HasSpec for #ident {
-                    type Spec = #ty;
-                    fn spec(&self) -> &#ty {
-                        &self.spec
-                    }
-                    fn spec_mut(&mut self) -> &mut #ty {
-                        &mut self.spec
-                    }
-                }
-            }
-        });
-    let status = field("status")
-        .filter(|f| f.presence == Presence::Optional)
-        .and_then(|f| {
-            let Ty::Option(inner) = &f.ty else {
-                return None;
-            };
-            let ty = option_inner(inner, at, cx);
-            Some(quote! {
-                impl #rt::HasStatus for #ident {
-                    type Status = #ty;
-                    fn status(&self) -> #rt::Option<&#ty> {
-                        self.status.as_ref()
-                    }
-                    fn status_mut(&mut self) -> &mut #rt::Option<#ty> {
-                        &mut self.status
-                    }
-                }
-            })
-        });
+    let spec_status = spec_status_impls(def, at, cx);
     let constructor = field("spec")
         .filter(|f| f.presence == Presence::Required)
         .filter(|_| {
@@ -159,10 +126,53 @@ pub(super) fn schema_resource_impls(
             }
         }
 
-        #spec
-        #status
+        #spec_status
         #constructor
     }
+}
+
+/// kube's `HasSpec` (a required `spec`) and `HasStatus` (an optional `status`), for both forms of
+/// a CRD kind.
+pub(super) fn spec_status_impls(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let ident = format_ident!("{}", def.name);
+    let field = |name: &str| def.fields.iter().find(|f| f.rust == name);
+    let spec = field("spec")
+        .filter(|f| f.presence == Presence::Required)
+        .map(|f| {
+            let ty = compact_ty(&f.ty, at, cx);
+            quote! {
+                impl #rt::HasSpec for #ident {
+                    type Spec = #ty;
+                    fn spec(&self) -> &#ty {
+                        &self.spec
+                    }
+                    fn spec_mut(&mut self) -> &mut #ty {
+                        &mut self.spec
+                    }
+                }
+            }
+        });
+    let status = field("status")
+        .filter(|f| f.presence == Presence::Optional)
+        .and_then(|f| {
+            let Ty::Option(inner) = &f.ty else {
+                return None;
+            };
+            let ty = option_inner(inner, at, cx);
+            Some(quote! {
+                impl #rt::HasStatus for #ident {
+                    type Status = #ty;
+                    fn status(&self) -> #rt::Option<&#ty> {
+                        self.status.as_ref()
+                    }
+                    fn status_mut(&mut self) -> &mut #rt::Option<#ty> {
+                        &mut self.status
+                    }
+                }
+            })
+        });
+    quote!(#spec #status)
 }
 
 pub(super) fn object_meta_impl(ident: &Ident, rt: &TokenStream) -> TokenStream {

@@ -31,22 +31,32 @@ mod share;
 mod sizes;
 
 use convert::{Place, to_compact, to_full};
-use impls::{object_meta_impl, resource_doc, resource_impls, schema_resource_impls};
+use impls::{
+    api_version, object_meta_impl, resource_doc, resource_impls, schema_resource_impls,
+    spec_status_impls,
+};
 use share::Sharing;
 use sizes::Sizes;
 
 /// The items of the `compact` module: one nested module per source module.
 pub(crate) fn compact_module(graph: &TypeGraph, paths: &Paths) -> TokenStream {
-    types_module(graph, paths, &|path: &[String]| {
+    types_module(graph, paths, None, &|path: &[String]| {
         format!(" Compact types of k8s-openapi's `{}`.", path.join("::"))
     })
 }
 
 /// The items of a module of types generated from the CRD manifest `source`: one module per
-/// version (`v1::Widget`, `v1::WidgetSpec`).
-pub(crate) fn schema_module(graph: &TypeGraph, paths: &Paths, source: &str) -> TokenStream {
+/// version (`v1::Widget`, `v1::WidgetSpec`), each kind in its compact form, the one informers
+/// cache, with its full form for `kube::Api` in the version's `full` module (`v1::full::Widget`,
+/// decision record 27). `meta` is the path of the compact `ObjectMeta` from the generated root.
+pub(crate) fn schema_module(
+    graph: &TypeGraph,
+    paths: &Paths,
+    source: &str,
+    meta: &CompactMeta,
+) -> TokenStream {
     let source = source.to_owned();
-    types_module(graph, paths, &move |path: &[String]| {
+    types_module(graph, paths, Some(meta), &move |path: &[String]| {
         format!(
             " Types of version `{}` of the CRDs in `{source}`.",
             path.join("::")
@@ -54,9 +64,33 @@ pub(crate) fn schema_module(graph: &TypeGraph, paths: &Paths, source: &str) -> T
     })
 }
 
+/// Where the compact `ObjectMeta` a CRD kind's compact form holds comes from.
+pub(crate) enum CompactMeta {
+    /// The generated root's own `compact` module (the configuration has compact kinds).
+    Local,
+    /// A crate's compact module, by absolute path (`::informer_k8s::compact`).
+    Crate(TokenStream),
+}
+
+impl CompactMeta {
+    /// The compact `ObjectMeta` as named from module `at` of a types module (a child of the
+    /// generated root).
+    fn path(&self, at: &[String]) -> TokenStream {
+        let segs = OBJECT_META.split("::").map(crate::naming::ident);
+        match self {
+            CompactMeta::Local => {
+                let ups = std::iter::repeat_n(quote!(super), at.len() + 1);
+                quote!(#(#ups::)* compact #(::#segs)*)
+            }
+            CompactMeta::Crate(root) => quote!(#root #(::#segs)*),
+        }
+    }
+}
+
 fn types_module(
     graph: &TypeGraph,
     paths: &Paths,
+    meta: Option<&CompactMeta>,
     mod_doc: &dyn Fn(&[String]) -> String,
 ) -> TokenStream {
     let sharing = Sharing::new(graph);
@@ -72,6 +106,7 @@ fn types_module(
             sizes: &sizes,
             sharing: &sharing,
             mod_doc,
+            meta,
         },
     )
 }
@@ -84,6 +119,8 @@ struct Ctx<'a> {
     sharing: &'a Sharing,
     /// The doc of a module, by its path.
     mod_doc: &'a dyn Fn(&[String]) -> String,
+    /// The compact `ObjectMeta` of CRD kinds' compact forms (`None` for the `compact` module).
+    meta: Option<&'a CompactMeta>,
 }
 
 #[derive(Default)]
@@ -107,6 +144,33 @@ impl<'a> ModTree<'a> {
     fn emit(&self, at: &[String], cx: &Ctx<'_>) -> TokenStream {
         let imports = (!self.defs.is_empty()).then(|| cx.paths.imports(true));
         let defs = self.defs.iter().map(|d| type_def(d, at, cx));
+        // The full forms of this module's CRD kinds, for `kube::Api` (decision record 27).
+        let full: Vec<TokenStream> = self
+            .defs
+            .iter()
+            .filter_map(|d| match &d.origin {
+                TypeOrigin::Schema(Some(r)) if d.shape == Shape::Struct => {
+                    Some(schema_full_def(d, r, at, cx))
+                }
+                _ => None,
+            })
+            .collect();
+        let full = (!full.is_empty()).then(|| {
+            let imports = cx.paths.imports(true);
+            let doc = format!(
+                " The full forms of the kinds of `{}`: `metadata` is k8s-openapi's `ObjectMeta`, \
+                 so each is a `kube::Resource` for `kube::Api`. Informers cache the compact \
+                 forms one module up; `From` converts both ways.",
+                at.join("::")
+            );
+            quote! {
+                #[doc = #doc]
+                pub mod full {
+                    #imports
+                    #(#full)*
+                }
+            }
+        });
         let children = self.children.iter().map(|(name, child)| {
             let ident = crate::naming::ident(name);
             let mut path = at.to_vec();
@@ -120,7 +184,7 @@ impl<'a> ModTree<'a> {
                 }
             }
         });
-        quote!(#imports #(#defs)* #(#children)*)
+        quote!(#imports #(#defs)* #full #(#children)*)
     }
 }
 
@@ -274,23 +338,158 @@ fn json_names_impl(def: &TypeDef, tags: bool, cx: &Ctx<'_>) -> TokenStream {
     }
 }
 
-/// A type of its own from a CRD schema: no k8s-openapi counterpart, so no conversions; the top-level
-/// kind is a `kube::Resource` through k8s-openapi's `Resource` and `Metadata` traits.
+/// A type of its own from a CRD schema: no k8s-openapi counterpart. A nested type is one type,
+/// which both forms of its kind hold; a top-level kind is its compact form here
+/// ([`schema_compact_def`]) and its full form in the version's `full` module
+/// ([`schema_full_def`]).
 fn schema_def(
     def: &TypeDef,
     res: Option<&CrdResource>,
     at: &[String],
     cx: &Ctx<'_>,
 ) -> TokenStream {
-    let ident = format_ident!("{}", def.name);
-    let mut doc = def.doc.clone();
-    if let Some(r) = res {
-        doc.push_str(&format!("\n\n{}", resource_doc(r)));
+    match res {
+        Some(r) => schema_compact_def(def, r, at, cx),
+        None => struct_decl(def, doc_attrs(&def.doc), None, at, cx),
     }
-    let decl = struct_decl(def, doc_attrs(&doc), res.map(|_| quote!(#ident)), at, cx);
-    let impls = res.map(|r| schema_resource_impls(def, r, at, cx));
+}
+
+/// The module of the full forms inside version module `at`.
+fn full_module(at: &[String]) -> Vec<String> {
+    let mut full = at.to_vec();
+    full.push("full".to_owned());
+    full
+}
+
+/// The full form of a CRD kind (in `<version>::full`): `metadata` is k8s-openapi's `ObjectMeta`,
+/// so it is a `kube::Resource` through k8s-openapi's `Resource` and `Metadata` traits; `kube::Api`
+/// reads and writes it, and `full()` on the kind's handle caches it.
+fn schema_full_def(def: &TypeDef, r: &CrdResource, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let ident = format_ident!("{}", def.name);
+    let at = full_module(at);
+    let doc = format!(
+        "{}\n\n{} The informers cache the compact form, `super::{}`; `From` converts both ways.",
+        def.doc,
+        resource_doc(r),
+        def.name
+    );
+    let decl = struct_decl(
+        def,
+        doc_attrs(doc.trim_start()),
+        Some(quote!(#ident)),
+        &at,
+        cx,
+    );
+    let impls = schema_resource_impls(def, r, &at, cx);
     quote!(#decl #impls)
 }
+
+/// The compact form of a CRD kind, the one its informers cache (decision record 27): the full
+/// form's fields with `metadata` in the compact `ObjectMeta` (interned strings, exact slices,
+/// shared managedFields), converted field by field to and from `full::<Kind>`. Not a
+/// `kube::Resource`, as no compact kind is (decision record 23).
+fn schema_compact_def(def: &TypeDef, r: &CrdResource, at: &[String], cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.paths.rt;
+    let ident = format_ident!("{}", def.name);
+    let full = quote!(full::#ident);
+    let mut compact = def.clone();
+    for f in &mut compact.fields {
+        if f.rust == "metadata" && f.ty == Ty::Leaf(OBJECT_META.into()) {
+            f.ty = Ty::Leaf(COMPACT_META.into());
+        }
+    }
+    let doc = format!(
+        "{}\n\nThe compact form of `{kind}` (`{api_version}`), the one its informers, listers \
+         and controllers cache: `metadata` is the compact `ObjectMeta`. Not a `kube::Resource`: \
+         `kube::Api` takes `full::{kind}`, and `From` converts both ways.",
+        def.doc,
+        kind = r.kind,
+        api_version = api_version(r),
+    );
+    let decl = struct_decl(
+        &compact,
+        doc_attrs(doc.trim_start()),
+        Some(full.clone()),
+        at,
+        cx,
+    );
+    let convert = |from: &TokenStream, to_meta: TokenStream| {
+        let fields = def.fields.iter().map(|f| {
+            let name = crate::naming::ident(&f.rust);
+            if f.rust == "metadata" && f.ty == Ty::Leaf(OBJECT_META.into()) {
+                quote!(#name: #to_meta(&#from.#name),)
+            } else {
+                quote!(#name: #rt::Clone::clone(&#from.#name),)
+            }
+        });
+        let unknown = def.unknown_fields.as_ref().map(|n| {
+            let n = crate::naming::ident(n);
+            quote!(#n: #rt::Clone::clone(&#from.#n),)
+        });
+        quote! {
+            api_version: #rt::Default::default(),
+            kind: #rt::Default::default(),
+            #(#fields)*
+            #unknown
+        }
+    };
+    let to_compact = convert(&quote!(full), quote!(#rt::FromFull::from_full));
+    let to_full = convert(&quote!(compact), quote!(#rt::ToFull::to_full));
+    let spec_status = spec_status_impls(def, at, cx);
+    let resource = resource_impls(&ident, &full, rt);
+    let conversions = conversion_impls(&ident, &full, to_compact, to_full, rt);
+    quote! {
+        #decl
+        #conversions
+        #spec_status
+        #resource
+    }
+}
+
+/// The conversions of a compact type and its full counterpart, whose struct bodies are given
+/// (fields from `full`, fields from `compact`): `From` both ways, the runtime's `FromFull` and
+/// `ToFull` over them, and `ProjectFrom`.
+fn conversion_impls(
+    ident: &proc_macro2::Ident,
+    full: &TokenStream,
+    to_compact: TokenStream,
+    to_full: TokenStream,
+    rt: &TokenStream,
+) -> TokenStream {
+    quote! {
+        impl #rt::From<&#full> for #ident {
+            fn from(full: &#full) -> Self {
+                #ident { #to_compact }
+            }
+        }
+
+        impl #rt::From<&#ident> for #full {
+            fn from(compact: &#ident) -> Self {
+                #full { #to_full }
+            }
+        }
+
+        impl #rt::FromFull<#full> for #ident {
+            #[inline]
+            fn from_full(full: &#full) -> Self {
+                <Self as #rt::From<&#full>>::from(full)
+            }
+        }
+
+        impl #rt::ToFull<#full> for #ident {
+            #[inline]
+            fn to_full(&self) -> #full {
+                <#full as #rt::From<&Self>>::from(self)
+            }
+        }
+
+        impl #rt::ProjectFrom<#full> for #ident {}
+    }
+}
+
+/// The leaf key of a compact CRD kind's `metadata`: the compact `ObjectMeta`, named by
+/// [`CompactMeta::path`].
+const COMPACT_META: &str = "__informer_gen_compact_object_meta";
 
 /// The type inside the `Option` of an optional field of shape `Option(inner)`, boxed as the
 /// field declaration boxes it.
@@ -352,42 +551,16 @@ fn compact_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     });
     let meta = (def.key() == OBJECT_META).then(|| object_meta_impl(&ident, rt));
     let resource = def.resource.then(|| resource_impls(&ident, &full, rt));
+    let conversions = conversion_impls(
+        &ident,
+        &full,
+        quote!(#tag_init #(#into_compact)*),
+        quote!(#(#into_full)*),
+        rt,
+    );
     quote! {
         #decl
-
-        impl #rt::From<&#full> for #ident {
-            fn from(full: &#full) -> Self {
-                #ident {
-                    #tag_init
-                    #(#into_compact)*
-                }
-            }
-        }
-
-        impl #rt::From<&#ident> for #full {
-            fn from(compact: &#ident) -> Self {
-                #full {
-                    #(#into_full)*
-                }
-            }
-        }
-
-        impl #rt::FromFull<#full> for #ident {
-            #[inline]
-            fn from_full(full: &#full) -> Self {
-                <Self as #rt::From<&#full>>::from(full)
-            }
-        }
-
-        impl #rt::ToFull<#full> for #ident {
-            #[inline]
-            fn to_full(&self) -> #full {
-                <#full as #rt::From<&Self>>::from(self)
-            }
-        }
-
-        impl #rt::ProjectFrom<#full> for #ident {}
-
+        #conversions
         #meta
         #resource
     }
@@ -486,6 +659,10 @@ fn compact_ty(ty: &Ty, at: &[String], cx: &Ctx<'_>) -> TokenStream {
             quote!(#rt::Shared<#t>)
         }
         Ty::Struct(k) | Ty::Enum(k) => compact_path(k, at),
+        Ty::Leaf(k) if k == COMPACT_META => match cx.meta {
+            Some(meta) => meta.path(at),
+            None => full_path(OBJECT_META, cx.paths),
+        },
         Ty::Leaf(k) => full_path(k, cx.paths),
         Ty::Json(_) => quote!(#rt::RawJson),
     }
