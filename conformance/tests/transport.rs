@@ -114,6 +114,92 @@ async fn gzip_where_kube_apiserver_gzips(backend: &Backend) {
     assert_eq!(late.metadata.name.as_deref(), Some("late"));
 }
 
+conformance!(every_gzip_member_of_a_watch_list_is_readable_at_once);
+/// T3: each flush of a gzipped watch-list is one gzip member whose events sit in deflate blocks
+/// before an empty final block (kube-apiserver's `perFlushGzipWriter`: a sync flush, then a
+/// close). A reader that holds back the end of a member until the next member's header arrives,
+/// as Go's `gzip.Reader` does, therefore hands out the initial-events-end bookmark when it comes,
+/// not at the next flush (a periodic bookmark, up to a minute later).
+async fn every_gzip_member_of_a_watch_list_is_readable_at_once(backend: &Backend) {
+    use http_body_util::BodyExt as _;
+    let client = backend.client().await;
+    let ns = backend.namespace("gzip-flush").await;
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    for name in ["a", "b", "c"] {
+        api.create(&PostParams::default(), &config_map(&ns, name, "1", &[]))
+            .await
+            .expect("create");
+    }
+    let path = format!(
+        "/api/v1/namespaces/{ns}/configmaps?watch=true&sendInitialEvents=true\
+         &resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=60"
+    );
+    let req = http::Request::get(path)
+        .header(http::header::ACCEPT, "application/json")
+        .header(http::header::ACCEPT_ENCODING, "gzip")
+        .body(Vec::new())
+        .expect("request");
+    let res = tokio::time::timeout(WAIT, client.send(req.map(Into::into)))
+        .await
+        .expect("headers in time")
+        .expect("response");
+    assert_eq!(res.headers()[http::header::CONTENT_ENCODING], "gzip");
+    let mut body = res.into_body();
+    let (mut wire, mut text) = (Vec::new(), String::new());
+    tokio::time::timeout(WAIT, async {
+        while !text.contains("k8s.io/initial-events-end") {
+            let frame = body.frame().await.expect("more body").expect("a frame");
+            wire.extend_from_slice(frame.data_ref().map_or(&[][..], |d| &d[..]));
+            while let Some((len, data)) = complete_member(&wire) {
+                assert_flushed(&wire[..len], &data);
+                text.push_str(std::str::from_utf8(&data).expect("JSON events"));
+                wire.drain(..len);
+            }
+        }
+    })
+    .await
+    .expect("the initial-events-end bookmark in complete members, in time");
+    for name in ["a", "b", "c"] {
+        assert!(
+            text.contains(&format!("\"name\":\"{name}\"")),
+            "{name}: {text}"
+        );
+    }
+}
+
+/// The length and data of the first gzip member of `wire`, once it has all arrived.
+fn complete_member(wire: &[u8]) -> Option<(usize, Vec<u8>)> {
+    use std::io::Read as _;
+    let mut rest = wire;
+    let mut data = Vec::new();
+    flate2::bufread::GzDecoder::new(&mut rest)
+        .read_to_end(&mut data)
+        .ok()?;
+    Some((wire.len() - rest.len(), data))
+}
+
+/// T3's layout: no optional header fields, then the data in blocks ending with a sync flush
+/// (`00 00 ff ff`), then an empty final block (Go's stored `01 00 00 ff ff` or zlib's fixed
+/// `03 00`); the blocks before the final one inflate to the member's whole data.
+fn assert_flushed(member: &[u8], data: &[u8]) {
+    assert_eq!(member[3], 0, "no optional gzip header fields");
+    let deflate = &member[10..member.len() - 8];
+    let last: &[u8] = [&[0x01, 0x00, 0x00, 0xff, 0xff][..], &[0x03, 0x00][..]]
+        .into_iter()
+        .find(|end| deflate.ends_with(end))
+        .unwrap_or_else(|| panic!("the final block is not an empty one: {deflate:02x?}"));
+    let blocks = &deflate[..deflate.len() - last.len()];
+    assert!(
+        blocks.ends_with(&[0x00, 0x00, 0xff, 0xff]),
+        "a sync flush ends the data"
+    );
+    let mut out = Vec::with_capacity(data.len() + 64);
+    flate2::Decompress::new(false)
+        .decompress_vec(blocks, &mut out, flate2::FlushDecompress::Sync)
+        .expect("inflate");
+    assert_eq!(out, data, "the data before the final block");
+}
+
 /// A watch-list request (`sendInitialEvents=true`).
 fn watch_list() -> WatchRequest {
     WatchRequest {
