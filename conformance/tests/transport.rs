@@ -27,23 +27,33 @@ async fn seed_big(client: &kube::Client, ns: &str) -> BTreeSet<String> {
     names
 }
 
-/// The response headers of a raw GET of `path_and_query` with these `Accept` and
-/// `Accept-Encoding` headers; the body is dropped.
+/// A raw GET of `path_and_query` with this `Accept` (and `Accept-Encoding`, if given), answered
+/// in time; its body is as the server sent it (nothing decompressed).
+async fn send_get(
+    client: &kube::Client,
+    path_and_query: &str,
+    accept: &str,
+    accept_encoding: Option<&str>,
+) -> http::Response<kube::client::Body> {
+    let mut req = http::Request::get(path_and_query).header(http::header::ACCEPT, accept);
+    if let Some(encoding) = accept_encoding {
+        req = req.header(http::header::ACCEPT_ENCODING, encoding);
+    }
+    let req = req.body(Vec::new()).expect("request");
+    tokio::time::timeout(WAIT, client.send(req.map(Into::into)))
+        .await
+        .expect("an answer in time")
+        .expect("response")
+}
+
+/// The response headers of a successful [`send_get`]; the body is dropped.
 async fn headers_of(
     client: &kube::Client,
     path_and_query: &str,
     accept: &str,
     accept_encoding: &str,
 ) -> http::HeaderMap {
-    let req = http::Request::get(path_and_query)
-        .header(http::header::ACCEPT, accept)
-        .header(http::header::ACCEPT_ENCODING, accept_encoding)
-        .body(Vec::new())
-        .expect("request");
-    let res = tokio::time::timeout(WAIT, client.send(req.map(Into::into)))
-        .await
-        .expect("headers in time")
-        .expect("response");
+    let res = send_get(client, path_and_query, accept, Some(accept_encoding)).await;
     assert!(
         res.status().is_success(),
         "{path_and_query}: {}",
@@ -134,15 +144,8 @@ async fn every_gzip_member_of_a_watch_list_is_readable_at_once(backend: &Backend
         "/api/v1/namespaces/{ns}/configmaps?watch=true&sendInitialEvents=true\
          &resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=60"
     );
-    let req = http::Request::get(path)
-        .header(http::header::ACCEPT, "application/json")
-        .header(http::header::ACCEPT_ENCODING, "gzip")
-        .body(Vec::new())
-        .expect("request");
-    let res = tokio::time::timeout(WAIT, client.send(req.map(Into::into)))
-        .await
-        .expect("headers in time")
-        .expect("response");
+    let res = send_get(&client, &path, "application/json", Some("gzip")).await;
+    assert!(res.status().is_success(), "{}", res.status());
     assert_eq!(res.headers()[http::header::CONTENT_ENCODING], "gzip");
     let mut body = res.into_body();
     let (mut wire, mut text) = (Vec::new(), String::new());
@@ -279,14 +282,7 @@ async fn raw_get(
     path_and_query: &str,
     accept: &str,
 ) -> (u16, String, Vec<u8>) {
-    let req = http::Request::get(path_and_query)
-        .header(http::header::ACCEPT, accept)
-        .body(Vec::new())
-        .expect("request");
-    let res = tokio::time::timeout(WAIT, client.send(req.map(Into::into)))
-        .await
-        .expect("an answer in time")
-        .expect("response");
+    let res = send_get(client, path_and_query, accept, None).await;
     let code = res.status().as_u16();
     let content_type = res
         .headers()
