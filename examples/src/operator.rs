@@ -9,6 +9,8 @@
 //! sharded list and watch, shards assigned over Leases): each replica caches and reconciles only
 //! the namespaces of the shards it owns. Sharding is by namespace because a Foo and the ConfigMap
 //! it owns must land in the same shard, and only the namespace is a field both share.
+//! [`Operator::pause`] holds every reconcile back for a maintenance window, in every mode, while
+//! the caches (and any Lease) stay; [`Operator::resume`] reconciles what changed meanwhile.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +19,7 @@ use std::time::Duration;
 use informer_controller::leader::{LeaderElectionConfig, LeaderElector};
 use informer_controller::shards::ShardAssigner;
 use informer_controller::status::update_status;
-use informer_controller::{Action, Context, Controller, Request};
+use informer_controller::{Action, Context, Controller, PauseHandle, Request};
 use informer_k8s::InformerFactoryExt as _;
 use informer_runtime::SharedInformerFactory;
 use informer_runtime::shard::ShardField;
@@ -88,6 +90,8 @@ pub struct Operator {
     controller: Controller<Foo>,
     config: OperatorConfig,
     stats: Arc<Stats>,
+    /// Pauses the controller, or every shard's controller (C11).
+    pause: PauseHandle,
     /// The shards this replica owns, while it runs sharded.
     owned:
         parking_lot::Mutex<Option<tokio::sync::watch::Receiver<std::collections::BTreeSet<u32>>>>,
@@ -124,11 +128,13 @@ impl Operator {
             .owns::<informer_k8s::api::core::v1::ConfigMap>()
             .workers(config.workers)
             .metrics(&mut registry);
+        let pause = controller.pause_handle();
         Ok(Arc::new(Operator {
             client,
             factory,
             controller,
             config,
+            pause,
             stats: Arc::new(Stats::default()),
             owned: parking_lot::Mutex::new(None),
             registry: Arc::new(parking_lot::Mutex::new(registry)),
@@ -138,6 +144,27 @@ impl Operator {
     /// The operator's counters.
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// Starts a maintenance window: no reconcile starts until [`resume`](Self::resume), while
+    /// reconciles already running finish (C11). The informers keep their caches current and
+    /// changes queue up (one reconcile per Foo, however often it changes); a replica keeps its
+    /// Lease or shards. Idempotent; it also holds back runs that start later (a new term or
+    /// shard).
+    pub fn pause(&self) {
+        self.pause.pause();
+        println!("  paused    reconciles held back");
+    }
+
+    /// Ends the maintenance window: the Foos that changed meanwhile are reconciled (C11).
+    pub fn resume(&self) {
+        self.pause.resume();
+        println!("  resumed   reconciles");
+    }
+
+    /// Whether the operator is in a maintenance window.
+    pub fn is_paused(&self) -> bool {
+        self.pause.is_paused()
     }
 
     /// The shards this replica owns now (empty unless it runs sharded).
@@ -242,7 +269,8 @@ impl Operator {
                     let factory = builder.build();
                     let controller = Controller::<Foo>::new(factory.clone(), "foos")
                         .owns::<informer_k8s::api::core::v1::ConfigMap>()
-                        .workers(this.config.workers);
+                        .workers(this.config.workers)
+                        .with_pause_handle(this.pause.clone());
                     println!("  shard     {index} now on {identity}");
                     let stats = Arc::clone(&this.stats);
                     if let Err(err) = controller.run(reconcile, stats, owned).await {

@@ -359,3 +359,52 @@ async fn sharded_replicas_split_the_namespaces_and_take_over_a_stopped_replica()
     }
     assert!(server.wait_for_active_watches(0, demo::STEP_TIMEOUT).await);
 }
+
+/// C11 through the operator: in a maintenance window the running operator caches new Foos and
+/// queues them but reconciles none (no ConfigMap, no write); `resume` converges them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_holds_reconciles_in_a_maintenance_window_and_converges_on_resume() {
+    use informer_examples::crd::Foo;
+    use informer_test_support::{sample, scrape, wait_until};
+
+    let server = TestServer::start().await.unwrap();
+    let client = server.client();
+    demo::install(&client).await.unwrap();
+    let operator = Operator::new(
+        client.clone(),
+        OperatorConfig {
+            namespace: Some(demo::NAMESPACE.into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    operator.pause();
+    assert!(operator.is_paused());
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn(Arc::clone(&operator).run(cancel.clone()));
+
+    demo::create_samples(&client, &[("alpha", "hello"), ("beta", "hola")])
+        .await
+        .unwrap();
+    let foos = operator.factory().informer_for::<Foo>();
+    let depth = r#"example_workqueue_depth{name="foos",controller="foos",priority=""}"#;
+    wait_until("both Foos cached and queued, not handed out", || {
+        let cached = ["alpha", "beta"]
+            .iter()
+            .all(|n| foos.indexer().get_by_key(&format!("demo/{n}")).is_some());
+        cached && sample(&scrape(&operator.registry.lock()), depth) == Some(2.0)
+    })
+    .await;
+    assert_eq!(operator.stats().reconciled.load(Ordering::Relaxed), 0);
+    assert_eq!(operator.stats().writes.load(Ordering::Relaxed), 0);
+    let state = demo::observe(&client).await.unwrap();
+    assert!(state.config_maps.is_empty(), "reconciled while paused");
+
+    operator.resume();
+    assert!(!operator.is_paused());
+    let state = demo::wait_converged(&client).await.unwrap();
+    assert_eq!(state.config_maps.len(), 2);
+    assert_eq!(operator.stats().writes.load(Ordering::Relaxed), 2);
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+}

@@ -4,8 +4,8 @@
 //!
 //! How each part behaves is specified in
 //! [the behaviour reference](https://github.com/informer-rs/informer-rs/blob/main/docs/behaviour.md),
-//! whose rule IDs the documentation cites: controllers in C1-C10, read your own writes in
-//! K1-K4, leader election in E1-E8, shard sets and terms in S1-S11, the workqueue in W1-W8 and event
+//! whose rule IDs the documentation cites: controllers in C1-C11, read your own writes in
+//! K1-K4, leader election in E1-E8, shard sets and terms in S1-S11, the workqueue in W1-W9 and event
 //! handlers in H1-H15. `docs/decisions/13-controllers-in-their-own-crate.md` in the repository
 //! explains why this is a crate of its own.
 //!
@@ -41,7 +41,8 @@ pub mod shards;
 pub mod status;
 
 pub use controller::{
-    Action, Context, Controller, ControllerMetrics, Error, Request, Result, WriteRecorder,
+    Action, Context, Controller, ControllerMetrics, Error, PauseHandle, Request, Result,
+    WriteRecorder,
 };
 /// The key a [`Controller::watches`] mapper returns (`namespace/name`): informer-runtime's
 /// `ObjectKey`, here so that a controller needs no second import.

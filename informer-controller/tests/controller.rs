@@ -675,6 +675,7 @@ fn public_handles_are_send_and_sync() {
     assert_send_sync::<Request<ConfigMap>>();
     assert_send_sync::<informer_controller::leader::LeaderElector>();
     assert_send_sync::<informer_controller::ControllerMetrics>();
+    assert_send_sync::<informer_controller::PauseHandle>();
 }
 
 #[tokio::test]

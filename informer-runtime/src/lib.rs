@@ -61,7 +61,7 @@ pub mod reflector;
 pub mod shard;
 pub mod store;
 
-/// Rate-limited work queues (W1-W8): the [`informer-workqueue`](informer_workqueue) crate,
+/// Rate-limited work queues (W1-W9): the [`informer-workqueue`](informer_workqueue) crate,
 /// re-exported here so that `informer_runtime::workqueue::RateLimitingQueue` keeps working. It
 /// depends on nothing else in the runtime, like client-go's `util/workqueue`.
 pub use informer_workqueue as workqueue;

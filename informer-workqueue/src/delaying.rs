@@ -173,9 +173,11 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> DelayingQueue<T> {
     }
 }
 
-/// Every [`WorkQueue`] method (`add`, `get`, `get_guarded`, `done`, `len`, `shut_down`, …) works
-/// on a delaying queue as is: it is the same queue with a timer in front. On shutdown, items
-/// still waiting for their ready time are dropped, never drained (W3).
+/// Every [`WorkQueue`] method (`add`, `get`, `get_guarded`, `done`, `len`, `shut_down`, `pause`,
+/// `resume`, …) works on a delaying queue as is: it is the same queue with a timer in front. On
+/// shutdown, items still waiting for their ready time are dropped, never drained (W3). While the
+/// queue is [paused](WorkQueue::pause) the timer keeps running: items whose ready time passes
+/// join the queue and wait there until [`resume`](WorkQueue::resume) (W9).
 impl<T> Deref for DelayingQueue<T> {
     type Target = WorkQueue<T>;
 

@@ -1,4 +1,4 @@
-//! Rate-limited work queues for controllers, with client-go's semantics and metrics (W1–W8).
+//! Rate-limited work queues for controllers, with client-go's semantics and metrics (W1–W9).
 //!
 //! `informer-runtime` re-exports this crate as `informer_runtime::workqueue`; it depends on
 //! nothing else of informer-rs, like client-go's `util/workqueue`. Rule IDs (W1, …) are defined
@@ -13,6 +13,9 @@
 //! * [`RateLimitingQueue`]: adds [`add_rate_limited`](RateLimitingQueue::add_rate_limited),
 //!   [`forget`](RateLimitingQueue::forget) and [`num_requeues`](RateLimitingQueue::num_requeues)
 //!   on top of a [`RateLimiter`] (W4–W6).
+//!
+//! Each layer can [`pause`](WorkQueue::pause) and [`resume`](WorkQueue::resume) handing out
+//! items, as client-go v0.38's queues can (W9).
 //!
 //! Named queues built with [`WorkQueueMetrics`] export client-go's `workqueue_*` metrics (W7).
 //! Unlike kube-rs's scheduler, the queue has per-item rate limiting and metrics (W8).

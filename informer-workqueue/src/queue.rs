@@ -1,4 +1,5 @@
-//! The basic work queue: FIFO order with `dirty` and `processing` sets (W1) and a draining shutdown (W2).
+//! The basic work queue: FIFO order with `dirty` and `processing` sets (W1), a draining shutdown
+//! (W2) and pause/resume (W9).
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -116,6 +117,16 @@ struct State<T> {
     shutting_down: bool,
     /// Set by `shut_down_with_drain`, cleared by `shut_down` to cancel a pending drain.
     draining: bool,
+    /// Set by `pause`, cleared by `resume`: `get` hands nothing out meanwhile (W9).
+    paused: bool,
+}
+
+impl<T> State<T> {
+    /// Whether a pending `shut_down_with_drain` may return: nothing in flight, and nothing
+    /// queued that a worker could still take (a paused queue hands nothing out, W2, W9).
+    fn drained(&self) -> bool {
+        self.processing.is_empty() && (self.queue.is_empty() || self.paused)
+    }
 }
 
 impl<T> Clone for WorkQueue<T> {
@@ -141,6 +152,7 @@ impl<T> fmt::Debug for WorkQueue<T> {
             .field("dirty", &st.dirty.len())
             .field("processing", &st.processing.len())
             .field("shutting_down", &st.shutting_down)
+            .field("paused", &st.paused)
             .finish()
     }
 }
@@ -166,6 +178,7 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
                     processing: HashMap::new(),
                     shutting_down: false,
                     draining: false,
+                    paused: false,
                 }),
                 available: Notify::new(),
                 idle: Notify::new(),
@@ -213,9 +226,11 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
     /// Waits for the next item and marks it as being processed (W1, W2).
     ///
     /// Returns `None` only when the queue is shutting down **and** empty, so items queued before
-    /// the shutdown still drain. The caller must call [`done`](Self::done) with the item when it is
-    /// finished (or use [`get_guarded`](Self::get_guarded)). Cancel-safe: if the future is dropped
-    /// before it completes, no item is taken.
+    /// the shutdown still drain. While the queue is [paused](Self::pause) it waits even when items
+    /// are queued, and returns `None` as soon as the queue shuts down (W9). The caller must call
+    /// [`done`](Self::done) with the item when it is finished (or use
+    /// [`get_guarded`](Self::get_guarded)). Cancel-safe: if the future is dropped before it
+    /// completes, no item is taken.
     pub async fn get(&self) -> Option<T> {
         loop {
             let notified = self.inner.available.notified();
@@ -244,7 +259,13 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
     /// caller has to wait.
     fn try_get(&self) -> Option<Option<T>> {
         let mut st = self.inner.state.lock();
-        let Some(item) = st.queue.pop_front() else {
+        // W9: a paused queue hands nothing out, not even on shutdown.
+        let next = if st.paused {
+            None
+        } else {
+            st.queue.pop_front()
+        };
+        let Some(item) = next else {
             return st.shutting_down.then_some(None);
         };
         let now = Instant::now();
@@ -277,12 +298,16 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
         if let Some(m) = &self.inner.metrics {
             m.work_duration.observe(started.elapsed().as_secs_f64());
         }
-        if st.dirty.contains_key(item) {
+        let requeued = st.dirty.contains_key(item);
+        if requeued {
             st.queue.push_back(item.clone());
-            drop(st);
+        }
+        let drained = st.drained();
+        drop(st);
+        if requeued {
             self.inner.available.notify_one();
-        } else if st.processing.is_empty() && st.queue.is_empty() {
-            drop(st);
+        }
+        if drained {
             self.inner.idle.notify_waiters();
         }
     }
@@ -307,8 +332,9 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
     /// This waits until no item is queued **or** being processed. client-go only waits for the
     /// `processing` set to empty; waiting for queued items too closes the window in which a
     /// worker sits between `done` and the next `get` and the drain returns with work left.
-    /// It therefore needs running workers. Calling [`shut_down`](Self::shut_down) meanwhile
-    /// cancels the wait.
+    /// It therefore needs running workers. While the queue is [paused](Self::pause), it waits
+    /// only for the items being processed: queued items are not handed out (W9). Calling
+    /// [`shut_down`](Self::shut_down) meanwhile cancels the wait.
     pub async fn shut_down_with_drain(&self) {
         {
             let mut st = self.inner.state.lock();
@@ -322,12 +348,77 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> WorkQueue<T> {
             idle.as_mut().enable();
             {
                 let st = self.inner.state.lock();
-                if !st.draining || (st.queue.is_empty() && st.processing.is_empty()) {
+                if !st.draining || st.drained() {
                     return;
                 }
             }
             idle.await;
         }
+    }
+
+    /// Stops [`get`](Self::get) from handing out items until [`resume`](Self::resume) (W9).
+    ///
+    /// Everything else goes on: [`add`](Self::add) queues and deduplicates as usual (W1),
+    /// [`done`](Self::done) releases items already handed out (and queues again one added while
+    /// it was processed), delayed items that become ready join the queue, and [`len`](Self::len)
+    /// and the depth metric count what waits. Items in flight are not interrupted. A shutdown
+    /// while paused hands out nothing more: `get` returns `None` at once, and
+    /// [`shut_down_with_drain`](Self::shut_down_with_drain) waits only for the items in flight.
+    ///
+    /// Pausing a paused queue does nothing, and pauses do not nest: one `resume` ends them.
+    /// This is client-go's `Pause` (v0.38), which, like this queue, offers no query of the state.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use informer_workqueue::WorkQueue;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let queue: WorkQueue<String> = WorkQueue::new();
+    /// queue.pause(); // e.g. for a maintenance window
+    /// queue.add("default/web".to_string());
+    /// queue.add("default/web".to_string()); // still deduplicated
+    /// assert_eq!(queue.len(), 1);
+    ///
+    /// let worker = tokio::spawn({
+    ///     let queue = queue.clone();
+    ///     async move { queue.get().await }
+    /// });
+    /// tokio::task::yield_now().await;
+    /// assert!(!worker.is_finished(), "nothing is handed out while paused");
+    ///
+    /// queue.resume();
+    /// let key = tokio::time::timeout(Duration::from_secs(5), worker).await;
+    /// assert_eq!(key.ok().and_then(Result::ok).flatten().as_deref(), Some("default/web"));
+    /// # }
+    /// ```
+    pub fn pause(&self) {
+        let drained = {
+            let mut st = self.inner.state.lock();
+            st.paused = true;
+            st.drained()
+        };
+        // A pending drain now waits only for the items in flight, which may be none (W9).
+        if drained {
+            self.inner.idle.notify_waiters();
+        }
+    }
+
+    /// Lets [`get`](Self::get) hand out items again after [`pause`](Self::pause) and wakes every
+    /// worker waiting in it (W9).
+    ///
+    /// Resuming a queue that is not paused does nothing. After a shutdown, resuming hands out the
+    /// items still queued, as a shutdown does without a pause (W2). See [`pause`](Self::pause)
+    /// for an example.
+    pub fn resume(&self) {
+        {
+            let mut st = self.inner.state.lock();
+            if !st.paused {
+                return;
+            }
+            st.paused = false;
+        }
+        // Every waiter, not one: each re-checks and either takes an item or waits again.
+        self.inner.available.notify_waiters();
     }
 
     /// Whether [`shut_down`](Self::shut_down) or [`shut_down_with_drain`](Self::shut_down_with_drain)

@@ -116,8 +116,10 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
 }
 
 /// Every [`DelayingQueue`] and [`WorkQueue`] method (`add`, `add_after`, `get`, `get_guarded`,
-/// `done`, `len`, `shut_down_with_drain`, …) works on a rate-limited queue as is: it is the same
-/// queue with a rate limiter beside it (W4).
+/// `done`, `len`, `shut_down_with_drain`, `pause`, `resume`, …) works on a rate-limited queue as
+/// is: it is the same queue with a rate limiter beside it (W4). Pausing it (W9) leaves the rate
+/// limiter alone: [`add_rate_limited`](Self::add_rate_limited) still counts a requeue and waits
+/// the limiter's delay, and [`forget`](Self::forget) still clears the history.
 impl<T> Deref for RateLimitingQueue<T> {
     type Target = DelayingQueue<T>;
 

@@ -266,3 +266,51 @@ async fn w7_controller_runtime_flavour_has_its_labels_and_buckets() {
         assert!((bounds[0] - 1e-8).abs() < 1e-20 && (bounds[11] - 1000.0).abs() < 1e-9);
     }
 }
+
+/// W7 with W9: items added while the queue is paused count in `workqueue_depth` and
+/// `workqueue_adds_total`, and their queue duration, observed when they are handed out after
+/// `resume`, includes the pause.
+#[tokio::test(start_paused = true)]
+async fn w7_w9_depth_counts_items_queued_while_paused() {
+    let mut registry = Registry::default();
+    let metrics = WorkQueueMetrics::new(&mut registry);
+    let q: WorkQueue<&str> = WorkQueue::builder()
+        .name("paused")
+        .metrics(&metrics)
+        .build();
+    q.pause();
+    q.add("a");
+    q.add("b");
+    q.add("a"); // collapsed (W1)
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let text = render(&registry);
+    assert_eq!(value(&text, r#"workqueue_depth{name="paused"}"#), Some(2.0));
+    assert_eq!(
+        value(&text, r#"workqueue_adds_total{name="paused"}"#),
+        Some(2.0)
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"workqueue_queue_duration_seconds_count{name="paused"}"#
+        ),
+        Some(0.0),
+        "nothing was handed out while paused"
+    );
+    q.resume();
+    let a = tokio::time::timeout(Duration::from_secs(60), q.get())
+        .await
+        .unwrap()
+        .unwrap();
+    let text = render(&registry);
+    assert_eq!(value(&text, r#"workqueue_depth{name="paused"}"#), Some(1.0));
+    assert_eq!(
+        value(
+            &text,
+            r#"workqueue_queue_duration_seconds_sum{name="paused"}"#
+        ),
+        Some(3.0),
+        "the queue duration includes the pause"
+    );
+    q.done(&a);
+}

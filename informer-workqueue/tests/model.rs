@@ -1,4 +1,4 @@
-//! Property tests of the workqueue against a reference model (W1, W2, W3).
+//! Property tests of the workqueue against a reference model (W1, W2, W3, W9).
 //!
 //! Each property builds its own current-thread tokio runtime; the delaying-queue property runs on
 //! paused time, so its sleeps only advance the virtual clock.
@@ -18,6 +18,10 @@ enum Op {
     /// Finish the n-th (modulo) item in processing, in key order.
     Done(usize),
     ShutDown,
+    /// `shut_down_with_drain`, polled once: whether it returns at once.
+    Drain,
+    Pause,
+    Resume,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -26,16 +30,20 @@ fn op() -> impl Strategy<Value = Op> {
         4 => Just(Op::Get),
         3 => any::<usize>().prop_map(Op::Done),
         1 => Just(Op::ShutDown),
+        1 => Just(Op::Drain),
+        2 => Just(Op::Pause),
+        2 => Just(Op::Resume),
     ]
 }
 
-/// The W1/W2 reference model: FIFO plus dirty and processing sets.
+/// The W1/W2/W9 reference model: FIFO plus dirty and processing sets, and the pause flag.
 #[derive(Default)]
 struct Model {
     queue: VecDeque<u8>,
     dirty: HashSet<u8>,
     processing: HashSet<u8>,
     shutting_down: bool,
+    paused: bool,
 }
 
 impl Model {
@@ -48,9 +56,15 @@ impl Model {
         }
     }
 
-    /// `None`: would block; `Some(None)`: shut down; `Some(Some(k))`: an item.
+    /// `None`: would block; `Some(None)`: shut down; `Some(Some(k))`: an item. A paused queue
+    /// hands nothing out, not even on shutdown (W9).
     fn get(&mut self) -> Option<Option<u8>> {
-        match self.queue.pop_front() {
+        let next = if self.paused {
+            None
+        } else {
+            self.queue.pop_front()
+        };
+        match next {
             Some(k) => {
                 self.dirty.remove(&k);
                 assert!(self.processing.insert(k), "model handed out a key twice");
@@ -64,6 +78,12 @@ impl Model {
         if self.processing.remove(&k) && self.dirty.contains(&k) {
             self.queue.push_back(k);
         }
+    }
+
+    /// Whether a draining shutdown has nothing left to wait for: nothing in flight, and
+    /// nothing queued that a worker could take (W2, W9).
+    fn drained(&self) -> bool {
+        self.processing.is_empty() && (self.queue.is_empty() || self.paused)
     }
 }
 
@@ -79,8 +99,9 @@ fn runtime(paused: bool) -> tokio::runtime::Runtime {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// W1/W2: the queue matches the model step by step; a key is never handed out while it is
-    /// being processed; every add is followed by a `get` of that key; shutdown drains.
+    /// W1/W2/W9: the queue matches the model step by step, paused or not; a key is never handed
+    /// out while it is being processed; every add is followed by a `get` of that key once the
+    /// queue is resumed; shutdown drains.
     #[test]
     fn w1_w2_queue_matches_model(ops in proptest::collection::vec(op(), 1..80)) {
         runtime(false).block_on(async {
@@ -118,12 +139,31 @@ proptest! {
                         q.shut_down();
                         model.shutting_down = true;
                     }
+                    Op::Drain => {
+                        let returned = q.shut_down_with_drain().now_or_never().is_some();
+                        model.shutting_down = true;
+                        prop_assert_eq!(returned, model.drained());
+                    }
+                    Op::Pause => {
+                        q.pause();
+                        model.paused = true;
+                    }
+                    Op::Resume => {
+                        q.resume();
+                        model.paused = false;
+                    }
                 }
                 prop_assert_eq!(q.len(), model.queue.len());
             }
-            // Drain: finish what is in flight, then take everything left (W2).
+            // A paused, shut-down queue hands out nothing (W9); resuming it drains (W2).
             q.shut_down();
             model.shutting_down = true;
+            if model.paused {
+                prop_assert_eq!(q.get().now_or_never(), Some(None));
+            }
+            q.resume();
+            model.paused = false;
+            // Drain: finish what is in flight, then take everything left (W2).
             let mut step = ops.len();
             let in_flight: Vec<_> = model.processing.iter().copied().collect();
             for k in in_flight {

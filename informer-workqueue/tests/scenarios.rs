@@ -1,14 +1,17 @@
-//! Workqueue scenarios from the semantics' test list (W1, W2) with many real worker tasks.
+//! Workqueue scenarios from the semantics' test list (W1, W2) with many real worker tasks, and
+//! pause/resume (W9) on paused time.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use futures::FutureExt;
 use informer_workqueue::{
     DelayingQueue, RateLimitingQueue, WorkGuard, WorkQueue, WorkQueueMetrics,
 };
 use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 use tokio::time::timeout;
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -262,4 +265,188 @@ async fn w5_w6_default_queue_retries_double_until_the_1000s_cap() {
         "the 19th failure hits the cap"
     );
     assert_eq!(q.num_requeues(&"key"), 22);
+}
+
+/// Lets every task run until all of them wait, on paused time: the clock only jumps (here by a
+/// virtual hour) once no task can make progress, so this is a barrier, not a guess.
+async fn settle() {
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+}
+
+/// `get` on a spawned task, as a worker would call it.
+fn spawn_get<T: std::hash::Hash + Eq + Clone + Send + Sync + 'static>(
+    q: &WorkQueue<T>,
+) -> JoinHandle<Option<T>> {
+    let q = q.clone();
+    tokio::spawn(async move { q.get().await })
+}
+
+/// W9: workers waiting in `get` stay waiting while the queue is paused, even when items arrive,
+/// and `resume` wakes every one of them.
+#[tokio::test(start_paused = true)]
+async fn w9_get_waits_while_paused_and_resume_wakes_every_waiting_get() {
+    let q = WorkQueue::new();
+    let workers: Vec<_> = (0..3).map(|_| spawn_get(&q)).collect();
+    settle().await;
+    q.pause();
+    for i in 0..3u32 {
+        q.add(i);
+    }
+    settle().await;
+    assert!(
+        workers.iter().all(|w| !w.is_finished()),
+        "a paused queue handed out an item"
+    );
+    assert_eq!(q.len(), 3, "items added while paused are kept");
+    q.resume();
+    let mut got = Vec::new();
+    for w in workers {
+        got.push(timeout(LIMIT, w).await.unwrap().unwrap());
+    }
+    got.sort_unstable();
+    assert_eq!(got, [Some(0), Some(1), Some(2)]);
+    assert!(q.is_empty());
+}
+
+/// W9 with W1: adds while paused are queued and deduplicated, an item in flight is finished
+/// and queued again when it was re-added, and nothing is handed out before `resume`, after which
+/// the items come in FIFO order.
+#[tokio::test(start_paused = true)]
+async fn w9_adds_while_paused_are_kept_deduplicated_and_in_flight_items_finish() {
+    let q = WorkQueue::new();
+    q.add("in-flight");
+    let item = q.get().await.unwrap();
+    q.pause();
+    q.add("in-flight"); // dirty while processing: queued again by `done`
+    q.add("a");
+    q.add("a");
+    q.add("b");
+    assert_eq!(q.len(), 2, "duplicates collapse while paused (W1)");
+    q.done(&item);
+    assert_eq!(q.len(), 3, "`done` while paused queues the re-added item");
+    assert_eq!(q.get().now_or_never(), None, "`get` must wait while paused");
+    q.resume();
+    for want in ["a", "b", "in-flight"] {
+        assert_eq!(q.get().now_or_never(), Some(Some(want)));
+        q.done(&want);
+    }
+    assert!(q.is_empty());
+}
+
+/// W9 with W2: a shutdown while paused reports shutdown to waiting and later `get`s at once,
+/// though items are queued; a `resume` after the shutdown hands those items out.
+#[tokio::test(start_paused = true)]
+async fn w9_shutdown_while_paused_hands_out_nothing_until_resumed() {
+    let q = WorkQueue::new();
+    q.add(1u32);
+    q.add(2);
+    q.pause();
+    let waiting = spawn_get(&q);
+    settle().await;
+    assert!(!waiting.is_finished());
+    q.shut_down();
+    assert_eq!(timeout(LIMIT, waiting).await.unwrap().unwrap(), None);
+    assert_eq!(q.get().now_or_never(), Some(None));
+    assert_eq!(q.len(), 2, "the queued items stay queued");
+    q.add(3); // rejected: shutting down (W2)
+    q.resume();
+    assert_eq!(q.get().now_or_never(), Some(Some(1)));
+    assert_eq!(q.get().now_or_never(), Some(Some(2)));
+    assert_eq!(q.get().now_or_never(), Some(None));
+}
+
+/// W9 with W2: `shut_down_with_drain` on a paused queue waits for the items in flight only,
+/// and never hands out the queued ones.
+#[tokio::test(start_paused = true)]
+async fn w9_drain_while_paused_waits_only_for_items_in_flight() {
+    let q = WorkQueue::new();
+    q.add("x");
+    let x = q.get().await.unwrap();
+    q.pause();
+    q.add("queued");
+    let worker = spawn_get(&q);
+    let drain = tokio::spawn({
+        let q = q.clone();
+        async move { q.shut_down_with_drain().await }
+    });
+    assert_eq!(timeout(LIMIT, worker).await.unwrap().unwrap(), None);
+    settle().await;
+    assert!(
+        !drain.is_finished(),
+        "the drain returned with `x` in flight"
+    );
+    q.done(&x);
+    timeout(LIMIT, drain).await.unwrap().unwrap();
+    assert_eq!(q.len(), 1, "the queued item was not handed out");
+}
+
+/// W9 with W2: a drain waiting for queued items that no worker takes returns once the queue is
+/// paused, since a paused queue hands them out to nobody.
+#[tokio::test(start_paused = true)]
+async fn w9_pausing_releases_a_drain_waiting_for_queued_items() {
+    let q = WorkQueue::new();
+    q.add("queued");
+    let drain = tokio::spawn({
+        let q = q.clone();
+        async move { q.shut_down_with_drain().await }
+    });
+    settle().await;
+    assert!(!drain.is_finished(), "a drain waits for queued items (W2)");
+    q.pause();
+    timeout(LIMIT, drain).await.unwrap().unwrap();
+}
+
+/// W9 with W3/W4: while paused, the delay timer keeps running and due items join the queue
+/// (leaving the waiting set), and the rate limiter counts and forgets; nothing is handed out
+/// until `resume`, then the items come in ready-time order.
+#[tokio::test(start_paused = true)]
+async fn w9_delayed_items_become_ready_while_paused_and_wait_in_the_queue() {
+    let ms = Duration::from_millis;
+    let q: RateLimitingQueue<&str> = RateLimitingQueue::builder().build();
+    q.pause();
+    q.add_after("late", ms(20));
+    q.add_after("early", ms(10));
+    q.add_rate_limited("limited"); // the default limiter's first delay: 5 ms
+    assert_eq!(q.num_requeues(&"limited"), 1);
+    assert_eq!(q.waiting_len(), 3);
+    let worker = spawn_get(q.delaying().queue());
+    settle().await;
+    assert_eq!(q.waiting_len(), 0, "the timer runs while paused");
+    assert_eq!(q.len(), 3, "due items wait in the queue");
+    assert!(
+        !worker.is_finished(),
+        "a paused queue handed out a due item"
+    );
+    q.forget(&"limited");
+    assert_eq!(q.num_requeues(&"limited"), 0);
+    q.resume();
+    assert_eq!(
+        timeout(LIMIT, worker).await.unwrap().unwrap(),
+        Some("limited")
+    );
+    assert_eq!(q.get().now_or_never(), Some(Some("early")));
+    assert_eq!(q.get().now_or_never(), Some(Some("late")));
+}
+
+/// W9: `pause` and `resume` are idempotent and do not nest: a second `pause` changes nothing,
+/// one `resume` ends two pauses, and `resume` on a running queue does not pause it.
+#[tokio::test(start_paused = true)]
+async fn w9_pause_and_resume_are_idempotent_and_do_not_nest() {
+    let q = DelayingQueue::new();
+    q.resume(); // running already: nothing to do
+    q.add(1u8);
+    assert_eq!(q.get().now_or_never(), Some(Some(1)));
+    q.pause();
+    q.pause();
+    q.add(2);
+    assert_eq!(q.get().now_or_never(), None);
+    q.resume();
+    assert_eq!(
+        q.get().now_or_never(),
+        Some(Some(2)),
+        "one resume ends any number of pauses"
+    );
+    q.resume();
+    q.add(3);
+    assert_eq!(q.get().now_or_never(), Some(Some(3)));
 }

@@ -1,5 +1,5 @@
 //! The controller: a primary kind, the kinds it owns or watches, a rate-limited workqueue and
-//! N workers running an async reconcile (C1-C10).
+//! N workers running an async reconcile (C1-C11).
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -30,6 +30,7 @@
 mod action;
 mod admission;
 mod metrics;
+mod pause;
 mod sources;
 mod worker;
 mod writes;
@@ -54,6 +55,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use action::{Action, Context, Request};
 pub use metrics::ControllerMetrics;
+pub use pause::PauseHandle;
 pub use writes::WriteRecorder;
 
 use crate::leader::Term;
@@ -135,6 +137,8 @@ pub struct Controller<K> {
     shutdown_timeout: Duration,
     /// K3's bound; `None` turns the read-your-own-writes guard off.
     read_your_writes: Option<Duration>,
+    /// Pauses the queue of each run (C11).
+    pause: PauseHandle,
     _kind: PhantomData<fn() -> K>,
 }
 
@@ -168,6 +172,7 @@ impl<K: Object> Controller<K> {
             sync_timeout: None,
             shutdown_timeout: Duration::from_secs(30),
             read_your_writes: Some(DEFAULT_READ_YOUR_WRITES_TIMEOUT),
+            pause: PauseHandle::new(),
             _kind: PhantomData,
         }
     }
@@ -290,6 +295,19 @@ impl<K: Object> Controller<K> {
         self
     }
 
+    /// Pauses this controller's reconciles with `handle`, in place of its own one: several
+    /// controllers given one handle pause and resume together (C11).
+    pub fn with_pause_handle(mut self, handle: PauseHandle) -> Self {
+        self.pause = handle;
+        self
+    }
+
+    /// The handle that pauses and resumes this controller's reconciles, in the run going on and
+    /// in later runs (C11). Take it before moving the controller into its task.
+    pub fn pause_handle(&self) -> PauseHandle {
+        self.pause.clone()
+    }
+
     /// The controller's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -351,6 +369,8 @@ impl<K: Object> Controller<K> {
             None => Series::detached(),
         };
         let queue = builder.build();
+        // C11: paused at once if the handle is, until the run ends or its future is dropped.
+        let _paused_by = self.pause.attach(queue.delaying().queue());
 
         let mut registrations = Vec::with_capacity(self.sources.len());
         for source in &self.sources {
