@@ -105,6 +105,18 @@ fn every_schema_feature_round_trips() {
         spec.phase,
         Some(v1::GizmoSpecPhase::Other(IStr::new("Paused")))
     );
+    // Every value reads back in the JSON's own spelling, listed or not.
+    for (phase, json) in [
+        (v1::GizmoSpecPhase::Running, "Running"),
+        (v1::GizmoSpecPhase::Running2, "running"),
+        (v1::GizmoSpecPhase::Empty, ""),
+        (v1::GizmoSpecPhase::T3d, "3d"),
+        (v1::GizmoSpecPhase::Other(IStr::new("Paused")), "Paused"),
+    ] {
+        assert_eq!(phase.as_str(), json);
+        assert_eq!(phase.to_string(), json);
+        assert_eq!(serde_json::to_value(&phase).unwrap(), json);
+    }
     // `nullable`: an explicit null is `Some(None)`, absent is `None`.
     assert_eq!(spec.enabled, Some(None));
     assert_eq!(spec.nullable_object, Some(None));

@@ -406,6 +406,44 @@ pub mod v1 {
         #[serde(untagged)]
         Other(rt::IStr),
     }
+    impl CertificateRequestSpecUsages {
+        /// The value as the JSON has it: a listed value in the schema's own spelling, any
+        /// other as it came.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::Signing => "signing",
+                Self::DigitalSignature => "digital signature",
+                Self::ContentCommitment => "content commitment",
+                Self::KeyEncipherment => "key encipherment",
+                Self::KeyAgreement => "key agreement",
+                Self::DataEncipherment => "data encipherment",
+                Self::CertSign => "cert sign",
+                Self::CrlSign => "crl sign",
+                Self::EncipherOnly => "encipher only",
+                Self::DecipherOnly => "decipher only",
+                Self::Any => "any",
+                Self::ServerAuth => "server auth",
+                Self::ClientAuth => "client auth",
+                Self::CodeSigning => "code signing",
+                Self::EmailProtection => "email protection",
+                Self::SMime => "s/mime",
+                Self::IpsecEndSystem => "ipsec end system",
+                Self::IpsecTunnel => "ipsec tunnel",
+                Self::IpsecUser => "ipsec user",
+                Self::Timestamping => "timestamping",
+                Self::OcspSigning => "ocsp signing",
+                Self::MicrosoftSgc => "microsoft sgc",
+                Self::NetscapeSgc => "netscape sgc",
+                Self::Other(value) => value.as_str(),
+            }
+        }
+    }
+    impl rt::fmt::Display for CertificateRequestSpecUsages {
+        /// Writes [`Self::as_str`].
+        fn fmt(&self, f: &mut rt::fmt::Formatter<'_>) -> rt::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
     impl rt::ShareHash for CertificateRequestSpecUsages {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             match self {
@@ -563,6 +601,24 @@ pub mod v1 {
         /// kept and written back as it came.
         #[serde(untagged)]
         Other(rt::IStr),
+    }
+    impl CertificateRequestStatusConditionsStatus {
+        /// The value as the JSON has it: a listed value in the schema's own spelling, any
+        /// other as it came.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::True => "True",
+                Self::False => "False",
+                Self::Unknown => "Unknown",
+                Self::Other(value) => value.as_str(),
+            }
+        }
+    }
+    impl rt::fmt::Display for CertificateRequestStatusConditionsStatus {
+        /// Writes [`Self::as_str`].
+        fn fmt(&self, f: &mut rt::fmt::Formatter<'_>) -> rt::fmt::Result {
+            f.write_str(self.as_str())
+        }
     }
     impl rt::ShareHash for CertificateRequestStatusConditionsStatus {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {

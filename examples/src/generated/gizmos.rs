@@ -695,6 +695,26 @@ pub mod v1 {
         #[serde(untagged)]
         Other(rt::IStr),
     }
+    impl GizmoSpecPhase {
+        /// The value as the JSON has it: a listed value in the schema's own spelling, any
+        /// other as it came.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::Pending => "Pending",
+                Self::Running => "Running",
+                Self::Running2 => "running",
+                Self::Empty => "",
+                Self::T3d => "3d",
+                Self::Other(value) => value.as_str(),
+            }
+        }
+    }
+    impl rt::fmt::Display for GizmoSpecPhase {
+        /// Writes [`Self::as_str`].
+        fn fmt(&self, f: &mut rt::fmt::Formatter<'_>) -> rt::fmt::Result {
+            f.write_str(self.as_str())
+        }
+    }
     impl rt::ShareHash for GizmoSpecPhase {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             match self {
@@ -826,6 +846,24 @@ pub mod v1 {
         /// kept and written back as it came.
         #[serde(untagged)]
         Other(rt::IStr),
+    }
+    impl GizmoStatusConditionsStatus {
+        /// The value as the JSON has it: a listed value in the schema's own spelling, any
+        /// other as it came.
+        pub fn as_str(&self) -> &str {
+            match self {
+                Self::True => "True",
+                Self::False => "False",
+                Self::Unknown => "Unknown",
+                Self::Other(value) => value.as_str(),
+            }
+        }
+    }
+    impl rt::fmt::Display for GizmoStatusConditionsStatus {
+        /// Writes [`Self::as_str`].
+        fn fmt(&self, f: &mut rt::fmt::Formatter<'_>) -> rt::fmt::Result {
+            f.write_str(self.as_str())
+        }
     }
     impl rt::ShareHash for GizmoStatusConditionsStatus {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {

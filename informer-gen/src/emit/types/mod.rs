@@ -240,13 +240,19 @@ fn doc_attrs(text: &str) -> TokenStream {
 
 /// A string enum that keeps values it does not know (forward compatibility): each known value
 /// is a unit variant, any other string lands in the catch-all variant and is written back as it
-/// came (serde's untagged variant after the tagged ones).
+/// came (serde's untagged variant after the tagged ones). `as_str()` and `Display` give the value
+/// as the JSON has it.
 fn enum_def(def: &TypeDef, variants: &[Variant], other: &str, cx: &Ctx<'_>) -> TokenStream {
     let rt = &cx.paths.rt;
     let ident = format_ident!("{}", def.name);
     let serde_crate = format!("{}::serde", cx.paths.rt_str);
     let doc = doc_attrs(&def.doc);
     let other = format_ident!("{other}");
+    let spellings = variants.iter().map(|v| {
+        let name = format_ident!("{}", v.rust);
+        let json = &v.json;
+        quote!(Self::#name => #json,)
+    });
     let variants = variants.iter().map(|v| {
         let name = format_ident!("{}", v.rust);
         let json = &v.json;
@@ -267,6 +273,24 @@ fn enum_def(def: &TypeDef, variants: &[Variant], other: &str, cx: &Ctx<'_>) -> T
             /// kept and written back as it came.
             #[serde(untagged)]
             #other(#rt::IStr),
+        }
+
+        impl #ident {
+            /// The value as the JSON has it: a listed value in the schema's own spelling, any
+            /// other as it came.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    #(#spellings)*
+                    Self::#other(value) => value.as_str(),
+                }
+            }
+        }
+
+        impl #rt::fmt::Display for #ident {
+            /// Writes [`Self::as_str`].
+            fn fmt(&self, f: &mut #rt::fmt::Formatter<'_>) -> #rt::fmt::Result {
+                f.write_str(self.as_str())
+            }
         }
     }
 }
