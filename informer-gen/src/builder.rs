@@ -96,7 +96,11 @@ impl Builder {
         self
     }
 
-    /// Excludes one built-in kind (for kinds that cannot be watched, G6), in addition to the built-in list.
+    /// Leaves out one kind, whatever input defines it: a built-in kind (beside the ones that cannot
+    /// be watched, G6), a version of a CRD manifest's kind (`crd_manifest`, `crd_types`: a
+    /// `crd-types` version's types go with it, but for the ones a kind still generated holds) or
+    /// a derive source's. A kind no input defines is
+    /// [`Error::ExcludedKindUnknown`](crate::Error::ExcludedKindUnknown).
     pub fn exclude_kind(&mut self, group: &str, version: &str, kind: &str) -> &mut Self {
         self.settings
             .exclude_kinds

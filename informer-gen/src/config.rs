@@ -14,7 +14,7 @@
 //! k8s-version = "1.37"
 //! include-groups = ["apps"]
 //! include-kinds = ["apps/v1/Deployment", "/v1/Pod"]   # core group: /v1/Pod
-//! exclude-kinds = ["/v1/Event"]
+//! exclude-kinds = ["/v1/Event"]                      # any input's kind, a CRD's version too
 //! compact-kinds = ["/v1/Pod"]                         # also generate the compact Pod (P1)
 //! derive-sources = [{ path = "src/crd.rs", module = "crate::crd" }]
 //! crds = [{ path = "crds/bar.yaml", module = "crate::crds" }]

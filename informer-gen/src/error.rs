@@ -104,6 +104,22 @@ pub enum Error {
         /// The builder setting that names it.
         setting: &'static str,
     },
+    /// A kind named by `exclude_kind` (`exclude-kinds`) is defined by no input: built-in kinds
+    /// count when `include_group`/`include_kind` selects some (so k8s-openapi is read), and so
+    /// do the kinds of every CRD manifest and derive source.
+    #[error(
+        "`exclude-kinds` names `{group}/{version}/{kind}`, which no input defines (built-in kinds \
+         are known when `include-groups` or `include-kinds` selects some; CRD manifests and derive \
+         sources always)"
+    )]
+    ExcludedKindUnknown {
+        /// API group.
+        group: String,
+        /// API version.
+        version: String,
+        /// Kind.
+        kind: String,
+    },
     /// A kind selected by `include_kind` does not exist in the built-in types.
     #[error("unknown built-in kind `{kind}` in `{group}/{version}`")]
     UnknownKind {

@@ -108,6 +108,36 @@ impl TypeDef {
     }
 }
 
+/// Keeps of `graph` only the definitions `root` selects and the ones they reach through their
+/// fields (structs and enums, through options, lists, maps and boxes): the types of a kind left
+/// out (`exclude-kinds`) go with it, the ones another kind still holds stay.
+pub(crate) fn retain_reachable(graph: &mut TypeGraph, root: impl Fn(&TypeDef) -> bool) {
+    fn refs(ty: &Ty, out: &mut Vec<String>) {
+        match ty {
+            Ty::Struct(k) | Ty::Enum(k) => out.push(k.clone()),
+            Ty::List(t) | Ty::Map(t) | Ty::Option(t) | Ty::Boxed(t) => refs(t, out),
+            _ => {}
+        }
+    }
+    let mut todo: Vec<String> = graph
+        .iter()
+        .filter(|(_, d)| root(d))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let mut keep = BTreeSet::new();
+    while let Some(key) = todo.pop() {
+        if !keep.insert(key.clone()) {
+            continue;
+        }
+        if let Some(def) = graph.get(&key) {
+            for f in &def.fields {
+                refs(&f.ty, &mut todo);
+            }
+        }
+    }
+    graph.retain(|k, _| keep.contains(k));
+}
+
 /// One field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FieldDef {

@@ -15,12 +15,12 @@ pub(crate) mod k8s_openapi;
 mod k8s_types;
 mod rust_src;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::error::Error;
 use crate::model::merge;
-use crate::model::types::TypeGraph;
+use crate::model::types::{self, TypeGraph, TypeOrigin};
 use crate::model::{Kind, TypeModule, TypeRef};
 use crate::settings::Settings;
 
@@ -44,12 +44,15 @@ pub(crate) struct Inputs {
 pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
     let mut names = Vec::new();
     let mut builtins = Vec::new();
+    // Every kind an input defines, excluded or not: what `exclude-kinds` may name.
+    let mut defined: BTreeSet<(String, String, String)> = BTreeSet::new();
     let mut compact = TypeGraph::new();
     if !s.include_groups.is_empty() || !s.include_kinds.is_empty() {
         match &s.k8s {
             Some(k8s) => {
                 names.push(k8s.describe());
                 let (all, mut sources) = k8s_openapi::read_every_version(k8s, errors);
+                defined.extend(all.iter().map(gvk));
                 builtins = select_builtins(s, all, errors);
                 // The compact kinds' k8s-openapi paths that exist in `version` (`None`: the
                 // one version read).
@@ -107,19 +110,15 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
     let mut kinds = Vec::new();
     for (rel, module) in &s.derive_sources {
         names.push(rel.clone());
-        kinds.extend(rust_src::read_derives(
-            &s.root.join(rel),
-            rel,
-            module,
-            errors,
-        ));
+        let derived = rust_src::read_derives(&s.root.join(rel), rel, module, errors);
+        kinds.extend(not_excluded(s, derived, &mut defined));
     }
     for (rel, module) in &s.crd_manifests {
         names.push(rel.clone());
         let user =
             |version: &str, kind: &str| TypeRef::User(format!("{module}::{version}::{kind}"));
         let manifest = crd::read_manifest(&s.root.join(rel), rel, &user, None, errors);
-        kinds.extend(manifest.kinds);
+        kinds.extend(not_excluded(s, manifest.kinds, &mut defined));
     }
     let mut type_modules = Vec::new();
     for (rel, module) in &s.crd_types {
@@ -130,14 +129,23 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
         let generated = |version: &str, kind: &str| {
             TypeRef::Generated(format!("{module}::{version}::full::{kind}"))
         };
-        let manifest = crd::read_manifest(
+        let mut manifest = crd::read_manifest(
             &s.root.join(rel),
             rel,
             &generated,
             Some(crd_schema::read_types),
             errors,
         );
-        kinds.extend(manifest.kinds.into_iter().map(|mut k| {
+        // An excluded kind's types go with it, but for the ones a kind still generated holds.
+        types::retain_reachable(&mut manifest.types, |d| match &d.origin {
+            TypeOrigin::Schema(Some(r)) => {
+                !s.exclude_kinds
+                    .contains(&(r.group.clone(), r.version.clone(), r.kind.clone()))
+            }
+            _ => false,
+        });
+        let kinds_of = not_excluded(s, manifest.kinds, &mut defined);
+        kinds.extend(kinds_of.into_iter().map(|mut k| {
             k.compact = Some(TypeRef::Generated(format!(
                 "{module}::{}::{}",
                 k.version, k.kind
@@ -150,6 +158,15 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
             graph: manifest.types,
         });
     }
+    for (g, v, k) in &s.exclude_kinds {
+        if !defined.contains(&(g.clone(), v.clone(), k.clone())) {
+            errors.push(Error::ExcludedKindUnknown {
+                group: g.clone(),
+                version: v.clone(),
+                kind: k.clone(),
+            });
+        }
+    }
     Inputs {
         builtins,
         kinds,
@@ -157,6 +174,22 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
         type_modules,
         names,
     }
+}
+
+/// `kinds` less the ones `exclude-kinds` names, each recorded in `defined` first.
+fn not_excluded(
+    s: &Settings,
+    kinds: Vec<Kind>,
+    defined: &mut BTreeSet<(String, String, String)>,
+) -> Vec<Kind> {
+    kinds
+        .into_iter()
+        .filter(|k| {
+            let id = gvk(k);
+            defined.insert(id.clone());
+            !s.exclude_kinds.contains(&id)
+        })
+        .collect()
 }
 
 /// `(group, version, kind)` of a kind, as the settings name kinds.
