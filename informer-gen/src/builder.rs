@@ -153,7 +153,8 @@ impl Builder {
     /// 27); nested objects are `{v}::{K}{Field}…`, held by both. The kinds get accessors as with
     /// [`Self::crd_manifest`], on the generated types. The compact form holds informer-k8s's
     /// compact `ObjectMeta` (the crate's own when it generates compact kinds), so the crate
-    /// compiling the output depends on informer-k8s.
+    /// compiling the output depends on informer-k8s. Several manifests may name one module; a type
+    /// two of them would both generate is an error.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -486,7 +486,7 @@ properties:
 }
 
 #[test]
-fn crd_types_modules_must_not_collide() {
+fn crd_types_modules_must_not_take_a_group_module_and_may_be_shared() {
     let dir = tmp("modules");
     write(&dir, "foos.yaml", &crd_with_schema("type: object\n"));
     let errs = Builder::new()
@@ -517,19 +517,29 @@ fn crd_types_modules_must_not_collide() {
             .replace("foo", "bar")
             .replace("Foo", "Bar"),
     );
-    let errs = Builder::new()
+    // Two manifests may share a module: one group's CRDs, one file per kind.
+    let shared = Builder::new()
         .root(&dir)
         .crd_types("foos.yaml", "widgets")
         .crd_types("bars.yaml", "widgets")
         .generate()
+        .expect("one module for both manifests");
+    let types = &shared.files()["widgets.rs"];
+    assert!(types.contains("pub struct Foo {") && types.contains("pub struct Bar {"));
+    assert!(types.contains("foos.yaml, bars.yaml"), "{types}");
+    // The same manifest twice in one module writes every type twice: refused, by name.
+    let errs = Builder::new()
+        .root(&dir)
+        .crd_types("foos.yaml", "widgets")
+        .crd_types("./foos.yaml", "widgets")
+        .generate()
         .unwrap_err();
-    let text = errs.to_string();
     assert!(
-        text.contains(
-            "`widgets` (for bars.yaml) is already the `crd-types` module of foos.yaml; choose \
-             another module name, such as `widgets_types`"
+        errs.to_string().contains(
+            "invalid crd-types type `widgets::v1::Foo`: ./foos.yaml and foos.yaml both generate \
+             it; give one of them a module of its own"
         ),
-        "{text}"
+        "{errs}"
     );
     let errs = Builder::new()
         .root(&dir)

@@ -120,7 +120,7 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
         let manifest = crd::read_manifest(&s.root.join(rel), rel, &user, None, errors);
         kinds.extend(not_excluded(s, manifest.kinds, &mut defined));
     }
-    let mut type_modules = Vec::new();
+    let mut type_modules: Vec<TypeModule> = Vec::new();
     for (rel, module) in &s.crd_types {
         names.push(rel.clone());
         // The types live in the generated module `<module>`, beside the group modules: each
@@ -152,11 +152,35 @@ pub(crate) fn read_inputs(s: &Settings, errors: &mut Vec<Error>) -> Inputs {
             )));
             k
         }));
-        type_modules.push(TypeModule {
-            module: module.clone(),
-            source: rel.clone(),
-            graph: manifest.types,
-        });
+        // Several manifests may share a module (one group's CRDs, shipped as one file per kind):
+        // their types go into one graph, and a type two of them would both write is an error.
+        match type_modules.iter_mut().find(|t| t.module == *module) {
+            Some(shared) => {
+                for (key, def) in manifest.types {
+                    match shared.graph.entry(key) {
+                        std::collections::btree_map::Entry::Vacant(slot) => {
+                            slot.insert(def);
+                        }
+                        std::collections::btree_map::Entry::Occupied(taken) => {
+                            errors.push(Error::InvalidName {
+                                what: "crd-types type",
+                                value: format!("{module}::{}", taken.key()),
+                                reason: format!(
+                                    "{rel} and {} both generate it; give one of them a module of its own",
+                                    shared.source
+                                ),
+                            });
+                        }
+                    }
+                }
+                shared.source = format!("{}, {rel}", shared.source);
+            }
+            None => type_modules.push(TypeModule {
+                module: module.clone(),
+                source: rel.clone(),
+                graph: manifest.types,
+            }),
+        }
     }
     for (g, v, k) in &s.exclude_kinds {
         if !defined.contains(&(g.clone(), v.clone(), k.clone())) {
