@@ -37,6 +37,7 @@ pub mod finalizer;
 pub mod interop;
 pub mod leader;
 mod owner;
+mod reads;
 pub mod shards;
 pub mod status;
 

@@ -96,10 +96,13 @@ where
                 tracing::debug!(%name, attempt, "status update conflicted; re-reading");
                 if attempt < DEFAULT_ATTEMPTS {
                     tokio::time::sleep(RETRY_DELAY).await;
-                    let fresh = api.get(&name).await.map_err(|source| Error::Api {
-                        name: name.clone(),
-                        source,
-                    })?;
+                    // R24: the re-read waits out a 429.
+                    let fresh = crate::reads::retrying("status re-read", None, || api.get(&name))
+                        .await
+                        .map_err(|source| Error::Api {
+                            name: name.clone(),
+                            source,
+                        })?;
                     base = K::from_source(fresh);
                 }
             }

@@ -9,6 +9,7 @@ use kube::api::{Api, ObjectMeta, PostParams};
 use tokio::time::Instant;
 
 use super::record::{self, Decision};
+use crate::reads;
 
 /// What one acquire-or-renew write did.
 pub(crate) enum Written {
@@ -72,8 +73,11 @@ pub(crate) async fn write_record(
 /// Writes an empty holder with a 1 s duration to the Lease `name` if `identity` still holds it
 /// (E5), giving up after `timeout`; logs the outcome.
 pub(crate) async fn release(api: &Api<Lease>, name: &str, identity: &str, timeout: Duration) {
+    let until = Instant::now() + timeout;
     let result = async {
-        let Some(mut lease) = api.get_opt(name).await? else {
+        // R24: a 429 is waited out within the timeout.
+        let read = reads::retrying("lease get", Some(until), || api.get_opt(name)).await?;
+        let Some(mut lease) = read else {
             return Ok(false);
         };
         let spec = lease.spec.clone().unwrap_or_default();

@@ -83,6 +83,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::reads;
 use gate::GateControl;
 use work::Work;
 
@@ -491,7 +492,7 @@ impl LeaderElector {
             let started = Instant::now();
             let attempt = tokio::select! {
                 () = cancel.cancelled() => return None,
-                a = tokio::time::timeout(self.config.renew_deadline, self.try_acquire_or_renew(false)) => a,
+                a = tokio::time::timeout(self.config.renew_deadline, self.try_acquire_or_renew(false, started + self.config.renew_deadline)) => a,
             };
             let wake = match attempt {
                 // S11: only an answer that came before the renew deadline of its write starts a
@@ -571,7 +572,7 @@ impl LeaderElector {
                 () = cancel.cancelled() => return TermEnd::Cancelled,
                 () = tokio::time::sleep_until(cut) => None,
                 how = work.ended() => return self.work_ended(how, give_up),
-                a = self.try_acquire_or_renew(recovering) => Some(a),
+                a = self.try_acquire_or_renew(recovering, cut) => Some(a),
             };
             match attempt {
                 Some(Ok(Attempt::Held)) => {
@@ -621,9 +622,17 @@ impl LeaderElector {
     }
 
     /// One read-decide-write round (client-go's `tryAcquireOrRenew`). With `renew_only` (while
-    /// recovering, E8) a Lease that is gone or not held by us is not taken: `Wait`.
-    async fn try_acquire_or_renew(&self, renew_only: bool) -> Result<Attempt, kube::Error> {
-        let current = self.api.get_opt(&self.name).await?;
+    /// recovering, E8) a Lease that is gone or not held by us is not taken: `Wait`. The read
+    /// waits out a 429 unless its wait would pass `deadline`, where the caller cuts it (R24).
+    async fn try_acquire_or_renew(
+        &self,
+        renew_only: bool,
+        deadline: Instant,
+    ) -> Result<Attempt, kube::Error> {
+        let current = reads::retrying("leader lease get", Some(deadline), || {
+            self.api.get_opt(&self.name)
+        })
+        .await?;
         if renew_only && !self.holds(current.as_ref()) {
             if let Some(spec) = current.and_then(|l| l.spec) {
                 self.observe(spec);

@@ -1,6 +1,7 @@
 //! The Lease requests of a shard set: one labelled LIST of the set (E3's observation times), the live members, and each Lease's write and release (E4, E5).
 
 use super::*;
+use crate::reads;
 
 impl Inner {
     /// Writes our record into the shard Lease `name` (E4): creates it when `current` is none,
@@ -24,9 +25,15 @@ impl Inner {
     }
 
     /// Lists the set's Leases (by name), recording when each was first seen in its form (E3).
-    pub(super) async fn read_set(&self) -> Option<HashMap<String, Lease>> {
+    /// A 429 is waited out unless its wait would pass `deadline`, where the caller cuts the
+    /// read (R24).
+    pub(super) async fn read_set(&self, deadline: Instant) -> Option<HashMap<String, Lease>> {
         let params = ListParams::default().labels(&format!("{SHARD_SET_LABEL}={}", self.set));
-        let list = match self.api.list(&params).await {
+        let read = reads::retrying("shard lease list", Some(deadline), || {
+            self.api.list(&params)
+        })
+        .await;
+        let list = match read {
             Ok(list) => {
                 self.succeeded("list");
                 list
@@ -131,13 +138,14 @@ impl Inner {
     /// so no other replica lists it again; bounded by the renew deadline, logged.
     pub(super) async fn leave(&self) {
         let name = self.member_lease();
+        let until = Instant::now() + self.config.renew_deadline;
         let result = async {
-            match self.read_ours(&name).await? {
+            match self.read_ours(&name, until).await? {
                 Some(lease) => self.delete_as_read(&lease).await,
                 None => Ok(false),
             }
         };
-        match tokio::time::timeout(self.config.renew_deadline, result).await {
+        match tokio::time::timeout_at(until, result).await {
             Ok(Ok(true)) => {
                 tracing::info!(set = %self.set, identity = %self.identity, lease = %name, "left the shard set; deleted the heartbeat Lease")
             }
@@ -192,9 +200,15 @@ impl Inner {
         }
     }
 
-    /// The Lease `name` as read now, if it exists and we hold it.
-    pub(super) async fn read_ours(&self, name: &str) -> Result<Option<Lease>, kube::Error> {
-        let lease = self.api.get_opt(name).await?;
+    /// The Lease `name` as read now, if it exists and we hold it. A 429 is waited out unless
+    /// its wait would pass `deadline`, where the caller cuts the read (R24).
+    pub(super) async fn read_ours(
+        &self,
+        name: &str,
+        deadline: Instant,
+    ) -> Result<Option<Lease>, kube::Error> {
+        let lease =
+            reads::retrying("shard lease get", Some(deadline), || self.api.get_opt(name)).await?;
         Ok(lease.filter(|l| {
             l.spec.as_ref().and_then(|s| s.holder_identity.as_deref())
                 == Some(self.identity.as_str())

@@ -28,7 +28,7 @@ impl Inner {
         let leases = tokio::select! {
             biased;
             () = root.cancelled() => return None,
-            read = tokio::time::timeout(bound, self.read_set()) => read.ok().flatten()?,
+            read = tokio::time::timeout(bound, self.read_set(Instant::now() + bound)) => read.ok().flatten()?,
         };
         let now = Instant::now();
         let conflict = self.conflict(&leases, now);
@@ -188,7 +188,7 @@ impl Inner {
         let verified = tokio::select! {
             biased;
             () = root.cancelled() => false,
-            read = tokio::time::timeout_at(until, self.read_set()) => match read {
+            read = tokio::time::timeout_at(until, self.read_set(until)) => match read {
                 Ok(Some(after)) => {
                     let conflict = self.conflict(&after, Instant::now());
                     self.report_conflict(conflict.as_ref());

@@ -113,7 +113,7 @@ impl Inner {
                 () = stop.cancelled() => return TermEnd::Stopped,
                 () = tokio::time::sleep_until(deadline) => return TermEnd::Expired,
                 how = work.ended() => return ended(how, deadline),
-                r = self.renew(name) => r,
+                r = self.renew(name, deadline) => r,
             };
             match renewed {
                 Ok(true) => {
@@ -130,10 +130,11 @@ impl Inner {
 
     /// One renewal of our shard Lease `name`: Ok(true) renewed, Ok(false) we no longer hold it
     /// (another holder, or deleted). A 409 (someone else wrote the Lease, e.g. labelled it)
-    /// re-reads and retries; the caller bounds it by the renew deadline (S14).
-    pub(super) async fn renew(&self, name: &str) -> Result<bool, kube::Error> {
+    /// re-reads and retries; the caller bounds it by the renew `deadline` (S14), which a 429 on
+    /// the read is waited out within (R24).
+    pub(super) async fn renew(&self, name: &str, deadline: Instant) -> Result<bool, kube::Error> {
         loop {
-            let Some(lease) = self.read_ours(name).await? else {
+            let Some(lease) = self.read_ours(name, deadline).await? else {
                 return Ok(false);
             };
             let written = self.write_lease(name, Some(lease), Instant::now()).await;

@@ -258,14 +258,21 @@ fn protobuf_summary(e: &informer_proto::Error) -> String {
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Builds [`Error::Api`], taking `Retry-After` from the header or from `details.retryAfterSeconds`.
-pub(super) fn api_error(status: Status, header_retry: Option<Duration>) -> Error {
-    let detail_retry = status
+/// The `details.retryAfterSeconds` of a `Status`, when positive: kube-apiserver puts a 429's
+/// `Retry-After` there too. The one place this project reads it: the reflector (R13) and the
+/// controller crate's retried reads (R24), whose `kube::Error::Api` keeps no response headers.
+pub fn status_retry_after(status: &Status) -> Option<Duration> {
+    status
         .details
         .as_ref()
         .map(|d| d.retry_after_seconds)
         .filter(|s| *s > 0)
-        .map(|s| Duration::from_secs(u64::from(s)));
+        .map(|s| Duration::from_secs(u64::from(s)))
+}
+
+/// Builds [`Error::Api`], taking `Retry-After` from the header or from `details.retryAfterSeconds`.
+pub(super) fn api_error(status: Status, header_retry: Option<Duration>) -> Error {
+    let detail_retry = status_retry_after(&status);
     Error::Api {
         status: Box::new(status),
         retry_after: header_retry.or(detail_retry),

@@ -49,7 +49,7 @@ use serde::de::DeserializeOwned;
 
 use self::body::BodyReader;
 use self::error::api_error;
-pub use self::error::{Error, ErrorClass, Result};
+pub use self::error::{Error, ErrorClass, Result, status_retry_after};
 use self::format::{EventCtx, Format, Json, Protobuf};
 use self::framing::events;
 use self::limits::read_body;
