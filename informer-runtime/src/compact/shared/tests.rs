@@ -287,12 +287,18 @@ fn p8_a_recent_lookup_racing_a_sweep_hands_out_only_pooled_values() {
 fn p8_a_pool_sweep_clears_the_slots_of_freed_values() {
     part!(Remembered);
     let pool = Remembered::pool();
-    for n in 0..10 {
-        let (shared, hash) = pool.share_hashed(Remembered::of(n));
-        pool.recent
-            .put(Digest::of("test", &n.to_le_bytes()), hash, &shared.0);
-    }
+    // The values stay alive until the slots are counted: a sweep of every pool that another
+    // test's informer runs meanwhile may clear the slot of a value already freed.
+    let held: Vec<_> = (0..10i64)
+        .map(|n| {
+            let (shared, hash) = pool.share_hashed(Remembered::of(n));
+            pool.recent
+                .put(Digest::of("test", &n.to_le_bytes()), hash, &shared.0);
+            shared
+        })
+        .collect();
     assert_eq!(pool.recent.held(), 10);
+    drop(held);
     pool.sweep();
     assert_eq!(pool.stats(), PoolStats::default());
     assert_eq!(pool.recent.held(), 0);
