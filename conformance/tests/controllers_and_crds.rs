@@ -188,6 +188,14 @@ async fn controller_with_owned_objects_and_a_finalizer(backend: &Backend) {
                 .is_none()
     })
     .await;
+    stop(cancel, run).await;
+}
+
+/// Cancels a controller run and checks it ended cleanly.
+async fn stop<E: std::fmt::Debug>(
+    cancel: CancellationToken,
+    run: tokio::task::JoinHandle<Result<(), E>>,
+) {
     cancel.cancel();
     tokio::time::timeout(WAIT, run)
         .await
@@ -284,12 +292,7 @@ async fn reconciles_read_their_own_writes(backend: &Backend) {
         }
     });
     wait_until("a reconcile that sees 3", || seen.lock().contains(&3)).await;
-    cancel.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .expect("the controller stops")
-        .expect("no panic")
-        .expect("the controller ran cleanly");
+    stop(cancel, run).await;
     // The write of 3 and the requeue after it may both reconcile 3; a stale read would repeat
     // a smaller count.
     let seen = seen.lock().clone();
@@ -598,4 +601,151 @@ async fn example_operator_end_to_end(backend: &Backend) {
     let _ = tokio::time::timeout(WAIT, run)
         .await
         .expect("the operator stops");
+}
+
+conformance!(an_owned_kind_cached_in_one_namespace_beside_a_cluster_wide_primary);
+/// F11 (controller-runtime's `cache.ByObject`): one factory, its primary kind (Secrets) listed
+/// in every namespace, the kind it owns (ConfigMaps, cached in their compact form) in one
+/// namespace only. Both Secrets are reconciled; the ConfigMap cache holds only the first
+/// namespace's (a ConfigMap of the other, there before the start, never reaches it); an owned
+/// ConfigMap deleted in the scoped namespace is recreated through its owner.
+async fn an_owned_kind_cached_in_one_namespace_beside_a_cluster_wide_primary(backend: &Backend) {
+    use informer_runtime::factory::CacheScope;
+
+    let client = backend.client().await;
+    let (ns_a, ns_b) = (
+        backend.namespace("scope-a").await,
+        backend.namespace("scope-b").await,
+    );
+    // Every object of this scenario carries this label, and the factory selects it: other
+    // scenarios' objects on a shared kube-apiserver stay out of its cluster-wide informer.
+    let label = ("conformance.informer-rs.io/scope", ns_a.as_str());
+    for ns in [&ns_a, &ns_b] {
+        let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+        cms.create(
+            &PostParams::default(),
+            &config_map(ns, "marker", "m", &[label]),
+        )
+        .await
+        .expect("create the marker");
+        let mut secret = Secret::default();
+        secret.metadata.name = Some("s".into());
+        secret.metadata.labels = Some([(label.0.to_owned(), label.1.to_owned())].into());
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+        secrets
+            .create(&PostParams::default(), &secret)
+            .await
+            .expect("create the primary");
+    }
+    let selector = format!("{}={}", label.0, label.1);
+    let factory = SharedInformerFactory::builder(client.clone())
+        .tweak_list_options(move |lp| lp.label_selector = Some(selector.clone()))
+        .scope_for::<ConfigMap>(CacheScope::new().namespace(ns_a.clone()))
+        .build();
+    let owned = factory.core().v1().config_maps().informer();
+    let primaries = factory.informer_for::<Secret>();
+    let controller =
+        Controller::<Secret>::new(factory.clone(), "scoped-owner").owns::<compact::ConfigMap>();
+    let cancel = CancellationToken::new();
+    let data = (label.0.to_owned(), label.1.to_owned());
+    let run = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            controller
+                .run(
+                    move |req: Request<Secret>, ctx: Arc<Context<(String, String)>>| async move {
+                        let Some(secret) = req.object.clone() else {
+                            return Ok::<_, kube::Error>(Action::Done);
+                        };
+                        let ns = req.namespace().unwrap_or_default().to_owned();
+                        let (key, value) = ctx.data().clone();
+                        let mut cm = config_map(&ns, "s-owned", "o", &[(&key, &value)]);
+                        cm.metadata.owner_references = Some(vec![OwnerReference {
+                            api_version: "v1".into(),
+                            kind: "Secret".into(),
+                            name: secret.name_any(),
+                            uid: secret.uid().unwrap_or_default(),
+                            controller: Some(true),
+                            block_owner_deletion: None,
+                        }]);
+                        let api: Api<ConfigMap> = Api::namespaced(ctx.client().clone(), &ns);
+                        match api.create(&PostParams::default(), &cm).await {
+                            Ok(written) => ctx.recorder(&req.key).record(&written),
+                            Err(kube::Error::Api(s)) if s.code == 409 => {}
+                            Err(e) => return Err(e),
+                        }
+                        Ok(Action::Done)
+                    },
+                    data,
+                    cancel,
+                )
+                .await
+        }
+    });
+
+    wait_until("both informers synced", || {
+        owned.has_synced() && primaries.has_synced()
+    })
+    .await;
+    let cached = |ns: &str, name: &str| {
+        owned
+            .indexer()
+            .get_by_key(&format!("{ns}/{name}"))
+            .is_some()
+    };
+    assert!(cached(&ns_a, "marker"), "the scoped namespace is listed");
+    assert!(
+        !cached(&ns_b, "marker"),
+        "a ConfigMap of another namespace never reaches the scoped cache"
+    );
+    let primary_namespaces: Vec<String> = primaries
+        .indexer()
+        .list()
+        .iter()
+        .filter_map(|s| s.namespace())
+        .collect();
+    assert!(
+        primary_namespaces.contains(&ns_a) && primary_namespaces.contains(&ns_b),
+        "the primary kind is cluster-wide: {primary_namespaces:?}"
+    );
+    // Both primaries are reconciled; only the scoped namespace's owned object is cached.
+    for ns in [&ns_a, &ns_b] {
+        let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+        wait_for("the owned ConfigMap on the server", || {
+            let cms = cms.clone();
+            async move { cms.get_opt("s-owned").await.ok().flatten().is_some() }
+        })
+        .await;
+    }
+    wait_until("the scoped owned ConfigMap is cached", || {
+        cached(&ns_a, "s-owned")
+    })
+    .await;
+    let namespaces: Vec<String> = owned
+        .indexer()
+        .list()
+        .iter()
+        .filter_map(|cm| cm.object_namespace().map(str::to_owned))
+        .collect();
+    assert!(
+        namespaces.iter().all(|ns| *ns == ns_a),
+        "only {ns_a} is cached: {namespaces:?}"
+    );
+    // The owned kind's watch maps to the owner (C4): a deleted owned ConfigMap comes back.
+    let cms_a: Api<ConfigMap> = Api::namespaced(client.clone(), &ns_a);
+    let before = cms_a.get("s-owned").await.expect("get").uid();
+    cms_a
+        .delete("s-owned", &DeleteParams::default())
+        .await
+        .expect("delete the owned ConfigMap");
+    wait_for("the owned ConfigMap is recreated", || {
+        let cms_a = cms_a.clone();
+        let before = before.clone();
+        async move {
+            let now = cms_a.get_opt("s-owned").await.ok().flatten();
+            now.is_some_and(|cm| cm.uid() != before)
+        }
+    })
+    .await;
+    stop(cancel, run).await;
 }

@@ -212,3 +212,99 @@ async fn t1_t3_the_factory_chooses_protobuf_and_gzip_for_its_informers() {
         factory.shutdown().await;
     }
 }
+
+/// F11: a resource's scope replaces the factory's namespace, selectors and transform for every
+/// informer of that resource (typed and metadata-only) and for nothing else; the scoped LIST and
+/// WATCH go to the scope's namespace with the scope's field selector.
+#[tokio::test]
+async fn f11_a_resource_scope_applies_to_every_form_of_its_resource_only() {
+    use informer_runtime::factory::CacheScope;
+    use informer_runtime::lister::GroupResource as Resource;
+
+    let server = TestServer::start().await.expect("server");
+    for (ns, name, labelled) in [("a", "x", true), ("a", "y", false), ("b", "y", true)] {
+        let mut obj = cm(name);
+        obj.metadata.namespace = Some(ns.into());
+        if labelled {
+            obj.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+        }
+        server.create(&obj).expect("create");
+        let secret = Secret {
+            metadata: obj.metadata.clone(),
+            ..Default::default()
+        };
+        server.create(&secret).expect("create");
+    }
+    let factory = SharedInformerFactory::builder(server.client())
+        .tweak_list_options(|lp| lp.label_selector = Some("app=web".into()))
+        .scope_for::<ConfigMap>(
+            CacheScope::new()
+                .namespace("a")
+                .label_selector("")
+                .field_selector("metadata.name=y")
+                .transform(|obj| {
+                    if let Some(meta) = obj.object_meta_mut() {
+                        meta.annotations = Some([("scoped".to_string(), "yes".to_string())].into());
+                    }
+                }),
+        )
+        .build();
+    let selection = factory.selection_of(&Resource::of::<ConfigMap>());
+    assert_eq!(selection.namespace.as_deref(), Some("a"));
+    assert_eq!(selection.label_selector, None);
+    assert_eq!(selection.field_selector.as_deref(), Some("metadata.name=y"));
+    let cms = factory.informer_for::<ConfigMap>();
+    let cm_meta = factory.metadata_informer_for::<ConfigMap>();
+    let secrets = factory.informer_for::<Secret>();
+    factory.start();
+    factory
+        .wait_for_cache_sync_timeout(WAIT)
+        .await
+        .expect("synced");
+    let keys = |keys: Vec<informer_runtime::key::ObjectKey>| {
+        let mut keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(
+        keys(cms.indexer().list_keys()),
+        ["a/y"],
+        "the scope's namespace and selectors, not the factory's"
+    );
+    let cached = cms.indexer().get_by_key("a/y").expect("cached");
+    assert_eq!(
+        cached
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("scoped"))
+            .map(String::as_str),
+        Some("yes"),
+        "the scope's transform"
+    );
+    assert_eq!(
+        keys(cm_meta.indexer().list_keys()),
+        ["a/y"],
+        "the metadata-only form too"
+    );
+    assert_eq!(
+        keys(secrets.indexer().list_keys()),
+        ["a/x", "b/y"],
+        "other kinds keep the factory's selector, every namespace"
+    );
+    let requests = server.requests();
+    let cm_requests: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/configmaps"))
+        .collect();
+    assert!(!cm_requests.is_empty());
+    assert!(
+        cm_requests
+            .iter()
+            .all(|r| r.path == "/api/v1/namespaces/a/configmaps"
+                && r.query.field_selector.as_deref() == Some("metadata.name=y")
+                && r.query.label_selector.is_none()),
+        "{cm_requests:?}"
+    );
+    factory.shutdown().await;
+}

@@ -9,28 +9,35 @@
 //! counts as "not admitted": the write is not recorded and the guard is off for it, which costs
 //! at most a stale read, never a wait that cannot end.
 
+use informer_runtime::lister::GroupResource;
 use informer_runtime::shard::ShardField;
 use informer_runtime::{Meta, SharedInformerFactory};
 
-/// Whether the informers of `factory` list and watch `object` (K3): its namespace, label
-/// selector, field selector and shard. `object` is any cached form of its kind (read through
+/// Whether the informers of `factory` for `resource` list and watch `object` (K3): the
+/// namespace, label selector and field selector of that resource (its scope, F11, or the
+/// factory's) and the factory's shard. `object` is any cached form of its kind (read through
 /// the runtime's `Meta`).
-pub(crate) fn admits<M: Meta + ?Sized>(factory: &SharedInformerFactory, object: &M) -> bool {
+pub(crate) fn admits<M: Meta + ?Sized>(
+    factory: &SharedInformerFactory,
+    resource: &GroupResource,
+    object: &M,
+) -> bool {
+    let selection = factory.selection_of(resource);
     let namespace = object.object_namespace();
     // A cluster-scoped object has no namespace, and the factory's namespace does not apply.
-    if let (Some(watched), Some(ns)) = (factory.namespace(), namespace)
+    if let (Some(watched), Some(ns)) = (selection.namespace.as_deref(), namespace)
         && watched != ns
     {
         return false;
     }
-    if let Some(selector) = factory.label_selector()
-        && labels_match(&selector, |key| object.object_label(key)) != Some(true)
+    if let Some(selector) = &selection.label_selector
+        && labels_match(selector, |key| object.object_label(key)) != Some(true)
     {
         return false;
     }
-    if let Some(selector) = factory.field_selector() {
+    if let Some(selector) = &selection.field_selector {
         let name = object.object_name().unwrap_or_default();
-        if fields_match(&selector, name, namespace.unwrap_or_default()) != Some(true) {
+        if fields_match(selector, name, namespace.unwrap_or_default()) != Some(true) {
             return false;
         }
     }
@@ -201,6 +208,42 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    #[tokio::test]
+    async fn a_resource_scope_decides_for_its_own_kind_only() {
+        use informer_runtime::factory::CacheScope;
+        use k8s_openapi::api::apps::v1::Deployment;
+        use k8s_openapi::api::core::v1::ConfigMap;
+
+        // Nothing is started, so nothing connects.
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URI"));
+        let client = kube::Client::try_from(config).expect("a client");
+        let factory = SharedInformerFactory::builder(client)
+            .scope_for::<ConfigMap>(CacheScope::new().namespace("a").label_selector("app=web"))
+            .build();
+        let mut cm = ConfigMap::default();
+        cm.metadata.namespace = Some("b".into());
+        cm.metadata.labels = Some(labels(&[("app", "web")]));
+        let config_maps = GroupResource::of::<ConfigMap>();
+        assert!(
+            !admits(&factory, &config_maps, &cm),
+            "another namespace (F11)"
+        );
+        cm.metadata.namespace = Some("a".into());
+        assert!(admits(&factory, &config_maps, &cm));
+        cm.metadata.labels = None;
+        assert!(
+            !admits(&factory, &config_maps, &cm),
+            "the scope's label selector"
+        );
+        let mut deployment = Deployment::default();
+        deployment.metadata.namespace = Some("b".into());
+        let deployments = GroupResource::of::<Deployment>();
+        assert!(
+            admits(&factory, &deployments, &deployment),
+            "the factory's scope: all"
+        );
     }
 
     #[test]

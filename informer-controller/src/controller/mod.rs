@@ -183,6 +183,28 @@ impl<K: Object> Controller<K> {
     /// `C` is any cached form of the owned kind: the kind itself, its compact form or a
     /// projection; `K` may be a compact form too (its group and kind are its source kind's).
     ///
+    /// `C` is cached with the factory's namespace and selectors, as every kind of the factory
+    /// is: by default every object of `C` in the cluster, not only the owned ones. To cache
+    /// less, give `C` a scope of its own on the factory
+    /// ([`scope_for`](informer_runtime::factory::SharedInformerFactoryBuilder::scope_for), F11):
+    /// the primary kind keeps the factory's.
+    ///
+    /// ```no_run
+    /// # use informer_controller::Controller;
+    /// # use informer_runtime::SharedInformerFactory;
+    /// use informer_runtime::factory::CacheScope;
+    /// use informer_k8s::api::{apps::v1::Deployment, core::v1::ConfigMap};
+    ///
+    /// # fn demo(client: kube::Client) {
+    /// // Deployments in every namespace, owning ConfigMaps that live in `team-a` only.
+    /// let factory = SharedInformerFactory::builder(client)
+    ///     .scope_for::<ConfigMap>(CacheScope::new().namespace("team-a"))
+    ///     .build();
+    /// let controller = Controller::<Deployment>::new(factory, "deployments").owns::<ConfigMap>();
+    /// # let _ = controller;
+    /// # }
+    /// ```
+    ///
     /// ```no_run
     /// use informer_controller::Controller;
     /// use informer_k8s::compact::api::apps::v1 as compact;

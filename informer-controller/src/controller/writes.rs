@@ -190,9 +190,10 @@ impl WriteRecorder {
             tracing::debug!(key = %key, resource = %kind, "no running informer caches this kind; the write is not recorded (K3)");
             return;
         }
-        // K3: only a store that will hold the write may be waited for: the factory's namespace,
-        // selectors and shard must admit the object (they are the same for all its informers).
-        if !super::admission::admits(factory, written) {
+        // K3: only a store that will hold the write may be waited for: the namespace and
+        // selectors of the kind's informers (its scope, F11, or the factory's; the same for all
+        // its forms) and the factory's shard must admit the object.
+        if !super::admission::admits(factory, &kind, written) {
             tracing::debug!(key = %key, resource = %kind, "a write these informers never store is not recorded (K3)");
             return;
         }

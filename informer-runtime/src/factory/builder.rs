@@ -8,9 +8,11 @@ use std::time::Duration;
 use kube::api::ListParams;
 use prometheus_client::registry::Registry;
 
+use super::cache_scope::{CacheScope, Resolved, Selection};
 use super::{AnyObject, SharedInformerFactory};
 use crate::delta_fifo::FifoMode;
 use crate::informer::{InformerConfig, InformerMetrics};
+use crate::lister::GroupResource;
 use crate::reflector::ReflectorConfig;
 
 /// Changes the list options of every informer of a factory (F6). The tweak starts from the
@@ -54,6 +56,8 @@ pub struct SharedInformerFactoryBuilder {
 /// What every informer of one factory shares.
 pub(super) struct Options {
     pub(super) namespace: Option<String>,
+    /// Per-resource scopes (F11), over every other setting of this struct.
+    scopes: HashMap<GroupResource, CacheScope>,
     default_resync: Duration,
     custom_resync: HashMap<TypeId, Duration>,
     tweak: Option<ListOptionsTweak>,
@@ -81,6 +85,7 @@ impl SharedInformerFactoryBuilder {
             client,
             options: Options {
                 namespace: None,
+                scopes: HashMap::new(),
                 default_resync: Duration::ZERO,
                 custom_resync: HashMap::new(),
                 tweak: None,
@@ -110,6 +115,22 @@ impl SharedInformerFactoryBuilder {
         self
     }
 
+    /// The informers of `K`'s resource (every form: the kind, its compact form, projections,
+    /// metadata-only) list, watch and keep what `scope` says, in place of the factory's
+    /// namespace, selectors and transform (F11, controller-runtime's `cache.ByObject`); what
+    /// `scope` leaves alone stays the factory's. A second call for one resource replaces the
+    /// first. See [`CacheScope`].
+    pub fn scope_for<K: super::Object>(self, scope: CacheScope) -> Self {
+        self.scope_for_resource(GroupResource::of::<K::Source>(), scope)
+    }
+
+    /// [`scope_for`](Self::scope_for) by group and resource, for a resource known only at run
+    /// time (dynamic informers, F9).
+    pub fn scope_for_resource(mut self, resource: GroupResource, scope: CacheScope) -> Self {
+        self.options.scopes.insert(resource, scope);
+        self
+    }
+
     /// The resync period of every informer without a per-type period (Y3, Y5; default 0 = none).
     pub fn default_resync(mut self, period: Duration) -> Self {
         self.options.default_resync = period;
@@ -123,8 +144,9 @@ impl SharedInformerFactoryBuilder {
     }
 
     /// Changes the list options of every informer, for both LIST and WATCH (F6): typically a
-    /// label or field selector. Different selectors need different factories (F1). What else a
-    /// tweak may set, and how it is honoured, is on [`ListOptionsTweak`].
+    /// label or field selector; one resource's own selectors go in its scope
+    /// ([`scope_for`](Self::scope_for), F11). What else a tweak may set, and how it is
+    /// honoured, is on [`ListOptionsTweak`].
     pub fn tweak_list_options(
         mut self,
         tweak: impl Fn(&mut ListParams) + Send + Sync + 'static,
@@ -325,6 +347,7 @@ impl Options {
         &self,
         lw: crate::list_watch::ListWatch<K>,
         keeps_managed_fields: bool,
+        resolved: &Resolved,
     ) -> crate::list_watch::ListWatch<K>
     where
         K: serde::de::DeserializeOwned + Send + 'static,
@@ -332,7 +355,7 @@ impl Options {
         lw.prefer_protobuf(self.protobuf)
             .accept_gzip(self.gzip)
             .decode_pool(self.pool.clone())
-            .drop_managed_fields(self.strips_managed_fields || !keeps_managed_fields)
+            .drop_managed_fields(resolved.strips_managed_fields || !keeps_managed_fields)
     }
 
     /// The list options after the tweak, starting from the reflector settings; `None` without
@@ -349,6 +372,25 @@ impl Options {
         };
         tweak(&mut params);
         Some(params)
+    }
+
+    /// What a new informer of `resource` takes from the factory: its scope (F11) over the
+    /// factory's namespace, selectors and transform.
+    pub(super) fn resolve(&self, resource: Option<&GroupResource>) -> Resolved {
+        let (label_selector, field_selector) = self.selectors();
+        let defaults = Resolved {
+            selection: Selection {
+                namespace: self.namespace.clone(),
+                label_selector,
+                field_selector,
+            },
+            transform: self.transform.clone(),
+            strips_managed_fields: self.strips_managed_fields,
+        };
+        match resource.and_then(|r| self.scopes.get(r)) {
+            Some(scope) => scope.over(defaults),
+            None => defaults,
+        }
     }
 
     /// The label and field selectors every informer lists and watches with (the tweak's, else
@@ -387,16 +429,24 @@ impl Options {
     }
 
     /// The configuration of a new informer (F2): per-type or default resync, the namespace
-    /// index (X3, on by default in `InformerConfig`), the tweaked selectors and the factory transform.
-    pub(super) fn informer_config<K>(&self, type_id: TypeId, label: String) -> InformerConfig<K>
+    /// index (X3, on by default in `InformerConfig`), the tweaked selectors and the factory
+    /// transform, or those of the resource's scope (F11, `resolved`).
+    pub(super) fn informer_config<K>(
+        &self,
+        type_id: TypeId,
+        label: String,
+        resolved: &Resolved,
+    ) -> InformerConfig<K>
     where
         K: crate::object::Meta,
     {
         let mut reflector = self.reflector.clone();
+        // F6, F11: the selectors of the resource's scope, else the tweak's, else the reflector
+        // settings' (`resolve`).
+        reflector.label_selector = resolved.selection.label_selector.clone();
+        reflector.field_selector = resolved.selection.field_selector.clone();
         if let Some(params) = self.tweaked() {
-            // F6: every option the tweak can set that the reflector can honour.
-            reflector.label_selector = params.label_selector.filter(|s| !s.is_empty());
-            reflector.field_selector = params.field_selector.filter(|s| !s.is_empty());
+            // F6: every other option the tweak can set that the reflector can honour.
             // A page size or a first-list RV only means something to a paged LIST: a tweak that
             // *changes* one selects it over the streaming default (V1), so it is honoured (F6).
             // The tweak starts from the reflector's own values (`tweaked`), so a tweak that only
@@ -425,7 +475,7 @@ impl Options {
             Some(prefix) => format!("{prefix}/{label}"),
             None => label,
         };
-        let transform = self.transform.clone().map(|t| {
+        let transform = resolved.transform.clone().map(|t| {
             let typed: crate::delta_fifo::TransformFn<K> = Arc::new(move |obj: &mut K| t(obj));
             typed
         });

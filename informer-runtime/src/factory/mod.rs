@@ -1,4 +1,4 @@
-//! The shared informer factory: one informer per resource type, created lazily, started and synced together (F1-F9).
+//! The shared informer factory: one informer per resource type, created lazily, started and synced together (F1-F11).
 //!
 //! ```no_run
 //! # use std::time::Duration;
@@ -21,6 +21,7 @@
 //! ```
 
 mod builder;
+mod cache_scope;
 mod entry;
 mod generic;
 mod metrics;
@@ -39,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::object::{Object, ScopeKind, StaticIndexer};
 pub use builder::{FactoryTransform, ListOptionsTweak, SharedInformerFactoryBuilder};
+pub use cache_scope::{CacheScope, Selection};
 pub use entry::InformerId;
 pub use generic::{AnyObject, GenericInformer, GenericLister, GenericNamespaceLister};
 pub use projected::Projected;
@@ -46,6 +48,7 @@ pub use projected::Projected;
 use crate::indexer::Indexers;
 use crate::informer::SharedIndexInformer;
 use crate::list_watch::ListWatch;
+use crate::lister::GroupResource;
 use crate::object::{HasScope, Meta};
 use builder::Options;
 use entry::{Control, Entry};
@@ -246,13 +249,15 @@ impl SharedInformerFactory {
         let id = InformerId::of::<K>();
         let name = id.to_string();
         let informer = self.get_or_create(id, |options| {
+            let resolved = options.resolve(Some(&GroupResource::of::<K::Source>()));
             let api = <K as HasScope>::Scope::constrain(
                 Api::<K::Source>::all(self.inner.client.clone()),
-                options.namespace.as_deref(),
+                resolved.selection.namespace.as_deref(),
             );
-            let config = options.informer_config::<K>(TypeId::of::<K>(), name);
+            let config = options.informer_config::<K>(TypeId::of::<K>(), name, &resolved);
             let lw = ListWatch::of_source(api);
-            SharedIndexInformer::new(options.on_the_wire(lw, K::keeps_managed_fields()), config)
+            let lw = options.on_the_wire(lw, K::keeps_managed_fields(), &resolved);
+            SharedIndexInformer::new(lw, config)
         });
         add_missing_indexers(&informer, indexers);
         informer
@@ -266,13 +271,18 @@ impl SharedInformerFactory {
         let id = InformerId::metadata_of::<K::Source>();
         let name = id.to_string();
         self.get_or_create(id, |options| {
+            let resolved = options.resolve(Some(&GroupResource::of::<K::Source>()));
             let api = <K as HasScope>::Scope::constrain(
                 Api::<K::Source>::all(self.inner.client.clone()),
-                options.namespace.as_deref(),
+                resolved.selection.namespace.as_deref(),
             );
-            let config = options
-                .informer_config::<PartialObjectMeta<K::Source>>(TypeId::of::<K::Source>(), name);
-            SharedIndexInformer::new(options.on_the_wire(ListWatch::metadata(api), true), config)
+            let config = options.informer_config::<PartialObjectMeta<K::Source>>(
+                TypeId::of::<K::Source>(),
+                name,
+                &resolved,
+            );
+            let lw = options.on_the_wire(ListWatch::metadata(api), true, &resolved);
+            SharedIndexInformer::new(lw, config)
         })
     }
 
@@ -286,7 +296,9 @@ impl SharedInformerFactory {
         let gvr = GroupVersionResource::gvr(&resource.group, &resource.version, &resource.plural);
         let id = InformerId::resource(&gvr);
         let name = id.to_string();
+        let group_resource = GroupResource::new(&gvr.group, &gvr.resource);
         self.get_or_create(id, |options| {
+            let resolved = options.resolve(Some(&group_resource));
             let scope = if namespaced {
                 kube::discovery::Scope::Namespaced
             } else {
@@ -294,15 +306,16 @@ impl SharedInformerFactory {
             };
             let mut api =
                 Api::<DynamicObject>::dynamic(self.inner.client.clone(), resource, &scope);
-            if let Some(ns) = options.namespace.as_deref() {
+            if let Some(ns) = resolved.selection.namespace.as_deref() {
                 api = api.constrain(ns);
             }
-            let config =
-                options.informer_config::<DynamicObject>(TypeId::of::<DynamicObject>(), name);
-            SharedIndexInformer::new(
-                options.on_the_wire(ListWatch::dynamic(api, resource), true),
-                config,
-            )
+            let config = options.informer_config::<DynamicObject>(
+                TypeId::of::<DynamicObject>(),
+                name,
+                &resolved,
+            );
+            let lw = options.on_the_wire(ListWatch::dynamic(api, resource), true, &resolved);
+            SharedIndexInformer::new(lw, config)
         })
     }
 
@@ -320,7 +333,7 @@ impl SharedInformerFactory {
                 source,
             })?
             .ok_or_else(|| Error::NoInformerFound(gvr_label(gvr)))?;
-        let group_resource = crate::lister::GroupResource::new(&gvr.group, &gvr.resource);
+        let group_resource = GroupResource::new(&gvr.group, &gvr.resource);
         Ok(GenericInformer::with_group_resource(
             self.dynamic_informer(&resource, namespaced),
             group_resource,
@@ -341,10 +354,7 @@ impl SharedInformerFactory {
     /// any form: the kind itself, its compact form, projections, the metadata-only and the
     /// dynamic informer. A write to that resource reaches all of them (K3: a controller's
     /// write recorder waits for each that is running).
-    pub fn informers_of(
-        &self,
-        group_resource: &crate::lister::GroupResource,
-    ) -> Vec<GenericInformer> {
+    pub fn informers_of(&self, group_resource: &GroupResource) -> Vec<GenericInformer> {
         let state = self.inner.state.lock();
         state
             .informers
@@ -521,14 +531,38 @@ impl SharedInformerFactory {
         ids
     }
 
-    /// The namespace the factory's informers watch, or `None` for all namespaces.
+    /// Which objects of `resource` this factory's informers list and watch: its
+    /// [`CacheScope`] (F11) over the factory's namespace and selectors.
+    ///
+    /// ```no_run
+    /// # fn demo(client: kube::Client) {
+    /// use informer_runtime::SharedInformerFactory;
+    /// use informer_runtime::factory::CacheScope;
+    /// use informer_runtime::lister::GroupResource;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    ///
+    /// let factory = SharedInformerFactory::builder(client)
+    ///     .scope_for::<ConfigMap>(CacheScope::new().namespace("team-a"))
+    ///     .build();
+    /// let config_maps = factory.selection_of(&GroupResource::of::<ConfigMap>());
+    /// assert_eq!(config_maps.namespace.as_deref(), Some("team-a"));
+    /// assert_eq!(factory.selection_of(&GroupResource::new("apps", "deployments")).namespace, None);
+    /// # }
+    /// ```
+    pub fn selection_of(&self, resource: &GroupResource) -> Selection {
+        self.inner.options.resolve(Some(resource)).selection
+    }
+
+    /// The namespace the factory's informers watch, or `None` for all namespaces; a resource
+    /// with a [`CacheScope`] of its own may watch another ([`selection_of`](Self::selection_of)).
     pub fn namespace(&self) -> Option<&str> {
         self.inner.options.namespace.as_deref()
     }
 
     /// The label selector the factory's informers list and watch with (F6), if any: what a
     /// [`tweak_list_options`](SharedInformerFactoryBuilder::tweak_list_options) or the
-    /// reflector settings set.
+    /// reflector settings set. A resource's [`CacheScope`] may replace it
+    /// ([`selection_of`](Self::selection_of)).
     pub fn label_selector(&self) -> Option<String> {
         self.inner.options.selectors().0
     }
