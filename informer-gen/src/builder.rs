@@ -364,19 +364,38 @@ impl Generated {
         for (name, contents) in &self.files {
             let path = dir.join(name);
             if std::fs::read_to_string(&path).ok().as_deref() != Some(contents.as_str()) {
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
                 std::fs::write(&path, contents)?;
                 touched.push(path);
             }
         }
-        for stale in self.stale_files(dir)? {
-            std::fs::remove_file(&stale)?;
-            touched.push(stale);
-        }
+        touched.extend(self.remove_stale(dir)?);
         Ok(touched)
     }
 
+    /// Deletes the [stale files](Self::stale_files) in `dir`, and each subdirectory of `dir` that
+    /// this leaves empty (a module of an older split, `compact/api/core/`). Returns the files
+    /// deleted.
+    pub fn remove_stale(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        let stale = self.stale_files(dir)?;
+        for path in &stale {
+            std::fs::remove_file(path)?;
+            let mut parent = path.parent();
+            while let Some(sub) = parent.filter(|p| *p != dir && p.starts_with(dir)) {
+                if std::fs::read_dir(sub)?.next().is_some() {
+                    break;
+                }
+                std::fs::remove_dir(sub)?;
+                parent = sub.parent();
+            }
+        }
+        Ok(stale)
+    }
+
     /// Generated-header `.rs` files in `dir` and its subdirectories that this output no longer
-    /// contains (a subdirectory of an older layout, `compact/v1_37.rs`, included).
+    /// contains (a file of an older layout, `compact.rs` or `compact/v1_37.rs`, included).
     pub fn stale_files(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         let mut stale = Vec::new();
         self.stale_in(dir, "", &mut stale)?;

@@ -130,6 +130,15 @@ pub mod crd_types {
     pub mod generated;
 }
 
+/// `crd_types_beside_compact`: a CRD kind whose compact form holds the root's compact `ObjectMeta`.
+#[path = "fixtures/crd_types_beside_compact"]
+pub mod crd_types_beside_compact {
+    /// The golden output.
+    #[rustfmt::skip]
+    #[path = "expected/mod.rs"]
+    pub mod generated;
+}
+
 /// The accessors of every case resolve to the informers of the types they name; nothing runs.
 #[test]
 fn goldens_compile_and_name_their_types() {
@@ -176,6 +185,18 @@ fn goldens_compile_and_name_their_types() {
             same(
                 &f.informer_for::<crd_types::generated::types::v1::full::Match>(),
                 &matches.full().informer(),
+            );
+        }
+        {
+            use crd_types_beside_compact::generated::InformerFactoryExt as _;
+            let notes = f.example().v1().notes();
+            same(
+                &f.informer_for::<crd_types_beside_compact::generated::types::v1::Note>(),
+                &notes.informer(),
+            );
+            same(
+                &f.informer_for::<crd_types_beside_compact::generated::types::v1::full::Note>(),
+                &notes.full().informer(),
             );
         }
     }

@@ -318,7 +318,15 @@ fn a_compact_kind_gets_its_types_and_a_compact_accessor() {
         .compact_kind("demo.example.com", "v1", "Widget")
         .generate()
         .unwrap();
-    let compact = &generated.files()["compact.rs"];
+    // The compact module tree, in as many files as its modules take (`compact/mod.rs`,
+    // `compact/api.rs`, …).
+    let compact: String = generated
+        .files()
+        .iter()
+        .filter(|(name, _)| name.starts_with("compact/"))
+        .map(|(_, text)| text.as_str())
+        .collect();
+    assert!(generated.files().contains_key("compact/mod.rs"));
     assert!(compact.contains("pub struct Widget"), "{compact}");
     assert!(
         compact.contains("pub labels: rt::Option<rt::StrMap>"),
@@ -344,7 +352,7 @@ fn a_compact_kind_gets_its_types_and_a_compact_accessor() {
     let group = generated
         .files()
         .iter()
-        .find(|(name, _)| name.as_str() != "mod.rs" && name.as_str() != "compact.rs")
+        .find(|(name, _)| name.as_str() != "mod.rs" && !name.starts_with("compact/"))
         .map(|(_, text)| text)
         .unwrap();
     assert!(group.contains("pub fn compact("), "{group}");
