@@ -416,6 +416,11 @@ impl<K: Object> Controller<K> {
             .collect();
 
         let term: Term = cancel.into();
+        tracing::info!(
+            controller = %self.name,
+            sources = self.sources.len(),
+            "starting controller; waiting for its caches to sync"
+        );
         let synced = self.wait_synced(&registrations, &term).await;
         let result = match synced {
             Ok(true) => {
@@ -429,6 +434,10 @@ impl<K: Object> Controller<K> {
         unregister(&registrations);
         for share in uses {
             share.release().await;
+        }
+        match &result {
+            Ok(()) => tracing::info!(controller = %self.name, "controller stopped"),
+            Err(err) => tracing::error!(controller = %self.name, error = %err, "controller failed"),
         }
         result
     }
@@ -449,7 +458,7 @@ impl<K: Object> Controller<K> {
         tokio::select! {
             synced = all => {
                 if synced.iter().all(|s| *s) {
-                    tracing::debug!(controller = %self.name, "caches synced; starting workers");
+                    tracing::info!(controller = %self.name, workers = self.workers, "caches synced; starting workers");
                     Ok(true)
                 } else {
                     Err(Error::InformerStopped { controller: self.name.to_string() })
