@@ -9,6 +9,8 @@ use serde::ser::{Serialize, Serializer};
 
 use super::{IStr, Pool, Share, ShareHash, Shared};
 
+mod read;
+
 /// Free-form JSON (`fieldsV1`, `RawExtension`, preserve-unknown-fields): a tree whose objects
 /// are shared, like [`Shared`] parts, across every cached object.
 ///
@@ -23,6 +25,11 @@ use super::{IStr, Pool, Share, ShareHash, Shared};
 /// were decoded recently (the same `fieldsV1` in the next update of a Pod), the tree is taken
 /// without a decode (P8). Serializing goes through `serde_json::Value`, so the output is byte
 /// for byte what k8s-openapi writes for the same document (object keys sorted), P1.
+///
+/// It reads like a `serde_json::Value`: [`get`](Self::get), [`pointer`](Self::pointer),
+/// [`as_str`](Self::as_str), [`as_bool`](Self::as_bool), [`as_i64`](Self::as_i64), `is_*`,
+/// [`keys`](Self::keys), `==` with a `Value`, and `From` both ways; [`to_value`](Self::to_value)
+/// builds the whole `Value`.
 ///
 /// ```
 /// use informer_runtime::compact::RawJson;
