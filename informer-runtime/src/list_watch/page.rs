@@ -140,24 +140,24 @@ impl<K: DeserializeOwned + Send + 'static> RawListPage<K> {
     /// Decodes the items on `pool` (T6) and hands each decoded object to `map` on the thread
     /// that decoded it; returns what `map` kept, in wire order.
     ///
-    /// The walk (the format's item boundaries) runs first, on one thread; then runs of items
-    /// are filtered and decoded across the pool's threads, each run under its own interning
-    /// scope (P3). The error is the one the sequential pipeline ([`items`](Self::items))
-    /// reports: the first in wire order, whether of the walk, a shard probe or a decode, and the
-    /// body's own checks only once every item decoded. Inline, this is the sequential pipeline.
-    /// The reflector decodes every LIST page this way; it is public so a benchmark can time the
-    /// same decode on pools of different sizes.
+    /// The walk (the format's item boundaries) runs first, as one job; then each run of items
+    /// is filtered and decoded as a job of its own, under its own interning scope (P3), and the
+    /// runs are awaited in wire order. No job waits on a pool thread for another, so none is
+    /// ever started inside another on one thread's stack. The error is the one the sequential
+    /// pipeline ([`items`](Self::items)) reports: the first in wire order, whether of the walk,
+    /// a shard probe or a decode, and the body's own checks only once every item decoded.
+    /// Dropping the future cancels the runs not yet started (T6). Inline, this is the
+    /// sequential pipeline. The reflector decodes every LIST page this way; it is public so a
+    /// benchmark can time the same decode on pools of different sizes.
     pub async fn decode_on<T, M>(self, pool: &DecodePool, map: M) -> Result<Vec<T>>
     where
         T: Send + 'static,
         M: Fn(K) -> Option<T> + Send + Sync + 'static,
     {
-        let on = pool.clone();
-        pool.run(move || match &self.format {
-            Format::Json(f) => decode_runs(f, &self, &on, &map),
-            Format::Protobuf(f) => decode_runs(f, &self, &on, &map),
-        })
-        .await
+        match self.format.clone() {
+            Format::Json(f) => decode_runs(f, self, pool, map).await,
+            Format::Protobuf(f) => decode_runs(f, self, pool, map).await,
+        }
     }
 }
 
@@ -165,60 +165,103 @@ impl<K: DeserializeOwned + Send + 'static> RawListPage<K> {
 /// beside its decodes, few enough that both threads get several runs of a 500-item page.
 const RUN: usize = 32;
 
-/// [`RawListPage::decode_on`] in format `F`, on a pool thread.
-fn decode_runs<F, K, T>(
-    format: &F,
-    page: &RawListPage<K>,
-    pool: &DecodePool,
-    map: &(dyn Fn(K) -> Option<T> + Send + Sync),
-) -> Result<Vec<T>>
-where
-    F: WireFormat,
-    K: DeserializeOwned,
-    T: Send,
-{
+/// The item boundaries of a LIST body in runs of [`RUN`], with the error the walk stopped at
+/// and the body's own checks after its last item (`ItemWalk::finish`).
+struct Walked<H> {
+    runs: Vec<Vec<(std::ops::Range<usize>, H)>>,
+    items: usize,
+    walk_error: Option<Error>,
+    finished: Result<()>,
+}
+
+/// Walks `page`'s body in format `F`.
+fn walk_runs<F: WireFormat, K>(format: &F, page: &RawListPage<K>) -> Walked<F::Hint> {
     let mut walk = format.walk(&page.body);
-    let mut items = Vec::new();
+    let mut runs = Vec::new();
+    let mut run = Vec::with_capacity(RUN);
+    let mut items = 0;
     let mut walk_error = None;
     while let Some(item) = walk.next_item() {
         match item {
-            Ok(item) => items.push(item),
+            Ok(item) => {
+                items += 1;
+                run.push(item);
+                if run.len() == RUN {
+                    runs.push(std::mem::replace(&mut run, Vec::with_capacity(RUN)));
+                }
+            }
             Err(e) => {
                 walk_error = Some(e);
                 break;
             }
         }
     }
-    let count = items.len();
-    let mut runs = Vec::with_capacity(count.div_ceil(RUN));
-    let mut items = items.into_iter();
-    loop {
-        let run: Vec<_> = items.by_ref().take(RUN).collect();
-        if run.is_empty() {
-            break;
-        }
+    if !run.is_empty() {
         runs.push(run);
     }
-    let shard = page.client_shard.as_ref();
-    // T6: a page whose caller stopped waiting (its informer stopped) stops at the next run.
-    let cancel = super::pool::job_cancellation();
-    let decoded = pool.map_in_order(runs, |run| {
-        if super::pool::abandoned(cancel.as_ref()) {
-            return (Vec::new(), Some(Error::DecodeAbandoned));
-        }
-        decode_run(format, &page.body, run, shard, map, &page.list_kinds)
-    });
-    let mut all = Vec::with_capacity(count);
-    for (out, error) in decoded {
+    let finished = match walk_error {
+        Some(_) => Ok(()),
+        None => walk.finish(&page.list_kinds),
+    };
+    Walked {
+        runs,
+        items,
+        walk_error,
+        finished,
+    }
+}
+
+/// [`RawListPage::decode_on`] in format `F`: the walk as one job, then a job per run.
+async fn decode_runs<F, K, T, M>(
+    format: F,
+    page: RawListPage<K>,
+    pool: &DecodePool,
+    map: M,
+) -> Result<Vec<T>>
+where
+    F: WireFormat,
+    K: DeserializeOwned + Send + 'static,
+    T: Send + 'static,
+    M: Fn(K) -> Option<T> + Send + Sync + 'static,
+{
+    let page = Arc::new(page);
+    let walked = {
+        let (format, page) = (format.clone(), Arc::clone(&page));
+        pool.run(move || Ok(walk_runs(&format, &page))).await?
+    };
+    let map = Arc::new(map);
+    // T6: every run is started at once and awaited in order; dropping `jobs` (the caller
+    // stopped waiting) cancels those that have not started.
+    let jobs: Vec<_> = walked
+        .runs
+        .into_iter()
+        .map(|run| {
+            let (format, page, map) = (format.clone(), Arc::clone(&page), Arc::clone(&map));
+            pool.submit(move || {
+                let shard = page.client_shard.as_ref();
+                Ok(decode_run(
+                    &format,
+                    &page.body,
+                    run,
+                    shard,
+                    &*map,
+                    &page.list_kinds,
+                ))
+            })
+        })
+        .collect();
+    let mut all = Vec::with_capacity(walked.items);
+    for job in jobs {
+        let (out, error) = job.wait().await?;
         if let Some(e) = error {
             return Err(e);
         }
         all.extend(out);
     }
-    if let Some(e) = walk_error {
+    if let Some(e) = walked.walk_error {
         return Err(e);
     }
-    walk.finish(&page.list_kinds)?;
+    walked.finished?;
     Ok(all)
 }
 

@@ -14,7 +14,6 @@
 //! Each thread has a large stack, so the deepest object the decoders accept (informer-proto's
 //! `MAX_DEPTH`, serde_json's recursion limit) decodes there with room to spare.
 
-use std::cell::RefCell;
 use std::sync::{Arc, LazyLock};
 
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -124,59 +123,21 @@ impl DecodePool {
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
         // Cancelled when the caller stops waiting (its informer stopped): the job then does not
-        // start, or stops at its next run boundary (`abandoned`).
+        // start (T6: a page decode is a job per run, so it stops at a run boundary).
         let token = CancellationToken::new();
         let guard = token.clone().drop_guard();
         pool.spawn(move || {
             if token.is_cancelled() {
                 return;
             }
-            let result = JOB.with(|job| {
-                let outer = job.replace(Some(token));
-                let result = guarded();
-                *job.borrow_mut() = outer;
-                result
-            });
+            #[cfg(test)]
+            let _counted = tests::Running::enter();
+            let result = guarded();
             // The receiver is gone only if the caller stopped waiting (it was cancelled).
             let _ = tx.send(result);
         });
         Submitted::Running(rx, guard)
     }
-
-    /// Runs `f` on each of `parts` across the pool's threads and returns the results in the
-    /// order of `parts`. Called from a pool job ([`run`](Self::run)); inline, in order.
-    pub(super) fn map_in_order<P, R>(
-        &self,
-        parts: Vec<P>,
-        f: impl Fn(P) -> R + Send + Sync,
-    ) -> Vec<R>
-    where
-        P: Send,
-        R: Send,
-    {
-        use rayon::prelude::*;
-        match &self.threads {
-            Some(pool) => pool.install(|| parts.into_par_iter().map(f).collect()),
-            None => parts.into_iter().map(f).collect(),
-        }
-    }
-}
-
-thread_local! {
-    /// The cancellation of the job this pool thread runs, if any.
-    static JOB: RefCell<Option<CancellationToken>> = const { RefCell::new(None) };
-}
-
-/// What tells the job running on this thread that its caller stopped waiting (T6): taken on
-/// the job's thread, checked at each run boundary on whichever thread decodes the run. `None`
-/// inline (the caller's task, which stops with it) and outside a job.
-pub(super) fn job_cancellation() -> Option<CancellationToken> {
-    JOB.with(|job| job.borrow().clone())
-}
-
-/// Whether a run of a job with cancellation `token` should not start (T6).
-pub(super) fn abandoned(token: Option<&CancellationToken>) -> bool {
-    token.is_some_and(CancellationToken::is_cancelled)
 }
 
 /// A job [`DecodePool::submit`] started.
@@ -206,7 +167,6 @@ mod tests {
     use std::time::Duration;
 
     use bytes::Bytes;
-    use futures::FutureExt;
     use k8s_openapi::api::core::v1::ConfigMap;
     use parking_lot::{Condvar, Mutex};
 
@@ -215,6 +175,35 @@ mod tests {
     use crate::list_watch::format::{Format, Json};
 
     const LIMIT: Duration = Duration::from_secs(10);
+
+    /// Jobs that started on a pool thread while another job was running there (T6): each such
+    /// job stacks a whole decode on that thread's stack.
+    static NESTED: AtomicUsize = AtomicUsize::new(0);
+
+    thread_local! {
+        /// Whether this pool thread is running a job.
+        static RUNNING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Marks this pool thread as running a job while it lives, counting a job started inside
+    /// another in [`NESTED`].
+    pub(super) struct Running(bool);
+
+    impl Running {
+        pub(super) fn enter() -> Running {
+            let outer = RUNNING.replace(true);
+            if outer {
+                NESTED.fetch_add(1, Ordering::SeqCst);
+            }
+            Running(outer)
+        }
+    }
+
+    impl Drop for Running {
+        fn drop(&mut self) {
+            RUNNING.set(self.0);
+        }
+    }
     /// Items per run of a page decode (`page.rs`).
     const RUN: usize = 32;
 
@@ -264,15 +253,15 @@ mod tests {
         }
     }
 
-    /// T6: a page decode whose caller stopped waiting (its informer was stopped) stops at the
-    /// next run boundary: each thread finishes the run it is in, and no other run starts.
-    #[test]
-    fn t6_a_page_decode_stops_at_a_run_boundary_once_abandoned() {
+    /// T6: a page decode whose caller stopped waiting (its informer was stopped) stops at a
+    /// run boundary: each thread finishes the run it is in, and no other run starts.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn t6_a_page_decode_stops_at_a_run_boundary_once_abandoned() {
         let pool = DecodePool::new(2).expect("a pool of two threads");
         let decoded = Arc::new(AtomicUsize::new(0));
         let gate = Arc::new(Gate::default());
-        let (started, started_rx) = mpsc::channel::<()>();
-        // Dropped with the job's closure: tells the test the job has ended.
+        let (started, mut started_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        // Dropped with the last job's closure: tells the test every job has ended.
         let (alive, ended) = mpsc::channel::<()>();
         let (d, g) = (Arc::clone(&decoded), Arc::clone(&gate));
         let map = move |_: ConfigMap| {
@@ -281,23 +270,45 @@ mod tests {
             d.fetch_add(1, Ordering::SeqCst);
             Some(())
         };
-        let mut decode = Box::pin(page(20 * RUN).decode_on(&pool, map));
-        assert!(
-            (&mut decode).now_or_never().is_none(),
-            "the job runs on the pool"
-        );
-        started_rx.recv_timeout(LIMIT).expect("a run started");
-        drop(decode);
+        let decode = tokio::spawn({
+            let pool = pool.clone();
+            async move { page(20 * RUN).decode_on(&pool, map).await }
+        });
+        tokio::time::timeout(LIMIT, started_rx.recv())
+            .await
+            .expect("a run started in time");
+        decode.abort();
+        assert!(decode.await.is_err_and(|e| e.is_cancelled()));
         gate.open();
+        let ended = tokio::task::spawn_blocking(move || ended.recv_timeout(LIMIT))
+            .await
+            .expect("no panic");
         assert_eq!(
-            ended.recv_timeout(LIMIT),
+            ended,
             Err(mpsc::RecvTimeoutError::Disconnected),
-            "the job ended"
+            "every job ended"
         );
         let after = decoded.load(Ordering::SeqCst);
         assert!(
             after <= pool.threads() * RUN,
             "{after} objects decoded after the caller left: more than the runs in flight"
         );
+    }
+
+    /// T6: no decode job starts on a pool thread inside another one: a page decode never waits
+    /// on a pool thread for its runs, where the thread would pick up queued jobs and stack them
+    /// (every deep object's decode on one 8 MiB stack).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn t6_no_decode_job_runs_nested_in_another() {
+        let pool = DecodePool::new(2).expect("a pool of two threads");
+        let pages = (0..32).map(|_| {
+            let pool = pool.clone();
+            tokio::spawn(async move { page(20 * RUN).decode_on(&pool, Some).await })
+        });
+        for decoded in futures::future::join_all(pages).await {
+            let decoded = decoded.expect("no panic").expect("decoded");
+            assert_eq!(decoded.len(), 20 * RUN);
+        }
+        assert_eq!(NESTED.load(Ordering::SeqCst), 0, "jobs ran nested");
     }
 }
