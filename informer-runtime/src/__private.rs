@@ -18,6 +18,7 @@ pub use crate::compact::{
     Shared, StrMap, ToFull, null_default, nullable, quantity, quantity_nullable,
     quantity_or_default,
 };
+pub use crate::conditions::Condition;
 pub use crate::projection::{JsonNames, ProjectFrom, ProjectedMeta, ProjectionSource};
 pub use core::default::Default;
 pub use core::fmt;

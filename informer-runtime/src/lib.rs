@@ -46,6 +46,7 @@
 //! crate; this library enables none.
 
 pub mod compact;
+pub mod conditions;
 pub mod delta_fifo;
 pub mod discovery;
 pub mod factory;

@@ -25,6 +25,7 @@ use crate::model::types::{
     Variant,
 };
 
+mod condition;
 mod convert;
 mod impls;
 mod share;
@@ -102,6 +103,7 @@ fn types_module(
     tree.emit(
         &[],
         &Ctx {
+            graph,
             paths,
             sizes: &sizes,
             sharing: &sharing,
@@ -112,6 +114,8 @@ fn types_module(
 }
 
 struct Ctx<'a> {
+    /// Every type, by key (a status field's enum, G10).
+    graph: &'a TypeGraph,
     /// Paths as the emitted code names them (`rt`, `k8s`).
     paths: &'a Paths,
     sizes: &'a Sizes<'a>,
@@ -216,8 +220,12 @@ fn type_def(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
         (Shape::Struct, TypeOrigin::Schema(res)) => schema_def(def, res.as_ref(), at, cx),
     };
     let share = share::share_impls(def, cx);
+    let condition = condition::condition_impl(def, at, cx);
     // A type some Kubernetes versions lack: every item behind their `cfg` (decision record 19).
-    super::gate_items(quote!(#item #share), &cx.paths.k8s_cfg(&def.k8s_versions))
+    super::gate_items(
+        quote!(#item #share #condition),
+        &cx.paths.k8s_cfg(&def.k8s_versions),
+    )
 }
 
 /// `#[cfg(…)]` on a field that only some versions of its type have (decision record 19).
