@@ -108,7 +108,7 @@ fn every_schema_feature_round_trips() {
     // Every value reads back in the JSON's own spelling, listed or not.
     for (phase, json) in [
         (v1::GizmoSpecPhase::Running, "Running"),
-        (v1::GizmoSpecPhase::Running2, "running"),
+        (v1::GizmoSpecPhase::running, "running"),
         (v1::GizmoSpecPhase::Empty, ""),
         (v1::GizmoSpecPhase::T3d, "3d"),
         (v1::GizmoSpecPhase::Other(IStr::new("Paused")), "Paused"),

@@ -674,6 +674,7 @@ pub mod v1 {
         rt::serde::Deserialize
     )]
     #[serde(crate = "rt::serde")]
+    #[allow(non_camel_case_types)]
     pub enum GizmoSpecPhase {
         /// `"Pending"`
         #[serde(rename = "Pending")]
@@ -683,7 +684,7 @@ pub mod v1 {
         Running,
         /// `"running"`
         #[serde(rename = "running")]
-        Running2,
+        running,
         /// `""`
         #[serde(rename = "")]
         Empty,
@@ -702,7 +703,7 @@ pub mod v1 {
             match self {
                 Self::Pending => "Pending",
                 Self::Running => "Running",
-                Self::Running2 => "running",
+                Self::running => "running",
                 Self::Empty => "",
                 Self::T3d => "3d",
                 Self::Other(value) => value.as_str(),

@@ -454,17 +454,18 @@ impl Reader<'_> {
 
     fn string_enum(&mut self, values: &[Value], parent: &str, field: &str, path: &str) -> Ty {
         let name = self.fresh_name(&format!("{parent}{}", field.to_upper_camel_case()));
+        let mut values: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+        let mut seen = BTreeSet::new();
+        values.retain(|json| seen.insert(*json));
         let mut taken = BTreeSet::new();
-        let mut variants = Vec::new();
-        for json in values.iter().filter_map(Value::as_str) {
-            if variants.iter().any(|v: &Variant| v.json == json) {
-                continue;
-            }
-            variants.push(Variant {
-                rust: variant_name(json, &mut taken),
-                json: json.to_owned(),
-            });
-        }
+        let variants = variant_names(&values, &mut taken)
+            .into_iter()
+            .zip(&values)
+            .map(|(rust, json)| Variant {
+                rust,
+                json: (*json).to_owned(),
+            })
+            .collect();
         let other = variant_name("Other", &mut taken);
         let doc = format!("The values of `{field}` of `{parent}` (`{path}`).");
         let key = self.insert(TypeDef {
@@ -558,12 +559,56 @@ fn field_name(json: &str, taken: &mut BTreeSet<String>) -> String {
 
 /// A variant name for enum value `json`, unique within `taken`.
 fn variant_name(json: &str, taken: &mut BTreeSet<String>) -> String {
-    let base = if json.is_empty() {
+    unique(camel_name(json), "", taken)
+}
+
+/// The UpperCamelCase name of enum value `json`; empty is `Empty`.
+fn camel_name(json: &str) -> String {
+    if json.is_empty() {
         "Empty".to_owned()
     } else {
         rust_name(json, Case::Type)
-    };
-    unique(base, "", taken)
+    }
+}
+
+/// The variant names of an enum's distinct `values`, in order (G11): a value whose
+/// UpperCamelCase name no other value shares gets that name (`enforce` → `Enforce`); values that
+/// share one (`audit`, `Audit`) each keep their own spelling ([`spelling_name`]: `audit`,
+/// `Audit`), so no variant gets a numeric suffix unless two spellings are one identifier
+/// (`a-b`, `a_b`), the last resort.
+fn variant_names(values: &[&str], taken: &mut BTreeSet<String>) -> Vec<String> {
+    let names: Vec<String> = values.iter().map(|json| camel_name(json)).collect();
+    let shared = |name: &String| names.iter().filter(|n| *n == name).count() > 1;
+    // Spellings first: a non-colliding name never displaces a value's own spelling.
+    let spellings: Vec<Option<String>> = values
+        .iter()
+        .zip(&names)
+        .map(|(json, name)| shared(name).then(|| unique(spelling_name(json), "", taken)))
+        .collect();
+    spellings
+        .into_iter()
+        .zip(names)
+        .map(|(spelling, name)| spelling.unwrap_or_else(|| unique(name, "", taken)))
+        .collect()
+}
+
+/// A value's own spelling as an identifier (G11): characters that cannot be in one become `_`,
+/// a leading digit gets a `_` in front, a keyword (`type`, `Self`) a `_` behind; empty is `Empty`.
+fn spelling_name(json: &str) -> String {
+    let mut name: String = json
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if name.is_empty() {
+        return "Empty".to_owned();
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert(0, '_');
+    }
+    if crate::naming::ident(&name) != name {
+        name.push('_');
+    }
+    name
 }
 
 fn unique(base: String, sep: &str, taken: &mut BTreeSet<String>) -> String {
@@ -595,10 +640,27 @@ mod tests {
         assert_eq!(field_name("", &mut taken), "field");
         let mut taken = BTreeSet::new();
         assert_eq!(variant_name("Running", &mut taken), "Running");
-        assert_eq!(variant_name("running", &mut taken), "Running2");
         assert_eq!(variant_name("", &mut taken), "Empty");
         assert_eq!(variant_name("3d", &mut taken), "T3d");
         assert_eq!(rust_name("my-kind.v2", Case::Type), "MyKindV2");
         assert_eq!(rust_name("", Case::Type), "Type");
+    }
+
+    /// G11: colliding values keep their spelling, the others their UpperCamelCase name.
+    #[test]
+    fn colliding_enum_values_keep_their_spelling() {
+        let names = |values: &[&str]| variant_names(values, &mut BTreeSet::new());
+        assert_eq!(
+            names(&["audit", "Audit", "Enforce", "enforce", "warn"]),
+            ["audit", "Audit", "Enforce", "enforce", "Warn"]
+        );
+        assert_eq!(names(&["a", "A", "b"]), ["a", "A", "B"]);
+        assert_eq!(names(&["type", "Type", "x-y"]), ["type_", "Type", "XY"]);
+        assert_eq!(
+            names(&["9a", "9A", "self", "Self"]),
+            ["_9a", "_9A", "self_", "Self_"]
+        );
+        // Two spellings that are one identifier: the numeric suffix is the last resort.
+        assert_eq!(names(&["a-b", "a_b", "AB"]), ["a_b", "a_b2", "Ab"]);
     }
 }

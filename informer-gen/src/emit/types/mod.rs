@@ -249,13 +249,20 @@ fn doc_attrs(text: &str) -> TokenStream {
 /// A string enum that keeps values it does not know (forward compatibility): each known value
 /// is a unit variant, any other string lands in the catch-all variant and is written back as it
 /// came (serde's untagged variant after the tagged ones). `as_str()` and `Display` give the value
-/// as the JSON has it.
+/// as the JSON has it. Variants are named by G11 (`read::crd_schema`): values whose UpperCamelCase
+/// names collide keep their own spelling (`audit`, `Audit`), and such an enum allows
+/// `non_camel_case_types`.
 fn enum_def(def: &TypeDef, variants: &[Variant], other: &str, cx: &Ctx<'_>) -> TokenStream {
     let rt = &cx.paths.rt;
     let ident = format_ident!("{}", def.name);
     let serde_crate = format!("{}::serde", cx.paths.rt_str);
     let doc = doc_attrs(&def.doc);
     let other = format_ident!("{other}");
+    let spelled = variants.iter().any(|v| {
+        let name = v.rust.trim_matches('_');
+        name.starts_with(|c: char| c.is_lowercase()) || name.contains('_')
+    });
+    let allow = spelled.then(|| quote!(#[allow(non_camel_case_types)]));
     let spellings = variants.iter().map(|v| {
         let name = format_ident!("{}", v.rust);
         let json = &v.json;
@@ -275,6 +282,7 @@ fn enum_def(def: &TypeDef, variants: &[Variant], other: &str, cx: &Ctx<'_>) -> T
         #doc
         #[derive(#rt::Clone, #rt::fmt::Debug, #rt::PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
         #[serde(crate = #serde_crate)]
+        #allow
         pub enum #ident {
             #(#variants)*
             /// A value the schema this type was generated from does not list (a newer version's);
