@@ -142,7 +142,7 @@ impl<K: DeserializeOwned + Send + 'static> RawListPage<K> {
     ///
     /// The walk (the format's item boundaries) runs first, as one job; then each run of items
     /// is filtered and decoded as a job of its own, under its own interning scope (P3), and the
-    /// runs are awaited in wire order. No job waits on a pool thread for another, so none is
+    /// results are taken in wire order once the last run ends. No job waits on a pool thread for another, so none is
     /// ever started inside another on one thread's stack. The error is the one the sequential
     /// pipeline ([`items`](Self::items)) reports: the first in wire order, whether of the walk,
     /// a shard probe or a decode, and the body's own checks only once every item decoded.
@@ -230,14 +230,14 @@ where
         pool.run(move || Ok(walk_runs(&format, &page))).await?
     };
     let map = Arc::new(map);
-    // T6: every run is started at once and awaited in order; dropping `jobs` (the caller
-    // stopped waiting) cancels those that have not started.
+    // T6: every run is a job of its own, all started at once; the caller wakes when the last
+    // ends. Dropping the wait (the caller stopped waiting) cancels those not started.
     let jobs: Vec<_> = walked
         .runs
         .into_iter()
         .map(|run| {
             let (format, page, map) = (format.clone(), Arc::clone(&page), Arc::clone(&map));
-            pool.submit(move || {
+            move || {
                 let shard = page.client_shard.as_ref();
                 Ok(decode_run(
                     &format,
@@ -247,12 +247,11 @@ where
                     &*map,
                     &page.list_kinds,
                 ))
-            })
+            }
         })
         .collect();
     let mut all = Vec::with_capacity(walked.items);
-    for job in jobs {
-        let (out, error) = job.wait().await?;
+    for (out, error) in pool.submit_all(jobs).wait().await? {
         if let Some(e) = error {
             return Err(e);
         }

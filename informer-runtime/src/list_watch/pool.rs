@@ -138,6 +138,78 @@ impl DecodePool {
         });
         Submitted::Running(rx, guard)
     }
+
+    /// Starts every one of `jobs` on the pool at once, each a job of its own, and returns what
+    /// awaits all their results, in the order of `jobs`: the caller wakes once, when the last
+    /// one ends, not once per job. Inline, runs them here, in order. A job that panics is
+    /// [`Error::DecodePanicked`]; the first error in order is the result. Dropping what this
+    /// returns cancels the jobs not yet started.
+    pub(super) fn submit_all<T, F>(&self, jobs: Vec<F>) -> Submitted<Vec<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> Result<T> + Send + 'static,
+    {
+        let guarded = |job: F| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
+                .unwrap_or(Err(Error::DecodePanicked))
+        };
+        let Some(pool) = &self.threads else {
+            return Submitted::Done(jobs.into_iter().map(guarded).collect());
+        };
+        if jobs.is_empty() {
+            return Submitted::Done(Ok(Vec::new()));
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let token = CancellationToken::new();
+        let guard = token.clone().drop_guard();
+        let gather = Arc::new(Gather {
+            slots: parking_lot::Mutex::new((0..jobs.len()).map(|_| None).collect()),
+            left: std::sync::atomic::AtomicUsize::new(jobs.len()),
+            done: parking_lot::Mutex::new(Some(tx)),
+        });
+        for (i, job) in jobs.into_iter().enumerate() {
+            let (gather, token) = (Arc::clone(&gather), token.clone());
+            pool.spawn(move || {
+                let result = if token.is_cancelled() {
+                    Err(Error::DecodeAbandoned)
+                } else {
+                    #[cfg(test)]
+                    let _counted = tests::Running::enter();
+                    guarded(job)
+                };
+                gather.put(i, result);
+            });
+        }
+        Submitted::Running(rx, guard)
+    }
+}
+
+/// The results of [`DecodePool::submit_all`]'s jobs as they end; the last one to end sends
+/// them all.
+struct Gather<T> {
+    slots: parking_lot::Mutex<Vec<Option<Result<T>>>>,
+    left: std::sync::atomic::AtomicUsize,
+    done: parking_lot::Mutex<Option<tokio::sync::oneshot::Sender<Result<Vec<T>>>>>,
+}
+
+impl<T> Gather<T> {
+    fn put(&self, i: usize, result: Result<T>) {
+        if let Some(slot) = self.slots.lock().get_mut(i) {
+            *slot = Some(result);
+        }
+        if self.left.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) != 1 {
+            return;
+        }
+        let slots = std::mem::take(&mut *self.slots.lock());
+        let all = slots
+            .into_iter()
+            .map(|slot| slot.unwrap_or(Err(Error::DecodePanicked)))
+            .collect();
+        if let Some(done) = self.done.lock().take() {
+            // The receiver is gone only if the caller stopped waiting (it was cancelled).
+            let _ = done.send(all);
+        }
+    }
 }
 
 /// A job [`DecodePool::submit`] started.
