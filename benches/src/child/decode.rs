@@ -6,8 +6,9 @@
 //! than this on one core, so it bounds scenario 1.
 //!
 //! The decode goal (`pool_speedup`): informer-runtime's own page decode (`RawListPage::decode_on`,
-//! what the reflector runs, T6) of the same protobuf pages into the compact Pod, on a pool of
-//! `--decode-threads` threads (default two) against inline on one.
+//! the reflector's decode of a LIST body that does not stream, T6) of the same protobuf pages
+//! into the compact Pod, on a pool of `--decode-threads` threads (default two) against inline on
+//! one.
 
 use std::time::Instant;
 

@@ -147,8 +147,9 @@ impl<K: DeserializeOwned + Send + 'static> RawListPage<K> {
     /// pipeline ([`items`](Self::items)) reports: the first in wire order, whether of the walk,
     /// a shard probe or a decode, and the body's own checks only once every item decoded.
     /// Dropping the future cancels the runs not yet started (T6). Inline, this is the
-    /// sequential pipeline. The reflector decodes every LIST page this way; it is public so a
-    /// benchmark can time the same decode on pools of different sizes.
+    /// sequential pipeline. The reflector decodes a LIST body this way when it cannot decode it
+    /// as it arrives (`streamed.rs`: a body of an unusual shape); it is public so a benchmark can
+    /// time the same decode on pools of different sizes.
     pub async fn decode_on<T, M>(self, pool: &DecodePool, map: M) -> Result<Vec<T>>
     where
         T: Send + 'static,
