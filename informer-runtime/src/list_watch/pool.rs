@@ -114,25 +114,12 @@ impl DecodePool {
         T: Send + 'static,
         F: FnOnce() -> Result<T> + Send + 'static,
     {
-        let guarded = move || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
-                .unwrap_or(Err(Error::DecodePanicked))
-        };
         let Some(pool) = &self.threads else {
-            return Submitted::Done(guarded());
+            return Submitted::Done(guarded(job));
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
-        // Cancelled when the caller stops waiting (its informer stopped): the job then does not
-        // start (T6: a page decode is a job per run, so it stops at a run boundary).
-        let token = CancellationToken::new();
-        let guard = token.clone().drop_guard();
-        pool.spawn(move || {
-            if token.is_cancelled() {
-                return;
-            }
-            #[cfg(test)]
-            let _counted = tests::Running::enter();
-            let result = guarded();
+        let (token, guard) = cancellation();
+        spawn_cancellable(pool, token, job, move |result| {
             // The receiver is gone only if the caller stopped waiting (it was cancelled).
             let _ = tx.send(result);
         });
@@ -149,10 +136,6 @@ impl DecodePool {
         T: Send + 'static,
         F: FnOnce() -> Result<T> + Send + 'static,
     {
-        let guarded = |job: F| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
-                .unwrap_or(Err(Error::DecodePanicked))
-        };
         let Some(pool) = &self.threads else {
             return Submitted::Done(jobs.into_iter().map(guarded).collect());
         };
@@ -160,28 +143,59 @@ impl DecodePool {
             return Submitted::Done(Ok(Vec::new()));
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let token = CancellationToken::new();
-        let guard = token.clone().drop_guard();
+        let (token, guard) = cancellation();
         let gather = Arc::new(Gather {
             slots: parking_lot::Mutex::new((0..jobs.len()).map(|_| None).collect()),
             left: std::sync::atomic::AtomicUsize::new(jobs.len()),
             done: parking_lot::Mutex::new(Some(tx)),
         });
         for (i, job) in jobs.into_iter().enumerate() {
-            let (gather, token) = (Arc::clone(&gather), token.clone());
-            pool.spawn(move || {
-                let result = if token.is_cancelled() {
-                    Err(Error::DecodeAbandoned)
-                } else {
-                    #[cfg(test)]
-                    let _counted = tests::Running::enter();
-                    guarded(job)
-                };
-                gather.put(i, result);
+            let gather = Arc::clone(&gather);
+            spawn_cancellable(pool, token.clone(), job, move |result| {
+                gather.put(i, result)
             });
         }
         Submitted::Running(rx, guard)
     }
+}
+
+/// Runs `job`, a panic in it (a `Deserialize` impl of the caller's type) becoming
+/// [`Error::DecodePanicked`].
+fn guarded<T>(job: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
+        .unwrap_or(Err(Error::DecodePanicked))
+}
+
+/// A token cancelled when its guard drops: the guard goes to the caller, which drops it when it
+/// stops waiting (its informer stopped).
+fn cancellation() -> (CancellationToken, DropGuard) {
+    let token = CancellationToken::new();
+    let guard = token.clone().drop_guard();
+    (token, guard)
+}
+
+/// Spawns `job` on `pool`, guarded, and hands its result to `deliver`. Once `token` is
+/// cancelled, a job not yet started does not start and delivers [`Error::DecodeAbandoned`]
+/// (T6: a page decode is a job per run, so it stops at a run boundary).
+fn spawn_cancellable<T, F>(
+    pool: &rayon::ThreadPool,
+    token: CancellationToken,
+    job: F,
+    deliver: impl FnOnce(Result<T>) + Send + 'static,
+) where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    pool.spawn(move || {
+        let result = if token.is_cancelled() {
+            Err(Error::DecodeAbandoned)
+        } else {
+            #[cfg(test)]
+            let _counted = tests::Running::enter();
+            guarded(job)
+        };
+        deliver(result);
+    });
 }
 
 /// The results of [`DecodePool::submit_all`]'s jobs as they end; the last one to end sends
