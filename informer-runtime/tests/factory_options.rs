@@ -175,6 +175,36 @@ async fn f6_tweak_that_sets_a_continue_token_or_version_match_is_rejected() {
     assert!(ok.is_ok());
 }
 
+/// F6: the tweak, a user's closure, runs once, when the factory is built; what the informers
+/// list with and what [`SharedInformerFactory::selection_of`] answers for every recorded write
+/// (K3) are its result then, not a new run each time.
+#[tokio::test]
+async fn f6_the_tweak_runs_once_when_the_factory_is_built() {
+    use informer_runtime::lister::GroupResource as Resource;
+
+    let server = TestServer::start().await.expect("server");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    let factory = SharedInformerFactory::builder(server.client())
+        .tweak_list_options(move |lp| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            lp.label_selector = Some("app=web".into());
+        })
+        .build();
+    for _ in 0..3 {
+        let selection = factory.selection_of(&Resource::of::<ConfigMap>());
+        assert_eq!(selection.label_selector.as_deref(), Some("app=web"));
+    }
+    assert_eq!(factory.label_selector().as_deref(), Some("app=web"));
+    let _cms = factory.informer_for::<ConfigMap>();
+    let _secrets = factory.informer_for::<Secret>();
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the tweak ran more than once"
+    );
+}
+
 /// T1/T3 at the factory: by default informers of built-in kinds read protobuf and offer gzip
 /// (the server gzips the watch-list stream); `protobuf(false)` and `gzip(false)` turn both off
 /// for every informer of the factory.

@@ -61,6 +61,9 @@ pub(super) struct Options {
     default_resync: Duration,
     custom_resync: HashMap<TypeId, Duration>,
     tweak: Option<ListOptionsTweak>,
+    /// The tweak's list options, run once when the factory is built (`settle`): every informer
+    /// and every read of the selection (K3 judges each recorded write by it) takes these.
+    tweaked: Option<ListParams>,
     transform: Option<FactoryTransform>,
     reflector: ReflectorConfig,
     metrics: Option<InformerMetrics>,
@@ -89,6 +92,7 @@ impl SharedInformerFactoryBuilder {
                 default_resync: Duration::ZERO,
                 custom_resync: HashMap::new(),
                 tweak: None,
+                tweaked: None,
                 transform: None,
                 // V1: the informers' streaming-list default (see `InformerConfig`).
                 reflector: crate::informer::InformerConfig::<()>::default_reflector(),
@@ -321,7 +325,8 @@ impl SharedInformerFactoryBuilder {
     /// Builds the factory. Nothing runs until [`SharedInformerFactory::start`]. A list option
     /// the factory cannot honour (see [`ListOptionsTweak`]) is logged as an error and ignored;
     /// [`try_build`](Self::try_build) rejects it instead.
-    pub fn build(self) -> SharedInformerFactory {
+    pub fn build(mut self) -> SharedInformerFactory {
+        self.options.settle();
         if let Err(err) = self.options.check_tweak() {
             tracing::error!(error = %err, "ignoring list options the factory cannot honour");
         }
@@ -330,7 +335,8 @@ impl SharedInformerFactoryBuilder {
 
     /// [`build`](Self::build), but a tweak that sets a list option the factory cannot honour
     /// (`continue_token`, `version_match`) is an [`Error::UnsupportedListOption`](super::Error::UnsupportedListOption).
-    pub fn try_build(self) -> super::Result<SharedInformerFactory> {
+    pub fn try_build(mut self) -> super::Result<SharedInformerFactory> {
+        self.options.settle();
         self.options.check_tweak()?;
         Ok(SharedInformerFactory::from_options(
             self.client,
@@ -358,9 +364,20 @@ impl Options {
             .drop_managed_fields(resolved.strips_managed_fields || !keeps_managed_fields)
     }
 
+    /// Runs the tweak once, on the final reflector settings; the built factory reads its
+    /// result (`tweaked`).
+    fn settle(&mut self) {
+        self.tweaked = self.run_tweak();
+    }
+
+    /// The list options after the tweak, as the factory was built; `None` without a tweak.
+    fn tweaked(&self) -> Option<&ListParams> {
+        self.tweaked.as_ref()
+    }
+
     /// The list options after the tweak, starting from the reflector settings; `None` without
     /// a tweak.
-    fn tweaked(&self) -> Option<ListParams> {
+    fn run_tweak(&self) -> Option<ListParams> {
         let tweak = self.tweak.as_ref()?;
         let r = &self.reflector;
         let mut params = ListParams {
@@ -397,7 +414,7 @@ impl Options {
     /// the reflector settings'); an empty one is none.
     pub(super) fn selectors(&self) -> (Option<String>, Option<String>) {
         let (label, field) = match self.tweaked() {
-            Some(params) => (params.label_selector, params.field_selector),
+            Some(params) => (params.label_selector.clone(), params.field_selector.clone()),
             None => (
                 self.reflector.label_selector.clone(),
                 self.reflector.field_selector.clone(),
@@ -452,7 +469,7 @@ impl Options {
             // The tweak starts from the reflector's own values (`tweaked`), so a tweak that only
             // sets a selector changes neither and keeps streaming (R21).
             let page_size = params.limit.unwrap_or(0);
-            let first_rv = params.resource_version.unwrap_or_default();
+            let first_rv = params.resource_version.clone().unwrap_or_default();
             if page_size != reflector.page_size || first_rv != reflector.initial_list_rv {
                 if reflector.strategy != crate::reflector::InitialListStrategy::ListWatch {
                     tracing::info!(
