@@ -19,7 +19,11 @@ pub use crate::compact::{
     quantity_or_default,
 };
 pub use crate::conditions::Condition;
+
+mod condition;
+pub use crate::__impl_condition as impl_condition;
 pub use crate::projection::{JsonNames, ProjectFrom, ProjectedMeta, ProjectionSource};
+pub use condition::{ConditionGeneration, ConditionText, ConditionTime};
 pub use core::default::Default;
 pub use core::fmt;
 pub use core::hash::{Hash, Hasher};

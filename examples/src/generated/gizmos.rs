@@ -824,54 +824,11 @@ pub mod v1 {
             rt::ShareHash::share_hash(&self.r#type, state);
         }
     }
-    impl rt::Condition for GizmoStatusConditions {
-        fn new_condition(condition_type: &str, status: &str, time: rt::Time) -> Self {
-            GizmoStatusConditions {
-                r#type: rt::IStr::from(condition_type),
-                status: match status {
-                    "True" => GizmoStatusConditionsStatus::True,
-                    "False" => GizmoStatusConditionsStatus::False,
-                    "Unknown" => GizmoStatusConditionsStatus::Unknown,
-                    other => GizmoStatusConditionsStatus::Other(rt::IStr::from(other)),
-                },
-                last_transition_time: rt::Option::Some(time),
-                message: rt::Option::None,
-            }
-        }
-        fn condition_type(&self) -> &str {
-            self.r#type.as_str()
-        }
-        fn condition_status(&self) -> &str {
-            self.status.as_str()
-        }
-        fn last_transition_time(&self) -> rt::Option<&rt::Time> {
-            self.last_transition_time.as_ref()
-        }
-        fn set_condition_status(&mut self, status: &str) {
-            self.status = match status {
-                "True" => GizmoStatusConditionsStatus::True,
-                "False" => GizmoStatusConditionsStatus::False,
-                "Unknown" => GizmoStatusConditionsStatus::Unknown,
-                other => GizmoStatusConditionsStatus::Other(rt::IStr::from(other)),
-            };
-        }
-        fn set_last_transition_time(&mut self, time: rt::Time) {
-            self.last_transition_time = rt::Option::Some(time);
-        }
-        fn reason(&self) -> &str {
-            ""
-        }
-        fn set_reason(&mut self, _: &str) {}
-        fn message(&self) -> &str {
-            self.message.as_ref().map_or("", |v| v.as_str())
-        }
-        fn set_message(&mut self, value: &str) {
-            self.message = (!value.is_empty()).then(|| rt::IStr::from(value));
-        }
-        fn observed_generation(&self) -> i64 {
-            0
-        }
-        fn set_observed_generation(&mut self, _: i64) {}
+    rt::impl_condition! {
+        GizmoStatusConditions { type = r#type, status = status as
+        GizmoStatusConditionsStatus { "True" => True, "False" => False, "Unknown" =>
+        Unknown; else Other }, last_transition_time = last_transition_time, message =
+        message, }
     }
     /// The values of `status` of `GizmoStatusConditions` (`.properties.status.properties.conditions.items.properties.status`).
     #[derive(

@@ -1,6 +1,7 @@
 //! The runtime's `Condition` impl for a struct of the `metav1.Condition` shape (G10), so
 //! `informer_runtime::conditions` sets, finds and removes conditions in a generated type's
-//! `status.conditions` as it is held (`Option<Box<[_]>>`).
+//! `status.conditions` as it is held (`Option<Box<[_]>>`). The impl itself is the runtime's
+//! `rt::impl_condition!` (`informer_runtime::__private`); this module emits one invocation.
 //!
 //! The rule, decided here and nowhere else: a struct gets the impl when its fields, by JSON name,
 //! are `type` and `status` and `lastTransitionTime`, plus any of `reason`, `message` and
@@ -13,7 +14,7 @@
 //!
 //! and no field is only in some Kubernetes versions. A field the struct lacks reads empty and
 //! ignores writes; an optional string or generation written empty (`""`, `0`) becomes absent, as
-//! Go's `omitempty` writes it.
+//! Go's `omitempty` writes it (the runtime's macro does both).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -33,11 +34,11 @@ struct Fields<'a> {
     generation: Option<&'a FieldDef>,
 }
 
-/// `ty` itself, and whether it is optional.
-fn unwrapped(ty: &Ty) -> (&Ty, bool) {
+/// `ty` without its `Option`, if any.
+fn unwrapped(ty: &Ty) -> &Ty {
     match ty {
-        Ty::Option(inner) => (inner, true),
-        ty => (ty, false),
+        Ty::Option(inner) => inner,
+        ty => ty,
     }
 }
 
@@ -66,8 +67,7 @@ fn condition_fields<'a>(def: &'a TypeDef, cx: &Ctx<'_>) -> Option<Fields<'a>> {
             Ty::Enum(k) => cx.graph.get(k).is_some_and(|e| e.shape != Shape::Struct),
             _ => false,
         })?,
-        time: field("lastTransitionTime")
-            .filter(|f| unwrapped(&f.ty).0 == &Ty::Leaf(TIME.into()))?,
+        time: field("lastTransitionTime").filter(|f| unwrapped(&f.ty) == &Ty::Leaf(TIME.into()))?,
         reason: field("reason"),
         message: field("message"),
         generation: field("observedGeneration"),
@@ -75,14 +75,16 @@ fn condition_fields<'a>(def: &'a TypeDef, cx: &Ctx<'_>) -> Option<Fields<'a>> {
     let strings = [fields.reason, fields.message]
         .into_iter()
         .flatten()
-        .all(|f| unwrapped(&f.ty).0 == &Ty::Str);
+        .all(|f| unwrapped(&f.ty) == &Ty::Str);
     let generation = fields
         .generation
-        .is_none_or(|f| unwrapped(&f.ty).0 == &Ty::I64);
+        .is_none_or(|f| unwrapped(&f.ty) == &Ty::I64);
     (plain && strings && generation).then_some(fields)
 }
 
-/// `impl rt::Condition for <def>`, if `def` has the condition shape (G10).
+/// `rt::impl_condition!` for `def`, if `def` has the condition shape (G10): the runtime's macro
+/// writes the impl, this names the fields by role (their shapes, required or `Option`, the
+/// runtime reads from their types) and, for an enum `status`, its listed values.
 pub(super) fn condition_impl(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> Option<TokenStream> {
     let fields = condition_fields(def, cx)?;
     let rt = &cx.paths.rt;
@@ -93,123 +95,44 @@ pub(super) fn condition_impl(def: &TypeDef, at: &[String], cx: &Ctx<'_>) -> Opti
         name(fields.status),
         name(fields.time),
     );
-    let status_of = status_conversion(fields.status, at, cx);
-    let (time_get, time_set) = if unwrapped(&fields.time.ty).1 {
-        (
-            quote!(self.#time_name.as_ref()),
-            quote!(#rt::Option::Some(time)),
-        )
-    } else {
-        (quote!(#rt::Option::Some(&self.#time_name)), quote!(time))
-    };
-    let text = |f: Option<&FieldDef>, setter: &str| {
-        let setter = format_ident!("{setter}");
-        let getter = format_ident!("{}", setter.to_string().trim_start_matches("set_"));
-        let Some(f) = f else {
-            return (
-                None,
-                quote! {
-                    fn #getter(&self) -> &str { "" }
-                    fn #setter(&mut self, _: &str) {}
-                },
-            );
-        };
-        let n = name(f);
-        let (init, get, set) = if unwrapped(&f.ty).1 {
-            (
-                quote!(#rt::Option::None),
-                quote!(self.#n.as_ref().map_or("", |v| v.as_str())),
-                quote!((!value.is_empty()).then(|| #rt::IStr::from(value))),
-            )
-        } else {
-            (
-                quote!(#rt::IStr::default()),
-                quote!(self.#n.as_str()),
-                quote!(#rt::IStr::from(value)),
-            )
-        };
-        (
-            Some(quote!(#n: #init,)),
-            quote! {
-                fn #getter(&self) -> &str { #get }
-                fn #setter(&mut self, value: &str) { self.#n = #set; }
-            },
-        )
-    };
-    let (reason_init, reason) = text(fields.reason, "set_reason");
-    let (message_init, message) = text(fields.message, "set_message");
-    let (generation_init, generation) = match fields.generation {
-        None => (
-            None,
-            quote! {
-                fn observed_generation(&self) -> i64 { 0 }
-                fn set_observed_generation(&mut self, _: i64) {}
-            },
-        ),
-        Some(f) => {
-            let n = name(f);
-            let (init, get, set) = if unwrapped(&f.ty).1 {
-                (
-                    quote!(#rt::Option::None),
-                    quote!(self.#n.unwrap_or(0)),
-                    quote!((generation != 0).then_some(generation)),
-                )
-            } else {
-                (quote!(0), quote!(self.#n), quote!(generation))
-            };
-            (
-                Some(quote!(#n: #init,)),
-                quote! {
-                    fn observed_generation(&self) -> i64 { #get }
-                    fn set_observed_generation(&mut self, generation: i64) { self.#n = #set; }
-                },
-            )
-        }
-    };
+    let status_enum = status_enum(fields.status, at, cx);
+    let optional = [
+        ("reason", fields.reason),
+        ("message", fields.message),
+        ("observed_generation", fields.generation),
+    ]
+    .into_iter()
+    .filter_map(|(role, f)| {
+        let (role, n) = (format_ident!("{role}"), name(f?));
+        Some(quote!(#role = #n,))
+    });
     Some(quote! {
-        impl #rt::Condition for #ident {
-            fn new_condition(condition_type: &str, status: &str, time: #rt::Time) -> Self {
-                #ident {
-                    #type_name: #rt::IStr::from(condition_type),
-                    #status_name: #status_of,
-                    #time_name: #time_set,
-                    #reason_init
-                    #message_init
-                    #generation_init
-                }
+        #rt::impl_condition! {
+            #ident {
+                type = #type_name,
+                status = #status_name #status_enum,
+                last_transition_time = #time_name,
+                #(#optional)*
             }
-            fn condition_type(&self) -> &str { self.#type_name.as_str() }
-            fn condition_status(&self) -> &str { self.#status_name.as_str() }
-            fn last_transition_time(&self) -> #rt::Option<&#rt::Time> { #time_get }
-            fn set_condition_status(&mut self, status: &str) { self.#status_name = #status_of; }
-            fn set_last_transition_time(&mut self, time: #rt::Time) { self.#time_name = #time_set; }
-            #reason
-            #message
-            #generation
         }
     })
 }
 
-/// The `status` field's value for the string `status`: an `IStr`, or the enum's listed variant
-/// of that spelling, else its catch-all variant.
-fn status_conversion(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
-    let rt = &cx.paths.rt;
+/// For a `status` field of a string enum, `as <enum> { "<json>" => <variant>, …; else <other> }`:
+/// the runtime's macro writes a listed spelling as its variant, any other string as the
+/// catch-all variant. Nothing for a string `status`.
+fn status_enum(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let Ty::Enum(key) = &f.ty else {
-        return quote!(#rt::IStr::from(status));
+        return TokenStream::new();
     };
     let Some(Shape::StrEnum { variants, other }) = cx.graph.get(key).map(|d| &d.shape) else {
-        return quote!(#rt::IStr::from(status));
+        return TokenStream::new();
     };
     let path = compact_path(key, at);
     let other = format_ident!("{other}");
     let arms = variants.iter().map(|v| {
         let (json, rust) = (&v.json, format_ident!("{}", v.rust));
-        quote!(#json => #path::#rust,)
+        quote!(#json => #rust)
     });
-    quote! {
-        match status {
-            #(#arms)*
-            other => #path::#other(#rt::IStr::from(other)),
-        }
-    }
+    quote!(as #path { #(#arms),*; else #other })
 }

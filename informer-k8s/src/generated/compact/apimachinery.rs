@@ -138,55 +138,10 @@ pub mod pkg {
                         rt::ShareHash::share_hash(&self.type_, state);
                     }
                 }
-                impl rt::Condition for Condition {
-                    fn new_condition(
-                        condition_type: &str,
-                        status: &str,
-                        time: rt::Time,
-                    ) -> Self {
-                        Condition {
-                            type_: rt::IStr::from(condition_type),
-                            status: rt::IStr::from(status),
-                            last_transition_time: time,
-                            reason: rt::IStr::default(),
-                            message: rt::IStr::default(),
-                            observed_generation: rt::Option::None,
-                        }
-                    }
-                    fn condition_type(&self) -> &str {
-                        self.type_.as_str()
-                    }
-                    fn condition_status(&self) -> &str {
-                        self.status.as_str()
-                    }
-                    fn last_transition_time(&self) -> rt::Option<&rt::Time> {
-                        rt::Option::Some(&self.last_transition_time)
-                    }
-                    fn set_condition_status(&mut self, status: &str) {
-                        self.status = rt::IStr::from(status);
-                    }
-                    fn set_last_transition_time(&mut self, time: rt::Time) {
-                        self.last_transition_time = time;
-                    }
-                    fn reason(&self) -> &str {
-                        self.reason.as_str()
-                    }
-                    fn set_reason(&mut self, value: &str) {
-                        self.reason = rt::IStr::from(value);
-                    }
-                    fn message(&self) -> &str {
-                        self.message.as_str()
-                    }
-                    fn set_message(&mut self, value: &str) {
-                        self.message = rt::IStr::from(value);
-                    }
-                    fn observed_generation(&self) -> i64 {
-                        self.observed_generation.unwrap_or(0)
-                    }
-                    fn set_observed_generation(&mut self, generation: i64) {
-                        self.observed_generation = (generation != 0)
-                            .then_some(generation);
-                    }
+                rt::impl_condition! {
+                    Condition { type = type_, status = status, last_transition_time =
+                    last_transition_time, reason = reason, message = message,
+                    observed_generation = observed_generation, }
                 }
                 #[cfg(k8s_openapi_enabled_version = "1.37")]
                 /// Compact form of `k8s_openapi::apimachinery::pkg::apis::meta::v1::GroupResource`: GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types

@@ -327,52 +327,10 @@ pub mod pkg {
                         rt::ShareHash::share_hash(&self.type_, state);
                     }
                 }
-                impl rt::Condition for APIServiceCondition {
-                    fn new_condition(
-                        condition_type: &str,
-                        status: &str,
-                        time: rt::Time,
-                    ) -> Self {
-                        APIServiceCondition {
-                            type_: rt::IStr::from(condition_type),
-                            status: rt::IStr::from(status),
-                            last_transition_time: rt::Option::Some(time),
-                            reason: rt::Option::None,
-                            message: rt::Option::None,
-                        }
-                    }
-                    fn condition_type(&self) -> &str {
-                        self.type_.as_str()
-                    }
-                    fn condition_status(&self) -> &str {
-                        self.status.as_str()
-                    }
-                    fn last_transition_time(&self) -> rt::Option<&rt::Time> {
-                        self.last_transition_time.as_ref()
-                    }
-                    fn set_condition_status(&mut self, status: &str) {
-                        self.status = rt::IStr::from(status);
-                    }
-                    fn set_last_transition_time(&mut self, time: rt::Time) {
-                        self.last_transition_time = rt::Option::Some(time);
-                    }
-                    fn reason(&self) -> &str {
-                        self.reason.as_ref().map_or("", |v| v.as_str())
-                    }
-                    fn set_reason(&mut self, value: &str) {
-                        self.reason = (!value.is_empty()).then(|| rt::IStr::from(value));
-                    }
-                    fn message(&self) -> &str {
-                        self.message.as_ref().map_or("", |v| v.as_str())
-                    }
-                    fn set_message(&mut self, value: &str) {
-                        self.message = (!value.is_empty())
-                            .then(|| rt::IStr::from(value));
-                    }
-                    fn observed_generation(&self) -> i64 {
-                        0
-                    }
-                    fn set_observed_generation(&mut self, _: i64) {}
+                rt::impl_condition! {
+                    APIServiceCondition { type = type_, status = status,
+                    last_transition_time = last_transition_time, reason = reason, message
+                    = message, }
                 }
                 /// Compact form of `k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec`: APIServiceSpec contains information for locating and communicating with a server.
                 #[derive(
