@@ -663,4 +663,23 @@ mod tests {
         // Two spellings that are one identifier: the numeric suffix is the last resort.
         assert_eq!(names(&["a-b", "a_b", "AB"]), ["a_b", "a_b2", "Ab"]);
     }
+
+    /// G11: values made only of punctuation spell to `_`, which cannot name a variant; it becomes
+    /// `__` (`naming::ident`'s rule for `_`), and a second such value, one identifier with it,
+    /// takes the numeric suffix. Every name is an identifier syn accepts.
+    #[test]
+    fn punctuation_only_values_get_identifiers() {
+        let names = |values: &[&str]| variant_names(values, &mut BTreeSet::new());
+        assert_eq!(names(&["-", "+"]), ["__", "__2"]);
+        assert_eq!(names(&["_", "-", "", "x"]), ["__", "__2", "Empty", "X"]);
+        assert_eq!(names(&["-", "+", "Type"]), ["__", "__2", "Type"]);
+        for values in [&["-", "+"][..], &["a-b", "a_b"], &["_", "__", "-_-"]] {
+            for name in names(values) {
+                assert!(
+                    syn::parse_str::<syn::Ident>(&name).is_ok(),
+                    "`{name}` of {values:?}"
+                );
+            }
+        }
+    }
 }

@@ -1,0 +1,72 @@
+//! G11: the string enums informer-gen emits for colliding values, down to values made only of
+//! punctuation, name each variant with an identifier: the generated files parse as Rust.
+
+use informer_gen::Builder;
+
+/// A CRD `Sign` (JSON, which YAML reads) whose spec has string enums of colliding values: only
+/// punctuation (`sign`), spellings that are one identifier (`sep`), and `_` beside punctuation.
+fn signs() -> String {
+    r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+  "metadata": {"name": "signs.example.com"},
+  "spec": {"group": "example.com", "scope": "Namespaced",
+    "names": {"kind": "Sign", "plural": "signs"},
+    "versions": [{"name": "v1", "served": true, "storage": true,
+      "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+        "type": "object",
+        "properties": {
+          "sign": {"type": "string", "enum": ["-", "+"]},
+          "sep": {"type": "string", "enum": ["a-b", "a_b"]},
+          "mark": {"type": "string", "enum": ["_", "-", "x"]}}}}}}}]}}"#
+        .to_owned()
+}
+
+/// The generated files, each parsed by syn.
+fn generated() -> Vec<syn::File> {
+    let dir = std::env::temp_dir().join(format!("informer-gen-enum-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("signs.yaml"), signs()).expect("write the CRD");
+    let generated = Builder::new()
+        .root(&dir)
+        .crd_types("signs.yaml", "sign_types")
+        .generate()
+        .expect("generates");
+    generated
+        .files()
+        .iter()
+        .map(|(path, text)| {
+            syn::parse_file(text).unwrap_or_else(|e| panic!("{path:?} does not parse: {e}\n{text}"))
+        })
+        .collect()
+}
+
+/// The variant names of every enum in `items`, nested modules included, by enum name.
+fn enums(items: &[syn::Item], out: &mut Vec<(String, Vec<String>)>) {
+    for item in items {
+        match item {
+            syn::Item::Enum(e) => out.push((
+                e.ident.to_string(),
+                e.variants.iter().map(|v| v.ident.to_string()).collect(),
+            )),
+            syn::Item::Mod(m) => enums(m.content.as_ref().map_or(&[][..], |c| &c.1), out),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn g11_colliding_punctuation_values_get_variant_identifiers() {
+    let mut found = Vec::new();
+    for file in generated() {
+        enums(&file.items, &mut found);
+    }
+    let variants = |name: &str| {
+        found
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no enum `{name}` among {found:?}"))
+    };
+    assert_eq!(variants("SignSpecSign"), ["__", "__2", "Other"]);
+    assert_eq!(variants("SignSpecSep"), ["a_b", "a_b2", "Other"]);
+    assert_eq!(variants("SignSpecMark"), ["__", "__2", "X", "Other"]);
+}
