@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func acceptOfInformer(t *testing.T, impl string) (list, watch string) {
 		_, _ = w.Write([]byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}`))
 	}))
 	defer srv.Close()
-	if err := pinPagedList(); err != nil {
+	if err := initialList(true); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := restConfig(&spec{url: srv.URL, impl: impl, pageSize: 500})
@@ -85,5 +86,23 @@ func TestTheJSONColumnAsksForJSONOnly(t *testing.T) {
 	list, watch := acceptOfInformer(t, implJSON)
 	if list != "application/json" || watch != "application/json" {
 		t.Fatalf("client-go-json sent Accept %q (LIST) and %q (WATCH), want application/json", list, watch)
+	}
+}
+
+// Where a scenario pins the paged LIST the gate is off; elsewhere it is unset, so client-go
+// lists as it does by default, whatever the orchestrator's environment said.
+func TestTheInitialListGateIsOffOnlyWhenPaged(t *testing.T) {
+	t.Setenv(watchListGate, "true")
+	if err := initialList(true); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := os.LookupEnv(watchListGate); v != "false" {
+		t.Fatalf("paged: %s=%q, want false", watchListGate, v)
+	}
+	if err := initialList(false); err != nil {
+		t.Fatal(err)
+	}
+	if v, set := os.LookupEnv(watchListGate); set {
+		t.Fatalf("the default: %s=%q, want it unset", watchListGate, v)
 	}
 }

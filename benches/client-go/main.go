@@ -44,6 +44,7 @@ type spec struct {
 	sentinel        string
 	queryMS         int
 	pageSize        int64
+	paged           bool
 	gzip            bool
 }
 
@@ -67,6 +68,7 @@ func parseSpec(args []string) (*spec, error) {
 	fs.StringVar(&s.sentinel, "sentinel", "relist-sentinel", "scenario relist: the Pod created after the relist")
 	fs.IntVar(&s.queryMS, "query-ms", 1000, "scenario ns-query: query for at least this long (ms)")
 	fs.Int64Var(&s.pageSize, "page-size", 500, "page size of every LIST")
+	fs.BoolVar(&s.paged, "paged", false, "list in pages (WatchListClient off) instead of client-go's default, the streaming list")
 	fs.BoolVar(&s.gzip, "gzip", false, "offer gzip (Go's transport decompresses); off sets DisableCompression")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ const watchListGate = "KUBE_FEATURE_WatchListClient"
 // indexer is the namespace index), event handlers, SetTransform for sync-strip and a metadata
 // informer for sync-meta, mirroring what benches/src/child/ours.rs does with informer-rs.
 func run(s *spec, io *childIO) (metrics, error) {
-	if err := pinPagedList(); err != nil {
+	if err := initialList(s.paged); err != nil {
 		return nil, err
 	}
 	cfg, err := restConfig(s)
@@ -42,7 +42,7 @@ func run(s *spec, io *childIO) (metrics, error) {
 	defer cancel()
 	start := time.Now()
 	switch s.scenario {
-	case "sync":
+	case "sync", "sync-paged":
 		factory, inf, err := podInformer(cfg, s)
 		if err != nil {
 			return nil, err
@@ -108,15 +108,19 @@ func run(s *spec, io *childIO) (metrics, error) {
 	}
 }
 
-// pinPagedList turns client-go's streaming initial list off unless the environment decides:
-// the informer-rs column (`ours`) is pinned to the paged LIST, so client-go lists in pages too
-// (its default since 1.35 is the streaming list, which `ours-streaming` compares with).
-// The gate is read once, on first use, so this must come before any client-go call.
-func pinPagedList() error {
-	if _, set := os.LookupEnv(watchListGate); !set {
+// initialList sets client-go's WatchListClient gate for this process: off where the scenario pins
+// the paged LIST (`--paged`), else unset, so client-go lists as it does by default (the
+// streaming list since 1.35), whatever the orchestrator's environment holds. The gate is read
+// once, on first use, so this must come before any client-go call.
+func initialList(paged bool) error {
+	if paged {
 		if err := os.Setenv(watchListGate, "false"); err != nil {
 			return fmt.Errorf("setting %s: %w", watchListGate, err)
 		}
+		return nil
+	}
+	if err := os.Unsetenv(watchListGate); err != nil {
+		return fmt.Errorf("unsetting %s: %w", watchListGate, err)
 	}
 	return nil
 }

@@ -158,17 +158,32 @@ fn go_child(root: &Path, target: &Path, name: &str) -> anyhow::Result<Option<Pat
         Err(e) => {
             eprintln!("xtask bench: WARNING: {e:#}");
             eprintln!(
-                "xtask bench: WARNING: running WITHOUT {name} (install Go 1.26+ or set GO=/path/to/go)"
+                "xtask bench: WARNING: running WITHOUT {name} (install Go 1.26+ or set GO=/path/to/go; the go command fetches {GO_TOOLCHAIN} itself)"
             );
             Ok(None)
         }
     }
 }
 
+/// The Go toolchain the children's modules name (`toolchain` in `benches/client-go/go.mod`:
+/// client-go v0.38 needs Go 1.27). The go command fetches it from the module proxy when
+/// `GOTOOLCHAIN` names it; an installed Go that is older and set to `local` (as many are)
+/// would refuse the module instead.
+pub(crate) const GO_TOOLCHAIN: &str = "go1.27.3";
+
+/// `go` with `GOTOOLCHAIN` set to [`GO_TOOLCHAIN`] unless the environment sets it.
+pub(crate) fn go_command(go: &Path) -> Command {
+    let mut cmd = Command::new(go);
+    if std::env::var_os("GOTOOLCHAIN").is_none() {
+        cmd.env("GOTOOLCHAIN", GO_TOOLCHAIN);
+    }
+    cmd
+}
+
 /// Builds the Go child in `benches/NAME` into `out`.
 fn build_go_child(root: &Path, out: &Path, name: &str) -> anyhow::Result<()> {
     let go = go_tool().context("no Go toolchain found (`go`, `$GO`, /usr/local/go/bin/go)")?;
-    let status = Command::new(&go)
+    let status = go_command(&go)
         .args(["build", "-trimpath", "-o"])
         .arg(out)
         .arg(".")

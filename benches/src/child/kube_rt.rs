@@ -39,7 +39,8 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
     }
     let start = Instant::now();
     match (spec.scenario, spec.imp) {
-        (Scenario::Sync, _) => {
+        // kube-runtime's default initial list is the paged LIST: scenarios 1 and 1b alike.
+        (Scenario::Sync | Scenario::SyncPaged, _) => {
             let (store, _task) = reflect(watcher(api, config).default_backoff(), |_| {});
             synced(&store, start, "sync").await
         }

@@ -61,6 +61,10 @@ pub struct ChildSpec {
     /// Page size of every LIST (both implementations default to 500).
     #[arg(long, default_value_t = 500)]
     pub page_size: u32,
+    /// List in pages (`InitialListStrategy::ListWatch`) instead of the informer's default, the
+    /// streaming list (`Scenario::paged`); kube-runtime's children page either way.
+    #[arg(long)]
+    pub paged: bool,
     /// Offer gzip (`Accept-Encoding: gzip`, T3).
     #[arg(long)]
     pub gzip: bool,

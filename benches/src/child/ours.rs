@@ -38,7 +38,7 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
     let _stop = cancel.clone().drop_guard();
     let start = Instant::now();
     match spec.scenario {
-        Scenario::Sync => {
+        Scenario::Sync | Scenario::SyncPaged => {
             let informer = informer(ListWatch::new(api), spec)?;
             informer.start(cancel);
             synced(&informer, start).await
@@ -178,10 +178,13 @@ where
     let mut config = InformerConfig::default();
     config.reflector.page_size = spec.page_size;
     config.reflector.label_selector = spec.label_selector.clone();
-    config.reflector.strategy = match spec.imp {
-        crate::protocol::Impl::OursStreaming => InitialListStrategy::StreamingList,
-        _ => InitialListStrategy::ListWatch,
-    };
+    // The default (V1: the streaming list) unless the scenario pins the paged LIST;
+    // `ours-streaming` streams in every scenario.
+    if spec.imp == crate::protocol::Impl::OursStreaming {
+        config.reflector.strategy = InitialListStrategy::StreamingList;
+    } else if spec.paged {
+        config.reflector.strategy = InitialListStrategy::ListWatch;
+    }
     if spec.imp == crate::protocol::Impl::OursOrdered {
         config.fifo_mode = informer_runtime::delta_fifo::FifoMode::Ordered;
     }
@@ -303,7 +306,7 @@ where
     let lw = ListWatch::<V>::of_source(api);
     match spec.scenario {
         // The scale run is the sync at scale; the orchestrator adds the server's figures.
-        Scenario::Sync | Scenario::Scale => {
+        Scenario::Sync | Scenario::SyncPaged | Scenario::Scale => {
             let informer = informer(lw, spec)?;
             informer.start(cancel);
             synced(&informer, start).await

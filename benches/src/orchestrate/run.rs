@@ -170,6 +170,8 @@ impl<'a> Runner<'a> {
                 &plan.query_ms.to_string(),
             ])
             .args(["--page-size", &plan.page_size.to_string()])
+            // Both children: the paged LIST where the scenario pins it, else the side's default.
+            .args(scenario.paged().then_some("--paged"))
             .args(plan.gzip.then_some("--gzip"))
             // The Go child has no decode pool to size: only informer-bench's children take it.
             .args(
@@ -252,6 +254,7 @@ impl<'a> Runner<'a> {
             metrics.insert("list_requests".into(), counts.lists as f64);
             metrics.insert("watch_requests".into(), counts.watches as f64);
             check_wire_format(scenario, imp, counts, &mut metrics)?;
+            check_initial_list(scenario, imp, counts)?;
         }
         Ok(metrics)
     }
@@ -409,9 +412,49 @@ pub(super) fn check_wire_format(
     }
 }
 
+/// Fails the run when an initial sync (scenarios 1 and 1b) did not list as its column must:
+/// in scenario 1b every side lists in pages; in scenario 1 informer-rs and client-go stream
+/// (both defaults: no LIST request at all) and kube-runtime, whose default is the paged LIST,
+/// lists. A client that quietly fell back to the other mode would otherwise be compared with a
+/// side it does not match.
+pub(super) fn check_initial_list(
+    scenario: Scenario,
+    imp: Impl,
+    counts: RequestCounts,
+) -> anyhow::Result<()> {
+    let streams = match scenario {
+        Scenario::SyncPaged => false,
+        Scenario::Sync => !matches!(imp, Impl::Kube | Impl::KubeShared),
+        _ => return Ok(()),
+    };
+    match (streams, counts.lists) {
+        (true, 0) | (false, 1..) => Ok(()),
+        (true, n) => bail!(
+            "{imp} sent {n} LIST requests in scenario {scenario}; at its default it streams the initial list"
+        ),
+        (false, 0) => bail!(
+            "{imp} sent no LIST request in scenario {scenario}; this scenario pins the paged LIST"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_that_lists_in_the_other_mode_fails_its_run() {
+        let (streamed, paged) = (counts(0, 1, 1), counts(100, 1, 101));
+        check_initial_list(Scenario::Sync, Impl::ClientGo, streamed).expect("streams");
+        check_initial_list(Scenario::Sync, Impl::OursCompactProto, streamed).expect("streams");
+        check_initial_list(Scenario::Sync, Impl::Kube, paged).expect("kube-runtime pages");
+        check_initial_list(Scenario::SyncPaged, Impl::ClientGo, paged).expect("pages");
+        let err = check_initial_list(Scenario::Sync, Impl::ClientGo, paged).expect_err("fell back");
+        assert!(err.to_string().contains("100 LIST requests"), "{err}");
+        assert!(check_initial_list(Scenario::Sync, Impl::Kube, streamed).is_err());
+        assert!(check_initial_list(Scenario::SyncPaged, Impl::OursProto, streamed).is_err());
+        check_initial_list(Scenario::Updates, Impl::Ours, streamed).expect("not checked");
+    }
 
     fn counts(lists: usize, watches: usize, protobuf: usize) -> RequestCounts {
         RequestCounts {

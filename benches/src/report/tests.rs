@@ -87,18 +87,19 @@ fn goals_use_medians_and_ratios() {
 #[test]
 fn a_schema_1_file_reads_with_todays_client_go_names() {
     let (host, config) = fixtures::host_and_config();
+    // Every run before schema 3 listed in pages: today's scenario 1b.
     let report = Report::new(
         "rev".into(),
         0,
         host,
         config,
         vec![
-            run(Scenario::Sync, Impl::ClientGo, &[("sync_s", 2.0)]),
-            run(Scenario::Sync, Impl::ClientGoJson, &[("sync_s", 8.0)]),
+            run(Scenario::SyncPaged, Impl::ClientGo, &[("sync_s", 2.0)]),
+            run(Scenario::SyncPaged, Impl::ClientGoJson, &[("sync_s", 8.0)]),
         ],
     );
-    // The same run as schema 1 wrote it: no `schema`, the forced-JSON column named
-    // `client-go`, the protobuf one `client-go-proto`.
+    // The same run as schema 1 wrote it: no `schema`, the scenario named `sync`, the
+    // forced-JSON column named `client-go`, the protobuf one `client-go-proto`.
     let old_name = |name: &str| match name {
         "client-go" => "client-go-proto".to_string(),
         "client-go-json" => "client-go".to_string(),
@@ -109,23 +110,50 @@ fn a_schema_1_file_reads_with_todays_client_go_names() {
     for r in old["runs"].as_array_mut().expect("runs") {
         let name = old_name(r["impl"].as_str().expect("impl"));
         r["impl"] = name.into();
+        r["scenario"] = "sync".into();
     }
-    let sync = old["summary"]["sync"].as_object_mut().expect("sync");
-    let rows: Vec<_> = std::mem::take(sync).into_iter().collect();
-    for (name, row) in rows {
+    let summary = old["summary"].as_object_mut().expect("summary");
+    let mut rows = summary.remove("sync-paged").expect("sync-paged");
+    let sync = rows.as_object_mut().expect("sync");
+    let by_impl: Vec<_> = std::mem::take(sync).into_iter().collect();
+    for (name, row) in by_impl {
         sync.insert(old_name(&name), row);
     }
+    summary.insert("sync".into(), rows);
     assert!(old["summary"]["sync"]["client-go-proto"].is_object());
     let read = Report::from_json(&old.to_string()).expect("a schema-1 file reads");
     assert_eq!(read, report);
     assert_eq!(
-        read.median(Scenario::Sync, Impl::ClientGo, "sync_s"),
+        read.median(Scenario::SyncPaged, Impl::ClientGo, "sync_s"),
         Some(2.0)
     );
+    assert_eq!(read.median(Scenario::Sync, Impl::ClientGo, "sync_s"), None);
     // A current file reads unchanged.
     let text = serde_json::to_string(&report).expect("a report serializes");
     assert_eq!(
         Report::from_json(&text).expect("a current file reads"),
         report
     );
+}
+
+#[test]
+fn a_schema_2_files_sync_reads_as_the_paged_scenario() {
+    let (host, config) = fixtures::host_and_config();
+    let report = Report::new(
+        "rev".into(),
+        0,
+        host,
+        config,
+        vec![run(Scenario::Sync, Impl::ClientGo, &[("sync_s", 2.0)])],
+    );
+    let mut old = serde_json::to_value(&report).expect("a report serializes");
+    old["schema"] = 2.into();
+    let read = Report::from_json(&old.to_string()).expect("a schema-2 file reads");
+    assert_eq!(read.schema, SCHEMA);
+    assert_eq!(read.runs[0].scenario, Scenario::SyncPaged);
+    assert_eq!(
+        read.median(Scenario::SyncPaged, Impl::ClientGo, "sync_s"),
+        Some(2.0)
+    );
+    assert_eq!(read.median(Scenario::Sync, Impl::ClientGo, "sync_s"), None);
 }
