@@ -50,4 +50,6 @@ require (
 // The protocol every Go child of informer-bench shares, from this repository.
 replace github.com/informer-rs/informer-rs/benches/childio => ../childio
 
+// client-go v0.38.0-beta.0 asks for structured-merge-diff v7.0.1, which the module proxy does not
+// serve yet; v7.0.0 builds it. Drop this once v7.0.1 is served.
 replace sigs.k8s.io/structured-merge-diff/v7 v7.0.1 => sigs.k8s.io/structured-merge-diff/v7 v7.0.0
