@@ -39,12 +39,13 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
         ],
     );
     let runs = report["runs"].as_array().expect("runs");
-    // 10 scenarios: 2 implementations each, 3 for `four` and `relist` (ordered FIFO), 8 for `sync`
-    // (compact, projection, streaming list, and the typed, compact and projected Pod over
-    // protobuf) and `updates` (compact, projection, ordered FIFO, and the three over protobuf),
-    // 1 for `decode`, 6 for `shard` (1, 2 and 4 replicas, server and client filtering), 1 for
-    // `operator` (informer-rs; controller-runtime is a Go child this test does not build).
-    assert_eq!(runs.len(), 36, "{runs:#?}");
+    // 11 scenarios: 2 implementations each, 3 for `four` and `relist` (ordered FIFO), 7 for
+    // `sync` (compact, projection, and the typed, compact and projected Pod over protobuf), 5 for
+    // `sync-paged` (ours and kube, the three over protobuf), 8 for `updates` (compact,
+    // projection, ordered FIFO, and the three over protobuf), 1 for `decode`, 6 for `shard` (1,
+    // 2 and 4 replicas, server and client filtering), 1 for `operator` (informer-rs;
+    // controller-runtime is a Go child this test does not build).
+    assert_eq!(runs.len(), 40, "{runs:#?}");
     let failed: Vec<_> = runs.iter().filter(|r| !r["error"].is_null()).collect();
     assert!(failed.is_empty(), "failed runs: {failed:#?}");
     for r in runs {
@@ -67,6 +68,22 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
         );
     }
     assert_eq!(report["summary"]["four"]["kube"]["watches"]["median"], 4.0);
+    // Scenario 1 at each side's default: informer-rs streams (no LIST), kube-runtime pages;
+    // scenario 1b: every side lists.
+    for variant in ["ours", "ours-compact-proto"] {
+        assert_eq!(
+            report["summary"]["sync"][variant]["list_requests"]["median"], 0.0,
+            "{variant}"
+        );
+        assert_eq!(
+            report["summary"]["sync-paged"][variant]["list_requests"]["median"], 1.0,
+            "{variant}"
+        );
+    }
+    assert_eq!(
+        report["summary"]["sync"]["kube"]["list_requests"]["median"],
+        1.0
+    );
     // Scenario 9: the whole collection in one shard, some of it in 1 of 4, in both modes; the
     // mode is the server's.
     for mode in ["server", "client"] {
