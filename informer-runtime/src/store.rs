@@ -46,9 +46,9 @@ pub trait ReflectorStore<K>: Send + Sync + 'static {
         let _ = obj;
     }
     /// Wraps a listed object (already passed through [`transform`](Self::transform)) in the `Arc`
-    /// it will be shared as. The reflector calls it on each object of a LIST or watch-list as soon
-    /// as it is decoded and transformed, so a relist never holds a second decoded copy of the
-    /// whole list (M8, X7). The default is `Arc::new(obj)`.
+    /// it will be shared as. The reflector calls it on each object of a LIST, a watch-list or a
+    /// watch (`ADDED`, `MODIFIED`) as soon as it is decoded and transformed, so a relist never
+    /// holds a second decoded copy of the whole list (M8, X7). The default is `Arc::new(obj)`.
     ///
     /// A store that caches objects may instead return the `Arc` it already holds for the same
     /// object (same key, UID and resourceVersion: the same content, since the server changes the

@@ -249,3 +249,73 @@ async fn m17_panicking_transform_on_a_watch_event_drops_only_that_event() {
     assert_eq!(list_log(&server).len(), 1, "no relist");
     stop(cancel, task).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn m17_a_watched_object_without_a_name_is_dropped_before_the_transform() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    init_tracing();
+    let server = TestServer::start().await.expect("testserver");
+    let w = Writer::new(server.client(), "default");
+    seed(&w, 2).await;
+    let rv = server.current_resource_version().to_string();
+    let object = |name: Option<&str>| {
+        let mut meta = serde_json::json!({ "namespace": "default", "resourceVersion": rv });
+        if let Some(name) = name {
+            meta["name"] = name.into();
+        }
+        serde_json::json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": meta })
+    };
+    let event = |kind: &str, object: serde_json::Value| {
+        serde_json::json!({ "type": kind, "object": object }).to_string()
+    };
+    // The informer's first watch (after its LIST) gets two events of an object without a
+    // name, then a good one; then the stream ends normally (R9).
+    server.faults().hostile_next(
+        FaultTarget::Watch,
+        HostileResponse::WatchEvents {
+            lines: vec![
+                event("ADDED", object(None)),
+                event("MODIFIED", object(Some(""))),
+                event("ADDED", object(Some("after-the-nameless"))),
+            ],
+            cut: String::new(),
+        },
+        1,
+    );
+    let inf = informer(server.client(), |_| {});
+    let unnamed = Arc::new(AtomicUsize::new(0));
+    let seen = unnamed.clone();
+    inf.set_transform(move |cm: &mut k8s_openapi::api::core::v1::ConfigMap| {
+        if cm.metadata.name.as_deref().is_none_or(str::is_empty) {
+            seen.fetch_add(1, Ordering::SeqCst);
+        }
+    })
+    .expect("before start");
+    let rec = Recorder::new();
+    inf.add_event_handler(rec.clone()).expect("handler");
+    let (cancel, task) = start(&inf);
+    rec.wait_for("the event after the nameless ones", |e| {
+        e.iter().any(|e| e.key() == "default/after-the-nameless")
+    })
+    .await;
+    let counters = inf.reflector_handle().expect("running").counters();
+    assert_eq!(
+        counters.invalid_objects, 2,
+        "M17: each nameless event counted once"
+    );
+    assert_eq!(counters.transform_panics, 0);
+    assert_eq!(
+        unnamed.load(Ordering::SeqCst),
+        0,
+        "M17: user code never sees an object that cannot be cached"
+    );
+    assert!(rec.events().iter().all(|e| !e.key().is_empty()));
+    assert_eq!(
+        inf.indexer().len(),
+        3,
+        "the two seeded and the good event's"
+    );
+    assert_eq!(list_log(&server).len(), 1, "the drops relist nothing");
+    stop(cancel, task).await;
+}

@@ -1,6 +1,7 @@
 //! What the reflector's requests are made with ([`Io`]): the list-watch client, the store, the
 //! configuration, the shared counters and the cancellation token; and a started watch
-//! ([`ActiveWatch`]). The driver (`cycle.rs`) owns one `Io`; the paged LIST (`list.rs`) and the
+//! ([`ActiveWatch`]), and the finish stage every decoded object goes through ([`Finish`]). The
+//! driver (`cycle.rs`) owns one `Io`; the paged LIST (`list.rs`) and the
 //! watch-list stream (`watch_list.rs`) borrow it, so neither reaches back into the driver.
 
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use super::policy::watch_timeout;
-use super::{Error, ReflectorConfig, Shared, bump};
+use super::{Error, Finish, ReflectorConfig, Shared, bump};
 use crate::list_watch::{ListWatch, ProbedStream, WatchRequest};
 use crate::store::ReflectorStore;
 
@@ -31,6 +32,9 @@ pub(super) struct Io<K> {
     pub(super) config: ReflectorConfig,
     pub(super) shared: Arc<Shared>,
     pub(super) cancel: CancellationToken,
+    /// The finish stage of every decoded object (D8, M8, M17), in the reflector's runtime and
+    /// span.
+    pub(super) finish: Arc<Finish<K>>,
 }
 
 impl<K> Io<K> {

@@ -13,11 +13,11 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info};
 
 use super::io::Io;
-use super::{Error, Shared, TransformContext, bump, finish_listed};
+use super::{Error, Finish, bump};
 use crate::list_watch::{self, ListRequest, ListWatch, RawListPage};
 use crate::projection::InternScope;
 use crate::shard::ShardMode;
-use crate::store::{Keyed, ReflectorStore};
+use crate::store::Keyed;
 
 /// A list that runs longer than this logs every page at info level and a step trace at the end (R23).
 const LONG_LIST: Duration = Duration::from_secs(10);
@@ -62,7 +62,7 @@ where
         bump(&ctx.shared.counters.list_requests);
         let chunk = chunk_size(ctx);
         let lw: ListWatch<K> = ctx.lw.clone();
-        let store = ctx.store.clone();
+        let finish = Arc::clone(&ctx.finish);
         let shared = Arc::clone(&ctx.shared);
         let shard = ctx.config.shard.clone();
         let (tx, meta) = oneshot::channel();
@@ -74,8 +74,7 @@ where
                 let list = lw.list_streamed(&req).await?;
                 let pool = lw.pool().clone();
                 // T6: the transform runs in the reflector's runtime and span on a pool thread.
-                let context = TransformContext::capture();
-                let finish = move |obj| context.enter(|| finish_listed(&*store, &shared, obj));
+                let finish = move |obj| finish.apply(obj);
                 let on_body = move |rv: &str, token: Option<&str>| {
                     // The receiver is gone only if the list was abandoned.
                     let _ = tx.send((rv.to_string(), token.map(str::to_string)));
@@ -115,14 +114,12 @@ where
                 // which also decode the large watch events, so the memory an update frees is
                 // reused by the next decode there (the tokio blocking pool's threads, which
                 // never allocate again, kept it: 1.8x kube-runtime's RSS after 20 000 updates).
-                let context = TransformContext::capture();
-                let finish = move |obj| context.enter(|| finish_listed(&*store, &shared, obj));
-                return page.decode_on(pool, finish).await;
+                return page.decode_on(pool, move |obj| finish.apply(obj)).await;
             }
             // Inline: decoded right here on a tokio worker, as kube-runtime's watcher decodes
             // its pages: the work is bounded by the page size (about 100 ms for 500 Pods). An
             // unpaged body may hold the whole collection: it yields every `chunk` objects.
-            finish_page(&*store, &shared, &page, chunk).await
+            finish_page(&finish, &page, chunk).await
         };
         PageTask {
             meta,
@@ -146,8 +143,7 @@ where
 /// unpaged relist nor a large page holds a worker longer than about a page's worth of decoding
 /// (R3, decision record 03).
 async fn finish_page<K>(
-    store: &dyn ReflectorStore<K>,
-    shared: &Shared,
+    finish: &Finish<K>,
     page: &RawListPage<K>,
     chunk: usize,
 ) -> list_watch::Result<Vec<Keyed<K>>>
@@ -165,7 +161,7 @@ where
             let _scope = InternScope::enter();
             let mut taken = 0;
             for obj in items.by_ref().take(chunk) {
-                finished.extend(finish_listed(store, shared, obj?));
+                finished.extend(finish.apply(obj?));
                 taken += 1;
             }
             taken < chunk

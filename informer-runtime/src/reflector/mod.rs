@@ -304,42 +304,88 @@ fn bump(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
 }
 
-/// D8/M8: every object of a LIST or watch-list is transformed as soon as it is decoded, keyed
-/// once, then shared through the store (which reuses its cached `Arc` for an unchanged object),
-/// so an initial list is never held untransformed, nor twice, and no store builds the key again.
-///
-/// M17: an object without a key (no `metadata.name`, or one its transform removed) is
-/// dropped here, alone, and counted, so it can neither make the store refuse the whole list nor
-/// reach the store at all. `None` when the object was dropped.
-fn finish_listed<K: crate::object::Meta>(
-    store: &dyn ReflectorStore<K>,
-    shared: &Shared,
-    mut obj: K,
-) -> Option<Keyed<K>> {
-    // Checked before the transform, so user code never sees an object that cannot be cached.
-    if obj.object_name().is_none_or(str::is_empty) {
-        bump(&shared.counters.invalid_objects);
-        // The object's contents stay out of the log.
-        warn!("dropping a listed object without `metadata.name`");
-        return None;
+/// The finish stage, one for the LIST, the watch-list and the watch (D8, M8, M17): every
+/// decoded object is checked for a name, transformed under the panic guard, keyed once and
+/// shared through the store (which reuses its cached `Arc` for an unchanged object), so an
+/// initial list is never held untransformed, nor twice, and no store builds the key again.
+/// Built on the reflector's task ([`Io::finish`](io::Io::finish)), it carries that task's
+/// runtime and span to the decode pool's threads, where a LIST's objects finish (T6).
+pub(super) struct Finish<K> {
+    store: Arc<dyn ReflectorStore<K>>,
+    shared: Arc<Shared>,
+    context: TransformContext,
+}
+
+impl<K: crate::object::Meta> Finish<K> {
+    /// The stage for `store`, in the current runtime and span (call on the reflector's task).
+    fn capture(store: Arc<dyn ReflectorStore<K>>, shared: Arc<Shared>) -> Self {
+        Finish {
+            store,
+            shared,
+            context: TransformContext::capture(),
+        }
     }
-    if !guard_transform(shared, &mut obj, |o| store.transform(o)) {
-        return None;
+
+    /// The finished object, or `None` when it was dropped.
+    ///
+    /// M17: an object without a key (no `metadata.name`, or one its transform removed) is
+    /// dropped here, alone, and counted, so it can neither make the store refuse a whole list
+    /// nor reach the store at all; a transform that panics drops that object alone.
+    pub(super) fn apply(&self, mut obj: K) -> Option<Keyed<K>> {
+        // Checked before the transform, so user code never sees an object that cannot be cached.
+        if obj.object_name().is_none_or(str::is_empty) {
+            bump(&self.shared.counters.invalid_objects);
+            // The object's contents stay out of the log.
+            warn!("dropping an object without `metadata.name`");
+            return None;
+        }
+        let store = &*self.store;
+        let caught = self.context.enter(|| guarded(|| store.transform(&mut obj)));
+        if let Err(payload) = caught {
+            // The key as the half-run transform left it.
+            let who = ObjectKey::from_resource(&obj)
+                .unwrap_or_else(|_| ObjectKey::new(None, "<no name>"));
+            report_transform_panic(&self.shared, &who, &*payload);
+            return None;
+        }
+        let Ok(key) = ObjectKey::from_resource(&obj) else {
+            bump(&self.shared.counters.invalid_objects);
+            warn!("dropping an object whose transform removed its `metadata.name`");
+            return None;
+        };
+        let obj = store.share(&key, obj);
+        Some((key, obj))
     }
-    let Ok(key) = ObjectKey::from_resource(&obj) else {
-        bump(&shared.counters.invalid_objects);
-        warn!("dropping a listed object whose transform removed its `metadata.name`");
-        return None;
-    };
-    let obj = store.share(&key, obj);
-    Some((key, obj))
+
+    /// A watched `DELETED`: handed to the store untransformed, which transforms it only if it
+    /// queues it (D4, D8), under the same panic guard (M17). An object without a name is
+    /// [`StoreError::Key`].
+    pub(super) fn delete(&self, obj: K) -> Result<(), StoreError> {
+        let key = ObjectKey::from_resource(&obj)?;
+        let store = &*self.store;
+        let who = key.clone();
+        guarded(|| store.delete(key, obj)).unwrap_or_else(|payload| {
+            report_transform_panic(&self.shared, &who, &*payload);
+            Ok(())
+        })
+    }
+}
+
+/// M17: runs `f`, a store call that runs the user's transform, and catches a panic in it, so
+/// a bad transform costs that one object: the caller logs it with the object's key (its
+/// contents never) and counts it ([`report_transform_panic`]), and drops the object. Without
+/// this a panic ends the reflector task on the watch path, and fails (and retries) the whole
+/// list on the list path.
+fn guarded<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    // Only the object `f` works on, which the caller drops after a panic, can be left
+    // half-transformed.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
 }
 
 /// What a transform runs in wherever it runs (T6, D8): the tokio runtime and the tracing
 /// span of the reflector that decoded the object, captured on the reflector's task and entered
 /// around the transform on a decode pool thread, so `tokio::runtime::Handle::current()` (and
 /// `tokio::spawn`) work there as on the reflector's task, and its logs carry the informer's span.
-#[derive(Clone)]
 struct TransformContext {
     runtime: Option<tokio::runtime::Handle>,
     span: tracing::Span,
@@ -358,47 +404,6 @@ impl TransformContext {
     fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
         let _runtime = self.runtime.as_ref().map(tokio::runtime::Handle::enter);
         self.span.in_scope(f)
-    }
-}
-
-/// M17: runs `f`, a store call that runs the user's transform on `obj`, and catches a panic
-/// in it, so a bad transform costs that one object: it is logged at error level with the
-/// object's key (its contents never), counted in
-/// [`ReflectorCounters::transform_panics`], and the caller drops the object. Without this a
-/// panic ends the reflector task on the watch path, and fails (and retries) the whole list on
-/// the list path. False if `f` panicked.
-fn guard_transform<K: crate::object::Meta>(
-    shared: &Shared,
-    obj: &mut K,
-    f: impl FnOnce(&mut K),
-) -> bool {
-    // Only `obj`, which the caller drops after a panic, can be left half-transformed.
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *obj))) {
-        Ok(()) => true,
-        Err(payload) => {
-            // The key as the half-run transform left it.
-            let who = ObjectKey::from_resource(&*obj)
-                .unwrap_or_else(|_| ObjectKey::new(None, "<no name>"));
-            report_transform_panic(shared, &who, &*payload);
-            false
-        }
-    }
-}
-
-/// [`guard_transform`] for a store call that takes the object (a delete, transformed inside
-/// the store); `key` names it in the log. `None` if `f` panicked.
-fn guard_transform_owned<K, R>(
-    shared: &Shared,
-    key: &ObjectKey,
-    obj: K,
-    f: impl FnOnce(K) -> R,
-) -> Option<R> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(obj))) {
-        Ok(res) => Some(res),
-        Err(payload) => {
-            report_transform_panic(shared, key, &*payload);
-            None
-        }
     }
 }
 

@@ -11,7 +11,7 @@ use tracing::Instrument;
 
 use super::io::{ActiveWatch, Io};
 use super::policy::{ErrorAnswer, Facts, Phase, on_error};
-use super::{Error, bump, finish_listed};
+use super::{Error, bump};
 use crate::key::ObjectKey;
 use crate::list_watch::{self, Probed};
 use crate::store::Keyed;
@@ -149,7 +149,7 @@ where
         };
         match ev {
             WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                if let Some(finished) = finish_listed(&*ctx.store, &ctx.shared, o) {
+                if let Some(finished) = ctx.finish.apply(o) {
                     got.upsert(finished);
                 }
             }

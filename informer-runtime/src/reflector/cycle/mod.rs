@@ -24,14 +24,10 @@ use super::policy::{
 };
 use super::state::{Command, Event, Failure, Machine, Note, Settings, Wait, WatchEnd};
 use super::watch_list::is_initial_events_end;
-use super::{
-    Backoff, Error, InitialListStrategy, Reflector, bump, guard_transform, guard_transform_owned,
-    list, watch_list,
-};
-use crate::key::ObjectKey;
+use super::{Backoff, Error, Finish, InitialListStrategy, Reflector, bump, list, watch_list};
 use crate::list_watch::{self, Probed};
 use crate::shard::ShardMode;
-use crate::store::{Keyed, ReflectorStore, StoreError};
+use crate::store::{Keyed, StoreError};
 
 /// The driver: the reflector's I/O handles and what it keeps between actions. The decisions'
 /// state is the [`Machine`]'s.
@@ -99,6 +95,8 @@ where
         Driver {
             backoff: Backoff::new(r.config.backoff.clone()),
             io: Io {
+                // Built on the reflector's task, in its span (T6).
+                finish: Arc::new(Finish::capture(r.store.clone(), r.handle.shared.clone())),
                 lw: r.lw,
                 store: r.store,
                 config: r.config,
@@ -265,8 +263,10 @@ where
 mod tests {
     use super::watch::Consumed;
     use super::*;
+    use crate::key::ObjectKey;
     use crate::list_watch::ListWatch;
     use crate::reflector::ReflectorConfig;
+    use crate::store::ReflectorStore;
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::ObjectMeta;
     use parking_lot::Mutex;

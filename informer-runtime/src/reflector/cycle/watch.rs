@@ -183,23 +183,6 @@ where
         }
     }
 
-    /// Transforms a watched object (D8), keys it and shares it, finished, with `write`; a
-    /// transform that panics drops the object (M17) and writes nothing.
-    fn finish_then(
-        &self,
-        mut obj: K,
-        write: impl FnOnce(&dyn ReflectorStore<K>, ObjectKey, Arc<K>) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        let store = &*self.io.store;
-        if guard_transform(&self.io.shared, &mut obj, |o| store.transform(o)) {
-            let key = ObjectKey::from_resource(&obj)?;
-            // A watched object is new (its RV changed), so there is no cached Arc to reuse.
-            write(store, key, Arc::new(obj))
-        } else {
-            Ok(())
-        }
-    }
-
     /// Applies one watch event to the store (R5) and publishes its RV if the gate admits it
     /// (R8); returns that RV. Err means the store closed.
     fn apply(
@@ -207,36 +190,31 @@ where
         ev: WatchEvent<K>,
         gate: &mut EventRvGate,
     ) -> Result<Option<String>, StoreError> {
-        // M17: a panicking transform drops that event only (`guard_transform`); its RV is
-        // still recorded, so the watch goes on past it.
+        // M17: an object the finish stage drops (no name, or a panicking transform) is that
+        // event only; its RV is still recorded, so the watch goes on past it.
         let (res, rv, is_added) = match ev {
-            // D8: added/modified objects are transformed as soon as they are decoded; deleted
-            // ones are left to the store, which transforms only a real `Deleted` (D4).
+            // D8: added/modified objects finish as soon as they are decoded, on the same stage
+            // as a LIST's; deleted ones are left to the store, which transforms only a real
+            // `Deleted` (D4).
             WatchEvent::Added(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                (self.finish_then(o, |s, k, o| s.add_shared(k, o)), rv, true)
+                let res = match self.io.finish.apply(o) {
+                    Some((key, obj)) => self.io.store.add_shared(key, obj),
+                    None => Ok(()),
+                };
+                (res, rv, true)
             }
             WatchEvent::Modified(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                (
-                    self.finish_then(o, |s, k, o| s.update_shared(k, o)),
-                    rv,
-                    false,
-                )
+                let res = match self.io.finish.apply(o) {
+                    Some((key, obj)) => self.io.store.update_shared(key, obj),
+                    None => Ok(()),
+                };
+                (res, rv, false)
             }
             WatchEvent::Deleted(o) => {
                 let rv = o.object_resource_version().map(str::to_owned);
-                // The store transforms a real `Deleted` inside `delete` (outside its lock).
-                let res = match ObjectKey::from_resource(&o) {
-                    Ok(key) => {
-                        let store = &self.io.store;
-                        let who = key.clone();
-                        guard_transform_owned(&self.io.shared, &who, o, |o| store.delete(key, o))
-                            .unwrap_or(Ok(()))
-                    }
-                    Err(e) => Err(StoreError::Key(e)),
-                };
-                (res, rv, false)
+                (self.io.finish.delete(o), rv, false)
             }
             WatchEvent::Bookmark(b) => {
                 // R5: a bookmark only advances the RV and tells the store; handlers never see it.
