@@ -5,10 +5,10 @@
 //! thread, keeping every object, as an informer's first sync does. No informer can sync faster
 //! than this on one core, so it bounds scenario 1.
 //!
-//! The decode goal (`pool_speedup`): informer-runtime's own page decode (`RawListPage::decode_on`,
-//! the reflector's decode of a LIST body that does not stream, T6) of the same protobuf pages
-//! into the compact Pod, on a pool of `--decode-threads` threads (default two) against inline on
-//! one.
+//! The decode goal (`pool_speedup`): informer-runtime's own LIST decode (`RawListPage::stream`,
+//! then `StreamedList::decode_on`: the reflector's one LIST driver, T6) of the same protobuf
+//! pages into the compact Pod, on a pool of `--decode-threads` threads (default two) against
+//! inline on one.
 
 use std::time::Instant;
 
@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::ListParams;
 use kube::core::{ObjectList, Request};
 
-use informer_runtime::list_watch::{ListRequest, ListWatch, RawListPage};
+use informer_runtime::list_watch::{DecodePool, ListRequest, ListWatch, RawListPage};
 use informer_runtime::shard::{Shard, ShardField};
 
 use super::{ChildSpec, client, memory_metrics};
@@ -114,10 +114,18 @@ async fn skip_versus_decode(client: kube::Client, spec: &ChildSpec) -> anyhow::R
     let pages = raw_pages(&lw, spec.page_size).await?;
     // Each pass decodes its own handle on the same bodies.
     let filtered = pages.clone();
+    // Decoded inline, on this thread, each object dropped as soon as it is decoded.
+    let inline = DecodePool::inline();
+    let count = |_: Pod| Some(());
     let start = Instant::now();
     let mut decoded = 0usize;
     for page in pages {
-        page.decode_each(|_pod| decoded += 1)?;
+        decoded += page
+            .stream()
+            .decode_on(&inline, count, |_, _| ())
+            .await?
+            .items
+            .len();
     }
     let decode_s = start.elapsed().as_secs_f64().max(1e-9);
     // The hash range [0, 1): no Pod's UID hashes to 0.
@@ -125,8 +133,8 @@ async fn skip_versus_decode(client: kube::Client, spec: &ChildSpec) -> anyhow::R
     let start = Instant::now();
     let mut kept = 0usize;
     for page in filtered {
-        page.client_shard(Some(none.clone()))
-            .decode_each(|_pod| kept += 1)?;
+        let list = page.client_shard(Some(none.clone())).stream();
+        kept += list.decode_on(&inline, count, |_, _| ()).await?.items.len();
     }
     let skip_s = start.elapsed().as_secs_f64();
     anyhow::ensure!(kept == 0 && decoded > 0, "kept {kept} of {decoded}");
@@ -147,8 +155,6 @@ const POOL_PASSES: usize = 3;
 /// sharing pools and the recent-parts cache (P8) as warm as the others; then the two kinds of
 /// pass alternate and each reports its median. `--decode-threads 1` has nothing to compare.
 async fn pool_speedup(client: kube::Client, spec: &ChildSpec) -> anyhow::Result<Metrics> {
-    use informer_runtime::list_watch::DecodePool;
-
     let threads = spec.decode_threads.unwrap_or(2);
     if threads < 2 {
         return Ok(Metrics::new());
@@ -166,7 +172,8 @@ async fn pool_speedup(client: kube::Client, spec: &ChildSpec) -> anyhow::Result<
         let start = Instant::now();
         let mut kept = Vec::with_capacity(pages.len());
         for page in pages {
-            kept.push(page.clone().decode_on(on, Some).await?);
+            let list = page.clone().stream();
+            kept.push(list.decode_on(on, Some, |_, _| ()).await?.items);
         }
         let seconds = start.elapsed().as_secs_f64().max(1e-9);
         Ok((kept.iter().map(Vec::len).sum(), seconds))

@@ -108,6 +108,17 @@ impl BodyReader {
         })
     }
 
+    /// A body held whole (a [`RawListPage`](super::RawListPage)'s), read as one chunk.
+    pub(super) fn whole(body: Bytes) -> Self {
+        BodyReader {
+            body: kube::client::Body::from(body),
+            gzip: None,
+            refused: GzipRefused::default(),
+            done: false,
+            received: Arc::default(),
+        }
+    }
+
     /// The next decoded bytes; `None` at the end of the body. An `Err` ends the body.
     pub(super) async fn next(&mut self) -> Option<Result<Bytes>> {
         loop {

@@ -81,8 +81,8 @@ fn page<K>(body: Vec<u8>, exact: bool) -> RawListPage<K> {
     }
 }
 
-/// The item pipeline against a model, serde_json decoding the whole body at once: (pipeline,
-/// model), names in order.
+/// The LIST driver (`streamed.rs`, the body in one piece, inline) against a model, serde_json
+/// decoding the whole body at once: (driver, model), names in order.
 fn decode_both(
     body: Vec<u8>,
     exact: bool,
@@ -93,11 +93,9 @@ fn decode_both(
         items: Option<Vec<ConfigMap>>,
     }
     let name = |cm: ConfigMap| cm.metadata.name.unwrap_or_default();
-    let mut names = Vec::new();
-    let pipeline = page::<ConfigMap>(body.clone(), exact)
-        .decode_each(|cm| names.push(name(cm)))
-        .map(|_| names)
-        .map_err(|e| e.to_string());
+    let pipeline = streamed(body.clone(), false, exact, &[], &DecodePool::inline(), None)
+        .map(|(names, _)| names)
+        .map_err(|e| format!("{e:?}"));
     let model = serde_json::from_slice::<Model>(&body)
         .map_err(|e| e.to_string())
         .and_then(|m| match m.kind.as_deref() {
@@ -145,9 +143,9 @@ proptest! {
         }
     }
 
-    /// The item pipeline (walk, then decode item by item) decodes exactly the items serde_json
-    /// decodes from the whole body, in order, for real lists of any size; on mutated or
-    /// arbitrary bodies it never panics and, where both succeed, they agree.
+    /// The LIST driver decodes exactly the items serde_json decodes from the whole body, in
+    /// order, for real lists of any size; on mutated or arbitrary bodies it never panics and,
+    /// where both succeed, they agree.
     #[test]
     fn the_item_pipeline_matches_a_whole_body_decode(
         n in 0usize..12,
@@ -256,89 +254,54 @@ fn page_in<K>(body: Vec<u8>, protobuf: bool, exact: bool, shard: Option<Shard>) 
     page.client_shard(shard)
 }
 
-/// Sequential (the item iterator) against parallel (runs on a pool of three threads, whatever
-/// the machine): the names of the items each keeps, or the error each ends with, as text.
-fn sequential_and_parallel(
-    body: Vec<u8>,
-    protobuf: bool,
-    exact: bool,
-    shard: Option<Shard>,
-) -> (Result<Vec<String>, String>, Result<Vec<String>, String>) {
-    let name = |cm: ConfigMap| cm.metadata.name.unwrap_or_default();
-    let sequential = {
-        let page = page_in::<ConfigMap>(body.clone(), protobuf, exact, shard.clone());
-        let mut names = Vec::new();
-        let mut items = page.items();
-        let walked = items
-            .by_ref()
-            .try_for_each(|cm| cm.map(|cm| names.push(name(cm))));
-        walked
-            .and_then(|()| items.finish())
-            .map(|()| names)
-            .map_err(|e| e.to_string())
-    };
-    let pool = DecodePool::new(3).expect("a pool");
-    let page = page_in::<ConfigMap>(body, protobuf, exact, shard);
-    let parallel = futures::executor::block_on(page.decode_on(&pool, move |cm| Some(name(cm))))
-        .map_err(|e| e.to_string());
-    (sequential, parallel)
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
-
-    /// T6: decoding a page on the pool gives what decoding it item by item gives: the same
-    /// objects in the same order, the same shard filtering, and the same error (the first in
-    /// wire order), on real lists of either format, cut or mutated ones, and arbitrary bytes.
-    #[test]
-    fn parallel_decoding_equals_sequential_decoding(
-        n in 0usize..80,
-        protobuf in any::<bool>(),
-        exact in any::<bool>(),
-        sharded in any::<bool>(),
-        cut in any::<usize>(),
-        ops in ops(),
-        arbitrary in proptest::collection::vec(any::<u8>(), 0..200),
-    ) {
-        let real = if protobuf { cm_list_protobuf(n) } else { cm_list(n).into_bytes() };
-        let shard = sharded.then(|| Shard::of(0, 2, ShardField::Namespace).expect("a shard"));
-        let cut_at = cut % (real.len() + 1);
-        for body in [real.clone(), real[..cut_at].to_vec(), mutate(&real, &ops), arbitrary.clone()] {
-            let (sequential, parallel) =
-                sequential_and_parallel(body, protobuf, exact, shard.clone());
-            prop_assert_eq!(sequential, parallel);
-        }
-        let (whole, _) = sequential_and_parallel(real, protobuf, exact, None);
-        prop_assert_eq!(whole.map(|names| names.len()), Ok(n));
-    }
-}
-
-/// What decoding `body` whole gives (the list's head, then the item iterator): the names of
-/// its items, its resourceVersion and continue token, or the kind of error it ends with (the
-/// two reads meet a malformed body at different places: the whole-body read checks the
-/// envelope before any item, the streaming read as it arrives).
+/// What decoding `body` whole gives, item by item, the reference the LIST driver is held to:
+/// the list's head, then each item the walk finds, dropped if `shard` does not admit it, else
+/// decoded; then the body's checks (M14). The names of its items, its resourceVersion,
+/// continue token and echoed shard selector, or the kind of error it ends with (the two reads
+/// meet a malformed body at different places: the whole-body read checks the envelope before
+/// any item, the streaming read as it arrives).
 fn whole_body(
     body: Vec<u8>,
     protobuf: bool,
     exact: bool,
+    shard: Option<&Shard>,
 ) -> Result<(Vec<String>, String), Discriminant<super::Error>> {
-    let page = page_in::<ConfigMap>(body, protobuf, exact, None);
-    let head = match &page.format {
-        Format::Json(f) => f.list_head(&page.body, &page.list_kinds),
-        Format::Protobuf(f) => f.list_head(&page.body, &page.list_kinds),
+    fn reference<F: WireFormat>(
+        format: &F,
+        page: &RawListPage<ConfigMap>,
+        shard: Option<&Shard>,
+    ) -> super::Result<(Vec<String>, String)> {
+        use super::format::ItemWalk as _;
+        let head = format.list_head(&page.body, &page.list_kinds)?;
+        let mut names = Vec::new();
+        let mut walk = format.walk(&page.body);
+        while let Some(item) = walk.next_item() {
+            let (range, hint) = item?;
+            let item = page
+                .body
+                .get(range)
+                .ok_or_else(|| super::format::item_outside_list(&page.list_kinds))?;
+            if let Some(shard) = shard
+                && !format.admits(shard, item)?
+            {
+                continue;
+            }
+            let cm: ConfigMap = format.decode(item, hint)?;
+            names.push(cm.metadata.name.unwrap_or_default());
+        }
+        walk.finish(&page.list_kinds)?;
+        let shown = format!(
+            "{} {:?} {:?}",
+            head.resource_version, head.continue_token, head.shard_info
+        );
+        Ok((names, shown))
     }
-    .map_err(|e| discriminant(&e))?;
-    let mut names = Vec::new();
-    let mut items = page.items();
-    items
-        .by_ref()
-        .try_for_each(|cm| cm.map(|cm| names.push(cm.metadata.name.unwrap_or_default())))
-        .and_then(|()| items.finish())
-        .map_err(|e| discriminant(&e))?;
-    Ok((
-        names,
-        format!("{} {:?}", head.resource_version, head.continue_token),
-    ))
+    let page = page_in::<ConfigMap>(body, protobuf, exact, None);
+    match &page.format {
+        Format::Json(f) => reference(f, &page, shard),
+        Format::Protobuf(f) => reference(f, &page, shard),
+    }
+    .map_err(|e| discriminant(&e))
 }
 
 /// What the streaming decode gives for `body` arriving in pieces cut at `cuts`, on `pool`; the
@@ -349,6 +312,7 @@ fn streamed(
     exact: bool,
     cuts: &[usize],
     pool: &DecodePool,
+    shard: Option<Shard>,
 ) -> Result<(Vec<String>, String), Discriminant<super::Error>> {
     let page = page_in::<ConfigMap>(body, protobuf, exact, None);
     let mut at: Vec<usize> = cuts.iter().map(|c| c % (page.body.len() + 1)).collect();
@@ -368,15 +332,26 @@ fn streamed(
         eof: false,
     };
     let announced = std::sync::Mutex::new(None);
+    // S4: what the answer echoed, as the driver read it before the first item.
+    let echoed = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let echoes = Arc::clone(&echoed);
+    let shard_by: super::streamed::ShardBy = Box::new(move |echo: Option<&str>| {
+        echoes
+            .lock()
+            .expect("not poisoned")
+            .push(echo.map(str::to_string));
+        shard
+    });
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("a runtime");
-    let res = rt.block_on(super::streamed::decode_streamed(
+    let res = rt.block_on(super::streamed::decode(
         body,
         page.format.clone(),
         Arc::clone(&page.list_kinds),
         pool,
+        Some(shard_by),
         |cm: ConfigMap| Some(cm.metadata.name.unwrap_or_default()),
         |rv: &str, token: Option<&str>| {
             let head = format!("{rv} {:?}", token.map(str::to_string));
@@ -392,7 +367,11 @@ fn streamed(
                 Some(&head),
                 "on_body saw the list's head"
             );
-            Ok((page.items, head))
+            let echoed = echoed.lock().expect("not poisoned").clone();
+            let [echo] = echoed.as_slice() else {
+                panic!("the shard was decided once, not {} times", echoed.len());
+            };
+            Ok((page.items, format!("{head} {echo:?}")))
         }
         Err(e) => Err(discriminant(&e)),
     }
@@ -401,15 +380,18 @@ fn streamed(
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
-    /// R3: decoding a LIST body as it arrives, in pieces cut anywhere, inline or on a pool,
-    /// gives what decoding it whole gives: the same objects in the same order, the same head,
-    /// and the same kind of error, on real lists of either format, cut or mutated ones, and arbitrary
-    /// bytes.
+    /// R3, T6: decoding a LIST body as it arrives, in pieces cut anywhere, inline or on a pool,
+    /// gives what decoding it whole, item by item, gives: the same objects in the same order,
+    /// the same shard filtering, the same head (the echoed shard selector read before the first
+    /// item is the one the whole body holds, S4), and the same kind of error, on real lists of
+    /// either format (echoing a selector or not), cut or mutated ones, and arbitrary bytes.
     #[test]
     fn streaming_a_body_equals_decoding_it_whole(
         n in 0usize..60,
         protobuf in any::<bool>(),
         exact in any::<bool>(),
+        sharded in any::<bool>(),
+        echoing in any::<bool>(),
         cut in any::<usize>(),
         ops in ops(),
         arbitrary in proptest::collection::vec(any::<u8>(), 0..200),
@@ -417,15 +399,93 @@ proptest! {
         threads in 1usize..4,
     ) {
         let pool = DecodePool::new(threads).expect("a pool");
-        let real = if protobuf { cm_list_protobuf(n) } else { cm_list(n).into_bytes() };
+        let shard = sharded.then(|| Shard::of(0, 2, ShardField::Namespace).expect("a shard"));
+        let real = match (protobuf, echoing) {
+            (true, _) => cm_list_protobuf(n),
+            (false, false) => cm_list(n).into_bytes(),
+            (false, true) => cm_list_echoing(n).into_bytes(),
+        };
         let cut_at = cut % (real.len() + 1);
         for body in [real.clone(), real[..cut_at].to_vec(), mutate(&real, &ops), arbitrary.clone()] {
-            let whole = whole_body(body.clone(), protobuf, exact);
-            let streamed = streamed(body, protobuf, exact, &cuts, &pool);
+            let whole = whole_body(body.clone(), protobuf, exact, shard.as_ref());
+            let streamed = streamed(body, protobuf, exact, &cuts, &pool, shard.clone());
             prop_assert_eq!(whole, streamed);
         }
-        let whole = streamed(real, protobuf, exact, &cuts, &pool);
+        let whole = streamed(real, protobuf, exact, &cuts, &pool, None);
         prop_assert_eq!(whole.map(|(names, _)| names.len()), Ok(n));
+    }
+}
+
+/// [`cm_list`] whose metadata echoes a shard selector (KEP-5866).
+fn cm_list_echoing(n: usize) -> String {
+    cm_list(n).replacen(
+        r#""metadata":{"resourceVersion":"77"}"#,
+        r#""metadata":{"resourceVersion":"77","shardInfo":{"selector":"shardRange(object.metadata.namespace, 0x0, 0x8000000000000000)"}}"#,
+        1,
+    )
+}
+
+/// S4: the echoed selector decides the client shard before any item decodes. Only an echo in
+/// the metadata before the items counts (kube-apiserver writes it there): one after them comes
+/// too late, so that list is filtered on the client, as is a list echoing none, and a body of
+/// another shape read whole is decided by its whole head.
+#[test]
+fn s4_the_echo_decides_the_shard_before_the_items_decode() {
+    let selector = "shardRange(object.metadata.namespace, 0x0, 0x8000000000000000)";
+    // Two families of namespaces, which FNV-1a puts in the two halves of the hash space.
+    let namespace = |i: usize| format!("{}-{i}", if i.is_multiple_of(2) { "ns" } else { "team" });
+    let item = |i: usize| {
+        let ns = namespace(i);
+        format!(r#"{{"metadata":{{"name":"cm-{i}","namespace":"{ns}"}}}}"#)
+    };
+    let items = (0..40).map(item).collect::<Vec<_>>().join(",");
+    let meta =
+        format!(r#""metadata":{{"resourceVersion":"5","shardInfo":{{"selector":"{selector}"}}}}"#);
+    let shard = Shard::of(0, 2, ShardField::Namespace).expect("a shard");
+    let admitted = (0..40).filter(|&i| shard.admits(&namespace(i))).count();
+    assert!(admitted > 0 && admitted < 40, "the shard splits the items");
+    let pad = "x".repeat(1 << 20);
+    let pool = DecodePool::new(2).expect("a pool");
+    for (body, echo) in [
+        (
+            format!(r#"{{"kind":"ConfigMapList",{meta},"items":[{items}]}}"#),
+            Some(selector),
+        ),
+        (
+            format!(r#"{{"kind":"ConfigMapList","items":[{items}],{meta}}}"#),
+            None,
+        ),
+        (
+            format!(r#"{{{meta},"items":[{items}],"kind":"ConfigMapList"}}"#),
+            Some(selector),
+        ),
+        // Items that begin past the first MiB: the body is read whole, then decoded in runs.
+        (
+            format!(r#"{{"kind":"ConfigMapList",{meta},"pad":"{pad}","items":[{items}]}}"#),
+            Some(selector),
+        ),
+        (
+            format!(
+                r#"{{"kind":"ConfigMapList","metadata":{{"resourceVersion":"5"}},"items":[{items}]}}"#
+            ),
+            None,
+        ),
+    ] {
+        let cuts = [7, 90, (1 << 20) + 50];
+        let got = streamed(
+            body.into_bytes(),
+            false,
+            true,
+            &cuts,
+            &pool,
+            Some(shard.clone()),
+        );
+        let (names, head) = got.expect("decodes");
+        assert_eq!(names.len(), admitted, "filtered by the shard");
+        assert!(
+            head.ends_with(&format!("{:?}", echo.map(str::to_string))),
+            "the echo read first: {head}"
+        );
     }
 }
 
@@ -449,17 +509,17 @@ fn unusual_bodies_stream_to_what_their_whole_read_gives() {
     ];
     let pool = DecodePool::inline();
     for body in bodies {
-        let whole = whole_body(body.clone().into_bytes(), false, true);
+        let whole = whole_body(body.clone().into_bytes(), false, true, None);
         for step in [1, 2, 7, 64, usize::MAX] {
             let cuts: Vec<usize> = (step..body.len()).step_by(step.max(1)).collect();
-            let got = streamed(body.clone().into_bytes(), false, true, &cuts, &pool);
+            let got = streamed(body.clone().into_bytes(), false, true, &cuts, &pool, None);
             assert_eq!(got, whole, "{body} in pieces of {step}");
         }
     }
     // `items` twice, which no server writes: the whole-body walk reads both arrays; streaming
     // has decoded the first when it meets the second, and says so.
     let body = format!(r#"{{"kind":"ConfigMapList","items":[{item}],"items":[{item}]}}"#);
-    let got = streamed(body.into_bytes(), false, true, &[], &pool);
+    let got = streamed(body.into_bytes(), false, true, &[], &pool, None);
     let not_a_list = super::Error::NotAList {
         what: String::new(),
         expected: String::new(),
@@ -467,8 +527,8 @@ fn unusual_bodies_stream_to_what_their_whole_read_gives() {
     assert_eq!(got, Err(discriminant(&not_a_list)));
     // Metadata after the items: the head comes from the tail.
     let body = format!(r#"{{"items":[{item}],"metadata":{{"resourceVersion":"7"}}}}"#);
-    let got = streamed(body.into_bytes(), false, true, &[5, 20], &pool);
-    assert_eq!(got, Ok((vec!["a".to_string()], "7 None".to_string())));
+    let got = streamed(body.into_bytes(), false, true, &[5, 20], &pool, None);
+    assert_eq!(got, Ok((vec!["a".to_string()], "7 None None".to_string())));
 }
 
 /// The first bytes of a real body say where its items begin, in both formats; a body whose
@@ -568,11 +628,12 @@ fn a_large_body_is_decoded_while_it_arrives() {
             .expect("a runtime");
         let count = Arc::clone(&decoded);
         let listed = rt
-            .block_on(super::streamed::decode_streamed(
+            .block_on(super::streamed::decode(
                 body,
                 page.format.clone(),
                 Arc::clone(&page.list_kinds),
                 &DecodePool::inline(),
+                None,
                 move |cm: ConfigMap| {
                     count.fetch_add(1, Ordering::SeqCst);
                     cm.metadata.name

@@ -57,7 +57,7 @@ pub use self::limits::{
     BodyLimits, DEFAULT_BODY_IDLE_TIMEOUT, DEFAULT_MAX_ERROR_BODY_BYTES,
     DEFAULT_MAX_LIST_BODY_BYTES, DEFAULT_MAX_LIST_ITEM_BYTES, DEFAULT_RESPONSE_HEAD_TIMEOUT,
 };
-pub use self::page::{ListPage, PageItems, RawListPage};
+pub use self::page::{ListPage, RawListPage};
 pub use self::pool::DecodePool;
 pub use self::request::{DEFAULT_MAX_WATCH_LINE_BYTES, ListRequest, WatchRequest};
 use self::request::{push_opt, push_pair};
@@ -449,6 +449,7 @@ where
             idle: self.limits.idle,
             max: self.limits.max_list_bytes,
             max_item: self.limits.max_list_item_bytes,
+            shard_by: None,
             _k: PhantomData,
         })
     }
@@ -481,9 +482,11 @@ where
         Ok((self.body(res)?, format))
     }
 
-    /// Sends one LIST and decodes it.
+    /// Sends one LIST and decodes it as it arrives, on this list-watcher's decode pool, as the
+    /// reflector does ([`StreamedList::decode_on`]).
     pub async fn list(&self, req: &ListRequest) -> Result<ListPage<K>> {
-        self.list_raw(req).await?.decode()
+        let list = self.list_streamed(req).await?;
+        list.decode_on(&self.pool, Some, |_, _| ()).await
     }
 
     /// Starts one WATCH. Returns once the response headers have arrived; an HTTP error (410, 429,

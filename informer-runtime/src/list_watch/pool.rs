@@ -125,38 +125,6 @@ impl DecodePool {
         });
         Submitted::Running(rx, guard)
     }
-
-    /// Starts every one of `jobs` on the pool at once, each a job of its own, and returns what
-    /// awaits all their results, in the order of `jobs`: the caller wakes once, when the last
-    /// one ends, not once per job. Inline, runs them here, in order. A job that panics is
-    /// [`Error::DecodePanicked`]; the first error in order is the result. Dropping what this
-    /// returns cancels the jobs not yet started.
-    pub(super) fn submit_all<T, F>(&self, jobs: Vec<F>) -> Submitted<Vec<T>>
-    where
-        T: Send + 'static,
-        F: FnOnce() -> Result<T> + Send + 'static,
-    {
-        let Some(pool) = &self.threads else {
-            return Submitted::Done(jobs.into_iter().map(guarded).collect());
-        };
-        if jobs.is_empty() {
-            return Submitted::Done(Ok(Vec::new()));
-        }
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let (token, guard) = cancellation();
-        let gather = Arc::new(Gather {
-            slots: parking_lot::Mutex::new((0..jobs.len()).map(|_| None).collect()),
-            left: std::sync::atomic::AtomicUsize::new(jobs.len()),
-            done: parking_lot::Mutex::new(Some(tx)),
-        });
-        for (i, job) in jobs.into_iter().enumerate() {
-            let gather = Arc::clone(&gather);
-            spawn_cancellable(pool, token.clone(), job, move |result| {
-                gather.put(i, result)
-            });
-        }
-        Submitted::Running(rx, guard)
-    }
 }
 
 /// Runs `job`, a panic in it (a `Deserialize` impl of the caller's type) becoming
@@ -176,7 +144,7 @@ fn cancellation() -> (CancellationToken, DropGuard) {
 
 /// Spawns `job` on `pool`, guarded, and hands its result to `deliver`. Once `token` is
 /// cancelled, a job not yet started does not start and delivers [`Error::DecodeAbandoned`]
-/// (T6: a page decode is a job per run, so it stops at a run boundary).
+/// (T6: a LIST's items decode in a job per run, so it stops at a run boundary).
 fn spawn_cancellable<T, F>(
     pool: &rayon::ThreadPool,
     token: CancellationToken,
@@ -196,34 +164,6 @@ fn spawn_cancellable<T, F>(
         };
         deliver(result);
     });
-}
-
-/// The results of [`DecodePool::submit_all`]'s jobs as they end; the last one to end sends
-/// them all.
-struct Gather<T> {
-    slots: parking_lot::Mutex<Vec<Option<Result<T>>>>,
-    left: std::sync::atomic::AtomicUsize,
-    done: parking_lot::Mutex<Option<tokio::sync::oneshot::Sender<Result<Vec<T>>>>>,
-}
-
-impl<T> Gather<T> {
-    fn put(&self, i: usize, result: Result<T>) {
-        if let Some(slot) = self.slots.lock().get_mut(i) {
-            *slot = Some(result);
-        }
-        if self.left.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) != 1 {
-            return;
-        }
-        let slots = std::mem::take(&mut *self.slots.lock());
-        let all = slots
-            .into_iter()
-            .map(|slot| slot.unwrap_or(Err(Error::DecodePanicked)))
-            .collect();
-        if let Some(done) = self.done.lock().take() {
-            // The receiver is gone only if the caller stopped waiting (it was cancelled).
-            let _ = done.send(all);
-        }
-    }
 }
 
 /// A job [`DecodePool::submit`] started.
@@ -290,7 +230,8 @@ mod tests {
             RUNNING.set(self.0);
         }
     }
-    /// Items per run of a page decode (`page.rs`).
+
+    /// Items per run of a LIST decode (`streamed.rs`).
     const RUN: usize = 32;
 
     fn page(items: usize) -> RawListPage<ConfigMap> {
@@ -358,7 +299,10 @@ mod tests {
         };
         let decode = tokio::spawn({
             let pool = pool.clone();
-            async move { page(20 * RUN).decode_on(&pool, map).await }
+            async move {
+                let list = page(20 * RUN).stream();
+                list.decode_on(&pool, map, |_, _| ()).await.map(|p| p.items)
+            }
         });
         tokio::time::timeout(LIMIT, started_rx.recv())
             .await
@@ -389,7 +333,12 @@ mod tests {
         let pool = DecodePool::new(2).expect("a pool of two threads");
         let pages = (0..32).map(|_| {
             let pool = pool.clone();
-            tokio::spawn(async move { page(20 * RUN).decode_on(&pool, Some).await })
+            tokio::spawn(async move {
+                let list = page(20 * RUN).stream();
+                list.decode_on(&pool, Some, |_, _| ())
+                    .await
+                    .map(|p| p.items)
+            })
         });
         for decoded in futures::future::join_all(pages).await {
             let decoded = decoded.expect("no panic").expect("decoded");

@@ -13,10 +13,9 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info};
 
 use super::io::Io;
-use super::{Error, Finish, bump};
-use crate::list_watch::{self, ListRequest, ListWatch, RawListPage};
-use crate::projection::InternScope;
-use crate::shard::ShardMode;
+use super::{Error, Shared, bump};
+use crate::list_watch::{self, ListRequest, ListWatch};
+use crate::shard::{Shard, ShardMode};
 use crate::store::Keyed;
 
 /// A list that runs longer than this logs every page at info level and a step trace at the end (R23).
@@ -60,66 +59,33 @@ where
 {
     fn spawn(ctx: &Io<K>, req: ListRequest) -> Self {
         bump(&ctx.shared.counters.list_requests);
-        let chunk = chunk_size(ctx);
         let lw: ListWatch<K> = ctx.lw.clone();
         let finish = Arc::clone(&ctx.finish);
         let shared = Arc::clone(&ctx.shared);
         let shard = ctx.config.shard.clone();
         let (tx, meta) = oneshot::channel();
         let task = async move {
-            let Some(shard) = shard else {
-                // R3: the items are decoded as the body arrives, on the decode pool (T6) or
-                // inline, so an unpaged answer (kube-apiserver's watch cache ignores `limit`)
-                // is never held whole. The next page's fetch starts once this body has ended.
-                let list = lw.list_streamed(&req).await?;
-                let pool = lw.pool().clone();
-                // T6: the transform runs in the reflector's runtime and span on a pool thread.
-                let finish = move |obj| finish.apply(obj);
-                let on_body = move |rv: &str, token: Option<&str>| {
-                    // The receiver is gone only if the list was abandoned.
-                    let _ = tx.send((rv.to_string(), token.map(str::to_string)));
-                };
-                return Ok(list.decode_on(&pool, finish, on_body).await?.items);
-            };
-            let mut page: RawListPage<K> = lw.list_raw(&req).await?;
-            // KEP-5866: an answer without `shardInfo` is the whole collection: filter it
-            // here, before the decode of each object outside the shard. S4: so is an
-            // answer whose echoed selector is not the one we sent (another server behind
-            // the same address, or one that applied something else): only an exact echo
-            // is trusted, page by page. kube-apiserver echoes the parsed selector re-rendered
-            // (`k8s.io/apimachinery/pkg/sharding`, `shardSelector.String`) in the canonical
-            // form `Shard::selector` sends, so a server that applied it echoes it verbatim.
-            // A sharded list reads each body whole: the echo decides the filter before any
-            // item is decoded.
-            let echoed = page.shard_info.as_deref();
-            let mode = if echoed == req.shard_selector.as_deref() {
-                ShardMode::Server
-            } else {
-                if let Some(echoed) = echoed {
-                    tracing::warn!(
-                        sent = ?req.shard_selector,
-                        %echoed,
-                        "the server echoed another shard selector; filtering on the client (S4)"
-                    );
-                }
-                page = page.client_shard(Some(shard));
-                ShardMode::Client
-            };
-            shared.set_shard_mode(mode);
-            // The receiver is gone only if the list was abandoned.
-            let _ = tx.send((page.resource_version.clone(), page.continue_token.clone()));
-            let pool = lw.pool();
-            if !pool.is_inline() {
-                // T6: decoded, transformed, keyed and shared on the decode pool's threads,
-                // which also decode the large watch events, so the memory an update frees is
-                // reused by the next decode there (the tokio blocking pool's threads, which
-                // never allocate again, kept it: 1.8x kube-runtime's RSS after 20 000 updates).
-                return page.decode_on(pool, move |obj| finish.apply(obj)).await;
+            // R3: the items are decoded as the body arrives, on the decode pool (T6) or
+            // inline, so an unpaged answer (kube-apiserver's watch cache ignores `limit`)
+            // is never held whole. The next page's fetch starts once this body has ended.
+            let mut list = lw.list_streamed(&req).await?;
+            if let Some(shard) = shard {
+                let sent = req.shard_selector;
+                list = list.shard_by(move |echoed| shard_filter(&shared, sent, shard, echoed));
             }
-            // Inline: decoded right here on a tokio worker, as kube-runtime's watcher decodes
-            // its pages: the work is bounded by the page size (about 100 ms for 500 Pods). An
-            // unpaged body may hold the whole collection: it yields every `chunk` objects.
-            finish_page(&finish, &page, chunk).await
+            // T6: the transform runs in the reflector's runtime and span on a pool thread;
+            // there the memory an update frees is reused by the next decode (the tokio
+            // blocking pool's threads, which never allocate again, kept it: 1.8x
+            // kube-runtime's RSS after 20 000 updates).
+            let on_body = move |rv: &str, token: Option<&str>| {
+                // The receiver is gone only if the list was abandoned.
+                let _ = tx.send((rv.to_string(), token.map(str::to_string)));
+            };
+            let pool = lw.pool().clone();
+            Ok(list
+                .decode_on(&pool, move |obj| finish.apply(obj), on_body)
+                .await?
+                .items)
         };
         PageTask {
             meta,
@@ -137,51 +103,33 @@ where
     }
 }
 
-/// The item pipeline's last stages for one page: each object the page decodes
-/// ([`RawListPage::items`]: walk, shard filter, decode) is transformed, keyed and shared as soon
-/// as it is decoded (D8, M8), and the task yields after every `chunk` objects, so neither an
-/// unpaged relist nor a large page holds a worker longer than about a page's worth of decoding
-/// (R3, decision record 03).
-async fn finish_page<K>(
-    finish: &Finish<K>,
-    page: &RawListPage<K>,
-    chunk: usize,
-) -> list_watch::Result<Vec<Keyed<K>>>
-where
-    K: crate::object::Meta + DeserializeOwned + 'static,
-{
-    let mut finished = Vec::new();
-    let mut items = page.items();
-    let chunk = chunk.max(1);
-    loop {
-        // One run of `chunk` items between yields, with one interning cache (P3): the run's
-        // repeated strings skip the process-wide interner's lock. The scope ends before the
-        // yield (it belongs to this thread; the task may resume on another).
-        let exhausted = {
-            let _scope = InternScope::enter();
-            let mut taken = 0;
-            for obj in items.by_ref().take(chunk) {
-                finished.extend(finish.apply(obj?));
-                taken += 1;
-            }
-            taken < chunk
-        };
-        if exhausted {
-            break;
-        }
-        tokio::task::yield_now().await;
+/// KEP-5866: an answer without `shardInfo` is the whole collection: it is filtered here, before
+/// the decode of each object outside the shard. S4: so is an answer whose echoed selector is not
+/// the one we `sent` (another server behind the same address, or one that applied something
+/// else): only an exact echo is trusted, page by page. kube-apiserver echoes the parsed selector
+/// re-rendered (`k8s.io/apimachinery/pkg/sharding`, `shardSelector.String`) in the canonical
+/// form `Shard::selector` sends, so a server that applied it echoes it verbatim. The echo is
+/// read from the list's metadata before its first item (a body with its metadata after its
+/// items is read whole first), so it decides the filter before any item is decoded.
+fn shard_filter(
+    shared: &Shared,
+    sent: Option<String>,
+    shard: Shard,
+    echoed: Option<&str>,
+) -> Option<Shard> {
+    if echoed == sent.as_deref() {
+        shared.set_shard_mode(ShardMode::Server);
+        return None;
     }
-    items.finish()?;
-    Ok(finished)
-}
-
-/// How many objects an unpaged body decodes between yields: the page size (R3), or the default
-/// page size when paging is off.
-fn chunk_size<K>(ctx: &Io<K>) -> usize {
-    match ctx.config.page_size {
-        0 => 500,
-        n => n as usize,
+    if let Some(echoed) = echoed {
+        tracing::warn!(
+            ?sent,
+            %echoed,
+            "the server echoed another shard selector; filtering on the client (S4)"
+        );
     }
+    shared.set_shard_mode(ShardMode::Client);
+    Some(shard)
 }
 
 /// Fetches all pages at `rv`. Each page is fetched and decoded on its own task; the next page's

@@ -417,7 +417,7 @@ fn check_list_kind(body: &[u8], kind: Option<&str>, expected: &[String]) -> Opti
     }
     // A CRD may name its list kind freely (`spec.names.listKind`), and a dynamic informer does
     // not know it: only a kind that follows the `…List` convention of another kind is known
-    // to be wrong. Anything else must still have `items` (`decode_each` checks).
+    // to be wrong. Anything else must still have `items` (the walk's `finish` checks).
     if kind.ends_with("List") {
         return Some(not_a_list(format!("a {kind}")));
     }
@@ -545,14 +545,15 @@ pub(super) fn json_start(json: &Json, prefix: &[u8], list_kinds: &[String]) -> S
     // The head must read as a list of the expected kind before any item is decoded (M14).
     let mut early = head.clone();
     early.extend_from_slice(b"[]}");
-    if json.list_head(&Bytes::from(early), list_kinds).is_err() {
+    let Ok(early) = json.list_head(&Bytes::from(early), list_kinds) else {
         return Start::Whole;
-    }
+    };
     Start::Items {
         at: open + 1,
         stream: JsonStream {
             json: *json,
             head,
+            shard_info: early.shard_info,
             first: true,
             at: open + 1,
             done: false,
@@ -565,6 +566,8 @@ pub(in crate::list_watch) struct JsonStream {
     json: Json,
     /// The body up to the `[` of `items`.
     head: Vec<u8>,
+    /// `metadata.shardInfo.selector` in `head`.
+    shard_info: Option<String>,
     /// Before the first item.
     first: bool,
     /// Where the bytes not yet consumed begin in the body (for error positions).
@@ -652,6 +655,10 @@ impl ItemStream for JsonStream {
         }
         walk.finish(list_kinds)?;
         Ok(head)
+    }
+
+    fn shard_info(&self) -> Option<&str> {
+        self.shard_info.as_deref()
     }
 }
 

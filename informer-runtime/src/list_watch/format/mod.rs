@@ -137,6 +137,10 @@ pub(super) trait ItemStream: Send + 'static {
     /// After the items: the checks of the body as a whole (M14) on what it holds besides its
     /// items, of which `tail` is the part after them; returns the list's head.
     fn finish(&self, tail: &[u8], list_kinds: &[String]) -> Result<ListHead>;
+
+    /// `metadata.shardInfo.selector` as the list's metadata before its items has it
+    /// (KEP-5866, S4): `None` when the answer echoes none there.
+    fn shard_info(&self) -> Option<&str>;
 }
 
 /// The walk over one LIST body's items.

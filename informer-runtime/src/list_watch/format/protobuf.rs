@@ -442,15 +442,21 @@ pub(super) fn protobuf_start(
                 return Start::Whole;
             }
             if field == 2 {
-                return Start::Items {
-                    at: j,
-                    stream: ProtobufStream {
-                        pb: pb.clone(),
-                        envelope: env,
-                        meta: prefix[raw_at..j].to_vec(),
-                        raw_left: raw_end - j,
-                    },
+                let mut stream = ProtobufStream {
+                    pb: pb.clone(),
+                    envelope: env,
+                    meta: prefix[raw_at..j].to_vec(),
+                    raw_left: raw_end - j,
+                    shard_info: None,
                 };
+                // The metadata before the items, read as a list without items; a reading that
+                // fails here fails again, with its error, in `finish` (and filters on the
+                // client until then, S4).
+                stream.shard_info = stream
+                    .finish(&[], list_kinds)
+                    .ok()
+                    .and_then(|head| head.shard_info);
+                return Start::Items { at: j, stream };
             }
             if end > prefix.len() {
                 return Start::More;
@@ -469,6 +475,8 @@ pub(in crate::list_watch) struct ProtobufStream {
     meta: Vec<u8>,
     /// How much of the list message is still to come.
     raw_left: usize,
+    /// `metadata.shardInfo.selector` in the metadata before the items.
+    shard_info: Option<String>,
 }
 
 impl ProtobufStream {
@@ -535,6 +543,10 @@ impl ItemStream for ProtobufStream {
         }
         walk.finish(list_kinds)?;
         Ok(head)
+    }
+
+    fn shard_info(&self) -> Option<&str> {
+        self.shard_info.as_deref()
     }
 }
 
