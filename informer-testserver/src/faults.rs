@@ -225,6 +225,23 @@ struct State {
     hung_user_agents: BTreeSet<String>,
 }
 
+/// One request sleeping in a delay, counted in `Faults::delayed` while it lives (a request
+/// whose client went away is dropped mid-sleep, so the count is kept by `Drop`).
+struct Delayed<'a>(&'a watch::Sender<usize>);
+
+impl<'a> Delayed<'a> {
+    fn enter(count: &'a watch::Sender<usize>) -> Self {
+        count.send_modify(|n| *n += 1);
+        Delayed(count)
+    }
+}
+
+impl Drop for Delayed<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
 /// Runtime fault switches. Obtain with [`TestServer::faults`](crate::TestServer::faults).
 #[derive(Debug)]
 pub struct Faults {
@@ -237,6 +254,10 @@ pub struct Faults {
     hostile_tokens: AtomicU64,
     /// Bumped by `admit_user_agent`, waking requests held by `hang_user_agent`.
     admitted: watch::Sender<u64>,
+    /// Bumped by `release_delays`, ending the delays requests are sleeping in.
+    released: watch::Sender<u64>,
+    /// How many requests are sleeping in a delay now.
+    delayed: watch::Sender<usize>,
 }
 
 impl Default for Faults {
@@ -249,6 +270,8 @@ impl Default for Faults {
             kick: watch::Sender::new((0, Kick::None)),
             hostile_tokens: AtomicU64::new(0),
             admitted: watch::Sender::new(0),
+            released: watch::Sender::new(0),
+            delayed: watch::Sender::new(0),
         }
     }
 }
@@ -319,13 +342,40 @@ impl Faults {
     }
 
     /// Delays every request matching `target` by `delay` before it is answered
-    /// (`Duration::ZERO` removes the delay for that target).
+    /// (`Duration::ZERO` removes the delay for that target). Requests already sleeping in a
+    /// delay keep theirs; [`Faults::release_delays`] ends them.
     pub fn delay(&self, target: FaultTarget, delay: Duration) {
         let mut st = self.lock();
         st.delays.retain(|(t, _)| *t != target);
         if !delay.is_zero() {
             st.delays.push((target, delay));
         }
+    }
+
+    /// Ends the delays ([`Faults::delay`]) of every request sleeping in one now: each goes on
+    /// and is answered at once. For a delay that is a bound rather than a duration: a caller
+    /// holds a WATCH back with a long delay while it writes, and releases it when the writes
+    /// are done, however long they took (the benchmark's scenario 2 turns the writes into a
+    /// backlog this way). Requests that arrive later still get the configured delay; remove it
+    /// first with `delay(target, Duration::ZERO)` for them to be answered at once too.
+    pub fn release_delays(&self) {
+        self.released.send_modify(|n| *n += 1);
+    }
+
+    /// How many requests are sleeping in a delay ([`Faults::delay`]) now.
+    pub fn delayed_requests(&self) -> usize {
+        *self.delayed.borrow()
+    }
+
+    /// Waits until at least `n` requests are sleeping in a delay ([`Faults::delay`]) or
+    /// `timeout` passes; returns whether they were. A test waits with this for its request to
+    /// be held before it calls [`Faults::release_delays`].
+    pub async fn wait_for_delayed_requests(&self, n: usize, timeout: Duration) -> bool {
+        let mut rx = self.delayed.subscribe();
+        matches!(
+            tokio::time::timeout(timeout, rx.wait_for(|held| *held >= n)).await,
+            Ok(Ok(_))
+        )
     }
 
     /// The next watch event sent by any watch is cut in the middle of its JSON and the
@@ -427,13 +477,15 @@ impl Faults {
         });
     }
 
-    /// Turns every switch off (open watches are not touched).
+    /// Turns every switch off (open watches are not touched); requests held by a switch (a
+    /// delay, a stall, a hung client) go on.
     pub fn reset(&self) {
         *self.lock() = State::default();
         self.chunk_armed.store(false, Ordering::SeqCst);
         self.suppress_end.store(false, Ordering::SeqCst);
         self.stall.send_replace(false);
         self.admitted.send_modify(|n| *n += 1);
+        self.release_delays();
     }
 
     // ---- read side, used by the request path ----
@@ -495,13 +547,30 @@ impl Faults {
     }
 
     /// The delay to apply to `verb`.
-    pub(crate) fn delay_for(&self, verb: crate::Verb) -> Option<Duration> {
+    fn delay_for(&self, verb: crate::Verb) -> Option<Duration> {
         self.lock()
             .delays
             .iter()
             .filter(|(t, _)| t.covers(verb))
             .map(|(_, d)| *d)
             .max()
+    }
+
+    /// Sleeps for the delay of `verb` ([`Faults::delay`]), if it has one, or until
+    /// [`Faults::release_delays`], whichever comes first.
+    pub(crate) async fn sleep_delay(&self, verb: crate::Verb) {
+        // Subscribed before the delay is read, so a release from here on ends this one.
+        let mut released = self.released.subscribe();
+        let Some(delay) = self.delay_for(verb) else {
+            return;
+        };
+        let _held = Delayed::enter(&self.delayed);
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            // An error (the sender gone) cannot happen while `self` is borrowed; it ends the
+            // delay too.
+            _ = released.changed() => {}
+        }
     }
 
     pub(crate) fn take_too_large(&self) -> bool {

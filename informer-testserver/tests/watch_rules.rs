@@ -1,5 +1,6 @@
 //! WATCH over HTTP: start points, replay, 410 ERROR events, bookmarks, timeoutSeconds,
-//! sendInitialEvents, selectors, metadata-only watches and slow watchers.
+//! sendInitialEvents, selectors, metadata-only watches, slow watchers and delayed watches
+//! released early.
 // Test helpers outside #[test] fns may unwrap too (clippy's test allowance covers only #[test]).
 #![allow(clippy::unwrap_used)]
 
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use futures::{StreamExt, TryStreamExt};
-use informer_testserver::TestServer;
+use informer_testserver::{FaultTarget, TestServer};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, WatchEvent, WatchParams};
 
@@ -321,4 +322,72 @@ async fn a_watcher_that_cannot_keep_up_is_closed() {
         n += 1;
     }
     assert!(n < 3000, "all {n} events were buffered");
+}
+
+/// A WATCH of `api` from "0" in a task of its own; the task ends with the watch's first event.
+fn first_event(
+    api: &Api<ConfigMap>,
+) -> tokio::task::JoinHandle<kube::Result<Option<WatchEvent<ConfigMap>>>> {
+    let api = api.clone();
+    tokio::spawn(async move {
+        let stream = api.watch(&WatchParams::default(), "0").await?;
+        stream.boxed().try_next().await
+    })
+}
+
+#[tokio::test]
+async fn a_delayed_watch_is_answered_as_soon_as_the_delays_are_released() {
+    let server = TestServer::start().await.unwrap();
+    server.create(&cm("a", &[])).unwrap();
+    // Six times the waits below: only the release can answer the watch within them.
+    server
+        .faults()
+        .delay(FaultTarget::Watch, Duration::from_secs(60));
+    let api: Api<ConfigMap> = Api::default_namespaced(server.client());
+    let held = first_event(&api);
+    assert!(
+        server
+            .faults()
+            .wait_for_delayed_requests(1, Duration::from_secs(10))
+            .await,
+        "the watch never reached its delay"
+    );
+    assert!(!held.is_finished());
+    server.faults().release_delays();
+    let event = tokio::time::timeout(Duration::from_secs(10), held)
+        .await
+        .expect("answered within 10 s of the release, not at the delay's 60 s")
+        .unwrap()
+        .unwrap();
+    match event {
+        Some(WatchEvent::Added(c)) => assert_eq!(c.metadata.name.as_deref(), Some("a")),
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(server.faults().delayed_requests(), 0);
+
+    // A watch that arrives after the release still gets the delay, until it is removed and
+    // the delays released again.
+    let later = first_event(&api);
+    assert!(
+        server
+            .faults()
+            .wait_for_delayed_requests(1, Duration::from_secs(10))
+            .await,
+        "a later watch was not delayed"
+    );
+    server.faults().delay(FaultTarget::Watch, Duration::ZERO);
+    server.faults().release_delays();
+    let event = tokio::time::timeout(Duration::from_secs(10), later)
+        .await
+        .expect("answered within 10 s of the second release")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(event, Some(WatchEvent::Added(_))), "{event:?}");
+    // With the delay removed, a new watch is answered at once.
+    let direct = tokio::time::timeout(Duration::from_secs(10), first_event(&api))
+        .await
+        .expect("no delay left")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(direct, Some(WatchEvent::Added(_))), "{direct:?}");
 }

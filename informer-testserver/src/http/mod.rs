@@ -341,9 +341,7 @@ async fn apply_faults(
         )
         .with_details(serde_json::json!({"group": t.info.group, "kind": t.info.plural})));
     }
-    if let Some(d) = faults.delay_for(verb) {
-        tokio::time::sleep(d).await;
-    }
+    faults.sleep_delay(verb).await;
     if let Some((code, retry_after)) = faults.take_failure(verb) {
         return Err(ApiError::injected(code.as_u16(), retry_after));
     }
