@@ -199,7 +199,8 @@ impl<'a> Runner<'a> {
         self.server.clear_requests();
         let mut hold = None;
         if scenario == Scenario::Updates {
-            // Until the first sync_s is known, assume about 5 ms per Pod (generous).
+            // The bound of the hold behind kube-apiserver's proxy counts the sync in (see
+            // `hold_for`): until the first sync_s is known, assume about 5 ms per Pod (generous).
             let share = self.plan.pods.subset_len() as f64 / self.plan.pods.n.max(1) as f64;
             let sync_s = self
                 .sync_s
@@ -312,7 +313,8 @@ impl<'a> Runner<'a> {
         match scenario {
             Scenario::Updates => {
                 // The child's watch is held by the server (see `hold_watches`) while the
-                // updates go in, so they reach the child as one backlog at full speed.
+                // updates go in, so they reach the child as one backlog at full speed; the
+                // hold ends when they are in (`release_held_watches`), or at its bound.
                 let t = Instant::now();
                 let first = self.generation + 1;
                 self.generation += self.plan.update_rounds;
@@ -321,8 +323,9 @@ impl<'a> Runner<'a> {
                     .await?;
                 extra.insert("producer_s".into(), t.elapsed().as_secs_f64());
                 self.server.release_held_watches();
-                // If the held watch was released before the last update went in, part
-                // of the run was paced by the producer; report by how much.
+                // If the hold reached its bound (`hold_for`) before the last update went in,
+                // part of the run was paced by the producer; report by how much (zero when the
+                // release ended the hold).
                 let released = self.server.first_watch_at().zip(hold).map(|(at, d)| at + d);
                 let overrun = released
                     .and_then(|r| SystemTime::now().duration_since(r).ok())
