@@ -404,8 +404,8 @@ async fn h10_delete_recreate_storm_keeps_a_slow_backlog_bounded_and_deletes_seen
 }
 
 /// Decision record 03: a relist at a concrete RV is unpaged (R3), so its body holds the whole
-/// collection; it is decoded a page's worth at a time with the runtime free in between. On a
-/// current-thread runtime another task sees the relist's objects arrive chunk by chunk, not all at
+/// collection; it is decoded a run at a time with the runtime free in between. On a
+/// current-thread runtime another task sees the relist's objects arrive run by run, not all at
 /// once.
 #[tokio::test(flavor = "current_thread")]
 async fn r3_unpaged_relist_is_decoded_in_page_sized_chunks() {
