@@ -4,9 +4,10 @@
 //!
 //! Targets: informer-proto's protobuf table (`proto_schema`), `examples/src/generated/` (configured by `examples/informer-gen.toml`), every informer-gen
 //! golden `informer-gen/tests/fixtures/<case>/expected/` (configured by `<case>/input/informer-gen.toml`),
-//! and `informer-k8s/src/generated/`: every API group of every Kubernetes version k8s-openapi
-//! holds (`K8sOpenApi::every_version`), a kind that some version lacks behind a `cfg` on the
-//! versions it exists in. All go through the informer-gen library, the same path build.rs users take.
+//! and `informer-k8s/src/generated/`: every API group of every Kubernetes version of
+//! `xtask/k8s-versions.txt` ([`K8sVersions`]), a kind that some version lacks behind a `cfg` on
+//! the versions it exists in. All go through the informer-gen library, the same path build.rs
+//! users take.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -14,6 +15,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use informer_gen::{Builder, K8sOpenApi, config};
 
+use crate::k8s_versions::{self, K8sVersions};
 use crate::project_root;
 
 /// The command the generated headers and `--check` failures tell people to run.
@@ -38,13 +40,13 @@ impl Target {
     }
 }
 
-/// informer-k8s: every listable, watchable built-in kind of every version k8s-openapi holds, and
+/// informer-k8s: every listable, watchable built-in kind of every version `every` reads, and
 /// the compact form of each, the form its handles cache (decision record 26), one module gated
 /// per type and field
 /// (docs/decisions/19-one-version-ranged-schema-model.md); and `k8s-versions.txt`, the versions
 /// informer-k8s's build script accepts and sets cfgs for.
-fn informer_k8s(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Target> {
-    let every = k8s.clone().every_version()?;
+fn informer_k8s(root: &Path, every: &K8sOpenApi) -> anyhow::Result<Target> {
+    let every = every.clone();
     let mut builder = Builder::new();
     builder.root(root.join("informer-k8s"));
     // One read of every version gives both the groups and the kinds.
@@ -130,14 +132,33 @@ fn compact_versions(kinds: &[(String, String, String)]) -> Vec<(&str, &str, &str
     chosen
 }
 
-fn targets(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Vec<Target>> {
+/// The version list's Kubernetes versions (`xtask/k8s-versions.txt`), each checked to have a
+/// k8s-openapi module: `k8s` reading those versions, and the list.
+fn listed_versions(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<(K8sOpenApi, K8sVersions)> {
+    let list = K8sVersions::read(root)?;
+    let held = k8s.clone().every_version()?.gated_versions;
+    list.check_backed_by(&held, &k8s.src_dir)?;
+    if let Some(v) = list.versions.iter().find(|v| v.ahead) {
+        bail!(
+            "{}: Kubernetes {} is marked `ahead`, and no generator handles a version k8s-openapi lacks yet",
+            k8s_versions::PATH,
+            v.version
+        );
+    }
+    let mut every = k8s.clone();
+    every.gated_versions = list.backed();
+    Ok((every, list))
+}
+
+/// The targets: `k8s` the workspace's k8s-openapi, `every` it reading every listed version.
+fn targets(root: &Path, k8s: &K8sOpenApi, every: &K8sOpenApi) -> anyhow::Result<Vec<Target>> {
     let mut targets = vec![
         Target::from_config(
             &root.join("examples"),
             root.join("examples/src/generated"),
             k8s,
         )?,
-        informer_k8s(root, k8s)?,
+        informer_k8s(root, every)?,
     ];
     let fixtures = root.join("informer-gen/tests/fixtures");
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&fixtures)
@@ -160,8 +181,9 @@ fn targets(root: &Path, k8s: &K8sOpenApi) -> anyhow::Result<Vec<Target>> {
 pub(crate) fn generate(check: bool) -> anyhow::Result<()> {
     let root = project_root();
     let k8s = K8sOpenApi::locate(&root, None)?;
+    let (every, list) = listed_versions(&root, &k8s)?;
     let mut stale = Vec::new();
-    for mut target in targets(&root, &k8s)? {
+    for mut target in targets(&root, &k8s, &every)? {
         let generated = target.builder.regenerate_command(COMMAND).generate()?;
         let files = generated
             .files()
@@ -187,8 +209,8 @@ pub(crate) fn generate(check: bool) -> anyhow::Result<()> {
     // informer-proto's protobuf table (decision records 15 and 22), for the same Kubernetes
     // versions, from their Go types and generated.proto files.
     let start = Instant::now();
-    let versions = k8s.clone().every_version()?.gated_versions;
-    crate::proto_schema::regenerate(COMMAND, &versions, check, &mut stale)?;
+    let versions = list.backed();
+    crate::proto_schema::regenerate(COMMAND, &list.versions, check, &mut stale)?;
     eprintln!(
         "codegen: informer-proto's table for Kubernetes {} in {:.1} s",
         versions.join(", "),
@@ -231,14 +253,14 @@ fn ensure_file_contents(
 /// `cargo xtask k8s-versions`: `cargo check -p informer-k8s` (the accessors
 /// and the compact types of that version, and informer-proto's table, a dependency) and
 /// `cargo test -p informer-proto-versions` (that table decoding) under each Kubernetes version
-/// k8s-openapi holds (`K8S_OPENAPI_ENABLED_VERSION`, which overrides the workspace's 1.37), in
+/// of `xtask/k8s-versions.txt` (`K8S_OPENAPI_ENABLED_VERSION`, which overrides the workspace's
+/// 1.37), in
 /// `target/k8s-versions/`, so the workspace's own k8s-openapi build is not thrown away. The
 /// versions in `skip` are left out (CI skips the one its workspace build compiled already).
 pub(crate) fn check_versions(skip: &[String]) -> anyhow::Result<()> {
     let root = project_root();
-    let versions = K8sOpenApi::locate(&root, None)?
-        .every_version()?
-        .gated_versions;
+    let (every, _) = listed_versions(&root, &K8sOpenApi::locate(&root, None)?)?;
+    let versions = every.gated_versions;
     for s in skip {
         if !versions.contains(s) {
             bail!("--skip {s}: not a version informer-k8s is generated for ({versions:?})");

@@ -8,6 +8,7 @@ mod bench;
 mod codegen;
 mod envtest;
 mod install;
+mod k8s_versions;
 mod modules;
 mod proto_schema;
 mod rules;
@@ -50,7 +51,7 @@ enum Cmd {
     /// Check that no crate has a module circle outside test code (ARCHITECTURE.md).
     Modules,
     /// Check that informer-k8s (with its compact forms) compiles under every Kubernetes
-    /// version k8s-openapi supports.
+    /// version of xtask/k8s-versions.txt.
     K8sVersions {
         /// Leave out this version (CI: the one the workspace already compiled); repeatable.
         #[arg(long)]

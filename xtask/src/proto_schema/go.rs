@@ -9,9 +9,11 @@
 //! differs between versions) and names the modules' directories, and runs `go run .` there. Go's
 //! caches make a run take a fraction of a second when warm.
 //!
-//! A version with no module yet (k8s-openapi gained it) gets one: `go get` of the newest patch
-//! release of each module for that minor version (`v0.MM`, from the Go module proxy), then
-//! `go mod tidy`; `cargo codegen` writes its `go.mod` and `go.sum` into `schema-gen/`.
+//! A version with no module yet (a new line of `xtask/k8s-versions.txt`), or whose module requires
+//! other versions than its line pins, gets one: `go get` of each module at the exact version the
+//! line names (from the Go module proxy; never a prefix such as `v0.MM`, which resolves to a
+//! pre-release when no release exists), then `go mod tidy`; `cargo codegen` writes its `go.mod`
+//! and `go.sum` into `schema-gen/`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -20,13 +22,7 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
-/// The Go modules whose types and generated.proto files make the table.
-const MODULES: &[&str] = &[
-    "k8s.io/api",
-    "k8s.io/apimachinery",
-    "k8s.io/apiextensions-apiserver",
-    "k8s.io/kube-aggregator",
-];
+use crate::k8s_versions::{K8sVersion, MODULES};
 
 /// Where each module's registered group versions live: every `<pattern>` directory with a
 /// `register.go` that defines `AddToScheme` (`*` is one path segment, `v*` one starting with `v`).
@@ -88,12 +84,10 @@ impl SchemaGen {
         self.go(&dir, &["run", "."])
     }
 
-    /// Makes the Go module of Kubernetes `version` (`1.MM`): the newest `v0.MM` patch release of
-    /// each module, resolved through the Go module proxy. Returns its `go.mod` and `go.sum`.
-    pub(super) fn create(&self, version: &str) -> anyhow::Result<(String, String)> {
-        let minor = version
-            .strip_prefix("1.")
-            .with_context(|| format!("{version:?} is not a Kubernetes version 1.MM"))?;
+    /// Makes the Go module of one Kubernetes version: each module at the version `line` pins,
+    /// fetched through the Go module proxy. Returns its `go.mod` and `go.sum`.
+    pub(super) fn create(&self, line: &K8sVersion) -> anyhow::Result<(String, String)> {
+        let version = &line.version;
         let dir = self.build.join(format!("new-k8s-{version}"));
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
@@ -106,7 +100,7 @@ impl SchemaGen {
         // that any Go toolchain new enough for k8s.io/api builds it.
         self.go(&dir, &["mod", "edit", "-go=1.22"])?;
         let mut get = vec!["get".to_owned()];
-        get.extend(MODULES.iter().map(|m| format!("{m}@v0.{minor}")));
+        get.extend(line.modules.iter().map(|(m, v)| format!("{m}@{v}")));
         let get: Vec<&str> = get.iter().map(String::as_str).collect();
         self.go(&dir, &get)?;
         self.prepare(&dir)?;

@@ -6,8 +6,8 @@
 //! 1. `schema-gen/` (a Go program, see [`go`]) prints one version's schema: every message that
 //!    version's registered kinds reach, each field's number, type, cardinality and message type
 //!    (from the packages' generated.proto) and its JSON name, embedding and presence (from the Go
-//!    struct tags). It runs once per version k8s-openapi supports, against that version's Go
-//!    module `schema-gen/k8s-1.MM/`.
+//!    struct tags). It runs once per version of `xtask/k8s-versions.txt`, against that version's
+//!    Go module `schema-gen/k8s-1.MM/`, which pins the module versions the list names.
 //! 2. The outputs merge into one version-ranged list ([`model`]), checked in as
 //!    `schema-gen/schema.tsv`.
 //! 3. The Rust table is written from `schema.tsv` ([`emit`]), with a `cfg` on whatever some
@@ -28,6 +28,8 @@ mod model;
 use go::SchemaGen;
 use model::{Model, minor};
 
+use crate::k8s_versions::{self, K8sVersion};
+
 /// The crate whose table this writes, relative to the workspace root.
 const CRATE: &str = "informer-proto";
 const GENERATED: &str = "src/generated";
@@ -37,12 +39,12 @@ const SCHEMA: &str = "schema-gen/schema.tsv";
 /// The build script informer-proto's is a copy of (relative to the workspace root).
 const BUILD_RS_SOURCE: &str = "informer-k8s/build.rs";
 
-/// Regenerates informer-proto's table for Kubernetes `versions` (`1.MM`, the ones k8s-openapi
-/// supports), with headers naming `command`; with `check`, writes nothing and records every stale
-/// file in `stale`.
+/// Regenerates informer-proto's table for Kubernetes `versions` (the lines of
+/// `xtask/k8s-versions.txt`), with headers naming `command`; with `check`, writes nothing and
+/// records every stale file in `stale`.
 pub(crate) fn regenerate(
     command: &str,
-    versions: &[String],
+    versions: &[K8sVersion],
     check: bool,
     stale: &mut Vec<PathBuf>,
 ) -> anyhow::Result<()> {
@@ -69,12 +71,14 @@ pub(crate) fn regenerate(
     let model = Model::parse(&schema, SCHEMA)?;
     let wanted = versions
         .iter()
-        .map(|v| minor(v))
+        .map(|v| minor(&v.version))
         .collect::<anyhow::Result<_>>()?;
     if model.every != wanted {
         if !check {
+            let names: Vec<&str> = versions.iter().map(|v| v.version.as_str()).collect();
             bail!(
-                "{CRATE}/{SCHEMA} is for other Kubernetes versions than k8s-openapi's {versions:?}; regenerating it needs Go"
+                "{CRATE}/{SCHEMA} is for other Kubernetes versions than {}'s {names:?}; regenerating it needs Go",
+                k8s_versions::PATH
             );
         }
         stale.push(schema_path);
@@ -99,21 +103,24 @@ pub(crate) fn regenerate(
 }
 
 /// schema.tsv as schema-gen makes it from every version's Go module, or `None` (under `check`)
-/// when a module is missing, which is then stale. Makes a missing module and removes the module
-/// of a version no longer supported, unless `check`.
+/// when a module is missing or requires other module versions than the list pins, which is then
+/// stale. Makes such a module anew and removes the module of a version no longer listed, unless
+/// `check`.
 fn from_go(
     go: &SchemaGen,
     root: &Path,
-    versions: &[String],
+    versions: &[K8sVersion],
     command: &str,
     check: bool,
     stale: &mut Vec<PathBuf>,
 ) -> anyhow::Result<Option<String>> {
     let source = root.join(SCHEMA_GEN);
     let mut complete = true;
-    for version in versions {
+    for line in versions {
+        let version = &line.version;
         let dir = SchemaGen::module_dir(&source, version);
-        if dir.join("go.mod").exists() {
+        let go_mod = std::fs::read_to_string(dir.join("go.mod")).ok();
+        if go_mod.as_deref().is_some_and(|m| pins_match(line, m)) {
             continue;
         }
         stale.push(dir.join("go.mod"));
@@ -121,13 +128,21 @@ fn from_go(
             complete = false;
             continue;
         }
-        let (go_mod, go_sum) = go.create(version)?;
+        let (go_mod, go_sum) = go.create(line)?;
+        if !pins_match(line, &go_mod) {
+            bail!(
+                "`go get` for Kubernetes {version} required {:?}, not the versions {} pins ({:?})",
+                k8s_versions::required_in(&go_mod),
+                k8s_versions::PATH,
+                line.modules
+            );
+        }
         std::fs::create_dir_all(&dir)?;
         std::fs::write(dir.join("go.mod"), go_mod)?;
         std::fs::write(dir.join("go.sum"), go_sum)?;
-        eprintln!("added {CRATE}/{SCHEMA_GEN}/k8s-{version}/ (go.mod, go.sum)");
+        eprintln!("wrote {CRATE}/{SCHEMA_GEN}/k8s-{version}/ (go.mod, go.sum)");
     }
-    // The modules of versions k8s-openapi no longer has.
+    // The modules of versions no longer listed.
     for entry in std::fs::read_dir(&source)
         .with_context(|| format!("listing {}", source.display()))?
         .flatten()
@@ -136,7 +151,7 @@ fn from_go(
         let Some(version) = name.strip_prefix("k8s-") else {
             continue;
         };
-        if !versions.iter().any(|v| v == version) {
+        if !versions.iter().any(|v| v.version == version) {
             stale.push(entry.path());
             if !check {
                 std::fs::remove_dir_all(entry.path())?;
@@ -148,10 +163,20 @@ fn from_go(
         return Ok(None);
     }
     let mut outputs = Vec::new();
-    for version in versions {
-        outputs.push((minor(version)?, go.run(version)?));
+    for line in versions {
+        outputs.push((minor(&line.version)?, go.run(&line.version)?));
     }
     Ok(Some(Model::merge(&outputs)?.to_tsv(command)))
+}
+
+/// Whether `go_mod` requires each module at the version `line` pins.
+fn pins_match(line: &K8sVersion, go_mod: &str) -> bool {
+    let required = k8s_versions::required_in(go_mod);
+    required.len() == line.modules.len()
+        && line
+            .modules
+            .iter()
+            .all(|(m, v)| required.get(m) == Some(&v.as_str()))
 }
 
 /// Makes `dir` hold exactly `files` (the generator owns the folder); under `check` only records
