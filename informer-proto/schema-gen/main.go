@@ -10,24 +10,37 @@
 // go.sum, which pin that version's k8s.io/api). `cargo codegen` (xtask/src/proto_schema/) builds
 // it once per version in the target directory, beside a groups.go it writes that registers every
 // group and version of that k8s.io/api and names the modules' directories, runs it, and merges
-// the outputs into schema.tsv, from which it writes informer-proto's table.
+// the outputs into schema.tsv, from which it writes informer-proto's table, and docs.tsv.
+//
+// Beyond the table, it keeps what a generator of typed code needs (not informer-proto's table):
+// from generated.proto's comments each message's and field's first sentence (a D row) and the
+// field's +optional/+required markers; from the Go sources of each kind (types.go, its comment
+// tags, as client-gen reads them) its plural, scope and client verbs.
 //
 // Output (stdout), tab-separated, kinds sorted, then messages sorted, each followed by its fields
-// in number order:
+// in number order, and each message and field by its doc when it has one:
 //
-//	K <group> <version> <kind> <message>
+//	K <group> <version> <kind> <message> <plural> <namespaced> <verbs>
 //	M <message>
-//	F <message> <number> <json> <type> <label> <message type or -> <omit zero>
+//	F <message> <number> <json> <type> <label> <message type or -> <omit zero> <required>
+//	D <message> <number or -> <first sentence>
 //
 // <message> is the proto message's full name without "k8s.io." (api.core.v1.Pod). <type> is
 // string, bytes, int32, int64, bool, double or message; <label> is Single, Repeated, Map
 // (map<string, type>) or Inline (an embedded struct whose fields Go's JSON merges into the
-// parent); <omit zero> is true when a zero on the wire means the field is absent.
+// parent); <omit zero> is true when a zero on the wire means the field is absent. <required>
+// follows kube-openapi's rule: a +required marker makes a field required, else +optional makes it
+// optional, else it is optional exactly when its JSON tag has omitempty or omitzero. <plural>,
+// <namespaced> and <verbs> (sorted, comma-separated, - for none) are "-" for a kind without
+// +genclient, which has no client of its own (core/v1 Binding).
 package main
 
 import (
 	"bufio"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -41,9 +54,11 @@ import (
 
 // protoField is one field of a message in generated.proto.
 type protoField struct {
-	name  string
-	ty    string // a scalar type or a message's full name
-	label string // Single, Repeated or Map
+	name   string
+	ty     string // a scalar type or a message's full name
+	label  string // Single, Repeated or Map
+	doc    string // the first sentence of its comment
+	marker string // "required", "optional" or "", from its comment's +required/+optional
 }
 
 // field is one row of the output.
@@ -54,14 +69,20 @@ type field struct {
 	label    string
 	msg      string
 	omitZero bool
+	required bool
+	doc      string
 }
 
 type walker struct {
 	// Proto messages by full name, from the generated.proto files read so far.
 	protos map[string]map[int]protoField
+	// The first sentence of each message's comment, by full name.
+	msgDocs map[string]string
 	// Packages whose generated.proto was read.
 	read   map[string]bool
 	fields map[string][]field
+	// The comment tags of each type declared in a package's Go sources, by package path.
+	tags   map[string]map[string][]string
 	errors []string
 }
 
@@ -78,7 +99,13 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	w := &walker{protos: map[string]map[int]protoField{}, read: map[string]bool{}, fields: map[string][]field{}}
+	w := &walker{
+		protos:  map[string]map[int]protoField{},
+		msgDocs: map[string]string{},
+		read:    map[string]bool{},
+		fields:  map[string][]field{},
+		tags:    map[string]map[string][]string{},
+	}
 	var kinds []string
 	for gvk, t := range scheme.AllKnownTypes() {
 		// Kinds with no protobuf form (meta.k8s.io's Table) are served as JSON only.
@@ -87,7 +114,8 @@ func main() {
 		}
 		msg := w.message(t)
 		if isResource(t) {
-			kinds = append(kinds, strings.Join([]string{"K", gvk.Group, gvk.Version, gvk.Kind, msg}, "\t"))
+			plural, namespaced, verbs := w.client(t)
+			kinds = append(kinds, strings.Join([]string{"K", gvk.Group, gvk.Version, gvk.Kind, msg, plural, namespaced, verbs}, "\t"))
 		}
 	}
 	for _, root := range extraRoots {
@@ -105,16 +133,23 @@ func main() {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	doc := func(name, number, text string) {
+		if text != "" {
+			lines = append(lines, strings.Join([]string{"D", name, number, text}, "\t"))
+		}
+	}
 	for _, name := range names {
 		lines = append(lines, "M\t"+name)
+		doc(name, "-", w.msgDocs[name])
 		for _, f := range w.fields[name] {
 			msg := f.msg
 			if msg == "" {
 				msg = "-"
 			}
 			lines = append(lines, strings.Join([]string{
-				"F", name, strconv.Itoa(f.tag), f.json, f.ty, f.label, msg, strconv.FormatBool(f.omitZero),
+				"F", name, strconv.Itoa(f.tag), f.json, f.ty, f.label, msg, strconv.FormatBool(f.omitZero), strconv.FormatBool(f.required),
 			}, "\t"))
+			doc(name, strconv.Itoa(f.tag), f.doc)
 		}
 	}
 	fmt.Println(strings.Join(lines, "\n"))
@@ -136,19 +171,25 @@ func packageName(pkgPath string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(pkg, "-", "_"), "/", ".")
 }
 
-// readProto reads the generated.proto of Go package pkgPath into w.protos.
+// packageDir is the directory of Go package pkgPath, in the module of moduleDirs it belongs to.
+func packageDir(pkgPath string) string {
+	dir, root := "", ""
+	for module, d := range moduleDirs {
+		if (pkgPath == module || strings.HasPrefix(pkgPath, module+"/")) && len(module) > len(root) {
+			dir, root = filepath.Join(d, strings.TrimPrefix(pkgPath, module)), module
+		}
+	}
+	return dir
+}
+
+// readProto reads the generated.proto of Go package pkgPath into w.protos, and the first
+// sentence of each message's and field's comment.
 func (w *walker) readProto(pkgPath string) {
 	if w.read[pkgPath] {
 		return
 	}
 	w.read[pkgPath] = true
-	dir := ""
-	for module, d := range moduleDirs {
-		if (pkgPath == module || strings.HasPrefix(pkgPath, module+"/")) && len(d) > len(dir) {
-			dir = filepath.Join(d, strings.TrimPrefix(pkgPath, module))
-		}
-	}
-	path := filepath.Join(dir, "generated.proto")
+	path := filepath.Join(packageDir(pkgPath), "generated.proto")
 	file, err := os.Open(path)
 	if err != nil {
 		w.errors = append(w.errors, fmt.Sprintf("%s: %v", pkgPath, err))
@@ -176,9 +217,17 @@ func (w *walker) readProto(pkgPath string) {
 		}
 		return pkg + "." + t
 	}
+	// The comment lines above the current line, without their "//".
+	var comment []string
 	for scanner.Scan() {
 		line++
 		text := strings.TrimSpace(scanner.Text())
+		if c, ok := strings.CutPrefix(text, "//"); ok {
+			comment = append(comment, c)
+			continue
+		}
+		above := comment
+		comment = nil
 		if i := strings.Index(text, "//"); i >= 0 {
 			text = strings.TrimSpace(text[:i])
 		}
@@ -187,6 +236,7 @@ func (w *walker) readProto(pkgPath string) {
 			name := strings.TrimSuffix(strings.TrimPrefix(text, "message "), " {")
 			current = map[int]protoField{}
 			w.protos[pkg+"."+name] = current
+			w.msgDocs[pkg+"."+name] = firstSentence(above)
 		case text == "}":
 			current = nil
 		case current != nil && text != "":
@@ -216,6 +266,8 @@ func (w *walker) readProto(pkgPath string) {
 				}
 				f = protoField{name: parts[2], ty: typeName(parts[1]), label: label}
 			}
+			f.doc = firstSentence(above)
+			f.marker = marker(above)
 			current[n] = f
 		}
 	}
@@ -286,7 +338,7 @@ func (w *walker) message(t reflect.Type) string {
 	// fields: their proto names stand for the JSON names, which their JSON shape does not use.
 	custom := len(goFields) == 0
 	for n, p := range proto {
-		out := field{tag: n, json: p.name, ty: p.ty, label: p.label}
+		out := field{tag: n, json: p.name, ty: p.ty, label: p.label, doc: p.doc, required: p.marker == "required"}
 		if !isScalar(p.ty) {
 			out.ty, out.msg = "message", p.ty
 		}
@@ -325,6 +377,9 @@ func (w *walker) goFacts(msg string, p protoField, f reflect.StructField, out *f
 	if jsonName != "" && jsonName != "-" {
 		out.json = jsonName
 	}
+	if p.marker == "" {
+		out.required = !opts["omitempty"] && !opts["omitzero"]
+	}
 	// encoding/json flattens an embedded struct without a JSON name (Kubernetes writes
 	// `json:",inline"` or `json:""` on them). (Duration embeds a time.Duration, a number, which
 	// its own JSON form replaces.)
@@ -357,4 +412,210 @@ func (w *walker) goFacts(msg string, p protoField, f reflect.StructField, out *f
 			out.omitZero = t.Kind() == reflect.Struct && opts["omitzero"]
 		}
 	}
+}
+
+// marker is "required" or "optional" when comment (lines without "//") carries a +required or
+// +optional marker (+required wins, as in kube-openapi), else "".
+func marker(comment []string) string {
+	found := ""
+	for _, c := range comment {
+		switch strings.TrimSpace(c) {
+		case "+required":
+			return "required"
+		case "+optional":
+			found = "optional"
+		}
+	}
+	return found
+}
+
+// firstSentence is the first sentence of comment's first paragraph (lines without "//"), marker
+// lines (+...) left out, on one line: up to the first ". ", or the whole paragraph.
+func firstSentence(comment []string) string {
+	var words []string
+	for _, c := range comment {
+		c = strings.TrimSpace(c)
+		if strings.HasPrefix(c, "+") {
+			continue
+		}
+		if c == "" {
+			if len(words) > 0 {
+				break
+			}
+			continue
+		}
+		words = append(words, strings.Fields(c)...)
+	}
+	text := strings.Join(words, " ")
+	if i := strings.Index(text, ". "); i >= 0 {
+		text = text[:i+1]
+	}
+	return text
+}
+
+// clientVerbs are the verbs client-gen generates for a kind with +genclient and no verb tags;
+// the status ones only for a type with a Status field and no +genclient:noStatus.
+var clientVerbs = []string{"apply", "create", "delete", "deleteCollection", "get", "list", "patch", "update", "watch"}
+var statusVerbs = []string{"applyStatus", "updateStatus"}
+
+// client is what client-gen makes of kind type t from its comment tags in the Go sources:
+// the plural (+resourceName, else the lowercase plural of its name), "true" or "false" for
+// namespaced (+genclient:nonNamespaced) and the sorted verbs (+genclient:noVerbs, onlyVerbs,
+// skipVerbs, readonly, noStatus); "-" for each when t has no +genclient.
+func (w *walker) client(t reflect.Type) (plural, namespaced, verbs string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tags := w.typeTags(t.PkgPath())[t.Name()]
+	value := func(name string) (string, bool) {
+		for _, tag := range tags {
+			if tag == name {
+				return "", true
+			}
+			if v, ok := strings.CutPrefix(tag, name+"="); ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	if v, ok := value("+genclient"); !ok || v == "false" {
+		return "-", "-", "-"
+	}
+	plural = lowercasePlural(t.Name())
+	if name, ok := value("+resourceName"); ok && name != "" {
+		plural = name
+	}
+	namespaced = "true"
+	if _, ok := value("+genclient:nonNamespaced"); ok {
+		namespaced = "false"
+	}
+	all := append([]string{}, clientVerbs...)
+	if _, hasStatus := t.FieldByName("Status"); hasStatus {
+		if _, no := value("+genclient:noStatus"); !no {
+			all = append(all, statusVerbs...)
+		}
+	}
+	chosen := all
+	split := func(list string) map[string]bool {
+		out := map[string]bool{}
+		for _, v := range strings.Split(list, ",") {
+			out[strings.TrimSpace(v)] = true
+		}
+		return out
+	}
+	keep := func(pick func(string) bool) {
+		chosen = nil
+		for _, v := range all {
+			if pick(v) {
+				chosen = append(chosen, v)
+			}
+		}
+	}
+	if _, ok := value("+genclient:noVerbs"); ok {
+		chosen = nil
+	} else if _, ok := value("+genclient:readonly"); ok {
+		only := split("get,list,watch")
+		keep(func(v string) bool { return only[v] })
+	} else if list, ok := value("+genclient:onlyVerbs"); ok {
+		only := split(list)
+		keep(func(v string) bool { return only[v] })
+	} else if list, ok := value("+genclient:skipVerbs"); ok {
+		skip := split(list)
+		keep(func(v string) bool { return !skip[v] })
+	}
+	sort.Strings(chosen)
+	verbs = strings.Join(chosen, ",")
+	if verbs == "" {
+		verbs = "-"
+	}
+	return plural, namespaced, verbs
+}
+
+// lowercasePlural is client-gen's plural of a kind's name: lowercase, with English plural
+// endings, and Endpoints its own plural.
+func lowercasePlural(name string) string {
+	if name == "Endpoints" || len(name) < 2 {
+		return strings.ToLower(name)
+	}
+	last, before := name[len(name)-1], name[len(name)-2]
+	var plural string
+	switch {
+	case last == 's' || last == 'x' || last == 'z':
+		plural = name + "es"
+	case last == 'y' && !strings.ContainsRune("aeiou", rune(before)):
+		plural = name[:len(name)-1] + "ies"
+	case last == 'h' && (before == 'c' || before == 's'):
+		plural = name + "es"
+	case last == 'e' && before == 'f':
+		plural = name[:len(name)-2] + "ves"
+	case last == 'f':
+		plural = name[:len(name)-1] + "ves"
+	default:
+		plural = name + "s"
+	}
+	return strings.ToLower(plural)
+}
+
+// typeTags are the comment tags (lines starting with "+") of each type declared in Go package
+// pkgPath, from its doc comment and the comment block one blank line above it, where the
+// Kubernetes sources keep them (as gengo reads them).
+func (w *walker) typeTags(pkgPath string) map[string][]string {
+	if tags, ok := w.tags[pkgPath]; ok {
+		return tags
+	}
+	tags := map[string][]string{}
+	w.tags[pkgPath] = tags
+	dir := packageDir(pkgPath)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		w.errors = append(w.errors, fmt.Sprintf("%s: %v", pkgPath, err))
+		return tags
+	}
+	for _, e := range entries {
+		name := e.Name()
+		// Generated files declare no kind.
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, "zz_generated") || strings.HasPrefix(name, "generated.") {
+			continue
+		}
+		fset := token.NewFileSet()
+		file, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			w.errors = append(w.errors, fmt.Sprintf("%s: %v", pkgPath, err))
+			continue
+		}
+		line := func(p token.Pos) int { return fset.Position(p).Line }
+		for _, decl := range file.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				ts := spec.(*ast.TypeSpec)
+				doc := ts.Doc
+				if doc == nil && len(gen.Specs) == 1 {
+					doc = gen.Doc
+				}
+				top := line(gen.Pos())
+				var groups []*ast.CommentGroup
+				if doc != nil {
+					groups = append(groups, doc)
+					top = line(doc.Pos())
+				}
+				for _, g := range file.Comments {
+					if line(g.End()) == top-2 {
+						groups = append(groups, g)
+					}
+				}
+				for _, g := range groups {
+					for _, c := range g.List {
+						text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+						if strings.HasPrefix(text, "+") {
+							tags[ts.Name.Name] = append(tags[ts.Name.Name], text)
+						}
+					}
+				}
+			}
+		}
+	}
+	return tags
 }

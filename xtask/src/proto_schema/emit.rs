@@ -70,7 +70,9 @@ pub(super) fn files(model: &Model, command: &str) -> anyhow::Result<BTreeMap<Str
     let mut messages: Vec<(&str, &Versions)> = Vec::new();
     let mut fields: HashMap<&str, Vec<(&Field, &Versions)>> = HashMap::new();
     let mut kinds = Vec::new();
-    for (row, versions) in &model.rows {
+    // The table ignores the kinds' clients and the fields' `required`.
+    let rows = model.table_rows();
+    for (row, versions) in &rows {
         match row {
             Row::Message { name } => messages.push((name, versions)),
             Row::Field(f) => fields.entry(&f.message).or_default().push((f, versions)),
@@ -196,6 +198,7 @@ pub(super) fn files(model: &Model, command: &str) -> anyhow::Result<BTreeMap<Str
             version,
             kind,
             message,
+            ..
         } = row
         {
             writeln!(

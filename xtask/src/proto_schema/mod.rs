@@ -9,7 +9,9 @@
 //!    struct tags). It runs once per version of `xtask/k8s-versions.txt`, against that version's
 //!    Go module `schema-gen/k8s-1.MM/`, which pins the module versions the list names.
 //! 2. The outputs merge into one version-ranged list ([`model`]), checked in as
-//!    `schema-gen/schema.tsv`.
+//!    `schema-gen/schema.tsv`, and the docs of its messages and fields, `schema-gen/docs.tsv`
+//!    (neither the docs nor the kinds' clients and the fields' `required` go into the table; they
+//!    are there for generators of typed code).
 //! 3. The Rust table is written from `schema.tsv` ([`emit`]), with a `cfg` on whatever some
 //!    version lacks; informer-proto's `build.rs`, which sets those cfgs from the version
 //!    k8s-openapi was built for, is a copy of informer-k8s's.
@@ -26,7 +28,7 @@ mod go;
 mod model;
 
 use go::SchemaGen;
-use model::{Model, minor};
+use model::{Model, docs_to_tsv, minor, parse_docs};
 
 use crate::k8s_versions::{self, K8sVersion};
 
@@ -36,6 +38,8 @@ const GENERATED: &str = "src/generated";
 /// The Go program and its modules, and the merged schema.
 const SCHEMA_GEN: &str = "schema-gen";
 const SCHEMA: &str = "schema-gen/schema.tsv";
+/// The first sentence of each message's and field's comment.
+const DOCS: &str = "schema-gen/docs.tsv";
 /// The build script informer-proto's is a copy of (relative to the workspace root).
 const BUILD_RS_SOURCE: &str = "informer-k8s/build.rs";
 
@@ -50,17 +54,26 @@ pub(crate) fn regenerate(
 ) -> anyhow::Result<()> {
     let root = crate::project_root().join(CRATE);
     let schema_path = root.join(SCHEMA);
+    let docs_path = root.join(DOCS);
     let mut schema = std::fs::read_to_string(&schema_path).unwrap_or_default();
+    let mut docs = std::fs::read_to_string(&docs_path).unwrap_or_default();
     match SchemaGen::new(root.join(SCHEMA_GEN)) {
         Ok(go) => {
-            if let Some(text) = from_go(&go, &root, versions, command, check, stale)?
-                && text != schema
+            if let Some((new_schema, new_docs)) =
+                from_go(&go, &root, versions, command, check, stale)?
             {
-                stale.push(schema_path.clone());
-                if !check {
-                    std::fs::write(&schema_path, &text)?;
-                    eprintln!("updated {CRATE}/{SCHEMA}");
-                    schema = text;
+                for (path, name, old, new) in [
+                    (&schema_path, SCHEMA, &mut schema, new_schema),
+                    (&docs_path, DOCS, &mut docs, new_docs),
+                ] {
+                    if new != *old {
+                        stale.push(path.clone());
+                        if !check {
+                            std::fs::write(path, &new)?;
+                            eprintln!("updated {CRATE}/{name}");
+                            *old = new;
+                        }
+                    }
                 }
             }
         }
@@ -69,6 +82,7 @@ pub(crate) fn regenerate(
         ),
     }
     let model = Model::parse(&schema, SCHEMA)?;
+    parse_docs(&docs, DOCS)?;
     let wanted = versions
         .iter()
         .map(|v| minor(&v.version))
@@ -102,7 +116,7 @@ pub(crate) fn regenerate(
     Ok(())
 }
 
-/// schema.tsv as schema-gen makes it from every version's Go module, or `None` (under `check`)
+/// schema.tsv and docs.tsv as schema-gen makes them from every version's Go module, or `None` (under `check`)
 /// when a module is missing or requires other module versions than the list pins, which is then
 /// stale. Makes such a module anew and removes the module of a version no longer listed, unless
 /// `check`.
@@ -113,7 +127,7 @@ fn from_go(
     command: &str,
     check: bool,
     stale: &mut Vec<PathBuf>,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<Option<(String, String)>> {
     let source = root.join(SCHEMA_GEN);
     let mut complete = true;
     for line in versions {
@@ -166,7 +180,8 @@ fn from_go(
     for line in versions {
         outputs.push((minor(&line.version)?, go.run(&line.version)?));
     }
-    Ok(Some(Model::merge(&outputs)?.to_tsv(command)))
+    let (model, docs) = Model::merge(&outputs)?;
+    Ok(Some((model.to_tsv(command), docs_to_tsv(&docs, command))))
 }
 
 /// Whether `go_mod` requires each module at the version `line` pins.
