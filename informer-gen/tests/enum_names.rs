@@ -1,7 +1,7 @@
 //! G11: the string enums informer-gen emits for colliding values, down to values made only of
 //! punctuation, name each variant with an identifier: the generated files parse as Rust.
 
-use informer_gen::Builder;
+mod support;
 
 /// A CRD `Sign` (JSON, which YAML reads) whose spec has string enums of colliding values: only
 /// punctuation (`sign`), spellings that are one identifier (`sep`), and `_` beside punctuation.
@@ -22,21 +22,7 @@ fn signs() -> String {
 
 /// The generated files, each parsed by syn.
 fn generated() -> Vec<syn::File> {
-    let dir = std::env::temp_dir().join(format!("informer-gen-enum-names-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::write(dir.join("signs.yaml"), signs()).expect("write the CRD");
-    let generated = Builder::new()
-        .root(&dir)
-        .crd_types("signs.yaml", "sign_types")
-        .generate()
-        .expect("generates");
-    generated
-        .files()
-        .iter()
-        .map(|(path, text)| {
-            syn::parse_file(text).unwrap_or_else(|e| panic!("{path:?} does not parse: {e}\n{text}"))
-        })
-        .collect()
+    support::crd_types_parsed("enum-names", "signs.yaml", &signs(), "sign_types")
 }
 
 /// The variant names of every enum in `items`, nested modules included, by enum name.

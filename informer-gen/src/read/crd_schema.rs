@@ -1,5 +1,6 @@
 //! CRD manifests' `openAPIV3Schema`s → the type IR: one module per served version, the
-//! kind at its top, nested objects named `Parent` + `FieldName`.
+//! kind at its top, nested objects named `Parent` + `FieldName`, deep ones shortened and equal
+//! ones merged (G12).
 //!
 //! The mapping (documented for users in docs/decisions/07-types-from-crd-schemas.md):
 //!
@@ -36,6 +37,9 @@ use crate::model::types::{
 const TIME: &str = "apimachinery::pkg::apis::meta::v1::Time";
 const INT_OR_STRING: &str = "apimachinery::pkg::util::intstr::IntOrString";
 const BYTE_STRING: &str = "ByteString";
+
+/// A nested type's name longer than this is shortened (G12).
+const LONG_NAME: usize = 40;
 
 /// The Rust name of the map that keeps unknown fields of a struct that preserves them.
 const UNKNOWN_FIELDS: &str = "unknown_fields";
@@ -122,6 +126,9 @@ fn read_crd(
             version,
             display,
             crd: &crd.name,
+            kind: crd.kind,
+            trail: Vec::new(),
+            nested: BTreeMap::new(),
             names: names.entry(version.to_owned()).or_default(),
             graph,
             errors,
@@ -154,6 +161,106 @@ fn read_crd(
             scale,
         };
         reader.root(crd.kind, schema, resource);
+        let nested = std::mem::take(&mut reader.nested);
+        merge_equal_types(graph, &nested);
+    }
+}
+
+/// G12: the nested types of one kind's version (`nested`: their keys, each with the JSON name of
+/// the field it is the type of) that are equal are one type: the same field name, the same
+/// fields (names, docs, presence, and types compared the same way) or enum values. The one with
+/// the shortest name (then the first in name order) is kept and every field that held another
+/// holds it. A schema that repeats a subtree (Kyverno's `status.autogen.rules` repeats
+/// `spec.rules`, 184 types) gets each type once. Type docs are not compared: the kept type keeps
+/// its own. The types of two different fields (`owner` and `target`, each `{name}`) stay
+/// apart, so no field holds a type named after another.
+fn merge_equal_types(graph: &mut TypeGraph, nested: &BTreeMap<String, String>) {
+    /// The structure of `key` as text, the types it holds replaced by their structures' ids.
+    fn id_of(
+        key: &str,
+        graph: &TypeGraph,
+        keys: &BTreeMap<String, String>,
+        ids: &mut BTreeMap<String, usize>,
+        table: &mut BTreeMap<String, usize>,
+    ) -> Option<usize> {
+        if let Some(id) = ids.get(key) {
+            return Some(*id);
+        }
+        let field = keys.get(key)?;
+        let def = graph.get(key).filter(|d| !d.resource)?;
+        let mut shape = def.clone();
+        shape.name.clear();
+        shape.doc.clear();
+        for f in &mut shape.fields {
+            f.ty = by_id(&f.ty, graph, keys, ids, table);
+        }
+        let next = table.len();
+        let id = *table.entry(format!("{field}: {shape:?}")).or_insert(next);
+        ids.insert(key.to_owned(), id);
+        Some(id)
+    }
+    /// `ty` with each nested type of `keys` named by its structure's id.
+    fn by_id(
+        ty: &Ty,
+        graph: &TypeGraph,
+        keys: &BTreeMap<String, String>,
+        ids: &mut BTreeMap<String, usize>,
+        table: &mut BTreeMap<String, usize>,
+    ) -> Ty {
+        let mut id = |k: &String| {
+            id_of(k, graph, keys, ids, table).map_or_else(|| k.clone(), |id| format!("#{id}"))
+        };
+        match ty {
+            Ty::Struct(k) => Ty::Struct(id(k)),
+            Ty::Enum(k) => Ty::Enum(id(k)),
+            Ty::List(t) => Ty::List(Box::new(by_id(t, graph, keys, ids, table))),
+            Ty::Map(t) => Ty::Map(Box::new(by_id(t, graph, keys, ids, table))),
+            Ty::Option(t) => Ty::Option(Box::new(by_id(t, graph, keys, ids, table))),
+            Ty::Boxed(t) => Ty::Boxed(Box::new(by_id(t, graph, keys, ids, table))),
+            other => other.clone(),
+        }
+    }
+    let (mut ids, mut table) = (BTreeMap::new(), BTreeMap::new());
+    for key in nested.keys() {
+        id_of(key, graph, nested, &mut ids, &mut table);
+    }
+    // Each structure's kept type: the shortest name, then the first.
+    let mut kept: BTreeMap<usize, &String> = BTreeMap::new();
+    for (key, id) in &ids {
+        kept.entry(*id)
+            .and_modify(|k| {
+                if (key.len(), key) < (k.len(), *k) {
+                    *k = key;
+                }
+            })
+            .or_insert(key);
+    }
+    let merged: BTreeMap<String, String> = ids
+        .iter()
+        .filter_map(|(key, id)| {
+            let keep = kept.get(id)?;
+            (*keep != key).then(|| (key.clone(), (*keep).clone()))
+        })
+        .collect();
+    if merged.is_empty() {
+        return;
+    }
+    fn rename(ty: &mut Ty, merged: &BTreeMap<String, String>) {
+        match ty {
+            Ty::Struct(k) | Ty::Enum(k) => {
+                if let Some(to) = merged.get(k) {
+                    k.clone_from(to);
+                }
+            }
+            Ty::List(t) | Ty::Map(t) | Ty::Option(t) | Ty::Boxed(t) => rename(t, merged),
+            _ => {}
+        }
+    }
+    graph.retain(|k, _| !merged.contains_key(k));
+    for def in graph.values_mut() {
+        for f in &mut def.fields {
+            rename(&mut f.ty, &merged);
+        }
     }
 }
 
@@ -161,6 +268,13 @@ struct Reader<'a> {
     version: &'a str,
     display: &'a str,
     crd: &'a str,
+    /// The kind being read: the first word of a shortened name (G12).
+    kind: &'a str,
+    /// The JSON names of the fields from the kind down to the node being read (an array's
+    /// items and a map's values are their field's).
+    trail: Vec<String>,
+    /// The nested types read, each with the JSON name of its field (G12's merge).
+    nested: BTreeMap<String, String>,
     /// Type names taken in this version's module.
     names: &'a mut BTreeSet<String>,
     graph: &'a mut TypeGraph,
@@ -205,9 +319,34 @@ impl Reader<'_> {
         key
     }
 
-    /// A fresh type name in this version's module: `base`, else `base2`, `base3`, ….
-    fn fresh_name(&mut self, base: &str) -> String {
-        unique(rust_name(base, Case::Type), "", self.names)
+    /// G12: the name of the type of field `field` of type `parent`, fresh in this version's
+    /// module: `Parent` + `Field`. Where that passes [`LONG_NAME`] characters, the kind's name
+    /// followed by the last field names of the path from the kind, as few as make a name not
+    /// taken yet, at least two (`ClusterPolicy` + `ContextImageRegistry` for
+    /// `spec.rules.validate.foreach.context.imageRegistry`). A name that is taken gets `2`,
+    /// `3`, … as the last resort.
+    fn nested_name(&mut self, parent: &str, field: &str) -> String {
+        let long = rust_name(
+            &format!("{parent}{}", field.to_upper_camel_case()),
+            Case::Type,
+        );
+        if long.len() > LONG_NAME {
+            let trail = &self.trail;
+            let short = (2..trail.len())
+                .map(|n| {
+                    let tail: String = trail[trail.len() - n..]
+                        .iter()
+                        .map(|f| f.to_upper_camel_case())
+                        .collect();
+                    rust_name(&format!("{}{tail}", self.kind), Case::Type)
+                })
+                .find(|name| name.len() < long.len() && !self.names.contains(name));
+            if let Some(name) = short {
+                self.names.insert(name.clone());
+                return name;
+            }
+        }
+        unique(long, "", self.names)
     }
 
     fn root(&mut self, kind: &str, schema: &Value, resource: CrdResource) {
@@ -268,7 +407,10 @@ impl Reader<'_> {
                 continue;
             }
             let fpath = format!("{path}.properties.{json}");
-            let Some(ty) = self.ty(prop, parent, json, &fpath) else {
+            self.trail.push(json.clone());
+            let ty = self.ty(prop, parent, json, &fpath);
+            self.trail.pop();
+            let Some(ty) = ty else {
                 continue;
             };
             let nullable = prop.get("nullable").and_then(Value::as_bool) == Some(true);
@@ -396,7 +538,7 @@ impl Reader<'_> {
         if !has_props && preserves(s) {
             return Some(Ty::Json(None));
         }
-        let name = self.fresh_name(&format!("{parent}{}", field.to_upper_camel_case()));
+        let name = self.nested_name(parent, field);
         let mut fields = Vec::new();
         let mut taken = BTreeSet::new();
         if embedded {
@@ -416,6 +558,7 @@ impl Reader<'_> {
             unknown_fields,
             ..self.def(name, doc)
         });
+        self.nested.insert(key.clone(), field.to_owned());
         Some(Ty::Struct(key))
     }
 
@@ -453,7 +596,7 @@ impl Reader<'_> {
     }
 
     fn string_enum(&mut self, values: &[Value], parent: &str, field: &str, path: &str) -> Ty {
-        let name = self.fresh_name(&format!("{parent}{}", field.to_upper_camel_case()));
+        let name = self.nested_name(parent, field);
         let mut values: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
         let mut seen = BTreeSet::new();
         values.retain(|json| seen.insert(*json));
@@ -473,6 +616,7 @@ impl Reader<'_> {
             shape: Shape::StrEnum { variants, other },
             ..self.def(name, doc)
         });
+        self.nested.insert(key.clone(), field.to_owned());
         Ty::Enum(key)
     }
 }
