@@ -5,7 +5,9 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use bytes::{Buf as _, Bytes, BytesMut};
 use futures::FutureExt as _;
@@ -113,13 +115,45 @@ const RUN_BYTES: usize = 256 << 10;
 /// Pod-sized ones.
 pub(super) const AHEAD_BYTES: usize = 16 << 20;
 
-/// A run this large or larger (in bytes) is decoded on the decode pool (T6); a
-/// smaller one costs less to decode than to hand over. Handing the pool one Pod-sized event at a
-/// time was slower than decoding inline (a burst of 8 000 Pod updates, two cores shared with the
-/// server: the projection's events/s 0.66x, the compact Pod's 0.87x), so the pool gets runs: the
-/// events a burst or a watch-list has already delivered, up to [`EVENT_RUN`], one job each. A
-/// single event of a quiet watch stays on the watch's task unless it is itself this large.
-const POOLED_RUN: usize = 64 << 10;
+/// A run expected to take this long or longer to decode is decoded on the decode pool (T6); a
+/// shorter one costs less to decode than to hand over. Handing the pool one Pod-sized event at
+/// a time was slower than decoding inline where an event decodes in tens of microseconds (a
+/// burst of 8 000 Pod updates, two cores shared with the server: the projection's events/s
+/// 0.66x, the compact Pod's 0.87x), so cheap events go in runs: those a burst or a watch-list
+/// has already delivered, up to [`EVENT_RUN`], one job each. What a run costs depends on the
+/// form as much as on its bytes: a k8s-openapi Pod from kube-apiserver decodes in about 400
+/// microseconds, its projection in 50, and over TLS a watch-list's events arrive a record or
+/// two at a time, so a threshold in bytes kept every k8s-openapi Pod of a watch-list on the
+/// reflector's thread (0.45x client-go's sync where its paged LIST, decoded on the pool, made
+/// 0.86x). The cost is learned per watch ([`DecodeCost`]).
+const POOLED_COST_NS: u64 = 200_000;
+
+/// What decoding costs on one watch stream (T6): nanoseconds per KiB on the wire, a moving
+/// mean over its runs, wherever they decoded. It starts where a 64 KiB run costs
+/// [`POOLED_COST_NS`], the bytes threshold it replaces.
+struct DecodeCost(AtomicU64);
+
+impl DecodeCost {
+    fn new() -> Self {
+        DecodeCost(AtomicU64::new(POOLED_COST_NS / 64))
+    }
+
+    /// Whether a run of `bytes` is expected to cost [`POOLED_COST_NS`] or more.
+    fn pooled(&self, bytes: usize) -> bool {
+        (bytes as u64).saturating_mul(self.0.load(Ordering::Relaxed)) / 1024 >= POOLED_COST_NS
+    }
+
+    /// Records that a run of `bytes` took `took` to decode: a quarter of the new figure.
+    fn record(&self, bytes: usize, took: std::time::Duration) {
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        let per_kib = nanos.saturating_mul(1024) / (bytes.max(1) as u64);
+        let old = self.0.load(Ordering::Relaxed);
+        self.0.store(
+            (old.saturating_mul(3) / 4).saturating_add(per_kib / 4),
+            Ordering::Relaxed,
+        );
+    }
+}
 
 /// A run's decoded events, each with its size on the wire.
 type Decoded<K> = Vec<(Result<Probed<K>>, usize)>;
@@ -149,20 +183,27 @@ where
             .boxed();
     }
     let max_runs = 2 * pool.threads();
+    let cost = Arc::new(DecodeCost::new());
     let start: StartRun<K> = Box::new(move |run, bytes| {
         let (format, ctx) = (format.clone(), Arc::clone(&ctx));
+        let pooled = cost.pooled(bytes);
+        let cost = Arc::clone(&cost);
         let decode = move || -> Decoded<K> {
+            let started = Instant::now();
             // The strings a run's events repeat (field names of their managedFields, labels,
             // images) are found in this thread's cache, not the shared interner (P3).
             let _scope = crate::projection::InternScope::enter();
-            run.into_iter()
+            let decoded = run
+                .into_iter()
                 .map(|e| {
                     let size = e.as_ref().map_or(0, Bytes::len);
                     (e.and_then(|e| format.event::<K>(e, &ctx)), size)
                 })
-                .collect()
+                .collect();
+            cost.record(bytes, started.elapsed());
+            decoded
         };
-        if bytes < POOLED_RUN {
+        if !pooled {
             return futures::future::ready(decode()).boxed();
         }
         let pool = pool.clone();
@@ -257,5 +298,105 @@ impl<K> Stream for Ahead<K> {
                 Poll::Ready(None) | Poll::Pending => return Poll::Pending,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::list_watch::format::Json;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use std::time::Duration;
+
+    /// A ConfigMap that takes 300 µs to decode (a k8s-openapi Pod from kube-apiserver takes
+    /// about 400), and says whether a pool thread decoded it.
+    struct Slow {
+        name: String,
+        on_pool: bool,
+    }
+
+    impl<'de> serde::Deserialize<'de> for Slow {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+            let cm = ConfigMap::deserialize(d)?;
+            let until = Instant::now() + Duration::from_micros(300);
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            let on_pool = std::thread::current()
+                .name()
+                .is_some_and(|n| n.starts_with("informer-decode"));
+            Ok(Slow {
+                name: cm.metadata.name.unwrap_or_default(),
+                on_pool,
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn t6_small_events_that_are_slow_to_decode_are_decoded_on_the_pool_in_order() {
+        let body: String = (0..200)
+            .map(|i| {
+                format!(
+                    r#"{{"type":"ADDED","object":{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i}","resourceVersion":"{i}"}}}}}}"#
+                ) + "\n"
+            })
+            .collect();
+        let ctx = Arc::new(EventCtx::<Slow> {
+            expected_kind: "ConfigMap".into(),
+            check: None,
+            shard: None,
+        });
+        let pool = DecodePool::new(2).expect("a pool of two threads");
+        let stream = events(
+            Json {
+                exact_capacity: false,
+            },
+            BodyReader::whole(Bytes::from(body)),
+            1 << 20,
+            ctx,
+            pool,
+        );
+        let decoded: Vec<Slow> = stream
+            .map(|e| match e {
+                Ok(Probed::Event(kube::core::WatchEvent::Added(o))) => o,
+                _ => panic!("an ADDED event"),
+            })
+            .collect()
+            .await;
+        let names: Vec<String> = decoded.iter().map(|s| s.name.clone()).collect();
+        let want: Vec<String> = (0..200).map(|i| format!("cm-{i}")).collect();
+        assert_eq!(names, want, "wire order");
+        // Every run of these 200 events is far under 64 KiB (32 events are about 4 KiB).
+        let pooled = decoded.iter().filter(|s| s.on_pool).count();
+        assert!(
+            pooled >= 100,
+            "{pooled} of 200 events decoded on the pool: the rest cost 300 µs each on the watch's task"
+        );
+    }
+
+    #[test]
+    fn t6_a_run_goes_to_the_pool_by_what_it_costs_to_decode_not_by_its_bytes() {
+        let cost = DecodeCost::new();
+        // Before any run is measured: the bytes threshold it replaces.
+        assert!(!cost.pooled(60 << 10));
+        assert!(cost.pooled(64 << 10));
+        // Events of 10 KiB that take 400 µs each (a k8s-openapi Pod from kube-apiserver): after
+        // a few runs, one event alone is worth handing over.
+        for _ in 0..8 {
+            cost.record(10 << 10, Duration::from_micros(400));
+        }
+        assert!(cost.pooled(10 << 10));
+        // Events of 10 KiB that take 20 µs (a projection): a run of seven is still cheaper to
+        // decode than to hand over, one of eleven is not.
+        for _ in 0..16 {
+            cost.record(10 << 10, Duration::from_micros(20));
+        }
+        assert!(!cost.pooled(10 << 10));
+        assert!(!cost.pooled(70 << 10));
+        assert!(cost.pooled(110 << 10));
+        // Nothing overflows on absurd figures.
+        cost.record(0, Duration::from_secs(u64::MAX / 4));
+        assert!(cost.pooled(1));
+        cost.record(usize::MAX, Duration::ZERO);
     }
 }

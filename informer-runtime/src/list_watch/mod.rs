@@ -369,7 +369,8 @@ where
         self
     }
 
-    /// Where LIST pages and runs of watch events of 64 KiB or more are decoded (T6): by default
+    /// Where LIST pages and runs of watch events that take long enough to decode are decoded
+    /// (T6: 200 µs or more, by the watch's own measured decode time per byte): by default
     /// [`DecodePool::shared`], one thread per core; [`DecodePool::inline`] decodes on the task
     /// that reads the answer. Objects are handed on in wire order either way.
     pub fn decode_pool(mut self, pool: DecodePool) -> Self {
