@@ -126,6 +126,7 @@ impl Scenario {
                 Impl::Ours,
                 Impl::Kube,
                 Impl::OursOrdered,
+                Impl::OursCompactProto,
                 Impl::ClientGo,
                 Impl::ClientGoJson,
             ],

@@ -592,6 +592,8 @@ fn table_metrics(scenario: Scenario) -> &'static [&'static str] {
             "heap_bytes_per_object",
             "rss_peak_mib",
             "received_mib",
+            "child_cpu_s",
+            "host_busy_share",
             "list_requests",
             "watch_requests",
         ],

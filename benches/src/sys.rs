@@ -42,6 +42,39 @@ pub fn cpu_seconds() -> Option<f64> {
     cpu_from_stat(&std::fs::read_to_string("/proc/self/stat").ok()?)
 }
 
+/// [`cpu_seconds`] of another process (a benchmark child); `None` where it cannot be read.
+pub fn cpu_seconds_of(pid: u32) -> Option<f64> {
+    cpu_from_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The machine's CPU time so far, in clock ticks of every CPU together: (busy, total), from the
+/// first line of `/proc/stat` (busy is all but `idle` and `iowait`); `None` where `/proc` is
+/// unavailable. Two readings give the share of the machine in use between them
+/// ([`busy_share`]): a child that syncs with the machine near 1.0 is paced by CPU (its own or
+/// the server's), one well below it by something else (the network, the server's pacing).
+pub fn host_cpu_ticks() -> Option<(u64, u64)> {
+    host_ticks_from(&std::fs::read_to_string("/proc/stat").ok()?)
+}
+
+fn host_ticks_from(stat: &str) -> Option<(u64, u64)> {
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    // user nice system idle iowait irq softirq steal (guest time is counted in user).
+    let total: u64 = ticks.iter().take(8).sum();
+    let idle = ticks.get(3)? + ticks.get(4).copied().unwrap_or(0);
+    Some((total - idle, total))
+}
+
+/// The share of the machine's CPU in use between two [`host_cpu_ticks`] readings.
+pub fn busy_share(before: (u64, u64), after: (u64, u64)) -> Option<f64> {
+    let total = after.1.checked_sub(before.1).filter(|t| *t > 0)?;
+    Some(after.0.saturating_sub(before.0) as f64 / total as f64)
+}
+
 /// `utime + stime` of a `/proc/PID/stat` line, in seconds. The kernel reports both in clock
 /// ticks of `USER_HZ`, which is 100 on Linux whatever the kernel's own tick.
 fn cpu_from_stat(stat: &str) -> Option<f64> {
@@ -148,5 +181,19 @@ mod tests {
         assert_eq!(cpu_from_stat(stat), Some(3.25));
         assert_eq!(cpu_from_stat("4242 (x) S 1"), None);
         assert!(cpu_seconds().is_some_and(|s| s >= 0.0));
+        assert!(cpu_seconds_of(std::process::id()).is_some_and(|s| s >= 0.0));
+    }
+
+    #[test]
+    fn the_busy_share_leaves_out_idle_and_iowait() {
+        let at = |busy: u64, idle: u64| format!("cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\ncpu0 1 2 3\n");
+        let before = host_ticks_from(&at(100, 300)).unwrap();
+        let after = host_ticks_from(&at(175, 325)).unwrap();
+        assert_eq!(before, (100, 400));
+        assert_eq!(busy_share(before, after), Some(0.75));
+        // No time passed: no share.
+        assert_eq!(busy_share(after, after), None);
+        assert_eq!(host_ticks_from("cpu0 1 2 3"), None);
+        assert!(host_cpu_ticks().is_some());
     }
 }

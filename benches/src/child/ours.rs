@@ -95,19 +95,14 @@ pub(crate) async fn run(spec: &ChildSpec, io: &mut ChildIo) -> anyhow::Result<Me
             Ok(m)
         }
         Scenario::Relist => {
-            let informer = informer(ListWatch::new(api), spec)?;
-            let sentinel = Arc::new(Sentinel::new(&spec.sentinel));
-            let (on_add, on_update) = (sentinel.clone(), sentinel.clone());
-            informer.add_event_handler(
-                handler_fn()
-                    .on_add(move |pod: &Arc<Pod>, _initial| on_add.on_pod(pod))
-                    .on_update(move |_old, pod: &Arc<Pod>| on_update.on_pod(pod)),
-            )?;
-            informer.start(cancel);
-            let sync = synced(&informer, start).await?;
-            io.send(&ChildMsg::Synced { metrics: sync });
-            let indexer = informer.indexer();
-            relist_phase(io, sentinel, || indexer.len()).await
+            relist(
+                informer(ListWatch::new(api), spec)?,
+                spec,
+                io,
+                start,
+                cancel,
+            )
+            .await
         }
         Scenario::NsQuery => {
             let informer = informer(ListWatch::new(api), spec)?;
@@ -171,6 +166,32 @@ pub(crate) fn decode_threads(asked: Option<usize>) -> usize {
 }
 
 /// An informer with the default configuration and the run's page size.
+/// Scenario 4 with `informer`, whatever form of the Pod it caches: sync, then the relist phase,
+/// its end seen by the sentinel Pod.
+async fn relist<K>(
+    informer: SharedIndexInformer<K>,
+    spec: &ChildSpec,
+    io: &mut ChildIo,
+    start: Instant,
+    cancel: CancellationToken,
+) -> anyhow::Result<Metrics>
+where
+    K: informer_runtime::Meta + Clone + DeserializeOwned + Debug,
+{
+    let sentinel = Arc::new(Sentinel::new(&spec.sentinel));
+    let (on_add, on_update) = (sentinel.clone(), sentinel.clone());
+    informer.add_event_handler(
+        handler_fn()
+            .on_add(move |o: &Arc<K>, _initial| on_add.on_name(o.object_name()))
+            .on_update(move |_old, o: &Arc<K>| on_update.on_name(o.object_name())),
+    )?;
+    informer.start(cancel);
+    let sync = synced(&informer, start).await?;
+    io.send(&ChildMsg::Synced { metrics: sync });
+    let indexer = informer.indexer();
+    relist_phase(io, sentinel, || indexer.len()).await
+}
+
 fn informer<K>(lw: ListWatch<K>, spec: &ChildSpec) -> anyhow::Result<SharedIndexInformer<K>>
 where
     K: informer_runtime::Meta + Clone + DeserializeOwned + Debug,
@@ -312,6 +333,7 @@ where
             synced(&informer, start).await
         }
         Scenario::Updates => updates(informer(lw, spec)?, generation, spec, io, cancel).await,
+        Scenario::Relist => relist(informer(lw, spec)?, spec, io, start, cancel).await,
         other => anyhow::bail!("scenario {other} has no variant for {}", spec.imp),
     }
 }

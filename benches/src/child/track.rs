@@ -104,7 +104,12 @@ impl Sentinel {
 
     /// The handler body: an added or updated Pod.
     pub(crate) fn on_pod(&self, pod: &Pod) {
-        if pod.metadata.name.as_deref() == Some(self.name.as_str()) {
+        self.on_name(pod.metadata.name.as_deref());
+    }
+
+    /// [`on_pod`](Self::on_pod) for any cached form of the Pod, by its name.
+    pub(crate) fn on_name(&self, name: Option<&str>) {
+        if name == Some(self.name.as_str()) {
             // `notify_one` stores a permit, so a sentinel that arrives before anyone waits is not lost.
             self.seen.notify_one();
         }

@@ -76,6 +76,11 @@ impl Running {
         }
     }
 
+    /// The child's CPU seconds so far (user plus system, every thread).
+    fn cpu_seconds(&self) -> Option<f64> {
+        crate::sys::cpu_seconds_of(self.child.id()?)
+    }
+
     /// Writes `cmd` to the child's stdin.
     pub(super) async fn send(&mut self, cmd: Command) -> anyhow::Result<()> {
         let mut line = serde_json::to_string(&cmd)?;
@@ -273,7 +278,11 @@ impl<'a> Runner<'a> {
         let mut extra = Metrics::new();
         // At the first of `synced` and `done` (a sync-only child sends just `done`).
         let mut received_from = received_from;
-        let mut received = |extra: &mut Metrics| {
+        // What the sync cost in CPU: the child's own seconds (its start included), and the
+        // share of the whole machine in use meanwhile, the server's work included: near 1.0,
+        // the sync is paced by CPU; well below, by something else.
+        let mut host_from = crate::sys::host_cpu_ticks();
+        let mut received = |child: &Running, extra: &mut Metrics| {
             if let Some((before, after)) = received_from.take().zip(crate::sys::loopback_received())
             {
                 extra.insert(
@@ -281,17 +290,27 @@ impl<'a> Runner<'a> {
                     after.saturating_sub(before) as f64 / crate::protocol::MIB,
                 );
             }
+            if let Some(before) = host_from.take() {
+                if let Some(share) = crate::sys::host_cpu_ticks()
+                    .and_then(|after| crate::sys::busy_share(before, after))
+                {
+                    extra.insert("host_busy_share".into(), share);
+                }
+                if let Some(cpu) = child.cpu_seconds() {
+                    extra.insert("child_cpu_s".into(), cpu);
+                }
+            }
         };
         loop {
             match child.next().await? {
                 ChildMsg::Synced { .. } => {
-                    received(&mut extra);
+                    received(child, &mut extra);
                     self.after_sync(child, scenario, imp, sentinel, hold, &mut extra)
                         .await?;
                 }
                 ChildMsg::Marked { .. } => bail!("unexpected `marked`"),
                 ChildMsg::Done { mut metrics } => {
-                    received(&mut extra);
+                    received(child, &mut extra);
                     metrics.extend(extra);
                     return Ok(metrics);
                 }

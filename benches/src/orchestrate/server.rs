@@ -339,16 +339,10 @@ impl BenchServer {
     /// proxy forwards the watch at once and holds back its deliveries instead, with the same
     /// effect for the child. `None` ends the hold, releasing what it holds.
     pub(crate) fn hold_watches(&self, hold: Option<Duration>) {
-        match &self.backend {
-            Backend::Test(server) => {
-                server
-                    .faults()
-                    .delay(FaultTarget::Watch, hold.unwrap_or(Duration::ZERO));
-                if hold.is_none() {
-                    server.faults().release_delays();
-                }
-            }
-            Backend::Real(real) => real.proxy().hold_watches(hold),
+        match (&self.backend, hold) {
+            (Backend::Test(_), None) => self.release_held_watches(),
+            (Backend::Test(server), Some(d)) => server.faults().delay(FaultTarget::Watch, d),
+            (Backend::Real(real), hold) => real.proxy().hold_watches(hold),
         }
     }
 

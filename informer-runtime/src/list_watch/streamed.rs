@@ -8,8 +8,9 @@
 //! [`BodyLimits::max_list_item_bytes`](super::BodyLimits::max_list_item_bytes), else the list
 //! fails, T4), the runs queued or decoding (at most two per pool thread), and the body's head
 //! and tail (kind, metadata). A body of another shape than the usual
-//! (`WireFormat::stream_start`) is read whole and decoded as before, so streaming changes when
-//! items decode, never what a body decodes to (but for an item over its cap).
+//! (`WireFormat::stream_start`) is read whole, then cut into the same runs and decoded by the
+//! same code (`decode_whole`), so streaming changes when items decode, never what a body decodes
+//! to (but for an item over its cap).
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
