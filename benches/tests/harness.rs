@@ -39,13 +39,14 @@ fn every_scenario_runs_for_every_implementation_and_the_report_is_written() {
         ],
     );
     let runs = report["runs"].as_array().expect("runs");
-    // 11 scenarios: 2 implementations each, 3 for `four` and `relist` (ordered FIFO), 7 for
+    // 11 scenarios: 2 implementations each, 3 for `four` (ordered FIFO), 4 for `relist` (ordered
+    // FIFO, the compact Pod over protobuf), 7 for
     // `sync` (compact, projection, and the typed, compact and projected Pod over protobuf), 5 for
     // `sync-paged` (ours and kube, the three over protobuf), 8 for `updates` (compact,
     // projection, ordered FIFO, and the three over protobuf), 1 for `decode`, 6 for `shard` (1,
     // 2 and 4 replicas, server and client filtering), 1 for `operator` (informer-rs;
     // controller-runtime is a Go child this test does not build).
-    assert_eq!(runs.len(), 40, "{runs:#?}");
+    assert_eq!(runs.len(), 41, "{runs:#?}");
     let failed: Vec<_> = runs.iter().filter(|r| !r["error"].is_null()).collect();
     assert!(failed.is_empty(), "failed runs: {failed:#?}");
     for r in runs {
