@@ -28,6 +28,8 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::crd::Crd;
+
+mod merge;
 use crate::error::Error;
 use crate::model::types::{
     self, CrdResource, FieldDef, OBJECT_META, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin,
@@ -162,105 +164,7 @@ fn read_crd(
         };
         reader.root(crd.kind, schema, resource);
         let nested = std::mem::take(&mut reader.nested);
-        merge_equal_types(graph, &nested);
-    }
-}
-
-/// G12: the nested types of one kind's version (`nested`: their keys, each with the JSON name of
-/// the field it is the type of) that are equal are one type: the same field name, the same
-/// fields (names, docs, presence, and types compared the same way) or enum values. The one with
-/// the shortest name (then the first in name order) is kept and every field that held another
-/// holds it. A schema that repeats a subtree (Kyverno's `status.autogen.rules` repeats
-/// `spec.rules`, 184 types) gets each type once. Type docs are not compared: the kept type keeps
-/// its own. The types of two different fields (`owner` and `target`, each `{name}`) stay
-/// apart, so no field holds a type named after another.
-fn merge_equal_types(graph: &mut TypeGraph, nested: &BTreeMap<String, String>) {
-    /// The structure of `key` as text, the types it holds replaced by their structures' ids.
-    fn id_of(
-        key: &str,
-        graph: &TypeGraph,
-        keys: &BTreeMap<String, String>,
-        ids: &mut BTreeMap<String, usize>,
-        table: &mut BTreeMap<String, usize>,
-    ) -> Option<usize> {
-        if let Some(id) = ids.get(key) {
-            return Some(*id);
-        }
-        let field = keys.get(key)?;
-        let def = graph.get(key).filter(|d| !d.resource)?;
-        let mut shape = def.clone();
-        shape.name.clear();
-        shape.doc.clear();
-        for f in &mut shape.fields {
-            f.ty = by_id(&f.ty, graph, keys, ids, table);
-        }
-        let next = table.len();
-        let id = *table.entry(format!("{field}: {shape:?}")).or_insert(next);
-        ids.insert(key.to_owned(), id);
-        Some(id)
-    }
-    /// `ty` with each nested type of `keys` named by its structure's id.
-    fn by_id(
-        ty: &Ty,
-        graph: &TypeGraph,
-        keys: &BTreeMap<String, String>,
-        ids: &mut BTreeMap<String, usize>,
-        table: &mut BTreeMap<String, usize>,
-    ) -> Ty {
-        let mut id = |k: &String| {
-            id_of(k, graph, keys, ids, table).map_or_else(|| k.clone(), |id| format!("#{id}"))
-        };
-        match ty {
-            Ty::Struct(k) => Ty::Struct(id(k)),
-            Ty::Enum(k) => Ty::Enum(id(k)),
-            Ty::List(t) => Ty::List(Box::new(by_id(t, graph, keys, ids, table))),
-            Ty::Map(t) => Ty::Map(Box::new(by_id(t, graph, keys, ids, table))),
-            Ty::Option(t) => Ty::Option(Box::new(by_id(t, graph, keys, ids, table))),
-            Ty::Boxed(t) => Ty::Boxed(Box::new(by_id(t, graph, keys, ids, table))),
-            other => other.clone(),
-        }
-    }
-    let (mut ids, mut table) = (BTreeMap::new(), BTreeMap::new());
-    for key in nested.keys() {
-        id_of(key, graph, nested, &mut ids, &mut table);
-    }
-    // Each structure's kept type: the shortest name, then the first.
-    let mut kept: BTreeMap<usize, &String> = BTreeMap::new();
-    for (key, id) in &ids {
-        kept.entry(*id)
-            .and_modify(|k| {
-                if (key.len(), key) < (k.len(), *k) {
-                    *k = key;
-                }
-            })
-            .or_insert(key);
-    }
-    let merged: BTreeMap<String, String> = ids
-        .iter()
-        .filter_map(|(key, id)| {
-            let keep = kept.get(id)?;
-            (*keep != key).then(|| (key.clone(), (*keep).clone()))
-        })
-        .collect();
-    if merged.is_empty() {
-        return;
-    }
-    fn rename(ty: &mut Ty, merged: &BTreeMap<String, String>) {
-        match ty {
-            Ty::Struct(k) | Ty::Enum(k) => {
-                if let Some(to) = merged.get(k) {
-                    k.clone_from(to);
-                }
-            }
-            Ty::List(t) | Ty::Map(t) | Ty::Option(t) | Ty::Boxed(t) => rename(t, merged),
-            _ => {}
-        }
-    }
-    graph.retain(|k, _| !merged.contains_key(k));
-    for def in graph.values_mut() {
-        for f in &mut def.fields {
-            rename(&mut f.ty, &merged);
-        }
+        merge::merge_equal_types(graph, &nested);
     }
 }
 
