@@ -40,6 +40,9 @@ pub enum Flavor {
     /// `ConsistentListFromCacheSkipTimeoutFallback` on (alpha in 1.37): a consistent LIST the
     /// watch cache cannot serve in time answers 429 instead of reading etcd (R13).
     SkipTimeoutFallback,
+    /// Garbage collection by owner references: kube-controller-manager's collector beside
+    /// kube-apiserver, `garbage_collection(true)` on the test server.
+    GarbageCollector,
 }
 
 impl Flavor {
@@ -54,6 +57,7 @@ impl Flavor {
             Flavor::SkipTimeoutFallback => {
                 gates.feature_gate("ConsistentListFromCacheSkipTimeoutFallback", true)
             }
+            Flavor::GarbageCollector => gates.garbage_collector(true),
         }
     }
 }
@@ -78,6 +82,7 @@ impl Backend {
         init_tracing();
         let server = TestServer::builder()
             .watch_cache(flavor != Flavor::NoWatchCache)
+            .garbage_collection(flavor == Flavor::GarbageCollector)
             .start()
             .await
             .expect("informer-testserver starts");
@@ -86,7 +91,7 @@ impl Backend {
             Flavor::SkipTimeoutFallback => {
                 server.set_consistent_list_from_cache_skip_timeout_fallback(true);
             }
-            Flavor::Default | Flavor::NoWatchCache => {}
+            Flavor::Default | Flavor::NoWatchCache | Flavor::GarbageCollector => {}
         }
         Backend::TestServer(server)
     }

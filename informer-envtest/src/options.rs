@@ -43,6 +43,9 @@ pub struct Options {
     /// `TEST_ASSET_*` nor `KUBEBUILDER_ASSETS` names them (see [`Binaries`](crate::Binaries));
     /// controller-runtime's `BinaryAssetsDirectory`.
     pub binary_assets_directory: Option<PathBuf>,
+    /// Run kube-controller-manager's garbage collector beside the server (see
+    /// [`garbage_collector`](Self::garbage_collector)). Off, as in controller-runtime's envtest.
+    pub garbage_collector: bool,
 }
 
 impl Default for Options {
@@ -53,6 +56,7 @@ impl Default for Options {
             watch_cache: true,
             extra_args: Vec::new(),
             binary_assets_directory: None,
+            garbage_collector: false,
         }
     }
 }
@@ -86,6 +90,22 @@ impl Options {
     /// Sets `--etcd-compaction-interval`.
     pub fn compaction_interval(mut self, every: Duration) -> Self {
         self.compaction_interval = every;
+        self
+    }
+
+    /// Runs kube-controller-manager's garbage collector against the server once it is ready, so
+    /// owner references cascade as in a cluster: background, foreground (`blockOwnerDeletion`)
+    /// and orphan deletes. It is the collector's own code
+    /// (`k8s.io/kubernetes/pkg/controller/garbagecollector`) in informer-envtest's launcher,
+    /// set up as kube-controller-manager sets it up; the launcher is built for it even where
+    /// existing `kube-apiserver` and `etcd` binaries are named.
+    ///
+    /// ```
+    /// let options = informer_envtest::Options::default().garbage_collector(true);
+    /// assert!(options.garbage_collector);
+    /// ```
+    pub fn garbage_collector(mut self, on: bool) -> Self {
+        self.garbage_collector = on;
         self
     }
 

@@ -138,6 +138,12 @@ impl Envtest {
             env.keep_dir.store(true, Ordering::Relaxed);
             return Err(e);
         }
+        if env.options.garbage_collector
+            && let Err(e) = env.start_garbage_collector().await
+        {
+            env.keep_dir.store(true, Ordering::Relaxed);
+            return Err(e);
+        }
         let pid = env
             .lock_processes()
             .first()
@@ -151,6 +157,27 @@ impl Envtest {
             "envtest kube-apiserver ready"
         );
         Ok(env)
+    }
+
+    /// Starts kube-controller-manager's garbage collector (the launcher's `garbage-collector`
+    /// mode) against this server, with a kubeconfig file of its own in the data directory.
+    async fn start_garbage_collector(&self) -> Result<(), Error> {
+        let launcher = match &self.binaries {
+            Binaries::Launcher(launcher) => launcher.clone(),
+            Binaries::External { .. } => tokio::task::spawn_blocking(crate::launcher::ensure_built)
+                .await
+                .map_err(|e| Error::Unavailable(format!("the build task failed: {e}")))??,
+        };
+        let kubeconfig = self.dir.join("garbage-collector.kubeconfig");
+        self.write_kubeconfig(&kubeconfig)?;
+        let args = [
+            "garbage-collector".to_owned(),
+            "--kubeconfig".to_owned(),
+            kubeconfig.display().to_string(),
+        ];
+        let gc = Supervised::spawn("garbage-collector", &self.dir, &launcher, &args)?;
+        self.lock_processes().push(gc);
+        Ok(())
     }
 
     fn lock_processes(&self) -> std::sync::MutexGuard<'_, Vec<Supervised>> {

@@ -53,6 +53,7 @@ mod clock;
 mod crd;
 mod error;
 mod faults;
+mod gc;
 mod http;
 mod log;
 mod names;

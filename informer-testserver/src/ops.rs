@@ -8,6 +8,8 @@ use serde_json::{Map, Value, json};
 
 use crate::clock::now;
 use crate::crd;
+use crate::gc::{self, Node};
+pub(crate) use crate::gc::{DeleteOptions, Propagation};
 use crate::patch::{self, PatchKind};
 use crate::resources::ResourceInfo;
 use crate::selectors::{Selectors, field_paths};
@@ -22,13 +24,6 @@ pub(crate) enum Part {
     Main,
     /// The `status` subresource (only status changes are kept).
     Status,
-}
-
-/// Delete preconditions (`DeleteOptions.preconditions`).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Preconditions {
-    pub(crate) uid: Option<String>,
-    pub(crate) resource_version: Option<String>,
 }
 
 fn meta(v: &Value) -> Option<&Map<String, Value>> {
@@ -444,40 +439,177 @@ fn replace_existing(
     Ok(mutation.obj)
 }
 
-/// Deletes an object: with finalizers it only gets a deletionTimestamp.
+/// Deletes an object: with finalizers it only gets a deletionTimestamp. With garbage
+/// collection on, the options' propagation first sets the `orphan` or `foregroundDeletion`
+/// finalizer as kube-apiserver does (decision record 28). Returns the object and whether it is
+/// gone.
 pub(crate) fn delete(
     sh: &Shared,
     info: &Arc<ResourceInfo>,
     ns: Option<&str>,
     name: &str,
-    pre: &Preconditions,
-) -> Result<Arc<Stored>, ApiError> {
+    options: &DeleteOptions,
+) -> Result<(Arc<Stored>, bool), ApiError> {
     let res = info.storage_key();
+    let gc = sh.gc.on();
     let mutation = sh.store.mutate(&res, &key(info, ns, name), field_paths(&info.group, &info.kind), |cur, _| {
         let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
         let mut v = cur.value()?;
-        if let Some(uid) = &pre.uid {
+        if let Some(uid) = &options.uid {
             let have = meta_str(&v, "uid").unwrap_or_default();
             if uid != have {
                 return Err(ApiError::conflict(info, name, &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {have}")));
             }
         }
-        if let Some(rv) = &pre.resource_version
+        if let Some(rv) = &options.resource_version
             && *rv != cur.rv.to_string() {
                 return Err(ApiError::conflict(info, name, &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", cur.rv)));
             }
-        let has_finalizers = meta(&v).and_then(|m| m.get("finalizers")).and_then(Value::as_array).is_some_and(|f| !f.is_empty());
-        if has_finalizers {
-            if meta(&v).is_some_and(|m| m.contains_key("deletionTimestamp")) {
-                return Ok(Change::Noop);
+        let changed = if gc { gc::deletion_finalizers(info, &v, options) } else { None };
+        let deleting = meta(&v).is_some_and(|m| m.contains_key("deletionTimestamp"));
+        let m = meta_mut(&mut v)?;
+        if let Some(finalizers) = &changed {
+            if finalizers.is_empty() {
+                m.remove("finalizers");
+            } else {
+                m.insert("finalizers".into(), json!(finalizers));
             }
-            let m = meta_mut(&mut v)?;
+        }
+        let has_finalizers = m.get("finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+        if deleting {
+            return Ok(match (changed.is_some(), has_finalizers) {
+                (false, _) => Change::Noop,
+                (true, true) => Change::Put(v),
+                (true, false) => Change::Delete(v),
+            });
+        }
+        if has_finalizers {
+            // kube-apiserver's markAsDeleting: the generation moves with the deletion.
+            if let Some(g) = m.get("generation").and_then(Value::as_i64).filter(|g| *g > 0) {
+                m.insert("generation".into(), json!(g + 1));
+            }
             m.insert("deletionTimestamp".into(), Value::String(now()));
             m.insert("deletionGracePeriodSeconds".into(), json!(0));
             return Ok(Change::Put(v));
         }
         Ok(Change::Delete(v))
     })?;
+    let gone = mutation.event == Some(EventType::Deleted);
+    after_write(sh, info, &mutation.obj, mutation.event)?;
+    Ok((mutation.obj, gone))
+}
+
+/// Turns garbage collection on or off (`TestServer::set_garbage_collection`).
+pub(crate) fn set_garbage_collection(sh: &Shared, on: bool) {
+    gc::set(sh, on, || {
+        let mut seen = std::collections::HashSet::new();
+        let mut objects = Vec::new();
+        for info in sh.registry().all() {
+            let res = info.storage_key();
+            if !seen.insert(res.clone()) {
+                continue;
+            }
+            for obj in sh.store.all(&res, None) {
+                if let Ok(value) = obj.value() {
+                    let node = Node {
+                        res: res.clone(),
+                        namespace: obj.namespace.clone(),
+                        name: obj.name.clone(),
+                    };
+                    objects.push((node, value));
+                }
+            }
+        }
+        objects
+    });
+}
+
+/// The server as the garbage collector sees it.
+impl gc::Cluster for Shared {
+    fn collector(&self) -> &gc::Collector {
+        &self.gc
+    }
+
+    fn object(&self, node: &Node) -> Option<(Arc<ResourceInfo>, Value)> {
+        let obj = self
+            .store
+            .get(&node.res, &(node.namespace.clone(), node.name.clone()))?;
+        let value = obj.value().ok()?;
+        let api_version = value.get("apiVersion").and_then(Value::as_str)?;
+        let kind = value.get("kind").and_then(Value::as_str)?;
+        let info = self
+            .resolve_kind(api_version, kind)
+            .ok()
+            .filter(|info| info.storage_key() == node.res)?;
+        Some((info, value))
+    }
+
+    fn resource(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        self.resolve_kind(api_version, kind).ok()
+    }
+
+    fn delete(
+        &self,
+        info: &Arc<ResourceInfo>,
+        node: &Node,
+        options: &DeleteOptions,
+    ) -> Result<(), ApiError> {
+        let ns = (!node.namespace.is_empty()).then_some(node.namespace.as_str());
+        delete(self, info, ns, &node.name, options).map(|_| ())
+    }
+
+    fn edit_metadata(
+        &self,
+        info: &Arc<ResourceInfo>,
+        node: &Node,
+        uid: &str,
+        edit: &mut dyn FnMut(&mut Map<String, Value>),
+    ) -> Result<(), ApiError> {
+        let ns = (!node.namespace.is_empty()).then_some(node.namespace.as_str());
+        edit_metadata(self, info, ns, &node.name, uid, edit).map(|_| ())
+    }
+}
+
+/// Edits the metadata of the object with `uid` (the garbage collector's writes): an object
+/// being deleted whose last finalizer goes is deleted.
+pub(crate) fn edit_metadata(
+    sh: &Shared,
+    info: &Arc<ResourceInfo>,
+    ns: Option<&str>,
+    name: &str,
+    uid: &str,
+    edit: &mut dyn FnMut(&mut Map<String, Value>),
+) -> Result<Arc<Stored>, ApiError> {
+    let res = info.storage_key();
+    let mutation = sh.store.mutate(
+        &res,
+        &key(info, ns, name),
+        field_paths(&info.group, &info.kind),
+        |cur, _| {
+            let cur = cur.ok_or_else(|| ApiError::not_found(info, name))?;
+            let old = cur.value()?;
+            if meta_str(&old, "uid") != Some(uid) {
+                return Err(ApiError::conflict(info, name, "the object was replaced"));
+            }
+            let mut v = old.clone();
+            let m = meta_mut(&mut v)?;
+            edit(m);
+            if m.get("finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+            {
+                m.remove("finalizers");
+            }
+            let delete = m.contains_key("deletionTimestamp") && !m.contains_key("finalizers");
+            Ok(if delete {
+                Change::Delete(v)
+            } else if v == old {
+                Change::Noop
+            } else {
+                Change::Put(v)
+            })
+        },
+    )?;
     after_write(sh, info, &mutation.obj, mutation.event)?;
     Ok(mutation.obj)
 }
@@ -498,8 +630,8 @@ pub(crate) fn delete_collection(
             continue;
         }
         let ns = (!obj.namespace.is_empty()).then_some(obj.namespace.as_str());
-        match delete(sh, info, ns, &obj.name, &Preconditions::default()) {
-            Ok(o) => out.push(o),
+        match delete(sh, info, ns, &obj.name, &DeleteOptions::default()) {
+            Ok((o, _)) => out.push(o),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }
@@ -565,7 +697,8 @@ fn is_crd(info: &ResourceInfo) -> bool {
     !info.custom && info.group == "apiextensions.k8s.io" && info.kind == "CustomResourceDefinition"
 }
 
-/// Side effects of a committed write: CRD (un)registration and namespace cleanup.
+/// Side effects of a committed write: CRD (un)registration, namespace cleanup and garbage
+/// collection.
 fn after_write(
     sh: &Shared,
     info: &Arc<ResourceInfo>,
@@ -622,8 +755,18 @@ fn after_write(
                 continue;
             }
             for o in sh.store.all(&r.storage_key(), Some(&ns)) {
-                let _ = delete(sh, &r, Some(&ns), &o.name, &Preconditions::default());
+                let _ = delete(sh, &r, Some(&ns), &o.name, &DeleteOptions::default());
             }
+        }
+    }
+    if sh.gc.on() {
+        let node = Node {
+            res: info.storage_key(),
+            namespace: obj.namespace.clone(),
+            name: obj.name.clone(),
+        };
+        if let Ok(value) = obj.value() {
+            gc::after_write(sh, node, &value, event);
         }
     }
     Ok(())

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::ops::{self, Part, Preconditions};
+use crate::ops::{self, DeleteOptions, Part};
 use crate::patch::PatchKind;
 use crate::resources::ResourceInfo;
 use crate::server::TestServer;
@@ -123,7 +123,11 @@ impl TestServer {
         name: &str,
     ) -> Result<Value, Error> {
         let info = self.typed_info::<K>()?;
-        Ok(ops::delete(&self.sh, &info, namespace, name, &Preconditions::default())?.value()?)
+        Ok(
+            ops::delete(&self.sh, &info, namespace, name, &DeleteOptions::default())?
+                .0
+                .value()?,
+        )
     }
 
     /// Reads a typed object (`Error::Api` with code 404 when missing).
@@ -218,7 +222,11 @@ impl TestServer {
         name: &str,
     ) -> Result<Value, Error> {
         let info = self.sh.resolve_kind(api_version, kind)?;
-        Ok(ops::delete(&self.sh, &info, namespace, name, &Preconditions::default())?.value()?)
+        Ok(
+            ops::delete(&self.sh, &info, namespace, name, &DeleteOptions::default())?
+                .0
+                .value()?,
+        )
     }
 
     /// Creates the object, or merges it into the existing one (like `kubectl apply` without

@@ -35,6 +35,7 @@ pub struct TestServerBuilder {
     newer_schema: bool,
     watch_list_compression: bool,
     watch_cache: bool,
+    garbage_collection: bool,
 }
 
 impl Default for TestServerBuilder {
@@ -51,6 +52,7 @@ impl Default for TestServerBuilder {
             newer_schema: false,
             watch_list_compression: true,
             watch_cache: true,
+            garbage_collection: false,
         }
     }
 }
@@ -156,6 +158,42 @@ impl TestServerBuilder {
         self
     }
 
+    /// Garbage collection by owner references, as kube-controller-manager's garbage collector
+    /// does it (off by default, as in an envtest without kube-controller-manager): deleting an
+    /// owner deletes its dependents in the background (the default for most kinds), in the
+    /// foreground (`propagationPolicy: Foreground`: the owner keeps a `foregroundDeletion`
+    /// finalizer until every dependent with `blockOwnerDeletion` is gone) or orphans them
+    /// (`Orphan`: the dependents lose their reference to it); a dependent with another owner
+    /// left only loses the reference. The work is done before the delete answers. Off, a
+    /// delete's propagation is ignored and no `orphan` or `foregroundDeletion` finalizer is
+    /// set, so no delete waits on a collector that does not run (decision record 28).
+    ///
+    /// ```
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::api::{Api, DeleteParams, PostParams};
+    ///
+    /// let server = informer_testserver::TestServer::builder()
+    ///     .garbage_collection(true)
+    ///     .start()
+    ///     .await?;
+    /// let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    /// let owner = api.create(&PostParams::default(), &serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "owner"}}))?).await?;
+    /// let uid = owner.metadata.uid.clone().unwrap_or_default();
+    /// api.create(&PostParams::default(), &serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "dependent", "ownerReferences": [
+    ///         {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}]}}))?).await?;
+    /// api.delete("owner", &DeleteParams::background()).await?;
+    /// assert!(api.get_opt("dependent").await?.is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn garbage_collection(mut self, on: bool) -> Self {
+        self.garbage_collection = on;
+        self
+    }
+
     /// Binds and starts serving on the current tokio runtime.
     pub async fn start(self) -> Result<TestServer, Error> {
         let settings = Settings {
@@ -170,6 +208,7 @@ impl TestServerBuilder {
             },
             watch_list_compression: self.watch_list_compression,
             watch_cache: self.watch_cache,
+            garbage_collection: self.garbage_collection,
         };
         let sh = Shared::new(settings, self.history_size, self.watch_buffer);
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -431,6 +470,13 @@ impl TestServer {
             .shard_selector_override
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = selector.map(str::to_owned);
+    }
+
+    /// Turns garbage collection on or off while the server runs (see
+    /// [`TestServerBuilder::garbage_collection`]); turned on, it collects at once what is already
+    /// collectable.
+    pub fn set_garbage_collection(&self, on: bool) {
+        crate::ops::set_garbage_collection(&self.sh, on);
     }
 
     /// The current global resourceVersion.

@@ -30,6 +30,8 @@ pub(crate) struct Settings {
     /// The watch cache: LISTs at resourceVersion "0" are answered whole
     /// (`TestServerBuilder::watch_cache`).
     pub(crate) watch_cache: bool,
+    /// Garbage collection by owner references (`TestServerBuilder::garbage_collection`).
+    pub(crate) garbage_collection: bool,
 }
 
 /// Everything the server shares.
@@ -63,6 +65,8 @@ pub(crate) struct Shared {
     /// While set (and the gate on), the server applies and echoes this shard selector instead
     /// of the one the request sent, as a misbehaving server or proxy would (S4).
     pub(crate) shard_selector_override: std::sync::Mutex<Option<String>>,
+    /// The garbage collector (decision record 28).
+    pub(crate) gc: crate::gc::Collector,
 }
 
 impl Shared {
@@ -75,7 +79,6 @@ impl Shared {
             registry: RwLock::new(Registry::with_builtins()),
             faults: Faults::default(),
             log: RequestLog::default(),
-            settings,
             active_watches: AtomicUsize::new(0),
             shutdown: CancellationToken::new(),
             changed: tokio::sync::watch::Sender::new(0),
@@ -85,6 +88,8 @@ impl Shared {
             consistent_list_skip_fallback: std::sync::atomic::AtomicBool::new(false),
             managed_fields_opt_out: std::sync::atomic::AtomicBool::new(false),
             shard_selector_override: std::sync::Mutex::new(None),
+            gc: crate::gc::Collector::new(settings.garbage_collection),
+            settings,
         })
     }
 

@@ -13,7 +13,7 @@ use super::codec::request_object;
 use super::list::selectors;
 use super::{Mode, Target, header_text, json_response, object_bytes};
 use crate::log::{QueryParams, Verb};
-use crate::ops::{self, Part, Preconditions};
+use crate::ops::{self, DeleteOptions, Part, Propagation};
 use crate::patch::PatchKind;
 use crate::state::Shared;
 use crate::status::ApiError;
@@ -146,9 +146,16 @@ pub(crate) async fn handle(
             let name = t.name.as_deref().unwrap_or_default();
             let ct = content_type(&req);
             let body = body_bytes(req).await?;
-            let pre = preconditions(&ct, &body)?;
-            let obj = ops::delete(sh, &t.info, ns, name, &pre)?;
-            Ok(ok(StatusCode::OK, &obj))
+            let options = delete_options(q, &ct, &body)?;
+            let (obj, gone) = ops::delete(sh, &t.info, ns, name, &options)?;
+            // kube-apiserver answers 202 only to a cascading delete asked for with the old
+            // `orphanDependents: false` that did not delete at once.
+            let status = if !gone && options.orphan_dependents == Some(false) {
+                StatusCode::ACCEPTED
+            } else {
+                StatusCode::OK
+            };
+            Ok(ok(status, &obj))
         }
         Verb::DeleteCollection => {
             need_verb(t, "deletecollection")?;
@@ -177,20 +184,46 @@ pub(crate) async fn handle(
     }
 }
 
-/// Reads `DeleteOptions.preconditions` from an optional body.
-fn preconditions(content_type: &str, body: &[u8]) -> Result<Preconditions, ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Preconditions::default());
+/// Reads `DeleteOptions` from the query and then from an optional body, which wins, as
+/// kube-apiserver reads them.
+fn delete_options(
+    q: &QueryParams,
+    content_type: &str,
+    body: &[u8],
+) -> Result<DeleteOptions, ApiError> {
+    let mut options = DeleteOptions::default();
+    for (k, v) in &q.raw {
+        match k.as_str() {
+            "propagationPolicy" => options.propagation = Some(Propagation::parse(v)?),
+            "orphanDependents" => options.orphan_dependents = Some(v == "true" || v == "1"),
+            _ => {}
+        }
     }
-    let v = request_object(content_type, body)?;
-    let pre = v.get("preconditions");
-    let text = |k: &str| {
-        pre.and_then(|p| p.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    Ok(Preconditions {
-        uid: text("uid"),
-        resource_version: text("resourceVersion"),
-    })
+    if !body.iter().all(u8::is_ascii_whitespace) {
+        let v = request_object(content_type, body)?;
+        let pre = v.get("preconditions");
+        let text = |k: &str| {
+            pre.and_then(|p| p.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        options.uid = text("uid");
+        options.resource_version = text("resourceVersion");
+        if let Some(p) = v.get("propagationPolicy").and_then(Value::as_str) {
+            options.propagation = Some(Propagation::parse(p)?);
+        }
+        if let Some(o) = v.get("orphanDependents").and_then(Value::as_bool) {
+            options.orphan_dependents = Some(o);
+        }
+    }
+    if let (Some(p), Some(_)) = (options.propagation, options.orphan_dependents) {
+        return Err(ApiError::new(
+            422,
+            "Invalid",
+            format!(
+                "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: \"{p:?}\": orphanDependents and deletionPropagation cannot be both set"
+            ),
+        ));
+    }
+    Ok(options)
 }

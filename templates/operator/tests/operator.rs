@@ -17,7 +17,8 @@ fn message(cm: Option<&ConfigMap>) -> Option<&str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_widget_gets_a_config_map_with_its_message() -> Result<(), Box<dyn std::error::Error>> {
-    let server = TestServer::start().await?;
+    // The garbage collector on, so deleting a Widget deletes its ConfigMap as in a cluster.
+    let server = TestServer::builder().garbage_collection(true).start().await?;
     server.create(&Widget::crd())?; // served at once; informer-testserver has no admission
     let widgets: Api<Widget> = Api::namespaced(server.client(), "default");
     let widget = Widget::new("w1", WidgetSpec { message: "hello".into() });
@@ -48,6 +49,13 @@ async fn each_widget_gets_a_config_map_with_its_message() -> Result<(), Box<dyn 
         .await?;
     server
         .wait_until::<ConfigMap>(Some("default"), "w1", WAIT, |cm| message(cm) == Some("bonjour"))
+        .await?;
+
+    // Deleting the Widget deletes its ConfigMap: the owner reference does it, through the
+    // server's garbage collector (informer-envtest: `Options::garbage_collector(true)`).
+    widgets.delete("w1", &Default::default()).await?;
+    server
+        .wait_until::<ConfigMap>(Some("default"), "w1", WAIT, |cm| cm.is_none())
         .await?;
 
     stop.cancel();
