@@ -1,7 +1,8 @@
 //! `cargo xtask template`: the README's "Use it in your crate" steps, run as a user would.
 //!
-//! `templates/operator/` is a user's crate (a Widget CRD, a controller owning ConfigMaps, tests
-//! on informer-testserver and on kube-apiserver through informer-envtest) that depends on the
+//! `templates/operator/` is a user's crate, two crates in one workspace: the operator (a
+//! controller owning ConfigMaps, tests on informer-testserver and on kube-apiserver through
+//! informer-envtest) and `types/` (its Widget CRD and generated informers); both depend on the
 //! informer-rs crates by version, as from crates.io. This copies it to a temporary directory
 //! outside the workspace (so this repository's `.cargo/config.toml`, which sets
 //! `K8S_OPENAPI_ENABLED_VERSION`, does not apply), points the `informer-*` dependencies at the
@@ -45,8 +46,11 @@ pub(crate) fn run() -> anyhow::Result<()> {
     // Kept between runs, and only changed files are written, so that Cargo finds the last
     // build fresh.
     sync_dir(&template, &copy)?;
-    let text = std::fs::read_to_string(template.join("Cargo.toml"))?;
-    write_if_changed(&copy.join("Cargo.toml"), &local_paths(&text, &root)?)?;
+    // Both crates of the template: the operator and its kinds (`types/`).
+    for manifest in ["Cargo.toml", "types/Cargo.toml"] {
+        let text = std::fs::read_to_string(template.join(manifest))?;
+        write_if_changed(&copy.join(manifest), &local_paths(&text, &root)?)?;
+    }
     std::fs::copy(root.join("Cargo.lock"), copy.join("Cargo.lock"))?;
 
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -112,7 +116,8 @@ fn artifacts(copy: &Path, target: &Path, args: &[&str]) -> anyhow::Result<Artifa
                     .is_some_and(|k| k.ends_with("lib") || k == "proc-macro")
             })
         });
-        if !is_lib || package.contains("widget-operator") {
+        // The template's own two crates are not dependencies.
+        if !is_lib || package.contains("widget-operator") || package.contains("widget-types") {
             continue;
         }
         let files = msg["filenames"].as_array().into_iter().flatten();
@@ -157,12 +162,12 @@ fn mismatch_is_refused(copy: &Path, target: &Path) -> anyhow::Result<()> {
     sync_dir(copy, &mismatch)?;
     let lock = std::fs::read_to_string(copy.join("Cargo.lock"))?;
     write_if_changed(&mismatch.join("Cargo.lock"), &lock)?;
-    let config = std::fs::read_to_string(copy.join("informer-gen.toml"))?;
+    let config = std::fs::read_to_string(copy.join("types/informer-gen.toml"))?;
     // A built-in kind too: the template generates only its CRD's accessors (built-in kinds
     // come from informer-k8s), and informer-gen resolves the Kubernetes version only when it
     // generates built-in kinds.
     write_if_changed(
-        &mismatch.join("informer-gen.toml"),
+        &mismatch.join("types/informer-gen.toml"),
         &format!("{config}include-kinds = [\"/v1/Secret\"]\nk8s-version = \"1.36\"\n"),
     )?;
     let out = cargo(&mismatch, target, &["build", "--lib"])
