@@ -1,8 +1,8 @@
 //! Garbage collection by owner references (decision record 28): the same deletes against
 //! informer-testserver with `garbage_collection(true)` and against kube-apiserver with
 //! kube-controller-manager's garbage collector beside it, held to the same results. Background,
-//! foreground (`blockOwnerDeletion`), orphan, several owners, an owner that never existed, and
-//! the `DeleteOptions` kube-apiserver refuses.
+//! foreground (`blockOwnerDeletion`), orphan, several owners, a collection delete, an owner that
+//! never existed, and the `DeleteOptions` kube-apiserver refuses.
 
 use informer_conformance::*;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -179,6 +179,47 @@ async fn orphan_keeps_the_dependents_without_the_reference(backend: &Backend) {
 }
 conformance!(
     orphan_keeps_the_dependents_without_the_reference,
+    GarbageCollector
+);
+
+/// A DELETE of a collection deletes each object with the request's `DeleteOptions`: orphaning
+/// here, so the dependents of every deleted owner stay.
+async fn a_collection_delete_propagates_as_each_delete(backend: &Backend) {
+    let (_, _, api) = setup(backend, "gc-collection").await;
+    let labelled = |name: &str| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {"set": "a"}}}))
+            .expect("a ConfigMap")
+    };
+    let mut owners = Vec::new();
+    for name in ["first", "second"] {
+        owners.push(
+            api.create(&PostParams::default(), &labelled(name))
+                .await
+                .expect("create an owner"),
+        );
+    }
+    create(&api, "first-dependent", &[(&owners[0], true)], &[]).await;
+    create(&api, "second-dependent", &[(&owners[1], false)], &[]).await;
+    api.delete_collection(
+        &DeleteParams::orphan(),
+        &kube::api::ListParams::default().labels("set=a"),
+    )
+    .await
+    .expect("delete the collection, orphaning");
+    wait_for("both owners are gone", || async {
+        gone(&api, "first").await && gone(&api, "second").await
+    })
+    .await;
+    for dependent in ["first-dependent", "second-dependent"] {
+        assert_eq!(
+            owners_of(&api, dependent).await,
+            Some(vec![]),
+            "{dependent}"
+        );
+    }
+}
+conformance!(
+    a_collection_delete_propagates_as_each_delete,
     GarbageCollector
 );
 

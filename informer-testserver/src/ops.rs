@@ -614,12 +614,13 @@ pub(crate) fn edit_metadata(
     Ok(mutation.obj)
 }
 
-/// Deletes every matching object of a collection.
+/// Deletes every matching object of a collection, each with `options`.
 pub(crate) fn delete_collection(
     sh: &Shared,
     info: &Arc<ResourceInfo>,
     ns: Option<&str>,
     sel: &Selectors,
+    options: &DeleteOptions,
 ) -> Result<Vec<Arc<Stored>>, ApiError> {
     let mut out = Vec::new();
     for obj in sh
@@ -630,7 +631,7 @@ pub(crate) fn delete_collection(
             continue;
         }
         let ns = (!obj.namespace.is_empty()).then_some(obj.namespace.as_str());
-        match delete(sh, info, ns, &obj.name, &DeleteOptions::default()) {
+        match delete(sh, info, ns, &obj.name, options) {
             Ok((o, _)) => out.push(o),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),

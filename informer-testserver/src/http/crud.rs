@@ -160,7 +160,11 @@ pub(crate) async fn handle(
         Verb::DeleteCollection => {
             need_verb(t, "deletecollection")?;
             let sel = selectors(sh, t, q, super::list::ShardGate::List)?;
-            let deleted = ops::delete_collection(sh, &t.info, ns, &sel)?;
+            // Each object is deleted with the request's DeleteOptions, as kube-apiserver does.
+            let ct = content_type(&req);
+            let body = body_bytes(req).await?;
+            let options = delete_options(q, &ct, &body)?;
+            let deleted = ops::delete_collection(sh, &t.info, ns, &sel, &options)?;
             let mut buf = BytesMut::new();
             buf.put_slice(
                 format!(
