@@ -167,9 +167,10 @@ async fn orphan_keeps_the_dependents_without_the_reference(backend: &Backend) {
         .delete("owner", &DeleteParams::orphan())
         .await
         .expect("delete the owner, orphaning");
-    if let Some(o) = answer.left() {
-        assert_eq!(o.finalizers(), ["orphan".to_owned()]);
-    }
+    let deleting = answer
+        .left()
+        .expect("the owner is answered, still there, not a Status");
+    assert_eq!(deleting.finalizers(), ["orphan".to_owned()]);
     wait_for("the owner is gone", || async { gone(&api, "owner").await }).await;
     assert_eq!(owners_of(&api, "kept").await, Some(vec![]));
     assert_eq!(

@@ -103,6 +103,13 @@ pub(crate) struct Node {
     pub(crate) name: String,
 }
 
+impl Node {
+    /// The namespace, `None` for a cluster-scoped object.
+    pub(crate) fn ns(&self) -> Option<&str> {
+        (!self.namespace.is_empty()).then_some(self.namespace.as_str())
+    }
+}
+
 /// What to do with a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Work {

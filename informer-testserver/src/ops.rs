@@ -554,8 +554,7 @@ impl gc::Cluster for Shared {
         node: &Node,
         options: &DeleteOptions,
     ) -> Result<(), ApiError> {
-        let ns = (!node.namespace.is_empty()).then_some(node.namespace.as_str());
-        delete(self, info, ns, &node.name, options).map(|_| ())
+        delete(self, info, node.ns(), &node.name, options).map(|_| ())
     }
 
     fn edit_metadata(
@@ -565,8 +564,7 @@ impl gc::Cluster for Shared {
         uid: &str,
         edit: &mut dyn FnMut(&mut Map<String, Value>),
     ) -> Result<(), ApiError> {
-        let ns = (!node.namespace.is_empty()).then_some(node.namespace.as_str());
-        edit_metadata(self, info, ns, &node.name, uid, edit).map(|_| ())
+        edit_metadata(self, info, node.ns(), &node.name, uid, edit).map(|_| ())
     }
 }
 
