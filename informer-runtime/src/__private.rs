@@ -13,6 +13,7 @@ pub use std::string::String;
 pub use std::sync::Arc;
 pub use std::vec::Vec;
 
+pub use crate::compact::decode;
 pub use crate::compact::{
     ApiVersionTag, CMap, FromFull, IStr, JsonNumber, KindTag, Pool, RawJson, Share, ShareHash,
     Shared, StrMap, ToFull, null_default, nullable, quantity, quantity_nullable,

@@ -70,7 +70,68 @@ pub(crate) fn run() -> anyhow::Result<()> {
         .context("running cargo test on the template")?;
     eprintln!("template: took {:.0} s", start.elapsed().as_secs_f64());
     ensure!(status.success(), "the template crate failed: {status}");
+    docs(&copy, &target)?;
     mismatch_is_refused(&copy, &target)
+}
+
+/// The crates whose documentation the README sends a user to, all built by the README's
+/// `cargo doc` in their crate (informer-gen, a build-dependency, is read in a checkout of this
+/// repository: README, "Use it in your crate").
+const DOCUMENTED: &[&str] = &[
+    "informer-runtime",
+    "informer-k8s",
+    "informer-controller",
+    "informer-testserver",
+    "informer-envtest",
+];
+
+/// The README's doc command for a user's crate, as it runs here: without `--open`.
+const DOC_ARGS: &[&str] = &["doc", "--lib", "--examples"];
+
+/// The README's `cargo doc --open --lib --examples` ([`DOC_ARGS`]), in the copy: it must
+/// succeed and document every crate of [`DOCUMENTED`]. Cargo reports each documented library as
+/// an artifact, fresh or not, so a second run checks the same without rebuilding.
+fn docs(copy: &Path, target: &Path) -> anyhow::Result<()> {
+    let readme = std::fs::read_to_string(project_root().join("README.md"))?;
+    let command = format!("`cargo {} --open {}`", DOC_ARGS[0], DOC_ARGS[1..].join(" "));
+    ensure!(
+        readme.contains(&command),
+        "README.md no longer says {command}: run what it says here (DOC_ARGS)"
+    );
+    let start = Instant::now();
+    let documented = artifacts(copy, target, DOC_ARGS)?;
+    let missing: Vec<&str> = DOCUMENTED
+        .iter()
+        .copied()
+        .filter(|name| {
+            !documented.iter().any(|(package, files)| {
+                package_name(package) == Some(*name)
+                    && files.iter().any(|f| f.ends_with("index.html"))
+            })
+        })
+        .collect();
+    ensure!(
+        missing.is_empty(),
+        "`cargo {}` in the template did not document: {}",
+        DOC_ARGS.join(" "),
+        missing.join(", ")
+    );
+    eprintln!(
+        "template: cargo doc documents {} in {:.0} s",
+        DOCUMENTED.join(", "),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The package name in a Cargo package id: `path+file:///…/informer-k8s#0.1.0` (a path
+/// dependency named as its directory) or `registry+…#serde@1.0.0`.
+fn package_name(id: &str) -> Option<&str> {
+    let (url, fragment) = id.rsplit_once('#')?;
+    match fragment.split_once('@') {
+        Some((name, _)) => Some(name),
+        None => url.rsplit('/').next(),
+    }
 }
 
 /// `cargo ARGS` in the copy, with a user's environment.
@@ -367,6 +428,23 @@ mod tests {
         let err = one_build(&built, &again).expect_err("serde_json built again");
         assert!(err.to_string().contains("serde_json 1"), "{err}");
         assert!(!err.to_string().contains("kube 5"), "{err}");
+    }
+
+    #[test]
+    fn package_names_are_read_from_ids() {
+        assert_eq!(
+            package_name("path+file:///w/informer-k8s#0.1.0"),
+            Some("informer-k8s")
+        );
+        assert_eq!(
+            package_name("path+file:///w/templates/operator/types#widget-types@0.1.0"),
+            Some("widget-types")
+        );
+        assert_eq!(
+            package_name("registry+https://github.com/rust-lang/crates.io-index#serde@1.0.0"),
+            Some("serde")
+        );
+        assert_eq!(package_name("no fragment"), None);
     }
 
     #[test]

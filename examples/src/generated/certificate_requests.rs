@@ -21,8 +21,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CertificateRequest {
@@ -56,6 +55,51 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for CertificateRequest {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for CertificateRequest {
+        const NAME: &'static str = "CertificateRequest";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&full::CertificateRequest> for CertificateRequest {
         fn from(full: &full::CertificateRequest) -> Self {
@@ -172,8 +216,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CertificateRequestSpec {
@@ -261,6 +304,63 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for CertificateRequestSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for CertificateRequestSpec {
+        const NAME: &'static str = "CertificateRequestSpec";
+        const KEYS: &'static [&'static str] = &[
+            "duration",
+            "extra",
+            "groups",
+            "isCA",
+            "issuerRef",
+            "request",
+            "uid",
+            "usages",
+            "username",
+        ];
+        const REQUIRED: &'static [u8] = &[4, 5];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "duration" => rt::Option::Some(0),
+                "extra" => rt::Option::Some(1),
+                "groups" => rt::Option::Some(2),
+                "isCA" => rt::Option::Some(3),
+                "issuerRef" => rt::Option::Some(4),
+                "request" => rt::Option::Some(5),
+                "uid" => rt::Option::Some(6),
+                "usages" => rt::Option::Some(7),
+                "username" => rt::Option::Some(8),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.duration = rt::decode::value(map)?,
+                1 => self.extra = rt::decode::value(map)?,
+                2 => self.groups = rt::decode::value(map)?,
+                3 => self.is_ca = rt::decode::value(map)?,
+                4 => self.issuer_ref = rt::decode::value(map)?,
+                5 => self.request = rt::decode::value(map)?,
+                6 => self.uid = rt::decode::value(map)?,
+                7 => self.usages = rt::decode::value(map)?,
+                8 => self.username = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::ShareHash for CertificateRequestSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.duration, state);
@@ -285,8 +385,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CertificateRequestSpecIssuerRef {
@@ -306,6 +405,41 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("group", "group"), ("kind", "kind"), ("name", "name")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for CertificateRequestSpecIssuerRef {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for CertificateRequestSpecIssuerRef {
+        const NAME: &'static str = "CertificateRequestSpecIssuerRef";
+        const KEYS: &'static [&'static str] = &["group", "kind", "name"];
+        const REQUIRED: &'static [u8] = &[2];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "group" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.group = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.name = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for CertificateRequestSpecIssuerRef {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -461,8 +595,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CertificateRequestStatus {
@@ -509,6 +642,48 @@ pub mod v1 {
                 ("failure_time", "failureTime"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for CertificateRequestStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for CertificateRequestStatus {
+        const NAME: &'static str = "CertificateRequestStatus";
+        const KEYS: &'static [&'static str] = &[
+            "ca",
+            "certificate",
+            "conditions",
+            "failureTime",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "ca" => rt::Option::Some(0),
+                "certificate" => rt::Option::Some(1),
+                "conditions" => rt::Option::Some(2),
+                "failureTime" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.ca = rt::decode::value(map)?,
+                1 => self.certificate = rt::decode::value(map)?,
+                2 => self.conditions = rt::decode::value(map)?,
+                3 => self.failure_time = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for CertificateRequestStatus {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -656,8 +831,7 @@ pub mod v1 {
             rt::fmt::Debug,
             rt::Default,
             rt::PartialEq,
-            rt::serde::Serialize,
-            rt::serde::Deserialize
+            rt::serde::Serialize
         )]
         #[serde(crate = "rt::serde")]
         pub struct CertificateRequest {
@@ -699,6 +873,51 @@ pub mod v1 {
                     ("status", "status"),
                 ],
             );
+        }
+        impl<'de> rt::serde::Deserialize<'de> for CertificateRequest {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for CertificateRequest {
+            const NAME: &'static str = "CertificateRequest";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "status",
+            ];
+            const REQUIRED: &'static [u8] = &[];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "status" => rt::Option::Some(4),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
         impl rt::K8sResource for CertificateRequest {
             const API_VERSION: &'static str = "cert-manager.io/v1";

@@ -14,8 +14,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Gizmo {
@@ -53,6 +52,54 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Gizmo {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Gizmo {
+        const NAME: &'static str = "Gizmo";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "specItems",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[3];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "specItems" => rt::Option::Some(4),
+                "status" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.spec_items = rt::decode::value(map)?,
+                5 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&full::Gizmo> for Gizmo {
         fn from(full: &full::Gizmo) -> Self {
@@ -179,8 +226,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpec {
@@ -321,6 +367,111 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpec {
+        const NAME: &'static str = "GizmoSpec";
+        const KEYS: &'static [&'static str] = &[
+            "anyValue",
+            "anything",
+            "child",
+            "config",
+            "count",
+            "created",
+            "empty",
+            "enabled",
+            "extra",
+            "items",
+            "labels",
+            "level",
+            "limits",
+            "matrix",
+            "name",
+            "nested",
+            "nullableObject",
+            "payload",
+            "phase",
+            "port",
+            "ratio",
+            "requiredNullable",
+            "size",
+            "tags",
+            "template",
+        ];
+        const REQUIRED: &'static [u8] = &[21, 22];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "anyValue" => rt::Option::Some(0),
+                "anything" => rt::Option::Some(1),
+                "child" => rt::Option::Some(2),
+                "config" => rt::Option::Some(3),
+                "count" => rt::Option::Some(4),
+                "created" => rt::Option::Some(5),
+                "empty" => rt::Option::Some(6),
+                "enabled" => rt::Option::Some(7),
+                "extra" => rt::Option::Some(8),
+                "items" => rt::Option::Some(9),
+                "labels" => rt::Option::Some(10),
+                "level" => rt::Option::Some(11),
+                "limits" => rt::Option::Some(12),
+                "matrix" => rt::Option::Some(13),
+                "name" => rt::Option::Some(14),
+                "nested" => rt::Option::Some(15),
+                "nullableObject" => rt::Option::Some(16),
+                "payload" => rt::Option::Some(17),
+                "phase" => rt::Option::Some(18),
+                "port" => rt::Option::Some(19),
+                "ratio" => rt::Option::Some(20),
+                "requiredNullable" => rt::Option::Some(21),
+                "size" => rt::Option::Some(22),
+                "tags" => rt::Option::Some(23),
+                "template" => rt::Option::Some(24),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.any_value = rt::decode::value(map)?,
+                1 => self.anything = rt::decode::value(map)?,
+                2 => self.child = rt::decode::value(map)?,
+                3 => self.config = rt::decode::value(map)?,
+                4 => self.count = rt::decode::value(map)?,
+                5 => self.created = rt::decode::value(map)?,
+                6 => self.empty = rt::decode::value(map)?,
+                7 => self.enabled = rt::decode::nullable(map)?,
+                8 => self.extra = rt::decode::value(map)?,
+                9 => self.items = rt::decode::value(map)?,
+                10 => self.labels = rt::decode::value(map)?,
+                11 => self.level = rt::decode::value(map)?,
+                12 => self.limits = rt::decode::value(map)?,
+                13 => self.matrix = rt::decode::value(map)?,
+                14 => self.name = rt::decode::value(map)?,
+                15 => self.nested = rt::decode::value(map)?,
+                16 => self.nullable_object = rt::decode::nullable(map)?,
+                17 => self.payload = rt::decode::value(map)?,
+                18 => self.phase = rt::decode::value(map)?,
+                19 => self.port = rt::decode::value(map)?,
+                20 => self.ratio = rt::decode::value(map)?,
+                21 => self.required_nullable = rt::decode::value(map)?,
+                22 => self.size = rt::decode::value(map)?,
+                23 => self.tags = rt::decode::value(map)?,
+                24 => self.template = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::ShareHash for GizmoSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.any_value, state);
@@ -356,8 +507,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpecChild {
@@ -392,6 +542,48 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecChild {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpecChild {
+        const NAME: &'static str = "GizmoSpecChild";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::value(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::ShareHash for GizmoSpecChild {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.api_version, state);
@@ -413,8 +605,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpecChildSpec {
@@ -430,6 +621,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("replicas", "replicas")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecChildSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpecChildSpec {
+        const NAME: &'static str = "GizmoSpecChildSpec";
+        const KEYS: &'static [&'static str] = &["replicas"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "replicas" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.replicas = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for GizmoSpecChildSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -469,8 +691,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpecItems {
@@ -509,6 +730,54 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecItems {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpecItems {
+        const NAME: &'static str = "GizmoSpecItems";
+        const KEYS: &'static [&'static str] = &[
+            "$ref",
+            "8080",
+            "fooBar",
+            "foo_bar",
+            "self",
+            "type",
+        ];
+        const REQUIRED: &'static [u8] = &[5];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "$ref" => rt::Option::Some(0),
+                "8080" => rt::Option::Some(1),
+                "fooBar" => rt::Option::Some(2),
+                "foo_bar" => rt::Option::Some(3),
+                "self" => rt::Option::Some(4),
+                "type" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.r#ref = rt::decode::value(map)?,
+                1 => self._8080 = rt::decode::value(map)?,
+                2 => self.foo_bar = rt::decode::value(map)?,
+                3 => self.foo_bar_2 = rt::decode::value(map)?,
+                4 => self.self_ = rt::decode::value(map)?,
+                5 => self.r#type = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::ShareHash for GizmoSpecItems {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.r#ref, state);
@@ -533,8 +802,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpecItems2 {
@@ -544,6 +812,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecItems2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("note", "note")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecItems2 {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpecItems2 {
+        const NAME: &'static str = "GizmoSpecItems2";
+        const KEYS: &'static [&'static str] = &["note"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "note" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.note = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for GizmoSpecItems2 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -556,8 +855,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpecLimits {
@@ -567,6 +865,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecLimits {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("max", "max")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecLimits {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpecLimits {
+        const NAME: &'static str = "GizmoSpecLimits";
+        const KEYS: &'static [&'static str] = &["max"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "max" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.max = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for GizmoSpecLimits {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -579,8 +908,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpecNested {
@@ -590,6 +918,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecNested {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("level1", "level1")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecNested {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpecNested {
+        const NAME: &'static str = "GizmoSpecNested";
+        const KEYS: &'static [&'static str] = &["level1"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "level1" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.level1 = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for GizmoSpecNested {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -602,8 +961,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpecNestedLevel1 {
@@ -613,6 +971,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecNestedLevel1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("level2", "level2")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecNestedLevel1 {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpecNestedLevel1 {
+        const NAME: &'static str = "GizmoSpecNestedLevel1";
+        const KEYS: &'static [&'static str] = &["level2"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "level2" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.level2 = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for GizmoSpecNestedLevel1 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -625,8 +1014,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpecNestedLevel1Level2 {
@@ -636,6 +1024,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecNestedLevel1Level2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("value", "value")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecNestedLevel1Level2 {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpecNestedLevel1Level2 {
+        const NAME: &'static str = "GizmoSpecNestedLevel1Level2";
+        const KEYS: &'static [&'static str] = &["value"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "value" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.value = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for GizmoSpecNestedLevel1Level2 {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -648,8 +1067,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpecNullableObject {
@@ -659,6 +1077,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GizmoSpecNullableObject {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("note", "note")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpecNullableObject {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpecNullableObject {
+        const NAME: &'static str = "GizmoSpecNullableObject";
+        const KEYS: &'static [&'static str] = &["note"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "note" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.note = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for GizmoSpecNullableObject {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -730,8 +1179,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoStatus {
@@ -765,6 +1213,41 @@ pub mod v1 {
                 ("selector", "selector"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoStatus {
+        const NAME: &'static str = "GizmoStatus";
+        const KEYS: &'static [&'static str] = &["conditions", "replicas", "selector"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                "replicas" => rt::Option::Some(1),
+                "selector" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                1 => self.replicas = rt::decode::value(map)?,
+                2 => self.selector = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for GizmoStatus {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -1033,8 +1516,7 @@ pub mod v1 {
             rt::fmt::Debug,
             rt::Default,
             rt::PartialEq,
-            rt::serde::Serialize,
-            rt::serde::Deserialize
+            rt::serde::Serialize
         )]
         #[serde(crate = "rt::serde")]
         pub struct Gizmo {
@@ -1076,6 +1558,54 @@ pub mod v1 {
                     ("status", "status"),
                 ],
             );
+        }
+        impl<'de> rt::serde::Deserialize<'de> for Gizmo {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for Gizmo {
+            const NAME: &'static str = "Gizmo";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+                "specItems",
+                "status",
+            ];
+            const REQUIRED: &'static [u8] = &[3];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    "specItems" => rt::Option::Some(4),
+                    "status" => rt::Option::Some(5),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    4 => self.spec_items = rt::decode::value(map)?,
+                    5 => self.status = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
         impl rt::K8sResource for Gizmo {
             const API_VERSION: &'static str = "features.example.com/v1";
@@ -1212,8 +1742,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Gizmo {
@@ -1239,6 +1768,48 @@ pub mod v1alpha1 {
                 ("spec", "spec"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Gizmo {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Gizmo {
+        const NAME: &'static str = "Gizmo";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&full::Gizmo> for Gizmo {
         fn from(full: &full::Gizmo) -> Self {
@@ -1343,8 +1914,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GizmoSpec {
@@ -1354,6 +1924,37 @@ pub mod v1alpha1 {
     }
     impl rt::ProjectionSource for GizmoSpec {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("size", "size")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GizmoSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GizmoSpec {
+        const NAME: &'static str = "GizmoSpec";
+        const KEYS: &'static [&'static str] = &["size"];
+        const REQUIRED: &'static [u8] = &[0];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "size" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.size = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for GizmoSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -1374,8 +1975,7 @@ pub mod v1alpha1 {
             rt::fmt::Debug,
             rt::Default,
             rt::PartialEq,
-            rt::serde::Serialize,
-            rt::serde::Deserialize
+            rt::serde::Serialize
         )]
         #[serde(crate = "rt::serde")]
         pub struct Gizmo {
@@ -1405,6 +2005,48 @@ pub mod v1alpha1 {
                     ("spec", "spec"),
                 ],
             );
+        }
+        impl<'de> rt::serde::Deserialize<'de> for Gizmo {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for Gizmo {
+            const NAME: &'static str = "Gizmo";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            const REQUIRED: &'static [u8] = &[];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
         impl rt::K8sResource for Gizmo {
             const API_VERSION: &'static str = "features.example.com/v1alpha1";

@@ -16,8 +16,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PrometheusRule {
@@ -43,6 +42,48 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PrometheusRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PrometheusRule {
+        const NAME: &'static str = "PrometheusRule";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[3];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&full::PrometheusRule> for PrometheusRule {
         fn from(full: &full::PrometheusRule) -> Self {
@@ -156,8 +197,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PrometheusRuleSpec {
@@ -167,6 +207,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for PrometheusRuleSpec {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("groups", "groups")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PrometheusRuleSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PrometheusRuleSpec {
+        const NAME: &'static str = "PrometheusRuleSpec";
+        const KEYS: &'static [&'static str] = &["groups"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "groups" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.groups = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::ShareHash for PrometheusRuleSpec {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
@@ -179,8 +250,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PrometheusRuleSpecGroups {
@@ -223,6 +293,51 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for PrometheusRuleSpecGroups {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PrometheusRuleSpecGroups {
+        const NAME: &'static str = "PrometheusRuleSpecGroups";
+        const KEYS: &'static [&'static str] = &[
+            "interval",
+            "limit",
+            "name",
+            "partial_response_strategy",
+            "rules",
+        ];
+        const REQUIRED: &'static [u8] = &[2];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "interval" => rt::Option::Some(0),
+                "limit" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                "partial_response_strategy" => rt::Option::Some(3),
+                "rules" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.interval = rt::decode::value(map)?,
+                1 => self.limit = rt::decode::value(map)?,
+                2 => self.name = rt::decode::value(map)?,
+                3 => self.partial_response_strategy = rt::decode::value(map)?,
+                4 => self.rules = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::ShareHash for PrometheusRuleSpecGroups {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.interval, state);
@@ -247,8 +362,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PrometheusRuleSpecGroupsRules {
@@ -298,6 +412,57 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for PrometheusRuleSpecGroupsRules {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PrometheusRuleSpecGroupsRules {
+        const NAME: &'static str = "PrometheusRuleSpecGroupsRules";
+        const KEYS: &'static [&'static str] = &[
+            "alert",
+            "annotations",
+            "expr",
+            "for",
+            "keep_firing_for",
+            "labels",
+            "record",
+        ];
+        const REQUIRED: &'static [u8] = &[2];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "alert" => rt::Option::Some(0),
+                "annotations" => rt::Option::Some(1),
+                "expr" => rt::Option::Some(2),
+                "for" => rt::Option::Some(3),
+                "keep_firing_for" => rt::Option::Some(4),
+                "labels" => rt::Option::Some(5),
+                "record" => rt::Option::Some(6),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.alert = rt::decode::value(map)?,
+                1 => self.annotations = rt::decode::value(map)?,
+                2 => self.expr = rt::decode::value(map)?,
+                3 => self.r#for = rt::decode::value(map)?,
+                4 => self.keep_firing_for = rt::decode::value(map)?,
+                5 => self.labels = rt::decode::value(map)?,
+                6 => self.record = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::ShareHash for PrometheusRuleSpecGroupsRules {
         fn share_hash<H: rt::Hasher>(&self, state: &mut H) {
             rt::ShareHash::share_hash(&self.alert, state);
@@ -326,8 +491,7 @@ pub mod v1 {
             rt::fmt::Debug,
             rt::Default,
             rt::PartialEq,
-            rt::serde::Serialize,
-            rt::serde::Deserialize
+            rt::serde::Serialize
         )]
         #[serde(crate = "rt::serde")]
         pub struct PrometheusRule {
@@ -353,6 +517,48 @@ pub mod v1 {
                     ("spec", "spec"),
                 ],
             );
+        }
+        impl<'de> rt::serde::Deserialize<'de> for PrometheusRule {
+            fn deserialize<D: rt::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> rt::Result<Self, D::Error> {
+                rt::decode::deserialize(deserializer)
+            }
+        }
+        impl rt::decode::Fields for PrometheusRule {
+            const NAME: &'static str = "PrometheusRule";
+            const KEYS: &'static [&'static str] = &[
+                "apiVersion",
+                "kind",
+                "metadata",
+                "spec",
+            ];
+            const REQUIRED: &'static [u8] = &[3];
+            fn index(key: &str) -> rt::Option<u8> {
+                match key {
+                    "apiVersion" => rt::Option::Some(0),
+                    "kind" => rt::Option::Some(1),
+                    "metadata" => rt::Option::Some(2),
+                    "spec" => rt::Option::Some(3),
+                    _ => rt::Option::None,
+                }
+            }
+            fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                &mut self,
+                index: u8,
+                map: &mut A,
+            ) -> rt::Result<(), A::Error> {
+                match index {
+                    0 => self.api_version = rt::decode::value(map)?,
+                    1 => self.kind = rt::decode::value(map)?,
+                    2 => self.metadata = rt::decode::null_default(map)?,
+                    3 => self.spec = rt::decode::value(map)?,
+                    _ => {
+                        map.next_value::<rt::serde::de::IgnoredAny>()?;
+                    }
+                }
+                rt::Result::Ok(())
+            }
         }
         impl rt::K8sResource for PrometheusRule {
             const API_VERSION: &'static str = "monitoring.coreos.com/v1";

@@ -28,6 +28,9 @@ use crate::projection::ProjectFrom;
 pub use crate::projection::{IStr, StrMap};
 
 mod convert;
+/// The decoder of generated structs; named by generated code through `__private` only.
+#[doc(hidden)]
+pub mod decode;
 mod quantity;
 mod raw;
 mod recent;

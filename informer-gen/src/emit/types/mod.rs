@@ -13,6 +13,8 @@
 //! Serde shape: the source's JSON names, `Option` fields skipped when `None`, required fields that
 //! the source decodes with a default (absent or `null`) decoded the same way, unknown fields
 //! ignored; a top-level kind writes `apiVersion` and `kind` first and checks them on decode.
+//! `Serialize` is serde's derive; decoding is the runtime's one table-driven decoder wherever it
+//! serves ([`decode`]), serde's derive elsewhere, both from the same field attributes.
 
 use std::collections::BTreeMap;
 
@@ -21,12 +23,12 @@ use quote::{format_ident, quote};
 
 use super::Paths;
 use crate::model::types::{
-    CrdResource, FieldDef, OBJECT_META, Presence, Shape, Ty, TypeDef, TypeGraph, TypeOrigin,
-    Variant,
+    CrdResource, FieldDef, OBJECT_META, Shape, Ty, TypeDef, TypeGraph, TypeOrigin, Variant,
 };
 
 mod condition;
 mod convert;
+mod decode;
 mod impls;
 mod share;
 mod sizes;
@@ -336,6 +338,12 @@ fn struct_decl(
     });
     let fields = def.fields.iter().map(|f| field_decl(f, at, cx));
     let json_names = json_names_impl(def, tags.is_some(), cx);
+    // serde's derived `Deserialize` only where the runtime's table decoder cannot serve.
+    let (derive_de, decode) = if decode::uses_table(def, tags.is_some()) {
+        (None, Some(decode::decode_impls(def, tags.is_some(), cx)))
+    } else {
+        (Some(quote!(, #rt::serde::Deserialize)), None)
+    };
     let unknown = def.unknown_fields.as_ref().map(|name| {
         let name = crate::naming::ident(name);
         quote! {
@@ -346,7 +354,7 @@ fn struct_decl(
     });
     quote! {
         #doc
-        #[derive(#rt::Clone, #rt::fmt::Debug, #default #rt::PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
+        #[derive(#rt::Clone, #rt::fmt::Debug, #default #rt::PartialEq, #rt::serde::Serialize #derive_de)]
         #[serde(crate = #serde_crate)]
         pub struct #ident {
             #tags
@@ -354,6 +362,7 @@ fn struct_decl(
             #unknown
         }
         #json_names
+        #decode
     }
 }
 
@@ -611,30 +620,7 @@ fn field_decl(f: &FieldDef, at: &[String], cx: &Ctx<'_>) -> TokenStream {
     let ty = compact_ty(&f.ty, at, cx);
     let json = &f.json;
     let rt = &cx.paths.rt_str;
-    // A quantity reads a JSON number too, as k8s-openapi's `Quantity` does (P1).
-    let quantities = holds_quantities(&f.ty);
-    let (default, skip, with) = match f.presence {
-        Presence::Optional => (true, true, quantities.then_some("quantity")),
-        Presence::DefaultIfMissing => (
-            true,
-            false,
-            Some(if quantities {
-                "quantity_or_default"
-            } else {
-                "null_default"
-            }),
-        ),
-        Presence::Required => (false, false, quantities.then_some("quantity")),
-        Presence::Nullable => (
-            true,
-            true,
-            Some(if quantities {
-                "quantity_nullable"
-            } else {
-                "nullable"
-            }),
-        ),
-    };
+    let (default, skip, with) = decode::decoding(f);
     let mut args = vec![quote!(rename = #json)];
     if default {
         args.push(quote!(default));

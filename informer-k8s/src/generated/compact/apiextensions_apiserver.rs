@@ -17,8 +17,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceColumnDefinition {
@@ -76,6 +75,55 @@ pub mod pkg {
                             ("type_", "type"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de>
+                for CustomResourceColumnDefinition {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceColumnDefinition {
+                    const NAME: &'static str = "CustomResourceColumnDefinition";
+                    const KEYS: &'static [&'static str] = &[
+                        "description",
+                        "format",
+                        "jsonPath",
+                        "name",
+                        "priority",
+                        "type",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "description" => rt::Option::Some(0),
+                            "format" => rt::Option::Some(1),
+                            "jsonPath" => rt::Option::Some(2),
+                            "name" => rt::Option::Some(3),
+                            "priority" => rt::Option::Some(4),
+                            "type" => rt::Option::Some(5),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.description = rt::decode::value(map)?,
+                            1 => self.format = rt::decode::value(map)?,
+                            2 => self.json_path = rt::decode::null_default(map)?,
+                            3 => self.name = rt::decode::null_default(map)?,
+                            4 => self.priority = rt::decode::value(map)?,
+                            5 => self.type_ = rt::decode::null_default(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition,
@@ -149,8 +197,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceConversion {
@@ -173,6 +220,39 @@ pub mod pkg {
                     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
                         &[("strategy", "strategy"), ("webhook", "webhook")],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for CustomResourceConversion {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceConversion {
+                    const NAME: &'static str = "CustomResourceConversion";
+                    const KEYS: &'static [&'static str] = &["strategy", "webhook"];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "strategy" => rt::Option::Some(0),
+                            "webhook" => rt::Option::Some(1),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.strategy = rt::decode::null_default(map)?,
+                            1 => self.webhook = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion,
@@ -244,8 +324,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceDefinition {
@@ -291,6 +370,51 @@ pub mod pkg {
                             ("status", "status"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for CustomResourceDefinition {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceDefinition {
+                    const NAME: &'static str = "CustomResourceDefinition";
+                    const KEYS: &'static [&'static str] = &[
+                        "apiVersion",
+                        "kind",
+                        "metadata",
+                        "spec",
+                        "status",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "apiVersion" => rt::Option::Some(0),
+                            "kind" => rt::Option::Some(1),
+                            "metadata" => rt::Option::Some(2),
+                            "spec" => rt::Option::Some(3),
+                            "status" => rt::Option::Some(4),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.api_version = rt::decode::value(map)?,
+                            1 => self.kind = rt::decode::value(map)?,
+                            2 => self.metadata = rt::decode::null_default(map)?,
+                            3 => self.spec = rt::decode::null_default(map)?,
+                            4 => self.status = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
@@ -433,8 +557,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceDefinitionCondition {
@@ -496,6 +619,57 @@ pub mod pkg {
                             ("type_", "type"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de>
+                for CustomResourceDefinitionCondition {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceDefinitionCondition {
+                    const NAME: &'static str = "CustomResourceDefinitionCondition";
+                    const KEYS: &'static [&'static str] = &[
+                        "lastTransitionTime",
+                        "message",
+                        "observedGeneration",
+                        "reason",
+                        "status",
+                        "type",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "lastTransitionTime" => rt::Option::Some(0),
+                            "message" => rt::Option::Some(1),
+                            #[cfg(k8s_since = "1.35")]
+                            "observedGeneration" => rt::Option::Some(2),
+                            "reason" => rt::Option::Some(3),
+                            "status" => rt::Option::Some(4),
+                            "type" => rt::Option::Some(5),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.last_transition_time = rt::decode::value(map)?,
+                            1 => self.message = rt::decode::value(map)?,
+                            #[cfg(k8s_since = "1.35")]
+                            2 => self.observed_generation = rt::decode::value(map)?,
+                            3 => self.reason = rt::decode::value(map)?,
+                            4 => self.status = rt::decode::null_default(map)?,
+                            5 => self.type_ = rt::decode::null_default(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionCondition,
@@ -576,8 +750,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceDefinitionNames {
@@ -635,6 +808,54 @@ pub mod pkg {
                             ("singular", "singular"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for CustomResourceDefinitionNames {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceDefinitionNames {
+                    const NAME: &'static str = "CustomResourceDefinitionNames";
+                    const KEYS: &'static [&'static str] = &[
+                        "categories",
+                        "kind",
+                        "listKind",
+                        "plural",
+                        "shortNames",
+                        "singular",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "categories" => rt::Option::Some(0),
+                            "kind" => rt::Option::Some(1),
+                            "listKind" => rt::Option::Some(2),
+                            "plural" => rt::Option::Some(3),
+                            "shortNames" => rt::Option::Some(4),
+                            "singular" => rt::Option::Some(5),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.categories = rt::decode::value(map)?,
+                            1 => self.kind = rt::decode::null_default(map)?,
+                            2 => self.list_kind = rt::decode::value(map)?,
+                            3 => self.plural = rt::decode::null_default(map)?,
+                            4 => self.short_names = rt::decode::value(map)?,
+                            5 => self.singular = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames,
@@ -716,8 +937,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceDefinitionSpec {
@@ -775,6 +995,54 @@ pub mod pkg {
                             ("versions", "versions"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for CustomResourceDefinitionSpec {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceDefinitionSpec {
+                    const NAME: &'static str = "CustomResourceDefinitionSpec";
+                    const KEYS: &'static [&'static str] = &[
+                        "conversion",
+                        "group",
+                        "names",
+                        "preserveUnknownFields",
+                        "scope",
+                        "versions",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "conversion" => rt::Option::Some(0),
+                            "group" => rt::Option::Some(1),
+                            "names" => rt::Option::Some(2),
+                            "preserveUnknownFields" => rt::Option::Some(3),
+                            "scope" => rt::Option::Some(4),
+                            "versions" => rt::Option::Some(5),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.conversion = rt::decode::value(map)?,
+                            1 => self.group = rt::decode::null_default(map)?,
+                            2 => self.names = rt::decode::null_default(map)?,
+                            3 => self.preserve_unknown_fields = rt::decode::value(map)?,
+                            4 => self.scope = rt::decode::null_default(map)?,
+                            5 => self.versions = rt::decode::null_default(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionSpec,
@@ -852,8 +1120,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceDefinitionStatus {
@@ -901,6 +1168,51 @@ pub mod pkg {
                             ("stored_versions", "storedVersions"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de>
+                for CustomResourceDefinitionStatus {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceDefinitionStatus {
+                    const NAME: &'static str = "CustomResourceDefinitionStatus";
+                    const KEYS: &'static [&'static str] = &[
+                        "acceptedNames",
+                        "conditions",
+                        "observedGeneration",
+                        "storedVersions",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "acceptedNames" => rt::Option::Some(0),
+                            "conditions" => rt::Option::Some(1),
+                            #[cfg(k8s_since = "1.35")]
+                            "observedGeneration" => rt::Option::Some(2),
+                            "storedVersions" => rt::Option::Some(3),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.accepted_names = rt::decode::value(map)?,
+                            1 => self.conditions = rt::decode::value(map)?,
+                            #[cfg(k8s_since = "1.35")]
+                            2 => self.observed_generation = rt::decode::value(map)?,
+                            3 => self.stored_versions = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus,
@@ -977,8 +1289,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceDefinitionVersion {
@@ -1062,6 +1373,66 @@ pub mod pkg {
                             ("subresources", "subresources"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de>
+                for CustomResourceDefinitionVersion {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceDefinitionVersion {
+                    const NAME: &'static str = "CustomResourceDefinitionVersion";
+                    const KEYS: &'static [&'static str] = &[
+                        "additionalPrinterColumns",
+                        "deprecated",
+                        "deprecationWarning",
+                        "name",
+                        "schema",
+                        "selectableFields",
+                        "served",
+                        "storage",
+                        "subresources",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "additionalPrinterColumns" => rt::Option::Some(0),
+                            "deprecated" => rt::Option::Some(1),
+                            "deprecationWarning" => rt::Option::Some(2),
+                            "name" => rt::Option::Some(3),
+                            "schema" => rt::Option::Some(4),
+                            "selectableFields" => rt::Option::Some(5),
+                            "served" => rt::Option::Some(6),
+                            "storage" => rt::Option::Some(7),
+                            "subresources" => rt::Option::Some(8),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => {
+                                self.additional_printer_columns = rt::decode::value(map)?;
+                            }
+                            1 => self.deprecated = rt::decode::value(map)?,
+                            2 => self.deprecation_warning = rt::decode::value(map)?,
+                            3 => self.name = rt::decode::null_default(map)?,
+                            4 => self.schema = rt::decode::value(map)?,
+                            5 => self.selectable_fields = rt::decode::value(map)?,
+                            6 => self.served = rt::decode::null_default(map)?,
+                            7 => self.storage = rt::decode::null_default(map)?,
+                            8 => self.subresources = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion,
@@ -1167,8 +1538,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceSubresourceScale {
@@ -1202,6 +1572,48 @@ pub mod pkg {
                             ("status_replicas_path", "statusReplicasPath"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de>
+                for CustomResourceSubresourceScale {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceSubresourceScale {
+                    const NAME: &'static str = "CustomResourceSubresourceScale";
+                    const KEYS: &'static [&'static str] = &[
+                        "labelSelectorPath",
+                        "specReplicasPath",
+                        "statusReplicasPath",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "labelSelectorPath" => rt::Option::Some(0),
+                            "specReplicasPath" => rt::Option::Some(1),
+                            "statusReplicasPath" => rt::Option::Some(2),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.label_selector_path = rt::decode::value(map)?,
+                            1 => self.spec_replicas_path = rt::decode::null_default(map)?,
+                            2 => {
+                                self.status_replicas_path = rt::decode::null_default(map)?;
+                            }
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale,
@@ -1276,8 +1688,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceSubresources {
@@ -1300,6 +1711,39 @@ pub mod pkg {
                     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
                         &[("scale", "scale"), ("status", "status")],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for CustomResourceSubresources {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceSubresources {
+                    const NAME: &'static str = "CustomResourceSubresources";
+                    const KEYS: &'static [&'static str] = &["scale", "status"];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "scale" => rt::Option::Some(0),
+                            "status" => rt::Option::Some(1),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.scale = rt::decode::value(map)?,
+                            1 => self.status = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresources,
@@ -1369,8 +1813,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct CustomResourceValidation {
@@ -1386,6 +1829,37 @@ pub mod pkg {
                     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
                         &[("open_api_v3_schema", "openAPIV3Schema")],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for CustomResourceValidation {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for CustomResourceValidation {
+                    const NAME: &'static str = "CustomResourceValidation";
+                    const KEYS: &'static [&'static str] = &["openAPIV3Schema"];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "openAPIV3Schema" => rt::Option::Some(0),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.open_api_v3_schema = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceValidation,
@@ -1448,8 +1922,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct ExternalDocumentation {
@@ -1472,6 +1945,39 @@ pub mod pkg {
                     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
                         &[("description", "description"), ("url", "url")],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for ExternalDocumentation {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for ExternalDocumentation {
+                    const NAME: &'static str = "ExternalDocumentation";
+                    const KEYS: &'static [&'static str] = &["description", "url"];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "description" => rt::Option::Some(0),
+                            "url" => rt::Option::Some(1),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.description = rt::decode::value(map)?,
+                            1 => self.url = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::ExternalDocumentation,
@@ -1533,8 +2039,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct JSONSchemaProps {
@@ -1913,6 +2418,182 @@ pub mod pkg {
                         ],
                     );
                 }
+                impl<'de> rt::serde::Deserialize<'de> for JSONSchemaProps {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for JSONSchemaProps {
+                    const NAME: &'static str = "JSONSchemaProps";
+                    const KEYS: &'static [&'static str] = &[
+                        "$ref",
+                        "$schema",
+                        "additionalItems",
+                        "additionalProperties",
+                        "allOf",
+                        "anyOf",
+                        "default",
+                        "definitions",
+                        "dependencies",
+                        "description",
+                        "enum",
+                        "example",
+                        "exclusiveMaximum",
+                        "exclusiveMinimum",
+                        "externalDocs",
+                        "format",
+                        "id",
+                        "items",
+                        "maxItems",
+                        "maxLength",
+                        "maxProperties",
+                        "maximum",
+                        "minItems",
+                        "minLength",
+                        "minProperties",
+                        "minimum",
+                        "multipleOf",
+                        "not",
+                        "nullable",
+                        "oneOf",
+                        "pattern",
+                        "patternProperties",
+                        "properties",
+                        "required",
+                        "title",
+                        "type",
+                        "uniqueItems",
+                        "x-kubernetes-embedded-resource",
+                        "x-kubernetes-int-or-string",
+                        "x-kubernetes-list-map-keys",
+                        "x-kubernetes-list-type",
+                        "x-kubernetes-map-type",
+                        "x-kubernetes-preserve-unknown-fields",
+                        "x-kubernetes-validations",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "$ref" => rt::Option::Some(0),
+                            "$schema" => rt::Option::Some(1),
+                            "additionalItems" => rt::Option::Some(2),
+                            "additionalProperties" => rt::Option::Some(3),
+                            "allOf" => rt::Option::Some(4),
+                            "anyOf" => rt::Option::Some(5),
+                            "default" => rt::Option::Some(6),
+                            "definitions" => rt::Option::Some(7),
+                            "dependencies" => rt::Option::Some(8),
+                            "description" => rt::Option::Some(9),
+                            "enum" => rt::Option::Some(10),
+                            "example" => rt::Option::Some(11),
+                            "exclusiveMaximum" => rt::Option::Some(12),
+                            "exclusiveMinimum" => rt::Option::Some(13),
+                            "externalDocs" => rt::Option::Some(14),
+                            "format" => rt::Option::Some(15),
+                            "id" => rt::Option::Some(16),
+                            "items" => rt::Option::Some(17),
+                            "maxItems" => rt::Option::Some(18),
+                            "maxLength" => rt::Option::Some(19),
+                            "maxProperties" => rt::Option::Some(20),
+                            "maximum" => rt::Option::Some(21),
+                            "minItems" => rt::Option::Some(22),
+                            "minLength" => rt::Option::Some(23),
+                            "minProperties" => rt::Option::Some(24),
+                            "minimum" => rt::Option::Some(25),
+                            "multipleOf" => rt::Option::Some(26),
+                            "not" => rt::Option::Some(27),
+                            "nullable" => rt::Option::Some(28),
+                            "oneOf" => rt::Option::Some(29),
+                            "pattern" => rt::Option::Some(30),
+                            "patternProperties" => rt::Option::Some(31),
+                            "properties" => rt::Option::Some(32),
+                            "required" => rt::Option::Some(33),
+                            "title" => rt::Option::Some(34),
+                            "type" => rt::Option::Some(35),
+                            "uniqueItems" => rt::Option::Some(36),
+                            "x-kubernetes-embedded-resource" => rt::Option::Some(37),
+                            "x-kubernetes-int-or-string" => rt::Option::Some(38),
+                            "x-kubernetes-list-map-keys" => rt::Option::Some(39),
+                            "x-kubernetes-list-type" => rt::Option::Some(40),
+                            "x-kubernetes-map-type" => rt::Option::Some(41),
+                            "x-kubernetes-preserve-unknown-fields" => {
+                                rt::Option::Some(42)
+                            }
+                            "x-kubernetes-validations" => rt::Option::Some(43),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.ref_path = rt::decode::value(map)?,
+                            1 => self.schema = rt::decode::value(map)?,
+                            2 => self.additional_items = rt::decode::value(map)?,
+                            3 => self.additional_properties = rt::decode::value(map)?,
+                            4 => self.all_of = rt::decode::value(map)?,
+                            5 => self.any_of = rt::decode::value(map)?,
+                            6 => self.default = rt::decode::value(map)?,
+                            7 => self.definitions = rt::decode::value(map)?,
+                            8 => self.dependencies = rt::decode::value(map)?,
+                            9 => self.description = rt::decode::value(map)?,
+                            10 => self.enum_ = rt::decode::value(map)?,
+                            11 => self.example = rt::decode::value(map)?,
+                            12 => self.exclusive_maximum = rt::decode::value(map)?,
+                            13 => self.exclusive_minimum = rt::decode::value(map)?,
+                            14 => self.external_docs = rt::decode::value(map)?,
+                            15 => self.format = rt::decode::value(map)?,
+                            16 => self.id = rt::decode::value(map)?,
+                            17 => self.items = rt::decode::value(map)?,
+                            18 => self.max_items = rt::decode::value(map)?,
+                            19 => self.max_length = rt::decode::value(map)?,
+                            20 => self.max_properties = rt::decode::value(map)?,
+                            21 => self.maximum = rt::decode::value(map)?,
+                            22 => self.min_items = rt::decode::value(map)?,
+                            23 => self.min_length = rt::decode::value(map)?,
+                            24 => self.min_properties = rt::decode::value(map)?,
+                            25 => self.minimum = rt::decode::value(map)?,
+                            26 => self.multiple_of = rt::decode::value(map)?,
+                            27 => self.not = rt::decode::value(map)?,
+                            28 => self.nullable = rt::decode::value(map)?,
+                            29 => self.one_of = rt::decode::value(map)?,
+                            30 => self.pattern = rt::decode::value(map)?,
+                            31 => self.pattern_properties = rt::decode::value(map)?,
+                            32 => self.properties = rt::decode::value(map)?,
+                            33 => self.required = rt::decode::value(map)?,
+                            34 => self.title = rt::decode::value(map)?,
+                            35 => self.type_ = rt::decode::value(map)?,
+                            36 => self.unique_items = rt::decode::value(map)?,
+                            37 => {
+                                self.x_kubernetes_embedded_resource = rt::decode::value(
+                                    map,
+                                )?;
+                            }
+                            38 => {
+                                self.x_kubernetes_int_or_string = rt::decode::value(map)?;
+                            }
+                            39 => {
+                                self.x_kubernetes_list_map_keys = rt::decode::value(map)?;
+                            }
+                            40 => self.x_kubernetes_list_type = rt::decode::value(map)?,
+                            41 => self.x_kubernetes_map_type = rt::decode::value(map)?,
+                            42 => {
+                                self.x_kubernetes_preserve_unknown_fields = rt::decode::value(
+                                    map,
+                                )?;
+                            }
+                            43 => self.x_kubernetes_validations = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
+                }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps,
                 > for JSONSchemaProps {
@@ -2198,8 +2879,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct SelectableField {
@@ -2215,6 +2895,37 @@ pub mod pkg {
                     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
                         &[("json_path", "jsonPath")],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for SelectableField {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for SelectableField {
+                    const NAME: &'static str = "SelectableField";
+                    const KEYS: &'static [&'static str] = &["jsonPath"];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "jsonPath" => rt::Option::Some(0),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.json_path = rt::decode::null_default(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::SelectableField,
@@ -2273,8 +2984,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct ServiceReference {
@@ -2316,6 +3026,48 @@ pub mod pkg {
                             ("port", "port"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for ServiceReference {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for ServiceReference {
+                    const NAME: &'static str = "ServiceReference";
+                    const KEYS: &'static [&'static str] = &[
+                        "name",
+                        "namespace",
+                        "path",
+                        "port",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "name" => rt::Option::Some(0),
+                            "namespace" => rt::Option::Some(1),
+                            "path" => rt::Option::Some(2),
+                            "port" => rt::Option::Some(3),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.name = rt::decode::null_default(map)?,
+                            1 => self.namespace = rt::decode::null_default(map)?,
+                            2 => self.path = rt::decode::value(map)?,
+                            3 => self.port = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::ServiceReference,
@@ -2383,8 +3135,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct ValidationRule {
@@ -2442,6 +3193,54 @@ pub mod pkg {
                             ("rule", "rule"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for ValidationRule {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for ValidationRule {
+                    const NAME: &'static str = "ValidationRule";
+                    const KEYS: &'static [&'static str] = &[
+                        "fieldPath",
+                        "message",
+                        "messageExpression",
+                        "optionalOldSelf",
+                        "reason",
+                        "rule",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "fieldPath" => rt::Option::Some(0),
+                            "message" => rt::Option::Some(1),
+                            "messageExpression" => rt::Option::Some(2),
+                            "optionalOldSelf" => rt::Option::Some(3),
+                            "reason" => rt::Option::Some(4),
+                            "rule" => rt::Option::Some(5),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.field_path = rt::decode::value(map)?,
+                            1 => self.message = rt::decode::value(map)?,
+                            2 => self.message_expression = rt::decode::value(map)?,
+                            3 => self.optional_old_self = rt::decode::value(map)?,
+                            4 => self.reason = rt::decode::value(map)?,
+                            5 => self.rule = rt::decode::null_default(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::ValidationRule,
@@ -2519,8 +3318,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct WebhookClientConfig {
@@ -2554,6 +3352,45 @@ pub mod pkg {
                             ("url", "url"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for WebhookClientConfig {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for WebhookClientConfig {
+                    const NAME: &'static str = "WebhookClientConfig";
+                    const KEYS: &'static [&'static str] = &[
+                        "caBundle",
+                        "service",
+                        "url",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "caBundle" => rt::Option::Some(0),
+                            "service" => rt::Option::Some(1),
+                            "url" => rt::Option::Some(2),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.ca_bundle = rt::decode::value(map)?,
+                            1 => self.service = rt::decode::value(map)?,
+                            2 => self.url = rt::decode::value(map)?,
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookClientConfig,
@@ -2618,8 +3455,7 @@ pub mod pkg {
                     rt::fmt::Debug,
                     rt::Default,
                     rt::PartialEq,
-                    rt::serde::Serialize,
-                    rt::serde::Deserialize
+                    rt::serde::Serialize
                 )]
                 #[serde(crate = "rt::serde")]
                 pub struct WebhookConversion {
@@ -2645,6 +3481,46 @@ pub mod pkg {
                             ("conversion_review_versions", "conversionReviewVersions"),
                         ],
                     );
+                }
+                impl<'de> rt::serde::Deserialize<'de> for WebhookConversion {
+                    fn deserialize<D: rt::serde::Deserializer<'de>>(
+                        deserializer: D,
+                    ) -> rt::Result<Self, D::Error> {
+                        rt::decode::deserialize(deserializer)
+                    }
+                }
+                impl rt::decode::Fields for WebhookConversion {
+                    const NAME: &'static str = "WebhookConversion";
+                    const KEYS: &'static [&'static str] = &[
+                        "clientConfig",
+                        "conversionReviewVersions",
+                    ];
+                    const REQUIRED: &'static [u8] = &[];
+                    fn index(key: &str) -> rt::Option<u8> {
+                        match key {
+                            "clientConfig" => rt::Option::Some(0),
+                            "conversionReviewVersions" => rt::Option::Some(1),
+                            _ => rt::Option::None,
+                        }
+                    }
+                    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+                        &mut self,
+                        index: u8,
+                        map: &mut A,
+                    ) -> rt::Result<(), A::Error> {
+                        match index {
+                            0 => self.client_config = rt::decode::value(map)?,
+                            1 => {
+                                self.conversion_review_versions = rt::decode::null_default(
+                                    map,
+                                )?;
+                            }
+                            _ => {
+                                map.next_value::<rt::serde::de::IgnoredAny>()?;
+                            }
+                        }
+                        rt::Result::Ok(())
+                    }
                 }
                 impl rt::From<
                     &k8s::apiextensions_apiserver::pkg::apis::apiextensions::v1::WebhookConversion,

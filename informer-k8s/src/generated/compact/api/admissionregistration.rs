@@ -12,8 +12,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ApplyConfiguration {
@@ -30,6 +29,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("expression", "expression")],
         );
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl<'de> rt::serde::Deserialize<'de> for ApplyConfiguration {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl rt::decode::Fields for ApplyConfiguration {
+        const NAME: &'static str = "ApplyConfiguration";
+        const KEYS: &'static [&'static str] = &["expression"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "expression" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.expression = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::ApplyConfiguration>
@@ -86,8 +118,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct AuditAnnotation {
@@ -106,6 +137,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("key", "key"), ("value_expression", "valueExpression")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for AuditAnnotation {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for AuditAnnotation {
+        const NAME: &'static str = "AuditAnnotation";
+        const KEYS: &'static [&'static str] = &["key", "valueExpression"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "key" => rt::Option::Some(0),
+                "valueExpression" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.key = rt::decode::null_default(map)?,
+                1 => self.value_expression = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::AuditAnnotation>
     for AuditAnnotation {
@@ -159,8 +223,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ExpressionWarning {
@@ -175,6 +238,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("field_ref", "fieldRef"), ("warning", "warning")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ExpressionWarning {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ExpressionWarning {
+        const NAME: &'static str = "ExpressionWarning";
+        const KEYS: &'static [&'static str] = &["fieldRef", "warning"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "fieldRef" => rt::Option::Some(0),
+                "warning" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.field_ref = rt::decode::null_default(map)?,
+                1 => self.warning = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ExpressionWarning>
     for ExpressionWarning {
@@ -229,8 +325,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct JSONPatch {
@@ -247,6 +342,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("expression", "expression")],
         );
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl<'de> rt::serde::Deserialize<'de> for JSONPatch {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl rt::decode::Fields for JSONPatch {
+        const NAME: &'static str = "JSONPatch";
+        const KEYS: &'static [&'static str] = &["expression"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "expression" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.expression = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::JSONPatch> for JSONPatch {
@@ -296,8 +424,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MatchCondition {
@@ -312,6 +439,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("expression", "expression"), ("name", "name")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for MatchCondition {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for MatchCondition {
+        const NAME: &'static str = "MatchCondition";
+        const KEYS: &'static [&'static str] = &["expression", "name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "expression" => rt::Option::Some(0),
+                "name" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.expression = rt::decode::null_default(map)?,
+                1 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::MatchCondition>
     for MatchCondition {
@@ -365,8 +525,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MatchResources {
@@ -424,6 +583,51 @@ pub mod v1 {
                 ("resource_rules", "resourceRules"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for MatchResources {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for MatchResources {
+        const NAME: &'static str = "MatchResources";
+        const KEYS: &'static [&'static str] = &[
+            "excludeResourceRules",
+            "matchPolicy",
+            "namespaceSelector",
+            "objectSelector",
+            "resourceRules",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "excludeResourceRules" => rt::Option::Some(0),
+                "matchPolicy" => rt::Option::Some(1),
+                "namespaceSelector" => rt::Option::Some(2),
+                "objectSelector" => rt::Option::Some(3),
+                "resourceRules" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.exclude_resource_rules = rt::decode::value(map)?,
+                1 => self.match_policy = rt::decode::value(map)?,
+                2 => self.namespace_selector = rt::decode::value(map)?,
+                3 => self.object_selector = rt::decode::value(map)?,
+                4 => self.resource_rules = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::MatchResources>
     for MatchResources {
@@ -501,8 +705,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MutatingAdmissionPolicy {
@@ -533,6 +736,50 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl<'de> rt::serde::Deserialize<'de> for MutatingAdmissionPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl rt::decode::Fields for MutatingAdmissionPolicy {
+        const NAME: &'static str = "MutatingAdmissionPolicy";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingAdmissionPolicy>
@@ -673,8 +920,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MutatingAdmissionPolicyBinding {
@@ -705,6 +951,50 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl<'de> rt::serde::Deserialize<'de> for MutatingAdmissionPolicyBinding {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl rt::decode::Fields for MutatingAdmissionPolicyBinding {
+        const NAME: &'static str = "MutatingAdmissionPolicyBinding";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingAdmissionPolicyBinding>
@@ -850,8 +1140,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MutatingAdmissionPolicyBindingSpec {
@@ -886,6 +1175,47 @@ pub mod v1 {
                 ("policy_name", "policyName"),
             ],
         );
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl<'de> rt::serde::Deserialize<'de> for MutatingAdmissionPolicyBindingSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl rt::decode::Fields for MutatingAdmissionPolicyBindingSpec {
+        const NAME: &'static str = "MutatingAdmissionPolicyBindingSpec";
+        const KEYS: &'static [&'static str] = &[
+            "matchResources",
+            "paramRef",
+            "policyName",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "matchResources" => rt::Option::Some(0),
+                "paramRef" => rt::Option::Some(1),
+                "policyName" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.match_resources = rt::decode::value(map)?,
+                1 => self.param_ref = rt::decode::value(map)?,
+                2 => self.policy_name = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<
@@ -957,8 +1287,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MutatingAdmissionPolicySpec {
@@ -1025,6 +1354,59 @@ pub mod v1 {
                 ("variables", "variables"),
             ],
         );
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl<'de> rt::serde::Deserialize<'de> for MutatingAdmissionPolicySpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl rt::decode::Fields for MutatingAdmissionPolicySpec {
+        const NAME: &'static str = "MutatingAdmissionPolicySpec";
+        const KEYS: &'static [&'static str] = &[
+            "failurePolicy",
+            "matchConditions",
+            "matchConstraints",
+            "mutations",
+            "paramKind",
+            "reinvocationPolicy",
+            "variables",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "failurePolicy" => rt::Option::Some(0),
+                "matchConditions" => rt::Option::Some(1),
+                "matchConstraints" => rt::Option::Some(2),
+                "mutations" => rt::Option::Some(3),
+                "paramKind" => rt::Option::Some(4),
+                "reinvocationPolicy" => rt::Option::Some(5),
+                "variables" => rt::Option::Some(6),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.failure_policy = rt::decode::value(map)?,
+                1 => self.match_conditions = rt::decode::value(map)?,
+                2 => self.match_constraints = rt::decode::value(map)?,
+                3 => self.mutations = rt::decode::value(map)?,
+                4 => self.param_kind = rt::decode::value(map)?,
+                5 => self.reinvocation_policy = rt::decode::value(map)?,
+                6 => self.variables = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingAdmissionPolicySpec>
@@ -1104,8 +1486,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MutatingWebhook {
@@ -1204,6 +1585,72 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for MutatingWebhook {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for MutatingWebhook {
+        const NAME: &'static str = "MutatingWebhook";
+        const KEYS: &'static [&'static str] = &[
+            "admissionReviewVersions",
+            "clientConfig",
+            "failurePolicy",
+            "matchConditions",
+            "matchPolicy",
+            "name",
+            "namespaceSelector",
+            "objectSelector",
+            "reinvocationPolicy",
+            "rules",
+            "sideEffects",
+            "timeoutSeconds",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "admissionReviewVersions" => rt::Option::Some(0),
+                "clientConfig" => rt::Option::Some(1),
+                "failurePolicy" => rt::Option::Some(2),
+                "matchConditions" => rt::Option::Some(3),
+                "matchPolicy" => rt::Option::Some(4),
+                "name" => rt::Option::Some(5),
+                "namespaceSelector" => rt::Option::Some(6),
+                "objectSelector" => rt::Option::Some(7),
+                "reinvocationPolicy" => rt::Option::Some(8),
+                "rules" => rt::Option::Some(9),
+                "sideEffects" => rt::Option::Some(10),
+                "timeoutSeconds" => rt::Option::Some(11),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.admission_review_versions = rt::decode::null_default(map)?,
+                1 => self.client_config = rt::decode::null_default(map)?,
+                2 => self.failure_policy = rt::decode::value(map)?,
+                3 => self.match_conditions = rt::decode::value(map)?,
+                4 => self.match_policy = rt::decode::value(map)?,
+                5 => self.name = rt::decode::null_default(map)?,
+                6 => self.namespace_selector = rt::decode::value(map)?,
+                7 => self.object_selector = rt::decode::value(map)?,
+                8 => self.reinvocation_policy = rt::decode::value(map)?,
+                9 => self.rules = rt::decode::value(map)?,
+                10 => self.side_effects = rt::decode::null_default(map)?,
+                11 => self.timeout_seconds = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingWebhook>
     for MutatingWebhook {
         fn from(full: &k8s::api::admissionregistration::v1::MutatingWebhook) -> Self {
@@ -1296,8 +1743,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MutatingWebhookConfiguration {
@@ -1331,6 +1777,48 @@ pub mod v1 {
                 ("webhooks", "webhooks"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for MutatingWebhookConfiguration {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for MutatingWebhookConfiguration {
+        const NAME: &'static str = "MutatingWebhookConfiguration";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "webhooks",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "webhooks" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.webhooks = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::MutatingWebhookConfiguration>
     for MutatingWebhookConfiguration {
@@ -1465,8 +1953,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Mutation {
@@ -1497,6 +1984,47 @@ pub mod v1 {
                 ("patch_type", "patchType"),
             ],
         );
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl<'de> rt::serde::Deserialize<'de> for Mutation {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_since = "1.36")]
+    impl rt::decode::Fields for Mutation {
+        const NAME: &'static str = "Mutation";
+        const KEYS: &'static [&'static str] = &[
+            "applyConfiguration",
+            "jsonPatch",
+            "patchType",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "applyConfiguration" => rt::Option::Some(0),
+                "jsonPatch" => rt::Option::Some(1),
+                "patchType" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.apply_configuration = rt::decode::value(map)?,
+                1 => self.json_patch = rt::decode::value(map)?,
+                2 => self.patch_type = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_since = "1.36")]
     impl rt::From<&k8s::api::admissionregistration::v1::Mutation> for Mutation {
@@ -1561,8 +2089,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct NamedRuleWithOperations {
@@ -1616,6 +2143,54 @@ pub mod v1 {
                 ("scope", "scope"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for NamedRuleWithOperations {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for NamedRuleWithOperations {
+        const NAME: &'static str = "NamedRuleWithOperations";
+        const KEYS: &'static [&'static str] = &[
+            "apiGroups",
+            "apiVersions",
+            "operations",
+            "resourceNames",
+            "resources",
+            "scope",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiGroups" => rt::Option::Some(0),
+                "apiVersions" => rt::Option::Some(1),
+                "operations" => rt::Option::Some(2),
+                "resourceNames" => rt::Option::Some(3),
+                "resources" => rt::Option::Some(4),
+                "scope" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_groups = rt::decode::value(map)?,
+                1 => self.api_versions = rt::decode::value(map)?,
+                2 => self.operations = rt::decode::value(map)?,
+                3 => self.resource_names = rt::decode::value(map)?,
+                4 => self.resources = rt::decode::value(map)?,
+                5 => self.scope = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::NamedRuleWithOperations>
     for NamedRuleWithOperations {
@@ -1685,8 +2260,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ParamKind {
@@ -1705,6 +2279,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("api_version", "apiVersion"), ("kind", "kind")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ParamKind {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ParamKind {
+        const NAME: &'static str = "ParamKind";
+        const KEYS: &'static [&'static str] = &["apiVersion", "kind"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ParamKind> for ParamKind {
         fn from(full: &k8s::api::admissionregistration::v1::ParamKind) -> Self {
@@ -1751,8 +2358,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ParamRef {
@@ -1794,6 +2400,48 @@ pub mod v1 {
                 ("selector", "selector"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ParamRef {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ParamRef {
+        const NAME: &'static str = "ParamRef";
+        const KEYS: &'static [&'static str] = &[
+            "name",
+            "namespace",
+            "parameterNotFoundAction",
+            "selector",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "namespace" => rt::Option::Some(1),
+                "parameterNotFoundAction" => rt::Option::Some(2),
+                "selector" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::value(map)?,
+                1 => self.namespace = rt::decode::value(map)?,
+                2 => self.parameter_not_found_action = rt::decode::value(map)?,
+                3 => self.selector = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ParamRef> for ParamRef {
         fn from(full: &k8s::api::admissionregistration::v1::ParamRef) -> Self {
@@ -1858,8 +2506,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct RuleWithOperations {
@@ -1905,6 +2552,51 @@ pub mod v1 {
                 ("scope", "scope"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for RuleWithOperations {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for RuleWithOperations {
+        const NAME: &'static str = "RuleWithOperations";
+        const KEYS: &'static [&'static str] = &[
+            "apiGroups",
+            "apiVersions",
+            "operations",
+            "resources",
+            "scope",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiGroups" => rt::Option::Some(0),
+                "apiVersions" => rt::Option::Some(1),
+                "operations" => rt::Option::Some(2),
+                "resources" => rt::Option::Some(3),
+                "scope" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_groups = rt::decode::value(map)?,
+                1 => self.api_versions = rt::decode::value(map)?,
+                2 => self.operations = rt::decode::value(map)?,
+                3 => self.resources = rt::decode::value(map)?,
+                4 => self.scope = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::RuleWithOperations>
     for RuleWithOperations {
@@ -1975,8 +2667,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ServiceReference {
@@ -2002,6 +2693,43 @@ pub mod v1 {
                 ("port", "port"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ServiceReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ServiceReference {
+        const NAME: &'static str = "ServiceReference";
+        const KEYS: &'static [&'static str] = &["name", "namespace", "path", "port"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "namespace" => rt::Option::Some(1),
+                "path" => rt::Option::Some(2),
+                "port" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.namespace = rt::decode::null_default(map)?,
+                2 => self.path = rt::decode::value(map)?,
+                3 => self.port = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ServiceReference>
     for ServiceReference {
@@ -2061,8 +2789,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct TypeChecking {
@@ -2078,6 +2805,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("expression_warnings", "expressionWarnings")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for TypeChecking {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for TypeChecking {
+        const NAME: &'static str = "TypeChecking";
+        const KEYS: &'static [&'static str] = &["expressionWarnings"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "expressionWarnings" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.expression_warnings = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::TypeChecking> for TypeChecking {
         fn from(full: &k8s::api::admissionregistration::v1::TypeChecking) -> Self {
@@ -2125,8 +2883,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ValidatingAdmissionPolicy {
@@ -2160,6 +2917,51 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ValidatingAdmissionPolicy {
+        const NAME: &'static str = "ValidatingAdmissionPolicy";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingAdmissionPolicy>
     for ValidatingAdmissionPolicy {
@@ -2296,8 +3098,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ValidatingAdmissionPolicyBinding {
@@ -2335,6 +3136,51 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicyBinding {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ValidatingAdmissionPolicyBinding {
+        const NAME: &'static str = "ValidatingAdmissionPolicyBinding";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                #[cfg(k8s_since = "1.36")]
+                3 => self.spec = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.35")]
+                3 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>
     for ValidatingAdmissionPolicyBinding {
@@ -2478,8 +3324,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ValidatingAdmissionPolicyBindingSpec {
@@ -2541,6 +3386,54 @@ pub mod v1 {
                 ("validation_actions", "validationActions"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicyBindingSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ValidatingAdmissionPolicyBindingSpec {
+        const NAME: &'static str = "ValidatingAdmissionPolicyBindingSpec";
+        const KEYS: &'static [&'static str] = &[
+            "matchResources",
+            "paramRef",
+            "policyName",
+            "validationActions",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "matchResources" => rt::Option::Some(0),
+                "paramRef" => rt::Option::Some(1),
+                "policyName" => rt::Option::Some(2),
+                "validationActions" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.match_resources = rt::decode::value(map)?,
+                1 => self.param_ref = rt::decode::value(map)?,
+                #[cfg(k8s_since = "1.36")]
+                2 => self.policy_name = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.35")]
+                2 => self.policy_name = rt::decode::value(map)?,
+                #[cfg(k8s_since = "1.36")]
+                3 => self.validation_actions = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.35")]
+                3 => self.validation_actions = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<
         &k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec,
@@ -2626,8 +3519,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ValidatingAdmissionPolicySpec {
@@ -2693,6 +3585,57 @@ pub mod v1 {
                 ("variables", "variables"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicySpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ValidatingAdmissionPolicySpec {
+        const NAME: &'static str = "ValidatingAdmissionPolicySpec";
+        const KEYS: &'static [&'static str] = &[
+            "auditAnnotations",
+            "failurePolicy",
+            "matchConditions",
+            "matchConstraints",
+            "paramKind",
+            "validations",
+            "variables",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "auditAnnotations" => rt::Option::Some(0),
+                "failurePolicy" => rt::Option::Some(1),
+                "matchConditions" => rt::Option::Some(2),
+                "matchConstraints" => rt::Option::Some(3),
+                "paramKind" => rt::Option::Some(4),
+                "validations" => rt::Option::Some(5),
+                "variables" => rt::Option::Some(6),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.audit_annotations = rt::decode::value(map)?,
+                1 => self.failure_policy = rt::decode::value(map)?,
+                2 => self.match_conditions = rt::decode::value(map)?,
+                3 => self.match_constraints = rt::decode::value(map)?,
+                4 => self.param_kind = rt::decode::value(map)?,
+                5 => self.validations = rt::decode::value(map)?,
+                6 => self.variables = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingAdmissionPolicySpec>
     for ValidatingAdmissionPolicySpec {
@@ -2766,8 +3709,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ValidatingAdmissionPolicyStatus {
@@ -2803,6 +3745,45 @@ pub mod v1 {
                 ("type_checking", "typeChecking"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ValidatingAdmissionPolicyStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ValidatingAdmissionPolicyStatus {
+        const NAME: &'static str = "ValidatingAdmissionPolicyStatus";
+        const KEYS: &'static [&'static str] = &[
+            "conditions",
+            "observedGeneration",
+            "typeChecking",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                "observedGeneration" => rt::Option::Some(1),
+                "typeChecking" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                1 => self.observed_generation = rt::decode::value(map)?,
+                2 => self.type_checking = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus>
     for ValidatingAdmissionPolicyStatus {
@@ -2865,8 +3846,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ValidatingWebhook {
@@ -2957,6 +3937,69 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for ValidatingWebhook {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ValidatingWebhook {
+        const NAME: &'static str = "ValidatingWebhook";
+        const KEYS: &'static [&'static str] = &[
+            "admissionReviewVersions",
+            "clientConfig",
+            "failurePolicy",
+            "matchConditions",
+            "matchPolicy",
+            "name",
+            "namespaceSelector",
+            "objectSelector",
+            "rules",
+            "sideEffects",
+            "timeoutSeconds",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "admissionReviewVersions" => rt::Option::Some(0),
+                "clientConfig" => rt::Option::Some(1),
+                "failurePolicy" => rt::Option::Some(2),
+                "matchConditions" => rt::Option::Some(3),
+                "matchPolicy" => rt::Option::Some(4),
+                "name" => rt::Option::Some(5),
+                "namespaceSelector" => rt::Option::Some(6),
+                "objectSelector" => rt::Option::Some(7),
+                "rules" => rt::Option::Some(8),
+                "sideEffects" => rt::Option::Some(9),
+                "timeoutSeconds" => rt::Option::Some(10),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.admission_review_versions = rt::decode::null_default(map)?,
+                1 => self.client_config = rt::decode::null_default(map)?,
+                2 => self.failure_policy = rt::decode::value(map)?,
+                3 => self.match_conditions = rt::decode::value(map)?,
+                4 => self.match_policy = rt::decode::value(map)?,
+                5 => self.name = rt::decode::null_default(map)?,
+                6 => self.namespace_selector = rt::decode::value(map)?,
+                7 => self.object_selector = rt::decode::value(map)?,
+                8 => self.rules = rt::decode::value(map)?,
+                9 => self.side_effects = rt::decode::null_default(map)?,
+                10 => self.timeout_seconds = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingWebhook>
     for ValidatingWebhook {
         fn from(full: &k8s::api::admissionregistration::v1::ValidatingWebhook) -> Self {
@@ -3046,8 +4089,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ValidatingWebhookConfiguration {
@@ -3081,6 +4123,48 @@ pub mod v1 {
                 ("webhooks", "webhooks"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ValidatingWebhookConfiguration {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ValidatingWebhookConfiguration {
+        const NAME: &'static str = "ValidatingWebhookConfiguration";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "webhooks",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "webhooks" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.webhooks = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::ValidatingWebhookConfiguration>
     for ValidatingWebhookConfiguration {
@@ -3215,8 +4299,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Validation {
@@ -3250,6 +4333,48 @@ pub mod v1 {
                 ("reason", "reason"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Validation {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Validation {
+        const NAME: &'static str = "Validation";
+        const KEYS: &'static [&'static str] = &[
+            "expression",
+            "message",
+            "messageExpression",
+            "reason",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "expression" => rt::Option::Some(0),
+                "message" => rt::Option::Some(1),
+                "messageExpression" => rt::Option::Some(2),
+                "reason" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.expression = rt::decode::null_default(map)?,
+                1 => self.message = rt::decode::value(map)?,
+                2 => self.message_expression = rt::decode::value(map)?,
+                3 => self.reason = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::Validation> for Validation {
         fn from(full: &k8s::api::admissionregistration::v1::Validation) -> Self {
@@ -3311,8 +4436,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Variable {
@@ -3327,6 +4451,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("expression", "expression"), ("name", "name")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Variable {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Variable {
+        const NAME: &'static str = "Variable";
+        const KEYS: &'static [&'static str] = &["expression", "name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "expression" => rt::Option::Some(0),
+                "name" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.expression = rt::decode::null_default(map)?,
+                1 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::Variable> for Variable {
         fn from(full: &k8s::api::admissionregistration::v1::Variable) -> Self {
@@ -3373,8 +4530,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct WebhookClientConfig {
@@ -3400,6 +4556,41 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("ca_bundle", "caBundle"), ("service", "service"), ("url", "url")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for WebhookClientConfig {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for WebhookClientConfig {
+        const NAME: &'static str = "WebhookClientConfig";
+        const KEYS: &'static [&'static str] = &["caBundle", "service", "url"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "caBundle" => rt::Option::Some(0),
+                "service" => rt::Option::Some(1),
+                "url" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.ca_bundle = rt::decode::value(map)?,
+                1 => self.service = rt::decode::value(map)?,
+                2 => self.url = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::admissionregistration::v1::WebhookClientConfig>
     for WebhookClientConfig {

@@ -11,8 +11,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CrossVersionObjectReference {
@@ -34,6 +33,41 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("api_version", "apiVersion"), ("kind", "kind"), ("name", "name")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for CrossVersionObjectReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for CrossVersionObjectReference {
+        const NAME: &'static str = "CrossVersionObjectReference";
+        const KEYS: &'static [&'static str] = &["apiVersion", "kind", "name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::null_default(map)?,
+                2 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v1::CrossVersionObjectReference>
     for CrossVersionObjectReference {
@@ -92,8 +126,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HorizontalPodAutoscaler {
@@ -133,6 +166,54 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscaler {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HorizontalPodAutoscaler {
+        const NAME: &'static str = "HorizontalPodAutoscaler";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                #[cfg(k8s_since = "1.36")]
+                3 => self.spec = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.35")]
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v1::HorizontalPodAutoscaler>
     for HorizontalPodAutoscaler {
@@ -264,8 +345,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HorizontalPodAutoscalerSpec {
@@ -303,6 +383,48 @@ pub mod v1 {
                 ("target_cpu_utilization_percentage", "targetCPUUtilizationPercentage"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HorizontalPodAutoscalerSpec {
+        const NAME: &'static str = "HorizontalPodAutoscalerSpec";
+        const KEYS: &'static [&'static str] = &[
+            "maxReplicas",
+            "minReplicas",
+            "scaleTargetRef",
+            "targetCPUUtilizationPercentage",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "maxReplicas" => rt::Option::Some(0),
+                "minReplicas" => rt::Option::Some(1),
+                "scaleTargetRef" => rt::Option::Some(2),
+                "targetCPUUtilizationPercentage" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.max_replicas = rt::decode::null_default(map)?,
+                1 => self.min_replicas = rt::decode::value(map)?,
+                2 => self.scale_target_ref = rt::decode::null_default(map)?,
+                3 => self.target_cpu_utilization_percentage = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v1::HorizontalPodAutoscalerSpec>
     for HorizontalPodAutoscalerSpec {
@@ -367,8 +489,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HorizontalPodAutoscalerStatus {
@@ -421,6 +542,51 @@ pub mod v1 {
                 ("observed_generation", "observedGeneration"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HorizontalPodAutoscalerStatus {
+        const NAME: &'static str = "HorizontalPodAutoscalerStatus";
+        const KEYS: &'static [&'static str] = &[
+            "currentCPUUtilizationPercentage",
+            "currentReplicas",
+            "desiredReplicas",
+            "lastScaleTime",
+            "observedGeneration",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "currentCPUUtilizationPercentage" => rt::Option::Some(0),
+                "currentReplicas" => rt::Option::Some(1),
+                "desiredReplicas" => rt::Option::Some(2),
+                "lastScaleTime" => rt::Option::Some(3),
+                "observedGeneration" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.current_cpu_utilization_percentage = rt::decode::value(map)?,
+                1 => self.current_replicas = rt::decode::null_default(map)?,
+                2 => self.desired_replicas = rt::decode::null_default(map)?,
+                3 => self.last_scale_time = rt::decode::value(map)?,
+                4 => self.observed_generation = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v1::HorizontalPodAutoscalerStatus>
     for HorizontalPodAutoscalerStatus {
@@ -494,8 +660,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ContainerResourceMetricSource {
@@ -513,6 +678,41 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("container", "container"), ("name", "name"), ("target", "target")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ContainerResourceMetricSource {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ContainerResourceMetricSource {
+        const NAME: &'static str = "ContainerResourceMetricSource";
+        const KEYS: &'static [&'static str] = &["container", "name", "target"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "container" => rt::Option::Some(0),
+                "name" => rt::Option::Some(1),
+                "target" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.container = rt::decode::null_default(map)?,
+                1 => self.name = rt::decode::null_default(map)?,
+                2 => self.target = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ContainerResourceMetricSource>
     for ContainerResourceMetricSource {
@@ -571,8 +771,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ContainerResourceMetricStatus {
@@ -590,6 +789,41 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("container", "container"), ("current", "current"), ("name", "name")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ContainerResourceMetricStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ContainerResourceMetricStatus {
+        const NAME: &'static str = "ContainerResourceMetricStatus";
+        const KEYS: &'static [&'static str] = &["container", "current", "name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "container" => rt::Option::Some(0),
+                "current" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.container = rt::decode::null_default(map)?,
+                1 => self.current = rt::decode::null_default(map)?,
+                2 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ContainerResourceMetricStatus>
     for ContainerResourceMetricStatus {
@@ -650,8 +884,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CrossVersionObjectReference {
@@ -673,6 +906,41 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("api_version", "apiVersion"), ("kind", "kind"), ("name", "name")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for CrossVersionObjectReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for CrossVersionObjectReference {
+        const NAME: &'static str = "CrossVersionObjectReference";
+        const KEYS: &'static [&'static str] = &["apiVersion", "kind", "name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::null_default(map)?,
+                2 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::CrossVersionObjectReference>
     for CrossVersionObjectReference {
@@ -729,8 +997,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ExternalMetricSource {
@@ -745,6 +1012,39 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("metric", "metric"), ("target", "target")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ExternalMetricSource {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ExternalMetricSource {
+        const NAME: &'static str = "ExternalMetricSource";
+        const KEYS: &'static [&'static str] = &["metric", "target"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "metric" => rt::Option::Some(0),
+                "target" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.metric = rt::decode::null_default(map)?,
+                1 => self.target = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ExternalMetricSource>
     for ExternalMetricSource {
@@ -798,8 +1098,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ExternalMetricStatus {
@@ -814,6 +1113,39 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("current", "current"), ("metric", "metric")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ExternalMetricStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ExternalMetricStatus {
+        const NAME: &'static str = "ExternalMetricStatus";
+        const KEYS: &'static [&'static str] = &["current", "metric"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "current" => rt::Option::Some(0),
+                "metric" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.current = rt::decode::null_default(map)?,
+                1 => self.metric = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ExternalMetricStatus>
     for ExternalMetricStatus {
@@ -869,8 +1201,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HPAScalingPolicy {
@@ -892,6 +1223,41 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("period_seconds", "periodSeconds"), ("type_", "type"), ("value", "value")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HPAScalingPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HPAScalingPolicy {
+        const NAME: &'static str = "HPAScalingPolicy";
+        const KEYS: &'static [&'static str] = &["periodSeconds", "type", "value"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "periodSeconds" => rt::Option::Some(0),
+                "type" => rt::Option::Some(1),
+                "value" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.period_seconds = rt::decode::null_default(map)?,
+                1 => self.type_ = rt::decode::null_default(map)?,
+                2 => self.value = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HPAScalingPolicy> for HPAScalingPolicy {
         fn from(full: &k8s::api::autoscaling::v2::HPAScalingPolicy) -> Self {
@@ -938,8 +1304,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HPAScalingRules {
@@ -982,6 +1347,48 @@ pub mod v2 {
                 ("tolerance", "tolerance"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HPAScalingRules {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HPAScalingRules {
+        const NAME: &'static str = "HPAScalingRules";
+        const KEYS: &'static [&'static str] = &[
+            "policies",
+            "selectPolicy",
+            "stabilizationWindowSeconds",
+            "tolerance",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "policies" => rt::Option::Some(0),
+                "selectPolicy" => rt::Option::Some(1),
+                "stabilizationWindowSeconds" => rt::Option::Some(2),
+                "tolerance" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.policies = rt::decode::value(map)?,
+                1 => self.select_policy = rt::decode::value(map)?,
+                2 => self.stabilization_window_seconds = rt::decode::value(map)?,
+                3 => self.tolerance = rt::decode::quantity(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HPAScalingRules> for HPAScalingRules {
         fn from(full: &k8s::api::autoscaling::v2::HPAScalingRules) -> Self {
@@ -1033,8 +1440,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HorizontalPodAutoscaler {
@@ -1074,6 +1480,54 @@ pub mod v2 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscaler {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HorizontalPodAutoscaler {
+        const NAME: &'static str = "HorizontalPodAutoscaler";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                #[cfg(k8s_since = "1.36")]
+                3 => self.spec = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.35")]
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscaler>
     for HorizontalPodAutoscaler {
@@ -1205,8 +1659,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HorizontalPodAutoscalerBehavior {
@@ -1229,6 +1682,39 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("scale_down", "scaleDown"), ("scale_up", "scaleUp")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerBehavior {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HorizontalPodAutoscalerBehavior {
+        const NAME: &'static str = "HorizontalPodAutoscalerBehavior";
+        const KEYS: &'static [&'static str] = &["scaleDown", "scaleUp"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "scaleDown" => rt::Option::Some(0),
+                "scaleUp" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.scale_down = rt::decode::value(map)?,
+                1 => self.scale_up = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscalerBehavior>
     for HorizontalPodAutoscalerBehavior {
@@ -1292,8 +1778,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HorizontalPodAutoscalerCondition {
@@ -1343,6 +1828,56 @@ pub mod v2 {
                 ("type_", "type"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerCondition {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HorizontalPodAutoscalerCondition {
+        const NAME: &'static str = "HorizontalPodAutoscalerCondition";
+        const KEYS: &'static [&'static str] = &[
+            "lastTransitionTime",
+            "message",
+            "observedGeneration",
+            "reason",
+            "status",
+            "type",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "lastTransitionTime" => rt::Option::Some(0),
+                "message" => rt::Option::Some(1),
+                #[cfg(k8s_openapi_enabled_version = "1.37")]
+                "observedGeneration" => rt::Option::Some(2),
+                "reason" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                "type" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.last_transition_time = rt::decode::value(map)?,
+                1 => self.message = rt::decode::value(map)?,
+                #[cfg(k8s_openapi_enabled_version = "1.37")]
+                2 => self.observed_generation = rt::decode::value(map)?,
+                3 => self.reason = rt::decode::value(map)?,
+                4 => self.status = rt::decode::null_default(map)?,
+                5 => self.type_ = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscalerCondition>
     for HorizontalPodAutoscalerCondition {
@@ -1415,8 +1950,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HorizontalPodAutoscalerSpec {
@@ -1462,6 +1996,51 @@ pub mod v2 {
                 ("scale_target_ref", "scaleTargetRef"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HorizontalPodAutoscalerSpec {
+        const NAME: &'static str = "HorizontalPodAutoscalerSpec";
+        const KEYS: &'static [&'static str] = &[
+            "behavior",
+            "maxReplicas",
+            "metrics",
+            "minReplicas",
+            "scaleTargetRef",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "behavior" => rt::Option::Some(0),
+                "maxReplicas" => rt::Option::Some(1),
+                "metrics" => rt::Option::Some(2),
+                "minReplicas" => rt::Option::Some(3),
+                "scaleTargetRef" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.behavior = rt::decode::value(map)?,
+                1 => self.max_replicas = rt::decode::null_default(map)?,
+                2 => self.metrics = rt::decode::value(map)?,
+                3 => self.min_replicas = rt::decode::value(map)?,
+                4 => self.scale_target_ref = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscalerSpec>
     for HorizontalPodAutoscalerSpec {
@@ -1528,8 +2107,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HorizontalPodAutoscalerStatus {
@@ -1587,6 +2165,54 @@ pub mod v2 {
                 ("observed_generation", "observedGeneration"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HorizontalPodAutoscalerStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HorizontalPodAutoscalerStatus {
+        const NAME: &'static str = "HorizontalPodAutoscalerStatus";
+        const KEYS: &'static [&'static str] = &[
+            "conditions",
+            "currentMetrics",
+            "currentReplicas",
+            "desiredReplicas",
+            "lastScaleTime",
+            "observedGeneration",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                "currentMetrics" => rt::Option::Some(1),
+                "currentReplicas" => rt::Option::Some(2),
+                "desiredReplicas" => rt::Option::Some(3),
+                "lastScaleTime" => rt::Option::Some(4),
+                "observedGeneration" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                1 => self.current_metrics = rt::decode::value(map)?,
+                2 => self.current_replicas = rt::decode::value(map)?,
+                3 => self.desired_replicas = rt::decode::null_default(map)?,
+                4 => self.last_scale_time = rt::decode::value(map)?,
+                5 => self.observed_generation = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::HorizontalPodAutoscalerStatus>
     for HorizontalPodAutoscalerStatus {
@@ -1654,8 +2280,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MetricIdentifier {
@@ -1678,6 +2303,39 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("selector", "selector")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for MetricIdentifier {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for MetricIdentifier {
+        const NAME: &'static str = "MetricIdentifier";
+        const KEYS: &'static [&'static str] = &["name", "selector"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "selector" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.selector = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::MetricIdentifier> for MetricIdentifier {
         fn from(full: &k8s::api::autoscaling::v2::MetricIdentifier) -> Self {
@@ -1721,8 +2379,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MetricSpec {
@@ -1768,6 +2425,54 @@ pub mod v2 {
                 ("type_", "type"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for MetricSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for MetricSpec {
+        const NAME: &'static str = "MetricSpec";
+        const KEYS: &'static [&'static str] = &[
+            "containerResource",
+            "external",
+            "object",
+            "pods",
+            "resource",
+            "type",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "containerResource" => rt::Option::Some(0),
+                "external" => rt::Option::Some(1),
+                "object" => rt::Option::Some(2),
+                "pods" => rt::Option::Some(3),
+                "resource" => rt::Option::Some(4),
+                "type" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.container_resource = rt::decode::value(map)?,
+                1 => self.external = rt::decode::value(map)?,
+                2 => self.object = rt::decode::value(map)?,
+                3 => self.pods = rt::decode::value(map)?,
+                4 => self.resource = rt::decode::value(map)?,
+                5 => self.type_ = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::MetricSpec> for MetricSpec {
         fn from(full: &k8s::api::autoscaling::v2::MetricSpec) -> Self {
@@ -1830,8 +2535,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MetricStatus {
@@ -1877,6 +2581,54 @@ pub mod v2 {
                 ("type_", "type"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for MetricStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for MetricStatus {
+        const NAME: &'static str = "MetricStatus";
+        const KEYS: &'static [&'static str] = &[
+            "containerResource",
+            "external",
+            "object",
+            "pods",
+            "resource",
+            "type",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "containerResource" => rt::Option::Some(0),
+                "external" => rt::Option::Some(1),
+                "object" => rt::Option::Some(2),
+                "pods" => rt::Option::Some(3),
+                "resource" => rt::Option::Some(4),
+                "type" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.container_resource = rt::decode::value(map)?,
+                1 => self.external = rt::decode::value(map)?,
+                2 => self.object = rt::decode::value(map)?,
+                3 => self.pods = rt::decode::value(map)?,
+                4 => self.resource = rt::decode::value(map)?,
+                5 => self.type_ = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::MetricStatus> for MetricStatus {
         fn from(full: &k8s::api::autoscaling::v2::MetricStatus) -> Self {
@@ -1931,8 +2683,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MetricTarget {
@@ -1972,6 +2723,48 @@ pub mod v2 {
                 ("value", "value"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for MetricTarget {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for MetricTarget {
+        const NAME: &'static str = "MetricTarget";
+        const KEYS: &'static [&'static str] = &[
+            "averageUtilization",
+            "averageValue",
+            "type",
+            "value",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "averageUtilization" => rt::Option::Some(0),
+                "averageValue" => rt::Option::Some(1),
+                "type" => rt::Option::Some(2),
+                "value" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.average_utilization = rt::decode::value(map)?,
+                1 => self.average_value = rt::decode::quantity(map)?,
+                2 => self.type_ = rt::decode::null_default(map)?,
+                3 => self.value = rt::decode::quantity(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::MetricTarget> for MetricTarget {
         fn from(full: &k8s::api::autoscaling::v2::MetricTarget) -> Self {
@@ -2020,8 +2813,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct MetricValueStatus {
@@ -2057,6 +2849,45 @@ pub mod v2 {
                 ("value", "value"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for MetricValueStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for MetricValueStatus {
+        const NAME: &'static str = "MetricValueStatus";
+        const KEYS: &'static [&'static str] = &[
+            "averageUtilization",
+            "averageValue",
+            "value",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "averageUtilization" => rt::Option::Some(0),
+                "averageValue" => rt::Option::Some(1),
+                "value" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.average_utilization = rt::decode::value(map)?,
+                1 => self.average_value = rt::decode::quantity(map)?,
+                2 => self.value = rt::decode::quantity(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::MetricValueStatus> for MetricValueStatus {
         fn from(full: &k8s::api::autoscaling::v2::MetricValueStatus) -> Self {
@@ -2104,8 +2935,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ObjectMetricSource {
@@ -2131,6 +2961,41 @@ pub mod v2 {
                 ("target", "target"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ObjectMetricSource {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ObjectMetricSource {
+        const NAME: &'static str = "ObjectMetricSource";
+        const KEYS: &'static [&'static str] = &["describedObject", "metric", "target"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "describedObject" => rt::Option::Some(0),
+                "metric" => rt::Option::Some(1),
+                "target" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.described_object = rt::decode::null_default(map)?,
+                1 => self.metric = rt::decode::null_default(map)?,
+                2 => self.target = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ObjectMetricSource>
     for ObjectMetricSource {
@@ -2191,8 +3056,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ObjectMetricStatus {
@@ -2218,6 +3082,41 @@ pub mod v2 {
                 ("metric", "metric"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ObjectMetricStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ObjectMetricStatus {
+        const NAME: &'static str = "ObjectMetricStatus";
+        const KEYS: &'static [&'static str] = &["current", "describedObject", "metric"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "current" => rt::Option::Some(0),
+                "describedObject" => rt::Option::Some(1),
+                "metric" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.current = rt::decode::null_default(map)?,
+                1 => self.described_object = rt::decode::null_default(map)?,
+                2 => self.metric = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ObjectMetricStatus>
     for ObjectMetricStatus {
@@ -2280,8 +3179,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodsMetricSource {
@@ -2296,6 +3194,39 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("metric", "metric"), ("target", "target")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PodsMetricSource {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PodsMetricSource {
+        const NAME: &'static str = "PodsMetricSource";
+        const KEYS: &'static [&'static str] = &["metric", "target"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "metric" => rt::Option::Some(0),
+                "target" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.metric = rt::decode::null_default(map)?,
+                1 => self.target = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::PodsMetricSource> for PodsMetricSource {
         fn from(full: &k8s::api::autoscaling::v2::PodsMetricSource) -> Self {
@@ -2341,8 +3272,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodsMetricStatus {
@@ -2357,6 +3287,39 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("current", "current"), ("metric", "metric")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PodsMetricStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PodsMetricStatus {
+        const NAME: &'static str = "PodsMetricStatus";
+        const KEYS: &'static [&'static str] = &["current", "metric"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "current" => rt::Option::Some(0),
+                "metric" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.current = rt::decode::null_default(map)?,
+                1 => self.metric = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::PodsMetricStatus> for PodsMetricStatus {
         fn from(full: &k8s::api::autoscaling::v2::PodsMetricStatus) -> Self {
@@ -2404,8 +3367,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ResourceMetricSource {
@@ -2420,6 +3382,39 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("target", "target")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ResourceMetricSource {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ResourceMetricSource {
+        const NAME: &'static str = "ResourceMetricSource";
+        const KEYS: &'static [&'static str] = &["name", "target"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "target" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.target = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ResourceMetricSource>
     for ResourceMetricSource {
@@ -2471,8 +3466,7 @@ pub mod v2 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ResourceMetricStatus {
@@ -2487,6 +3481,39 @@ pub mod v2 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("current", "current"), ("name", "name")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ResourceMetricStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ResourceMetricStatus {
+        const NAME: &'static str = "ResourceMetricStatus";
+        const KEYS: &'static [&'static str] = &["current", "name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "current" => rt::Option::Some(0),
+                "name" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.current = rt::decode::null_default(map)?,
+                1 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::autoscaling::v2::ResourceMetricStatus>
     for ResourceMetricStatus {

@@ -13,8 +13,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CronJob {
@@ -52,6 +51,54 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for CronJob {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for CronJob {
+        const NAME: &'static str = "CronJob";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                #[cfg(k8s_since = "1.36")]
+                3 => self.spec = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.35")]
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::CronJob> for CronJob {
         fn from(full: &k8s::api::batch::v1::CronJob) -> Self {
@@ -166,8 +213,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CronJobSpec {
@@ -234,6 +280,60 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for CronJobSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for CronJobSpec {
+        const NAME: &'static str = "CronJobSpec";
+        const KEYS: &'static [&'static str] = &[
+            "concurrencyPolicy",
+            "failedJobsHistoryLimit",
+            "jobTemplate",
+            "schedule",
+            "startingDeadlineSeconds",
+            "successfulJobsHistoryLimit",
+            "suspend",
+            "timeZone",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "concurrencyPolicy" => rt::Option::Some(0),
+                "failedJobsHistoryLimit" => rt::Option::Some(1),
+                "jobTemplate" => rt::Option::Some(2),
+                "schedule" => rt::Option::Some(3),
+                "startingDeadlineSeconds" => rt::Option::Some(4),
+                "successfulJobsHistoryLimit" => rt::Option::Some(5),
+                "suspend" => rt::Option::Some(6),
+                "timeZone" => rt::Option::Some(7),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.concurrency_policy = rt::decode::value(map)?,
+                1 => self.failed_jobs_history_limit = rt::decode::value(map)?,
+                2 => self.job_template = rt::decode::null_default(map)?,
+                3 => self.schedule = rt::decode::null_default(map)?,
+                4 => self.starting_deadline_seconds = rt::decode::value(map)?,
+                5 => self.successful_jobs_history_limit = rt::decode::value(map)?,
+                6 => self.suspend = rt::decode::value(map)?,
+                7 => self.time_zone = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::From<&k8s::api::batch::v1::CronJobSpec> for CronJobSpec {
         fn from(full: &k8s::api::batch::v1::CronJobSpec) -> Self {
             CronJobSpec {
@@ -295,8 +395,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CronJobStatus {
@@ -330,6 +429,45 @@ pub mod v1 {
                 ("last_successful_time", "lastSuccessfulTime"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for CronJobStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for CronJobStatus {
+        const NAME: &'static str = "CronJobStatus";
+        const KEYS: &'static [&'static str] = &[
+            "active",
+            "lastScheduleTime",
+            "lastSuccessfulTime",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "active" => rt::Option::Some(0),
+                "lastScheduleTime" => rt::Option::Some(1),
+                "lastSuccessfulTime" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.active = rt::decode::value(map)?,
+                1 => self.last_schedule_time = rt::decode::value(map)?,
+                2 => self.last_successful_time = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::CronJobStatus> for CronJobStatus {
         fn from(full: &k8s::api::batch::v1::CronJobStatus) -> Self {
@@ -377,8 +515,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Job {
@@ -408,6 +545,51 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Job {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Job {
+        const NAME: &'static str = "Job";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::Job> for Job {
         fn from(full: &k8s::api::batch::v1::Job) -> Self {
@@ -516,8 +698,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct JobCondition {
@@ -565,6 +746,54 @@ pub mod v1 {
                 ("type_", "type"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for JobCondition {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for JobCondition {
+        const NAME: &'static str = "JobCondition";
+        const KEYS: &'static [&'static str] = &[
+            "lastProbeTime",
+            "lastTransitionTime",
+            "message",
+            "reason",
+            "status",
+            "type",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "lastProbeTime" => rt::Option::Some(0),
+                "lastTransitionTime" => rt::Option::Some(1),
+                "message" => rt::Option::Some(2),
+                "reason" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                "type" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.last_probe_time = rt::decode::value(map)?,
+                1 => self.last_transition_time = rt::decode::value(map)?,
+                2 => self.message = rt::decode::value(map)?,
+                3 => self.reason = rt::decode::value(map)?,
+                4 => self.status = rt::decode::null_default(map)?,
+                5 => self.type_ = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::JobCondition> for JobCondition {
         fn from(full: &k8s::api::batch::v1::JobCondition) -> Self {
@@ -620,8 +849,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct JobSchedulingConfiguration {
@@ -680,6 +908,50 @@ pub mod v1 {
                 ("scheduling_policy", "schedulingPolicy"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for JobSchedulingConfiguration {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for JobSchedulingConfiguration {
+        const NAME: &'static str = "JobSchedulingConfiguration";
+        const KEYS: &'static [&'static str] = &[
+            "disruptionMode",
+            "resourceClaims",
+            "schedulingConstraints",
+            "schedulingPolicy",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "disruptionMode" => rt::Option::Some(0),
+                "resourceClaims" => rt::Option::Some(1),
+                "schedulingConstraints" => rt::Option::Some(2),
+                "schedulingPolicy" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.disruption_mode = rt::decode::value(map)?,
+                1 => self.resource_claims = rt::decode::value(map)?,
+                2 => self.scheduling_constraints = rt::decode::value(map)?,
+                3 => self.scheduling_policy = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::batch::v1::JobSchedulingConfiguration>
@@ -756,8 +1028,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct JobSpec {
@@ -906,6 +1177,89 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for JobSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for JobSpec {
+        const NAME: &'static str = "JobSpec";
+        const KEYS: &'static [&'static str] = &[
+            "activeDeadlineSeconds",
+            "backoffLimit",
+            "backoffLimitPerIndex",
+            "completionMode",
+            "completions",
+            "managedBy",
+            "manualSelector",
+            "maxFailedIndexes",
+            "parallelism",
+            "podFailurePolicy",
+            "podReplacementPolicy",
+            "scheduling",
+            "selector",
+            "successPolicy",
+            "suspend",
+            "template",
+            "ttlSecondsAfterFinished",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "activeDeadlineSeconds" => rt::Option::Some(0),
+                "backoffLimit" => rt::Option::Some(1),
+                "backoffLimitPerIndex" => rt::Option::Some(2),
+                "completionMode" => rt::Option::Some(3),
+                "completions" => rt::Option::Some(4),
+                "managedBy" => rt::Option::Some(5),
+                "manualSelector" => rt::Option::Some(6),
+                "maxFailedIndexes" => rt::Option::Some(7),
+                "parallelism" => rt::Option::Some(8),
+                "podFailurePolicy" => rt::Option::Some(9),
+                "podReplacementPolicy" => rt::Option::Some(10),
+                #[cfg(k8s_openapi_enabled_version = "1.37")]
+                "scheduling" => rt::Option::Some(11),
+                "selector" => rt::Option::Some(12),
+                "successPolicy" => rt::Option::Some(13),
+                "suspend" => rt::Option::Some(14),
+                "template" => rt::Option::Some(15),
+                "ttlSecondsAfterFinished" => rt::Option::Some(16),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.active_deadline_seconds = rt::decode::value(map)?,
+                1 => self.backoff_limit = rt::decode::value(map)?,
+                2 => self.backoff_limit_per_index = rt::decode::value(map)?,
+                3 => self.completion_mode = rt::decode::value(map)?,
+                4 => self.completions = rt::decode::value(map)?,
+                5 => self.managed_by = rt::decode::value(map)?,
+                6 => self.manual_selector = rt::decode::value(map)?,
+                7 => self.max_failed_indexes = rt::decode::value(map)?,
+                8 => self.parallelism = rt::decode::value(map)?,
+                9 => self.pod_failure_policy = rt::decode::value(map)?,
+                10 => self.pod_replacement_policy = rt::decode::value(map)?,
+                #[cfg(k8s_openapi_enabled_version = "1.37")]
+                11 => self.scheduling = rt::decode::value(map)?,
+                12 => self.selector = rt::decode::value(map)?,
+                13 => self.success_policy = rt::decode::value(map)?,
+                14 => self.suspend = rt::decode::value(map)?,
+                15 => self.template = rt::decode::null_default(map)?,
+                16 => self.ttl_seconds_after_finished = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::From<&k8s::api::batch::v1::JobSpec> for JobSpec {
         fn from(full: &k8s::api::batch::v1::JobSpec) -> Self {
             JobSpec {
@@ -1001,8 +1355,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct JobStatus {
@@ -1089,6 +1442,69 @@ pub mod v1 {
             ],
         );
     }
+    impl<'de> rt::serde::Deserialize<'de> for JobStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for JobStatus {
+        const NAME: &'static str = "JobStatus";
+        const KEYS: &'static [&'static str] = &[
+            "active",
+            "completedIndexes",
+            "completionTime",
+            "conditions",
+            "failed",
+            "failedIndexes",
+            "ready",
+            "startTime",
+            "succeeded",
+            "terminating",
+            "uncountedTerminatedPods",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "active" => rt::Option::Some(0),
+                "completedIndexes" => rt::Option::Some(1),
+                "completionTime" => rt::Option::Some(2),
+                "conditions" => rt::Option::Some(3),
+                "failed" => rt::Option::Some(4),
+                "failedIndexes" => rt::Option::Some(5),
+                "ready" => rt::Option::Some(6),
+                "startTime" => rt::Option::Some(7),
+                "succeeded" => rt::Option::Some(8),
+                "terminating" => rt::Option::Some(9),
+                "uncountedTerminatedPods" => rt::Option::Some(10),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.active = rt::decode::value(map)?,
+                1 => self.completed_indexes = rt::decode::value(map)?,
+                2 => self.completion_time = rt::decode::value(map)?,
+                3 => self.conditions = rt::decode::value(map)?,
+                4 => self.failed = rt::decode::value(map)?,
+                5 => self.failed_indexes = rt::decode::value(map)?,
+                6 => self.ready = rt::decode::value(map)?,
+                7 => self.start_time = rt::decode::value(map)?,
+                8 => self.succeeded = rt::decode::value(map)?,
+                9 => self.terminating = rt::decode::value(map)?,
+                10 => self.uncounted_terminated_pods = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
     impl rt::From<&k8s::api::batch::v1::JobStatus> for JobStatus {
         fn from(full: &k8s::api::batch::v1::JobStatus) -> Self {
             JobStatus {
@@ -1161,8 +1577,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct JobTemplateSpec {
@@ -1183,6 +1598,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("metadata", "metadata"), ("spec", "spec")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for JobTemplateSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for JobTemplateSpec {
+        const NAME: &'static str = "JobTemplateSpec";
+        const KEYS: &'static [&'static str] = &["metadata", "spec"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "metadata" => rt::Option::Some(0),
+                "spec" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.metadata = rt::decode::value(map)?,
+                1 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::JobTemplateSpec> for JobTemplateSpec {
         fn from(full: &k8s::api::batch::v1::JobTemplateSpec) -> Self {
@@ -1233,8 +1681,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodFailurePolicy {
@@ -1244,6 +1691,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for PodFailurePolicy {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("rules", "rules")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PodFailurePolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PodFailurePolicy {
+        const NAME: &'static str = "PodFailurePolicy";
+        const KEYS: &'static [&'static str] = &["rules"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "rules" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.rules = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::PodFailurePolicy> for PodFailurePolicy {
         fn from(full: &k8s::api::batch::v1::PodFailurePolicy) -> Self {
@@ -1291,8 +1769,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodFailurePolicyOnExitCodesRequirement {
@@ -1318,6 +1795,41 @@ pub mod v1 {
                 ("values", "values"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PodFailurePolicyOnExitCodesRequirement {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PodFailurePolicyOnExitCodesRequirement {
+        const NAME: &'static str = "PodFailurePolicyOnExitCodesRequirement";
+        const KEYS: &'static [&'static str] = &["containerName", "operator", "values"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "containerName" => rt::Option::Some(0),
+                "operator" => rt::Option::Some(1),
+                "values" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.container_name = rt::decode::value(map)?,
+                1 => self.operator = rt::decode::null_default(map)?,
+                2 => self.values = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::PodFailurePolicyOnExitCodesRequirement>
     for PodFailurePolicyOnExitCodesRequirement {
@@ -1378,8 +1890,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodFailurePolicyOnPodConditionsPattern {
@@ -1405,6 +1916,42 @@ pub mod v1 {
                 ("type_", "type"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PodFailurePolicyOnPodConditionsPattern {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PodFailurePolicyOnPodConditionsPattern {
+        const NAME: &'static str = "PodFailurePolicyOnPodConditionsPattern";
+        const KEYS: &'static [&'static str] = &["status", "type"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "status" => rt::Option::Some(0),
+                "type" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                #[cfg(k8s_since = "1.35")]
+                0 => self.status = rt::decode::value(map)?,
+                #[cfg(k8s_until = "1.34")]
+                0 => self.status = rt::decode::null_default(map)?,
+                1 => self.type_ = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::PodFailurePolicyOnPodConditionsPattern>
     for PodFailurePolicyOnPodConditionsPattern {
@@ -1469,8 +2016,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodFailurePolicyRule {
@@ -1502,6 +2048,45 @@ pub mod v1 {
                 ("on_pod_conditions", "onPodConditions"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PodFailurePolicyRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PodFailurePolicyRule {
+        const NAME: &'static str = "PodFailurePolicyRule";
+        const KEYS: &'static [&'static str] = &[
+            "action",
+            "onExitCodes",
+            "onPodConditions",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "action" => rt::Option::Some(0),
+                "onExitCodes" => rt::Option::Some(1),
+                "onPodConditions" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.action = rt::decode::null_default(map)?,
+                1 => self.on_exit_codes = rt::decode::value(map)?,
+                2 => self.on_pod_conditions = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::PodFailurePolicyRule> for PodFailurePolicyRule {
         fn from(full: &k8s::api::batch::v1::PodFailurePolicyRule) -> Self {
@@ -1549,8 +2134,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct SuccessPolicy {
@@ -1560,6 +2144,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for SuccessPolicy {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("rules", "rules")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for SuccessPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for SuccessPolicy {
+        const NAME: &'static str = "SuccessPolicy";
+        const KEYS: &'static [&'static str] = &["rules"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "rules" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.rules = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::SuccessPolicy> for SuccessPolicy {
         fn from(full: &k8s::api::batch::v1::SuccessPolicy) -> Self {
@@ -1607,8 +2222,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct SuccessPolicyRule {
@@ -1634,6 +2248,39 @@ pub mod v1 {
                 ("succeeded_indexes", "succeededIndexes"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for SuccessPolicyRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for SuccessPolicyRule {
+        const NAME: &'static str = "SuccessPolicyRule";
+        const KEYS: &'static [&'static str] = &["succeededCount", "succeededIndexes"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "succeededCount" => rt::Option::Some(0),
+                "succeededIndexes" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.succeeded_count = rt::decode::value(map)?,
+                1 => self.succeeded_indexes = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::SuccessPolicyRule> for SuccessPolicyRule {
         fn from(full: &k8s::api::batch::v1::SuccessPolicyRule) -> Self {
@@ -1676,8 +2323,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct UncountedTerminatedPods {
@@ -1696,6 +2342,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("failed", "failed"), ("succeeded", "succeeded")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for UncountedTerminatedPods {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for UncountedTerminatedPods {
+        const NAME: &'static str = "UncountedTerminatedPods";
+        const KEYS: &'static [&'static str] = &["failed", "succeeded"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "failed" => rt::Option::Some(0),
+                "succeeded" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.failed = rt::decode::value(map)?,
+                1 => self.succeeded = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::batch::v1::UncountedTerminatedPods>
     for UncountedTerminatedPods {

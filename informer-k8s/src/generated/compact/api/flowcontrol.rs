@@ -11,8 +11,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ExemptPriorityLevelConfiguration {
@@ -38,6 +37,42 @@ pub mod v1 {
                 ("nominal_concurrency_shares", "nominalConcurrencyShares"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ExemptPriorityLevelConfiguration {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ExemptPriorityLevelConfiguration {
+        const NAME: &'static str = "ExemptPriorityLevelConfiguration";
+        const KEYS: &'static [&'static str] = &[
+            "lendablePercent",
+            "nominalConcurrencyShares",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "lendablePercent" => rt::Option::Some(0),
+                "nominalConcurrencyShares" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.lendable_percent = rt::decode::value(map)?,
+                1 => self.nominal_concurrency_shares = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::ExemptPriorityLevelConfiguration>
     for ExemptPriorityLevelConfiguration {
@@ -95,8 +130,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct FlowDistinguisherMethod {
@@ -106,6 +140,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for FlowDistinguisherMethod {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("type_", "type")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for FlowDistinguisherMethod {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for FlowDistinguisherMethod {
+        const NAME: &'static str = "FlowDistinguisherMethod";
+        const KEYS: &'static [&'static str] = &["type"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "type" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.type_ = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowDistinguisherMethod>
     for FlowDistinguisherMethod {
@@ -156,8 +221,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct FlowSchema {
@@ -195,6 +259,54 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for FlowSchema {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for FlowSchema {
+        const NAME: &'static str = "FlowSchema";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                #[cfg(k8s_openapi_enabled_version = "1.37")]
+                3 => self.spec = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.36")]
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowSchema> for FlowSchema {
         fn from(full: &k8s::api::flowcontrol::v1::FlowSchema) -> Self {
@@ -309,8 +421,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct FlowSchemaCondition {
@@ -358,6 +469,54 @@ pub mod v1 {
                 ("type_", "type"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for FlowSchemaCondition {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for FlowSchemaCondition {
+        const NAME: &'static str = "FlowSchemaCondition";
+        const KEYS: &'static [&'static str] = &[
+            "lastTransitionTime",
+            "message",
+            "reason",
+            "status",
+            "type",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "lastTransitionTime" => rt::Option::Some(0),
+                "message" => rt::Option::Some(1),
+                "reason" => rt::Option::Some(2),
+                "status" => rt::Option::Some(3),
+                "type" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.last_transition_time = rt::decode::value(map)?,
+                1 => self.message = rt::decode::value(map)?,
+                2 => self.reason = rt::decode::value(map)?,
+                3 => self.status = rt::decode::value(map)?,
+                #[cfg(k8s_openapi_enabled_version = "1.37")]
+                4 => self.type_ = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.36")]
+                4 => self.type_ = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowSchemaCondition>
     for FlowSchemaCondition {
@@ -426,8 +585,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct FlowSchemaSpec {
@@ -465,6 +623,48 @@ pub mod v1 {
                 ("rules", "rules"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for FlowSchemaSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for FlowSchemaSpec {
+        const NAME: &'static str = "FlowSchemaSpec";
+        const KEYS: &'static [&'static str] = &[
+            "distinguisherMethod",
+            "matchingPrecedence",
+            "priorityLevelConfiguration",
+            "rules",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "distinguisherMethod" => rt::Option::Some(0),
+                "matchingPrecedence" => rt::Option::Some(1),
+                "priorityLevelConfiguration" => rt::Option::Some(2),
+                "rules" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.distinguisher_method = rt::decode::value(map)?,
+                1 => self.matching_precedence = rt::decode::value(map)?,
+                2 => self.priority_level_configuration = rt::decode::null_default(map)?,
+                3 => self.rules = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowSchemaSpec> for FlowSchemaSpec {
         fn from(full: &k8s::api::flowcontrol::v1::FlowSchemaSpec) -> Self {
@@ -519,8 +719,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct FlowSchemaStatus {
@@ -536,6 +735,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("conditions", "conditions")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for FlowSchemaStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for FlowSchemaStatus {
+        const NAME: &'static str = "FlowSchemaStatus";
+        const KEYS: &'static [&'static str] = &["conditions"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::FlowSchemaStatus> for FlowSchemaStatus {
         fn from(full: &k8s::api::flowcontrol::v1::FlowSchemaStatus) -> Self {
@@ -576,8 +806,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GroupSubject {
@@ -587,6 +816,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for GroupSubject {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for GroupSubject {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for GroupSubject {
+        const NAME: &'static str = "GroupSubject";
+        const KEYS: &'static [&'static str] = &["name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::GroupSubject> for GroupSubject {
         fn from(full: &k8s::api::flowcontrol::v1::GroupSubject) -> Self {
@@ -626,8 +886,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct LimitResponse {
@@ -646,6 +905,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("queuing", "queuing"), ("type_", "type")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for LimitResponse {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for LimitResponse {
+        const NAME: &'static str = "LimitResponse";
+        const KEYS: &'static [&'static str] = &["queuing", "type"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "queuing" => rt::Option::Some(0),
+                "type" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.queuing = rt::decode::value(map)?,
+                1 => self.type_ = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::LimitResponse> for LimitResponse {
         fn from(full: &k8s::api::flowcontrol::v1::LimitResponse) -> Self {
@@ -688,8 +980,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct LimitedPriorityLevelConfiguration {
@@ -743,6 +1034,51 @@ pub mod v1 {
                 ("nominal_concurrency_shares", "nominalConcurrencyShares"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for LimitedPriorityLevelConfiguration {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for LimitedPriorityLevelConfiguration {
+        const NAME: &'static str = "LimitedPriorityLevelConfiguration";
+        const KEYS: &'static [&'static str] = &[
+            "borrowingLimitPercent",
+            "lendablePercent",
+            "limitResponse",
+            "nominalConcurrencyShares",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "borrowingLimitPercent" => rt::Option::Some(0),
+                "lendablePercent" => rt::Option::Some(1),
+                "limitResponse" => rt::Option::Some(2),
+                "nominalConcurrencyShares" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.borrowing_limit_percent = rt::decode::value(map)?,
+                1 => self.lendable_percent = rt::decode::value(map)?,
+                #[cfg(k8s_openapi_enabled_version = "1.37")]
+                2 => self.limit_response = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.36")]
+                2 => self.limit_response = rt::decode::value(map)?,
+                3 => self.nominal_concurrency_shares = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::LimitedPriorityLevelConfiguration>
     for LimitedPriorityLevelConfiguration {
@@ -825,8 +1161,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct NonResourcePolicyRule {
@@ -845,6 +1180,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("non_resource_urls", "nonResourceURLs"), ("verbs", "verbs")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for NonResourcePolicyRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for NonResourcePolicyRule {
+        const NAME: &'static str = "NonResourcePolicyRule";
+        const KEYS: &'static [&'static str] = &["nonResourceURLs", "verbs"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "nonResourceURLs" => rt::Option::Some(0),
+                "verbs" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.non_resource_urls = rt::decode::null_default(map)?,
+                1 => self.verbs = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::NonResourcePolicyRule>
     for NonResourcePolicyRule {
@@ -896,8 +1264,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PolicyRulesWithSubjects {
@@ -927,6 +1294,45 @@ pub mod v1 {
                 ("subjects", "subjects"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PolicyRulesWithSubjects {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PolicyRulesWithSubjects {
+        const NAME: &'static str = "PolicyRulesWithSubjects";
+        const KEYS: &'static [&'static str] = &[
+            "nonResourceRules",
+            "resourceRules",
+            "subjects",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "nonResourceRules" => rt::Option::Some(0),
+                "resourceRules" => rt::Option::Some(1),
+                "subjects" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.non_resource_rules = rt::decode::value(map)?,
+                1 => self.resource_rules = rt::decode::value(map)?,
+                2 => self.subjects = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::PolicyRulesWithSubjects>
     for PolicyRulesWithSubjects {
@@ -991,8 +1397,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PriorityLevelConfiguration {
@@ -1032,6 +1437,54 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfiguration {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PriorityLevelConfiguration {
+        const NAME: &'static str = "PriorityLevelConfiguration";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                #[cfg(k8s_openapi_enabled_version = "1.37")]
+                3 => self.spec = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.36")]
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfiguration>
     for PriorityLevelConfiguration {
@@ -1165,8 +1618,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PriorityLevelConfigurationCondition {
@@ -1214,6 +1666,54 @@ pub mod v1 {
                 ("type_", "type"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfigurationCondition {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PriorityLevelConfigurationCondition {
+        const NAME: &'static str = "PriorityLevelConfigurationCondition";
+        const KEYS: &'static [&'static str] = &[
+            "lastTransitionTime",
+            "message",
+            "reason",
+            "status",
+            "type",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "lastTransitionTime" => rt::Option::Some(0),
+                "message" => rt::Option::Some(1),
+                "reason" => rt::Option::Some(2),
+                "status" => rt::Option::Some(3),
+                "type" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.last_transition_time = rt::decode::value(map)?,
+                1 => self.message = rt::decode::value(map)?,
+                2 => self.reason = rt::decode::value(map)?,
+                3 => self.status = rt::decode::value(map)?,
+                #[cfg(k8s_openapi_enabled_version = "1.37")]
+                4 => self.type_ = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.36")]
+                4 => self.type_ = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfigurationCondition>
     for PriorityLevelConfigurationCondition {
@@ -1288,8 +1788,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PriorityLevelConfigurationReference {
@@ -1299,6 +1798,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for PriorityLevelConfigurationReference {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfigurationReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PriorityLevelConfigurationReference {
+        const NAME: &'static str = "PriorityLevelConfigurationReference";
+        const KEYS: &'static [&'static str] = &["name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfigurationReference>
     for PriorityLevelConfigurationReference {
@@ -1353,8 +1883,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PriorityLevelConfigurationSpec {
@@ -1376,6 +1905,41 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("exempt", "exempt"), ("limited", "limited"), ("type_", "type")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfigurationSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PriorityLevelConfigurationSpec {
+        const NAME: &'static str = "PriorityLevelConfigurationSpec";
+        const KEYS: &'static [&'static str] = &["exempt", "limited", "type"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "exempt" => rt::Option::Some(0),
+                "limited" => rt::Option::Some(1),
+                "type" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.exempt = rt::decode::value(map)?,
+                1 => self.limited = rt::decode::value(map)?,
+                2 => self.type_ = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfigurationSpec>
     for PriorityLevelConfigurationSpec {
@@ -1434,8 +1998,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PriorityLevelConfigurationStatus {
@@ -1451,6 +2014,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("conditions", "conditions")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PriorityLevelConfigurationStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PriorityLevelConfigurationStatus {
+        const NAME: &'static str = "PriorityLevelConfigurationStatus";
+        const KEYS: &'static [&'static str] = &["conditions"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::PriorityLevelConfigurationStatus>
     for PriorityLevelConfigurationStatus {
@@ -1505,8 +2099,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct QueuingConfiguration {
@@ -1536,6 +2129,45 @@ pub mod v1 {
                 ("queues", "queues"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for QueuingConfiguration {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for QueuingConfiguration {
+        const NAME: &'static str = "QueuingConfiguration";
+        const KEYS: &'static [&'static str] = &[
+            "handSize",
+            "queueLengthLimit",
+            "queues",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "handSize" => rt::Option::Some(0),
+                "queueLengthLimit" => rt::Option::Some(1),
+                "queues" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.hand_size = rt::decode::value(map)?,
+                1 => self.queue_length_limit = rt::decode::value(map)?,
+                2 => self.queues = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::QueuingConfiguration>
     for QueuingConfiguration {
@@ -1590,8 +2222,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ResourcePolicyRule {
@@ -1629,6 +2260,51 @@ pub mod v1 {
                 ("verbs", "verbs"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ResourcePolicyRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ResourcePolicyRule {
+        const NAME: &'static str = "ResourcePolicyRule";
+        const KEYS: &'static [&'static str] = &[
+            "apiGroups",
+            "clusterScope",
+            "namespaces",
+            "resources",
+            "verbs",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiGroups" => rt::Option::Some(0),
+                "clusterScope" => rt::Option::Some(1),
+                "namespaces" => rt::Option::Some(2),
+                "resources" => rt::Option::Some(3),
+                "verbs" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_groups = rt::decode::null_default(map)?,
+                1 => self.cluster_scope = rt::decode::value(map)?,
+                2 => self.namespaces = rt::decode::value(map)?,
+                3 => self.resources = rt::decode::null_default(map)?,
+                4 => self.verbs = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::ResourcePolicyRule>
     for ResourcePolicyRule {
@@ -1689,8 +2365,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ServiceAccountSubject {
@@ -1705,6 +2380,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("namespace", "namespace")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ServiceAccountSubject {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ServiceAccountSubject {
+        const NAME: &'static str = "ServiceAccountSubject";
+        const KEYS: &'static [&'static str] = &["name", "namespace"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "namespace" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.namespace = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::ServiceAccountSubject>
     for ServiceAccountSubject {
@@ -1756,8 +2464,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Subject {
@@ -1787,6 +2494,48 @@ pub mod v1 {
                 ("user", "user"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Subject {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Subject {
+        const NAME: &'static str = "Subject";
+        const KEYS: &'static [&'static str] = &[
+            "group",
+            "kind",
+            "serviceAccount",
+            "user",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "group" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "serviceAccount" => rt::Option::Some(2),
+                "user" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.group = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::null_default(map)?,
+                2 => self.service_account = rt::decode::value(map)?,
+                3 => self.user = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::Subject> for Subject {
         fn from(full: &k8s::api::flowcontrol::v1::Subject) -> Self {
@@ -1835,8 +2584,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct UserSubject {
@@ -1846,6 +2594,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for UserSubject {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for UserSubject {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for UserSubject {
+        const NAME: &'static str = "UserSubject";
+        const KEYS: &'static [&'static str] = &["name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::flowcontrol::v1::UserSubject> for UserSubject {
         fn from(full: &k8s::api::flowcontrol::v1::UserSubject) -> Self {

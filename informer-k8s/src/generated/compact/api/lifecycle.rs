@@ -14,8 +14,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Eviction {
@@ -46,6 +45,53 @@ pub mod v1alpha1 {
                 ("status", "status"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for Eviction {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for Eviction {
+        const NAME: &'static str = "Eviction";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::null_default(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::Eviction> for Eviction {
@@ -165,8 +211,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct EvictionPodReference {
@@ -182,6 +227,41 @@ pub mod v1alpha1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("uid", "uid")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for EvictionPodReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for EvictionPodReference {
+        const NAME: &'static str = "EvictionPodReference";
+        const KEYS: &'static [&'static str] = &["name", "uid"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "uid" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.uid = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::EvictionPodReference>
@@ -244,8 +324,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct EvictionRequest {
@@ -278,6 +357,53 @@ pub mod v1alpha1 {
                 ("status", "status"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for EvictionRequest {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for EvictionRequest {
+        const NAME: &'static str = "EvictionRequest";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::null_default(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::EvictionRequest> for EvictionRequest {
@@ -407,8 +533,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct EvictionRequestPodReference {
@@ -424,6 +549,41 @@ pub mod v1alpha1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("uid", "uid")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for EvictionRequestPodReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for EvictionRequestPodReference {
+        const NAME: &'static str = "EvictionRequestPodReference";
+        const KEYS: &'static [&'static str] = &["name", "uid"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "uid" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.uid = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::EvictionRequestPodReference>
@@ -486,8 +646,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct EvictionRequestSpec {
@@ -506,6 +665,43 @@ pub mod v1alpha1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("intent", "intent"), ("requester", "requester"), ("target", "target")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for EvictionRequestSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for EvictionRequestSpec {
+        const NAME: &'static str = "EvictionRequestSpec";
+        const KEYS: &'static [&'static str] = &["intent", "requester", "target"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "intent" => rt::Option::Some(0),
+                "requester" => rt::Option::Some(1),
+                "target" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.intent = rt::decode::null_default(map)?,
+                1 => self.requester = rt::decode::null_default(map)?,
+                2 => self.target = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::EvictionRequestSpec>
@@ -569,8 +765,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct EvictionRequestStatus {
@@ -599,6 +794,41 @@ pub mod v1alpha1 {
                 ("observed_generation", "observedGeneration"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for EvictionRequestStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for EvictionRequestStatus {
+        const NAME: &'static str = "EvictionRequestStatus";
+        const KEYS: &'static [&'static str] = &["conditions", "observedGeneration"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                "observedGeneration" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                1 => self.observed_generation = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::EvictionRequestStatus>
@@ -659,8 +889,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct EvictionRequestTarget {
@@ -671,6 +900,39 @@ pub mod v1alpha1 {
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::ProjectionSource for EvictionRequestTarget {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("pod", "pod")]);
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for EvictionRequestTarget {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for EvictionRequestTarget {
+        const NAME: &'static str = "EvictionRequestTarget";
+        const KEYS: &'static [&'static str] = &["pod"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "pod" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.pod = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::EvictionRequestTarget>
@@ -728,8 +990,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct EvictionSpec {
@@ -740,6 +1001,39 @@ pub mod v1alpha1 {
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::ProjectionSource for EvictionSpec {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("target", "target")]);
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for EvictionSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for EvictionSpec {
+        const NAME: &'static str = "EvictionSpec";
+        const KEYS: &'static [&'static str] = &["target"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "target" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.target = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::EvictionSpec> for EvictionSpec {
@@ -788,8 +1082,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct EvictionStatus {
@@ -842,6 +1135,53 @@ pub mod v1alpha1 {
                 ("target_responders", "targetResponders"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for EvictionStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for EvictionStatus {
+        const NAME: &'static str = "EvictionStatus";
+        const KEYS: &'static [&'static str] = &[
+            "conditions",
+            "observedGeneration",
+            "requesters",
+            "responders",
+            "targetResponders",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                "observedGeneration" => rt::Option::Some(1),
+                "requesters" => rt::Option::Some(2),
+                "responders" => rt::Option::Some(3),
+                "targetResponders" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                1 => self.observed_generation = rt::decode::value(map)?,
+                2 => self.requesters = rt::decode::value(map)?,
+                3 => self.responders = rt::decode::value(map)?,
+                4 => self.target_responders = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::EvictionStatus> for EvictionStatus {
@@ -905,8 +1245,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct EvictionTarget {
@@ -917,6 +1256,39 @@ pub mod v1alpha1 {
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::ProjectionSource for EvictionTarget {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("pod", "pod")]);
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for EvictionTarget {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for EvictionTarget {
+        const NAME: &'static str = "EvictionTarget";
+        const KEYS: &'static [&'static str] = &["pod"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "pod" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.pod = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::EvictionTarget> for EvictionTarget {
@@ -968,8 +1340,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Requester {
@@ -985,6 +1356,41 @@ pub mod v1alpha1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("intent", "intent"), ("name", "name")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for Requester {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for Requester {
+        const NAME: &'static str = "Requester";
+        const KEYS: &'static [&'static str] = &["intent", "name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "intent" => rt::Option::Some(0),
+                "name" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.intent = rt::decode::null_default(map)?,
+                1 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::Requester> for Requester {
@@ -1034,8 +1440,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ResponderStatus {
@@ -1092,6 +1497,56 @@ pub mod v1alpha1 {
                 ("start_time", "startTime"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for ResponderStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for ResponderStatus {
+        const NAME: &'static str = "ResponderStatus";
+        const KEYS: &'static [&'static str] = &[
+            "completionTime",
+            "expectedCompletionTime",
+            "heartbeatTime",
+            "message",
+            "name",
+            "startTime",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "completionTime" => rt::Option::Some(0),
+                "expectedCompletionTime" => rt::Option::Some(1),
+                "heartbeatTime" => rt::Option::Some(2),
+                "message" => rt::Option::Some(3),
+                "name" => rt::Option::Some(4),
+                "startTime" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.completion_time = rt::decode::value(map)?,
+                1 => self.expected_completion_time = rt::decode::value(map)?,
+                2 => self.heartbeat_time = rt::decode::value(map)?,
+                3 => self.message = rt::decode::value(map)?,
+                4 => self.name = rt::decode::null_default(map)?,
+                5 => self.start_time = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::ResponderStatus> for ResponderStatus {
@@ -1163,8 +1618,7 @@ pub mod v1alpha1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct TargetResponder {
@@ -1183,6 +1637,43 @@ pub mod v1alpha1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("priority", "priority"), ("state", "state")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for TargetResponder {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for TargetResponder {
+        const NAME: &'static str = "TargetResponder";
+        const KEYS: &'static [&'static str] = &["name", "priority", "state"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "priority" => rt::Option::Some(1),
+                "state" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.priority = rt::decode::null_default(map)?,
+                2 => self.state = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::lifecycle::v1alpha1::TargetResponder> for TargetResponder {

@@ -11,8 +11,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HTTPIngressPath {
@@ -30,6 +29,41 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("backend", "backend"), ("path", "path"), ("path_type", "pathType")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HTTPIngressPath {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HTTPIngressPath {
+        const NAME: &'static str = "HTTPIngressPath";
+        const KEYS: &'static [&'static str] = &["backend", "path", "pathType"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "backend" => rt::Option::Some(0),
+                "path" => rt::Option::Some(1),
+                "pathType" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.backend = rt::decode::null_default(map)?,
+                1 => self.path = rt::decode::value(map)?,
+                2 => self.path_type = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::HTTPIngressPath> for HTTPIngressPath {
         fn from(full: &k8s::api::networking::v1::HTTPIngressPath) -> Self {
@@ -77,8 +111,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct HTTPIngressRuleValue {
@@ -88,6 +121,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for HTTPIngressRuleValue {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("paths", "paths")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for HTTPIngressRuleValue {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for HTTPIngressRuleValue {
+        const NAME: &'static str = "HTTPIngressRuleValue";
+        const KEYS: &'static [&'static str] = &["paths"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "paths" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.paths = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::HTTPIngressRuleValue>
     for HTTPIngressRuleValue {
@@ -138,8 +202,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IPAddress {
@@ -173,6 +236,51 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IPAddress {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IPAddress {
+        const NAME: &'static str = "IPAddress";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                #[cfg(k8s_since = "1.36")]
+                3 => self.spec = rt::decode::null_default(map)?,
+                #[cfg(k8s_until = "1.35")]
+                3 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IPAddress> for IPAddress {
         fn from(full: &k8s::api::networking::v1::IPAddress) -> Self {
@@ -285,8 +393,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IPAddressSpec {
@@ -298,6 +405,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("parent_ref", "parentRef")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IPAddressSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IPAddressSpec {
+        const NAME: &'static str = "IPAddressSpec";
+        const KEYS: &'static [&'static str] = &["parentRef"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "parentRef" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.parent_ref = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IPAddressSpec> for IPAddressSpec {
         fn from(full: &k8s::api::networking::v1::IPAddressSpec) -> Self {
@@ -339,8 +477,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IPBlock {
@@ -355,6 +492,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("cidr", "cidr"), ("except", "except")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IPBlock {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IPBlock {
+        const NAME: &'static str = "IPBlock";
+        const KEYS: &'static [&'static str] = &["cidr", "except"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "cidr" => rt::Option::Some(0),
+                "except" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.cidr = rt::decode::null_default(map)?,
+                1 => self.except = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IPBlock> for IPBlock {
         fn from(full: &k8s::api::networking::v1::IPBlock) -> Self {
@@ -399,8 +569,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Ingress {
@@ -430,6 +599,51 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Ingress {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Ingress {
+        const NAME: &'static str = "Ingress";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::Ingress> for Ingress {
         fn from(full: &k8s::api::networking::v1::Ingress) -> Self {
@@ -538,8 +752,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressBackend {
@@ -564,6 +777,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("resource", "resource"), ("service", "service")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressBackend {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressBackend {
+        const NAME: &'static str = "IngressBackend";
+        const KEYS: &'static [&'static str] = &["resource", "service"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "resource" => rt::Option::Some(0),
+                "service" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.resource = rt::decode::value(map)?,
+                1 => self.service = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressBackend> for IngressBackend {
         fn from(full: &k8s::api::networking::v1::IngressBackend) -> Self {
@@ -616,8 +862,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressClass {
@@ -643,6 +888,48 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressClass {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressClass {
+        const NAME: &'static str = "IngressClass";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressClass> for IngressClass {
         fn from(full: &k8s::api::networking::v1::IngressClass) -> Self {
@@ -749,8 +1036,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressClassParametersReference {
@@ -788,6 +1074,51 @@ pub mod v1 {
                 ("scope", "scope"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressClassParametersReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressClassParametersReference {
+        const NAME: &'static str = "IngressClassParametersReference";
+        const KEYS: &'static [&'static str] = &[
+            "apiGroup",
+            "kind",
+            "name",
+            "namespace",
+            "scope",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiGroup" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                "namespace" => rt::Option::Some(3),
+                "scope" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_group = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::null_default(map)?,
+                2 => self.name = rt::decode::null_default(map)?,
+                3 => self.namespace = rt::decode::value(map)?,
+                4 => self.scope = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressClassParametersReference>
     for IngressClassParametersReference {
@@ -860,8 +1191,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressClassSpec {
@@ -884,6 +1214,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("controller", "controller"), ("parameters", "parameters")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressClassSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressClassSpec {
+        const NAME: &'static str = "IngressClassSpec";
+        const KEYS: &'static [&'static str] = &["controller", "parameters"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "controller" => rt::Option::Some(0),
+                "parameters" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.controller = rt::decode::value(map)?,
+                1 => self.parameters = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressClassSpec> for IngressClassSpec {
         fn from(full: &k8s::api::networking::v1::IngressClassSpec) -> Self {
@@ -927,8 +1290,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressLoadBalancerIngress {
@@ -950,6 +1312,41 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("hostname", "hostname"), ("ip", "ip"), ("ports", "ports")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressLoadBalancerIngress {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressLoadBalancerIngress {
+        const NAME: &'static str = "IngressLoadBalancerIngress";
+        const KEYS: &'static [&'static str] = &["hostname", "ip", "ports"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "hostname" => rt::Option::Some(0),
+                "ip" => rt::Option::Some(1),
+                "ports" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.hostname = rt::decode::value(map)?,
+                1 => self.ip = rt::decode::value(map)?,
+                2 => self.ports = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressLoadBalancerIngress>
     for IngressLoadBalancerIngress {
@@ -1006,8 +1403,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressLoadBalancerStatus {
@@ -1023,6 +1419,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("ingress", "ingress")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressLoadBalancerStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressLoadBalancerStatus {
+        const NAME: &'static str = "IngressLoadBalancerStatus";
+        const KEYS: &'static [&'static str] = &["ingress"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "ingress" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.ingress = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressLoadBalancerStatus>
     for IngressLoadBalancerStatus {
@@ -1073,8 +1500,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressPortStatus {
@@ -1092,6 +1518,41 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("error", "error"), ("port", "port"), ("protocol", "protocol")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressPortStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressPortStatus {
+        const NAME: &'static str = "IngressPortStatus";
+        const KEYS: &'static [&'static str] = &["error", "port", "protocol"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "error" => rt::Option::Some(0),
+                "port" => rt::Option::Some(1),
+                "protocol" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.error = rt::decode::value(map)?,
+                1 => self.port = rt::decode::null_default(map)?,
+                2 => self.protocol = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressPortStatus> for IngressPortStatus {
         fn from(full: &k8s::api::networking::v1::IngressPortStatus) -> Self {
@@ -1139,8 +1600,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressRule {
@@ -1155,6 +1615,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("host", "host"), ("http", "http")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressRule {
+        const NAME: &'static str = "IngressRule";
+        const KEYS: &'static [&'static str] = &["host", "http"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "host" => rt::Option::Some(0),
+                "http" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.host = rt::decode::value(map)?,
+                1 => self.http = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressRule> for IngressRule {
         fn from(full: &k8s::api::networking::v1::IngressRule) -> Self {
@@ -1205,8 +1698,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressServiceBackend {
@@ -1221,6 +1713,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("port", "port")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressServiceBackend {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressServiceBackend {
+        const NAME: &'static str = "IngressServiceBackend";
+        const KEYS: &'static [&'static str] = &["name", "port"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "port" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.port = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressServiceBackend>
     for IngressServiceBackend {
@@ -1272,8 +1797,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressSpec {
@@ -1307,6 +1831,48 @@ pub mod v1 {
                 ("tls", "tls"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressSpec {
+        const NAME: &'static str = "IngressSpec";
+        const KEYS: &'static [&'static str] = &[
+            "defaultBackend",
+            "ingressClassName",
+            "rules",
+            "tls",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "defaultBackend" => rt::Option::Some(0),
+                "ingressClassName" => rt::Option::Some(1),
+                "rules" => rt::Option::Some(2),
+                "tls" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.default_backend = rt::decode::value(map)?,
+                1 => self.ingress_class_name = rt::decode::value(map)?,
+                2 => self.rules = rt::decode::value(map)?,
+                3 => self.tls = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressSpec> for IngressSpec {
         fn from(full: &k8s::api::networking::v1::IngressSpec) -> Self {
@@ -1355,8 +1921,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressStatus {
@@ -1372,6 +1937,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("load_balancer", "loadBalancer")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressStatus {
+        const NAME: &'static str = "IngressStatus";
+        const KEYS: &'static [&'static str] = &["loadBalancer"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "loadBalancer" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.load_balancer = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressStatus> for IngressStatus {
         fn from(full: &k8s::api::networking::v1::IngressStatus) -> Self {
@@ -1411,8 +2007,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct IngressTLS {
@@ -1431,6 +2026,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("hosts", "hosts"), ("secret_name", "secretName")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for IngressTLS {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for IngressTLS {
+        const NAME: &'static str = "IngressTLS";
+        const KEYS: &'static [&'static str] = &["hosts", "secretName"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "hosts" => rt::Option::Some(0),
+                "secretName" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.hosts = rt::decode::value(map)?,
+                1 => self.secret_name = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::IngressTLS> for IngressTLS {
         fn from(full: &k8s::api::networking::v1::IngressTLS) -> Self {
@@ -1483,8 +2111,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct NetworkPolicy {
@@ -1510,6 +2137,48 @@ pub mod v1 {
                 ("spec", "spec"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for NetworkPolicy {
+        const NAME: &'static str = "NetworkPolicy";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicy> for NetworkPolicy {
         fn from(full: &k8s::api::networking::v1::NetworkPolicy) -> Self {
@@ -1616,8 +2285,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct NetworkPolicyEgressRule {
@@ -1632,6 +2300,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("ports", "ports"), ("to", "to")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicyEgressRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for NetworkPolicyEgressRule {
+        const NAME: &'static str = "NetworkPolicyEgressRule";
+        const KEYS: &'static [&'static str] = &["ports", "to"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "ports" => rt::Option::Some(0),
+                "to" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.ports = rt::decode::value(map)?,
+                1 => self.to = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicyEgressRule>
     for NetworkPolicyEgressRule {
@@ -1691,8 +2392,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct NetworkPolicyIngressRule {
@@ -1707,6 +2407,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("from", "from"), ("ports", "ports")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicyIngressRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for NetworkPolicyIngressRule {
+        const NAME: &'static str = "NetworkPolicyIngressRule";
+        const KEYS: &'static [&'static str] = &["from", "ports"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "from" => rt::Option::Some(0),
+                "ports" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.from = rt::decode::value(map)?,
+                1 => self.ports = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicyIngressRule>
     for NetworkPolicyIngressRule {
@@ -1766,8 +2499,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct NetworkPolicyPeer {
@@ -1809,6 +2541,45 @@ pub mod v1 {
                 ("pod_selector", "podSelector"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicyPeer {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for NetworkPolicyPeer {
+        const NAME: &'static str = "NetworkPolicyPeer";
+        const KEYS: &'static [&'static str] = &[
+            "ipBlock",
+            "namespaceSelector",
+            "podSelector",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "ipBlock" => rt::Option::Some(0),
+                "namespaceSelector" => rt::Option::Some(1),
+                "podSelector" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.ip_block = rt::decode::value(map)?,
+                1 => self.namespace_selector = rt::decode::value(map)?,
+                2 => self.pod_selector = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicyPeer> for NetworkPolicyPeer {
         fn from(full: &k8s::api::networking::v1::NetworkPolicyPeer) -> Self {
@@ -1856,8 +2627,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct NetworkPolicyPort {
@@ -1883,6 +2653,41 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("end_port", "endPort"), ("port", "port"), ("protocol", "protocol")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicyPort {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for NetworkPolicyPort {
+        const NAME: &'static str = "NetworkPolicyPort";
+        const KEYS: &'static [&'static str] = &["endPort", "port", "protocol"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "endPort" => rt::Option::Some(0),
+                "port" => rt::Option::Some(1),
+                "protocol" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.end_port = rt::decode::value(map)?,
+                1 => self.port = rt::decode::value(map)?,
+                2 => self.protocol = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicyPort> for NetworkPolicyPort {
         fn from(full: &k8s::api::networking::v1::NetworkPolicyPort) -> Self {
@@ -1930,8 +2735,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct NetworkPolicySpec {
@@ -1973,6 +2777,48 @@ pub mod v1 {
                 ("policy_types", "policyTypes"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for NetworkPolicySpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for NetworkPolicySpec {
+        const NAME: &'static str = "NetworkPolicySpec";
+        const KEYS: &'static [&'static str] = &[
+            "egress",
+            "ingress",
+            "podSelector",
+            "policyTypes",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "egress" => rt::Option::Some(0),
+                "ingress" => rt::Option::Some(1),
+                "podSelector" => rt::Option::Some(2),
+                "policyTypes" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.egress = rt::decode::value(map)?,
+                1 => self.ingress = rt::decode::value(map)?,
+                2 => self.pod_selector = rt::decode::value(map)?,
+                3 => self.policy_types = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::NetworkPolicySpec> for NetworkPolicySpec {
         fn from(full: &k8s::api::networking::v1::NetworkPolicySpec) -> Self {
@@ -2023,8 +2869,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ParentReference {
@@ -2054,6 +2899,48 @@ pub mod v1 {
                 ("resource", "resource"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ParentReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ParentReference {
+        const NAME: &'static str = "ParentReference";
+        const KEYS: &'static [&'static str] = &[
+            "group",
+            "name",
+            "namespace",
+            "resource",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "group" => rt::Option::Some(0),
+                "name" => rt::Option::Some(1),
+                "namespace" => rt::Option::Some(2),
+                "resource" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.group = rt::decode::value(map)?,
+                1 => self.name = rt::decode::null_default(map)?,
+                2 => self.namespace = rt::decode::value(map)?,
+                3 => self.resource = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::ParentReference> for ParentReference {
         fn from(full: &k8s::api::networking::v1::ParentReference) -> Self {
@@ -2110,8 +2997,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ServiceBackendPort {
@@ -2126,6 +3012,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("number", "number")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ServiceBackendPort {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ServiceBackendPort {
+        const NAME: &'static str = "ServiceBackendPort";
+        const KEYS: &'static [&'static str] = &["name", "number"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "number" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::value(map)?,
+                1 => self.number = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::ServiceBackendPort> for ServiceBackendPort {
         fn from(full: &k8s::api::networking::v1::ServiceBackendPort) -> Self {
@@ -2173,8 +3092,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ServiceCIDR {
@@ -2204,6 +3122,51 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ServiceCIDR {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ServiceCIDR {
+        const NAME: &'static str = "ServiceCIDR";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::ServiceCIDR> for ServiceCIDR {
         fn from(full: &k8s::api::networking::v1::ServiceCIDR) -> Self {
@@ -2312,8 +3275,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ServiceCIDRSpec {
@@ -2323,6 +3285,37 @@ pub mod v1 {
     }
     impl rt::ProjectionSource for ServiceCIDRSpec {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("cidrs", "cidrs")]);
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ServiceCIDRSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ServiceCIDRSpec {
+        const NAME: &'static str = "ServiceCIDRSpec";
+        const KEYS: &'static [&'static str] = &["cidrs"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "cidrs" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.cidrs = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::ServiceCIDRSpec> for ServiceCIDRSpec {
         fn from(full: &k8s::api::networking::v1::ServiceCIDRSpec) -> Self {
@@ -2362,8 +3355,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ServiceCIDRStatus {
@@ -2381,6 +3373,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("conditions", "conditions")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ServiceCIDRStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ServiceCIDRStatus {
+        const NAME: &'static str = "ServiceCIDRStatus";
+        const KEYS: &'static [&'static str] = &["conditions"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::networking::v1::ServiceCIDRStatus> for ServiceCIDRStatus {
         fn from(full: &k8s::api::networking::v1::ServiceCIDRStatus) -> Self {

@@ -11,8 +11,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Overhead {
@@ -29,6 +28,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("pod_fixed", "podFixed")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Overhead {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Overhead {
+        const NAME: &'static str = "Overhead";
+        const KEYS: &'static [&'static str] = &["podFixed"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "podFixed" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.pod_fixed = rt::decode::quantity(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::node::v1::Overhead> for Overhead {
         fn from(full: &k8s::api::node::v1::Overhead) -> Self {
@@ -70,8 +100,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct RuntimeClass {
@@ -113,6 +142,54 @@ pub mod v1 {
                 ("scheduling", "scheduling"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for RuntimeClass {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for RuntimeClass {
+        const NAME: &'static str = "RuntimeClass";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "handler",
+            "metadata",
+            "overhead",
+            "scheduling",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "handler" => rt::Option::Some(2),
+                "metadata" => rt::Option::Some(3),
+                "overhead" => rt::Option::Some(4),
+                "scheduling" => rt::Option::Some(5),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.handler = rt::decode::null_default(map)?,
+                3 => self.metadata = rt::decode::null_default(map)?,
+                4 => self.overhead = rt::decode::value(map)?,
+                5 => self.scheduling = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::node::v1::RuntimeClass> for RuntimeClass {
         fn from(full: &k8s::api::node::v1::RuntimeClass) -> Self {
@@ -223,8 +300,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Scheduling {
@@ -249,6 +325,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("node_selector", "nodeSelector"), ("tolerations", "tolerations")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Scheduling {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Scheduling {
+        const NAME: &'static str = "Scheduling";
+        const KEYS: &'static [&'static str] = &["nodeSelector", "tolerations"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "nodeSelector" => rt::Option::Some(0),
+                "tolerations" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.node_selector = rt::decode::value(map)?,
+                1 => self.tolerations = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::node::v1::Scheduling> for Scheduling {
         fn from(full: &k8s::api::node::v1::Scheduling) -> Self {

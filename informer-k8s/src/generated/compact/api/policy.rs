@@ -13,8 +13,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodDisruptionBudget {
@@ -44,6 +43,51 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PodDisruptionBudget {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PodDisruptionBudget {
+        const NAME: &'static str = "PodDisruptionBudget";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::policy::v1::PodDisruptionBudget> for PodDisruptionBudget {
         fn from(full: &k8s::api::policy::v1::PodDisruptionBudget) -> Self {
@@ -154,8 +198,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodDisruptionBudgetSpec {
@@ -203,6 +246,48 @@ pub mod v1 {
                 ("unhealthy_pod_eviction_policy", "unhealthyPodEvictionPolicy"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PodDisruptionBudgetSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PodDisruptionBudgetSpec {
+        const NAME: &'static str = "PodDisruptionBudgetSpec";
+        const KEYS: &'static [&'static str] = &[
+            "maxUnavailable",
+            "minAvailable",
+            "selector",
+            "unhealthyPodEvictionPolicy",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "maxUnavailable" => rt::Option::Some(0),
+                "minAvailable" => rt::Option::Some(1),
+                "selector" => rt::Option::Some(2),
+                "unhealthyPodEvictionPolicy" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.max_unavailable = rt::decode::value(map)?,
+                1 => self.min_available = rt::decode::value(map)?,
+                2 => self.selector = rt::decode::value(map)?,
+                3 => self.unhealthy_pod_eviction_policy = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::policy::v1::PodDisruptionBudgetSpec>
     for PodDisruptionBudgetSpec {
@@ -264,8 +349,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodDisruptionBudgetStatus {
@@ -379,6 +463,69 @@ pub mod v1 {
                 ("observed_generation", "observedGeneration"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PodDisruptionBudgetStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PodDisruptionBudgetStatus {
+        const NAME: &'static str = "PodDisruptionBudgetStatus";
+        const KEYS: &'static [&'static str] = &[
+            "conditions",
+            "currentHealthy",
+            "desiredHealthy",
+            "disruptedPods",
+            "disruptionsAllowed",
+            "expectedPods",
+            "observedGeneration",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                "currentHealthy" => rt::Option::Some(1),
+                "desiredHealthy" => rt::Option::Some(2),
+                "disruptedPods" => rt::Option::Some(3),
+                "disruptionsAllowed" => rt::Option::Some(4),
+                "expectedPods" => rt::Option::Some(5),
+                "observedGeneration" => rt::Option::Some(6),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                #[cfg(k8s_since = "1.36")]
+                1 => self.current_healthy = rt::decode::value(map)?,
+                #[cfg(k8s_until = "1.35")]
+                1 => self.current_healthy = rt::decode::null_default(map)?,
+                #[cfg(k8s_since = "1.36")]
+                2 => self.desired_healthy = rt::decode::value(map)?,
+                #[cfg(k8s_until = "1.35")]
+                2 => self.desired_healthy = rt::decode::null_default(map)?,
+                3 => self.disrupted_pods = rt::decode::value(map)?,
+                #[cfg(k8s_since = "1.36")]
+                4 => self.disruptions_allowed = rt::decode::value(map)?,
+                #[cfg(k8s_until = "1.35")]
+                4 => self.disruptions_allowed = rt::decode::null_default(map)?,
+                #[cfg(k8s_since = "1.36")]
+                5 => self.expected_pods = rt::decode::value(map)?,
+                #[cfg(k8s_until = "1.35")]
+                5 => self.expected_pods = rt::decode::null_default(map)?,
+                6 => self.observed_generation = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::policy::v1::PodDisruptionBudgetStatus>
     for PodDisruptionBudgetStatus {

@@ -11,8 +11,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct AggregationRule {
@@ -32,6 +31,37 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("cluster_role_selectors", "clusterRoleSelectors")],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for AggregationRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for AggregationRule {
+        const NAME: &'static str = "AggregationRule";
+        const KEYS: &'static [&'static str] = &["clusterRoleSelectors"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "clusterRoleSelectors" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.cluster_role_selectors = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::rbac::v1::AggregationRule> for AggregationRule {
         fn from(full: &k8s::api::rbac::v1::AggregationRule) -> Self {
@@ -77,8 +107,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ClusterRole {
@@ -112,6 +141,51 @@ pub mod v1 {
                 ("rules", "rules"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ClusterRole {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ClusterRole {
+        const NAME: &'static str = "ClusterRole";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "aggregationRule",
+            "metadata",
+            "rules",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "aggregationRule" => rt::Option::Some(2),
+                "metadata" => rt::Option::Some(3),
+                "rules" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.aggregation_rule = rt::decode::value(map)?,
+                3 => self.metadata = rt::decode::null_default(map)?,
+                4 => self.rules = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::rbac::v1::ClusterRole> for ClusterRole {
         fn from(full: &k8s::api::rbac::v1::ClusterRole) -> Self {
@@ -222,8 +296,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct ClusterRoleBinding {
@@ -257,6 +330,51 @@ pub mod v1 {
                 ("subjects", "subjects"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for ClusterRoleBinding {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for ClusterRoleBinding {
+        const NAME: &'static str = "ClusterRoleBinding";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "roleRef",
+            "subjects",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "roleRef" => rt::Option::Some(3),
+                "subjects" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.role_ref = rt::decode::null_default(map)?,
+                4 => self.subjects = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::rbac::v1::ClusterRoleBinding> for ClusterRoleBinding {
         fn from(full: &k8s::api::rbac::v1::ClusterRoleBinding) -> Self {
@@ -365,8 +483,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PolicyRule {
@@ -412,6 +529,51 @@ pub mod v1 {
                 ("verbs", "verbs"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PolicyRule {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PolicyRule {
+        const NAME: &'static str = "PolicyRule";
+        const KEYS: &'static [&'static str] = &[
+            "apiGroups",
+            "nonResourceURLs",
+            "resourceNames",
+            "resources",
+            "verbs",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiGroups" => rt::Option::Some(0),
+                "nonResourceURLs" => rt::Option::Some(1),
+                "resourceNames" => rt::Option::Some(2),
+                "resources" => rt::Option::Some(3),
+                "verbs" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_groups = rt::decode::value(map)?,
+                1 => self.non_resource_urls = rt::decode::value(map)?,
+                2 => self.resource_names = rt::decode::value(map)?,
+                3 => self.resources = rt::decode::value(map)?,
+                4 => self.verbs = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::rbac::v1::PolicyRule> for PolicyRule {
         fn from(full: &k8s::api::rbac::v1::PolicyRule) -> Self {
@@ -465,8 +627,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Role {
@@ -492,6 +653,48 @@ pub mod v1 {
                 ("rules", "rules"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Role {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Role {
+        const NAME: &'static str = "Role";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "rules",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "rules" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.rules = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::rbac::v1::Role> for Role {
         fn from(full: &k8s::api::rbac::v1::Role) -> Self {
@@ -600,8 +803,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct RoleBinding {
@@ -635,6 +837,51 @@ pub mod v1 {
                 ("subjects", "subjects"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for RoleBinding {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for RoleBinding {
+        const NAME: &'static str = "RoleBinding";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "roleRef",
+            "subjects",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "roleRef" => rt::Option::Some(3),
+                "subjects" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.role_ref = rt::decode::null_default(map)?,
+                4 => self.subjects = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::rbac::v1::RoleBinding> for RoleBinding {
         fn from(full: &k8s::api::rbac::v1::RoleBinding) -> Self {
@@ -743,8 +990,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct RoleRef {
@@ -778,6 +1024,44 @@ pub mod v1 {
                 ("name", "name"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for RoleRef {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for RoleRef {
+        const NAME: &'static str = "RoleRef";
+        const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiGroup" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                #[cfg(k8s_since = "1.36")]
+                0 => self.api_group = rt::decode::value(map)?,
+                #[cfg(k8s_until = "1.35")]
+                0 => self.api_group = rt::decode::null_default(map)?,
+                1 => self.kind = rt::decode::null_default(map)?,
+                2 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::rbac::v1::RoleRef> for RoleRef {
         fn from(full: &k8s::api::rbac::v1::RoleRef) -> Self {
@@ -830,8 +1114,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Subject {
@@ -865,6 +1148,43 @@ pub mod v1 {
                 ("namespace", "namespace"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for Subject {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for Subject {
+        const NAME: &'static str = "Subject";
+        const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name", "namespace"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiGroup" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                "namespace" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_group = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::null_default(map)?,
+                2 => self.name = rt::decode::null_default(map)?,
+                3 => self.namespace = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::rbac::v1::Subject> for Subject {
         fn from(full: &k8s::api::rbac::v1::Subject) -> Self {

@@ -13,8 +13,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PriorityClass {
@@ -72,6 +71,60 @@ pub mod v1 {
                 ("value", "value"),
             ],
         );
+    }
+    impl<'de> rt::serde::Deserialize<'de> for PriorityClass {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    impl rt::decode::Fields for PriorityClass {
+        const NAME: &'static str = "PriorityClass";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "description",
+            "globalDefault",
+            "metadata",
+            "preemptionPolicy",
+            "value",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "description" => rt::Option::Some(2),
+                "globalDefault" => rt::Option::Some(3),
+                "metadata" => rt::Option::Some(4),
+                "preemptionPolicy" => rt::Option::Some(5),
+                "value" => rt::Option::Some(6),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.description = rt::decode::value(map)?,
+                3 => self.global_default = rt::decode::value(map)?,
+                4 => self.metadata = rt::decode::null_default(map)?,
+                5 => self.preemption_policy = rt::decode::value(map)?,
+                #[cfg(k8s_since = "1.36")]
+                6 => self.value = rt::decode::value(map)?,
+                #[cfg(k8s_until = "1.35")]
+                6 => self.value = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     impl rt::From<&k8s::api::scheduling::v1::PriorityClass> for PriorityClass {
         fn from(full: &k8s::api::scheduling::v1::PriorityClass) -> Self {
@@ -198,8 +251,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositeDisruptionMode {
@@ -215,6 +267,41 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("all", "all"), ("single", "single")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositeDisruptionMode {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositeDisruptionMode {
+        const NAME: &'static str = "CompositeDisruptionMode";
+        const KEYS: &'static [&'static str] = &["all", "single"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "all" => rt::Option::Some(0),
+                "single" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.all = rt::decode::value(map)?,
+                1 => self.single = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositeDisruptionMode>
@@ -285,8 +372,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositeGangSchedulingPolicy {
@@ -303,6 +389,39 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("min_group_count", "minGroupCount")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositeGangSchedulingPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositeGangSchedulingPolicy {
+        const NAME: &'static str = "CompositeGangSchedulingPolicy";
+        const KEYS: &'static [&'static str] = &["minGroupCount"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "minGroupCount" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.min_group_count = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositeGangSchedulingPolicy>
@@ -366,8 +485,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositePodGroup {
@@ -400,6 +518,53 @@ pub mod v1alpha3 {
                 ("status", "status"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroup {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositePodGroup {
+        const NAME: &'static str = "CompositePodGroup";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::null_default(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositePodGroup>
@@ -534,8 +699,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositePodGroupSchedulingConstraints {
@@ -552,6 +716,39 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("topology", "topology")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSchedulingConstraints {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositePodGroupSchedulingConstraints {
+        const NAME: &'static str = "CompositePodGroupSchedulingConstraints";
+        const KEYS: &'static [&'static str] = &["topology"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "topology" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.topology = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<
@@ -617,8 +814,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositePodGroupSchedulingPolicy {
@@ -634,6 +830,41 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("basic", "basic"), ("gang", "gang")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSchedulingPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositePodGroupSchedulingPolicy {
+        const NAME: &'static str = "CompositePodGroupSchedulingPolicy";
+        const KEYS: &'static [&'static str] = &["basic", "gang"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "basic" => rt::Option::Some(0),
+                "gang" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.basic = rt::decode::value(map)?,
+                1 => self.gang = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositePodGroupSchedulingPolicy>
@@ -704,8 +935,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositePodGroupSpec {
@@ -778,6 +1008,62 @@ pub mod v1alpha3 {
                 ("workload_ref", "workloadRef"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositePodGroupSpec {
+        const NAME: &'static str = "CompositePodGroupSpec";
+        const KEYS: &'static [&'static str] = &[
+            "disruptionMode",
+            "parentCompositePodGroupName",
+            "preemptionPolicy",
+            "priority",
+            "priorityClassName",
+            "schedulingConstraints",
+            "schedulingPolicy",
+            "workloadRef",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "disruptionMode" => rt::Option::Some(0),
+                "parentCompositePodGroupName" => rt::Option::Some(1),
+                "preemptionPolicy" => rt::Option::Some(2),
+                "priority" => rt::Option::Some(3),
+                "priorityClassName" => rt::Option::Some(4),
+                "schedulingConstraints" => rt::Option::Some(5),
+                "schedulingPolicy" => rt::Option::Some(6),
+                "workloadRef" => rt::Option::Some(7),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.disruption_mode = rt::decode::value(map)?,
+                1 => self.parent_composite_pod_group_name = rt::decode::value(map)?,
+                2 => self.preemption_policy = rt::decode::value(map)?,
+                3 => self.priority = rt::decode::value(map)?,
+                4 => self.priority_class_name = rt::decode::value(map)?,
+                5 => self.scheduling_constraints = rt::decode::value(map)?,
+                6 => self.scheduling_policy = rt::decode::null_default(map)?,
+                7 => self.workload_ref = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositePodGroupSpec>
@@ -870,8 +1156,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositePodGroupStatus {
@@ -890,6 +1175,39 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("conditions", "conditions")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositePodGroupStatus {
+        const NAME: &'static str = "CompositePodGroupStatus";
+        const KEYS: &'static [&'static str] = &["conditions"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::CompositePodGroupStatus>
@@ -947,8 +1265,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct TopologyConstraint {
@@ -959,6 +1276,39 @@ pub mod v1alpha3 {
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::ProjectionSource for TopologyConstraint {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("key", "key")]);
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for TopologyConstraint {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for TopologyConstraint {
+        const NAME: &'static str = "TopologyConstraint";
+        const KEYS: &'static [&'static str] = &["key"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "key" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.key = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::TopologyConstraint>
@@ -1014,8 +1364,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct WorkloadPodGroupDisruptionMode {
@@ -1031,6 +1380,41 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("all", "all"), ("single", "single")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupDisruptionMode {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for WorkloadPodGroupDisruptionMode {
+        const NAME: &'static str = "WorkloadPodGroupDisruptionMode";
+        const KEYS: &'static [&'static str] = &["all", "single"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "all" => rt::Option::Some(0),
+                "single" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.all = rt::decode::value(map)?,
+                1 => self.single = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupDisruptionMode>
@@ -1105,8 +1489,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct WorkloadPodGroupGangSchedulingPolicy {
@@ -1123,6 +1506,39 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("min_count", "minCount")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupGangSchedulingPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for WorkloadPodGroupGangSchedulingPolicy {
+        const NAME: &'static str = "WorkloadPodGroupGangSchedulingPolicy";
+        const KEYS: &'static [&'static str] = &["minCount"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "minCount" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.min_count = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupGangSchedulingPolicy>
@@ -1186,8 +1602,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct WorkloadPodGroupResourceClaim {
@@ -1218,6 +1633,47 @@ pub mod v1alpha3 {
                 ("resource_claim_template_name", "resourceClaimTemplateName"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupResourceClaim {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for WorkloadPodGroupResourceClaim {
+        const NAME: &'static str = "WorkloadPodGroupResourceClaim";
+        const KEYS: &'static [&'static str] = &[
+            "name",
+            "resourceClaimName",
+            "resourceClaimTemplateName",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "resourceClaimName" => rt::Option::Some(1),
+                "resourceClaimTemplateName" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.resource_claim_name = rt::decode::value(map)?,
+                2 => self.resource_claim_template_name = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupResourceClaim>
@@ -1289,8 +1745,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct WorkloadPodGroupSchedulingConstraints {
@@ -1307,6 +1762,39 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("topology", "topology")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupSchedulingConstraints {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for WorkloadPodGroupSchedulingConstraints {
+        const NAME: &'static str = "WorkloadPodGroupSchedulingConstraints";
+        const KEYS: &'static [&'static str] = &["topology"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "topology" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.topology = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupSchedulingConstraints>
@@ -1371,8 +1859,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct WorkloadPodGroupSchedulingPolicy {
@@ -1388,6 +1875,41 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("basic", "basic"), ("gang", "gang")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for WorkloadPodGroupSchedulingPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for WorkloadPodGroupSchedulingPolicy {
+        const NAME: &'static str = "WorkloadPodGroupSchedulingPolicy";
+        const KEYS: &'static [&'static str] = &["basic", "gang"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "basic" => rt::Option::Some(0),
+                "gang" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.basic = rt::decode::value(map)?,
+                1 => self.gang = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadPodGroupSchedulingPolicy>
@@ -1458,8 +1980,7 @@ pub mod v1alpha3 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct WorkloadReference {
@@ -1475,6 +1996,41 @@ pub mod v1alpha3 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("template_name", "templateName"), ("workload_name", "workloadName")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for WorkloadReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for WorkloadReference {
+        const NAME: &'static str = "WorkloadReference";
+        const KEYS: &'static [&'static str] = &["templateName", "workloadName"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "templateName" => rt::Option::Some(0),
+                "workloadName" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.template_name = rt::decode::null_default(map)?,
+                1 => self.workload_name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1alpha3::WorkloadReference>
@@ -1540,8 +2096,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositeDisruptionMode {
@@ -1557,6 +2112,41 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("all", "all"), ("single", "single")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositeDisruptionMode {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositeDisruptionMode {
+        const NAME: &'static str = "CompositeDisruptionMode";
+        const KEYS: &'static [&'static str] = &["all", "single"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "all" => rt::Option::Some(0),
+                "single" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.all = rt::decode::value(map)?,
+                1 => self.single = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositeDisruptionMode>
@@ -1627,8 +2217,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositeGangSchedulingPolicy {
@@ -1645,6 +2234,39 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("min_group_count", "minGroupCount")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositeGangSchedulingPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositeGangSchedulingPolicy {
+        const NAME: &'static str = "CompositeGangSchedulingPolicy";
+        const KEYS: &'static [&'static str] = &["minGroupCount"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "minGroupCount" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.min_group_count = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositeGangSchedulingPolicy>
@@ -1706,8 +2328,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositePodGroupSchedulingConstraints {
@@ -1724,6 +2345,39 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("topology", "topology")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSchedulingConstraints {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositePodGroupSchedulingConstraints {
+        const NAME: &'static str = "CompositePodGroupSchedulingConstraints";
+        const KEYS: &'static [&'static str] = &["topology"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "topology" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.topology = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositePodGroupSchedulingConstraints>
@@ -1788,8 +2442,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositePodGroupSchedulingPolicy {
@@ -1805,6 +2458,41 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("basic", "basic"), ("gang", "gang")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupSchedulingPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositePodGroupSchedulingPolicy {
+        const NAME: &'static str = "CompositePodGroupSchedulingPolicy";
+        const KEYS: &'static [&'static str] = &["basic", "gang"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "basic" => rt::Option::Some(0),
+                "gang" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.basic = rt::decode::value(map)?,
+                1 => self.gang = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositePodGroupSchedulingPolicy>
@@ -1875,8 +2563,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct CompositePodGroupTemplate {
@@ -1959,6 +2646,65 @@ pub mod v1beta1 {
                 ("scheduling_policy", "schedulingPolicy"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for CompositePodGroupTemplate {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for CompositePodGroupTemplate {
+        const NAME: &'static str = "CompositePodGroupTemplate";
+        const KEYS: &'static [&'static str] = &[
+            "compositePodGroupTemplates",
+            "disruptionMode",
+            "name",
+            "podGroupTemplates",
+            "preemptionPolicy",
+            "priority",
+            "priorityClassName",
+            "schedulingConstraints",
+            "schedulingPolicy",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "compositePodGroupTemplates" => rt::Option::Some(0),
+                "disruptionMode" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                "podGroupTemplates" => rt::Option::Some(3),
+                "preemptionPolicy" => rt::Option::Some(4),
+                "priority" => rt::Option::Some(5),
+                "priorityClassName" => rt::Option::Some(6),
+                "schedulingConstraints" => rt::Option::Some(7),
+                "schedulingPolicy" => rt::Option::Some(8),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.composite_pod_group_templates = rt::decode::value(map)?,
+                1 => self.disruption_mode = rt::decode::value(map)?,
+                2 => self.name = rt::decode::null_default(map)?,
+                3 => self.pod_group_templates = rt::decode::value(map)?,
+                4 => self.preemption_policy = rt::decode::value(map)?,
+                5 => self.priority = rt::decode::value(map)?,
+                6 => self.priority_class_name = rt::decode::value(map)?,
+                7 => self.scheduling_constraints = rt::decode::value(map)?,
+                8 => self.scheduling_policy = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::CompositePodGroupTemplate>
@@ -2054,8 +2800,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct DisruptionMode {
@@ -2071,6 +2816,41 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("all", "all"), ("single", "single")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for DisruptionMode {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for DisruptionMode {
+        const NAME: &'static str = "DisruptionMode";
+        const KEYS: &'static [&'static str] = &["all", "single"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "all" => rt::Option::Some(0),
+                "single" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.all = rt::decode::value(map)?,
+                1 => self.single = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::DisruptionMode> for DisruptionMode {
@@ -2135,8 +2915,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct GangSchedulingPolicy {
@@ -2149,6 +2928,39 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("min_count", "minCount")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for GangSchedulingPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for GangSchedulingPolicy {
+        const NAME: &'static str = "GangSchedulingPolicy";
+        const KEYS: &'static [&'static str] = &["minCount"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "minCount" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.min_count = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::GangSchedulingPolicy>
@@ -2208,8 +3020,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodGroup {
@@ -2240,6 +3051,53 @@ pub mod v1beta1 {
                 ("status", "status"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for PodGroup {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for PodGroup {
+        const NAME: &'static str = "PodGroup";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::null_default(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroup> for PodGroup {
@@ -2359,8 +3217,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodGroupResourceClaim {
@@ -2391,6 +3248,47 @@ pub mod v1beta1 {
                 ("resource_claim_template_name", "resourceClaimTemplateName"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for PodGroupResourceClaim {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for PodGroupResourceClaim {
+        const NAME: &'static str = "PodGroupResourceClaim";
+        const KEYS: &'static [&'static str] = &[
+            "name",
+            "resourceClaimName",
+            "resourceClaimTemplateName",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "resourceClaimName" => rt::Option::Some(1),
+                "resourceClaimTemplateName" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.resource_claim_name = rt::decode::value(map)?,
+                2 => self.resource_claim_template_name = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupResourceClaim>
@@ -2467,8 +3365,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodGroupResourceClaimStatus {
@@ -2488,6 +3385,41 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("name", "name"), ("resource_claim_name", "resourceClaimName")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for PodGroupResourceClaimStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for PodGroupResourceClaimStatus {
+        const NAME: &'static str = "PodGroupResourceClaimStatus";
+        const KEYS: &'static [&'static str] = &["name", "resourceClaimName"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "name" => rt::Option::Some(0),
+                "resourceClaimName" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.name = rt::decode::null_default(map)?,
+                1 => self.resource_claim_name = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupResourceClaimStatus>
@@ -2550,8 +3482,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodGroupSchedulingConstraints {
@@ -2568,6 +3499,39 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("topology", "topology")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for PodGroupSchedulingConstraints {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for PodGroupSchedulingConstraints {
+        const NAME: &'static str = "PodGroupSchedulingConstraints";
+        const KEYS: &'static [&'static str] = &["topology"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "topology" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.topology = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupSchedulingConstraints>
@@ -2629,8 +3593,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodGroupSchedulingPolicy {
@@ -2646,6 +3609,41 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("basic", "basic"), ("gang", "gang")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for PodGroupSchedulingPolicy {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for PodGroupSchedulingPolicy {
+        const NAME: &'static str = "PodGroupSchedulingPolicy";
+        const KEYS: &'static [&'static str] = &["basic", "gang"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "basic" => rt::Option::Some(0),
+                "gang" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.basic = rt::decode::value(map)?,
+                1 => self.gang = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupSchedulingPolicy>
@@ -2711,8 +3709,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodGroupSpec {
@@ -2797,6 +3794,65 @@ pub mod v1beta1 {
         );
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for PodGroupSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for PodGroupSpec {
+        const NAME: &'static str = "PodGroupSpec";
+        const KEYS: &'static [&'static str] = &[
+            "disruptionMode",
+            "parentCompositePodGroupName",
+            "preemptionPolicy",
+            "priority",
+            "priorityClassName",
+            "resourceClaims",
+            "schedulingConstraints",
+            "schedulingPolicy",
+            "workloadRef",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "disruptionMode" => rt::Option::Some(0),
+                "parentCompositePodGroupName" => rt::Option::Some(1),
+                "preemptionPolicy" => rt::Option::Some(2),
+                "priority" => rt::Option::Some(3),
+                "priorityClassName" => rt::Option::Some(4),
+                "resourceClaims" => rt::Option::Some(5),
+                "schedulingConstraints" => rt::Option::Some(6),
+                "schedulingPolicy" => rt::Option::Some(7),
+                "workloadRef" => rt::Option::Some(8),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.disruption_mode = rt::decode::value(map)?,
+                1 => self.parent_composite_pod_group_name = rt::decode::value(map)?,
+                2 => self.preemption_policy = rt::decode::value(map)?,
+                3 => self.priority = rt::decode::value(map)?,
+                4 => self.priority_class_name = rt::decode::value(map)?,
+                5 => self.resource_claims = rt::decode::value(map)?,
+                6 => self.scheduling_constraints = rt::decode::value(map)?,
+                7 => self.scheduling_policy = rt::decode::null_default(map)?,
+                8 => self.workload_ref = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupSpec> for PodGroupSpec {
         fn from(full: &k8s::api::scheduling::v1beta1::PodGroupSpec) -> Self {
             PodGroupSpec {
@@ -2877,8 +3933,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodGroupStatus {
@@ -2907,6 +3962,41 @@ pub mod v1beta1 {
                 ("resource_claim_statuses", "resourceClaimStatuses"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for PodGroupStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for PodGroupStatus {
+        const NAME: &'static str = "PodGroupStatus";
+        const KEYS: &'static [&'static str] = &["conditions", "resourceClaimStatuses"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                "resourceClaimStatuses" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                1 => self.resource_claim_statuses = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupStatus> for PodGroupStatus {
@@ -2965,8 +4055,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct PodGroupTemplate {
@@ -3037,6 +4126,62 @@ pub mod v1beta1 {
                 ("scheduling_policy", "schedulingPolicy"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for PodGroupTemplate {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for PodGroupTemplate {
+        const NAME: &'static str = "PodGroupTemplate";
+        const KEYS: &'static [&'static str] = &[
+            "disruptionMode",
+            "name",
+            "preemptionPolicy",
+            "priority",
+            "priorityClassName",
+            "resourceClaims",
+            "schedulingConstraints",
+            "schedulingPolicy",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "disruptionMode" => rt::Option::Some(0),
+                "name" => rt::Option::Some(1),
+                "preemptionPolicy" => rt::Option::Some(2),
+                "priority" => rt::Option::Some(3),
+                "priorityClassName" => rt::Option::Some(4),
+                "resourceClaims" => rt::Option::Some(5),
+                "schedulingConstraints" => rt::Option::Some(6),
+                "schedulingPolicy" => rt::Option::Some(7),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.disruption_mode = rt::decode::value(map)?,
+                1 => self.name = rt::decode::null_default(map)?,
+                2 => self.preemption_policy = rt::decode::value(map)?,
+                3 => self.priority = rt::decode::value(map)?,
+                4 => self.priority_class_name = rt::decode::value(map)?,
+                5 => self.resource_claims = rt::decode::value(map)?,
+                6 => self.scheduling_constraints = rt::decode::value(map)?,
+                7 => self.scheduling_policy = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::PodGroupTemplate>
@@ -3130,8 +4275,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct TopologyConstraint {
@@ -3142,6 +4286,39 @@ pub mod v1beta1 {
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::ProjectionSource for TopologyConstraint {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("key", "key")]);
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for TopologyConstraint {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for TopologyConstraint {
+        const NAME: &'static str = "TopologyConstraint";
+        const KEYS: &'static [&'static str] = &["key"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "key" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.key = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::TopologyConstraint>
@@ -3197,8 +4374,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct TypedLocalObjectReference {
@@ -3221,6 +4397,43 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("api_group", "apiGroup"), ("kind", "kind"), ("name", "name")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for TypedLocalObjectReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for TypedLocalObjectReference {
+        const NAME: &'static str = "TypedLocalObjectReference";
+        const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiGroup" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "name" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_group = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::null_default(map)?,
+                2 => self.name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::TypedLocalObjectReference>
@@ -3288,8 +4501,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct Workload {
@@ -3316,6 +4528,50 @@ pub mod v1beta1 {
                 ("spec", "spec"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for Workload {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for Workload {
+        const NAME: &'static str = "Workload";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::Workload> for Workload {
@@ -3433,8 +4689,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct WorkloadReference {
@@ -3450,6 +4705,41 @@ pub mod v1beta1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("template_name", "templateName"), ("workload_name", "workloadName")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for WorkloadReference {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for WorkloadReference {
+        const NAME: &'static str = "WorkloadReference";
+        const KEYS: &'static [&'static str] = &["templateName", "workloadName"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "templateName" => rt::Option::Some(0),
+                "workloadName" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.template_name = rt::decode::null_default(map)?,
+                1 => self.workload_name = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::WorkloadReference>
@@ -3508,8 +4798,7 @@ pub mod v1beta1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct WorkloadSpec {
@@ -3546,6 +4835,47 @@ pub mod v1beta1 {
                 ("pod_group_templates", "podGroupTemplates"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for WorkloadSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for WorkloadSpec {
+        const NAME: &'static str = "WorkloadSpec";
+        const KEYS: &'static [&'static str] = &[
+            "compositePodGroupTemplates",
+            "controllerRef",
+            "podGroupTemplates",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "compositePodGroupTemplates" => rt::Option::Some(0),
+                "controllerRef" => rt::Option::Some(1),
+                "podGroupTemplates" => rt::Option::Some(2),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.composite_pod_group_templates = rt::decode::value(map)?,
+                1 => self.controller_ref = rt::decode::value(map)?,
+                2 => self.pod_group_templates = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::scheduling::v1beta1::WorkloadSpec> for WorkloadSpec {

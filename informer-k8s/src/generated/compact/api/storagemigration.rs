@@ -14,8 +14,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct StorageVersionMigration {
@@ -48,6 +47,53 @@ pub mod v1 {
                 ("status", "status"),
             ],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for StorageVersionMigration {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for StorageVersionMigration {
+        const NAME: &'static str = "StorageVersionMigration";
+        const KEYS: &'static [&'static str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "spec",
+            "status",
+        ];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "apiVersion" => rt::Option::Some(0),
+                "kind" => rt::Option::Some(1),
+                "metadata" => rt::Option::Some(2),
+                "spec" => rt::Option::Some(3),
+                "status" => rt::Option::Some(4),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.api_version = rt::decode::value(map)?,
+                1 => self.kind = rt::decode::value(map)?,
+                2 => self.metadata = rt::decode::null_default(map)?,
+                3 => self.spec = rt::decode::value(map)?,
+                4 => self.status = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::storagemigration::v1::StorageVersionMigration>
@@ -184,8 +230,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct StorageVersionMigrationSpec {
@@ -198,6 +243,39 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("resource", "resource")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for StorageVersionMigrationSpec {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for StorageVersionMigrationSpec {
+        const NAME: &'static str = "StorageVersionMigrationSpec";
+        const KEYS: &'static [&'static str] = &["resource"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "resource" => rt::Option::Some(0),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.resource = rt::decode::null_default(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::storagemigration::v1::StorageVersionMigrationSpec>
@@ -263,8 +341,7 @@ pub mod v1 {
         rt::fmt::Debug,
         rt::Default,
         rt::PartialEq,
-        rt::serde::Serialize,
-        rt::serde::Deserialize
+        rt::serde::Serialize
     )]
     #[serde(crate = "rt::serde")]
     pub struct StorageVersionMigrationStatus {
@@ -290,6 +367,41 @@ pub mod v1 {
         const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
             &[("conditions", "conditions"), ("resource_version", "resourceVersion")],
         );
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl<'de> rt::serde::Deserialize<'de> for StorageVersionMigrationStatus {
+        fn deserialize<D: rt::serde::Deserializer<'de>>(
+            deserializer: D,
+        ) -> rt::Result<Self, D::Error> {
+            rt::decode::deserialize(deserializer)
+        }
+    }
+    #[cfg(k8s_openapi_enabled_version = "1.37")]
+    impl rt::decode::Fields for StorageVersionMigrationStatus {
+        const NAME: &'static str = "StorageVersionMigrationStatus";
+        const KEYS: &'static [&'static str] = &["conditions", "resourceVersion"];
+        const REQUIRED: &'static [u8] = &[];
+        fn index(key: &str) -> rt::Option<u8> {
+            match key {
+                "conditions" => rt::Option::Some(0),
+                "resourceVersion" => rt::Option::Some(1),
+                _ => rt::Option::None,
+            }
+        }
+        fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+            &mut self,
+            index: u8,
+            map: &mut A,
+        ) -> rt::Result<(), A::Error> {
+            match index {
+                0 => self.conditions = rt::decode::value(map)?,
+                1 => self.resource_version = rt::decode::value(map)?,
+                _ => {
+                    map.next_value::<rt::serde::de::IgnoredAny>()?;
+                }
+            }
+            rt::Result::Ok(())
+        }
     }
     #[cfg(k8s_openapi_enabled_version = "1.37")]
     impl rt::From<&k8s::api::storagemigration::v1::StorageVersionMigrationStatus>

@@ -4,14 +4,7 @@ use ::informer_runtime::__private as rt;
 #[allow(unused_imports)]
 use ::k8s_openapi as k8s;
 /// Compact form of `k8s_openapi::api::core::v1::AWSElasticBlockStoreVolumeSource`: Represents a Persistent Disk resource in AWS.  An AWS EBS disk must exist before mounting to a container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct AWSElasticBlockStoreVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount.
@@ -36,6 +29,48 @@ impl rt::ProjectionSource for AWSElasticBlockStoreVolumeSource {
             ("volume_id", "volumeID"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for AWSElasticBlockStoreVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for AWSElasticBlockStoreVolumeSource {
+    const NAME: &'static str = "AWSElasticBlockStoreVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "partition",
+        "readOnly",
+        "volumeID",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "partition" => rt::Option::Some(1),
+            "readOnly" => rt::Option::Some(2),
+            "volumeID" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.partition = rt::decode::value(map)?,
+            2 => self.read_only = rt::decode::value(map)?,
+            3 => self.volume_id = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::AWSElasticBlockStoreVolumeSource>
 for AWSElasticBlockStoreVolumeSource {
@@ -96,14 +131,7 @@ impl rt::Share for AWSElasticBlockStoreVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::Affinity`: Affinity is a group of affinity scheduling rules.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Affinity {
     /// Describes node affinity scheduling rules for the pod.
@@ -136,6 +164,45 @@ impl rt::ProjectionSource for Affinity {
             ("pod_anti_affinity", "podAntiAffinity"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Affinity {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Affinity {
+    const NAME: &'static str = "Affinity";
+    const KEYS: &'static [&'static str] = &[
+        "nodeAffinity",
+        "podAffinity",
+        "podAntiAffinity",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "nodeAffinity" => rt::Option::Some(0),
+            "podAffinity" => rt::Option::Some(1),
+            "podAntiAffinity" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.node_affinity = rt::decode::value(map)?,
+            1 => self.pod_affinity = rt::decode::value(map)?,
+            2 => self.pod_anti_affinity = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Affinity> for Affinity {
     fn from(full: &k8s::api::core::v1::Affinity) -> Self {
@@ -182,14 +249,7 @@ impl rt::Share for Affinity {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::AppArmorProfile`: AppArmorProfile defines a pod or container's AppArmor settings.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct AppArmorProfile {
     /// localhostProfile indicates a profile loaded on the node that should be used.
@@ -207,6 +267,39 @@ impl rt::ProjectionSource for AppArmorProfile {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("localhost_profile", "localhostProfile"), ("type_", "type")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for AppArmorProfile {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for AppArmorProfile {
+    const NAME: &'static str = "AppArmorProfile";
+    const KEYS: &'static [&'static str] = &["localhostProfile", "type"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "localhostProfile" => rt::Option::Some(0),
+            "type" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.localhost_profile = rt::decode::value(map)?,
+            1 => self.type_ = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::AppArmorProfile> for AppArmorProfile {
     fn from(full: &k8s::api::core::v1::AppArmorProfile) -> Self {
@@ -244,14 +337,7 @@ impl rt::ShareHash for AppArmorProfile {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::AttachedVolume`: AttachedVolume describes a volume attached to a node
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct AttachedVolume {
     /// DevicePath represents the device path where the volume should be available
@@ -265,6 +351,39 @@ impl rt::ProjectionSource for AttachedVolume {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("device_path", "devicePath"), ("name", "name")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for AttachedVolume {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for AttachedVolume {
+    const NAME: &'static str = "AttachedVolume";
+    const KEYS: &'static [&'static str] = &["devicePath", "name"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "devicePath" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.device_path = rt::decode::null_default(map)?,
+            1 => self.name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::AttachedVolume> for AttachedVolume {
     fn from(full: &k8s::api::core::v1::AttachedVolume) -> Self {
@@ -302,14 +421,7 @@ impl rt::ShareHash for AttachedVolume {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::AzureDiskVolumeSource`: AzureDisk represents an Azure Data Disk mount on the host and bind mount to the pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct AzureDiskVolumeSource {
     /// cachingMode is the Host Caching mode: None, Read Only, Read Write.
@@ -346,6 +458,54 @@ impl rt::ProjectionSource for AzureDiskVolumeSource {
             ("read_only", "readOnly"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for AzureDiskVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for AzureDiskVolumeSource {
+    const NAME: &'static str = "AzureDiskVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "cachingMode",
+        "diskName",
+        "diskURI",
+        "fsType",
+        "kind",
+        "readOnly",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "cachingMode" => rt::Option::Some(0),
+            "diskName" => rt::Option::Some(1),
+            "diskURI" => rt::Option::Some(2),
+            "fsType" => rt::Option::Some(3),
+            "kind" => rt::Option::Some(4),
+            "readOnly" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.caching_mode = rt::decode::value(map)?,
+            1 => self.disk_name = rt::decode::null_default(map)?,
+            2 => self.disk_uri = rt::decode::null_default(map)?,
+            3 => self.fs_type = rt::decode::value(map)?,
+            4 => self.kind = rt::decode::value(map)?,
+            5 => self.read_only = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::AzureDiskVolumeSource> for AzureDiskVolumeSource {
     fn from(full: &k8s::api::core::v1::AzureDiskVolumeSource) -> Self {
@@ -404,14 +564,7 @@ impl rt::Share for AzureDiskVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::AzureFilePersistentVolumeSource`: AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct AzureFilePersistentVolumeSource {
     /// readOnly defaults to false (read/write).
@@ -440,6 +593,48 @@ impl rt::ProjectionSource for AzureFilePersistentVolumeSource {
             ("share_name", "shareName"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for AzureFilePersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for AzureFilePersistentVolumeSource {
+    const NAME: &'static str = "AzureFilePersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "readOnly",
+        "secretName",
+        "secretNamespace",
+        "shareName",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "readOnly" => rt::Option::Some(0),
+            "secretName" => rt::Option::Some(1),
+            "secretNamespace" => rt::Option::Some(2),
+            "shareName" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.read_only = rt::decode::value(map)?,
+            1 => self.secret_name = rt::decode::null_default(map)?,
+            2 => self.secret_namespace = rt::decode::value(map)?,
+            3 => self.share_name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::AzureFilePersistentVolumeSource>
 for AzureFilePersistentVolumeSource {
@@ -500,14 +695,7 @@ impl rt::Share for AzureFilePersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::AzureFileVolumeSource`: AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct AzureFileVolumeSource {
     /// readOnly defaults to false (read/write).
@@ -528,6 +716,41 @@ impl rt::ProjectionSource for AzureFileVolumeSource {
             ("share_name", "shareName"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for AzureFileVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for AzureFileVolumeSource {
+    const NAME: &'static str = "AzureFileVolumeSource";
+    const KEYS: &'static [&'static str] = &["readOnly", "secretName", "shareName"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "readOnly" => rt::Option::Some(0),
+            "secretName" => rt::Option::Some(1),
+            "shareName" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.read_only = rt::decode::value(map)?,
+            1 => self.secret_name = rt::decode::null_default(map)?,
+            2 => self.share_name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::AzureFileVolumeSource> for AzureFileVolumeSource {
     fn from(full: &k8s::api::core::v1::AzureFileVolumeSource) -> Self {
@@ -569,14 +792,7 @@ impl rt::ShareHash for AzureFileVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::CSIPersistentVolumeSource`: Represents storage that is managed by an external CSI volume driver
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct CSIPersistentVolumeSource {
     /// controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call.
@@ -649,6 +865,66 @@ impl rt::ProjectionSource for CSIPersistentVolumeSource {
             ("volume_handle", "volumeHandle"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for CSIPersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for CSIPersistentVolumeSource {
+    const NAME: &'static str = "CSIPersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "controllerExpandSecretRef",
+        "controllerPublishSecretRef",
+        "driver",
+        "fsType",
+        "nodeExpandSecretRef",
+        "nodePublishSecretRef",
+        "nodeStageSecretRef",
+        "readOnly",
+        "volumeAttributes",
+        "volumeHandle",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "controllerExpandSecretRef" => rt::Option::Some(0),
+            "controllerPublishSecretRef" => rt::Option::Some(1),
+            "driver" => rt::Option::Some(2),
+            "fsType" => rt::Option::Some(3),
+            "nodeExpandSecretRef" => rt::Option::Some(4),
+            "nodePublishSecretRef" => rt::Option::Some(5),
+            "nodeStageSecretRef" => rt::Option::Some(6),
+            "readOnly" => rt::Option::Some(7),
+            "volumeAttributes" => rt::Option::Some(8),
+            "volumeHandle" => rt::Option::Some(9),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.controller_expand_secret_ref = rt::decode::value(map)?,
+            1 => self.controller_publish_secret_ref = rt::decode::value(map)?,
+            2 => self.driver = rt::decode::null_default(map)?,
+            3 => self.fs_type = rt::decode::value(map)?,
+            4 => self.node_expand_secret_ref = rt::decode::value(map)?,
+            5 => self.node_publish_secret_ref = rt::decode::value(map)?,
+            6 => self.node_stage_secret_ref = rt::decode::value(map)?,
+            7 => self.read_only = rt::decode::value(map)?,
+            8 => self.volume_attributes = rt::decode::value(map)?,
+            9 => self.volume_handle = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::CSIPersistentVolumeSource>
 for CSIPersistentVolumeSource {
@@ -737,14 +1013,7 @@ impl rt::Share for CSIPersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::CSIVolumeSource`: Represents a source location of a volume to mount, managed by an external CSI driver
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct CSIVolumeSource {
     /// driver is the name of the CSI driver that handles this volume.
@@ -781,6 +1050,51 @@ impl rt::ProjectionSource for CSIVolumeSource {
             ("volume_attributes", "volumeAttributes"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for CSIVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for CSIVolumeSource {
+    const NAME: &'static str = "CSIVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "driver",
+        "fsType",
+        "nodePublishSecretRef",
+        "readOnly",
+        "volumeAttributes",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "driver" => rt::Option::Some(0),
+            "fsType" => rt::Option::Some(1),
+            "nodePublishSecretRef" => rt::Option::Some(2),
+            "readOnly" => rt::Option::Some(3),
+            "volumeAttributes" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.driver = rt::decode::null_default(map)?,
+            1 => self.fs_type = rt::decode::value(map)?,
+            2 => self.node_publish_secret_ref = rt::decode::value(map)?,
+            3 => self.read_only = rt::decode::value(map)?,
+            4 => self.volume_attributes = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::CSIVolumeSource> for CSIVolumeSource {
     fn from(full: &k8s::api::core::v1::CSIVolumeSource) -> Self {
@@ -831,14 +1145,7 @@ impl rt::ShareHash for CSIVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::Capabilities`: Adds and removes POSIX capabilities from running containers.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Capabilities {
     /// Added capabilities
@@ -852,6 +1159,39 @@ impl rt::ProjectionSource for Capabilities {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("add", "add"), ("drop", "drop")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Capabilities {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Capabilities {
+    const NAME: &'static str = "Capabilities";
+    const KEYS: &'static [&'static str] = &["add", "drop"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "add" => rt::Option::Some(0),
+            "drop" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.add = rt::decode::value(map)?,
+            1 => self.drop = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Capabilities> for Capabilities {
     fn from(full: &k8s::api::core::v1::Capabilities) -> Self {
@@ -889,14 +1229,7 @@ impl rt::ShareHash for Capabilities {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::CephFSPersistentVolumeSource`: Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct CephFSPersistentVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
@@ -929,6 +1262,54 @@ impl rt::ProjectionSource for CephFSPersistentVolumeSource {
             ("user", "user"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for CephFSPersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for CephFSPersistentVolumeSource {
+    const NAME: &'static str = "CephFSPersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "monitors",
+        "path",
+        "readOnly",
+        "secretFile",
+        "secretRef",
+        "user",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "monitors" => rt::Option::Some(0),
+            "path" => rt::Option::Some(1),
+            "readOnly" => rt::Option::Some(2),
+            "secretFile" => rt::Option::Some(3),
+            "secretRef" => rt::Option::Some(4),
+            "user" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.monitors = rt::decode::null_default(map)?,
+            1 => self.path = rt::decode::value(map)?,
+            2 => self.read_only = rt::decode::value(map)?,
+            3 => self.secret_file = rt::decode::value(map)?,
+            4 => self.secret_ref = rt::decode::value(map)?,
+            5 => self.user = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::CephFSPersistentVolumeSource>
 for CephFSPersistentVolumeSource {
@@ -991,14 +1372,7 @@ impl rt::Share for CephFSPersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::CephFSVolumeSource`: Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct CephFSVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
@@ -1031,6 +1405,54 @@ impl rt::ProjectionSource for CephFSVolumeSource {
             ("user", "user"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for CephFSVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for CephFSVolumeSource {
+    const NAME: &'static str = "CephFSVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "monitors",
+        "path",
+        "readOnly",
+        "secretFile",
+        "secretRef",
+        "user",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "monitors" => rt::Option::Some(0),
+            "path" => rt::Option::Some(1),
+            "readOnly" => rt::Option::Some(2),
+            "secretFile" => rt::Option::Some(3),
+            "secretRef" => rt::Option::Some(4),
+            "user" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.monitors = rt::decode::null_default(map)?,
+            1 => self.path = rt::decode::value(map)?,
+            2 => self.read_only = rt::decode::value(map)?,
+            3 => self.secret_file = rt::decode::value(map)?,
+            4 => self.secret_ref = rt::decode::value(map)?,
+            5 => self.user = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::CephFSVolumeSource> for CephFSVolumeSource {
     fn from(full: &k8s::api::core::v1::CephFSVolumeSource) -> Self {
@@ -1080,14 +1502,7 @@ impl rt::ShareHash for CephFSVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::CinderPersistentVolumeSource`: Represents a cinder volume resource in Openstack.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct CinderPersistentVolumeSource {
     /// fsType Filesystem type to mount.
@@ -1112,6 +1527,48 @@ impl rt::ProjectionSource for CinderPersistentVolumeSource {
             ("volume_id", "volumeID"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for CinderPersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for CinderPersistentVolumeSource {
+    const NAME: &'static str = "CinderPersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "readOnly",
+        "secretRef",
+        "volumeID",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "readOnly" => rt::Option::Some(1),
+            "secretRef" => rt::Option::Some(2),
+            "volumeID" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.read_only = rt::decode::value(map)?,
+            2 => self.secret_ref = rt::decode::value(map)?,
+            3 => self.volume_id = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::CinderPersistentVolumeSource>
 for CinderPersistentVolumeSource {
@@ -1168,14 +1625,7 @@ impl rt::Share for CinderPersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::CinderVolumeSource`: Represents a cinder volume resource in Openstack.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct CinderVolumeSource {
     /// fsType is the filesystem type to mount.
@@ -1200,6 +1650,48 @@ impl rt::ProjectionSource for CinderVolumeSource {
             ("volume_id", "volumeID"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for CinderVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for CinderVolumeSource {
+    const NAME: &'static str = "CinderVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "readOnly",
+        "secretRef",
+        "volumeID",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "readOnly" => rt::Option::Some(1),
+            "secretRef" => rt::Option::Some(2),
+            "volumeID" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.read_only = rt::decode::value(map)?,
+            2 => self.secret_ref = rt::decode::value(map)?,
+            3 => self.volume_id = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::CinderVolumeSource> for CinderVolumeSource {
     fn from(full: &k8s::api::core::v1::CinderVolumeSource) -> Self {
@@ -1243,14 +1735,7 @@ impl rt::ShareHash for CinderVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ClientIPConfig`: ClientIPConfig represents the configurations of Client IP based session affinity.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ClientIPConfig {
     /// timeoutSeconds specifies the seconds of ClientIP type session sticky time.
@@ -1265,6 +1750,37 @@ impl rt::ProjectionSource for ClientIPConfig {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("timeout_seconds", "timeoutSeconds")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ClientIPConfig {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ClientIPConfig {
+    const NAME: &'static str = "ClientIPConfig";
+    const KEYS: &'static [&'static str] = &["timeoutSeconds"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "timeoutSeconds" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.timeout_seconds = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ClientIPConfig> for ClientIPConfig {
     fn from(full: &k8s::api::core::v1::ClientIPConfig) -> Self {
@@ -1299,14 +1815,7 @@ impl rt::ShareHash for ClientIPConfig {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ClusterTrustBundleProjection`: ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ClusterTrustBundleProjection {
     /// Select all ClusterTrustBundles that match this label selector.  Only has effect if signerName is set.  Mutually-exclusive with name.  If unset, interpreted as "match nothing".  If set but empty, interpreted as "match everything".
@@ -1347,6 +1856,56 @@ impl rt::ProjectionSource for ClusterTrustBundleProjection {
             ("user", "user"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ClusterTrustBundleProjection {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ClusterTrustBundleProjection {
+    const NAME: &'static str = "ClusterTrustBundleProjection";
+    const KEYS: &'static [&'static str] = &[
+        "labelSelector",
+        "name",
+        "optional",
+        "path",
+        "signerName",
+        "user",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "labelSelector" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            "optional" => rt::Option::Some(2),
+            "path" => rt::Option::Some(3),
+            "signerName" => rt::Option::Some(4),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "user" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.label_selector = rt::decode::value(map)?,
+            1 => self.name = rt::decode::value(map)?,
+            2 => self.optional = rt::decode::value(map)?,
+            3 => self.path = rt::decode::null_default(map)?,
+            4 => self.signer_name = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            5 => self.user = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ClusterTrustBundleProjection>
 for ClusterTrustBundleProjection {
@@ -1406,14 +1965,7 @@ impl rt::ShareHash for ClusterTrustBundleProjection {
 /// Compact form of `k8s_openapi::api::core::v1::ConfigMap`: ConfigMap holds configuration data for pods to consume.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ConfigMap {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -1446,6 +1998,54 @@ impl rt::ProjectionSource for ConfigMap {
             ("metadata", "metadata"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ConfigMap {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ConfigMap {
+    const NAME: &'static str = "ConfigMap";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "binaryData",
+        "data",
+        "immutable",
+        "metadata",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "binaryData" => rt::Option::Some(2),
+            "data" => rt::Option::Some(3),
+            "immutable" => rt::Option::Some(4),
+            "metadata" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.binary_data = rt::decode::value(map)?,
+            3 => self.data = rt::decode::value(map)?,
+            4 => self.immutable = rt::decode::value(map)?,
+            5 => self.metadata = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMap> for ConfigMap {
     fn from(full: &k8s::api::core::v1::ConfigMap) -> Self {
@@ -1562,14 +2162,7 @@ impl rt::K8sResource for ConfigMap {
     type Scope = <k8s::api::core::v1::ConfigMap as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::ConfigMapEnvSource`: ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.  The contents of the target ConfigMap's Data field will represent the key-value pairs as environment variables.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ConfigMapEnvSource {
     /// Name of the referent.
@@ -1583,6 +2176,39 @@ impl rt::ProjectionSource for ConfigMapEnvSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("optional", "optional")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ConfigMapEnvSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ConfigMapEnvSource {
+    const NAME: &'static str = "ConfigMapEnvSource";
+    const KEYS: &'static [&'static str] = &["name", "optional"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "optional" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.optional = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMapEnvSource> for ConfigMapEnvSource {
     fn from(full: &k8s::api::core::v1::ConfigMapEnvSource) -> Self {
@@ -1620,14 +2246,7 @@ impl rt::ShareHash for ConfigMapEnvSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ConfigMapKeySelector`: Selects a key from a ConfigMap.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ConfigMapKeySelector {
     /// The key to select from the ConfigMap's Data field.
@@ -1644,6 +2263,41 @@ impl rt::ProjectionSource for ConfigMapKeySelector {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("key", "key"), ("name", "name"), ("optional", "optional")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ConfigMapKeySelector {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ConfigMapKeySelector {
+    const NAME: &'static str = "ConfigMapKeySelector";
+    const KEYS: &'static [&'static str] = &["key", "name", "optional"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "key" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            "optional" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.key = rt::decode::null_default(map)?,
+            1 => self.name = rt::decode::null_default(map)?,
+            2 => self.optional = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMapKeySelector> for ConfigMapKeySelector {
     fn from(full: &k8s::api::core::v1::ConfigMapKeySelector) -> Self {
@@ -1684,14 +2338,7 @@ impl rt::ShareHash for ConfigMapKeySelector {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ConfigMapNodeConfigSource`: ConfigMapNodeConfigSource contains the information to reference a ConfigMap as a config source for the Node.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ConfigMapNodeConfigSource {
     /// KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the KubeletConfiguration structure This field is required in all cases.
@@ -1724,6 +2371,51 @@ impl rt::ProjectionSource for ConfigMapNodeConfigSource {
             ("uid", "uid"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ConfigMapNodeConfigSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ConfigMapNodeConfigSource {
+    const NAME: &'static str = "ConfigMapNodeConfigSource";
+    const KEYS: &'static [&'static str] = &[
+        "kubeletConfigKey",
+        "name",
+        "namespace",
+        "resourceVersion",
+        "uid",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "kubeletConfigKey" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            "namespace" => rt::Option::Some(2),
+            "resourceVersion" => rt::Option::Some(3),
+            "uid" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.kubelet_config_key = rt::decode::null_default(map)?,
+            1 => self.name = rt::decode::null_default(map)?,
+            2 => self.namespace = rt::decode::null_default(map)?,
+            3 => self.resource_version = rt::decode::value(map)?,
+            4 => self.uid = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMapNodeConfigSource>
 for ConfigMapNodeConfigSource {
@@ -1775,14 +2467,7 @@ impl rt::ShareHash for ConfigMapNodeConfigSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ConfigMapProjection`: Adapts a ConfigMap into a projected volume.  The contents of the target ConfigMap's Data field will be presented in a projected volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ConfigMapProjection {
     /// items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value.
@@ -1799,6 +2484,41 @@ impl rt::ProjectionSource for ConfigMapProjection {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("items", "items"), ("name", "name"), ("optional", "optional")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ConfigMapProjection {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ConfigMapProjection {
+    const NAME: &'static str = "ConfigMapProjection";
+    const KEYS: &'static [&'static str] = &["items", "name", "optional"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "items" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            "optional" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.items = rt::decode::value(map)?,
+            1 => self.name = rt::decode::null_default(map)?,
+            2 => self.optional = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMapProjection> for ConfigMapProjection {
     fn from(full: &k8s::api::core::v1::ConfigMapProjection) -> Self {
@@ -1839,14 +2559,7 @@ impl rt::ShareHash for ConfigMapProjection {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ConfigMapVolumeSource`: Adapts a ConfigMap into a volume.  The contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ConfigMapVolumeSource {
     /// defaultMode is optional: mode bits used to set permissions on created files by default.
@@ -1885,6 +2598,53 @@ impl rt::ProjectionSource for ConfigMapVolumeSource {
             ("optional", "optional"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ConfigMapVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ConfigMapVolumeSource {
+    const NAME: &'static str = "ConfigMapVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "defaultMode",
+        "defaultUser",
+        "items",
+        "name",
+        "optional",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "defaultMode" => rt::Option::Some(0),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "defaultUser" => rt::Option::Some(1),
+            "items" => rt::Option::Some(2),
+            "name" => rt::Option::Some(3),
+            "optional" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.default_mode = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            1 => self.default_user = rt::decode::value(map)?,
+            2 => self.items = rt::decode::value(map)?,
+            3 => self.name = rt::decode::null_default(map)?,
+            4 => self.optional = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ConfigMapVolumeSource> for ConfigMapVolumeSource {
     fn from(full: &k8s::api::core::v1::ConfigMapVolumeSource) -> Self {
@@ -1935,14 +2695,7 @@ impl rt::ShareHash for ConfigMapVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::Container`: A single application container that you want to run within a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Container {
     /// Arguments to the entrypoint.
@@ -2102,6 +2855,113 @@ impl rt::ProjectionSource for Container {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for Container {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Container {
+    const NAME: &'static str = "Container";
+    const KEYS: &'static [&'static str] = &[
+        "args",
+        "command",
+        "env",
+        "envFrom",
+        "image",
+        "imagePullPolicy",
+        "lifecycle",
+        "livenessProbe",
+        "name",
+        "ports",
+        "readinessProbe",
+        "resizePolicy",
+        "resources",
+        "restartPolicy",
+        "restartPolicyRules",
+        "securityContext",
+        "startupProbe",
+        "stdin",
+        "stdinOnce",
+        "terminationMessagePath",
+        "terminationMessagePolicy",
+        "tty",
+        "volumeDevices",
+        "volumeMounts",
+        "workingDir",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "args" => rt::Option::Some(0),
+            "command" => rt::Option::Some(1),
+            "env" => rt::Option::Some(2),
+            "envFrom" => rt::Option::Some(3),
+            "image" => rt::Option::Some(4),
+            "imagePullPolicy" => rt::Option::Some(5),
+            "lifecycle" => rt::Option::Some(6),
+            "livenessProbe" => rt::Option::Some(7),
+            "name" => rt::Option::Some(8),
+            "ports" => rt::Option::Some(9),
+            "readinessProbe" => rt::Option::Some(10),
+            "resizePolicy" => rt::Option::Some(11),
+            "resources" => rt::Option::Some(12),
+            "restartPolicy" => rt::Option::Some(13),
+            #[cfg(k8s_since = "1.34")]
+            "restartPolicyRules" => rt::Option::Some(14),
+            "securityContext" => rt::Option::Some(15),
+            "startupProbe" => rt::Option::Some(16),
+            "stdin" => rt::Option::Some(17),
+            "stdinOnce" => rt::Option::Some(18),
+            "terminationMessagePath" => rt::Option::Some(19),
+            "terminationMessagePolicy" => rt::Option::Some(20),
+            "tty" => rt::Option::Some(21),
+            "volumeDevices" => rt::Option::Some(22),
+            "volumeMounts" => rt::Option::Some(23),
+            "workingDir" => rt::Option::Some(24),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.args = rt::decode::value(map)?,
+            1 => self.command = rt::decode::value(map)?,
+            2 => self.env = rt::decode::value(map)?,
+            3 => self.env_from = rt::decode::value(map)?,
+            4 => self.image = rt::decode::value(map)?,
+            5 => self.image_pull_policy = rt::decode::value(map)?,
+            6 => self.lifecycle = rt::decode::value(map)?,
+            7 => self.liveness_probe = rt::decode::value(map)?,
+            8 => self.name = rt::decode::null_default(map)?,
+            9 => self.ports = rt::decode::value(map)?,
+            10 => self.readiness_probe = rt::decode::value(map)?,
+            11 => self.resize_policy = rt::decode::value(map)?,
+            12 => self.resources = rt::decode::value(map)?,
+            13 => self.restart_policy = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.34")]
+            14 => self.restart_policy_rules = rt::decode::value(map)?,
+            15 => self.security_context = rt::decode::value(map)?,
+            16 => self.startup_probe = rt::decode::value(map)?,
+            17 => self.stdin = rt::decode::value(map)?,
+            18 => self.stdin_once = rt::decode::value(map)?,
+            19 => self.termination_message_path = rt::decode::value(map)?,
+            20 => self.termination_message_policy = rt::decode::value(map)?,
+            21 => self.tty = rt::decode::value(map)?,
+            22 => self.volume_devices = rt::decode::value(map)?,
+            23 => self.volume_mounts = rt::decode::value(map)?,
+            24 => self.working_dir = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::Container> for Container {
     fn from(full: &k8s::api::core::v1::Container) -> Self {
         Container {
@@ -2227,14 +3087,7 @@ impl rt::Share for Container {
 }
 #[cfg(k8s_since = "1.34")]
 /// Compact form of `k8s_openapi::api::core::v1::ContainerExtendedResourceRequest`: ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerExtendedResourceRequest {
     /// The name of the container requesting resources.
@@ -2256,6 +3109,47 @@ impl rt::ProjectionSource for ContainerExtendedResourceRequest {
             ("resource_name", "resourceName"),
         ],
     );
+}
+#[cfg(k8s_since = "1.34")]
+impl<'de> rt::serde::Deserialize<'de> for ContainerExtendedResourceRequest {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.34")]
+impl rt::decode::Fields for ContainerExtendedResourceRequest {
+    const NAME: &'static str = "ContainerExtendedResourceRequest";
+    const KEYS: &'static [&'static str] = &[
+        "containerName",
+        "requestName",
+        "resourceName",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "containerName" => rt::Option::Some(0),
+            "requestName" => rt::Option::Some(1),
+            "resourceName" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.container_name = rt::decode::null_default(map)?,
+            1 => self.request_name = rt::decode::null_default(map)?,
+            2 => self.resource_name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::ContainerExtendedResourceRequest>
@@ -2311,14 +3205,7 @@ impl rt::ShareHash for ContainerExtendedResourceRequest {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ContainerImage`: Describe a container image
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerImage {
     /// Names by which this image is known. e.g. \\["kubernetes.example/hyperkube:v1.0.7", "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"\\]
@@ -2332,6 +3219,39 @@ impl rt::ProjectionSource for ContainerImage {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("names", "names"), ("size_bytes", "sizeBytes")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ContainerImage {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ContainerImage {
+    const NAME: &'static str = "ContainerImage";
+    const KEYS: &'static [&'static str] = &["names", "sizeBytes"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "names" => rt::Option::Some(0),
+            "sizeBytes" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.names = rt::decode::value(map)?,
+            1 => self.size_bytes = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerImage> for ContainerImage {
     fn from(full: &k8s::api::core::v1::ContainerImage) -> Self {
@@ -2369,14 +3289,7 @@ impl rt::ShareHash for ContainerImage {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ContainerPort`: ContainerPort represents a network port in a single container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerPort {
     /// Number of port to expose on the pod's IP address.
@@ -2405,6 +3318,51 @@ impl rt::ProjectionSource for ContainerPort {
             ("protocol", "protocol"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ContainerPort {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ContainerPort {
+    const NAME: &'static str = "ContainerPort";
+    const KEYS: &'static [&'static str] = &[
+        "containerPort",
+        "hostIP",
+        "hostPort",
+        "name",
+        "protocol",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "containerPort" => rt::Option::Some(0),
+            "hostIP" => rt::Option::Some(1),
+            "hostPort" => rt::Option::Some(2),
+            "name" => rt::Option::Some(3),
+            "protocol" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.container_port = rt::decode::null_default(map)?,
+            1 => self.host_ip = rt::decode::value(map)?,
+            2 => self.host_port = rt::decode::value(map)?,
+            3 => self.name = rt::decode::value(map)?,
+            4 => self.protocol = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerPort> for ContainerPort {
     fn from(full: &k8s::api::core::v1::ContainerPort) -> Self {
@@ -2451,14 +3409,7 @@ impl rt::ShareHash for ContainerPort {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ContainerResizePolicy`: ContainerResizePolicy represents resource resize policy for the container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerResizePolicy {
     /// Name of the resource to which this resource resize policy applies.
@@ -2472,6 +3423,39 @@ impl rt::ProjectionSource for ContainerResizePolicy {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("resource_name", "resourceName"), ("restart_policy", "restartPolicy")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ContainerResizePolicy {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ContainerResizePolicy {
+    const NAME: &'static str = "ContainerResizePolicy";
+    const KEYS: &'static [&'static str] = &["resourceName", "restartPolicy"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "resourceName" => rt::Option::Some(0),
+            "restartPolicy" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.resource_name = rt::decode::null_default(map)?,
+            1 => self.restart_policy = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerResizePolicy> for ContainerResizePolicy {
     fn from(full: &k8s::api::core::v1::ContainerResizePolicy) -> Self {
@@ -2511,14 +3495,7 @@ impl rt::ShareHash for ContainerResizePolicy {
 }
 #[cfg(k8s_since = "1.34")]
 /// Compact form of `k8s_openapi::api::core::v1::ContainerRestartRule`: ContainerRestartRule describes how a container exit is handled.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerRestartRule {
     /// Specifies the action taken on a container exit if the requirements are satisfied.
@@ -2533,6 +3510,41 @@ impl rt::ProjectionSource for ContainerRestartRule {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("action", "action"), ("exit_codes", "exitCodes")],
     );
+}
+#[cfg(k8s_since = "1.34")]
+impl<'de> rt::serde::Deserialize<'de> for ContainerRestartRule {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.34")]
+impl rt::decode::Fields for ContainerRestartRule {
+    const NAME: &'static str = "ContainerRestartRule";
+    const KEYS: &'static [&'static str] = &["action", "exitCodes"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "action" => rt::Option::Some(0),
+            "exitCodes" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.action = rt::decode::null_default(map)?,
+            1 => self.exit_codes = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::ContainerRestartRule> for ContainerRestartRule {
@@ -2577,14 +3589,7 @@ impl rt::ShareHash for ContainerRestartRule {
 }
 #[cfg(k8s_since = "1.34")]
 /// Compact form of `k8s_openapi::api::core::v1::ContainerRestartRuleOnExitCodes`: ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerRestartRuleOnExitCodes {
     /// Represents the relationship between the container exit code(s) and the specified values.
@@ -2599,6 +3604,41 @@ impl rt::ProjectionSource for ContainerRestartRuleOnExitCodes {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("operator", "operator"), ("values", "values")],
     );
+}
+#[cfg(k8s_since = "1.34")]
+impl<'de> rt::serde::Deserialize<'de> for ContainerRestartRuleOnExitCodes {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.34")]
+impl rt::decode::Fields for ContainerRestartRuleOnExitCodes {
+    const NAME: &'static str = "ContainerRestartRuleOnExitCodes";
+    const KEYS: &'static [&'static str] = &["operator", "values"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "operator" => rt::Option::Some(0),
+            "values" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.operator = rt::decode::null_default(map)?,
+            1 => self.values = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::ContainerRestartRuleOnExitCodes>
@@ -2651,14 +3691,7 @@ impl rt::ShareHash for ContainerRestartRuleOnExitCodes {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ContainerState`: ContainerState holds a possible state of container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerState {
     /// Details about a running container
@@ -2675,6 +3708,41 @@ impl rt::ProjectionSource for ContainerState {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("running", "running"), ("terminated", "terminated"), ("waiting", "waiting")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ContainerState {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ContainerState {
+    const NAME: &'static str = "ContainerState";
+    const KEYS: &'static [&'static str] = &["running", "terminated", "waiting"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "running" => rt::Option::Some(0),
+            "terminated" => rt::Option::Some(1),
+            "waiting" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.running = rt::decode::value(map)?,
+            1 => self.terminated = rt::decode::value(map)?,
+            2 => self.waiting = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerState> for ContainerState {
     fn from(full: &k8s::api::core::v1::ContainerState) -> Self {
@@ -2715,14 +3783,7 @@ impl rt::ShareHash for ContainerState {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ContainerStateRunning`: ContainerStateRunning is a running state of a container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerStateRunning {
     /// Time at which the container was last (re-)started
@@ -2733,6 +3794,37 @@ impl rt::ProjectionSource for ContainerStateRunning {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("started_at", "startedAt")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ContainerStateRunning {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ContainerStateRunning {
+    const NAME: &'static str = "ContainerStateRunning";
+    const KEYS: &'static [&'static str] = &["startedAt"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "startedAt" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.started_at = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerStateRunning> for ContainerStateRunning {
     fn from(full: &k8s::api::core::v1::ContainerStateRunning) -> Self {
@@ -2768,14 +3860,7 @@ impl rt::ShareHash for ContainerStateRunning {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ContainerStateTerminated`: ContainerStateTerminated is a terminated state of a container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerStateTerminated {
     /// Container's ID in the format '\&lt;type\&gt;://\&lt;container_id\&gt;'
@@ -2816,6 +3901,57 @@ impl rt::ProjectionSource for ContainerStateTerminated {
             ("started_at", "startedAt"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ContainerStateTerminated {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ContainerStateTerminated {
+    const NAME: &'static str = "ContainerStateTerminated";
+    const KEYS: &'static [&'static str] = &[
+        "containerID",
+        "exitCode",
+        "finishedAt",
+        "message",
+        "reason",
+        "signal",
+        "startedAt",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "containerID" => rt::Option::Some(0),
+            "exitCode" => rt::Option::Some(1),
+            "finishedAt" => rt::Option::Some(2),
+            "message" => rt::Option::Some(3),
+            "reason" => rt::Option::Some(4),
+            "signal" => rt::Option::Some(5),
+            "startedAt" => rt::Option::Some(6),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.container_id = rt::decode::value(map)?,
+            1 => self.exit_code = rt::decode::null_default(map)?,
+            2 => self.finished_at = rt::decode::value(map)?,
+            3 => self.message = rt::decode::value(map)?,
+            4 => self.reason = rt::decode::value(map)?,
+            5 => self.signal = rt::decode::value(map)?,
+            6 => self.started_at = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerStateTerminated>
 for ContainerStateTerminated {
@@ -2873,14 +4009,7 @@ impl rt::ShareHash for ContainerStateTerminated {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ContainerStateWaiting`: ContainerStateWaiting is a waiting state of a container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerStateWaiting {
     /// Message regarding why the container is not yet running.
@@ -2894,6 +4023,39 @@ impl rt::ProjectionSource for ContainerStateWaiting {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("message", "message"), ("reason", "reason")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ContainerStateWaiting {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ContainerStateWaiting {
+    const NAME: &'static str = "ContainerStateWaiting";
+    const KEYS: &'static [&'static str] = &["message", "reason"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "message" => rt::Option::Some(0),
+            "reason" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.message = rt::decode::value(map)?,
+            1 => self.reason = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerStateWaiting> for ContainerStateWaiting {
     fn from(full: &k8s::api::core::v1::ContainerStateWaiting) -> Self {
@@ -2932,14 +4094,7 @@ impl rt::ShareHash for ContainerStateWaiting {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ContainerStatus`: ContainerStatus contains details for the current status of this container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerStatus {
     /// AllocatedResources represents the compute resources allocated for this container by the node.
@@ -3026,6 +4181,81 @@ impl rt::ProjectionSource for ContainerStatus {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for ContainerStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ContainerStatus {
+    const NAME: &'static str = "ContainerStatus";
+    const KEYS: &'static [&'static str] = &[
+        "allocatedResources",
+        "allocatedResourcesStatus",
+        "containerID",
+        "image",
+        "imageID",
+        "lastState",
+        "name",
+        "ready",
+        "resources",
+        "restartCount",
+        "started",
+        "state",
+        "stopSignal",
+        "user",
+        "volumeMounts",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "allocatedResources" => rt::Option::Some(0),
+            "allocatedResourcesStatus" => rt::Option::Some(1),
+            "containerID" => rt::Option::Some(2),
+            "image" => rt::Option::Some(3),
+            "imageID" => rt::Option::Some(4),
+            "lastState" => rt::Option::Some(5),
+            "name" => rt::Option::Some(6),
+            "ready" => rt::Option::Some(7),
+            "resources" => rt::Option::Some(8),
+            "restartCount" => rt::Option::Some(9),
+            "started" => rt::Option::Some(10),
+            "state" => rt::Option::Some(11),
+            "stopSignal" => rt::Option::Some(12),
+            "user" => rt::Option::Some(13),
+            "volumeMounts" => rt::Option::Some(14),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.allocated_resources = rt::decode::quantity(map)?,
+            1 => self.allocated_resources_status = rt::decode::value(map)?,
+            2 => self.container_id = rt::decode::value(map)?,
+            3 => self.image = rt::decode::null_default(map)?,
+            4 => self.image_id = rt::decode::null_default(map)?,
+            5 => self.last_state = rt::decode::value(map)?,
+            6 => self.name = rt::decode::null_default(map)?,
+            7 => self.ready = rt::decode::null_default(map)?,
+            8 => self.resources = rt::decode::value(map)?,
+            9 => self.restart_count = rt::decode::null_default(map)?,
+            10 => self.started = rt::decode::value(map)?,
+            11 => self.state = rt::decode::value(map)?,
+            12 => self.stop_signal = rt::decode::value(map)?,
+            13 => self.user = rt::decode::value(map)?,
+            14 => self.volume_mounts = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::ContainerStatus> for ContainerStatus {
     fn from(full: &k8s::api::core::v1::ContainerStatus) -> Self {
         ContainerStatus {
@@ -3105,14 +4335,7 @@ impl rt::ShareHash for ContainerStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ContainerUser`: ContainerUser represents user identity information
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ContainerUser {
     /// Linux holds user identity information initially attached to the first process of the containers in Linux.
@@ -3121,6 +4344,37 @@ pub struct ContainerUser {
 }
 impl rt::ProjectionSource for ContainerUser {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("linux", "linux")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for ContainerUser {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ContainerUser {
+    const NAME: &'static str = "ContainerUser";
+    const KEYS: &'static [&'static str] = &["linux"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "linux" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.linux = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ContainerUser> for ContainerUser {
     fn from(full: &k8s::api::core::v1::ContainerUser) -> Self {
@@ -3155,14 +4409,7 @@ impl rt::ShareHash for ContainerUser {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::DaemonEndpoint`: DaemonEndpoint contains information about a single Daemon endpoint.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct DaemonEndpoint {
     /// Port number of the given endpoint.
@@ -3171,6 +4418,37 @@ pub struct DaemonEndpoint {
 }
 impl rt::ProjectionSource for DaemonEndpoint {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("port", "Port")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for DaemonEndpoint {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for DaemonEndpoint {
+    const NAME: &'static str = "DaemonEndpoint";
+    const KEYS: &'static [&'static str] = &["Port"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "Port" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.port = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::DaemonEndpoint> for DaemonEndpoint {
     fn from(full: &k8s::api::core::v1::DaemonEndpoint) -> Self {
@@ -3203,14 +4481,7 @@ impl rt::ShareHash for DaemonEndpoint {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::DownwardAPIProjection`: Represents downward API info for projecting into a projected volume.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct DownwardAPIProjection {
     /// Items is a list of DownwardAPIVolume file
@@ -3219,6 +4490,37 @@ pub struct DownwardAPIProjection {
 }
 impl rt::ProjectionSource for DownwardAPIProjection {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("items", "items")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for DownwardAPIProjection {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for DownwardAPIProjection {
+    const NAME: &'static str = "DownwardAPIProjection";
+    const KEYS: &'static [&'static str] = &["items"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "items" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.items = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::DownwardAPIProjection> for DownwardAPIProjection {
     fn from(full: &k8s::api::core::v1::DownwardAPIProjection) -> Self {
@@ -3254,14 +4556,7 @@ impl rt::ShareHash for DownwardAPIProjection {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::DownwardAPIVolumeFile`: DownwardAPIVolumeFile represents information to create the file containing the pod field
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct DownwardAPIVolumeFile {
     /// Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported.
@@ -3296,6 +4591,53 @@ impl rt::ProjectionSource for DownwardAPIVolumeFile {
             ("user", "user"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for DownwardAPIVolumeFile {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for DownwardAPIVolumeFile {
+    const NAME: &'static str = "DownwardAPIVolumeFile";
+    const KEYS: &'static [&'static str] = &[
+        "fieldRef",
+        "mode",
+        "path",
+        "resourceFieldRef",
+        "user",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fieldRef" => rt::Option::Some(0),
+            "mode" => rt::Option::Some(1),
+            "path" => rt::Option::Some(2),
+            "resourceFieldRef" => rt::Option::Some(3),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "user" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.field_ref = rt::decode::value(map)?,
+            1 => self.mode = rt::decode::value(map)?,
+            2 => self.path = rt::decode::null_default(map)?,
+            3 => self.resource_field_ref = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            4 => self.user = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::DownwardAPIVolumeFile> for DownwardAPIVolumeFile {
     fn from(full: &k8s::api::core::v1::DownwardAPIVolumeFile) -> Self {
@@ -3346,14 +4688,7 @@ impl rt::ShareHash for DownwardAPIVolumeFile {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::DownwardAPIVolumeSource`: DownwardAPIVolumeSource represents a volume containing downward API info.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct DownwardAPIVolumeSource {
     /// Optional: mode bits to use on created files by default.
@@ -3384,6 +4719,43 @@ impl rt::ProjectionSource for DownwardAPIVolumeSource {
             ("items", "items"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for DownwardAPIVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for DownwardAPIVolumeSource {
+    const NAME: &'static str = "DownwardAPIVolumeSource";
+    const KEYS: &'static [&'static str] = &["defaultMode", "defaultUser", "items"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "defaultMode" => rt::Option::Some(0),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "defaultUser" => rt::Option::Some(1),
+            "items" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.default_mode = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            1 => self.default_user = rt::decode::value(map)?,
+            2 => self.items = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::DownwardAPIVolumeSource> for DownwardAPIVolumeSource {
     fn from(full: &k8s::api::core::v1::DownwardAPIVolumeSource) -> Self {
@@ -3430,14 +4802,7 @@ impl rt::ShareHash for DownwardAPIVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::EmptyDirVolumeSource`: Represents an empty directory for a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EmptyDirVolumeSource {
     /// medium represents what type of storage medium should back this directory.
@@ -3465,6 +4830,43 @@ impl rt::ProjectionSource for EmptyDirVolumeSource {
             ("size_limit", "sizeLimit"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EmptyDirVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EmptyDirVolumeSource {
+    const NAME: &'static str = "EmptyDirVolumeSource";
+    const KEYS: &'static [&'static str] = &["medium", "mode", "sizeLimit"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "medium" => rt::Option::Some(0),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "mode" => rt::Option::Some(1),
+            "sizeLimit" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.medium = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            1 => self.mode = rt::decode::value(map)?,
+            2 => self.size_limit = rt::decode::quantity(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EmptyDirVolumeSource> for EmptyDirVolumeSource {
     fn from(full: &k8s::api::core::v1::EmptyDirVolumeSource) -> Self {
@@ -3508,14 +4910,7 @@ impl rt::ShareHash for EmptyDirVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::EndpointAddress`: EndpointAddress is a tuple that describes single IP address.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EndpointAddress {
     /// The Hostname of this endpoint
@@ -3540,6 +4935,43 @@ impl rt::ProjectionSource for EndpointAddress {
             ("target_ref", "targetRef"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EndpointAddress {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EndpointAddress {
+    const NAME: &'static str = "EndpointAddress";
+    const KEYS: &'static [&'static str] = &["hostname", "ip", "nodeName", "targetRef"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "hostname" => rt::Option::Some(0),
+            "ip" => rt::Option::Some(1),
+            "nodeName" => rt::Option::Some(2),
+            "targetRef" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.hostname = rt::decode::value(map)?,
+            1 => self.ip = rt::decode::null_default(map)?,
+            2 => self.node_name = rt::decode::value(map)?,
+            3 => self.target_ref = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EndpointAddress> for EndpointAddress {
     fn from(full: &k8s::api::core::v1::EndpointAddress) -> Self {
@@ -3591,14 +5023,7 @@ impl rt::Share for EndpointAddress {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::EndpointPort`: EndpointPort is a tuple that describes a single port.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EndpointPort {
     /// The application protocol for this port.
@@ -3627,6 +5052,43 @@ impl rt::ProjectionSource for EndpointPort {
             ("protocol", "protocol"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EndpointPort {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EndpointPort {
+    const NAME: &'static str = "EndpointPort";
+    const KEYS: &'static [&'static str] = &["appProtocol", "name", "port", "protocol"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "appProtocol" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            "port" => rt::Option::Some(2),
+            "protocol" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.app_protocol = rt::decode::value(map)?,
+            1 => self.name = rt::decode::value(map)?,
+            2 => self.port = rt::decode::null_default(map)?,
+            3 => self.protocol = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EndpointPort> for EndpointPort {
     fn from(full: &k8s::api::core::v1::EndpointPort) -> Self {
@@ -3678,14 +5140,7 @@ impl rt::Share for EndpointPort {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::EndpointSubset`: EndpointSubset is a group of addresses with a common set of ports.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EndpointSubset {
     /// IP addresses which offer the related ports that are marked as ready.
@@ -3710,6 +5165,41 @@ impl rt::ProjectionSource for EndpointSubset {
             ("ports", "ports"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EndpointSubset {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EndpointSubset {
+    const NAME: &'static str = "EndpointSubset";
+    const KEYS: &'static [&'static str] = &["addresses", "notReadyAddresses", "ports"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "addresses" => rt::Option::Some(0),
+            "notReadyAddresses" => rt::Option::Some(1),
+            "ports" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.addresses = rt::decode::value(map)?,
+            1 => self.not_ready_addresses = rt::decode::value(map)?,
+            2 => self.ports = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EndpointSubset> for EndpointSubset {
     fn from(full: &k8s::api::core::v1::EndpointSubset) -> Self {
@@ -3752,14 +5242,7 @@ impl rt::ShareHash for EndpointSubset {
 /// Compact form of `k8s_openapi::api::core::v1::Endpoints`: Endpoints is a collection of endpoints that implement the actual service.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Endpoints {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -3784,6 +5267,43 @@ impl rt::ProjectionSource for Endpoints {
             ("subsets", "subsets"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Endpoints {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Endpoints {
+    const NAME: &'static str = "Endpoints";
+    const KEYS: &'static [&'static str] = &["apiVersion", "kind", "metadata", "subsets"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "subsets" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.subsets = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Endpoints> for Endpoints {
     fn from(full: &k8s::api::core::v1::Endpoints) -> Self {
@@ -3883,14 +5403,7 @@ impl rt::K8sResource for Endpoints {
     type Scope = <k8s::api::core::v1::Endpoints as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::EnvFromSource`: EnvFromSource represents the source of a set of ConfigMaps or Secrets
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EnvFromSource {
     /// The ConfigMap to select from
@@ -3915,6 +5428,41 @@ impl rt::ProjectionSource for EnvFromSource {
             ("secret_ref", "secretRef"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EnvFromSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EnvFromSource {
+    const NAME: &'static str = "EnvFromSource";
+    const KEYS: &'static [&'static str] = &["configMapRef", "prefix", "secretRef"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "configMapRef" => rt::Option::Some(0),
+            "prefix" => rt::Option::Some(1),
+            "secretRef" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.config_map_ref = rt::decode::value(map)?,
+            1 => self.prefix = rt::decode::value(map)?,
+            2 => self.secret_ref = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EnvFromSource> for EnvFromSource {
     fn from(full: &k8s::api::core::v1::EnvFromSource) -> Self {
@@ -3955,14 +5503,7 @@ impl rt::ShareHash for EnvFromSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::EnvVar`: EnvVar represents an environment variable present in a Container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EnvVar {
     /// Name of the environment variable.
@@ -3979,6 +5520,41 @@ impl rt::ProjectionSource for EnvVar {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("value", "value"), ("value_from", "valueFrom")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EnvVar {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EnvVar {
+    const NAME: &'static str = "EnvVar";
+    const KEYS: &'static [&'static str] = &["name", "value", "valueFrom"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "value" => rt::Option::Some(1),
+            "valueFrom" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.value = rt::decode::value(map)?,
+            2 => self.value_from = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EnvVar> for EnvVar {
     fn from(full: &k8s::api::core::v1::EnvVar) -> Self {
@@ -4019,14 +5595,7 @@ impl rt::ShareHash for EnvVar {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::EnvVarSource`: EnvVarSource represents a source for the value of an EnvVar.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EnvVarSource {
     /// Selects a key of a ConfigMap.
@@ -4069,6 +5638,53 @@ impl rt::ProjectionSource for EnvVarSource {
             ("secret_key_ref", "secretKeyRef"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EnvVarSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EnvVarSource {
+    const NAME: &'static str = "EnvVarSource";
+    const KEYS: &'static [&'static str] = &[
+        "configMapKeyRef",
+        "fieldRef",
+        "fileKeyRef",
+        "resourceFieldRef",
+        "secretKeyRef",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "configMapKeyRef" => rt::Option::Some(0),
+            "fieldRef" => rt::Option::Some(1),
+            #[cfg(k8s_since = "1.34")]
+            "fileKeyRef" => rt::Option::Some(2),
+            "resourceFieldRef" => rt::Option::Some(3),
+            "secretKeyRef" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.config_map_key_ref = rt::decode::value(map)?,
+            1 => self.field_ref = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.34")]
+            2 => self.file_key_ref = rt::decode::value(map)?,
+            3 => self.resource_field_ref = rt::decode::value(map)?,
+            4 => self.secret_key_ref = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EnvVarSource> for EnvVarSource {
     fn from(full: &k8s::api::core::v1::EnvVarSource) -> Self {
@@ -4117,14 +5733,7 @@ impl rt::ShareHash for EnvVarSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::EphemeralContainer`: An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EphemeralContainer {
     /// Arguments to the entrypoint.
@@ -4292,6 +5901,116 @@ impl rt::ProjectionSource for EphemeralContainer {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for EphemeralContainer {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EphemeralContainer {
+    const NAME: &'static str = "EphemeralContainer";
+    const KEYS: &'static [&'static str] = &[
+        "args",
+        "command",
+        "env",
+        "envFrom",
+        "image",
+        "imagePullPolicy",
+        "lifecycle",
+        "livenessProbe",
+        "name",
+        "ports",
+        "readinessProbe",
+        "resizePolicy",
+        "resources",
+        "restartPolicy",
+        "restartPolicyRules",
+        "securityContext",
+        "startupProbe",
+        "stdin",
+        "stdinOnce",
+        "targetContainerName",
+        "terminationMessagePath",
+        "terminationMessagePolicy",
+        "tty",
+        "volumeDevices",
+        "volumeMounts",
+        "workingDir",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "args" => rt::Option::Some(0),
+            "command" => rt::Option::Some(1),
+            "env" => rt::Option::Some(2),
+            "envFrom" => rt::Option::Some(3),
+            "image" => rt::Option::Some(4),
+            "imagePullPolicy" => rt::Option::Some(5),
+            "lifecycle" => rt::Option::Some(6),
+            "livenessProbe" => rt::Option::Some(7),
+            "name" => rt::Option::Some(8),
+            "ports" => rt::Option::Some(9),
+            "readinessProbe" => rt::Option::Some(10),
+            "resizePolicy" => rt::Option::Some(11),
+            "resources" => rt::Option::Some(12),
+            "restartPolicy" => rt::Option::Some(13),
+            #[cfg(k8s_since = "1.34")]
+            "restartPolicyRules" => rt::Option::Some(14),
+            "securityContext" => rt::Option::Some(15),
+            "startupProbe" => rt::Option::Some(16),
+            "stdin" => rt::Option::Some(17),
+            "stdinOnce" => rt::Option::Some(18),
+            "targetContainerName" => rt::Option::Some(19),
+            "terminationMessagePath" => rt::Option::Some(20),
+            "terminationMessagePolicy" => rt::Option::Some(21),
+            "tty" => rt::Option::Some(22),
+            "volumeDevices" => rt::Option::Some(23),
+            "volumeMounts" => rt::Option::Some(24),
+            "workingDir" => rt::Option::Some(25),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.args = rt::decode::value(map)?,
+            1 => self.command = rt::decode::value(map)?,
+            2 => self.env = rt::decode::value(map)?,
+            3 => self.env_from = rt::decode::value(map)?,
+            4 => self.image = rt::decode::value(map)?,
+            5 => self.image_pull_policy = rt::decode::value(map)?,
+            6 => self.lifecycle = rt::decode::value(map)?,
+            7 => self.liveness_probe = rt::decode::value(map)?,
+            8 => self.name = rt::decode::null_default(map)?,
+            9 => self.ports = rt::decode::value(map)?,
+            10 => self.readiness_probe = rt::decode::value(map)?,
+            11 => self.resize_policy = rt::decode::value(map)?,
+            12 => self.resources = rt::decode::value(map)?,
+            13 => self.restart_policy = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.34")]
+            14 => self.restart_policy_rules = rt::decode::value(map)?,
+            15 => self.security_context = rt::decode::value(map)?,
+            16 => self.startup_probe = rt::decode::value(map)?,
+            17 => self.stdin = rt::decode::value(map)?,
+            18 => self.stdin_once = rt::decode::value(map)?,
+            19 => self.target_container_name = rt::decode::value(map)?,
+            20 => self.termination_message_path = rt::decode::value(map)?,
+            21 => self.termination_message_policy = rt::decode::value(map)?,
+            22 => self.tty = rt::decode::value(map)?,
+            23 => self.volume_devices = rt::decode::value(map)?,
+            24 => self.volume_mounts = rt::decode::value(map)?,
+            25 => self.working_dir = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::EphemeralContainer> for EphemeralContainer {
     fn from(full: &k8s::api::core::v1::EphemeralContainer) -> Self {
         EphemeralContainer {
@@ -4419,14 +6138,7 @@ impl rt::Share for EphemeralContainer {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::EphemeralVolumeSource`: Represents an ephemeral volume that is handled by a normal storage driver.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EphemeralVolumeSource {
     /// Will be used to create a stand-alone PVC to provision the volume.
@@ -4441,6 +6153,37 @@ impl rt::ProjectionSource for EphemeralVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("volume_claim_template", "volumeClaimTemplate")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EphemeralVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EphemeralVolumeSource {
+    const NAME: &'static str = "EphemeralVolumeSource";
+    const KEYS: &'static [&'static str] = &["volumeClaimTemplate"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "volumeClaimTemplate" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.volume_claim_template = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EphemeralVolumeSource> for EphemeralVolumeSource {
     fn from(full: &k8s::api::core::v1::EphemeralVolumeSource) -> Self {
@@ -4478,14 +6221,7 @@ impl rt::ShareHash for EphemeralVolumeSource {
 /// Compact form of `k8s_openapi::api::core::v1::Event`: Event is a report of an event somewhere in the cluster.  Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Event {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -4578,6 +6314,87 @@ impl rt::ProjectionSource for Event {
             ("type_", "type"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Event {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Event {
+    const NAME: &'static str = "Event";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "action",
+        "count",
+        "eventTime",
+        "firstTimestamp",
+        "involvedObject",
+        "lastTimestamp",
+        "message",
+        "metadata",
+        "reason",
+        "related",
+        "reportingComponent",
+        "reportingInstance",
+        "series",
+        "source",
+        "type",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "action" => rt::Option::Some(2),
+            "count" => rt::Option::Some(3),
+            "eventTime" => rt::Option::Some(4),
+            "firstTimestamp" => rt::Option::Some(5),
+            "involvedObject" => rt::Option::Some(6),
+            "lastTimestamp" => rt::Option::Some(7),
+            "message" => rt::Option::Some(8),
+            "metadata" => rt::Option::Some(9),
+            "reason" => rt::Option::Some(10),
+            "related" => rt::Option::Some(11),
+            "reportingComponent" => rt::Option::Some(12),
+            "reportingInstance" => rt::Option::Some(13),
+            "series" => rt::Option::Some(14),
+            "source" => rt::Option::Some(15),
+            "type" => rt::Option::Some(16),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.action = rt::decode::value(map)?,
+            3 => self.count = rt::decode::value(map)?,
+            4 => self.event_time = rt::decode::value(map)?,
+            5 => self.first_timestamp = rt::decode::value(map)?,
+            6 => self.involved_object = rt::decode::null_default(map)?,
+            7 => self.last_timestamp = rt::decode::value(map)?,
+            8 => self.message = rt::decode::value(map)?,
+            9 => self.metadata = rt::decode::null_default(map)?,
+            10 => self.reason = rt::decode::value(map)?,
+            11 => self.related = rt::decode::value(map)?,
+            12 => self.reporting_component = rt::decode::value(map)?,
+            13 => self.reporting_instance = rt::decode::value(map)?,
+            14 => self.series = rt::decode::value(map)?,
+            15 => self.source = rt::decode::value(map)?,
+            16 => self.type_ = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Event> for Event {
     fn from(full: &k8s::api::core::v1::Event) -> Self {
@@ -4705,14 +6522,7 @@ impl rt::K8sResource for Event {
     type Scope = <k8s::api::core::v1::Event as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::EventSeries`: EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EventSeries {
     /// Number of occurrences in this series up to the last heartbeat time
@@ -4732,6 +6542,39 @@ impl rt::ProjectionSource for EventSeries {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("count", "count"), ("last_observed_time", "lastObservedTime")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EventSeries {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EventSeries {
+    const NAME: &'static str = "EventSeries";
+    const KEYS: &'static [&'static str] = &["count", "lastObservedTime"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "count" => rt::Option::Some(0),
+            "lastObservedTime" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.count = rt::decode::value(map)?,
+            1 => self.last_observed_time = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EventSeries> for EventSeries {
     fn from(full: &k8s::api::core::v1::EventSeries) -> Self {
@@ -4769,14 +6612,7 @@ impl rt::ShareHash for EventSeries {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::EventSource`: EventSource contains information for an event.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EventSource {
     /// Component from which the event is generated.
@@ -4790,6 +6626,39 @@ impl rt::ProjectionSource for EventSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("component", "component"), ("host", "host")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for EventSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for EventSource {
+    const NAME: &'static str = "EventSource";
+    const KEYS: &'static [&'static str] = &["component", "host"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "component" => rt::Option::Some(0),
+            "host" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.component = rt::decode::value(map)?,
+            1 => self.host = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::EventSource> for EventSource {
     fn from(full: &k8s::api::core::v1::EventSource) -> Self {
@@ -4828,14 +6697,7 @@ impl rt::ShareHash for EventSource {
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 /// Compact form of `k8s_openapi::api::core::v1::EvictionResponder`: EvictionResponder allows you to specify the responder reacting to an Eviction.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct EvictionResponder {
     /// name allows you to identify the responder responding to the Eviction.  It must be a valid domain-prefixed key (such as "acme.io/foo").
@@ -4850,6 +6712,41 @@ impl rt::ProjectionSource for EvictionResponder {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("priority", "priority")],
     );
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl<'de> rt::serde::Deserialize<'de> for EvictionResponder {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl rt::decode::Fields for EvictionResponder {
+    const NAME: &'static str = "EvictionResponder";
+    const KEYS: &'static [&'static str] = &["name", "priority"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "priority" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.priority = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::EvictionResponder> for EvictionResponder {
@@ -4893,14 +6790,7 @@ impl rt::ShareHash for EvictionResponder {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ExecAction`: ExecAction describes a "run in container" action.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ExecAction {
     /// Command is the command line to execute inside the container, the working directory for the command  is root ('/') in the container's filesystem.
@@ -4909,6 +6799,37 @@ pub struct ExecAction {
 }
 impl rt::ProjectionSource for ExecAction {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("command", "command")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for ExecAction {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ExecAction {
+    const NAME: &'static str = "ExecAction";
+    const KEYS: &'static [&'static str] = &["command"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "command" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.command = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ExecAction> for ExecAction {
     fn from(full: &k8s::api::core::v1::ExecAction) -> Self {
@@ -4943,14 +6864,7 @@ impl rt::ShareHash for ExecAction {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::FCVolumeSource`: Represents a Fibre Channel volume.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct FCVolumeSource {
     /// fsType is the filesystem type to mount.
@@ -4979,6 +6893,51 @@ impl rt::ProjectionSource for FCVolumeSource {
             ("wwids", "wwids"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for FCVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for FCVolumeSource {
+    const NAME: &'static str = "FCVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "lun",
+        "readOnly",
+        "targetWWNs",
+        "wwids",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "lun" => rt::Option::Some(1),
+            "readOnly" => rt::Option::Some(2),
+            "targetWWNs" => rt::Option::Some(3),
+            "wwids" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.lun = rt::decode::value(map)?,
+            2 => self.read_only = rt::decode::value(map)?,
+            3 => self.target_wwns = rt::decode::value(map)?,
+            4 => self.wwids = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::FCVolumeSource> for FCVolumeSource {
     fn from(full: &k8s::api::core::v1::FCVolumeSource) -> Self {
@@ -5034,14 +6993,7 @@ impl rt::Share for FCVolumeSource {
 }
 #[cfg(k8s_since = "1.34")]
 /// Compact form of `k8s_openapi::api::core::v1::FileKeySelector`: FileKeySelector selects a key of the env file.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct FileKeySelector {
     /// The key within the env file.
@@ -5067,6 +7019,45 @@ impl rt::ProjectionSource for FileKeySelector {
             ("volume_name", "volumeName"),
         ],
     );
+}
+#[cfg(k8s_since = "1.34")]
+impl<'de> rt::serde::Deserialize<'de> for FileKeySelector {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.34")]
+impl rt::decode::Fields for FileKeySelector {
+    const NAME: &'static str = "FileKeySelector";
+    const KEYS: &'static [&'static str] = &["key", "optional", "path", "volumeName"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "key" => rt::Option::Some(0),
+            "optional" => rt::Option::Some(1),
+            "path" => rt::Option::Some(2),
+            "volumeName" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.key = rt::decode::null_default(map)?,
+            1 => self.optional = rt::decode::value(map)?,
+            2 => self.path = rt::decode::null_default(map)?,
+            3 => self.volume_name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::FileKeySelector> for FileKeySelector {
@@ -5116,14 +7107,7 @@ impl rt::ShareHash for FileKeySelector {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::FlexPersistentVolumeSource`: FlexPersistentVolumeSource represents a generic persistent volume resource that is provisioned/attached using an exec based plugin.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct FlexPersistentVolumeSource {
     /// driver is the name of the driver to use for this volume.
@@ -5152,6 +7136,51 @@ impl rt::ProjectionSource for FlexPersistentVolumeSource {
             ("secret_ref", "secretRef"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for FlexPersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for FlexPersistentVolumeSource {
+    const NAME: &'static str = "FlexPersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "driver",
+        "fsType",
+        "options",
+        "readOnly",
+        "secretRef",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "driver" => rt::Option::Some(0),
+            "fsType" => rt::Option::Some(1),
+            "options" => rt::Option::Some(2),
+            "readOnly" => rt::Option::Some(3),
+            "secretRef" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.driver = rt::decode::null_default(map)?,
+            1 => self.fs_type = rt::decode::value(map)?,
+            2 => self.options = rt::decode::value(map)?,
+            3 => self.read_only = rt::decode::value(map)?,
+            4 => self.secret_ref = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::FlexPersistentVolumeSource>
 for FlexPersistentVolumeSource {
@@ -5211,14 +7240,7 @@ impl rt::Share for FlexPersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::FlexVolumeSource`: FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct FlexVolumeSource {
     /// driver is the name of the driver to use for this volume.
@@ -5247,6 +7269,51 @@ impl rt::ProjectionSource for FlexVolumeSource {
             ("secret_ref", "secretRef"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for FlexVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for FlexVolumeSource {
+    const NAME: &'static str = "FlexVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "driver",
+        "fsType",
+        "options",
+        "readOnly",
+        "secretRef",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "driver" => rt::Option::Some(0),
+            "fsType" => rt::Option::Some(1),
+            "options" => rt::Option::Some(2),
+            "readOnly" => rt::Option::Some(3),
+            "secretRef" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.driver = rt::decode::null_default(map)?,
+            1 => self.fs_type = rt::decode::value(map)?,
+            2 => self.options = rt::decode::value(map)?,
+            3 => self.read_only = rt::decode::value(map)?,
+            4 => self.secret_ref = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::FlexVolumeSource> for FlexVolumeSource {
     fn from(full: &k8s::api::core::v1::FlexVolumeSource) -> Self {
@@ -5293,14 +7360,7 @@ impl rt::ShareHash for FlexVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::FlockerVolumeSource`: Represents a Flocker volume mounted by the Flocker agent.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct FlockerVolumeSource {
     /// datasetName is Name of the dataset stored as metadata -\&gt; name on the dataset for Flocker should be considered as deprecated
@@ -5322,6 +7382,39 @@ impl rt::ProjectionSource for FlockerVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("dataset_name", "datasetName"), ("dataset_uuid", "datasetUUID")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for FlockerVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for FlockerVolumeSource {
+    const NAME: &'static str = "FlockerVolumeSource";
+    const KEYS: &'static [&'static str] = &["datasetName", "datasetUUID"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "datasetName" => rt::Option::Some(0),
+            "datasetUUID" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.dataset_name = rt::decode::value(map)?,
+            1 => self.dataset_uuid = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::FlockerVolumeSource> for FlockerVolumeSource {
     fn from(full: &k8s::api::core::v1::FlockerVolumeSource) -> Self {
@@ -5359,14 +7452,7 @@ impl rt::ShareHash for FlockerVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::GCEPersistentDiskVolumeSource`: Represents a Persistent Disk resource in Google Compute Engine.  A GCE PD must exist before mounting to a container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct GCEPersistentDiskVolumeSource {
     /// fsType is filesystem type of the volume that you want to mount.
@@ -5391,6 +7477,43 @@ impl rt::ProjectionSource for GCEPersistentDiskVolumeSource {
             ("read_only", "readOnly"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for GCEPersistentDiskVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for GCEPersistentDiskVolumeSource {
+    const NAME: &'static str = "GCEPersistentDiskVolumeSource";
+    const KEYS: &'static [&'static str] = &["fsType", "partition", "pdName", "readOnly"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "partition" => rt::Option::Some(1),
+            "pdName" => rt::Option::Some(2),
+            "readOnly" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.partition = rt::decode::value(map)?,
+            2 => self.pd_name = rt::decode::null_default(map)?,
+            3 => self.read_only = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::GCEPersistentDiskVolumeSource>
 for GCEPersistentDiskVolumeSource {
@@ -5451,14 +7574,7 @@ impl rt::Share for GCEPersistentDiskVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::GRPCAction`: GRPCAction specifies an action involving a GRPC service.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct GRPCAction {
     /// mode specifies the connection mode for the gRPC health probe.
@@ -5481,6 +7597,43 @@ impl rt::ProjectionSource for GRPCAction {
             ("service", "service"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for GRPCAction {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for GRPCAction {
+    const NAME: &'static str = "GRPCAction";
+    const KEYS: &'static [&'static str] = &["mode", "port", "service"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "mode" => rt::Option::Some(0),
+            "port" => rt::Option::Some(1),
+            "service" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            0 => self.mode = rt::decode::value(map)?,
+            1 => self.port = rt::decode::null_default(map)?,
+            2 => self.service = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::GRPCAction> for GRPCAction {
     fn from(full: &k8s::api::core::v1::GRPCAction) -> Self {
@@ -5524,14 +7677,7 @@ impl rt::ShareHash for GRPCAction {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::GitRepoVolumeSource`: Represents a volume that is populated with the contents of a git repository.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct GitRepoVolumeSource {
     /// directory is the target directory name.
@@ -5552,6 +7698,41 @@ impl rt::ProjectionSource for GitRepoVolumeSource {
             ("revision", "revision"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for GitRepoVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for GitRepoVolumeSource {
+    const NAME: &'static str = "GitRepoVolumeSource";
+    const KEYS: &'static [&'static str] = &["directory", "repository", "revision"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "directory" => rt::Option::Some(0),
+            "repository" => rt::Option::Some(1),
+            "revision" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.directory = rt::decode::value(map)?,
+            1 => self.repository = rt::decode::null_default(map)?,
+            2 => self.revision = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::GitRepoVolumeSource> for GitRepoVolumeSource {
     fn from(full: &k8s::api::core::v1::GitRepoVolumeSource) -> Self {
@@ -5592,14 +7773,7 @@ impl rt::ShareHash for GitRepoVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::GlusterfsPersistentVolumeSource`: Represents a Glusterfs mount that lasts the lifetime of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct GlusterfsPersistentVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology.
@@ -5628,6 +7802,48 @@ impl rt::ProjectionSource for GlusterfsPersistentVolumeSource {
             ("read_only", "readOnly"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for GlusterfsPersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for GlusterfsPersistentVolumeSource {
+    const NAME: &'static str = "GlusterfsPersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "endpoints",
+        "endpointsNamespace",
+        "path",
+        "readOnly",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "endpoints" => rt::Option::Some(0),
+            "endpointsNamespace" => rt::Option::Some(1),
+            "path" => rt::Option::Some(2),
+            "readOnly" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.endpoints = rt::decode::null_default(map)?,
+            1 => self.endpoints_namespace = rt::decode::value(map)?,
+            2 => self.path = rt::decode::null_default(map)?,
+            3 => self.read_only = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::GlusterfsPersistentVolumeSource>
 for GlusterfsPersistentVolumeSource {
@@ -5688,14 +7904,7 @@ impl rt::Share for GlusterfsPersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::GlusterfsVolumeSource`: Represents a Glusterfs mount that lasts the lifetime of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct GlusterfsVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology.
@@ -5712,6 +7921,41 @@ impl rt::ProjectionSource for GlusterfsVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("endpoints", "endpoints"), ("path", "path"), ("read_only", "readOnly")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for GlusterfsVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for GlusterfsVolumeSource {
+    const NAME: &'static str = "GlusterfsVolumeSource";
+    const KEYS: &'static [&'static str] = &["endpoints", "path", "readOnly"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "endpoints" => rt::Option::Some(0),
+            "path" => rt::Option::Some(1),
+            "readOnly" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.endpoints = rt::decode::null_default(map)?,
+            1 => self.path = rt::decode::null_default(map)?,
+            2 => self.read_only = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::GlusterfsVolumeSource> for GlusterfsVolumeSource {
     fn from(full: &k8s::api::core::v1::GlusterfsVolumeSource) -> Self {
@@ -5753,14 +7997,7 @@ impl rt::ShareHash for GlusterfsVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::HTTPGetAction`: HTTPGetAction describes an action based on HTTP Get requests.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct HTTPGetAction {
     /// Host name to connect to, defaults to the pod IP.
@@ -5799,6 +8036,56 @@ impl rt::ProjectionSource for HTTPGetAction {
             ("scheme", "scheme"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for HTTPGetAction {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for HTTPGetAction {
+    const NAME: &'static str = "HTTPGetAction";
+    const KEYS: &'static [&'static str] = &[
+        "host",
+        "httpHeaders",
+        "path",
+        "port",
+        "protocol",
+        "scheme",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "host" => rt::Option::Some(0),
+            "httpHeaders" => rt::Option::Some(1),
+            "path" => rt::Option::Some(2),
+            "port" => rt::Option::Some(3),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "protocol" => rt::Option::Some(4),
+            "scheme" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.host = rt::decode::value(map)?,
+            1 => self.http_headers = rt::decode::value(map)?,
+            2 => self.path = rt::decode::value(map)?,
+            3 => self.port = rt::decode::null_default(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            4 => self.protocol = rt::decode::value(map)?,
+            5 => self.scheme = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::HTTPGetAction> for HTTPGetAction {
     fn from(full: &k8s::api::core::v1::HTTPGetAction) -> Self {
@@ -5851,14 +8138,7 @@ impl rt::ShareHash for HTTPGetAction {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::HTTPHeader`: HTTPHeader describes a custom header to be used in HTTP probes
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct HTTPHeader {
     /// The header field name.
@@ -5872,6 +8152,39 @@ impl rt::ProjectionSource for HTTPHeader {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("value", "value")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for HTTPHeader {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for HTTPHeader {
+    const NAME: &'static str = "HTTPHeader";
+    const KEYS: &'static [&'static str] = &["name", "value"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "value" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.value = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::HTTPHeader> for HTTPHeader {
     fn from(full: &k8s::api::core::v1::HTTPHeader) -> Self {
@@ -5909,14 +8222,7 @@ impl rt::ShareHash for HTTPHeader {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::HostAlias`: HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct HostAlias {
     /// Hostnames for the above IP address.
@@ -5930,6 +8236,39 @@ impl rt::ProjectionSource for HostAlias {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("hostnames", "hostnames"), ("ip", "ip")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for HostAlias {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for HostAlias {
+    const NAME: &'static str = "HostAlias";
+    const KEYS: &'static [&'static str] = &["hostnames", "ip"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "hostnames" => rt::Option::Some(0),
+            "ip" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.hostnames = rt::decode::value(map)?,
+            1 => self.ip = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::HostAlias> for HostAlias {
     fn from(full: &k8s::api::core::v1::HostAlias) -> Self {
@@ -5975,14 +8314,7 @@ impl rt::Share for HostAlias {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::HostIP`: HostIP represents a single IP address allocated to the host.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct HostIP {
     /// IP is the IP address assigned to the host
@@ -5991,6 +8323,37 @@ pub struct HostIP {
 }
 impl rt::ProjectionSource for HostIP {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("ip", "ip")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for HostIP {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for HostIP {
+    const NAME: &'static str = "HostIP";
+    const KEYS: &'static [&'static str] = &["ip"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "ip" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.ip = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::HostIP> for HostIP {
     fn from(full: &k8s::api::core::v1::HostIP) -> Self {
@@ -6025,14 +8388,7 @@ impl rt::ShareHash for HostIP {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::HostPathVolumeSource`: Represents a host path mapped into a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct HostPathVolumeSource {
     /// path of the directory on the host.
@@ -6046,6 +8402,39 @@ impl rt::ProjectionSource for HostPathVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("path", "path"), ("type_", "type")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for HostPathVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for HostPathVolumeSource {
+    const NAME: &'static str = "HostPathVolumeSource";
+    const KEYS: &'static [&'static str] = &["path", "type"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "path" => rt::Option::Some(0),
+            "type" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.path = rt::decode::null_default(map)?,
+            1 => self.type_ = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::HostPathVolumeSource> for HostPathVolumeSource {
     fn from(full: &k8s::api::core::v1::HostPathVolumeSource) -> Self {
@@ -6083,14 +8472,7 @@ impl rt::ShareHash for HostPathVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ISCSIPersistentVolumeSource`: ISCSIPersistentVolumeSource represents an ISCSI disk.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ISCSIPersistentVolumeSource {
     /// chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication
@@ -6159,6 +8541,69 @@ impl rt::ProjectionSource for ISCSIPersistentVolumeSource {
             ("target_portal", "targetPortal"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ISCSIPersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ISCSIPersistentVolumeSource {
+    const NAME: &'static str = "ISCSIPersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "chapAuthDiscovery",
+        "chapAuthSession",
+        "fsType",
+        "initiatorName",
+        "iqn",
+        "iscsiInterface",
+        "lun",
+        "portals",
+        "readOnly",
+        "secretRef",
+        "targetPortal",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "chapAuthDiscovery" => rt::Option::Some(0),
+            "chapAuthSession" => rt::Option::Some(1),
+            "fsType" => rt::Option::Some(2),
+            "initiatorName" => rt::Option::Some(3),
+            "iqn" => rt::Option::Some(4),
+            "iscsiInterface" => rt::Option::Some(5),
+            "lun" => rt::Option::Some(6),
+            "portals" => rt::Option::Some(7),
+            "readOnly" => rt::Option::Some(8),
+            "secretRef" => rt::Option::Some(9),
+            "targetPortal" => rt::Option::Some(10),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.chap_auth_discovery = rt::decode::value(map)?,
+            1 => self.chap_auth_session = rt::decode::value(map)?,
+            2 => self.fs_type = rt::decode::value(map)?,
+            3 => self.initiator_name = rt::decode::value(map)?,
+            4 => self.iqn = rt::decode::null_default(map)?,
+            5 => self.iscsi_interface = rt::decode::value(map)?,
+            6 => self.lun = rt::decode::null_default(map)?,
+            7 => self.portals = rt::decode::value(map)?,
+            8 => self.read_only = rt::decode::value(map)?,
+            9 => self.secret_ref = rt::decode::value(map)?,
+            10 => self.target_portal = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ISCSIPersistentVolumeSource>
 for ISCSIPersistentVolumeSource {
@@ -6236,14 +8681,7 @@ impl rt::Share for ISCSIPersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ISCSIVolumeSource`: Represents an ISCSI disk.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ISCSIVolumeSource {
     /// chapAuthDiscovery defines whether support iSCSI Discovery CHAP authentication
@@ -6313,6 +8751,69 @@ impl rt::ProjectionSource for ISCSIVolumeSource {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for ISCSIVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ISCSIVolumeSource {
+    const NAME: &'static str = "ISCSIVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "chapAuthDiscovery",
+        "chapAuthSession",
+        "fsType",
+        "initiatorName",
+        "iqn",
+        "iscsiInterface",
+        "lun",
+        "portals",
+        "readOnly",
+        "secretRef",
+        "targetPortal",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "chapAuthDiscovery" => rt::Option::Some(0),
+            "chapAuthSession" => rt::Option::Some(1),
+            "fsType" => rt::Option::Some(2),
+            "initiatorName" => rt::Option::Some(3),
+            "iqn" => rt::Option::Some(4),
+            "iscsiInterface" => rt::Option::Some(5),
+            "lun" => rt::Option::Some(6),
+            "portals" => rt::Option::Some(7),
+            "readOnly" => rt::Option::Some(8),
+            "secretRef" => rt::Option::Some(9),
+            "targetPortal" => rt::Option::Some(10),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.chap_auth_discovery = rt::decode::value(map)?,
+            1 => self.chap_auth_session = rt::decode::value(map)?,
+            2 => self.fs_type = rt::decode::value(map)?,
+            3 => self.initiator_name = rt::decode::value(map)?,
+            4 => self.iqn = rt::decode::null_default(map)?,
+            5 => self.iscsi_interface = rt::decode::value(map)?,
+            6 => self.lun = rt::decode::null_default(map)?,
+            7 => self.portals = rt::decode::value(map)?,
+            8 => self.read_only = rt::decode::value(map)?,
+            9 => self.secret_ref = rt::decode::value(map)?,
+            10 => self.target_portal = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::ISCSIVolumeSource> for ISCSIVolumeSource {
     fn from(full: &k8s::api::core::v1::ISCSIVolumeSource) -> Self {
         ISCSIVolumeSource {
@@ -6376,14 +8877,7 @@ impl rt::ShareHash for ISCSIVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ImageVolumeSource`: ImageVolumeSource represents a image volume resource.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ImageVolumeSource {
     /// Policy for pulling OCI objects.
@@ -6397,6 +8891,39 @@ impl rt::ProjectionSource for ImageVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("pull_policy", "pullPolicy"), ("reference", "reference")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ImageVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ImageVolumeSource {
+    const NAME: &'static str = "ImageVolumeSource";
+    const KEYS: &'static [&'static str] = &["pullPolicy", "reference"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "pullPolicy" => rt::Option::Some(0),
+            "reference" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.pull_policy = rt::decode::value(map)?,
+            1 => self.reference = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ImageVolumeSource> for ImageVolumeSource {
     fn from(full: &k8s::api::core::v1::ImageVolumeSource) -> Self {
@@ -6435,14 +8962,7 @@ impl rt::ShareHash for ImageVolumeSource {
 }
 #[cfg(k8s_since = "1.36")]
 /// Compact form of `k8s_openapi::api::core::v1::ImageVolumeStatus`: ImageVolumeStatus represents the image-based volume status.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ImageVolumeStatus {
     /// ImageRef is the digest of the image used for this volume.
@@ -6452,6 +8972,39 @@ pub struct ImageVolumeStatus {
 #[cfg(k8s_since = "1.36")]
 impl rt::ProjectionSource for ImageVolumeStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("image_ref", "imageRef")]);
+}
+#[cfg(k8s_since = "1.36")]
+impl<'de> rt::serde::Deserialize<'de> for ImageVolumeStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.36")]
+impl rt::decode::Fields for ImageVolumeStatus {
+    const NAME: &'static str = "ImageVolumeStatus";
+    const KEYS: &'static [&'static str] = &["imageRef"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "imageRef" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.image_ref = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.36")]
 impl rt::From<&k8s::api::core::v1::ImageVolumeStatus> for ImageVolumeStatus {
@@ -6492,14 +9045,7 @@ impl rt::ShareHash for ImageVolumeStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::KeyToPath`: Maps a string key to a path within a volume.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct KeyToPath {
     /// key is the key to project.
@@ -6526,6 +9072,45 @@ impl rt::ProjectionSource for KeyToPath {
             ("user", "user"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for KeyToPath {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for KeyToPath {
+    const NAME: &'static str = "KeyToPath";
+    const KEYS: &'static [&'static str] = &["key", "mode", "path", "user"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "key" => rt::Option::Some(0),
+            "mode" => rt::Option::Some(1),
+            "path" => rt::Option::Some(2),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "user" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.key = rt::decode::null_default(map)?,
+            1 => self.mode = rt::decode::value(map)?,
+            2 => self.path = rt::decode::null_default(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            3 => self.user = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::KeyToPath> for KeyToPath {
     fn from(full: &k8s::api::core::v1::KeyToPath) -> Self {
@@ -6572,14 +9157,7 @@ impl rt::ShareHash for KeyToPath {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::Lifecycle`: Lifecycle describes actions that the management system should take in response to container lifecycle events.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Lifecycle {
     /// PostStart is called immediately after a container is created.
@@ -6600,6 +9178,41 @@ impl rt::ProjectionSource for Lifecycle {
             ("stop_signal", "stopSignal"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Lifecycle {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Lifecycle {
+    const NAME: &'static str = "Lifecycle";
+    const KEYS: &'static [&'static str] = &["postStart", "preStop", "stopSignal"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "postStart" => rt::Option::Some(0),
+            "preStop" => rt::Option::Some(1),
+            "stopSignal" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.post_start = rt::decode::value(map)?,
+            1 => self.pre_stop = rt::decode::value(map)?,
+            2 => self.stop_signal = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Lifecycle> for Lifecycle {
     fn from(full: &k8s::api::core::v1::Lifecycle) -> Self {
@@ -6640,14 +9253,7 @@ impl rt::ShareHash for Lifecycle {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::LifecycleHandler`: LifecycleHandler defines a specific action that should be taken in a lifecycle hook.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct LifecycleHandler {
     /// Exec specifies a command to execute in the container.
@@ -6672,6 +9278,43 @@ impl rt::ProjectionSource for LifecycleHandler {
             ("tcp_socket", "tcpSocket"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for LifecycleHandler {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for LifecycleHandler {
+    const NAME: &'static str = "LifecycleHandler";
+    const KEYS: &'static [&'static str] = &["exec", "httpGet", "sleep", "tcpSocket"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "exec" => rt::Option::Some(0),
+            "httpGet" => rt::Option::Some(1),
+            "sleep" => rt::Option::Some(2),
+            "tcpSocket" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.exec = rt::decode::value(map)?,
+            1 => self.http_get = rt::decode::value(map)?,
+            2 => self.sleep = rt::decode::value(map)?,
+            3 => self.tcp_socket = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::LifecycleHandler> for LifecycleHandler {
     fn from(full: &k8s::api::core::v1::LifecycleHandler) -> Self {
@@ -6717,14 +9360,7 @@ impl rt::ShareHash for LifecycleHandler {
 /// Compact form of `k8s_openapi::api::core::v1::LimitRange`: LimitRange sets resource usage limits for each kind of resource in a Namespace.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct LimitRange {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -6749,6 +9385,43 @@ impl rt::ProjectionSource for LimitRange {
             ("spec", "spec"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for LimitRange {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for LimitRange {
+    const NAME: &'static str = "LimitRange";
+    const KEYS: &'static [&'static str] = &["apiVersion", "kind", "metadata", "spec"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "spec" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.spec = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::LimitRange> for LimitRange {
     fn from(full: &k8s::api::core::v1::LimitRange) -> Self {
@@ -6848,14 +9521,7 @@ impl rt::K8sResource for LimitRange {
     type Scope = <k8s::api::core::v1::LimitRange as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::LimitRangeItem`: LimitRangeItem defines a min/max usage limit for any resource that matches on kind.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct LimitRangeItem {
     /// Default resource requirement limit value by resource name if resource limit is omitted.
@@ -6913,6 +9579,54 @@ impl rt::ProjectionSource for LimitRangeItem {
             ("type_", "type"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for LimitRangeItem {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for LimitRangeItem {
+    const NAME: &'static str = "LimitRangeItem";
+    const KEYS: &'static [&'static str] = &[
+        "default",
+        "defaultRequest",
+        "max",
+        "maxLimitRequestRatio",
+        "min",
+        "type",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "default" => rt::Option::Some(0),
+            "defaultRequest" => rt::Option::Some(1),
+            "max" => rt::Option::Some(2),
+            "maxLimitRequestRatio" => rt::Option::Some(3),
+            "min" => rt::Option::Some(4),
+            "type" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.default = rt::decode::quantity(map)?,
+            1 => self.default_request = rt::decode::quantity(map)?,
+            2 => self.max = rt::decode::quantity(map)?,
+            3 => self.max_limit_request_ratio = rt::decode::quantity(map)?,
+            4 => self.min = rt::decode::quantity(map)?,
+            5 => self.type_ = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::LimitRangeItem> for LimitRangeItem {
     fn from(full: &k8s::api::core::v1::LimitRangeItem) -> Self {
@@ -6974,14 +9688,7 @@ impl rt::Share for LimitRangeItem {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::LimitRangeSpec`: LimitRangeSpec defines a min/max usage limit for resources that match on kind.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct LimitRangeSpec {
     /// Limits is the list of LimitRangeItem objects that are enforced.
@@ -6990,6 +9697,37 @@ pub struct LimitRangeSpec {
 }
 impl rt::ProjectionSource for LimitRangeSpec {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("limits", "limits")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for LimitRangeSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for LimitRangeSpec {
+    const NAME: &'static str = "LimitRangeSpec";
+    const KEYS: &'static [&'static str] = &["limits"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "limits" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.limits = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::LimitRangeSpec> for LimitRangeSpec {
     fn from(full: &k8s::api::core::v1::LimitRangeSpec) -> Self {
@@ -7024,14 +9762,7 @@ impl rt::ShareHash for LimitRangeSpec {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::LinuxContainerUser`: LinuxContainerUser represents user identity information in Linux containers
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct LinuxContainerUser {
     /// GID is the primary gid initially attached to the first process in the container
@@ -7052,6 +9783,41 @@ impl rt::ProjectionSource for LinuxContainerUser {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("gid", "gid"), ("supplemental_groups", "supplementalGroups"), ("uid", "uid")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for LinuxContainerUser {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for LinuxContainerUser {
+    const NAME: &'static str = "LinuxContainerUser";
+    const KEYS: &'static [&'static str] = &["gid", "supplementalGroups", "uid"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "gid" => rt::Option::Some(0),
+            "supplementalGroups" => rt::Option::Some(1),
+            "uid" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.gid = rt::decode::null_default(map)?,
+            1 => self.supplemental_groups = rt::decode::value(map)?,
+            2 => self.uid = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::LinuxContainerUser> for LinuxContainerUser {
     fn from(full: &k8s::api::core::v1::LinuxContainerUser) -> Self {
@@ -7092,14 +9858,7 @@ impl rt::ShareHash for LinuxContainerUser {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::LoadBalancerIngress`: LoadBalancerIngress represents the status of a load-balancer ingress point: traffic intended for the service should be sent to an ingress point.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct LoadBalancerIngress {
     /// Hostname is set for load-balancer ingress points that are DNS based (typically AWS load-balancers)
@@ -7124,6 +9883,43 @@ impl rt::ProjectionSource for LoadBalancerIngress {
             ("ports", "ports"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for LoadBalancerIngress {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for LoadBalancerIngress {
+    const NAME: &'static str = "LoadBalancerIngress";
+    const KEYS: &'static [&'static str] = &["hostname", "ip", "ipMode", "ports"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "hostname" => rt::Option::Some(0),
+            "ip" => rt::Option::Some(1),
+            "ipMode" => rt::Option::Some(2),
+            "ports" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.hostname = rt::decode::value(map)?,
+            1 => self.ip = rt::decode::value(map)?,
+            2 => self.ip_mode = rt::decode::value(map)?,
+            3 => self.ports = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::LoadBalancerIngress> for LoadBalancerIngress {
     fn from(full: &k8s::api::core::v1::LoadBalancerIngress) -> Self {
@@ -7167,14 +9963,7 @@ impl rt::ShareHash for LoadBalancerIngress {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::LoadBalancerStatus`: LoadBalancerStatus represents the status of a load-balancer.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct LoadBalancerStatus {
     /// Ingress is a list containing ingress points for the load-balancer.
@@ -7183,6 +9972,37 @@ pub struct LoadBalancerStatus {
 }
 impl rt::ProjectionSource for LoadBalancerStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("ingress", "ingress")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for LoadBalancerStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for LoadBalancerStatus {
+    const NAME: &'static str = "LoadBalancerStatus";
+    const KEYS: &'static [&'static str] = &["ingress"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "ingress" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.ingress = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::LoadBalancerStatus> for LoadBalancerStatus {
     fn from(full: &k8s::api::core::v1::LoadBalancerStatus) -> Self {
@@ -7217,14 +10037,7 @@ impl rt::ShareHash for LoadBalancerStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::LocalObjectReference`: LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct LocalObjectReference {
     /// Name of the referent.
@@ -7233,6 +10046,37 @@ pub struct LocalObjectReference {
 }
 impl rt::ProjectionSource for LocalObjectReference {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for LocalObjectReference {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for LocalObjectReference {
+    const NAME: &'static str = "LocalObjectReference";
+    const KEYS: &'static [&'static str] = &["name"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::LocalObjectReference> for LocalObjectReference {
     fn from(full: &k8s::api::core::v1::LocalObjectReference) -> Self {
@@ -7267,14 +10111,7 @@ impl rt::ShareHash for LocalObjectReference {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::LocalVolumeSource`: Local represents directly-attached storage with node affinity
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct LocalVolumeSource {
     /// fsType is the filesystem type to mount.
@@ -7288,6 +10125,39 @@ impl rt::ProjectionSource for LocalVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("fs_type", "fsType"), ("path", "path")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for LocalVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for LocalVolumeSource {
+    const NAME: &'static str = "LocalVolumeSource";
+    const KEYS: &'static [&'static str] = &["fsType", "path"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "path" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.path = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::LocalVolumeSource> for LocalVolumeSource {
     fn from(full: &k8s::api::core::v1::LocalVolumeSource) -> Self {
@@ -7325,14 +10195,7 @@ impl rt::ShareHash for LocalVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ModifyVolumeStatus`: ModifyVolumeStatus represents the status object of ControllerModifyVolume operation
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ModifyVolumeStatus {
     /// status is the status of the ControllerModifyVolume operation.
@@ -7353,6 +10216,39 @@ impl rt::ProjectionSource for ModifyVolumeStatus {
             ("target_volume_attributes_class_name", "targetVolumeAttributesClassName"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ModifyVolumeStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ModifyVolumeStatus {
+    const NAME: &'static str = "ModifyVolumeStatus";
+    const KEYS: &'static [&'static str] = &["status", "targetVolumeAttributesClassName"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "status" => rt::Option::Some(0),
+            "targetVolumeAttributesClassName" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.status = rt::decode::null_default(map)?,
+            1 => self.target_volume_attributes_class_name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ModifyVolumeStatus> for ModifyVolumeStatus {
     fn from(full: &k8s::api::core::v1::ModifyVolumeStatus) -> Self {
@@ -7394,14 +10290,7 @@ impl rt::ShareHash for ModifyVolumeStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NFSVolumeSource`: Represents an NFS mount that lasts the lifetime of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NFSVolumeSource {
     /// path that is exported by the NFS server.
@@ -7418,6 +10307,41 @@ impl rt::ProjectionSource for NFSVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("path", "path"), ("read_only", "readOnly"), ("server", "server")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NFSVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NFSVolumeSource {
+    const NAME: &'static str = "NFSVolumeSource";
+    const KEYS: &'static [&'static str] = &["path", "readOnly", "server"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "path" => rt::Option::Some(0),
+            "readOnly" => rt::Option::Some(1),
+            "server" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.path = rt::decode::null_default(map)?,
+            1 => self.read_only = rt::decode::value(map)?,
+            2 => self.server = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NFSVolumeSource> for NFSVolumeSource {
     fn from(full: &k8s::api::core::v1::NFSVolumeSource) -> Self {
@@ -7460,14 +10384,7 @@ impl rt::ShareHash for NFSVolumeSource {
 /// Compact form of `k8s_openapi::api::core::v1::Namespace`: Namespace provides a scope for Names.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Namespace {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -7496,6 +10413,51 @@ impl rt::ProjectionSource for Namespace {
             ("status", "status"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Namespace {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Namespace {
+    const NAME: &'static str = "Namespace";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "status",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "spec" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.spec = rt::decode::value(map)?,
+            4 => self.status = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Namespace> for Namespace {
     fn from(full: &k8s::api::core::v1::Namespace) -> Self {
@@ -7597,14 +10559,7 @@ impl rt::K8sResource for Namespace {
     type Scope = <k8s::api::core::v1::Namespace as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::NamespaceCondition`: NamespaceCondition contains details about state of namespace.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NamespaceCondition {
     /// Last time the condition transitioned from one status to another.
@@ -7637,6 +10592,51 @@ impl rt::ProjectionSource for NamespaceCondition {
             ("type_", "type"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NamespaceCondition {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NamespaceCondition {
+    const NAME: &'static str = "NamespaceCondition";
+    const KEYS: &'static [&'static str] = &[
+        "lastTransitionTime",
+        "message",
+        "reason",
+        "status",
+        "type",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "lastTransitionTime" => rt::Option::Some(0),
+            "message" => rt::Option::Some(1),
+            "reason" => rt::Option::Some(2),
+            "status" => rt::Option::Some(3),
+            "type" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.last_transition_time = rt::decode::value(map)?,
+            1 => self.message = rt::decode::value(map)?,
+            2 => self.reason = rt::decode::value(map)?,
+            3 => self.status = rt::decode::null_default(map)?,
+            4 => self.type_ = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NamespaceCondition> for NamespaceCondition {
     fn from(full: &k8s::api::core::v1::NamespaceCondition) -> Self {
@@ -7687,14 +10687,7 @@ rt::impl_condition! {
     last_transition_time, reason = reason, message = message, }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NamespaceSpec`: NamespaceSpec describes the attributes on a Namespace.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NamespaceSpec {
     /// Finalizers is an opaque list of values that must be empty to permanently remove object from storage.
@@ -7705,6 +10698,37 @@ impl rt::ProjectionSource for NamespaceSpec {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("finalizers", "finalizers")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NamespaceSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NamespaceSpec {
+    const NAME: &'static str = "NamespaceSpec";
+    const KEYS: &'static [&'static str] = &["finalizers"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "finalizers" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.finalizers = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NamespaceSpec> for NamespaceSpec {
     fn from(full: &k8s::api::core::v1::NamespaceSpec) -> Self {
@@ -7739,14 +10763,7 @@ impl rt::ShareHash for NamespaceSpec {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NamespaceStatus`: NamespaceStatus is information about the current status of a Namespace.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NamespaceStatus {
     /// Represents the latest available observations of a namespace's current state.
@@ -7760,6 +10777,39 @@ impl rt::ProjectionSource for NamespaceStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("conditions", "conditions"), ("phase", "phase")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NamespaceStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NamespaceStatus {
+    const NAME: &'static str = "NamespaceStatus";
+    const KEYS: &'static [&'static str] = &["conditions", "phase"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "conditions" => rt::Option::Some(0),
+            "phase" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.conditions = rt::decode::value(map)?,
+            1 => self.phase = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NamespaceStatus> for NamespaceStatus {
     fn from(full: &k8s::api::core::v1::NamespaceStatus) -> Self {
@@ -7799,14 +10849,7 @@ impl rt::ShareHash for NamespaceStatus {
 /// Compact form of `k8s_openapi::api::core::v1::Node`: Node is a worker node in Kubernetes.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Node {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -7835,6 +10878,51 @@ impl rt::ProjectionSource for Node {
             ("status", "status"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Node {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Node {
+    const NAME: &'static str = "Node";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "status",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "spec" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.spec = rt::decode::value(map)?,
+            4 => self.status = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Node> for Node {
     fn from(full: &k8s::api::core::v1::Node) -> Self {
@@ -7936,14 +11024,7 @@ impl rt::K8sResource for Node {
     type Scope = <k8s::api::core::v1::Node as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeAddress`: NodeAddress contains information for the node's address.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeAddress {
     /// The node address.
@@ -7957,6 +11038,39 @@ impl rt::ProjectionSource for NodeAddress {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("address", "address"), ("type_", "type")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeAddress {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeAddress {
+    const NAME: &'static str = "NodeAddress";
+    const KEYS: &'static [&'static str] = &["address", "type"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "address" => rt::Option::Some(0),
+            "type" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.address = rt::decode::null_default(map)?,
+            1 => self.type_ = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeAddress> for NodeAddress {
     fn from(full: &k8s::api::core::v1::NodeAddress) -> Self {
@@ -7994,14 +11108,7 @@ impl rt::ShareHash for NodeAddress {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeAffinity`: Node affinity is a group of node affinity scheduling rules.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeAffinity {
     /// The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions.
@@ -8036,6 +11143,50 @@ impl rt::ProjectionSource for NodeAffinity {
             ),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeAffinity {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeAffinity {
+    const NAME: &'static str = "NodeAffinity";
+    const KEYS: &'static [&'static str] = &[
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "preferredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(0),
+            "requiredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => {
+                self.preferred_during_scheduling_ignored_during_execution = rt::decode::value(
+                    map,
+                )?;
+            }
+            1 => {
+                self.required_during_scheduling_ignored_during_execution = rt::decode::value(
+                    map,
+                )?;
+            }
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeAffinity> for NodeAffinity {
     fn from(full: &k8s::api::core::v1::NodeAffinity) -> Self {
@@ -8088,14 +11239,7 @@ impl rt::ShareHash for NodeAffinity {
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 /// Compact form of `k8s_openapi::api::core::v1::NodeAllocatableMappedResources`: NodeAllocatableMappedResources describes mapped node allocatable resource allocations.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeAllocatableMappedResources {
     /// Name is the name of the resource (e.g., cpu, memory).
@@ -8110,6 +11254,41 @@ impl rt::ProjectionSource for NodeAllocatableMappedResources {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("quantity", "quantity")],
     );
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableMappedResources {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl rt::decode::Fields for NodeAllocatableMappedResources {
+    const NAME: &'static str = "NodeAllocatableMappedResources";
+    const KEYS: &'static [&'static str] = &["name", "quantity"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "quantity" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.quantity = rt::decode::quantity_or_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::NodeAllocatableMappedResources>
@@ -8165,14 +11344,7 @@ impl rt::ShareHash for NodeAllocatableMappedResources {
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 /// Compact form of `k8s_openapi::api::core::v1::NodeAllocatableOverheadResources`: NodeAllocatableOverheadResources describes auxiliary overhead resource allocations.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeAllocatableOverheadResources {
     /// Name is the name of the resource (e.g., cpu, memory).
@@ -8200,6 +11372,43 @@ impl rt::ProjectionSource for NodeAllocatableOverheadResources {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("per_container", "perContainer"), ("per_pod", "perPod")],
     );
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableOverheadResources {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl rt::decode::Fields for NodeAllocatableOverheadResources {
+    const NAME: &'static str = "NodeAllocatableOverheadResources";
+    const KEYS: &'static [&'static str] = &["name", "perContainer", "perPod"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "perContainer" => rt::Option::Some(1),
+            "perPod" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.per_container = rt::decode::quantity(map)?,
+            2 => self.per_pod = rt::decode::quantity(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::NodeAllocatableOverheadResources>
@@ -8256,14 +11465,7 @@ impl rt::ShareHash for NodeAllocatableOverheadResources {
 }
 #[cfg(k8s_since = "1.36")]
 /// Compact form of `k8s_openapi::api::core::v1::NodeAllocatableResourceClaimStatus`: NodeAllocatableResourceClaimStatus describes the status of node allocatable resources allocated via DRA.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeAllocatableResourceClaimStatus {
     /// Containers lists the names of all containers in this pod that reference the claim.
@@ -8303,6 +11505,59 @@ impl rt::ProjectionSource for NodeAllocatableResourceClaimStatus {
             ("resources", "resources"),
         ],
     );
+}
+#[cfg(k8s_since = "1.36")]
+impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableResourceClaimStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.36")]
+impl rt::decode::Fields for NodeAllocatableResourceClaimStatus {
+    const NAME: &'static str = "NodeAllocatableResourceClaimStatus";
+    const KEYS: &'static [&'static str] = &[
+        "containers",
+        "mapping",
+        "overhead",
+        "resourceClaimName",
+        "resources",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "containers" => rt::Option::Some(0),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "mapping" => rt::Option::Some(1),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "overhead" => rt::Option::Some(2),
+            "resourceClaimName" => rt::Option::Some(3),
+            #[cfg(k8s_openapi_enabled_version = "1.36")]
+            "resources" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.containers = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            1 => self.mapping = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            2 => self.overhead = rt::decode::value(map)?,
+            3 => self.resource_claim_name = rt::decode::null_default(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.36")]
+            4 => self.resources = rt::decode::quantity_or_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.36")]
 impl rt::From<&k8s::api::core::v1::NodeAllocatableResourceClaimStatus>
@@ -8373,14 +11628,7 @@ impl rt::ShareHash for NodeAllocatableResourceClaimStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeCondition`: NodeCondition contains condition information for a node.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeCondition {
     /// Last time we got an update on a given condition.
@@ -8421,6 +11669,54 @@ impl rt::ProjectionSource for NodeCondition {
             ("type_", "type"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeCondition {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeCondition {
+    const NAME: &'static str = "NodeCondition";
+    const KEYS: &'static [&'static str] = &[
+        "lastHeartbeatTime",
+        "lastTransitionTime",
+        "message",
+        "reason",
+        "status",
+        "type",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "lastHeartbeatTime" => rt::Option::Some(0),
+            "lastTransitionTime" => rt::Option::Some(1),
+            "message" => rt::Option::Some(2),
+            "reason" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            "type" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.last_heartbeat_time = rt::decode::value(map)?,
+            1 => self.last_transition_time = rt::decode::value(map)?,
+            2 => self.message = rt::decode::value(map)?,
+            3 => self.reason = rt::decode::value(map)?,
+            4 => self.status = rt::decode::null_default(map)?,
+            5 => self.type_ = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeCondition> for NodeCondition {
     fn from(full: &k8s::api::core::v1::NodeCondition) -> Self {
@@ -8470,14 +11766,7 @@ impl rt::ShareHash for NodeCondition {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeConfigSource`: NodeConfigSource specifies a source of node configuration.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeConfigSource {
     /// ConfigMap is a reference to a Node's ConfigMap
@@ -8488,6 +11777,37 @@ impl rt::ProjectionSource for NodeConfigSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("config_map", "configMap")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeConfigSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeConfigSource {
+    const NAME: &'static str = "NodeConfigSource";
+    const KEYS: &'static [&'static str] = &["configMap"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "configMap" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.config_map = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeConfigSource> for NodeConfigSource {
     fn from(full: &k8s::api::core::v1::NodeConfigSource) -> Self {
@@ -8530,14 +11850,7 @@ impl rt::Share for NodeConfigSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeConfigStatus`: NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeConfigStatus {
     /// Active reports the checkpointed config the node is actively using.
@@ -8566,6 +11879,48 @@ impl rt::ProjectionSource for NodeConfigStatus {
             ("last_known_good", "lastKnownGood"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeConfigStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeConfigStatus {
+    const NAME: &'static str = "NodeConfigStatus";
+    const KEYS: &'static [&'static str] = &[
+        "active",
+        "assigned",
+        "error",
+        "lastKnownGood",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "active" => rt::Option::Some(0),
+            "assigned" => rt::Option::Some(1),
+            "error" => rt::Option::Some(2),
+            "lastKnownGood" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.active = rt::decode::value(map)?,
+            1 => self.assigned = rt::decode::value(map)?,
+            2 => self.error = rt::decode::value(map)?,
+            3 => self.last_known_good = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeConfigStatus> for NodeConfigStatus {
     fn from(full: &k8s::api::core::v1::NodeConfigStatus) -> Self {
@@ -8609,14 +11964,7 @@ impl rt::ShareHash for NodeConfigStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeDaemonEndpoints`: NodeDaemonEndpoints lists ports opened by daemons running on the Node.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeDaemonEndpoints {
     /// Endpoint on which Kubelet is listening.
@@ -8631,6 +11979,37 @@ impl rt::ProjectionSource for NodeDaemonEndpoints {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("kubelet_endpoint", "kubeletEndpoint")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeDaemonEndpoints {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeDaemonEndpoints {
+    const NAME: &'static str = "NodeDaemonEndpoints";
+    const KEYS: &'static [&'static str] = &["kubeletEndpoint"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "kubeletEndpoint" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.kubelet_endpoint = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeDaemonEndpoints> for NodeDaemonEndpoints {
     fn from(full: &k8s::api::core::v1::NodeDaemonEndpoints) -> Self {
@@ -8665,14 +12044,7 @@ impl rt::ShareHash for NodeDaemonEndpoints {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeFeatures`: NodeFeatures describes the set of features implemented by the CRI implementation.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeFeatures {
     /// SupplementalGroupsPolicy is set to true if the runtime supports SupplementalGroupsPolicy and ContainerUser.
@@ -8687,6 +12059,37 @@ impl rt::ProjectionSource for NodeFeatures {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("supplemental_groups_policy", "supplementalGroupsPolicy")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeFeatures {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeFeatures {
+    const NAME: &'static str = "NodeFeatures";
+    const KEYS: &'static [&'static str] = &["supplementalGroupsPolicy"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "supplementalGroupsPolicy" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.supplemental_groups_policy = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeFeatures> for NodeFeatures {
     fn from(full: &k8s::api::core::v1::NodeFeatures) -> Self {
@@ -8722,14 +12125,7 @@ impl rt::ShareHash for NodeFeatures {
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 /// Compact form of `k8s_openapi::api::core::v1::NodePodPreemptionPolicy`: NodePodPreemptionPolicy defines the node-level policies governing preemption for pods on this node.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodePodPreemptionPolicy {
     /// DisableResizePreemption lists the owners (e.g., autoscalers, operators, administrators) that have requested to disable scheduler and Kubelet preemption for in-place pod resize on this node.
@@ -8745,6 +12141,39 @@ impl rt::ProjectionSource for NodePodPreemptionPolicy {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("disable_resize_preemption", "disableResizePreemption")],
     );
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl<'de> rt::serde::Deserialize<'de> for NodePodPreemptionPolicy {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl rt::decode::Fields for NodePodPreemptionPolicy {
+    const NAME: &'static str = "NodePodPreemptionPolicy";
+    const KEYS: &'static [&'static str] = &["disableResizePreemption"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "disableResizePreemption" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.disable_resize_preemption = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::NodePodPreemptionPolicy> for NodePodPreemptionPolicy {
@@ -8792,14 +12221,7 @@ impl rt::ShareHash for NodePodPreemptionPolicy {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeRuntimeHandler`: NodeRuntimeHandler is a set of runtime handler information.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeRuntimeHandler {
     /// Supported features.
@@ -8813,6 +12235,39 @@ impl rt::ProjectionSource for NodeRuntimeHandler {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("features", "features"), ("name", "name")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeRuntimeHandler {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeRuntimeHandler {
+    const NAME: &'static str = "NodeRuntimeHandler";
+    const KEYS: &'static [&'static str] = &["features", "name"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "features" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.features = rt::decode::value(map)?,
+            1 => self.name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeRuntimeHandler> for NodeRuntimeHandler {
     fn from(full: &k8s::api::core::v1::NodeRuntimeHandler) -> Self {
@@ -8850,14 +12305,7 @@ impl rt::ShareHash for NodeRuntimeHandler {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeRuntimeHandlerFeatures`: NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeRuntimeHandlerFeatures {
     /// RecursiveReadOnlyMounts is set to true if the runtime handler supports RecursiveReadOnlyMounts.
@@ -8882,6 +12330,39 @@ impl rt::ProjectionSource for NodeRuntimeHandlerFeatures {
             ("user_namespaces", "userNamespaces"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeRuntimeHandlerFeatures {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeRuntimeHandlerFeatures {
+    const NAME: &'static str = "NodeRuntimeHandlerFeatures";
+    const KEYS: &'static [&'static str] = &["recursiveReadOnlyMounts", "userNamespaces"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "recursiveReadOnlyMounts" => rt::Option::Some(0),
+            "userNamespaces" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.recursive_read_only_mounts = rt::decode::value(map)?,
+            1 => self.user_namespaces = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeRuntimeHandlerFeatures>
 for NodeRuntimeHandlerFeatures {
@@ -8924,14 +12405,7 @@ impl rt::ShareHash for NodeRuntimeHandlerFeatures {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeSelector`: A node selector represents the union of the results of one or more label queries over a set of nodes; that is, it represents the OR of the selectors represented by the node selector terms.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeSelector {
     /// Required.
@@ -8946,6 +12420,37 @@ impl rt::ProjectionSource for NodeSelector {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("node_selector_terms", "nodeSelectorTerms")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeSelector {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeSelector {
+    const NAME: &'static str = "NodeSelector";
+    const KEYS: &'static [&'static str] = &["nodeSelectorTerms"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "nodeSelectorTerms" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.node_selector_terms = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSelector> for NodeSelector {
     fn from(full: &k8s::api::core::v1::NodeSelector) -> Self {
@@ -8988,14 +12493,7 @@ impl rt::Share for NodeSelector {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeSelectorRequirement`: A node selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeSelectorRequirement {
     /// The label key that the selector applies to.
@@ -9012,6 +12510,41 @@ impl rt::ProjectionSource for NodeSelectorRequirement {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("key", "key"), ("operator", "operator"), ("values", "values")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeSelectorRequirement {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeSelectorRequirement {
+    const NAME: &'static str = "NodeSelectorRequirement";
+    const KEYS: &'static [&'static str] = &["key", "operator", "values"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "key" => rt::Option::Some(0),
+            "operator" => rt::Option::Some(1),
+            "values" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.key = rt::decode::null_default(map)?,
+            1 => self.operator = rt::decode::null_default(map)?,
+            2 => self.values = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSelectorRequirement> for NodeSelectorRequirement {
     fn from(full: &k8s::api::core::v1::NodeSelectorRequirement) -> Self {
@@ -9055,14 +12588,7 @@ impl rt::ShareHash for NodeSelectorRequirement {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeSelectorTerm`: A null or empty node selector term matches no objects.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeSelectorTerm {
     /// A list of node selector requirements by node's labels.
@@ -9084,6 +12610,39 @@ impl rt::ProjectionSource for NodeSelectorTerm {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("match_expressions", "matchExpressions"), ("match_fields", "matchFields")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeSelectorTerm {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeSelectorTerm {
+    const NAME: &'static str = "NodeSelectorTerm";
+    const KEYS: &'static [&'static str] = &["matchExpressions", "matchFields"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "matchExpressions" => rt::Option::Some(0),
+            "matchFields" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.match_expressions = rt::decode::value(map)?,
+            1 => self.match_fields = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSelectorTerm> for NodeSelectorTerm {
     fn from(full: &k8s::api::core::v1::NodeSelectorTerm) -> Self {
@@ -9121,14 +12680,7 @@ impl rt::ShareHash for NodeSelectorTerm {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeSpec`: NodeSpec describes the attributes that a node is created with.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeSpec {
     /// Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature.
@@ -9183,6 +12735,62 @@ impl rt::ProjectionSource for NodeSpec {
             ("unschedulable", "unschedulable"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeSpec {
+    const NAME: &'static str = "NodeSpec";
+    const KEYS: &'static [&'static str] = &[
+        "configSource",
+        "externalID",
+        "podCIDR",
+        "podCIDRs",
+        "podPreemptionPolicy",
+        "providerID",
+        "taints",
+        "unschedulable",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "configSource" => rt::Option::Some(0),
+            "externalID" => rt::Option::Some(1),
+            "podCIDR" => rt::Option::Some(2),
+            "podCIDRs" => rt::Option::Some(3),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "podPreemptionPolicy" => rt::Option::Some(4),
+            "providerID" => rt::Option::Some(5),
+            "taints" => rt::Option::Some(6),
+            "unschedulable" => rt::Option::Some(7),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.config_source = rt::decode::value(map)?,
+            1 => self.external_id = rt::decode::value(map)?,
+            2 => self.pod_cidr = rt::decode::value(map)?,
+            3 => self.pod_cidrs = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            4 => self.pod_preemption_policy = rt::decode::value(map)?,
+            5 => self.provider_id = rt::decode::value(map)?,
+            6 => self.taints = rt::decode::value(map)?,
+            7 => self.unschedulable = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSpec> for NodeSpec {
     fn from(full: &k8s::api::core::v1::NodeSpec) -> Self {
@@ -9241,14 +12849,7 @@ impl rt::ShareHash for NodeSpec {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeStatus`: NodeStatus is information about the current status of a node.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeStatus {
     /// List of addresses reachable to the node.
@@ -9346,6 +12947,80 @@ impl rt::ProjectionSource for NodeStatus {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for NodeStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeStatus {
+    const NAME: &'static str = "NodeStatus";
+    const KEYS: &'static [&'static str] = &[
+        "addresses",
+        "allocatable",
+        "capacity",
+        "conditions",
+        "config",
+        "daemonEndpoints",
+        "declaredFeatures",
+        "features",
+        "images",
+        "nodeInfo",
+        "phase",
+        "runtimeHandlers",
+        "volumesAttached",
+        "volumesInUse",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "addresses" => rt::Option::Some(0),
+            "allocatable" => rt::Option::Some(1),
+            "capacity" => rt::Option::Some(2),
+            "conditions" => rt::Option::Some(3),
+            "config" => rt::Option::Some(4),
+            "daemonEndpoints" => rt::Option::Some(5),
+            #[cfg(k8s_since = "1.35")]
+            "declaredFeatures" => rt::Option::Some(6),
+            "features" => rt::Option::Some(7),
+            "images" => rt::Option::Some(8),
+            "nodeInfo" => rt::Option::Some(9),
+            "phase" => rt::Option::Some(10),
+            "runtimeHandlers" => rt::Option::Some(11),
+            "volumesAttached" => rt::Option::Some(12),
+            "volumesInUse" => rt::Option::Some(13),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.addresses = rt::decode::value(map)?,
+            1 => self.allocatable = rt::decode::quantity(map)?,
+            2 => self.capacity = rt::decode::quantity(map)?,
+            3 => self.conditions = rt::decode::value(map)?,
+            4 => self.config = rt::decode::value(map)?,
+            5 => self.daemon_endpoints = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.35")]
+            6 => self.declared_features = rt::decode::value(map)?,
+            7 => self.features = rt::decode::value(map)?,
+            8 => self.images = rt::decode::value(map)?,
+            9 => self.node_info = rt::decode::value(map)?,
+            10 => self.phase = rt::decode::value(map)?,
+            11 => self.runtime_handlers = rt::decode::value(map)?,
+            12 => self.volumes_attached = rt::decode::value(map)?,
+            13 => self.volumes_in_use = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::NodeStatus> for NodeStatus {
     fn from(full: &k8s::api::core::v1::NodeStatus) -> Self {
         NodeStatus {
@@ -9421,14 +13096,7 @@ impl rt::ShareHash for NodeStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeSwapStatus`: NodeSwapStatus represents swap memory information.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeSwapStatus {
     /// Total amount of swap memory in bytes.
@@ -9437,6 +13105,37 @@ pub struct NodeSwapStatus {
 }
 impl rt::ProjectionSource for NodeSwapStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("capacity", "capacity")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeSwapStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeSwapStatus {
+    const NAME: &'static str = "NodeSwapStatus";
+    const KEYS: &'static [&'static str] = &["capacity"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "capacity" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.capacity = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSwapStatus> for NodeSwapStatus {
     fn from(full: &k8s::api::core::v1::NodeSwapStatus) -> Self {
@@ -9471,14 +13170,7 @@ impl rt::ShareHash for NodeSwapStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::NodeSystemInfo`: NodeSystemInfo is a set of ids/uuids to uniquely identify the node.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct NodeSystemInfo {
     /// The Architecture reported by the node
@@ -9545,6 +13237,74 @@ impl rt::ProjectionSource for NodeSystemInfo {
             ("system_uuid", "systemUUID"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for NodeSystemInfo {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for NodeSystemInfo {
+    const NAME: &'static str = "NodeSystemInfo";
+    const KEYS: &'static [&'static str] = &[
+        "architecture",
+        "bootID",
+        "containerRuntimeVersion",
+        "kernelVersion",
+        "kubeProxyVersion",
+        "kubeletVersion",
+        "machineID",
+        "operatingSystem",
+        "osImage",
+        "runningInUserNamespace",
+        "swap",
+        "systemUUID",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "architecture" => rt::Option::Some(0),
+            "bootID" => rt::Option::Some(1),
+            "containerRuntimeVersion" => rt::Option::Some(2),
+            "kernelVersion" => rt::Option::Some(3),
+            "kubeProxyVersion" => rt::Option::Some(4),
+            "kubeletVersion" => rt::Option::Some(5),
+            "machineID" => rt::Option::Some(6),
+            "operatingSystem" => rt::Option::Some(7),
+            "osImage" => rt::Option::Some(8),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "runningInUserNamespace" => rt::Option::Some(9),
+            "swap" => rt::Option::Some(10),
+            "systemUUID" => rt::Option::Some(11),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.architecture = rt::decode::null_default(map)?,
+            1 => self.boot_id = rt::decode::null_default(map)?,
+            2 => self.container_runtime_version = rt::decode::null_default(map)?,
+            3 => self.kernel_version = rt::decode::null_default(map)?,
+            4 => self.kube_proxy_version = rt::decode::null_default(map)?,
+            5 => self.kubelet_version = rt::decode::null_default(map)?,
+            6 => self.machine_id = rt::decode::null_default(map)?,
+            7 => self.operating_system = rt::decode::null_default(map)?,
+            8 => self.os_image = rt::decode::null_default(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            9 => self.running_in_user_namespace = rt::decode::value(map)?,
+            10 => self.swap = rt::decode::value(map)?,
+            11 => self.system_uuid = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::NodeSystemInfo> for NodeSystemInfo {
     fn from(full: &k8s::api::core::v1::NodeSystemInfo) -> Self {
@@ -9617,14 +13377,7 @@ impl rt::ShareHash for NodeSystemInfo {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ObjectFieldSelector`: ObjectFieldSelector selects an APIVersioned field of an object.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ObjectFieldSelector {
     /// Version of the schema the FieldPath is written in terms of, defaults to "v1".
@@ -9638,6 +13391,39 @@ impl rt::ProjectionSource for ObjectFieldSelector {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("api_version", "apiVersion"), ("field_path", "fieldPath")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ObjectFieldSelector {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ObjectFieldSelector {
+    const NAME: &'static str = "ObjectFieldSelector";
+    const KEYS: &'static [&'static str] = &["apiVersion", "fieldPath"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "fieldPath" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.field_path = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ObjectFieldSelector> for ObjectFieldSelector {
     fn from(full: &k8s::api::core::v1::ObjectFieldSelector) -> Self {
@@ -9675,14 +13461,7 @@ impl rt::ShareHash for ObjectFieldSelector {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ObjectReference`: ObjectReference contains enough information to let you inspect or modify the referred object.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ObjectReference {
     /// API version of the referent.
@@ -9723,6 +13502,57 @@ impl rt::ProjectionSource for ObjectReference {
             ("uid", "uid"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ObjectReference {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ObjectReference {
+    const NAME: &'static str = "ObjectReference";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "fieldPath",
+        "kind",
+        "name",
+        "namespace",
+        "resourceVersion",
+        "uid",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "fieldPath" => rt::Option::Some(1),
+            "kind" => rt::Option::Some(2),
+            "name" => rt::Option::Some(3),
+            "namespace" => rt::Option::Some(4),
+            "resourceVersion" => rt::Option::Some(5),
+            "uid" => rt::Option::Some(6),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.field_path = rt::decode::value(map)?,
+            2 => self.kind = rt::decode::value(map)?,
+            3 => self.name = rt::decode::value(map)?,
+            4 => self.namespace = rt::decode::value(map)?,
+            5 => self.resource_version = rt::decode::value(map)?,
+            6 => self.uid = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ObjectReference> for ObjectReference {
     fn from(full: &k8s::api::core::v1::ObjectReference) -> Self {
@@ -9777,14 +13607,7 @@ impl rt::ShareHash for ObjectReference {
 /// Compact form of `k8s_openapi::api::core::v1::PersistentVolume`: PersistentVolume (PV) is a storage resource provisioned by an administrator.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PersistentVolume {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -9813,6 +13636,51 @@ impl rt::ProjectionSource for PersistentVolume {
             ("status", "status"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PersistentVolume {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PersistentVolume {
+    const NAME: &'static str = "PersistentVolume";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "status",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "spec" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.spec = rt::decode::value(map)?,
+            4 => self.status = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolume> for PersistentVolume {
     fn from(full: &k8s::api::core::v1::PersistentVolume) -> Self {
@@ -9916,14 +13784,7 @@ impl rt::K8sResource for PersistentVolume {
 /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeClaim`: PersistentVolumeClaim is a user's request for and claim to a persistent volume
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PersistentVolumeClaim {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -9952,6 +13813,51 @@ impl rt::ProjectionSource for PersistentVolumeClaim {
             ("status", "status"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaim {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PersistentVolumeClaim {
+    const NAME: &'static str = "PersistentVolumeClaim";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "status",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "spec" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.spec = rt::decode::value(map)?,
+            4 => self.status = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaim> for PersistentVolumeClaim {
     fn from(full: &k8s::api::core::v1::PersistentVolumeClaim) -> Self {
@@ -10061,14 +13967,7 @@ impl rt::ShareHash for PersistentVolumeClaim {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeClaimCondition`: PersistentVolumeClaimCondition contains details about state of pvc
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PersistentVolumeClaimCondition {
     /// lastProbeTime is the time we probed the condition.
@@ -10109,6 +14008,54 @@ impl rt::ProjectionSource for PersistentVolumeClaimCondition {
             ("type_", "type"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimCondition {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PersistentVolumeClaimCondition {
+    const NAME: &'static str = "PersistentVolumeClaimCondition";
+    const KEYS: &'static [&'static str] = &[
+        "lastProbeTime",
+        "lastTransitionTime",
+        "message",
+        "reason",
+        "status",
+        "type",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "lastProbeTime" => rt::Option::Some(0),
+            "lastTransitionTime" => rt::Option::Some(1),
+            "message" => rt::Option::Some(2),
+            "reason" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            "type" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.last_probe_time = rt::decode::value(map)?,
+            1 => self.last_transition_time = rt::decode::value(map)?,
+            2 => self.message = rt::decode::value(map)?,
+            3 => self.reason = rt::decode::value(map)?,
+            4 => self.status = rt::decode::null_default(map)?,
+            5 => self.type_ = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimCondition>
 for PersistentVolumeClaimCondition {
@@ -10167,14 +14114,7 @@ impl rt::ShareHash for PersistentVolumeClaimCondition {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeClaimSpec`: PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PersistentVolumeClaimSpec {
     /// accessModes contains the desired access modes the volume should have.
@@ -10237,6 +14177,63 @@ impl rt::ProjectionSource for PersistentVolumeClaimSpec {
             ("volume_name", "volumeName"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PersistentVolumeClaimSpec {
+    const NAME: &'static str = "PersistentVolumeClaimSpec";
+    const KEYS: &'static [&'static str] = &[
+        "accessModes",
+        "dataSource",
+        "dataSourceRef",
+        "resources",
+        "selector",
+        "storageClassName",
+        "volumeAttributesClassName",
+        "volumeMode",
+        "volumeName",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "accessModes" => rt::Option::Some(0),
+            "dataSource" => rt::Option::Some(1),
+            "dataSourceRef" => rt::Option::Some(2),
+            "resources" => rt::Option::Some(3),
+            "selector" => rt::Option::Some(4),
+            "storageClassName" => rt::Option::Some(5),
+            "volumeAttributesClassName" => rt::Option::Some(6),
+            "volumeMode" => rt::Option::Some(7),
+            "volumeName" => rt::Option::Some(8),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.access_modes = rt::decode::value(map)?,
+            1 => self.data_source = rt::decode::value(map)?,
+            2 => self.data_source_ref = rt::decode::value(map)?,
+            3 => self.resources = rt::decode::value(map)?,
+            4 => self.selector = rt::decode::value(map)?,
+            5 => self.storage_class_name = rt::decode::value(map)?,
+            6 => self.volume_attributes_class_name = rt::decode::value(map)?,
+            7 => self.volume_mode = rt::decode::value(map)?,
+            8 => self.volume_name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimSpec>
 for PersistentVolumeClaimSpec {
@@ -10304,14 +14301,7 @@ impl rt::ShareHash for PersistentVolumeClaimSpec {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeClaimStatus`: PersistentVolumeClaimStatus is the current status of a persistent volume claim.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PersistentVolumeClaimStatus {
     /// accessModes contains the actual access modes the volume backing the PVC has.
@@ -10389,6 +14379,65 @@ impl rt::ProjectionSource for PersistentVolumeClaimStatus {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PersistentVolumeClaimStatus {
+    const NAME: &'static str = "PersistentVolumeClaimStatus";
+    const KEYS: &'static [&'static str] = &[
+        "accessModes",
+        "allocatedResourceStatuses",
+        "allocatedResources",
+        "capacity",
+        "conditions",
+        "currentVolumeAttributesClassName",
+        "healthStatus",
+        "modifyVolumeStatus",
+        "phase",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "accessModes" => rt::Option::Some(0),
+            "allocatedResourceStatuses" => rt::Option::Some(1),
+            "allocatedResources" => rt::Option::Some(2),
+            "capacity" => rt::Option::Some(3),
+            "conditions" => rt::Option::Some(4),
+            "currentVolumeAttributesClassName" => rt::Option::Some(5),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "healthStatus" => rt::Option::Some(6),
+            "modifyVolumeStatus" => rt::Option::Some(7),
+            "phase" => rt::Option::Some(8),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.access_modes = rt::decode::value(map)?,
+            1 => self.allocated_resource_statuses = rt::decode::value(map)?,
+            2 => self.allocated_resources = rt::decode::quantity(map)?,
+            3 => self.capacity = rt::decode::quantity(map)?,
+            4 => self.conditions = rt::decode::value(map)?,
+            5 => self.current_volume_attributes_class_name = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            6 => self.health_status = rt::decode::value(map)?,
+            7 => self.modify_volume_status = rt::decode::value(map)?,
+            8 => self.phase = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimStatus>
 for PersistentVolumeClaimStatus {
     fn from(full: &k8s::api::core::v1::PersistentVolumeClaimStatus) -> Self {
@@ -10462,14 +14511,7 @@ impl rt::ShareHash for PersistentVolumeClaimStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeClaimTemplate`: PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PersistentVolumeClaimTemplate {
     /// May contain labels and annotations that will be copied into the PVC when creating it.
@@ -10485,6 +14527,39 @@ impl rt::ProjectionSource for PersistentVolumeClaimTemplate {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("metadata", "metadata"), ("spec", "spec")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimTemplate {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PersistentVolumeClaimTemplate {
+    const NAME: &'static str = "PersistentVolumeClaimTemplate";
+    const KEYS: &'static [&'static str] = &["metadata", "spec"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "metadata" => rt::Option::Some(0),
+            "spec" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.metadata = rt::decode::value(map)?,
+            1 => self.spec = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimTemplate>
 for PersistentVolumeClaimTemplate {
@@ -10531,14 +14606,7 @@ impl rt::ShareHash for PersistentVolumeClaimTemplate {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource`: PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PersistentVolumeClaimVolumeSource {
     /// claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume.
@@ -10552,6 +14620,39 @@ impl rt::ProjectionSource for PersistentVolumeClaimVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("claim_name", "claimName"), ("read_only", "readOnly")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PersistentVolumeClaimVolumeSource {
+    const NAME: &'static str = "PersistentVolumeClaimVolumeSource";
+    const KEYS: &'static [&'static str] = &["claimName", "readOnly"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "claimName" => rt::Option::Some(0),
+            "readOnly" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.claim_name = rt::decode::null_default(map)?,
+            1 => self.read_only = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolumeClaimVolumeSource>
 for PersistentVolumeClaimVolumeSource {
@@ -10598,14 +14699,7 @@ impl rt::ShareHash for PersistentVolumeClaimVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeSpec`: PersistentVolumeSpec is the specification of a persistent volume.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PersistentVolumeSpec {
     /// accessModes contains all ways the volume can be mounted.
@@ -10790,6 +14884,129 @@ impl rt::ProjectionSource for PersistentVolumeSpec {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PersistentVolumeSpec {
+    const NAME: &'static str = "PersistentVolumeSpec";
+    const KEYS: &'static [&'static str] = &[
+        "accessModes",
+        "awsElasticBlockStore",
+        "azureDisk",
+        "azureFile",
+        "capacity",
+        "cephfs",
+        "cinder",
+        "claimRef",
+        "csi",
+        "fc",
+        "flexVolume",
+        "flocker",
+        "gcePersistentDisk",
+        "glusterfs",
+        "hostPath",
+        "iscsi",
+        "local",
+        "mountOptions",
+        "nfs",
+        "nodeAffinity",
+        "persistentVolumeReclaimPolicy",
+        "photonPersistentDisk",
+        "portworxVolume",
+        "quobyte",
+        "rbd",
+        "scaleIO",
+        "storageClassName",
+        "storageos",
+        "volumeAttributesClassName",
+        "volumeMode",
+        "vsphereVolume",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "accessModes" => rt::Option::Some(0),
+            "awsElasticBlockStore" => rt::Option::Some(1),
+            "azureDisk" => rt::Option::Some(2),
+            "azureFile" => rt::Option::Some(3),
+            "capacity" => rt::Option::Some(4),
+            "cephfs" => rt::Option::Some(5),
+            "cinder" => rt::Option::Some(6),
+            "claimRef" => rt::Option::Some(7),
+            "csi" => rt::Option::Some(8),
+            "fc" => rt::Option::Some(9),
+            "flexVolume" => rt::Option::Some(10),
+            "flocker" => rt::Option::Some(11),
+            "gcePersistentDisk" => rt::Option::Some(12),
+            "glusterfs" => rt::Option::Some(13),
+            "hostPath" => rt::Option::Some(14),
+            "iscsi" => rt::Option::Some(15),
+            "local" => rt::Option::Some(16),
+            "mountOptions" => rt::Option::Some(17),
+            "nfs" => rt::Option::Some(18),
+            "nodeAffinity" => rt::Option::Some(19),
+            "persistentVolumeReclaimPolicy" => rt::Option::Some(20),
+            "photonPersistentDisk" => rt::Option::Some(21),
+            "portworxVolume" => rt::Option::Some(22),
+            "quobyte" => rt::Option::Some(23),
+            "rbd" => rt::Option::Some(24),
+            "scaleIO" => rt::Option::Some(25),
+            "storageClassName" => rt::Option::Some(26),
+            "storageos" => rt::Option::Some(27),
+            "volumeAttributesClassName" => rt::Option::Some(28),
+            "volumeMode" => rt::Option::Some(29),
+            "vsphereVolume" => rt::Option::Some(30),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.access_modes = rt::decode::value(map)?,
+            1 => self.aws_elastic_block_store = rt::decode::value(map)?,
+            2 => self.azure_disk = rt::decode::value(map)?,
+            3 => self.azure_file = rt::decode::value(map)?,
+            4 => self.capacity = rt::decode::quantity(map)?,
+            5 => self.cephfs = rt::decode::value(map)?,
+            6 => self.cinder = rt::decode::value(map)?,
+            7 => self.claim_ref = rt::decode::value(map)?,
+            8 => self.csi = rt::decode::value(map)?,
+            9 => self.fc = rt::decode::value(map)?,
+            10 => self.flex_volume = rt::decode::value(map)?,
+            11 => self.flocker = rt::decode::value(map)?,
+            12 => self.gce_persistent_disk = rt::decode::value(map)?,
+            13 => self.glusterfs = rt::decode::value(map)?,
+            14 => self.host_path = rt::decode::value(map)?,
+            15 => self.iscsi = rt::decode::value(map)?,
+            16 => self.local = rt::decode::value(map)?,
+            17 => self.mount_options = rt::decode::value(map)?,
+            18 => self.nfs = rt::decode::value(map)?,
+            19 => self.node_affinity = rt::decode::value(map)?,
+            20 => self.persistent_volume_reclaim_policy = rt::decode::value(map)?,
+            21 => self.photon_persistent_disk = rt::decode::value(map)?,
+            22 => self.portworx_volume = rt::decode::value(map)?,
+            23 => self.quobyte = rt::decode::value(map)?,
+            24 => self.rbd = rt::decode::value(map)?,
+            25 => self.scale_io = rt::decode::value(map)?,
+            26 => self.storage_class_name = rt::decode::value(map)?,
+            27 => self.storageos = rt::decode::value(map)?,
+            28 => self.volume_attributes_class_name = rt::decode::value(map)?,
+            29 => self.volume_mode = rt::decode::value(map)?,
+            30 => self.vsphere_volume = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::PersistentVolumeSpec> for PersistentVolumeSpec {
     fn from(full: &k8s::api::core::v1::PersistentVolumeSpec) -> Self {
         PersistentVolumeSpec {
@@ -10927,14 +15144,7 @@ impl rt::ShareHash for PersistentVolumeSpec {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PersistentVolumeStatus`: PersistentVolumeStatus is the current status of a persistent volume.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PersistentVolumeStatus {
     /// lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.
@@ -10965,6 +15175,48 @@ impl rt::ProjectionSource for PersistentVolumeStatus {
             ("reason", "reason"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PersistentVolumeStatus {
+    const NAME: &'static str = "PersistentVolumeStatus";
+    const KEYS: &'static [&'static str] = &[
+        "lastPhaseTransitionTime",
+        "message",
+        "phase",
+        "reason",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "lastPhaseTransitionTime" => rt::Option::Some(0),
+            "message" => rt::Option::Some(1),
+            "phase" => rt::Option::Some(2),
+            "reason" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.last_phase_transition_time = rt::decode::value(map)?,
+            1 => self.message = rt::decode::value(map)?,
+            2 => self.phase = rt::decode::value(map)?,
+            3 => self.reason = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PersistentVolumeStatus> for PersistentVolumeStatus {
     fn from(full: &k8s::api::core::v1::PersistentVolumeStatus) -> Self {
@@ -11014,14 +15266,7 @@ impl rt::ShareHash for PersistentVolumeStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PhotonPersistentDiskVolumeSource`: Represents a Photon Controller persistent disk resource.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PhotonPersistentDiskVolumeSource {
     /// fsType is the filesystem type to mount.
@@ -11035,6 +15280,39 @@ impl rt::ProjectionSource for PhotonPersistentDiskVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("fs_type", "fsType"), ("pd_id", "pdID")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PhotonPersistentDiskVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PhotonPersistentDiskVolumeSource {
+    const NAME: &'static str = "PhotonPersistentDiskVolumeSource";
+    const KEYS: &'static [&'static str] = &["fsType", "pdID"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "pdID" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.pd_id = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PhotonPersistentDiskVolumeSource>
 for PhotonPersistentDiskVolumeSource {
@@ -11083,14 +15361,7 @@ impl rt::ShareHash for PhotonPersistentDiskVolumeSource {
 /// Compact form of `k8s_openapi::api::core::v1::Pod`: Pod is a collection of containers that can run on a host.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Pod {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -11119,6 +15390,51 @@ impl rt::ProjectionSource for Pod {
             ("status", "status"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Pod {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Pod {
+    const NAME: &'static str = "Pod";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "status",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "spec" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.spec = rt::decode::value(map)?,
+            4 => self.status = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Pod> for Pod {
     fn from(full: &k8s::api::core::v1::Pod) -> Self {
@@ -11220,14 +15536,7 @@ impl rt::K8sResource for Pod {
     type Scope = <k8s::api::core::v1::Pod as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodAffinity`: Pod affinity is a group of inter pod affinity scheduling rules.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodAffinity {
     /// The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions.
@@ -11262,6 +15571,50 @@ impl rt::ProjectionSource for PodAffinity {
             ),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodAffinity {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodAffinity {
+    const NAME: &'static str = "PodAffinity";
+    const KEYS: &'static [&'static str] = &[
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "preferredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(0),
+            "requiredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => {
+                self.preferred_during_scheduling_ignored_during_execution = rt::decode::value(
+                    map,
+                )?;
+            }
+            1 => {
+                self.required_during_scheduling_ignored_during_execution = rt::decode::value(
+                    map,
+                )?;
+            }
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodAffinity> for PodAffinity {
     fn from(full: &k8s::api::core::v1::PodAffinity) -> Self {
@@ -11313,14 +15666,7 @@ impl rt::ShareHash for PodAffinity {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodAffinityTerm`: Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where co-located is defined as running on a node whose value of the label with key \&lt;topologyKey\&gt; matches that of any node on which a pod of the set of pods is running
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodAffinityTerm {
     /// A label query over a set of resources, in this case pods.
@@ -11374,6 +15720,54 @@ impl rt::ProjectionSource for PodAffinityTerm {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for PodAffinityTerm {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodAffinityTerm {
+    const NAME: &'static str = "PodAffinityTerm";
+    const KEYS: &'static [&'static str] = &[
+        "labelSelector",
+        "matchLabelKeys",
+        "mismatchLabelKeys",
+        "namespaceSelector",
+        "namespaces",
+        "topologyKey",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "labelSelector" => rt::Option::Some(0),
+            "matchLabelKeys" => rt::Option::Some(1),
+            "mismatchLabelKeys" => rt::Option::Some(2),
+            "namespaceSelector" => rt::Option::Some(3),
+            "namespaces" => rt::Option::Some(4),
+            "topologyKey" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.label_selector = rt::decode::value(map)?,
+            1 => self.match_label_keys = rt::decode::value(map)?,
+            2 => self.mismatch_label_keys = rt::decode::value(map)?,
+            3 => self.namespace_selector = rt::decode::value(map)?,
+            4 => self.namespaces = rt::decode::value(map)?,
+            5 => self.topology_key = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::PodAffinityTerm> for PodAffinityTerm {
     fn from(full: &k8s::api::core::v1::PodAffinityTerm) -> Self {
         PodAffinityTerm {
@@ -11422,14 +15816,7 @@ impl rt::ShareHash for PodAffinityTerm {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodAntiAffinity`: Pod anti affinity is a group of inter pod anti affinity scheduling rules.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodAntiAffinity {
     /// The scheduler will prefer to schedule pods to nodes that satisfy the anti-affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions.
@@ -11464,6 +15851,50 @@ impl rt::ProjectionSource for PodAntiAffinity {
             ),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodAntiAffinity {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodAntiAffinity {
+    const NAME: &'static str = "PodAntiAffinity";
+    const KEYS: &'static [&'static str] = &[
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "preferredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(0),
+            "requiredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => {
+                self.preferred_during_scheduling_ignored_during_execution = rt::decode::value(
+                    map,
+                )?;
+            }
+            1 => {
+                self.required_during_scheduling_ignored_during_execution = rt::decode::value(
+                    map,
+                )?;
+            }
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodAntiAffinity> for PodAntiAffinity {
     fn from(full: &k8s::api::core::v1::PodAntiAffinity) -> Self {
@@ -11516,14 +15947,7 @@ impl rt::ShareHash for PodAntiAffinity {
 }
 #[cfg(k8s_since = "1.34")]
 /// Compact form of `k8s_openapi::api::core::v1::PodCertificateProjection`: PodCertificateProjection provides a private key and X.509 certificate in the pod filesystem.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodCertificateProjection {
     /// Write the certificate chain at this path in the projected volume.  Most applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.
@@ -11585,6 +16009,66 @@ impl rt::ProjectionSource for PodCertificateProjection {
             ("user_annotations", "userAnnotations"),
         ],
     );
+}
+#[cfg(k8s_since = "1.34")]
+impl<'de> rt::serde::Deserialize<'de> for PodCertificateProjection {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.34")]
+impl rt::decode::Fields for PodCertificateProjection {
+    const NAME: &'static str = "PodCertificateProjection";
+    const KEYS: &'static [&'static str] = &[
+        "certificateChainPath",
+        "credentialBundlePath",
+        "keyPath",
+        "keyType",
+        "maxExpirationSeconds",
+        "signerName",
+        "user",
+        "userAnnotations",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "certificateChainPath" => rt::Option::Some(0),
+            "credentialBundlePath" => rt::Option::Some(1),
+            "keyPath" => rt::Option::Some(2),
+            "keyType" => rt::Option::Some(3),
+            "maxExpirationSeconds" => rt::Option::Some(4),
+            "signerName" => rt::Option::Some(5),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "user" => rt::Option::Some(6),
+            #[cfg(k8s_since = "1.35")]
+            "userAnnotations" => rt::Option::Some(7),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.certificate_chain_path = rt::decode::value(map)?,
+            1 => self.credential_bundle_path = rt::decode::value(map)?,
+            2 => self.key_path = rt::decode::value(map)?,
+            3 => self.key_type = rt::decode::null_default(map)?,
+            4 => self.max_expiration_seconds = rt::decode::value(map)?,
+            5 => self.signer_name = rt::decode::null_default(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            6 => self.user = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.35")]
+            7 => self.user_annotations = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::PodCertificateProjection>
@@ -11661,14 +16145,7 @@ impl rt::ShareHash for PodCertificateProjection {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodCondition`: PodCondition contains details for the current condition of this pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodCondition {
     /// Last time we probed the condition.
@@ -11717,6 +16194,57 @@ impl rt::ProjectionSource for PodCondition {
             ("type_", "type"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodCondition {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodCondition {
+    const NAME: &'static str = "PodCondition";
+    const KEYS: &'static [&'static str] = &[
+        "lastProbeTime",
+        "lastTransitionTime",
+        "message",
+        "observedGeneration",
+        "reason",
+        "status",
+        "type",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "lastProbeTime" => rt::Option::Some(0),
+            "lastTransitionTime" => rt::Option::Some(1),
+            "message" => rt::Option::Some(2),
+            "observedGeneration" => rt::Option::Some(3),
+            "reason" => rt::Option::Some(4),
+            "status" => rt::Option::Some(5),
+            "type" => rt::Option::Some(6),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.last_probe_time = rt::decode::value(map)?,
+            1 => self.last_transition_time = rt::decode::value(map)?,
+            2 => self.message = rt::decode::value(map)?,
+            3 => self.observed_generation = rt::decode::value(map)?,
+            4 => self.reason = rt::decode::value(map)?,
+            5 => self.status = rt::decode::null_default(map)?,
+            6 => self.type_ = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodCondition> for PodCondition {
     fn from(full: &k8s::api::core::v1::PodCondition) -> Self {
@@ -11769,14 +16297,7 @@ impl rt::ShareHash for PodCondition {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodDNSConfig`: PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodDNSConfig {
     /// A list of DNS name server IP addresses.
@@ -11801,6 +16322,41 @@ impl rt::ProjectionSource for PodDNSConfig {
             ("searches", "searches"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodDNSConfig {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodDNSConfig {
+    const NAME: &'static str = "PodDNSConfig";
+    const KEYS: &'static [&'static str] = &["nameservers", "options", "searches"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "nameservers" => rt::Option::Some(0),
+            "options" => rt::Option::Some(1),
+            "searches" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.nameservers = rt::decode::value(map)?,
+            1 => self.options = rt::decode::value(map)?,
+            2 => self.searches = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodDNSConfig> for PodDNSConfig {
     fn from(full: &k8s::api::core::v1::PodDNSConfig) -> Self {
@@ -11849,14 +16405,7 @@ impl rt::Share for PodDNSConfig {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodDNSConfigOption`: PodDNSConfigOption defines DNS resolver options of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodDNSConfigOption {
     /// Name is this DNS resolver option's name.
@@ -11870,6 +16419,39 @@ impl rt::ProjectionSource for PodDNSConfigOption {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("value", "value")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodDNSConfigOption {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodDNSConfigOption {
+    const NAME: &'static str = "PodDNSConfigOption";
+    const KEYS: &'static [&'static str] = &["name", "value"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "value" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::value(map)?,
+            1 => self.value = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodDNSConfigOption> for PodDNSConfigOption {
     fn from(full: &k8s::api::core::v1::PodDNSConfigOption) -> Self {
@@ -11908,14 +16490,7 @@ impl rt::ShareHash for PodDNSConfigOption {
 }
 #[cfg(k8s_since = "1.34")]
 /// Compact form of `k8s_openapi::api::core::v1::PodExtendedResourceClaimStatus`: PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodExtendedResourceClaimStatus {
     /// RequestMappings identifies the mapping of \&lt;container, extended resource backed by DRA\&gt; to  device request in the generated ResourceClaim.
@@ -11937,6 +16512,41 @@ impl rt::ProjectionSource for PodExtendedResourceClaimStatus {
             ("resource_claim_name", "resourceClaimName"),
         ],
     );
+}
+#[cfg(k8s_since = "1.34")]
+impl<'de> rt::serde::Deserialize<'de> for PodExtendedResourceClaimStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.34")]
+impl rt::decode::Fields for PodExtendedResourceClaimStatus {
+    const NAME: &'static str = "PodExtendedResourceClaimStatus";
+    const KEYS: &'static [&'static str] = &["requestMappings", "resourceClaimName"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "requestMappings" => rt::Option::Some(0),
+            "resourceClaimName" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.request_mappings = rt::decode::null_default(map)?,
+            1 => self.resource_claim_name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.34")]
 impl rt::From<&k8s::api::core::v1::PodExtendedResourceClaimStatus>
@@ -11989,14 +16599,7 @@ impl rt::ShareHash for PodExtendedResourceClaimStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodIP`: PodIP represents a single IP address allocated to the pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodIP {
     /// IP is the IP address assigned to the pod
@@ -12005,6 +16608,37 @@ pub struct PodIP {
 }
 impl rt::ProjectionSource for PodIP {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("ip", "ip")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for PodIP {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodIP {
+    const NAME: &'static str = "PodIP";
+    const KEYS: &'static [&'static str] = &["ip"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "ip" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.ip = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodIP> for PodIP {
     fn from(full: &k8s::api::core::v1::PodIP) -> Self {
@@ -12039,14 +16673,7 @@ impl rt::ShareHash for PodIP {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodOS`: PodOS defines the OS parameters of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodOS {
     /// Name is the name of the operating system.
@@ -12055,6 +16682,37 @@ pub struct PodOS {
 }
 impl rt::ProjectionSource for PodOS {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for PodOS {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodOS {
+    const NAME: &'static str = "PodOS";
+    const KEYS: &'static [&'static str] = &["name"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodOS> for PodOS {
     fn from(full: &k8s::api::core::v1::PodOS) -> Self {
@@ -12089,14 +16747,7 @@ impl rt::ShareHash for PodOS {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodReadinessGate`: PodReadinessGate contains the reference to a pod condition
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodReadinessGate {
     /// ConditionType refers to a condition in the pod's condition list with matching type.
@@ -12107,6 +16758,37 @@ impl rt::ProjectionSource for PodReadinessGate {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("condition_type", "conditionType")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodReadinessGate {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodReadinessGate {
+    const NAME: &'static str = "PodReadinessGate";
+    const KEYS: &'static [&'static str] = &["conditionType"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "conditionType" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.condition_type = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodReadinessGate> for PodReadinessGate {
     fn from(full: &k8s::api::core::v1::PodReadinessGate) -> Self {
@@ -12141,14 +16823,7 @@ impl rt::ShareHash for PodReadinessGate {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodResourceClaim`: PodResourceClaim references exactly one ResourceClaim, either directly or by naming a ResourceClaimTemplate which is then turned into a ResourceClaim for the pod.  It adds a name to it that uniquely identifies the ResourceClaim inside the Pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodResourceClaim {
     /// Name uniquely identifies this resource claim inside the pod.
@@ -12177,6 +16852,45 @@ impl rt::ProjectionSource for PodResourceClaim {
             ("resource_claim_template_name", "resourceClaimTemplateName"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodResourceClaim {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodResourceClaim {
+    const NAME: &'static str = "PodResourceClaim";
+    const KEYS: &'static [&'static str] = &[
+        "name",
+        "resourceClaimName",
+        "resourceClaimTemplateName",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "resourceClaimName" => rt::Option::Some(1),
+            "resourceClaimTemplateName" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.resource_claim_name = rt::decode::value(map)?,
+            2 => self.resource_claim_template_name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodResourceClaim> for PodResourceClaim {
     fn from(full: &k8s::api::core::v1::PodResourceClaim) -> Self {
@@ -12229,14 +16943,7 @@ impl rt::Share for PodResourceClaim {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodResourceClaimStatus`: PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references a ResourceClaimTemplate.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodResourceClaimStatus {
     /// Name uniquely identifies this resource claim inside the pod.
@@ -12254,6 +16961,39 @@ impl rt::ProjectionSource for PodResourceClaimStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("resource_claim_name", "resourceClaimName")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodResourceClaimStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodResourceClaimStatus {
+    const NAME: &'static str = "PodResourceClaimStatus";
+    const KEYS: &'static [&'static str] = &["name", "resourceClaimName"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "resourceClaimName" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.resource_claim_name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodResourceClaimStatus> for PodResourceClaimStatus {
     fn from(full: &k8s::api::core::v1::PodResourceClaimStatus) -> Self {
@@ -12293,14 +17033,7 @@ impl rt::ShareHash for PodResourceClaimStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodSchedulingGate`: PodSchedulingGate is associated to a Pod to guard its scheduling.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodSchedulingGate {
     /// Name of the scheduling gate.
@@ -12309,6 +17042,37 @@ pub struct PodSchedulingGate {
 }
 impl rt::ProjectionSource for PodSchedulingGate {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("name", "name")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for PodSchedulingGate {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodSchedulingGate {
+    const NAME: &'static str = "PodSchedulingGate";
+    const KEYS: &'static [&'static str] = &["name"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodSchedulingGate> for PodSchedulingGate {
     fn from(full: &k8s::api::core::v1::PodSchedulingGate) -> Self {
@@ -12344,14 +17108,7 @@ impl rt::ShareHash for PodSchedulingGate {
 }
 #[cfg(k8s_since = "1.36")]
 /// Compact form of `k8s_openapi::api::core::v1::PodSchedulingGroup`: PodSchedulingGroup identifies the runtime scheduling group instance that a Pod belongs to.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodSchedulingGroup {
     /// PodGroupName specifies the name of the standalone PodGroup object that represents the runtime instance of this group.
@@ -12367,6 +17124,39 @@ impl rt::ProjectionSource for PodSchedulingGroup {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("pod_group_name", "podGroupName")],
     );
+}
+#[cfg(k8s_since = "1.36")]
+impl<'de> rt::serde::Deserialize<'de> for PodSchedulingGroup {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.36")]
+impl rt::decode::Fields for PodSchedulingGroup {
+    const NAME: &'static str = "PodSchedulingGroup";
+    const KEYS: &'static [&'static str] = &["podGroupName"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "podGroupName" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.pod_group_name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.36")]
 impl rt::From<&k8s::api::core::v1::PodSchedulingGroup> for PodSchedulingGroup {
@@ -12407,14 +17197,7 @@ impl rt::ShareHash for PodSchedulingGroup {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodSecurityContext`: PodSecurityContext holds pod-level security attributes and common container settings.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodSecurityContext {
     /// appArmorProfile is the AppArmor options to use by the containers in this pod.
@@ -12512,6 +17295,75 @@ impl rt::ProjectionSource for PodSecurityContext {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for PodSecurityContext {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodSecurityContext {
+    const NAME: &'static str = "PodSecurityContext";
+    const KEYS: &'static [&'static str] = &[
+        "appArmorProfile",
+        "fsGroup",
+        "fsGroupChangePolicy",
+        "runAsGroup",
+        "runAsNonRoot",
+        "runAsUser",
+        "seLinuxChangePolicy",
+        "seLinuxOptions",
+        "seccompProfile",
+        "supplementalGroups",
+        "supplementalGroupsPolicy",
+        "sysctls",
+        "windowsOptions",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "appArmorProfile" => rt::Option::Some(0),
+            "fsGroup" => rt::Option::Some(1),
+            "fsGroupChangePolicy" => rt::Option::Some(2),
+            "runAsGroup" => rt::Option::Some(3),
+            "runAsNonRoot" => rt::Option::Some(4),
+            "runAsUser" => rt::Option::Some(5),
+            "seLinuxChangePolicy" => rt::Option::Some(6),
+            "seLinuxOptions" => rt::Option::Some(7),
+            "seccompProfile" => rt::Option::Some(8),
+            "supplementalGroups" => rt::Option::Some(9),
+            "supplementalGroupsPolicy" => rt::Option::Some(10),
+            "sysctls" => rt::Option::Some(11),
+            "windowsOptions" => rt::Option::Some(12),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.app_armor_profile = rt::decode::value(map)?,
+            1 => self.fs_group = rt::decode::value(map)?,
+            2 => self.fs_group_change_policy = rt::decode::value(map)?,
+            3 => self.run_as_group = rt::decode::value(map)?,
+            4 => self.run_as_non_root = rt::decode::value(map)?,
+            5 => self.run_as_user = rt::decode::value(map)?,
+            6 => self.se_linux_change_policy = rt::decode::value(map)?,
+            7 => self.se_linux_options = rt::decode::value(map)?,
+            8 => self.seccomp_profile = rt::decode::value(map)?,
+            9 => self.supplemental_groups = rt::decode::value(map)?,
+            10 => self.supplemental_groups_policy = rt::decode::value(map)?,
+            11 => self.sysctls = rt::decode::value(map)?,
+            12 => self.windows_options = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::PodSecurityContext> for PodSecurityContext {
     fn from(full: &k8s::api::core::v1::PodSecurityContext) -> Self {
         PodSecurityContext {
@@ -12597,14 +17449,7 @@ impl rt::Share for PodSecurityContext {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodSpec`: PodSpec is a description of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodSpec {
     /// Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers.
@@ -12921,6 +17766,176 @@ impl rt::ProjectionSource for PodSpec {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for PodSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodSpec {
+    const NAME: &'static str = "PodSpec";
+    const KEYS: &'static [&'static str] = &[
+        "activeDeadlineSeconds",
+        "affinity",
+        "automountServiceAccountToken",
+        "containers",
+        "dnsConfig",
+        "dnsPolicy",
+        "enableServiceLinks",
+        "ephemeralContainers",
+        "evictionResponders",
+        "hostAliases",
+        "hostIPC",
+        "hostNetwork",
+        "hostPID",
+        "hostUsers",
+        "hostname",
+        "hostnameOverride",
+        "imagePullSecrets",
+        "initContainers",
+        "nodeName",
+        "nodeSelector",
+        "os",
+        "overhead",
+        "preemptionPolicy",
+        "priority",
+        "priorityClassName",
+        "readinessGates",
+        "resourceClaims",
+        "resources",
+        "restartPolicy",
+        "runtimeClassName",
+        "schedulerName",
+        "schedulingGates",
+        "schedulingGroup",
+        "securityContext",
+        "serviceAccount",
+        "serviceAccountName",
+        "setHostnameAsFQDN",
+        "shareProcessNamespace",
+        "subdomain",
+        "terminationGracePeriodSeconds",
+        "tolerations",
+        "topologySpreadConstraints",
+        "volumes",
+        "workloadRef",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "activeDeadlineSeconds" => rt::Option::Some(0),
+            "affinity" => rt::Option::Some(1),
+            "automountServiceAccountToken" => rt::Option::Some(2),
+            "containers" => rt::Option::Some(3),
+            "dnsConfig" => rt::Option::Some(4),
+            "dnsPolicy" => rt::Option::Some(5),
+            "enableServiceLinks" => rt::Option::Some(6),
+            "ephemeralContainers" => rt::Option::Some(7),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "evictionResponders" => rt::Option::Some(8),
+            "hostAliases" => rt::Option::Some(9),
+            "hostIPC" => rt::Option::Some(10),
+            "hostNetwork" => rt::Option::Some(11),
+            "hostPID" => rt::Option::Some(12),
+            "hostUsers" => rt::Option::Some(13),
+            "hostname" => rt::Option::Some(14),
+            #[cfg(k8s_since = "1.34")]
+            "hostnameOverride" => rt::Option::Some(15),
+            "imagePullSecrets" => rt::Option::Some(16),
+            "initContainers" => rt::Option::Some(17),
+            "nodeName" => rt::Option::Some(18),
+            "nodeSelector" => rt::Option::Some(19),
+            "os" => rt::Option::Some(20),
+            "overhead" => rt::Option::Some(21),
+            "preemptionPolicy" => rt::Option::Some(22),
+            "priority" => rt::Option::Some(23),
+            "priorityClassName" => rt::Option::Some(24),
+            "readinessGates" => rt::Option::Some(25),
+            "resourceClaims" => rt::Option::Some(26),
+            "resources" => rt::Option::Some(27),
+            "restartPolicy" => rt::Option::Some(28),
+            "runtimeClassName" => rt::Option::Some(29),
+            "schedulerName" => rt::Option::Some(30),
+            "schedulingGates" => rt::Option::Some(31),
+            #[cfg(k8s_since = "1.36")]
+            "schedulingGroup" => rt::Option::Some(32),
+            "securityContext" => rt::Option::Some(33),
+            "serviceAccount" => rt::Option::Some(34),
+            "serviceAccountName" => rt::Option::Some(35),
+            "setHostnameAsFQDN" => rt::Option::Some(36),
+            "shareProcessNamespace" => rt::Option::Some(37),
+            "subdomain" => rt::Option::Some(38),
+            "terminationGracePeriodSeconds" => rt::Option::Some(39),
+            "tolerations" => rt::Option::Some(40),
+            "topologySpreadConstraints" => rt::Option::Some(41),
+            "volumes" => rt::Option::Some(42),
+            #[cfg(k8s_openapi_enabled_version = "1.35")]
+            "workloadRef" => rt::Option::Some(43),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.active_deadline_seconds = rt::decode::value(map)?,
+            1 => self.affinity = rt::decode::value(map)?,
+            2 => self.automount_service_account_token = rt::decode::value(map)?,
+            3 => self.containers = rt::decode::null_default(map)?,
+            4 => self.dns_config = rt::decode::value(map)?,
+            5 => self.dns_policy = rt::decode::value(map)?,
+            6 => self.enable_service_links = rt::decode::value(map)?,
+            7 => self.ephemeral_containers = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            8 => self.eviction_responders = rt::decode::value(map)?,
+            9 => self.host_aliases = rt::decode::value(map)?,
+            10 => self.host_ipc = rt::decode::value(map)?,
+            11 => self.host_network = rt::decode::value(map)?,
+            12 => self.host_pid = rt::decode::value(map)?,
+            13 => self.host_users = rt::decode::value(map)?,
+            14 => self.hostname = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.34")]
+            15 => self.hostname_override = rt::decode::value(map)?,
+            16 => self.image_pull_secrets = rt::decode::value(map)?,
+            17 => self.init_containers = rt::decode::value(map)?,
+            18 => self.node_name = rt::decode::value(map)?,
+            19 => self.node_selector = rt::decode::value(map)?,
+            20 => self.os = rt::decode::value(map)?,
+            21 => self.overhead = rt::decode::quantity(map)?,
+            22 => self.preemption_policy = rt::decode::value(map)?,
+            23 => self.priority = rt::decode::value(map)?,
+            24 => self.priority_class_name = rt::decode::value(map)?,
+            25 => self.readiness_gates = rt::decode::value(map)?,
+            26 => self.resource_claims = rt::decode::value(map)?,
+            27 => self.resources = rt::decode::value(map)?,
+            28 => self.restart_policy = rt::decode::value(map)?,
+            29 => self.runtime_class_name = rt::decode::value(map)?,
+            30 => self.scheduler_name = rt::decode::value(map)?,
+            31 => self.scheduling_gates = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.36")]
+            32 => self.scheduling_group = rt::decode::value(map)?,
+            33 => self.security_context = rt::decode::value(map)?,
+            34 => self.service_account = rt::decode::value(map)?,
+            35 => self.service_account_name = rt::decode::value(map)?,
+            36 => self.set_hostname_as_fqdn = rt::decode::value(map)?,
+            37 => self.share_process_namespace = rt::decode::value(map)?,
+            38 => self.subdomain = rt::decode::value(map)?,
+            39 => self.termination_grace_period_seconds = rt::decode::value(map)?,
+            40 => self.tolerations = rt::decode::value(map)?,
+            41 => self.topology_spread_constraints = rt::decode::value(map)?,
+            42 => self.volumes = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.35")]
+            43 => self.workload_ref = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::PodSpec> for PodSpec {
     fn from(full: &k8s::api::core::v1::PodSpec) -> Self {
         PodSpec {
@@ -13099,14 +18114,7 @@ impl rt::ShareHash for PodSpec {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodStatus`: PodStatus represents information about the status of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodStatus {
     /// AllocatedResources is the total requests allocated for this pod by the node.
@@ -13262,6 +18270,112 @@ impl rt::ProjectionSource for PodStatus {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for PodStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodStatus {
+    const NAME: &'static str = "PodStatus";
+    const KEYS: &'static [&'static str] = &[
+        "allocatedResources",
+        "conditions",
+        "containerStatuses",
+        "ephemeralContainerStatuses",
+        "extendedResourceClaimStatus",
+        "hostIP",
+        "hostIPs",
+        "initContainerStatuses",
+        "message",
+        "nodeAllocatableResourceClaimStatuses",
+        "nominatedNodeName",
+        "observedGeneration",
+        "phase",
+        "podIP",
+        "podIPs",
+        "qosClass",
+        "reason",
+        "resize",
+        "resourceClaimStatuses",
+        "resources",
+        "startTime",
+        "volumeHealth",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            #[cfg(k8s_since = "1.35")]
+            "allocatedResources" => rt::Option::Some(0),
+            "conditions" => rt::Option::Some(1),
+            "containerStatuses" => rt::Option::Some(2),
+            "ephemeralContainerStatuses" => rt::Option::Some(3),
+            #[cfg(k8s_since = "1.34")]
+            "extendedResourceClaimStatus" => rt::Option::Some(4),
+            "hostIP" => rt::Option::Some(5),
+            "hostIPs" => rt::Option::Some(6),
+            "initContainerStatuses" => rt::Option::Some(7),
+            "message" => rt::Option::Some(8),
+            #[cfg(k8s_since = "1.36")]
+            "nodeAllocatableResourceClaimStatuses" => rt::Option::Some(9),
+            "nominatedNodeName" => rt::Option::Some(10),
+            "observedGeneration" => rt::Option::Some(11),
+            "phase" => rt::Option::Some(12),
+            "podIP" => rt::Option::Some(13),
+            "podIPs" => rt::Option::Some(14),
+            "qosClass" => rt::Option::Some(15),
+            "reason" => rt::Option::Some(16),
+            "resize" => rt::Option::Some(17),
+            "resourceClaimStatuses" => rt::Option::Some(18),
+            #[cfg(k8s_since = "1.35")]
+            "resources" => rt::Option::Some(19),
+            "startTime" => rt::Option::Some(20),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "volumeHealth" => rt::Option::Some(21),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            #[cfg(k8s_since = "1.35")]
+            0 => self.allocated_resources = rt::decode::quantity(map)?,
+            1 => self.conditions = rt::decode::value(map)?,
+            2 => self.container_statuses = rt::decode::value(map)?,
+            3 => self.ephemeral_container_statuses = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.34")]
+            4 => self.extended_resource_claim_status = rt::decode::value(map)?,
+            5 => self.host_ip = rt::decode::value(map)?,
+            6 => self.host_ips = rt::decode::value(map)?,
+            7 => self.init_container_statuses = rt::decode::value(map)?,
+            8 => self.message = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.36")]
+            9 => self.node_allocatable_resource_claim_statuses = rt::decode::value(map)?,
+            10 => self.nominated_node_name = rt::decode::value(map)?,
+            11 => self.observed_generation = rt::decode::value(map)?,
+            12 => self.phase = rt::decode::value(map)?,
+            13 => self.pod_ip = rt::decode::value(map)?,
+            14 => self.pod_ips = rt::decode::value(map)?,
+            15 => self.qos_class = rt::decode::value(map)?,
+            16 => self.reason = rt::decode::value(map)?,
+            17 => self.resize = rt::decode::value(map)?,
+            18 => self.resource_claim_statuses = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.35")]
+            19 => self.resources = rt::decode::value(map)?,
+            20 => self.start_time = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            21 => self.volume_health = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::PodStatus> for PodStatus {
     fn from(full: &k8s::api::core::v1::PodStatus) -> Self {
         PodStatus {
@@ -13394,14 +18508,7 @@ impl rt::ShareHash for PodStatus {
 /// Compact form of `k8s_openapi::api::core::v1::PodTemplate`: PodTemplate describes a template for creating copies of a predefined pod.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodTemplate {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -13426,6 +18533,48 @@ impl rt::ProjectionSource for PodTemplate {
             ("template", "template"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodTemplate {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodTemplate {
+    const NAME: &'static str = "PodTemplate";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "template",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "template" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.template = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodTemplate> for PodTemplate {
     fn from(full: &k8s::api::core::v1::PodTemplate) -> Self {
@@ -13525,14 +18674,7 @@ impl rt::K8sResource for PodTemplate {
     type Scope = <k8s::api::core::v1::PodTemplate as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::PodTemplateSpec`: PodTemplateSpec describes the data a pod should have when created from a template
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodTemplateSpec {
     /// Standard object's metadata.
@@ -13548,6 +18690,39 @@ impl rt::ProjectionSource for PodTemplateSpec {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("metadata", "metadata"), ("spec", "spec")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PodTemplateSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PodTemplateSpec {
+    const NAME: &'static str = "PodTemplateSpec";
+    const KEYS: &'static [&'static str] = &["metadata", "spec"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "metadata" => rt::Option::Some(0),
+            "spec" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.metadata = rt::decode::value(map)?,
+            1 => self.spec = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PodTemplateSpec> for PodTemplateSpec {
     fn from(full: &k8s::api::core::v1::PodTemplateSpec) -> Self {
@@ -13586,14 +18761,7 @@ impl rt::ShareHash for PodTemplateSpec {
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 /// Compact form of `k8s_openapi::api::core::v1::PodVolumeHealth`: PodVolumeHealth contains health information for a volume used by a pod, reported by the CSI node plugin via the kubelet.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PodVolumeHealth {
     /// conditions is the set of adverse conditions reported by the CSI node plugin for this volume on this node.
@@ -13623,6 +18791,47 @@ impl rt::ProjectionSource for PodVolumeHealth {
             ("name", "name"),
         ],
     );
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl<'de> rt::serde::Deserialize<'de> for PodVolumeHealth {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl rt::decode::Fields for PodVolumeHealth {
+    const NAME: &'static str = "PodVolumeHealth";
+    const KEYS: &'static [&'static str] = &[
+        "healthConditions",
+        "lastTransitionTime",
+        "name",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "healthConditions" => rt::Option::Some(0),
+            "lastTransitionTime" => rt::Option::Some(1),
+            "name" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.health_conditions = rt::decode::value(map)?,
+            1 => self.last_transition_time = rt::decode::value(map)?,
+            2 => self.name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::PodVolumeHealth> for PodVolumeHealth {
@@ -13669,14 +18878,7 @@ impl rt::ShareHash for PodVolumeHealth {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PortStatus`: PortStatus represents the error condition of a service port
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PortStatus {
     /// Error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use CamelCase names - cloud provider specific error values must have names that comply with the format foo.example.com/CamelCase.
@@ -13693,6 +18895,41 @@ impl rt::ProjectionSource for PortStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("error", "error"), ("port", "port"), ("protocol", "protocol")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PortStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PortStatus {
+    const NAME: &'static str = "PortStatus";
+    const KEYS: &'static [&'static str] = &["error", "port", "protocol"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "error" => rt::Option::Some(0),
+            "port" => rt::Option::Some(1),
+            "protocol" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.error = rt::decode::value(map)?,
+            1 => self.port = rt::decode::null_default(map)?,
+            2 => self.protocol = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PortStatus> for PortStatus {
     fn from(full: &k8s::api::core::v1::PortStatus) -> Self {
@@ -13733,14 +18970,7 @@ impl rt::ShareHash for PortStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PortworxVolumeSource`: PortworxVolumeSource represents a Portworx volume resource.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PortworxVolumeSource {
     /// fSType represents the filesystem type to mount Must be a filesystem type supported by the host operating system.
@@ -13757,6 +18987,41 @@ impl rt::ProjectionSource for PortworxVolumeSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("fs_type", "fsType"), ("read_only", "readOnly"), ("volume_id", "volumeID")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PortworxVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PortworxVolumeSource {
+    const NAME: &'static str = "PortworxVolumeSource";
+    const KEYS: &'static [&'static str] = &["fsType", "readOnly", "volumeID"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "readOnly" => rt::Option::Some(1),
+            "volumeID" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.read_only = rt::decode::value(map)?,
+            2 => self.volume_id = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PortworxVolumeSource> for PortworxVolumeSource {
     fn from(full: &k8s::api::core::v1::PortworxVolumeSource) -> Self {
@@ -13797,14 +19062,7 @@ impl rt::ShareHash for PortworxVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::PreferredSchedulingTerm`: An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a no-op).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct PreferredSchedulingTerm {
     /// A node selector term, associated with the corresponding weight.
@@ -13818,6 +19076,39 @@ impl rt::ProjectionSource for PreferredSchedulingTerm {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("preference", "preference"), ("weight", "weight")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for PreferredSchedulingTerm {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for PreferredSchedulingTerm {
+    const NAME: &'static str = "PreferredSchedulingTerm";
+    const KEYS: &'static [&'static str] = &["preference", "weight"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "preference" => rt::Option::Some(0),
+            "weight" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.preference = rt::decode::null_default(map)?,
+            1 => self.weight = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::PreferredSchedulingTerm> for PreferredSchedulingTerm {
     fn from(full: &k8s::api::core::v1::PreferredSchedulingTerm) -> Self {
@@ -13858,14 +19149,7 @@ impl rt::ShareHash for PreferredSchedulingTerm {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::Probe`: Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Probe {
     /// Exec specifies a command to execute in the container.
@@ -13939,6 +19223,66 @@ impl rt::ProjectionSource for Probe {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for Probe {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Probe {
+    const NAME: &'static str = "Probe";
+    const KEYS: &'static [&'static str] = &[
+        "exec",
+        "failureThreshold",
+        "grpc",
+        "httpGet",
+        "initialDelaySeconds",
+        "periodSeconds",
+        "successThreshold",
+        "tcpSocket",
+        "terminationGracePeriodSeconds",
+        "timeoutSeconds",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "exec" => rt::Option::Some(0),
+            "failureThreshold" => rt::Option::Some(1),
+            "grpc" => rt::Option::Some(2),
+            "httpGet" => rt::Option::Some(3),
+            "initialDelaySeconds" => rt::Option::Some(4),
+            "periodSeconds" => rt::Option::Some(5),
+            "successThreshold" => rt::Option::Some(6),
+            "tcpSocket" => rt::Option::Some(7),
+            "terminationGracePeriodSeconds" => rt::Option::Some(8),
+            "timeoutSeconds" => rt::Option::Some(9),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.exec = rt::decode::value(map)?,
+            1 => self.failure_threshold = rt::decode::value(map)?,
+            2 => self.grpc = rt::decode::value(map)?,
+            3 => self.http_get = rt::decode::value(map)?,
+            4 => self.initial_delay_seconds = rt::decode::value(map)?,
+            5 => self.period_seconds = rt::decode::value(map)?,
+            6 => self.success_threshold = rt::decode::value(map)?,
+            7 => self.tcp_socket = rt::decode::value(map)?,
+            8 => self.termination_grace_period_seconds = rt::decode::value(map)?,
+            9 => self.timeout_seconds = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::Probe> for Probe {
     fn from(full: &k8s::api::core::v1::Probe) -> Self {
         Probe {
@@ -13999,14 +19343,7 @@ impl rt::ShareHash for Probe {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ProjectedVolumeSource`: Represents a projected volume source
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ProjectedVolumeSource {
     /// defaultMode are the mode bits used to set permissions on created files by default.
@@ -14037,6 +19374,43 @@ impl rt::ProjectionSource for ProjectedVolumeSource {
             ("sources", "sources"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ProjectedVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ProjectedVolumeSource {
+    const NAME: &'static str = "ProjectedVolumeSource";
+    const KEYS: &'static [&'static str] = &["defaultMode", "defaultUser", "sources"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "defaultMode" => rt::Option::Some(0),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "defaultUser" => rt::Option::Some(1),
+            "sources" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.default_mode = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            1 => self.default_user = rt::decode::value(map)?,
+            2 => self.sources = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ProjectedVolumeSource> for ProjectedVolumeSource {
     fn from(full: &k8s::api::core::v1::ProjectedVolumeSource) -> Self {
@@ -14081,14 +19455,7 @@ impl rt::ShareHash for ProjectedVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::QuobyteVolumeSource`: Represents a Quobyte mount that lasts the lifetime of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct QuobyteVolumeSource {
     /// group to map volume access to Default is no group
@@ -14121,6 +19488,54 @@ impl rt::ProjectionSource for QuobyteVolumeSource {
             ("volume", "volume"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for QuobyteVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for QuobyteVolumeSource {
+    const NAME: &'static str = "QuobyteVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "group",
+        "readOnly",
+        "registry",
+        "tenant",
+        "user",
+        "volume",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "group" => rt::Option::Some(0),
+            "readOnly" => rt::Option::Some(1),
+            "registry" => rt::Option::Some(2),
+            "tenant" => rt::Option::Some(3),
+            "user" => rt::Option::Some(4),
+            "volume" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.group = rt::decode::value(map)?,
+            1 => self.read_only = rt::decode::value(map)?,
+            2 => self.registry = rt::decode::null_default(map)?,
+            3 => self.tenant = rt::decode::value(map)?,
+            4 => self.user = rt::decode::value(map)?,
+            5 => self.volume = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::QuobyteVolumeSource> for QuobyteVolumeSource {
     fn from(full: &k8s::api::core::v1::QuobyteVolumeSource) -> Self {
@@ -14178,14 +19593,7 @@ impl rt::Share for QuobyteVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::RBDPersistentVolumeSource`: Represents a Rados Block Device mount that lasts the lifetime of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct RBDPersistentVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount.
@@ -14226,6 +19634,60 @@ impl rt::ProjectionSource for RBDPersistentVolumeSource {
             ("user", "user"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for RBDPersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for RBDPersistentVolumeSource {
+    const NAME: &'static str = "RBDPersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "image",
+        "keyring",
+        "monitors",
+        "pool",
+        "readOnly",
+        "secretRef",
+        "user",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "image" => rt::Option::Some(1),
+            "keyring" => rt::Option::Some(2),
+            "monitors" => rt::Option::Some(3),
+            "pool" => rt::Option::Some(4),
+            "readOnly" => rt::Option::Some(5),
+            "secretRef" => rt::Option::Some(6),
+            "user" => rt::Option::Some(7),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.image = rt::decode::null_default(map)?,
+            2 => self.keyring = rt::decode::value(map)?,
+            3 => self.monitors = rt::decode::null_default(map)?,
+            4 => self.pool = rt::decode::value(map)?,
+            5 => self.read_only = rt::decode::value(map)?,
+            6 => self.secret_ref = rt::decode::value(map)?,
+            7 => self.user = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::RBDPersistentVolumeSource>
 for RBDPersistentVolumeSource {
@@ -14294,14 +19756,7 @@ impl rt::Share for RBDPersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::RBDVolumeSource`: Represents a Rados Block Device mount that lasts the lifetime of a pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct RBDVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount.
@@ -14342,6 +19797,60 @@ impl rt::ProjectionSource for RBDVolumeSource {
             ("user", "user"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for RBDVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for RBDVolumeSource {
+    const NAME: &'static str = "RBDVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "image",
+        "keyring",
+        "monitors",
+        "pool",
+        "readOnly",
+        "secretRef",
+        "user",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "image" => rt::Option::Some(1),
+            "keyring" => rt::Option::Some(2),
+            "monitors" => rt::Option::Some(3),
+            "pool" => rt::Option::Some(4),
+            "readOnly" => rt::Option::Some(5),
+            "secretRef" => rt::Option::Some(6),
+            "user" => rt::Option::Some(7),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.image = rt::decode::null_default(map)?,
+            2 => self.keyring = rt::decode::value(map)?,
+            3 => self.monitors = rt::decode::null_default(map)?,
+            4 => self.pool = rt::decode::value(map)?,
+            5 => self.read_only = rt::decode::value(map)?,
+            6 => self.secret_ref = rt::decode::value(map)?,
+            7 => self.user = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::RBDVolumeSource> for RBDVolumeSource {
     fn from(full: &k8s::api::core::v1::RBDVolumeSource) -> Self {
@@ -14399,14 +19908,7 @@ impl rt::ShareHash for RBDVolumeSource {
 /// Compact form of `k8s_openapi::api::core::v1::ReplicationController`: ReplicationController represents the configuration of a replication controller.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ReplicationController {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -14435,6 +19937,51 @@ impl rt::ProjectionSource for ReplicationController {
             ("status", "status"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ReplicationController {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ReplicationController {
+    const NAME: &'static str = "ReplicationController";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "status",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "spec" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.spec = rt::decode::value(map)?,
+            4 => self.status = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ReplicationController> for ReplicationController {
     fn from(full: &k8s::api::core::v1::ReplicationController) -> Self {
@@ -14537,14 +20084,7 @@ impl rt::K8sResource for ReplicationController {
     type Scope = <k8s::api::core::v1::ReplicationController as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::ReplicationControllerCondition`: ReplicationControllerCondition describes the state of a replication controller at a certain point.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ReplicationControllerCondition {
     /// The last time the condition transitioned from one status to another.
@@ -14577,6 +20117,51 @@ impl rt::ProjectionSource for ReplicationControllerCondition {
             ("type_", "type"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ReplicationControllerCondition {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ReplicationControllerCondition {
+    const NAME: &'static str = "ReplicationControllerCondition";
+    const KEYS: &'static [&'static str] = &[
+        "lastTransitionTime",
+        "message",
+        "reason",
+        "status",
+        "type",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "lastTransitionTime" => rt::Option::Some(0),
+            "message" => rt::Option::Some(1),
+            "reason" => rt::Option::Some(2),
+            "status" => rt::Option::Some(3),
+            "type" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.last_transition_time = rt::decode::value(map)?,
+            1 => self.message = rt::decode::value(map)?,
+            2 => self.reason = rt::decode::value(map)?,
+            3 => self.status = rt::decode::null_default(map)?,
+            4 => self.type_ = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ReplicationControllerCondition>
 for ReplicationControllerCondition {
@@ -14636,14 +20221,7 @@ rt::impl_condition! {
     = last_transition_time, reason = reason, message = message, }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ReplicationControllerSpec`: ReplicationControllerSpec is the specification of a replication controller.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ReplicationControllerSpec {
     /// Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available.
@@ -14672,6 +20250,48 @@ impl rt::ProjectionSource for ReplicationControllerSpec {
             ("template", "template"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ReplicationControllerSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ReplicationControllerSpec {
+    const NAME: &'static str = "ReplicationControllerSpec";
+    const KEYS: &'static [&'static str] = &[
+        "minReadySeconds",
+        "replicas",
+        "selector",
+        "template",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "minReadySeconds" => rt::Option::Some(0),
+            "replicas" => rt::Option::Some(1),
+            "selector" => rt::Option::Some(2),
+            "template" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.min_ready_seconds = rt::decode::value(map)?,
+            1 => self.replicas = rt::decode::value(map)?,
+            2 => self.selector = rt::decode::value(map)?,
+            3 => self.template = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ReplicationControllerSpec>
 for ReplicationControllerSpec {
@@ -14720,14 +20340,7 @@ impl rt::ShareHash for ReplicationControllerSpec {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ReplicationControllerStatus`: ReplicationControllerStatus represents the current status of a replication controller.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ReplicationControllerStatus {
     /// The number of available replicas (ready for at least minReadySeconds) for this replication controller.
@@ -14776,6 +20389,54 @@ impl rt::ProjectionSource for ReplicationControllerStatus {
             ("replicas", "replicas"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ReplicationControllerStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ReplicationControllerStatus {
+    const NAME: &'static str = "ReplicationControllerStatus";
+    const KEYS: &'static [&'static str] = &[
+        "availableReplicas",
+        "conditions",
+        "fullyLabeledReplicas",
+        "observedGeneration",
+        "readyReplicas",
+        "replicas",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "availableReplicas" => rt::Option::Some(0),
+            "conditions" => rt::Option::Some(1),
+            "fullyLabeledReplicas" => rt::Option::Some(2),
+            "observedGeneration" => rt::Option::Some(3),
+            "readyReplicas" => rt::Option::Some(4),
+            "replicas" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.available_replicas = rt::decode::value(map)?,
+            1 => self.conditions = rt::decode::value(map)?,
+            2 => self.fully_labeled_replicas = rt::decode::value(map)?,
+            3 => self.observed_generation = rt::decode::value(map)?,
+            4 => self.ready_replicas = rt::decode::value(map)?,
+            5 => self.replicas = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ReplicationControllerStatus>
 for ReplicationControllerStatus {
@@ -14830,14 +20491,7 @@ impl rt::ShareHash for ReplicationControllerStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ResourceClaim`: ResourceClaim references one entry in PodSpec.ResourceClaims.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ResourceClaim {
     /// Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used.
@@ -14851,6 +20505,39 @@ impl rt::ProjectionSource for ResourceClaim {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("request", "request")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ResourceClaim {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ResourceClaim {
+    const NAME: &'static str = "ResourceClaim";
+    const KEYS: &'static [&'static str] = &["name", "request"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "request" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.request = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceClaim> for ResourceClaim {
     fn from(full: &k8s::api::core::v1::ResourceClaim) -> Self {
@@ -14888,14 +20575,7 @@ impl rt::ShareHash for ResourceClaim {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ResourceFieldSelector`: ResourceFieldSelector represents container resources (cpu, memory) and their output format
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ResourceFieldSelector {
     /// Container name: required for volumes, optional for env vars
@@ -14925,6 +20605,41 @@ impl rt::ProjectionSource for ResourceFieldSelector {
             ("resource", "resource"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ResourceFieldSelector {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ResourceFieldSelector {
+    const NAME: &'static str = "ResourceFieldSelector";
+    const KEYS: &'static [&'static str] = &["containerName", "divisor", "resource"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "containerName" => rt::Option::Some(0),
+            "divisor" => rt::Option::Some(1),
+            "resource" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.container_name = rt::decode::value(map)?,
+            1 => self.divisor = rt::decode::quantity(map)?,
+            2 => self.resource = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceFieldSelector> for ResourceFieldSelector {
     fn from(full: &k8s::api::core::v1::ResourceFieldSelector) -> Self {
@@ -14966,14 +20681,7 @@ impl rt::ShareHash for ResourceFieldSelector {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ResourceHealth`: ResourceHealth represents the health of a resource.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ResourceHealth {
     /// Health of the resource. can be one of: - Healthy: operates as normal - Unhealthy: reported unhealthy.
@@ -14996,6 +20704,43 @@ impl rt::ProjectionSource for ResourceHealth {
             ("resource_id", "resourceID"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ResourceHealth {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ResourceHealth {
+    const NAME: &'static str = "ResourceHealth";
+    const KEYS: &'static [&'static str] = &["health", "message", "resourceID"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "health" => rt::Option::Some(0),
+            #[cfg(k8s_since = "1.36")]
+            "message" => rt::Option::Some(1),
+            "resourceID" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.health = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.36")]
+            1 => self.message = rt::decode::value(map)?,
+            2 => self.resource_id = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceHealth> for ResourceHealth {
     fn from(full: &k8s::api::core::v1::ResourceHealth) -> Self {
@@ -15040,14 +20785,7 @@ impl rt::ShareHash for ResourceHealth {
 /// Compact form of `k8s_openapi::api::core::v1::ResourceQuota`: ResourceQuota sets aggregate quota restrictions enforced per namespace
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ResourceQuota {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -15076,6 +20814,51 @@ impl rt::ProjectionSource for ResourceQuota {
             ("status", "status"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ResourceQuota {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ResourceQuota {
+    const NAME: &'static str = "ResourceQuota";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "status",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "spec" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.spec = rt::decode::value(map)?,
+            4 => self.status = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceQuota> for ResourceQuota {
     fn from(full: &k8s::api::core::v1::ResourceQuota) -> Self {
@@ -15177,14 +20960,7 @@ impl rt::K8sResource for ResourceQuota {
     type Scope = <k8s::api::core::v1::ResourceQuota as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::ResourceQuotaSpec`: ResourceQuotaSpec defines the desired hard limits to enforce for Quota.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ResourceQuotaSpec {
     /// hard is the set of desired hard limits for each named resource.
@@ -15210,6 +20986,41 @@ impl rt::ProjectionSource for ResourceQuotaSpec {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("hard", "hard"), ("scope_selector", "scopeSelector"), ("scopes", "scopes")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ResourceQuotaSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ResourceQuotaSpec {
+    const NAME: &'static str = "ResourceQuotaSpec";
+    const KEYS: &'static [&'static str] = &["hard", "scopeSelector", "scopes"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "hard" => rt::Option::Some(0),
+            "scopeSelector" => rt::Option::Some(1),
+            "scopes" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.hard = rt::decode::quantity(map)?,
+            1 => self.scope_selector = rt::decode::value(map)?,
+            2 => self.scopes = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceQuotaSpec> for ResourceQuotaSpec {
     fn from(full: &k8s::api::core::v1::ResourceQuotaSpec) -> Self {
@@ -15250,14 +21061,7 @@ impl rt::ShareHash for ResourceQuotaSpec {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ResourceQuotaStatus`: ResourceQuotaStatus defines the enforced hard limits and observed use.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ResourceQuotaStatus {
     /// Hard is the set of enforced hard limits for each named resource.
@@ -15281,6 +21085,39 @@ impl rt::ProjectionSource for ResourceQuotaStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("hard", "hard"), ("used", "used")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ResourceQuotaStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ResourceQuotaStatus {
+    const NAME: &'static str = "ResourceQuotaStatus";
+    const KEYS: &'static [&'static str] = &["hard", "used"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "hard" => rt::Option::Some(0),
+            "used" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.hard = rt::decode::quantity(map)?,
+            1 => self.used = rt::decode::quantity(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceQuotaStatus> for ResourceQuotaStatus {
     fn from(full: &k8s::api::core::v1::ResourceQuotaStatus) -> Self {
@@ -15318,14 +21155,7 @@ impl rt::ShareHash for ResourceQuotaStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ResourceRequirements`: ResourceRequirements describes the compute resource requirements.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ResourceRequirements {
     /// Claims lists the names of resources, defined in spec.resourceClaims, that are used by this container.  This field depends on the DynamicResourceAllocation feature gate.  This field is immutable.
@@ -15352,6 +21182,41 @@ impl rt::ProjectionSource for ResourceRequirements {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("claims", "claims"), ("limits", "limits"), ("requests", "requests")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ResourceRequirements {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ResourceRequirements {
+    const NAME: &'static str = "ResourceRequirements";
+    const KEYS: &'static [&'static str] = &["claims", "limits", "requests"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "claims" => rt::Option::Some(0),
+            "limits" => rt::Option::Some(1),
+            "requests" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.claims = rt::decode::value(map)?,
+            1 => self.limits = rt::decode::quantity(map)?,
+            2 => self.requests = rt::decode::quantity(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceRequirements> for ResourceRequirements {
     fn from(full: &k8s::api::core::v1::ResourceRequirements) -> Self {
@@ -15400,14 +21265,7 @@ impl rt::Share for ResourceRequirements {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ResourceStatus`: ResourceStatus represents the status of a single resource allocated to a Pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ResourceStatus {
     /// Name of the resource.
@@ -15421,6 +21279,39 @@ impl rt::ProjectionSource for ResourceStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("resources", "resources")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ResourceStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ResourceStatus {
+    const NAME: &'static str = "ResourceStatus";
+    const KEYS: &'static [&'static str] = &["name", "resources"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "resources" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.resources = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ResourceStatus> for ResourceStatus {
     fn from(full: &k8s::api::core::v1::ResourceStatus) -> Self {
@@ -15458,14 +21349,7 @@ impl rt::ShareHash for ResourceStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::SELinuxOptions`: SELinuxOptions are the labels to be applied to the container
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SELinuxOptions {
     /// Level is SELinux level label that applies to the container.
@@ -15485,6 +21369,43 @@ impl rt::ProjectionSource for SELinuxOptions {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("level", "level"), ("role", "role"), ("type_", "type"), ("user", "user")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for SELinuxOptions {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SELinuxOptions {
+    const NAME: &'static str = "SELinuxOptions";
+    const KEYS: &'static [&'static str] = &["level", "role", "type", "user"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "level" => rt::Option::Some(0),
+            "role" => rt::Option::Some(1),
+            "type" => rt::Option::Some(2),
+            "user" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.level = rt::decode::value(map)?,
+            1 => self.role = rt::decode::value(map)?,
+            2 => self.type_ = rt::decode::value(map)?,
+            3 => self.user = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::SELinuxOptions> for SELinuxOptions {
     fn from(full: &k8s::api::core::v1::SELinuxOptions) -> Self {
@@ -15528,14 +21449,7 @@ impl rt::ShareHash for SELinuxOptions {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ScaleIOPersistentVolumeSource`: ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ScaleIOPersistentVolumeSource {
     /// fsType is the filesystem type to mount.
@@ -15596,6 +21510,66 @@ impl rt::ProjectionSource for ScaleIOPersistentVolumeSource {
             ("volume_name", "volumeName"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ScaleIOPersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ScaleIOPersistentVolumeSource {
+    const NAME: &'static str = "ScaleIOPersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "gateway",
+        "protectionDomain",
+        "readOnly",
+        "secretRef",
+        "sslEnabled",
+        "storageMode",
+        "storagePool",
+        "system",
+        "volumeName",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "gateway" => rt::Option::Some(1),
+            "protectionDomain" => rt::Option::Some(2),
+            "readOnly" => rt::Option::Some(3),
+            "secretRef" => rt::Option::Some(4),
+            "sslEnabled" => rt::Option::Some(5),
+            "storageMode" => rt::Option::Some(6),
+            "storagePool" => rt::Option::Some(7),
+            "system" => rt::Option::Some(8),
+            "volumeName" => rt::Option::Some(9),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.gateway = rt::decode::null_default(map)?,
+            2 => self.protection_domain = rt::decode::value(map)?,
+            3 => self.read_only = rt::decode::value(map)?,
+            4 => self.secret_ref = rt::decode::null_default(map)?,
+            5 => self.ssl_enabled = rt::decode::value(map)?,
+            6 => self.storage_mode = rt::decode::value(map)?,
+            7 => self.storage_pool = rt::decode::value(map)?,
+            8 => self.system = rt::decode::null_default(map)?,
+            9 => self.volume_name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ScaleIOPersistentVolumeSource>
 for ScaleIOPersistentVolumeSource {
@@ -15674,14 +21648,7 @@ impl rt::Share for ScaleIOPersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ScaleIOVolumeSource`: ScaleIOVolumeSource represents a persistent ScaleIO volume
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ScaleIOVolumeSource {
     /// fsType is the filesystem type to mount.
@@ -15742,6 +21709,66 @@ impl rt::ProjectionSource for ScaleIOVolumeSource {
             ("volume_name", "volumeName"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ScaleIOVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ScaleIOVolumeSource {
+    const NAME: &'static str = "ScaleIOVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "gateway",
+        "protectionDomain",
+        "readOnly",
+        "secretRef",
+        "sslEnabled",
+        "storageMode",
+        "storagePool",
+        "system",
+        "volumeName",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "gateway" => rt::Option::Some(1),
+            "protectionDomain" => rt::Option::Some(2),
+            "readOnly" => rt::Option::Some(3),
+            "secretRef" => rt::Option::Some(4),
+            "sslEnabled" => rt::Option::Some(5),
+            "storageMode" => rt::Option::Some(6),
+            "storagePool" => rt::Option::Some(7),
+            "system" => rt::Option::Some(8),
+            "volumeName" => rt::Option::Some(9),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.gateway = rt::decode::null_default(map)?,
+            2 => self.protection_domain = rt::decode::value(map)?,
+            3 => self.read_only = rt::decode::value(map)?,
+            4 => self.secret_ref = rt::decode::null_default(map)?,
+            5 => self.ssl_enabled = rt::decode::value(map)?,
+            6 => self.storage_mode = rt::decode::value(map)?,
+            7 => self.storage_pool = rt::decode::value(map)?,
+            8 => self.system = rt::decode::null_default(map)?,
+            9 => self.volume_name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ScaleIOVolumeSource> for ScaleIOVolumeSource {
     fn from(full: &k8s::api::core::v1::ScaleIOVolumeSource) -> Self {
@@ -15805,14 +21832,7 @@ impl rt::ShareHash for ScaleIOVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ScopeSelector`: A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ScopeSelector {
     /// A list of scope selector requirements by scope of the resources.
@@ -15827,6 +21847,37 @@ impl rt::ProjectionSource for ScopeSelector {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("match_expressions", "matchExpressions")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ScopeSelector {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ScopeSelector {
+    const NAME: &'static str = "ScopeSelector";
+    const KEYS: &'static [&'static str] = &["matchExpressions"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "matchExpressions" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.match_expressions = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ScopeSelector> for ScopeSelector {
     fn from(full: &k8s::api::core::v1::ScopeSelector) -> Self {
@@ -15869,14 +21920,7 @@ impl rt::Share for ScopeSelector {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ScopedResourceSelectorRequirement`: A scoped-resource selector requirement is a selector that contains values, a scope name, and an operator that relates the scope name and values.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ScopedResourceSelectorRequirement {
     /// Represents a scope's relationship to a set of values.
@@ -15893,6 +21937,41 @@ impl rt::ProjectionSource for ScopedResourceSelectorRequirement {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("operator", "operator"), ("scope_name", "scopeName"), ("values", "values")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ScopedResourceSelectorRequirement {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ScopedResourceSelectorRequirement {
+    const NAME: &'static str = "ScopedResourceSelectorRequirement";
+    const KEYS: &'static [&'static str] = &["operator", "scopeName", "values"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "operator" => rt::Option::Some(0),
+            "scopeName" => rt::Option::Some(1),
+            "values" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.operator = rt::decode::null_default(map)?,
+            1 => self.scope_name = rt::decode::null_default(map)?,
+            2 => self.values = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ScopedResourceSelectorRequirement>
 for ScopedResourceSelectorRequirement {
@@ -15942,14 +22021,7 @@ impl rt::ShareHash for ScopedResourceSelectorRequirement {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::SeccompProfile`: SeccompProfile defines a pod/container's seccomp profile settings.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SeccompProfile {
     /// localhostProfile indicates a profile defined in a file on the node should be used.
@@ -15967,6 +22039,39 @@ impl rt::ProjectionSource for SeccompProfile {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("localhost_profile", "localhostProfile"), ("type_", "type")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for SeccompProfile {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SeccompProfile {
+    const NAME: &'static str = "SeccompProfile";
+    const KEYS: &'static [&'static str] = &["localhostProfile", "type"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "localhostProfile" => rt::Option::Some(0),
+            "type" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.localhost_profile = rt::decode::value(map)?,
+            1 => self.type_ = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::SeccompProfile> for SeccompProfile {
     fn from(full: &k8s::api::core::v1::SeccompProfile) -> Self {
@@ -16006,14 +22111,7 @@ impl rt::ShareHash for SeccompProfile {
 /// Compact form of `k8s_openapi::api::core::v1::Secret`: Secret holds secret data of a certain type.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Secret {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -16050,6 +22148,57 @@ impl rt::ProjectionSource for Secret {
             ("type_", "type"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Secret {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Secret {
+    const NAME: &'static str = "Secret";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "data",
+        "immutable",
+        "metadata",
+        "stringData",
+        "type",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "data" => rt::Option::Some(2),
+            "immutable" => rt::Option::Some(3),
+            "metadata" => rt::Option::Some(4),
+            "stringData" => rt::Option::Some(5),
+            "type" => rt::Option::Some(6),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.data = rt::decode::value(map)?,
+            3 => self.immutable = rt::decode::value(map)?,
+            4 => self.metadata = rt::decode::null_default(map)?,
+            5 => self.string_data = rt::decode::value(map)?,
+            6 => self.type_ = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Secret> for Secret {
     fn from(full: &k8s::api::core::v1::Secret) -> Self {
@@ -16168,14 +22317,7 @@ impl rt::K8sResource for Secret {
     type Scope = <k8s::api::core::v1::Secret as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::SecretEnvSource`: SecretEnvSource selects a Secret to populate the environment variables with.  The contents of the target Secret's Data field will represent the key-value pairs as environment variables.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SecretEnvSource {
     /// Name of the referent.
@@ -16189,6 +22331,39 @@ impl rt::ProjectionSource for SecretEnvSource {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("optional", "optional")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for SecretEnvSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SecretEnvSource {
+    const NAME: &'static str = "SecretEnvSource";
+    const KEYS: &'static [&'static str] = &["name", "optional"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "optional" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.optional = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::SecretEnvSource> for SecretEnvSource {
     fn from(full: &k8s::api::core::v1::SecretEnvSource) -> Self {
@@ -16226,14 +22401,7 @@ impl rt::ShareHash for SecretEnvSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::SecretKeySelector`: SecretKeySelector selects a key of a Secret.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SecretKeySelector {
     /// The key of the secret to select from.  Must be a valid secret key.
@@ -16250,6 +22418,41 @@ impl rt::ProjectionSource for SecretKeySelector {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("key", "key"), ("name", "name"), ("optional", "optional")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for SecretKeySelector {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SecretKeySelector {
+    const NAME: &'static str = "SecretKeySelector";
+    const KEYS: &'static [&'static str] = &["key", "name", "optional"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "key" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            "optional" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.key = rt::decode::null_default(map)?,
+            1 => self.name = rt::decode::null_default(map)?,
+            2 => self.optional = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::SecretKeySelector> for SecretKeySelector {
     fn from(full: &k8s::api::core::v1::SecretKeySelector) -> Self {
@@ -16290,14 +22493,7 @@ impl rt::ShareHash for SecretKeySelector {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::SecretProjection`: Adapts a secret into a projected volume.  The contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SecretProjection {
     /// items if unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value.
@@ -16314,6 +22510,41 @@ impl rt::ProjectionSource for SecretProjection {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("items", "items"), ("name", "name"), ("optional", "optional")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for SecretProjection {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SecretProjection {
+    const NAME: &'static str = "SecretProjection";
+    const KEYS: &'static [&'static str] = &["items", "name", "optional"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "items" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            "optional" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.items = rt::decode::value(map)?,
+            1 => self.name = rt::decode::null_default(map)?,
+            2 => self.optional = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::SecretProjection> for SecretProjection {
     fn from(full: &k8s::api::core::v1::SecretProjection) -> Self {
@@ -16354,14 +22585,7 @@ impl rt::ShareHash for SecretProjection {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::SecretReference`: SecretReference represents a Secret Reference.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SecretReference {
     /// name is unique within a namespace to reference a secret resource.
@@ -16375,6 +22599,39 @@ impl rt::ProjectionSource for SecretReference {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("namespace", "namespace")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for SecretReference {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SecretReference {
+    const NAME: &'static str = "SecretReference";
+    const KEYS: &'static [&'static str] = &["name", "namespace"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "namespace" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::value(map)?,
+            1 => self.namespace = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::SecretReference> for SecretReference {
     fn from(full: &k8s::api::core::v1::SecretReference) -> Self {
@@ -16412,14 +22669,7 @@ impl rt::ShareHash for SecretReference {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::SecretVolumeSource`: Adapts a Secret into a volume.  The contents of the target Secret's Data field will be presented in a volume as files using the keys in the Data field as the file names.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SecretVolumeSource {
     /// defaultMode is Optional: mode bits used to set permissions on created files by default.
@@ -16458,6 +22708,53 @@ impl rt::ProjectionSource for SecretVolumeSource {
             ("secret_name", "secretName"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for SecretVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SecretVolumeSource {
+    const NAME: &'static str = "SecretVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "defaultMode",
+        "defaultUser",
+        "items",
+        "optional",
+        "secretName",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "defaultMode" => rt::Option::Some(0),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "defaultUser" => rt::Option::Some(1),
+            "items" => rt::Option::Some(2),
+            "optional" => rt::Option::Some(3),
+            "secretName" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.default_mode = rt::decode::value(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            1 => self.default_user = rt::decode::value(map)?,
+            2 => self.items = rt::decode::value(map)?,
+            3 => self.optional = rt::decode::value(map)?,
+            4 => self.secret_name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::SecretVolumeSource> for SecretVolumeSource {
     fn from(full: &k8s::api::core::v1::SecretVolumeSource) -> Self {
@@ -16507,14 +22804,7 @@ impl rt::ShareHash for SecretVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::SecurityContext`: SecurityContext holds security configuration that will be applied to a container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SecurityContext {
     /// AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process.
@@ -16604,6 +22894,72 @@ impl rt::ProjectionSource for SecurityContext {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for SecurityContext {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SecurityContext {
+    const NAME: &'static str = "SecurityContext";
+    const KEYS: &'static [&'static str] = &[
+        "allowPrivilegeEscalation",
+        "appArmorProfile",
+        "capabilities",
+        "privileged",
+        "procMount",
+        "readOnlyRootFilesystem",
+        "runAsGroup",
+        "runAsNonRoot",
+        "runAsUser",
+        "seLinuxOptions",
+        "seccompProfile",
+        "windowsOptions",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "allowPrivilegeEscalation" => rt::Option::Some(0),
+            "appArmorProfile" => rt::Option::Some(1),
+            "capabilities" => rt::Option::Some(2),
+            "privileged" => rt::Option::Some(3),
+            "procMount" => rt::Option::Some(4),
+            "readOnlyRootFilesystem" => rt::Option::Some(5),
+            "runAsGroup" => rt::Option::Some(6),
+            "runAsNonRoot" => rt::Option::Some(7),
+            "runAsUser" => rt::Option::Some(8),
+            "seLinuxOptions" => rt::Option::Some(9),
+            "seccompProfile" => rt::Option::Some(10),
+            "windowsOptions" => rt::Option::Some(11),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.allow_privilege_escalation = rt::decode::value(map)?,
+            1 => self.app_armor_profile = rt::decode::value(map)?,
+            2 => self.capabilities = rt::decode::value(map)?,
+            3 => self.privileged = rt::decode::value(map)?,
+            4 => self.proc_mount = rt::decode::value(map)?,
+            5 => self.read_only_root_filesystem = rt::decode::value(map)?,
+            6 => self.run_as_group = rt::decode::value(map)?,
+            7 => self.run_as_non_root = rt::decode::value(map)?,
+            8 => self.run_as_user = rt::decode::value(map)?,
+            9 => self.se_linux_options = rt::decode::value(map)?,
+            10 => self.seccomp_profile = rt::decode::value(map)?,
+            11 => self.windows_options = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::SecurityContext> for SecurityContext {
     fn from(full: &k8s::api::core::v1::SecurityContext) -> Self {
         SecurityContext {
@@ -16672,14 +23028,7 @@ impl rt::ShareHash for SecurityContext {
 /// Compact form of `k8s_openapi::api::core::v1::Service`: Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Service {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -16708,6 +23057,51 @@ impl rt::ProjectionSource for Service {
             ("status", "status"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Service {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Service {
+    const NAME: &'static str = "Service";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "status",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "metadata" => rt::Option::Some(2),
+            "spec" => rt::Option::Some(3),
+            "status" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.metadata = rt::decode::null_default(map)?,
+            3 => self.spec = rt::decode::value(map)?,
+            4 => self.status = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Service> for Service {
     fn from(full: &k8s::api::core::v1::Service) -> Self {
@@ -16811,14 +23205,7 @@ impl rt::K8sResource for Service {
 /// Compact form of `k8s_openapi::api::core::v1::ServiceAccount`: ServiceAccount binds together: * a name, understood by users, and perhaps by peripheral systems, for an identity * a principal that can be authenticated and authorized * a set of secrets
 ///
 /// Not a `kube::Resource`, whose `meta()` needs a full `ObjectMeta`: informers, listers and informer-controller (primary, owned, watched, recorded writes, the finalizer and status helpers) take this form as it is, and `kube::Api` takes the full kind (`From` converts both ways). Its kind constants are k8s-openapi's (`k8s_openapi::Resource`).
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ServiceAccount {
     /// `apiVersion`: zero bytes, written from the kind's constant, checked on decode.
@@ -16859,6 +23246,54 @@ impl rt::ProjectionSource for ServiceAccount {
             ("secrets", "secrets"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ServiceAccount {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ServiceAccount {
+    const NAME: &'static str = "ServiceAccount";
+    const KEYS: &'static [&'static str] = &[
+        "apiVersion",
+        "kind",
+        "automountServiceAccountToken",
+        "imagePullSecrets",
+        "metadata",
+        "secrets",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiVersion" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "automountServiceAccountToken" => rt::Option::Some(2),
+            "imagePullSecrets" => rt::Option::Some(3),
+            "metadata" => rt::Option::Some(4),
+            "secrets" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_version = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::value(map)?,
+            2 => self.automount_service_account_token = rt::decode::value(map)?,
+            3 => self.image_pull_secrets = rt::decode::value(map)?,
+            4 => self.metadata = rt::decode::null_default(map)?,
+            5 => self.secrets = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ServiceAccount> for ServiceAccount {
     fn from(full: &k8s::api::core::v1::ServiceAccount) -> Self {
@@ -16962,14 +23397,7 @@ impl rt::K8sResource for ServiceAccount {
     type Scope = <k8s::api::core::v1::ServiceAccount as rt::K8sResource>::Scope;
 }
 /// Compact form of `k8s_openapi::api::core::v1::ServiceAccountTokenProjection`: ServiceAccountTokenProjection represents a projected service account token volume.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ServiceAccountTokenProjection {
     /// audience is the intended audience of the token.
@@ -17000,6 +23428,50 @@ impl rt::ProjectionSource for ServiceAccountTokenProjection {
             ("user", "user"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ServiceAccountTokenProjection {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ServiceAccountTokenProjection {
+    const NAME: &'static str = "ServiceAccountTokenProjection";
+    const KEYS: &'static [&'static str] = &[
+        "audience",
+        "expirationSeconds",
+        "path",
+        "user",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "audience" => rt::Option::Some(0),
+            "expirationSeconds" => rt::Option::Some(1),
+            "path" => rt::Option::Some(2),
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "user" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.audience = rt::decode::value(map)?,
+            1 => self.expiration_seconds = rt::decode::value(map)?,
+            2 => self.path = rt::decode::null_default(map)?,
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            3 => self.user = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ServiceAccountTokenProjection>
 for ServiceAccountTokenProjection {
@@ -17055,14 +23527,7 @@ impl rt::ShareHash for ServiceAccountTokenProjection {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ServicePort`: ServicePort contains information on service's port.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ServicePort {
     /// The application protocol for this port.
@@ -17099,6 +23564,54 @@ impl rt::ProjectionSource for ServicePort {
             ("target_port", "targetPort"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ServicePort {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ServicePort {
+    const NAME: &'static str = "ServicePort";
+    const KEYS: &'static [&'static str] = &[
+        "appProtocol",
+        "name",
+        "nodePort",
+        "port",
+        "protocol",
+        "targetPort",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "appProtocol" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            "nodePort" => rt::Option::Some(2),
+            "port" => rt::Option::Some(3),
+            "protocol" => rt::Option::Some(4),
+            "targetPort" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.app_protocol = rt::decode::value(map)?,
+            1 => self.name = rt::decode::value(map)?,
+            2 => self.node_port = rt::decode::value(map)?,
+            3 => self.port = rt::decode::null_default(map)?,
+            4 => self.protocol = rt::decode::value(map)?,
+            5 => self.target_port = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ServicePort> for ServicePort {
     fn from(full: &k8s::api::core::v1::ServicePort) -> Self {
@@ -17156,14 +23669,7 @@ impl rt::Share for ServicePort {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ServiceSpec`: ServiceSpec describes the attributes that a user creates on a service.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ServiceSpec {
     /// allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services with type LoadBalancer.  Default is "true".
@@ -17309,6 +23815,96 @@ impl rt::ProjectionSource for ServiceSpec {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for ServiceSpec {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ServiceSpec {
+    const NAME: &'static str = "ServiceSpec";
+    const KEYS: &'static [&'static str] = &[
+        "allocateLoadBalancerNodePorts",
+        "clusterIP",
+        "clusterIPs",
+        "externalIPs",
+        "externalName",
+        "externalTrafficPolicy",
+        "healthCheckNodePort",
+        "internalTrafficPolicy",
+        "ipFamilies",
+        "ipFamilyPolicy",
+        "loadBalancerClass",
+        "loadBalancerIP",
+        "loadBalancerSourceRanges",
+        "ports",
+        "publishNotReadyAddresses",
+        "selector",
+        "sessionAffinity",
+        "sessionAffinityConfig",
+        "trafficDistribution",
+        "type",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "allocateLoadBalancerNodePorts" => rt::Option::Some(0),
+            "clusterIP" => rt::Option::Some(1),
+            "clusterIPs" => rt::Option::Some(2),
+            "externalIPs" => rt::Option::Some(3),
+            "externalName" => rt::Option::Some(4),
+            "externalTrafficPolicy" => rt::Option::Some(5),
+            "healthCheckNodePort" => rt::Option::Some(6),
+            "internalTrafficPolicy" => rt::Option::Some(7),
+            "ipFamilies" => rt::Option::Some(8),
+            "ipFamilyPolicy" => rt::Option::Some(9),
+            "loadBalancerClass" => rt::Option::Some(10),
+            "loadBalancerIP" => rt::Option::Some(11),
+            "loadBalancerSourceRanges" => rt::Option::Some(12),
+            "ports" => rt::Option::Some(13),
+            "publishNotReadyAddresses" => rt::Option::Some(14),
+            "selector" => rt::Option::Some(15),
+            "sessionAffinity" => rt::Option::Some(16),
+            "sessionAffinityConfig" => rt::Option::Some(17),
+            "trafficDistribution" => rt::Option::Some(18),
+            "type" => rt::Option::Some(19),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.allocate_load_balancer_node_ports = rt::decode::value(map)?,
+            1 => self.cluster_ip = rt::decode::value(map)?,
+            2 => self.cluster_ips = rt::decode::value(map)?,
+            3 => self.external_ips = rt::decode::value(map)?,
+            4 => self.external_name = rt::decode::value(map)?,
+            5 => self.external_traffic_policy = rt::decode::value(map)?,
+            6 => self.health_check_node_port = rt::decode::value(map)?,
+            7 => self.internal_traffic_policy = rt::decode::value(map)?,
+            8 => self.ip_families = rt::decode::value(map)?,
+            9 => self.ip_family_policy = rt::decode::value(map)?,
+            10 => self.load_balancer_class = rt::decode::value(map)?,
+            11 => self.load_balancer_ip = rt::decode::value(map)?,
+            12 => self.load_balancer_source_ranges = rt::decode::value(map)?,
+            13 => self.ports = rt::decode::value(map)?,
+            14 => self.publish_not_ready_addresses = rt::decode::value(map)?,
+            15 => self.selector = rt::decode::value(map)?,
+            16 => self.session_affinity = rt::decode::value(map)?,
+            17 => self.session_affinity_config = rt::decode::value(map)?,
+            18 => self.traffic_distribution = rt::decode::value(map)?,
+            19 => self.type_ = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::ServiceSpec> for ServiceSpec {
     fn from(full: &k8s::api::core::v1::ServiceSpec) -> Self {
         ServiceSpec {
@@ -17415,14 +24011,7 @@ impl rt::ShareHash for ServiceSpec {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::ServiceStatus`: ServiceStatus represents the current status of a service.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct ServiceStatus {
     /// Current service state
@@ -17442,6 +24031,39 @@ impl rt::ProjectionSource for ServiceStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("conditions", "conditions"), ("load_balancer", "loadBalancer")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for ServiceStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for ServiceStatus {
+    const NAME: &'static str = "ServiceStatus";
+    const KEYS: &'static [&'static str] = &["conditions", "loadBalancer"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "conditions" => rt::Option::Some(0),
+            "loadBalancer" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.conditions = rt::decode::value(map)?,
+            1 => self.load_balancer = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::ServiceStatus> for ServiceStatus {
     fn from(full: &k8s::api::core::v1::ServiceStatus) -> Self {
@@ -17479,14 +24101,7 @@ impl rt::ShareHash for ServiceStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::SessionAffinityConfig`: SessionAffinityConfig represents the configurations of session affinity.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SessionAffinityConfig {
     /// clientIP contains the configurations of Client IP based session affinity.
@@ -17495,6 +24110,37 @@ pub struct SessionAffinityConfig {
 }
 impl rt::ProjectionSource for SessionAffinityConfig {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("client_ip", "clientIP")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for SessionAffinityConfig {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SessionAffinityConfig {
+    const NAME: &'static str = "SessionAffinityConfig";
+    const KEYS: &'static [&'static str] = &["clientIP"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "clientIP" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.client_ip = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::SessionAffinityConfig> for SessionAffinityConfig {
     fn from(full: &k8s::api::core::v1::SessionAffinityConfig) -> Self {
@@ -17530,14 +24176,7 @@ impl rt::ShareHash for SessionAffinityConfig {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::SleepAction`: SleepAction describes a "sleep" action.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct SleepAction {
     /// Seconds is the number of seconds to sleep.
@@ -17546,6 +24185,37 @@ pub struct SleepAction {
 }
 impl rt::ProjectionSource for SleepAction {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("seconds", "seconds")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for SleepAction {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for SleepAction {
+    const NAME: &'static str = "SleepAction";
+    const KEYS: &'static [&'static str] = &["seconds"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "seconds" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.seconds = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::SleepAction> for SleepAction {
     fn from(full: &k8s::api::core::v1::SleepAction) -> Self {
@@ -17580,14 +24250,7 @@ impl rt::ShareHash for SleepAction {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::StorageOSPersistentVolumeSource`: Represents a StorageOS persistent volume resource.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct StorageOSPersistentVolumeSource {
     /// fsType is the filesystem type to mount.
@@ -17620,6 +24283,51 @@ impl rt::ProjectionSource for StorageOSPersistentVolumeSource {
             ("volume_namespace", "volumeNamespace"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for StorageOSPersistentVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for StorageOSPersistentVolumeSource {
+    const NAME: &'static str = "StorageOSPersistentVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "readOnly",
+        "secretRef",
+        "volumeName",
+        "volumeNamespace",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "readOnly" => rt::Option::Some(1),
+            "secretRef" => rt::Option::Some(2),
+            "volumeName" => rt::Option::Some(3),
+            "volumeNamespace" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.read_only = rt::decode::value(map)?,
+            2 => self.secret_ref = rt::decode::value(map)?,
+            3 => self.volume_name = rt::decode::value(map)?,
+            4 => self.volume_namespace = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::StorageOSPersistentVolumeSource>
 for StorageOSPersistentVolumeSource {
@@ -17683,14 +24391,7 @@ impl rt::Share for StorageOSPersistentVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::StorageOSVolumeSource`: Represents a StorageOS persistent volume resource.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct StorageOSVolumeSource {
     /// fsType is the filesystem type to mount.
@@ -17723,6 +24424,51 @@ impl rt::ProjectionSource for StorageOSVolumeSource {
             ("volume_namespace", "volumeNamespace"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for StorageOSVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for StorageOSVolumeSource {
+    const NAME: &'static str = "StorageOSVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "readOnly",
+        "secretRef",
+        "volumeName",
+        "volumeNamespace",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "readOnly" => rt::Option::Some(1),
+            "secretRef" => rt::Option::Some(2),
+            "volumeName" => rt::Option::Some(3),
+            "volumeNamespace" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.read_only = rt::decode::value(map)?,
+            2 => self.secret_ref = rt::decode::value(map)?,
+            3 => self.volume_name = rt::decode::value(map)?,
+            4 => self.volume_namespace = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::StorageOSVolumeSource> for StorageOSVolumeSource {
     fn from(full: &k8s::api::core::v1::StorageOSVolumeSource) -> Self {
@@ -17770,14 +24516,7 @@ impl rt::ShareHash for StorageOSVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::Sysctl`: Sysctl defines a kernel parameter to be set
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Sysctl {
     /// Name of a property to set
@@ -17791,6 +24530,39 @@ impl rt::ProjectionSource for Sysctl {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("name", "name"), ("value", "value")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Sysctl {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Sysctl {
+    const NAME: &'static str = "Sysctl";
+    const KEYS: &'static [&'static str] = &["name", "value"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "value" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.value = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Sysctl> for Sysctl {
     fn from(full: &k8s::api::core::v1::Sysctl) -> Self {
@@ -17828,14 +24600,7 @@ impl rt::ShareHash for Sysctl {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::TCPSocketAction`: TCPSocketAction describes an action based on opening a socket
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct TCPSocketAction {
     /// Optional: Host name to connect to, defaults to the pod IP.
@@ -17849,6 +24614,39 @@ impl rt::ProjectionSource for TCPSocketAction {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("host", "host"), ("port", "port")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for TCPSocketAction {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for TCPSocketAction {
+    const NAME: &'static str = "TCPSocketAction";
+    const KEYS: &'static [&'static str] = &["host", "port"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "host" => rt::Option::Some(0),
+            "port" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.host = rt::decode::value(map)?,
+            1 => self.port = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::TCPSocketAction> for TCPSocketAction {
     fn from(full: &k8s::api::core::v1::TCPSocketAction) -> Self {
@@ -17886,14 +24684,7 @@ impl rt::ShareHash for TCPSocketAction {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::Taint`: The node this Taint is attached to has the "effect" on any pod that does not tolerate the Taint.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Taint {
     /// Required.
@@ -17918,6 +24709,43 @@ impl rt::ProjectionSource for Taint {
             ("value", "value"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Taint {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Taint {
+    const NAME: &'static str = "Taint";
+    const KEYS: &'static [&'static str] = &["effect", "key", "timeAdded", "value"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "effect" => rt::Option::Some(0),
+            "key" => rt::Option::Some(1),
+            "timeAdded" => rt::Option::Some(2),
+            "value" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.effect = rt::decode::null_default(map)?,
+            1 => self.key = rt::decode::null_default(map)?,
+            2 => self.time_added = rt::decode::value(map)?,
+            3 => self.value = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Taint> for Taint {
     fn from(full: &k8s::api::core::v1::Taint) -> Self {
@@ -17961,14 +24789,7 @@ impl rt::ShareHash for Taint {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::Toleration`: The pod this Toleration is attached to tolerates any taint that matches the triple \&lt;key,value,effect\&gt; using the matching operator \&lt;operator\&gt;.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Toleration {
     /// Effect indicates the taint effect to match.
@@ -18001,6 +24822,51 @@ impl rt::ProjectionSource for Toleration {
             ("value", "value"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for Toleration {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Toleration {
+    const NAME: &'static str = "Toleration";
+    const KEYS: &'static [&'static str] = &[
+        "effect",
+        "key",
+        "operator",
+        "tolerationSeconds",
+        "value",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "effect" => rt::Option::Some(0),
+            "key" => rt::Option::Some(1),
+            "operator" => rt::Option::Some(2),
+            "tolerationSeconds" => rt::Option::Some(3),
+            "value" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.effect = rt::decode::value(map)?,
+            1 => self.key = rt::decode::value(map)?,
+            2 => self.operator = rt::decode::value(map)?,
+            3 => self.toleration_seconds = rt::decode::value(map)?,
+            4 => self.value = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::Toleration> for Toleration {
     fn from(full: &k8s::api::core::v1::Toleration) -> Self {
@@ -18055,14 +24921,7 @@ impl rt::Share for Toleration {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::TopologySelectorLabelRequirement`: A topology selector requirement is a selector that matches given label.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct TopologySelectorLabelRequirement {
     /// The label key that the selector applies to.
@@ -18076,6 +24935,39 @@ impl rt::ProjectionSource for TopologySelectorLabelRequirement {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("key", "key"), ("values", "values")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for TopologySelectorLabelRequirement {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for TopologySelectorLabelRequirement {
+    const NAME: &'static str = "TopologySelectorLabelRequirement";
+    const KEYS: &'static [&'static str] = &["key", "values"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "key" => rt::Option::Some(0),
+            "values" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.key = rt::decode::null_default(map)?,
+            1 => self.values = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::TopologySelectorLabelRequirement>
 for TopologySelectorLabelRequirement {
@@ -18122,14 +25014,7 @@ impl rt::ShareHash for TopologySelectorLabelRequirement {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::TopologySelectorTerm`: A topology selector term represents the result of label queries.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct TopologySelectorTerm {
     /// A list of topology selector requirements by labels.
@@ -18144,6 +25029,37 @@ impl rt::ProjectionSource for TopologySelectorTerm {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("match_label_expressions", "matchLabelExpressions")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for TopologySelectorTerm {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for TopologySelectorTerm {
+    const NAME: &'static str = "TopologySelectorTerm";
+    const KEYS: &'static [&'static str] = &["matchLabelExpressions"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "matchLabelExpressions" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.match_label_expressions = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::TopologySelectorTerm> for TopologySelectorTerm {
     fn from(full: &k8s::api::core::v1::TopologySelectorTerm) -> Self {
@@ -18182,14 +25098,7 @@ impl rt::ShareHash for TopologySelectorTerm {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::TopologySpreadConstraint`: TopologySpreadConstraint specifies how to spread matching pods among the given topology.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct TopologySpreadConstraint {
     /// LabelSelector is used to find matching pods.
@@ -18252,6 +25161,60 @@ impl rt::ProjectionSource for TopologySpreadConstraint {
             ("when_unsatisfiable", "whenUnsatisfiable"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for TopologySpreadConstraint {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for TopologySpreadConstraint {
+    const NAME: &'static str = "TopologySpreadConstraint";
+    const KEYS: &'static [&'static str] = &[
+        "labelSelector",
+        "matchLabelKeys",
+        "maxSkew",
+        "minDomains",
+        "nodeAffinityPolicy",
+        "nodeTaintsPolicy",
+        "topologyKey",
+        "whenUnsatisfiable",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "labelSelector" => rt::Option::Some(0),
+            "matchLabelKeys" => rt::Option::Some(1),
+            "maxSkew" => rt::Option::Some(2),
+            "minDomains" => rt::Option::Some(3),
+            "nodeAffinityPolicy" => rt::Option::Some(4),
+            "nodeTaintsPolicy" => rt::Option::Some(5),
+            "topologyKey" => rt::Option::Some(6),
+            "whenUnsatisfiable" => rt::Option::Some(7),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.label_selector = rt::decode::value(map)?,
+            1 => self.match_label_keys = rt::decode::value(map)?,
+            2 => self.max_skew = rt::decode::null_default(map)?,
+            3 => self.min_domains = rt::decode::value(map)?,
+            4 => self.node_affinity_policy = rt::decode::value(map)?,
+            5 => self.node_taints_policy = rt::decode::value(map)?,
+            6 => self.topology_key = rt::decode::null_default(map)?,
+            7 => self.when_unsatisfiable = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::TopologySpreadConstraint>
 for TopologySpreadConstraint {
@@ -18320,14 +25283,7 @@ impl rt::Share for TopologySpreadConstraint {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::TypedLocalObjectReference`: TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced.
@@ -18344,6 +25300,41 @@ impl rt::ProjectionSource for TypedLocalObjectReference {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("api_group", "apiGroup"), ("kind", "kind"), ("name", "name")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for TypedLocalObjectReference {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for TypedLocalObjectReference {
+    const NAME: &'static str = "TypedLocalObjectReference";
+    const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiGroup" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "name" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_group = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::null_default(map)?,
+            2 => self.name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::TypedLocalObjectReference>
 for TypedLocalObjectReference {
@@ -18389,14 +25380,7 @@ impl rt::ShareHash for TypedLocalObjectReference {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::TypedObjectReference`: TypedObjectReference contains enough information to let you locate the typed referenced object
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct TypedObjectReference {
     /// APIGroup is the group for the resource being referenced.
@@ -18421,6 +25405,43 @@ impl rt::ProjectionSource for TypedObjectReference {
             ("namespace", "namespace"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for TypedObjectReference {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for TypedObjectReference {
+    const NAME: &'static str = "TypedObjectReference";
+    const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name", "namespace"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "apiGroup" => rt::Option::Some(0),
+            "kind" => rt::Option::Some(1),
+            "name" => rt::Option::Some(2),
+            "namespace" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.api_group = rt::decode::value(map)?,
+            1 => self.kind = rt::decode::null_default(map)?,
+            2 => self.name = rt::decode::null_default(map)?,
+            3 => self.namespace = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::TypedObjectReference> for TypedObjectReference {
     fn from(full: &k8s::api::core::v1::TypedObjectReference) -> Self {
@@ -18472,14 +25493,7 @@ impl rt::Share for TypedObjectReference {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::Volume`: Volume represents a named volume in a pod that may be accessed by any container in the pod.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct Volume {
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod.
@@ -18643,6 +25657,129 @@ impl rt::ProjectionSource for Volume {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for Volume {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for Volume {
+    const NAME: &'static str = "Volume";
+    const KEYS: &'static [&'static str] = &[
+        "awsElasticBlockStore",
+        "azureDisk",
+        "azureFile",
+        "cephfs",
+        "cinder",
+        "configMap",
+        "csi",
+        "downwardAPI",
+        "emptyDir",
+        "ephemeral",
+        "fc",
+        "flexVolume",
+        "flocker",
+        "gcePersistentDisk",
+        "gitRepo",
+        "glusterfs",
+        "hostPath",
+        "image",
+        "iscsi",
+        "name",
+        "nfs",
+        "persistentVolumeClaim",
+        "photonPersistentDisk",
+        "portworxVolume",
+        "projected",
+        "quobyte",
+        "rbd",
+        "scaleIO",
+        "secret",
+        "storageos",
+        "vsphereVolume",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "awsElasticBlockStore" => rt::Option::Some(0),
+            "azureDisk" => rt::Option::Some(1),
+            "azureFile" => rt::Option::Some(2),
+            "cephfs" => rt::Option::Some(3),
+            "cinder" => rt::Option::Some(4),
+            "configMap" => rt::Option::Some(5),
+            "csi" => rt::Option::Some(6),
+            "downwardAPI" => rt::Option::Some(7),
+            "emptyDir" => rt::Option::Some(8),
+            "ephemeral" => rt::Option::Some(9),
+            "fc" => rt::Option::Some(10),
+            "flexVolume" => rt::Option::Some(11),
+            "flocker" => rt::Option::Some(12),
+            "gcePersistentDisk" => rt::Option::Some(13),
+            "gitRepo" => rt::Option::Some(14),
+            "glusterfs" => rt::Option::Some(15),
+            "hostPath" => rt::Option::Some(16),
+            "image" => rt::Option::Some(17),
+            "iscsi" => rt::Option::Some(18),
+            "name" => rt::Option::Some(19),
+            "nfs" => rt::Option::Some(20),
+            "persistentVolumeClaim" => rt::Option::Some(21),
+            "photonPersistentDisk" => rt::Option::Some(22),
+            "portworxVolume" => rt::Option::Some(23),
+            "projected" => rt::Option::Some(24),
+            "quobyte" => rt::Option::Some(25),
+            "rbd" => rt::Option::Some(26),
+            "scaleIO" => rt::Option::Some(27),
+            "secret" => rt::Option::Some(28),
+            "storageos" => rt::Option::Some(29),
+            "vsphereVolume" => rt::Option::Some(30),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.aws_elastic_block_store = rt::decode::value(map)?,
+            1 => self.azure_disk = rt::decode::value(map)?,
+            2 => self.azure_file = rt::decode::value(map)?,
+            3 => self.cephfs = rt::decode::value(map)?,
+            4 => self.cinder = rt::decode::value(map)?,
+            5 => self.config_map = rt::decode::value(map)?,
+            6 => self.csi = rt::decode::value(map)?,
+            7 => self.downward_api = rt::decode::value(map)?,
+            8 => self.empty_dir = rt::decode::value(map)?,
+            9 => self.ephemeral = rt::decode::value(map)?,
+            10 => self.fc = rt::decode::value(map)?,
+            11 => self.flex_volume = rt::decode::value(map)?,
+            12 => self.flocker = rt::decode::value(map)?,
+            13 => self.gce_persistent_disk = rt::decode::value(map)?,
+            14 => self.git_repo = rt::decode::value(map)?,
+            15 => self.glusterfs = rt::decode::value(map)?,
+            16 => self.host_path = rt::decode::value(map)?,
+            17 => self.image = rt::decode::value(map)?,
+            18 => self.iscsi = rt::decode::value(map)?,
+            19 => self.name = rt::decode::null_default(map)?,
+            20 => self.nfs = rt::decode::value(map)?,
+            21 => self.persistent_volume_claim = rt::decode::value(map)?,
+            22 => self.photon_persistent_disk = rt::decode::value(map)?,
+            23 => self.portworx_volume = rt::decode::value(map)?,
+            24 => self.projected = rt::decode::value(map)?,
+            25 => self.quobyte = rt::decode::value(map)?,
+            26 => self.rbd = rt::decode::value(map)?,
+            27 => self.scale_io = rt::decode::value(map)?,
+            28 => self.secret = rt::decode::value(map)?,
+            29 => self.storageos = rt::decode::value(map)?,
+            30 => self.vsphere_volume = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::Volume> for Volume {
     fn from(full: &k8s::api::core::v1::Volume) -> Self {
         Volume {
@@ -18782,14 +25919,7 @@ impl rt::Share for Volume {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::VolumeDevice`: volumeDevice describes a mapping of a raw block device within a container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VolumeDevice {
     /// devicePath is the path inside of the container that the device will be mapped to.
@@ -18803,6 +25933,39 @@ impl rt::ProjectionSource for VolumeDevice {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("device_path", "devicePath"), ("name", "name")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for VolumeDevice {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for VolumeDevice {
+    const NAME: &'static str = "VolumeDevice";
+    const KEYS: &'static [&'static str] = &["devicePath", "name"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "devicePath" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.device_path = rt::decode::null_default(map)?,
+            1 => self.name = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::VolumeDevice> for VolumeDevice {
     fn from(full: &k8s::api::core::v1::VolumeDevice) -> Self {
@@ -18841,14 +26004,7 @@ impl rt::ShareHash for VolumeDevice {
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 /// Compact form of `k8s_openapi::api::core::v1::VolumeHealthCondition`: VolumeHealthCondition represents an adverse health condition reported for a volume.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VolumeHealthCondition {
     /// message is a human-readable description.
@@ -18866,6 +26022,43 @@ impl rt::ProjectionSource for VolumeHealthCondition {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("message", "message"), ("reason", "reason"), ("status", "status")],
     );
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl<'de> rt::serde::Deserialize<'de> for VolumeHealthCondition {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl rt::decode::Fields for VolumeHealthCondition {
+    const NAME: &'static str = "VolumeHealthCondition";
+    const KEYS: &'static [&'static str] = &["message", "reason", "status"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "message" => rt::Option::Some(0),
+            "reason" => rt::Option::Some(1),
+            "status" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.message = rt::decode::value(map)?,
+            1 => self.reason = rt::decode::null_default(map)?,
+            2 => self.status = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::VolumeHealthCondition> for VolumeHealthCondition {
@@ -18914,14 +26107,7 @@ impl rt::ShareHash for VolumeHealthCondition {
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 /// Compact form of `k8s_openapi::api::core::v1::VolumeHealthStatus`: VolumeHealthStatus contains health information for a volume reported by the CSI controller plugin.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VolumeHealthStatus {
     /// conditions is the set of adverse conditions reported by the CSI controller plugin.
@@ -18947,6 +26133,41 @@ impl rt::ProjectionSource for VolumeHealthStatus {
             ("last_transition_time", "lastTransitionTime"),
         ],
     );
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl<'de> rt::serde::Deserialize<'de> for VolumeHealthStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_openapi_enabled_version = "1.37")]
+impl rt::decode::Fields for VolumeHealthStatus {
+    const NAME: &'static str = "VolumeHealthStatus";
+    const KEYS: &'static [&'static str] = &["healthConditions", "lastTransitionTime"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "healthConditions" => rt::Option::Some(0),
+            "lastTransitionTime" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.health_conditions = rt::decode::value(map)?,
+            1 => self.last_transition_time = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.37")]
 impl rt::From<&k8s::api::core::v1::VolumeHealthStatus> for VolumeHealthStatus {
@@ -18990,14 +26211,7 @@ impl rt::ShareHash for VolumeHealthStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::VolumeMount`: VolumeMount describes a mounting of a Volume within a container.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VolumeMount {
     /// bindMountOptions is the list of additional bind mount options to apply when mounting this volume into the container.
@@ -19057,6 +26271,62 @@ impl rt::ProjectionSource for VolumeMount {
         ],
     );
 }
+impl<'de> rt::serde::Deserialize<'de> for VolumeMount {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for VolumeMount {
+    const NAME: &'static str = "VolumeMount";
+    const KEYS: &'static [&'static str] = &[
+        "bindMountOptions",
+        "mountPath",
+        "mountPropagation",
+        "name",
+        "readOnly",
+        "recursiveReadOnly",
+        "subPath",
+        "subPathExpr",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            "bindMountOptions" => rt::Option::Some(0),
+            "mountPath" => rt::Option::Some(1),
+            "mountPropagation" => rt::Option::Some(2),
+            "name" => rt::Option::Some(3),
+            "readOnly" => rt::Option::Some(4),
+            "recursiveReadOnly" => rt::Option::Some(5),
+            "subPath" => rt::Option::Some(6),
+            "subPathExpr" => rt::Option::Some(7),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            #[cfg(k8s_openapi_enabled_version = "1.37")]
+            0 => self.bind_mount_options = rt::decode::value(map)?,
+            1 => self.mount_path = rt::decode::null_default(map)?,
+            2 => self.mount_propagation = rt::decode::value(map)?,
+            3 => self.name = rt::decode::null_default(map)?,
+            4 => self.read_only = rt::decode::value(map)?,
+            5 => self.recursive_read_only = rt::decode::value(map)?,
+            6 => self.sub_path = rt::decode::value(map)?,
+            7 => self.sub_path_expr = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
+}
 impl rt::From<&k8s::api::core::v1::VolumeMount> for VolumeMount {
     fn from(full: &k8s::api::core::v1::VolumeMount) -> Self {
         VolumeMount {
@@ -19114,14 +26384,7 @@ impl rt::ShareHash for VolumeMount {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::VolumeMountStatus`: VolumeMountStatus shows status of volume mounts.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VolumeMountStatus {
     /// MountPath corresponds to the original VolumeMount.
@@ -19160,6 +26423,53 @@ impl rt::ProjectionSource for VolumeMountStatus {
             ("volume_status", "volumeStatus"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for VolumeMountStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for VolumeMountStatus {
+    const NAME: &'static str = "VolumeMountStatus";
+    const KEYS: &'static [&'static str] = &[
+        "mountPath",
+        "name",
+        "readOnly",
+        "recursiveReadOnly",
+        "volumeStatus",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "mountPath" => rt::Option::Some(0),
+            "name" => rt::Option::Some(1),
+            "readOnly" => rt::Option::Some(2),
+            "recursiveReadOnly" => rt::Option::Some(3),
+            #[cfg(k8s_since = "1.36")]
+            "volumeStatus" => rt::Option::Some(4),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.mount_path = rt::decode::null_default(map)?,
+            1 => self.name = rt::decode::null_default(map)?,
+            2 => self.read_only = rt::decode::value(map)?,
+            3 => self.recursive_read_only = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.36")]
+            4 => self.volume_status = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::VolumeMountStatus> for VolumeMountStatus {
     fn from(full: &k8s::api::core::v1::VolumeMountStatus) -> Self {
@@ -19208,14 +26518,7 @@ impl rt::ShareHash for VolumeMountStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::VolumeNodeAffinity`: VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VolumeNodeAffinity {
     /// required specifies hard node constraints that must be met.
@@ -19224,6 +26527,37 @@ pub struct VolumeNodeAffinity {
 }
 impl rt::ProjectionSource for VolumeNodeAffinity {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("required", "required")]);
+}
+impl<'de> rt::serde::Deserialize<'de> for VolumeNodeAffinity {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for VolumeNodeAffinity {
+    const NAME: &'static str = "VolumeNodeAffinity";
+    const KEYS: &'static [&'static str] = &["required"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "required" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.required = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::VolumeNodeAffinity> for VolumeNodeAffinity {
     fn from(full: &k8s::api::core::v1::VolumeNodeAffinity) -> Self {
@@ -19266,14 +26600,7 @@ impl rt::Share for VolumeNodeAffinity {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::VolumeProjection`: Projection that may be projected along with other supported volume types.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VolumeProjection {
     /// ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle objects in an auto-updating file.  Alpha, gated by the ClusterTrustBundleProjection feature gate.  ClusterTrustBundle objects can either be selected by name, or by the combination of signer name and a label selector.  Kubelet performs aggressive normalization of the PEM contents written into the pod filesystem.  Esoteric PEM features such as inter-block comments and block headers are stripped.  Certificates are deduplicated.
@@ -19324,6 +26651,56 @@ impl rt::ProjectionSource for VolumeProjection {
             ("service_account_token", "serviceAccountToken"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for VolumeProjection {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for VolumeProjection {
+    const NAME: &'static str = "VolumeProjection";
+    const KEYS: &'static [&'static str] = &[
+        "clusterTrustBundle",
+        "configMap",
+        "downwardAPI",
+        "podCertificate",
+        "secret",
+        "serviceAccountToken",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "clusterTrustBundle" => rt::Option::Some(0),
+            "configMap" => rt::Option::Some(1),
+            "downwardAPI" => rt::Option::Some(2),
+            #[cfg(k8s_since = "1.34")]
+            "podCertificate" => rt::Option::Some(3),
+            "secret" => rt::Option::Some(4),
+            "serviceAccountToken" => rt::Option::Some(5),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.cluster_trust_bundle = rt::decode::value(map)?,
+            1 => self.config_map = rt::decode::value(map)?,
+            2 => self.downward_api = rt::decode::value(map)?,
+            #[cfg(k8s_since = "1.34")]
+            3 => self.pod_certificate = rt::decode::value(map)?,
+            4 => self.secret = rt::decode::value(map)?,
+            5 => self.service_account_token = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::VolumeProjection> for VolumeProjection {
     fn from(full: &k8s::api::core::v1::VolumeProjection) -> Self {
@@ -19376,14 +26753,7 @@ impl rt::ShareHash for VolumeProjection {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::VolumeResourceRequirements`: VolumeResourceRequirements describes the storage resource requirements for a volume.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VolumeResourceRequirements {
     /// Limits describes the maximum amount of compute resources allowed.
@@ -19407,6 +26777,39 @@ impl rt::ProjectionSource for VolumeResourceRequirements {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("limits", "limits"), ("requests", "requests")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for VolumeResourceRequirements {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for VolumeResourceRequirements {
+    const NAME: &'static str = "VolumeResourceRequirements";
+    const KEYS: &'static [&'static str] = &["limits", "requests"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "limits" => rt::Option::Some(0),
+            "requests" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.limits = rt::decode::quantity(map)?,
+            1 => self.requests = rt::decode::quantity(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::VolumeResourceRequirements>
 for VolumeResourceRequirements {
@@ -19458,14 +26861,7 @@ impl rt::Share for VolumeResourceRequirements {
 }
 #[cfg(k8s_since = "1.36")]
 /// Compact form of `k8s_openapi::api::core::v1::VolumeStatus`: VolumeStatus represents the status of a mounted volume.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VolumeStatus {
     /// image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine.
@@ -19475,6 +26871,39 @@ pub struct VolumeStatus {
 #[cfg(k8s_since = "1.36")]
 impl rt::ProjectionSource for VolumeStatus {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(&[("image", "image")]);
+}
+#[cfg(k8s_since = "1.36")]
+impl<'de> rt::serde::Deserialize<'de> for VolumeStatus {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_since = "1.36")]
+impl rt::decode::Fields for VolumeStatus {
+    const NAME: &'static str = "VolumeStatus";
+    const KEYS: &'static [&'static str] = &["image"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "image" => rt::Option::Some(0),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.image = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_since = "1.36")]
 impl rt::From<&k8s::api::core::v1::VolumeStatus> for VolumeStatus {
@@ -19515,14 +26944,7 @@ impl rt::ShareHash for VolumeStatus {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::VsphereVirtualDiskVolumeSource`: Represents a vSphere volume resource.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct VsphereVirtualDiskVolumeSource {
     /// fsType is filesystem type to mount.
@@ -19555,6 +26977,48 @@ impl rt::ProjectionSource for VsphereVirtualDiskVolumeSource {
             ("volume_path", "volumePath"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for VsphereVirtualDiskVolumeSource {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for VsphereVirtualDiskVolumeSource {
+    const NAME: &'static str = "VsphereVirtualDiskVolumeSource";
+    const KEYS: &'static [&'static str] = &[
+        "fsType",
+        "storagePolicyID",
+        "storagePolicyName",
+        "volumePath",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "fsType" => rt::Option::Some(0),
+            "storagePolicyID" => rt::Option::Some(1),
+            "storagePolicyName" => rt::Option::Some(2),
+            "volumePath" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.fs_type = rt::decode::value(map)?,
+            1 => self.storage_policy_id = rt::decode::value(map)?,
+            2 => self.storage_policy_name = rt::decode::value(map)?,
+            3 => self.volume_path = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::VsphereVirtualDiskVolumeSource>
 for VsphereVirtualDiskVolumeSource {
@@ -19615,14 +27079,7 @@ impl rt::Share for VsphereVirtualDiskVolumeSource {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::WeightedPodAffinityTerm`: The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct WeightedPodAffinityTerm {
     /// Required.
@@ -19636,6 +27093,39 @@ impl rt::ProjectionSource for WeightedPodAffinityTerm {
     const JSON_NAMES: rt::JsonNames = rt::JsonNames::Exact(
         &[("pod_affinity_term", "podAffinityTerm"), ("weight", "weight")],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for WeightedPodAffinityTerm {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for WeightedPodAffinityTerm {
+    const NAME: &'static str = "WeightedPodAffinityTerm";
+    const KEYS: &'static [&'static str] = &["podAffinityTerm", "weight"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "podAffinityTerm" => rt::Option::Some(0),
+            "weight" => rt::Option::Some(1),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.pod_affinity_term = rt::decode::null_default(map)?,
+            1 => self.weight = rt::decode::null_default(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::WeightedPodAffinityTerm> for WeightedPodAffinityTerm {
     fn from(full: &k8s::api::core::v1::WeightedPodAffinityTerm) -> Self {
@@ -19678,14 +27168,7 @@ impl rt::ShareHash for WeightedPodAffinityTerm {
     }
 }
 /// Compact form of `k8s_openapi::api::core::v1::WindowsSecurityContextOptions`: WindowsSecurityContextOptions contain Windows-specific options and credentials.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct WindowsSecurityContextOptions {
     /// GMSACredentialSpec is where the GMSA admission webhook (<https://github.com/kubernetes-sigs/windows-gmsa>) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.
@@ -19726,6 +27209,48 @@ impl rt::ProjectionSource for WindowsSecurityContextOptions {
             ("run_as_user_name", "runAsUserName"),
         ],
     );
+}
+impl<'de> rt::serde::Deserialize<'de> for WindowsSecurityContextOptions {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+impl rt::decode::Fields for WindowsSecurityContextOptions {
+    const NAME: &'static str = "WindowsSecurityContextOptions";
+    const KEYS: &'static [&'static str] = &[
+        "gmsaCredentialSpec",
+        "gmsaCredentialSpecName",
+        "hostProcess",
+        "runAsUserName",
+    ];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "gmsaCredentialSpec" => rt::Option::Some(0),
+            "gmsaCredentialSpecName" => rt::Option::Some(1),
+            "hostProcess" => rt::Option::Some(2),
+            "runAsUserName" => rt::Option::Some(3),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.gmsa_credential_spec = rt::decode::value(map)?,
+            1 => self.gmsa_credential_spec_name = rt::decode::value(map)?,
+            2 => self.host_process = rt::decode::value(map)?,
+            3 => self.run_as_user_name = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 impl rt::From<&k8s::api::core::v1::WindowsSecurityContextOptions>
 for WindowsSecurityContextOptions {
@@ -19783,14 +27308,7 @@ impl rt::ShareHash for WindowsSecurityContextOptions {
 }
 #[cfg(k8s_openapi_enabled_version = "1.35")]
 /// Compact form of `k8s_openapi::api::core::v1::WorkloadReference`: WorkloadReference identifies the Workload object and PodGroup membership that a Pod belongs to.
-#[derive(
-    rt::Clone,
-    rt::fmt::Debug,
-    rt::Default,
-    rt::PartialEq,
-    rt::serde::Serialize,
-    rt::serde::Deserialize
-)]
+#[derive(rt::Clone, rt::fmt::Debug, rt::Default, rt::PartialEq, rt::serde::Serialize)]
 #[serde(crate = "rt::serde")]
 pub struct WorkloadReference {
     /// Name defines the name of the Workload object this Pod belongs to.
@@ -19816,6 +27334,43 @@ impl rt::ProjectionSource for WorkloadReference {
             ("pod_group_replica_key", "podGroupReplicaKey"),
         ],
     );
+}
+#[cfg(k8s_openapi_enabled_version = "1.35")]
+impl<'de> rt::serde::Deserialize<'de> for WorkloadReference {
+    fn deserialize<D: rt::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> rt::Result<Self, D::Error> {
+        rt::decode::deserialize(deserializer)
+    }
+}
+#[cfg(k8s_openapi_enabled_version = "1.35")]
+impl rt::decode::Fields for WorkloadReference {
+    const NAME: &'static str = "WorkloadReference";
+    const KEYS: &'static [&'static str] = &["name", "podGroup", "podGroupReplicaKey"];
+    const REQUIRED: &'static [u8] = &[];
+    fn index(key: &str) -> rt::Option<u8> {
+        match key {
+            "name" => rt::Option::Some(0),
+            "podGroup" => rt::Option::Some(1),
+            "podGroupReplicaKey" => rt::Option::Some(2),
+            _ => rt::Option::None,
+        }
+    }
+    fn set<'de, A: rt::serde::de::MapAccess<'de>>(
+        &mut self,
+        index: u8,
+        map: &mut A,
+    ) -> rt::Result<(), A::Error> {
+        match index {
+            0 => self.name = rt::decode::null_default(map)?,
+            1 => self.pod_group = rt::decode::null_default(map)?,
+            2 => self.pod_group_replica_key = rt::decode::value(map)?,
+            _ => {
+                map.next_value::<rt::serde::de::IgnoredAny>()?;
+            }
+        }
+        rt::Result::Ok(())
+    }
 }
 #[cfg(k8s_openapi_enabled_version = "1.35")]
 impl rt::From<&k8s::api::core::v1::WorkloadReference> for WorkloadReference {
