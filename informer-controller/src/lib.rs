@@ -34,6 +34,7 @@
 
 pub mod controller;
 pub mod finalizer;
+pub mod fleet;
 pub mod interop;
 pub mod leader;
 mod owner;

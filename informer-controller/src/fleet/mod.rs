@@ -1,0 +1,435 @@
+//! A fleet: informers over many clusters in one process, each cluster engaged and disengaged at
+//! run time by a [`Provider`] (decision record 29).
+//!
+//! Each engaged cluster has its own `kube::Client` and [`SharedInformerFactory`], built from
+//! the spec its provider reported, with the informers the fleet declares
+//! ([`FleetBuilder::informer`]) and whatever else [`FleetBuilder::factory`] sets. Routes to a
+//! cluster ([`Fleet::cluster`], [`Fleet::lister`]) answer [`FleetError::ClusterNotFound`] once
+//! it has left; a cluster that cannot be reached or does not sync is reported
+//! ([`Fleet::clusters`]) and never holds up the others.
+//!
+//! Leaving releases everything: the cluster's routes go first, then its factory is shut down
+//! (reflectors, handlers and their threads end, F5) and dropped with its caches.
+//!
+//! ```no_run
+//! # async fn demo(a: kube::Config, b: kube::Config) -> Result<(), Box<dyn std::error::Error>> {
+//! use informer_controller::fleet::{ClusterSpec, Fleet, StaticProvider};
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//!
+//! let fleet = Fleet::builder().informer::<ConfigMap>().build();
+//! let provider = StaticProvider::new([("a", ClusterSpec::new(a)), ("b", ClusterSpec::new(b))]);
+//! let cancel = tokio_util::sync::CancellationToken::new();
+//! tokio::spawn({
+//!     let (fleet, cancel) = (fleet.clone(), cancel.clone());
+//!     async move { fleet.run(provider, cancel).await }
+//! });
+//! // Every ConfigMap of every synced cluster, each with its cluster.
+//! for item in fleet.lister::<ConfigMap>().list(&Default::default()).items {
+//!     println!("{}: {:?}", item.cluster, item.object.metadata.name);
+//! }
+//! // One cluster's client and factory, or `ClusterNotFound` once it has left.
+//! let a = fleet.cluster(&"a".into())?;
+//! # let _ = a.client();
+//! # Ok(()) }
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use informer_runtime::factory::SharedInformerFactoryBuilder;
+use informer_runtime::{Object, SharedInformerFactory};
+use parking_lot::RwLock;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+mod lister;
+mod provider;
+
+pub use lister::{Clustered, FleetList, FleetLister, Skipped};
+use provider::Change;
+pub use provider::{
+    ClusterName, ClusterSink, ClusterSpec, Provider, ProviderError, StaticClusters, StaticProvider,
+};
+
+/// Why a route to a cluster found no cluster to serve it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum FleetError {
+    /// The cluster is not in the fleet: never engaged, or it has left. A request for it is
+    /// finished, not retried.
+    #[error("cluster {0} is not in the fleet")]
+    ClusterNotFound(ClusterName),
+    /// The cluster is engaged but cannot serve: its client could not be built, or its informers
+    /// did not sync in time (the reason says which).
+    #[error("cluster {cluster} is unavailable: {reason}")]
+    Unavailable {
+        /// The cluster.
+        cluster: ClusterName,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The provider failed; the fleet stopped.
+    #[error("the fleet's provider failed: {0}")]
+    Provider(Arc<ProviderError>),
+}
+
+/// Where an engaged cluster is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClusterState {
+    /// Its informers are listing.
+    Syncing,
+    /// Every informer the fleet declares has synced.
+    Ready,
+    /// It cannot serve (see [`FleetError::Unavailable`]).
+    Failed(String),
+}
+
+/// One cluster in [`Fleet::clusters`].
+#[derive(Debug, Clone)]
+pub struct ClusterStatus {
+    /// The cluster.
+    pub name: ClusterName,
+    /// The revision of the spec it is engaged with.
+    pub revision: u64,
+    /// Where it is.
+    pub state: ClusterState,
+}
+
+/// An engaged cluster: its client and its informer factory. Holding a handle keeps the
+/// cluster's caches alive after it left the fleet, so hold it for a call, not for good.
+#[derive(Clone)]
+pub struct ClusterHandle {
+    name: ClusterName,
+    factory: SharedInformerFactory,
+    cancel: CancellationToken,
+}
+
+impl ClusterHandle {
+    /// The cluster's name.
+    pub fn name(&self) -> &ClusterName {
+        &self.name
+    }
+
+    /// The cluster's client.
+    pub fn client(&self) -> &kube::Client {
+        self.factory.client()
+    }
+
+    /// The cluster's informer factory.
+    pub fn factory(&self) -> &SharedInformerFactory {
+        &self.factory
+    }
+
+    /// Cancelled when the cluster leaves the fleet (or the fleet stops).
+    pub fn cancelled(&self) -> CancellationToken {
+        self.cancel.child_token()
+    }
+}
+
+impl fmt::Debug for ClusterHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterHandle")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Sets up a cluster's factory: the informers the fleet declares, and the user's settings.
+type Setup = Arc<
+    dyn Fn(&ClusterName, SharedInformerFactoryBuilder) -> SharedInformerFactoryBuilder
+        + Send
+        + Sync,
+>;
+/// Creates one declared informer in a cluster's factory.
+type Declare = Box<dyn Fn(&SharedInformerFactory) + Send + Sync>;
+
+/// Builds a [`Fleet`].
+pub struct FleetBuilder {
+    setup: Option<Setup>,
+    informers: Vec<Declare>,
+    sync_timeout: Duration,
+}
+
+impl FleetBuilder {
+    /// Every cluster's factory gets an informer for `K`, started when the cluster is engaged;
+    /// the cluster is [`ClusterState::Ready`] once all of them synced.
+    #[must_use]
+    pub fn informer<K: Object>(mut self) -> Self {
+        self.informers.push(Box::new(|factory| {
+            factory.informer_for::<K>();
+        }));
+        self
+    }
+
+    /// Settings for every cluster's factory (namespace, selectors, transforms, a decode pool),
+    /// given the cluster's name. The fleet names each factory's informers after the cluster
+    /// first (`informer_name`), so logs and metrics tell clusters apart; this may rename them.
+    #[must_use]
+    pub fn factory(
+        mut self,
+        setup: impl Fn(&ClusterName, SharedInformerFactoryBuilder) -> SharedInformerFactoryBuilder
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.setup = Some(Arc::new(setup));
+        self
+    }
+
+    /// How long a newly engaged cluster's informers may take to sync before it is reported
+    /// [`ClusterState::Failed`] (its informers go on trying); 60 s by default.
+    #[must_use]
+    pub fn sync_timeout(mut self, timeout: Duration) -> Self {
+        self.sync_timeout = timeout;
+        self
+    }
+
+    /// The fleet, with no cluster until [`Fleet::run`] runs a provider.
+    pub fn build(self) -> Fleet {
+        Fleet {
+            inner: Arc::new(Inner {
+                setup: self.setup,
+                informers: self.informers,
+                sync_timeout: self.sync_timeout,
+                slots: RwLock::new(BTreeMap::new()),
+            }),
+        }
+    }
+}
+
+impl fmt::Debug for FleetBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FleetBuilder")
+            .field("informers", &self.informers.len())
+            .field("sync_timeout", &self.sync_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Informers over the clusters a [`Provider`] reports. Cheap to clone; every clone is the same
+/// fleet.
+#[derive(Clone)]
+pub struct Fleet {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    setup: Option<Setup>,
+    informers: Vec<Declare>,
+    sync_timeout: Duration,
+    slots: RwLock<BTreeMap<ClusterName, Slot>>,
+}
+
+/// An engaged cluster's entry.
+struct Slot {
+    revision: u64,
+    /// `None` when its client could not be built.
+    handle: Option<ClusterHandle>,
+    state: ClusterState,
+    /// Waits for the cluster's sync and records the outcome.
+    sync: Option<JoinHandle<()>>,
+}
+
+impl Fleet {
+    /// A builder with no informers and a 60 s sync timeout.
+    pub fn builder() -> FleetBuilder {
+        FleetBuilder {
+            setup: None,
+            informers: Vec::new(),
+            sync_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// Runs `provider` and engages and disengages the clusters it reports, until `cancel`;
+    /// then disengages every cluster and returns. A provider's error disengages every cluster
+    /// and is returned.
+    pub async fn run(
+        &self,
+        provider: impl Provider,
+        cancel: CancellationToken,
+    ) -> Result<(), FleetError> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let sink = ClusterSink { tx };
+        let mut provider = tokio::spawn(provider.run(sink, cancel.child_token()));
+        let (mut provider_done, mut sinks_open) = (false, true);
+        let mut result = Ok(());
+        loop {
+            // Changes the provider reported come before its end, in order. With the provider
+            // done and its sinks gone, what it engaged stays until `cancel`.
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => break,
+                change = rx.recv(), if sinks_open => match change {
+                    Some(Change::Engage(name, spec)) => self.engage(name, *spec).await,
+                    Some(Change::Disengage(name)) => self.disengage(&name).await,
+                    None => sinks_open = false,
+                },
+                ended = &mut provider, if !provider_done => {
+                    provider_done = true;
+                    let err = match ended {
+                        Ok(Ok(())) => continue,
+                        Ok(Err(e)) => e,
+                        Err(e) => ProviderError(format!("the provider's task ended: {e}")),
+                    };
+                    tracing::error!(error = %err, "fleet: the provider failed; disengaging every cluster");
+                    result = Err(FleetError::Provider(Arc::new(err)));
+                    break;
+                }
+            }
+        }
+        provider.abort();
+        let names: Vec<ClusterName> = self.inner.slots.read().keys().cloned().collect();
+        for name in names {
+            self.disengage(&name).await;
+        }
+        result
+    }
+
+    /// Engages `name`, first disengaging a generation of another revision.
+    async fn engage(&self, name: ClusterName, spec: ClusterSpec) {
+        let current = self.inner.slots.read().get(&name).map(|s| s.revision);
+        match current {
+            Some(revision) if revision == spec.revision => return,
+            Some(_) => self.disengage(&name).await,
+            None => {}
+        }
+        let revision = spec.revision;
+        let client = match kube::Client::try_from(spec.config) {
+            Ok(client) => client,
+            Err(e) => {
+                let reason = format!("building its client: {e}");
+                tracing::warn!(cluster = %name, %reason, "fleet: cluster unavailable");
+                let slot = Slot {
+                    revision,
+                    handle: None,
+                    state: ClusterState::Failed(reason),
+                    sync: None,
+                };
+                self.inner.slots.write().insert(name, slot);
+                return;
+            }
+        };
+        let mut builder = SharedInformerFactory::builder(client).informer_name(name.as_str());
+        if let Some(setup) = &self.inner.setup {
+            builder = setup(&name, builder);
+        }
+        let factory = builder.build();
+        for declare in &self.inner.informers {
+            declare(&factory);
+        }
+        factory.start();
+        let handle = ClusterHandle {
+            name: name.clone(),
+            factory: factory.clone(),
+            cancel: CancellationToken::new(),
+        };
+        // The slot goes in before the sync task can record its outcome.
+        let mut slots = self.inner.slots.write();
+        let sync = tokio::spawn(self.clone().await_sync(name.clone(), factory));
+        tracing::info!(cluster = %name, revision, "fleet: cluster engaged");
+        slots.insert(
+            name,
+            Slot {
+                revision,
+                handle: Some(handle),
+                state: ClusterState::Syncing,
+                sync: Some(sync),
+            },
+        );
+    }
+
+    /// Records whether a newly engaged cluster synced within the timeout.
+    async fn await_sync(self, name: ClusterName, factory: SharedInformerFactory) {
+        let state = match factory
+            .wait_for_cache_sync_timeout(self.inner.sync_timeout)
+            .await
+        {
+            Ok(()) => ClusterState::Ready,
+            Err(e) => {
+                tracing::warn!(cluster = %name, error = %e, "fleet: cluster did not sync");
+                ClusterState::Failed(format!("its informers did not sync: {e}"))
+            }
+        };
+        // Only the generation this task belongs to: a disengage aborts it first.
+        if let Some(slot) = self.inner.slots.write().get_mut(&name) {
+            slot.state = state;
+        }
+    }
+
+    /// Disengages `name`: its routes answer `ClusterNotFound` from here on, then its factory
+    /// stops and is dropped with its caches.
+    async fn disengage(&self, name: &ClusterName) {
+        let Some(slot) = self.inner.slots.write().remove(name) else {
+            return;
+        };
+        if let Some(sync) = slot.sync {
+            sync.abort();
+        }
+        if let Some(handle) = slot.handle {
+            handle.cancel.cancel();
+            handle.factory.shutdown().await;
+        }
+        tracing::info!(cluster = %name, "fleet: cluster disengaged");
+    }
+
+    /// The cluster `name`, if it is engaged and can serve.
+    pub fn cluster(&self, name: &ClusterName) -> Result<ClusterHandle, FleetError> {
+        let slots = self.inner.slots.read();
+        let slot = slots
+            .get(name)
+            .ok_or_else(|| FleetError::ClusterNotFound(name.clone()))?;
+        match (&slot.handle, &slot.state) {
+            (Some(handle), ClusterState::Syncing | ClusterState::Ready) => Ok(handle.clone()),
+            (_, ClusterState::Failed(reason)) => Err(FleetError::Unavailable {
+                cluster: name.clone(),
+                reason: reason.clone(),
+            }),
+            (None, _) => Err(FleetError::Unavailable {
+                cluster: name.clone(),
+                reason: "no client".to_owned(),
+            }),
+        }
+    }
+
+    /// Every engaged cluster, by name.
+    pub fn clusters(&self) -> Vec<ClusterStatus> {
+        self.inner
+            .slots
+            .read()
+            .iter()
+            .map(|(name, slot)| ClusterStatus {
+                name: name.clone(),
+                revision: slot.revision,
+                state: slot.state.clone(),
+            })
+            .collect()
+    }
+
+    /// A lister of `K` over every engaged cluster (its informer declared with
+    /// [`FleetBuilder::informer`]).
+    pub fn lister<K: Object>(&self) -> FleetLister<K> {
+        FleetLister::new(self.clone())
+    }
+
+    /// The engaged clusters' handles and states, by name, for the lister.
+    fn handles(&self) -> Vec<(ClusterName, Option<ClusterHandle>, ClusterState)> {
+        self.inner
+            .slots
+            .read()
+            .iter()
+            .map(|(name, slot)| (name.clone(), slot.handle.clone(), slot.state.clone()))
+            .collect()
+    }
+}
+
+impl fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fleet")
+            .field("clusters", &self.clusters())
+            .finish_non_exhaustive()
+    }
+}
