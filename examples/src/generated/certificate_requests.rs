@@ -72,7 +72,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -324,7 +323,6 @@ pub mod v1 {
             "usages",
             "username",
         ];
-        const REQUIRED: &'static [u8] = &[4, 5];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "duration" => rt::Option::Some(0),
@@ -357,6 +355,15 @@ pub mod v1 {
                 _ => {
                     map.next_value::<rt::serde::de::IgnoredAny>()?;
                 }
+            }
+            rt::Result::Ok(())
+        }
+        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
+            if seen & (1u128 << 4) == 0 {
+                self.issuer_ref = rt::decode::missing("issuerRef")?;
+            }
+            if seen & (1u128 << 5) == 0 {
+                self.request = rt::decode::missing("request")?;
             }
             rt::Result::Ok(())
         }
@@ -416,7 +423,6 @@ pub mod v1 {
     impl rt::decode::Fields for CertificateRequestSpecIssuerRef {
         const NAME: &'static str = "CertificateRequestSpecIssuerRef";
         const KEYS: &'static [&'static str] = &["group", "kind", "name"];
-        const REQUIRED: &'static [u8] = &[2];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "group" => rt::Option::Some(0),
@@ -437,6 +443,12 @@ pub mod v1 {
                 _ => {
                     map.next_value::<rt::serde::de::IgnoredAny>()?;
                 }
+            }
+            rt::Result::Ok(())
+        }
+        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
+            if seen & (1u128 << 2) == 0 {
+                self.name = rt::decode::missing("name")?;
             }
             rt::Result::Ok(())
         }
@@ -658,7 +670,6 @@ pub mod v1 {
             "conditions",
             "failureTime",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "ca" => rt::Option::Some(0),
@@ -890,7 +901,6 @@ pub mod v1 {
                 "spec",
                 "status",
             ];
-            const REQUIRED: &'static [u8] = &[];
             fn index(key: &str) -> rt::Option<u8> {
                 match key {
                     "apiVersion" => rt::Option::Some(0),

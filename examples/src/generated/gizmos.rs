@@ -70,7 +70,6 @@ pub mod v1 {
             "specItems",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[3];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -97,6 +96,12 @@ pub mod v1 {
                 _ => {
                     map.next_value::<rt::serde::de::IgnoredAny>()?;
                 }
+            }
+            rt::Result::Ok(())
+        }
+        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
+            if seen & (1u128 << 3) == 0 {
+                self.spec = rt::decode::missing("spec")?;
             }
             rt::Result::Ok(())
         }
@@ -403,7 +408,6 @@ pub mod v1 {
             "tags",
             "template",
         ];
-        const REQUIRED: &'static [u8] = &[21, 22];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "anyValue" => rt::Option::Some(0),
@@ -468,6 +472,15 @@ pub mod v1 {
                 _ => {
                     map.next_value::<rt::serde::de::IgnoredAny>()?;
                 }
+            }
+            rt::Result::Ok(())
+        }
+        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
+            if seen & (1u128 << 21) == 0 {
+                self.required_nullable = rt::decode::missing("requiredNullable")?;
+            }
+            if seen & (1u128 << 22) == 0 {
+                self.size = rt::decode::missing("size")?;
             }
             rt::Result::Ok(())
         }
@@ -557,7 +570,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -632,7 +644,6 @@ pub mod v1 {
     impl rt::decode::Fields for GizmoSpecChildSpec {
         const NAME: &'static str = "GizmoSpecChildSpec";
         const KEYS: &'static [&'static str] = &["replicas"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "replicas" => rt::Option::Some(0),
@@ -747,7 +758,6 @@ pub mod v1 {
             "self",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[5];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "$ref" => rt::Option::Some(0),
@@ -774,6 +784,12 @@ pub mod v1 {
                 _ => {
                     map.next_value::<rt::serde::de::IgnoredAny>()?;
                 }
+            }
+            rt::Result::Ok(())
+        }
+        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
+            if seen & (1u128 << 5) == 0 {
+                self.r#type = rt::decode::missing("type")?;
             }
             rt::Result::Ok(())
         }
@@ -823,7 +839,6 @@ pub mod v1 {
     impl rt::decode::Fields for GizmoSpecItems2 {
         const NAME: &'static str = "GizmoSpecItems2";
         const KEYS: &'static [&'static str] = &["note"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "note" => rt::Option::Some(0),
@@ -876,7 +891,6 @@ pub mod v1 {
     impl rt::decode::Fields for GizmoSpecLimits {
         const NAME: &'static str = "GizmoSpecLimits";
         const KEYS: &'static [&'static str] = &["max"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "max" => rt::Option::Some(0),
@@ -929,7 +943,6 @@ pub mod v1 {
     impl rt::decode::Fields for GizmoSpecNested {
         const NAME: &'static str = "GizmoSpecNested";
         const KEYS: &'static [&'static str] = &["level1"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "level1" => rt::Option::Some(0),
@@ -982,7 +995,6 @@ pub mod v1 {
     impl rt::decode::Fields for GizmoSpecNestedLevel1 {
         const NAME: &'static str = "GizmoSpecNestedLevel1";
         const KEYS: &'static [&'static str] = &["level2"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "level2" => rt::Option::Some(0),
@@ -1035,7 +1047,6 @@ pub mod v1 {
     impl rt::decode::Fields for GizmoSpecNestedLevel1Level2 {
         const NAME: &'static str = "GizmoSpecNestedLevel1Level2";
         const KEYS: &'static [&'static str] = &["value"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "value" => rt::Option::Some(0),
@@ -1088,7 +1099,6 @@ pub mod v1 {
     impl rt::decode::Fields for GizmoSpecNullableObject {
         const NAME: &'static str = "GizmoSpecNullableObject";
         const KEYS: &'static [&'static str] = &["note"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "note" => rt::Option::Some(0),
@@ -1224,7 +1234,6 @@ pub mod v1 {
     impl rt::decode::Fields for GizmoStatus {
         const NAME: &'static str = "GizmoStatus";
         const KEYS: &'static [&'static str] = &["conditions", "replicas", "selector"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -1576,7 +1585,6 @@ pub mod v1 {
                 "specItems",
                 "status",
             ];
-            const REQUIRED: &'static [u8] = &[3];
             fn index(key: &str) -> rt::Option<u8> {
                 match key {
                     "apiVersion" => rt::Option::Some(0),
@@ -1603,6 +1611,15 @@ pub mod v1 {
                     _ => {
                         map.next_value::<rt::serde::de::IgnoredAny>()?;
                     }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 3) == 0 {
+                    self.spec = rt::decode::missing("spec")?;
                 }
                 rt::Result::Ok(())
             }
@@ -1784,7 +1801,6 @@ pub mod v1alpha1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1935,7 +1951,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for GizmoSpec {
         const NAME: &'static str = "GizmoSpec";
         const KEYS: &'static [&'static str] = &["size"];
-        const REQUIRED: &'static [u8] = &[0];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "size" => rt::Option::Some(0),
@@ -1952,6 +1967,12 @@ pub mod v1alpha1 {
                 _ => {
                     map.next_value::<rt::serde::de::IgnoredAny>()?;
                 }
+            }
+            rt::Result::Ok(())
+        }
+        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
+            if seen & (1u128 << 0) == 0 {
+                self.size = rt::decode::missing("size")?;
             }
             rt::Result::Ok(())
         }
@@ -2021,7 +2042,6 @@ pub mod v1alpha1 {
                 "metadata",
                 "spec",
             ];
-            const REQUIRED: &'static [u8] = &[];
             fn index(key: &str) -> rt::Option<u8> {
                 match key {
                     "apiVersion" => rt::Option::Some(0),

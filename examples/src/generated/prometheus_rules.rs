@@ -58,7 +58,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[3];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -81,6 +80,12 @@ pub mod v1 {
                 _ => {
                     map.next_value::<rt::serde::de::IgnoredAny>()?;
                 }
+            }
+            rt::Result::Ok(())
+        }
+        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
+            if seen & (1u128 << 3) == 0 {
+                self.spec = rt::decode::missing("spec")?;
             }
             rt::Result::Ok(())
         }
@@ -218,7 +223,6 @@ pub mod v1 {
     impl rt::decode::Fields for PrometheusRuleSpec {
         const NAME: &'static str = "PrometheusRuleSpec";
         const KEYS: &'static [&'static str] = &["groups"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "groups" => rt::Option::Some(0),
@@ -309,7 +313,6 @@ pub mod v1 {
             "partial_response_strategy",
             "rules",
         ];
-        const REQUIRED: &'static [u8] = &[2];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "interval" => rt::Option::Some(0),
@@ -334,6 +337,12 @@ pub mod v1 {
                 _ => {
                     map.next_value::<rt::serde::de::IgnoredAny>()?;
                 }
+            }
+            rt::Result::Ok(())
+        }
+        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
+            if seen & (1u128 << 2) == 0 {
+                self.name = rt::decode::missing("name")?;
             }
             rt::Result::Ok(())
         }
@@ -430,7 +439,6 @@ pub mod v1 {
             "labels",
             "record",
         ];
-        const REQUIRED: &'static [u8] = &[2];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "alert" => rt::Option::Some(0),
@@ -459,6 +467,12 @@ pub mod v1 {
                 _ => {
                     map.next_value::<rt::serde::de::IgnoredAny>()?;
                 }
+            }
+            rt::Result::Ok(())
+        }
+        fn finish<E: rt::serde::de::Error>(&mut self, seen: u128) -> rt::Result<(), E> {
+            if seen & (1u128 << 2) == 0 {
+                self.expr = rt::decode::missing("expr")?;
             }
             rt::Result::Ok(())
         }
@@ -533,7 +547,6 @@ pub mod v1 {
                 "metadata",
                 "spec",
             ];
-            const REQUIRED: &'static [u8] = &[3];
             fn index(key: &str) -> rt::Option<u8> {
                 match key {
                     "apiVersion" => rt::Option::Some(0),
@@ -556,6 +569,15 @@ pub mod v1 {
                     _ => {
                         map.next_value::<rt::serde::de::IgnoredAny>()?;
                     }
+                }
+                rt::Result::Ok(())
+            }
+            fn finish<E: rt::serde::de::Error>(
+                &mut self,
+                seen: u128,
+            ) -> rt::Result<(), E> {
+                if seen & (1u128 << 3) == 0 {
+                    self.spec = rt::decode::missing("spec")?;
                 }
                 rt::Result::Ok(())
             }

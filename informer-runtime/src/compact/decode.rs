@@ -33,12 +33,17 @@ pub trait Fields: Default {
     const NAME: &'static str;
     /// The JSON keys by index.
     const KEYS: &'static [&'static str];
-    /// The indexes of the fields without `default`, which must be present.
-    const REQUIRED: &'static [u8];
     /// The index of a JSON key this version has, `None` for any other key.
     fn index(key: &str) -> Option<u8>;
     /// Decodes the value of field `index` from `map` into `self`.
     fn set<'de, A: MapAccess<'de>>(&mut self, index: u8, map: &mut A) -> Result<(), A::Error>;
+    /// Called once the object is read, with the bits of the indexes `seen`: each field without
+    /// `default` that is absent is decoded by [`missing`] (an `Option` is `None`, as serde's
+    /// derive has it), or is a `missing field` error if it has a `deserialize_with`.
+    fn finish<E: de::Error>(&mut self, seen: u128) -> Result<(), E> {
+        let _ = seen;
+        Ok(())
+    }
 }
 
 /// `Deserialize::deserialize` of a generated struct.
@@ -71,12 +76,7 @@ impl<'de, T: Fields> Visitor<'de> for StructVisitor<T> {
             seen |= bit;
             out.set(index, &mut map)?;
         }
-        for &index in T::REQUIRED {
-            if seen & (1u128 << (index & 127)) == 0 {
-                let name = T::KEYS.get(usize::from(index)).copied().unwrap_or("?");
-                return Err(A::Error::missing_field(name));
-            }
-        }
+        out.finish(seen)?;
         Ok(out)
     }
 }
@@ -105,6 +105,34 @@ impl<T: Fields> Visitor<'_> for Key<T> {
 
     fn visit_bytes<E: de::Error>(self, key: &[u8]) -> Result<Option<u8>, E> {
         Ok(std::str::from_utf8(key).ok().and_then(T::index))
+    }
+}
+
+/// An absent field without `default` or `deserialize_with`, as serde's derive decodes it: from
+/// a deserializer of nothing, which an `Option` reads as `None` and anything else refuses with
+/// `missing field`.
+pub fn missing<'de, T: Deserialize<'de>, E: de::Error>(name: &'static str) -> Result<T, E> {
+    T::deserialize(Missing(name, PhantomData))
+}
+
+/// The value of an absent field: only `deserialize_option` has an answer.
+struct Missing<E>(&'static str, PhantomData<E>);
+
+impl<'de, E: de::Error> Deserializer<'de> for Missing<E> {
+    type Error = E;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, E> {
+        Err(E::missing_field(self.0))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
     }
 }
 
@@ -220,6 +248,8 @@ mod tests {
         nullable: Option<Option<i32>>,
         limit: IStr,
         must: bool,
+        maybe: Option<i32>,
+        size_needed: IStr,
     }
 
     impl<'de> Deserialize<'de> for Table {
@@ -230,9 +260,16 @@ mod tests {
 
     impl Fields for Table {
         const NAME: &'static str = "Table";
-        const KEYS: &'static [&'static str] =
-            &["name", "count", "size", "nullable", "limit", "must"];
-        const REQUIRED: &'static [u8] = &[5];
+        const KEYS: &'static [&'static str] = &[
+            "name",
+            "count",
+            "size",
+            "nullable",
+            "limit",
+            "must",
+            "maybe",
+            "sizeNeeded",
+        ];
         fn index(key: &str) -> Option<u8> {
             match key {
                 "name" => Some(0),
@@ -241,6 +278,8 @@ mod tests {
                 "nullable" => Some(3),
                 "limit" => Some(4),
                 "must" => Some(5),
+                "maybe" => Some(6),
+                "sizeNeeded" => Some(7),
                 _ => None,
             }
         }
@@ -252,9 +291,23 @@ mod tests {
                 3 => self.nullable = nullable(map)?,
                 4 => self.limit = quantity_or_default(map)?,
                 5 => self.must = value(map)?,
+                6 => self.maybe = value(map)?,
+                7 => self.size_needed = quantity(map)?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
+            }
+            Ok(())
+        }
+        fn finish<E: de::Error>(&mut self, seen: u128) -> Result<(), E> {
+            if seen & (1 << 5) == 0 {
+                self.must = missing("must")?;
+            }
+            if seen & (1 << 6) == 0 {
+                self.maybe = missing("maybe")?;
+            }
+            if seen & (1 << 7) == 0 {
+                return Err(E::missing_field("sizeNeeded"));
             }
             Ok(())
         }
@@ -274,6 +327,9 @@ mod tests {
         #[serde(default, deserialize_with = "crate::compact::quantity_or_default")]
         limit: IStr,
         must: bool,
+        maybe: Option<i32>,
+        #[serde(rename = "sizeNeeded", deserialize_with = "crate::compact::quantity")]
+        size_needed: IStr,
     }
 
     fn same(t: &Table, d: &Derived) -> bool {
@@ -283,6 +339,8 @@ mod tests {
             && t.nullable == d.nullable
             && t.limit == d.limit
             && t.must == d.must
+            && t.maybe == d.maybe
+            && t.size_needed == d.size_needed
     }
 
     /// A value of any shape the fields might meet.
@@ -305,7 +363,10 @@ mod tests {
         #[test]
         fn agrees_with_serde_derive(
             entries in prop::collection::vec(
-                (prop::sample::select(vec!["name", "count", "size", "nullable", "limit", "must", "other"]), any_value()),
+                (prop::sample::select(vec![
+                    "name", "count", "size", "nullable", "limit", "must", "maybe", "sizeNeeded",
+                    "other",
+                ]), any_value()),
                 0..9,
             )
         ) {
@@ -341,11 +402,17 @@ mod tests {
 
     #[test]
     fn reads_from_a_json_value_too() {
-        let v = json!({"must": true, "size": 3, "count": null, "nullable": null});
+        let v = json!({"must": true, "size": 3, "count": null, "nullable": null, "sizeNeeded": 1});
         let t: Table = serde_json::from_value(v).unwrap();
         assert_eq!(t.size.as_deref(), Some("3"));
         assert_eq!(t.count, 0);
         assert_eq!(t.nullable, Some(None));
         assert!(t.must);
+        assert_eq!(t.maybe, None, "an absent Option without default is None");
+        assert_eq!(t.size_needed.as_str(), "1");
+        let e = serde_json::from_str::<Table>(r#"{"must":true}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing field `sizeNeeded`"), "{e}");
     }
 }

@@ -88,7 +88,7 @@ pub(super) fn decode_impls(def: &TypeDef, tags: bool, cx: &Ctx<'_>) -> TokenStre
     });
     let mut index_arms = Vec::new();
     let mut set_arms = Vec::new();
-    let mut required = Vec::new();
+    let mut missing = Vec::new();
     for f in &def.fields {
         let cfg = field_cfg(f, cx);
         let json = &f.json;
@@ -97,8 +97,20 @@ pub(super) fn decode_impls(def: &TypeDef, tags: bool, cx: &Ctx<'_>) -> TokenStre
         let (default, _, with) = decoding(f);
         let read = format_ident!("{}", with.unwrap_or("value"));
         set_arms.push(quote!(#cfg #i => self.#field = #rt::decode::#read(map)?,));
+        // An absent field without `default`: serde's derive reads an `Option` as `None` and
+        // refuses anything else, and refuses any field with a `deserialize_with`.
         if !default {
-            required.push(quote!(#cfg #i,));
+            let bit = quote!((1u128 << #i));
+            let absent = match with {
+                None => quote!(self.#field = #rt::decode::missing(#json)?;),
+                Some(_) => quote!(return #rt::Result::Err(E::missing_field(#json));),
+            };
+            missing.push(quote! {
+                #cfg
+                if seen & #bit == 0 {
+                    #absent
+                }
+            });
         }
     }
     // One arm per key, behind the union of its fields' versions: a key whose versions differ
@@ -117,6 +129,14 @@ pub(super) fn decode_impls(def: &TypeDef, tags: bool, cx: &Ctx<'_>) -> TokenStre
         let i = index_of(json);
         index_arms.push(quote!(#cfg #json => #rt::Option::Some(#i),));
     }
+    let finish = (!missing.is_empty()).then(|| {
+        quote! {
+            fn finish<E: #rt::serde::de::Error>(&mut self, seen: u128) -> #rt::Result<(), E> {
+                #(#missing)*
+                #rt::Result::Ok(())
+            }
+        }
+    });
     quote! {
         impl<'de> #rt::serde::Deserialize<'de> for #ident {
             fn deserialize<D: #rt::serde::Deserializer<'de>>(
@@ -129,7 +149,6 @@ pub(super) fn decode_impls(def: &TypeDef, tags: bool, cx: &Ctx<'_>) -> TokenStre
         impl #rt::decode::Fields for #ident {
             const NAME: &'static str = #name;
             const KEYS: &'static [&'static str] = &[#(#keys),*];
-            const REQUIRED: &'static [u8] = &[#(#required)*];
             fn index(key: &str) -> #rt::Option<u8> {
                 match key {
                     #tag_arms
@@ -151,6 +170,7 @@ pub(super) fn decode_impls(def: &TypeDef, tags: bool, cx: &Ctx<'_>) -> TokenStre
                 }
                 #rt::Result::Ok(())
             }
+            #finish
         }
     }
 }

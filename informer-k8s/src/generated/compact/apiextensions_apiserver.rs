@@ -94,7 +94,6 @@ pub mod pkg {
                         "priority",
                         "type",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "description" => rt::Option::Some(0),
@@ -231,7 +230,6 @@ pub mod pkg {
                 impl rt::decode::Fields for CustomResourceConversion {
                     const NAME: &'static str = "CustomResourceConversion";
                     const KEYS: &'static [&'static str] = &["strategy", "webhook"];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "strategy" => rt::Option::Some(0),
@@ -387,7 +385,6 @@ pub mod pkg {
                         "spec",
                         "status",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "apiVersion" => rt::Option::Some(0),
@@ -638,7 +635,6 @@ pub mod pkg {
                         "status",
                         "type",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "lastTransitionTime" => rt::Option::Some(0),
@@ -826,7 +822,6 @@ pub mod pkg {
                         "shortNames",
                         "singular",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "categories" => rt::Option::Some(0),
@@ -1013,7 +1008,6 @@ pub mod pkg {
                         "scope",
                         "versions",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "conversion" => rt::Option::Some(0),
@@ -1185,7 +1179,6 @@ pub mod pkg {
                         "observedGeneration",
                         "storedVersions",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "acceptedNames" => rt::Option::Some(0),
@@ -1395,7 +1388,6 @@ pub mod pkg {
                         "storage",
                         "subresources",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "additionalPrinterColumns" => rt::Option::Some(0),
@@ -1588,7 +1580,6 @@ pub mod pkg {
                         "specReplicasPath",
                         "statusReplicasPath",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "labelSelectorPath" => rt::Option::Some(0),
@@ -1722,7 +1713,6 @@ pub mod pkg {
                 impl rt::decode::Fields for CustomResourceSubresources {
                     const NAME: &'static str = "CustomResourceSubresources";
                     const KEYS: &'static [&'static str] = &["scale", "status"];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "scale" => rt::Option::Some(0),
@@ -1840,7 +1830,6 @@ pub mod pkg {
                 impl rt::decode::Fields for CustomResourceValidation {
                     const NAME: &'static str = "CustomResourceValidation";
                     const KEYS: &'static [&'static str] = &["openAPIV3Schema"];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "openAPIV3Schema" => rt::Option::Some(0),
@@ -1956,7 +1945,6 @@ pub mod pkg {
                 impl rt::decode::Fields for ExternalDocumentation {
                     const NAME: &'static str = "ExternalDocumentation";
                     const KEYS: &'static [&'static str] = &["description", "url"];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "description" => rt::Option::Some(0),
@@ -2473,7 +2461,6 @@ pub mod pkg {
                         "x-kubernetes-preserve-unknown-fields",
                         "x-kubernetes-validations",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "$ref" => rt::Option::Some(0),
@@ -2906,7 +2893,6 @@ pub mod pkg {
                 impl rt::decode::Fields for SelectableField {
                     const NAME: &'static str = "SelectableField";
                     const KEYS: &'static [&'static str] = &["jsonPath"];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "jsonPath" => rt::Option::Some(0),
@@ -3042,7 +3028,6 @@ pub mod pkg {
                         "path",
                         "port",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "name" => rt::Option::Some(0),
@@ -3211,7 +3196,6 @@ pub mod pkg {
                         "reason",
                         "rule",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "fieldPath" => rt::Option::Some(0),
@@ -3367,7 +3351,6 @@ pub mod pkg {
                         "service",
                         "url",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "caBundle" => rt::Option::Some(0),
@@ -3495,7 +3478,6 @@ pub mod pkg {
                         "clientConfig",
                         "conversionReviewVersions",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "clientConfig" => rt::Option::Some(0),

@@ -187,7 +187,6 @@ pub mod pkg {
                 impl rt::decode::Fields for GroupResource {
                     const NAME: &'static str = "GroupResource";
                     const KEYS: &'static [&'static str] = &["group", "resource"];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "group" => rt::Option::Some(0),
@@ -315,7 +314,6 @@ pub mod pkg {
                         "matchExpressions",
                         "matchLabels",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "matchExpressions" => rt::Option::Some(0),
@@ -440,7 +438,6 @@ pub mod pkg {
                 impl rt::decode::Fields for LabelSelectorRequirement {
                     const NAME: &'static str = "LabelSelectorRequirement";
                     const KEYS: &'static [&'static str] = &["key", "operator", "values"];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "key" => rt::Option::Some(0),
@@ -621,7 +618,6 @@ pub mod pkg {
                         "subresource",
                         "time",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "apiVersion" => rt::Option::Some(0),
@@ -903,7 +899,6 @@ pub mod pkg {
                         "selfLink",
                         "uid",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "annotations" => rt::Option::Some(0),
@@ -1209,7 +1204,6 @@ pub mod pkg {
                         "name",
                         "uid",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "apiVersion" => rt::Option::Some(0),

@@ -82,7 +82,6 @@ pub mod pkg {
                         "spec",
                         "status",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "apiVersion" => rt::Option::Some(0),
@@ -319,7 +318,6 @@ pub mod pkg {
                         "status",
                         "type",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "lastTransitionTime" => rt::Option::Some(0),
@@ -511,7 +509,6 @@ pub mod pkg {
                         "version",
                         "versionPriority",
                     ];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "caBundle" => rt::Option::Some(0),
@@ -648,7 +645,6 @@ pub mod pkg {
                 impl rt::decode::Fields for APIServiceStatus {
                     const NAME: &'static str = "APIServiceStatus";
                     const KEYS: &'static [&'static str] = &["conditions"];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "conditions" => rt::Option::Some(0),
@@ -767,7 +763,6 @@ pub mod pkg {
                 impl rt::decode::Fields for ServiceReference {
                     const NAME: &'static str = "ServiceReference";
                     const KEYS: &'static [&'static str] = &["name", "namespace", "port"];
-                    const REQUIRED: &'static [u8] = &[];
                     fn index(key: &str) -> rt::Option<u8> {
                         match key {
                             "name" => rt::Option::Some(0),

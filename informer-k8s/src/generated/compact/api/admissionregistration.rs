@@ -42,7 +42,6 @@ pub mod v1 {
     impl rt::decode::Fields for ApplyConfiguration {
         const NAME: &'static str = "ApplyConfiguration";
         const KEYS: &'static [&'static str] = &["expression"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "expression" => rt::Option::Some(0),
@@ -148,7 +147,6 @@ pub mod v1 {
     impl rt::decode::Fields for AuditAnnotation {
         const NAME: &'static str = "AuditAnnotation";
         const KEYS: &'static [&'static str] = &["key", "valueExpression"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "key" => rt::Option::Some(0),
@@ -249,7 +247,6 @@ pub mod v1 {
     impl rt::decode::Fields for ExpressionWarning {
         const NAME: &'static str = "ExpressionWarning";
         const KEYS: &'static [&'static str] = &["fieldRef", "warning"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "fieldRef" => rt::Option::Some(0),
@@ -355,7 +352,6 @@ pub mod v1 {
     impl rt::decode::Fields for JSONPatch {
         const NAME: &'static str = "JSONPatch";
         const KEYS: &'static [&'static str] = &["expression"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "expression" => rt::Option::Some(0),
@@ -450,7 +446,6 @@ pub mod v1 {
     impl rt::decode::Fields for MatchCondition {
         const NAME: &'static str = "MatchCondition";
         const KEYS: &'static [&'static str] = &["expression", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "expression" => rt::Option::Some(0),
@@ -600,7 +595,6 @@ pub mod v1 {
             "objectSelector",
             "resourceRules",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "excludeResourceRules" => rt::Option::Some(0),
@@ -754,7 +748,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -969,7 +962,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1192,7 +1184,6 @@ pub mod v1 {
             "paramRef",
             "policyName",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "matchResources" => rt::Option::Some(0),
@@ -1375,7 +1366,6 @@ pub mod v1 {
             "reinvocationPolicy",
             "variables",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "failurePolicy" => rt::Option::Some(0),
@@ -1608,7 +1598,6 @@ pub mod v1 {
             "sideEffects",
             "timeoutSeconds",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "admissionReviewVersions" => rt::Option::Some(0),
@@ -1793,7 +1782,6 @@ pub mod v1 {
             "metadata",
             "webhooks",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -2001,7 +1989,6 @@ pub mod v1 {
             "jsonPatch",
             "patchType",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "applyConfiguration" => rt::Option::Some(0),
@@ -2161,7 +2148,6 @@ pub mod v1 {
             "resources",
             "scope",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiGroups" => rt::Option::Some(0),
@@ -2290,7 +2276,6 @@ pub mod v1 {
     impl rt::decode::Fields for ParamKind {
         const NAME: &'static str = "ParamKind";
         const KEYS: &'static [&'static str] = &["apiVersion", "kind"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -2416,7 +2401,6 @@ pub mod v1 {
             "parameterNotFoundAction",
             "selector",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -2569,7 +2553,6 @@ pub mod v1 {
             "resources",
             "scope",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiGroups" => rt::Option::Some(0),
@@ -2704,7 +2687,6 @@ pub mod v1 {
     impl rt::decode::Fields for ServiceReference {
         const NAME: &'static str = "ServiceReference";
         const KEYS: &'static [&'static str] = &["name", "namespace", "path", "port"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -2816,7 +2798,6 @@ pub mod v1 {
     impl rt::decode::Fields for TypeChecking {
         const NAME: &'static str = "TypeChecking";
         const KEYS: &'static [&'static str] = &["expressionWarnings"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "expressionWarnings" => rt::Option::Some(0),
@@ -2934,7 +2915,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -3152,7 +3132,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -3402,7 +3381,6 @@ pub mod v1 {
             "policyName",
             "validationActions",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "matchResources" => rt::Option::Some(0),
@@ -3604,7 +3582,6 @@ pub mod v1 {
             "validations",
             "variables",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "auditAnnotations" => rt::Option::Some(0),
@@ -3760,7 +3737,6 @@ pub mod v1 {
             "observedGeneration",
             "typeChecking",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -3959,7 +3935,6 @@ pub mod v1 {
             "sideEffects",
             "timeoutSeconds",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "admissionReviewVersions" => rt::Option::Some(0),
@@ -4139,7 +4114,6 @@ pub mod v1 {
             "metadata",
             "webhooks",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -4349,7 +4323,6 @@ pub mod v1 {
             "messageExpression",
             "reason",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "expression" => rt::Option::Some(0),
@@ -4462,7 +4435,6 @@ pub mod v1 {
     impl rt::decode::Fields for Variable {
         const NAME: &'static str = "Variable";
         const KEYS: &'static [&'static str] = &["expression", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "expression" => rt::Option::Some(0),
@@ -4567,7 +4539,6 @@ pub mod v1 {
     impl rt::decode::Fields for WebhookClientConfig {
         const NAME: &'static str = "WebhookClientConfig";
         const KEYS: &'static [&'static str] = &["caBundle", "service", "url"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "caBundle" => rt::Option::Some(0),

@@ -101,7 +101,6 @@ pub mod v1alpha1 {
             "encodingVersion",
             "servedVersions",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiServerID" => rt::Option::Some(0),
@@ -293,7 +292,6 @@ pub mod v1alpha1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -535,7 +533,6 @@ pub mod v1alpha1 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastTransitionTime" => rt::Option::Some(0),
@@ -688,7 +685,6 @@ pub mod v1alpha1 {
             "conditions",
             "storageVersions",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "commonEncodingVersion" => rt::Option::Some(0),

@@ -80,7 +80,6 @@ pub mod v1 {
             "metadata",
             "revision",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -298,7 +297,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -516,7 +514,6 @@ pub mod v1 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastTransitionTime" => rt::Option::Some(0),
@@ -676,7 +673,6 @@ pub mod v1 {
             "template",
             "updateStrategy",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "minReadySeconds" => rt::Option::Some(0),
@@ -869,7 +865,6 @@ pub mod v1 {
             "observedGeneration",
             "updatedNumberScheduled",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "collisionCount" => rt::Option::Some(0),
@@ -1003,7 +998,6 @@ pub mod v1 {
     impl rt::decode::Fields for DaemonSetUpdateStrategy {
         const NAME: &'static str = "DaemonSetUpdateStrategy";
         const KEYS: &'static [&'static str] = &["rollingUpdate", "type"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "rollingUpdate" => rt::Option::Some(0),
@@ -1137,7 +1131,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1364,7 +1357,6 @@ pub mod v1 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastTransitionTime" => rt::Option::Some(0),
@@ -1553,7 +1545,6 @@ pub mod v1 {
             "strategy",
             "template",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "minReadySeconds" => rt::Option::Some(0),
@@ -1756,7 +1747,6 @@ pub mod v1 {
             "unavailableReplicas",
             "updatedReplicas",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "availableReplicas" => rt::Option::Some(0),
@@ -1885,7 +1875,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeploymentStrategy {
         const NAME: &'static str = "DeploymentStrategy";
         const KEYS: &'static [&'static str] = &["rollingUpdate", "type"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "rollingUpdate" => rt::Option::Some(0),
@@ -2014,7 +2003,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -2232,7 +2220,6 @@ pub mod v1 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastTransitionTime" => rt::Option::Some(0),
@@ -2390,7 +2377,6 @@ pub mod v1 {
             "selector",
             "template",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "minReadySeconds" => rt::Option::Some(0),
@@ -2549,7 +2535,6 @@ pub mod v1 {
             "replicas",
             "terminatingReplicas",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "availableReplicas" => rt::Option::Some(0),
@@ -2674,7 +2659,6 @@ pub mod v1 {
     impl rt::decode::Fields for RollingUpdateDaemonSet {
         const NAME: &'static str = "RollingUpdateDaemonSet";
         const KEYS: &'static [&'static str] = &["maxSurge", "maxUnavailable"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "maxSurge" => rt::Option::Some(0),
@@ -2779,7 +2763,6 @@ pub mod v1 {
     impl rt::decode::Fields for RollingUpdateDeployment {
         const NAME: &'static str = "RollingUpdateDeployment";
         const KEYS: &'static [&'static str] = &["maxSurge", "maxUnavailable"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "maxSurge" => rt::Option::Some(0),
@@ -2884,7 +2867,6 @@ pub mod v1 {
     impl rt::decode::Fields for RollingUpdateStatefulSetStrategy {
         const NAME: &'static str = "RollingUpdateStatefulSetStrategy";
         const KEYS: &'static [&'static str] = &["maxUnavailable", "partition"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "maxUnavailable" => rt::Option::Some(0),
@@ -3016,7 +2998,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -3234,7 +3215,6 @@ pub mod v1 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastTransitionTime" => rt::Option::Some(0),
@@ -3358,7 +3338,6 @@ pub mod v1 {
     impl rt::decode::Fields for StatefulSetOrdinals {
         const NAME: &'static str = "StatefulSetOrdinals";
         const KEYS: &'static [&'static str] = &["start"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "start" => rt::Option::Some(0),
@@ -3453,7 +3432,6 @@ pub mod v1 {
     impl rt::decode::Fields for StatefulSetPersistentVolumeClaimRetentionPolicy {
         const NAME: &'static str = "StatefulSetPersistentVolumeClaimRetentionPolicy";
         const KEYS: &'static [&'static str] = &["whenDeleted", "whenScaled"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "whenDeleted" => rt::Option::Some(0),
@@ -3654,7 +3632,6 @@ pub mod v1 {
             "updateStrategy",
             "volumeClaimTemplates",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "minReadySeconds" => rt::Option::Some(0),
@@ -3896,7 +3873,6 @@ pub mod v1 {
             "updateRevision",
             "updatedReplicas",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "availableReplicas" => rt::Option::Some(0),
@@ -4030,7 +4006,6 @@ pub mod v1 {
     impl rt::decode::Fields for StatefulSetUpdateStrategy {
         const NAME: &'static str = "StatefulSetUpdateStrategy";
         const KEYS: &'static [&'static str] = &["rollingUpdate", "type"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "rollingUpdate" => rt::Option::Some(0),

@@ -44,7 +44,6 @@ pub mod v1 {
     impl rt::decode::Fields for CrossVersionObjectReference {
         const NAME: &'static str = "CrossVersionObjectReference";
         const KEYS: &'static [&'static str] = &["apiVersion", "kind", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -183,7 +182,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -399,7 +397,6 @@ pub mod v1 {
             "scaleTargetRef",
             "targetCPUUtilizationPercentage",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "maxReplicas" => rt::Option::Some(0),
@@ -559,7 +556,6 @@ pub mod v1 {
             "lastScaleTime",
             "observedGeneration",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "currentCPUUtilizationPercentage" => rt::Option::Some(0),
@@ -689,7 +685,6 @@ pub mod v2 {
     impl rt::decode::Fields for ContainerResourceMetricSource {
         const NAME: &'static str = "ContainerResourceMetricSource";
         const KEYS: &'static [&'static str] = &["container", "name", "target"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "container" => rt::Option::Some(0),
@@ -800,7 +795,6 @@ pub mod v2 {
     impl rt::decode::Fields for ContainerResourceMetricStatus {
         const NAME: &'static str = "ContainerResourceMetricStatus";
         const KEYS: &'static [&'static str] = &["container", "current", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "container" => rt::Option::Some(0),
@@ -917,7 +911,6 @@ pub mod v2 {
     impl rt::decode::Fields for CrossVersionObjectReference {
         const NAME: &'static str = "CrossVersionObjectReference";
         const KEYS: &'static [&'static str] = &["apiVersion", "kind", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1023,7 +1016,6 @@ pub mod v2 {
     impl rt::decode::Fields for ExternalMetricSource {
         const NAME: &'static str = "ExternalMetricSource";
         const KEYS: &'static [&'static str] = &["metric", "target"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "metric" => rt::Option::Some(0),
@@ -1124,7 +1116,6 @@ pub mod v2 {
     impl rt::decode::Fields for ExternalMetricStatus {
         const NAME: &'static str = "ExternalMetricStatus";
         const KEYS: &'static [&'static str] = &["current", "metric"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "current" => rt::Option::Some(0),
@@ -1234,7 +1225,6 @@ pub mod v2 {
     impl rt::decode::Fields for HPAScalingPolicy {
         const NAME: &'static str = "HPAScalingPolicy";
         const KEYS: &'static [&'static str] = &["periodSeconds", "type", "value"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "periodSeconds" => rt::Option::Some(0),
@@ -1363,7 +1353,6 @@ pub mod v2 {
             "stabilizationWindowSeconds",
             "tolerance",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "policies" => rt::Option::Some(0),
@@ -1497,7 +1486,6 @@ pub mod v2 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1693,7 +1681,6 @@ pub mod v2 {
     impl rt::decode::Fields for HorizontalPodAutoscalerBehavior {
         const NAME: &'static str = "HorizontalPodAutoscalerBehavior";
         const KEYS: &'static [&'static str] = &["scaleDown", "scaleUp"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "scaleDown" => rt::Option::Some(0),
@@ -1846,7 +1833,6 @@ pub mod v2 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastTransitionTime" => rt::Option::Some(0),
@@ -2013,7 +1999,6 @@ pub mod v2 {
             "minReplicas",
             "scaleTargetRef",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "behavior" => rt::Option::Some(0),
@@ -2183,7 +2168,6 @@ pub mod v2 {
             "lastScaleTime",
             "observedGeneration",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -2314,7 +2298,6 @@ pub mod v2 {
     impl rt::decode::Fields for MetricIdentifier {
         const NAME: &'static str = "MetricIdentifier";
         const KEYS: &'static [&'static str] = &["name", "selector"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -2443,7 +2426,6 @@ pub mod v2 {
             "resource",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "containerResource" => rt::Option::Some(0),
@@ -2599,7 +2581,6 @@ pub mod v2 {
             "resource",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "containerResource" => rt::Option::Some(0),
@@ -2739,7 +2720,6 @@ pub mod v2 {
             "type",
             "value",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "averageUtilization" => rt::Option::Some(0),
@@ -2864,7 +2844,6 @@ pub mod v2 {
             "averageValue",
             "value",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "averageUtilization" => rt::Option::Some(0),
@@ -2972,7 +2951,6 @@ pub mod v2 {
     impl rt::decode::Fields for ObjectMetricSource {
         const NAME: &'static str = "ObjectMetricSource";
         const KEYS: &'static [&'static str] = &["describedObject", "metric", "target"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "describedObject" => rt::Option::Some(0),
@@ -3093,7 +3071,6 @@ pub mod v2 {
     impl rt::decode::Fields for ObjectMetricStatus {
         const NAME: &'static str = "ObjectMetricStatus";
         const KEYS: &'static [&'static str] = &["current", "describedObject", "metric"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "current" => rt::Option::Some(0),
@@ -3205,7 +3182,6 @@ pub mod v2 {
     impl rt::decode::Fields for PodsMetricSource {
         const NAME: &'static str = "PodsMetricSource";
         const KEYS: &'static [&'static str] = &["metric", "target"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "metric" => rt::Option::Some(0),
@@ -3298,7 +3274,6 @@ pub mod v2 {
     impl rt::decode::Fields for PodsMetricStatus {
         const NAME: &'static str = "PodsMetricStatus";
         const KEYS: &'static [&'static str] = &["current", "metric"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "current" => rt::Option::Some(0),
@@ -3393,7 +3368,6 @@ pub mod v2 {
     impl rt::decode::Fields for ResourceMetricSource {
         const NAME: &'static str = "ResourceMetricSource";
         const KEYS: &'static [&'static str] = &["name", "target"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -3492,7 +3466,6 @@ pub mod v2 {
     impl rt::decode::Fields for ResourceMetricStatus {
         const NAME: &'static str = "ResourceMetricStatus";
         const KEYS: &'static [&'static str] = &["current", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "current" => rt::Option::Some(0),

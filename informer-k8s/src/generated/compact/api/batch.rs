@@ -68,7 +68,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -299,7 +298,6 @@ pub mod v1 {
             "suspend",
             "timeZone",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "concurrencyPolicy" => rt::Option::Some(0),
@@ -444,7 +442,6 @@ pub mod v1 {
             "lastScheduleTime",
             "lastSuccessfulTime",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "active" => rt::Option::Some(0),
@@ -562,7 +559,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -764,7 +760,6 @@ pub mod v1 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastProbeTime" => rt::Option::Some(0),
@@ -926,7 +921,6 @@ pub mod v1 {
             "schedulingConstraints",
             "schedulingPolicy",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "disruptionMode" => rt::Option::Some(0),
@@ -1205,7 +1199,6 @@ pub mod v1 {
             "template",
             "ttlSecondsAfterFinished",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "activeDeadlineSeconds" => rt::Option::Some(0),
@@ -1464,7 +1457,6 @@ pub mod v1 {
             "terminating",
             "uncountedTerminatedPods",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "active" => rt::Option::Some(0),
@@ -1609,7 +1601,6 @@ pub mod v1 {
     impl rt::decode::Fields for JobTemplateSpec {
         const NAME: &'static str = "JobTemplateSpec";
         const KEYS: &'static [&'static str] = &["metadata", "spec"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "metadata" => rt::Option::Some(0),
@@ -1702,7 +1693,6 @@ pub mod v1 {
     impl rt::decode::Fields for PodFailurePolicy {
         const NAME: &'static str = "PodFailurePolicy";
         const KEYS: &'static [&'static str] = &["rules"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "rules" => rt::Option::Some(0),
@@ -1806,7 +1796,6 @@ pub mod v1 {
     impl rt::decode::Fields for PodFailurePolicyOnExitCodesRequirement {
         const NAME: &'static str = "PodFailurePolicyOnExitCodesRequirement";
         const KEYS: &'static [&'static str] = &["containerName", "operator", "values"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "containerName" => rt::Option::Some(0),
@@ -1927,7 +1916,6 @@ pub mod v1 {
     impl rt::decode::Fields for PodFailurePolicyOnPodConditionsPattern {
         const NAME: &'static str = "PodFailurePolicyOnPodConditionsPattern";
         const KEYS: &'static [&'static str] = &["status", "type"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "status" => rt::Option::Some(0),
@@ -2063,7 +2051,6 @@ pub mod v1 {
             "onExitCodes",
             "onPodConditions",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "action" => rt::Option::Some(0),
@@ -2155,7 +2142,6 @@ pub mod v1 {
     impl rt::decode::Fields for SuccessPolicy {
         const NAME: &'static str = "SuccessPolicy";
         const KEYS: &'static [&'static str] = &["rules"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "rules" => rt::Option::Some(0),
@@ -2259,7 +2245,6 @@ pub mod v1 {
     impl rt::decode::Fields for SuccessPolicyRule {
         const NAME: &'static str = "SuccessPolicyRule";
         const KEYS: &'static [&'static str] = &["succeededCount", "succeededIndexes"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "succeededCount" => rt::Option::Some(0),
@@ -2353,7 +2338,6 @@ pub mod v1 {
     impl rt::decode::Fields for UncountedTerminatedPods {
         const NAME: &'static str = "UncountedTerminatedPods";
         const KEYS: &'static [&'static str] = &["failed", "succeeded"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "failed" => rt::Option::Some(0),

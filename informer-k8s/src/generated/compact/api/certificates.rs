@@ -62,7 +62,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -283,7 +282,6 @@ pub mod v1 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastTransitionTime" => rt::Option::Some(0),
@@ -452,7 +450,6 @@ pub mod v1 {
             "usages",
             "username",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "expirationSeconds" => rt::Option::Some(0),
@@ -593,7 +590,6 @@ pub mod v1 {
     impl rt::decode::Fields for CertificateSigningRequestStatus {
         const NAME: &'static str = "CertificateSigningRequestStatus";
         const KEYS: &'static [&'static str] = &["certificate", "conditions"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "certificate" => rt::Option::Some(0),
@@ -722,7 +718,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -911,7 +906,6 @@ pub mod v1 {
     impl rt::decode::Fields for ClusterTrustBundleSpec {
         const NAME: &'static str = "ClusterTrustBundleSpec";
         const KEYS: &'static [&'static str] = &["signerName", "trustBundle"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "signerName" => rt::Option::Some(0),
@@ -1045,7 +1039,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1302,7 +1295,6 @@ pub mod v1 {
             "stubPKCS10Request",
             "unverifiedUserAnnotations",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "maxExpirationSeconds" => rt::Option::Some(0),
@@ -1504,7 +1496,6 @@ pub mod v1 {
             "notAfter",
             "notBefore",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "beginRefreshAt" => rt::Option::Some(0),

@@ -55,7 +55,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -272,7 +271,6 @@ pub mod v1 {
             "renewTime",
             "strategy",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "acquireTime" => rt::Option::Some(0),
@@ -422,7 +420,6 @@ pub mod v1beta1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -641,7 +638,6 @@ pub mod v1beta1 {
             "renewTime",
             "strategy",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "binaryVersion" => rt::Option::Some(0),

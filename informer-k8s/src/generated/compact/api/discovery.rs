@@ -95,7 +95,6 @@ pub mod v1 {
             "targetRef",
             "zone",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "addresses" => rt::Option::Some(0),
@@ -226,7 +225,6 @@ pub mod v1 {
     impl rt::decode::Fields for EndpointConditions {
         const NAME: &'static str = "EndpointConditions";
         const KEYS: &'static [&'static str] = &["ready", "serving", "terminating"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "ready" => rt::Option::Some(0),
@@ -331,7 +329,6 @@ pub mod v1 {
     impl rt::decode::Fields for EndpointHints {
         const NAME: &'static str = "EndpointHints";
         const KEYS: &'static [&'static str] = &["forNodes", "forZones"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "forNodes" => rt::Option::Some(0),
@@ -453,7 +450,6 @@ pub mod v1 {
             "port",
             "protocol",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "appProtocol" => rt::Option::Some(0),
@@ -593,7 +589,6 @@ pub mod v1 {
             "metadata",
             "ports",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -763,7 +758,6 @@ pub mod v1 {
     impl rt::decode::Fields for ForNode {
         const NAME: &'static str = "ForNode";
         const KEYS: &'static [&'static str] = &["name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -843,7 +837,6 @@ pub mod v1 {
     impl rt::decode::Fields for ForZone {
         const NAME: &'static str = "ForZone";
         const KEYS: &'static [&'static str] = &["name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),

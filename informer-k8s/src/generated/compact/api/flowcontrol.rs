@@ -51,7 +51,6 @@ pub mod v1 {
             "lendablePercent",
             "nominalConcurrencyShares",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lendablePercent" => rt::Option::Some(0),
@@ -151,7 +150,6 @@ pub mod v1 {
     impl rt::decode::Fields for FlowDistinguisherMethod {
         const NAME: &'static str = "FlowDistinguisherMethod";
         const KEYS: &'static [&'static str] = &["type"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "type" => rt::Option::Some(0),
@@ -276,7 +274,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -486,7 +483,6 @@ pub mod v1 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastTransitionTime" => rt::Option::Some(0),
@@ -639,7 +635,6 @@ pub mod v1 {
             "priorityLevelConfiguration",
             "rules",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "distinguisherMethod" => rt::Option::Some(0),
@@ -746,7 +741,6 @@ pub mod v1 {
     impl rt::decode::Fields for FlowSchemaStatus {
         const NAME: &'static str = "FlowSchemaStatus";
         const KEYS: &'static [&'static str] = &["conditions"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -827,7 +821,6 @@ pub mod v1 {
     impl rt::decode::Fields for GroupSubject {
         const NAME: &'static str = "GroupSubject";
         const KEYS: &'static [&'static str] = &["name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -916,7 +909,6 @@ pub mod v1 {
     impl rt::decode::Fields for LimitResponse {
         const NAME: &'static str = "LimitResponse";
         const KEYS: &'static [&'static str] = &["queuing", "type"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "queuing" => rt::Option::Some(0),
@@ -1050,7 +1042,6 @@ pub mod v1 {
             "limitResponse",
             "nominalConcurrencyShares",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "borrowingLimitPercent" => rt::Option::Some(0),
@@ -1191,7 +1182,6 @@ pub mod v1 {
     impl rt::decode::Fields for NonResourcePolicyRule {
         const NAME: &'static str = "NonResourcePolicyRule";
         const KEYS: &'static [&'static str] = &["nonResourceURLs", "verbs"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "nonResourceURLs" => rt::Option::Some(0),
@@ -1309,7 +1299,6 @@ pub mod v1 {
             "resourceRules",
             "subjects",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "nonResourceRules" => rt::Option::Some(0),
@@ -1454,7 +1443,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1683,7 +1671,6 @@ pub mod v1 {
             "status",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "lastTransitionTime" => rt::Option::Some(0),
@@ -1809,7 +1796,6 @@ pub mod v1 {
     impl rt::decode::Fields for PriorityLevelConfigurationReference {
         const NAME: &'static str = "PriorityLevelConfigurationReference";
         const KEYS: &'static [&'static str] = &["name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -1916,7 +1902,6 @@ pub mod v1 {
     impl rt::decode::Fields for PriorityLevelConfigurationSpec {
         const NAME: &'static str = "PriorityLevelConfigurationSpec";
         const KEYS: &'static [&'static str] = &["exempt", "limited", "type"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "exempt" => rt::Option::Some(0),
@@ -2025,7 +2010,6 @@ pub mod v1 {
     impl rt::decode::Fields for PriorityLevelConfigurationStatus {
         const NAME: &'static str = "PriorityLevelConfigurationStatus";
         const KEYS: &'static [&'static str] = &["conditions"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -2144,7 +2128,6 @@ pub mod v1 {
             "queueLengthLimit",
             "queues",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "handSize" => rt::Option::Some(0),
@@ -2277,7 +2260,6 @@ pub mod v1 {
             "resources",
             "verbs",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiGroups" => rt::Option::Some(0),
@@ -2391,7 +2373,6 @@ pub mod v1 {
     impl rt::decode::Fields for ServiceAccountSubject {
         const NAME: &'static str = "ServiceAccountSubject";
         const KEYS: &'static [&'static str] = &["name", "namespace"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -2510,7 +2491,6 @@ pub mod v1 {
             "serviceAccount",
             "user",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "group" => rt::Option::Some(0),
@@ -2605,7 +2585,6 @@ pub mod v1 {
     impl rt::decode::Fields for UserSubject {
         const NAME: &'static str = "UserSubject";
         const KEYS: &'static [&'static str] = &["name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),

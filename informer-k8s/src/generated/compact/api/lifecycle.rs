@@ -64,7 +64,6 @@ pub mod v1alpha1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -240,7 +239,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for EvictionPodReference {
         const NAME: &'static str = "EvictionPodReference";
         const KEYS: &'static [&'static str] = &["name", "uid"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -376,7 +374,6 @@ pub mod v1alpha1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -562,7 +559,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for EvictionRequestPodReference {
         const NAME: &'static str = "EvictionRequestPodReference";
         const KEYS: &'static [&'static str] = &["name", "uid"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -678,7 +674,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for EvictionRequestSpec {
         const NAME: &'static str = "EvictionRequestSpec";
         const KEYS: &'static [&'static str] = &["intent", "requester", "target"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "intent" => rt::Option::Some(0),
@@ -807,7 +802,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for EvictionRequestStatus {
         const NAME: &'static str = "EvictionRequestStatus";
         const KEYS: &'static [&'static str] = &["conditions", "observedGeneration"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -913,7 +907,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for EvictionRequestTarget {
         const NAME: &'static str = "EvictionRequestTarget";
         const KEYS: &'static [&'static str] = &["pod"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "pod" => rt::Option::Some(0),
@@ -1014,7 +1007,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for EvictionSpec {
         const NAME: &'static str = "EvictionSpec";
         const KEYS: &'static [&'static str] = &["target"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "target" => rt::Option::Some(0),
@@ -1154,7 +1146,6 @@ pub mod v1alpha1 {
             "responders",
             "targetResponders",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -1269,7 +1260,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for EvictionTarget {
         const NAME: &'static str = "EvictionTarget";
         const KEYS: &'static [&'static str] = &["pod"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "pod" => rt::Option::Some(0),
@@ -1369,7 +1359,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for Requester {
         const NAME: &'static str = "Requester";
         const KEYS: &'static [&'static str] = &["intent", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "intent" => rt::Option::Some(0),
@@ -1517,7 +1506,6 @@ pub mod v1alpha1 {
             "name",
             "startTime",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "completionTime" => rt::Option::Some(0),
@@ -1650,7 +1638,6 @@ pub mod v1alpha1 {
     impl rt::decode::Fields for TargetResponder {
         const NAME: &'static str = "TargetResponder";
         const KEYS: &'static [&'static str] = &["name", "priority", "state"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),

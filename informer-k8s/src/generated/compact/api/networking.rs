@@ -40,7 +40,6 @@ pub mod v1 {
     impl rt::decode::Fields for HTTPIngressPath {
         const NAME: &'static str = "HTTPIngressPath";
         const KEYS: &'static [&'static str] = &["backend", "path", "pathType"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "backend" => rt::Option::Some(0),
@@ -132,7 +131,6 @@ pub mod v1 {
     impl rt::decode::Fields for HTTPIngressRuleValue {
         const NAME: &'static str = "HTTPIngressRuleValue";
         const KEYS: &'static [&'static str] = &["paths"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "paths" => rt::Option::Some(0),
@@ -252,7 +250,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -416,7 +413,6 @@ pub mod v1 {
     impl rt::decode::Fields for IPAddressSpec {
         const NAME: &'static str = "IPAddressSpec";
         const KEYS: &'static [&'static str] = &["parentRef"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "parentRef" => rt::Option::Some(0),
@@ -503,7 +499,6 @@ pub mod v1 {
     impl rt::decode::Fields for IPBlock {
         const NAME: &'static str = "IPBlock";
         const KEYS: &'static [&'static str] = &["cidr", "except"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "cidr" => rt::Option::Some(0),
@@ -616,7 +611,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -788,7 +782,6 @@ pub mod v1 {
     impl rt::decode::Fields for IngressBackend {
         const NAME: &'static str = "IngressBackend";
         const KEYS: &'static [&'static str] = &["resource", "service"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "resource" => rt::Option::Some(0),
@@ -904,7 +897,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1091,7 +1083,6 @@ pub mod v1 {
             "namespace",
             "scope",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiGroup" => rt::Option::Some(0),
@@ -1225,7 +1216,6 @@ pub mod v1 {
     impl rt::decode::Fields for IngressClassSpec {
         const NAME: &'static str = "IngressClassSpec";
         const KEYS: &'static [&'static str] = &["controller", "parameters"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "controller" => rt::Option::Some(0),
@@ -1323,7 +1313,6 @@ pub mod v1 {
     impl rt::decode::Fields for IngressLoadBalancerIngress {
         const NAME: &'static str = "IngressLoadBalancerIngress";
         const KEYS: &'static [&'static str] = &["hostname", "ip", "ports"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "hostname" => rt::Option::Some(0),
@@ -1430,7 +1419,6 @@ pub mod v1 {
     impl rt::decode::Fields for IngressLoadBalancerStatus {
         const NAME: &'static str = "IngressLoadBalancerStatus";
         const KEYS: &'static [&'static str] = &["ingress"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "ingress" => rt::Option::Some(0),
@@ -1529,7 +1517,6 @@ pub mod v1 {
     impl rt::decode::Fields for IngressPortStatus {
         const NAME: &'static str = "IngressPortStatus";
         const KEYS: &'static [&'static str] = &["error", "port", "protocol"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "error" => rt::Option::Some(0),
@@ -1626,7 +1613,6 @@ pub mod v1 {
     impl rt::decode::Fields for IngressRule {
         const NAME: &'static str = "IngressRule";
         const KEYS: &'static [&'static str] = &["host", "http"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "host" => rt::Option::Some(0),
@@ -1724,7 +1710,6 @@ pub mod v1 {
     impl rt::decode::Fields for IngressServiceBackend {
         const NAME: &'static str = "IngressServiceBackend";
         const KEYS: &'static [&'static str] = &["name", "port"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -1847,7 +1832,6 @@ pub mod v1 {
             "rules",
             "tls",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "defaultBackend" => rt::Option::Some(0),
@@ -1948,7 +1932,6 @@ pub mod v1 {
     impl rt::decode::Fields for IngressStatus {
         const NAME: &'static str = "IngressStatus";
         const KEYS: &'static [&'static str] = &["loadBalancer"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "loadBalancer" => rt::Option::Some(0),
@@ -2037,7 +2020,6 @@ pub mod v1 {
     impl rt::decode::Fields for IngressTLS {
         const NAME: &'static str = "IngressTLS";
         const KEYS: &'static [&'static str] = &["hosts", "secretName"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "hosts" => rt::Option::Some(0),
@@ -2153,7 +2135,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -2311,7 +2292,6 @@ pub mod v1 {
     impl rt::decode::Fields for NetworkPolicyEgressRule {
         const NAME: &'static str = "NetworkPolicyEgressRule";
         const KEYS: &'static [&'static str] = &["ports", "to"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "ports" => rt::Option::Some(0),
@@ -2418,7 +2398,6 @@ pub mod v1 {
     impl rt::decode::Fields for NetworkPolicyIngressRule {
         const NAME: &'static str = "NetworkPolicyIngressRule";
         const KEYS: &'static [&'static str] = &["from", "ports"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "from" => rt::Option::Some(0),
@@ -2556,7 +2535,6 @@ pub mod v1 {
             "namespaceSelector",
             "podSelector",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "ipBlock" => rt::Option::Some(0),
@@ -2664,7 +2642,6 @@ pub mod v1 {
     impl rt::decode::Fields for NetworkPolicyPort {
         const NAME: &'static str = "NetworkPolicyPort";
         const KEYS: &'static [&'static str] = &["endPort", "port", "protocol"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "endPort" => rt::Option::Some(0),
@@ -2793,7 +2770,6 @@ pub mod v1 {
             "podSelector",
             "policyTypes",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "egress" => rt::Option::Some(0),
@@ -2915,7 +2891,6 @@ pub mod v1 {
             "namespace",
             "resource",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "group" => rt::Option::Some(0),
@@ -3023,7 +2998,6 @@ pub mod v1 {
     impl rt::decode::Fields for ServiceBackendPort {
         const NAME: &'static str = "ServiceBackendPort";
         const KEYS: &'static [&'static str] = &["name", "number"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -3139,7 +3113,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -3296,7 +3269,6 @@ pub mod v1 {
     impl rt::decode::Fields for ServiceCIDRSpec {
         const NAME: &'static str = "ServiceCIDRSpec";
         const KEYS: &'static [&'static str] = &["cidrs"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "cidrs" => rt::Option::Some(0),
@@ -3384,7 +3356,6 @@ pub mod v1 {
     impl rt::decode::Fields for ServiceCIDRStatus {
         const NAME: &'static str = "ServiceCIDRStatus";
         const KEYS: &'static [&'static str] = &["conditions"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),

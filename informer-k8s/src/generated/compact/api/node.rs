@@ -39,7 +39,6 @@ pub mod v1 {
     impl rt::decode::Fields for Overhead {
         const NAME: &'static str = "Overhead";
         const KEYS: &'static [&'static str] = &["podFixed"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "podFixed" => rt::Option::Some(0),
@@ -160,7 +159,6 @@ pub mod v1 {
             "overhead",
             "scheduling",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -336,7 +334,6 @@ pub mod v1 {
     impl rt::decode::Fields for Scheduling {
         const NAME: &'static str = "Scheduling";
         const KEYS: &'static [&'static str] = &["nodeSelector", "tolerations"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "nodeSelector" => rt::Option::Some(0),

@@ -60,7 +60,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -262,7 +261,6 @@ pub mod v1 {
             "selector",
             "unhealthyPodEvictionPolicy",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "maxUnavailable" => rt::Option::Some(0),
@@ -482,7 +480,6 @@ pub mod v1 {
             "expectedPods",
             "observedGeneration",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),

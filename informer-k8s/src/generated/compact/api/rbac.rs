@@ -42,7 +42,6 @@ pub mod v1 {
     impl rt::decode::Fields for AggregationRule {
         const NAME: &'static str = "AggregationRule";
         const KEYS: &'static [&'static str] = &["clusterRoleSelectors"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "clusterRoleSelectors" => rt::Option::Some(0),
@@ -158,7 +157,6 @@ pub mod v1 {
             "metadata",
             "rules",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -347,7 +345,6 @@ pub mod v1 {
             "roleRef",
             "subjects",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -546,7 +543,6 @@ pub mod v1 {
             "resources",
             "verbs",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiGroups" => rt::Option::Some(0),
@@ -669,7 +665,6 @@ pub mod v1 {
             "metadata",
             "rules",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -854,7 +849,6 @@ pub mod v1 {
             "roleRef",
             "subjects",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1035,7 +1029,6 @@ pub mod v1 {
     impl rt::decode::Fields for RoleRef {
         const NAME: &'static str = "RoleRef";
         const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiGroup" => rt::Option::Some(0),
@@ -1159,7 +1152,6 @@ pub mod v1 {
     impl rt::decode::Fields for Subject {
         const NAME: &'static str = "Subject";
         const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name", "namespace"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiGroup" => rt::Option::Some(0),

@@ -86,7 +86,6 @@ pub mod v1 {
             "pool",
             "shareID",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -252,7 +251,6 @@ pub mod v1 {
             "devices",
             "nodeSelector",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "allocationTimestamp" => rt::Option::Some(0),
@@ -354,7 +352,6 @@ pub mod v1 {
     impl rt::decode::Fields for CELDeviceSelector {
         const NAME: &'static str = "CELDeviceSelector";
         const KEYS: &'static [&'static str] = &["expression"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "expression" => rt::Option::Some(0),
@@ -471,7 +468,6 @@ pub mod v1 {
     impl rt::decode::Fields for CapacityRequestPolicy {
         const NAME: &'static str = "CapacityRequestPolicy";
         const KEYS: &'static [&'static str] = &["default", "validRange", "validValues"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "default" => rt::Option::Some(0),
@@ -598,7 +594,6 @@ pub mod v1 {
     impl rt::decode::Fields for CapacityRequestPolicyRange {
         const NAME: &'static str = "CapacityRequestPolicyRange";
         const KEYS: &'static [&'static str] = &["max", "min", "step"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "max" => rt::Option::Some(0),
@@ -716,7 +711,6 @@ pub mod v1 {
     impl rt::decode::Fields for CapacityRequirements {
         const NAME: &'static str = "CapacityRequirements";
         const KEYS: &'static [&'static str] = &["requests"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "requests" => rt::Option::Some(0),
@@ -811,7 +805,6 @@ pub mod v1 {
     impl rt::decode::Fields for Counter {
         const NAME: &'static str = "Counter";
         const KEYS: &'static [&'static str] = &["value"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "value" => rt::Option::Some(0),
@@ -908,7 +901,6 @@ pub mod v1 {
     impl rt::decode::Fields for CounterSet {
         const NAME: &'static str = "CounterSet";
         const KEYS: &'static [&'static str] = &["counters", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "counters" => rt::Option::Some(0),
@@ -1133,7 +1125,6 @@ pub mod v1 {
             "nodeSelector",
             "taints",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "allNodes" => rt::Option::Some(0),
@@ -1331,7 +1322,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceAllocationConfiguration {
         const NAME: &'static str = "DeviceAllocationConfiguration";
         const KEYS: &'static [&'static str] = &["opaque", "requests", "source"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "opaque" => rt::Option::Some(0),
@@ -1451,7 +1441,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceAllocationResult {
         const NAME: &'static str = "DeviceAllocationResult";
         const KEYS: &'static [&'static str] = &["config", "results"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "config" => rt::Option::Some(0),
@@ -1616,7 +1605,6 @@ pub mod v1 {
             "version",
             "versions",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "bool" => rt::Option::Some(0),
@@ -1766,7 +1754,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceCapacity {
         const NAME: &'static str = "DeviceCapacity";
         const KEYS: &'static [&'static str] = &["requestPolicy", "value"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "requestPolicy" => rt::Option::Some(0),
@@ -1883,7 +1870,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceClaim {
         const NAME: &'static str = "DeviceClaim";
         const KEYS: &'static [&'static str] = &["config", "constraints", "requests"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "config" => rt::Option::Some(0),
@@ -2001,7 +1987,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceClaimConfiguration {
         const NAME: &'static str = "DeviceClaimConfiguration";
         const KEYS: &'static [&'static str] = &["opaque", "requests"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "opaque" => rt::Option::Some(0),
@@ -2136,7 +2121,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -2312,7 +2296,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceClassConfiguration {
         const NAME: &'static str = "DeviceClassConfiguration";
         const KEYS: &'static [&'static str] = &["opaque"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "opaque" => rt::Option::Some(0),
@@ -2435,7 +2418,6 @@ pub mod v1 {
             "extendedResourceName",
             "selectors",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "config" => rt::Option::Some(0),
@@ -2567,7 +2549,6 @@ pub mod v1 {
             "matchAttribute",
             "requests",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "distinctAttribute" => rt::Option::Some(0),
@@ -2689,7 +2670,6 @@ pub mod v1 {
             "counterSet",
             "counters",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 #[cfg(k8s_openapi_enabled_version = "1.37")]
@@ -2810,7 +2790,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceDerivedAttribute {
         const NAME: &'static str = "DeviceDerivedAttribute";
         const KEYS: &'static [&'static str] = &["expression", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "expression" => rt::Option::Some(0),
@@ -2934,7 +2913,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceRequest {
         const NAME: &'static str = "DeviceRequest";
         const KEYS: &'static [&'static str] = &["exactly", "firstAvailable", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "exactly" => rt::Option::Some(0),
@@ -3121,7 +3099,6 @@ pub mod v1 {
             "skipNodeOperations",
             "tolerations",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "adminAccess" => rt::Option::Some(0),
@@ -3283,7 +3260,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceSelector {
         const NAME: &'static str = "DeviceSelector";
         const KEYS: &'static [&'static str] = &["cel"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "cel" => rt::Option::Some(0),
@@ -3440,7 +3416,6 @@ pub mod v1 {
             "selectors",
             "tolerations",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "allocationMode" => rt::Option::Some(0),
@@ -3590,7 +3565,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceTaint {
         const NAME: &'static str = "DeviceTaint";
         const KEYS: &'static [&'static str] = &["effect", "key", "timeAdded", "value"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "effect" => rt::Option::Some(0),
@@ -3723,7 +3697,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -3903,7 +3876,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceTaintRuleSpec {
         const NAME: &'static str = "DeviceTaintRuleSpec";
         const KEYS: &'static [&'static str] = &["deviceSelector", "taint"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "deviceSelector" => rt::Option::Some(0),
@@ -4009,7 +3981,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceTaintRuleStatus {
         const NAME: &'static str = "DeviceTaintRuleStatus";
         const KEYS: &'static [&'static str] = &["conditions"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -4116,7 +4087,6 @@ pub mod v1 {
     impl rt::decode::Fields for DeviceTaintSelector {
         const NAME: &'static str = "DeviceTaintSelector";
         const KEYS: &'static [&'static str] = &["device", "driver", "pool"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "device" => rt::Option::Some(0),
@@ -4262,7 +4232,6 @@ pub mod v1 {
             "tolerationSeconds",
             "value",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "effect" => rt::Option::Some(0),
@@ -4443,7 +4412,6 @@ pub mod v1 {
             "selectors",
             "tolerations",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "adminAccess" => rt::Option::Some(0),
@@ -4599,7 +4567,6 @@ pub mod v1 {
             "interfaceName",
             "ips",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "hardwareAddress" => rt::Option::Some(0),
@@ -4730,7 +4697,6 @@ pub mod v1 {
             "capacityMultiplier",
             "deviceMultiplier",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "capacityKey" => rt::Option::Some(0),
@@ -4854,7 +4820,6 @@ pub mod v1 {
     impl rt::decode::Fields for NodeAllocatableOverhead {
         const NAME: &'static str = "NodeAllocatableOverhead";
         const KEYS: &'static [&'static str] = &["perContainer", "perPod"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "perContainer" => rt::Option::Some(0),
@@ -4971,7 +4936,6 @@ pub mod v1 {
     impl rt::decode::Fields for NodeAllocatableResource {
         const NAME: &'static str = "NodeAllocatableResource";
         const KEYS: &'static [&'static str] = &["mapping", "overhead"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "mapping" => rt::Option::Some(0),
@@ -5092,7 +5056,6 @@ pub mod v1 {
     impl rt::decode::Fields for NodeAllocatableResourceMapping {
         const NAME: &'static str = "NodeAllocatableResourceMapping";
         const KEYS: &'static [&'static str] = &["allocationMultiplier", "capacityKey"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "allocationMultiplier" => rt::Option::Some(0),
@@ -5207,7 +5170,6 @@ pub mod v1 {
     impl rt::decode::Fields for OpaqueDeviceConfiguration {
         const NAME: &'static str = "OpaqueDeviceConfiguration";
         const KEYS: &'static [&'static str] = &["driver", "parameters"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "driver" => rt::Option::Some(0),
@@ -5349,7 +5311,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -5549,7 +5510,6 @@ pub mod v1 {
     impl rt::decode::Fields for ResourceClaimConsumerReference {
         const NAME: &'static str = "ResourceClaimConsumerReference";
         const KEYS: &'static [&'static str] = &["apiGroup", "name", "resource", "uid"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiGroup" => rt::Option::Some(0),
@@ -5671,7 +5631,6 @@ pub mod v1 {
     impl rt::decode::Fields for ResourceClaimSpec {
         const NAME: &'static str = "ResourceClaimSpec";
         const KEYS: &'static [&'static str] = &["devices"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "devices" => rt::Option::Some(0),
@@ -5786,7 +5745,6 @@ pub mod v1 {
     impl rt::decode::Fields for ResourceClaimStatus {
         const NAME: &'static str = "ResourceClaimStatus";
         const KEYS: &'static [&'static str] = &["allocation", "devices", "reservedFor"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "allocation" => rt::Option::Some(0),
@@ -5922,7 +5880,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -6133,7 +6090,6 @@ pub mod v1 {
     impl rt::decode::Fields for ResourceClaimTemplateSpec {
         const NAME: &'static str = "ResourceClaimTemplateSpec";
         const KEYS: &'static [&'static str] = &["metadata", "spec"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "metadata" => rt::Option::Some(0),
@@ -6269,7 +6225,6 @@ pub mod v1 {
             "name",
             "resourceSliceCount",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "generation" => rt::Option::Some(0),
@@ -6392,7 +6347,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -6648,7 +6602,6 @@ pub mod v1 {
             "sharedCounters",
             "skipNodeOperations",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "allNodes" => rt::Option::Some(0),
@@ -6826,7 +6779,6 @@ pub mod v1alpha3 {
             "total",
             "type",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "allocatable" => rt::Option::Some(0),
@@ -7041,7 +6993,6 @@ pub mod v1alpha3 {
             "unavailableDevices",
             "validationError",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "allocatedDevices" => rt::Option::Some(0),
@@ -7226,7 +7177,6 @@ pub mod v1alpha3 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -7447,7 +7397,6 @@ pub mod v1alpha3 {
             "limit",
             "poolName",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 #[cfg(k8s_openapi_enabled_version = "1.37")]
@@ -7594,7 +7543,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for ResourcePoolStatusRequestStatus {
         const NAME: &'static str = "ResourcePoolStatusRequestStatus";
         const KEYS: &'static [&'static str] = &["conditions", "poolCount", "pools"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -7738,7 +7686,6 @@ pub mod v1alpha3 {
             "name",
             "total",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "available" => rt::Option::Some(0),
@@ -7888,7 +7835,6 @@ pub mod v1alpha3 {
             "fullyAvailableDevices",
             "partiallyAvailableDevices",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "capacity" => rt::Option::Some(0),

@@ -90,7 +90,6 @@ pub mod v1 {
             "preemptionPolicy",
             "value",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -280,7 +279,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for CompositeDisruptionMode {
         const NAME: &'static str = "CompositeDisruptionMode";
         const KEYS: &'static [&'static str] = &["all", "single"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "all" => rt::Option::Some(0),
@@ -402,7 +400,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for CompositeGangSchedulingPolicy {
         const NAME: &'static str = "CompositeGangSchedulingPolicy";
         const KEYS: &'static [&'static str] = &["minGroupCount"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "minGroupCount" => rt::Option::Some(0),
@@ -537,7 +534,6 @@ pub mod v1alpha3 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -729,7 +725,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for CompositePodGroupSchedulingConstraints {
         const NAME: &'static str = "CompositePodGroupSchedulingConstraints";
         const KEYS: &'static [&'static str] = &["topology"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "topology" => rt::Option::Some(0),
@@ -843,7 +838,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for CompositePodGroupSchedulingPolicy {
         const NAME: &'static str = "CompositePodGroupSchedulingPolicy";
         const KEYS: &'static [&'static str] = &["basic", "gang"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "basic" => rt::Option::Some(0),
@@ -1030,7 +1024,6 @@ pub mod v1alpha3 {
             "schedulingPolicy",
             "workloadRef",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "disruptionMode" => rt::Option::Some(0),
@@ -1188,7 +1181,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for CompositePodGroupStatus {
         const NAME: &'static str = "CompositePodGroupStatus";
         const KEYS: &'static [&'static str] = &["conditions"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -1289,7 +1281,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for TopologyConstraint {
         const NAME: &'static str = "TopologyConstraint";
         const KEYS: &'static [&'static str] = &["key"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "key" => rt::Option::Some(0),
@@ -1393,7 +1384,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for WorkloadPodGroupDisruptionMode {
         const NAME: &'static str = "WorkloadPodGroupDisruptionMode";
         const KEYS: &'static [&'static str] = &["all", "single"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "all" => rt::Option::Some(0),
@@ -1519,7 +1509,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for WorkloadPodGroupGangSchedulingPolicy {
         const NAME: &'static str = "WorkloadPodGroupGangSchedulingPolicy";
         const KEYS: &'static [&'static str] = &["minCount"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "minCount" => rt::Option::Some(0),
@@ -1650,7 +1639,6 @@ pub mod v1alpha3 {
             "resourceClaimName",
             "resourceClaimTemplateName",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -1775,7 +1763,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for WorkloadPodGroupSchedulingConstraints {
         const NAME: &'static str = "WorkloadPodGroupSchedulingConstraints";
         const KEYS: &'static [&'static str] = &["topology"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "topology" => rt::Option::Some(0),
@@ -1888,7 +1875,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for WorkloadPodGroupSchedulingPolicy {
         const NAME: &'static str = "WorkloadPodGroupSchedulingPolicy";
         const KEYS: &'static [&'static str] = &["basic", "gang"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "basic" => rt::Option::Some(0),
@@ -2009,7 +1995,6 @@ pub mod v1alpha3 {
     impl rt::decode::Fields for WorkloadReference {
         const NAME: &'static str = "WorkloadReference";
         const KEYS: &'static [&'static str] = &["templateName", "workloadName"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "templateName" => rt::Option::Some(0),
@@ -2125,7 +2110,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for CompositeDisruptionMode {
         const NAME: &'static str = "CompositeDisruptionMode";
         const KEYS: &'static [&'static str] = &["all", "single"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "all" => rt::Option::Some(0),
@@ -2247,7 +2231,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for CompositeGangSchedulingPolicy {
         const NAME: &'static str = "CompositeGangSchedulingPolicy";
         const KEYS: &'static [&'static str] = &["minGroupCount"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "minGroupCount" => rt::Option::Some(0),
@@ -2358,7 +2341,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for CompositePodGroupSchedulingConstraints {
         const NAME: &'static str = "CompositePodGroupSchedulingConstraints";
         const KEYS: &'static [&'static str] = &["topology"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "topology" => rt::Option::Some(0),
@@ -2471,7 +2453,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for CompositePodGroupSchedulingPolicy {
         const NAME: &'static str = "CompositePodGroupSchedulingPolicy";
         const KEYS: &'static [&'static str] = &["basic", "gang"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "basic" => rt::Option::Some(0),
@@ -2669,7 +2650,6 @@ pub mod v1beta1 {
             "schedulingConstraints",
             "schedulingPolicy",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "compositePodGroupTemplates" => rt::Option::Some(0),
@@ -2829,7 +2809,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for DisruptionMode {
         const NAME: &'static str = "DisruptionMode";
         const KEYS: &'static [&'static str] = &["all", "single"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "all" => rt::Option::Some(0),
@@ -2941,7 +2920,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for GangSchedulingPolicy {
         const NAME: &'static str = "GangSchedulingPolicy";
         const KEYS: &'static [&'static str] = &["minCount"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "minCount" => rt::Option::Some(0),
@@ -3070,7 +3048,6 @@ pub mod v1beta1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -3265,7 +3242,6 @@ pub mod v1beta1 {
             "resourceClaimName",
             "resourceClaimTemplateName",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -3398,7 +3374,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for PodGroupResourceClaimStatus {
         const NAME: &'static str = "PodGroupResourceClaimStatus";
         const KEYS: &'static [&'static str] = &["name", "resourceClaimName"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "name" => rt::Option::Some(0),
@@ -3512,7 +3487,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for PodGroupSchedulingConstraints {
         const NAME: &'static str = "PodGroupSchedulingConstraints";
         const KEYS: &'static [&'static str] = &["topology"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "topology" => rt::Option::Some(0),
@@ -3622,7 +3596,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for PodGroupSchedulingPolicy {
         const NAME: &'static str = "PodGroupSchedulingPolicy";
         const KEYS: &'static [&'static str] = &["basic", "gang"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "basic" => rt::Option::Some(0),
@@ -3815,7 +3788,6 @@ pub mod v1beta1 {
             "schedulingPolicy",
             "workloadRef",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "disruptionMode" => rt::Option::Some(0),
@@ -3975,7 +3947,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for PodGroupStatus {
         const NAME: &'static str = "PodGroupStatus";
         const KEYS: &'static [&'static str] = &["conditions", "resourceClaimStatuses"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),
@@ -4148,7 +4119,6 @@ pub mod v1beta1 {
             "schedulingConstraints",
             "schedulingPolicy",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "disruptionMode" => rt::Option::Some(0),
@@ -4299,7 +4269,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for TopologyConstraint {
         const NAME: &'static str = "TopologyConstraint";
         const KEYS: &'static [&'static str] = &["key"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "key" => rt::Option::Some(0),
@@ -4410,7 +4379,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for TypedLocalObjectReference {
         const NAME: &'static str = "TypedLocalObjectReference";
         const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiGroup" => rt::Option::Some(0),
@@ -4546,7 +4514,6 @@ pub mod v1beta1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -4718,7 +4685,6 @@ pub mod v1beta1 {
     impl rt::decode::Fields for WorkloadReference {
         const NAME: &'static str = "WorkloadReference";
         const KEYS: &'static [&'static str] = &["templateName", "workloadName"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "templateName" => rt::Option::Some(0),
@@ -4852,7 +4818,6 @@ pub mod v1beta1 {
             "controllerRef",
             "podGroupTemplates",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "compositePodGroupTemplates" => rt::Option::Some(0),

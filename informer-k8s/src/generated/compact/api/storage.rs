@@ -55,7 +55,6 @@ pub mod v1 {
             "metadata",
             "spec",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -315,7 +314,6 @@ pub mod v1 {
             "tokenRequests",
             "volumeLifecycleModes",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "attachRequired" => rt::Option::Some(0),
@@ -499,7 +497,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -689,7 +686,6 @@ pub mod v1 {
             "nodeID",
             "topologyKeys",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "allocatable" => rt::Option::Some(0),
@@ -794,7 +790,6 @@ pub mod v1 {
     impl rt::decode::Fields for CSINodeSpec {
         const NAME: &'static str = "CSINodeSpec";
         const KEYS: &'static [&'static str] = &["drivers"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "drivers" => rt::Option::Some(0),
@@ -884,7 +879,6 @@ pub mod v1 {
     impl rt::decode::Fields for CSINodeStatus {
         const NAME: &'static str = "CSINodeStatus";
         const KEYS: &'static [&'static str] = &["storageHealth"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "storageHealth" => rt::Option::Some(0),
@@ -1030,7 +1024,6 @@ pub mod v1 {
             "nodeTopology",
             "storageClassName",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1275,7 +1268,6 @@ pub mod v1 {
             "reclaimPolicy",
             "volumeBindingMode",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -1465,7 +1457,6 @@ pub mod v1 {
     impl rt::decode::Fields for StorageHealth {
         const NAME: &'static str = "StorageHealth";
         const KEYS: &'static [&'static str] = &["healthConditions", "name"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "healthConditions" => rt::Option::Some(0),
@@ -1609,7 +1600,6 @@ pub mod v1 {
             "status",
             "volumeMode",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "accessMode" => rt::Option::Some(0),
@@ -1738,7 +1728,6 @@ pub mod v1 {
     impl rt::decode::Fields for TokenRequest {
         const NAME: &'static str = "TokenRequest";
         const KEYS: &'static [&'static str] = &["audience", "expirationSeconds"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "audience" => rt::Option::Some(0),
@@ -1851,7 +1840,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -2029,7 +2017,6 @@ pub mod v1 {
             "inlineVolumeSpec",
             "persistentVolumeName",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "inlineVolumeSpec" => rt::Option::Some(0),
@@ -2143,7 +2130,6 @@ pub mod v1 {
     impl rt::decode::Fields for VolumeAttachmentSpec {
         const NAME: &'static str = "VolumeAttachmentSpec";
         const KEYS: &'static [&'static str] = &["attacher", "nodeName", "source"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "attacher" => rt::Option::Some(0),
@@ -2273,7 +2259,6 @@ pub mod v1 {
             "attachmentMetadata",
             "detachError",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "attachError" => rt::Option::Some(0),
@@ -2413,7 +2398,6 @@ pub mod v1 {
             "metadata",
             "parameters",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -2603,7 +2587,6 @@ pub mod v1 {
     impl rt::decode::Fields for VolumeError {
         const NAME: &'static str = "VolumeError";
         const KEYS: &'static [&'static str] = &["errorCode", "message", "time"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "errorCode" => rt::Option::Some(0),
@@ -2693,7 +2676,6 @@ pub mod v1 {
     impl rt::decode::Fields for VolumeNodeResources {
         const NAME: &'static str = "VolumeNodeResources";
         const KEYS: &'static [&'static str] = &["count"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "count" => rt::Option::Some(0),

@@ -66,7 +66,6 @@ pub mod v1 {
             "spec",
             "status",
         ];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "apiVersion" => rt::Option::Some(0),
@@ -256,7 +255,6 @@ pub mod v1 {
     impl rt::decode::Fields for StorageVersionMigrationSpec {
         const NAME: &'static str = "StorageVersionMigrationSpec";
         const KEYS: &'static [&'static str] = &["resource"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "resource" => rt::Option::Some(0),
@@ -380,7 +378,6 @@ pub mod v1 {
     impl rt::decode::Fields for StorageVersionMigrationStatus {
         const NAME: &'static str = "StorageVersionMigrationStatus";
         const KEYS: &'static [&'static str] = &["conditions", "resourceVersion"];
-        const REQUIRED: &'static [u8] = &[];
         fn index(key: &str) -> rt::Option<u8> {
             match key {
                 "conditions" => rt::Option::Some(0),

@@ -45,7 +45,6 @@ impl rt::decode::Fields for AWSElasticBlockStoreVolumeSource {
         "readOnly",
         "volumeID",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -179,7 +178,6 @@ impl rt::decode::Fields for Affinity {
         "podAffinity",
         "podAntiAffinity",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "nodeAffinity" => rt::Option::Some(0),
@@ -278,7 +276,6 @@ impl<'de> rt::serde::Deserialize<'de> for AppArmorProfile {
 impl rt::decode::Fields for AppArmorProfile {
     const NAME: &'static str = "AppArmorProfile";
     const KEYS: &'static [&'static str] = &["localhostProfile", "type"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "localhostProfile" => rt::Option::Some(0),
@@ -362,7 +359,6 @@ impl<'de> rt::serde::Deserialize<'de> for AttachedVolume {
 impl rt::decode::Fields for AttachedVolume {
     const NAME: &'static str = "AttachedVolume";
     const KEYS: &'static [&'static str] = &["devicePath", "name"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "devicePath" => rt::Option::Some(0),
@@ -476,7 +472,6 @@ impl rt::decode::Fields for AzureDiskVolumeSource {
         "kind",
         "readOnly",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "cachingMode" => rt::Option::Some(0),
@@ -609,7 +604,6 @@ impl rt::decode::Fields for AzureFilePersistentVolumeSource {
         "secretNamespace",
         "shareName",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "readOnly" => rt::Option::Some(0),
@@ -727,7 +721,6 @@ impl<'de> rt::serde::Deserialize<'de> for AzureFileVolumeSource {
 impl rt::decode::Fields for AzureFileVolumeSource {
     const NAME: &'static str = "AzureFileVolumeSource";
     const KEYS: &'static [&'static str] = &["readOnly", "secretName", "shareName"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "readOnly" => rt::Option::Some(0),
@@ -887,7 +880,6 @@ impl rt::decode::Fields for CSIPersistentVolumeSource {
         "volumeAttributes",
         "volumeHandle",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "controllerExpandSecretRef" => rt::Option::Some(0),
@@ -1067,7 +1059,6 @@ impl rt::decode::Fields for CSIVolumeSource {
         "readOnly",
         "volumeAttributes",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "driver" => rt::Option::Some(0),
@@ -1170,7 +1161,6 @@ impl<'de> rt::serde::Deserialize<'de> for Capabilities {
 impl rt::decode::Fields for Capabilities {
     const NAME: &'static str = "Capabilities";
     const KEYS: &'static [&'static str] = &["add", "drop"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "add" => rt::Option::Some(0),
@@ -1280,7 +1270,6 @@ impl rt::decode::Fields for CephFSPersistentVolumeSource {
         "secretRef",
         "user",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "monitors" => rt::Option::Some(0),
@@ -1423,7 +1412,6 @@ impl rt::decode::Fields for CephFSVolumeSource {
         "secretRef",
         "user",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "monitors" => rt::Option::Some(0),
@@ -1543,7 +1531,6 @@ impl rt::decode::Fields for CinderPersistentVolumeSource {
         "secretRef",
         "volumeID",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -1666,7 +1653,6 @@ impl rt::decode::Fields for CinderVolumeSource {
         "secretRef",
         "volumeID",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -1761,7 +1747,6 @@ impl<'de> rt::serde::Deserialize<'de> for ClientIPConfig {
 impl rt::decode::Fields for ClientIPConfig {
     const NAME: &'static str = "ClientIPConfig";
     const KEYS: &'static [&'static str] = &["timeoutSeconds"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "timeoutSeconds" => rt::Option::Some(0),
@@ -1874,7 +1859,6 @@ impl rt::decode::Fields for ClusterTrustBundleProjection {
         "signerName",
         "user",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "labelSelector" => rt::Option::Some(0),
@@ -2016,7 +2000,6 @@ impl rt::decode::Fields for ConfigMap {
         "immutable",
         "metadata",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -2187,7 +2170,6 @@ impl<'de> rt::serde::Deserialize<'de> for ConfigMapEnvSource {
 impl rt::decode::Fields for ConfigMapEnvSource {
     const NAME: &'static str = "ConfigMapEnvSource";
     const KEYS: &'static [&'static str] = &["name", "optional"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -2274,7 +2256,6 @@ impl<'de> rt::serde::Deserialize<'de> for ConfigMapKeySelector {
 impl rt::decode::Fields for ConfigMapKeySelector {
     const NAME: &'static str = "ConfigMapKeySelector";
     const KEYS: &'static [&'static str] = &["key", "name", "optional"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "key" => rt::Option::Some(0),
@@ -2388,7 +2369,6 @@ impl rt::decode::Fields for ConfigMapNodeConfigSource {
         "resourceVersion",
         "uid",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "kubeletConfigKey" => rt::Option::Some(0),
@@ -2495,7 +2475,6 @@ impl<'de> rt::serde::Deserialize<'de> for ConfigMapProjection {
 impl rt::decode::Fields for ConfigMapProjection {
     const NAME: &'static str = "ConfigMapProjection";
     const KEYS: &'static [&'static str] = &["items", "name", "optional"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "items" => rt::Option::Some(0),
@@ -2615,7 +2594,6 @@ impl rt::decode::Fields for ConfigMapVolumeSource {
         "name",
         "optional",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "defaultMode" => rt::Option::Some(0),
@@ -2891,7 +2869,6 @@ impl rt::decode::Fields for Container {
         "volumeMounts",
         "workingDir",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "args" => rt::Option::Some(0),
@@ -3126,7 +3103,6 @@ impl rt::decode::Fields for ContainerExtendedResourceRequest {
         "requestName",
         "resourceName",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "containerName" => rt::Option::Some(0),
@@ -3230,7 +3206,6 @@ impl<'de> rt::serde::Deserialize<'de> for ContainerImage {
 impl rt::decode::Fields for ContainerImage {
     const NAME: &'static str = "ContainerImage";
     const KEYS: &'static [&'static str] = &["names", "sizeBytes"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "names" => rt::Option::Some(0),
@@ -3335,7 +3310,6 @@ impl rt::decode::Fields for ContainerPort {
         "name",
         "protocol",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "containerPort" => rt::Option::Some(0),
@@ -3434,7 +3408,6 @@ impl<'de> rt::serde::Deserialize<'de> for ContainerResizePolicy {
 impl rt::decode::Fields for ContainerResizePolicy {
     const NAME: &'static str = "ContainerResizePolicy";
     const KEYS: &'static [&'static str] = &["resourceName", "restartPolicy"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "resourceName" => rt::Option::Some(0),
@@ -3523,7 +3496,6 @@ impl<'de> rt::serde::Deserialize<'de> for ContainerRestartRule {
 impl rt::decode::Fields for ContainerRestartRule {
     const NAME: &'static str = "ContainerRestartRule";
     const KEYS: &'static [&'static str] = &["action", "exitCodes"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "action" => rt::Option::Some(0),
@@ -3617,7 +3589,6 @@ impl<'de> rt::serde::Deserialize<'de> for ContainerRestartRuleOnExitCodes {
 impl rt::decode::Fields for ContainerRestartRuleOnExitCodes {
     const NAME: &'static str = "ContainerRestartRuleOnExitCodes";
     const KEYS: &'static [&'static str] = &["operator", "values"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "operator" => rt::Option::Some(0),
@@ -3719,7 +3690,6 @@ impl<'de> rt::serde::Deserialize<'de> for ContainerState {
 impl rt::decode::Fields for ContainerState {
     const NAME: &'static str = "ContainerState";
     const KEYS: &'static [&'static str] = &["running", "terminated", "waiting"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "running" => rt::Option::Some(0),
@@ -3805,7 +3775,6 @@ impl<'de> rt::serde::Deserialize<'de> for ContainerStateRunning {
 impl rt::decode::Fields for ContainerStateRunning {
     const NAME: &'static str = "ContainerStateRunning";
     const KEYS: &'static [&'static str] = &["startedAt"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "startedAt" => rt::Option::Some(0),
@@ -3920,7 +3889,6 @@ impl rt::decode::Fields for ContainerStateTerminated {
         "signal",
         "startedAt",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "containerID" => rt::Option::Some(0),
@@ -4034,7 +4002,6 @@ impl<'de> rt::serde::Deserialize<'de> for ContainerStateWaiting {
 impl rt::decode::Fields for ContainerStateWaiting {
     const NAME: &'static str = "ContainerStateWaiting";
     const KEYS: &'static [&'static str] = &["message", "reason"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "message" => rt::Option::Some(0),
@@ -4207,7 +4174,6 @@ impl rt::decode::Fields for ContainerStatus {
         "user",
         "volumeMounts",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "allocatedResources" => rt::Option::Some(0),
@@ -4355,7 +4321,6 @@ impl<'de> rt::serde::Deserialize<'de> for ContainerUser {
 impl rt::decode::Fields for ContainerUser {
     const NAME: &'static str = "ContainerUser";
     const KEYS: &'static [&'static str] = &["linux"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "linux" => rt::Option::Some(0),
@@ -4429,7 +4394,6 @@ impl<'de> rt::serde::Deserialize<'de> for DaemonEndpoint {
 impl rt::decode::Fields for DaemonEndpoint {
     const NAME: &'static str = "DaemonEndpoint";
     const KEYS: &'static [&'static str] = &["Port"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "Port" => rt::Option::Some(0),
@@ -4501,7 +4465,6 @@ impl<'de> rt::serde::Deserialize<'de> for DownwardAPIProjection {
 impl rt::decode::Fields for DownwardAPIProjection {
     const NAME: &'static str = "DownwardAPIProjection";
     const KEYS: &'static [&'static str] = &["items"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "items" => rt::Option::Some(0),
@@ -4608,7 +4571,6 @@ impl rt::decode::Fields for DownwardAPIVolumeFile {
         "resourceFieldRef",
         "user",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fieldRef" => rt::Option::Some(0),
@@ -4730,7 +4692,6 @@ impl<'de> rt::serde::Deserialize<'de> for DownwardAPIVolumeSource {
 impl rt::decode::Fields for DownwardAPIVolumeSource {
     const NAME: &'static str = "DownwardAPIVolumeSource";
     const KEYS: &'static [&'static str] = &["defaultMode", "defaultUser", "items"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "defaultMode" => rt::Option::Some(0),
@@ -4841,7 +4802,6 @@ impl<'de> rt::serde::Deserialize<'de> for EmptyDirVolumeSource {
 impl rt::decode::Fields for EmptyDirVolumeSource {
     const NAME: &'static str = "EmptyDirVolumeSource";
     const KEYS: &'static [&'static str] = &["medium", "mode", "sizeLimit"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "medium" => rt::Option::Some(0),
@@ -4946,7 +4906,6 @@ impl<'de> rt::serde::Deserialize<'de> for EndpointAddress {
 impl rt::decode::Fields for EndpointAddress {
     const NAME: &'static str = "EndpointAddress";
     const KEYS: &'static [&'static str] = &["hostname", "ip", "nodeName", "targetRef"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "hostname" => rt::Option::Some(0),
@@ -5063,7 +5022,6 @@ impl<'de> rt::serde::Deserialize<'de> for EndpointPort {
 impl rt::decode::Fields for EndpointPort {
     const NAME: &'static str = "EndpointPort";
     const KEYS: &'static [&'static str] = &["appProtocol", "name", "port", "protocol"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "appProtocol" => rt::Option::Some(0),
@@ -5176,7 +5134,6 @@ impl<'de> rt::serde::Deserialize<'de> for EndpointSubset {
 impl rt::decode::Fields for EndpointSubset {
     const NAME: &'static str = "EndpointSubset";
     const KEYS: &'static [&'static str] = &["addresses", "notReadyAddresses", "ports"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "addresses" => rt::Option::Some(0),
@@ -5278,7 +5235,6 @@ impl<'de> rt::serde::Deserialize<'de> for Endpoints {
 impl rt::decode::Fields for Endpoints {
     const NAME: &'static str = "Endpoints";
     const KEYS: &'static [&'static str] = &["apiVersion", "kind", "metadata", "subsets"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -5439,7 +5395,6 @@ impl<'de> rt::serde::Deserialize<'de> for EnvFromSource {
 impl rt::decode::Fields for EnvFromSource {
     const NAME: &'static str = "EnvFromSource";
     const KEYS: &'static [&'static str] = &["configMapRef", "prefix", "secretRef"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "configMapRef" => rt::Option::Some(0),
@@ -5531,7 +5486,6 @@ impl<'de> rt::serde::Deserialize<'de> for EnvVar {
 impl rt::decode::Fields for EnvVar {
     const NAME: &'static str = "EnvVar";
     const KEYS: &'static [&'static str] = &["name", "value", "valueFrom"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -5655,7 +5609,6 @@ impl rt::decode::Fields for EnvVarSource {
         "resourceFieldRef",
         "secretKeyRef",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "configMapKeyRef" => rt::Option::Some(0),
@@ -5938,7 +5891,6 @@ impl rt::decode::Fields for EphemeralContainer {
         "volumeMounts",
         "workingDir",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "args" => rt::Option::Some(0),
@@ -6164,7 +6116,6 @@ impl<'de> rt::serde::Deserialize<'de> for EphemeralVolumeSource {
 impl rt::decode::Fields for EphemeralVolumeSource {
     const NAME: &'static str = "EphemeralVolumeSource";
     const KEYS: &'static [&'static str] = &["volumeClaimTemplate"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "volumeClaimTemplate" => rt::Option::Some(0),
@@ -6343,7 +6294,6 @@ impl rt::decode::Fields for Event {
         "source",
         "type",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -6553,7 +6503,6 @@ impl<'de> rt::serde::Deserialize<'de> for EventSeries {
 impl rt::decode::Fields for EventSeries {
     const NAME: &'static str = "EventSeries";
     const KEYS: &'static [&'static str] = &["count", "lastObservedTime"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "count" => rt::Option::Some(0),
@@ -6637,7 +6586,6 @@ impl<'de> rt::serde::Deserialize<'de> for EventSource {
 impl rt::decode::Fields for EventSource {
     const NAME: &'static str = "EventSource";
     const KEYS: &'static [&'static str] = &["component", "host"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "component" => rt::Option::Some(0),
@@ -6725,7 +6673,6 @@ impl<'de> rt::serde::Deserialize<'de> for EvictionResponder {
 impl rt::decode::Fields for EvictionResponder {
     const NAME: &'static str = "EvictionResponder";
     const KEYS: &'static [&'static str] = &["name", "priority"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -6810,7 +6757,6 @@ impl<'de> rt::serde::Deserialize<'de> for ExecAction {
 impl rt::decode::Fields for ExecAction {
     const NAME: &'static str = "ExecAction";
     const KEYS: &'static [&'static str] = &["command"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "command" => rt::Option::Some(0),
@@ -6910,7 +6856,6 @@ impl rt::decode::Fields for FCVolumeSource {
         "targetWWNs",
         "wwids",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -7032,7 +6977,6 @@ impl<'de> rt::serde::Deserialize<'de> for FileKeySelector {
 impl rt::decode::Fields for FileKeySelector {
     const NAME: &'static str = "FileKeySelector";
     const KEYS: &'static [&'static str] = &["key", "optional", "path", "volumeName"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "key" => rt::Option::Some(0),
@@ -7153,7 +7097,6 @@ impl rt::decode::Fields for FlexPersistentVolumeSource {
         "readOnly",
         "secretRef",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "driver" => rt::Option::Some(0),
@@ -7286,7 +7229,6 @@ impl rt::decode::Fields for FlexVolumeSource {
         "readOnly",
         "secretRef",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "driver" => rt::Option::Some(0),
@@ -7393,7 +7335,6 @@ impl<'de> rt::serde::Deserialize<'de> for FlockerVolumeSource {
 impl rt::decode::Fields for FlockerVolumeSource {
     const NAME: &'static str = "FlockerVolumeSource";
     const KEYS: &'static [&'static str] = &["datasetName", "datasetUUID"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "datasetName" => rt::Option::Some(0),
@@ -7488,7 +7429,6 @@ impl<'de> rt::serde::Deserialize<'de> for GCEPersistentDiskVolumeSource {
 impl rt::decode::Fields for GCEPersistentDiskVolumeSource {
     const NAME: &'static str = "GCEPersistentDiskVolumeSource";
     const KEYS: &'static [&'static str] = &["fsType", "partition", "pdName", "readOnly"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -7608,7 +7548,6 @@ impl<'de> rt::serde::Deserialize<'de> for GRPCAction {
 impl rt::decode::Fields for GRPCAction {
     const NAME: &'static str = "GRPCAction";
     const KEYS: &'static [&'static str] = &["mode", "port", "service"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             #[cfg(k8s_openapi_enabled_version = "1.37")]
@@ -7709,7 +7648,6 @@ impl<'de> rt::serde::Deserialize<'de> for GitRepoVolumeSource {
 impl rt::decode::Fields for GitRepoVolumeSource {
     const NAME: &'static str = "GitRepoVolumeSource";
     const KEYS: &'static [&'static str] = &["directory", "repository", "revision"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "directory" => rt::Option::Some(0),
@@ -7818,7 +7756,6 @@ impl rt::decode::Fields for GlusterfsPersistentVolumeSource {
         "path",
         "readOnly",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "endpoints" => rt::Option::Some(0),
@@ -7932,7 +7869,6 @@ impl<'de> rt::serde::Deserialize<'de> for GlusterfsVolumeSource {
 impl rt::decode::Fields for GlusterfsVolumeSource {
     const NAME: &'static str = "GlusterfsVolumeSource";
     const KEYS: &'static [&'static str] = &["endpoints", "path", "readOnly"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "endpoints" => rt::Option::Some(0),
@@ -8054,7 +7990,6 @@ impl rt::decode::Fields for HTTPGetAction {
         "protocol",
         "scheme",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "host" => rt::Option::Some(0),
@@ -8163,7 +8098,6 @@ impl<'de> rt::serde::Deserialize<'de> for HTTPHeader {
 impl rt::decode::Fields for HTTPHeader {
     const NAME: &'static str = "HTTPHeader";
     const KEYS: &'static [&'static str] = &["name", "value"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -8247,7 +8181,6 @@ impl<'de> rt::serde::Deserialize<'de> for HostAlias {
 impl rt::decode::Fields for HostAlias {
     const NAME: &'static str = "HostAlias";
     const KEYS: &'static [&'static str] = &["hostnames", "ip"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "hostnames" => rt::Option::Some(0),
@@ -8334,7 +8267,6 @@ impl<'de> rt::serde::Deserialize<'de> for HostIP {
 impl rt::decode::Fields for HostIP {
     const NAME: &'static str = "HostIP";
     const KEYS: &'static [&'static str] = &["ip"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "ip" => rt::Option::Some(0),
@@ -8413,7 +8345,6 @@ impl<'de> rt::serde::Deserialize<'de> for HostPathVolumeSource {
 impl rt::decode::Fields for HostPathVolumeSource {
     const NAME: &'static str = "HostPathVolumeSource";
     const KEYS: &'static [&'static str] = &["path", "type"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "path" => rt::Option::Some(0),
@@ -8564,7 +8495,6 @@ impl rt::decode::Fields for ISCSIPersistentVolumeSource {
         "secretRef",
         "targetPortal",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "chapAuthDiscovery" => rt::Option::Some(0),
@@ -8773,7 +8703,6 @@ impl rt::decode::Fields for ISCSIVolumeSource {
         "secretRef",
         "targetPortal",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "chapAuthDiscovery" => rt::Option::Some(0),
@@ -8902,7 +8831,6 @@ impl<'de> rt::serde::Deserialize<'de> for ImageVolumeSource {
 impl rt::decode::Fields for ImageVolumeSource {
     const NAME: &'static str = "ImageVolumeSource";
     const KEYS: &'static [&'static str] = &["pullPolicy", "reference"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "pullPolicy" => rt::Option::Some(0),
@@ -8985,7 +8913,6 @@ impl<'de> rt::serde::Deserialize<'de> for ImageVolumeStatus {
 impl rt::decode::Fields for ImageVolumeStatus {
     const NAME: &'static str = "ImageVolumeStatus";
     const KEYS: &'static [&'static str] = &["imageRef"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "imageRef" => rt::Option::Some(0),
@@ -9083,7 +9010,6 @@ impl<'de> rt::serde::Deserialize<'de> for KeyToPath {
 impl rt::decode::Fields for KeyToPath {
     const NAME: &'static str = "KeyToPath";
     const KEYS: &'static [&'static str] = &["key", "mode", "path", "user"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "key" => rt::Option::Some(0),
@@ -9189,7 +9115,6 @@ impl<'de> rt::serde::Deserialize<'de> for Lifecycle {
 impl rt::decode::Fields for Lifecycle {
     const NAME: &'static str = "Lifecycle";
     const KEYS: &'static [&'static str] = &["postStart", "preStop", "stopSignal"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "postStart" => rt::Option::Some(0),
@@ -9289,7 +9214,6 @@ impl<'de> rt::serde::Deserialize<'de> for LifecycleHandler {
 impl rt::decode::Fields for LifecycleHandler {
     const NAME: &'static str = "LifecycleHandler";
     const KEYS: &'static [&'static str] = &["exec", "httpGet", "sleep", "tcpSocket"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "exec" => rt::Option::Some(0),
@@ -9396,7 +9320,6 @@ impl<'de> rt::serde::Deserialize<'de> for LimitRange {
 impl rt::decode::Fields for LimitRange {
     const NAME: &'static str = "LimitRange";
     const KEYS: &'static [&'static str] = &["apiVersion", "kind", "metadata", "spec"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -9597,7 +9520,6 @@ impl rt::decode::Fields for LimitRangeItem {
         "min",
         "type",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "default" => rt::Option::Some(0),
@@ -9708,7 +9630,6 @@ impl<'de> rt::serde::Deserialize<'de> for LimitRangeSpec {
 impl rt::decode::Fields for LimitRangeSpec {
     const NAME: &'static str = "LimitRangeSpec";
     const KEYS: &'static [&'static str] = &["limits"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "limits" => rt::Option::Some(0),
@@ -9794,7 +9715,6 @@ impl<'de> rt::serde::Deserialize<'de> for LinuxContainerUser {
 impl rt::decode::Fields for LinuxContainerUser {
     const NAME: &'static str = "LinuxContainerUser";
     const KEYS: &'static [&'static str] = &["gid", "supplementalGroups", "uid"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "gid" => rt::Option::Some(0),
@@ -9894,7 +9814,6 @@ impl<'de> rt::serde::Deserialize<'de> for LoadBalancerIngress {
 impl rt::decode::Fields for LoadBalancerIngress {
     const NAME: &'static str = "LoadBalancerIngress";
     const KEYS: &'static [&'static str] = &["hostname", "ip", "ipMode", "ports"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "hostname" => rt::Option::Some(0),
@@ -9983,7 +9902,6 @@ impl<'de> rt::serde::Deserialize<'de> for LoadBalancerStatus {
 impl rt::decode::Fields for LoadBalancerStatus {
     const NAME: &'static str = "LoadBalancerStatus";
     const KEYS: &'static [&'static str] = &["ingress"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "ingress" => rt::Option::Some(0),
@@ -10057,7 +9975,6 @@ impl<'de> rt::serde::Deserialize<'de> for LocalObjectReference {
 impl rt::decode::Fields for LocalObjectReference {
     const NAME: &'static str = "LocalObjectReference";
     const KEYS: &'static [&'static str] = &["name"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -10136,7 +10053,6 @@ impl<'de> rt::serde::Deserialize<'de> for LocalVolumeSource {
 impl rt::decode::Fields for LocalVolumeSource {
     const NAME: &'static str = "LocalVolumeSource";
     const KEYS: &'static [&'static str] = &["fsType", "path"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -10227,7 +10143,6 @@ impl<'de> rt::serde::Deserialize<'de> for ModifyVolumeStatus {
 impl rt::decode::Fields for ModifyVolumeStatus {
     const NAME: &'static str = "ModifyVolumeStatus";
     const KEYS: &'static [&'static str] = &["status", "targetVolumeAttributesClassName"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "status" => rt::Option::Some(0),
@@ -10318,7 +10233,6 @@ impl<'de> rt::serde::Deserialize<'de> for NFSVolumeSource {
 impl rt::decode::Fields for NFSVolumeSource {
     const NAME: &'static str = "NFSVolumeSource";
     const KEYS: &'static [&'static str] = &["path", "readOnly", "server"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "path" => rt::Option::Some(0),
@@ -10430,7 +10344,6 @@ impl rt::decode::Fields for Namespace {
         "spec",
         "status",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -10609,7 +10522,6 @@ impl rt::decode::Fields for NamespaceCondition {
         "status",
         "type",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "lastTransitionTime" => rt::Option::Some(0),
@@ -10709,7 +10621,6 @@ impl<'de> rt::serde::Deserialize<'de> for NamespaceSpec {
 impl rt::decode::Fields for NamespaceSpec {
     const NAME: &'static str = "NamespaceSpec";
     const KEYS: &'static [&'static str] = &["finalizers"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "finalizers" => rt::Option::Some(0),
@@ -10788,7 +10699,6 @@ impl<'de> rt::serde::Deserialize<'de> for NamespaceStatus {
 impl rt::decode::Fields for NamespaceStatus {
     const NAME: &'static str = "NamespaceStatus";
     const KEYS: &'static [&'static str] = &["conditions", "phase"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "conditions" => rt::Option::Some(0),
@@ -10895,7 +10805,6 @@ impl rt::decode::Fields for Node {
         "spec",
         "status",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -11049,7 +10958,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeAddress {
 impl rt::decode::Fields for NodeAddress {
     const NAME: &'static str = "NodeAddress";
     const KEYS: &'static [&'static str] = &["address", "type"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "address" => rt::Option::Some(0),
@@ -11157,7 +11065,6 @@ impl rt::decode::Fields for NodeAffinity {
         "preferredDuringSchedulingIgnoredDuringExecution",
         "requiredDuringSchedulingIgnoredDuringExecution",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "preferredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(0),
@@ -11267,7 +11174,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableMappedResources {
 impl rt::decode::Fields for NodeAllocatableMappedResources {
     const NAME: &'static str = "NodeAllocatableMappedResources";
     const KEYS: &'static [&'static str] = &["name", "quantity"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -11385,7 +11291,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeAllocatableOverheadResources {
 impl rt::decode::Fields for NodeAllocatableOverheadResources {
     const NAME: &'static str = "NodeAllocatableOverheadResources";
     const KEYS: &'static [&'static str] = &["name", "perContainer", "perPod"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -11524,7 +11429,6 @@ impl rt::decode::Fields for NodeAllocatableResourceClaimStatus {
         "resourceClaimName",
         "resources",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "containers" => rt::Option::Some(0),
@@ -11687,7 +11591,6 @@ impl rt::decode::Fields for NodeCondition {
         "status",
         "type",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "lastHeartbeatTime" => rt::Option::Some(0),
@@ -11788,7 +11691,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeConfigSource {
 impl rt::decode::Fields for NodeConfigSource {
     const NAME: &'static str = "NodeConfigSource";
     const KEYS: &'static [&'static str] = &["configMap"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "configMap" => rt::Option::Some(0),
@@ -11895,7 +11797,6 @@ impl rt::decode::Fields for NodeConfigStatus {
         "error",
         "lastKnownGood",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "active" => rt::Option::Some(0),
@@ -11990,7 +11891,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeDaemonEndpoints {
 impl rt::decode::Fields for NodeDaemonEndpoints {
     const NAME: &'static str = "NodeDaemonEndpoints";
     const KEYS: &'static [&'static str] = &["kubeletEndpoint"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "kubeletEndpoint" => rt::Option::Some(0),
@@ -12070,7 +11970,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeFeatures {
 impl rt::decode::Fields for NodeFeatures {
     const NAME: &'static str = "NodeFeatures";
     const KEYS: &'static [&'static str] = &["supplementalGroupsPolicy"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "supplementalGroupsPolicy" => rt::Option::Some(0),
@@ -12154,7 +12053,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodePodPreemptionPolicy {
 impl rt::decode::Fields for NodePodPreemptionPolicy {
     const NAME: &'static str = "NodePodPreemptionPolicy";
     const KEYS: &'static [&'static str] = &["disableResizePreemption"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "disableResizePreemption" => rt::Option::Some(0),
@@ -12246,7 +12144,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeRuntimeHandler {
 impl rt::decode::Fields for NodeRuntimeHandler {
     const NAME: &'static str = "NodeRuntimeHandler";
     const KEYS: &'static [&'static str] = &["features", "name"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "features" => rt::Option::Some(0),
@@ -12341,7 +12238,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeRuntimeHandlerFeatures {
 impl rt::decode::Fields for NodeRuntimeHandlerFeatures {
     const NAME: &'static str = "NodeRuntimeHandlerFeatures";
     const KEYS: &'static [&'static str] = &["recursiveReadOnlyMounts", "userNamespaces"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "recursiveReadOnlyMounts" => rt::Option::Some(0),
@@ -12431,7 +12327,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeSelector {
 impl rt::decode::Fields for NodeSelector {
     const NAME: &'static str = "NodeSelector";
     const KEYS: &'static [&'static str] = &["nodeSelectorTerms"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "nodeSelectorTerms" => rt::Option::Some(0),
@@ -12521,7 +12416,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeSelectorRequirement {
 impl rt::decode::Fields for NodeSelectorRequirement {
     const NAME: &'static str = "NodeSelectorRequirement";
     const KEYS: &'static [&'static str] = &["key", "operator", "values"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "key" => rt::Option::Some(0),
@@ -12621,7 +12515,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeSelectorTerm {
 impl rt::decode::Fields for NodeSelectorTerm {
     const NAME: &'static str = "NodeSelectorTerm";
     const KEYS: &'static [&'static str] = &["matchExpressions", "matchFields"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "matchExpressions" => rt::Option::Some(0),
@@ -12755,7 +12648,6 @@ impl rt::decode::Fields for NodeSpec {
         "taints",
         "unschedulable",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "configSource" => rt::Option::Some(0),
@@ -12972,7 +12864,6 @@ impl rt::decode::Fields for NodeStatus {
         "volumesAttached",
         "volumesInUse",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "addresses" => rt::Option::Some(0),
@@ -13116,7 +13007,6 @@ impl<'de> rt::serde::Deserialize<'de> for NodeSwapStatus {
 impl rt::decode::Fields for NodeSwapStatus {
     const NAME: &'static str = "NodeSwapStatus";
     const KEYS: &'static [&'static str] = &["capacity"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "capacity" => rt::Option::Some(0),
@@ -13261,7 +13151,6 @@ impl rt::decode::Fields for NodeSystemInfo {
         "swap",
         "systemUUID",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "architecture" => rt::Option::Some(0),
@@ -13402,7 +13291,6 @@ impl<'de> rt::serde::Deserialize<'de> for ObjectFieldSelector {
 impl rt::decode::Fields for ObjectFieldSelector {
     const NAME: &'static str = "ObjectFieldSelector";
     const KEYS: &'static [&'static str] = &["apiVersion", "fieldPath"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -13521,7 +13409,6 @@ impl rt::decode::Fields for ObjectReference {
         "resourceVersion",
         "uid",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -13653,7 +13540,6 @@ impl rt::decode::Fields for PersistentVolume {
         "spec",
         "status",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -13830,7 +13716,6 @@ impl rt::decode::Fields for PersistentVolumeClaim {
         "spec",
         "status",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -14026,7 +13911,6 @@ impl rt::decode::Fields for PersistentVolumeClaimCondition {
         "status",
         "type",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "lastProbeTime" => rt::Option::Some(0),
@@ -14198,7 +14082,6 @@ impl rt::decode::Fields for PersistentVolumeClaimSpec {
         "volumeMode",
         "volumeName",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "accessModes" => rt::Option::Some(0),
@@ -14399,7 +14282,6 @@ impl rt::decode::Fields for PersistentVolumeClaimStatus {
         "modifyVolumeStatus",
         "phase",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "accessModes" => rt::Option::Some(0),
@@ -14538,7 +14420,6 @@ impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimTemplate {
 impl rt::decode::Fields for PersistentVolumeClaimTemplate {
     const NAME: &'static str = "PersistentVolumeClaimTemplate";
     const KEYS: &'static [&'static str] = &["metadata", "spec"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "metadata" => rt::Option::Some(0),
@@ -14631,7 +14512,6 @@ impl<'de> rt::serde::Deserialize<'de> for PersistentVolumeClaimVolumeSource {
 impl rt::decode::Fields for PersistentVolumeClaimVolumeSource {
     const NAME: &'static str = "PersistentVolumeClaimVolumeSource";
     const KEYS: &'static [&'static str] = &["claimName", "readOnly"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "claimName" => rt::Option::Some(0),
@@ -14926,7 +14806,6 @@ impl rt::decode::Fields for PersistentVolumeSpec {
         "volumeMode",
         "vsphereVolume",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "accessModes" => rt::Option::Some(0),
@@ -15191,7 +15070,6 @@ impl rt::decode::Fields for PersistentVolumeStatus {
         "phase",
         "reason",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "lastPhaseTransitionTime" => rt::Option::Some(0),
@@ -15291,7 +15169,6 @@ impl<'de> rt::serde::Deserialize<'de> for PhotonPersistentDiskVolumeSource {
 impl rt::decode::Fields for PhotonPersistentDiskVolumeSource {
     const NAME: &'static str = "PhotonPersistentDiskVolumeSource";
     const KEYS: &'static [&'static str] = &["fsType", "pdID"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -15407,7 +15284,6 @@ impl rt::decode::Fields for Pod {
         "spec",
         "status",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -15585,7 +15461,6 @@ impl rt::decode::Fields for PodAffinity {
         "preferredDuringSchedulingIgnoredDuringExecution",
         "requiredDuringSchedulingIgnoredDuringExecution",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "preferredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(0),
@@ -15737,7 +15612,6 @@ impl rt::decode::Fields for PodAffinityTerm {
         "namespaces",
         "topologyKey",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "labelSelector" => rt::Option::Some(0),
@@ -15865,7 +15739,6 @@ impl rt::decode::Fields for PodAntiAffinity {
         "preferredDuringSchedulingIgnoredDuringExecution",
         "requiredDuringSchedulingIgnoredDuringExecution",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "preferredDuringSchedulingIgnoredDuringExecution" => rt::Option::Some(0),
@@ -16031,7 +15904,6 @@ impl rt::decode::Fields for PodCertificateProjection {
         "user",
         "userAnnotations",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "certificateChainPath" => rt::Option::Some(0),
@@ -16213,7 +16085,6 @@ impl rt::decode::Fields for PodCondition {
         "status",
         "type",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "lastProbeTime" => rt::Option::Some(0),
@@ -16333,7 +16204,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodDNSConfig {
 impl rt::decode::Fields for PodDNSConfig {
     const NAME: &'static str = "PodDNSConfig";
     const KEYS: &'static [&'static str] = &["nameservers", "options", "searches"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "nameservers" => rt::Option::Some(0),
@@ -16430,7 +16300,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodDNSConfigOption {
 impl rt::decode::Fields for PodDNSConfigOption {
     const NAME: &'static str = "PodDNSConfigOption";
     const KEYS: &'static [&'static str] = &["name", "value"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -16525,7 +16394,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodExtendedResourceClaimStatus {
 impl rt::decode::Fields for PodExtendedResourceClaimStatus {
     const NAME: &'static str = "PodExtendedResourceClaimStatus";
     const KEYS: &'static [&'static str] = &["requestMappings", "resourceClaimName"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "requestMappings" => rt::Option::Some(0),
@@ -16619,7 +16487,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodIP {
 impl rt::decode::Fields for PodIP {
     const NAME: &'static str = "PodIP";
     const KEYS: &'static [&'static str] = &["ip"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "ip" => rt::Option::Some(0),
@@ -16693,7 +16560,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodOS {
 impl rt::decode::Fields for PodOS {
     const NAME: &'static str = "PodOS";
     const KEYS: &'static [&'static str] = &["name"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -16769,7 +16635,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodReadinessGate {
 impl rt::decode::Fields for PodReadinessGate {
     const NAME: &'static str = "PodReadinessGate";
     const KEYS: &'static [&'static str] = &["conditionType"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "conditionType" => rt::Option::Some(0),
@@ -16867,7 +16732,6 @@ impl rt::decode::Fields for PodResourceClaim {
         "resourceClaimName",
         "resourceClaimTemplateName",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -16972,7 +16836,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodResourceClaimStatus {
 impl rt::decode::Fields for PodResourceClaimStatus {
     const NAME: &'static str = "PodResourceClaimStatus";
     const KEYS: &'static [&'static str] = &["name", "resourceClaimName"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -17053,7 +16916,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodSchedulingGate {
 impl rt::decode::Fields for PodSchedulingGate {
     const NAME: &'static str = "PodSchedulingGate";
     const KEYS: &'static [&'static str] = &["name"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -17137,7 +16999,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodSchedulingGroup {
 impl rt::decode::Fields for PodSchedulingGroup {
     const NAME: &'static str = "PodSchedulingGroup";
     const KEYS: &'static [&'static str] = &["podGroupName"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "podGroupName" => rt::Option::Some(0),
@@ -17319,7 +17180,6 @@ impl rt::decode::Fields for PodSecurityContext {
         "sysctls",
         "windowsOptions",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "appArmorProfile" => rt::Option::Some(0),
@@ -17821,7 +17681,6 @@ impl rt::decode::Fields for PodSpec {
         "volumes",
         "workloadRef",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "activeDeadlineSeconds" => rt::Option::Some(0),
@@ -18303,7 +18162,6 @@ impl rt::decode::Fields for PodStatus {
         "startTime",
         "volumeHealth",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             #[cfg(k8s_since = "1.35")]
@@ -18549,7 +18407,6 @@ impl rt::decode::Fields for PodTemplate {
         "metadata",
         "template",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -18701,7 +18558,6 @@ impl<'de> rt::serde::Deserialize<'de> for PodTemplateSpec {
 impl rt::decode::Fields for PodTemplateSpec {
     const NAME: &'static str = "PodTemplateSpec";
     const KEYS: &'static [&'static str] = &["metadata", "spec"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "metadata" => rt::Option::Some(0),
@@ -18808,7 +18664,6 @@ impl rt::decode::Fields for PodVolumeHealth {
         "lastTransitionTime",
         "name",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "healthConditions" => rt::Option::Some(0),
@@ -18906,7 +18761,6 @@ impl<'de> rt::serde::Deserialize<'de> for PortStatus {
 impl rt::decode::Fields for PortStatus {
     const NAME: &'static str = "PortStatus";
     const KEYS: &'static [&'static str] = &["error", "port", "protocol"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "error" => rt::Option::Some(0),
@@ -18998,7 +18852,6 @@ impl<'de> rt::serde::Deserialize<'de> for PortworxVolumeSource {
 impl rt::decode::Fields for PortworxVolumeSource {
     const NAME: &'static str = "PortworxVolumeSource";
     const KEYS: &'static [&'static str] = &["fsType", "readOnly", "volumeID"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -19087,7 +18940,6 @@ impl<'de> rt::serde::Deserialize<'de> for PreferredSchedulingTerm {
 impl rt::decode::Fields for PreferredSchedulingTerm {
     const NAME: &'static str = "PreferredSchedulingTerm";
     const KEYS: &'static [&'static str] = &["preference", "weight"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "preference" => rt::Option::Some(0),
@@ -19244,7 +19096,6 @@ impl rt::decode::Fields for Probe {
         "terminationGracePeriodSeconds",
         "timeoutSeconds",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "exec" => rt::Option::Some(0),
@@ -19385,7 +19236,6 @@ impl<'de> rt::serde::Deserialize<'de> for ProjectedVolumeSource {
 impl rt::decode::Fields for ProjectedVolumeSource {
     const NAME: &'static str = "ProjectedVolumeSource";
     const KEYS: &'static [&'static str] = &["defaultMode", "defaultUser", "sources"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "defaultMode" => rt::Option::Some(0),
@@ -19506,7 +19356,6 @@ impl rt::decode::Fields for QuobyteVolumeSource {
         "user",
         "volume",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "group" => rt::Option::Some(0),
@@ -19654,7 +19503,6 @@ impl rt::decode::Fields for RBDPersistentVolumeSource {
         "secretRef",
         "user",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -19817,7 +19665,6 @@ impl rt::decode::Fields for RBDVolumeSource {
         "secretRef",
         "user",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -19954,7 +19801,6 @@ impl rt::decode::Fields for ReplicationController {
         "spec",
         "status",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -20134,7 +19980,6 @@ impl rt::decode::Fields for ReplicationControllerCondition {
         "status",
         "type",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "lastTransitionTime" => rt::Option::Some(0),
@@ -20266,7 +20111,6 @@ impl rt::decode::Fields for ReplicationControllerSpec {
         "selector",
         "template",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "minReadySeconds" => rt::Option::Some(0),
@@ -20407,7 +20251,6 @@ impl rt::decode::Fields for ReplicationControllerStatus {
         "readyReplicas",
         "replicas",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "availableReplicas" => rt::Option::Some(0),
@@ -20516,7 +20359,6 @@ impl<'de> rt::serde::Deserialize<'de> for ResourceClaim {
 impl rt::decode::Fields for ResourceClaim {
     const NAME: &'static str = "ResourceClaim";
     const KEYS: &'static [&'static str] = &["name", "request"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -20616,7 +20458,6 @@ impl<'de> rt::serde::Deserialize<'de> for ResourceFieldSelector {
 impl rt::decode::Fields for ResourceFieldSelector {
     const NAME: &'static str = "ResourceFieldSelector";
     const KEYS: &'static [&'static str] = &["containerName", "divisor", "resource"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "containerName" => rt::Option::Some(0),
@@ -20715,7 +20556,6 @@ impl<'de> rt::serde::Deserialize<'de> for ResourceHealth {
 impl rt::decode::Fields for ResourceHealth {
     const NAME: &'static str = "ResourceHealth";
     const KEYS: &'static [&'static str] = &["health", "message", "resourceID"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "health" => rt::Option::Some(0),
@@ -20831,7 +20671,6 @@ impl rt::decode::Fields for ResourceQuota {
         "spec",
         "status",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -20997,7 +20836,6 @@ impl<'de> rt::serde::Deserialize<'de> for ResourceQuotaSpec {
 impl rt::decode::Fields for ResourceQuotaSpec {
     const NAME: &'static str = "ResourceQuotaSpec";
     const KEYS: &'static [&'static str] = &["hard", "scopeSelector", "scopes"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "hard" => rt::Option::Some(0),
@@ -21096,7 +20934,6 @@ impl<'de> rt::serde::Deserialize<'de> for ResourceQuotaStatus {
 impl rt::decode::Fields for ResourceQuotaStatus {
     const NAME: &'static str = "ResourceQuotaStatus";
     const KEYS: &'static [&'static str] = &["hard", "used"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "hard" => rt::Option::Some(0),
@@ -21193,7 +21030,6 @@ impl<'de> rt::serde::Deserialize<'de> for ResourceRequirements {
 impl rt::decode::Fields for ResourceRequirements {
     const NAME: &'static str = "ResourceRequirements";
     const KEYS: &'static [&'static str] = &["claims", "limits", "requests"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "claims" => rt::Option::Some(0),
@@ -21290,7 +21126,6 @@ impl<'de> rt::serde::Deserialize<'de> for ResourceStatus {
 impl rt::decode::Fields for ResourceStatus {
     const NAME: &'static str = "ResourceStatus";
     const KEYS: &'static [&'static str] = &["name", "resources"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -21380,7 +21215,6 @@ impl<'de> rt::serde::Deserialize<'de> for SELinuxOptions {
 impl rt::decode::Fields for SELinuxOptions {
     const NAME: &'static str = "SELinuxOptions";
     const KEYS: &'static [&'static str] = &["level", "role", "type", "user"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "level" => rt::Option::Some(0),
@@ -21532,7 +21366,6 @@ impl rt::decode::Fields for ScaleIOPersistentVolumeSource {
         "system",
         "volumeName",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -21731,7 +21564,6 @@ impl rt::decode::Fields for ScaleIOVolumeSource {
         "system",
         "volumeName",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -21858,7 +21690,6 @@ impl<'de> rt::serde::Deserialize<'de> for ScopeSelector {
 impl rt::decode::Fields for ScopeSelector {
     const NAME: &'static str = "ScopeSelector";
     const KEYS: &'static [&'static str] = &["matchExpressions"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "matchExpressions" => rt::Option::Some(0),
@@ -21948,7 +21779,6 @@ impl<'de> rt::serde::Deserialize<'de> for ScopedResourceSelectorRequirement {
 impl rt::decode::Fields for ScopedResourceSelectorRequirement {
     const NAME: &'static str = "ScopedResourceSelectorRequirement";
     const KEYS: &'static [&'static str] = &["operator", "scopeName", "values"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "operator" => rt::Option::Some(0),
@@ -22050,7 +21880,6 @@ impl<'de> rt::serde::Deserialize<'de> for SeccompProfile {
 impl rt::decode::Fields for SeccompProfile {
     const NAME: &'static str = "SeccompProfile";
     const KEYS: &'static [&'static str] = &["localhostProfile", "type"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "localhostProfile" => rt::Option::Some(0),
@@ -22167,7 +21996,6 @@ impl rt::decode::Fields for Secret {
         "stringData",
         "type",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -22342,7 +22170,6 @@ impl<'de> rt::serde::Deserialize<'de> for SecretEnvSource {
 impl rt::decode::Fields for SecretEnvSource {
     const NAME: &'static str = "SecretEnvSource";
     const KEYS: &'static [&'static str] = &["name", "optional"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -22429,7 +22256,6 @@ impl<'de> rt::serde::Deserialize<'de> for SecretKeySelector {
 impl rt::decode::Fields for SecretKeySelector {
     const NAME: &'static str = "SecretKeySelector";
     const KEYS: &'static [&'static str] = &["key", "name", "optional"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "key" => rt::Option::Some(0),
@@ -22521,7 +22347,6 @@ impl<'de> rt::serde::Deserialize<'de> for SecretProjection {
 impl rt::decode::Fields for SecretProjection {
     const NAME: &'static str = "SecretProjection";
     const KEYS: &'static [&'static str] = &["items", "name", "optional"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "items" => rt::Option::Some(0),
@@ -22610,7 +22435,6 @@ impl<'de> rt::serde::Deserialize<'de> for SecretReference {
 impl rt::decode::Fields for SecretReference {
     const NAME: &'static str = "SecretReference";
     const KEYS: &'static [&'static str] = &["name", "namespace"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -22725,7 +22549,6 @@ impl rt::decode::Fields for SecretVolumeSource {
         "optional",
         "secretName",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "defaultMode" => rt::Option::Some(0),
@@ -22917,7 +22740,6 @@ impl rt::decode::Fields for SecurityContext {
         "seccompProfile",
         "windowsOptions",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "allowPrivilegeEscalation" => rt::Option::Some(0),
@@ -23074,7 +22896,6 @@ impl rt::decode::Fields for Service {
         "spec",
         "status",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -23264,7 +23085,6 @@ impl rt::decode::Fields for ServiceAccount {
         "metadata",
         "secrets",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiVersion" => rt::Option::Some(0),
@@ -23444,7 +23264,6 @@ impl rt::decode::Fields for ServiceAccountTokenProjection {
         "path",
         "user",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "audience" => rt::Option::Some(0),
@@ -23582,7 +23401,6 @@ impl rt::decode::Fields for ServicePort {
         "protocol",
         "targetPort",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "appProtocol" => rt::Option::Some(0),
@@ -23846,7 +23664,6 @@ impl rt::decode::Fields for ServiceSpec {
         "trafficDistribution",
         "type",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "allocateLoadBalancerNodePorts" => rt::Option::Some(0),
@@ -24042,7 +23859,6 @@ impl<'de> rt::serde::Deserialize<'de> for ServiceStatus {
 impl rt::decode::Fields for ServiceStatus {
     const NAME: &'static str = "ServiceStatus";
     const KEYS: &'static [&'static str] = &["conditions", "loadBalancer"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "conditions" => rt::Option::Some(0),
@@ -24121,7 +23937,6 @@ impl<'de> rt::serde::Deserialize<'de> for SessionAffinityConfig {
 impl rt::decode::Fields for SessionAffinityConfig {
     const NAME: &'static str = "SessionAffinityConfig";
     const KEYS: &'static [&'static str] = &["clientIP"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "clientIP" => rt::Option::Some(0),
@@ -24196,7 +24011,6 @@ impl<'de> rt::serde::Deserialize<'de> for SleepAction {
 impl rt::decode::Fields for SleepAction {
     const NAME: &'static str = "SleepAction";
     const KEYS: &'static [&'static str] = &["seconds"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "seconds" => rt::Option::Some(0),
@@ -24300,7 +24114,6 @@ impl rt::decode::Fields for StorageOSPersistentVolumeSource {
         "volumeName",
         "volumeNamespace",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -24441,7 +24254,6 @@ impl rt::decode::Fields for StorageOSVolumeSource {
         "volumeName",
         "volumeNamespace",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -24541,7 +24353,6 @@ impl<'de> rt::serde::Deserialize<'de> for Sysctl {
 impl rt::decode::Fields for Sysctl {
     const NAME: &'static str = "Sysctl";
     const KEYS: &'static [&'static str] = &["name", "value"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
@@ -24625,7 +24436,6 @@ impl<'de> rt::serde::Deserialize<'de> for TCPSocketAction {
 impl rt::decode::Fields for TCPSocketAction {
     const NAME: &'static str = "TCPSocketAction";
     const KEYS: &'static [&'static str] = &["host", "port"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "host" => rt::Option::Some(0),
@@ -24720,7 +24530,6 @@ impl<'de> rt::serde::Deserialize<'de> for Taint {
 impl rt::decode::Fields for Taint {
     const NAME: &'static str = "Taint";
     const KEYS: &'static [&'static str] = &["effect", "key", "timeAdded", "value"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "effect" => rt::Option::Some(0),
@@ -24839,7 +24648,6 @@ impl rt::decode::Fields for Toleration {
         "tolerationSeconds",
         "value",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "effect" => rt::Option::Some(0),
@@ -24946,7 +24754,6 @@ impl<'de> rt::serde::Deserialize<'de> for TopologySelectorLabelRequirement {
 impl rt::decode::Fields for TopologySelectorLabelRequirement {
     const NAME: &'static str = "TopologySelectorLabelRequirement";
     const KEYS: &'static [&'static str] = &["key", "values"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "key" => rt::Option::Some(0),
@@ -25040,7 +24847,6 @@ impl<'de> rt::serde::Deserialize<'de> for TopologySelectorTerm {
 impl rt::decode::Fields for TopologySelectorTerm {
     const NAME: &'static str = "TopologySelectorTerm";
     const KEYS: &'static [&'static str] = &["matchLabelExpressions"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "matchLabelExpressions" => rt::Option::Some(0),
@@ -25181,7 +24987,6 @@ impl rt::decode::Fields for TopologySpreadConstraint {
         "topologyKey",
         "whenUnsatisfiable",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "labelSelector" => rt::Option::Some(0),
@@ -25311,7 +25116,6 @@ impl<'de> rt::serde::Deserialize<'de> for TypedLocalObjectReference {
 impl rt::decode::Fields for TypedLocalObjectReference {
     const NAME: &'static str = "TypedLocalObjectReference";
     const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiGroup" => rt::Option::Some(0),
@@ -25416,7 +25220,6 @@ impl<'de> rt::serde::Deserialize<'de> for TypedObjectReference {
 impl rt::decode::Fields for TypedObjectReference {
     const NAME: &'static str = "TypedObjectReference";
     const KEYS: &'static [&'static str] = &["apiGroup", "kind", "name", "namespace"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "apiGroup" => rt::Option::Some(0),
@@ -25699,7 +25502,6 @@ impl rt::decode::Fields for Volume {
         "storageos",
         "vsphereVolume",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "awsElasticBlockStore" => rt::Option::Some(0),
@@ -25944,7 +25746,6 @@ impl<'de> rt::serde::Deserialize<'de> for VolumeDevice {
 impl rt::decode::Fields for VolumeDevice {
     const NAME: &'static str = "VolumeDevice";
     const KEYS: &'static [&'static str] = &["devicePath", "name"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "devicePath" => rt::Option::Some(0),
@@ -26035,7 +25836,6 @@ impl<'de> rt::serde::Deserialize<'de> for VolumeHealthCondition {
 impl rt::decode::Fields for VolumeHealthCondition {
     const NAME: &'static str = "VolumeHealthCondition";
     const KEYS: &'static [&'static str] = &["message", "reason", "status"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "message" => rt::Option::Some(0),
@@ -26146,7 +25946,6 @@ impl<'de> rt::serde::Deserialize<'de> for VolumeHealthStatus {
 impl rt::decode::Fields for VolumeHealthStatus {
     const NAME: &'static str = "VolumeHealthStatus";
     const KEYS: &'static [&'static str] = &["healthConditions", "lastTransitionTime"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "healthConditions" => rt::Option::Some(0),
@@ -26290,7 +26089,6 @@ impl rt::decode::Fields for VolumeMount {
         "subPath",
         "subPathExpr",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             #[cfg(k8s_openapi_enabled_version = "1.37")]
@@ -26440,7 +26238,6 @@ impl rt::decode::Fields for VolumeMountStatus {
         "recursiveReadOnly",
         "volumeStatus",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "mountPath" => rt::Option::Some(0),
@@ -26538,7 +26335,6 @@ impl<'de> rt::serde::Deserialize<'de> for VolumeNodeAffinity {
 impl rt::decode::Fields for VolumeNodeAffinity {
     const NAME: &'static str = "VolumeNodeAffinity";
     const KEYS: &'static [&'static str] = &["required"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "required" => rt::Option::Some(0),
@@ -26669,7 +26465,6 @@ impl rt::decode::Fields for VolumeProjection {
         "secret",
         "serviceAccountToken",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "clusterTrustBundle" => rt::Option::Some(0),
@@ -26788,7 +26583,6 @@ impl<'de> rt::serde::Deserialize<'de> for VolumeResourceRequirements {
 impl rt::decode::Fields for VolumeResourceRequirements {
     const NAME: &'static str = "VolumeResourceRequirements";
     const KEYS: &'static [&'static str] = &["limits", "requests"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "limits" => rt::Option::Some(0),
@@ -26884,7 +26678,6 @@ impl<'de> rt::serde::Deserialize<'de> for VolumeStatus {
 impl rt::decode::Fields for VolumeStatus {
     const NAME: &'static str = "VolumeStatus";
     const KEYS: &'static [&'static str] = &["image"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "image" => rt::Option::Some(0),
@@ -26993,7 +26786,6 @@ impl rt::decode::Fields for VsphereVirtualDiskVolumeSource {
         "storagePolicyName",
         "volumePath",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "fsType" => rt::Option::Some(0),
@@ -27104,7 +26896,6 @@ impl<'de> rt::serde::Deserialize<'de> for WeightedPodAffinityTerm {
 impl rt::decode::Fields for WeightedPodAffinityTerm {
     const NAME: &'static str = "WeightedPodAffinityTerm";
     const KEYS: &'static [&'static str] = &["podAffinityTerm", "weight"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "podAffinityTerm" => rt::Option::Some(0),
@@ -27225,7 +27016,6 @@ impl rt::decode::Fields for WindowsSecurityContextOptions {
         "hostProcess",
         "runAsUserName",
     ];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "gmsaCredentialSpec" => rt::Option::Some(0),
@@ -27347,7 +27137,6 @@ impl<'de> rt::serde::Deserialize<'de> for WorkloadReference {
 impl rt::decode::Fields for WorkloadReference {
     const NAME: &'static str = "WorkloadReference";
     const KEYS: &'static [&'static str] = &["name", "podGroup", "podGroupReplicaKey"];
-    const REQUIRED: &'static [u8] = &[];
     fn index(key: &str) -> rt::Option<u8> {
         match key {
             "name" => rt::Option::Some(0),
