@@ -28,7 +28,7 @@ use anyhow::{Context, bail, ensure};
 use crate::project_root;
 
 /// The template crate, relative to the workspace root.
-const TEMPLATE: &str = "templates/operator";
+pub(crate) const TEMPLATE: &str = "templates/operator";
 
 /// The target directory, under the workspace's, of the crates built outside the workspace and
 /// its configuration: the template's copies and `cargo xtask install`.
@@ -265,7 +265,7 @@ pub(crate) fn clean_env(cmd: &mut Command, target: &Path) {
 
 /// `informer-x = "0.1"` → `informer-x = { path = "<root>/informer-x" }`, and
 /// `informer-x = { version = "0.1", … }` → `informer-x = { path = "<root>/informer-x", … }`.
-fn local_paths(manifest: &str, root: &Path) -> anyhow::Result<String> {
+pub(crate) fn local_paths(manifest: &str, root: &Path) -> anyhow::Result<String> {
     let mut out = String::new();
     for line in manifest.lines() {
         let rewritten = match line.split_once(" = ") {
@@ -299,7 +299,7 @@ fn local_paths(manifest: &str, root: &Path) -> anyhow::Result<String> {
 
 /// Makes `to` a copy of `from` (build output left out): writes the files whose contents differ
 /// and removes what `from` no longer has.
-fn sync_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+pub(crate) fn sync_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(to)?;
     let skip = |name: &std::ffi::OsStr| name == "target" || name == "Cargo.lock";
     for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
@@ -331,7 +331,7 @@ fn sync_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<()> {
+pub(crate) fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<()> {
     if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
