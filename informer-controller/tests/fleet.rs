@@ -25,6 +25,17 @@ async fn server_with(name: &str) -> TestServer {
     server
 }
 
+/// Waits until `server` serves no watch, or panics with `what`.
+async fn watches_end(server: &TestServer, what: &str) {
+    assert!(
+        server
+            .wait_for_active_watches(0, Duration::from_secs(10))
+            .await,
+        "{what}: {} watches still open",
+        server.active_watches()
+    );
+}
+
 /// Runs `fleet` with `provider` in a task, until the token is cancelled.
 fn start(
     fleet: &Fleet,
@@ -111,11 +122,7 @@ async fn clusters_engage_and_leave_at_run_time_and_leaving_stops_their_informers
         Err(FleetError::ClusterNotFound(name)) if name.as_str() == "a"
     ));
     // Leaving stopped a's informers: its server serves no watch any more.
-    assert!(
-        a.wait_for_active_watches(0, Duration::from_secs(10)).await,
-        "a still has {} watches after it left",
-        a.active_watches()
-    );
+    watches_end(&a, "a still has {} watches after it left").await;
     assert_eq!(
         listed(&fleet),
         [
@@ -132,14 +139,8 @@ async fn clusters_engage_and_leave_at_run_time_and_leaving_stops_their_informers
         .expect("run task")
         .expect("fleet run");
     assert!(fleet.clusters().is_empty());
-    for (name, server) in [("b", &b), ("c", &c)] {
-        assert!(
-            server
-                .wait_for_active_watches(0, Duration::from_secs(10))
-                .await,
-            "{name} still has watches after the fleet stopped"
-        );
-    }
+    watches_end(&b, "b after the fleet stopped").await;
+    watches_end(&c, "c after the fleet stopped").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,11 +207,7 @@ async fn a_new_revision_re_engages_against_the_new_server() {
         listed(&fleet) == [("x".to_owned(), "in-two".to_owned())]
     })
     .await;
-    assert!(
-        one.wait_for_active_watches(0, Duration::from_secs(10))
-            .await,
-        "the first generation's watches stayed open"
-    );
+    watches_end(&one, "the first generation's watches stayed open").await;
     assert_eq!(fleet.clusters()[0].revision, 2);
 
     cancel.cancel();
@@ -259,10 +256,168 @@ async fn a_failing_provider_stops_the_fleet_and_disengages_its_clusters() {
         fleet.cluster(&"only".into()),
         Err(FleetError::ClusterNotFound(_))
     ));
-    assert!(
-        server
-            .wait_for_active_watches(0, Duration::from_secs(10))
-            .await,
-        "the cluster's watches stayed open after the provider failed"
+    watches_end(&server, "the cluster after the provider failed").await;
+}
+
+/// Whether ConfigMap `default/<name>` exists on `server`.
+async fn exists(server: &TestServer, name: &str) -> bool {
+    Api::<ConfigMap>::namespaced(server.client(), "default")
+        .get_opt(name)
+        .await
+        .ok()
+        .flatten()
+        .is_some()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_controller_reconciles_each_cluster_with_its_own_client_and_drops_requests_for_a_cluster_that_left()
+ {
+    use informer_controller::Action;
+    use informer_controller::fleet::FleetController;
+    use informer_test_support::poll_within;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    init_tracing();
+    let (a, b) = (server_with("in-a").await, server_with("in-b").await);
+    let provider = StaticProvider::new([
+        ("a", ClusterSpec::new(a.kube_config())),
+        ("b", ClusterSpec::new(b.kube_config())),
+    ]);
+    let clusters = provider.handle();
+    let fleet = Fleet::builder().informer::<ConfigMap>().build();
+    let (cancel, run) = start(&fleet, provider);
+
+    // Each `in-*` ConfigMap gets a `seen-*` twin in its own cluster, written through the
+    // context's client; `ask-*` reaches for cluster `gone`, which never was in the fleet.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let controller = FleetController::<ConfigMap>::new(&fleet, "twins");
+    let controller_run = tokio::spawn({
+        let (asked, cancel) = (Arc::clone(&asked), cancel.clone());
+        async move {
+            controller
+                .run(
+                    move |req, ctx| {
+                        let asked = Arc::clone(&asked);
+                        async move {
+                            let name = req.key.name().to_owned();
+                            if name.starts_with("ask-") {
+                                asked.fetch_add(1, Ordering::SeqCst);
+                                ctx.data().fleet().cluster(&"gone".into())?;
+                            }
+                            if let Some(rest) = name.strip_prefix("in-") {
+                                assert_eq!(ctx.data().cluster().name(), &req.cluster);
+                                let twin =
+                                    cm("default", &format!("seen-{rest}"), req.cluster.as_str());
+                                let api =
+                                    Api::<ConfigMap>::namespaced(ctx.client().clone(), "default");
+                                if let Err(e) = api.create(&PostParams::default(), &twin).await {
+                                    let exists = matches!(&e, kube::Error::Api(s) if s.code == 409);
+                                    assert!(exists, "{e}");
+                                }
+                            }
+                            Ok::<_, FleetError>(Action::Done)
+                        }
+                    },
+                    (),
+                    cancel,
+                )
+                .await
+        }
+    });
+
+    let limit = Duration::from_secs(30);
+    poll_within(limit, "a's twin", || exists(&a, "seen-a")).await;
+    poll_within(limit, "b's twin", || exists(&b, "seen-b")).await;
+    // Each twin was written to its own cluster only.
+    assert!(!exists(&a, "seen-b").await && !exists(&b, "seen-a").await);
+
+    // A request whose reconcile reaches for a cluster not in the fleet runs once: it is
+    // dropped, not retried. The twin of a later ConfigMap shows the controller went on.
+    let api_a = Api::<ConfigMap>::namespaced(a.client(), "default");
+    api_a
+        .create(&PostParams::default(), &cm("default", "ask-1", "1"))
+        .await
+        .expect("create");
+    wait_until("ask-1 reconciled", || asked.load(Ordering::SeqCst) >= 1).await;
+    api_a
+        .create(&PostParams::default(), &cm("default", "in-later", "1"))
+        .await
+        .expect("create");
+    poll_within(limit, "in-later's twin", || exists(&a, "seen-later")).await;
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "the dropped request was retried"
     );
+
+    // b leaves: its controller and informers stop, and a's controller goes on.
+    clusters.remove("b");
+    watches_end(&b, "b still has {} watches after it left").await;
+    api_a
+        .create(&PostParams::default(), &cm("default", "in-after", "1"))
+        .await
+        .expect("create");
+    poll_within(limit, "in-after's twin", || exists(&a, "seen-after")).await;
+
+    cancel.cancel();
+    within("the controller to stop", controller_run)
+        .await
+        .expect("controller task")
+        .expect("controller run");
+    within("the fleet to stop", run)
+        .await
+        .expect("run task")
+        .expect("fleet run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_of_kubeconfigs_engages_re_engages_and_disengages_its_clusters() {
+    use informer_controller::fleet::DirectoryProvider;
+
+    init_tracing();
+    let (one, two) = (server_with("in-one").await, server_with("in-two").await);
+    let dir = std::env::temp_dir().join(format!("informer-fleet-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let east = dir.join("east.kubeconfig");
+    one.write_kubeconfig(&east).expect("kubeconfig");
+    std::fs::write(dir.join("notes.txt"), "not a kubeconfig").expect("write");
+    let fleet = Fleet::builder().informer::<ConfigMap>().build();
+    let provider = DirectoryProvider::new(&dir).poll_interval(Duration::from_millis(20));
+    let (cancel, run) = start(&fleet, provider);
+
+    wait_until("east ready", || ready(&fleet, "east")).await;
+    assert_eq!(listed(&fleet), [("east".into(), "in-one".into())]);
+
+    // A file that does not parse engages nothing; the file of east pointed at the second
+    // server re-engages east there, and the first server's watches end.
+    std::fs::write(dir.join("broken.kubeconfig"), "clusters: [").expect("write");
+    two.write_kubeconfig(&east).expect("kubeconfig");
+    wait_until("east on the second server", || {
+        listed(&fleet) == [("east".to_owned(), "in-two".to_owned())]
+    })
+    .await;
+    watches_end(&one, "the first server kept its watches").await;
+    let names: Vec<String> = fleet
+        .clusters()
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    assert_eq!(names, ["east"]);
+
+    // The file removed disengages east.
+    std::fs::remove_file(&east).expect("remove");
+    wait_until("east gone", || fleet.clusters().is_empty()).await;
+    assert!(matches!(
+        fleet.cluster(&"east".into()),
+        Err(FleetError::ClusterNotFound(_))
+    ));
+    watches_end(&two, "the second server kept its watches").await;
+
+    cancel.cancel();
+    within("the fleet to stop", run)
+        .await
+        .expect("run task")
+        .expect("fleet run");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -36,18 +36,23 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use informer_runtime::factory::SharedInformerFactoryBuilder;
 use informer_runtime::{Object, SharedInformerFactory};
 use parking_lot::RwLock;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+mod controller;
+mod directory;
 mod lister;
 mod provider;
 
+pub use controller::{ClusterData, FleetController, FleetRequest};
+pub use directory::DirectoryProvider;
 pub use lister::{Clustered, FleetList, FleetLister, Skipped};
 use provider::Change;
 pub use provider::{
@@ -104,6 +109,8 @@ pub struct ClusterStatus {
 #[derive(Clone)]
 pub struct ClusterHandle {
     name: ClusterName,
+    /// This engagement's number, unique in the fleet: a re-engaged cluster has a new one.
+    generation: u64,
     factory: SharedInformerFactory,
     cancel: CancellationToken,
 }
@@ -112,6 +119,12 @@ impl ClusterHandle {
     /// The cluster's name.
     pub fn name(&self) -> &ClusterName {
         &self.name
+    }
+
+    /// This engagement's number, unique in the fleet: a cluster re-engaged with a new spec has
+    /// a new one.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The cluster's client.
@@ -196,6 +209,8 @@ impl FleetBuilder {
                 informers: self.informers,
                 sync_timeout: self.sync_timeout,
                 slots: RwLock::new(BTreeMap::new()),
+                generations: AtomicU64::new(0),
+                changed: watch::Sender::new(0),
             }),
         }
     }
@@ -222,6 +237,10 @@ struct Inner {
     informers: Vec<Declare>,
     sync_timeout: Duration,
     slots: RwLock<BTreeMap<ClusterName, Slot>>,
+    /// The last engagement's number.
+    generations: AtomicU64,
+    /// Bumped after each engage and disengage, for [`FleetController`]s.
+    changed: watch::Sender<u64>,
 }
 
 /// An engaged cluster's entry.
@@ -322,14 +341,16 @@ impl Fleet {
             declare(&factory);
         }
         factory.start();
+        let generation = self.inner.generations.fetch_add(1, Ordering::Relaxed) + 1;
         let handle = ClusterHandle {
             name: name.clone(),
+            generation,
             factory: factory.clone(),
             cancel: CancellationToken::new(),
         };
         // The slot goes in before the sync task can record its outcome.
         let mut slots = self.inner.slots.write();
-        let sync = tokio::spawn(self.clone().await_sync(name.clone(), factory));
+        let sync = tokio::spawn(self.clone().await_sync(name.clone(), generation, factory));
         tracing::info!(cluster = %name, revision, "fleet: cluster engaged");
         slots.insert(
             name,
@@ -340,24 +361,38 @@ impl Fleet {
                 sync: Some(sync),
             },
         );
+        drop(slots);
+        self.inner.changed.send_modify(|n| *n += 1);
     }
 
-    /// Records whether a newly engaged cluster synced within the timeout.
-    async fn await_sync(self, name: ClusterName, factory: SharedInformerFactory) {
-        let state = match factory
-            .wait_for_cache_sync_timeout(self.inner.sync_timeout)
-            .await
-        {
-            Ok(()) => ClusterState::Ready,
-            Err(e) => {
-                tracing::warn!(cluster = %name, error = %e, "fleet: cluster did not sync");
-                ClusterState::Failed(format!("its informers did not sync: {e}"))
+    /// Records whether a newly engaged cluster synced within the timeout; one that did not is
+    /// `Failed` until its informers sync after all (they go on trying), then `Ready`.
+    async fn await_sync(self, name: ClusterName, generation: u64, factory: SharedInformerFactory) {
+        let timeout = self.inner.sync_timeout;
+        if let Err(e) = factory.wait_for_cache_sync_timeout(timeout).await {
+            tracing::warn!(cluster = %name, error = %e, "fleet: cluster did not sync");
+            let reason = format!("its informers did not sync: {e}");
+            self.set_state(&name, generation, ClusterState::Failed(reason));
+            let synced = factory.wait_for_cache_sync().await;
+            if synced.is_empty() || !synced.values().all(|s| *s) {
+                return;
             }
-        };
-        // Only the generation this task belongs to: a disengage aborts it first.
-        if let Some(slot) = self.inner.slots.write().get_mut(&name) {
+            tracing::info!(cluster = %name, "fleet: cluster synced after all");
+        }
+        self.set_state(&name, generation, ClusterState::Ready);
+    }
+
+    /// Sets the state of `name`'s slot if it still holds engagement `generation`.
+    fn set_state(&self, name: &ClusterName, generation: u64, state: ClusterState) {
+        if let Some(slot) = self.inner.slots.write().get_mut(name)
+            && slot
+                .handle
+                .as_ref()
+                .is_some_and(|h| h.generation == generation)
+        {
             slot.state = state;
         }
+        self.inner.changed.send_modify(|n| *n += 1);
     }
 
     /// Disengages `name`: its routes answer `ClusterNotFound` from here on, then its factory
@@ -370,7 +405,10 @@ impl Fleet {
             sync.abort();
         }
         if let Some(handle) = slot.handle {
+            // Controllers over the fleet see the token and drain (C7) while the factory stops:
+            // a reconcile in flight finishes reading the caches as they last were.
             handle.cancel.cancel();
+            self.inner.changed.send_modify(|n| *n += 1);
             handle.factory.shutdown().await;
         }
         tracing::info!(cluster = %name, "fleet: cluster disengaged");
@@ -413,6 +451,22 @@ impl Fleet {
     /// [`FleetBuilder::informer`]).
     pub fn lister<K: Object>(&self) -> FleetLister<K> {
         FleetLister::new(self.clone())
+    }
+
+    /// The handles of the clusters that can serve (syncing or ready), by name.
+    fn serving(&self) -> Vec<ClusterHandle> {
+        self.inner
+            .slots
+            .read()
+            .values()
+            .filter(|slot| !matches!(slot.state, ClusterState::Failed(_)))
+            .filter_map(|slot| slot.handle.clone())
+            .collect()
+    }
+
+    /// Changes whenever a cluster is engaged or disengaged.
+    fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.changed.subscribe()
     }
 
     /// The engaged clusters' handles and states, by name, for the lister.
