@@ -11,8 +11,8 @@
 //!
 //! What it decodes is what serde's derive decodes for the same attributes: unknown keys are
 //! skipped, a repeated key is an error (`duplicate field`), an absent field without `default` is
-//! an error (`missing field`), and each field decodes as its `deserialize_with` says (the value
-//! functions below). Only a JSON object decodes; serde's derive also reads a struct from an
+//! `None` if it is an `Option` and an error (`missing field`) otherwise (`missing`), and each
+//! field decodes as its `deserialize_with` says (the value functions below). Only a JSON object decodes; serde's derive also reads a struct from an
 //! array, which no Kubernetes object is.
 
 use std::fmt;
